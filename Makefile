@@ -1,0 +1,29 @@
+# The two commands of the README: `make demo` and `make test`. Both set everything up first.
+.PHONY: setup demo test test-slow lint typecheck bench clean
+
+VENV := .venv/bin
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	$(VENV)/gymforge demo
+
+test: setup lint typecheck
+	$(VENV)/python -m pytest
+
+test-slow: setup
+	$(VENV)/python -m pytest -m slow
+
+lint: setup
+	$(VENV)/ruff check gymforge tests benchmarks
+	$(VENV)/ruff format --check gymforge tests benchmarks
+
+typecheck: setup
+	$(VENV)/mypy
+
+bench: setup
+	$(VENV)/python benchmarks/runner_overhead.py
+
+clean:
+	rm -rf .venv runs .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,67 @@
+"""gymforge.core: the contract every other part imports. It imports nothing else of gymforge."""
+
+from gymforge.core.env import Environment, EnvSpec, StepResult, SupportsOracle, SyncEnvironment
+from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
+from gymforge.core.errors import (
+    ConfigError,
+    EpisodeStateError,
+    GymforgeError,
+    InfraError,
+    IntegrityError,
+    PolicyError,
+    ToolError,
+    UnknownTaskError,
+    UserError,
+    VerifierError,
+)
+from gymforge.core.seeding import canonical_json, derive_seed, fingerprint, rng, stable_hash
+from gymforge.core.tokens import ApproxTokenCounter, HFTokenCounter, TokenCounter
+from gymforge.core.types import (
+    JSON,
+    Action,
+    Invalid,
+    Message,
+    Observation,
+    Reply,
+    State,
+    Task,
+    ToolCall,
+)
+
+__all__ = [
+    "JSON",
+    "Action",
+    "ApproxTokenCounter",
+    "Budget",
+    "ConfigError",
+    "EnvSpec",
+    "Environment",
+    "EpisodeCounters",
+    "EpisodeStateError",
+    "GymforgeError",
+    "HFTokenCounter",
+    "InfraError",
+    "IntegrityError",
+    "Invalid",
+    "MalformedPolicy",
+    "Message",
+    "Observation",
+    "PolicyError",
+    "Reply",
+    "State",
+    "StepResult",
+    "SupportsOracle",
+    "SyncEnvironment",
+    "Task",
+    "TokenCounter",
+    "ToolCall",
+    "ToolError",
+    "UnknownTaskError",
+    "UserError",
+    "VerifierError",
+    "canonical_json",
+    "derive_seed",
+    "fingerprint",
+    "rng",
+    "stable_hash",
+]

@@ -1,0 +1,71 @@
+"""The error taxonomy. Who is at fault decides what happens next.
+
+- ``PolicyError``: the model misbehaved (malformed output, bad tool call). It becomes an
+  observation or a penalty; it never escapes ``step()``.
+- ``ToolError``: a tool failed in a way the agent may see and recover from.
+- ``VerifierError``: the checker itself broke. The step is not scored as a policy failure.
+- ``InfraError``: infrastructure (server, worker, sandbox) failed. The episode is retried.
+- ``UserError``: the human at the CLI asked for something impossible; printed on one line.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ToolErrorKind = Literal[
+    "invalid_arguments",
+    "unknown_tool",
+    "not_found",
+    "permission_denied",
+    "timeout",
+    "conflict",
+    "rate_limited",
+    "validation",
+    "internal",
+]
+
+
+class GymforgeError(Exception):
+    """Base class of every error gymforge raises on purpose."""
+
+
+class UserError(GymforgeError):
+    """A usage mistake: bad id, bad path, bad config. The CLI prints it without a traceback."""
+
+
+class ConfigError(UserError):
+    """A configuration or dataset line is invalid."""
+
+
+class UnknownTaskError(UserError):
+    """A task id that no family or dataset can resolve."""
+
+
+class PolicyError(GymforgeError):
+    """The policy produced something unusable (a parse failure, an impossible call)."""
+
+
+class ToolError(GymforgeError):
+    """A structured, recoverable tool failure shown to the agent as an error result."""
+
+    def __init__(self, kind: ToolErrorKind, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.kind: ToolErrorKind = kind
+        self.message = message
+        self.retryable = retryable
+
+
+class VerifierError(GymforgeError):
+    """The verifier could not reach a verdict (crash, timeout). Not the policy's fault."""
+
+
+class InfraError(GymforgeError):
+    """Infrastructure failed (server down, worker killed). The episode should be retried."""
+
+
+class EpisodeStateError(GymforgeError):
+    """The contract was used out of order: ``step()`` before ``reset()`` or after the end."""
+
+
+class IntegrityError(GymforgeError):
+    """A trajectory file failed its digest chain or schema: it was edited or truncated."""

@@ -1,0 +1,93 @@
+"""Data that crosses the environment boundary: messages, actions, observations, tasks.
+
+Everything here is a pydantic v2 model so it serialises to plain JSON for trajectories,
+replay and remote environments. Models are frozen: an observation handed to a policy
+cannot be edited behind the environment's back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+JSON = Any
+"""A JSON-serialisable value (dict, list, str, int, float, bool or None)."""
+
+State = dict[str, Any]
+"""World state as returned by ``Environment.snapshot()``: JSON-serialisable, canonicalisable."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Message(_Frozen):
+    """One chat message in OpenAI shape. ``tool_call_id``/``name`` are set on tool results."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    name: str | None = None
+    tool_call_id: str | None = None
+
+
+class ToolCall(_Frozen):
+    """The policy asks the environment to run tool ``name`` with ``arguments``."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    name: str
+    arguments: dict[str, JSON] = Field(default_factory=dict)
+    call_id: str = "call_0"
+
+
+class Reply(_Frozen):
+    """A plain assistant message: an answer, a question to the user, or a final report."""
+
+    kind: Literal["reply"] = "reply"
+    text: str
+
+
+class Invalid(_Frozen):
+    """Model output that could not be parsed into an action. Handled by the MalformedPolicy."""
+
+    kind: Literal["invalid"] = "invalid"
+    raw: str
+    error: str
+
+
+Action = Annotated[ToolCall | Reply | Invalid, Field(discriminator="kind")]
+"""What a policy does in one step: exactly one of ToolCall, Reply or Invalid."""
+
+
+class Observation(_Frozen):
+    """What the agent sees after reset or a step.
+
+    ``messages`` are the chat messages *new* at this step (the policy keeps the
+    conversation); ``data`` is the structured data they were rendered from; ``tools``
+    (set on reset) are the OpenAI-compatible tool schemas on offer. ``tokens`` counts
+    ``messages`` with the tokenizer named by ``tokenizer``; ``tokens_exact`` is False when
+    that count is the documented approximation (see ``gymforge.core.tokens``).
+    """
+
+    messages: tuple[Message, ...]
+    data: dict[str, JSON] = Field(default_factory=dict)
+    tools: tuple[dict[str, JSON], ...] = ()
+    tokens: int = 0
+    tokenizer: str = "approx:utf8/4"
+    tokens_exact: bool = False
+
+    def text(self) -> str:
+        """All message contents joined: convenient for single-turn policies and logs."""
+        return "\n".join(m.content for m in self.messages)
+
+
+class Task(_Frozen):
+    """A generated or loaded task. ``truth`` is hidden from the agent; only verifiers read it."""
+
+    task_id: str
+    family: str
+    prompt: str
+    truth: dict[str, JSON] = Field(default_factory=dict)
+    params: dict[str, JSON] = Field(default_factory=dict)
+    difficulty: int = 0
+    split: Literal["train", "heldout"] = "train"

@@ -1,0 +1,5 @@
+"""The reference tool-use environment."""
+
+from gymforge.envs.ledger.env import LedgerEnv
+
+__all__ = ["LedgerEnv"]

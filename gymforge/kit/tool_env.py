@@ -1,0 +1,258 @@
+"""``ToolEnv``: the base class that makes an environment a short file.
+
+It implements the whole ``Environment`` contract — budgets, the malformed-output policy,
+tool dispatch with seeded faults, token counting, verdict-then-reward, and the
+terminated/truncated bookkeeping — so an author writes only the domain:
+
+- ``spec``, ``tasks`` (a ``TaskSource``), and optionally ``budget``, ``malformed``,
+  ``reward``, ``system_prompt``;
+- ``init_world(task, rng)``: the world state for this episode (a pydantic model or dict);
+- ``@tool`` methods that read or change ``self.world``;
+- ``verify(task, world, reply)``: the ``Verdict`` on the final reply and state;
+- optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_action``.
+
+Single-turn environments are the special case with no tools: the first reply is verified.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from gymforge.core.env import EnvSpec, StepResult
+from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
+from gymforge.core.errors import EpisodeStateError
+from gymforge.core.seeding import canonical_json, rng
+from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
+from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
+from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
+from gymforge.tasks.source import TaskSource
+from gymforge.tools.faults import NO_FAULTS, FaultPlan
+from gymforge.tools.tool import Toolset
+from gymforge.verify.verdict import Verdict
+
+PARSE_ERROR_HINT = (
+    "Your last message could not be parsed as a tool call or reply ({error}). "
+    "Call one of the tools with valid JSON arguments, or reply in plain text."
+)
+
+
+class ToolEnv(ABC):
+    """Base class for tool-use and single-turn environments. See the module docstring."""
+
+    spec: ClassVar[EnvSpec]
+    tasks: ClassVar[TaskSource]
+    budget: Budget = Budget()
+    malformed: MalformedPolicy = MalformedPolicy()
+    reward: RewardFn = StandardReward()
+    system_prompt: str = ""
+
+    def __init__(self, token_counter: TokenCounter | None = None) -> None:
+        self.token_counter: TokenCounter = token_counter or ApproxTokenCounter()
+        self.toolset = Toolset(self)
+        self.task: Task | None = None
+        self.world: Any = None
+        self.seed = 0
+        self.counters = EpisodeCounters()
+        self.transcript: list[Message] = []
+        self._done = True
+        self._closed = False
+        self._oracle: tuple[list[Action], int] | None = None
+
+    # ---- the author's hooks -------------------------------------------------------------
+    @abstractmethod
+    def init_world(self, task: Task, r: random.Random) -> Any:
+        """The episode's world state, built from the task and the ``world`` RNG stream only."""
+
+    @abstractmethod
+    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+        """Judge the final reply against the task's hidden truth and the world state."""
+
+    def fault_plan(self, task: Task) -> FaultPlan:
+        """Faults for this task's tool calls. Default: none."""
+        return NO_FAULTS
+
+    def on_reply(self, text: str) -> list[Message] | None:
+        """A non-final reply's answer (a user simulator), or None to end and verify."""
+        return None
+
+    def oracle_plan(self, task: Task) -> list[Action] | None:
+        """The reference solution path for ``task``, or None if this env has no oracle."""
+        return None
+
+    def render_reset(self, task: Task) -> list[Message]:
+        msgs = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
+        return [*msgs, Message(role="user", content=task.prompt)]
+
+    def state(self) -> State:
+        """The JSON world state for ``snapshot``; override for non-pydantic worlds."""
+        if isinstance(self.world, BaseModel):
+            return self.world.model_dump(mode="json")
+        return dict(self.world) if self.world is not None else {}
+
+    # ---- the contract -------------------------------------------------------------------
+    async def reset(self, task_id: str, seed: int) -> Observation:
+        if self._closed:
+            raise EpisodeStateError("reset() on a closed environment")
+        task = self.tasks.resolve(task_id)
+        self.task, self.seed = task, seed
+        self.world = self.init_world(task, rng(task_id, seed, "world"))
+        self.toolset.reset(task_id, seed, self.fault_plan(task))
+        self._oracle = None
+        self.counters = EpisodeCounters()
+        self.transcript = []
+        self._done = False
+        data = {"task_id": task_id, "family": task.family, "difficulty": task.difficulty}
+        return self._observe(self.render_reset(task), data, tools=self.toolset.schemas)
+
+    async def step(self, action: Action) -> StepResult:
+        if self._done or self.task is None:
+            raise EpisodeStateError("step() before reset() or after the episode ended")
+        c = self.counters
+        c.steps += 1
+        c.tokens += self.token_counter.count_text(_action_text(action))
+        timing: dict[str, float] = {}
+        info: dict[str, Any] = {}
+        verdict: Verdict | None = None
+        end: EndReason | None = None
+        costs = StepCosts()
+        if isinstance(action, Invalid):
+            c.malformed += 1
+            c.consecutive_malformed += 1
+            pol = self.malformed
+            costs = StepCosts(malformed_penalty=pol.penalty if pol.mode != "recover" else 0.0)
+            info["malformed"] = action.error[:500]
+            if pol.mode == "end":
+                end = "malformed"
+            elif c.consecutive_malformed >= pol.max_consecutive:
+                end = "malformed_cap"
+            messages = [
+                Message(role="user", content=PARSE_ERROR_HINT.format(error=action.error[:300]))
+            ]
+            data: dict[str, Any] = {"parse_error": action.error[:300]}
+        elif isinstance(action, ToolCall):
+            c.consecutive_malformed = 0
+            result, timing["tool_ms"] = self.toolset.call(action)
+            bad_call = (
+                not result.ok
+                and result.error is not None
+                and result.error.kind in ("unknown_tool", "invalid_arguments")
+            )
+            c.invalid_calls += bad_call
+            c.tool_errors += not result.ok
+            costs = StepCosts(invalid_call=bad_call)
+            info["tool_result"] = result.model_dump(mode="json")
+            if result.fault:
+                info["fault"] = result.fault
+            messages = [
+                Message(
+                    role="tool",
+                    content=result.render(),
+                    name=result.tool,
+                    tool_call_id=action.call_id,
+                )
+            ]
+            data = {"tool_result": info["tool_result"]}
+        else:
+            c.consecutive_malformed = 0
+            follow_up = self.on_reply(action.text)
+            if follow_up is None:
+                verdict, end = self._verify(action.text, info, timing), "verdict"
+                messages, data = [], {"final": True}
+            else:
+                messages, data = follow_up, {}
+        if end is None:
+            end = self.env_rule_end()
+        obs = self._observe(messages, data)
+        truncated = False
+        if end is None:
+            end = c.budget_end(self.budget)
+            truncated = end is not None
+        terminated = end is not None and not truncated
+        components = self.reward(verdict, costs)
+        if end is not None:
+            self._done = True
+            info["end_reason"] = end
+            info["success"] = bool(verdict and verdict.passed)
+        return StepResult.make(
+            obs, components, terminated=terminated, truncated=truncated, info=info, timing=timing
+        )
+
+    async def snapshot(self) -> State:
+        if self.task is None:
+            raise EpisodeStateError("snapshot() before reset()")
+        return self.state()
+
+    async def close(self) -> None:
+        self._closed = True
+        self._done = True
+
+    async def oracle_action(self) -> Action:
+        """Walk ``oracle_plan``; a tool call that hit a fault or a retryable error is redone."""
+        if self.task is None:
+            raise EpisodeStateError("oracle_action() before reset()")
+        if self._oracle is None:
+            plan = self.oracle_plan(self.task)
+            if plan is None:
+                raise NotImplementedError(f"{self.spec.id} has no oracle")
+            self._oracle = (plan, 0)
+        plan, i = self._oracle
+        last = self.toolset.last_result
+        if (
+            i > 0
+            and isinstance(plan[i - 1], ToolCall)
+            and last is not None
+            and (last.fault or (last.error is not None and last.error.retryable))
+        ):
+            i -= 1
+        self._oracle = (plan, i + 1)
+        return plan[i] if i < len(plan) else plan[-1]
+
+    def env_rule_end(self) -> EndReason | None:
+        """Override to end the episode on a hard domain rule (returns ``"env_rule"``)."""
+        return None
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _verify(self, reply: str, info: dict[str, Any], timing: dict[str, float]) -> Verdict:
+        assert self.task is not None
+        t0 = time.perf_counter()
+        try:
+            verdict = self.verify(self.task, self.world, reply)
+        except Exception as err:  # the verifier's bug must not look like the policy's failure
+            verdict = Verdict(
+                passed=False,
+                reason="verifier_error",
+                facts={"error": f"{type(err).__name__}: {str(err)[:200]}"},
+                verifier=type(self).__name__,
+            )
+            info["verifier_error"] = True
+        timing["verify_ms"] = (time.perf_counter() - t0) * 1e3
+        info["verdict"] = verdict.model_dump(mode="json")
+        return verdict
+
+    def _observe(
+        self, messages: list[Message], data: dict[str, Any], tools: tuple[dict[str, Any], ...] = ()
+    ) -> Observation:
+        tokens = self.token_counter.count(messages)
+        self.counters.tokens += tokens
+        self.transcript.extend(messages)
+        return Observation(
+            messages=tuple(messages),
+            data=data,
+            tools=tools,
+            tokens=tokens,
+            tokenizer=self.token_counter.name,
+            tokens_exact=self.token_counter.exact,
+        )
+
+
+def _action_text(action: Action) -> str:
+    if isinstance(action, Reply):
+        return action.text
+    if isinstance(action, Invalid):
+        return action.raw
+    return action.name + canonical_json(action.arguments)

@@ -1,0 +1,162 @@
+"""Run one episode and turn it into trajectory records (unsealed dicts)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.env import Environment, StepResult
+from gymforge.core.errors import InfraError
+from gymforge.core.seeding import fingerprint
+from gymforge.core.types import Observation
+from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
+
+MAX_STEPS_GUARD = 100_000
+"""A hard stop for environments that never end an episode (a broken budget)."""
+
+
+@dataclass(frozen=True)
+class EpisodeKeys:
+    """The identity fields shared by every record of an episode."""
+
+    run_id: str
+    episode_id: str
+    task_id: str
+    seed: int
+    env_id: str
+    env_version: str
+    renderer_version: str
+    policy_checkpoint: str
+    weight_version: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def observation_record(obs: Observation) -> dict[str, Any]:
+    return {
+        "rendered": [m.model_dump() for m in obs.messages],
+        "data": obs.data,
+        "tools": list(obs.tools),
+        "tokens": obs.tokens,
+        "tokenizer": obs.tokenizer,
+        "tokens_exact": obs.tokens_exact,
+    }
+
+
+def step_outcome(result: StepResult, state_fp: str) -> dict[str, Any]:
+    """The deterministic fields of a step record: what replay compares."""
+    info = dict(result.info)
+    tool_result = info.pop("tool_result", None)
+    return {
+        "observation": observation_record(result.observation),
+        "tool_result": tool_result,
+        "reward": result.reward,
+        "reward_components": result.reward_components,
+        "terminated": result.terminated,
+        "truncated": result.truncated,
+        "info": info,
+        "state_fingerprint": state_fp,
+    }
+
+
+def reset_outcome(obs: Observation, state_fp: str) -> dict[str, Any]:
+    return {
+        "observation": observation_record(obs),
+        "tool_result": None,
+        "reward": 0.0,
+        "reward_components": {},
+        "terminated": False,
+        "truncated": False,
+        "info": {},
+        "state_fingerprint": state_fp,
+    }
+
+
+async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:
+    """Play one episode; return its step records and its closing episode record.
+
+    A policy that raises is an infrastructure failure (``InfraError``): the episode is not
+    scored. Anything the *agent* does wrong is handled inside ``env.step``.
+    """
+    base = keys.as_dict()
+    await policy.start(EpisodeContext(keys.task_id, keys.seed, env))
+    t0 = time.perf_counter()
+    obs = await env.reset(keys.task_id, keys.seed)
+    fp = fingerprint(await env.snapshot())
+    records: list[dict[str, Any]] = [
+        {
+            **base,
+            "record": "step",
+            "step": 0,
+            "action": None,
+            "policy": None,
+            **reset_outcome(obs, fp),
+            "timing": {"reset_ms": (time.perf_counter() - t0) * 1e3},
+            "timestamp": time.time(),
+        }
+    ]
+    totals: dict[str, float] = {}
+    result: StepResult | None = None
+    for step in range(1, MAX_STEPS_GUARD + 1):
+        try:
+            turn: PolicyTurn = await policy.act(obs)
+        except Exception as err:
+            raise InfraError(f"policy {policy.name} failed: {type(err).__name__}: {err}") from err
+        t0 = time.perf_counter()
+        result = await env.step(turn.action)
+        fp = fingerprint(await env.snapshot())
+        timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
+        records.append(
+            {
+                **base,
+                "record": "step",
+                "step": step,
+                "action": turn.action.model_dump(mode="json"),
+                "policy": turn.record(),
+                **step_outcome(result, fp),
+                "timing": timing,
+                "timestamp": time.time(),
+            }
+        )
+        for name, value in result.reward_components.items():
+            totals[name] = totals.get(name, 0.0) + value
+        obs = result.observation
+        if result.terminated or result.truncated:
+            break
+    else:
+        raise InfraError(f"{keys.env_id} never ended episode {keys.episode_id}")
+    assert result is not None
+    records.append(episode_record(base, records, result, totals, env))
+    return records
+
+
+def episode_record(
+    base: dict[str, Any],
+    records: list[dict[str, Any]],
+    last: StepResult,
+    totals: dict[str, float],
+    env: Environment,
+) -> dict[str, Any]:
+    success = bool(last.info.get("success"))
+    verdict = last.info.get("verdict") or {}
+    reason = None if success else verdict.get("reason") or last.info.get("end_reason")
+    task = getattr(env, "task", None)
+    return {
+        **base,
+        "record": "episode",
+        "steps": len(records) - 1,
+        "family": getattr(task, "family", ""),
+        "difficulty": getattr(task, "difficulty", 0),
+        "split": getattr(task, "split", "train"),
+        "reward": math.fsum(totals.values()),
+        "reward_components": totals,
+        "terminated": last.terminated,
+        "truncated": last.truncated,
+        "success": success,
+        "failure_reason": reason,
+        "timing": {},
+        "timestamp": time.time(),
+    }

@@ -1,0 +1,55 @@
+"""The policy side of an episode: what a policy is given and what one turn records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from gymforge.core.env import Environment
+from gymforge.core.types import Action, Observation
+
+CaptureLevel = Literal["tokens", "logprobs", "text", "none"]
+"""How much of a turn was captured. ``tokens``: the server's exact token ids; ``logprobs``:
+ids and logprobs; ``text``: text only (not trainable); ``none``: a scripted policy."""
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """What a policy learns at the start of an episode.
+
+    ``env`` is given so that scripted baselines (the oracle) can ask for the reference path;
+    model policies must not read it.
+    """
+
+    task_id: str
+    seed: int
+    env: Environment
+
+
+@dataclass(frozen=True)
+class PolicyTurn:
+    """One policy turn: the action plus whatever the inference server returned, verbatim."""
+
+    action: Action
+    capture_level: CaptureLevel = "none"
+    text: str | None = None
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    weight_version: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "action"}
+
+
+class Policy(Protocol):
+    """A policy acts on observations. ``checkpoint`` is stamped on every trajectory record."""
+
+    name: str
+    checkpoint: str
+
+    async def start(self, ctx: EpisodeContext) -> None: ...
+
+    async def act(self, observation: Observation) -> PolicyTurn: ...

@@ -1,0 +1,19 @@
+"""Tool contracts: typed tools, structured results and seeded fault injection."""
+
+from gymforge.tools.faults import FAULT_KINDS, NO_FAULTS, FaultKind, FaultPlan
+from gymforge.tools.result import ToolErrorInfo, ToolResult
+from gymforge.tools.tool import Tool, Toolset, parse_docstring, tool, tools_of
+
+__all__ = [
+    "FAULT_KINDS",
+    "NO_FAULTS",
+    "FaultKind",
+    "FaultPlan",
+    "Tool",
+    "ToolErrorInfo",
+    "ToolResult",
+    "Toolset",
+    "parse_docstring",
+    "tool",
+    "tools_of",
+]

@@ -1,0 +1,267 @@
+"""Tools from typed Python functions.
+
+``@tool`` turns a typed function (or method) with a Google-style docstring into a ``Tool``:
+an OpenAI-compatible JSON Schema built from the signature, argument validation through
+pydantic (strict types, unknown arguments rejected), and a JSON-ready result built from the
+return annotation. ``Toolset`` dispatches ``ToolCall`` actions, applies the episode's
+``FaultPlan`` and turns every failure into a ``ToolResult`` error: nothing escapes.
+
+    class Shop:
+        @tool
+        def find_item(self, name: str, limit: int = 5) -> list[Item]:
+            '''Search the catalogue by name.
+
+            Args:
+                name: Part of the item name, case-insensitive.
+                limit: Maximum number of items to return.
+            '''
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+
+from gymforge.core.errors import ToolError
+from gymforge.core.seeding import canonical_json
+from gymforge.core.types import ToolCall
+from gymforge.tools.faults import NO_FAULTS, FaultKind, FaultPlan
+from gymforge.tools.result import ToolErrorInfo, ToolResult
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {arg: description})."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    desc: list[str] = []
+    args: dict[str, str] = {}
+    section = "desc"
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            section, current = "args", None
+            continue
+        if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?):$", stripped):
+            section = "other"
+            continue
+        if section == "desc":
+            desc.append(line)
+        elif section == "args":
+            m = _ARG_LINE.match("  " + line if not line.startswith(" ") else line)
+            if m and not line.startswith(" " * 8):
+                current = m.group(1)
+                args[current] = m.group(2).strip()
+            elif current and stripped:
+                args[current] = f"{args[current]} {stripped}".strip()
+    description = " ".join(p.strip() for p in "\n".join(desc).strip().split("\n\n")[0].splitlines())
+    return description, args
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+def _empty_like(annotation: Any) -> Any:
+    origin = getattr(annotation, "__origin__", annotation)
+    if origin in (list, tuple, set, frozenset):
+        return []
+    if origin is dict:
+        return {}
+    if origin is str:
+        return ""
+    return None
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A validated tool. ``fn`` is unbound; ``Toolset`` binds it to its owner."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    returns: TypeAdapter[Any] | None
+    return_annotation: Any
+    fn: Callable[..., Any]
+    writes: bool
+    takes_self: bool
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI ``tools=[...]`` entry for this tool."""
+        params = _strip_titles(self.args_model.model_json_schema())
+        params.setdefault("properties", {})
+        params["additionalProperties"] = False
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+
+def tool(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, writes: bool = False
+) -> Any:
+    """Decorate a typed function as a tool. ``writes=True`` marks tools that change state."""
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(f)
+        hints = get_type_hints(f)
+        description, arg_docs = parse_docstring(f.__doc__)
+        fields: dict[str, Any] = {}
+        params = list(sig.parameters.values())
+        takes_self = bool(params) and params[0].name == "self"
+        for p in params[1:] if takes_self else params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"tool {f.__name__}: *args/**kwargs are not supported")
+            if p.name not in hints:
+                raise TypeError(f"tool {f.__name__}: parameter {p.name!r} needs a type hint")
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            fields[p.name] = (hints[p.name], Field(default, description=arg_docs.get(p.name)))
+        model = create_model(  # type: ignore[call-overload]
+            f"{f.__name__}_args", __config__=ConfigDict(extra="forbid", strict=True), **fields
+        )
+        ret = hints.get("return", Any)
+        f.__gymforge_tool__ = Tool(  # type: ignore[attr-defined]
+            name=name or f.__name__,
+            description=description or f.__name__,
+            args_model=model,
+            returns=None if ret in (None, type(None)) else TypeAdapter(ret),
+            return_annotation=ret,
+            fn=f,
+            writes=writes,
+            takes_self=takes_self,
+        )
+        return f
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def tools_of(owner: Any) -> list[Tool]:
+    """Every ``@tool`` on ``owner``'s class (or in a module/list), in definition order."""
+    found: dict[str, Tool] = {}
+    for klass in reversed(type(owner).__mro__):
+        for attr in vars(klass).values():
+            t = getattr(attr, "__gymforge_tool__", None)
+            if isinstance(t, Tool):
+                found[t.name] = t
+    return list(found.values())
+
+
+def _error(
+    tool_name: str, kind: Any, message: str, *, retryable: bool = False, fault: str | None = None
+) -> ToolResult:
+    return ToolResult(
+        tool=tool_name,
+        ok=False,
+        fault=fault,
+        error=ToolErrorInfo(kind=kind, message=message, retryable=retryable),
+    )
+
+
+def _validation_message(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors()[:5]:
+        loc = ".".join(str(x) for x in e["loc"]) or "arguments"
+        parts.append(f"{loc}: {e['msg']}")
+    return "; ".join(parts)
+
+
+class Toolset:
+    """The tools of one owner (usually an environment), with per-episode call accounting."""
+
+    def __init__(self, owner: Any, tools: list[Tool] | None = None) -> None:
+        self.owner = owner
+        self.tools = {t.name: t for t in (tools if tools is not None else tools_of(owner))}
+        self._plan: FaultPlan = NO_FAULTS
+        self._task_id = ""
+        self._seed = 0
+        self._calls: dict[str, int] = {}
+        self._history: dict[tuple[str, str], tuple[int, Any]] = {}
+        self.last_result: ToolResult | None = None
+
+    @property
+    def schemas(self) -> tuple[dict[str, Any], ...]:
+        return tuple(t.schema for t in self.tools.values())
+
+    def reset(self, task_id: str, seed: int, plan: FaultPlan = NO_FAULTS) -> None:
+        """Start a new episode: call counters and the stale-data history are cleared."""
+        self._plan, self._task_id, self._seed = plan, task_id, seed
+        self._calls = {}
+        self._history = {}
+        self.last_result = None
+
+    def call(self, action: ToolCall) -> tuple[ToolResult, float]:
+        """Run one call. Returns the result and its latency in ms (for ``timing`` only)."""
+        t0 = time.perf_counter()
+        result = self.last_result = self._call(action)
+        return result, (time.perf_counter() - t0) * 1e3
+
+    def _call(self, action: ToolCall) -> ToolResult:
+        t = self.tools.get(action.name)
+        if t is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            return _error(
+                action.name[:200],
+                "unknown_tool",
+                f"no tool named {action.name[:200]!r}; available: {known}",
+            )
+        try:
+            args = t.args_model.model_validate(action.arguments)
+        except ValidationError as err:
+            return _error(t.name, "invalid_arguments", _validation_message(err))
+        index = self._calls.get(t.name, 0)
+        self._calls[t.name] = index + 1
+        fault = self._plan.decide(self._task_id, self._seed, t.name, index)
+        key = (t.name, canonical_json(args.model_dump(mode="json")))
+        if fault is not None:
+            faulted = self._apply_fault(t, fault, key)
+            if faulted is not None:
+                return faulted
+        try:
+            kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+            value = t.fn(self.owner, **kwargs) if t.takes_self else t.fn(**kwargs)
+            content = t.returns.dump_python(value, mode="json") if t.returns else None
+        except ToolError as err:
+            return _error(t.name, err.kind, err.message, retryable=err.retryable)
+        except Exception as err:  # a crashing tool is the tool's bug, never the agent's
+            return _error(t.name, "internal", f"tool crashed: {type(err).__name__}")
+        if not t.writes:
+            self._history.setdefault(key, (index, content))
+        return ToolResult(tool=t.name, ok=True, content=content)
+
+    def _apply_fault(self, t: Tool, fault: FaultKind, key: tuple[str, str]) -> ToolResult | None:
+        if fault == "timeout":
+            return _error(
+                t.name,
+                "timeout",
+                "the tool timed out; the call was not applied",
+                retryable=True,
+                fault=fault,
+            )
+        if fault == "permission_denied":
+            return _error(
+                t.name, "permission_denied", "permission denied for this call", fault=fault
+            )
+        if fault == "empty":
+            return ToolResult(
+                tool=t.name, ok=True, content=_empty_like(t.return_annotation), fault=fault
+            )
+        earlier = self._history.get(key)
+        if t.writes or earlier is None:
+            return None
+        return ToolResult(
+            tool=t.name, ok=True, content=earlier[1], fault=fault, stale=True, as_of_call=earlier[0]
+        )

@@ -1,0 +1,140 @@
+"""Writing and reading trajectory files (JSONL), with validation and the digest chain.
+
+The writer validates every record against the schema models, seals each episode's digest
+chain, and writes a whole episode with one ``write`` followed by ``flush`` and ``fsync``:
+a run killed midway keeps every finished episode, and never leaves half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from gymforge.core.errors import IntegrityError
+from gymforge.core.seeding import canonical_json
+from gymforge.trajectory.schema import LINE_ADAPTER, EpisodeRecord, StepRecord, chain_digest
+
+_PLACEHOLDER = "0" * 64
+
+
+def seal_episode(records: list[dict[str, Any]]) -> list[str]:
+    """Validate ``records`` (steps then the episode record), chain their digests, and return
+    the canonical JSON lines. Raises IntegrityError naming the first invalid record."""
+    lines: list[str] = []
+    previous = ""
+    for i, rec in enumerate(records):
+        try:
+            model = LINE_ADAPTER.validate_python({**rec, "digest": _PLACEHOLDER})
+        except ValidationError as err:
+            raise IntegrityError(
+                f"record {i} of episode {rec.get('episode_id')} breaks the "
+                f"trajectory schema: {err.errors()[0]['loc']}: "
+                f"{err.errors()[0]['msg']}"
+            ) from err
+        body = model.model_dump(mode="json")
+        body["digest"] = previous = chain_digest(previous, body)
+        lines.append(canonical_json(body))
+    return lines
+
+
+class TrajectoryWriter:
+    """Appends sealed episodes to a JSONL file, durably."""
+
+    def __init__(self, path: str | Path, *, append: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+
+    def write_episode(self, records: list[dict[str, Any]]) -> None:
+        self._fh.write("".join(line + "\n" for line in seal_episode(records)))
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class EpisodeLog:
+    """The lines of one episode as read back; ``end`` is None if the episode is incomplete."""
+
+    episode_id: str
+    steps: list[StepRecord] = field(default_factory=list)
+    end: EpisodeRecord | None = None
+    raw: list[dict[str, Any]] = field(default_factory=list)
+    first_line: int = 0
+
+
+def read_records(
+    path: str | Path,
+) -> Iterator[tuple[int, dict[str, Any], StepRecord | EpisodeRecord]]:
+    """Yield ``(line_number, raw_dict, model)``; IntegrityError on bad JSON or schema."""
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                yield n, raw, LINE_ADAPTER.validate_python(raw)
+            except json.JSONDecodeError as err:
+                raise IntegrityError(f"line {n}: not JSON ({err.msg}); truncated write?") from err
+            except ValidationError as err:
+                e = err.errors()[0]
+                loc = ".".join(str(x) for x in e["loc"])
+                raise IntegrityError(
+                    f"line {n}: breaks the trajectory schema at {loc}: {e['msg']}"
+                ) from err
+
+
+def read_episodes(path: str | Path) -> list[EpisodeLog]:
+    """Group a file's records by episode, in file order."""
+    episodes: dict[str, EpisodeLog] = {}
+    for n, raw, rec in read_records(path):
+        log = episodes.get(rec.episode_id)
+        if log is None:
+            log = episodes[rec.episode_id] = EpisodeLog(rec.episode_id, first_line=n)
+        elif log.end is not None:
+            raise IntegrityError(f"line {n}: record after the end of episode {rec.episode_id}")
+        log.raw.append(raw)
+        if isinstance(rec, StepRecord):
+            log.steps.append(rec)
+        else:
+            log.end = rec
+    return list(episodes.values())
+
+
+def verify_chain(log: EpisodeLog) -> None:
+    """Check the digest chain, step numbering and totals of one episode; IntegrityError if not."""
+    where = f"episode {log.episode_id} (line {log.first_line})"
+    if log.end is None:
+        raise IntegrityError(f"{where}: no episode record; the episode is incomplete")
+    previous = ""
+    for i, raw in enumerate(log.raw):
+        expected = chain_digest(previous, raw)
+        if raw.get("digest") != expected:
+            kind = raw.get("record")
+            step = f" step {raw.get('step')}" if kind == "step" else ""
+            raise IntegrityError(
+                f"{where}: digest mismatch at record {i} ({kind}{step}): the "
+                "record was edited, reordered or removed"
+            )
+        previous = expected
+    for i, s in enumerate(log.steps):
+        if s.step != i:
+            raise IntegrityError(f"{where}: step {s.step} found where step {i} was expected")
+    if log.end.steps != len(log.steps) - 1:
+        raise IntegrityError(
+            f"{where}: episode record counts {log.end.steps} steps, file holds {len(log.steps) - 1}"
+        )

@@ -1,0 +1,117 @@
+"""The trajectory record schema. One JSON object per line, ``record`` tells the kind.
+
+``StepRecord`` (``"record": "step"``): step 0 is the reset (no action); step k >= 1 is the
+k-th action and its outcome. ``EpisodeRecord`` (``"record": "episode"``) closes an episode
+with its totals. ``gymforge schema trajectory`` prints the JSON Schema below; the writer
+validates every record through these same models.
+
+Integrity: ``digest`` = sha256 of (previous digest + the canonical JSON of this record
+without ``digest``). The chain starts from the empty string at step 0 and ends at the
+episode record, so an edit to any field of any record, or a dropped or reordered step, is
+caught by ``verify_chain``.
+
+Run-specific fields, which differ between two runs of the same seed: ``run_id``,
+``episode_id``, ``timestamp``, ``timing`` and hence ``digest``. Everything else is
+deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from gymforge.core.seeding import canonical_json
+from gymforge.core.types import Action, Message
+
+SCHEMA_VERSION = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ObservationRecord(_Record):
+    rendered: list[Message]
+    data: dict[str, Any]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tokens: int = Field(ge=0)
+    tokenizer: str
+    tokens_exact: bool
+
+
+class PolicyRecord(_Record):
+    capture_level: Literal["tokens", "logprobs", "text", "none"]
+    text: str | None = None
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    weight_version: str | None = None
+
+
+class _EpisodeKeys(_Record):
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    episode_id: str
+    task_id: str
+    seed: int
+    env_id: str
+    env_version: str
+    renderer_version: str
+    policy_checkpoint: str
+    weight_version: str | None = None
+
+
+class StepRecord(_EpisodeKeys):
+    record: Literal["step"] = "step"
+    step: int = Field(ge=0)
+    observation: ObservationRecord
+    action: Action | None
+    policy: PolicyRecord | None = None
+    tool_result: dict[str, Any] | None = None
+    reward: float
+    reward_components: dict[str, float]
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+    state_fingerprint: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    timing: dict[str, float] = Field(default_factory=dict)
+    timestamp: float
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class EpisodeRecord(_EpisodeKeys):
+    record: Literal["episode"] = "episode"
+    family: str
+    difficulty: int
+    split: Literal["train", "heldout"]
+    steps: int = Field(ge=0)
+    reward: float
+    reward_components: dict[str, float]
+    terminated: bool
+    truncated: bool
+    success: bool
+    failure_reason: str | None
+    timing: dict[str, float] = Field(default_factory=dict)
+    timestamp: float
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+TrajectoryLine = Annotated[StepRecord | EpisodeRecord, Field(discriminator="record")]
+LINE_ADAPTER: TypeAdapter[StepRecord | EpisodeRecord] = TypeAdapter(TrajectoryLine)
+
+
+def trajectory_json_schema() -> dict[str, Any]:
+    schema = LINE_ADAPTER.json_schema()
+    schema["title"] = "gymforge trajectory line"
+    schema["$id"] = f"urn:gymforge:trajectory:v{SCHEMA_VERSION}"
+    return schema
+
+
+def chain_digest(previous: str, record: dict[str, Any]) -> str:
+    """The digest of ``record`` (without its ``digest`` key) chained onto ``previous``."""
+    body = {k: v for k, v in record.items() if k != "digest"}
+    return hashlib.sha256((previous + canonical_json(body)).encode()).hexdigest()

@@ -1,0 +1,24 @@
+"""Verdicts: what a verifier found. Facts only; turning them into reward is not its job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Verdict(BaseModel):
+    """``passed`` plus the facts behind it.
+
+    ``score`` is optional partial credit in [0, 1] (fraction of tests or fields right);
+    ``reason`` is a short machine-readable failure reason (``wrong_answer``, ``no_change``...);
+    ``verifier`` names the verifier and its version, so verdicts stay comparable over time.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    passed: bool
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    reason: str | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)
+    verifier: str = "unknown"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Set up a development machine: Debian packages (when root and missing) and .venv with
+# gymforge installed editable. Idempotent: a second run installs nothing new.
+#   scripts/setup.sh            # core + dev extras (enough for the quickstart and tests)
+#   EXTRAS=all scripts/setup.sh # every optional extra
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEB_PACKAGES=(bubblewrap)
+EXTRAS="${EXTRAS:-dev}"
+PYTHON="${PYTHON:-python3}"
+
+missing=()
+for pkg in "${DEB_PACKAGES[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing Debian packages: ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  else
+    echo "setup: warning: missing Debian packages (${missing[*]}); install them as root" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv" >&2
+  "$PYTHON" -m venv .venv
+fi
+stamp=".venv/.gymforge-installed-$EXTRAS"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "setup: installing gymforge[$EXTRAS] into .venv" >&2
+  .venv/bin/python -m pip install -q --upgrade pip >&2
+  .venv/bin/python -m pip install -q -e ".[$EXTRAS]" >&2
+  touch "$stamp"
+fi
