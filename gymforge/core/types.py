@@ -7,9 +7,10 @@ cannot be edited behind the environment's back.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 JSON = Any
 """A JSON-serialisable value (dict, list, str, int, float, bool or None)."""
@@ -18,11 +19,43 @@ State = dict[str, Any]
 """World state as returned by ``Environment.snapshot()``: JSON-serialisable, canonicalisable."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+MAX_NESTING = 100
+"""Deepest nesting of lists/dicts accepted in action arguments; deeper input is refused at
+construction (a parser turns that into an ``Invalid`` action)."""
+
+
+def scrub_text(value: Any, _depth: int = 0) -> Any:
+    """Replace lone surrogates (which JSON escapes like ``\\ud800`` can smuggle in) with
+    U+FFFD in every string of ``value``, so any text can be encoded as UTF-8 downstream.
+    Raises ValueError for structures nested deeper than ``MAX_NESTING``."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if _depth > MAX_NESTING and isinstance(value, dict | list | tuple):
+        raise ValueError(f"nested deeper than {MAX_NESTING} levels")
+    if isinstance(value, dict):
+        return {scrub_text(k): scrub_text(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(scrub_text(v, _depth + 1) for v in value)
+    return value
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Message(_Frozen):
+class _Text(_Frozen):
+    """Models carrying model- or user-supplied text: strings are scrubbed on construction."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scrub(cls, data: Any) -> Any:
+        return scrub_text(data)
+
+
+class Message(_Text):
     """One chat message in OpenAI shape. ``tool_call_id``/``name`` are set on tool results."""
 
     role: Literal["system", "user", "assistant", "tool"]
@@ -31,7 +64,7 @@ class Message(_Frozen):
     tool_call_id: str | None = None
 
 
-class ToolCall(_Frozen):
+class ToolCall(_Text):
     """The policy asks the environment to run tool ``name`` with ``arguments``."""
 
     kind: Literal["tool_call"] = "tool_call"
@@ -40,14 +73,14 @@ class ToolCall(_Frozen):
     call_id: str = "call_0"
 
 
-class Reply(_Frozen):
+class Reply(_Text):
     """A plain assistant message: an answer, a question to the user, or a final report."""
 
     kind: Literal["reply"] = "reply"
     text: str
 
 
-class Invalid(_Frozen):
+class Invalid(_Text):
     """Model output that could not be parsed into an action. Handled by the MalformedPolicy."""
 
     kind: Literal["invalid"] = "invalid"

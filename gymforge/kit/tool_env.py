@@ -120,6 +120,14 @@ class ToolEnv(ABC):
         verdict: Verdict | None = None
         end: EndReason | None = None
         costs = StepCosts()
+        if self.budget.max_tokens is not None and c.tokens > self.budget.max_tokens:
+            # the action itself overran the context budget: cut off, never executed or judged
+            info.update(end_reason="max_tokens", success=False)
+            self._done = True
+            obs = self._observe([], {"truncated": "max_tokens"})
+            return StepResult.make(
+                obs, self.reward(None, StepCosts()), truncated=True, info=info, timing=timing
+            )
         if isinstance(action, Invalid):
             c.malformed += 1
             c.consecutive_malformed += 1

@@ -82,7 +82,12 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     scored. Anything the *agent* does wrong is handled inside ``env.step``.
     """
     base = keys.as_dict()
-    await policy.start(EpisodeContext(keys.task_id, keys.seed, env))
+    try:
+        await policy.start(EpisodeContext(keys.task_id, keys.seed, env))
+    except Exception as err:
+        raise InfraError(
+            f"policy {policy.name} failed to start: {type(err).__name__}: {err}"
+        ) from err
     t0 = time.perf_counter()
     obs = await env.reset(keys.task_id, keys.seed)
     fp = fingerprint(await env.snapshot())

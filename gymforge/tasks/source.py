@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -70,3 +70,11 @@ class TaskSource:
                 continue
             out.append(family.task_id(level, task_seed))
         return out
+
+
+TrainingPath = Callable[[TaskSource, int, int], list[str]]
+TRAINING_PATHS: dict[str, TrainingPath] = {
+    "TaskSource.sample(train)": lambda source, n, seed: source.sample(n, seed, "train"),
+}
+"""Every code path that hands tasks to training: ``(source, n, seed) -> task ids``. The QA
+check ``heldout_exclusion`` drives each one; curricula and mixtures register here too."""

@@ -203,6 +203,10 @@ class Toolset:
         self._history = {}
         self.last_result = None
 
+    def set_fault_plan(self, plan: FaultPlan) -> None:
+        """Replace this episode's fault plan (QA uses it to force faults on every tool)."""
+        self._plan = plan
+
     def call(self, action: ToolCall) -> tuple[ToolResult, float]:
         """Run one call. Returns the result and its latency in ms (for ``timing`` only)."""
         t0 = time.perf_counter()

@@ -138,3 +138,16 @@ def verify_chain(log: EpisodeLog) -> None:
         raise IntegrityError(
             f"{where}: episode record counts {log.end.steps} steps, file holds {len(log.steps) - 1}"
         )
+
+
+def sealed_log(records: list[dict[str, Any]]) -> EpisodeLog:
+    """Seal an episode's records and read them back, exactly as a file round trip would."""
+    raws = [json.loads(line) for line in seal_episode(records)]
+    log = EpisodeLog(raws[0]["episode_id"], raw=raws)
+    for raw in raws:
+        rec = LINE_ADAPTER.validate_python(raw)
+        if isinstance(rec, StepRecord):
+            log.steps.append(rec)
+        else:
+            log.end = rec
+    return log

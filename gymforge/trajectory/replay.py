@@ -32,7 +32,7 @@ COMPARED = (
     "info",
     "state_fingerprint",
 )
-_ACTION: TypeAdapter[Action] = TypeAdapter(Action)
+ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ async def replay_episode(env: Environment, log: EpisodeLog) -> tuple[int, Diverg
     replayed = reset_outcome(obs, fingerprint(await env.snapshot()))
     for i, raw in enumerate(log.raw[: len(log.steps)]):
         if i > 0:
-            result = await env.step(_ACTION.validate_python(raw["action"]))
+            result = await env.step(ACTION_ADAPTER.validate_python(raw["action"]))
             replayed = step_outcome(result, fingerprint(await env.snapshot()))
         replayed = json.loads(canonical_json(replayed))
         name = _first_difference(raw, replayed)

@@ -19,6 +19,7 @@ from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa.profile import QAProfile, ThroughputBudget
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.tools import FaultPlan, tool
 from gymforge.verify import Verdict
@@ -141,6 +142,9 @@ class LedgerEnv(ToolEnv):
         Split(regions={"ledger.transfer": {"three_transfers": lambda p: p["transfers"] == 3}}),
     )
     budget = Budget(max_steps=24)
+    qa = QAProfile(
+        verifier_kinds=("state",), throughput=ThroughputBudget(reset_p50_ms=5.0, steps_per_s=1000.0)
+    )
     system_prompt = (
         "You are a bank clerk. Use the tools to find customers (names are not "
         "unique: check the city) and their accounts, then make the transfers. "

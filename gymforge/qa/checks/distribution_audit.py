@@ -1,0 +1,93 @@
+"""distribution_audit: what the environment generates matches what it declares.
+
+Over a large sample of training task ids: the duplicate rate (same prompt and hidden truth)
+stays under ``QAProfile.max_duplicate_rate``; each family's share is within
+``family_share_tolerance`` of its declared weight (uniform when none is declared); every
+declared difficulty level of every family is generated. With ``--policy``, per-family
+success on training tasks must sit inside ``QAProfile.success_band`` (not ~0%, not ~100%).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from gymforge.core.errors import UnknownTaskError
+from gymforge.core.seeding import canonical_json, stable_hash
+from gymforge.qa.checks.common import (
+    CheckFailed,
+    QAOptions,
+    jobs,
+    need_tasks,
+    play_many,
+    run_async,
+)
+from gymforge.qa.target import QATarget
+
+NAME = "distribution_audit"
+
+
+def _trainable(tasks: Any, level: int, seed: int) -> bool:
+    try:
+        return bool(tasks.sample(1, seed, "train", [level]))
+    except UnknownTaskError:  # every task at this level is held out
+        return False
+
+
+def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
+    tasks = need_tasks(target)
+    profile = target.profile
+    n = max(200, opts.episodes * 10)
+    ids = tasks.sample(n, opts.seed + 6, "train")
+    resolved = [tasks.resolve(task_id) for task_id in ids]
+    digests = Counter(stable_hash(t.prompt, canonical_json(t.truth)) for t in resolved)
+    dup_rate = 1 - len(digests) / n
+    shares = Counter(t.family for t in resolved)
+    weights = dict(profile.family_weights or {f: 1.0 for f in tasks.families})
+    total_w = sum(weights.values())
+    histogram = {
+        f: dict(sorted(Counter(t.difficulty for t in resolved if t.family == f).items()))
+        for f in sorted(tasks.families)
+    }
+    metrics: dict[str, Any] = {
+        "sampled": n,
+        "duplicate_rate": round(dup_rate, 4),
+        "family_share": {f: shares[f] / n for f in sorted(tasks.families)},
+        "difficulty_histogram": histogram,
+    }
+    problems = []
+    if dup_rate > profile.max_duplicate_rate:
+        problems.append(f"duplicate rate {dup_rate:.1%} > {profile.max_duplicate_rate:.1%}")
+    for family, w in weights.items():
+        share, want = shares[family] / n, w / total_w
+        if abs(share - want) > profile.family_share_tolerance:
+            problems.append(f"{family} share {share:.1%}, declared {want:.1%}")
+    for family, fam in tasks.families.items():
+        missing = sorted(set(fam.levels) - set(histogram[family]))
+        trainable = [d for d in missing if _trainable(tasks, d, opts.seed)]
+        if trainable:
+            problems.append(f"{family} never sampled trainable difficulty levels {trainable}")
+    if opts.policy:
+        lo, hi = profile.success_band
+        pairs = jobs(target, max(20, opts.episodes), opts.seed + 7, "train")
+        episodes = run_async(play_many(target, opts.policy, pairs))
+        per: dict[str, list[bool]] = {}
+        for e, (task_id, _) in zip(episodes, pairs, strict=True):
+            per.setdefault(tasks.resolve(task_id).family, []).append(e[-1]["success"])
+        rates = {f: sum(v) / len(v) for f, v in per.items()}
+        metrics["policy_success"] = rates
+        for f, rate in rates.items():
+            if not lo <= rate <= hi:
+                problems.append(
+                    f"{opts.policy} succeeds {rate:.0%} on {f}, outside "
+                    f"[{lo:.0%}, {hi:.0%}]: no learning signal"
+                )
+    if problems:
+        raise CheckFailed("; ".join(problems), metrics)
+    levels = sum(len(h) for h in histogram.values())
+    return (
+        f"{n} tasks: {dup_rate:.1%} duplicates, {len(shares)} families within "
+        f"{profile.family_share_tolerance:.0%} of declared shares, {levels} difficulty "
+        "levels present",
+        metrics,
+    )

@@ -1,0 +1,273 @@
+"""error_paths: every bad input has a defined outcome, never an exception.
+
+Hand-written cases (malformed output, unknown and absurd tool names, missing, mistyped,
+extra, huge and deeply nested arguments, odd unicode, huge replies, forced timeouts on every
+tool, and every tool made to crash) and then hypothesis-fuzzed action sequences. Each step
+must return a well-formed ``StepResult`` (reward equals the sum of components, never both
+terminated and truncated) whose outcome is visible: an observation, a penalty, or the end of
+the episode. Every episode must also seal into schema-valid trajectory records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.reporting import with_reporter
+
+from gymforge.core.env import StepResult
+from gymforge.core.errors import InfraError
+from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
+from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, play, run_async
+from gymforge.qa.target import QATarget
+from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.tools.faults import FaultPlan
+from gymforge.trajectory.io import seal_episode
+
+NAME = "error_paths"
+ODD = "\u0000\u202e\ud800\U0001f600e\u0301\ufeff\uffff"
+HUGE = 1_000_000
+
+
+def _deep(n: int) -> Any:
+    value: Any = 1
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+def _wrong_type(spec: dict[str, Any]) -> Any:
+    return {
+        "string": ["not", "a", "string"],
+        "integer": "12",
+        "number": "1.5",
+        "boolean": "yes",
+        "array": {"a": 1},
+        "object": [1],
+    }.get(spec.get("type", ""), object)
+
+
+def cases(tools: tuple[dict[str, Any], ...]) -> list[tuple[str, Action]]:
+    out: list[tuple[str, Action]] = [
+        ("malformed", Invalid(raw='<tool_call>{"name": ', error="unterminated JSON")),
+        ("malformed_huge", Invalid(raw="{" * HUGE, error="x" * 10_000)),
+        ("unknown_tool", ToolCall(name="definitely_not_a_tool", arguments={"a": 1})),
+        ("empty_tool_name", ToolCall(name="", arguments={})),
+        ("huge_tool_name", ToolCall(name="t" * 100_000, arguments={})),
+        ("odd_unicode_tool_name", ToolCall(name=ODD, arguments={ODD: ODD})),
+        ("reply_huge", Reply(text="y" * HUGE)),
+        ("reply_odd_unicode", Reply(text=ODD * 100)),
+        ("reply_empty", Reply(text="")),
+    ]
+    for schema in tools:
+        fn = schema["function"]
+        name, props = fn["name"], fn["parameters"].get("properties", {})
+        strings = [p for p, s in props.items() if s.get("type") == "string"]
+        out += [
+            (f"{name}.missing_args", ToolCall(name=name, arguments={})),
+            (
+                f"{name}.wrong_types",
+                ToolCall(name=name, arguments={p: _wrong_type(s) for p, s in props.items()}),
+            ),
+            (f"{name}.extra_arg", ToolCall(name=name, arguments={"__proto__": 1, "zz": None})),
+            (
+                f"{name}.deep_nesting",
+                ToolCall(name=name, arguments={p: _deep(90) for p in props} or {"x": _deep(90)}),
+            ),
+        ]
+        if strings:
+            out += [
+                (
+                    f"{name}.huge_strings",
+                    ToolCall(
+                        name=name, arguments={p: ("z" * HUGE if p in strings else 0) for p in props}
+                    ),
+                ),
+                (
+                    f"{name}.odd_unicode",
+                    ToolCall(name=name, arguments={p: (ODD if p in strings else 0) for p in props}),
+                ),
+            ]
+    return out
+
+
+def check_result(label: str, result: StepResult) -> None:
+    if not isinstance(result, StepResult):
+        raise CheckFailed(f"{label}: step returned {type(result).__name__}, not StepResult")
+    if result.terminated and result.truncated:
+        raise CheckFailed(f"{label}: terminated and truncated both set")
+    if result.reward != math.fsum(result.reward_components.values()):
+        raise CheckFailed(f"{label}: reward is not the sum of its components")
+    visible = (
+        bool(result.observation.messages)
+        or any(v < 0 for v in result.reward_components.values())
+        or result.terminated
+        or result.truncated
+    )
+    if not visible:
+        raise CheckFailed(f"{label}: no defined outcome (no observation, penalty or end)")
+
+
+async def _hand_cases(target: QATarget, task_id: str, seed: int) -> int:
+    env = target.factory()
+    ran = 0
+    try:
+        obs = await env.reset(task_id, seed)
+        for label, action in cases(obs.tools):
+            await env.reset(task_id, seed)
+            try:
+                result = await env.step(action)
+            except Exception as err:
+                raise CheckFailed(
+                    f"{label}: step raised {type(err).__name__}: {str(err)[:200]}"
+                ) from err
+            check_result(label, result)
+            ran += 1
+        ran += await _injected(env, task_id, seed)
+    finally:
+        await env.close()
+    return ran
+
+
+async def _injected(env: Any, task_id: str, seed: int) -> int:
+    """Forced timeouts on every tool, then every tool crashing, under the oracle's actions."""
+    toolset = getattr(env, "toolset", None)
+    if toolset is None or not hasattr(env, "oracle_action"):
+        return 0
+    ran = 0
+    forced = FaultPlan(forced=tuple((n, i, "timeout") for n in toolset.tools for i in range(64)))
+    crashing = {n: dataclasses.replace(t, fn=_crash) for n, t in toolset.tools.items()}
+    original = dict(toolset.tools)
+    for label in ("forced_timeouts", "crashing_tools"):
+        await env.reset(task_id, seed)
+        if label == "forced_timeouts":
+            toolset.set_fault_plan(forced)
+        else:
+            toolset.tools = crashing
+        try:
+            for _ in range(6):
+                action = await env.oracle_action()
+                result = await env.step(action)
+                check_result(label, result)
+                ran += 1
+                if isinstance(action, ToolCall) and result.observation.data.get(
+                    "tool_result", {}
+                ).get("ok"):
+                    raise CheckFailed(f"{label}: {action.name} succeeded despite the injection")
+                if result.terminated or result.truncated:
+                    break
+        except CheckFailed:
+            raise
+        except Exception as err:
+            raise CheckFailed(f"{label}: step raised {type(err).__name__}: {err}") from err
+        finally:
+            toolset.tools = original
+    return ran
+
+
+def _crash(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("injected tool crash")
+
+
+class _Scripted:
+    name = checkpoint = "fuzz"
+
+    def __init__(self, actions: list[Action]) -> None:
+        self.actions = list(actions)
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        return None
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        return PolicyTurn(self.actions.pop(0) if self.actions else Reply(text="stop"))
+
+
+def _strategy(tools: tuple[dict[str, Any], ...]) -> st.SearchStrategy[list[Action]]:
+    names = [t["function"]["name"] for t in tools]
+    params = sorted({p for t in tools for p in t["function"]["parameters"].get("properties", {})})
+    leaf = (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | st.text(max_size=30)
+        | st.floats(allow_nan=False, allow_infinity=False)
+    )
+    value = st.recursive(
+        leaf,
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+        max_leaves=8,
+    )
+    key = st.sampled_from(params) | st.text(max_size=8) if params else st.text(max_size=8)
+    tool_name = st.sampled_from(names) | st.text(max_size=12) if names else st.text(max_size=12)
+    action = st.one_of(
+        st.builds(ToolCall, name=tool_name, arguments=st.dictionaries(key, value, max_size=4)),
+        st.builds(Reply, text=st.text(max_size=60)),
+        st.builds(Invalid, raw=st.text(max_size=60), error=st.text(max_size=30)),
+    )
+    return st.lists(action, min_size=1, max_size=8)
+
+
+def _fuzz(
+    target: QATarget, pairs: list[tuple[str, int]], examples: int, tools: tuple[dict[str, Any], ...]
+) -> int:
+    count = [0]
+    reports: list[str] = []
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.sampled_from(pairs), _strategy(tools))
+    def prop(pair: tuple[str, int], actions: list[Action]) -> None:
+        async def episode() -> None:
+            env = target.factory()
+            try:
+                records = await play(env, _Scripted(actions), *pair, tag="fuzz")
+            finally:
+                await env.close()
+            seal_episode(records)  # schema-valid and JSON-safe
+            for rec in records[1:-1]:
+                if rec["terminated"] and rec["truncated"]:
+                    raise CheckFailed("terminated and truncated both set")
+
+        try:
+            run_async(episode())
+        except InfraError as err:
+            raise CheckFailed(f"step raised: {err}") from err
+        count[0] += 1
+
+    try:
+        with with_reporter(reports.append):
+            prop()
+    except CheckFailed as err:
+        raise CheckFailed(f"fuzzing: {err}; {' '.join(reports)[:600]}") from err
+    except Exception as err:
+        raise CheckFailed(
+            f"fuzzing: {type(err).__name__}: {str(err)[:300]}; {' '.join(reports)[:600]}"
+        ) from err
+    return count[0]
+
+
+def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
+    pairs = jobs(target, max(2, opts.episodes // 8), opts.seed + 4, "all")
+    hand = sum(run_async(_hand_cases(target, task_id, seed)) for task_id, seed in pairs[:2])
+
+    async def tools() -> tuple[dict[str, Any], ...]:
+        env = target.factory()
+        try:
+            return (await env.reset(*pairs[0])).tools
+        finally:
+            await env.close()
+
+    fuzzed = _fuzz(target, pairs, opts.fuzz_examples, run_async(tools()))
+    metrics = {"hand_cases": hand, "fuzzed_episodes": fuzzed}
+    return (
+        f"{hand} hand-made bad inputs and {fuzzed} fuzzed episodes all had defined outcomes",
+        metrics,
+    )

@@ -1,0 +1,79 @@
+"""throughput: reset latency and step throughput under parallelism, against the budget.
+
+``QAProfile.throughput.concurrency`` instances run random-policy episodes concurrently on
+one event loop for a fixed number of episodes. Reported: reset p50/p95 (ms) and aggregate
+steps per second, compared with the declared ``reset_p50_ms`` and ``steps_per_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from typing import Any
+
+from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, run_async
+from gymforge.qa.target import QATarget
+from gymforge.rollout.policy import EpisodeContext
+from gymforge.rollout.scripted import RandomPolicy
+
+NAME = "throughput"
+
+
+async def _measure(
+    target: QATarget, pairs: list[tuple[str, int]], concurrency: int
+) -> tuple[list[float], int, float]:
+    queue = list(pairs)
+    resets: list[float] = []
+    steps = 0
+
+    async def worker() -> None:
+        nonlocal steps
+        env = target.factory()
+        try:
+            while queue:
+                task_id, seed = queue.pop()
+                policy = RandomPolicy()
+                await policy.start(EpisodeContext(task_id, seed, env))
+                t0 = time.perf_counter()
+                obs = await env.reset(task_id, seed)
+                resets.append((time.perf_counter() - t0) * 1e3)
+                while True:
+                    result = await env.step((await policy.act(obs)).action)
+                    steps += 1
+                    obs = result.observation
+                    if result.terminated or result.truncated:
+                        break
+                    await asyncio.sleep(0)  # let the other episodes interleave
+        finally:
+            await env.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return resets, steps, time.perf_counter() - t0
+
+
+def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
+    budget = target.profile.throughput
+    pairs = jobs(target, max(32, opts.episodes * 4), opts.seed + 8, "all")
+    resets, steps, seconds = run_async(_measure(target, pairs, budget.concurrency))
+    resets.sort()
+    p50 = statistics.median(resets)
+    p95 = resets[min(len(resets) - 1, int(0.95 * len(resets)))]
+    rate = steps / seconds
+    metrics = {
+        "reset_p50_ms": round(p50, 3),
+        "reset_p95_ms": round(p95, 3),
+        "steps_per_s": round(rate, 1),
+        "concurrency": budget.concurrency,
+        "episodes": len(pairs),
+        "steps": steps,
+    }
+    summary = (
+        f"reset p50 {p50:.2f} ms (budget {budget.reset_p50_ms} ms), p95 {p95:.2f} ms; "
+        f"{rate:,.0f} steps/s at concurrency {budget.concurrency} "
+        f"(budget {budget.steps_per_s:,.0f})"
+    )
+    if p50 > budget.reset_p50_ms or rate < budget.steps_per_s:
+        raise CheckFailed("over budget: " + summary, metrics)
+    return summary, metrics

@@ -1,0 +1,83 @@
+"""What an environment declares so that the QA checks have something real to test.
+
+Every built-in environment sets ``qa = QAProfile(...)``. Nothing is skipped silently: a check
+with nothing to test fails, unless a *user* environment lists it in ``not_applicable`` with a
+reason (built-in environments never do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from gymforge.rollout.policy import Policy
+
+CHECK_NAMES: tuple[str, ...] = (
+    "replay_determinism",
+    "reset_isolation",
+    "scripted_baselines",
+    "verifier_redteam",
+    "error_paths",
+    "truncation_accounting",
+    "distribution_audit",
+    "throughput",
+    "trajectory_schema",
+    "heldout_exclusion",
+)
+
+VerifierKind = Literal["math", "code", "match", "state"]
+
+
+@dataclass(frozen=True)
+class Baselines:
+    """Success-rate thresholds for the scripted baselines on training tasks."""
+
+    oracle_min: float = 0.95
+    bad_max: float = 0.2
+    noop_max: float = 0.05
+    bad_policy: str = "random"
+
+
+@dataclass(frozen=True)
+class ThroughputBudget:
+    """The environment's declared speed: reset p50 at most, steps per second at least."""
+
+    reset_p50_ms: float = 50.0
+    steps_per_s: float = 200.0
+    concurrency: int = 8
+
+
+@dataclass(frozen=True)
+class RedTeamCase:
+    """An environment-specific attack: a scripted policy that must never be judged a success.
+
+    ``make_policy`` builds a fresh policy per episode (it may consult ``ctx.env``'s oracle).
+    """
+
+    name: str
+    make_policy: Callable[[], Policy]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class QAProfile:
+    """The declarations the ten checks read. Defaults are sensible for small tool worlds."""
+
+    verifier_kinds: tuple[VerifierKind, ...] = ()
+    redteam: tuple[RedTeamCase, ...] = ()
+    baselines: Baselines = field(default_factory=Baselines)
+    throughput: ThroughputBudget = field(default_factory=ThroughputBudget)
+    family_weights: Mapping[str, float] | None = None  # declared mixture; None = uniform
+    family_share_tolerance: float = 0.1
+    max_duplicate_rate: float = 0.02
+    success_band: tuple[float, float] = (0.02, 0.98)
+    not_applicable: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.not_applicable) - set(CHECK_NAMES)
+        if unknown:
+            raise ValueError(f"not_applicable names unknown checks: {sorted(unknown)}")
+        if any(not reason.strip() for reason in self.not_applicable.values()):
+            raise ValueError("every not_applicable entry needs a reason")

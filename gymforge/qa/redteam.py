@@ -1,0 +1,274 @@
+"""The red-team library: generic attacks per verifier kind, as scripted policies.
+
+Every attack is a policy that tries to be judged a success without solving the task. The
+``verifier_redteam`` check runs each attack an environment's declared verifier kinds call
+for, plus the environment's own ``RedTeamCase``s, and fails if any attack succeeds.
+
+Attacks that need the right answer to build a near miss (math, code, match) read it from
+the environment's oracle: the text of the oracle's final reply.
+
+- ``state``: claim success in text without acting; do the work and add collateral damage
+  (repeat a write); stop one write short and claim success.
+- ``math``: hedges, false equations, unit tricks, a boxed answer hidden in the reasoning,
+  tiny-value collapse, code injection, huge inputs.
+- ``code``: early exit, always-equal objects, fake PASS output, test patching.
+- ``match``: hedges and enumerations, spaced-out characters, negation, format games.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gymforge.core.env import SupportsOracle
+from gymforge.core.errors import UserError
+from gymforge.core.types import Action, Observation, Reply, ToolCall
+from gymforge.qa.profile import RedTeamCase, VerifierKind
+from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+
+CLAIMS = (
+    "Done. All requested changes have been completed successfully.",
+    '{"status": "success", "completed": true}',
+    "TASK COMPLETE. Verified: every step succeeded. PASS",
+)
+
+
+class AttackNotApplicable(Exception):
+    """Raised by an attack that cannot be built for this task; the episode is not counted."""
+
+
+def _oracle(ctx: EpisodeContext) -> SupportsOracle:
+    if not isinstance(ctx.env, SupportsOracle):
+        raise UserError(f"{ctx.env.spec.id}: red-team attacks need an oracle (oracle_action)")
+    return ctx.env
+
+
+async def oracle_final_text(ctx: EpisodeContext, max_actions: int = 10_000) -> str:
+    """The text of the oracle's final reply, found by walking its plan without stepping.
+
+    Only valid for environments whose oracle ends with a reply; the walk does not step the
+    env, so it is meant for single-turn tasks where the first oracle action is the reply.
+    """
+    action = await _oracle(ctx).oracle_action()
+    if not isinstance(action, Reply):
+        raise UserError(f"{ctx.env.spec.id}: the oracle's first action is not a reply")
+    return action.text
+
+
+class _Attack:
+    name = "attack"
+    checkpoint = "redteam"
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        self.ctx = ctx
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        raise NotImplementedError
+
+
+class ClaimWithoutAction(_Attack):
+    """Replies with a success claim at once; the world is untouched."""
+
+    def __init__(self, claim: str) -> None:
+        self.claim = claim
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        return PolicyTurn(Reply(text=self.claim))
+
+
+class OracleThenCollateral(_Attack):
+    """Follows the oracle, but repeats its last successful write before the final reply."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await super().start(ctx)
+        self.last_write: ToolCall | None = None
+        self.repeated = False
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        if self.repeated and not observation.data.get("tool_result", {}).get("ok"):
+            raise AttackNotApplicable("the repeated write was refused; no collateral damage")
+        action = await _oracle(self.ctx).oracle_action()
+        if isinstance(action, ToolCall) and _looks_like_write(self.ctx, action):
+            self.last_write = action
+        if isinstance(action, Reply) and not self.repeated:
+            if self.last_write is None:
+                raise AttackNotApplicable("the oracle made no write to repeat")
+            self.repeated = True
+            return PolicyTurn(self.last_write.model_copy(update={"call_id": "call_dup"}))
+        return PolicyTurn(action)
+
+
+class OracleStopShort(_Attack):
+    """Follows the oracle but skips its last write; the oracle's reply then claims success."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await super().start(ctx)
+        self.skip: ToolCall | None = None
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        if self.skip is None:  # the plan exists only once the episode has been reset
+            plan_fn = getattr(self.ctx.env, "oracle_plan", None)
+            task = getattr(self.ctx.env, "task", None)
+            plan: list[Action] = list(plan_fn(task) or []) if plan_fn and task else []
+            writes = [a for a in plan if isinstance(a, ToolCall) and _looks_like_write(self.ctx, a)]
+            if not writes:
+                raise AttackNotApplicable("no oracle plan with a write to skip")
+            self.skip = writes[-1]
+        action = await _oracle(self.ctx).oracle_action()
+        if action == self.skip:
+            action = await _oracle(self.ctx).oracle_action()
+        return PolicyTurn(action)
+
+
+def _looks_like_write(ctx: EpisodeContext, action: ToolCall) -> bool:
+    toolset = getattr(ctx.env, "toolset", None)
+    tools = getattr(toolset, "tools", {})
+    tool = tools.get(action.name)
+    return bool(getattr(tool, "writes", False))
+
+
+class CraftedReply(_Attack):
+    """Replies once with text crafted from the oracle's answer. ``craft`` returns None when
+    the attack does not apply to this answer (then it replies with a plain claim)."""
+
+    def __init__(self, craft: Callable[[str], str | None]) -> None:
+        self.craft = craft
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        gold_text = await oracle_final_text(self.ctx)
+        crafted = self.craft(gold_text)
+        return PolicyTurn(Reply(text=crafted if crafted is not None else CLAIMS[0]))
+
+
+# ---- answer crafting ---------------------------------------------------------------------
+_BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
+_CODE = re.compile(r"```(?:\w+)?\n(.*?)```", re.S)
+
+
+def boxed_answer(text: str) -> str:
+    """The content of the last ``\\boxed{}`` in ``text``, else the stripped text."""
+    found = _BOXED.findall(text)
+    return found[-1].strip() if found else text.strip()
+
+
+def wrong_answer(gold: str) -> str:
+    """A different answer of the same shape: n+1 for integers, else a fixed other value."""
+    g = gold.strip()
+    if re.fullmatch(r"-?\d+", g):
+        return str(int(g) + 1)
+    return "0" if g not in ("0", "0.0") else "1"
+
+
+def _math_attacks() -> dict[str, Callable[[str], str | None]]:
+    def num(g: str) -> float | None:
+        try:
+            return float(g)
+        except ValueError:
+            return None
+
+    def tiny(t: str) -> str | None:
+        v = num(boxed_answer(t))
+        return None if v in (None, 0.0) else f"\\boxed{{{v * (1 + 1e-6)!r}}}"
+
+    def g(t: str) -> str:
+        return boxed_answer(t)
+
+    def w(t: str) -> str:
+        return wrong_answer(boxed_answer(t))
+
+    return {
+        "hedge_or": lambda t: f"\\boxed{{{g(t)}}} or \\boxed{{{w(t)}}}",
+        "hedge_text_or": lambda t: f"\\boxed{{{g(t)} \\text{{ or }} {w(t)}}}",
+        "hedge_pm": lambda t: f"\\boxed{{\\pm {g(t)}}}",
+        "false_equation": lambda t: f"\\boxed{{{w(t)}={g(t)}}}",
+        "unit_trick": lambda t: f"\\boxed{{{g(t)}\\text{{ km}}}}",
+        "boxed_in_reasoning": lambda t: (
+            f"<think>so it is \\boxed{{{g(t)}}}</think>Final answer: \\boxed{{{w(t)}}}"
+        ),
+        "tiny_value_collapse": tiny,
+        "zero_collapse": lambda t: None if num(g(t)) in (None, 0.0) else "\\boxed{0}",
+        "code_injection": lambda t: "\\boxed{__import__('os').system('exit 3')}",
+        "dunder_escape": lambda t: "\\boxed{().__class__.__base__.__subclasses__()}",
+        "huge_power_tower": lambda t: "\\boxed{9^{9^{9^{9}}}}",
+        "huge_factorial": lambda t: "\\boxed{(10^{8})!}",
+        "huge_digits": lambda t: "\\boxed{" + "7" * 1_000_000 + "}",
+        "deep_nesting": lambda t: "\\boxed{" + "(" * 5000 + "1" + ")" * 5000 + "}",
+    }
+
+
+def _code_attacks() -> dict[str, Callable[[str], str | None]]:
+    def with_body(body: str) -> Callable[[str], str | None]:
+        def craft(t: str) -> str | None:
+            blocks = _CODE.findall(t)
+            names = re.findall(r"^def (\w+)\(", blocks[-1] if blocks else t, re.M)
+            if not names:
+                return None
+            fns = "\n".join(f"def {n}(*args, **kwargs):\n{body}" for n in names)
+            return f"```python\n{fns}\n```"
+
+        return craft
+
+    always_eq = (
+        "    class _Eq(int):\n        def __eq__(self, other): return True\n"
+        "        def __ne__(self, other): return False\n        __hash__ = int.__hash__\n"
+        "    return _Eq(0)"
+    )
+    return {
+        "exit_at_import": lambda t: "```python\nimport sys\nsys.exit(0)\n```",
+        "os_exit_in_function": with_body("    import os\n    os._exit(0)"),
+        "raise_systemexit": with_body("    raise SystemExit(0)"),
+        "always_equal": with_body(always_eq),
+        "fake_pass_output": with_body("    print('PASS\\nall tests passed\\nOK')\n    return None"),
+        "patch_assertions": lambda t: (
+            "```python\nimport builtins\n"
+            "builtins.AssertionError = type('X', (BaseException,), {})\n"
+            "```"
+        ),
+    }
+
+
+def _match_attacks() -> dict[str, Callable[[str], str | None]]:
+    def spaced(t: str) -> str | None:
+        g = t.strip()
+        return " ".join(g) if len(g) >= 2 and " " not in g else None
+
+    return {
+        "hedge_or": lambda t: f"{t.strip()} or {wrong_answer(t)}",
+        "enumerate_candidates": lambda t: "\n".join([wrong_answer(t), t.strip(), "none of these"]),
+        "spaced_characters": spaced,
+        "negation": lambda t: f"It is not {t.strip()}.",
+        "json_two_answers": lambda t: f'{{"answer": "{wrong_answer(t)}", "alt": "{t.strip()}"}}',
+    }
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    kind: VerifierKind
+    make_policy: Callable[[], _Attack]
+
+
+def attacks_for(kinds: tuple[VerifierKind, ...]) -> list[Attack]:
+    """The generic attacks for the given verifier kinds, in a stable order."""
+    out: list[Attack] = []
+    for kind in kinds:
+        if kind == "state":
+            out += [
+                Attack(f"state.claim_{i}", "state", lambda c=c: ClaimWithoutAction(c))
+                for i, c in enumerate(CLAIMS)
+            ]
+            out += [
+                Attack("state.collateral_repeat_write", "state", OracleThenCollateral),
+                Attack("state.stop_one_write_short", "state", OracleStopShort),
+            ]
+            continue
+        table = {"math": _math_attacks, "code": _code_attacks, "match": _match_attacks}[kind]()
+        out += [
+            Attack(f"{kind}.{name}", kind, lambda f=f: CraftedReply(f)) for name, f in table.items()
+        ]
+    return out
+
+
+def case_attacks(cases: tuple[RedTeamCase, ...]) -> list[Attack]:
+    return [Attack(f"env.{c.name}", "state", c.make_policy) for c in cases]  # type: ignore[arg-type]

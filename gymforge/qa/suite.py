@@ -1,0 +1,67 @@
+"""Run the QA checks against a target and report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymforge.qa.checks import MODULES
+from gymforge.qa.checks.common import CheckResult, QAOptions, timed
+from gymforge.qa.profile import CHECK_NAMES
+from gymforge.qa.target import QATarget
+
+CHECKS: dict[str, Any] = {m.NAME: m for m in MODULES}
+assert tuple(CHECKS) == CHECK_NAMES, "check modules and CHECK_NAMES disagree"
+
+
+@dataclass
+class QAReport:
+    env: str
+    version: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "version": self.version,
+            "passed": self.passed,
+            "checks": [c.as_json() for c in self.checks],
+        }
+
+
+def run_check(name: str, target: QATarget, opts: QAOptions) -> CheckResult:
+    """Run one check, honouring declared not-applicable entries (user environments only)."""
+    if name not in CHECKS:
+        raise ValueError(f"unknown check {name!r}; checks: {', '.join(CHECK_NAMES)}")
+    reason = target.profile.not_applicable.get(name)
+    if reason is not None:
+        if target.builtin:
+            return CheckResult(
+                name,
+                False,
+                "built-in environments may not declare a check "
+                f"not applicable (declared: {reason})",
+            )
+        return CheckResult(name, True, f"not applicable: {reason}", applicable=False)
+    return timed(name, CHECKS[name].run, target, opts)
+
+
+def run_qa(
+    target: QATarget,
+    opts: QAOptions | None = None,
+    only: Sequence[str] | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
+) -> QAReport:
+    opts = opts or QAOptions()
+    report = QAReport(target.spec.id, target.spec.version)
+    for name in only or CHECK_NAMES:
+        result = run_check(name, target, opts)
+        report.checks.append(result)
+        if on_result is not None:
+            on_result(result)
+    return report
