@@ -281,6 +281,22 @@ def qa(
 
 @app.command()
 @friendly
+def new(
+    name: str = typer.Argument(..., help="Environment name (a lowercase identifier)."),
+    directory: Path = typer.Option(Path("."), "--dir", "-d", help="Where to write the files."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
+) -> None:
+    """Write a one-file environment NAME.py and its QA test test_NAME.py."""
+    from gymforge.scaffold import class_name, scaffold
+
+    written = scaffold(name, directory, force)
+    for path in written:
+        err.print(f"wrote {path}")
+    err.print(f"next: gymforge qa {written[0]}:{class_name(name)}")
+
+
+@app.command()
+@friendly
 def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Output directory."),
     n: int = typer.Option(40, "-n", min=1, help="Tasks per policy."),

@@ -6,7 +6,12 @@ A factory is an ``Environment`` class or a zero-argument callable returning an e
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from gymforge.core.env import Environment
@@ -20,22 +25,45 @@ EnvFactory = Callable[[], Any]
 
 
 def resolve_factory(env: str) -> EnvFactory:
-    """The factory behind a built-in id or an import path; UserError if there is none."""
+    """The factory behind a built-in id or an import path; UserError if there is none.
+
+    Import paths are ``package.module:attr`` (the current directory is importable, as with
+    ``python -m``) or ``path/to/file.py:attr``.
+    """
     target = BUILTIN.get(env, env)
     if ":" not in target:
         raise UserError(
             f"unknown environment {env!r}; built-in: {', '.join(sorted(BUILTIN))} "
             "(or give an import path like my_pkg.my_env:make_env)"
         )
-    module_name, _, attr = target.partition(":")
+    module_name, _, attr = target.rpartition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ImportError as err:
         raise UserError(f"cannot import {module_name!r}: {err}") from err
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise UserError(f"{module_name!r} has no callable {attr!r}")
     return factory
+
+
+def _import(module_name: str) -> ModuleType:
+    if module_name.endswith(".py"):
+        path = Path(module_name).resolve()
+        if not path.is_file():
+            raise ImportError(f"no such file {module_name}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {module_name}")
+        module = sys.modules.get(path.stem)
+        if module is None or getattr(module, "__file__", None) != str(path):
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[path.stem] = module
+            spec.loader.exec_module(module)
+        return module
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(module_name)
 
 
 def make_env(env: str) -> Environment:

@@ -4,8 +4,8 @@ Every attack is a policy that tries to be judged a success without solving the t
 ``verifier_redteam`` check runs each attack an environment's declared verifier kinds call
 for, plus the environment's own ``RedTeamCase``s, and fails if any attack succeeds.
 
-Attacks that need the right answer to build a near miss (math, code, match) read it from
-the environment's oracle: the text of the oracle's final reply.
+Attacks that need the right answer to build a near miss (math, code, match) follow the
+environment's oracle and rewrite the text of its final reply.
 
 - ``state``: claim success in text without acting; do the work and add collateral damage
   (repeat a write); stop one write short and claim success.
@@ -42,18 +42,6 @@ def _oracle(ctx: EpisodeContext) -> SupportsOracle:
     if not isinstance(ctx.env, SupportsOracle):
         raise UserError(f"{ctx.env.spec.id}: red-team attacks need an oracle (oracle_action)")
     return ctx.env
-
-
-async def oracle_final_text(ctx: EpisodeContext, max_actions: int = 10_000) -> str:
-    """The text of the oracle's final reply, found by walking its plan without stepping.
-
-    Only valid for environments whose oracle ends with a reply; the walk does not step the
-    env, so it is meant for single-turn tasks where the first oracle action is the reply.
-    """
-    action = await _oracle(ctx).oracle_action()
-    if not isinstance(action, Reply):
-        raise UserError(f"{ctx.env.spec.id}: the oracle's first action is not a reply")
-    return action.text
 
 
 class _Attack:
@@ -129,16 +117,20 @@ def _looks_like_write(ctx: EpisodeContext, action: ToolCall) -> bool:
 
 
 class CraftedReply(_Attack):
-    """Replies once with text crafted from the oracle's answer. ``craft`` returns None when
-    the attack does not apply to this answer (then it replies with a plain claim)."""
+    """Follows the oracle; replaces its final reply with text crafted from it. ``craft``
+    returns None when the attack does not apply to this answer."""
 
     def __init__(self, craft: Callable[[str], str | None]) -> None:
         self.craft = craft
 
     async def act(self, observation: Observation) -> PolicyTurn:
-        gold_text = await oracle_final_text(self.ctx)
-        crafted = self.craft(gold_text)
-        return PolicyTurn(Reply(text=crafted if crafted is not None else CLAIMS[0]))
+        action = await _oracle(self.ctx).oracle_action()
+        if not isinstance(action, Reply):
+            return PolicyTurn(action)
+        crafted = self.craft(action.text)
+        if crafted is None:
+            raise AttackNotApplicable("this answer has no such near miss")
+        return PolicyTurn(Reply(text=crafted))
 
 
 # ---- answer crafting ---------------------------------------------------------------------
