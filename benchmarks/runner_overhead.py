@@ -9,7 +9,8 @@ driven by a zero-latency scripted policy. Three variants in the same run:
 - ``runner (memory)``: ``gymforge.rollout.run`` with records built but not written;
 - ``runner (jsonl+fsync)``: the full path, validating, sealing and fsyncing per episode.
 
-The overhead per step is (runner time - bare time) / steps. Run: python benchmarks/runner_overhead.py
+The overhead per step is (runner time - bare time) / steps.
+Run: python benchmarks/runner_overhead.py
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from gymforge.rollout import EpisodeContext, PolicyTurn, run
 
 STEPS_PER_EPISODE = 20
 EPISODES = 300
-OBS = Observation(messages=(Message(role="tool", content='{"ok":true,"result":[1,2,3]}'),),
-                  data={"tool_result": {"ok": True}}, tokens=12)
+OBS = Observation(
+    messages=(Message(role="tool", content='{"ok":true,"result":[1,2,3]}'),),
+    data={"tool_result": {"ok": True}},
+    tokens=12,
+)
 
 
 class ZeroEnv:
@@ -89,12 +93,15 @@ def main() -> None:
     print(f"{steps} steps per variant ({EPISODES} episodes x {STEPS_PER_EPISODE}), best of 3")
     print(f"{'variant':<24}{'us/step':>10}{'overhead us/step':>18}{'x bare':>9}")
     for name, t in (("bare loop", base), ("runner (memory)", mem), ("runner (jsonl+fsync)", disk)):
-        print(f"{name:<24}{t / steps * 1e6:>10.1f}{(t - base) / steps * 1e6:>18.1f}"
-              f"{t / base:>9.1f}")
+        print(
+            f"{name:<24}{t / steps * 1e6:>10.1f}{(t - base) / steps * 1e6:>18.1f}{t / base:>9.1f}"
+        )
     overhead_ms = (disk - base) / steps * 1e3
     verdict = "PASS" if overhead_ms <= 0.5 else "FAIL"
-    print(f"runner overhead with trajectory writing: {overhead_ms:.3f} ms/step "
-          f"(target <= 0.5 ms): {verdict}")
+    print(
+        f"runner overhead with trajectory writing: {overhead_ms:.3f} ms/step "
+        f"(target <= 0.5 ms): {verdict}"
+    )
 
 
 if __name__ == "__main__":

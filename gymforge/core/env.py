@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from gymforge.core.types import Action, Observation, State
 
-_SEMVER = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
+_SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:[-+][0-9A-Za-z.-]+)?")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class EnvSpec:
     description: str = ""
 
     def __post_init__(self) -> None:
-        if not _SEMVER.match(self.version):
+        if not _SEMVER.fullmatch(self.version):
             raise ValueError(
                 f"EnvSpec.version must be semver (MAJOR.MINOR.PATCH), got {self.version!r}"
             )

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 ToolErrorKind = Literal[
     "invalid_arguments",
@@ -23,6 +23,7 @@ ToolErrorKind = Literal[
     "validation",
     "internal",
 ]
+TOOL_ERROR_KINDS: frozenset[str] = frozenset(get_args(ToolErrorKind))
 
 
 class GymforgeError(Exception):

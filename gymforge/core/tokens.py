@@ -10,7 +10,7 @@ numbers or non-Latin scripts. Configure a real tokenizer whenever budgets must b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from gymforge.core.types import Message
@@ -56,12 +56,15 @@ class HFTokenCounter:
         self._chat = bool(getattr(tokenizer, "chat_template", None))
 
     def count_text(self, text: str) -> int:
-        encoded = self._tok.encode(text)
-        ids = getattr(encoded, "ids", encoded)
-        return len(ids)
+        """Tokens of ``text`` alone: no BOS/EOS or other special tokens."""
+        encoded = self._tok.encode(text, add_special_tokens=False)
+        return len(getattr(encoded, "ids", encoded))
 
     def count(self, messages: Sequence[Message]) -> int:
         if self._chat:
             dicts = [{"role": m.role, "content": m.content} for m in messages]
-            return len(self._tok.apply_chat_template(dicts, tokenize=True))
+            ids = self._tok.apply_chat_template(dicts, tokenize=True, return_dict=False)
+            if isinstance(ids, Mapping):  # tokenizers that ignore return_dict=False
+                ids = ids["input_ids"]
+            return len(ids)
         return sum(self.count_text(m.content) for m in messages)

@@ -7,6 +7,7 @@ cannot be edited behind the environment's back.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal
 
@@ -30,9 +31,12 @@ construction (a parser turns that into an ``Invalid`` action)."""
 def scrub_text(value: Any, _depth: int = 0) -> Any:
     """Replace lone surrogates (which JSON escapes like ``\\ud800`` can smuggle in) with
     U+FFFD in every string of ``value``, so any text can be encoded as UTF-8 downstream.
-    Raises ValueError for structures nested deeper than ``MAX_NESTING``."""
+    Raises ValueError for non-finite floats and for structures nested deeper than
+    ``MAX_NESTING``: neither can be written as canonical JSON."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("NaN and infinities are not JSON; refused")
     if _depth > MAX_NESTING and isinstance(value, dict | list | tuple):
         raise ValueError(f"nested deeper than {MAX_NESTING} levels")
     if isinstance(value, dict):

@@ -12,6 +12,7 @@ from gymforge.core.errors import InfraError
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
 from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.trajectory.schema import component_totals
 
 MAX_STEPS_GUARD = 100_000
 """A hard stop for environments that never end an episode (a broken budget)."""
@@ -103,7 +104,6 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
             "timestamp": time.time(),
         }
     ]
-    totals: dict[str, float] = {}
     result: StepResult | None = None
     for step in range(1, MAX_STEPS_GUARD + 1):
         try:
@@ -126,15 +126,13 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
                 "timestamp": time.time(),
             }
         )
-        for name, value in result.reward_components.items():
-            totals[name] = totals.get(name, 0.0) + value
         obs = result.observation
         if result.terminated or result.truncated:
             break
     else:
         raise InfraError(f"{keys.env_id} never ended episode {keys.episode_id}")
     assert result is not None
-    records.append(episode_record(base, records, result, totals, env))
+    records.append(episode_record(base, records, result, env))
     return records
 
 
@@ -142,9 +140,9 @@ def episode_record(
     base: dict[str, Any],
     records: list[dict[str, Any]],
     last: StepResult,
-    totals: dict[str, float],
     env: Environment,
 ) -> dict[str, Any]:
+    totals = component_totals([r["reward_components"] for r in records])
     success = bool(last.info.get("success"))
     verdict = last.info.get("verdict") or {}
     reason = None if success else verdict.get("reason") or last.info.get("end_reason")

@@ -7,13 +7,15 @@ actions replays the same faults exactly, and faults in one tool never shift anot
 Fault kinds:
 - ``timeout``: the call fails with a retryable ``timeout`` error; a write is not applied.
 - ``permission_denied``: the call fails with a non-retryable ``permission_denied`` error.
-- ``empty``: the call "succeeds" with an empty result (``[]``, ``{}``, ``""`` or ``null``).
+- ``empty``: a read tool "succeeds" with an empty result (``[]``, ``{}``, ``""`` or
+  ``null``). On a write tool the fault does not fire.
 - ``stale``: a read tool serves the result of an earlier call with the same arguments,
   marked ``stale`` with ``as_of_call``. Without an earlier call the fault does not fire.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -36,8 +38,9 @@ class FaultPlan:
     forced: tuple[tuple[str, int, FaultKind], ...] = ()
 
     def __post_init__(self) -> None:
-        if sum(self.rates.values()) > 1.0 or any(r < 0 for r in self.rates.values()):
-            raise ValueError("fault rates must be >= 0 and sum to at most 1")
+        rates = list(self.rates.values())
+        if not all(math.isfinite(r) and r >= 0 for r in rates) or math.fsum(rates) > 1.0:
+            raise ValueError("fault rates must be finite, >= 0 and sum to at most 1")
         unknown = set(self.rates) - set(FAULT_KINDS)
         if unknown:
             raise ValueError(f"unknown fault kinds: {sorted(unknown)}")

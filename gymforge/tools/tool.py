@@ -28,7 +28,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from gymforge.core.errors import ToolError
+from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import ToolCall
 from gymforge.tools.faults import NO_FAULTS, FaultKind, FaultPlan
@@ -239,7 +239,8 @@ class Toolset:
             value = t.fn(self.owner, **kwargs) if t.takes_self else t.fn(**kwargs)
             content = t.returns.dump_python(value, mode="json") if t.returns else None
         except ToolError as err:
-            return _error(t.name, err.kind, err.message, retryable=err.retryable)
+            kind = err.kind if err.kind in TOOL_ERROR_KINDS else "internal"
+            return _error(t.name, kind, str(err.message)[:2000], retryable=bool(err.retryable))
         except Exception as err:  # a crashing tool is the tool's bug, never the agent's
             return _error(t.name, "internal", f"tool crashed: {type(err).__name__}")
         if not t.writes:
@@ -259,7 +260,7 @@ class Toolset:
             return _error(
                 t.name, "permission_denied", "permission denied for this call", fault=fault
             )
-        if fault == "empty":
+        if fault == "empty" and not t.writes:
             return ToolResult(
                 tool=t.name, ok=True, content=_empty_like(t.return_annotation), fault=fault
             )

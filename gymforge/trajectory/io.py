@@ -8,6 +8,7 @@ a run killed midway keeps every finished episode, and never leaves half of one.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,19 +19,35 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import IntegrityError
 from gymforge.core.seeding import canonical_json
-from gymforge.trajectory.schema import LINE_ADAPTER, EpisodeRecord, StepRecord, chain_digest
+from gymforge.trajectory.schema import (
+    LINE_ADAPTER,
+    EpisodeRecord,
+    StepRecord,
+    chain_digest,
+    component_totals,
+)
 
 _PLACEHOLDER = "0" * 64
 
 
 def seal_episode(records: list[dict[str, Any]]) -> list[str]:
     """Validate ``records`` (steps then the episode record), chain their digests, and return
-    the canonical JSON lines. Raises IntegrityError naming the first invalid record."""
+    the canonical JSON lines. Raises IntegrityError naming the first invalid record.
+
+    Records are serialised to strict JSON *before* validation, so values JSON cannot hold
+    (NaN, infinities, sets, objects) are refused rather than quietly turned into ``null`` or
+    lists."""
     lines: list[str] = []
     previous = ""
     for i, rec in enumerate(records):
         try:
-            model = LINE_ADAPTER.validate_python({**rec, "digest": _PLACEHOLDER})
+            text = canonical_json({**rec, "digest": _PLACEHOLDER})
+        except (TypeError, ValueError) as err:
+            raise IntegrityError(
+                f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
+            ) from err
+        try:
+            model = LINE_ADAPTER.validate_json(text)
         except ValidationError as err:
             raise IntegrityError(
                 f"record {i} of episode {rec.get('episode_id')} breaks the "
@@ -134,10 +151,29 @@ def verify_chain(log: EpisodeLog) -> None:
     for i, s in enumerate(log.steps):
         if s.step != i:
             raise IntegrityError(f"{where}: step {s.step} found where step {i} was expected")
-    if log.end.steps != len(log.steps) - 1:
+        if (s.terminated or s.truncated) and i != len(log.steps) - 1:
+            raise IntegrityError(f"{where}: step {i} ends the episode but more steps follow")
+    end, last = log.end, log.steps[-1]
+    if end.steps != len(log.steps) - 1:
         raise IntegrityError(
-            f"{where}: episode record counts {log.end.steps} steps, file holds {len(log.steps) - 1}"
+            f"{where}: episode record counts {end.steps} steps, file holds {len(log.steps) - 1}"
         )
+    if len(log.steps) < 2 or not (last.terminated or last.truncated):
+        raise IntegrityError(f"{where}: the last step does not end the episode")
+    totals = component_totals([s.reward_components for s in log.steps])
+    expected = {
+        "reward_components": totals,
+        "reward": math.fsum(totals.values()),
+        "terminated": last.terminated,
+        "truncated": last.truncated,
+        "success": bool(last.info.get("success")),
+    }
+    for name, value in expected.items():
+        if getattr(end, name) != value:
+            raise IntegrityError(
+                f"{where}: episode record {name} = {getattr(end, name)!r} but its steps "
+                f"give {value!r}"
+            )
 
 
 def sealed_log(records: list[dict[str, Any]]) -> EpisodeLog:

@@ -93,7 +93,18 @@ async def replay_episode(env: Environment, log: EpisodeLog) -> tuple[int, Diverg
     replayed = reset_outcome(obs, fingerprint(await env.snapshot()))
     for i, raw in enumerate(log.raw[: len(log.steps)]):
         if i > 0:
-            result = await env.step(ACTION_ADAPTER.validate_python(raw["action"]))
+            try:
+                result = await env.step(ACTION_ADAPTER.validate_python(raw["action"]))
+            except Exception as err:
+                return i, Divergence(
+                    log.episode_id,
+                    first.task_id,
+                    first.seed,
+                    i,
+                    "step",
+                    "a step result",
+                    f"{type(err).__name__}: {err}",
+                )
             replayed = step_outcome(result, fingerprint(await env.snapshot()))
         replayed = json.loads(canonical_json(replayed))
         name = _first_difference(raw, replayed)

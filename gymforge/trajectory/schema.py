@@ -111,6 +111,15 @@ def trajectory_json_schema() -> dict[str, Any]:
     return schema
 
 
+def component_totals(step_components: list[dict[str, float]]) -> dict[str, float]:
+    """Per-component sums over an episode's steps, in step order: the episode totals."""
+    totals: dict[str, float] = {}
+    for components in step_components:
+        for name, value in components.items():
+            totals[name] = totals.get(name, 0.0) + value
+    return totals
+
+
 def chain_digest(previous: str, record: dict[str, Any]) -> str:
     """The digest of ``record`` (without its ``digest`` key) chained onto ``previous``."""
     body = {k: v for k, v in record.items() if k != "digest"}

@@ -20,16 +20,18 @@ NAME = "replay_determinism"
 async def _replay_all(
     target: QATarget, episodes: list[list[dict[str, Any]]]
 ) -> tuple[int, str | None]:
-    env = target.factory()
+    """Replay each episode on its own fresh instance (the episodes were recorded on one
+    reused instance, so state that survives ``reset`` shows up as a divergence too)."""
     steps = 0
-    try:
-        for records in episodes:
+    for records in episodes:
+        env = target.factory()
+        try:
             n, divergence = await replay_episode(env, sealed_log(records))
-            steps += n
-            if divergence is not None:
-                return steps, divergence.describe()
-    finally:
-        await env.close()
+        finally:
+            await env.close()
+        steps += n
+        if divergence is not None:
+            return steps, divergence.describe()
     return steps, None
 
 
