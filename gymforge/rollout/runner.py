@@ -24,6 +24,7 @@ from gymforge.core.errors import InfraError
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
 from gymforge.trajectory.io import TrajectoryWriter
+from gymforge.trajectory.schema import component_totals
 
 log = logging.getLogger("gymforge.runner")
 
@@ -36,12 +37,16 @@ class RunResult:
 
 
 def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """Aggregate episode records into the ``summary.json`` fields."""
+    """Aggregate episode records into the ``summary.json`` fields.
+
+    Episodes whose verifier crashed (``failure_reason == "verifier_error"``) are kept in the
+    trajectory file but not scored: they are counted in ``verifier_errors`` and left out of
+    every rate and mean, since the policy was never judged.
+    """
+    errored = [e for e in episodes if e["failure_reason"] == "verifier_error"]
+    episodes = [e for e in episodes if e["failure_reason"] != "verifier_error"]
     n = len(episodes)
-    comps: dict[str, float] = {}
-    for e in episodes:
-        for k, v in e["reward_components"].items():
-            comps[k] = comps.get(k, 0.0) + v
+    comps = component_totals([e["reward_components"] for e in episodes])
 
     def mean(values: list[float]) -> float:
         return math.fsum(values) / n if n else 0.0
@@ -49,6 +54,7 @@ def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any
     return {
         **extra,
         "episodes": n,
+        "verifier_errors": len(errored),
         "success_rate": mean([float(e["success"]) for e in episodes]),
         "mean_reward": mean([e["reward"] for e in episodes]),
         "mean_reward_components": {k: v / n for k, v in sorted(comps.items())},
