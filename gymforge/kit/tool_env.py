@@ -72,6 +72,11 @@ class ToolEnv(ABC):
     def verify(self, task: Task, world: Any, reply: str) -> Verdict:
         """Judge the final reply against the task's hidden truth and the world state."""
 
+    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
+        """Override instead of ``verify`` when judging waits on other processes (a sandbox, a
+        verifier pool), so that other episodes keep running meanwhile."""
+        return self.verify(task, world, reply)
+
     def fault_plan(self, task: Task) -> FaultPlan:
         """Faults for this task's tool calls. Default: none."""
         return NO_FAULTS
@@ -169,7 +174,7 @@ class ToolEnv(ABC):
             c.consecutive_malformed = 0
             follow_up = self.on_reply(action.text)
             if follow_up is None:
-                verdict, end = self._verify(action.text, info, timing), "verdict"
+                verdict, end = await self._verify(action.text, info, timing), "verdict"
                 messages, data = [], {"final": True}
             else:
                 messages, data = follow_up, {}
@@ -225,11 +230,13 @@ class ToolEnv(ABC):
         return None
 
     # ---- helpers ------------------------------------------------------------------------
-    def _verify(self, reply: str, info: dict[str, Any], timing: dict[str, float]) -> Verdict:
+    async def _verify(
+        self, reply: str, info: dict[str, Any], timing: dict[str, float]
+    ) -> Verdict:
         assert self.task is not None
         t0 = time.perf_counter()
         try:
-            verdict = self.verify(self.task, self.world, reply)
+            verdict = await self.verify_async(self.task, self.world, reply)
         except Exception as err:  # the verifier's bug must not look like the policy's failure
             verdict = Verdict(
                 passed=False,
