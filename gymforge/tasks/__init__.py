@@ -1,17 +1,37 @@
-"""Task distributions: families, parameter spaces, held-out splits and sources."""
+"""Task distributions: families, parameter spaces, datasets, held-out splits, and the
+training paths (sources, mixtures, curricula, hard-negative pools) that refuse held-out tasks."""
 
-from gymforge.tasks.family import ChoiceKnob, IntKnob, ParamSpace, TaskFamily, parse_task_id
-from gymforge.tasks.source import SplitName, TaskSource
+from gymforge.tasks.curriculum import Curriculum
+from gymforge.tasks.dataset import Dataset, MathRow, load_jsonl
+from gymforge.tasks.family import (
+    ChoiceKnob,
+    IntKnob,
+    ParamSpace,
+    TaskFamily,
+    TaskId,
+    parse_task_id,
+)
+from gymforge.tasks.hard_negatives import HardNegativePool
+from gymforge.tasks.mixture import Mixture
+from gymforge.tasks.source import TRAINING_PATHS, SplitName, TaskSource
 from gymforge.tasks.split import HeldOutError, Split
 
 __all__ = [
+    "TRAINING_PATHS",
     "ChoiceKnob",
+    "Curriculum",
+    "Dataset",
+    "HardNegativePool",
     "HeldOutError",
     "IntKnob",
+    "MathRow",
+    "Mixture",
     "ParamSpace",
     "Split",
     "SplitName",
     "TaskFamily",
+    "TaskId",
     "TaskSource",
+    "load_jsonl",
     "parse_task_id",
 ]

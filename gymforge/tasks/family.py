@@ -2,12 +2,15 @@
 
 A family's ``task_id`` is ``{family}/v{version}/d{difficulty}/s{seed}``: the difficulty level
 picks a region of the ``ParamSpace``, the seed draws params inside it (through a stable-hash
-RNG stream) and then generates the task. ``family.resolve(task_id)`` therefore rebuilds the
-same task from the id alone, which is what makes replay work from a trajectory file.
+RNG stream) and then generates the task. A task with explicit params (a curriculum or
+hard-negative variant) appends them: ``{family}/v{version}/d{difficulty}/s{seed}/k=v,k=v``
+with JSON values. ``family.resolve(task_id)`` rebuilds the same task from the id alone, which
+is what makes replay work from a trajectory file.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from abc import ABC, abstractmethod
@@ -20,8 +23,33 @@ from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Task
 
 TASK_ID = re.compile(
-    r"^(?P<family>[\w.\-]+)/v(?P<version>\d+)/d(?P<difficulty>\d+)/s(?P<seed>\d+)$"
+    r"^(?P<family>[\w.\-]+)/v(?P<version>\d+)/d(?P<difficulty>\d+)/s(?P<seed>\d+)"
+    r"(?:/(?P<params>[^/]+))?$"
 )
+
+
+@dataclass(frozen=True)
+class TaskId:
+    """A parsed family task id. ``params`` is None when the seed draws them."""
+
+    family: str
+    version: int
+    difficulty: int
+    seed: int
+    params: dict[str, Any] | None = None
+
+    def __str__(self) -> str:
+        base = f"{self.family}/v{self.version}/d{self.difficulty}/s{self.seed}"
+        if self.params is None:
+            return base
+        return (
+            base
+            + "/"
+            + ",".join(
+                f"{k}={json.dumps(v, separators=(',', ':'))}"
+                for k, v in sorted(self.params.items())
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -35,7 +63,12 @@ class IntKnob:
         return r.randint(self.lo, self.hi)
 
     def contains(self, value: Any) -> bool:
-        return isinstance(value, int) and self.lo <= value <= self.hi
+        return (
+            isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+        )
+
+    def neighbors(self, value: Any) -> list[Any]:
+        return [v for v in (value - 1, value + 1) if self.lo <= v <= self.hi]
 
 
 @dataclass(frozen=True)
@@ -49,6 +82,12 @@ class ChoiceKnob:
 
     def contains(self, value: Any) -> bool:
         return value in self.values
+
+    def neighbors(self, value: Any) -> list[Any]:
+        if value not in self.values:
+            return []
+        i = self.values.index(value)
+        return [self.values[j] for j in (i - 1, i + 1) if 0 <= j < len(self.values)]
 
 
 Knob = IntKnob | ChoiceKnob
@@ -77,12 +116,23 @@ class ParamSpace:
         return self.constraint is None or self.constraint(dict(params))
 
 
-def parse_task_id(task_id: str) -> tuple[str, int, int, int]:
-    """``(family, version, difficulty, seed)`` of a family task id, or UnknownTaskError."""
+def parse_task_id(task_id: str) -> TaskId:
+    """Parse a family task id, or raise UnknownTaskError."""
     m = TASK_ID.match(task_id)
     if not m:
         raise UnknownTaskError(f"not a family task id (family/vN/dN/sN): {task_id[:200]!r}")
-    return m["family"], int(m["version"]), int(m["difficulty"]), int(m["seed"])
+    params = None
+    if m["params"]:
+        params = {}
+        for item in m["params"].split(","):
+            key, eq, raw = item.partition("=")
+            try:
+                params[key] = json.loads(raw)
+            except json.JSONDecodeError:
+                eq = ""
+            if not eq or not key:
+                raise UnknownTaskError(f"bad params in task id: {task_id[:200]!r}")
+    return TaskId(m["family"], int(m["version"]), int(m["difficulty"]), int(m["seed"]), params)
 
 
 @dataclass
@@ -133,9 +183,40 @@ class TaskFamily(ABC):
         )
 
     def resolve(self, task_id: str) -> Task:
-        family, version, difficulty, seed = parse_task_id(task_id)
-        if family != self.name or version != self.version:
+        tid = parse_task_id(task_id)
+        if tid.family != self.name or tid.version != self.version:
             raise UnknownTaskError(
-                f"task id {task_id!r} is for {family} v{version}, not {self.name} v{self.version}"
+                f"task id {task_id!r} is for {tid.family} v{tid.version}, "
+                f"not {self.name} v{self.version}"
             )
-        return self.task(difficulty, seed)
+        if tid.params is None:
+            return self.task(tid.difficulty, tid.seed)
+        try:
+            level = self.difficulty(tid.params)
+        except ValueError as err:
+            raise UnknownTaskError(f"{task_id!r}: {err}") from err
+        if level != tid.difficulty:
+            raise UnknownTaskError(f"{task_id!r}: those params are difficulty {level}")
+        return self.generate(dict(tid.params), tid.seed, task_id)
+
+    def variant_id(self, params: Mapping[str, Any], seed: int) -> str:
+        """The id of the task with these explicit ``params`` (they must lie in some level)."""
+        return str(TaskId(self.name, self.version, self.difficulty(params), seed, dict(params)))
+
+    def neighbors(self, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Params one knob step away that still lie in some difficulty level."""
+        knobs: dict[str, Knob] = {}
+        for space in self.levels.values():
+            for name, knob in space.knobs.items():
+                knobs.setdefault(name, knob)
+        out: list[dict[str, Any]] = []
+        for name in sorted(params):
+            ranges = [s.knobs[name] for s in self.levels.values() if name in s.knobs]
+            values = sorted({json.dumps(v) for k in ranges for v in k.neighbors(params[name])})
+            for raw in values:
+                candidate = {**params, name: json.loads(raw)}
+                if candidate != dict(params) and any(
+                    s.contains(candidate) for s in self.levels.values()
+                ):
+                    out.append(candidate)
+        return out

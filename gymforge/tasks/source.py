@@ -1,15 +1,16 @@
-"""An environment's tasks: its families, its held-out split, and id resolution/sampling."""
+"""An environment's tasks: families and datasets, the held-out split, resolution, sampling."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Task
+from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.family import TaskFamily, parse_task_id
 from gymforge.tasks.split import Split
 
@@ -18,24 +19,50 @@ SplitName = Literal["train", "heldout", "all"]
 
 @dataclass(frozen=True)
 class TaskSource:
+    """Procedural families and loaded datasets, plus the held-out split over both.
+
+    A dataset is held out as a whole by naming it in ``Split.families``.
+    """
+
     families: Mapping[str, TaskFamily]
     split: Split = field(default_factory=Split)
+    datasets: tuple[Dataset, ...] = ()
 
     @classmethod
     def of(cls, families: Iterable[TaskFamily], split: Split | None = None) -> TaskSource:
         return cls({f.name: f for f in families}, split or Split())
 
+    def with_dataset(self, dataset: Dataset) -> TaskSource:
+        """A copy that also serves ``dataset``: ids are each row's ``task_id`` or
+        ``name@hash/row``."""
+        return replace(self, datasets=(*self.datasets, dataset))
+
     def resolve(self, task_id: str) -> Task:
         """Rebuild the task from its id alone, stamped with its split."""
-        family_name = parse_task_id(task_id)[0]
+        for ds in self.datasets:
+            found = ds.resolve(task_id)
+            if found is not None:
+                return self._stamp(found)
+        try:
+            family_name = parse_task_id(task_id).family
+        except UnknownTaskError:
+            if not self.datasets:
+                raise
+            pins = ", ".join(d.pin for d in self.datasets)
+            raise UnknownTaskError(
+                f"task id {task_id[:200]!r} is in no loaded dataset ({pins}) "
+                "and is not a family task id"
+            ) from None
         family = self.families.get(family_name)
         if family is None:
             raise UnknownTaskError(
                 f"unknown task family {family_name!r}; known: {', '.join(sorted(self.families))}"
             )
-        task = family.resolve(task_id)
+        return self._stamp(family.resolve(task_id))
+
+    def _stamp(self, task: Task) -> Task:
         if self.split.is_heldout(task.family, task.params):
-            task = task.model_copy(update={"split": "heldout"})
+            return task.model_copy(update={"split": "heldout"})
         return task
 
     def sample(
@@ -44,13 +71,19 @@ class TaskSource:
         seed: int,
         split: SplitName = "train",
         difficulties: Iterable[int] | None = None,
+        families: Iterable[str] | None = None,
     ) -> list[str]:
         """``n`` task ids from ``split``, deterministic in ``seed``; never a held-out id for
-        ``train``. Families are visited in turn so that none dominates."""
-        names = sorted(self.families)
-        if not names:
-            raise UnknownTaskError("this environment declares no task families")
+        ``train``. Sources (families, then datasets) are visited in turn so that none
+        dominates; datasets take part only when no difficulty filter is given. Every draw
+        comes from one RNG stream keyed on ``(seed, split)``, so nearby seeds share nothing."""
         wanted = None if difficulties is None else set(difficulties)
+        only = None if families is None else set(families)
+        names = [f for f in sorted(self.families) if only is None or f in only]
+        sets = [d for d in self.datasets if wanted is None and (only is None or d.name in only)]
+        pools: list[TaskFamily | Dataset] = [self.families[f] for f in names] + sets
+        if not pools:
+            raise UnknownTaskError("no task family or dataset to sample from")
         r = random.Random(derive_seed("task-sample", seed, split))
         out: list[str] = []
         tries = 0
@@ -58,17 +91,22 @@ class TaskSource:
             tries += 1
             if tries > 1000 * max(n, 1):
                 raise UnknownTaskError(f"could not draw {n} {split} tasks; is the split empty?")
-            family = self.families[names[(len(out) + tries) % len(names)]]
-            levels = [d for d in sorted(family.levels) if wanted is None or d in wanted]
-            if not levels:
-                continue
-            level = r.choice(levels)
-            task_seed = r.randrange(10**9)
-            params = family.params_for(level, task_seed)
-            held = self.split.is_heldout(family.name, params)
+            pool = pools[(len(out) + tries) % len(pools)]
+            if isinstance(pool, Dataset):
+                task = pool.tasks[r.randrange(len(pool))]
+                held = self.split.is_heldout(task.family, task.params)
+                task_id = task.task_id
+            else:
+                levels = [d for d in sorted(pool.levels) if wanted is None or d in wanted]
+                if not levels:
+                    continue
+                level = r.choice(levels)
+                task_seed = r.randrange(10**9)
+                held = self.split.is_heldout(pool.name, pool.params_for(level, task_seed))
+                task_id = pool.task_id(level, task_seed)
             if (split == "train" and held) or (split == "heldout" and not held):
                 continue
-            out.append(family.task_id(level, task_seed))
+            out.append(task_id)
         return out
 
 
@@ -77,4 +115,4 @@ TRAINING_PATHS: dict[str, TrainingPath] = {
     "TaskSource.sample(train)": lambda source, n, seed: source.sample(n, seed, "train"),
 }
 """Every code path that hands tasks to training: ``(source, n, seed) -> task ids``. The QA
-check ``heldout_exclusion`` drives each one; curricula and mixtures register here too."""
+check ``heldout_exclusion`` drives each one; curricula, mixtures and pools register here."""
