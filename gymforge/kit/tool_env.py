@@ -19,17 +19,19 @@ from __future__ import annotations
 import random
 import time
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
-from gymforge.core.errors import EpisodeStateError
+from gymforge.core.errors import EpisodeStateError, UserError
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
+from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
@@ -80,6 +82,14 @@ class ToolEnv(ABC):
     def fault_plan(self, task: Task) -> FaultPlan:
         """Faults for this task's tool calls. Default: none."""
         return NO_FAULTS
+
+    def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
+        """Parse a dataset file into tasks. Environments that take datasets override this."""
+        raise UserError(f"the {self.spec.id} environment does not take datasets")
+
+    def use_dataset(self, dataset: Dataset) -> None:
+        """Serve ``dataset``'s tasks too, on this instance (ids resolve through it)."""
+        self.tasks = self.tasks.with_dataset(dataset)
 
     def on_reply(self, text: str) -> list[Message] | None:
         """A non-final reply's answer (a user simulator), or None to end and verify."""
@@ -230,9 +240,7 @@ class ToolEnv(ABC):
         return None
 
     # ---- helpers ------------------------------------------------------------------------
-    async def _verify(
-        self, reply: str, info: dict[str, Any], timing: dict[str, float]
-    ) -> Verdict:
+    async def _verify(self, reply: str, info: dict[str, Any], timing: dict[str, float]) -> Verdict:
         assert self.task is not None
         t0 = time.perf_counter()
         try:

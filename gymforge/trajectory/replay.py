@@ -124,10 +124,17 @@ async def replay_episode(env: Environment, log: EpisodeLog) -> tuple[int, Diverg
 async def replay_file(path: str | Path, env_factory: Callable[[str], Environment]) -> ReplayReport:
     """Verify and replay every episode of a trajectory file. ``env_factory(env_id)`` makes
     the environment. Integrity errors raise ``IntegrityError``; divergences are reported."""
+    return await replay_episodes(read_episodes(path), env_factory)
+
+
+async def replay_episodes(
+    episodes: list[EpisodeLog], env_factory: Callable[[str], Environment]
+) -> ReplayReport:
+    """``replay_file`` for episodes already read."""
     report = ReplayReport()
     envs: dict[str, Environment] = {}
     try:
-        for log in read_episodes(path):
+        for log in episodes:
             verify_chain(log)
             env_id = log.steps[0].env_id
             env = envs.get(env_id) or envs.setdefault(env_id, env_factory(env_id))

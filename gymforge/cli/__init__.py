@@ -1,0 +1,19 @@
+"""The ``gymforge`` command line. Machine-readable output goes to stdout alone; logs,
+progress and tables go to stderr. User mistakes print one line, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+
+from gymforge.cli import grade, logs, qa, run  # noqa: F401  (they register commands)
+from gymforge.cli.common import app, err
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,3 @@
+from gymforge.cli import main
+
+main()

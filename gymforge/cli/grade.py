@@ -1,0 +1,40 @@
+"""Batch grading: ``grade``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import typer
+
+from gymforge.cli.common import app, err, friendly, open_env
+from gymforge.evaluate.grade import grade_file
+
+
+@app.command()
+@friendly
+def grade(
+    env: str = typer.Argument(..., help="Environment id or import path."),
+    dataset: Path | None = typer.Option(None, "--dataset", help="The tasks (JSONL)."),
+    answers: Path = typer.Option(..., "--answers", help='JSONL lines {"task_id", "answer"}.'),
+    out: Path = typer.Option(..., "--out", "-o", help="Where to write the verdict lines."),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
+) -> None:
+    """Grade final answers in batch: one verdict line per answer line, in order.
+
+    Exits 0 whenever everything was graded, whatever the verdicts; non-zero only for usage
+    errors, unreadable input or an infrastructure failure."""
+    handle = open_env(env, dataset)
+    summary = asyncio.run(grade_file(handle.factory, answers, out, concurrency=concurrency))
+    data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}
+    if as_json:
+        print(json.dumps(data, indent=2))
+    else:
+        p50 = data["latency_ms_p50"]
+        err.print(
+            f"graded {data['lines']} answers: {data['passed']} passed, "
+            f"{data['errors']} errors; latency p50 "
+            f"{'-' if p50 is None else f'{p50:.1f} ms'}; wrote {out}"
+        )

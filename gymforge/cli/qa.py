@@ -1,0 +1,86 @@
+"""Environment QA and authoring: ``qa``, ``new``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from gymforge.cli.common import app, err, friendly
+from gymforge.core.errors import GymforgeError
+from gymforge.rollout.scripted import scripted_policy
+
+
+@app.command()
+@friendly
+def qa(
+    env: str = typer.Argument(..., help="Environment id or import path (pkg.mod:factory)."),
+    episodes: int = typer.Option(24, "--episodes", "-e", min=2, help="Episodes per sample."),
+    seed: int = typer.Option(0, "--seed", "-s"),
+    policy: str | None = typer.Option(None, "--policy", help="Audit success rates of this policy."),
+    check: list[str] = typer.Option(None, "--check", help="Run only these checks."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON report to stdout."),
+    report: Path | None = typer.Option(None, "--report", help="Also write the JSON report here."),
+) -> None:
+    """Run the ten QA checks; exit 0 only if every check passes."""
+    from gymforge.qa import QAOptions, QATarget, run_qa
+    from gymforge.qa.profile import CHECK_NAMES
+
+    unknown = sorted(set(check or []) - set(CHECK_NAMES))
+    if unknown:
+        raise GymforgeError(f"unknown checks {unknown}; checks: {', '.join(CHECK_NAMES)}")
+    if policy is not None:
+        scripted_policy(policy)
+    target = QATarget.load(env)
+    table = Table("check", "result", "seconds", "details", title=f"gymforge qa {env}")
+
+    def show(result: Any) -> None:
+        mark = (
+            ("[green]pass[/]" if result.passed else "[bold red]FAIL[/]")
+            if result.applicable
+            else "[yellow]n/a[/]"
+        )
+        if not as_json:
+            err.print(f"{mark:>20}  {result.name}", highlight=False)
+        table.add_row(result.name, mark, f"{result.seconds:.2f}", result.details)
+
+    outcome = run_qa(
+        target,
+        QAOptions(episodes=episodes, seed=seed, policy=policy),
+        only=check or None,
+        on_result=show,
+    )
+    data = outcome.as_json()
+    if report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps(data, indent=2) + "\n")
+    if as_json:
+        print(json.dumps(data, indent=2))
+    else:
+        err.print(table)
+        failed = [c.name for c in outcome.checks if not c.passed]
+        err.print(
+            f"{env} {target.spec.version}: "
+            + ("all checks passed" if not failed else f"{len(failed)} failed: {', '.join(failed)}")
+        )
+    if not outcome.passed:
+        raise typer.Exit(1)
+
+
+@app.command()
+@friendly
+def new(
+    name: str = typer.Argument(..., help="Environment name (a lowercase identifier)."),
+    directory: Path = typer.Option(Path("."), "--dir", "-d", help="Where to write the files."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
+) -> None:
+    """Write a one-file environment NAME.py and its QA test test_NAME.py."""
+    from gymforge.scaffold import class_name, scaffold
+
+    written = scaffold(name, directory, force)
+    for path in written:
+        err.print(f"wrote {path}")
+    err.print(f"next: gymforge qa {written[0]}:{class_name(name)}")

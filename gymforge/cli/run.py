@@ -1,0 +1,177 @@
+"""Running episodes: ``list``, ``run``, ``demo``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gymforge.cli.common import app, err, friendly, open_env, task_source
+from gymforge.core.errors import GymforgeError
+from gymforge.envs.registry import BUILTIN, make_env
+from gymforge.rollout.runner import run as run_jobs
+from gymforge.rollout.scripted import scripted_policy
+from gymforge.trajectory.replay import replay_file
+
+
+@app.command("list")
+@friendly
+def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+    """List the built-in environments with their versions and task families."""
+    rows = []
+    for env_id in sorted(BUILTIN):
+        env = make_env(env_id)
+        tasks = task_source(env)
+        rows.append(
+            {
+                "id": env.spec.id,
+                "version": env.spec.version,
+                "renderer_version": env.spec.renderer_version,
+                "description": env.spec.description,
+                "families": sorted(tasks.families) if tasks else [],
+            }
+        )
+        asyncio.run(env.close())
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "version", "families", "description")
+    for r in rows:
+        table.add_row(r["id"], r["version"], ", ".join(r["families"]), r["description"])
+    err.print(table)
+
+
+def _run(
+    env_name: str,
+    policy: str,
+    n: int,
+    seed: int,
+    out: Path | None,
+    concurrency: int,
+    split: str,
+    dataset: Path | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    handle = open_env(env_name, dataset)
+    tasks = handle.tasks
+    if tasks is None:
+        raise GymforgeError(f"{env_name} exposes no task source to sample from")
+    if split not in ("train", "heldout", "all"):
+        raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
+    only = [d.name for d in handle.datasets] or None  # --dataset: run the dataset's tasks
+    ids = tasks.sample(n, seed, split, families=only)  # type: ignore[arg-type]
+    jobs = [(task_id, seed) for task_id in ids]
+    policy_factory = scripted_policy(policy)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("success {task.fields[rate]:.0%}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+        transient=False,
+    ) as progress:
+        bar = progress.add_task(f"{env_name}/{policy}", total=len(jobs), rate=0.0)
+        wins = [0, 0]
+
+        def tick(episode: dict[str, Any]) -> None:
+            wins[0] += episode["success"]
+            wins[1] += 1
+            progress.update(bar, advance=1, rate=wins[0] / wins[1])
+
+        result = asyncio.run(
+            run_jobs(
+                handle.factory,
+                policy_factory,
+                jobs,
+                out,
+                concurrency=concurrency,
+                on_episode=tick,
+                summary_extra={
+                    "env": env_name,
+                    "policy": policy,
+                    "seed": seed,
+                    "split": split,
+                    "datasets": handle.manifests,
+                },
+            )
+        )
+    return result.summary
+
+
+def _summary_table(summaries: list[dict[str, Any]]) -> Table:
+    table = Table(
+        "env",
+        "policy",
+        "episodes",
+        "success",
+        "mean reward",
+        "terminated",
+        "truncated",
+        "mean steps",
+        "top failure",
+    )
+    for s in summaries:
+        top = next(iter(s["failure_reasons"]), "-")
+        table.add_row(
+            s["env"],
+            s["policy"],
+            str(s["episodes"]),
+            f"{s['success_rate']:.1%}",
+            f"{s['mean_reward']:.3f}",
+            str(s["terminated"]),
+            str(s["truncated"]),
+            f"{s['mean_steps']:.1f}",
+            top,
+        )
+    return table
+
+
+@app.command()
+@friendly
+def run(
+    env: str = typer.Argument(..., help="Environment id or import path (pkg.mod:factory)."),
+    policy: str = typer.Option("oracle", "--policy", "-p", help="oracle, random or noop."),
+    n: int = typer.Option(10, "-n", min=1, help="Number of tasks (one episode each)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling and episodes."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
+    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
+    split: str = typer.Option("train", "--split", help="train, heldout or all."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
+    dataset: Path | None = typer.Option(None, "--dataset", help="Run this JSONL dataset's tasks."),
+) -> None:
+    """Run N episodes and write OUT/trajectories.jsonl and OUT/summary.json."""
+    summary = _run(env, policy, n, seed, out, concurrency, split, dataset)
+    if as_json:
+        print(json.dumps(summary, indent=2))
+    else:
+        err.print(_summary_table([summary]))
+        err.print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
+
+
+@app.command()
+@friendly
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Output directory."),
+    n: int = typer.Option(40, "-n", min=1, help="Tasks per policy."),
+    seed: int = typer.Option(0, "--seed", "-s"),
+) -> None:
+    """The quickstart: the reference environment under the three scripted policies."""
+    summaries = []
+    for policy in ("oracle", "random", "noop"):
+        summaries.append(_run("ledger", policy, n, seed, out / policy, 1, "train"))
+    err.print(_summary_table(summaries))
+    report = asyncio.run(replay_file(out / "oracle" / "trajectories.jsonl", make_env))
+    err.print(
+        f"replay of the oracle run: {'ok' if report.ok else 'DIVERGED'} "
+        f"({report.episodes} episodes, {report.steps} steps)"
+    )
+    err.print(f"trajectories and summaries under {out}/{{oracle,random,noop}}/")
+    if not report.ok:
+        raise typer.Exit(1)

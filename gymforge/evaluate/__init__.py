@@ -1,0 +1,1 @@
+"""Evaluation: batch grading of answers, and (later) metrics and reports."""

@@ -1,0 +1,163 @@
+"""Batch grading: judge a file of final answers with an environment's own verifier.
+
+Each answer line ``{"task_id", "answer"}`` is graded as a one-step episode: ``reset(task_id,
+0)`` then ``step(Reply(answer))``, so grading uses exactly the path training uses. Each input
+line gets exactly one verdict line, in input order, written as soon as every earlier line is
+done::
+
+    {"line", "task_id", "passed", "reward", "reward_components", "latency_ms", "facts"}
+    {"line", "task_id", "passed": false, "error"}            # a bad line or unknown task
+
+Verdicts are never cached: the same answer twice is judged twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from gymforge.core.env import Environment
+from gymforge.core.errors import ConfigError, GymforgeError
+from gymforge.core.seeding import canonical_json
+from gymforge.core.types import Reply
+
+MAX_ANSWER_BYTES = 4_000_000
+
+
+@dataclass
+class GradeSummary:
+    lines: int = 0
+    passed: int = 0
+    errors: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        lat = sorted(self.latencies_ms)
+        return {
+            "lines": self.lines,
+            "passed": self.passed,
+            "errors": self.errors,
+            "pass_rate": self.passed / max(1, self.lines - self.errors),
+            "latency_ms_p50": statistics.median(lat) if lat else None,
+            "latency_ms_p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else None,
+        }
+
+
+def parse_answer_line(raw: bytes) -> tuple[str, str]:
+    """``(task_id, answer)`` of one answer line, or ConfigError saying what is wrong."""
+    if len(raw) > MAX_ANSWER_BYTES:
+        raise ConfigError(f"answer line longer than {MAX_ANSWER_BYTES} bytes")
+    try:
+        row = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"not valid JSON ({err})") from err
+    if not isinstance(row, dict):
+        raise ConfigError("an answer line must be a JSON object")
+    task_id, answer = row.get("task_id"), row.get("answer")
+    if not isinstance(task_id, str) or not task_id:
+        raise ConfigError("missing string field 'task_id'")
+    if not isinstance(answer, str):
+        raise ConfigError("missing string field 'answer'")
+    return task_id, answer
+
+
+async def _grade_one(env: Environment, line: int, raw: bytes) -> dict[str, Any]:
+    task_id = "?"
+    try:
+        task_id, answer = parse_answer_line(raw)
+        await env.reset(task_id, 0)
+        result = await env.step(Reply(text=answer))
+    except GymforgeError as err:
+        return {"line": line, "task_id": task_id, "passed": False, "error": str(err)}
+    verdict = result.info.get("verdict")
+    if verdict is None:
+        end = result.info.get("end_reason") or "no verdict"
+        return {
+            "line": line,
+            "task_id": task_id,
+            "passed": False,
+            "error": f"the episode ended without a verdict ({end})",
+        }
+    facts = dict(verdict.get("facts") or {})
+    latency = facts.get("latency_ms", result.timing.get("verify_ms"))
+    out = {
+        "line": line,
+        "task_id": task_id,
+        "passed": bool(verdict["passed"]),
+        "reward": result.reward,
+        "reward_components": result.reward_components,
+        "latency_ms": latency,
+        "facts": {**facts, "reason": verdict.get("reason"), "verifier": verdict.get("verifier")},
+    }
+    if result.info.get("verifier_error"):
+        out["error"] = f"verifier error: {facts.get('error', 'unknown')}"
+    return out
+
+
+class _OrderedWriter:
+    """Writes result k (0, 1, 2...) as soon as results 0..k are all complete."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        self.fh = fh
+        self.next = 0
+        self.pending: dict[int, str] = {}
+
+    def put(self, k: int, record: dict[str, Any]) -> None:
+        self.pending[k] = canonical_json(record)
+        while self.next in self.pending:
+            self.fh.write(self.pending.pop(self.next) + "\n")
+            self.next += 1
+        self.fh.flush()
+
+
+async def grade_file(
+    env_factory: Callable[[], Environment],
+    answers: str | Path,
+    out: str | Path,
+    *,
+    concurrency: int = 8,
+    on_line: Callable[[dict[str, Any]], None] | None = None,
+) -> GradeSummary:
+    """Grade every line of ``answers`` into ``out``. Raises only for unreadable input or an
+    unwritable output; every answer problem becomes that line's ``error``."""
+    try:
+        lines = Path(answers).read_bytes().splitlines()
+    except OSError as err:
+        raise ConfigError(f"cannot read answers {answers}: {err.strerror or err}") from err
+    numbered = [(n, raw) for n, raw in enumerate(lines, 1) if raw.strip()]
+    summary = GradeSummary()
+    queue: asyncio.Queue[tuple[int, int, bytes]] = asyncio.Queue()
+    for k, (n, raw) in enumerate(numbered):
+        queue.put_nowait((k, n, raw))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        writer = _OrderedWriter(fh)
+
+        async def worker() -> None:
+            env = env_factory()
+            try:
+                while not queue.empty():
+                    k, line, raw = queue.get_nowait()
+                    record = await _grade_one(env, line, raw)
+                    summary.lines += 1
+                    summary.passed += record["passed"]
+                    summary.errors += "error" in record
+                    if record.get("latency_ms") is not None:
+                        summary.latencies_ms.append(float(record["latency_ms"]))
+                    writer.put(k, record)
+                    if on_line is not None:
+                        on_line(record)
+            finally:
+                await env.close()
+
+        workers = max(1, min(concurrency, len(numbered)))
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        fh.flush()
+        os.fsync(fh.fileno())
+    return summary
