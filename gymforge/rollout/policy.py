@@ -18,12 +18,15 @@ class EpisodeContext:
     """What a policy learns at the start of an episode.
 
     ``env`` is given so that scripted baselines (the oracle) can ask for the reference path;
-    model policies must not read it.
+    model policies must not read it. ``sampling_seed`` differs between the rollouts of one
+    group (same task, same environment seed) and seeds the model's sampling.
     """
 
     task_id: str
     seed: int
     env: Environment
+    sampling_seed: int = 0
+    rollout: int = 0
 
 
 @dataclass(frozen=True)
