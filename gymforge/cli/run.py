@@ -56,6 +56,11 @@ def _run(
     split: str,
     dataset: Path | None = None,
     quiet: bool = False,
+    *,
+    group: int = 1,
+    resume: bool = False,
+    episode_timeout: float | None = None,
+    max_retries: int = 2,
 ) -> dict[str, Any]:
     handle = open_env(env_name, dataset)
     tasks = handle.tasks
@@ -77,7 +82,7 @@ def _run(
         disable=quiet,
         transient=False,
     ) as progress:
-        bar = progress.add_task(f"{env_name}/{policy}", total=len(jobs), rate=0.0)
+        bar = progress.add_task(f"{env_name}/{policy}", total=len(jobs) * group, rate=0.0)
         wins = [0, 0]
 
         def tick(episode: dict[str, Any]) -> None:
@@ -92,12 +97,17 @@ def _run(
                 jobs,
                 out,
                 concurrency=concurrency,
+                group=group,
+                resume=resume,
+                episode_timeout_s=episode_timeout,
+                max_retries=max_retries,
                 on_episode=tick,
                 summary_extra={
                     "env": env_name,
                     "policy": policy,
                     "seed": seed,
                     "split": split,
+                    "group": group,
                     "datasets": handle.manifests,
                 },
             )
@@ -145,9 +155,28 @@ def run(
     split: str = typer.Option("train", "--split", help="train, heldout or all."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
     dataset: Path | None = typer.Option(None, "--dataset", help="Run this JSONL dataset's tasks."),
+    group: int = typer.Option(1, "--group", "-g", min=1, help="Rollouts per task (GRPO group)."),
+    resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished episodes."),
+    episode_timeout: float | None = typer.Option(
+        None, "--episode-timeout", min=0.001, help="Seconds; an episode over it is retried."
+    ),
+    max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of failed episodes."),
 ) -> None:
-    """Run N episodes and write OUT/trajectories.jsonl and OUT/summary.json."""
-    summary = _run(env, policy, n, seed, out, concurrency, split, dataset)
+    """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json."""
+    summary = _run(
+        env,
+        policy,
+        n,
+        seed,
+        out,
+        concurrency,
+        split,
+        dataset,
+        group=group,
+        resume=resume,
+        episode_timeout=episode_timeout,
+        max_retries=max_retries,
+    )
     if as_json:
         print(json.dumps(summary, indent=2))
     else:

@@ -2,24 +2,28 @@
 
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
-from gymforge.rollout.runner import RunResult, run, summarize
+from gymforge.rollout.runner import Job, RunResult, expand, run
 from gymforge.rollout.scripted import (
     NoopPolicy,
     OraclePolicy,
     RandomPolicy,
     scripted_policy,
 )
+from gymforge.rollout.summary import group_stats, summarize
 
 __all__ = [
     "CaptureLevel",
     "EpisodeContext",
     "EpisodeKeys",
+    "Job",
     "NoopPolicy",
     "OraclePolicy",
     "Policy",
     "PolicyTurn",
     "RandomPolicy",
     "RunResult",
+    "expand",
+    "group_stats",
     "run",
     "run_episode",
     "scripted_policy",

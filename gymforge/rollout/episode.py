@@ -31,6 +31,8 @@ class EpisodeKeys:
     renderer_version: str
     policy_checkpoint: str
     weight_version: str | None = None
+    rollout: int = 0
+    sampling_seed: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -84,7 +86,14 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     """
     base = keys.as_dict()
     try:
-        await policy.start(EpisodeContext(keys.task_id, keys.seed, env))
+        ctx = EpisodeContext(
+            keys.task_id,
+            keys.seed,
+            env,
+            sampling_seed=keys.sampling_seed or 0,
+            rollout=keys.rollout,
+        )
+        await policy.start(ctx)
     except Exception as err:
         raise InfraError(
             f"policy {policy.name} failed to start: {type(err).__name__}: {err}"
@@ -136,6 +145,16 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     return records
 
 
+def episode_tokens(records: list[dict[str, Any]]) -> int:
+    """Observation tokens plus the policy's completion tokens (when it captured them)."""
+    total = 0
+    for r in records:
+        total += r["observation"]["tokens"]
+        ids = (r.get("policy") or {}).get("completion_token_ids")
+        total += len(ids) if ids else 0
+    return total
+
+
 def episode_record(
     base: dict[str, Any],
     records: list[dict[str, Any]],
@@ -160,6 +179,7 @@ def episode_record(
         "truncated": last.truncated,
         "success": success,
         "failure_reason": reason,
+        "tokens": episode_tokens(records),
         "timing": {},
         "timestamp": time.time(),
     }

@@ -1,9 +1,12 @@
-"""The runner: many episodes, a pool of environments, durable trajectory output.
+"""The runner: many episodes, groups, a pool of environments, durable and resumable output.
 
-``run`` plays one episode per ``(task_id, seed)`` job with up to ``concurrency`` episodes
-in flight (each on its own environment instance), writes each finished episode to
-``trajectories.jsonl`` (fsync per episode), and returns the summary it also writes to
-``summary.json``.
+``run`` expands ``(task_id, seed)`` pairs into groups of ``group`` rollouts (same task and
+environment seed, different sampling seeds, for GRPO-style training), plays them with up to
+``concurrency`` episodes in flight (each on its own environment instance), and writes each
+finished episode to ``trajectories.jsonl`` with one fsync. Infrastructure failures (a policy
+server down, an episode over its wall-clock timeout) are retried on a fresh environment and
+never scored. ``resume=True`` keeps the episodes already in the file (dropping a torn tail)
+and runs only the missing ones, so a crash loses no finished episode and duplicates none.
 """
 
 from __future__ import annotations
@@ -11,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import uuid
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +22,40 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import InfraError
+from gymforge.core.seeding import derive_seed
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
-from gymforge.trajectory.io import TrajectoryWriter
-from gymforge.trajectory.schema import component_totals
+from gymforge.rollout.summary import summarize
+from gymforge.trajectory.io import TrajectoryWriter, recover_finished
 
 log = logging.getLogger("gymforge.runner")
+
+
+@dataclass(frozen=True)
+class Job:
+    index: int
+    task_id: str
+    seed: int
+    rollout: int = 0
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.task_id, self.seed, self.rollout)
+
+    @property
+    def sampling_seed(self) -> int:
+        return derive_seed("sampling", self.task_id, self.seed, self.rollout) % 2**31
+
+
+def expand(pairs: Sequence[tuple[str, int]], group: int = 1) -> list[Job]:
+    """Each ``(task_id, seed)`` pair becomes ``group`` jobs, rollouts 0..group-1."""
+    if group < 1:
+        raise ValueError("group must be >= 1")
+    return [
+        Job(i * group + r, task_id, seed, r)
+        for i, (task_id, seed) in enumerate(pairs)
+        for r in range(group)
+    ]
 
 
 @dataclass
@@ -36,100 +65,115 @@ class RunResult:
     errors: list[str] = field(default_factory=list)
 
 
-def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """Aggregate episode records into the ``summary.json`` fields.
-
-    Episodes whose verifier crashed (``failure_reason == "verifier_error"``) are kept in the
-    trajectory file but not scored: they are counted in ``verifier_errors`` and left out of
-    every rate and mean, since the policy was never judged.
-    """
-    errored = [e for e in episodes if e["failure_reason"] == "verifier_error"]
-    episodes = [e for e in episodes if e["failure_reason"] != "verifier_error"]
-    n = len(episodes)
-    comps = component_totals([e["reward_components"] for e in episodes])
-
-    def mean(values: list[float]) -> float:
-        return math.fsum(values) / n if n else 0.0
-
-    return {
-        **extra,
-        "episodes": n,
-        "verifier_errors": len(errored),
-        "success_rate": mean([float(e["success"]) for e in episodes]),
-        "mean_reward": mean([e["reward"] for e in episodes]),
-        "mean_reward_components": {k: v / n for k, v in sorted(comps.items())},
-        "terminated": sum(e["terminated"] for e in episodes),
-        "truncated": sum(e["truncated"] for e in episodes),
-        "mean_steps": mean([float(e["steps"]) for e in episodes]),
-        "failure_reasons": dict(
-            Counter(e["failure_reason"] for e in episodes if e["failure_reason"]).most_common()
-        ),
-    }
-
-
 async def run(
     env_factory: Callable[[], Environment],
     policy_factory: Callable[[], Policy],
-    jobs: Sequence[tuple[str, int]],
+    jobs: Sequence[tuple[str, int]] | Sequence[Job],
     out_dir: str | Path | None,
     *,
     concurrency: int = 1,
+    group: int = 1,
+    episode_timeout_s: float | None = None,
+    max_retries: int = 2,
+    resume: bool = False,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     summary_extra: dict[str, Any] | None = None,
 ) -> RunResult:
-    """Run every ``(task_id, seed)`` job once. ``out_dir=None`` keeps records in memory only."""
+    """Run every job. ``jobs`` are ``(task_id, seed)`` pairs (expanded by ``group``) or
+    ``Job``s. ``out_dir=None`` keeps records in memory only."""
+    all_jobs = list(jobs) if jobs and isinstance(jobs[0], Job) else expand(jobs, group)  # type: ignore[arg-type]
     run_id = uuid.uuid4().hex[:12]
-    writer = TrajectoryWriter(Path(out_dir) / "trajectories.jsonl") if out_dir else None
-    queue: asyncio.Queue[tuple[int, str, int]] = asyncio.Queue()
-    for i, (task_id, seed) in enumerate(jobs):
-        queue.put_nowait((i, task_id, seed))
+    path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
+    previous: list[dict[str, Any]] = []
+    if path is not None and resume and path.exists():
+        previous = recover_finished(path)
+        done = {(e["task_id"], e["seed"], e.get("rollout", 0)) for e in previous}
+        all_jobs = [j for j in all_jobs if j.key not in done]
+        log.info("resume: %d episodes kept, %d to run", len(previous), len(all_jobs))
+    writer = TrajectoryWriter(path, append=resume) if path is not None else None
+    queue: asyncio.Queue[Job] = asyncio.Queue()
+    for job in all_jobs:
+        queue.put_nowait(job)
     finished: list[tuple[int, dict[str, Any]]] = []
     errors: list[str] = []
+    retries = 0
+
+    async def attempt(env: Environment, job: Job) -> list[dict[str, Any]]:
+        policy = policy_factory()
+        keys = EpisodeKeys(
+            run_id=run_id,
+            episode_id=f"{run_id}-{job.index:06d}",
+            task_id=job.task_id,
+            seed=job.seed,
+            env_id=env.spec.id,
+            env_version=env.spec.version,
+            renderer_version=env.spec.renderer_version,
+            policy_checkpoint=policy.checkpoint,
+            weight_version=_weight_version(policy),
+            rollout=job.rollout,
+            sampling_seed=job.sampling_seed,
+        )
+        episode = run_episode(env, policy, keys)
+        if episode_timeout_s is None:
+            return await episode
+        try:
+            return await asyncio.wait_for(episode, episode_timeout_s)
+        except TimeoutError as err:
+            raise InfraError(f"episode exceeded its {episode_timeout_s} s timeout") from err
 
     async def worker() -> None:
+        nonlocal retries
         env = env_factory()
         try:
             while not queue.empty():
-                i, task_id, seed = queue.get_nowait()
-                policy = policy_factory()
-                keys = EpisodeKeys(
-                    run_id=run_id,
-                    episode_id=f"{run_id}-{i:06d}",
-                    task_id=task_id,
-                    seed=seed,
-                    env_id=env.spec.id,
-                    env_version=env.spec.version,
-                    renderer_version=env.spec.renderer_version,
-                    policy_checkpoint=policy.checkpoint,
-                )
-                try:
-                    records = await run_episode(env, policy, keys)
-                except InfraError as err:
-                    log.warning(
-                        "episode %s (%s seed %d) not scored: %s",
-                        keys.episode_id,
-                        task_id,
-                        seed,
-                        err,
-                    )
-                    errors.append(f"{task_id} seed {seed}: {err}")
+                job = queue.get_nowait()
+                for n in range(max_retries + 1):
+                    try:
+                        records = await attempt(env, job)
+                        break
+                    except InfraError as err:
+                        log.warning(
+                            "%s seed %d rollout %d: attempt %d failed: %s",
+                            job.task_id,
+                            job.seed,
+                            job.rollout,
+                            n + 1,
+                            err,
+                        )
+                        await env.close()  # a failed episode may leave the env mid-step
+                        env = env_factory()
+                        if n == max_retries:
+                            errors.append(
+                                f"{job.task_id} seed {job.seed} rollout {job.rollout}: {err}"
+                            )
+                            records = []
+                        else:
+                            retries += 1
+                if not records:
                     continue
                 if writer is not None:
                     writer.write_episode(records)
-                finished.append((i, records[-1]))
+                finished.append((job.index, records[-1]))
                 if on_episode is not None:
                     on_episode(records[-1])
         finally:
             await env.close()
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
+        workers = max(1, min(concurrency, len(all_jobs)))
+        await asyncio.gather(*(worker() for _ in range(workers)))
     finally:
         if writer is not None:
             writer.close()
-    episodes = [rec for _, rec in sorted(finished, key=lambda t: t[0])]
+    episodes = previous + [rec for _, rec in sorted(finished, key=lambda t: t[0])]
     summary = summarize(episodes, run_id=run_id, **(summary_extra or {}))
-    summary["infra_errors"] = len(errors)
+    summary.update(infra_errors=len(errors), infra_retries=retries, resumed=len(previous))
     if out_dir:
         (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return RunResult(summary, episodes, errors)
+
+
+def _weight_version(policy: Policy) -> str | None:
+    version = getattr(policy, "weight_version", None)
+    version = version() if callable(version) else version
+    return None if version is None else str(version)

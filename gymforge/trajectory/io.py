@@ -187,3 +187,48 @@ def sealed_log(records: list[dict[str, Any]]) -> EpisodeLog:
         else:
             log.end = rec
     return log
+
+
+def recover_finished(path: str | Path) -> list[dict[str, Any]]:
+    """Prepare a trajectory file for ``--resume``: keep every complete, verified episode and
+    cut off a torn tail (a partial line or an episode without its closing record), which is
+    all a crash can leave since episodes are written whole. Returns the kept episode records.
+
+    Damage anywhere but the tail raises IntegrityError rather than dropping finished work.
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    kept: list[dict[str, Any]] = []
+    log: EpisodeLog | None = None
+    good_end = pos = 0
+    lines = data.splitlines(keepends=True)
+    for n, line in enumerate(lines, 1):
+        pos += len(line)
+        try:
+            if not line.endswith(b"\n"):
+                raise ValueError("no newline")
+            raw = json.loads(line)
+            rec = LINE_ADAPTER.validate_python(raw)
+        except (ValueError, ValidationError) as err:
+            if any(b'"record":"episode"' in later for later in lines[n:]):
+                raise IntegrityError(
+                    f"{p}: line {n} is damaged and finished episodes follow "
+                    "it; refusing to truncate"
+                ) from err
+            break
+        if log is None or log.episode_id != rec.episode_id:
+            log = EpisodeLog(rec.episode_id, first_line=n)
+        log.raw.append(raw)
+        if isinstance(rec, StepRecord):
+            log.steps.append(rec)
+            continue
+        log.end = rec
+        verify_chain(log)
+        kept.append(raw)
+        good_end, log = pos, None
+    if good_end < len(data):
+        with open(p, "r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return kept

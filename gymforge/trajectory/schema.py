@@ -63,6 +63,8 @@ class _EpisodeKeys(_Record):
     renderer_version: str
     policy_checkpoint: str
     weight_version: str | None = None
+    rollout: int = Field(default=0, ge=0)
+    sampling_seed: int | None = None
 
 
 class StepRecord(_EpisodeKeys):
@@ -95,6 +97,7 @@ class EpisodeRecord(_EpisodeKeys):
     truncated: bool
     success: bool
     failure_reason: str | None
+    tokens: int = Field(default=0, ge=0)
     timing: dict[str, float] = Field(default_factory=dict)
     timestamp: float
     digest: str = Field(pattern=r"^[0-9a-f]{64}$")

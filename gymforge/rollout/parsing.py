@@ -1,0 +1,269 @@
+"""Model output to exactly one gymforge action: tool-call parsing for chat completions.
+
+Contract: :func:`parse_assistant_message` and :func:`parse_text` never raise. Whatever a
+model emits becomes a ``ToolCall``, a ``Reply`` or an ``Invalid`` (raw text plus the parse
+error), so anything unparseable takes the environment's malformed-output path.
+
+Rules, in order:
+
+1. **Structured calls** (``message.tool_calls``, what vLLM/SGLang with a tool parser and
+   hosted APIs return): each must be ``type: "function"`` with a non-empty string ``name``
+   and ``arguments`` that are a JSON *object* (given as JSON text, as OpenAI sends it; an
+   already-decoded object and empty text, meaning ``{}``, are accepted too). JSON is strict:
+   ``NaN``/``Infinity``, nesting deeper than ``MAX_NESTING`` and oversized integers are
+   refused. The call keeps the server's ``id`` as ``ToolCall.call_id``; message ``content``
+   next to the calls is kept in the transcript but is not an action.
+2. **Text calls** (raw-completion models, servers without a tool parser): a
+   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` block in the content
+   (``parameters`` is accepted for ``arguments``, and arguments may be JSON text). A final
+   block without its closing tag is accepted when its JSON is complete (``</tool_call>``
+   used as a stop string). Blocks inside ``<think>...</think>`` are ignored. The call id is
+   the caller's ``call_id``.
+3. Otherwise the content is a ``Reply`` (possibly empty).
+
+**More than one tool call in one turn is ``Invalid``** ("N tool calls in one turn"). The
+environment contract is one action per step; executing only the first would either hide
+the other calls from the record or make the policy invent tool results no record shows.
+As ``Invalid`` the attempt is visible in the trajectory (``action.error``,
+``info["malformed"]``) and the environment's ``MalformedPolicy`` decides (by default the
+model is told to call one tool at a time). ``OpenAIPolicy`` also asks servers for
+``parallel_tool_calls: false``.
+
+Each parse also returns the assistant message to append to the conversation. A valid
+structured call is echoed verbatim (content, ids, name, arguments text) so the next
+request is the exact transcript. Every other turn is echoed as plain ``content``. For an
+invalid structured call, that content is ``Invalid.raw``: the content followed by one
+``<tool_call>`` block per call, with the arguments text verbatim. This keeps the transcript
+valid for strict servers, which reject a ``tool_calls`` message that no tool result answers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.types import Action, Invalid, Reply, ToolCall
+from gymforge.rollout.policy import CaptureLevel, PolicyTurn
+
+_TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+_TOKEN_ID = re.compile(r"token_id:(\d+)")
+MAX_ERROR_CHARS = 500
+
+
+@dataclass(frozen=True)
+class ParsedTurn:
+    """The action of one completion and the assistant message that records it."""
+
+    action: Action
+    assistant_message: dict[str, Any]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(value), "number" if isinstance(value, int | float) else "null"
+    )
+
+
+def load_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Decode tool-call arguments: ``(arguments, None)`` or ``(None, error)``. Never raises."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None:
+        return {}, None
+    if not isinstance(raw, str):
+        return None, f"tool call arguments must be JSON text, got {type(raw).__name__}"
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as err:
+        return None, f"tool call arguments are not valid JSON: {str(err)[:200]}"
+    if not isinstance(value, dict):
+        return None, f"tool call arguments must be a JSON object, got {_json_type(value)}"
+    return value, None
+
+
+def _make_call(name: Any, arguments: Any, call_id: str) -> ToolCall | str:
+    """A ``ToolCall``, or the error text saying why there is none."""
+    if not isinstance(name, str) or not name.strip():
+        return "tool call has no function name"
+    args, error = load_arguments(arguments)
+    if error is not None:
+        return error
+    try:
+        return ToolCall(name=name, arguments=args or {}, call_id=call_id)
+    except Exception as err:  # refused by validation: NaN, nesting, ...
+        return f"tool call refused: {str(err).splitlines()[0][:200]}"
+
+
+def _render_call(name: Any, arguments: Any) -> str:
+    if isinstance(arguments, str):
+        args_text = arguments
+    else:
+        try:
+            args_text = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            args_text = str(arguments)
+    name_text = json.dumps(name if isinstance(name, str) else str(name), ensure_ascii=False)
+    return f'<tool_call>{{"name": {name_text}, "arguments": {args_text}}}</tool_call>'
+
+
+def _invalid(raw: str, error: str) -> Invalid:
+    return Invalid(raw=raw, error=error[:MAX_ERROR_CHARS])
+
+
+def parse_text(text: str, call_id: str = "call_0") -> Action:
+    """Rule 2 and 3 of the module docstring on raw model text. Never raises."""
+    if not isinstance(text, str):
+        return _invalid(repr(text)[:2000], f"model output is not text: {type(text).__name__}")
+    visible = _THINK.sub("", text) if "<think>" in text else text
+    if "<tool_call>" not in visible:
+        return Reply(text=text)
+    blocks = _TOOL_BLOCK.findall(visible)
+    if len(blocks) > 1:
+        return _invalid(text, f"{len(blocks)} tool calls in one turn; call one tool per turn")
+    body = blocks[0].strip()
+    try:
+        obj = json.loads(body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as err:
+        return _invalid(text, f"<tool_call> block is not valid JSON: {str(err)[:200]}")
+    if not isinstance(obj, dict):
+        return _invalid(text, f"<tool_call> block must hold a JSON object, got {_json_type(obj)}")
+    arguments = obj.get("arguments", obj.get("parameters"))
+    call = _make_call(obj.get("name"), arguments, call_id)
+    return call if isinstance(call, ToolCall) else _invalid(text, call)
+
+
+def _structured(content: str | None, calls: list[Any], call_id: str) -> ParsedTurn:
+    names, texts = [], []
+    for c in calls:
+        fn = c.get("function") if isinstance(c, Mapping) else None
+        fn = fn if isinstance(fn, Mapping) else {}
+        names.append(fn.get("name"))
+        texts.append(_render_call(fn.get("name"), fn.get("arguments")))
+    raw = (content or "") + "".join(texts)
+    echo_as_text = {"role": "assistant", "content": raw}
+    if len(calls) > 1:
+        error = f"{len(calls)} tool calls in one turn; call one tool per turn"
+        return ParsedTurn(_invalid(raw, error), echo_as_text)
+    call = calls[0]
+    if not isinstance(call, Mapping) or not isinstance(call.get("function"), Mapping):
+        return ParsedTurn(_invalid(raw, "tool call has no function"), echo_as_text)
+    if call.get("type", "function") != "function":
+        error = f"unsupported tool call type {str(call.get('type'))[:50]!r}"
+        return ParsedTurn(_invalid(raw, error), echo_as_text)
+    server_id = call.get("id")
+    cid = server_id if isinstance(server_id, str) and server_id else call_id
+    fn = call["function"]
+    made = _make_call(fn.get("name"), fn.get("arguments"), cid)
+    if not isinstance(made, ToolCall):
+        return ParsedTurn(_invalid(raw, made), echo_as_text)
+    arguments = fn.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(made.arguments, ensure_ascii=False)
+    echo = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": fn["name"], "arguments": arguments},
+            }
+        ],
+    }
+    return ParsedTurn(made, echo)
+
+
+def parse_assistant_message(
+    message: Any, call_id: str = "call_0", *, text_tool_calls: bool = True
+) -> ParsedTurn:
+    """Parse ``choices[0].message`` of a chat completion (as a JSON dict). Never raises.
+
+    ``call_id`` names a text-form call (and a structured call without an id);
+    ``text_tool_calls=False`` turns rule 2 off (content is then always a reply).
+    """
+    if not isinstance(message, Mapping):
+        raw = repr(message)[:2000]
+        return ParsedTurn(
+            _invalid(raw, "completion has no message"), {"role": "assistant", "content": raw}
+        )
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    if content is not None and not isinstance(content, str):
+        content = str(content)
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        return _structured(content, calls, call_id)
+    text = content or ""
+    action = parse_text(text, call_id) if text_tool_calls else Reply(text=text)
+    return ParsedTurn(action, {"role": "assistant", "content": text})
+
+
+# ---- token capture --------------------------------------------------------------------
+def _int_list(value: Any) -> list[int] | None:
+    if isinstance(value, list) and all(type(v) is int for v in value):
+        return value
+    return None
+
+
+def capture_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The token fields of a response, verbatim, and its ``capture_level``."""
+    choice = data["choices"][0]
+    prompt_ids = _int_list(data.get("prompt_token_ids"))
+    completion_ids = _int_list(choice.get("token_ids"))
+    entries = (choice.get("logprobs") or {}).get("content") if isinstance(choice, dict) else None
+    logprobs: list[float] | None = None
+    if isinstance(entries, list) and entries and all(isinstance(e, dict) for e in entries):
+        values = [e.get("logprob") for e in entries]
+        if all(isinstance(v, int | float) and math.isfinite(v) for v in values):
+            logprobs = [float(v) for v in values]  # type: ignore[arg-type]
+        if completion_ids is None:
+            matches = [_TOKEN_ID.fullmatch(str(e.get("token"))) for e in entries]
+            if all(matches):
+                completion_ids = [int(m.group(1)) for m in matches if m]
+    level: CaptureLevel = "text"
+    if prompt_ids is not None and completion_ids is not None:
+        level = "tokens"
+    elif logprobs is not None:
+        level = "logprobs"
+    return {
+        "capture_level": level,
+        "prompt_token_ids": prompt_ids,
+        "completion_token_ids": completion_ids,
+        "logprobs": logprobs,
+    }
+
+
+def turn_from_response(
+    data: Mapping[str, Any],
+    weight_version: str | None,
+    call_id: str = "call_0",
+    text_tool_calls: bool = True,
+) -> tuple[PolicyTurn, dict[str, Any]]:
+    """The ``PolicyTurn`` of a chat-completion response and its transcript message."""
+    choice = data["choices"][0]
+    message = choice.get("message")
+    parsed = parse_assistant_message(message, call_id, text_tool_calls=text_tool_calls)
+    content = message.get("content") if isinstance(message, dict) else None
+    finish = choice.get("finish_reason")
+    model = data.get("model")
+    turn = PolicyTurn(
+        action=parsed.action,
+        text=content if isinstance(content, str) else None,
+        finish_reason=finish if isinstance(finish, str) else None,
+        model=model if isinstance(model, str) else None,
+        weight_version=weight_version,
+        **capture_fields(data),
+    )
+    return turn, parsed.assistant_message

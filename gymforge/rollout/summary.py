@@ -1,0 +1,64 @@
+"""Run summaries: the ``summary.json`` fields, including GRPO group statistics."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from gymforge.trajectory.schema import component_totals
+
+ZERO_VARIANCE_LISTED = 50
+
+
+def group_stats(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Groups are the rollouts of one ``(task_id, seed)``. A group whose rewards are all
+    equal gives GRPO no signal; those are counted and the first few listed."""
+    groups: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for e in episodes:
+        groups[(e["task_id"], e["seed"])].append(e["reward"])
+    sized = {k: v for k, v in groups.items() if len(v) > 1}
+    zero = sorted(f"{t} seed {s}" for (t, s), v in sized.items() if max(v) == min(v))
+    stds = [statistics.pstdev(v) for v in sized.values()]
+    return {
+        "groups": len(groups),
+        "group_size_max": max((len(v) for v in groups.values()), default=0),
+        "zero_variance_groups": len(zero),
+        "zero_variance_examples": zero[:ZERO_VARIANCE_LISTED],
+        "mean_group_reward_std": math.fsum(stds) / len(stds) if stds else None,
+    }
+
+
+def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """Aggregate episode records into the ``summary.json`` fields.
+
+    Episodes whose verifier crashed (``failure_reason == "verifier_error"``) are kept in the
+    trajectory file but not scored: they are counted in ``verifier_errors`` and left out of
+    every rate and mean, since the policy was never judged.
+    """
+    errored = [e for e in episodes if e["failure_reason"] == "verifier_error"]
+    episodes = [e for e in episodes if e["failure_reason"] != "verifier_error"]
+    n = len(episodes)
+    comps = component_totals([e["reward_components"] for e in episodes])
+
+    def mean(values: list[float]) -> float:
+        return math.fsum(values) / n if n else 0.0
+
+    return {
+        **extra,
+        "episodes": n,
+        "verifier_errors": len(errored),
+        "success_rate": mean([float(e["success"]) for e in episodes]),
+        "mean_reward": mean([e["reward"] for e in episodes]),
+        "mean_reward_components": {k: v / n for k, v in sorted(comps.items())},
+        "terminated": sum(e["terminated"] for e in episodes),
+        "truncated": sum(e["truncated"] for e in episodes),
+        "mean_steps": mean([float(e["steps"]) for e in episodes]),
+        "tokens": sum(e.get("tokens", 0) for e in episodes),
+        "failure_reasons": dict(
+            Counter(e["failure_reason"] for e in episodes if e["failure_reason"]).most_common()
+        ),
+        **group_stats(episodes),
+    }

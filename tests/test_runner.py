@@ -1,0 +1,153 @@
+"""The runner: groups, retries of infrastructure failures, timeouts, resume after a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gymforge.core.errors import IntegrityError
+from gymforge.core.types import Observation
+from gymforge.envs.ledger import LedgerEnv
+from gymforge.rollout import (
+    EpisodeContext,
+    OraclePolicy,
+    PolicyTurn,
+    RandomPolicy,
+    expand,
+    run,
+)
+from gymforge.trajectory.io import read_episodes, recover_finished, verify_chain
+
+PAIRS = [(t, 5) for t in LedgerEnv.tasks.sample(4, 0)]
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_groups_expand_with_distinct_sampling_seeds(tmp_path: Path) -> None:
+    jobs = expand(PAIRS, group=3)
+    assert len(jobs) == 12 and [j.rollout for j in jobs[:3]] == [0, 1, 2]
+    assert len({j.sampling_seed for j in jobs}) == 12
+    seen: list[tuple[str, int, int]] = []
+
+    class Recorder(RandomPolicy):
+        async def start(self, ctx: EpisodeContext) -> None:
+            seen.append((ctx.task_id, ctx.rollout, ctx.sampling_seed))
+            await super().start(ctx)
+
+    result = asyncio.run(run(LedgerEnv, Recorder, PAIRS, tmp_path, group=3, concurrency=4))
+    assert result.summary["episodes"] == 12 and result.summary["groups"] == 4
+    assert sorted(seen) == sorted((j.task_id, j.rollout, j.sampling_seed) for j in jobs)
+    steps = [r for r in lines(tmp_path / "trajectories.jsonl") if r["record"] == "step"]
+    assert {(r["rollout"], r["sampling_seed"]) for r in steps} == {
+        (j.rollout, j.sampling_seed) for j in jobs
+    }
+
+
+def test_zero_variance_groups_are_flagged(tmp_path: Path) -> None:
+    result = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, None, group=2))
+    s = result.summary
+    assert s["zero_variance_groups"] == 4 and len(s["zero_variance_examples"]) == 4
+    assert s["mean_group_reward_std"] == 0.0
+
+
+class FlakyPolicy(OraclePolicy):
+    """Fails its first ``failures`` episodes at the second step, like a dropped server."""
+
+    failures = 2
+    started = 0
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        type(self).started += 1
+        self.broken = type(self).started <= self.failures
+        self.n = 0
+        await super().start(ctx)
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        self.n += 1
+        if self.broken and self.n == 2:
+            raise ConnectionError("server went away")
+        return await super().act(observation)
+
+
+def test_infra_failures_are_retried_and_never_scored(tmp_path: Path) -> None:
+    FlakyPolicy.started = 0
+    result = asyncio.run(run(LedgerEnv, FlakyPolicy, PAIRS[:2], tmp_path, max_retries=2))
+    s = result.summary
+    assert s["episodes"] == 2 and s["success_rate"] == 1.0
+    assert s["infra_retries"] == 2 and s["infra_errors"] == 0
+    for log in read_episodes(tmp_path / "trajectories.jsonl"):
+        verify_chain(log)  # only whole, successful episodes were written
+    FlakyPolicy.started = 0
+    FlakyPolicy.failures = 10
+    try:
+        failed = asyncio.run(run(LedgerEnv, FlakyPolicy, PAIRS[:1], None, max_retries=1))
+    finally:
+        FlakyPolicy.failures = 2
+    assert failed.summary["episodes"] == 0 and failed.summary["infra_errors"] == 1
+    assert "server went away" in failed.errors[0]
+
+
+class SlowPolicy(OraclePolicy):
+    async def act(self, observation: Observation) -> PolicyTurn:
+        await asyncio.sleep(10)
+        return await super().act(observation)
+
+
+def test_episode_timeout_is_an_infra_failure() -> None:
+    result = asyncio.run(
+        run(LedgerEnv, SlowPolicy, PAIRS[:1], None, episode_timeout_s=0.05, max_retries=1)
+    )
+    assert result.summary["episodes"] == 0 and result.summary["infra_errors"] == 1
+    assert "timeout" in result.errors[0]
+
+
+def test_weight_version_is_stamped(tmp_path: Path) -> None:
+    version = {"v": 3}
+
+    class Versioned(OraclePolicy):
+        def weight_version(self) -> int:
+            return version["v"]
+
+    asyncio.run(run(LedgerEnv, Versioned, PAIRS[:1], tmp_path))
+    version["v"] = 4
+    asyncio.run(run(LedgerEnv, Versioned, PAIRS[1:2], tmp_path, resume=True))
+    stamps = {(r["task_id"], r["weight_version"]) for r in lines(tmp_path / "trajectories.jsonl")}
+    assert stamps == {(PAIRS[0][0], "3"), (PAIRS[1][0], "4")}
+
+
+def test_resume_after_a_crash_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "trajectories.jsonl"
+    first = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS[:2], tmp_path, group=2))
+    assert first.summary["episodes"] == 4
+    intact = path.read_bytes()
+    with open(path, "ab") as fh:  # the crash: half of the next episode, torn mid-line
+        fh.write(intact.splitlines(keepends=True)[0])
+        fh.write(b'{"record":"step","run_id":"x","epis')
+    result = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, tmp_path, group=2, resume=True))
+    s = result.summary
+    assert s["resumed"] == 4 and s["episodes"] == 8
+    episodes = read_episodes(path)
+    keys = [(e.end.task_id, e.end.seed, e.end.rollout) for e in episodes if e.end]
+    assert len(keys) == 8 and len(set(keys)) == 8
+    assert path.read_bytes().startswith(intact)
+    for log in episodes:
+        verify_chain(log)
+    again = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, tmp_path, group=2, resume=True))
+    assert again.summary["resumed"] == 8 and len(read_episodes(path)) == 8
+    assert json.loads((tmp_path / "summary.json").read_text())["episodes"] == 8
+
+
+def test_resume_refuses_damage_before_finished_episodes(tmp_path: Path) -> None:
+    path = tmp_path / "trajectories.jsonl"
+    asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS[:2], tmp_path))
+    text = path.read_text().splitlines(keepends=True)
+    text[1] = text[1][: len(text[1]) // 2] + "\n"
+    path.write_text("".join(text))
+    with pytest.raises(IntegrityError, match="refusing to truncate"):
+        recover_finished(path)
