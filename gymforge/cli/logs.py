@@ -10,6 +10,7 @@ import typer
 
 from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.core.errors import GymforgeError
+from gymforge.trajectory.export import export
 from gymforge.trajectory.io import read_episodes, verify_chain
 from gymforge.trajectory.replay import replay_episodes
 from gymforge.trajectory.schema import trajectory_json_schema
@@ -53,3 +54,39 @@ def schema(what: str = typer.Argument("trajectory", help="Which schema: trajecto
     if what != "trajectory":
         raise GymforgeError(f"unknown schema {what!r}; available: trajectory")
     print(json.dumps(trajectory_json_schema(), indent=2))
+
+
+@app.command("export")
+@friendly
+def export_cmd(
+    source: Path = typer.Argument(..., help="A run directory or a trajectories.jsonl file."),
+    fmt: str = typer.Option(..., "--format", "-f", help="trl, sft or parquet."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output file."),
+    only_success: bool = typer.Option(False, "--only-success", help="Successful episodes only."),
+    max_staleness: int | None = typer.Option(
+        None, "--max-staleness", min=0, help="Weight versions a turn may lag the newest."
+    ),
+    stale: str = typer.Option("refuse", "--stale", help="refuse or flag stale episodes."),
+) -> None:
+    """Export training data (trl, sft) or a flat step table (parquet)."""
+    if fmt not in ("trl", "sft", "parquet"):
+        raise GymforgeError(f"--format must be trl, sft or parquet, not {fmt!r}")
+    if stale not in ("refuse", "flag"):
+        raise GymforgeError(f"--stale must be refuse or flag, not {stale!r}")
+    path = source / "trajectories.jsonl" if source.is_dir() else source
+    target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
+    report = export(
+        path,
+        fmt,
+        target,
+        only_success=only_success,  # type: ignore[arg-type]
+        max_staleness=max_staleness,
+        stale=stale,
+    )  # type: ignore[arg-type]
+    data = report.as_dict()
+    err.print(
+        f"exported {data['written']} episodes to {target}; refused {data['refused']}; "
+        f"flagged stale {data['flagged_stale']}"
+    )
+    if not report.written:
+        fail("no episode qualified for export", 1)
