@@ -16,6 +16,7 @@ Single-turn environments are the special case with no tools: the first reply is 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from abc import ABC, abstractmethod
@@ -36,6 +37,9 @@ from gymforge.tasks.source import TaskSource
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
 from gymforge.verify.verdict import Verdict
+
+_Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
+"""What handling one action produced: messages, data, costs, end reason, verdict."""
 
 PARSE_ERROR_HINT = (
     "Your last message could not be parsed as a tool call or reply ({error}). "
@@ -129,65 +133,27 @@ class ToolEnv(ABC):
             raise EpisodeStateError("step() before reset() or after the episode ended")
         c = self.counters
         c.steps += 1
-        c.tokens += self.token_counter.count_text(_action_text(action))
+        action_tokens = self.token_counter.count_text(_action_text(action))
+        c.tokens += action_tokens
         timing: dict[str, float] = {}
         info: dict[str, Any] = {}
-        verdict: Verdict | None = None
-        end: EndReason | None = None
-        costs = StepCosts()
         if self.budget.max_tokens is not None and c.tokens > self.budget.max_tokens:
             # the action itself overran the context budget: cut off, never executed or judged
             info.update(end_reason="max_tokens", success=False)
             self._done = True
             obs = self._observe([], {"truncated": "max_tokens"})
+            costs = StepCosts(action_tokens=action_tokens)
             return StepResult.make(
-                obs, self.reward(None, StepCosts()), truncated=True, info=info, timing=timing
+                obs, self.reward(None, costs), truncated=True, info=info, timing=timing
             )
         if isinstance(action, Invalid):
-            c.malformed += 1
-            c.consecutive_malformed += 1
-            pol = self.malformed
-            costs = StepCosts(malformed_penalty=pol.penalty if pol.mode != "recover" else 0.0)
-            info["malformed"] = action.error[:500]
-            if pol.mode == "end":
-                end = "malformed"
-            elif c.consecutive_malformed >= pol.max_consecutive:
-                end = "malformed_cap"
-            messages = [
-                Message(role="user", content=PARSE_ERROR_HINT.format(error=action.error[:300]))
-            ]
-            data: dict[str, Any] = {"parse_error": action.error[:300]}
+            out = self._on_invalid(action, info)
         elif isinstance(action, ToolCall):
-            c.consecutive_malformed = 0
-            result, timing["tool_ms"] = self.toolset.call(action)
-            bad_call = (
-                not result.ok
-                and result.error is not None
-                and result.error.kind in ("unknown_tool", "invalid_arguments")
-            )
-            c.invalid_calls += bad_call
-            c.tool_errors += not result.ok
-            costs = StepCosts(invalid_call=bad_call)
-            info["tool_result"] = result.model_dump(mode="json")
-            if result.fault:
-                info["fault"] = result.fault
-            messages = [
-                Message(
-                    role="tool",
-                    content=result.render(),
-                    name=result.tool,
-                    tool_call_id=action.call_id,
-                )
-            ]
-            data = {"tool_result": info["tool_result"]}
+            out = self._on_tool_call(action, info, timing)
         else:
-            c.consecutive_malformed = 0
-            follow_up = self.on_reply(action.text)
-            if follow_up is None:
-                verdict, end = await self._verify(action.text, info, timing), "verdict"
-                messages, data = [], {"final": True}
-            else:
-                messages, data = follow_up, {}
+            out = await self._on_reply(action, info, timing)
+        messages, data, costs, end, verdict = out
+        costs = dataclasses.replace(costs, action_tokens=action_tokens)
         if end is None:
             end = self.env_rule_end()
         obs = self._observe(messages, data)
@@ -204,6 +170,63 @@ class ToolEnv(ABC):
         return StepResult.make(
             obs, components, terminated=terminated, truncated=truncated, info=info, timing=timing
         )
+
+    def _on_invalid(self, action: Invalid, info: dict[str, Any]) -> _Outcome:
+        c, pol = self.counters, self.malformed
+        c.malformed += 1
+        c.consecutive_malformed += 1
+        info["malformed"] = action.error[:500]
+        end: EndReason | None = None
+        if pol.mode == "end":
+            end = "malformed"
+        elif c.consecutive_malformed >= pol.max_consecutive:
+            end = "malformed_cap"
+        hint = PARSE_ERROR_HINT.format(error=action.error[:300])
+        costs = StepCosts(malformed_penalty=pol.penalty if pol.mode != "recover" else 0.0)
+        return (
+            [Message(role="user", content=hint)],
+            {"parse_error": action.error[:300]},
+            costs,
+            end,
+            None,
+        )
+
+    def _on_tool_call(
+        self, action: ToolCall, info: dict[str, Any], timing: dict[str, float]
+    ) -> _Outcome:
+        c = self.counters
+        c.consecutive_malformed = 0
+        result, timing["tool_ms"] = self.toolset.call(action)
+        bad_call = (
+            not result.ok
+            and result.error is not None
+            and result.error.kind in ("unknown_tool", "invalid_arguments")
+        )
+        c.invalid_calls += bad_call
+        c.tool_errors += not result.ok
+        info["tool_result"] = result.model_dump(mode="json")
+        if result.fault:
+            info["fault"] = result.fault
+        message = Message(
+            role="tool", content=result.render(), name=result.tool, tool_call_id=action.call_id
+        )
+        return (
+            [message],
+            {"tool_result": info["tool_result"]},
+            StepCosts(invalid_call=bad_call),
+            None,
+            None,
+        )
+
+    async def _on_reply(
+        self, action: Reply, info: dict[str, Any], timing: dict[str, float]
+    ) -> _Outcome:
+        self.counters.consecutive_malformed = 0
+        follow_up = self.on_reply(action.text)
+        if follow_up is not None:
+            return follow_up, {}, StepCosts(), None, None
+        verdict = await self._verify(action.text, info, timing)
+        return [], {"final": True}, StepCosts(), "verdict", verdict
 
     async def snapshot(self) -> State:
         if self.task is None:

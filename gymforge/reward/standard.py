@@ -25,6 +25,7 @@ class StepCosts:
 
     invalid_call: bool = False
     malformed_penalty: float = 0.0
+    action_tokens: int = 0
 
 
 class RewardFn(Protocol):
