@@ -19,6 +19,7 @@ from gymforge.core.errors import UserError
 
 BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
+    "puzzles": "gymforge.envs.puzzles:PuzzlesEnv",
 }
 
 EnvFactory = Callable[[], Any]

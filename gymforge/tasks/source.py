@@ -91,7 +91,7 @@ class TaskSource:
             tries += 1
             if tries > 1000 * max(n, 1):
                 raise UnknownTaskError(f"could not draw {n} {split} tasks; is the split empty?")
-            pool = pools[(len(out) + tries) % len(pools)]
+            pool = pools[tries % len(pools)]  # in turn; a rejection moves on to the next
             if isinstance(pool, Dataset):
                 task = pool.tasks[r.randrange(len(pool))]
                 held = self.split.is_heldout(task.family, task.params)

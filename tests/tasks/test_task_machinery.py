@@ -248,3 +248,14 @@ def test_every_training_path_refuses_heldout(name: str) -> None:
     ids = TRAINING_PATHS[name](SOURCE, 300, 7)
     assert ids, name
     assert all(SOURCE.resolve(t).split == "train" for t in ids)
+
+
+def test_sample_visits_every_family_in_turn() -> None:
+    """With no held-out rejections, n draws over k families give each exactly n/k (an even
+    number of families once saw only every other family)."""
+    from gymforge.envs.ledger.env import TransferFamily
+
+    for k in (2, 3, 4, 5):
+        fams = [TransferFamily(f"f{i}", 1, FAMILY.levels) for i in range(k)]
+        ids = TaskSource.of(fams).sample(20 * k, 1)
+        assert Counter(parse_task_id(t).family for t in ids) == {f"f{i}": 20 for i in range(k)}

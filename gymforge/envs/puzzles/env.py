@@ -1,0 +1,81 @@
+"""``puzzles``: single-turn logic puzzles judged by the validity of the proposed solution.
+
+Five families, one module each (generator, difficulty levels, held-out region, validity
+checker and oracle): ``puzzles.countdown``, ``puzzles.sudoku``, ``puzzles.knights_knaves``,
+``puzzles.shortest_path`` and ``puzzles.coloring``. The agent replies once; the reply must
+end with a line ``Answer: <solution>`` (see ``answer.py`` for the extraction rules: reasoning
+in ``<think>`` is ignored, hedges and trailing text fail). The family's checker then accepts
+*every* valid solution, not a string match against the stored one, and reports a reason in
+``Verdict.facts`` otherwise.
+
+Held-out split: the largest or hardest region of every family (seven-number countdowns,
+9x9 sudokus with at most 26 givens, eight islanders, shortest paths on 18+ nodes, colourings
+of 15+ nodes). Every family keeps trainable levels.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from gymforge.core.env import EnvSpec
+from gymforge.core.episode import Budget
+from gymforge.core.types import Action, Reply, Task
+from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
+from gymforge.envs.puzzles.answer import extract_answer
+from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.redteam import CASES
+from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa.profile import QAProfile, ThroughputBudget
+from gymforge.tasks import Split, TaskSource
+from gymforge.verify import Verdict
+
+FAMILIES: tuple[PuzzleFamily, ...] = (
+    countdown.FAMILY,
+    sudoku.FAMILY,
+    knights_knaves.FAMILY,
+    shortest_path.FAMILY,
+    coloring.FAMILY,
+)
+BY_NAME: dict[str, PuzzleFamily] = {f.name: f for f in FAMILIES}
+
+
+class PuzzlesEnv(ToolEnv):
+    """Single-turn puzzles: the first reply is verified; there are no tools."""
+
+    spec = EnvSpec(
+        "puzzles",
+        "1.0.0",
+        renderer_version="1",
+        description="Countdown, sudoku, knights and knaves, shortest paths, graph colouring.",
+    )
+    tasks = TaskSource.of(FAMILIES, Split(regions={f.name: dict(f.heldout) for f in FAMILIES}))
+    budget = Budget(max_steps=2, max_tokens=16_384)
+    qa = QAProfile(
+        verifier_kinds=("match",),
+        redteam=CASES,
+        throughput=ThroughputBudget(reset_p50_ms=5.0, steps_per_s=500.0),
+    )
+    system_prompt = (
+        "You solve puzzles. Reason as long as you need, then give your solution on a final "
+        "line that starts with 'Answer:', in exactly the format the puzzle asks for."
+    )
+
+    def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
+        return {}
+
+    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+        family = BY_NAME[task.family]
+        answer, problem = extract_answer(reply)
+        outcome = problem if answer is None else family.check(task.truth, answer)
+        assert outcome is not None
+        return Verdict(
+            passed=outcome.passed,
+            reason=outcome.reason,
+            facts={"reason": outcome.reason, **outcome.facts},
+            verifier=f"{family.name}@{family.version}",
+        )
+
+    def oracle_plan(self, task: Task) -> list[Action]:
+        answer = BY_NAME[task.family].oracle_answer(task.truth)
+        return [Reply(text=f"Answer: {answer}")]

@@ -1,0 +1,179 @@
+"""Puzzle-specific red-team cases: near-miss answers built from the oracle's solution.
+
+Each case targets one family (on a task of another family it is not applicable) and turns
+the task's hidden truth and the oracle's reply into an answer that must be rejected: a
+number used twice, a grid whose givens were changed, a labelling that breaks a clue, a
+path that is not the shortest... A craft returns None when the near miss cannot be built
+for this particular task (or would accidentally be a valid solution), which marks the
+episode not applicable instead of counting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gymforge.core.types import Observation, Task
+from gymforge.envs.puzzles import countdown, knights_knaves, shortest_path
+from gymforge.qa.profile import RedTeamCase
+from gymforge.qa.redteam import CraftedReply
+from gymforge.rollout.policy import PolicyTurn
+
+Craft = Callable[[Mapping[str, Any]], str | None]
+
+
+class PuzzleAttack(CraftedReply):
+    """Follows the oracle; replaces its reply by ``Answer: <craft(truth)>`` on tasks of
+    ``family``."""
+
+    def __init__(self, family: str, craft: Craft) -> None:
+        super().__init__(lambda text: None)
+        self.family, self.craft_answer = family, craft
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        task: Task | None = getattr(self.ctx.env, "task", None)
+        if task is not None and task.family == self.family:
+            answer = self.craft_answer(task.truth)
+            self.craft = lambda text: None if answer is None else f"Answer: {answer}"
+        return await super().act(observation)
+
+
+# ---- countdown -----------------------------------------------------------------------------
+def _number_twice(t: Mapping[str, Any]) -> str:
+    n = countdown.leaves(countdown.parse_expression(t["solution"]))[0]
+    return f"({t['solution']}) + {n} - {n}"
+
+
+def _target_literal(t: Mapping[str, Any]) -> str | None:
+    return None if t["target"] in t["numbers"] else str(t["target"])
+
+
+def _div_zero(t: Mapping[str, Any]) -> str:
+    n = t["numbers"][0]
+    return f"({t['solution']}) + {n} / ({n} - {n})"
+
+
+# ---- sudoku --------------------------------------------------------------------------------
+def _grid(t: Mapping[str, Any], flat: str) -> str:
+    size = t["size"]
+    return "/".join(flat[i : i + size] for i in range(0, size * size, size))
+
+
+def _givens_swapped(t: Mapping[str, Any]) -> str | None:
+    given = sorted({c for c in t["givens"] if c != "."})
+    if not given:
+        return None
+    a = given[0]
+    b = "2" if a == "1" else "1"
+    swapped = t["solution"].translate(str.maketrans({a: b, b: a}))
+    return _grid(t, swapped)
+
+
+def _duplicate(t: Mapping[str, Any]) -> str | None:
+    s, size = t["solution"], t["size"]
+    blank = t["givens"].find(".")
+    if blank < 0:
+        return None
+    other = s[blank - 1] if blank % size else s[blank + 1]
+    return _grid(t, s[:blank] + other + s[blank + 1 :])
+
+
+def _echo_puzzle(t: Mapping[str, Any]) -> str:
+    return _grid(t, t["givens"])
+
+
+# ---- knights and knaves --------------------------------------------------------------------
+def _labelling(t: Mapping[str, Any], knights: list[bool]) -> str | None:
+    bad = any(knights_knaves.holds(s, knights) != knights[i] for i, s in enumerate(t["statements"]))
+    if not bad:
+        return None  # that labelling is consistent: a valid answer, not an attack
+    return ", ".join(
+        f"{n}={knights_knaves.label(k)}" for n, k in zip(t["names"], knights, strict=True)
+    )
+
+
+def _all_knights(t: Mapping[str, Any]) -> str | None:
+    return _labelling(t, [True] * len(t["names"]))
+
+
+def _flip_one(t: Mapping[str, Any]) -> str | None:
+    return _labelling(t, [not t["solution"][0], *t["solution"][1:]])
+
+
+def _both_labels(t: Mapping[str, Any]) -> str:
+    first = t["names"][0]
+    pairs = zip(t["names"], t["solution"], strict=True)
+    rest = ", ".join(f"{n}={knights_knaves.label(k)}" for n, k in pairs)
+    return f"{first}=knight, {first}=knave, {rest}"
+
+
+# ---- graphs --------------------------------------------------------------------------------
+def _longer_path(t: Mapping[str, Any], budget: int = 5_000) -> str | None:
+    """A simple path from source to target that is longer than the shortest (DFS, bounded)."""
+    adj = shortest_path.adjacency(t["nodes"], t["edges"])
+    stack: list[tuple[str, list[str], int]] = [(t["source"], [t["source"]], 0)]
+    while stack and budget:
+        budget -= 1
+        node, path, length = stack.pop()
+        if node == t["target"]:
+            if length > t["distance"]:
+                return " -> ".join(path)
+            continue
+        stack += [(v, [*path, v], length + w) for v, w in adj[node] if v not in path]
+    return None
+
+
+def _skip_node(t: Mapping[str, Any]) -> str | None:
+    path = t["path"]
+    if len(path) < 3 or (path[0], path[2]) in shortest_path.weights(t["edges"]):
+        return None
+    return " -> ".join([path[0], *path[2:]])
+
+
+def _stop_short(t: Mapping[str, Any]) -> str:
+    return " -> ".join(t["path"][:-1])
+
+
+def _colors(t: Mapping[str, Any], colors: list[int]) -> str:
+    return ", ".join(f"{v}={c}" for v, c in zip(t["nodes"], colors, strict=True))
+
+
+def _one_color(t: Mapping[str, Any]) -> str | None:
+    return _colors(t, [1] * len(t["nodes"])) if t["edges"] else None
+
+
+def _extra_color(t: Mapping[str, Any]) -> str:
+    return _colors(t, [t["colors"] + 1, *t["solution"][1:]])
+
+
+def _conflict(t: Mapping[str, Any]) -> str | None:
+    if not t["edges"]:
+        return None
+    u, v = t["edges"][0]
+    colors = list(t["solution"])
+    colors[t["nodes"].index(v)] = colors[t["nodes"].index(u)]
+    return _colors(t, colors)
+
+
+def _case(family: str, name: str, craft: Craft, description: str) -> RedTeamCase:
+    return RedTeamCase(name, lambda: PuzzleAttack(f"puzzles.{family}", craft), description)
+
+
+CASES: tuple[RedTeamCase, ...] = (
+    _case("countdown", "countdown_number_twice", _number_twice, "E + n - n"),
+    _case("countdown", "countdown_target_literal", _target_literal, "the target itself"),
+    _case("countdown", "countdown_import_injection", lambda t: "__import__('os').getcwd()", ""),
+    _case("countdown", "countdown_division_by_zero", _div_zero, "E + n / (n - n)"),
+    _case("sudoku", "sudoku_givens_changed", _givens_swapped, "valid grid, digits swapped"),
+    _case("sudoku", "sudoku_duplicate", _duplicate, "one filled cell repeats a neighbour"),
+    _case("sudoku", "sudoku_echo_puzzle", _echo_puzzle, "the puzzle with its blanks"),
+    _case("knights_knaves", "kk_all_knights", _all_knights, "everyone a knight"),
+    _case("knights_knaves", "kk_both_labels", _both_labels, "one islander labelled twice"),
+    _case("knights_knaves", "kk_flip_one", _flip_one, "the oracle with one label flipped"),
+    _case("shortest_path", "path_not_shortest", _longer_path, "a longer simple path"),
+    _case("shortest_path", "path_skips_edge", _skip_node, "a hop over a missing edge"),
+    _case("shortest_path", "path_stops_short", _stop_short, "ends before the target"),
+    _case("coloring", "coloring_one_color", _one_color, "every node colour 1"),
+    _case("coloring", "coloring_extra_color", _extra_color, "colour k+1"),
+    _case("coloring", "coloring_conflict", _conflict, "an edge with equal colours"),
+)

@@ -1,0 +1,157 @@
+"""Shortest path: a minimum-weight path between two nodes of a small weighted graph.
+
+Generation: single-letter node names, a random spanning tree (so the graph is connected)
+plus ``extra`` random edges, integer weights in ``[1, max_weight]``; the source is random
+and the target is a node at least two hops away when one exists. Dijkstra gives the
+shortest distance and one shortest path (the oracle).
+
+The verifier accepts *any* shortest path: it must start at the source, end at the target,
+follow existing edges only, and have total weight equal to the shortest distance (weights
+are positive, so such a path is simple). Node separators ``->``, ``→``, ``-`` and ``,`` are
+accepted.
+
+Failure reasons: ``parse_error``, ``unknown_node``, ``wrong_start``, ``wrong_end``,
+``not_a_path``, ``not_shortest``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import re
+from collections.abc import Mapping
+from itertools import pairwise
+from typing import Any
+
+from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
+from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_SEP = re.compile(r"\s*(?:->|→|-|,)\s*")
+
+
+def weights(edges: list[list[Any]]) -> dict[tuple[str, str], int]:
+    """``(u, v) -> weight`` in both directions."""
+    out: dict[tuple[str, str], int] = {}
+    for u, v, w in edges:
+        out[u, v] = out[v, u] = w
+    return out
+
+
+def adjacency(nodes: list[str], edges: list[list[Any]]) -> dict[str, list[tuple[str, int]]]:
+    adj: dict[str, list[tuple[str, int]]] = {n: [] for n in nodes}
+    for u, v, w in edges:
+        adj[u].append((v, w))
+        adj[v].append((u, w))
+    for n in nodes:
+        adj[n].sort()
+    return adj
+
+
+def dijkstra(
+    adj: dict[str, list[tuple[str, int]]], source: str
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Distances from ``source`` and a predecessor map (ties broken by node name)."""
+    dist, prev = {source: 0}, {}
+    heap = [(0, source)]
+    done: set[str] = set()
+    while heap:
+        d, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        for v, w in adj[u]:
+            if v not in dist or d + w < dist[v]:
+                dist[v], prev[v] = d + w, u
+                heapq.heappush(heap, (d + w, v))
+    return dist, prev
+
+
+def _hops(adj: dict[str, list[tuple[str, int]]], source: str) -> dict[str, int]:
+    hops, frontier = {source: 0}, [source]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v, _ in adj[u]:
+                if v not in hops:
+                    hops[v] = hops[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    return hops
+
+
+class ShortestPathFamily(PuzzleFamily):
+    heldout = {"largest_graphs": lambda p: p["nodes"] >= 18}
+
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+        n, top = params["nodes"], params["max_weight"]
+        order = r.sample(LETTERS, n)
+        pairs = {tuple(sorted((order[i], order[r.randrange(i)]))) for i in range(1, n)}
+        for _ in range(params["extra"] * 4):
+            if len(pairs) >= n - 1 + params["extra"]:
+                break
+            pairs.add(tuple(sorted(r.sample(order, 2))))
+        edges = [[u, v, r.randint(1, top)] for u, v in sorted(pairs)]
+        nodes = sorted(order)
+        adj = adjacency(nodes, edges)
+        source = r.choice(nodes)
+        hops = _hops(adj, source)
+        far = [v for v in nodes if hops[v] >= 2] or [v for v in nodes if v != source]
+        target = r.choice(far)
+        dist, prev = dijkstra(adj, source)
+        path = [target]
+        while path[-1] != source:
+            path.append(prev[path[-1]])
+        listed = "\n".join(f"{u} - {v}: {w}" for u, v, w in edges)
+        prompt = (
+            f"An undirected graph has nodes {', '.join(nodes)} and these weighted edges:\n"
+            f"{listed}\n\nFind a path of minimum total weight from {source} to {target}. "
+            "Any shortest path is accepted; list every node along it, starting with "
+            f"{source} and ending with {target}.\n\n"
+            + answer_instruction("<node> -> <node> -> ... -> <node>", "P -> Q -> R")
+        )
+        truth = {"nodes": nodes, "edges": edges, "source": source, "target": target}
+        return prompt, {**truth, "distance": dist[target], "path": path[::-1]}
+
+    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
+        steps = [s.upper() for s in _SEP.split(answer.strip().rstrip("."))]
+        if any(not s for s in steps):
+            return fail("parse_error", error="empty node name")
+        nodes = set(truth["nodes"])
+        unknown = next((s for s in steps if s not in nodes), None)
+        if unknown is not None:
+            return fail("unknown_node", node=unknown[:20])
+        if steps[0] != truth["source"]:
+            return fail("wrong_start", start=steps[0])
+        if steps[-1] != truth["target"] or len(steps) < 2:
+            return fail("wrong_end", end=steps[-1])
+        w = weights(truth["edges"])
+        total = 0
+        for u, v in pairwise(steps):
+            if (u, v) not in w:
+                return fail("not_a_path", missing_edge=f"{u}-{v}")
+            total += w[u, v]
+        if total != truth["distance"]:
+            return fail("not_shortest", length=total, shortest=truth["distance"])
+        return ok(length=total, nodes=len(steps))
+
+    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
+        return " -> ".join(truth["path"])
+
+
+def _level(nodes: tuple[int, int], extra: tuple[int, int], top: tuple[int, ...]) -> ParamSpace:
+    return ParamSpace(
+        {"nodes": IntKnob(*nodes), "extra": IntKnob(*extra), "max_weight": ChoiceKnob(top)}
+    )
+
+
+FAMILY = ShortestPathFamily(
+    "puzzles.shortest_path",
+    1,
+    {
+        1: _level((5, 7), (2, 4), (9,)),
+        2: _level((8, 12), (4, 8), (9, 20)),
+        3: _level((13, 20), (8, 14), (20,)),
+    },
+)
