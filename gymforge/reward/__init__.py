@@ -1,5 +1,17 @@
 """Reward functions: verdict + costs -> named components; the scalar is their sum."""
 
+from gymforge.reward.compose import ComposedReward, FormatPenalty, LengthPenalty, SparseReward
+from gymforge.reward.shaping import Potential, ShapedEnv
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 
-__all__ = ["RewardFn", "StandardReward", "StepCosts"]
+__all__ = [
+    "ComposedReward",
+    "FormatPenalty",
+    "LengthPenalty",
+    "Potential",
+    "RewardFn",
+    "ShapedEnv",
+    "SparseReward",
+    "StandardReward",
+    "StepCosts",
+]

@@ -1,0 +1,64 @@
+"""Reward building blocks that combine with ``StandardReward``: sparse rewards, length and
+format penalties, and composition. Every part is its own named component."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from gymforge.reward.standard import RewardFn, StepCosts
+from gymforge.verify.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class SparseReward:
+    """Only the outcome: ``task`` on the final step, nothing else."""
+
+    task_weight: float = 1.0
+
+    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+        return {} if verdict is None else {"task": self.task_weight * float(verdict.passed)}
+
+
+@dataclass(frozen=True)
+class LengthPenalty:
+    """``length`` = ``per_token`` for every action token beyond ``free_tokens``."""
+
+    per_token: float = -0.001
+    free_tokens: int = 512
+
+    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+        over = costs.action_tokens - self.free_tokens
+        return {"length": self.per_token * over} if over > 0 and self.per_token else {}
+
+
+@dataclass(frozen=True)
+class FormatPenalty:
+    """``format`` = ``penalty`` when the final verdict failed for a format reason (no answer
+    found, unparseable answer) rather than a wrong one."""
+
+    penalty: float = -0.1
+    reasons: Collection[str] = ("no_answer", "parse_error")
+
+    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+        hit = verdict is not None and not verdict.passed and verdict.reason in self.reasons
+        return {"format": self.penalty} if hit else {}
+
+
+class ComposedReward:
+    """The union of several reward functions' components. Two parts producing the same
+    component name is an authoring error and raises, rather than silently adding up."""
+
+    def __init__(self, *parts: RewardFn) -> None:
+        if not parts:
+            raise ValueError("ComposedReward needs at least one part")
+        self.parts = parts
+
+    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for part in self.parts:
+            for name, value in part(verdict, costs).items():
+                if name in out:
+                    raise ValueError(f"two reward parts both produce the component {name!r}")
+                out[name] = value
+        return out
