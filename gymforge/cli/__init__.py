@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from gymforge.cli import grade, logs, qa, run  # noqa: F401  (they register commands)
+from gymforge.cli import evaluation, grade, logs, qa, reproduce, run  # noqa: F401  (they register commands)
 from gymforge.cli.common import app, err
 
 __all__ = ["app", "main"]

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import wraps
-from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from gymforge.core.env import Environment
-from gymforge.core.errors import GymforgeError, IntegrityError, UserError
-from gymforge.envs.registry import make_env
-from gymforge.tasks.dataset import Dataset
-from gymforge.tasks.source import TaskSource
+from gymforge.core.errors import GymforgeError, IntegrityError
+from gymforge.envs.handle import EnvHandle, open_env, task_source
+
+__all__ = ["EnvHandle", "app", "err", "fail", "friendly", "open_env", "task_source"]
 
 app = typer.Typer(
     add_completion=False,
@@ -48,48 +44,3 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(e))
 
     return wrapper
-
-
-def task_source(env: Any) -> TaskSource | None:
-    tasks = getattr(env, "tasks", None)
-    return tasks if isinstance(tasks, TaskSource) else None
-
-
-@dataclass
-class EnvHandle:
-    """How the CLI makes instances of one environment, with its datasets applied."""
-
-    name: str
-    factory: Callable[[], Environment]
-    tasks: TaskSource | None
-    datasets: list[Dataset]
-
-    @property
-    def manifests(self) -> list[dict[str, Any]]:
-        return [d.manifest() for d in self.datasets]
-
-
-def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
-    """Resolve ``name`` once; load ``dataset`` once (hash-pinned) and serve it on every
-    instance the factory makes."""
-    probe = make_env(name)
-    try:
-        datasets = []
-        if dataset is not None:
-            load = getattr(probe, "load_dataset", None)
-            if load is None:
-                raise UserError(f"the {probe.spec.id} environment does not take datasets")
-            datasets.append(load(dataset))
-    finally:
-        asyncio.run(probe.close())
-
-    def factory() -> Environment:
-        env = make_env(name)
-        for ds in datasets:
-            env.use_dataset(ds)  # type: ignore[attr-defined]
-        return env
-
-    sample = factory()
-    tasks = task_source(sample)
-    asyncio.run(sample.close())
-    return EnvHandle(name, factory, tasks, datasets)

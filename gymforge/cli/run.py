@@ -11,11 +11,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gymforge.cli.common import app, err, friendly, open_env, task_source
+from gymforge.cli.common import app, err, friendly, task_source
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
-from gymforge.rollout.runner import run as run_jobs
-from gymforge.rollout.scripted import scripted_policy
+from gymforge.rollout.execute import execute, resolve_policy
+from gymforge.rollout.manifest import RunSpec
 from gymforge.trajectory.replay import replay_file
 
 
@@ -62,16 +62,21 @@ def _run(
     episode_timeout: float | None = None,
     max_retries: int = 2,
 ) -> dict[str, Any]:
-    handle = open_env(env_name, dataset)
-    tasks = handle.tasks
-    if tasks is None:
-        raise GymforgeError(f"{env_name} exposes no task source to sample from")
     if split not in ("train", "heldout", "all"):
         raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
-    only = [d.name for d in handle.datasets] or None  # --dataset: run the dataset's tasks
-    ids = tasks.sample(n, seed, split, families=only)  # type: ignore[arg-type]
-    jobs = [(task_id, seed) for task_id in ids]
-    policy_factory = scripted_policy(policy)
+    spec = RunSpec(
+        env=env_name,
+        policy=policy,
+        n=n,
+        seed=seed,
+        split=split,
+        group=group,  # type: ignore[arg-type]
+        dataset=str(dataset) if dataset else None,
+        concurrency=concurrency,
+        episode_timeout=episode_timeout,
+        max_retries=max_retries,
+    )
+    policy_factory = resolve_policy(policy)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -82,7 +87,7 @@ def _run(
         disable=quiet,
         transient=False,
     ) as progress:
-        bar = progress.add_task(f"{env_name}/{policy}", total=len(jobs) * group, rate=0.0)
+        bar = progress.add_task(f"{env_name}/{policy}", total=n * group, rate=0.0)
         wins = [0, 0]
 
         def tick(episode: dict[str, Any]) -> None:
@@ -90,28 +95,7 @@ def _run(
             wins[1] += 1
             progress.update(bar, advance=1, rate=wins[0] / wins[1])
 
-        result = asyncio.run(
-            run_jobs(
-                handle.factory,
-                policy_factory,
-                jobs,
-                out,
-                concurrency=concurrency,
-                group=group,
-                resume=resume,
-                episode_timeout_s=episode_timeout,
-                max_retries=max_retries,
-                on_episode=tick,
-                summary_extra={
-                    "env": env_name,
-                    "policy": policy,
-                    "seed": seed,
-                    "split": split,
-                    "group": group,
-                    "datasets": handle.manifests,
-                },
-            )
-        )
+        result = execute(spec, out, policy=policy_factory, resume=resume, on_episode=tick)
     return result.summary
 
 
@@ -191,7 +175,8 @@ def demo(
     n: int = typer.Option(40, "-n", min=1, help="Tasks per policy."),
     seed: int = typer.Option(0, "--seed", "-s"),
 ) -> None:
-    """The quickstart: the reference environment under the three scripted policies."""
+    """The quickstart: the reference environment under the three scripted policies, an
+    eval of a policy of known skill (train and held-out), and an HTML report of them all."""
     summaries = []
     for policy in ("oracle", "random", "noop"):
         summaries.append(_run("ledger", policy, n, seed, out / policy, 1, "train"))
@@ -202,5 +187,8 @@ def demo(
         f"({report.episodes} episodes, {report.steps} steps)"
     )
     err.print(f"trajectories and summaries under {out}/{{oracle,random,noop}}/")
+    from gymforge.cli.evaluation import demo_eval_and_report
+
+    demo_eval_and_report(out, n, seed, ("oracle", "random", "noop"))
     if not report.ok:
         raise typer.Exit(1)

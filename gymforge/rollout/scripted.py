@@ -54,7 +54,7 @@ class RandomPolicy:
         self.reply_rate = reply_rate
 
     async def start(self, ctx: EpisodeContext) -> None:
-        self._r = random.Random(derive_seed("random-policy", ctx.task_id, ctx.seed))
+        self._r = random.Random(derive_seed("random-policy", ctx.task_id, ctx.seed, ctx.rollout))
         self._tools: list[dict[str, Any]] = []
 
     async def act(self, observation: Observation) -> PolicyTurn:

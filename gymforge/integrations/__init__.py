@@ -1,0 +1,1 @@
+"""Adapters to the tools gymforge users already run: TRL, Gymnasium."""

@@ -1,0 +1,112 @@
+"""Reproduce a run from its manifest and diff the result against the original.
+
+Scripted policies are re-run as they were; any other policy (a model) is replaced by
+``recorded:`` playback of the original actions, so the comparison isolates the environment.
+Tasks come from the manifest's recorded ids; whether re-sampling still draws the same ids is
+reported separately. Dataset hashes must match the manifest, or reproduction is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymforge.core.errors import ConfigError
+from gymforge.core.seeding import canonical_json
+from gymforge.envs.handle import open_env
+from gymforge.rollout.execute import execute
+from gymforge.rollout.manifest import RunSpec, read_manifest
+from gymforge.rollout.scripted import SCRIPTED
+from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
+from gymforge.trajectory.replay import COMPARED
+
+DIFFED = ("action", *COMPARED)
+
+
+@dataclass
+class ReproReport:
+    compared: int = 0
+    identical: int = 0
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    differences: list[str] = field(default_factory=list)
+    sampling_matches: bool | None = None
+    env_version: tuple[str, str] | None = None
+    policy: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.extra or self.differences) and bool(self.compared)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, **self.__dict__}
+
+
+def _episodes(path: Path) -> dict[tuple[str, int, int], EpisodeLog]:
+    out = {}
+    for log in read_episodes(path):
+        verify_chain(log)
+        s = log.steps[0]
+        out[(s.task_id, s.seed, s.rollout)] = log
+    return out
+
+
+def diff_runs(original: Path, new: Path, limit: int = 20) -> ReproReport:
+    """Compare two trajectory files episode by episode, step by step (deterministic fields)."""
+    a, b = _episodes(original), _episodes(new)
+    report = ReproReport(
+        missing=[f"{k}" for k in sorted(a.keys() - b.keys())],
+        extra=[f"{k}" for k in sorted(b.keys() - a.keys())],
+    )
+    for key in sorted(a.keys() & b.keys()):
+        report.compared += 1
+        ra, rb = a[key].raw, b[key].raw
+        diff = None
+        if len(ra) != len(rb):
+            diff = f"{key}: {len(ra) - 1} steps recorded, {len(rb) - 1} now"
+        else:
+            for x, y in zip(ra[:-1], rb[:-1], strict=True):
+                name = next(
+                    (f for f in DIFFED if canonical_json(x.get(f)) != canonical_json(y.get(f))),
+                    None,
+                )
+                if name:
+                    diff = f"{key}: step {x['step']} differs in {name!r}"
+                    break
+        if diff is None:
+            report.identical += 1
+        elif len(report.differences) < limit:
+            report.differences.append(diff)
+    return report
+
+
+def reproduce(manifest_path: str | Path, out: str | Path) -> ReproReport:
+    manifest_path, out = Path(manifest_path), Path(out)
+    manifest = read_manifest(manifest_path)
+    spec = RunSpec.model_validate(manifest["run"])
+    original = manifest_path.parent / "trajectories.jsonl"
+    if not original.exists():
+        raise ConfigError(f"{original} is missing: reproduction diffs against it")
+    handle = open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
+    pinned = {d["name"]: d["sha256"] for d in manifest.get("datasets", [])}
+    for ds in handle.datasets:
+        if pinned.get(ds.name) != ds.content_hash:
+            raise ConfigError(
+                f"dataset {ds.name} changed: manifest sha256 {pinned.get(ds.name)}, "
+                f"file now {ds.content_hash}"
+            )
+    replay_spec = spec
+    if spec.policy not in SCRIPTED:
+        replay_spec = spec.model_copy(update={"policy": f"recorded:{original}"})
+    resampled = None
+    if handle.tasks is not None:
+        only = [d.name for d in handle.datasets] or None
+        resampled = handle.tasks.sample(spec.n, spec.seed, spec.split, families=only)
+    result = execute(replay_spec, out, task_ids=list(manifest["tasks"]), handle=handle)
+    report = diff_runs(original, out / "trajectories.jsonl")
+    report.sampling_matches = resampled == manifest["tasks"] if resampled is not None else None
+    report.policy = replay_spec.policy
+    env_now = result.episodes[0]["env_version"] if result.episodes else None
+    report.env_version = (manifest["env"]["version"], env_now or "?")
+    return report
