@@ -77,6 +77,7 @@ def _run(
         max_retries=max_retries,
     )
     policy_factory = resolve_policy(policy)
+    handle = open_env(env_name, dataset)  # resolve before any progress output
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -95,7 +96,9 @@ def _run(
             wins[1] += 1
             progress.update(bar, advance=1, rate=wins[0] / wins[1])
 
-        result = execute(spec, out, policy=policy_factory, resume=resume, on_episode=tick)
+        result = execute(
+            spec, out, policy=policy_factory, resume=resume, on_episode=tick, handle=handle
+        )
     return result.summary
 
 
