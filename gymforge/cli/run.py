@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gymforge.cli.common import app, err, friendly, task_source
+from gymforge.cli.common import app, err, friendly, open_env, task_source
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
 from gymforge.rollout.execute import execute, resolve_policy
