@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from gymforge.core.env import Environment, StepResult
@@ -12,30 +11,10 @@ from gymforge.core.errors import InfraError
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
 from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
-from gymforge.trajectory.schema import component_totals
+from gymforge.trajectory.schema import EpisodeKeys, component_totals
 
 MAX_STEPS_GUARD = 100_000
 """A hard stop for environments that never end an episode (a broken budget)."""
-
-
-@dataclass(frozen=True)
-class EpisodeKeys:
-    """The identity fields shared by every record of an episode."""
-
-    run_id: str
-    episode_id: str
-    task_id: str
-    seed: int
-    env_id: str
-    env_version: str
-    renderer_version: str
-    policy_checkpoint: str
-    weight_version: str | None = None
-    rollout: int = 0
-    sampling_seed: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def observation_record(obs: Observation) -> dict[str, Any]:
@@ -84,7 +63,7 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     A policy that raises is an infrastructure failure (``InfraError``): the episode is not
     scored. Anything the *agent* does wrong is handled inside ``env.step``.
     """
-    base = keys.as_dict()
+    base = keys.model_dump()
     try:
         ctx = EpisodeContext(
             keys.task_id,

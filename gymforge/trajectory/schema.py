@@ -52,7 +52,9 @@ class PolicyRecord(_Record):
     weight_version: str | None = None
 
 
-class _EpisodeKeys(_Record):
+class EpisodeKeys(_Record):
+    """The identity fields shared by every record of an episode."""
+
     schema_version: int = SCHEMA_VERSION
     run_id: str
     episode_id: str
@@ -67,7 +69,7 @@ class _EpisodeKeys(_Record):
     sampling_seed: int | None = None
 
 
-class StepRecord(_EpisodeKeys):
+class StepRecord(EpisodeKeys):
     record: Literal["step"] = "step"
     step: int = Field(ge=0)
     observation: ObservationRecord
@@ -85,7 +87,7 @@ class StepRecord(_EpisodeKeys):
     digest: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
-class EpisodeRecord(_EpisodeKeys):
+class EpisodeRecord(EpisodeKeys):
     record: Literal["episode"] = "episode"
     family: str
     difficulty: int

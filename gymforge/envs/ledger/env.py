@@ -143,7 +143,7 @@ class LedgerEnv(ToolEnv):
     )
     budget = Budget(max_steps=24)
     qa = QAProfile(
-        verifier_kinds=("state",), throughput=ThroughputBudget(reset_p50_ms=5.0, steps_per_s=1000.0)
+        verifier_kinds=("state",), throughput=ThroughputBudget(reset_p50_ms=20.0, steps_per_s=300.0)
     )
     system_prompt = (
         "You are a bank clerk. Use the tools to find customers (names are not "
