@@ -20,6 +20,7 @@ from gymforge.core.errors import UserError
 BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
     "puzzles": "gymforge.envs.puzzles:PuzzlesEnv",
+    "math": "gymforge.envs.math.env:MathEnv",
 }
 
 EnvFactory = Callable[[], Any]

@@ -85,7 +85,7 @@ async def _grade_one(env: Environment, line: int, raw: bytes) -> dict[str, Any]:
             "error": f"the episode ended without a verdict ({end})",
         }
     facts = dict(verdict.get("facts") or {})
-    latency = facts.get("latency_ms", result.timing.get("verify_ms"))
+    latency = result.timing.get("latency_ms", result.timing.get("verify_ms"))
     out = {
         "line": line,
         "task_id": task_id,

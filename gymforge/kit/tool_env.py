@@ -277,6 +277,8 @@ class ToolEnv(ABC):
             )
             info["verifier_error"] = True
         timing["verify_ms"] = (time.perf_counter() - t0) * 1e3
+        verdict, clock = verdict.split_timing()  # wall-clock facts must not reach info
+        timing.update(clock)
         info["verdict"] = verdict.model_dump(mode="json")
         return verdict
 

@@ -22,3 +22,17 @@ class Verdict(BaseModel):
     reason: str | None = None
     facts: dict[str, Any] = Field(default_factory=dict)
     verifier: str = "unknown"
+
+    def split_timing(self) -> tuple[Verdict, dict[str, float]]:
+        """(this verdict without its wall-clock facts, those facts). Some verifiers report
+        timings among their facts (the math verifier's ``latency_ms``); a step's ``info``
+        must stay deterministic, so they belong in ``StepResult.timing`` instead."""
+        timing = {k: float(v) for k, v in self.facts.items() if k in TIMING_FACTS}
+        if not timing:
+            return self, {}
+        facts = {k: v for k, v in self.facts.items() if k not in TIMING_FACTS}
+        return self.model_copy(update={"facts": facts}), timing
+
+
+TIMING_FACTS = frozenset({"latency_ms", "queue_ms"})
+"""Fact keys that hold wall-clock measurements rather than facts about the answer."""

@@ -1,0 +1,1 @@
+"""The math environment and its task families."""

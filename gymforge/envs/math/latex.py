@@ -1,0 +1,40 @@
+"""LaTeX rendering of exact values, shared by the math families (gold answers and prompts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+
+
+def rational(q: Fraction | int) -> str:
+    """``3``, ``-\\frac{3}{4}``: the canonical gold form of a rational."""
+    q = Fraction(q)
+    if q.denominator == 1:
+        return str(q.numerator)
+    sign = "-" if q < 0 else ""
+    return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+
+
+def tuple_of(values: Iterable[Fraction | int]) -> str:
+    return "(" + ", ".join(rational(v) for v in values) + ")"
+
+
+def set_of(values: Iterable[Fraction | int]) -> str:
+    return "\\{" + ", ".join(rational(v) for v in sorted(set(values))) + "\\}"
+
+
+def signed_term(coef: int, var: str, first: bool = False) -> str:
+    """``+ 3x``, ``- x``, ``2y`` (when first): a linear term as written by hand."""
+    if coef == 0:
+        return ""
+    mag = "" if abs(coef) == 1 and var else str(abs(coef))
+    if first:
+        return f"{'-' if coef < 0 else ''}{mag}{var}"
+    return f" {'-' if coef < 0 else '+'} {mag}{var}"
+
+
+def linear_expr(coefs: Iterable[tuple[int, str]], const: int = 0) -> str:
+    parts = [(c, v) for c, v in coefs if c] + (
+        [(const, "")] if const or not any(c for c, _ in coefs) else []
+    )
+    return "".join(signed_term(c, v, i == 0) for i, (c, v) in enumerate(parts)) or "0"

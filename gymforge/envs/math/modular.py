@@ -1,0 +1,46 @@
+"""``math.modular``: modular powers and linear congruences."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+
+
+class ModularFamily(TaskFamily):
+    """Knobs: ``kind`` (``power`` or ``congruence``) and ``modulus`` (upper bound)."""
+
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+        m = r.randint(max(5, params["modulus"] // 2), params["modulus"])
+        if params["kind"] == "power":
+            a, e = r.randint(2, 10 * m), r.randint(5, 10 * m)
+            return (
+                f"Compute ${a}^{{{e}}} \\bmod {m}$ (an integer in $[0, {m - 1}]$). "
+                "Put it in \\boxed{}.",
+                {"answer": str(pow(a, e, m))},
+            )
+        while True:
+            a = r.randint(2, m - 1)
+            if math.gcd(a, m) == 1:
+                break
+        x = r.randint(0, m - 1)
+        b = a * x % m
+        return (
+            f"Find the unique $x$ with $0 \\le x < {m}$ and ${a}x \\equiv {b} "
+            f"\\pmod{{{m}}}$. Put it in \\boxed{{}}.",
+            {"answer": str(x)},
+        )
+
+
+FAMILY = ModularFamily(
+    "math.modular",
+    1,
+    {
+        1: ParamSpace({"kind": ChoiceKnob(("power",)), "modulus": IntKnob(11, 31)}),
+        2: ParamSpace({"kind": ChoiceKnob(("power", "congruence")), "modulus": IntKnob(14, 97)}),
+        3: ParamSpace({"kind": ChoiceKnob(("power", "congruence")), "modulus": IntKnob(98, 9973)}),
+    },
+)
+HELDOUT = {"big_congruences": lambda p: p["kind"] == "congruence" and p["modulus"] >= 5000}

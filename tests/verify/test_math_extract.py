@@ -1,0 +1,62 @@
+"""Final-answer extraction and size pre-checks: pure functions, no pool."""
+
+from __future__ import annotations
+
+from gymforge.verify.math import extract_answer, split_reasoning
+from gymforge.verify.math.extract import MAX_OTHERS, precheck
+
+
+def test_last_box_outside_reasoning() -> None:
+    r = extract_answer("<think>\\boxed{1}</think> so \\boxed{2} and finally \\boxed{3}")
+    assert r.answer == "3" and r.others == ("2",) and r.source == "boxed" and r.reasoning_boxes == 1
+
+
+def test_never_falls_back_to_reasoning() -> None:
+    assert extract_answer("<think>\\boxed{1}</think>no box here").answer is None
+    assert extract_answer("<think>\\boxed{1} unclosed").answer is None
+    assert extract_answer("\\boxed{1} closing tag only </think> nothing after").answer is None
+    assert extract_answer("<THINK>\\boxed{1}</THINK>\\boxed{2}").answer == "2"
+
+
+def test_reasoning_split() -> None:
+    visible, reasoning = split_reasoning("a<think>b<think>c</think>d</think>e")
+    assert visible.split() == ["a", "e"] and "b" in reasoning and "d" in reasoning
+
+
+def test_balanced_and_escaped_braces() -> None:
+    r = extract_answer("\\boxed{\\frac{1}{\\sqrt{2}}} and \\boxed{\\{1, \\{2\\}\\}}")
+    assert r.answer == "\\{1, \\{2\\}\\}" and r.others == ("\\frac{1}{\\sqrt{2}}",)
+    assert extract_answer("\\boxed{3").answer is None
+    assert extract_answer("\\boxed{\\boxed{4}}").answer == "4"
+    assert extract_answer("$\\boxed 12$").answer == "12"
+
+
+def test_identical_boxes_are_not_others() -> None:
+    r = extract_answer("\\boxed{3} \\boxed{ 3 } \\boxed{3}")
+    assert r.answer == "3" and r.others == ()
+
+
+def test_too_many_answers() -> None:
+    r = extract_answer(" ".join(f"\\boxed{{{i}}}" for i in range(MAX_OTHERS + 3)))
+    assert r.too_many_answers and len(r.others) == MAX_OTHERS
+
+
+def test_answer_line_only_when_enabled() -> None:
+    text = "Some work.\n**Answer:** $42$.\n"
+    assert extract_answer(text).answer is None
+    r = extract_answer(text, accept_answer_line=True)
+    assert r.answer == "42" and r.source == "answer_line"
+    assert extract_answer("\\boxed{7}\nAnswer: 8", accept_answer_line=True).answer == "7"
+
+
+def test_linear_on_huge_inputs() -> None:
+    r = extract_answer("\\boxed{" * 100_000)
+    assert r.answer is None
+    assert extract_answer("x" * 2_000_000 + "\\boxed{1}").answer == "1"
+
+
+def test_precheck() -> None:
+    assert precheck("\\frac{1}{2}") is None
+    assert precheck("7" * 5000) is not None
+    assert precheck("(" * 60 + "1" + ")" * 60) is not None
+    assert precheck("1+" * 6000) is not None
