@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(bubblewrap)
+DEB_PACKAGES=(bubblewrap chromium)  # chromium: the report test renders HTML headless
 EXTRAS="${EXTRAS:-dev}"
 PYTHON="${PYTHON:-python3}"
 

@@ -1,1 +1,2 @@
-"""Evaluation: batch grading of answers, and (later) metrics and reports."""
+"""Evaluation: batch grading, metrics and estimators (pass@k, pass^k, Wilson, held-out
+gap), behavioural analysis, and self-contained HTML reports."""

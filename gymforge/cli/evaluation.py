@@ -1,0 +1,355 @@
+"""Calibration, evaluation and reports: ``calibrate``, ``eval``, ``report``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gymforge.cli.common import EnvHandle, app, err, friendly, open_env
+from gymforge.core.errors import GymforgeError
+from gymforge.evaluate.console import eval_tables
+from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
+from gymforge.evaluate.metrics import group_outcomes
+from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, sample_tasks, write_eval
+from gymforge.evaluate.policies import resolve_policy
+
+POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
+
+
+@contextmanager
+def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A stderr progress bar; yields the runner's ``on_episode`` callback."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("success {task.fields[rate]:.0%}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+    ) as progress:
+        bar = progress.add_task(label, total=total, rate=0.0)
+        wins = [0, 0]
+
+        def tick(episode: dict[str, Any]) -> None:
+            wins[0] += episode["success"]
+            wins[1] += 1
+            progress.update(bar, advance=1, rate=wins[0] / wins[1])
+
+        yield tick
+
+
+def _tasks(handle: EnvHandle) -> Any:
+    if handle.tasks is None:
+        raise GymforgeError(f"{handle.name} exposes no task source to sample from")
+    return handle.tasks
+
+
+def _rollouts(
+    handle: EnvHandle,
+    policy_spec: str,
+    base_url: str | None,
+    task_ids: list[str],
+    out: Path,
+    *,
+    seed: int,
+    samples: int,
+    concurrency: int,
+    resume: bool,
+    quiet: bool,
+    extra: dict[str, Any],
+) -> tuple[dict[str, Any], list[EpisodeStats], str]:
+    """Play ``samples`` rollouts per task; return (runner summary, this run's stats,
+    env version)."""
+    policy = resolve_policy(policy_spec, base_url)
+    with progress_bar(f"{handle.name}/{policy_spec}", len(task_ids) * samples, quiet) as tick:
+        result = asyncio.run(
+            play(
+                handle.factory,
+                policy,
+                task_ids,
+                out,
+                seed=seed,
+                samples=samples,
+                concurrency=concurrency,
+                resume=resume,
+                on_episode=tick,
+                summary_extra=extra,
+            )
+        )
+    for line in result.errors[:5]:
+        err.print(f"[yellow]infrastructure error:[/] {line}", highlight=False)
+    probe = handle.factory()
+    try:
+        stats = job_stats(out, task_ids, seed, samples, oracle_path_lengths(probe))
+    finally:
+        asyncio.run(probe.close())
+    return result.summary, stats, probe.spec.version
+
+
+def _wandb(kind: str, data: dict[str, Any], out: Path, project: str | None) -> None:
+    from gymforge.evaluate.wandb_log import log_to_wandb
+
+    where = log_to_wandb(
+        kind,
+        data,
+        out_dir=out,
+        project=project,
+        name=f"{kind}-{data['env']}-{data['policy']}",
+        config=data.get("config", {}),
+    )
+    err.print(f"logged to W&B ({where})")
+
+
+def evaluate_run(
+    env: str,
+    policy: str,
+    out: Path,
+    *,
+    split: str = "train",
+    n: int = 20,
+    k: int = 1,
+    samples: int | None = None,
+    seed: int = 0,
+    concurrency: int = 1,
+    resume: bool = False,
+    dataset: Path | None = None,
+    base_url: str | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data."""
+    handle = open_env(env, dataset)
+    families = [d.name for d in handle.datasets] or None
+    config = EvalConfig(env, policy, split, n, k, samples or k, seed, families=families)
+    ids = sample_tasks(_tasks(handle), split, n, seed, families, config.warnings)
+    extra = {"env": env, "policy": policy, "seed": seed, "split": split, "group": config.samples}
+    summary, stats, version = _rollouts(
+        handle,
+        policy,
+        base_url,
+        ids,
+        out,
+        seed=seed,
+        samples=config.samples,
+        concurrency=concurrency,
+        resume=resume,
+        quiet=quiet,
+        extra={**extra, "datasets": handle.manifests},
+    )
+    return write_eval(out, config, stats, summary, version)
+
+
+def evaluate_existing(
+    run_dir: Path, env: str, policy: str, *, split: str = "train", k: int = 1
+) -> dict[str, Any]:
+    """Write ``eval.json`` for a finished run directory (e.g. from ``gymforge run``)
+    without playing anything: every finished episode in its trajectory file is analysed."""
+    handle = open_env(env)
+    probe = handle.factory()
+    try:
+        stats = load_stats(run_dir / "trajectories.jsonl", oracle_path_lengths(probe))
+    finally:
+        asyncio.run(probe.close())
+    groups = group_outcomes(stats)
+    samples = max((len(g) for g in groups.values()), default=1)
+    config = EvalConfig(env, policy, split, len(groups), min(k, samples), samples)
+    summary_file = run_dir / "summary.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.exists() else None
+    return write_eval(run_dir, config, stats, summary, probe.spec.version)
+
+
+@app.command("eval")
+@friendly
+def eval_cmd(
+    env: str = typer.Argument(..., help="Environment id or import path (pkg.mod:factory)."),
+    policy: str = typer.Option(..., "--policy", "-p", help=POLICY_HELP),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
+    split: str = typer.Option("train", "--split", help="train, heldout or all (train+held-out)."),
+    k: int = typer.Option(1, "-k", min=1, help="k of pass@k and pass^k."),
+    samples: int | None = typer.Option(
+        None, "--samples", min=1, help="Rollouts per task (default k; more lowers variance)."
+    ),
+    n: int = typer.Option(20, "-n", min=1, help="Tasks per split."),
+    seed: int = typer.Option(0, "--seed", "-s"),
+    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
+    resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished episodes."),
+    dataset: Path | None = typer.Option(None, "--dataset", help="Evaluate this JSONL dataset."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
+    wandb: bool = typer.Option(False, "--wandb", help="Also log the metrics to W&B."),
+    wandb_project: str | None = typer.Option(None, "--wandb-project"),
+    as_json: bool = typer.Option(False, "--json", help="Print eval.json to stdout."),
+) -> None:
+    """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
+    errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
+
+    Writes OUT/eval.json, OUT/failures.jsonl and the trajectories."""
+    data = evaluate_run(
+        env,
+        policy,
+        out,
+        split=split,
+        n=n,
+        k=k,
+        samples=samples,
+        seed=seed,
+        concurrency=concurrency,
+        resume=resume,
+        dataset=dataset,
+        base_url=base_url,
+        quiet=as_json,
+    )
+    if wandb:
+        _wandb("eval", data, out, wandb_project)
+    for warning in data["warnings"]:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return
+    for tbl in eval_tables(data):
+        err.print(tbl)
+    err.print(f"wrote {out / 'eval.json'}, {out / 'failures.jsonl'} and the trajectories")
+
+
+@app.command()
+@friendly
+def calibrate(
+    env: str = typer.Argument(..., help="Environment id or import path (pkg.mod:factory)."),
+    policy: str = typer.Option(..., "--policy", "-p", help=POLICY_HELP),
+    samples: int = typer.Option(8, "--samples", "-K", min=1, help="Rollouts per task."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
+    band: str = typer.Option("0.02,0.70", "--band", help="Target pass-rate band LO,HI."),
+    n: int = typer.Option(50, "-n", min=1, help="Training tasks to sample."),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", help="Calibrate these task ids (one a line, or a calibrated.jsonl)."
+    ),
+    seed: int = typer.Option(0, "--seed", "-s"),
+    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
+    resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished rollouts."),
+    dataset: Path | None = typer.Option(None, "--dataset", help="Calibrate a JSONL dataset."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
+    variants: int = typer.Option(
+        5, "--variants", min=0, help="Grow hard-negative variants of this many hardest tasks."
+    ),
+    wandb: bool = typer.Option(False, "--wandb", help="Also log the results to W&B."),
+    wandb_project: str | None = typer.Option(None, "--wandb-project"),
+    as_json: bool = typer.Option(False, "--json", help="Print the results (no rows) to stdout."),
+) -> None:
+    """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
+    the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
+
+    Exits 0 even when no task lands in the band (with a warning saying why)."""
+    from gymforge.calibrate import Band, CalibrateConfig, select_tasks, write_calibration
+
+    handle = open_env(env, dataset)
+    families = [d.name for d in handle.datasets] or None
+    config = CalibrateConfig(
+        env,
+        policy,
+        samples,
+        Band.parse(band),
+        n,
+        seed,
+        spawn_top=variants,
+        families=families,
+        task_file=None if tasks is None else str(tasks),
+    )
+    source = _tasks(handle)
+    train_ids, held_ids = select_tasks(source, config)
+    summary, stats, _ = _rollouts(
+        handle,
+        policy,
+        base_url,
+        train_ids,
+        out,
+        seed=seed,
+        samples=samples,
+        concurrency=concurrency,
+        resume=resume,
+        quiet=as_json,
+        extra={"env": env, "policy": policy, "seed": seed, "group": samples},
+    )
+    data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
+    if wandb:
+        _wandb("calibration", data, out, wandb_project)
+    for warning in data["warnings"]:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if as_json:
+        print(json.dumps({k: v for k, v in data.items() if k != "rows"}, indent=2))
+        return
+    tbl = Table("status", "tasks", title=f"gymforge calibrate {env} / {policy} (K={samples})")
+    tbl.add_row(f"in band [{config.band.lo:g}, {config.band.hi:g}]", str(data["in_band"]))
+    for reason, count in data["retired_by_reason"].items():
+        if count:
+            tbl.add_row(f"retired: {reason}", str(count))
+    err.print(tbl)
+    zv, cur = data["zero_variance"], data["curriculum"]
+    err.print(
+        f"zero-variance groups: {zv['groups']} ({zv['all_failed']} all failed, "
+        f"{zv['all_succeeded']} all succeeded)"
+    )
+    for move in cur["moves"]:
+        err.print(
+            f"curriculum: {move['family']} level {move['from']} -> {move['to']} "
+            f"(pass rate {move['pass_rate']:.2f} over {move['n']})"
+        )
+    err.print(f"curriculum suggested levels: {cur['suggested_levels']}")
+    pool = data["hard_negatives"]
+    err.print(
+        f"hard-negative pool: {pool['tasks']} tasks ({pool['variants_added']} variants) "
+        f"in {pool['path']}"
+    )
+    err.print(f"wrote {out}/calibration.json, calibrated.jsonl, retired.jsonl")
+
+
+@app.command()
+@friendly
+def report(
+    dirs: list[Path] = typer.Argument(..., help="Run directories (eval and/or calibrate)."),
+    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file."),
+    title: str = typer.Option("gymforge report", "--title"),
+) -> None:
+    """Write one self-contained HTML report (inline SVG plots, no JavaScript) comparing the
+    runs side by side."""
+    from gymforge.evaluate.report import write_report
+
+    path = write_report(dirs, out, title)
+    err.print(f"wrote {path} ({path.stat().st_size // 1024} KiB, {len(dirs)} runs)")
+
+
+DEMO_SKILL = "skilled:1=0.9,2=0.6,3=0.25"
+
+
+def demo_eval_and_report(out: Path, n: int, seed: int, policies: tuple[str, ...]) -> Path:
+    """The demo's second half: ``eval.json`` for each scripted run under ``out``, an eval of
+    a policy of known skill on training and held-out tasks, and one report over them all."""
+    from gymforge.evaluate.report import write_report
+
+    for policy in policies:
+        evaluate_existing(out / policy, "ledger", policy)
+    data = evaluate_run(
+        "ledger", DEMO_SKILL, out / "eval", split="all", n=max(4, n // 4), k=4, seed=seed
+    )
+    m = data["metrics"]
+    g = m["heldout_gap"]
+    err.print(
+        f"eval of {DEMO_SKILL} on train + held-out tasks: success {m['success']['rate']:.1%}, "
+        f"pass@4 {m['pass@k'].get('4') or 0:.1%}, pass^4 {m['pass^k'].get('4') or 0:.1%}, "
+        + (
+            f"held-out gap {g['gap']:+.1%} [{g['lo']:+.1%}, {g['hi']:+.1%}]"
+            if g["gap"] is not None
+            else "held-out gap n/a"
+        )
+    )
+    path = write_report(
+        [out / "eval", *(out / p for p in policies)], out / "report.html", "gymforge demo"
+    )
+    err.print(f"report: {path} (one self-contained HTML file; open it in a browser)")
+    return path

@@ -1,0 +1,180 @@
+"""``gymforge eval`` without the CLI: sample tasks, play K rollouts each, analyse, write.
+
+Output directory::
+
+    trajectories.jsonl   every episode (the runner's durable, resumable file)
+    summary.json         the runner's summary
+    eval.json            metrics (``metrics.compute_metrics``) + analysis + run facts
+    failures.jsonl       one structured line per failed episode, with its reason and facts
+
+Rollouts go through ``gymforge.rollout.runner.run`` with ``group=samples``, so any policy
+backend works and ``resume=True`` keeps finished episodes. ``--split all`` samples ``n``
+training *and* ``n`` held-out tasks from the environment's own ``Split``, so the held-out
+gap compares like-sized samples of a real split.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymforge import __version__
+from gymforge.core.env import Environment
+from gymforge.core.errors import UnknownTaskError, UserError
+from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
+from gymforge.evaluate.episodes import EpisodeStats, OracleSteps, load_stats
+from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
+from gymforge.evaluate.metrics import compute_metrics
+from gymforge.evaluate.policies import PolicySource
+from gymforge.rollout.runner import RunResult
+from gymforge.rollout.runner import run as run_jobs
+from gymforge.tasks.source import TaskSource
+
+SPLITS = ("train", "heldout", "all")
+
+
+@dataclass
+class EvalConfig:
+    """What ``gymforge eval`` was asked for; stored in ``eval.json``."""
+
+    env: str
+    policy: str
+    split: str = "train"
+    n: int = 20
+    k: int = 1
+    samples: int = 1
+    seed: int = 0
+    confidence: float = DEFAULT_CONFIDENCE
+    families: list[str] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise UserError(f"--split must be train, heldout or all, not {self.split!r}")
+        if self.k < 1:
+            raise UserError("-k must be >= 1")
+        if self.samples < self.k:
+            raise UserError(
+                f"--samples ({self.samples}) must be >= k ({self.k}): pass@k needs k samples"
+            )
+
+
+def unique(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def sample_tasks(
+    tasks: TaskSource,
+    split: str,
+    n: int,
+    seed: int,
+    families: list[str] | None = None,
+    warnings: list[str] | None = None,
+) -> list[str]:
+    """``n`` task ids of ``split``; for ``all``, ``n`` training plus ``n`` held-out ones.
+
+    A missing held-out split under ``all`` is a warning (the gap is then not computed);
+    under ``heldout`` it is an error."""
+    if split != "all":
+        if split == "heldout" and not tasks.split.declared:
+            raise UserError("this environment declares no held-out split")
+        return unique(tasks.sample(n, seed, split, families=families))  # type: ignore[arg-type]
+    ids = tasks.sample(n, seed, "train", families=families)
+    try:
+        if not tasks.split.declared:
+            raise UnknownTaskError("no held-out split declared")
+        ids += tasks.sample(n, seed, "heldout", families=families)
+    except UnknownTaskError as err:
+        if warnings is not None:
+            warnings.append(f"no held-out tasks to evaluate ({err}); the held-out gap is n/a")
+    return unique(ids)
+
+
+async def play(
+    env_factory: Callable[[], Environment],
+    policy: PolicySource,
+    task_ids: Sequence[str],
+    out: Path,
+    *,
+    seed: int,
+    samples: int,
+    concurrency: int = 1,
+    resume: bool = False,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+    summary_extra: dict[str, Any] | None = None,
+) -> RunResult:
+    """Run ``samples`` rollouts of each task (one GRPO group each) into ``out``."""
+    try:
+        return await run_jobs(
+            env_factory,
+            policy.factory,
+            [(task_id, seed) for task_id in task_ids],
+            out,
+            concurrency=concurrency,
+            group=samples,
+            resume=resume,
+            on_episode=on_episode,
+            summary_extra=summary_extra,
+        )
+    finally:
+        if policy.close is not None:
+            await policy.close()
+
+
+def job_stats(
+    out: Path, task_ids: Sequence[str], seed: int, samples: int, oracle: OracleSteps | None
+) -> list[EpisodeStats]:
+    """The stats of exactly this run's jobs from ``out/trajectories.jsonl`` (a resumed file
+    may hold other episodes too)."""
+    wanted = {(t, seed, r) for t in task_ids for r in range(samples)}
+    stats = load_stats(out / "trajectories.jsonl", oracle)
+    return [s for s in stats if (s.task_id, s.seed, s.rollout) in wanted]
+
+
+def analyse(
+    stats: Sequence[EpisodeStats], k: int, confidence: float = DEFAULT_CONFIDENCE
+) -> dict[str, Any]:
+    """Metrics plus the behavioural analysis, the body of ``eval.json``."""
+    return {
+        "metrics": compute_metrics(stats, k, confidence),
+        "failures": failure_analysis([s for s in stats if not s.verifier_error]),
+        "review": flag_for_review([s for s in stats if not s.verifier_error]),
+    }
+
+
+def write_eval(
+    out: Path,
+    config: EvalConfig,
+    stats: Sequence[EpisodeStats],
+    run_summary: dict[str, Any] | None = None,
+    env_version: str | None = None,
+) -> dict[str, Any]:
+    """Analyse ``stats`` and write ``eval.json`` and ``failures.jsonl`` under ``out``."""
+    body = analyse(stats, config.k, config.confidence)
+    if not stats:
+        config.warnings.append("no finished episode to evaluate")
+    data = {
+        "kind": "eval",
+        "gymforge_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "env": config.env,
+        "env_version": env_version,
+        "policy": config.policy,
+        "config": asdict(config),
+        **body,
+        "run": {
+            k: (run_summary or {}).get(k)
+            for k in ("run_id", "infra_errors", "infra_retries", "resumed")
+        },
+        "warnings": config.warnings,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "eval.json").write_text(json.dumps(data, indent=2) + "\n")
+    with open(out / "failures.jsonl", "w", encoding="utf-8") as fh:
+        for row in failure_log_rows(stats):
+            fh.write(json.dumps(row, sort_keys=True) + "\n")
+    return data

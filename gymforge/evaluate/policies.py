@@ -1,0 +1,156 @@
+"""Policies by CLI spec, and ``SkilledPolicy``: a scripted agent of known skill.
+
+Specs understood by :func:`resolve_policy` (``calibrate``, ``eval``, ``demo``):
+
+- ``oracle``, ``random``, ``noop``: the scripted baselines;
+- ``skilled:P`` or ``skilled:1=0.9,2=0.5,3=0.1,*=0.2``: :class:`SkilledPolicy`, with one
+  success probability for every task, or one per difficulty level (``*`` for the rest);
+- ``openai:MODEL`` (with ``--base-url``): a model behind an OpenAI-compatible server;
+- ``package.module:factory``: any zero-argument callable returning a ``Policy``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import random
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.env import SupportsOracle
+from gymforge.core.errors import UnknownTaskError, UserError
+from gymforge.core.seeding import derive_seed
+from gymforge.core.types import Observation, Reply
+from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.rollout.scripted import SCRIPTED, scripted_policy
+from gymforge.tasks.family import parse_task_id
+
+NONSENSE = "Done. Everything is taken care of."
+"""What a ``SkilledPolicy`` says when its coin says fail: a confident, empty claim."""
+
+
+class SkilledPolicy:
+    """Succeeds with a known probability per task.
+
+    At ``start`` a coin is tossed from a hash of ``(task_id, sampling_seed)`` alone, so the
+    outcome of a rollout is deterministic and the rollouts of a group are independent
+    draws. Heads (probability ``p``): follow the environment's oracle. Tails: reply
+    :data:`NONSENSE` at once. On an environment whose oracle always succeeds the true pass
+    rate of every task is exactly ``p`` of that task, which is what calibration tests
+    recover. ``skill`` is one probability, or a mapping from difficulty level to
+    probability (key ``None`` for tasks of other levels, default 0).
+    """
+
+    name = "skilled"
+
+    def __init__(self, skill: float | Mapping[int | None, float]) -> None:
+        values = [skill] if isinstance(skill, int | float) else list(skill.values())
+        if not all(0.0 <= float(v) <= 1.0 for v in values):
+            raise UserError(f"skill probabilities must lie in [0, 1], got {skill!r}")
+        self.skill = skill
+        self.checkpoint = "skilled:" + _format_skill(skill)
+        self.followed: bool | None = None
+
+    def probability(self, task_id: str) -> float:
+        """The known success probability of ``task_id``."""
+        if isinstance(self.skill, int | float):
+            return float(self.skill)
+        try:
+            level: int | None = parse_task_id(task_id).difficulty
+        except UnknownTaskError:
+            level = None
+        return float(self.skill.get(level, self.skill.get(None, 0.0)))
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        coin = random.Random(derive_seed("skilled-coin", ctx.task_id, ctx.sampling_seed))
+        self.followed = coin.random() < self.probability(ctx.task_id)
+        if self.followed and not isinstance(ctx.env, SupportsOracle):
+            raise UserError(f"{ctx.env.spec.id} has no oracle for a skilled policy to follow")
+        self._env = ctx.env
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        if self.followed:
+            assert isinstance(self._env, SupportsOracle)
+            return PolicyTurn(await self._env.oracle_action())
+        return PolicyTurn(Reply(text=NONSENSE))
+
+
+def _format_skill(skill: float | Mapping[int | None, float]) -> str:
+    if isinstance(skill, int | float):
+        return f"{float(skill):g}"
+    parts = [f"{k}={v:g}" for k, v in sorted((k, v) for k, v in skill.items() if k is not None)]
+    if None in skill:
+        parts.append(f"*={skill[None]:g}")
+    return ",".join(parts)
+
+
+def parse_skill(text: str) -> float | dict[int | None, float]:
+    """``"0.3"`` or ``"1=0.9,2=0.5,*=0.1"``; UserError on anything else."""
+    try:
+        if "=" not in text:
+            return float(text)
+        out: dict[int | None, float] = {}
+        for item in text.split(","):
+            key, _, value = item.partition("=")
+            out[None if key.strip() == "*" else int(key)] = float(value)
+        return out
+    except ValueError:
+        raise UserError(f"bad skill {text!r}: give P or LEVEL=P,...,*=P with P in [0, 1]") from None
+
+
+@dataclass
+class PolicySource:
+    """A per-episode policy factory plus what to await when the run is over."""
+
+    spec: str
+    factory: Callable[[], Policy]
+    close: Callable[[], Awaitable[None]] | None = None
+
+
+def resolve_policy(spec: str, base_url: str | None = None) -> PolicySource:
+    """The policy factory named by a CLI ``spec`` (see the module docstring)."""
+    if spec in SCRIPTED:
+        return PolicySource(spec, scripted_policy(spec))
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "skilled":
+        skill = parse_skill(rest)
+        SkilledPolicy(skill)  # validate now, not inside the first episode
+        return PolicySource(spec, lambda: SkilledPolicy(skill))
+    if sep and kind == "openai":
+        from gymforge.rollout.openai_policy import make_openai_policy_factory
+
+        made = make_openai_policy_factory(spec, base_url=base_url)
+        return PolicySource(spec, made, getattr(made, "aclose", None))
+    if sep and rest:
+        return PolicySource(spec, _import_factory(kind, rest))
+    raise UserError(
+        f"unknown policy {spec!r}; use {', '.join(SCRIPTED)}, skilled:P, openai:MODEL "
+        "or package.module:factory"
+    )
+
+
+def _import_factory(module_name: str, attr: str) -> Callable[[], Policy]:
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise UserError(f"cannot import policy module {module_name!r}: {err}") from err
+    factory: Any = getattr(module, attr, None)
+    if not callable(factory) or (not inspect.isclass(factory) and _required_params(factory) > 0):
+        raise UserError(f"{module_name}:{attr} is not a zero-argument policy factory")
+    return factory  # type: ignore[no-any-return]
+
+
+def _required_params(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    return sum(
+        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        for p in params
+    )

@@ -1,0 +1,26 @@
+"""Helpers of the evaluation tests: the CLI run in-process with its streams apart."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gymforge.cli import app
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SKILL = "skilled:1=0.9,2=0.6,3=0.2"
+
+
+@dataclass
+class Out:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str | Path) -> Out:
+    result = CliRunner(env={"NO_COLOR": "1"}).invoke(app, [str(a) for a in args])
+    return Out(result.exit_code, result.stdout, ANSI.sub("", result.stderr))
