@@ -19,7 +19,7 @@ from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, sample_tasks, write_eval
-from gymforge.evaluate.policies import resolve_policy
+from gymforge.rollout.resolve import resolve_policy
 
 POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
 

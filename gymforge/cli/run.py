@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,9 @@ from rich.table import Table
 from gymforge.cli.common import app, err, friendly, open_env, task_source
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
-from gymforge.rollout.execute import execute, resolve_policy
+from gymforge.rollout.execute import execute
 from gymforge.rollout.manifest import RunSpec
+from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.replay import replay_file
 
 
@@ -76,7 +78,7 @@ def _run(
         episode_timeout=episode_timeout,
         max_retries=max_retries,
     )
-    policy_factory = resolve_policy(policy)
+    source = resolve_policy(policy)
     handle = open_env(env_name, dataset)  # resolve before any progress output
     with Progress(
         TextColumn("{task.description}"),
@@ -96,9 +98,7 @@ def _run(
             wins[1] += 1
             progress.update(bar, advance=1, rate=wins[0] / wins[1])
 
-        result = execute(
-            spec, out, policy=policy_factory, resume=resume, on_episode=tick, handle=handle
-        )
+        result = execute(spec, out, policy=source, resume=resume, on_episode=tick, handle=handle)
     return result.summary
 
 
@@ -148,8 +148,11 @@ def run(
         None, "--episode-timeout", min=0.001, help="Seconds; an episode over it is retried."
     ),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of failed episodes."),
+    token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json."""
+    if token:
+        os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     summary = _run(
         env,
         policy,

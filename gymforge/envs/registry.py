@@ -20,6 +20,8 @@ from gymforge.core.errors import UserError
 BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
     "puzzles": "gymforge.envs.puzzles:PuzzlesEnv",
+    "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
+    "expenses": "gymforge.envs.expenses:ExpensesEnv",
     "math": "gymforge.envs.math.env:MathEnv",
 }
 
@@ -30,8 +32,13 @@ def resolve_factory(env: str) -> EnvFactory:
     """The factory behind a built-in id or an import path; UserError if there is none.
 
     Import paths are ``package.module:attr`` (the current directory is importable, as with
-    ``python -m``) or ``path/to/file.py:attr``.
+    ``python -m``) or ``path/to/file.py:attr``. ``ws://HOST:PORT`` and ``wss://`` refs name a
+    served environment (``gymforge serve``); its token comes from ``$GYMFORGE_TOKEN``.
     """
+    if env.startswith(("ws://", "wss://")):
+        from gymforge.serve.client import remote_factory
+
+        return remote_factory(env)
     target = BUILTIN.get(env, env)
     if ":" not in target:
         raise UserError(
@@ -40,7 +47,7 @@ def resolve_factory(env: str) -> EnvFactory:
         )
     module_name, _, attr = target.rpartition(":")
     try:
-        module = _import(module_name)
+        module = load_module(module_name)
     except ImportError as err:
         raise UserError(f"cannot import {module_name!r}: {err}") from err
     factory = getattr(module, attr, None)
@@ -49,7 +56,8 @@ def resolve_factory(env: str) -> EnvFactory:
     return factory
 
 
-def _import(module_name: str) -> ModuleType:
+def load_module(module_name: str) -> ModuleType:
+    """Import ``package.module`` (the current directory importable) or ``path/to/file.py``."""
     if module_name.endswith(".py"):
         path = Path(module_name).resolve()
         if not path.is_file():

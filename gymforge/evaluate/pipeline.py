@@ -29,7 +29,7 @@ from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_
 from gymforge.evaluate.episodes import EpisodeStats, OracleSteps, load_stats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
 from gymforge.evaluate.metrics import compute_metrics
-from gymforge.evaluate.policies import PolicySource
+from gymforge.rollout.resolve import PolicySource
 from gymforge.rollout.runner import RunResult
 from gymforge.rollout.runner import run as run_jobs
 from gymforge.tasks.source import TaskSource

@@ -8,34 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.errors import GymforgeError, UserError
+from gymforge.core.errors import GymforgeError
 from gymforge.envs.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import RunSpec, build_manifest, write_manifest
-from gymforge.rollout.policy import Policy
-from gymforge.rollout.recorded import recorded_policy
+from gymforge.rollout.resolve import PolicySource, resolve_policy
 from gymforge.rollout.runner import RunResult, run
-from gymforge.rollout.scripted import SCRIPTED, scripted_policy
-
-PolicyFactory = Callable[[], Policy]
-
-
-def resolve_policy(spec: str, **options: Any) -> PolicyFactory:
-    """``oracle`` / ``random`` / ``noop``, ``recorded:PATH`` (play back a trajectory file),
-    or ``openai:MODEL`` (an OpenAI-compatible server; ``options`` carry ``base_url`` etc.)."""
-    if spec in SCRIPTED:
-        return scripted_policy(spec)
-    kind, _, arg = spec.partition(":")
-    if kind == "recorded" and arg:
-        return recorded_policy(arg)
-    if kind == "openai" and arg:
-        try:
-            from gymforge.rollout.openai_policy import make_openai_policy_factory
-        except ImportError as err:
-            raise UserError(f"openai policies are unavailable: {err}") from err
-        return make_openai_policy_factory(spec, **options)  # type: ignore[no-any-return]
-    raise UserError(
-        f"unknown policy {spec!r}; use {', '.join(SCRIPTED)}, recorded:PATH or openai:MODEL"
-    )
 
 
 def execute(
@@ -43,7 +20,7 @@ def execute(
     out: Path | None,
     *,
     task_ids: list[str] | None = None,
-    policy: PolicyFactory | None = None,
+    policy: PolicySource | None = None,
     resume: bool = False,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     policy_options: dict[str, Any] | None = None,
@@ -57,31 +34,37 @@ def execute(
     if task_ids is None:
         only = [d.name for d in handle.datasets] or None  # --dataset: run the dataset's tasks
         task_ids = handle.tasks.sample(spec.n, spec.seed, spec.split, families=only)
-    factory = policy or resolve_policy(spec.policy, **(policy_options or {}))
+    source = policy or resolve_policy(spec.policy, **(policy_options or {}))
     probe = handle.factory()
     env_spec = probe.spec
     asyncio.run(probe.close())
     if out is not None:
         write_manifest(out, build_manifest(spec, env_spec, task_ids, handle.manifests))
-    return asyncio.run(
-        run(
-            handle.factory,
-            factory,
-            [(t, spec.seed) for t in task_ids],
-            out,
-            concurrency=spec.concurrency,
-            group=spec.group,
-            resume=resume,
-            episode_timeout_s=spec.episode_timeout,
-            max_retries=spec.max_retries,
-            on_episode=on_episode,
-            summary_extra={
-                "env": spec.env,
-                "policy": spec.policy,
-                "seed": spec.seed,
-                "split": spec.split,
-                "group": spec.group,
-                "datasets": handle.manifests,
-            },
-        )
-    )
+
+    async def go() -> RunResult:
+        try:
+            return await run(
+                handle.factory,
+                source.factory,
+                [(t, spec.seed) for t in task_ids],
+                out,
+                concurrency=spec.concurrency,
+                group=spec.group,
+                resume=resume,
+                episode_timeout_s=spec.episode_timeout,
+                max_retries=spec.max_retries,
+                on_episode=on_episode,
+                summary_extra={
+                    "env": spec.env,
+                    "policy": spec.policy,
+                    "seed": spec.seed,
+                    "split": spec.split,
+                    "group": spec.group,
+                    "datasets": handle.manifests,
+                },
+            )
+        finally:
+            if source.close is not None:
+                await source.close()
+
+    return asyncio.run(go())

@@ -19,8 +19,8 @@ from gymforge.cli import app
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.evaluate.episodes import stats_from_episodes
 from gymforge.evaluate.estimators import wilson_interval
-from gymforge.evaluate.policies import SkilledPolicy
 from gymforge.rollout.runner import run
+from gymforge.rollout.skilled import SkilledPolicy
 from gymforge.tasks.family import parse_task_id
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

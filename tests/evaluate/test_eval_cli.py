@@ -10,7 +10,8 @@ from eval_helpers import SKILL, run_cli
 
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.evaluate.estimators import newcombe_interval
-from gymforge.evaluate.policies import SkilledPolicy, parse_skill, resolve_policy
+from gymforge.rollout.resolve import resolve_policy
+from gymforge.rollout.skilled import SkilledPolicy, parse_skill
 
 
 def load(eval_dir: Path) -> dict:

@@ -15,8 +15,9 @@ from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import compute_metrics
 from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, write_eval
-from gymforge.evaluate.policies import PolicySource, SkilledPolicy, resolve_policy
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.rollout.resolve import PolicySource, resolve_policy
+from gymforge.rollout.skilled import SkilledPolicy
 
 
 def ep(

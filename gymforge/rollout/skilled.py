@@ -1,31 +1,19 @@
-"""Policies by CLI spec, and ``SkilledPolicy``: a scripted agent of known skill.
+"""``SkilledPolicy``: a scripted agent of known skill, for calibration and evaluation tests.
 
-Specs understood by :func:`resolve_policy` (``calibrate``, ``eval``, ``demo``):
-
-- ``oracle``, ``random``, ``noop``: the scripted baselines;
-- ``skilled:P`` or ``skilled:1=0.9,2=0.5,3=0.1,*=0.2``: :class:`SkilledPolicy`, with one
-  success probability for every task, or one per difficulty level (``*`` for the rest);
-- ``openai:MODEL`` (with ``--base-url``): a model behind an OpenAI-compatible server;
-- ``package.module:factory``: any zero-argument callable returning a ``Policy``.
+``skilled:P`` or ``skilled:1=0.9,2=0.5,3=0.1,*=0.2`` names one: a success probability for
+every task, or one per difficulty level (``*`` for the rest).
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import os
 import random
-import sys
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
 
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
-from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
-from gymforge.rollout.scripted import SCRIPTED, scripted_policy
+from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.tasks.family import parse_task_id
 
 NONSENSE = "Done. Everything is taken care of."
@@ -99,58 +87,3 @@ def parse_skill(text: str) -> float | dict[int | None, float]:
         return out
     except ValueError:
         raise UserError(f"bad skill {text!r}: give P or LEVEL=P,...,*=P with P in [0, 1]") from None
-
-
-@dataclass
-class PolicySource:
-    """A per-episode policy factory plus what to await when the run is over."""
-
-    spec: str
-    factory: Callable[[], Policy]
-    close: Callable[[], Awaitable[None]] | None = None
-
-
-def resolve_policy(spec: str, base_url: str | None = None) -> PolicySource:
-    """The policy factory named by a CLI ``spec`` (see the module docstring)."""
-    if spec in SCRIPTED:
-        return PolicySource(spec, scripted_policy(spec))
-    kind, sep, rest = spec.partition(":")
-    if sep and kind == "skilled":
-        skill = parse_skill(rest)
-        SkilledPolicy(skill)  # validate now, not inside the first episode
-        return PolicySource(spec, lambda: SkilledPolicy(skill))
-    if sep and kind == "openai":
-        from gymforge.rollout.openai_policy import make_openai_policy_factory
-
-        made = make_openai_policy_factory(spec, base_url=base_url)
-        return PolicySource(spec, made, getattr(made, "aclose", None))
-    if sep and rest:
-        return PolicySource(spec, _import_factory(kind, rest))
-    raise UserError(
-        f"unknown policy {spec!r}; use {', '.join(SCRIPTED)}, skilled:P, openai:MODEL "
-        "or package.module:factory"
-    )
-
-
-def _import_factory(module_name: str, attr: str) -> Callable[[], Policy]:
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise UserError(f"cannot import policy module {module_name!r}: {err}") from err
-    factory: Any = getattr(module, attr, None)
-    if not callable(factory) or (not inspect.isclass(factory) and _required_params(factory) > 0):
-        raise UserError(f"{module_name}:{attr} is not a zero-argument policy factory")
-    return factory  # type: ignore[no-any-return]
-
-
-def _required_params(fn: Callable[..., Any]) -> int:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 0
-    return sum(
-        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        for p in params
-    )

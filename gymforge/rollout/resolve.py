@@ -1,0 +1,80 @@
+"""Policies by spec string, for every command that takes ``--policy``.
+
+- ``oracle``, ``random``, ``noop``: the scripted baselines;
+- ``skilled:P`` / ``skilled:1=0.9,*=0.2``: ``SkilledPolicy``, a scripted agent of known skill;
+- ``recorded:PATH``: play back the actions of a recorded trajectory file;
+- ``openai:MODEL`` (with ``base_url``): a model behind an OpenAI-compatible server;
+- ``package.module:factory`` or ``path/to/file.py:factory``: any zero-argument callable
+  returning a ``Policy``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.errors import UserError
+from gymforge.envs.registry import load_module
+from gymforge.rollout.policy import Policy
+from gymforge.rollout.recorded import recorded_policy
+from gymforge.rollout.scripted import SCRIPTED, scripted_policy
+from gymforge.rollout.skilled import SkilledPolicy, parse_skill
+
+
+@dataclass
+class PolicySource:
+    """A per-episode policy factory plus what to await when the run is over."""
+
+    spec: str
+    factory: Callable[[], Policy]
+    close: Callable[[], Awaitable[None]] | None = None
+
+
+def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> PolicySource:
+    """The policy factory named by ``spec`` (see the module docstring)."""
+    if spec in SCRIPTED:
+        return PolicySource(spec, scripted_policy(spec))
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "skilled":
+        skill = parse_skill(rest)
+        SkilledPolicy(skill)  # validate now, not inside the first episode
+        return PolicySource(spec, lambda: SkilledPolicy(skill))
+    if sep and kind == "recorded" and rest:
+        return PolicySource(spec, recorded_policy(rest))
+    if sep and kind == "openai" and rest:
+        try:
+            from gymforge.rollout.openai_policy import make_openai_policy_factory
+        except ImportError as err:
+            raise UserError(f"openai policies are unavailable: {err}") from err
+        made = make_openai_policy_factory(spec, base_url=base_url, **options)
+        return PolicySource(spec, made, getattr(made, "aclose", None))
+    if sep and rest:
+        return PolicySource(spec, _import_factory(kind, rest))
+    raise UserError(
+        f"unknown policy {spec!r}; use {', '.join(SCRIPTED)}, skilled:P, recorded:PATH, "
+        "openai:MODEL or package.module:factory"
+    )
+
+
+def _import_factory(module_name: str, attr: str) -> Callable[[], Policy]:
+    try:
+        module = load_module(module_name)
+    except ImportError as err:
+        raise UserError(f"cannot import policy module {module_name!r}: {err}") from err
+    factory: Any = getattr(module, attr, None)
+    if not callable(factory) or (not inspect.isclass(factory) and _required_params(factory) > 0):
+        raise UserError(f"{module_name}:{attr} is not a zero-argument policy factory")
+    return factory  # type: ignore[no-any-return]
+
+
+def _required_params(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    return sum(
+        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        for p in params
+    )
