@@ -23,6 +23,8 @@ BUILTIN: dict[str, str] = {
     "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
     "expenses": "gymforge.envs.expenses:ExpensesEnv",
     "math": "gymforge.envs.math.env:MathEnv",
+    "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
+    "expenses": "gymforge.envs.expenses:ExpensesEnv",
 }
 
 EnvFactory = Callable[[], Any]

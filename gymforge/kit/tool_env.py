@@ -103,6 +103,11 @@ class ToolEnv(ABC):
         """The reference solution path for ``task``, or None if this env has no oracle."""
         return None
 
+    async def on_reply_async(self, text: str) -> list[Message] | None:
+        """Override instead of ``on_reply`` when the answer comes from another process (an
+        LLM-driven user simulator), so other episodes keep running meanwhile."""
+        return self.on_reply(text)
+
     def render_reset(self, task: Task) -> list[Message]:
         msgs = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         return [*msgs, Message(role="user", content=task.prompt)]
@@ -222,7 +227,7 @@ class ToolEnv(ABC):
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]
     ) -> _Outcome:
         self.counters.consecutive_malformed = 0
-        follow_up = self.on_reply(action.text)
+        follow_up = await self.on_reply_async(action.text)
         if follow_up is not None:
             return follow_up, {}, StepCosts(), None, None
         verdict = await self._verify(action.text, info, timing)
@@ -247,6 +252,9 @@ class ToolEnv(ABC):
                 raise NotImplementedError(f"{self.spec.id} has no oracle")
             self._oracle = (plan, 0)
         plan, i = self._oracle
+        if not plan:
+            raise NotImplementedError(f"{self.spec.id} gave an empty oracle plan")
+        i = min(i, len(plan))  # past the end, keep repeating the final action
         last = self.toolset.last_result
         if (
             i > 0

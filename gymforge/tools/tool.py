@@ -194,7 +194,12 @@ class Toolset:
 
     @property
     def schemas(self) -> tuple[dict[str, Any], ...]:
-        return tuple(t.schema for t in self.tools.values())
+        """The OpenAI tool schemas, built once per tool set (they cost ~0.25 ms per tool)."""
+        key = tuple(map(id, self.tools.values()))
+        if getattr(self, "_schema_key", None) != key:
+            self._schema_key = key
+            self._schemas = tuple(t.schema for t in self.tools.values())
+        return self._schemas
 
     def reset(self, task_id: str, seed: int, plan: FaultPlan = NO_FAULTS) -> None:
         """Start a new episode: call counters and the stale-data history are cleared."""

@@ -27,9 +27,9 @@ from gymforge.qa.target import QATarget
 NAME = "distribution_audit"
 
 
-def _trainable(tasks: Any, level: int, seed: int) -> bool:
+def _trainable(tasks: Any, family: str, level: int, seed: int) -> bool:
     try:
-        return bool(tasks.sample(1, seed, "train", [level]))
+        return bool(tasks.sample(1, seed, "train", [level], [family]))
     except UnknownTaskError:  # every task at this level is held out
         return False
 
@@ -64,7 +64,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             problems.append(f"{family} share {share:.1%}, declared {want:.1%}")
     for family, fam in tasks.families.items():
         missing = sorted(set(fam.levels) - set(histogram[family]))
-        trainable = [d for d in missing if _trainable(tasks, d, opts.seed)]
+        trainable = [d for d in missing if _trainable(tasks, family, d, opts.seed)]
         if trainable:
             problems.append(f"{family} never sampled trainable difficulty levels {trainable}")
     if opts.policy:

@@ -1,0 +1,5 @@
+"""``expenses``: a long-horizon batch of expense reports over a SQLite world."""
+
+from gymforge.envs.expenses.env import ExpensesEnv
+
+__all__ = ["ExpensesEnv"]

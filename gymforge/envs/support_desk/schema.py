@@ -1,0 +1,96 @@
+"""The support desk's tables. Amounts are integer cents; times are simulated UTC."""
+
+from __future__ import annotations
+
+from gymforge.world.schema import Schema, table
+
+SCHEMA = Schema(
+    (
+        table("customers", "id", "name", "email", "zip", "region", "created_at"),
+        table("plans", "id", "name", "monthly_cents:int"),
+        table(
+            "accounts",
+            "id",
+            "customer_id",
+            "plan_id",
+            "status",
+            "fraud_hold:int",
+            "opened_at",
+            indexes=("customer_id",),
+        ),
+        table(
+            "payment_methods",
+            "id",
+            "customer_id",
+            "kind",
+            "last4",
+            "added_at",
+            indexes=("customer_id",),
+        ),
+        table(
+            "invoices",
+            "id",
+            "account_id",
+            "period",
+            "issued_at",
+            "total_cents:int",
+            "status",
+            indexes=("account_id",),
+        ),
+        table(
+            "invoice_lines",
+            "id",
+            "invoice_id",
+            "description",
+            "amount_cents:int",
+            indexes=("invoice_id",),
+        ),
+        table(
+            "payments",
+            "id",
+            "account_id",
+            "invoice_id",
+            "method_id",
+            "amount_cents:int",
+            "charged_at",
+            "status",
+            indexes=("account_id",),
+        ),
+        table(
+            "cases",
+            "id",
+            "customer_id",
+            "subject",
+            "channel",
+            "status",
+            "outcome_codes",
+            "opened_at",
+            "closed_at",
+            "version:int",
+        ),
+        table(
+            "refunds",
+            "id",
+            "case_id",
+            "payment_id",
+            "method_id",
+            "amount_cents:int",
+            "reason",
+            "created_at",
+            indexes=("payment_id",),
+        ),
+        table(
+            "credits",
+            "id",
+            "case_id",
+            "account_id",
+            "amount_cents:int",
+            "kind",
+            "reason",
+            "created_at",
+            indexes=("account_id",),
+        ),
+        table("escalations", "id", "case_id", "team", "amount_cents:int", "reason", "created_at"),
+        table("audit_log", "id", "at", "actor", "action", "entity_id", "detail"),
+    )
+)

@@ -1,0 +1,122 @@
+"""The user simulators: reveal on ask, confirmations, a checkable stop condition, the
+Policy hook, determinism; and pass^k."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from gymforge.core import Observation, Reply
+from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.world import PolicyUser, ScriptedUser
+from gymforge.world.metrics import pass_at_k, pass_hat_k, reliability, successes_by_task
+from gymforge.world.sim import Persona, Slot
+
+PERSONA = Persona(
+    name="Dana Smith",
+    tone="polite",
+    opening="I was charged twice.",
+    slots=(
+        Slot("email", "dana@mail.example", ("email",), "My email is dana@mail.example."),
+        Slot("zip", "12345", ("zip", "postal"), "My ZIP code is 12345."),
+    ),
+    nudge="Please refund the duplicate charge.",
+    patience=3,
+    max_turns=6,
+)
+
+
+def say(user: ScriptedUser | PolicyUser, text: str):  # type: ignore[no-untyped-def]
+    return asyncio.run(user.respond(text))
+
+
+def test_reveals_only_what_is_asked() -> None:
+    user = ScriptedUser(PERSONA, random.Random(0))
+    assert "dana@mail.example" not in PERSONA.opening
+    turn = say(user, "What is the email address on the account?")
+    assert "dana@mail.example" in turn.text and "12345" not in turn.text
+    assert turn.events == (("reveal", {"slot": "email"}),)
+    turn = say(user, "And your ZIP code?")
+    assert "12345" in turn.text and user.state()["revealed"] == ["email", "zip"]
+
+
+def test_confirms_a_change_but_not_a_question_about_a_fact() -> None:
+    user = ScriptedUser(PERSONA, random.Random(0))
+    turn = say(user, "I will refund 20.00 USD to your card. Do you confirm?")
+    assert turn.events == (("confirm", {}),) and turn.text.startswith("Yes")
+    turn = say(user, "Can you confirm your email?")  # a question, not a change to approve
+    assert turn.events == (("reveal", {"slot": "email"}),)
+    assert user.confirmations == 1
+
+
+def test_stop_condition_patience_then_max_turns() -> None:
+    user = ScriptedUser(PERSONA, random.Random(0))
+    for _ in range(2):
+        turn = say(user, "Hello!")
+        assert turn.stop is None and PERSONA.nudge in turn.text
+    turn = say(user, "Hello!")
+    assert turn.stop == "patience_exhausted" == user.stop_reason
+    patient = ScriptedUser(PERSONA, random.Random(0))
+    stops = [say(patient, "Your email, please?").stop for _ in range(6)]
+    assert stops == [None] * 5 + ["max_turns"]  # productive turns never exhaust patience
+
+
+def test_scripted_user_is_deterministic_per_seed() -> None:
+    def transcript(seed: int) -> list[str]:
+        user = ScriptedUser(Persona("A", "terse", "x", confirms=True), random.Random(seed))
+        return [say(user, "Shall I proceed?").text for _ in range(5)]
+
+    assert transcript(1) == transcript(1)
+    assert len({tuple(transcript(s)) for s in range(6)}) > 1
+
+
+class CannedCustomer:
+    """Stands in for an LLM behind the Policy interface."""
+
+    name = checkpoint = "canned"
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies, self.seen = list(replies), []
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        self.ctx = ctx
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        self.seen.append(observation)
+        return PolicyTurn(Reply(text=self.replies.pop(0)))
+
+
+def test_policy_user_goes_through_the_policy_interface() -> None:
+    policy = CannedCustomer(
+        ["Sure, it's dana@mail.example.", "Yes, go ahead.", "Thanks! ###STOP###"]
+    )
+    user = PolicyUser(policy, PERSONA)
+    asyncio.run(user.start(EpisodeContext("t", 0, None)))  # type: ignore[arg-type]
+    first = say(user, "What is your email?")
+    assert first.events == (("reveal", {"slot": "email"}),)
+    assert (
+        policy.seen[0].messages[0].role == "system"
+        and "Dana Smith" in policy.seen[0].messages[0].content
+    )
+    assert say(user, "I will refund it. Do you confirm?").events == (("confirm", {}),)
+    last = say(user, "Done, anything else?")
+    assert last.stop == "user_stop" and last.text == "Thanks!"
+    assert len(policy.seen[1].messages) == 1  # only the new message after the first turn
+
+
+def test_pass_hat_k() -> None:
+    runs = {"a": [True, True, True, True], "b": [True, False, True, False], "c": [False] * 4}
+    assert pass_hat_k(runs, 1) == pytest.approx((1 + 0.5 + 0) / 3)
+    assert pass_hat_k(runs, 2) == pytest.approx((1 + 1 / 6 + 0) / 3)  # C(2,2)/C(4,2) for b
+    assert pass_hat_k(runs, 4) == pytest.approx(1 / 3)
+    assert pass_at_k(runs, 2) == pytest.approx((1 + 5 / 6 + 0) / 3)
+    assert pass_hat_k(list(runs.values()), 3) <= pass_hat_k(runs, 2)  # monotone in k
+    with pytest.raises(ValueError):
+        pass_hat_k(runs, 5)
+    records = [
+        {"record": "episode", "task_id": t, "success": s} for t, v in runs.items() for s in v
+    ]
+    assert successes_by_task(records) == runs
+    assert set(reliability(runs)) == {f"pass{s}{k}" for s in "^@" for k in (1, 2, 4)}
