@@ -20,8 +20,6 @@ from gymforge.core.errors import UserError
 BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
     "puzzles": "gymforge.envs.puzzles:PuzzlesEnv",
-    "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
-    "expenses": "gymforge.envs.expenses:ExpensesEnv",
     "math": "gymforge.envs.math.env:MathEnv",
     "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
     "expenses": "gymforge.envs.expenses:ExpensesEnv",
