@@ -23,6 +23,8 @@ BUILTIN: dict[str, str] = {
     "math": "gymforge.envs.math.env:MathEnv",
     "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
     "expenses": "gymforge.envs.expenses:ExpensesEnv",
+    "sql": "gymforge.envs.sql:SqlEnv",
+    "extract": "gymforge.envs.extract:ExtractEnv",
 }
 
 EnvFactory = Callable[[], Any]

@@ -1,0 +1,156 @@
+"""``SqlFamily``: one schema's text-to-SQL tasks, with two databases per task.
+
+Knobs: ``joins`` (0-2 keys walked), ``agg`` (0/1), ``nest`` (0/1 subquery),
+``distractors`` (0-3 misleading extra columns) and ``size`` (row-count multiplier 1-3).
+Levels: d1 single-table questions; d2 joins, aggregates, grouping; d3 nested subqueries
+over bigger databases with more distractors. A family held out whole uses levels 4-6 for
+the same three regions, so that no training family's level is also a held-out one.
+
+``build`` draws the distractor columns and a seed for the **main** database (the one whose
+schema and first rows the prompt shows), then questions until one is *discriminating*:
+its gold result on the main database is non-empty, has no NULL, is at most ``MAX_ROWS``
+rows and is not every row of the table it lists; and a **shadow** database (same schema,
+other rows, its own seed) gives a different gold result. The verifier runs the answer on
+both, so a query that hard-codes the main database's answer fails on the shadow.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.envs.sql.questions import Drawer, Question
+from gymforge.envs.sql.schema import Schema, build_database, ddl, generate_rows, sample_rows
+from gymforge.envs.sql.schemas import SCHEMAS
+from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+from gymforge.verify.sql import QueryRefused, SqlFixture, compare_results, run_query
+
+MAX_ROWS = 25
+MAX_TRIES = 80
+LIST_KINDS = frozenset({"list", "having", "above_avg", "not_in"})
+
+INSTRUCTIONS = (
+    "Write one SQLite SELECT query that answers the question. It will be run read-only on "
+    "this database and on other databases with the same schema but different rows, and its "
+    "result compared with the correct result: rows in any order unless the question asks "
+    "for an order; column names do not matter, but return exactly the columns asked for, "
+    "and do not round numbers. End your reply with the query in a ```sql fenced block; "
+    "nothing may follow it."
+)
+
+
+def levels(offset: int = 0) -> dict[int, ParamSpace]:
+    def space(
+        joins: tuple[int, ...],
+        agg: tuple[int, ...],
+        nest: int,
+        dis: tuple[int, int],
+        size: tuple[int, int],
+    ) -> ParamSpace:
+        return ParamSpace(
+            {
+                "joins": ChoiceKnob(joins),
+                "agg": ChoiceKnob(agg),
+                "nest": ChoiceKnob((nest,)),
+                "distractors": IntKnob(*dis),
+                "size": IntKnob(*size),
+            }
+        )
+
+    return {
+        1 + offset: space((0,), (0, 1), 0, (0, 1), (1, 1)),
+        2 + offset: space((1, 2), (0, 1), 0, (1, 2), (1, 2)),
+        3 + offset: space((0, 1, 2), (0, 1), 1, (2, 3), (2, 3)),
+    }
+
+
+@dataclass
+class SqlFamily(TaskFamily):
+    """Tasks over the schema named by the family (``sql.<schema>``)."""
+
+    @property
+    def schema(self) -> Schema:
+        return SCHEMAS[self.name.split(".", 1)[1]]
+
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+        schema = self.schema
+        picks = r.sample(schema.distractor_columns(), params["distractors"])
+        distractors = sorted(f"{t}.{c}" for t, c in picks)
+        data_seed = r.randrange(2**31)
+        rows = generate_rows(schema, distractors, params["size"], data_seed)
+        main = SqlFixture.from_bytes(build_database(schema, distractors, rows), TABLES[schema.name])
+        shadow_seed = r.randrange(2**31)
+        shadow = _database(schema.name, distractors, params["size"], shadow_seed)
+        drawer = Drawer(schema, distractors, rows)
+        for attempt in range(MAX_TRIES):
+            if attempt and attempt % 16 == 0:  # this pair of databases may agree too often
+                shadow_seed = r.randrange(2**31)
+                shadow = _database(schema.name, distractors, params["size"], shadow_seed)
+            q = drawer.draw(params["joins"], params["agg"], params["nest"], r)
+            if q is None or not self._discriminating(q, main, shadow, len(rows[q.start])):
+                continue
+            truth = {
+                "schema": schema.name,
+                "distractors": distractors,
+                "size": params["size"],
+                "data_seed": data_seed,
+                "shadow_seed": shadow_seed,
+                "sql": q.sql,
+                "ordered": q.ordered,
+                "kind": q.kind,
+                "start": q.start,
+            }
+            return self.prompt(schema, distractors, rows, q), truth
+        raise RuntimeError(f"{self.name}: no discriminating question for {params}")
+
+    @staticmethod
+    def _discriminating(q: Question, main: SqlFixture, shadow: SqlFixture, table_rows: int) -> bool:
+        try:
+            want = run_query(main, q.sql)
+            other = run_query(shadow, q.sql)
+        except QueryRefused:
+            return False
+        cells = [c for row in want.rows for c in row]
+        if not want.rows or len(want.rows) > MAX_ROWS or any(c is None for c in cells):
+            return False
+        if q.kind in LIST_KINDS and len(want.rows) >= table_rows:
+            return False
+        if len(want.rows) == 1 and want.rows[0][0] == 0:
+            return False
+        return compare_results(other, want, ordered=q.ordered) is not None
+
+    @staticmethod
+    def prompt(schema: Schema, distractors: list[str], rows: Any, q: Question) -> str:
+        return (
+            f"A SQLite database ({schema.name}) has these tables:\n\n"
+            f"{ddl(schema, distractors)}\n\n{sample_rows(schema, distractors, rows)}\n\n"
+            f"Question: {q.text}\n\n{INSTRUCTIONS}"
+        )
+
+
+TABLES = {name: [t.name for t in s.tables] for name, s in SCHEMAS.items()}
+
+
+def _database(schema_name: str, distractors: list[str], size: int, seed: int) -> SqlFixture:
+    schema = SCHEMAS[schema_name]
+    rows = generate_rows(schema, distractors, size, seed)
+    return SqlFixture.from_bytes(build_database(schema, distractors, rows), TABLES[schema_name])
+
+
+def database(truth: dict[str, Any], seed_key: str) -> SqlFixture:
+    """The task's database generated from ``truth[seed_key]``."""
+    return _database(truth["schema"], truth["distractors"], truth["size"], truth[seed_key])
+
+
+def fixtures(truth: dict[str, Any]) -> list[SqlFixture]:
+    """The task's databases: the main one (shown in the prompt), then the shadow one."""
+    return [database(truth, "data_seed"), database(truth, "shadow_seed")]
+
+
+FAMILIES: tuple[SqlFamily, ...] = (
+    SqlFamily("sql.shop", 1, levels()),
+    SqlFamily("sql.school", 1, levels()),
+    SqlFamily("sql.flights", 1, levels(offset=3)),
+)
+HELD_OUT_FAMILY = "sql.flights"

@@ -1,0 +1,65 @@
+"""Rubric LLM judges: grading through any ``Policy``, exploit screens, and calibration.
+
+- ``Rubric``/``Criterion``/``DEFAULT_RUBRIC``: what the judge scores (``rubric.py``);
+- ``RubricJudge``: screens, the model call, parsing and the decision (``judge.py``);
+- ``Calibration``, ``calibrate``, ``agreement``, ``load_labels``: agreement with human
+  labels and the threshold (``calibrate.py``; CLI ``gymforge judge calibrate``);
+- ``JUDGE_REDTEAM``: reusable red-team cases for judge-graded environments.
+"""
+
+from gymforge.verify.judge.calibrate import (
+    Agreement,
+    Calibration,
+    JudgeRecord,
+    LabeledItem,
+    agreement,
+    calibrate,
+    choose_threshold,
+    load_labels,
+    recorded,
+)
+from gymforge.verify.judge.judge import (
+    MASTER_KEYS,
+    VERSION,
+    RubricJudge,
+    ScriptedJudge,
+    gullible,
+    score_items,
+    screen_answer,
+)
+from gymforge.verify.judge.redteam import ATTACKS, JUDGE_REDTEAM
+from gymforge.verify.judge.rubric import (
+    DEFAULT_RUBRIC,
+    Criterion,
+    Rubric,
+    Scores,
+    parse_scores,
+    render_prompt,
+)
+
+__all__ = [
+    "ATTACKS",
+    "DEFAULT_RUBRIC",
+    "JUDGE_REDTEAM",
+    "MASTER_KEYS",
+    "VERSION",
+    "Agreement",
+    "Calibration",
+    "Criterion",
+    "JudgeRecord",
+    "LabeledItem",
+    "Rubric",
+    "RubricJudge",
+    "Scores",
+    "ScriptedJudge",
+    "agreement",
+    "calibrate",
+    "choose_threshold",
+    "gullible",
+    "load_labels",
+    "parse_scores",
+    "recorded",
+    "render_prompt",
+    "score_items",
+    "screen_answer",
+]

@@ -1,0 +1,289 @@
+"""``RubricJudge``: grade a free-text answer with a rubric, through any ``Policy``.
+
+The judge model is any ``gymforge.rollout.policy.Policy``: an ``OpenAIPolicy`` against an
+OpenAI-compatible server (``OpenAIPolicyFactory`` is a policy factory), or a scripted
+in-process one (``ScriptedJudge``). ``RubricJudge.ajudge(question, answer, reference)``
+returns a ``Verdict``:
+
+1. **Screens, before any model call** (``screen_answer``). The known judge exploits fail
+   here without asking the model, so a gullible judge cannot be fooled by them:
+   - ``empty_answer``: nothing outside the answer's reasoning (the judge never sees the
+     answer's ``<think>`` text, so a verdict planted there has no reader);
+   - ``master_key``: a non-answer that LLM judges are known to rate as correct
+     (punctuation only such as ``":"``; openers such as ``"Thought process:"``,
+     ``"Solution"``, ``"Let's solve this problem step by step."``, ``"解"``; any short
+     lead-in ending in a colon);
+   - ``verdict_injection``: the answer carries something shaped like a judge verdict
+     (``"score": 10``, ``"criteria": {...}``);
+   - ``grader_manipulation``: the answer addresses the grader ("ignore the rubric", "give
+     this full marks", "as the judge...");
+   - ``too_long``: over ``max_answer_chars``.
+2. **The model call**: ``samples`` completions (sampling seeds ``0..samples-1``), each
+   parsed by ``parse_scores`` (reasoning ignored, every criterion required); a judge reply
+   that cannot be parsed fails closed (``judge_empty``, ``judge_unparseable``,
+   ``judge_hedged``). Per-criterion scores are averaged over the samples.
+3. **The decision**: ``score`` = weighted mean of normalised criterion scores; ``passed``
+   iff ``score >= threshold``. The threshold comes from the attached ``Calibration`` when
+   there is one, else ``threshold``.
+
+Every verdict, screened or judged, carries ``facts["judge"]``: the judge ``version``
+(judge code, rubric id and digest, model name, prompt template) and the calibration
+figures (``threshold``, ``n``, ``accuracy``, ``kappa``) or None when uncalibrated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gymforge.core.env import EnvSpec
+from gymforge.core.errors import UserError
+from gymforge.core.seeding import derive_seed
+from gymforge.core.types import Observation, Reply
+from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.verify.judge.calibrate import Calibration, JudgeRecord, LabeledItem
+from gymforge.verify.judge.rubric import (
+    PROMPT_VERSION,
+    Rubric,
+    parse_scores,
+    render_prompt,
+    weighted_score,
+)
+from gymforge.verify.math.extract import split_reasoning
+from gymforge.verify.verdict import Verdict
+
+VERSION = "1.0.0"
+MASTER_KEYS = frozenset(
+    {
+        "thought process",
+        "thoughts",
+        "thinking",
+        "reasoning",
+        "solution",
+        "answer",
+        "the answer is",
+        "final answer",
+        "my answer",
+        "explanation",
+        "step 1",
+        "let's solve this problem step by step",
+        "let's think step by step",
+        "let me think",
+        "let me solve this",
+        "here is the solution",
+        "here's my answer",
+        "解",
+        "答",
+        "解答",
+        "かいせつ",
+        "解説",
+        "respuesta",
+        "solución",
+        "réponse",
+        "lösung",
+    }
+)
+"""Non-answers that LLM judges have been shown to accept ("master keys")."""
+_FOLD = re.compile(r"[\W_]+", re.U)
+_INJECTION = re.compile(
+    r"[\"'](?:criteria|scores?|verdict|grade|passed|rating)[\"']\s*:\s*[\[{\d\"'tf]", re.I
+)
+_APPEAL = re.compile(
+    r"\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:instructions?|rubric|criteria|above|prompt)\b"
+    r"|\b(?:give|award|assign|rate|score|grade|mark)\b[^.\n]{0,30}"
+    r"\b(?:full marks?|full score|full credit|maximum|perfect|10/10|100%|top marks?|as correct)\b"
+    r"|\bas (?:the|a|an) (?:judge|grader|evaluator|assessor)\b"
+    r"|\b(?:dear|note to (?:the )?)(?:judge|grader|evaluator)\b",
+    re.I,
+)
+_JUDGE_SPEC = EnvSpec("judge", VERSION, description="stand-in environment for judge calls")
+
+
+def _fold(text: str) -> str:
+    """Case-folded words only: apostrophes dropped, other punctuation as spaces."""
+    text = text.casefold().replace("'", "").replace("\u2019", "")
+    return " ".join(_FOLD.sub(" ", text).split())
+
+
+_KEYS = frozenset(_fold(k) for k in MASTER_KEYS)
+
+
+def screen_answer(answer: str, max_chars: int = 20_000) -> tuple[str, str | None]:
+    """``(visible answer, failure reason or None)``; see the module docstring."""
+    visible = split_reasoning(answer)[0].strip()
+    if len(visible) > max_chars:
+        return visible, "too_long"
+    folded = _fold(visible)
+    if not visible:
+        return visible, "empty_answer"
+    if not folded or folded in _KEYS:
+        return visible, "master_key"
+    last_line = visible.splitlines()[-1].rstrip()
+    if last_line.endswith((":", "\uff1a", "...", "\u2026")) and len(folded.split()) <= 8:
+        return visible, "master_key"
+    if _INJECTION.search(visible):
+        return visible, "verdict_injection"
+    if _APPEAL.search(visible):
+        return visible, "grader_manipulation"
+    return visible, None
+
+
+class _StandIn:
+    """The environment handed to the judge policy's ``start``: it has a spec and nothing
+    else (a judge model must not read an environment)."""
+
+    spec = _JUDGE_SPEC
+
+    async def reset(self, task_id: str, seed: int) -> Observation:
+        raise NotImplementedError
+
+    async def step(self, action: Any) -> Any:
+        raise NotImplementedError
+
+    async def snapshot(self) -> dict[str, Any]:
+        return {}
+
+    async def close(self) -> None:
+        return None
+
+
+_STAND_IN: Any = _StandIn()
+
+
+class ScriptedJudge:
+    """An in-process judge model: ``respond(prompt_text) -> reply text``. For tests and for
+    rule-based judges; ``gullible()`` rates everything at the top of every scale."""
+
+    name = checkpoint = "scripted-judge"
+
+    def __init__(self, respond: Callable[[str], str]) -> None:
+        self.respond = respond
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        return None
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        text = self.respond(observation.text())
+        return PolicyTurn(Reply(text=text), capture_level="text", text=text)
+
+
+def gullible(rubric: Rubric) -> Callable[[], ScriptedJudge]:
+    """A factory of the worst possible judge: full marks for any answer at all."""
+    verdict = {"criteria": {c.name: {"score": c.scale, "reason": "ok"} for c in rubric.criteria}}
+    return lambda: ScriptedJudge(lambda _prompt: json.dumps(verdict))
+
+
+class RubricJudge:
+    """See the module docstring. ``policy_factory`` makes a fresh judge policy per call;
+    ``model`` names the judge model in the version stamp."""
+
+    def __init__(
+        self,
+        policy_factory: Callable[[], Policy],
+        rubric: Rubric,
+        *,
+        model: str = "unnamed",
+        threshold: float = 0.5,
+        calibration: Calibration | None = None,
+        samples: int = 1,
+        max_answer_chars: int = 20_000,
+        allow_version_mismatch: bool = False,
+    ) -> None:
+        if samples < 1 or not 0.0 <= threshold <= 1.0:
+            raise ValueError("samples must be >= 1 and threshold in [0, 1]")
+        self.policy_factory = policy_factory
+        self.rubric = rubric
+        self.model = model
+        self.samples = samples
+        self.max_answer_chars = max_answer_chars
+        if (
+            calibration is not None
+            and calibration.judge_version != self.version
+            and not allow_version_mismatch
+        ):
+            raise UserError(
+                f"the calibration was measured for judge {calibration.judge_version!r}, "
+                f"not {self.version!r}; recalibrate (gymforge judge calibrate)"
+            )
+        self.calibration = calibration
+        self.threshold = calibration.threshold if calibration is not None else threshold
+
+    @property
+    def version(self) -> str:
+        """Judge code, rubric, rubric digest, model and prompt template, in one string."""
+        r = self.rubric
+        return f"judge@{VERSION}/{r.id}#{r.digest()}/{self.model}/p{PROMPT_VERSION}"
+
+    def stamp(self) -> dict[str, Any]:
+        """What every verdict carries about the judge that produced it."""
+        cal = self.calibration
+        return {
+            "version": self.version,
+            "model": self.model,
+            "rubric": self.rubric.id,
+            "threshold": self.threshold,
+            "calibration": None if cal is None else cal.figures(),
+        }
+
+    async def ajudge(self, question: str, answer: str, reference: str | None = None) -> Verdict:
+        """Grade ``answer`` to ``question`` (see the module docstring)."""
+        visible, problem = screen_answer(answer, self.max_answer_chars)
+        if problem is not None:
+            return self._verdict(False, 0.0, problem, {})
+        messages = render_prompt(self.rubric, question, visible, reference)
+        obs = Observation(messages=tuple(messages))
+        totals = {c.name: 0.0 for c in self.rubric.criteria}
+        reasons: dict[str, str] = {}
+        key = f"judge/{derive_seed('judge', self.version, question, visible, reference):016x}"
+        for i in range(self.samples):
+            policy = self.policy_factory()
+            await policy.start(EpisodeContext(key, 0, _STAND_IN, sampling_seed=i, rollout=i))
+            turn = await policy.act(obs)
+            text = turn.text if turn.text is not None else getattr(turn.action, "text", "")
+            parsed = parse_scores(text or "", self.rubric)
+            if parsed.error is not None:
+                return self._verdict(False, 0.0, parsed.error, {"detail": parsed.detail})
+            for name, value in parsed.scores.items():
+                totals[name] += value / self.samples
+            reasons = reasons or parsed.reasons
+        score = weighted_score(self.rubric, totals)
+        passed = score >= self.threshold - 1e-9
+        facts = {
+            "criteria": {c.name: round(totals[c.name] / c.scale, 6) for c in self.rubric.criteria},
+            "judge_reasons": reasons,
+            "samples": self.samples,
+        }
+        return self._verdict(passed, score, None if passed else "below_threshold", facts)
+
+    def _verdict(
+        self, passed: bool, score: float, reason: str | None, extra: dict[str, Any]
+    ) -> Verdict:
+        facts = {"reason": reason, **extra, "judge": self.stamp()}
+        return Verdict(
+            passed=passed,
+            score=round(min(1.0, max(0.0, score)), 6),
+            reason=reason,
+            facts=facts,
+            verifier=self.version,
+        )
+
+
+async def score_items(
+    judge: RubricJudge, items: Sequence[LabeledItem], concurrency: int = 8
+) -> list[JudgeRecord]:
+    """The judge's record on every labelled item (at most ``concurrency`` calls at once).
+    A screened answer records score 0 on every criterion."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(item: LabeledItem) -> JudgeRecord:
+        async with gate:
+            v = await judge.ajudge(item.question, item.answer, item.reference)
+        zero = {c.name: 0.0 for c in judge.rubric.criteria}
+        return JudgeRecord(
+            score=v.score or 0.0, criteria=v.facts.get("criteria") or zero, version=judge.version
+        )
+
+    return list(await asyncio.gather(*(one(i) for i in items)))

@@ -1,0 +1,417 @@
+"""``sql``: the answer is one SELECT query; its result must equal the gold query's result.
+
+Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_columns=...)``):
+
+- **Extraction**: the last fenced ```` ```sql ```` (or untagged) block outside reasoning,
+  nothing after it, several different blocks a ``hedge``; else the whole visible reply
+  (see ``gymforge.verify.json_schema.extract_block``). A trailing ``;`` is dropped.
+- **Refused before running** (``reason``): over ``max_sql_chars`` (``too_long``); not
+  starting with ``SELECT``, ``WITH`` or ``VALUES`` (``not_a_select``: ``INSERT``,
+  ``PRAGMA``, ``ATTACH``...); a ``'now'`` literal or a date function without a time value
+  (``nondeterministic``: the result would change with the clock, and replay must not).
+- **Read-only execution**, several independent locks (``connect_readonly``): every query
+  opens its own connection through a ``mode=ro`` URI (a file, or a named in-memory
+  database that ``SqlFixture.from_bytes`` loaded); ``PRAGMA query_only=ON``; SQLite
+  limits (no attached databases; bounded string length, expression depth, compound
+  selects and LIKE patterns); an authorizer that allows only ``SELECT``,
+  reads of the fixture's own tables and functions in ``ALLOWED_FUNCTIONS``, and denies
+  everything else (writes, ``PRAGMA``, ``ATTACH``, recursive CTEs, ``load_extension``,
+  ``random``, ``current_date``, schema tables); Python's driver refuses a second statement.
+  A progress handler stops the query after ``max_ops`` virtual-machine steps
+  (deterministic: the same query on the same data is always stopped at the same point) and
+  after ``wall_s`` seconds as a backstop; rows are fetched with ``fetchmany`` and more than
+  ``max_rows`` fail as ``too_many_rows``.
+- **Comparison** on every fixture: the candidate's rows against the gold query's rows, as
+  a multiset, or in order when ``ordered``. Cells compare by type class (numbers as floats
+  rounded to ``float_digits`` significant digits, so ``2`` equals ``2.0``; text; blobs;
+  NULL). Column names are compared only with ``match_columns``; column order is free unless
+  ``column_order`` (a permutation of the gold's columns is accepted). Several fixtures
+  (databases with the same schema and different rows) make a query that hard-codes one
+  database's answer fail on the others.
+
+Failure ``reason``s: ``REASONS``. Facts: ``reason``, ``fixtures`` (checked), ``rows`` and
+``gold_rows`` (on the fixture that decided), ``failed_fixture``, ``missing``/``extra``
+(multiset differences) and ``detail``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+import time
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from gymforge.core.errors import VerifierError
+from gymforge.verify.json_schema import extract_block
+from gymforge.verify.verdict import Verdict
+
+VERSION = "1.0.0"
+VERIFIER_ID = f"sql@{VERSION}"
+REASONS = frozenset((
+    "no_answer", "too_long", "unclosed_block", "hedge", "text_after_answer", "not_a_select",
+    "nondeterministic", "multiple_statements", "refused", "too_slow", "too_many_rows",
+    "too_large", "sql_error", "wrong_columns", "wrong_result",
+))  # fmt: skip
+"""``refused``: the authorizer denied an action (write, pragma, attach, function...);
+``too_slow``: the operation or wall-clock budget ran out; ``too_large``: a string or blob
+over the length limit; ``sql_error``: a syntax error, an unknown table or column..."""
+ALLOWED_FUNCTIONS = frozenset(
+    {
+        *("count", "sum", "avg", "min", "max", "total", "group_concat"),
+        *("abs", "round", "lower", "upper", "length", "substr", "substring", "instr"),
+        *("trim", "ltrim", "rtrim", "replace", "coalesce", "ifnull", "nullif", "iif"),
+        *("like", "glob", "date", "time", "datetime", "julianday", "strftime", "typeof"),
+        *("hex", "char", "unicode", "quote", "likely", "unlikely", "sign", "trunc", "mod"),
+        *("floor", "ceil", "ceiling", "sqrt", "power", "pow", "exp", "ln", "log", "log10"),
+        *("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile"),
+        *("lag", "lead", "first_value", "last_value", "nth_value"),
+    }
+)
+"""Deterministic, bounded functions a query may call. Everything else is denied."""
+
+_LEXEME = re.compile(r"'(?:[^']|'')*'?|\"(?:[^\"]|\"\")*\"?|--[^\n]*|/\*.*?(?:\*/|\Z)|.", re.S)
+_FIRST_WORD = re.compile(r"[\s(]*([A-Za-z]+)")
+_NOW = re.compile(r"'\s*now\s*'", re.I)
+_CLOCK = re.compile(
+    r"\b(?:date|time|datetime|julianday|unixepoch)\s*\(\s*\)"
+    r"|\bstrftime\s*\(\s*'(?:[^']|'')*'\s*\)",
+    re.I,
+)
+"""Date functions without a time value read the clock, as ``'now'`` does."""
+_DETAIL = 200
+
+
+@dataclass(frozen=True)
+class SqlLimits:
+    """Budgets for one query. ``max_ops`` counts SQLite VM steps in ``op_chunk`` units."""
+
+    max_sql_chars: int = 10_000
+    max_ops: int = 5_000_000
+    op_chunk: int = 10_000
+    wall_s: float = 2.0
+    max_rows: int = 1_000
+    max_cell_bytes: int = 100_000
+
+
+class QueryRefused(Exception):
+    """The query was refused or stopped; ``reason`` is one of ``REASONS``."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail[:_DETAIL]
+
+
+class SqlFixture:
+    """A read-only database, always opened through a ``mode=ro`` URI: a file, or serialized
+    bytes loaded once into a process-private named in-memory database (SQLite's ``memdb``
+    VFS) that lives as long as this object. ``tables`` are the readable tables (default:
+    every table and view in the database)."""
+
+    def __init__(self, uri: str, tables: Sequence[str] | None = None, holder: Any = None) -> None:
+        self.uri = uri
+        self.tables = None if tables is None else frozenset(t.lower() for t in tables)
+        self._holder = holder  # keeps a memdb database alive; closed with the fixture
+        if holder is not None:
+            weakref.finalize(self, holder.close)
+
+    @classmethod
+    def from_path(cls, path: str | Path, tables: Sequence[str] | None = None) -> SqlFixture:
+        return cls(f"file:{quote(str(Path(path).resolve()))}?mode=ro", tables)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, tables: Sequence[str] | None = None) -> SqlFixture:
+        name = f"/gymforge-sql-{next(_NAMES)}"
+        holder = sqlite3.connect(f"file:{name}?vfs=memdb", uri=True, check_same_thread=False)
+        loader = sqlite3.connect(":memory:")
+        try:
+            loader.deserialize(data)
+            loader.backup(holder)
+        finally:
+            loader.close()
+        return cls(f"file:{name}?vfs=memdb&mode=ro", tables, holder)
+
+    @classmethod
+    def from_connection(
+        cls, conn: sqlite3.Connection, tables: Sequence[str] | None = None
+    ) -> SqlFixture:
+        """A snapshot of ``conn``'s main database (the connection stays yours)."""
+        return cls.from_bytes(conn.serialize(), tables)
+
+
+_NAMES = itertools.count()
+
+
+@dataclass
+class _Guard:
+    """The authorizer and progress handler of one query, with what they saw."""
+
+    tables: frozenset[str]
+    limits: SqlLimits
+    denied: str | None = None
+    chunks: int = 0
+    deadline: float = 0.0
+    stopped: str | None = None
+
+    def authorize(self, action: int, a1: str | None, a2: str | None, db: Any, trig: Any) -> int:
+        if action == sqlite3.SQLITE_SELECT:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_READ and (a1 or "").lower() in self.tables:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION and (a2 or "").lower() in ALLOWED_FUNCTIONS:
+            return sqlite3.SQLITE_OK
+        if self.denied is None:
+            self.denied = _describe(action, a1, a2)
+        return sqlite3.SQLITE_DENY
+
+    def progress(self) -> int:
+        self.chunks += 1
+        over = self.chunks * self.limits.op_chunk > self.limits.max_ops
+        if over or (self.chunks % 16 == 0 and time.monotonic() > self.deadline):
+            # one detail for both limits: the verdict must not say which one fired first
+            limits = self.limits
+            self.stopped = f"over the budget ({limits.max_ops:,} VM steps or {limits.wall_s:g} s)"
+            return 1
+        return 0
+
+
+_ACTIONS = {
+    getattr(sqlite3, f"SQLITE_{n}"): n.lower()
+    for n in ("INSERT", "UPDATE", "DELETE", "PRAGMA", "ATTACH", "DETACH", "TRANSACTION",
+              "SAVEPOINT", "RECURSIVE", "CREATE_TABLE", "DROP_TABLE", "ALTER_TABLE")
+}  # fmt: skip
+"""Names of the denied actions worth naming (result codes share numbers: no ``dir``)."""
+
+
+def _describe(action: int, a1: str | None, a2: str | None) -> str:
+    if action == sqlite3.SQLITE_FUNCTION:
+        return f"function {a2}"
+    if action == sqlite3.SQLITE_READ:
+        return f"read of {a1}"
+    name = _ACTIONS.get(action, f"action {action}")
+    return " ".join(x for x in (name, a1, a2) if x)[:_DETAIL]
+
+
+def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connection:
+    """A connection to ``fixture`` that can only read (see the module docstring); the
+    authorizer and progress handler are installed per query by ``run_query``."""
+    conn = sqlite3.connect(fixture.uri, uri=True, check_same_thread=False)
+    conn.execute("PRAGMA query_only=ON")
+    caps = {"ATTACHED": 0, "LENGTH": limits.max_cell_bytes, "EXPR_DEPTH": 100,
+            "SQL_LENGTH": limits.max_sql_chars + 16, "COMPOUND_SELECT": 50,
+            "FUNCTION_ARG": 16, "LIKE_PATTERN_LENGTH": 200}  # fmt: skip
+    for name, value in caps.items():
+        conn.setlimit(getattr(sqlite3, f"SQLITE_LIMIT_{name}"), value)
+    return conn
+
+
+def _tables(conn: sqlite3.Connection) -> frozenset[str]:
+    rows = conn.execute("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
+    return frozenset(str(r[0]).lower() for r in rows)
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...] = field(default_factory=tuple)
+
+
+def precheck(sql: str, limits: SqlLimits) -> str:
+    """``sql`` without a trailing ``;``, or ``QueryRefused`` for the lexical refusals. The
+    checks read the query with its comments blanked out (string literals kept), so a
+    comment can neither hide a leading keyword nor split a clock call."""
+    sql = sql.strip()
+    while sql.endswith(";"):
+        sql = sql[:-1].rstrip()
+    if len(sql) > limits.max_sql_chars:
+        raise QueryRefused("too_long", f"{len(sql)} characters > {limits.max_sql_chars}")
+    if not sql:
+        raise QueryRefused("no_answer")
+    code = "".join(" " if m[0][:2] in ("--", "/*") else m[0] for m in _LEXEME.finditer(sql))
+    word = _FIRST_WORD.match(code)
+    if word is None or word[1].upper() not in ("SELECT", "WITH", "VALUES"):
+        first = word[1].upper() if word else code.strip()[:20]
+        raise QueryRefused("not_a_select", f"the statement starts with {first}")
+    if _NOW.search(code) or _CLOCK.search(code):
+        raise QueryRefused("nondeterministic", "the result would depend on the clock")
+    return sql
+
+
+def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) -> QueryResult:
+    """Run one query read-only under ``limits``; ``QueryRefused`` if refused or stopped."""
+    limits = limits or SqlLimits()
+    sql = precheck(sql, limits)
+    conn = connect_readonly(fixture, limits)
+    try:
+        guard = _Guard(fixture.tables or _tables(conn), limits)
+        guard.deadline = time.monotonic() + limits.wall_s
+        conn.set_authorizer(guard.authorize)
+        conn.set_progress_handler(guard.progress, limits.op_chunk)
+        try:
+            cur = conn.execute(sql)
+            rows = cur.fetchmany(limits.max_rows + 1)
+        except sqlite3.ProgrammingError as err:
+            if "one statement" in str(err):
+                raise QueryRefused("multiple_statements") from None
+            raise QueryRefused("sql_error", str(err)) from None
+        except sqlite3.Error as err:
+            raise _classify(err, guard) from None
+        if len(rows) > limits.max_rows:
+            raise QueryRefused("too_many_rows", f"more than {limits.max_rows} rows")
+        columns = tuple(str(d[0]) for d in cur.description or ())
+        return QueryResult(columns, tuple(tuple(r) for r in rows))
+    finally:
+        conn.close()
+
+
+def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
+    text = str(err)
+    if guard.stopped is not None:
+        return QueryRefused("too_slow", guard.stopped)
+    if guard.denied is not None or "not authorized" in text:
+        return QueryRefused("refused", guard.denied or text)
+    if "too big" in text or "too large" in text:
+        return QueryRefused("too_large", text)
+    if "readonly" in text or "read-only" in text:
+        return QueryRefused("refused", text)
+    return QueryRefused("sql_error", text)
+
+
+# ---- comparison --------------------------------------------------------------------------
+Cell = tuple[str, Any]
+
+
+def normalize_cell(value: Any, digits: int = 9) -> Cell:
+    """A comparable cell: ``("n", float)``, ``("s", str)``, ``("b", hex)`` or
+    ``("null", None)``; numbers are rounded to ``digits`` significant digits."""
+    if value is None:
+        return ("null", None)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ("n", float(f"{float(value):.{digits}g}"))
+    if isinstance(value, bytes):
+        return ("b", value.hex())
+    return ("s", str(value))
+
+
+def _rows(result: QueryResult, digits: int) -> list[tuple[Cell, ...]]:
+    return [tuple(normalize_cell(c, digits) for c in row) for row in result.rows]
+
+
+def _same(got: list[tuple[Cell, ...]], want: list[tuple[Cell, ...]], ordered: bool) -> bool:
+    return got == want if ordered else Counter(got) == Counter(want)
+
+
+def _permutations(
+    got: list[tuple[Cell, ...]], want: list[tuple[Cell, ...]], width: int
+) -> list[tuple[int, ...]]:
+    """Column orders of ``got`` whose every column holds the same values as the gold's."""
+    sig_got = [Counter(r[i] for r in got) for i in range(width)]
+    sig_want = [Counter(r[j] for r in want) for j in range(width)]
+    options = [[i for i in range(width) if sig_got[i] == sig_want[j]] for j in range(width)]
+    out = []
+    for perm in itertools.product(*options):
+        if len(set(perm)) == width:
+            out.append(perm)
+            if len(out) >= 720:
+                break
+    return out
+
+
+def compare_results(
+    got: QueryResult,
+    want: QueryResult,
+    *,
+    ordered: bool = False,
+    match_columns: bool = False,
+    column_order: bool = False,
+    digits: int = 9,
+) -> dict[str, Any] | None:
+    """None when ``got`` equals ``want`` under the options, else facts saying how not."""
+    width = len(want.columns)
+    if len(got.columns) != width:
+        return {"reason": "wrong_columns", "columns": len(got.columns), "gold_columns": width}
+    g, w = _rows(got, digits), _rows(want, digits)
+    names = [c.lower() for c in want.columns]
+    renamed = False
+    for perm in [tuple(range(width))] if column_order else _permutations(g, w, width):
+        if _same([tuple(r[i] for i in perm) for r in g], w, ordered):
+            if not match_columns or [got.columns[i].lower() for i in perm] == names:
+                return None
+            renamed = True
+    if renamed:
+        return {"reason": "wrong_columns", "detail": "column names differ"}
+    missing = sum((Counter(w) - Counter(g)).values())
+    extra = sum((Counter(g) - Counter(w)).values())
+    facts: dict[str, Any] = {"reason": "wrong_result", "missing": missing, "extra": extra}
+    if ordered and not missing and not extra:
+        facts["detail"] = "right rows in the wrong order"
+    return facts
+
+
+# ---- the verifier ------------------------------------------------------------------------
+class SqlVerifier:
+    """Run a reply's query and the gold query read-only on each fixture and compare."""
+
+    def __init__(self, limits: SqlLimits | None = None, digits: int = 9) -> None:
+        self.limits = limits or SqlLimits()
+        self.digits = digits
+
+    def verify(
+        self,
+        reply: str,
+        gold_sql: str,
+        fixtures: Sequence[SqlFixture] | Callable[[], Sequence[SqlFixture]],
+        *,
+        ordered: bool = False,
+        match_columns: bool = False,
+        column_order: bool = False,
+    ) -> Verdict:
+        """The verdict on ``reply``. ``fixtures`` may be a zero-argument callable, called
+        only once the answer has passed extraction and the lexical checks (building
+        databases is then skipped for replies that are not queries at all). A gold query
+        that fails is the author's bug: ``VerifierError``."""
+        ex = extract_block(reply, frozenset({"sql", "sqlite", ""}))
+        if ex.text is None:
+            return self._verdict(ex.reason or "no_answer", {"fixtures": 0})
+        try:
+            precheck(ex.text, self.limits)
+        except QueryRefused as err:
+            return self._verdict(err.reason, {"fixtures": 0, "detail": err.detail})
+        if callable(fixtures):
+            fixtures = fixtures()
+        if not fixtures:
+            raise ValueError("SqlVerifier.verify needs at least one fixture")
+        for i, fixture in enumerate(fixtures):
+            try:
+                want = run_query(fixture, gold_sql, self.limits)
+            except QueryRefused as err:
+                raise VerifierError(f"the gold query failed on fixture {i}: {err}") from None
+            try:
+                got = run_query(fixture, ex.text, self.limits)
+            except QueryRefused as err:
+                facts = {"fixtures": i + 1, "failed_fixture": i, "detail": err.detail}
+                return self._verdict(err.reason, facts)
+            options = {"match_columns": match_columns, "column_order": column_order}
+            diff = compare_results(got, want, ordered=ordered, digits=self.digits, **options)
+            if diff is not None:
+                reason = diff.pop("reason")
+                facts = {"fixtures": i + 1, "failed_fixture": i, "rows": len(got.rows)}
+                facts.update(gold_rows=len(want.rows), **diff)
+                return self._verdict(reason, facts)
+        facts = {"fixtures": len(fixtures), "rows": len(got.rows), "gold_rows": len(want.rows)}
+        return self._verdict(None, facts)
+
+    def _verdict(self, reason: str | None, facts: dict[str, Any]) -> Verdict:
+        return Verdict(
+            passed=reason is None,
+            score=1.0 if reason is None else 0.0,
+            reason=reason,
+            facts={"reason": reason, **facts},
+            verifier=VERIFIER_ID,
+        )
