@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(bubblewrap chromium)  # chromium: the report test renders HTML headless
+# bubblewrap and friends: the code sandbox (its zygote runs on the system python3);
+# compilers and node: the sandbox's languages; chromium: the report test renders HTML headless
+DEB_PACKAGES=(bubblewrap libseccomp2 python3 gcc g++ libc6-dev chromium)
 EXTRAS="${EXTRAS:-dev}"
 PYTHON="${PYTHON:-python3}"
 
@@ -14,6 +16,7 @@ missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
+command -v node >/dev/null || missing+=(nodejs)  # any node will do (Debian's or NodeSource's)
 if ((${#missing[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing Debian packages: ${missing[*]}" >&2

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from gymforge.core.errors import IntegrityError
+from gymforge.core.errors import ContextLengthExceeded, InfraError, IntegrityError, UserError
 from gymforge.core.types import Observation
+from gymforge.envs import make_env
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import (
     EpisodeContext,
@@ -21,6 +22,7 @@ from gymforge.rollout import (
     run,
 )
 from gymforge.trajectory.io import read_episodes, recover_finished, verify_chain
+from gymforge.trajectory.replay import replay_file
 
 PAIRS = [(t, 5) for t in LedgerEnv.tasks.sample(4, 0)]
 
@@ -151,3 +153,40 @@ def test_resume_refuses_damage_before_finished_episodes(tmp_path: Path) -> None:
     path.write_text("".join(text))
     with pytest.raises(IntegrityError, match="refusing to truncate"):
         recover_finished(path)
+
+
+class ContextFills(OraclePolicy):
+    """The model's context window fills up at the third turn."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await super().start(ctx)
+        self.n = 0
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        self.n += 1
+        if self.n == 3:
+            raise ContextLengthExceeded("maximum context length exceeded", prompt_tokens=9)
+        return await super().act(observation)
+
+
+def test_a_full_context_window_truncates_the_episode(tmp_path: Path) -> None:
+    result = asyncio.run(run(LedgerEnv, ContextFills, PAIRS[:2], tmp_path))
+    s = result.summary
+    assert s["episodes"] == 2 and s["truncated"] == 2 and s["terminated"] == 0
+    assert s["failure_reasons"] == {"context_length": 2} and s["infra_errors"] == 0
+    for log in read_episodes(tmp_path / "trajectories.jsonl"):
+        verify_chain(log)
+        assert log.end is not None and log.end.steps == 2 and not log.end.success
+    assert asyncio.run(replay_file(tmp_path / "trajectories.jsonl", make_env)).ok
+
+
+class Refused(OraclePolicy):
+    async def act(self, observation: Observation) -> PolicyTurn:
+        err = InfraError("400 unknown model")
+        err.retryable = False
+        raise err
+
+
+def test_a_refused_request_stops_the_run_instead_of_retrying() -> None:
+    with pytest.raises(UserError, match="refused"):
+        asyncio.run(run(LedgerEnv, Refused, PAIRS, None, max_retries=5))

@@ -46,6 +46,18 @@ class PolicyError(GymforgeError):
     """The policy produced something unusable (a parse failure, an impossible call)."""
 
 
+class ContextLengthExceeded(PolicyError):
+    """The conversation no longer fits the policy's context window. A budget end, not an
+    infrastructure failure: the runner ends the episode as truncated (``context_length``)."""
+
+    def __init__(self, message: str, *, prompt_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+
+    def __reduce__(self) -> tuple[object, ...]:  # picklable with its attributes (Ray)
+        return (type(self), (str(self),), self.__dict__)
+
+
 class ToolError(GymforgeError):
     """A structured, recoverable tool failure shown to the agent as an error result."""
 
@@ -61,7 +73,10 @@ class VerifierError(GymforgeError):
 
 
 class InfraError(GymforgeError):
-    """Infrastructure failed (server down, worker killed). The episode should be retried."""
+    """Infrastructure failed (server down, worker killed). The episode should be retried,
+    unless ``retryable`` is False (a refused request): then the run stops."""
+
+    retryable = True
 
 
 class EpisodeStateError(GymforgeError):

@@ -7,11 +7,14 @@ import time
 from typing import Any
 
 from gymforge.core.env import Environment, StepResult
-from gymforge.core.errors import InfraError
+from gymforge.core.errors import ContextLengthExceeded, InfraError
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
 from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
+
+CONTEXT_LENGTH = "context_length"
+"""The failure reason of an episode the policy's context window cut short."""
 
 MAX_STEPS_GUARD = 100_000
 """A hard stop for environments that never end an episode (a broken budget)."""
@@ -73,6 +76,8 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
             rollout=keys.rollout,
         )
         await policy.start(ctx)
+    except InfraError:
+        raise
     except Exception as err:
         raise InfraError(
             f"policy {policy.name} failed to start: {type(err).__name__}: {err}"
@@ -93,9 +98,15 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
         }
     ]
     result: StepResult | None = None
+    context_full = False
     for step in range(1, MAX_STEPS_GUARD + 1):
         try:
             turn: PolicyTurn = await policy.act(obs)
+        except ContextLengthExceeded:
+            context_full = True  # the policy's budget ended the episode: truncated
+            break
+        except InfraError:
+            raise
         except Exception as err:
             raise InfraError(f"policy {policy.name} failed: {type(err).__name__}: {err}") from err
         t0 = time.perf_counter()
@@ -119,8 +130,7 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
             break
     else:
         raise InfraError(f"{keys.env_id} never ended episode {keys.episode_id}")
-    assert result is not None
-    records.append(episode_record(base, records, result, env))
+    records.append(episode_record(base, records, None if context_full else result, env))
     return records
 
 
@@ -137,13 +147,19 @@ def episode_tokens(records: list[dict[str, Any]]) -> int:
 def episode_record(
     base: dict[str, Any],
     records: list[dict[str, Any]],
-    last: StepResult,
+    last: StepResult | None,
     env: Environment,
 ) -> dict[str, Any]:
+    """The closing record. ``last`` is None when the policy's context filled up before the
+    environment ended the episode: that budget end is a truncation (``context_length``)."""
     totals = component_totals([r["reward_components"] for r in records])
-    success = bool(last.info.get("success"))
-    verdict = last.info.get("verdict") or {}
-    reason = None if success else verdict.get("reason") or last.info.get("end_reason")
+    if last is None:
+        terminated, truncated, success, reason = False, True, False, CONTEXT_LENGTH
+    else:
+        terminated, truncated = last.terminated, last.truncated
+        success = bool(last.info.get("success"))
+        verdict = last.info.get("verdict") or {}
+        reason = None if success else verdict.get("reason") or last.info.get("end_reason")
     task = getattr(env, "task", None)
     return {
         **base,
@@ -154,8 +170,8 @@ def episode_record(
         "split": getattr(task, "split", "train"),
         "reward": math.fsum(totals.values()),
         "reward_components": totals,
-        "terminated": last.terminated,
-        "truncated": last.truncated,
+        "terminated": terminated,
+        "truncated": truncated,
         "success": success,
         "failure_reason": reason,
         "tokens": episode_tokens(records),

@@ -7,60 +7,46 @@ The runner calls ``factory()`` once per episode and ``await factory.aclose()`` a
 
 Per episode the policy keeps the whole conversation: each ``act`` appends the observation's
 new messages, sends the transcript (with ``tools`` from the reset observation), and appends
-its own assistant turn (see ``gymforge.rollout.parsing``), so every request is the exact
-transcript so far. ``seed`` is ``EpisodeContext.sampling_seed``: the rollouts of a group
-differ, deterministically.
+its own assistant turn (``gymforge.rollout.parsing``), so every request is the exact
+transcript so far. ``seed`` is ``EpisodeContext.sampling_seed``, so the rollouts of a group
+differ deterministically.
 
-**Exact token capture.** Requests ask for ``logprobs`` and, through the body, vLLM's
-``return_token_ids``. Each turn records, as returned and never re-tokenised:
-``prompt_token_ids`` (top level of the response), ``completion_token_ids``
-(``choices[0].token_ids``; failing that, the ids of ``token_id:<id>`` logprob tokens
-when the server runs with ``return_tokens_as_token_ids``), ``logprobs``
-(``choices[0].logprobs.content[i].logprob``), ``finish_reason``, ``model``, and the weight
-version read when the successful request was sent. ``capture_level`` is:
-
-- ``tokens``: both id lists are present (logprobs are recorded too when present);
-- ``logprobs``: per-token logprobs but not both id lists;
-- ``text``: neither (e.g. a hosted API). Training exports refuse such episodes.
-
-A response with a non-finite logprob records ``logprobs=None`` (JSON cannot hold it).
+**Token capture.** Requests ask for ``logprobs`` and vLLM's ``return_token_ids``. Each turn
+records ``prompt_token_ids``, ``completion_token_ids``, ``logprobs``, ``finish_reason``,
+``model`` exactly as returned (never re-tokenised; rules and ``capture_level`` in
+:func:`gymforge.rollout.parsing.capture_fields`), and the weight version read when the
+successful request was sent.
 
 **Failures.** Connection errors, timeouts, 408, 429 and 5xx are retried with exponential
-backoff and jitter from a RNG seeded by the episode (``Retry-After`` is honoured up to
-the cap). ``call_timeout`` bounds each attempt, wall clock. Then:
+backoff and seeded jitter; ``call_timeout`` bounds each attempt. Then the policy raises
+:class:`PolicyServerError` (retries exhausted), :class:`PolicyRequestRejected` (another
+4xx: configuration) or :class:`ContextLengthExceeded` (the transcript outgrew the model's
+context: a truncation). Their docstrings say what the runner should do.
 
-- retries exhausted: :class:`PolicyServerError` (an ``InfraError``): retry the episode
-  later, do not score it;
-- any other 4xx: :class:`PolicyRequestRejected` (an ``InfraError`` with
-  ``retryable = False``): a configuration problem; retrying will not help;
-- the prompt no longer fits the model's context (400 naming the context length):
-  :class:`ContextLengthExceeded` (a ``PolicyError``): the episode ran out of context, a
-  budget end; the runner should record it as truncated, not as an infrastructure error.
-
-**Request path.** ``request_path="fast"`` (default) sends the body with the SDK's
-documented generic ``client.post`` and decodes the response with ``jiter`` (an SDK
-dependency); ``"typed"`` uses ``client.chat.completions.create``. Both go through the SDK's
-auth, base URL, timeouts, pool and error classes, and record the same fields. The typed
-path spends about 2 ms of CPU per call validating a ten-message transcript against the
-SDK's TypedDicts and building response models, which caps concurrency on a small host
-(see ``benchmarks/openai_concurrency.py``).
+**Request path.** ``"fast"`` (default) sends the body with the SDK's documented generic
+``client.post`` and decodes it with ``jiter`` (an SDK dependency); ``"typed"`` uses
+``client.chat.completions.create``. Both use the SDK's auth, base URL, timeouts, pool and
+error classes, and record the same fields; the typed path costs about 3x the client CPU per
+call (TypedDict transforms of the whole transcript, response models), which caps
+concurrency on a small host (``benchmarks/openai_concurrency.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import random
 import re
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import jiter
 import openai
 
-from gymforge.core.errors import InfraError, PolicyError, UserError
+from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Message, Observation
 from gymforge.rollout.parsing import turn_from_response
@@ -106,18 +92,6 @@ class PolicyRequestRejected(PolicyServerError):
     retryable = False
 
 
-class ContextLengthExceeded(PolicyError):
-    """The conversation no longer fits the model's context window. A budget end: the
-    runner should end the episode as truncated (reason ``max_tokens``)."""
-
-    def __init__(self, message: str, *, prompt_tokens: int | None = None) -> None:
-        super().__init__(message)
-        self.prompt_tokens = prompt_tokens
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (str(self),), self.__dict__)
-
-
 @dataclass(frozen=True)
 class Sampling:
     """Request settings. ``None`` leaves a setting to the server's default.
@@ -148,7 +122,7 @@ class Retry:
     call_timeout: float = 300.0
 
     def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
-        d = min(self.max_delay, self.base_delay * 2**attempt) * (0.5 + rng.random() / 2)
+        d: float = min(self.max_delay, self.base_delay * 2**attempt) * (0.5 + rng.random() / 2)
         if retry_after is not None:
             d = max(d, min(retry_after, self.max_delay))
         return d
@@ -327,9 +301,12 @@ class OpenAIPolicy:
                         message[:500], prompt_tokens=_prompt_tokens(message)
                     ) from err
                 if status not in RETRY_STATUS and status < 500:
+                    hint = ""
+                    if "return_token_ids" in message or "logprobs" in message:
+                        hint = " (a server without vLLM's fields: set return_token_ids=False)"
                     raise PolicyRequestRejected(
                         f"{self.factory.base_url or 'server'} refused the request "
-                        f"({status}): {message[:500]}",
+                        f"({status}): {message[:500]}{hint}",
                         status=status,
                     ) from err
                 last, retry_after = f"HTTP {status}: {message[:300]}", _retry_after(err)
@@ -369,24 +346,12 @@ class OpenAIPolicy:
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise _BadResponse(f"response has no choices: {str(data)[:200]}")
-        return data
+        return dict(data)
 
 
 _TYPED_PARAMS = frozenset(
-    [
-        "model",
-        "messages",
-        "tools",
-        "parallel_tool_calls",
-        "seed",
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "stop",
-        "logprobs",
-        "top_logprobs",
-    ]
-)
+    inspect.signature(openai.resources.chat.AsyncCompletions.create).parameters
+) - {"self", "extra_body", "extra_headers", "extra_query", "timeout"}
 
 
 class _BadResponse(Exception):
@@ -407,8 +372,9 @@ def _error_message(err: openai.APIStatusError) -> str:
     body = err.body
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(message, str):
+            return message
     return str(err.message)
 
 
@@ -434,9 +400,6 @@ def _retry_after(err: openai.APIStatusError) -> float | None:
         return None
 
 
-_NUMBER_KEYS = {"temperature": float, "top_p": float, "max_tokens": int, "top_logprobs": int}
-
-
 def make_openai_policy_factory(
     spec: str, base_url: str | None = None, **settings: Any
 ) -> OpenAIPolicyFactory:
@@ -452,36 +415,44 @@ def make_openai_policy_factory(
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
         raise UserError(f"policy spec must look like openai:MODEL, got {spec!r}")
-    sampling, retry, options = Sampling(), Retry(), {}
-    sampling_keys = set(Sampling.__dataclass_fields__)
-    retry_keys = set(Retry.__dataclass_fields__)
+    groups: dict[str, dict[str, Any]] = {"sampling": {}, "retry": {}, "factory": {}}
+    types = {
+        **{k: ("sampling", f.type) for k, f in Sampling.__dataclass_fields__.items()},
+        **{k: ("retry", f.type) for k, f in Retry.__dataclass_fields__.items()},
+        **{
+            k: ("factory", str(p.annotation))
+            for k, p in inspect.signature(OpenAIPolicyFactory).parameters.items()
+            if k not in ("model", "base_url", "sampling", "retry")
+        },
+    }
     for key, value in settings.items():
         if value is None:
             continue
-        if key in _NUMBER_KEYS:
-            value = _NUMBER_KEYS[key](value)
-        if key == "stop" and isinstance(value, str):
-            value = (value,)
-        if key in sampling_keys:
-            sampling = replace(sampling, **{key: tuple(value) if key == "stop" else value})
-        elif key in retry_keys:
-            retry = replace(retry, **{key: value})
-        elif key in _FACTORY_OPTIONS:
-            options[key] = value
-        else:
-            known = sorted(sampling_keys | retry_keys | _FACTORY_OPTIONS)
-            raise UserError(f"unknown openai policy setting {key!r}; known: {', '.join(known)}")
-    return OpenAIPolicyFactory(model, base_url=base_url, sampling=sampling, retry=retry, **options)
+        if key not in types:
+            raise UserError(
+                f"unknown openai policy setting {key!r}; known: {', '.join(sorted(types))}"
+            )
+        group, kind = types[key]
+        groups[group][key] = _coerce(str(kind), value)
+    return OpenAIPolicyFactory(
+        model,
+        base_url=base_url,
+        sampling=Sampling(**groups["sampling"]),
+        retry=Retry(**groups["retry"]),
+        **groups["factory"],
+    )
 
 
-_FACTORY_OPTIONS = frozenset(
-    [
-        "api_key",
-        "transport",
-        "request_path",
-        "max_connections",
-        "checkpoint",
-        "weight_version",
-        "text_tool_calls",
-    ]
-)
+def _coerce(kind: str, value: Any) -> Any:
+    """A CLI string (or list) as the type a setting's annotation ``kind`` names."""
+    if kind.startswith("tuple"):
+        return (value,) if isinstance(value, str) else tuple(value)
+    if not isinstance(value, str):
+        return value
+    if kind.startswith("int"):
+        return int(value)
+    if kind.startswith("float"):
+        return float(value)
+    if kind.startswith("bool"):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return value

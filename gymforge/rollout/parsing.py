@@ -211,24 +211,47 @@ def parse_assistant_message(
 
 
 # ---- token capture --------------------------------------------------------------------
+_INT = {int}
+_NUMBER = {int, float}
+
+
 def _int_list(value: Any) -> list[int] | None:
-    if isinstance(value, list) and all(type(v) is int for v in value):
+    """``value`` itself if it is a list of ints (never bools), else None. C-speed checks:
+    a prompt can hold tens of thousands of ids."""
+    if isinstance(value, list) and set(map(type, value)) <= _INT:
         return value
     return None
 
 
+def _logprob_list(entries: list[Any]) -> list[float] | None:
+    values = [e.get("logprob") for e in entries]
+    if not set(map(type, values)) <= _NUMBER or not math.isfinite(sum(values)):
+        return None  # missing, or NaN/inf (a sum of logprobs <= 0 is finite iff each is)
+    return [float(v) for v in values]
+
+
 def capture_fields(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The token fields of a response, verbatim, and its ``capture_level``."""
+    """The token fields of a chat-completion response, verbatim, and its capture level.
+
+    - ``prompt_token_ids``: the response's top-level ``prompt_token_ids`` (vLLM);
+    - ``completion_token_ids``: ``choices[0].token_ids``; failing that, the ids in the
+      logprob tokens when every one reads ``token_id:<id>`` (``return_tokens_as_token_ids``);
+    - ``logprobs``: ``choices[0].logprobs.content[i].logprob``; None if any is missing or
+      not finite (JSON cannot hold it);
+    - ``capture_level``: ``tokens`` when both id lists are present (logprobs recorded too
+      when present), else ``logprobs`` when the logprobs are, else ``text``.
+
+    Values are never re-tokenised or converted (ints stay ints). Never raises on odd shapes:
+    a field that is not what vLLM documents is recorded as None."""
     choice = data["choices"][0]
     prompt_ids = _int_list(data.get("prompt_token_ids"))
     completion_ids = _int_list(choice.get("token_ids"))
-    entries = (choice.get("logprobs") or {}).get("content") if isinstance(choice, dict) else None
+    lp = choice.get("logprobs")
+    entries = lp.get("content") if isinstance(lp, dict) else None
     logprobs: list[float] | None = None
-    if isinstance(entries, list) and entries and all(isinstance(e, dict) for e in entries):
-        values = [e.get("logprob") for e in entries]
-        if all(isinstance(v, int | float) and math.isfinite(v) for v in values):
-            logprobs = [float(v) for v in values]  # type: ignore[arg-type]
-        if completion_ids is None:
+    if isinstance(entries, list) and set(map(type, entries)) <= {dict}:
+        logprobs = _logprob_list(entries)
+        if completion_ids is None and entries:
             matches = [_TOKEN_ID.fullmatch(str(e.get("token"))) for e in entries]
             if all(matches):
                 completion_ids = [int(m.group(1)) for m in matches if m]

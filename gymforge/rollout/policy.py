@@ -9,8 +9,9 @@ from gymforge.core.env import Environment
 from gymforge.core.types import Action, Observation
 
 CaptureLevel = Literal["tokens", "logprobs", "text", "none"]
-"""How much of a turn was captured. ``tokens``: the server's exact token ids; ``logprobs``:
-ids and logprobs; ``text``: text only (not trainable); ``none``: a scripted policy."""
+"""How much of a turn was captured. ``tokens``: both the prompt and the completion token ids
+exactly as the server returned them (logprobs too when served); ``logprobs``: per-token
+logprobs without both id lists; ``text``: text only (not trainable); ``none``: scripted."""
 
 
 @dataclass(frozen=True)

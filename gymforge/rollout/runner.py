@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.env import Environment
-from gymforge.core.errors import InfraError
+from gymforge.core.errors import InfraError, UserError
 from gymforge.core.seeding import derive_seed
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
@@ -132,6 +132,8 @@ async def run(
                         records = await attempt(env, job)
                         break
                     except InfraError as err:
+                        if not err.retryable:  # a refused request: every episode would fail
+                            raise UserError(f"the policy's requests are refused: {err}") from err
                         log.warning(
                             "%s seed %d rollout %d: attempt %d failed: %s",
                             job.task_id,

@@ -158,16 +158,21 @@ def verify_chain(log: EpisodeLog) -> None:
         raise IntegrityError(
             f"{where}: episode record counts {end.steps} steps, file holds {len(log.steps) - 1}"
         )
-    if len(log.steps) < 2 or not (last.terminated or last.truncated):
+    # a policy whose context filled up ends the episode itself: no terminal env step
+    cut_by_policy = end.truncated and end.failure_reason == "context_length"
+    ended = last.terminated or last.truncated
+    if (len(log.steps) < 2 or not ended) and not cut_by_policy:
         raise IntegrityError(f"{where}: the last step does not end the episode")
     totals = component_totals([s.reward_components for s in log.steps])
     expected = {
         "reward_components": totals,
         "reward": math.fsum(totals.values()),
-        "terminated": last.terminated,
-        "truncated": last.truncated,
-        "success": bool(last.info.get("success")),
+        "terminated": last.terminated and not cut_by_policy,
+        "truncated": last.truncated or cut_by_policy,
+        "success": bool(last.info.get("success")) and not cut_by_policy,
     }
+    if cut_by_policy and ended:
+        raise IntegrityError(f"{where}: cut short by the policy after the episode had ended")
     for name, value in expected.items():
         if getattr(end, name) != value:
             raise IntegrityError(

@@ -1,0 +1,274 @@
+"""Sandbox latency and throughput, all measured in the same run:
+
+1. a plain ``python3 -c pass`` subprocess (no isolation; the baseline);
+2. a one-shot ``bwrap ... python3 -c pass`` (isolation, paid per run);
+3. a gymforge check of a HumanEval-style task through ``LocalBackend`` and the function-call
+   service: the candidate is loaded once in the sandbox, the asserts' calls run there, their
+   return values come back as plain data and every ``==`` runs *here*, and a verdict is
+   computed. The primary form is a batch (``Job(calls=[...])``: one round trip per check);
+   the interactive form (``backend.session``: HumanEval's ``check(candidate)`` runs here with a
+   proxy, one round trip per call) is measured too.
+
+It prints p50/p95 latency and checks/s for each, and checks/s with both workers busy.
+Targets: gymforge check p50 <= 0.35x the plain subprocess, >= 300 checks/s on 2 cores.
+
+    .venv/bin/python benchmarks/sandbox.py [--n 300] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gymforge.sandbox import Call, CallStatus, Job, Limits, get_backend
+from gymforge.sandbox.local import default_python
+
+CANDIDATE = """
+from typing import List
+
+def has_close_elements(numbers: List[float], threshold: float) -> bool:
+    for idx, elem in enumerate(numbers):
+        for idx2, elem2 in enumerate(numbers):
+            if idx != idx2 and abs(elem - elem2) < threshold:
+                return True
+    return False
+"""
+
+# HumanEval/0's test, verbatim in spirit: it runs in the judge (this process).
+CASES: list[tuple[tuple[Any, ...], Any]] = [
+    (([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3), True),
+    (([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05), False),
+    (([1.0, 2.0, 5.9, 4.0, 5.0], 0.95), True),
+    (([1.0, 2.0, 5.9, 4.0, 5.0], 0.8), False),
+    (([1.0, 2.0, 3.0, 4.0, 5.0, 2.0], 0.1), True),
+    (([1.1, 2.2, 3.1, 4.1, 5.1], 1.0), True),
+    (([1.1, 2.2, 3.1, 4.1, 5.1], 0.5), False),
+]
+
+
+def check(candidate: Callable[..., Any]) -> None:
+    for args, expected in CASES:
+        assert candidate(*args) == expected
+
+
+LIMITS = Limits(wall_time=10, call_timeout=2)
+
+
+def gymforge_check_session(backend: Any) -> bool:
+    """One verdict: load once, call through a proxy, compare here."""
+    with backend.session(Job(source=CANDIDATE, limits=LIMITS)) as s:
+        if not s.load.ok:
+            return False
+        try:
+            check(s.function("has_close_elements"))
+            passed = True
+        except Exception:
+            passed = False
+    return passed and s.result is not None and s.result.status == "ok"
+
+
+BATCH_JOB = Job(
+    source=CANDIDATE,
+    limits=LIMITS,
+    calls=[Call(name="has_close_elements", args=a) for a, _ in CASES],
+)
+
+
+def gymforge_check_batch(backend: Any) -> bool:
+    r = backend.run(BATCH_JOB)
+    calls = r.calls or []
+    return (
+        r.status == "ok"
+        and len(calls) == len(CASES)
+        and all(
+            c.status is CallStatus.OK and c.value == exp
+            for c, (_, exp) in zip(calls, CASES, strict=True)
+        )
+    )
+
+
+def measure(fns: dict[str, Callable[[], Any]], n: int, warmup: int = 5) -> dict[str, list[float]]:
+    """Latency of each kind, interleaved round-robin so that every kind sees the same machine
+    load (this benchmark usually shares its 2 cores with other work)."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(n):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            ok = fn()
+            out[k].append(time.perf_counter() - t)
+            if ok is False:
+                raise SystemExit("a check failed: the benchmark is not measuring a pass")
+    return out
+
+
+def throughput(
+    fns: dict[str, Callable[[], Any]], n: int, threads: int, rounds: int = 4
+) -> dict[str, float]:
+    """Items/s of each kind with ``threads`` callers, in alternating chunks (same reason)."""
+    done = dict.fromkeys(fns, 0)
+    spent = dict.fromkeys(fns, 0.0)
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            left = [max(1, n // rounds)]
+            lock = threading.Lock()
+
+            def loop(
+                fn: Callable[[], Any] = fn, left: list[int] = left, lock: threading.Lock = lock
+            ) -> None:
+                while True:
+                    with lock:
+                        if left[0] <= 0:
+                            return
+                        left[0] -= 1
+                    if fn() is False:
+                        raise SystemExit("a check failed")
+
+            ts = [threading.Thread(target=loop) for _ in range(threads)]
+            t = time.perf_counter()
+            for th in ts:
+                th.start()
+            for th in ts:
+                th.join()
+            spent[k] += time.perf_counter() - t
+            done[k] += max(1, n // rounds)
+    return {k: done[k] / spent[k] for k in fns}
+
+
+def _tree(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split():
+                out += _tree(int(c))
+    except OSError:
+        pass
+    return out
+
+
+def sandbox_cpu(backend: Any) -> float:
+    """CPU seconds used so far by the workers' long-lived processes and every job they reaped
+    (``cutime``/``cstime`` of the zygotes); pre-forked children not yet reaped are excluded."""
+    total = 0
+    tick = os.sysconf("SC_CLK_TCK")
+    for w in backend.workers:
+        if w.proc is None:
+            continue
+        tree = _tree(w.proc.pid)
+        head = default_python().encode() + b"\0-I\0"
+        zyg = [p for p in tree if Path(f"/proc/{p}/cmdline").read_bytes().startswith(head)]
+        for pid in [p for p in tree if p not in zyg] + zyg[:1]:
+            try:
+                f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += sum(int(x) for x in f[11:15])
+    return total / tick
+
+
+def cpu_per_check(backend: Any, fn: Callable[[], Any], n: int) -> tuple[float, float]:
+    """(host, sandbox) CPU seconds per check, run sequentially."""
+    h0, s0 = time.process_time(), sandbox_cpu(backend)
+    for _ in range(n):
+        fn()
+    return (time.process_time() - h0) / n, (sandbox_cpu(backend) - s0) / n
+
+
+def row(name: str, xs: list[float]) -> dict[str, float]:
+    xs = sorted(xs)
+    p50 = statistics.median(xs)
+    p95 = xs[min(len(xs) - 1, int(0.95 * len(xs)))]
+    print(
+        f"{name:<44} p50 {p50 * 1e3:7.2f} ms   p95 {p95 * 1e3:7.2f} ms   "
+        f"{1 / statistics.mean(xs):8.1f} /s (sequential)"
+    )
+    return {"p50": p50, "p95": p95}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--workers", type=int, default=2)
+    a = ap.parse_args()
+    py = default_python()
+    bwrap = shutil.which("bwrap")
+    plain = [py, "-c", "pass"]
+    oneshot = [
+        bwrap or "bwrap",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind",
+        "/",
+        "/",
+        "--tmpfs",
+        "/tmp",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--cap-drop",
+        "ALL",
+        py,
+        "-c",
+        "pass",
+    ]
+    print(f"python: {py}; n={a.n}; workers={a.workers}; kinds measured interleaved")
+    names = {
+        "plain": "plain `python3 -c pass` subprocess",
+        "bwrap": "one-shot `bwrap ... python3 -c pass`",
+        "session": "gymforge check (session, 7 calls, verdict)",
+        "batch": "gymforge check (batch calls, verdict)",
+    }
+    with get_backend("local", workers=a.workers) as backend:
+        fns: dict[str, Callable[[], Any]] = {
+            "plain": lambda: subprocess.run(plain, check=True),
+            "bwrap": lambda: subprocess.run(oneshot, check=True),
+            "session": lambda: gymforge_check_session(backend),
+            "batch": lambda: gymforge_check_batch(backend),
+        }
+        if not bwrap:
+            del fns["bwrap"]
+        lat = measure(fns, a.n)
+        res = {k: row(names[k], v) for k, v in lat.items()}
+        tp = throughput(fns, a.n * 2, a.workers)
+        cpu = {
+            k: cpu_per_check(backend, lambda f=f: f(backend), a.n)  # type: ignore[misc]
+            for k, f in (("session", gymforge_check_session), ("batch", gymforge_check_batch))
+        }
+    print(
+        f"\nwith {a.workers} callers (both workers busy): "
+        + ", ".join(f"{k} {v:.1f}/s" for k, v in tp.items())
+    )
+    base = res["plain"]["p50"]
+    print(
+        f"gymforge check (batch) p50 / plain p50 = {res['batch']['p50'] / base:.2f} "
+        f"(target <= 0.35); interactive session: {res['session']['p50'] / base:.2f}"
+    )
+    print(
+        f"gymforge checks/s with both workers busy = {tp['batch']:.0f} (target >= 300); "
+        f"interactive session: {tp['session']:.0f}"
+    )
+    for k, (host, sb) in cpu.items():
+        print(
+            f"CPU per {k} check: host {host * 1e3:.2f} ms + sandbox {sb * 1e3:.2f} ms "
+            f"-> at most {2 / (host + sb):.0f} checks/s on 2 otherwise idle cores"
+        )
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min; 2 cores)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""``gymforge.sandbox``: run untrusted code, get facts back.
+
+One interface (``Backend``: ``run``, ``run_many``, ``arun``) over several backends:
+
+- ``LocalBackend`` (default): N long-lived bubblewrap sandboxes, each with a pre-forked Python
+  zygote that forks one child per job (no network, read-only root, tmpfs job directory, no
+  capabilities, an unprivileged uid per worker, rlimits, optional seccomp, wall-clock kill
+  from outside, output caps, every job process killed afterwards);
+- ``DockerBackend`` (experimental), ``RayBackend`` (local backends on Ray actors);
+- ``UnsafeBackend``: no isolation, only on explicit request.
+
+Use ``get_backend()`` to obtain one; it refuses to run without isolation unless asked to.
+Function-call service: ``Job(calls=[Call(...)])`` (batch) or ``backend.session(job)``.
+"""
+
+from gymforge.sandbox.backend import Backend, BaseBackend, IsolationUnavailableError, get_backend
+from gymforge.sandbox.languages import LANGUAGES, Language, register_language
+from gymforge.sandbox.local import LocalBackend, UnsafeBackend
+from gymforge.sandbox.models import (
+    Call,
+    CallResult,
+    CallStatus,
+    Job,
+    Limits,
+    LimitsHit,
+    LoadInfo,
+    Result,
+    Status,
+    TestSpec,
+)
+from gymforge.sandbox.reports import TestReport, verify_test_reports
+from gymforge.sandbox.session import CallSession, CandidateCallError
+
+__all__ = [
+    "LANGUAGES",
+    "Backend",
+    "BaseBackend",
+    "Call",
+    "CallResult",
+    "CallSession",
+    "CallStatus",
+    "CandidateCallError",
+    "IsolationUnavailableError",
+    "Job",
+    "Language",
+    "Limits",
+    "LimitsHit",
+    "LoadInfo",
+    "LocalBackend",
+    "Result",
+    "Status",
+    "TestReport",
+    "TestSpec",
+    "UnsafeBackend",
+    "get_backend",
+    "register_language",
+    "verify_test_reports",
+]

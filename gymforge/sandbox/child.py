@@ -1,0 +1,369 @@
+"""The job child: what runs between ``fork()`` in the zygote and the untrusted code.
+Standard library only (copied into the sandbox next to ``zygote.py`` and ``wire.py``).
+
+Contract, in order. Pre-fork (before the job is known): new session and process group; default
+signal dispositions; stdin/stdout/stderr on fds 0-2, the control channel on fd 3 (``CTL_FD``),
+commands on fd 4 (``CMD_FD``), every other fd closed; ``RLIMIT_CORE`` 0; ``oom_score_adj`` 1000
+so the OOM killer picks the job, never the zygote; cwd in the job directory. Then the child
+blocks until the zygote sends the job on fd 4 and applies it: rlimits with soft == hard, so
+they cannot be raised again, and a fresh environment with ``HOME`` and ``TMPDIR`` in the job
+directory.
+Only then does untrusted code run: by ``execve`` (compiled programs, node, compilers) or, for
+Python, by ``exec`` of a compiled code object in a fresh ``__main__`` module (no interpreter
+start-up per job).
+
+Trust boundary on the control channel: frames the child sends *before* the ``started`` frame
+come from trusted code (set-up errors); everything after it may be forged by the candidate and
+the zygote treats it as such. For ``execve`` jobs the channel is close-on-exec, so its EOF
+marks a successful exec and nothing can be sent after it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import resource
+import signal
+import sys
+import types
+from typing import Any, NoReturn
+
+import wire
+
+CTL_FD = 3
+CMD_FD = 4
+_MSG_CAP = 2000
+_RLIMITS = {
+    "as": resource.RLIMIT_AS,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "nproc": resource.RLIMIT_NPROC,
+    "stack": resource.RLIMIT_STACK,
+}
+
+
+def send(header: dict[str, Any], blobs: tuple[bytes, ...] = ()) -> None:
+    wire.write_all(CTL_FD, wire.pack_frame(header, blobs))
+
+
+def prepare(fds: dict[str, int], jobdir: str) -> None:
+    """The job-independent half of the set-up, done while the zygote is idle (pre-fork).
+    Signal dispositions need no reset: the zygote changes only SIGINT, SIGPIPE and SIGXFSZ
+    (ignored, as CPython itself has the latter two), and the job runners restore them."""
+    os.setsid()
+    for want, name in (
+        (0, "stdin"),
+        (1, "stdout"),
+        (2, "stderr"),
+        (CTL_FD, "ctl"),
+        (CMD_FD, "cmd"),
+    ):
+        os.dup2(fds[name], want, inheritable=want < 3)
+    os.closerange(CMD_FD + 1, 1 << 16)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    os.chdir(jobdir)
+    os.umask(0o022)
+
+
+def apply(job: dict[str, Any]) -> None:
+    """The job-specific half: rlimits (soft == hard: they cannot be raised again) and env
+    (changed key by key: the zygote's own environment is usually what a job needs already)."""
+    lim = job["rlimits"]
+    for key, which in _RLIMITS.items():
+        if lim.get(key) is not None:
+            resource.setrlimit(which, (lim[key], lim[key]))
+    if lim.get("cpu") is not None:
+        resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu"], lim["cpu"] + 1))
+    env, cur = job["env"], os.environ
+    for k in [k for k in cur if k not in env]:
+        del cur[k]
+    for k, v in env.items():
+        if cur.get(k) != v:
+            cur[k] = v
+
+
+def run_exec(job: dict[str, Any]) -> NoReturn:
+    """Replace the child with ``job["argv"]``; the control fd closes on success."""
+    os.set_inheritable(CMD_FD, False)
+    os.close(CMD_FD)
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    argv = job["argv"]
+    try:
+        os.execve(argv[0], argv, dict(os.environ))
+    except OSError as e:
+        send({"ev": "setup_error", "msg": f"exec {argv[0]}: {e}"})
+        os._exit(127)
+
+
+class _Quitter:
+    """``exit()``/``quit()`` as ``site`` defines them (the zygote runs with ``-S``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Use {self.name}() to exit"
+
+    def __call__(self, code: Any = None) -> NoReturn:
+        raise SystemExit(code)
+
+
+def install_builtins() -> None:
+    """Run once in the zygote: ``exit``/``quit`` for every future child."""
+    builtins.exit = _Quitter("exit")  # type: ignore[assignment]
+    builtins.quit = _Quitter("quit")  # type: ignore[assignment]
+
+
+def _python_env(job: dict[str, Any], jobdir: str, main_path: str, importable: bool) -> None:
+    """Make this forked interpreter look like a fresh ``python3 main.py`` process."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The interpreter's own std streams, opened on fds 0-2 at start-up and never used by the
+    # zygote (it speaks through os.read/os.write), now point at the job's pipes.
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
+    sys.argv = [main_path, *job["argv"]]
+    sys.path[:] = ([jobdir] if importable else []) + list(job["stdlib_path"])
+    if job.get("seed") is not None:
+        import random
+
+        random.seed(job["seed"])
+    os.set_inheritable(CTL_FD, False)
+    os.set_inheritable(CMD_FD, False)
+
+
+def _fresh_main(path: str) -> types.ModuleType:
+    mod = types.ModuleType("__main__")
+    mod.__file__ = path
+    mod.__builtins__ = builtins  # type: ignore[attr-defined]
+    sys.modules["__main__"] = mod
+    return mod
+
+
+def _exit_code(e: SystemExit) -> int:
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):  # bool and int subclasses too, like CPython
+        return int.__index__(code) & 0xFF
+    with contextlib.suppress(BaseException):
+        print(code, file=sys.stderr)
+    return 1
+
+
+def _name(e: BaseException) -> str:
+    try:
+        n = type(e).__name__
+        return n if type(n) is str else "?"
+    except BaseException:
+        return "?"
+
+
+def _msg(e: BaseException) -> str:
+    try:
+        s = str(e)
+        return s[:_MSG_CAP] if type(s) is str else "?"
+    except BaseException:
+        return "?"
+
+
+def _finish(rc: int, exc: BaseException | None) -> NoReturn:
+    """CPython's shutdown order: join non-daemon threads, atexit, flush. Then report."""
+    try:
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    if exc is not None:
+        info: dict[str, Any] = {"ev": "exception", "etype": _name(exc)}
+        if isinstance(exc, OSError):
+            info["errno"] = exc.errno if type(exc.errno) is int else None
+        with contextlib.suppress(BaseException):
+            send(info)
+    os._exit(rc)
+
+
+def run_program(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
+    """``python3 main.py`` semantics, exit code included, without starting an interpreter."""
+    path = os.path.join(jobdir, job["main"])
+    _python_env(job, jobdir, path, importable=True)
+    mod = _fresh_main(path)
+    send({"ev": "started"})
+    exc: BaseException | None = None
+    try:
+        code = compile(source, path, "exec")
+        exec(code, mod.__dict__)
+        rc = 0
+    except SystemExit as e:
+        rc = _exit_code(e)
+    except BaseException as e:
+        exc = e
+        rc = 1
+        try:
+            import traceback
+
+            traceback.print_exception(e)
+        except BaseException:
+            pass
+    _finish(rc, exc)
+
+
+def _load(source: bytes, path: str) -> tuple[types.ModuleType | None, dict[str, Any]]:
+    mod = _fresh_main(path)
+    mod.__name__ = "solution"
+    try:
+        exec(compile(source, path, "exec"), mod.__dict__)
+    except BaseException as e:
+        return None, {"ev": "loaded", "ok": False, "etype": _name(e), "msg": _msg(e)}
+    return mod, {"ev": "loaded", "ok": True}
+
+
+def run_calls(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
+    """Function-call service: load the candidate once, answer the batch of calls that came
+    with the job (in order, one result frame each), then answer call frames from fd 4.
+
+    Each reply is ``{"ev": "result", "id", "status"}`` with status ``ok`` (blob: plain JSON of
+    the return value), ``exception`` (``etype``, ``msg``) or ``unserialisable``. Arguments
+    arrive as plain JSON ``[args, kwargs]`` and are rebuilt as fresh builtin objects.
+    """
+    path = os.path.join(jobdir, job["main"])
+    _python_env(job, jobdir, path, importable=False)
+    send({"ev": "started"})
+    mod, loaded = _load(source, path)
+    send(loaded)
+    if mod is None:
+        _finish(1, None)
+    max_bytes = int(job["return_bytes"])
+    blobs = job.get("_blobs") or []
+    for c in job.get("calls") or []:  # batch: every call arrived with the job; stream answers
+        send(*_call(mod, c, [blobs[c["blob"]]], max_bytes))
+    stream = job["_stream"]
+    while True:
+        try:
+            hdr, args = stream.recv()
+        except wire.FrameError:  # the zygote closed the pipe: the session is over
+            _finish(0, None)
+        send(*_call(mod, hdr, args, max_bytes))
+
+
+def _call(
+    mod: types.ModuleType, hdr: dict[str, Any], blobs: list[bytes], max_bytes: int
+) -> tuple[dict[str, Any], tuple[bytes, ...]]:
+    out: dict[str, Any] = {"ev": "result", "id": hdr.get("id")}
+    try:
+        args, kwargs = wire.loads_plain(blobs[0])
+        name = hdr["name"]
+        if name not in mod.__dict__:
+            raise NameError(f"name {name!r} is not defined")
+        value = mod.__dict__[name](*args, **kwargs)
+    except BaseException as e:
+        out.update(status="exception", etype=_name(e), msg=_msg(e))
+        return out, ()
+    try:
+        data = wire.dumps_plain(value, max_bytes)
+    except wire.Unserialisable as e:
+        out.update(status="unserialisable", msg=_msg(e))
+        return out, ()
+    except BaseException as e:
+        out.update(status="unserialisable", msg=f"{_name(e)}: {_msg(e)}")
+        return out, ()
+    out["status"] = "ok"
+    return out, (data,)
+
+
+def run_tests(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
+    """In-sandbox test mode (the fallback when arguments cannot cross as plain data).
+
+    The read-only test file (outside every writable and importable path) is compiled and its
+    module body executed *before* the candidate loads, with a private copy of ``builtins``, so
+    patching ``builtins`` or shadowing modules from the job directory cannot reach it. The
+    candidate's return values are round-tripped through the plain-value codec when
+    ``plain_returns`` is set, so always-equal objects and int/str subclasses reach the tests as
+    plain builtins. Each test's outcome goes over the control channel (never stdout) tagged with
+    the judge's nonce and a sequence number; the judge checks the nonce and that exactly the
+    expected tests reported, in order, followed by ``tests_done``. Code in the same process can
+    in principle find the nonce by introspection: prefer the function-call service.
+    """
+    spec = job["tests"]
+    nonce, names = spec["nonce"], list(spec["names"])
+    path = os.path.join(jobdir, job["main"])
+    _python_env(job, jobdir, path, importable=False)
+    test_path = spec["path"]
+    tns: dict[str, Any] = {"__name__": "__gymforge_tests__", "__file__": test_path}
+    tns["__builtins__"] = dict(builtins.__dict__)
+    with open(test_path, "rb") as f:  # judge code: a failure here is a set-up error
+        exec(compile(f.read(), test_path, "exec"), tns)
+    send({"ev": "started"})
+    mod, loaded = _load(source, path)
+    send(loaded)
+    if mod is not None:
+        entry = spec.get("entry_point")
+        cand = mod.__dict__.get(entry) if entry else None
+        if cand is not None and spec.get("plain_returns", True):
+            cand = _plain_wrapper(cand, int(job["return_bytes"]))
+        tns["candidate"], tns["solution"] = cand, mod
+    write, pack = wire.write_all, wire.pack_frame
+    for seq, name in enumerate(names):
+        rec: dict[str, Any] = {"ev": "test", "nonce": nonce, "seq": seq, "name": name}
+        try:
+            if mod is None:
+                raise RuntimeError("candidate failed to load")
+            tns[name]()
+            rec["passed"] = True
+        except BaseException as e:
+            rec.update(passed=False, etype=_name(e), msg=_msg(e))
+        write(CTL_FD, pack(rec))
+    write(CTL_FD, pack({"ev": "tests_done", "nonce": nonce, "count": len(names)}))
+    _finish(0, None)
+
+
+def _plain_wrapper(fn: Any, max_bytes: int) -> Any:
+    dumps, loads = wire.dumps_plain, wire.loads_plain
+
+    def candidate(*args: Any, **kwargs: Any) -> Any:
+        return loads(dumps(fn(*args, **kwargs), max_bytes))
+
+    return candidate
+
+
+def main(fds: dict[str, int], jobdir: str) -> NoReturn:
+    """Entry point after ``fork()``: prepare, then wait for the job frame on fd 4 (the zygote
+    pre-forks this child before the job is known). Never returns; set-up failures exit 127."""
+    try:
+        prepare(fds, jobdir)
+        stream = wire.FrameStream(CMD_FD)
+        hdr, blobs = stream.recv()
+        if hdr.get("op") != "job":
+            os._exit(0)
+        job, source = hdr["job"], blobs[0]
+        job["_blobs"], job["_stream"] = blobs, stream
+        apply(job)
+        mode = job["mode"]
+        if mode == "exec":
+            run_exec(job)
+        runner = {"program": run_program, "calls": run_calls, "tests": run_tests}[mode]
+        runner(job, source, jobdir)
+    except BaseException as e:
+        try:
+            send({"ev": "setup_error", "msg": f"{_name(e)}: {_msg(e)}"})
+        finally:
+            os._exit(127)
+    os._exit(127)

@@ -1,0 +1,160 @@
+"""Kernel knobs the zygote sets on itself, via ctypes. Standard library only (runs inside the
+sandbox under ``python3 -I -S``, where site-packages such as ``seccomp`` are not importable).
+
+- ``set_dumpable(False)``: other processes of the same uid (the jobs) cannot ptrace the zygote
+  or open its ``/proc/<pid>/mem``.
+- ``set_subreaper()``: orphaned job processes are re-parented to the zygote (when it is not
+  already pid 1), so it can find and reap them.
+- ``install_seccomp()``: an allow-by-default filter, loaded once in the zygote and inherited by
+  every job (no per-job cost), that refuses syscalls no judged program needs and that widen the
+  kernel attack surface: ptrace, mount and namespace calls, bpf, perf, keyrings, io_uring,
+  userfaultfd, POSIX message queues (they would outlive a job), module and kexec calls.
+  ``clone3`` answers ENOSYS so libc falls back to ``clone``. Optional: it needs
+  ``libseccomp.so.2``; when missing, the status says so and the sandbox still runs.
+- ``ipc_cleanup()``: removes System V shared memory, message queues and semaphores left in the
+  worker's private IPC namespace, so a job cannot leave state for the next one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_ACT_ERRNO = 0x00050000
+DENY = [
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "mount_setattr",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "syslog",
+    "quotactl",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "fanotify_init",
+    "lookup_dcookie",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    "vhangup",
+]
+
+_libc: ctypes.CDLL | None = None
+
+
+def libc() -> ctypes.CDLL:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def _prctl(option: int, arg: int) -> bool:
+    return bool(libc().prctl(option, ctypes.c_ulong(arg), 0, 0, 0) == 0)
+
+
+def set_dumpable(on: bool) -> bool:
+    return _prctl(PR_SET_DUMPABLE, 1 if on else 0)
+
+
+def set_subreaper() -> bool:
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def install_seccomp() -> str:
+    """Load the deny-list filter into this process (and so into every future child).
+    Returns ``"on"`` or ``"unavailable: <why>"``."""
+    try:  # not ctypes.util.find_library: it would pull subprocess, tempfile and random in
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError as e:
+        return f"unavailable: {e}"
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
+    if not ctx:
+        return "unavailable: seccomp_init failed"
+    try:
+        rules = [(n, errno.EPERM) for n in DENY] + [("clone3", errno.ENOSYS)]
+        for syscall, err in rules:
+            nr = lib.seccomp_syscall_resolve_name(syscall.encode())
+            if nr < 0:
+                continue  # not on this architecture
+            rc = lib.seccomp_rule_add(ctx, SCMP_ACT_ERRNO | err, nr, 0)
+            if rc != 0:
+                return f"unavailable: rule {syscall}: {os.strerror(-rc)}"
+        rc = lib.seccomp_load(ctx)
+        if rc != 0:
+            return f"unavailable: seccomp_load: {os.strerror(-rc)}"
+    finally:
+        lib.seccomp_release(ctx)
+    return "on"
+
+
+_IPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+IPC_RMID = 0
+
+
+def ipc_cleanup() -> int:
+    """Remove every System V IPC object visible in this IPC namespace; returns the count."""
+    removed = 0
+    for kind, fn in _IPC:
+        try:
+            fd = os.open(f"/proc/sysvipc/{kind}", os.O_RDONLY)
+            try:
+                rows = os.read(fd, 1 << 20).decode().splitlines()[1:]
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+        for row in rows:
+            parts = row.split()
+            if len(parts) < 2:
+                continue
+            ident = int(parts[1])
+            if kind == "sem":
+                rc = libc().semctl(ident, 0, IPC_RMID, 0)
+            else:
+                rc = getattr(libc(), fn)(ident, IPC_RMID, None)
+            removed += rc == 0
+    return removed

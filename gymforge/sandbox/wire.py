@@ -1,0 +1,349 @@
+"""Wire format shared by the host and the in-sandbox zygote. Standard library only: this file is
+copied into every sandbox and imported by ``python3 -I -S``, so it must not import gymforge.
+
+**Frames** (host <-> zygote <-> job child) are length-prefixed and binary-light::
+
+    u32 total | u32 header_len | header (JSON, utf-8) | (u32 blob_len | blob bytes)*
+
+The header is a small JSON object; bulk bytes (stdin, stdout, files, compiled artefacts, encoded
+return values) travel as blobs and are never JSON-escaped.
+
+**Plain values** cross the sandbox boundary as JSON data built from exact builtin types only:
+``None``, ``bool``, ``int``, ``float``, ``str``, ``list``, ``tuple``, ``dict``, ``set``,
+``frozenset``, ``bytes``, ``complex``. Subclasses are refused (an ``int`` subclass or an object
+whose ``__eq__`` always answers ``True`` cannot cross), so whoever decodes gets fresh builtin
+objects and compares data it built itself. Types JSON lacks are tagged with a one-key object
+whose key starts with ``$``: ``{"$tuple": [...]}``, ``{"$set": [...]}``, ``{"$frozenset": [...]}``,
+``{"$dict": [[k, v], ...]}`` (dicts whose keys are not all plain, ``$``-free strings),
+``{"$float": "nan" | "inf" | "-inf"}``, ``{"$bytes": base64}``, ``{"$complex": [re, im]}``,
+``{"$int": hex}`` (integers too long for ``int`` -> ``str`` conversion).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import select
+import struct
+import time
+from typing import Any
+
+_U32 = struct.Struct(">I")
+MAX_FRAME = 1 << 30
+MAX_DEPTH = 100
+_BIG_INT_BITS = 12000  # ~3600 decimal digits: below CPython's 4300-digit str() limit
+
+
+class FrameError(Exception):
+    """A frame was malformed, oversized, or the stream ended in the middle of one."""
+
+
+class Unserialisable(Exception):
+    """A value is not plain data (wrong type, a subclass, too deep, or too large)."""
+
+
+# ----------------------------------------------------------------------------- frames
+
+
+def pack_frame(header: dict[str, Any], blobs: tuple[bytes, ...] | list[bytes] = ()) -> bytes:
+    """Serialise one frame: ``header`` must be JSON-serialisable, ``blobs`` are raw bytes."""
+    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    parts = [b"", _U32.pack(len(head)), head]
+    for blob in blobs:
+        parts.append(_U32.pack(len(blob)))
+        parts.append(bytes(blob))
+    body_len = sum(len(p) for p in parts)
+    parts[0] = _U32.pack(body_len)
+    return b"".join(parts)
+
+
+def unpack_body(body: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """Split a frame body (everything after the total length) into header and blobs."""
+    if len(body) < 4:
+        raise FrameError("frame too short")
+    (head_len,) = _U32.unpack_from(body, 0)
+    if 4 + head_len > len(body):
+        raise FrameError("header overruns frame")
+    try:
+        header = json.loads(body[4 : 4 + head_len])
+    except (ValueError, RecursionError) as e:
+        raise FrameError(f"bad header: {e}") from None
+    if not isinstance(header, dict):
+        raise FrameError("header is not an object")
+    blobs: list[bytes] = []
+    pos = 4 + head_len
+    while pos < len(body):
+        if pos + 4 > len(body):
+            raise FrameError("truncated blob length")
+        (n,) = _U32.unpack_from(body, pos)
+        pos += 4
+        if pos + n > len(body):
+            raise FrameError("blob overruns frame")
+        blobs.append(body[pos : pos + n])
+        pos += n
+    return header, blobs
+
+
+class FrameReader:
+    """Incremental decoder for a non-blocking stream. ``feed`` returns complete frames.
+
+    ``max_frame`` bounds the size a peer may announce; a larger announcement raises
+    :class:`FrameError` at once, before any of it is buffered.
+    """
+
+    def __init__(self, max_frame: int = MAX_FRAME) -> None:
+        self.max_frame = max_frame
+        self._buf = bytearray()
+        self.error: FrameError | None = None
+
+    def feed(self, data: bytes) -> list[tuple[dict[str, Any], list[bytes]]]:
+        """Complete frames in arrival order. Frames before a bad one are still returned; the
+        error is then kept in ``error`` (and raised by the next ``feed``): the stream is dead.
+        """
+        if self.error is not None:
+            raise self.error
+        self._buf += data
+        out = []
+        try:
+            while len(self._buf) >= 4:
+                (n,) = _U32.unpack_from(self._buf, 0)
+                if n > self.max_frame:
+                    raise FrameError(f"frame of {n} bytes exceeds the {self.max_frame}-byte cap")
+                if len(self._buf) < 4 + n:
+                    break
+                body = bytes(self._buf[4 : 4 + n])
+                del self._buf[: 4 + n]
+                out.append(unpack_body(body))
+        except FrameError as e:
+            self.error = e
+            if not out:
+                raise
+        return out
+
+    @property
+    def pending(self) -> int:
+        return len(self._buf)
+
+
+class FrameStream:
+    """Frames from a blocking fd, read in large chunks (usually one ``read`` per frame).
+    ``recv`` raises ``TimeoutError`` once ``deadline`` (``time.monotonic()``) passes and
+    ``FrameError`` on EOF or garbage."""
+
+    def __init__(self, fd: int, max_frame: int = MAX_FRAME) -> None:
+        self.fd = fd
+        self.reader = FrameReader(max_frame)
+        self.ready: list[tuple[dict[str, Any], list[bytes]]] = []
+
+    def recv(self, deadline: float | None = None) -> tuple[dict[str, Any], list[bytes]]:
+        while not self.ready:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                    raise TimeoutError("no reply before the deadline")
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                raise FrameError("stream closed")
+            self.ready.extend(self.reader.feed(chunk))
+        return self.ready.pop(0)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte to a blocking fd (retries short writes)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def read_frame(
+    fd: int, deadline: float | None = None, max_frame: int = MAX_FRAME
+) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one frame from a blocking fd. Raises ``TimeoutError`` once ``deadline``
+    (a ``time.monotonic()`` value) passes and ``FrameError`` on EOF or garbage."""
+    head = _read_exact(fd, 4, deadline)
+    (n,) = _U32.unpack(head)
+    if n > max_frame:
+        raise FrameError(f"frame of {n} bytes exceeds the {max_frame}-byte cap")
+    return unpack_body(_read_exact(fd, n, deadline))
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks: list[bytes] = []
+    got = 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no reply before the deadline")
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise FrameError("stream closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+# ----------------------------------------------------------------------------- plain values
+
+
+def encode_plain(value: Any, max_bytes: int = 1 << 20) -> Any:
+    """Turn ``value`` into JSON-ready data, refusing anything but exact builtin types.
+
+    ``max_bytes`` bounds the approximate encoded size; the walk stops as soon as it is passed,
+    so a huge return value costs at most about ``max_bytes`` of work.
+    """
+    budget = [max_bytes]
+    return _enc(value, 0, budget, set())
+
+
+def dumps_plain(value: Any, max_bytes: int = 1 << 20) -> bytes:
+    """``encode_plain`` followed by compact JSON; the exact byte length is checked too."""
+    data = json.dumps(
+        encode_plain(value, max_bytes), separators=(",", ":"), allow_nan=False
+    ).encode()
+    if len(data) > max_bytes:
+        raise Unserialisable(f"value encodes to {len(data)} bytes, over the {max_bytes} cap")
+    return data
+
+
+def _spend(budget: list[int], n: int) -> None:
+    budget[0] -= n
+    if budget[0] < 0:
+        raise Unserialisable("value too large")
+
+
+def _enc(v: Any, depth: int, budget: list[int], seen: set[int]) -> Any:
+    if depth > MAX_DEPTH:
+        raise Unserialisable("value nested too deeply")
+    t = type(v)
+    if v is None or t is bool:
+        _spend(budget, 5)
+        return v
+    if t is int:
+        bits = v.bit_length()
+        _spend(budget, bits // 3 + 2)
+        if bits > _BIG_INT_BITS:
+            return {"$int": hex(v)}
+        return v
+    if t is float:
+        _spend(budget, 24)
+        if math.isfinite(v):
+            return v
+        return {"$float": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
+    if t is str:
+        _spend(budget, len(v) + 2)
+        return v
+    if t is bytes:
+        _spend(budget, len(v) * 4 // 3 + 12)
+        return {"$bytes": base64.b64encode(v).decode()}
+    if t is complex:
+        _spend(budget, 50)
+        return {
+            "$complex": [
+                _enc(v.real, depth + 1, budget, seen),
+                _enc(v.imag, depth + 1, budget, seen),
+            ]
+        }
+    if t in (list, tuple, set, frozenset, dict):
+        if id(v) in seen:
+            raise Unserialisable("value contains a reference cycle")
+        seen.add(id(v))
+        try:
+            _spend(budget, 2 + len(v))
+            if t is dict:
+                return _enc_dict(v, depth, budget, seen)
+            items = [_enc(x, depth + 1, budget, seen) for x in v]
+        finally:
+            seen.discard(id(v))
+        if t is list:
+            return items
+        return {"$" + t.__name__: items}
+    raise Unserialisable(f"type {t.__module__}.{t.__qualname__} is not plain data")
+
+
+def _enc_dict(v: dict[Any, Any], depth: int, budget: list[int], seen: set[int]) -> Any:
+    if all(type(k) is str and not k.startswith("$") for k in v):
+        out = {}
+        for k, x in v.items():
+            _spend(budget, len(k) + 3)
+            out[k] = _enc(x, depth + 1, budget, seen)
+        return out
+    return {
+        "$dict": [
+            [_enc(k, depth + 1, budget, seen), _enc(x, depth + 1, budget, seen)]
+            for k, x in v.items()
+        ]
+    }
+
+
+def loads_plain(data: bytes | str) -> Any:
+    """Parse JSON produced by :func:`dumps_plain` and rebuild fresh builtin objects."""
+    try:
+        obj = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:
+        raise Unserialisable(f"invalid JSON: {e}") from None
+    return decode_plain(obj)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not plain JSON (non-finite floats are tagged)")
+
+
+def decode_plain(obj: Any, depth: int = 0) -> Any:
+    """Inverse of :func:`encode_plain`. Raises :class:`Unserialisable` on unknown tags."""
+    if depth > MAX_DEPTH + 2:
+        raise Unserialisable("value nested too deeply")
+    t = type(obj)
+    if obj is None or t in (bool, int, float, str):
+        return obj
+    if t is list:
+        return [decode_plain(x, depth + 1) for x in obj]
+    if t is not dict:
+        raise Unserialisable(f"unexpected JSON type {t.__name__}")
+    if len(obj) == 1:
+        ((key, val),) = obj.items()
+        if key.startswith("$"):
+            return _dec_tag(key, val, depth)
+    if any(k.startswith("$") for k in obj):
+        raise Unserialisable("plain dict keys may not start with '$'")
+    return {k: decode_plain(x, depth + 1) for k, x in obj.items()}
+
+
+def _dec_tag(key: str, val: Any, depth: int) -> Any:
+    try:
+        if key == "$tuple":
+            return tuple(decode_plain(x, depth + 1) for x in _as_list(val))
+        if key == "$set":
+            return {decode_plain(x, depth + 1) for x in _as_list(val)}
+        if key == "$frozenset":
+            return frozenset(decode_plain(x, depth + 1) for x in _as_list(val))
+        if key == "$dict":
+            pairs = _as_list(val)
+            if not all(type(p) is list and len(p) == 2 for p in pairs):
+                raise Unserialisable("$dict wants [key, value] pairs")
+            return {decode_plain(k, depth + 1): decode_plain(x, depth + 1) for k, x in pairs}
+        if key == "$float" and val in ("nan", "inf", "-inf"):
+            return float(val)
+        if key == "$bytes" and type(val) is str:
+            return base64.b64decode(val, validate=True)
+        if key == "$complex" and type(val) is list and len(val) == 2:
+            re_, im = (decode_plain(x, depth + 1) for x in val)
+            if type(re_) is not float or type(im) is not float:
+                raise Unserialisable("$complex wants two floats")
+            return complex(re_, im)
+        if key == "$int" and type(val) is str:
+            return int(val, 16)
+    except TypeError as e:  # unhashable element in a set or dict key
+        raise Unserialisable(str(e)) from None
+    except ValueError as e:
+        raise Unserialisable(str(e)) from None
+    raise Unserialisable(f"unknown or malformed tag {key!r}")
+
+
+def _as_list(val: Any) -> list[Any]:
+    if type(val) is not list:
+        raise Unserialisable("tag payload must be a list")
+    return val

@@ -1,0 +1,359 @@
+"""The zygote: a long-lived Python process inside one worker's sandbox that forks one child per
+job. Started as ``python3 -I -S zygote.py '<config json>'``; standard library only.
+
+It reads frames (see ``wire``) on fd 0 and answers on fd 1; nothing else ever writes there.
+Untrusted code never runs here: it runs only in forked children, after ``child.setup``. Inside
+bubblewrap the zygote is pid 1 of the worker's pid namespace (``--as-pid-1``), so jobs cannot
+signal it (the kernel drops signals to a namespace's init that it has no handler for) and are
+re-parented to it; it is non-dumpable, so jobs cannot ptrace it. After every job it SIGKILLs
+every other process in the namespace (``kill(-1)``) until ``/proc`` shows none, reaps them,
+wipes the job directory, and removes System V IPC objects: nothing of a job survives it.
+
+Ops (header ``op``): ``run`` (a program: Python in-process or ``execve``), ``calls`` (function-
+call service, batch), ``session`` + ``call``* + ``end`` (the same, interactive), ``tests`` (the
+in-sandbox test fallback), ``ping``, ``exit``. Replies carry raw facts; the host classifies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import child
+import jail
+import wire
+from callservice import Session
+from jobproc import JobProc, Sink
+
+del sys.path[0]
+
+# Modules judged code imports most. Each pre-import makes every fork dearer (more page tables,
+# more copy-on-write faults), so the list is short; ``random`` is left out on purpose (a forked
+# copy would share the zygote's state: children import it fresh, or the child seeds it).
+PREIMPORT = [
+    "bisect",
+    "collections",
+    "functools",
+    "heapq",
+    "itertools",
+    "math",
+    "re",
+    "string",
+    "typing",
+]
+CTL_OVERHEAD = 1 << 16
+CTL_BUDGET = 4 << 20  # control bytes a program or tests job may send in all
+MAX_EVENTS = 10000
+
+
+class Zygote:
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.jobdir: str = cfg["jobdir"]
+        self.judgedir: str = cfg.get("judgedir", "")
+        self.pid1 = os.getpid() == 1
+        self.own_ipc = bool(cfg.get("own_ipc", self.pid1))
+        self.stdlib_path = [p for p in sys.path if p]
+        self.job_sids: set[int] = set()
+        self.seccomp = "off"
+        self.warm: JobProc | None = None
+        self.host = wire.FrameStream(0)
+
+    # ------------------------------------------------------------------ main loop
+    def serve(self) -> None:
+        self.reply(
+            {
+                "ev": "ready",
+                "pid": os.getpid(),
+                "uid": os.getuid(),
+                "pid1": self.pid1,
+                "python": sys.version.split()[0],
+                "seccomp": self.seccomp,
+            }
+        )
+        while True:
+            try:
+                hdr, blobs = self.host.recv()
+            except (wire.FrameError, OSError):
+                return
+            op = hdr.get("op")
+            if op == "exit":
+                self.retire_warm()
+                return
+            if op in ("run", "tests", "calls", "session"):
+                self.retire_warm_if_dead()
+            if op == "ping":
+                self.reply({"ev": "pong", "clean": self.cleanup()})
+            elif op == "run":
+                self.reply(*self.op_run(hdr, blobs))
+            elif op in ("calls", "session"):
+                self.op_session(hdr, blobs)
+            elif op == "tests":
+                self.reply(*self.op_run(hdr, blobs))
+            else:
+                self.reply({"ev": "error", "msg": f"unknown op {op!r}"})
+            self.prefork()
+
+    def reply(self, header: dict[str, Any], blobs: list[bytes] | tuple[bytes, ...] = ()) -> None:
+        wire.write_all(1, wire.pack_frame(header, blobs))
+
+    # ------------------------------------------------------------------ job set-up
+    def child_job(self, hdr: dict[str, Any]) -> dict[str, Any]:
+        env = dict(hdr.get("env", {}))
+        env.update(HOME=self.jobdir, TMPDIR=self.jobdir, PWD=self.jobdir)
+        job = {k: hdr.get(k) for k in ("mode", "argv", "main", "rlimits", "seed", "return_bytes")}
+        job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
+        if hdr.get("tests"):
+            spec = dict(hdr["tests"])
+            spec["path"] = self.safe_path(self.judgedir, spec["file"])
+            job["tests"] = spec
+        return job
+
+    def safe_path(self, root: str, rel: str) -> str:
+        path = os.path.normpath(os.path.join(root, rel))
+        if not rel or os.path.isabs(rel) or not path.startswith(root.rstrip("/") + "/"):
+            raise ValueError(f"bad path {rel!r}")
+        return path
+
+    def write_files(self, hdr: dict[str, Any], blobs: list[bytes]) -> None:
+        for (name, mode), idx in zip(hdr.get("files", []), hdr.get("file_blobs", []), strict=True):
+            path = self.safe_path(self.jobdir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            try:
+                wire.write_all(fd, blobs[idx])
+            finally:
+                os.close(fd)
+
+    def new_proc(
+        self,
+        hdr: dict[str, Any],
+        blobs: list[bytes],
+        sink: Sink,
+        on_ctl: Any,
+        calls: list[dict[str, Any]] | None = None,
+    ) -> JobProc:
+        """Dispatch the job to the pre-forked child (forking one now if there is none)."""
+        stdin = blobs[hdr["stdin_blob"]] if hdr.get("stdin_blob") is not None else b""
+        source = blobs[hdr["source_blob"]] if hdr.get("source_blob") is not None else b""
+        if hdr.get("mode") == "calls":  # answers carry return values; anything else is killed
+            max_ctl, budget = int(hdr.get("return_bytes", 1 << 20)) + CTL_OVERHEAD, None
+        else:  # only small records are legitimate: bound the zygote's work on forged ones
+            max_ctl, budget = CTL_OVERHEAD, CTL_BUDGET
+        proc, self.warm = self.warm, None
+        if proc is None or not proc.usable():
+            if proc is not None:
+                proc.finish(lambda: 0)
+            proc = JobProc.prefork(self.jobdir)
+        self.job_sids.add(proc.pid)
+        job = self.child_job(hdr)
+        extra: list[bytes] = []
+        if calls:
+            job["calls"] = []
+            for c in calls:
+                job["calls"].append({"id": c["id"], "name": c["name"], "blob": 1 + len(extra)})
+                extra.append(blobs[c["args_blob"]])
+        watch = hdr.get("mode") in ("calls", "tests")  # their harness waits on the channel
+        proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
+        proc.ctl_budget = budget
+        return proc
+
+    def prefork(self) -> None:
+        """Fork the next job's child now, while nothing waits on this worker."""
+        if self.warm is None:
+            self.warm = JobProc.prefork(self.jobdir)
+
+    def retire_warm_if_dead(self) -> None:
+        if self.warm is not None and not self.warm.usable():
+            self.retire_warm()
+
+    def retire_warm(self) -> None:
+        proc, self.warm = self.warm, None
+        if proc is not None:
+            proc.kill("retired")
+            proc.finish(lambda: 0)
+
+    # ------------------------------------------------------------------ ops
+    def op_run(self, hdr: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        sink = Sink(int(hdr["output_bytes"]))
+        events: list[dict[str, Any]] = []
+
+        def keep(p: JobProc, h: dict[str, Any], _b: list[bytes]) -> None:
+            if len(events) > MAX_EVENTS:
+                p.violation = "too many control frames"
+                p.kill("protocol")
+            else:
+                events.append(h)
+
+        try:
+            self.write_files(hdr, blobs)
+            proc = self.new_proc(hdr, blobs, sink, keep)
+        except Exception as e:
+            self.cleanup()
+            return {"ev": "done", "setup_error": f"{type(e).__name__}: {e}"}, [b"", b""]
+        if proc.pump(proc.t0 + float(hdr["wall"])) == "deadline":
+            proc.kill("wall")
+        strays = proc.finish(self.kill_rest)
+        out = [bytes(sink.buf["stdout"]), bytes(sink.buf["stderr"])]
+        facts = proc.facts()
+        collect = hdr.get("collect")
+        if collect and proc.exit_code == 0 and proc.setup_error is None:
+            try:
+                with open(self.safe_path(self.jobdir, collect), "rb") as f:
+                    out.append(f.read(int(hdr.get("collect_max", 1 << 28))))
+            except OSError as e:
+                facts["collect_error"] = str(e)
+        facts.update(
+            ev="done",
+            setup_error=proc.setup_error,
+            strays=strays,
+            truncated=sorted(sink.truncated),
+            clean=self.cleanup(),
+        )
+        if hdr.get("tests"):
+            facts["reports"] = [e for e in events if e.get("ev") in ("test", "tests_done")]
+            facts["load"] = next((e for e in events if e.get("ev") == "loaded"), None)
+        return facts, out
+
+    def op_session(self, hdr: dict[str, Any], blobs: list[bytes]) -> None:
+        sess = Session(self, hdr, blobs)
+        load = sess.start(hdr.get("calls") if hdr["op"] == "calls" else None)
+        if hdr["op"] == "session":
+            self.reply({"ev": "loaded", **load})
+            while True:
+                try:
+                    msg, mblobs = self.host.recv()
+                except (wire.FrameError, OSError):
+                    sess.end()
+                    raise SystemExit(0) from None
+                if msg.get("op") != "call":
+                    break
+                res, vblobs = sess.call(msg, mblobs[0] if mblobs else b"[[],{}]")
+                self.reply(res, vblobs)
+            facts, out = sess.end()
+            self.reply(facts, out)
+            return
+        results: list[dict[str, Any]] = []
+        values: list[bytes] = []
+        calls = hdr.get("calls", [])
+        for i, call in enumerate(calls):
+            res, vblobs = sess.call(call, blobs[call["args_blob"]], batch=calls[i:])
+            if vblobs:
+                res["blob"] = 2 + len(values)
+                values.append(vblobs[0])
+            results.append(res)
+        facts, out = sess.end()
+        facts["calls"] = results
+        self.reply(facts, out + values)
+
+    # ------------------------------------------------------------------ cleanup
+    def kill_rest(self) -> int:
+        """SIGKILL and reap every job process; returns how many were found (0 normally)."""
+        found = 0
+        for _ in range(1000):
+            others = self.others()
+            if not others:
+                return found
+            found = max(found, len(others))
+            if self.pid1:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(-1, signal.SIGKILL)
+            else:
+                for pid in others:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+            self.reap_all()
+            if self.others():
+                time.sleep(0.002)
+        return found
+
+    def others(self) -> list[int]:
+        if self.pid1:
+            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+        pids = []
+        for p in os.listdir("/proc"):
+            if not p.isdigit() or int(p) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{p}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[3]) in self.job_sids:
+                pids.append(int(p))
+        return pids
+
+    def reap_all(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def cleanup(self) -> bool:
+        """Wipe the job directory (and IPC objects); True when it is empty afterwards."""
+        self.job_sids.clear()
+        try:
+            # (not ours on a Docker tmpfs: then the job cannot chmod it either)
+            with contextlib.suppress(PermissionError):
+                os.chmod(self.jobdir, 0o700)
+            _wipe(self.jobdir)
+            if self.own_ipc:
+                jail.ipc_cleanup()
+            return True  # _wipe raises if anything could not be removed
+        except Exception:
+            return False
+
+
+def _wipe(root: str) -> None:
+    """Delete everything below ``root`` (not ``root`` itself), iteratively (a job may nest
+    directories thousands deep), fixing permissions on the way: everything there belongs to
+    the zygote's uid, so ``chmod`` always works."""
+    stack = [(root, False)]
+    while stack:
+        path, visited = stack.pop()
+        if visited:
+            os.rmdir(path)
+            continue
+        if path != root:
+            stack.append((path, True))
+        for entry in os.scandir(path):
+            if entry.is_dir(follow_symlinks=False):
+                os.chmod(entry.path, 0o700)
+                stack.append((entry.path, False))
+            else:
+                os.unlink(entry.path)
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    sys.stdout = sys.stderr  # fd 1 carries frames only
+    # As pid 1, the zygote receives from jobs only the signals it has a handler for: install
+    # none (Python's SIGINT handler would let a job raise KeyboardInterrupt in here).
+    for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_IGN)
+    jail.set_dumpable(False)
+    if os.getpid() != 1:
+        jail.set_subreaper()
+    z = Zygote(cfg)
+    child.install_builtins()
+    os.environ.update(HOME=z.jobdir, TMPDIR=z.jobdir, PWD=z.jobdir)  # what jobs get
+    z.seccomp = jail.install_seccomp() if cfg.get("seccomp", True) else "off"
+    for name in PREIMPORT + list(cfg.get("preimport", [])):
+        with contextlib.suppress(Exception):
+            __import__(name)
+    gc.collect()
+    gc.freeze()  # keep pre-imported objects' pages shared with children (no GC writes)
+    z.serve()
+
+
+if __name__ == "__main__":
+    main()

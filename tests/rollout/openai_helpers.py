@@ -1,0 +1,57 @@
+"""Helpers for the OpenAI-policy tests (imported by the test modules)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from gymforge.core.types import Action, Reply, ToolCall
+from gymforge.envs.ledger import LedgerEnv
+from gymforge.rollout.openai_policy import Retry
+from gymforge.testing import ServedReply, ServedToolCall
+
+T = TypeVar("T")
+
+
+def arun(coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+    """Run ``coro`` in a fresh loop with a bounded wait."""
+
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+FAST_RETRY = Retry(max_attempts=5, base_delay=0.01, max_delay=0.05, call_timeout=10.0)
+
+
+def served(action: Action) -> ServedReply:
+    """The server reply that makes a policy take ``action``."""
+    if isinstance(action, ToolCall):
+        return ServedReply(tool_calls=(ServedToolCall(action.name, dict(action.arguments)),))
+    assert isinstance(action, Reply)
+    return ServedReply(content=action.text)
+
+
+def ledger_oracle_responder(task_ids: list[str]) -> Callable[[dict[str, Any]], ServedReply]:
+    """Plays the ledger oracle's plan for whichever of ``task_ids`` the conversation is
+    about (found by its prompt); turn k answers with step k of the plan. Faultless tasks
+    (difficulty 1) only: it does not react to tool results."""
+    env = LedgerEnv()
+    plans: dict[str, list[ServedReply]] = {}
+    for task_id in task_ids:
+        task = env.tasks.resolve(task_id)
+        plan = env.oracle_plan(task)
+        assert plan is not None
+        plans[task.prompt] = [served(a) for a in plan]
+
+    def respond(request: dict[str, Any]) -> ServedReply:
+        messages = request["messages"]
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        k = sum(m["role"] == "assistant" for m in messages)
+        plan = plans[prompt]
+        return plan[min(k, len(plan) - 1)]
+
+    return respond

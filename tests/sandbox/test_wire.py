@@ -1,0 +1,160 @@
+"""The wire format: frames and the plain-value codec (no sandbox needed)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from gymforge.sandbox import wire
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        -7,
+        2**64,
+        2**5000 + 1,
+        -(2**20000),
+        1.5,
+        -0.0,
+        "é\x00\u2603",
+        b"\x00\xff",
+        [1, [2, [3]]],
+        (1, (2,)),
+        (),
+        {1, 2},
+        frozenset({"a"}),
+        {"a": 1, "b": [None]},
+        {1: "x", (2, 3): "y"},
+        {"$weird": 1},
+        {frozenset({1}): {(1, 2)}},
+        3 + 4j,
+        [float("inf"), float("-inf")],
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_plain_roundtrip_keeps_type_and_value(value: object) -> None:
+    back = wire.loads_plain(wire.dumps_plain(value))
+    assert back == value
+    assert type(back) is type(value)
+
+
+def test_nan_roundtrips() -> None:
+    assert math.isnan(wire.loads_plain(wire.dumps_plain(float("nan"))))
+
+
+class AlwaysEqual:
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+class SneakyInt(int):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+class SneakyStr(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        AlwaysEqual(),
+        SneakyInt(3),
+        SneakyStr("x"),
+        [SneakyInt(1)],
+        {"k": AlwaysEqual()},
+        {SneakyStr("k"): 1},
+        object(),
+        print,
+        type,
+    ],
+)
+def test_non_plain_values_are_refused(value: object) -> None:
+    with pytest.raises(wire.Unserialisable):
+        wire.dumps_plain(value)
+
+
+def test_cycles_depth_and_size_are_bounded() -> None:
+    a: list[object] = []
+    a.append(a)
+    with pytest.raises(wire.Unserialisable, match="cycle"):
+        wire.dumps_plain(a)
+    deep: list[object] = []
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(wire.Unserialisable, match="deep"):
+        wire.dumps_plain(deep)
+    with pytest.raises(wire.Unserialisable, match="too large"):
+        wire.dumps_plain("x" * 5000, max_bytes=1000)
+    with pytest.raises(wire.Unserialisable, match="too large"):
+        wire.dumps_plain(list(range(10**6)), max_bytes=10_000)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"$eval": "1"}',
+        '{"$set": [[1]]}',
+        '{"$tuple": 3}',
+        '{"$a": 1, "b": 2}',
+        "[1,",
+        "NaN",
+        '{"$complex": [1, 2]}',
+        '{"$bytes": "!!"}',
+        "[" * 500 + "]" * 500,
+    ],
+)
+def test_decoder_rejects_malformed_data(text: str) -> None:
+    with pytest.raises(wire.Unserialisable):
+        wire.loads_plain(text)
+
+
+def test_decoded_values_are_fresh_builtins() -> None:
+    back = wire.loads_plain(wire.dumps_plain({"a": (1, 2)}))
+    assert type(back["a"]) is tuple and all(type(x) is int for x in back["a"])
+
+
+def test_frames_roundtrip_and_stream_incrementally() -> None:
+    blobs = [b"", b"\x00" * 70000, os.urandom(100)]
+    data = wire.pack_frame({"op": "x", "n": [1, 2]}, blobs) * 3
+    reader = wire.FrameReader()
+    frames = []
+    for i in range(0, len(data), 777):
+        frames += reader.feed(data[i : i + 777])
+    assert len(frames) == 3 and reader.pending == 0
+    for hdr, got in frames:
+        assert hdr == {"op": "x", "n": [1, 2]} and got == blobs
+
+
+def test_oversized_or_garbage_frames_are_refused() -> None:
+    reader = wire.FrameReader(max_frame=100)
+    with pytest.raises(wire.FrameError):
+        reader.feed(wire.pack_frame({"x": "y" * 200}))
+    with pytest.raises(wire.FrameError):
+        wire.FrameReader().feed(b"\x00\x00\x00\x06\x00\x00\x00\x02{x")
+    r, w = os.pipe()
+    os.write(w, b"\x00\x00")
+    os.close(w)
+    with pytest.raises(wire.FrameError):
+        wire.read_frame(r)
+    os.close(r)
+
+
+def test_read_frame_times_out() -> None:
+    import time
+
+    r, w = os.pipe()
+    t = time.monotonic()
+    with pytest.raises(TimeoutError):
+        wire.read_frame(r, deadline=time.monotonic() + 0.1)
+    assert time.monotonic() - t < 2
+    os.close(r)
+    os.close(w)
