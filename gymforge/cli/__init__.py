@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from gymforge.cli import evaluation, grade, logs, qa, reproduce, run, sandbox  # noqa: F401
+from gymforge.cli import evaluation, grade, logs, qa, reproduce, run, sandbox, serve  # noqa: F401
 from gymforge.cli import judge as _judge  # noqa: F401  (registers `gymforge judge`)
 from gymforge.cli.common import app, err
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,11 @@ def qa(
     check: list[str] = typer.Option(None, "--check", help="Run only these checks."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report to stdout."),
     report: Path | None = typer.Option(None, "--report", help="Also write the JSON report here."),
+    token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
+    if token:
+        os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     from gymforge.qa import QAOptions, QATarget, run_qa
     from gymforge.qa.profile import CHECK_NAMES
 

@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "math": "gymforge.envs.math.env:MathEnv",
     "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
     "expenses": "gymforge.envs.expenses:ExpensesEnv",
+    "digits": "gymforge.envs.digits:DigitsEnv",
     "sql": "gymforge.envs.sql:SqlEnv",
     "extract": "gymforge.envs.extract:ExtractEnv",
 }

@@ -1,0 +1,73 @@
+"""Environment as a service: ``serve``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gymforge.cli.common import app, friendly
+from gymforge.core.errors import UserError
+
+
+@app.command()
+@friendly
+def serve(
+    env: str = typer.Argument(..., help="Environment id or import path (pkg.mod:factory)."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Bind address; beyond loopback needs a token."
+    ),
+    port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="0 picks a free port."),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        envvar="GYMFORGE_TOKEN",
+        help="Bearer token required on everything but /health (or $GYMFORGE_TOKEN).",
+    ),
+    max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="Concurrent sessions."),
+    idle_timeout: float = typer.Option(
+        300.0, "--idle-timeout", help="Seconds without a message before a session is reaped."
+    ),
+    max_message_bytes: int = typer.Option(
+        8 * 2**20, "--max-message-bytes", help="Larger messages get a too_large error reply."
+    ),
+    request_timeout: float = typer.Option(
+        300.0, "--request-timeout", help="Seconds one environment call may take."
+    ),
+    qa_hooks: bool = typer.Option(
+        True,
+        "--qa-hooks/--no-qa-hooks",
+        help="Serve the oracle, oracle plans and red-team cases (QA, scripted baselines).",
+    ),
+    fault_injection: bool = typer.Option(
+        True,
+        "--fault-injection/--no-fault-injection",
+        help="Let a session inject faults into its own tools (QA error_paths).",
+    ),
+    allow_origin: list[str] = typer.Option(
+        None, "--allow-origin", help="Browser Origin allowed to open sessions (repeatable)."
+    ),
+    dataset: Path | None = typer.Option(None, "--dataset", help="Also serve this JSONL dataset."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve ENV over WebSocket + HTTP: one session per episode stream, until interrupted.
+
+    Clients: `gymforge run|qa ws://HOST:PORT --token T`, or make_env("ws://HOST:PORT")
+    with $GYMFORGE_TOKEN. Protocol and routes: GET /schema, gymforge.serve.protocol.
+    """
+    try:
+        from gymforge.serve.config import ServeConfig
+        from gymforge.serve.launch import serve as run_server
+    except ImportError as err:  # the [serve] extra is missing
+        raise UserError(f"gymforge serve needs the [serve] extra ({err.name} is missing)") from err
+    config = ServeConfig(
+        token=token or None,
+        max_sessions=max_sessions,
+        idle_timeout=idle_timeout,
+        max_message_bytes=max_message_bytes,
+        request_timeout=request_timeout,
+        qa_hooks=qa_hooks,
+        fault_injection=fault_injection,
+        allowed_origins=tuple(allow_origin or ()),
+    )
+    run_server(env, host, port, config, log_level, dataset)

@@ -1,0 +1,83 @@
+"""Server settings and the rules that guard them (auth beyond loopback, sane limits)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.errors import UserError
+
+TOKEN_ENV = "GYMFORGE_TOKEN"
+"""The environment variable both ``gymforge serve`` and the client read the token from."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Limits and switches of one server.
+
+    - ``max_sessions``: concurrent WebSocket sessions; one more gets a ``capacity`` error.
+    - ``idle_timeout``: seconds a session may wait for its next message before the reaper
+      closes it (code 4408) and releases its environment. Always on.
+    - ``max_message_bytes``: larger client messages get a ``too_large`` error reply and are
+      not processed; frames beyond 4x this are cut by the transport (close 1009).
+    - ``request_timeout``: seconds one environment call may take; past it the session ends.
+    - ``qa_hooks``: serve the oracle, oracle plans and red-team cases (QA and scripted
+      baselines need them; turn off for evaluation servers whose users must not see them).
+    - ``fault_injection``: let a session inject faults into its *own* tools (QA error_paths).
+    - ``allowed_origins``: browser Origins allowed to open sessions (none by default).
+    """
+
+    token: str | None = None
+    max_sessions: int = 256
+    idle_timeout: float = 300.0
+    max_message_bytes: int = 8 * 2**20
+    request_timeout: float = 300.0
+    send_timeout: float = 30.0
+    qa_hooks: bool = True
+    fault_injection: bool = True
+    allowed_origins: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1:
+            raise UserError("--max-sessions must be >= 1")
+        if not 0 < self.idle_timeout <= 7 * 86400:
+            raise UserError("--idle-timeout must be > 0 seconds (the reaper cannot be disabled)")
+        if self.max_message_bytes < 1024:
+            raise UserError("--max-message-bytes must be >= 1024")
+        if self.request_timeout <= 0 or self.send_timeout <= 0:
+            raise UserError("timeouts must be > 0")
+        if self.token is not None and len(self.token) < 8:
+            raise UserError("the token must be at least 8 characters")
+
+    @property
+    def transport_max_bytes(self) -> int:
+        """The hard frame cap handed to the WebSocket transport."""
+        return 4 * self.max_message_bytes
+
+    def limits(self) -> dict[str, Any]:
+        return {
+            "max_sessions": self.max_sessions,
+            "idle_timeout_s": self.idle_timeout,
+            "max_message_bytes": self.max_message_bytes,
+            "request_timeout_s": self.request_timeout,
+        }
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses; every other name counts as beyond."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(host: str, token: str | None) -> None:
+    """Refuse to bind beyond loopback without a token (UserError)."""
+    if token is None and not is_loopback(host):
+        raise UserError(
+            f"refusing to bind {host}: beyond loopback a bearer token is required "
+            f"(--token or ${TOKEN_ENV})"
+        )

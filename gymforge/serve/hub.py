@@ -1,0 +1,99 @@
+"""The server's sessions: admission (Origin, bearer token, capacity) and the reaper.
+
+See ``gymforge.serve.session`` for what a session does once admitted and for the reaper's
+rules; ``Hub`` owns the table of open sessions that both the WebSocket route and
+``/metrics`` read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import time
+
+from starlette.websockets import WebSocket
+
+from gymforge.serve import protocol as p
+from gymforge.serve.config import ServeConfig
+from gymforge.serve.meta import EnvCatalog
+from gymforge.serve.metrics import Metrics
+from gymforge.serve.session import Session, refuse
+
+
+def auth_problem(header: str | None, token: str | None) -> str | None:
+    """Why an ``Authorization`` header fails (None when it passes or no token is set)."""
+    if token is None:
+        return None
+    scheme, _, given = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        return "missing bearer token"
+    if not hmac.compare_digest(given.strip().encode(), token.encode()):
+        return "wrong bearer token"
+    return None
+
+
+class Hub:
+    """The server's sessions, shared by the HTTP routes (metrics) and the WebSocket route."""
+
+    def __init__(self, catalog: EnvCatalog, config: ServeConfig, metrics: Metrics) -> None:
+        self.catalog = catalog
+        self.config = config
+        self.metrics = metrics
+        self.sessions: dict[str, Session] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the reaper (at application startup)."""
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        for session in list(self.sessions.values()):
+            await session.release()
+
+    async def _reap_forever(self) -> None:
+        cfg = self.config
+        period = min(max(min(cfg.idle_timeout, cfg.send_timeout) / 4, 0.05), 1.0)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for session in list(self.sessions.values()):
+                session.check(now)
+
+    async def handle(self, ws: WebSocket) -> None:
+        await ws.accept()
+        cfg, m = self.config, self.metrics
+        origin = ws.headers.get("origin")
+        if origin is not None and origin not in cfg.allowed_origins:
+            m.auth_failures += 1
+            text = f"Origin {origin[:100]!r} is not allowed"
+            await refuse(ws, "unauthorized", text, p.CLOSE_POLICY_VIOLATION)
+            return
+        problem = auth_problem(ws.headers.get("authorization"), cfg.token)
+        if problem is not None:
+            m.auth_failures += 1
+            await refuse(ws, "unauthorized", problem, p.CLOSE_POLICY_VIOLATION)
+            return
+        if len(self.sessions) >= cfg.max_sessions:  # check and reserve with no await between
+            m.sessions_refused += 1
+            m.errors["capacity"] += 1
+            message = f"server at capacity ({cfg.max_sessions} sessions); retry later"
+            await refuse(ws, "capacity", message, p.CLOSE_TRY_AGAIN)
+            return
+        session = Session(ws, self)
+        self.sessions[session.id] = session
+        m.sessions_total += 1
+        m.sessions_open = len(self.sessions)
+        try:
+            await session.run()
+        except asyncio.CancelledError:
+            if not session._absorb_cancel():  # not the reaper's doing: shutdown
+                raise
+        finally:
+            self.sessions.pop(session.id, None)
+            m.sessions_open = len(self.sessions)
+            await session.release()

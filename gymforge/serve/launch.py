@@ -1,0 +1,173 @@
+"""Starting servers: from the CLI (blocking), or in a background thread (tests, benchmarks).
+
+The listening socket is bound before uvicorn starts, so port 0 gives an ephemeral port that
+is known before the first request, and a bind failure is an immediate, readable error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from gymforge.core.errors import UserError
+from gymforge.envs.handle import open_env
+from gymforge.envs.registry import resolve_factory
+from gymforge.serve.app import create_app
+from gymforge.serve.config import ServeConfig, check_binding
+from gymforge.serve.meta import EnvCatalog
+
+PING_INTERVAL_S = 20.0
+"""Transport keep-alive: a peer that misses a pong for this long is dropped (half-open)."""
+
+
+def build_app(env: str, config: ServeConfig, dataset: Path | None = None) -> Any:
+    """The app serving environment ``env`` (a built-in id or an import path), with the tasks
+    of ``dataset`` (a JSONL file, hash-pinned, loaded once) when given."""
+    if env.startswith(("ws://", "wss://")):
+        raise UserError("serve a local environment (id or import path), not a remote one")
+    factory = resolve_factory(env) if dataset is None else open_env(env, dataset).factory
+    catalog = EnvCatalog(
+        factory,
+        env,
+        qa_hooks=config.qa_hooks,
+        fault_injection=config.fault_injection,
+    )
+    return create_app(catalog, config)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A bound (not yet listening) TCP socket; UserError when the address is unavailable."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when the
+    # listening socket says TCP (with proto 0, every reply waits ~40 ms on delayed ACKs)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as err:
+        sock.close()
+        raise UserError(f"cannot bind {host}:{port}: {err.strerror or err}") from err
+    sock.set_inheritable(True)
+    return sock
+
+
+def uvicorn_config(app: Any, config: ServeConfig, log_level: str = "warning") -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        lifespan="on",
+        log_level=log_level,
+        access_log=False,
+        ws_max_size=config.transport_max_bytes,
+        ws_ping_interval=PING_INTERVAL_S,
+        ws_ping_timeout=PING_INTERVAL_S,
+        ws_per_message_deflate=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+def raise_fd_limit(max_sessions: int) -> None:
+    """Lift the soft open-files limit to what ``max_sessions`` sockets need (best effort)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2 * max_sessions + 256
+    if soft != resource.RLIM_INFINITY and soft < want:
+        target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def serve(
+    env: str,
+    host: str,
+    port: int,
+    config: ServeConfig,
+    log_level: str = "warning",
+    dataset: Path | None = None,
+) -> None:
+    """Run until interrupted (the ``gymforge serve`` command)."""
+    check_binding(host, config.token)
+    raise_fd_limit(config.max_sessions)
+    app = build_app(env, config, dataset)
+    sock = bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    auth = "bearer token required" if config.token else "no auth (loopback only)"
+    print(
+        f"gymforge serve: {app.state.hub.catalog.spec.id} on ws://{shown}:{bound}/ws "
+        f"(http://{shown}:{bound}); {auth}; max {config.max_sessions} sessions, "
+        f"idle timeout {config.idle_timeout:g} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.Server(uvicorn_config(app, config, log_level)).run(sockets=[sock])
+
+
+class ServerThread:
+    """A server on ``host`` (loopback by default) and an ephemeral port, in a daemon thread.
+
+    ``with ServerThread("ledger", ServeConfig(...)) as srv: srv.url`` -- always stopped.
+    """
+
+    def __init__(
+        self,
+        env: str,
+        config: ServeConfig | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_level: str = "warning",
+        dataset: Path | None = None,
+    ) -> None:
+        self.config = config or ServeConfig()
+        check_binding(host, self.config.token)
+        self.app = build_app(env, self.config, dataset)
+        self.host = host
+        self._sock = bind(host, port)
+        self.port: int = self._sock.getsockname()[1]
+        self._server = uvicorn.Server(uvicorn_config(self.app, self.config, log_level))
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def hub(self) -> Any:
+        return self.app.state.hub
+
+    def start(self, timeout: float = 15.0) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the server did not start within {timeout:g} s")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 15.0) -> None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self._sock.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

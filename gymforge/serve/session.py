@@ -1,0 +1,338 @@
+"""One WebSocket session: the message loop, its handlers, and the reaper's rules.
+
+Admission (``gymforge.serve.hub``) happens after the WebSocket handshake so that every
+refusal is a readable ``error`` message followed by a close code: a bad Origin or token
+closes with 1008, a full server with 1013. An admitted session owns one fresh environment
+instance until it ends, however it ends (close message, disconnect, reaping, a fatal error,
+server shutdown): the ``finally`` in ``Hub.handle`` always closes the environment and frees
+the slot.
+
+The reaper (always on) is one task per server that sweeps every session a few times per
+``idle_timeout`` (at most once a second). Each session records its phase and since when:
+
+- ``idle`` (waiting for a message) past ``idle_timeout``: an ``idle_timeout`` error, close
+  4408, environment released. A half-open socket sends nothing, so it is reaped the same
+  way (sooner when the transport's ping/pong notices the dead peer first);
+- ``busy`` (inside an environment call) past ``request_timeout``: the call is cancelled, a
+  fatal ``timeout`` error, close 1011;
+- ``sending`` past ``send_timeout`` (a client that stopped reading): the session is dropped.
+
+The message loop itself arms no timers, which keeps the per-message cost down."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from gymforge.core.env import SupportsOracle
+from gymforge.core.errors import EpisodeStateError, UnknownTaskError
+from gymforge.core.types import Task
+from gymforge.qa.redteam import AttackNotApplicable
+from gymforge.rollout.policy import EpisodeContext
+from gymforge.serve import protocol as p
+
+if TYPE_CHECKING:
+    from gymforge.serve.hub import Hub
+
+
+class Refused(Exception):
+    """An operation the server declines; becomes an ``error`` reply with ``code``."""
+
+    def __init__(self, code: p.ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code: p.ErrorCode = code
+
+
+def _crash(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("injected tool crash")
+
+
+async def refuse(ws: WebSocket, code: p.ErrorCode, message: str, close_code: int) -> None:
+    try:
+        async with asyncio.timeout(5):
+            await ws.send_text(p.error(code, message, fatal=True))
+            await ws.close(close_code, message.encode()[:120].decode(errors="ignore"))
+    except (TimeoutError, WebSocketDisconnect, RuntimeError, OSError):
+        pass
+
+
+class Session:
+    """The message loop of one admitted connection. See the module docstring."""
+
+    def __init__(self, ws: WebSocket, hub: Hub) -> None:
+        self.ws = ws
+        self.hub = hub
+        self.cfg = hub.config
+        self.m = hub.metrics
+        self.id = uuid.uuid4().hex[:16]
+        self.env: Any = None
+        self.original_tools: dict[str, Any] | None = None
+        self.last_obs: Any = None
+        self.policy: Any = None
+        self.phase: Literal["idle", "busy", "sending"] = "sending"
+        self.since = time.monotonic()
+        self.killed: str | None = None
+        self.task = asyncio.current_task()
+
+    def _enter(self, phase: Literal["idle", "busy", "sending"]) -> None:
+        self.phase, self.since = phase, time.monotonic()
+
+    def check(self, now: float) -> None:
+        """The reaper's verdict on this session: idle too long (reaped with an error and
+        close 4408), an environment call over ``request_timeout`` or a send over
+        ``send_timeout`` (a client that stopped reading): the handler is cancelled."""
+        if self.killed is not None:
+            return
+        waited = now - self.since
+        if self.phase == "idle" and waited > self.cfg.idle_timeout:
+            self.killed = "idle_timeout"
+            self.m.sessions_reaped += 1
+            self.m.errors["idle_timeout"] += 1
+            asyncio.get_running_loop().create_task(self._reap_idle())
+        elif self.phase == "busy" and waited > self.cfg.request_timeout:
+            self.killed = "timeout"
+        elif self.phase == "sending" and waited > self.cfg.send_timeout:
+            self.killed = "send_timeout"
+            self.m.errors["send_timeout"] += 1
+        if self.killed in ("timeout", "send_timeout") and self.task is not None:
+            self.task.cancel()
+
+    async def _reap_idle(self) -> None:
+        text = f"no message for {self.cfg.idle_timeout:g} s; session reaped"
+        await refuse(self.ws, "idle_timeout", text, p.CLOSE_IDLE)
+        await asyncio.sleep(1.0)  # the close normally ends the handler; a dead peer may not
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def _absorb_cancel(self) -> bool:
+        """True when a CancelledError came from the reaper (and is absorbed here)."""
+        if self.killed is None:
+            return False
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return True
+
+    async def run(self) -> None:
+        try:
+            self.env = self.hub.catalog.factory()
+        except Exception as err:
+            self.m.errors["env_error"] += 1
+            text = f"could not create the environment: {type(err).__name__}: {err}"
+            await refuse(self.ws, "env_error", text, p.CLOSE_INTERNAL)
+            return
+        tools = getattr(getattr(self.env, "toolset", None), "tools", None)
+        self.original_tools = dict(tools) if isinstance(tools, dict) else None
+        hello = {
+            "type": "hello",
+            "protocol": p.PROTOCOL_VERSION,
+            "session": self.id,
+            "env": p.spec_json(self.env.spec),
+            "limits": self.cfg.limits(),
+        }
+        if not await self._send(p.dumps(hello)):
+            return
+        while self.killed is None:
+            self._enter("idle")
+            try:
+                frame = await self.ws.receive()
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                return
+            if frame["type"] == "websocket.disconnect" or self.killed is not None:
+                return
+            raw = frame.get("text")
+            if raw is None:
+                raw = frame.get("bytes") or b""
+            self._enter("busy")
+            reply, close_code = await self._dispatch(raw)
+            if not await self._send(reply):
+                return
+            if close_code is not None:
+                try:
+                    async with asyncio.timeout(5):
+                        await self.ws.close(close_code)
+                except (TimeoutError, WebSocketDisconnect, RuntimeError, OSError):
+                    pass
+                return
+
+    async def _send(self, text: str) -> bool:
+        self._enter("sending")
+        try:
+            await self.ws.send_text(text)
+            return True
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            return False
+        except asyncio.CancelledError:
+            if self._absorb_cancel():
+                return False
+            raise
+
+    async def release(self) -> None:
+        env, self.env, self.policy = self.env, None, None
+        if env is None:
+            return
+        try:
+            async with asyncio.timeout(10):
+                await env.close()
+        except Exception:  # a broken close must not keep the slot
+            self.m.errors["env_close"] += 1
+
+    # ---- dispatch -----------------------------------------------------------------------
+    async def _dispatch(self, raw: str | bytes) -> tuple[str, int | None]:
+        """The reply to one frame, and the close code to send after it (fatal errors)."""
+        self.m.messages += 1
+        t0 = time.perf_counter()
+        size = len(raw)
+        if isinstance(raw, str) and 4 * size > self.cfg.max_message_bytes:
+            size = len(raw.encode("utf-8", "surrogatepass"))
+        if size > self.cfg.max_message_bytes:
+            return self._err("too_large", f"{size} bytes > max_message_bytes "
+                             f"{self.cfg.max_message_bytes}; not processed"), None  # fmt: skip
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as err:
+            return self._err("bad_json", f"not JSON: {err}"), None
+        if not isinstance(data, dict):
+            return self._err("bad_json", "a message must be a JSON object"), None
+        msg_id = data.get("id") if isinstance(data.get("id"), int | str) else None
+        try:
+            msg = p.CLIENT_ADAPTER.validate_python(data)
+        except ValidationError as err:
+            kinds = {e["type"] for e in err.errors()}
+            if "union_tag_invalid" in kinds:
+                known = ", ".join(p.MESSAGE_TYPES)
+                text = f"unknown message type {str(data.get('type'))[:50]!r}; known: {known}"
+                return self._err("unknown_type", text, msg_id), None
+            return self._err("bad_message", _summary(err), msg_id), None
+        handler = getattr(self, f"_on_{msg.type}")
+        close_code: int | None = None
+        try:
+            reply = await handler(msg)
+            reply["id"] = msg.id
+            text = p.dumps(reply)
+            if msg.type == "close":
+                close_code = p.CLOSE_NORMAL
+        except asyncio.CancelledError:
+            if not self._absorb_cancel():
+                raise
+            limit = self.cfg.request_timeout
+            text = self._err("timeout", f"{msg.type} took over {limit:g} s", msg.id, True)
+            close_code = p.CLOSE_INTERNAL
+        except Refused as err:
+            text = self._err(err.code, str(err), msg.id)
+        except EpisodeStateError as err:
+            text = self._err("episode_state", str(err), msg.id)
+        except UnknownTaskError as err:
+            text = self._err("unknown_task", str(err), msg.id)
+        except AttackNotApplicable as err:
+            text = self._err("not_applicable", str(err), msg.id)
+        except NotImplementedError as err:
+            text = self._err("unsupported", str(err) or "not implemented", msg.id)
+        except ValueError as err:  # includes NaN/infinity in a reply: not JSON
+            text = self._env_error(err, msg.id)
+        except Exception as err:
+            text = self._env_error(err, msg.id)
+        self.m.observe(msg.type, (time.perf_counter() - t0) * 1e3)
+        return text, close_code
+
+    def _err(self, code: p.ErrorCode, message: str, msg_id: Any = None, fatal: bool = False) -> str:
+        self.m.errors[code] += 1
+        return p.error(code, message, msg_id, fatal)
+
+    def _env_error(self, err: BaseException, msg_id: Any) -> str:
+        return self._err("env_error", f"{type(err).__name__}: {str(err)[:1000]}", msg_id)
+
+    # ---- handlers: each returns the reply dict (without id) or raises --------------------
+    async def _on_reset(self, msg: p.ResetMsg) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        obs = await self.env.reset(msg.task_id, msg.seed)
+        self.last_obs = obs
+        task = getattr(self.env, "task", None)
+        reply: dict[str, Any] = {
+            "type": "reset_result",
+            "observation": obs.model_dump(mode="json"),
+            "task": p.task_view(task) if isinstance(task, Task) else None,
+        }
+        if msg.state:
+            reply["state"] = await self.env.snapshot()
+        reply["server_ms"] = (time.perf_counter() - t0) * 1e3
+        return reply
+
+    async def _on_step(self, msg: p.StepMsg) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        result = await self.env.step(msg.action)
+        self.last_obs = result.observation
+        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result)}
+        if msg.state:
+            reply["state"] = await self.env.snapshot()
+        reply["server_ms"] = (time.perf_counter() - t0) * 1e3
+        return reply
+
+    async def _on_snapshot(self, msg: p.SnapshotMsg) -> dict[str, Any]:
+        return {"type": "state", "state": await self.env.snapshot()}
+
+    async def _on_oracle_action(self, msg: p.OracleActionMsg) -> dict[str, Any]:
+        self._need_hooks()
+        if not isinstance(self.env, SupportsOracle):
+            raise Refused("unsupported", f"{self.env.spec.id} has no oracle")
+        action = await self.env.oracle_action()
+        return {"type": "action", "action": action.model_dump(mode="json")}
+
+    async def _on_policy_start(self, msg: p.PolicyStartMsg) -> dict[str, Any]:
+        self._need_hooks()
+        case = self.hub.catalog.redteam_case(msg.case)
+        if case is None:
+            raise Refused("unsupported", f"no red-team case {msg.case!r}")
+        policy = case.make_policy()
+        await policy.start(EpisodeContext(msg.task_id, msg.seed, self.env))
+        self.policy = policy
+        return {"type": "ok"}
+
+    async def _on_policy_act(self, msg: p.PolicyActMsg) -> dict[str, Any]:
+        self._need_hooks()
+        if self.policy is None or self.last_obs is None:
+            raise EpisodeStateError("policy_act needs policy_start and then reset first")
+        turn = await self.policy.act(self.last_obs)
+        return {"type": "action", "action": turn.action.model_dump(mode="json")}
+
+    async def _on_inject(self, msg: p.InjectMsg) -> dict[str, Any]:
+        if not self.cfg.fault_injection:
+            raise Refused("forbidden", "fault injection is disabled on this server")
+        toolset: Any = getattr(self.env, "toolset", None)
+        if self.original_tools is None or not hasattr(toolset, "set_fault_plan"):
+            raise Refused("unsupported", f"{self.env.spec.id} has no toolset to inject into")
+        if msg.fault_plan is not None:
+            toolset.set_fault_plan(msg.fault_plan.to_plan())
+        if msg.crash_tools is not None:
+            crash = set(msg.crash_tools)
+            toolset.tools = {
+                n: dataclasses.replace(t, fn=_crash) if n in crash else t
+                for n, t in self.original_tools.items()
+            }
+        self.m.faults_injected += 1
+        return {"type": "ok"}
+
+    async def _on_ping(self, msg: p.PingMsg) -> dict[str, Any]:
+        return {"type": "pong"}
+
+    async def _on_close(self, msg: p.CloseMsg) -> dict[str, Any]:
+        return {"type": "closed"}
+
+    def _need_hooks(self) -> None:
+        if not self.cfg.qa_hooks:
+            raise Refused("forbidden", "QA hooks (oracle, red-team cases) are off on this server")
+
+
+def _summary(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors()[:3]:
+        loc = ".".join(str(x) for x in e["loc"]) or "message"
+        parts.append(f"{loc}: {e['msg']}")
+    return "; ".join(parts)
