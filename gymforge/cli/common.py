@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from gymforge.core.errors import GymforgeError, IntegrityError
 from gymforge.envs.handle import EnvHandle, open_env, task_source
 
-__all__ = ["EnvHandle", "app", "err", "fail", "friendly", "open_env", "task_source"]
+__all__ = [
+    "EnvHandle",
+    "app",
+    "err",
+    "fail",
+    "friendly",
+    "open_env",
+    "progress_bar",
+    "task_source",
+]
 
 app = typer.Typer(
     add_completion=False,
@@ -44,3 +55,26 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(e))
 
     return wrapper
+
+
+@contextmanager
+def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A stderr progress bar; yields the runner's ``on_episode`` callback."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("success {task.fields[rate]:.0%}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+    ) as progress:
+        bar = progress.add_task(label, total=total, rate=0.0)
+        wins = [0, 0]
+
+        def tick(episode: dict[str, Any]) -> None:
+            wins[0] += episode["success"]
+            wins[1] += 1
+            progress.update(bar, advance=1, rate=wins[0] / wins[1])
+
+        yield tick

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gymforge.cli.common import EnvHandle, app, err, friendly, open_env
+from gymforge.cli.common import EnvHandle, app, err, friendly, open_env, progress_bar
 from gymforge.core.errors import GymforgeError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
@@ -22,29 +19,6 @@ from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, sample_tasks
 from gymforge.rollout.resolve import resolve_policy
 
 POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
-
-
-@contextmanager
-def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
-    """A stderr progress bar; yields the runner's ``on_episode`` callback."""
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("success {task.fields[rate]:.0%}"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=quiet,
-    ) as progress:
-        bar = progress.add_task(label, total=total, rate=0.0)
-        wins = [0, 0]
-
-        def tick(episode: dict[str, Any]) -> None:
-            wins[0] += episode["success"]
-            wins[1] += 1
-            progress.update(bar, advance=1, rate=wins[0] / wins[1])
-
-        yield tick
 
 
 def _tasks(handle: EnvHandle) -> Any:

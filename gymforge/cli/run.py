@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gymforge.cli.common import app, err, friendly, open_env, task_source
+from gymforge.cli.common import app, err, friendly, open_env, progress_bar, task_source
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
 from gymforge.rollout.execute import execute
@@ -80,24 +79,7 @@ def _run(
     )
     source = resolve_policy(policy)
     handle = open_env(env_name, dataset)  # resolve before any progress output
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("success {task.fields[rate]:.0%}"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=quiet,
-        transient=False,
-    ) as progress:
-        bar = progress.add_task(f"{env_name}/{policy}", total=n * group, rate=0.0)
-        wins = [0, 0]
-
-        def tick(episode: dict[str, Any]) -> None:
-            wins[0] += episode["success"]
-            wins[1] += 1
-            progress.update(bar, advance=1, rate=wins[0] / wins[1])
-
+    with progress_bar(f"{env_name}/{policy}", n * group, quiet) as tick:
         result = execute(spec, out, policy=source, resume=resume, on_episode=tick, handle=handle)
     return result.summary
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from gymforge.sandbox.cgroups import discover
 from gymforge.sandbox.languages import LANGUAGES, tool_version
-from gymforge.sandbox.launch import SYSTEM_DIRS
+from gymforge.sandbox.launch import isolation_args
 
 PROBE = r"""
 import os, socket
@@ -65,36 +65,7 @@ def _bwrap_probe_cmd(extra: list[str]) -> list[str]:
             "--no-new-privs",
             "--",
         ]
-    cmd = [
-        *pre,
-        bwrap,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--as-pid-1",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/usr",
-        "/usr",
-        "--ro-bind",
-        "/etc",
-        "/etc",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-    ]
-    for d in SYSTEM_DIRS:
-        p = "/" + d
-        if os.path.islink(p):
-            cmd += ["--symlink", os.readlink(p), p]
-        elif os.path.isdir(p):
-            cmd += ["--ro-bind", p, p]
+    cmd = [*pre, bwrap, *isolation_args(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     return cmd + extra
 
 

@@ -88,6 +88,35 @@ def remove_stale_runtimes() -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
+def isolation_args() -> list[str]:
+    """The bubblewrap flags every sandbox starts with: all namespaces unshared (no network),
+    no nested user namespaces, pid 1 of its own session, no capabilities, and the system
+    directories read-only (symlinked ones, as on merged-/usr systems, recreated as links)."""
+    args = [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--ro-bind",
+        "/etc",
+        "/etc",
+    ]
+    for d in SYSTEM_DIRS:
+        p = Path("/") / d
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    return args
+
+
 def zygote_config(paths: SandboxPaths, seccomp: bool, own_ipc: bool | None = None) -> str:
     cfg: dict[str, object] = {
         "jobdir": paths.jobdir,
@@ -143,27 +172,8 @@ class BwrapLauncher:
             "--no-new-privs",
             "--",
             self.bwrap,
-            "--unshare-all",
-            "--unshare-user",
-            "--disable-userns",
-            "--die-with-parent",
-            "--new-session",
-            "--as-pid-1",
-            "--cap-drop",
-            "ALL",
-            "--ro-bind",
-            "/usr",
-            "/usr",
-            "--ro-bind",
-            "/etc",
-            "/etc",
+            *isolation_args(),
         ]
-        for d in SYSTEM_DIRS:
-            p = Path("/") / d
-            if p.is_symlink():
-                cmd += ["--symlink", os.readlink(p), str(p)]
-            elif p.is_dir():
-                cmd += ["--ro-bind", str(p), str(p)]
         py_root = _outside_usr(self.python)
         if py_root:
             cmd += ["--ro-bind", py_root, py_root]
