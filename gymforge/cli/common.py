@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -59,22 +60,33 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextmanager
 def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
-    """A stderr progress bar; yields the runner's ``on_episode`` callback."""
+    """A stderr progress bar with success rate, mean reward and tokens per second; yields the
+    runner's ``on_episode`` callback."""
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("success {task.fields[rate]:.0%}"),
+        TextColumn(
+            "success {task.fields[rate]:.0%}  reward {task.fields[reward]:+.3f}  "
+            "{task.fields[tps]:,.0f} tok/s"
+        ),
         TimeElapsedColumn(),
         console=err,
         disable=quiet,
     ) as progress:
-        bar = progress.add_task(label, total=total, rate=0.0)
-        wins = [0, 0]
+        bar = progress.add_task(label, total=total, rate=0.0, reward=0.0, tps=0.0)
+        seen = {"n": 0, "wins": 0, "reward": 0.0, "tokens": 0}
+        start = time.perf_counter()
 
         def tick(episode: dict[str, Any]) -> None:
-            wins[0] += episode["success"]
-            wins[1] += 1
-            progress.update(bar, advance=1, rate=wins[0] / wins[1])
+            seen["n"] += 1
+            seen["wins"] += episode["success"]
+            seen["reward"] += episode["reward"]
+            seen["tokens"] += episode.get("tokens", 0)
+            n = seen["n"]
+            tps = seen["tokens"] / max(time.perf_counter() - start, 1e-9)
+            progress.update(
+                bar, advance=1, rate=seen["wins"] / n, reward=seen["reward"] / n, tps=tps
+            )
 
         yield tick

@@ -62,6 +62,7 @@ def _run(
     resume: bool = False,
     episode_timeout: float | None = None,
     max_retries: int = 2,
+    base_url: str | None = None,
 ) -> dict[str, Any]:
     if split not in ("train", "heldout", "all"):
         raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
@@ -77,7 +78,7 @@ def _run(
         episode_timeout=episode_timeout,
         max_retries=max_retries,
     )
-    source = resolve_policy(policy)
+    source = resolve_policy(policy, base_url)
     handle = open_env(env_name, dataset)  # resolve before any progress output
     with progress_bar(f"{env_name}/{policy}", n * group, quiet) as tick:
         result = execute(spec, out, policy=source, resume=resume, on_episode=tick, handle=handle)
@@ -116,7 +117,15 @@ def _summary_table(summaries: list[dict[str, Any]]) -> Table:
 @friendly
 def run(
     env: str = typer.Argument(..., help="Environment id or import path (pkg.mod:factory)."),
-    policy: str = typer.Option("oracle", "--policy", "-p", help="oracle, random or noop."),
+    policy: str = typer.Option(
+        "oracle",
+        "--policy",
+        "-p",
+        help="oracle, random, noop, skilled:P, recorded:PATH, openai:MODEL or pkg.mod:factory.",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible server for openai:MODEL policies."
+    ),
     n: int = typer.Option(10, "-n", min=1, help="Number of tasks (one episode each)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling and episodes."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
@@ -148,6 +157,7 @@ def run(
         resume=resume,
         episode_timeout=episode_timeout,
         max_retries=max_retries,
+        base_url=base_url,
     )
     if as_json:
         print(json.dumps(summary, indent=2))
