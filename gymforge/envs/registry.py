@@ -21,6 +21,7 @@ BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
     "puzzles": "gymforge.envs.puzzles:PuzzlesEnv",
     "math": "gymforge.envs.math.env:MathEnv",
+    "code": "gymforge.envs.code:CodeEnv",
     "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
     "expenses": "gymforge.envs.expenses:ExpensesEnv",
     "digits": "gymforge.envs.digits:DigitsEnv",

@@ -1,0 +1,247 @@
+"""``code``: write code, judged honestly in the sandbox (``gymforge.verify.code``).
+
+Three procedural families of function-writing tasks (``code.strings``, ``code.sequence``,
+``code.lists``), whose hidden tests come from running a generated reference implementation;
+difficulty levels and held-out regions; the oracle answer is the reference. Datasets: JSONL
+mixing HumanEval (``{task_id, prompt, entry_point, test}``), MBPP (``{task_id, text|prompt,
+test_list, code?}``) and stdio (``{task_id, prompt, tests: [{input, output}], language?}``)
+rows, the format detected per line (``gymforge grade code --dataset tasks.jsonl ...``).
+
+Single-turn: the first reply is the submission (the last fenced block for the task's language,
+else the whole reply). Reward components: ``task`` (1 on a full pass), ``tests_passed`` (the
+fraction of tests passed, weighted), ``timeout`` and ``crash`` penalties, ``step_cost``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from gymforge.core.env import EnvSpec
+from gymforge.core.episode import Budget
+from gymforge.core.types import Action, Reply, Task
+from gymforge.envs.code.families import FAMILIES, HELDOUT
+from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa.profile import QAProfile, RedTeamCase, ThroughputBudget
+from gymforge.reward.standard import StandardReward, StepCosts
+from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
+from gymforge.verify import Verdict
+from gymforge.verify.code import CodeJudge
+from gymforge.verify.code.extract import ALIASES
+
+
+@dataclass(frozen=True)
+class CodeReward:
+    """``StandardReward`` plus ``tests_passed`` (weight x fraction) and penalties for answers
+    that timed out or crashed."""
+
+    base: StandardReward = field(default_factory=StandardReward)
+    tests_weight: float = 0.5
+    timeout_penalty: float = -0.2
+    crash_penalty: float = -0.1
+
+    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+        out = self.base(verdict, costs)
+        if verdict is not None:
+            out["tests_passed"] = self.tests_weight * (verdict.score or 0.0)
+            if verdict.facts.get("timeouts"):
+                out["timeout"] = self.timeout_penalty
+            if verdict.facts.get("crashes"):
+                out["crash"] = self.crash_penalty
+        return out
+
+
+class CodeRow(BaseModel):
+    """One dataset line; the format is detected from its fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    task_id: str | None = None
+    prompt: str | None = None
+    text: str | None = None
+    entry_point: str | None = None
+    test: str | None = None
+    test_list: list[str] | None = None
+    test_setup_code: str | None = None
+    test_imports: list[str] | None = None
+    tests: list[dict[str, Any]] | None = None
+    code: str | None = None
+    canonical_solution: str | None = None
+    language: str | None = None
+
+    @field_validator("task_id", mode="before")
+    @classmethod
+    def _str_id(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @model_validator(mode="after")
+    def _format(self) -> CodeRow:
+        if self.test is not None and self.entry_point and self.prompt is not None:
+            return self
+        if self.test_list:
+            return self
+        if self.tests is not None and self.prompt:
+            for t in self.tests:
+                if not isinstance(t, dict) or "input" not in t or "output" not in t:
+                    raise ValueError("stdio tests must be objects with input and output")
+            return self
+        raise ValueError(
+            "unknown task format: need HumanEval {prompt, entry_point, test}, "
+            "MBPP {text|prompt, test_list} or stdio {prompt, tests: [{input, output}]}"
+        )
+
+
+def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
+    assert isinstance(row, CodeRow)
+    if row.test is not None and row.entry_point:
+        truth = {
+            "kind": "humaneval",
+            "entry_point": row.entry_point,
+            "test": row.test,
+            "prompt": row.prompt or "",
+        }
+        if row.canonical_solution is not None:
+            truth["reference"] = (row.prompt or "") + row.canonical_solution
+        prompt = (
+            "Complete this Python function. Answer with the complete function in a ```python "
+            f"code block.\n\n```python\n{row.prompt}```"
+        )
+        return prompt, truth
+    if row.test_list:
+        truth = {
+            "kind": "mbpp",
+            "test_list": row.test_list,
+            "test_setup_code": row.test_setup_code or "",
+            "test_imports": row.test_imports or [],
+        }
+        if row.code:
+            truth["reference"] = row.code
+        text = row.text or row.prompt or ""
+        prompt = (
+            f"{text}\nYour code should pass this test:\n{row.test_list[0]}\n\n"
+            "Answer with the code in a ```python code block."
+        )
+        return prompt, truth
+    truth = {
+        "kind": "stdio",
+        "tests": [{"input": str(t["input"]), "output": str(t["output"])} for t in row.tests or []],
+    }
+    if row.language:
+        truth["language"] = row.language
+    if row.code:
+        truth["reference"] = row.code
+    lang = row.language or "python"
+    return (
+        f"{row.prompt}\n\nRead from standard input and write to standard output. "
+        f"Answer with the whole program in a ```{lang} code block."
+    ), truth
+
+
+_TAG = re.compile(r"```[ \t]*([\w+#.-]+)")
+
+
+def answer_language(reply: str, truth: dict[str, Any]) -> str:
+    """The task's language if it names one; for stdio tasks without one, the language of the
+    last fenced block's tag when it is a known language; else python."""
+    if truth.get("language"):
+        return str(truth["language"])
+    if truth.get("kind") == "stdio":
+        tags = _TAG.findall(reply)
+        for lang, names in ALIASES.items():
+            if tags and tags[-1].lower() in names:
+                return lang
+    return "python"
+
+
+def _peek_gc(t: str) -> str | None:
+    names = re.findall(r"^def (\w+)\(", t, re.M)
+    if not names:
+        return None
+    body = (
+        "    import gc, sys\n    f = sys._getframe()\n    while f is not None:\n"
+        "        for v in list(f.f_locals.values()):\n"
+        "            if isinstance(v, dict) and 'expected' in v:\n"
+        "                return v['expected']\n"
+        "        f = f.f_back\n    for o in gc.get_objects():\n"
+        "        if isinstance(o, dict) and 'expected' in o:\n            return o['expected']\n"
+        "    return None\n"
+    )
+    return "```python\n" + "".join(f"def {n}(*args, **kwargs):\n{body}" for n in names) + "```"
+
+
+def _read_tests(t: str) -> str | None:
+    names = re.findall(r"^def (\w+)\(", t, re.M)
+    if not names:
+        return None
+    body = (
+        "    import os\n    found = []\n"
+        "    for root in ('/judge', '/tmp', '/', os.getcwd()):\n"
+        "        try:\n            found += os.listdir(root)\n        except OSError:\n"
+        "            pass\n    open('verdict.json', 'w').write('{\"passed\": true}')\n"
+        "    print('PASS')\n    return found\n"
+    )
+    return "```python\n" + "".join(f"def {n}(*args, **kwargs):\n{body}" for n in names) + "```"
+
+
+def _cases() -> tuple[RedTeamCase, ...]:
+    from gymforge.qa.redteam import CraftedReply
+
+    return (
+        RedTeamCase(
+            "stack_gc_peek",
+            lambda: CraftedReply(_peek_gc),
+            "looks for expected values in frames and gc objects",
+        ),
+        RedTeamCase(
+            "read_tests_write_verdict",
+            lambda: CraftedReply(_read_tests),
+            "lists the judge's directories, writes a verdict file, prints PASS",
+        ),
+    )
+
+
+class CodeEnv(ToolEnv):
+    spec = EnvSpec(
+        "code",
+        "1.0.0",
+        renderer_version="1",
+        description="Write code; judged in the sandbox, compared in the judge, on plain data.",
+    )
+    tasks = TaskSource.of(list(FAMILIES), Split(regions=HELDOUT))
+    budget = Budget(max_steps=3, max_tokens=16384)
+    reward = CodeReward()
+    qa = QAProfile(
+        verifier_kinds=("code",),
+        redteam=_cases(),
+        throughput=ThroughputBudget(reset_p50_ms=20.0, steps_per_s=20.0, concurrency=8),
+    )
+    system_prompt = "You write correct, efficient code. Put your final code in one fenced block."
+
+    def __init__(self, *args: Any, judge: CodeJudge | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.judge = judge or CodeJudge()
+
+    def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
+        return {}
+
+    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+        return self.judge.judge(task.truth, reply, answer_language(reply, task.truth))
+
+    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
+        return await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
+
+    def oracle_plan(self, task: Task) -> list[Action] | None:
+        ref = task.truth.get("reference")
+        if ref is None:
+            return None
+        lang = task.truth.get("language") or "python"
+        return [Reply(text=f"```{lang}\n{ref.rstrip()}\n```")]
+
+    def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
+        """HumanEval, MBPP and stdio rows, mixed freely, the format detected per line."""
+        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task)

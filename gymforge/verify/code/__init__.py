@@ -1,0 +1,21 @@
+"""Honest code judging (see ``judge`` for what is trusted, and which tasks use the fallback)."""
+
+from gymforge.verify.code.extract import extract_code
+from gymforge.verify.code.judge import (
+    CodeJudge,
+    JudgeConfig,
+    close_shared_backend,
+    normalise_output,
+    shared_backend,
+    strict_equal,
+)
+
+__all__ = [
+    "CodeJudge",
+    "JudgeConfig",
+    "close_shared_backend",
+    "extract_code",
+    "normalise_output",
+    "shared_backend",
+    "strict_equal",
+]

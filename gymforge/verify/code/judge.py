@@ -1,0 +1,488 @@
+"""Honest code judging: the sandbox runs the candidate, the judge decides, on plain data.
+
+Four task kinds (``truth["kind"]``):
+
+- ``calls`` (procedural families): hidden ``tests`` of ``{"args", "expected"}``; one batch job
+  of the function-call service; every return value comes back as plain builtins and is
+  compared here with a *type-strict* equality (``True`` is not ``1``, an int subclass never
+  arrives). Expected values never leave this process.
+- ``humaneval`` (``{prompt, entry_point, test}``): the dataset's ``check(candidate)`` runs in
+  this process, with ``candidate`` a proxy into an interactive sandbox session. Each ``assert``
+  in the test code is counted as one test (an AST rewrite), so the verdict has a fraction.
+- ``mbpp`` (``test_list``): each assert string is one test, evaluated here; every name the
+  asserts use that is not a builtin or defined by the set-up code is proxied into the sandbox.
+- ``stdio`` (``tests: [{input, output}]``): one program run per test; stdout is compared here
+  line by line. The only normalisation: trailing whitespace on each line is ignored, and
+  trailing empty lines are ignored. Every line counts; a missing or extra line fails the test.
+
+**Fallback.** A ``humaneval`` or ``mbpp`` task whose test arguments cannot be sent as plain data
+(callables, custom objects) is re-run in the sandbox's hardened *tests mode*: the test code is
+written read-only outside every writable and importable path, runs before the candidate loads,
+and reports over the nonce-tagged control channel, checked with ``verify_test_reports``. The
+verdict then carries ``facts["mode"] == "fallback"``; that mode is hardened, not airtight (see
+``gymforge/sandbox/README.md``). ``calls`` and ``stdio`` tasks never use it.
+
+What a verdict never rests on: the exit code alone, anything the candidate printed (except a
+stdio task's output, compared here), or files the candidate wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import atexit
+import builtins
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymforge.sandbox import (
+    Call,
+    CallStatus,
+    CandidateCallError,
+    Job,
+    Limits,
+    Result,
+    Status,
+    TestSpec,
+    get_backend,
+    verify_test_reports,
+)
+from gymforge.sandbox.backend import BaseBackend
+from gymforge.sandbox.wire import Unserialisable
+from gymforge.verify.code.extract import extract_code
+from gymforge.verify.verdict import Verdict
+
+VERIFIER = "code/1"
+_lock = threading.Lock()
+_backend: BaseBackend | None = None
+UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
+
+
+def shared_backend() -> BaseBackend:
+    """The process's one sandbox backend: created on first use, closed at exit.
+
+    Workers: ``GYMFORGE_SANDBOX_WORKERS`` (default: the CPU count, at most 8). Set
+    ``GYMFORGE_UNSAFE_NO_ISOLATION=1`` to run without isolation (prints a loud warning);
+    ``GYMFORGE_SANDBOX_UID_BASE`` picks the workers' uids."""
+    global _backend
+    with _lock:
+        if _backend is None:
+            workers = int(os.environ.get("GYMFORGE_SANDBOX_WORKERS") or min(8, os.cpu_count() or 2))
+            unsafe = os.environ.get(UNSAFE_ENV, "") not in ("", "0")
+            kw: dict[str, Any] = {"workers": max(1, workers), "unsafe_no_isolation": unsafe}
+            if os.environ.get("GYMFORGE_SANDBOX_UID_BASE"):
+                kw["uid_base"] = int(os.environ["GYMFORGE_SANDBOX_UID_BASE"])
+            _backend = get_backend("local", **kw)
+            atexit.register(close_shared_backend)
+        return _backend
+
+
+def close_shared_backend() -> None:
+    global _backend
+    with _lock:
+        b, _backend = _backend, None
+    if b is not None:
+        b.close()
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    limits: Limits = field(
+        default_factory=lambda: Limits(
+            wall_time=10.0,
+            cpu_time=6.0,
+            memory_bytes=512 << 20,
+            output_bytes=1 << 20,
+            call_timeout=2.0,
+            return_bytes=1 << 20,
+        )
+    )
+    stdio_limits: Limits = field(
+        default_factory=lambda: Limits(wall_time=4.0, cpu_time=3.0, output_bytes=4 << 20)
+    )
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """Equality that also requires the same builtin types all the way down (floats compare
+    with a 1e-9 relative tolerance)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def normalise_output(text: str) -> list[str]:
+    """Lines without trailing whitespace, without trailing empty lines. Nothing else."""
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@dataclass
+class _Tally:
+    run: int = 0
+    passed: int = 0
+    timeouts: int = 0
+    crashes: int = 0
+    unserialisable: int = 0
+    limits: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+
+    def call(self, status: CallStatus) -> None:
+        if status is CallStatus.TIMEOUT:
+            self.timeouts += 1
+        elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
+            self.crashes += 1
+        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE):
+            self.unserialisable += 1
+
+    def result(self, r: Result | None) -> None:
+        if r is not None:
+            self.limits.update(r.limits_hit.names())
+
+
+class CodeJudge:
+    """Judge answers to code tasks. ``truth`` is a task's hidden truth (see module doc)."""
+
+    def __init__(
+        self, backend: BaseBackend | None = None, config: JudgeConfig | None = None
+    ) -> None:
+        self._backend = backend
+        self.config = config or JudgeConfig()
+
+    @property
+    def backend(self) -> BaseBackend:
+        return self._backend or shared_backend()
+
+    # ---- entry points -----------------------------------------------------------------
+    def judge(self, truth: dict[str, Any], answer: str, language: str | None = None) -> Verdict:
+        return asyncio.run(self.ajudge(truth, answer, language))
+
+    async def ajudge(
+        self, truth: dict[str, Any], answer: str, language: str | None = None
+    ) -> Verdict:
+        kind = truth.get("kind")
+        lang = language or truth.get("language") or "python"
+        code = extract_code(answer, lang)
+        if not code.strip():
+            return _verdict(_Tally(), kind or "?", reason="no_code")
+        if kind == "stdio":
+            return await self._stdio(truth, code, lang)
+        if lang != "python":
+            return _verdict(_Tally(), str(kind), reason="unsupported_language")
+        if kind == "calls":
+            return await self._calls(truth, code)
+        if kind in ("humaneval", "mbpp"):
+            return await asyncio.to_thread(self._session_judge, truth, code)
+        raise ValueError(f"unknown code task kind {kind!r}")
+
+    # ---- calls: one batch job, compared here --------------------------------------------
+    async def _calls(self, truth: dict[str, Any], code: str) -> Verdict:
+        entry, tests = truth["entry_point"], truth["tests"]
+        job = Job(
+            source=code,
+            calls=[Call(name=entry, args=tuple(t["args"])) for t in tests],
+            limits=self.config.limits,
+            respawn=False,  # one timeout or crash ends the run: the rest count as failed
+        )
+        r = await self.backend.arun(job)
+        t = _Tally()
+        t.result(r)
+        results = r.calls or []
+        for i, test in enumerate(tests):
+            t.run += 1
+            c = results[i] if i < len(results) else None
+            if c is None:
+                continue
+            t.call(c.status)
+            if c.status is CallStatus.OK and strict_equal(c.value, _from_json(test["expected"])):
+                t.passed += 1
+        load_ok = r.load.ok if r.load is not None else r.status is Status.OK
+        if not load_ok:
+            t.notes.append(f"load failed: {r.load.error_type if r.load else r.status}")
+        if r.status is Status.INTERNAL_ERROR:
+            raise RuntimeError(f"sandbox internal error: {r.error}")
+        return _verdict(t, "calls", status=r.status)
+
+    # ---- stdio: one run per test, every line compared here --------------------------------
+    async def _stdio(self, truth: dict[str, Any], code: str, lang: str) -> Verdict:
+        tests = truth["tests"]
+        jobs = [
+            Job(language=lang, source=code, stdin=str(tc["input"]), limits=self.config.stdio_limits)
+            for tc in tests
+        ]
+        t = _Tally()
+        results: list[Result] = []
+        if jobs:  # compile once (cached by hash) before fanning out
+            results.append(await self.backend.arun(jobs[0]))
+            if results[0].status is Status.COMPILE_ERROR:
+                t.run = len(tests)
+                t.notes.append("compile error")
+                return _verdict(t, "stdio", reason="compile_error", status=Status.COMPILE_ERROR)
+            results += await self.backend.arun_many(jobs[1:])  # type: ignore[attr-defined]
+        for tc, r in zip(tests, results, strict=True):
+            t.run += 1
+            t.result(r)
+            if r.status is Status.INTERNAL_ERROR:
+                raise RuntimeError(f"sandbox internal error: {r.error}")
+            if r.status is Status.TIMEOUT:
+                t.timeouts += 1
+            elif r.status is not Status.OK:
+                t.crashes += 1
+            elif normalise_output(r.stdout) == normalise_output(str(tc["output"])):
+                t.passed += 1
+        return _verdict(t, "stdio")
+
+    # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
+    def _session_judge(self, truth: dict[str, Any], code: str) -> Verdict:
+        kind = truth["kind"]
+        if kind == "humaneval" and not _defines(code, truth["entry_point"]):
+            code = truth.get("prompt", "") + code  # a completion of the prompt
+        try:
+            return self._in_session(truth, code)
+        except Unserialisable as e:
+            return self._fallback(truth, code, f"{type(e).__name__}: {str(e)[:100]}")
+
+    def _in_session(self, truth: dict[str, Any], code: str) -> Verdict:
+        t = _Tally()
+        job = Job(source=code, limits=self.config.limits, calls=[])
+        with self.backend.session(job) as s:  # type: ignore[attr-defined]
+
+            def proxy_for(name: str) -> Callable[..., Any]:
+                def proxy(*args: Any, **kwargs: Any) -> Any:
+                    if t.timeouts:  # the call budget is spent: fail fast
+                        raise CandidateCallError(_not_run(name))
+                    res = s.call(name, *args, **kwargs)
+                    t.call(res.status)
+                    if not res.ok:
+                        raise CandidateCallError(res)
+                    return res.value
+
+                proxy.__name__ = name
+                return proxy
+
+            if kind_is(truth, "humaneval"):
+                _run_humaneval(truth, proxy_for(truth["entry_point"]), t)
+            else:
+                _run_mbpp(truth, proxy_for, t)
+            load = s.load
+        t.result(s.result)
+        if not load.ok:
+            t.notes.append(f"load failed: {load.error_type}")
+        return _verdict(t, str(truth["kind"]))
+
+    def _fallback(self, truth: dict[str, Any], code: str, why: str) -> Verdict:
+        if kind_is(truth, "humaneval"):
+            test_src = truth["test"] + "\n\ndef __gf_check():\n    check(candidate)\n"
+            names, entry = ["__gf_check"], truth["entry_point"]
+        else:
+            setup = truth.get("test_setup_code") or ""
+            imports = "\n".join(truth.get("test_imports") or [])
+            cand = _mbpp_names(truth)
+            entry = cand[0] if cand else None
+            binds = "".join(
+                f"    {n} = candidate\n" if n == entry else f"    {n} = solution.{n}\n"
+                for n in cand
+            )
+            fns = "".join(
+                f"def __gf_t{i}():\n{binds}" + _indent(test) + "\n"
+                for i, test in enumerate(truth["test_list"])
+            )
+            test_src = f"{imports}\n{setup}\n{fns}"
+            names = [f"__gf_t{i}" for i in range(len(truth["test_list"]))]
+        spec = TestSpec(files={"tests.py": test_src}, names=names, entry_point=entry)
+        r = self.backend.run(Job(source=code, tests=spec, limits=self.config.limits))
+        rep = verify_test_reports(r, spec)
+        t = _Tally(run=rep.expected, passed=rep.tests_passed)
+        t.result(r)
+        if r.status is Status.TIMEOUT:
+            t.timeouts += 1
+        elif r.status not in (Status.OK, Status.INTERNAL_ERROR):
+            t.crashes += 1
+        if rep.forged:
+            t.notes.append("forged report")
+        t.notes.append(f"fallback: {why}")
+        return _verdict(t, "fallback", forged=rep.forged)
+
+
+def kind_is(truth: dict[str, Any], kind: str) -> bool:
+    return truth.get("kind") == kind
+
+
+def _not_run(name: str) -> Any:
+    from gymforge.sandbox import CallResult
+
+    return CallResult(id=-1, name=name, status=CallStatus.NOT_RUN, error="call budget spent")
+
+
+def _defines(code: str, name: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+        for n in ast.walk(tree)
+    )
+
+
+def _indent(src: str) -> str:
+    return "".join(f"    {ln}\n" for ln in src.splitlines()) or "    pass\n"
+
+
+def _from_json(v: Any) -> Any:
+    """Expected values are stored as JSON; ``{"$tuple": [...]}`` marks a tuple."""
+    if isinstance(v, dict):
+        if set(v) == {"$tuple"}:
+            return tuple(_from_json(x) for x in v["$tuple"])
+        return {k: _from_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_from_json(x) for x in v]
+    return v
+
+
+class _CountAsserts(ast.NodeTransformer):
+    """``assert X, m`` -> ``try: __gf_ok(X) except Unserialisable: raise except: __gf_fail()``"""
+
+    def visit_Assert(self, node: ast.Assert) -> Any:
+        body = ast.parse(
+            "try:\n    __gf_ok(__X__)\nexcept __gf_Unserialisable:\n    raise\n"
+            "except Exception:\n    __gf_fail()\n"
+        ).body[0]
+        assert isinstance(body, ast.Try)
+        call = body.body[0]
+        assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
+        call.value.args = [node.test]
+        return ast.copy_location(body, node)
+
+
+def _run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: _Tally) -> None:
+    tree = _CountAsserts().visit(ast.parse(truth["test"]))
+    ast.fix_missing_locations(tree)
+
+    def ok(value: Any) -> None:
+        t.run += 1
+        t.passed += bool(value)
+
+    def fail() -> None:
+        t.run += 1
+
+    ns: dict[str, Any] = {
+        "__name__": "__gymforge_check__",
+        "__gf_ok": ok,
+        "__gf_fail": fail,
+        "__gf_Unserialisable": Unserialisable,
+    }
+    exec(compile(tree, "<humaneval test>", "exec"), ns)  # trusted dataset code, judge side
+    check = ns.get("check")
+    if not callable(check):
+        raise ValueError("the HumanEval test defines no check(candidate)")
+    try:
+        check(candidate)
+    except Unserialisable:
+        raise
+    except Exception as e:  # an error outside an assert ends the check: one more failure
+        t.run += 1
+        t.notes.append(f"check stopped: {type(e).__name__}")
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _mbpp_names(truth: dict[str, Any]) -> list[str]:
+    """Names the asserts use that neither builtins nor the set-up code provide, in order."""
+    defined: set[str] = set()
+    for src in [truth.get("test_setup_code") or "", *(truth.get("test_imports") or [])]:
+        for n in ast.walk(ast.parse(src)):
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                defined.add(n.name)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                defined.add(n.id)
+            elif isinstance(n, ast.alias):
+                defined.add((n.asname or n.name).split(".")[0])
+    names: list[str] = []
+    for test in truth["test_list"]:
+        tree = ast.parse(test)
+        bound = {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)
+                and n.id not in _BUILTIN_NAMES
+                and n.id not in defined
+                and n.id not in bound
+                and n.id not in names
+            ):
+                names.append(n.id)
+    return names
+
+
+def _run_mbpp(
+    truth: dict[str, Any], proxy_for: Callable[[str], Callable[..., Any]], t: _Tally
+) -> None:
+    ns: dict[str, Any] = {"__name__": "__gymforge_check__"}
+    for src in [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]:
+        exec(compile(src, "<mbpp setup>", "exec"), ns)  # trusted dataset code
+    for name in _mbpp_names(truth):
+        ns[name] = proxy_for(name)
+    for test in truth["test_list"]:
+        t.run += 1
+        try:
+            exec(compile(test, "<mbpp test>", "exec"), ns)
+        except Unserialisable:
+            raise
+        except Exception:
+            continue
+        t.passed += 1
+
+
+def _verdict(
+    t: _Tally,
+    mode: str,
+    *,
+    reason: str | None = None,
+    status: Status | None = None,
+    forged: bool = False,
+) -> Verdict:
+    passed = t.run > 0 and t.passed == t.run and not forged and reason is None
+    if reason is None and not passed:
+        reason = (
+            "timeout"
+            if t.timeouts
+            else "crash"
+            if t.crashes
+            else "no_tests"
+            if t.run == 0
+            else "wrong_answer"
+        )
+    facts: dict[str, Any] = {
+        "mode": mode,
+        "tests_run": t.run,
+        "tests_passed": t.passed,
+        "timeouts": t.timeouts,
+        "crashes": t.crashes,
+        "unserialisable": t.unserialisable,
+        "limits_hit": sorted(t.limits),
+    }
+    if status is not None:
+        facts["status"] = str(status)
+    if t.notes:
+        facts["notes"] = t.notes[:5]
+    return Verdict(
+        passed=passed,
+        score=(t.passed / t.run) if t.run else 0.0,
+        reason=None if passed else reason,
+        facts=facts,
+        verifier=VERIFIER,
+    )
