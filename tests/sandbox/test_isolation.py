@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import socket
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sandbox_helpers import UID_BASE, run_py
 
 from gymforge.sandbox.local import LocalBackend
+
+REPO_DIR = Path(__file__).resolve().parents[2]
 
 
 def facts(backend: LocalBackend, source: str) -> dict:
@@ -66,7 +70,9 @@ print({{'lo': try_connect(('127.0.0.1', {host_port})),
 
 
 def test_read_only_everywhere_but_the_job_dir(sandbox: LocalBackend) -> None:
-    src = """
+    src = (
+        f"REPO = {str(REPO_DIR)!r}\nHOST_PYTHON = {sys.base_prefix!r}\n"
+        + """
 import os
 def writable(path):
     try:
@@ -80,14 +86,15 @@ targets = ['/etc/gf', '/usr/gf', '/gf', '/tmp/gf', '/dev/shm/gf', '/proc/gf', '/
            '/judge/gf', '/.gymforge/gf', '/usr/lib/python3/dist-packages/gf.py']
 print({'w': {t: writable(t) for t in targets}, 'job': writable('gf'),
        'cwd': os.getcwd(), 'tmp': os.environ['TMPDIR'], 'home': os.environ['HOME'],
-       'repo': os.path.exists('/work/main'), 'root_home': os.path.exists('/root/.pyenv'),
+       'repo': os.path.exists(REPO), 'host_python': os.path.exists(HOST_PYTHON),
        'top': sorted(os.listdir('/'))})
 """
+    )
     f = facts(sandbox, src)
     assert not any(f["w"].values()), f["w"]
     assert f["job"] is True
     assert f["cwd"] == f["tmp"] == f["home"] == "/tmp/job"
-    assert not f["repo"] and not f["root_home"], "host files must not be visible"
+    assert not f["repo"] and not f["host_python"], "host files must not be visible"
     assert "work" not in f["top"] and "root" not in f["top"] and "home" not in f["top"]
 
 
