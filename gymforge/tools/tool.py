@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import re
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -86,7 +87,7 @@ def _empty_like(annotation: Any) -> Any:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Tool:
     """A validated tool. ``fn`` is unbound; ``Toolset`` binds it to its owner."""
 
@@ -101,14 +102,25 @@ class Tool:
 
     @property
     def schema(self) -> dict[str, Any]:
-        """The OpenAI ``tools=[...]`` entry for this tool."""
-        params = _strip_titles(self.args_model.model_json_schema())
-        params.setdefault("properties", {})
-        params["additionalProperties"] = False
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": params},
-        }
+        """The OpenAI ``tools=[...]`` entry for this tool, built once per tool (schema
+        generation costs ~0.3 ms, and every environment instance offers its tools)."""
+        cached = _SCHEMAS.get(self)
+        if cached is None:
+            params = _strip_titles(self.args_model.model_json_schema())
+            params.setdefault("properties", {})
+            params["additionalProperties"] = False
+            cached = _SCHEMAS[self] = {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": params,
+                },
+            }
+        return cached
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[Tool, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 def tool(
@@ -194,12 +206,8 @@ class Toolset:
 
     @property
     def schemas(self) -> tuple[dict[str, Any], ...]:
-        """The OpenAI tool schemas, built once per tool set (they cost ~0.25 ms per tool)."""
-        key = tuple(map(id, self.tools.values()))
-        if getattr(self, "_schema_key", None) != key:
-            self._schema_key = key
-            self._schemas = tuple(t.schema for t in self.tools.values())
-        return self._schemas
+        """The OpenAI tool schemas of this set (each built once per tool)."""
+        return tuple(t.schema for t in self.tools.values())
 
     def reset(self, task_id: str, seed: int, plan: FaultPlan = NO_FAULTS) -> None:
         """Start a new episode: call counters and the stale-data history are cleared."""
