@@ -1,6 +1,7 @@
 """Reward functions: verdict + costs -> named components; the scalar is their sum."""
 
 from gymforge.reward.compose import ComposedReward, FormatPenalty, LengthPenalty, SparseReward
+from gymforge.reward.process import RuleCredit
 from gymforge.reward.shaping import Potential, ShapedEnv
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 
@@ -10,6 +11,7 @@ __all__ = [
     "LengthPenalty",
     "Potential",
     "RewardFn",
+    "RuleCredit",
     "ShapedEnv",
     "SparseReward",
     "StandardReward",

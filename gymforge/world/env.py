@@ -32,6 +32,7 @@ from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.reward.process import RuleCredit
 from gymforge.rollout.policy import EpisodeContext, Policy
 from gymforge.tools.tool import Toolset
 from gymforge.verify.rules import LogEvent
@@ -100,6 +101,10 @@ class WorldToolEnv(ToolEnv):
         """The environment's side of the stop condition (e.g. ``"resolved"``)."""
         return None
 
+    def process_credit(self) -> RuleCredit | None:
+        """Per-step process reward from rule checks (a fresh one per episode), or None."""
+        return None
+
     def episode_budget(self, task: Task) -> Budget:
         return type(self).budget
 
@@ -142,6 +147,7 @@ class WorldToolEnv(ToolEnv):
         )
         self.writes.reset(self.db, tid, seed, self.world_faults(task))
         self.log = []
+        self.process = self.process_credit()
         self.user = self.make_user(task, rng(tid, seed, "user"))
         self.budget = self.episode_budget(task)
         self._pending, self._shaped = None, {}
@@ -177,6 +183,9 @@ class WorldToolEnv(ToolEnv):
         result = await super().step(action)
         if isinstance(action, ToolCall):
             self._log_tool(step, action, result)
+        if self.process is not None:
+            for name, value in self.process(self.log).items():
+                self.shape(name, value)
         if not self._shaped:
             return result
         components = dict(result.reward_components)

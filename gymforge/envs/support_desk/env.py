@@ -28,6 +28,7 @@ from gymforge.envs.support_desk.redteam import REDTEAM
 from gymforge.envs.support_desk.schema import SCHEMA
 from gymforge.envs.support_desk.tools import DeskTools
 from gymforge.qa.profile import Baselines, QAProfile, ThroughputBudget
+from gymforge.reward.process import RuleCredit
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan
 from gymforge.verify import Verdict
@@ -62,7 +63,7 @@ def call(name: str, **arguments: Any) -> ToolCall:
 class SupportDeskEnv(DeskTools):
     spec = EnvSpec(
         "support-desk",
-        "1.0.0",
+        "1.1.0",
         renderer_version=RENDERER_VERSION,
         description="Billing disputes: identity, refunds, credits, escalations, fraud holds.",
     )
@@ -82,6 +83,10 @@ class SupportDeskEnv(DeskTools):
     )
 
     # ---- episode setup --------------------------------------------------------------------
+    def process_credit(self) -> RuleCredit:
+        """Each broken process rule costs 0.05 at the step where it breaks (``process``)."""
+        return RuleCredit(PROCESS_RULES, penalty=-0.05)
+
     def make_user(self, task: Task, r: random.Random) -> UserSimulator:
         p = task.truth["persona"]
         persona = Persona(
