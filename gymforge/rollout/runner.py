@@ -46,6 +46,22 @@ class Job:
     def sampling_seed(self) -> int:
         return derive_seed("sampling", self.task_id, self.seed, self.rollout) % 2**31
 
+    def keys(self, run_id: str, env: Environment, policy: Policy) -> EpisodeKeys:
+        """The identity stamped on every record of this job's episode (any backend)."""
+        return EpisodeKeys(
+            run_id=run_id,
+            episode_id=f"{run_id}-{self.index:06d}",
+            task_id=self.task_id,
+            seed=self.seed,
+            env_id=env.spec.id,
+            env_version=env.spec.version,
+            renderer_version=env.spec.renderer_version,
+            policy_checkpoint=policy.checkpoint,
+            weight_version=weight_version(policy),
+            rollout=self.rollout,
+            sampling_seed=self.sampling_seed,
+        )
+
 
 def expand(pairs: Sequence[tuple[str, int]], group: int = 1) -> list[Job]:
     """Each ``(task_id, seed)`` pair becomes ``group`` jobs, rollouts 0..group-1."""
@@ -100,20 +116,7 @@ async def run(
 
     async def attempt(env: Environment, job: Job) -> list[dict[str, Any]]:
         policy = policy_factory()
-        keys = EpisodeKeys(
-            run_id=run_id,
-            episode_id=f"{run_id}-{job.index:06d}",
-            task_id=job.task_id,
-            seed=job.seed,
-            env_id=env.spec.id,
-            env_version=env.spec.version,
-            renderer_version=env.spec.renderer_version,
-            policy_checkpoint=policy.checkpoint,
-            weight_version=_weight_version(policy),
-            rollout=job.rollout,
-            sampling_seed=job.sampling_seed,
-        )
-        episode = run_episode(env, policy, keys)
+        episode = run_episode(env, policy, job.keys(run_id, env, policy))
         if episode_timeout_s is None:
             return await episode
         try:
@@ -175,7 +178,11 @@ async def run(
     return RunResult(summary, episodes, errors)
 
 
-def _weight_version(policy: Policy) -> str | None:
+def weight_version(policy: Policy) -> str | None:
+    """The policy's current weight version as a string (a callable is called), or None."""
     version = getattr(policy, "weight_version", None)
     version = version() if callable(version) else version
     return None if version is None else str(version)
+
+
+_weight_version = weight_version  # the name the scale-out backends were written against
