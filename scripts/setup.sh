@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # bubblewrap and friends: the code sandbox (its zygote runs on the system python3);
-# compilers and node: the sandbox's languages; chromium: the report test renders HTML headless
-DEB_PACKAGES=(bubblewrap libseccomp2 python3 gcc g++ libc6-dev chromium)
+# compilers and node: the sandbox's languages; chromium: the report test renders HTML headless;
+# redis-server: the redis-streams backend's tests start a real one on 127.0.0.1
+DEB_PACKAGES=(bubblewrap libseccomp2 python3 gcc g++ libc6-dev chromium redis-server)
 EXTRAS="${EXTRAS:-dev}"
 PYTHON="${PYTHON:-python3}"
 

@@ -63,9 +63,13 @@ def _run(
     episode_timeout: float | None = None,
     max_retries: int = 2,
     base_url: str | None = None,
+    backend: str = "local",
+    backend_url: str | None = None,
 ) -> dict[str, Any]:
     if split not in ("train", "heldout", "all"):
         raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
+    if backend not in ("local", "ray", "redis"):
+        raise GymforgeError(f"--backend must be local, ray or redis, not {backend!r}")
     spec = RunSpec(
         env=env_name,
         policy=policy,
@@ -77,11 +81,21 @@ def _run(
         concurrency=concurrency,
         episode_timeout=episode_timeout,
         max_retries=max_retries,
+        backend=backend,  # type: ignore[arg-type]
     )
     source = resolve_policy(policy, base_url)
     handle = open_env(env_name, dataset)  # resolve before any progress output
     with progress_bar(f"{env_name}/{policy}", n * group, quiet) as tick:
-        result = execute(spec, out, policy=source, resume=resume, on_episode=tick, handle=handle)
+        result = execute(
+            spec,
+            out,
+            policy=source,
+            resume=resume,
+            on_episode=tick,
+            handle=handle,
+            policy_options={"base_url": base_url},
+            backend_url=backend_url,
+        )
     return result.summary
 
 
@@ -139,6 +153,13 @@ def run(
         None, "--episode-timeout", min=0.001, help="Seconds; an episode over it is retried."
     ),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of failed episodes."),
+    backend: str = typer.Option("local", "--backend", help="local, ray or redis."),
+    redis_url: str | None = typer.Option(
+        None, "--redis", envvar="GYMFORGE_REDIS_URL", help="Redis URL for --backend redis."
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray cluster for --backend ray (default: local)."
+    ),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json."""
@@ -158,6 +179,8 @@ def run(
         episode_timeout=episode_timeout,
         max_retries=max_retries,
         base_url=base_url,
+        backend=backend,
+        backend_url=redis_url if backend == "redis" else ray_address,
     )
     if as_json:
         print(json.dumps(summary, indent=2))
@@ -190,3 +213,19 @@ def demo(
     demo_eval_and_report(out, n, seed, ("oracle", "random", "noop"))
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command()
+@friendly
+def worker(
+    redis: str = typer.Option(..., "--redis", envvar="GYMFORGE_REDIS_URL", help="Redis URL."),
+    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
+    reclaim_idle: float = typer.Option(
+        60.0, "--reclaim-idle", help="Seconds before a dead worker's tasks are taken over."
+    ),
+) -> None:
+    """Process --backend redis episodes until interrupted (SIGINT/SIGTERM finish in-flight)."""
+    from gymforge.rollout.backends.redis_streams import worker_main
+
+    n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
+    err.print(f"processed {n} tasks")

@@ -27,7 +27,8 @@ MANIFEST_VERSION = 1
 
 
 class RunSpec(BaseModel):
-    """What a run was asked to do. ``concurrency`` never changes results; the rest may."""
+    """What a run was asked to do. ``concurrency`` and ``backend`` never change results; the
+    rest may."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -41,6 +42,7 @@ class RunSpec(BaseModel):
     concurrency: int = Field(default=1, ge=1)
     episode_timeout: float | None = None
     max_retries: int = Field(default=2, ge=0)
+    backend: Literal["local", "ray", "redis"] = "local"
 
 
 def git_commit() -> str | None:

@@ -1,0 +1,498 @@
+"""The ``--backend redis`` runner: a task stream with a consumer group, and a result stream.
+
+Layout (``prefix`` defaults to ``gymforge``):
+
+- ``{prefix}:tasks`` — one entry per job (env ref, policy spec, task, seed, rollout, index,
+  run id, result stream), read by ``gymforge worker`` processes through the consumer group
+  ``{prefix}:workers`` (XREADGROUP). A worker runs the episode, XADDs its records to the
+  run's result stream, then XACKs (and XDELs) the task. Entries a dead worker took and never
+  acked are taken over by the others with XAUTOCLAIM once idle for ``reclaim_idle_ms``; a
+  live worker keeps its running entry fresh with a JUSTID XCLAIM heartbeat.
+- ``{prefix}:results:{run_id}`` — one entry per finished job: the episode's full list of
+  records as JSON (or an ``error`` field after ``max_retries`` infrastructure failures). The
+  coordinator (``run_redis``) reads it through the group ``coordinator``, writes each job's
+  episode to ``trajectories.jsonl`` exactly once (a reclaimed job can finish twice: results
+  are deduplicated by job key), acks, and returns when every job has a result.
+- ``{prefix}:done:{run_id}`` — set when a run is over, so workers skip its leftover tasks.
+
+Delivery is at-least-once; exactly-once on disk comes from the coordinator's deduplication.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gymforge.core.errors import InfraError, UserError
+from gymforge.envs.handle import EnvHandle, open_env
+from gymforge.rollout.episode import run_episode
+from gymforge.rollout.resolve import PolicySource, resolve_policy
+from gymforge.rollout.runner import Job, RunResult
+from gymforge.rollout.summary import summarize
+from gymforge.trajectory.io import TrajectoryWriter, recover_finished
+
+try:
+    import redis.asyncio as aioredis
+    from redis.exceptions import ResponseError
+except ImportError:  # pragma: no cover - exercised only without the extra
+    aioredis = None  # type: ignore[assignment]
+    ResponseError = Exception  # type: ignore[assignment,misc]
+
+log = logging.getLogger("gymforge.redis")
+
+DEFAULT_PREFIX = "gymforge"
+COORDINATOR_GROUP = "coordinator"
+DONE_TTL_S = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Streams:
+    """The key names under one prefix."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def tasks(self) -> str:
+        return f"{self.prefix}:tasks"
+
+    @property
+    def group(self) -> str:
+        return f"{self.prefix}:workers"
+
+    def results(self, run_id: str) -> str:
+        return f"{self.prefix}:results:{run_id}"
+
+    def done(self, run_id: str) -> str:
+        return f"{self.prefix}:done:{run_id}"
+
+
+def connect(url: str) -> Any:
+    if aioredis is None:
+        raise UserError("the redis backend needs the redis package: pip install 'gymforge[redis]'")
+    return aioredis.from_url(url, decode_responses=True)
+
+
+async def ensure_group(r: Any, stream: str, group: str) -> None:
+    """Create ``group`` on ``stream`` (and the stream) from its start; fine if it exists."""
+    try:
+        await r.xgroup_create(stream, group, id="0", mkstream=True)
+    except ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
+
+
+def job_key(fields: dict[str, Any]) -> tuple[str, int, int]:
+    return (fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
+
+
+def task_fields(
+    job: Job,
+    *,
+    env_ref: str,
+    policy_spec: str,
+    run_id: str,
+    result_stream: str,
+    dataset: str | None = None,
+    base_url: str | None = None,
+    max_retries: int = 2,
+    episode_timeout_s: float | None = None,
+) -> dict[str, str]:
+    fields = {
+        "run_id": run_id,
+        "env": env_ref,
+        "policy": policy_spec,
+        "task_id": job.task_id,
+        "seed": str(job.seed),
+        "rollout": str(job.rollout),
+        "index": str(job.index),
+        "result_stream": result_stream,
+        "max_retries": str(max_retries),
+    }
+    if dataset:
+        fields["dataset"] = dataset
+    if base_url:
+        fields["base_url"] = base_url
+    if episode_timeout_s is not None:
+        fields["episode_timeout_s"] = repr(float(episode_timeout_s))
+    return fields
+
+
+# --------------------------------------------------------------------------- coordinator
+
+
+async def run_redis(
+    url: str,
+    env_ref: str,
+    policy_spec: str,
+    jobs: Sequence[Job],
+    out_dir: str | Path | None,
+    *,
+    run_id: str | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    dataset: str | Path | None = None,
+    base_url: str | None = None,
+    max_retries: int = 2,
+    episode_timeout_s: float | None = None,
+    resume: bool = False,
+    block_ms: int = 1000,
+    timeout_s: float | None = 24 * 3600.0,
+    idle_timeout_s: float | None = None,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+    summary_extra: dict[str, Any] | None = None,
+) -> RunResult:
+    """Queue every job on the task stream and collect the episodes the workers send back.
+
+    Each job's episode is written once to ``out_dir/trajectories.jsonl`` (and
+    ``summary.json``); returns the same ``RunResult`` as the local runner. Raises
+    ``InfraError`` when ``timeout_s`` passes, or when ``idle_timeout_s`` passes without a new
+    result (no workers running, say), before every job has a result."""
+    run_id = run_id or uuid.uuid4().hex[:12]
+    streams = Streams(prefix)
+    results_key = streams.results(run_id)
+    path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
+    all_jobs = list(jobs)
+    previous: list[dict[str, Any]] = []
+    if path is not None and resume and path.exists():
+        previous = recover_finished(path)
+        done_keys = {(e["task_id"], e["seed"], e.get("rollout", 0)) for e in previous}
+        all_jobs = [j for j in all_jobs if j.key not in done_keys]
+        log.info("resume: %d episodes kept, %d to run", len(previous), len(all_jobs))
+    by_key = {j.key: j for j in all_jobs}
+    if len(by_key) != len(all_jobs):
+        raise UserError("jobs must have distinct (task_id, seed, rollout) keys")
+    finished: dict[tuple[str, int, int], dict[str, Any]] = {}
+    errors: dict[tuple[str, int, int], str] = {}
+    duplicates = 0
+    r = connect(url)
+    writer = TrajectoryWriter(path, append=resume) if path is not None else None
+    try:
+        await ensure_group(r, results_key, COORDINATOR_GROUP)
+        await ensure_group(r, streams.tasks, streams.group)
+        async with r.pipeline(transaction=False) as pipe:
+            for job in all_jobs:
+                pipe.xadd(
+                    streams.tasks,
+                    task_fields(
+                        job,
+                        env_ref=env_ref,
+                        policy_spec=policy_spec,
+                        run_id=run_id,
+                        result_stream=results_key,
+                        dataset=str(dataset) if dataset else None,
+                        base_url=base_url,
+                        max_retries=max_retries,
+                        episode_timeout_s=episode_timeout_s,
+                    ),
+                )
+            await pipe.execute()
+        log.info("queued %d jobs of run %s on %s", len(all_jobs), run_id, streams.tasks)
+        start = last_progress = time.monotonic()
+        pending_first = True  # read our own unacked entries once (a restarted coordinator)
+        while len(finished) + len(errors) < len(all_jobs):
+            now = time.monotonic()
+            if timeout_s is not None and now - start > timeout_s:
+                raise InfraError(
+                    f"redis run {run_id}: {len(all_jobs) - len(finished) - len(errors)} jobs "
+                    f"still without a result after {timeout_s} s"
+                )
+            if idle_timeout_s is not None and now - last_progress > idle_timeout_s:
+                raise InfraError(
+                    f"redis run {run_id}: no result for {idle_timeout_s} s; are workers "
+                    f"running (gymforge worker --redis {url})?"
+                )
+            reply = await r.xreadgroup(
+                COORDINATOR_GROUP,
+                "coordinator",
+                {results_key: "0" if pending_first else ">"},
+                count=64,
+                block=None if pending_first else block_ms,
+            )
+            pending_first = False
+            ids: list[str] = []
+            for _stream, entries in reply or []:
+                for entry_id, fields in entries:
+                    ids.append(entry_id)
+                    if not fields or fields.get("run_id") != run_id:
+                        continue
+                    key = job_key(fields)
+                    if key not in by_key:
+                        continue
+                    if key in finished or key in errors:
+                        duplicates += 1
+                        continue
+                    if "error" in fields:
+                        errors[key] = fields["error"]
+                        log.warning("%s seed %d rollout %d: %s", *key, fields["error"])
+                        continue
+                    records = json.loads(fields["records"])
+                    if writer is not None:
+                        writer.write_episode(records)  # before the ack: no loss on a crash
+                    finished[key] = records[-1]
+                    last_progress = time.monotonic()
+                    if on_episode is not None:
+                        on_episode(records[-1])
+            if ids:
+                await r.xack(results_key, COORDINATOR_GROUP, *ids)
+                await r.xdel(results_key, *ids)
+        await r.set(streams.done(run_id), "1", ex=DONE_TTL_S)
+        await r.delete(results_key)
+    finally:
+        if writer is not None:
+            writer.close()
+        await r.aclose()
+    episodes = previous + [finished[j.key] for j in all_jobs if j.key in finished]
+    summary = summarize(episodes, run_id=run_id, **(summary_extra or {}))
+    summary.update(
+        infra_errors=len(errors),
+        infra_retries=0,
+        resumed=len(previous),
+        backend="redis",
+        duplicate_results=duplicates,
+    )
+    if out_dir:
+        (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    messages = [f"{t} seed {s} rollout {ro}: {e}" for (t, s, ro), e in errors.items()]
+    return RunResult(summary, episodes, messages)
+
+
+# --------------------------------------------------------------------------- worker
+
+
+class _Resources:
+    """Env handles and policy sources, resolved once per worker process."""
+
+    def __init__(self) -> None:
+        self.envs: dict[tuple[str, str | None], EnvHandle] = {}
+        self.policies: dict[tuple[str, str | None], PolicySource] = {}
+        self._lock = asyncio.Lock()
+
+    async def env(self, ref: str, dataset: str | None) -> EnvHandle:
+        async with self._lock:
+            key = (ref, dataset)
+            if key not in self.envs:
+                # open_env calls asyncio.run: keep it off this event loop
+                path = Path(dataset) if dataset else None
+                self.envs[key] = await asyncio.to_thread(open_env, ref, path)
+            return self.envs[key]
+
+    def policy(self, spec: str, base_url: str | None) -> PolicySource:
+        key = (spec, base_url)
+        if key not in self.policies:
+            self.policies[key] = resolve_policy(spec, base_url)
+        return self.policies[key]
+
+    async def close(self) -> None:
+        for source in self.policies.values():
+            if source.close is not None:
+                with contextlib.suppress(Exception):
+                    await source.close()
+
+
+async def run_task(fields: dict[str, Any], resources: _Resources | None = None) -> dict[str, str]:
+    """Play the job a task entry describes; return the result entry's fields (the records
+    as JSON, or ``error`` after ``max_retries`` infrastructure failures)."""
+    res = resources or _Resources()
+    run_id = fields["run_id"]
+    job = Job(int(fields["index"]), fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
+    result = {
+        "run_id": run_id,
+        "task_id": job.task_id,
+        "seed": str(job.seed),
+        "rollout": str(job.rollout),
+        "index": str(job.index),
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+    }
+    timeout = float(fields["episode_timeout_s"]) if fields.get("episode_timeout_s") else None
+    max_retries = int(fields.get("max_retries", 2))
+    try:
+        handle = await res.env(fields["env"], fields.get("dataset"))
+        source = res.policy(fields["policy"], fields.get("base_url"))
+    except Exception as err:  # a bad env or policy: every attempt would fail the same way
+        return {**result, "error": f"{type(err).__name__}: {err}"}
+    last = ""
+    for attempt in range(max_retries + 1):
+        env = handle.factory()
+        try:
+            policy = source.factory()
+            keys = job.keys(run_id, env, policy)
+            try:
+                records = await asyncio.wait_for(run_episode(env, policy, keys), timeout)
+            except TimeoutError as err:
+                raise InfraError(f"episode exceeded its {timeout} s timeout") from err
+            return {**result, "records": json.dumps(records)}
+        except InfraError as err:
+            last = str(err)
+            if not err.retryable:
+                return {**result, "error": f"the policy's requests are refused: {err}"}
+            log.warning(
+                "%s seed %d: attempt %d failed: %s",
+                job.task_id,
+                job.seed,
+                attempt + 1,
+                err,
+            )
+        finally:
+            with contextlib.suppress(Exception):
+                await env.close()
+    return {**result, "error": last}
+
+
+async def _heartbeat(
+    r: Any, streams: Streams, consumer: str, entry_id: str, every_s: float
+) -> None:
+    """Keep a running entry's idle time low so other workers do not reclaim it."""
+    while True:
+        await asyncio.sleep(every_s)
+        with contextlib.suppress(Exception):
+            await r.xclaim(streams.tasks, streams.group, consumer, 0, [entry_id], justid=True)
+
+
+async def worker(
+    url: str,
+    *,
+    consumer: str | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    group: str | None = None,
+    block_ms: int = 1000,
+    reclaim_idle_ms: int = 60_000,
+    stop_event: asyncio.Event | None = None,
+    max_jobs: int | None = None,
+    resources: _Resources | None = None,
+) -> int:
+    """Process task entries until ``stop_event`` is set or ``max_jobs`` are done; return the
+    number processed. Every wait is bounded by ``block_ms``, so a set ``stop_event`` is seen
+    within that time. Entries idle longer than ``reclaim_idle_ms`` (a dead worker's) are
+    taken over with XAUTOCLAIM, checked every ``reclaim_idle_ms / 2`` and whenever idle."""
+    streams = Streams(prefix)
+    group = group or streams.group
+    consumer = consumer or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    res = resources or _Resources()
+    own_resources = resources is None
+    r = connect(url)
+    done = 0
+    cursor = "0-0"
+    last_reclaim = 0.0
+    reclaim_every = min(max(reclaim_idle_ms / 2000, 0.05), block_ms / 1000 + 1)
+
+    async def process(entry_id: str, fields: dict[str, Any]) -> None:
+        nonlocal done
+        if fields and not await r.exists(streams.done(fields.get("run_id", ""))):
+            beat = asyncio.create_task(
+                _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
+            )
+            try:
+                result = await run_task(fields, res)
+            finally:
+                beat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beat
+            await r.xadd(fields["result_stream"], result)
+        # result first, then ack: a crash in between repeats the job (deduplicated later)
+        await r.xack(streams.tasks, group, entry_id)
+        await r.xdel(streams.tasks, entry_id)
+        done += 1
+
+    try:
+        await ensure_group(r, streams.tasks, group)
+        while (stop_event is None or not stop_event.is_set()) and (
+            max_jobs is None or done < max_jobs
+        ):
+            if time.monotonic() - last_reclaim >= reclaim_every:
+                reply = await r.xautoclaim(
+                    streams.tasks, group, consumer, reclaim_idle_ms, start_id=cursor, count=1
+                )
+                cursor = str(reply[0]) if reply and reply[0] else "0-0"
+                if cursor == "0-0":  # the whole pending list was scanned
+                    last_reclaim = time.monotonic()
+                claimed = reply[1] if reply else []
+                for entry_id, fields in claimed:
+                    if fields:
+                        log.warning("%s took over abandoned task %s", consumer, entry_id)
+                    await process(entry_id, fields or {})
+                if claimed:
+                    continue
+            reply = await r.xreadgroup(
+                group, consumer, {streams.tasks: ">"}, count=1, block=block_ms
+            )
+            for _stream, entries in reply or []:
+                for entry_id, fields in entries:
+                    await process(entry_id, fields or {})
+    finally:
+        if own_resources:
+            await res.close()
+        await r.aclose()
+    return done
+
+
+async def serve_workers(
+    url: str,
+    concurrency: int = 1,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    block_ms: int = 1000,
+    reclaim_idle_ms: int = 60_000,
+    stop_event: asyncio.Event | None = None,
+) -> int:
+    """``concurrency`` workers in one process (one episode each in flight), sharing env
+    handles and policy sources; returns when ``stop_event`` is set."""
+    stop = stop_event or asyncio.Event()
+    res = _Resources()
+    base = f"{socket.gethostname()}-{os.getpid()}"
+    try:
+        counts = await asyncio.gather(
+            *(
+                worker(
+                    url,
+                    consumer=f"{base}-{i}",
+                    prefix=prefix,
+                    block_ms=block_ms,
+                    reclaim_idle_ms=reclaim_idle_ms,
+                    stop_event=stop,
+                    resources=res,
+                )
+                for i in range(max(1, concurrency))
+            )
+        )
+    finally:
+        await res.close()
+    return sum(counts)
+
+
+def worker_main(
+    url: str,
+    concurrency: int = 1,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    block_ms: int = 1000,
+    reclaim_idle_ms: int = 60_000,
+) -> int:
+    """The ``gymforge worker --redis URL`` entry point: serve until SIGINT/SIGTERM, then
+    finish the episodes in flight and exit. Returns the number of tasks processed."""
+    import signal
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        return await serve_workers(
+            url,
+            concurrency,
+            prefix=prefix,
+            block_ms=block_ms,
+            reclaim_idle_ms=reclaim_idle_ms,
+            stop_event=stop,
+        )
+
+    return asyncio.run(main())

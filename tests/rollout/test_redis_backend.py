@@ -1,0 +1,311 @@
+"""The redis-streams backend against a real ``redis-server`` on 127.0.0.1 (ephemeral port)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+redis = pytest.importorskip("redis")
+
+from gymforge.envs.ledger import LedgerEnv  # noqa: E402
+from gymforge.rollout.backends.redis_streams import (  # noqa: E402
+    Streams,
+    connect,
+    run_redis,
+    run_task,
+    worker,
+)
+from gymforge.rollout.runner import expand  # noqa: E402
+from gymforge.trajectory.io import read_episodes, verify_chain  # noqa: E402
+
+REDIS_SERVER = shutil.which("redis-server")
+pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A throwaway redis-server: no persistence, killed at teardown."""
+    assert REDIS_SERVER is not None
+    for _ in range(5):
+        port = _free_port()
+        proc = subprocess.Popen(
+            [
+                REDIS_SERVER,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(tmp_path),
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                client.ping()
+                break
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.05)
+        client.close()
+        if proc.poll() is None:
+            break
+    else:
+        pytest.fail("redis-server did not start")
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+JOBS = expand([(t, 3) for t in LedgerEnv.tasks.sample(20, 0)], group=2)  # 40 jobs
+
+
+def check_output(out: Path, n: int) -> None:
+    logs = read_episodes(out / "trajectories.jsonl")
+    assert len(logs) == n
+    assert len({log.episode_id for log in logs}) == n
+    keys = {(log.end.task_id, log.end.seed, log.end.rollout) for log in logs if log.end}
+    assert keys == {j.key for j in JOBS}
+    for log in logs:
+        verify_chain(log)
+
+
+async def _pending(url: str) -> int:
+    r = connect(url)
+    try:
+        streams = Streams()
+        info = await r.xpending(streams.tasks, streams.group)
+        return int(info["pending"])
+    finally:
+        await r.aclose()
+
+
+def test_forty_jobs_through_two_workers(redis_url: str, tmp_path: Path) -> None:
+    async def main() -> tuple[dict, list[int], int]:
+        stop = asyncio.Event()
+        workers = [
+            asyncio.create_task(
+                worker(
+                    redis_url, consumer=f"w{i}", block_ms=100, reclaim_idle_ms=2000, stop_event=stop
+                )
+            )
+            for i in range(2)
+        ]
+        try:
+            result = await run_redis(
+                redis_url,
+                "ledger",
+                "oracle",
+                JOBS,
+                tmp_path,
+                run_id="run40",
+                block_ms=100,
+                timeout_s=45,
+                idle_timeout_s=20,
+            )
+        finally:
+            stop.set()
+            counts = await asyncio.wait_for(asyncio.gather(*workers), 10)
+        return result.summary, counts, await _pending(redis_url)
+
+    summary, counts, pending = asyncio.run(main())
+    assert summary["episodes"] == 40 and summary["success_rate"] == 1.0
+    assert summary["infra_errors"] == 0 and summary["backend"] == "redis"
+    assert sum(counts) == 40 and pending == 0
+    check_output(tmp_path, 40)
+
+
+def test_dead_workers_job_is_reclaimed(
+    redis_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="gymforge.redis")
+
+    async def main() -> tuple[dict, list[int], int, list[str]]:
+        streams = Streams()
+        coordinator = asyncio.create_task(
+            run_redis(
+                redis_url,
+                "ledger",
+                "oracle",
+                JOBS,
+                tmp_path,
+                run_id="rundead",
+                block_ms=100,
+                timeout_s=45,
+                idle_timeout_s=20,
+            )
+        )
+        # a worker that takes two jobs and dies without acking them
+        dead = connect(redis_url)
+        deadline = time.monotonic() + 10
+        while await dead.xlen(streams.tasks) < len(JOBS):
+            assert time.monotonic() < deadline, "tasks were never queued"
+            await asyncio.sleep(0.02)
+        taken = await dead.xreadgroup(streams.group, "dead", {streams.tasks: ">"}, count=2)
+        taken_ids = [entry_id for _s, entries in taken for entry_id, _f in entries]
+        await dead.aclose()
+        assert len(taken_ids) == 2
+        stop = asyncio.Event()
+        workers = [
+            asyncio.create_task(
+                worker(
+                    redis_url,
+                    consumer=f"live{i}",
+                    block_ms=100,
+                    reclaim_idle_ms=500,
+                    stop_event=stop,
+                )
+            )
+            for i in range(2)
+        ]
+        try:
+            result = await coordinator
+        finally:
+            stop.set()
+            counts = await asyncio.wait_for(asyncio.gather(*workers), 10)
+        return result.summary, counts, await _pending(redis_url), taken_ids
+
+    summary, counts, pending, taken = asyncio.run(main())
+    reclaimed = {r.args[1] for r in caplog.records if "took over" in r.getMessage()}
+    assert reclaimed == set(taken)  # XAUTOCLAIM handed both to the live workers
+    assert summary["episodes"] == 40 and summary["success_rate"] == 1.0
+    assert sum(counts) == 40 and pending == 0  # the live workers did all 40, dead one's too
+    check_output(tmp_path, 40)
+
+
+def test_a_job_finished_twice_is_written_once(redis_url: str, tmp_path: Path) -> None:
+    """At-least-once delivery: a reclaimed job whose first worker was only slow posts two
+    results; the coordinator keeps the first and the file holds each episode once."""
+    jobs = JOBS[:4]
+
+    async def main() -> dict:
+        streams = Streams()
+        coordinator = asyncio.create_task(
+            run_redis(
+                redis_url,
+                "ledger",
+                "oracle",
+                jobs,
+                tmp_path,
+                run_id="rundup",
+                block_ms=100,
+                timeout_s=30,
+            )
+        )
+        r = connect(redis_url)
+        try:
+            deadline = time.monotonic() + 10
+            while await r.xlen(streams.tasks) < len(jobs):
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.02)
+            taken = await r.xreadgroup(streams.group, "manual", {streams.tasks: ">"}, count=4)
+            entries = [e for _s, es in taken for e in es]
+            for n, (entry_id, fields) in enumerate(entries):
+                for _ in range(2 if n == 0 else 1):  # job 0 finishes twice
+                    await r.xadd(fields["result_stream"], await run_task(fields))
+                await r.xack(streams.tasks, streams.group, entry_id)
+        finally:
+            await r.aclose()
+        return (await coordinator).summary
+
+    summary = asyncio.run(main())
+    assert summary["episodes"] == 4 and summary["duplicate_results"] == 1
+    logs = read_episodes(tmp_path / "trajectories.jsonl")
+    assert len(logs) == 4 and len({log.episode_id for log in logs}) == 4
+    for log in logs:
+        verify_chain(log)
+
+
+def test_a_run_without_workers_times_out(redis_url: str, tmp_path: Path) -> None:
+    from gymforge.core.errors import InfraError
+
+    with pytest.raises(InfraError, match="no result"):
+        asyncio.run(
+            run_redis(
+                redis_url, "ledger", "oracle", JOBS[:2], tmp_path, block_ms=100, idle_timeout_s=0.5
+            )
+        )
+
+
+def test_cli_run_with_redis_backend_and_a_worker_process(redis_url: str, tmp_path: Path) -> None:
+    import json
+    import signal
+    import sys
+
+    cli = [sys.executable, "-m", "gymforge.cli"]
+    workers = subprocess.Popen(
+        [*cli, "worker", "--redis", redis_url, "-c", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        run = subprocess.run(
+            [
+                *cli,
+                "run",
+                "ledger",
+                "--backend",
+                "redis",
+                "--redis",
+                redis_url,
+                "-n",
+                "6",
+                "-g",
+                "2",
+                "--out",
+                str(tmp_path),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert run.returncode == 0, run.stderr
+        summary = json.loads(run.stdout)
+        assert summary["episodes"] == 12 and summary["success_rate"] == 1.0
+        assert summary["backend"] == "redis"
+        logs = read_episodes(tmp_path / "trajectories.jsonl")
+        for log in logs:
+            verify_chain(log)
+        assert len({(lg.steps[0].task_id, lg.steps[0].rollout) for lg in logs}) == 12
+        replay = subprocess.run(
+            [*cli, "replay", str(tmp_path / "trajectories.jsonl")],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert replay.returncode == 0, replay.stderr
+    finally:
+        workers.send_signal(signal.SIGTERM)
+        try:
+            _, stderr = workers.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            workers.kill()
+            raise
+    assert workers.returncode == 0, stderr
+    assert "processed 12 tasks" in stderr
