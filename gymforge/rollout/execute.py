@@ -128,4 +128,17 @@ def _remote(
         from gymforge.rollout.backends.ray_actors import run_ray
     except ImportError as err:
         raise UserError(f"--backend ray is unavailable: {err}") from err
-    return asyncio.run(run_ray(spec.env, spec.policy, jobs, out, address=url, **common))
+    return asyncio.run(
+        run_ray(
+            spec.env,
+            spec.policy,
+            jobs,
+            out,
+            address=url,
+            max_concurrency=spec.concurrency,
+            dataset=spec.dataset,
+            base_url=policy_options.get("base_url"),
+            episode_timeout_s=spec.episode_timeout,
+            **common,
+        )
+    )

@@ -183,6 +183,3 @@ def weight_version(policy: Policy) -> str | None:
     version = getattr(policy, "weight_version", None)
     version = version() if callable(version) else version
     return None if version is None else str(version)
-
-
-_weight_version = weight_version  # the name the scale-out backends were written against
