@@ -16,8 +16,8 @@ test-slow: setup
 	$(VENV)/python -m pytest -m slow
 
 lint: setup
-	$(VENV)/ruff check gymforge tests benchmarks
-	$(VENV)/ruff format --check gymforge tests benchmarks
+	$(VENV)/ruff check gymforge tests benchmarks examples
+	$(VENV)/ruff format --check gymforge tests benchmarks examples
 
 typecheck: setup
 	$(VENV)/mypy
