@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -21,11 +22,25 @@ def grade(
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the verdict lines."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
+    unsafe_no_isolation: bool = typer.Option(
+        False,
+        "--unsafe-no-isolation",
+        help="Run untrusted code WITHOUT a sandbox when bubblewrap is unavailable (dangerous).",
+    ),
 ) -> None:
     """Grade final answers in batch: one verdict line per answer line, in order.
 
     Exits 0 whenever everything was graded, whatever the verdicts; non-zero only for usage
-    errors, unreadable input or an infrastructure failure."""
+    errors, unreadable input or an infrastructure failure. Untrusted code only ever runs in
+    the sandbox; gymforge refuses to run it without isolation unless told so explicitly."""
+    if unsafe_no_isolation:
+        from gymforge.verify.code.judge import UNSAFE_ENV
+
+        os.environ[UNSAFE_ENV] = "1"  # read by the code judge's sandbox backend
+        err.print(
+            "[bold red]WARNING: --unsafe-no-isolation: untrusted code will run as plain "
+            "subprocesses with rlimits only, with full access to this machine.[/]"
+        )
     handle = open_env(env, dataset)
     summary = asyncio.run(grade_file(handle.factory, answers, out, concurrency=concurrency))
     data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}

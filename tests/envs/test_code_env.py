@@ -196,3 +196,32 @@ def test_grade_code_cli_all_formats_and_no_process_left(tmp_path: Path) -> None:
             break
         time.sleep(0.1)
     assert _uids_alive({UID_BASE, UID_BASE + 1}) == []
+
+
+def test_grade_code_unsafe_flag_warns_loudly(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": "nope", "answer": "print(1)"}) + "\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gymforge.cli",
+            "grade",
+            "code",
+            "--answers",
+            str(answers),
+            "--out",
+            str(tmp_path / "v.jsonl"),
+            "--unsafe-no-isolation",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING: --unsafe-no-isolation" in proc.stderr
+    assert json.loads((tmp_path / "v.jsonl").read_text())["error"]
