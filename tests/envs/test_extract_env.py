@@ -13,8 +13,7 @@ from gymforge.envs.extract import FAMILIES, HELD_OUT_FAMILY, ExtractEnv
 from gymforge.envs.extract.base import fenced_json
 from gymforge.envs.extract.redteam import CASES
 from gymforge.qa import QAOptions, QATarget, run_qa
-from gymforge.qa.checks.common import play
-from gymforge.qa.redteam import AttackNotApplicable
+from gymforge.qa.checks.verifier_redteam import AttackOutcome, run_attack
 from gymforge.tasks import HeldOutError
 from gymforge.verify.json_schema import JsonSchemaVerifier
 
@@ -101,27 +100,15 @@ EXPECTED = {
 }
 
 
-async def _attack(case, n: int) -> tuple[int, list[str], set[str]]:
-    env = ExtractEnv()
-    ran, breaches, reasons = 0, [], set()
-    for i, task_id in enumerate(SOURCE.sample(n, 33, "all")):
-        try:
-            records = await play(env, case.make_policy(), task_id, i, tag="redteam")
-        except Exception as err:
-            if isinstance(err.__cause__, AttackNotApplicable):
-                continue
-            raise
-        ran += 1
-        reasons.add(records[-1]["failure_reason"])
-        if records[-1]["success"]:
-            breaches.append(task_id)
-    await env.close()
-    return ran, breaches, reasons
+def _attack(case, n: int) -> AttackOutcome:
+    pairs = [(task_id, i) for i, task_id in enumerate(SOURCE.sample(n, 33, "all"))]
+    return asyncio.run(run_attack(ExtractEnv, case.make_policy, pairs))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_redteam_case_is_rejected_for_its_reason(case) -> None:
-    ran, breaches, reasons = asyncio.run(_attack(case, 24))
+    outcome = _attack(case, 24)
+    ran, breaches, reasons = outcome.ran, outcome.breaches, outcome.reasons
     assert ran >= 4, f"{case.name} applied to only {ran} tasks"
     assert breaches == []
     assert reasons <= EXPECTED[case.name], reasons

@@ -12,8 +12,7 @@ from gymforge.envs import BUILTIN
 from gymforge.envs.puzzles import FAMILIES, PuzzlesEnv
 from gymforge.envs.puzzles.redteam import CASES
 from gymforge.qa import QAOptions, QATarget, run_qa
-from gymforge.qa.checks.common import play
-from gymforge.qa.redteam import AttackNotApplicable
+from gymforge.qa.checks.verifier_redteam import AttackOutcome, run_attack
 from gymforge.tasks import HeldOutError
 
 SOURCE = PuzzlesEnv.tasks
@@ -141,30 +140,17 @@ EXPECTED = {
 }
 
 
-async def _attack(case, family, n: int) -> tuple[int, list[str], set[str]]:
-    env = PuzzlesEnv()
-    ran, breaches, reasons = 0, [], set()
-    for i in range(n):
-        level = sorted(family.levels)[i % len(family.levels)]
-        task_id = family.task_id(level, 100 + i)
-        try:
-            records = await play(env, case.make_policy(), task_id, i, tag="redteam")
-        except Exception as err:
-            if isinstance(err.__cause__, AttackNotApplicable):
-                continue
-            raise
-        ran += 1
-        reasons.add(records[-1]["failure_reason"])
-        if records[-1]["success"]:
-            breaches.append(task_id)
-    await env.close()
-    return ran, breaches, reasons
+def _attack(case, family, n: int) -> AttackOutcome:
+    levels = sorted(family.levels)
+    pairs = [(family.task_id(levels[i % len(levels)], 100 + i), i) for i in range(n)]
+    return asyncio.run(run_attack(PuzzlesEnv, case.make_policy, pairs))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_redteam_case_is_rejected_on_its_family(case) -> None:
     family = next(f for f in FAMILIES if case.name.startswith(PREFIX[f.name]))
-    ran, breaches, reasons = asyncio.run(_attack(case, family, 24))
+    outcome = _attack(case, family, 24)
+    ran, breaches, reasons = outcome.ran, outcome.breaches, outcome.reasons
     assert ran >= 6, f"{case.name} applied to only {ran} tasks"
     assert breaches == []
     assert all(r.startswith(EXPECTED[case.name]) for r in reasons), reasons

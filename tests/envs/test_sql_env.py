@@ -13,8 +13,7 @@ from gymforge.envs.sql import FAMILIES, HELD_OUT_FAMILY, SqlEnv
 from gymforge.envs.sql.family import fixtures
 from gymforge.envs.sql.redteam import CASES, fenced
 from gymforge.qa import QAOptions, QATarget, run_qa
-from gymforge.qa.checks.common import play
-from gymforge.qa.redteam import AttackNotApplicable
+from gymforge.qa.checks.verifier_redteam import AttackOutcome, run_attack
 from gymforge.tasks import HeldOutError
 from gymforge.verify.sql import run_query
 
@@ -102,28 +101,15 @@ EXPECTED = {
 }
 
 
-async def _attack(case, n: int) -> tuple[int, list[str], set[str]]:
-    env = SqlEnv()
-    ran, breaches, reasons = 0, [], set()
-    ids = SOURCE.sample(n, 21, "all")
-    for i, task_id in enumerate(ids):
-        try:
-            records = await play(env, case.make_policy(), task_id, i, tag="redteam")
-        except Exception as err:
-            if isinstance(err.__cause__, AttackNotApplicable):
-                continue
-            raise
-        ran += 1
-        reasons.add(records[-1]["failure_reason"])
-        if records[-1]["success"]:
-            breaches.append(task_id)
-    await env.close()
-    return ran, breaches, reasons
+def _attack(case, n: int) -> AttackOutcome:
+    pairs = [(task_id, i) for i, task_id in enumerate(SOURCE.sample(n, 21, "all"))]
+    return asyncio.run(run_attack(SqlEnv, case.make_policy, pairs))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_redteam_case_is_rejected_for_its_reason(case) -> None:
-    ran, breaches, reasons = asyncio.run(_attack(case, 12))
+    outcome = _attack(case, 12)
+    ran, breaches, reasons = outcome.ran, outcome.breaches, outcome.reasons
     assert ran >= 2, f"{case.name} applied to only {ran} tasks"
     assert breaches == []
     assert reasons <= EXPECTED[case.name], reasons

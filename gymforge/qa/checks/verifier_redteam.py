@@ -9,8 +9,11 @@ has nothing to test and fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from gymforge.core.env import Environment
 from gymforge.core.errors import InfraError
 from gymforge.qa.checks.common import (
     CheckFailed,
@@ -21,31 +24,46 @@ from gymforge.qa.checks.common import (
     play,
     run_async,
 )
-from gymforge.qa.redteam import Attack, AttackNotApplicable, attacks_for, case_attacks
+from gymforge.qa.redteam import AttackNotApplicable, attacks_for, case_attacks
 from gymforge.qa.target import QATarget
+from gymforge.rollout.policy import Policy
 
 NAME = "verifier_redteam"
 
 
-async def _attack(
-    target: QATarget, attack: Attack, pairs: list[tuple[str, int]]
-) -> tuple[int, list[str]]:
-    env = target.factory()
-    ran, breaches = 0, []
+@dataclass
+class AttackOutcome:
+    """How one attack fared: episodes it could run on, tasks it broke, failure reasons."""
+
+    ran: int = 0
+    breaches: list[str] = field(default_factory=list)
+    reasons: set[str | None] = field(default_factory=set)
+
+
+async def run_attack(
+    make_env: Callable[[], Environment],
+    make_policy: Callable[[], Policy],
+    pairs: Sequence[tuple[str, int]],
+) -> AttackOutcome:
+    """Play one attack policy on every ``(task_id, seed)`` on one reused environment.
+    Tasks where the attack cannot be built (``AttackNotApplicable``) are skipped."""
+    env = make_env()
+    out = AttackOutcome()
     try:
         for task_id, seed in pairs:
             try:
-                records = await play(env, attack.make_policy(), task_id, seed, tag="redteam")
+                records = await play(env, make_policy(), task_id, seed, tag="redteam")
             except InfraError as err:
                 if isinstance(err.__cause__, AttackNotApplicable):
                     continue
                 raise
-            ran += 1
+            out.ran += 1
+            out.reasons.add(records[-1]["failure_reason"])
             if records[-1]["success"]:
-                breaches.append(task_id)
+                out.breaches.append(task_id)
     finally:
         await env.close()
-    return ran, breaches
+    return out
 
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
@@ -57,7 +75,8 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     pairs = jobs(target, max(3, opts.episodes // 6), opts.seed + 3, "all")
     exercised, episodes, breached, unused = 0, 0, {}, []
     for attack in attacks:
-        ran, breaches = run_async(_attack(target, attack, pairs))
+        outcome = run_async(run_attack(target.factory, attack.make_policy, pairs))
+        ran, breaches = outcome.ran, outcome.breaches
         episodes += ran
         exercised += ran > 0
         if not ran:
