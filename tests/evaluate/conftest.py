@@ -6,28 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from eval_helpers import SKILL, run_cli
+from eval_helpers import EVAL_ARGS, SKILL, run_cli
 
 
 @pytest.fixture(scope="session")
 def eval_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("eval") / "skilled"
     res = run_cli(
-        "eval",
-        "ledger",
-        "--policy",
-        SKILL,
-        "--split",
-        "all",
-        "-n",
-        "8",
-        "-k",
-        "2",
-        "--samples",
-        "4",
-        "--seed",
-        "1",
-        "--out",
+        *EVAL_ARGS,
         out,
     )
     assert res.code == 0, res.stderr

@@ -12,6 +12,24 @@ from gymforge.cli import app
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SKILL = "skilled:1=0.9,2=0.6,3=0.2"
+EVAL_ARGS = (
+    "eval",
+    "ledger",
+    "--policy",
+    SKILL,
+    "--split",
+    "all",
+    "-n",
+    "8",
+    "-k",
+    "2",
+    "--samples",
+    "4",
+    "--seed",
+    "1",
+    "--out",
+)
+"""The shared eval run (the session fixture and the resume test): its output dir follows."""
 
 
 @dataclass

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_helpers import SKILL, run_cli
+from eval_helpers import EVAL_ARGS, SKILL, run_cli
 
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.evaluate.estimators import newcombe_interval
@@ -73,21 +73,7 @@ def test_eval_writes_a_structured_failure_log(eval_dir: Path) -> None:
 def test_eval_resume_runs_nothing_new_and_json_goes_to_stdout(eval_dir: Path) -> None:
     before = load(eval_dir)
     res = run_cli(
-        "eval",
-        "ledger",
-        "--policy",
-        SKILL,
-        "--split",
-        "all",
-        "-n",
-        "8",
-        "-k",
-        "2",
-        "--samples",
-        "4",
-        "--seed",
-        "1",
-        "--out",
+        *EVAL_ARGS,
         eval_dir,
         "--resume",
         "--json",
