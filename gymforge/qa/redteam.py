@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import UserError
-from gymforge.core.types import Action, Observation, Reply, ToolCall
+from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
 from gymforge.qa.profile import RedTeamCase, VerifierKind
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 
@@ -129,17 +129,30 @@ def _looks_like_write(ctx: EpisodeContext, action: ToolCall) -> bool:
 
 
 class CraftedReply(_Attack):
-    """Follows the oracle; replaces its final reply with text crafted from it. ``craft``
-    returns None when the attack does not apply to this answer."""
+    """Follows the oracle; replaces its final reply with text crafted from that reply
+    (``craft``) or, for environment-specific attacks, from the hidden task (``from_task``).
+    Either returns None when the attack does not apply to this task."""
 
-    def __init__(self, craft: Callable[[str], str | None]) -> None:
-        self.craft = craft
+    def __init__(
+        self,
+        craft: Callable[[str], str | None] | None = None,
+        *,
+        from_task: Callable[[Task], str | None] | None = None,
+    ) -> None:
+        if (craft is None) == (from_task is None):
+            raise ValueError("give exactly one of craft and from_task")
+        self.craft, self.from_task = craft, from_task
 
     async def act(self, observation: Observation) -> PolicyTurn:
         action = await _oracle(self.ctx).oracle_action()
         if not isinstance(action, Reply):
             return PolicyTurn(action)
-        crafted = self.craft(action.text)
+        if self.from_task is not None:
+            task = getattr(self.ctx.env, "task", None)
+            crafted = self.from_task(task) if isinstance(task, Task) else None
+        else:
+            assert self.craft is not None
+            crafted = self.craft(action.text)
         if crafted is None:
             raise AttackNotApplicable("this answer has no such near miss")
         return PolicyTurn(Reply(text=crafted))

@@ -25,11 +25,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gymforge.core.types import Observation, Task
+from gymforge.core.types import Task
 from gymforge.envs.extract.base import fenced_json
 from gymforge.qa.profile import RedTeamCase
 from gymforge.qa.redteam import CraftedReply
-from gymforge.rollout.policy import PolicyTurn
 
 Craft = Callable[[Task], str | None]
 
@@ -97,15 +96,7 @@ class ExtractAttack(CraftedReply):
     """Follows the oracle; replaces its reply by ``craft(task)``."""
 
     def __init__(self, craft: Craft) -> None:
-        super().__init__(lambda text: None)
-        self.craft_reply = craft
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        task: Task | None = getattr(self.ctx.env, "task", None)
-        if task is not None:
-            reply = self.craft_reply(task)
-            self.craft = lambda text: reply
-        return await super().act(observation)
+        super().__init__(from_task=craft)
 
 
 def _case(name: str, craft: Craft, description: str) -> RedTeamCase:

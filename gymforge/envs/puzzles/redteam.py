@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gymforge.core.types import Observation, Task
+from gymforge.core.types import Task
 from gymforge.envs.puzzles import countdown, knights_knaves, shortest_path
 from gymforge.qa.profile import RedTeamCase
 from gymforge.qa.redteam import CraftedReply
-from gymforge.rollout.policy import PolicyTurn
 
 Craft = Callable[[Mapping[str, Any]], str | None]
 
@@ -27,15 +26,11 @@ class PuzzleAttack(CraftedReply):
     ``family``."""
 
     def __init__(self, family: str, craft: Craft) -> None:
-        super().__init__(lambda text: None)
-        self.family, self.craft_answer = family, craft
+        def reply(task: Task) -> str | None:
+            answer = craft(task.truth) if task.family == family else None
+            return None if answer is None else f"Answer: {answer}"
 
-    async def act(self, observation: Observation) -> PolicyTurn:
-        task: Task | None = getattr(self.ctx.env, "task", None)
-        if task is not None and task.family == self.family:
-            answer = self.craft_answer(task.truth)
-            self.craft = lambda text: None if answer is None else f"Answer: {answer}"
-        return await super().act(observation)
+        super().__init__(from_task=reply)
 
 
 # ---- countdown -----------------------------------------------------------------------------

@@ -20,11 +20,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gymforge.core.types import Observation, Task
 from gymforge.envs.sql.family import database, fixtures
 from gymforge.qa.profile import RedTeamCase
 from gymforge.qa.redteam import CraftedReply
-from gymforge.rollout.policy import PolicyTurn
 from gymforge.verify.sql import QueryRefused, compare_results, run_query
 
 Craft = Callable[[Mapping[str, Any]], str | None]
@@ -101,15 +99,7 @@ class SqlAttack(CraftedReply):
     """Follows the oracle; replaces its reply by ``craft(truth)``."""
 
     def __init__(self, craft: Craft) -> None:
-        super().__init__(lambda text: None)
-        self.craft_reply = craft
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        task: Task | None = getattr(self.ctx.env, "task", None)
-        if task is not None:
-            reply = self.craft_reply(task.truth)
-            self.craft = lambda text: reply
-        return await super().act(observation)
+        super().__init__(from_task=lambda task: craft(task.truth))
 
 
 def _case(name: str, craft: Craft, description: str) -> RedTeamCase:
