@@ -552,3 +552,57 @@ def test_ledger_forced_timeout_on_list_accounts_from_d2(make_sync) -> None:
     env.reset("ledger.transfer/v1/d1/s42", 3)
     r = env.step(ToolCall(name="list_accounts", arguments={"customer_id": "C100"}))
     assert "fault" not in r.info and r.info["tool_result"]["ok"] is True
+
+
+class AsyncShop:
+    """Tools that wait on another process: ``async def`` tools, awaited by ``acall``."""
+
+    @tool
+    async def lookup(self, name: str) -> dict[str, int]:
+        """Look an item up in a remote catalogue.
+
+        Args:
+            name: Exact item name.
+        """
+        import asyncio
+
+        await asyncio.sleep(0)
+        if name == "locked":
+            raise ToolError("permission_denied", "that item is locked")
+        if name == "bug":
+            raise KeyError(name)
+        return {"qty": len(name)}
+
+
+def test_async_tools_are_awaited_by_acall_and_refused_by_call() -> None:
+    import asyncio
+
+    ts = Toolset(AsyncShop())
+    result, _ = asyncio.run(ts.acall(ToolCall(name="lookup", arguments={"name": "pear"})))
+    assert result.ok and result.content == {"qty": 4}
+    result, _ = asyncio.run(ts.acall(ToolCall(name="lookup", arguments={"name": "locked"})))
+    assert result.error is not None and result.error.kind == "permission_denied"
+    result, _ = asyncio.run(ts.acall(ToolCall(name="lookup", arguments={"name": "bug"})))
+    assert result.error is not None and result.error.kind == "internal"
+    assert "KeyError" in result.error.message
+    result, _ = asyncio.run(ts.acall(ToolCall(name="lookup", arguments={"name": 3})))
+    assert result.error is not None and result.error.kind == "invalid_arguments"
+    result, _ = ts.call(ToolCall(name="lookup", arguments={"name": "pear"}))
+    assert result.error is not None and result.error.kind == "internal"
+    assert "acall" in result.error.message
+
+
+def test_async_tools_get_the_same_seeded_faults() -> None:
+    import asyncio
+
+    def outcomes(ts: Toolset) -> list[str | None]:
+        ts.reset("t", 7, FaultPlan(rates={"timeout": 0.5}))
+        out = []
+        for _ in range(20):
+            r, _ = asyncio.run(ts.acall(ToolCall(name="lookup", arguments={"name": "pear"})))
+            out.append(r.fault)
+        return out
+
+    first = outcomes(Toolset(AsyncShop()))
+    assert first == outcomes(Toolset(AsyncShop()))
+    assert "timeout" in first and None in first

@@ -154,7 +154,7 @@ class ToolEnv(ABC):
         if isinstance(action, Invalid):
             out = self._on_invalid(action, info)
         elif isinstance(action, ToolCall):
-            out = self._on_tool_call(action, info, timing)
+            out = await self._on_tool_call(action, info, timing)
         else:
             out = await self._on_reply(action, info, timing)
         messages, data, costs, end, verdict = out
@@ -196,12 +196,12 @@ class ToolEnv(ABC):
             None,
         )
 
-    def _on_tool_call(
+    async def _on_tool_call(
         self, action: ToolCall, info: dict[str, Any], timing: dict[str, float]
     ) -> _Outcome:
         c = self.counters
         c.consecutive_malformed = 0
-        result, timing["tool_ms"] = self.toolset.call(action)
+        result, timing["tool_ms"] = await self.toolset.acall(action)
         bad_call = (
             not result.ok
             and result.error is not None

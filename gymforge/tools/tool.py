@@ -183,6 +183,15 @@ def _error(
     )
 
 
+def _failure(tool_name: str, err: Exception) -> ToolResult:
+    """A tool that raised: ``ToolError`` keeps its kind; anything else is the tool's bug, never
+    the agent's."""
+    if isinstance(err, ToolError):
+        kind = err.kind if err.kind in TOOL_ERROR_KINDS else "internal"
+        return _error(tool_name, kind, str(err.message)[:2000], retryable=bool(err.retryable))
+    return _error(tool_name, "internal", f"tool crashed: {type(err).__name__}")
+
+
 def _validation_message(err: ValidationError) -> str:
     parts = []
     for e in err.errors()[:5]:
@@ -221,12 +230,41 @@ class Toolset:
         self._plan = plan
 
     def call(self, action: ToolCall) -> tuple[ToolResult, float]:
-        """Run one call. Returns the result and its latency in ms (for ``timing`` only)."""
+        """Run one call. Returns the result and its latency in ms (for ``timing`` only).
+        An ``async def`` tool cannot run here (use ``acall``): it gets an ``internal`` error."""
         t0 = time.perf_counter()
-        result = self.last_result = self._call(action)
+        prepared = self._prepare(action)
+        if isinstance(prepared, ToolResult):
+            result = prepared
+        else:
+            t, key, index, invoke = prepared
+            result = self._finish(t, key, index, invoke, sync=True)
+        self.last_result = result
         return result, (time.perf_counter() - t0) * 1e3
 
-    def _call(self, action: ToolCall) -> ToolResult:
+    async def acall(self, action: ToolCall) -> tuple[ToolResult, float]:
+        """``call`` for event loops: ``async def`` tools are awaited, so a tool that waits on
+        another process (a sandbox, a service) lets other episodes run meanwhile."""
+        t0 = time.perf_counter()
+        prepared = self._prepare(action)
+        if isinstance(prepared, ToolResult):
+            result = prepared
+        else:
+            t, key, index, invoke = prepared
+            try:
+                value = invoke()
+                if inspect.isawaitable(value):
+                    value = await value
+                result = self._finish(t, key, index, lambda: value, sync=False)
+            except Exception as err:
+                result = _failure(t.name, err)
+        self.last_result = result
+        return result, (time.perf_counter() - t0) * 1e3
+
+    def _prepare(
+        self, action: ToolCall
+    ) -> ToolResult | tuple[Tool, tuple[str, str], int, Callable[[], Any]]:
+        """Validate and account for one call: an error or fault result, or what to invoke."""
         t = self.tools.get(action.name)
         if t is None:
             known = ", ".join(sorted(self.tools)) or "none"
@@ -247,15 +285,32 @@ class Toolset:
             faulted = self._apply_fault(t, fault, key)
             if faulted is not None:
                 return faulted
+        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        owner = self.owner
+
+        def invoke() -> Any:
+            return t.fn(owner, **kwargs) if t.takes_self else t.fn(**kwargs)
+
+        return t, key, index, invoke
+
+    def _finish(
+        self,
+        t: Tool,
+        key: tuple[str, str],
+        index: int,
+        invoke: Callable[[], Any],
+        *,
+        sync: bool,
+    ) -> ToolResult:
         try:
-            kwargs = {name: getattr(args, name) for name in type(args).model_fields}
-            value = t.fn(self.owner, **kwargs) if t.takes_self else t.fn(**kwargs)
+            value = invoke()
+            if sync and inspect.isawaitable(value):
+                if inspect.iscoroutine(value):
+                    value.close()
+                return _error(t.name, "internal", "async tool called synchronously; use acall")
             content = t.returns.dump_python(value, mode="json") if t.returns else None
-        except ToolError as err:
-            kind = err.kind if err.kind in TOOL_ERROR_KINDS else "internal"
-            return _error(t.name, kind, str(err.message)[:2000], retryable=bool(err.retryable))
-        except Exception as err:  # a crashing tool is the tool's bug, never the agent's
-            return _error(t.name, "internal", f"tool crashed: {type(err).__name__}")
+        except Exception as err:
+            return _failure(t.name, err)
         if not t.writes:
             self._history.setdefault(key, (index, content))
         return ToolResult(tool=t.name, ok=True, content=content)
