@@ -28,6 +28,7 @@ from gymforge.sandbox import wire
 from gymforge.sandbox.languages import Language
 from gymforge.sandbox.launch import BASE_ENV
 from gymforge.sandbox.models import (
+    MAX_KEPT_FILES,
     CallResult,
     CallStatus,
     Job,
@@ -106,6 +107,12 @@ def run_request(
     if prog is None and (lang.kind == "exec" or job.mode == "program"):
         files = {lang.main: source, **files}  # calls/tests modes load from memory only
     add_files(hdr, blobs, files)
+    if job.keep_files:
+        hdr["keep"] = {
+            "max_bytes": job.limits.workspace_bytes,
+            "max_files": MAX_KEPT_FILES,
+            "skip": [lang.main],
+        }
     mode = job.mode
     if lang.kind == "exec":
         hdr["op"], hdr["mode"] = "run", "exec"
@@ -235,9 +242,20 @@ def to_result(
         reports=f.get("reports"),
         restarts=f.get("restarts") or 0,
         stray_processes=f.get("strays") or 0,
+        files=_kept(f, blobs) if job.keep_files else None,
+        files_truncated=bool(f.get("kept_truncated")),
         error="; ".join(str(e) for e in errs) or None,
         **extra,
     )
+
+
+def _kept(f: dict[str, Any], blobs: list[bytes]) -> dict[str, bytes]:
+    kept: dict[str, bytes] = {}
+    for entry in f.get("kept") or []:
+        ok = isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], int)
+        if ok and 0 <= entry[1] < len(blobs):
+            kept[str(entry[0])] = blobs[entry[1]]
+    return kept
 
 
 def _load(load: dict[str, Any] | None) -> LoadInfo | None:

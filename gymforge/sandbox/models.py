@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MiB = 1 << 20
+MAX_KEPT_FILES = 256
 
 
 class Status(StrEnum):
@@ -80,6 +81,9 @@ class Limits(_Frozen):
     stack_bytes: Annotated[
         int | None, Field(gt=0, description="RLIMIT_STACK; default: inherited")
     ] = None
+    workspace_bytes: Annotated[
+        int, Field(ge=0, description="cap on the files a keep_files job hands back")
+    ] = 4 * MiB
 
     @property
     def cpu(self) -> float:
@@ -147,6 +151,14 @@ class Job(_Frozen):
     respawn: Annotated[
         bool, Field(description="calls mode: reload the candidate after a crash")
     ] = True
+    keep_files: Annotated[
+        bool,
+        Field(
+            description="program mode: hand back the job directory's regular files (up to "
+            "Limits.workspace_bytes and MAX_KEPT_FILES) in Result.files, so a caller can carry "
+            "them into its next job: a workspace that persists without pinning a worker"
+        ),
+    ] = False
 
     @field_validator("files")
     @classmethod
@@ -159,6 +171,8 @@ class Job(_Frozen):
     def _modes(self) -> Job:
         if self.calls is not None and self.tests is not None:
             raise ValueError("a job is either a calls job or a tests job, not both")
+        if self.keep_files and (self.calls is not None or self.tests is not None):
+            raise ValueError("keep_files is for program jobs only")
         return self
 
     @property
@@ -240,6 +254,13 @@ class Result(_Frozen):
     calls: list[CallResult] | None = None
     reports: list[dict[str, Any]] | None = None
     restarts: int = 0
+    files: Annotated[
+        dict[str, bytes] | None,
+        Field(description="keep_files jobs: the job directory's regular files afterwards"),
+    ] = None
+    files_truncated: Annotated[
+        bool, Field(description="some files were left out (size or count caps)")
+    ] = False
     stray_processes: Annotated[
         int, Field(description="job processes still alive after it ended")
     ] = 0

@@ -209,6 +209,8 @@ class Zygote:
                     out.append(f.read(int(hdr.get("collect_max", 1 << 28))))
             except OSError as e:
                 facts["collect_error"] = str(e)
+        if hdr.get("keep") and proc.setup_error is None:
+            facts["kept"], facts["kept_truncated"] = self.keep_files(hdr["keep"], out)
         facts.update(
             ev="done",
             setup_error=proc.setup_error,
@@ -220,6 +222,55 @@ class Zygote:
             facts["reports"] = [e for e in events if e.get("ev") in ("test", "tests_done")]
             facts["load"] = next((e for e in events if e.get("ev") == "loaded"), None)
         return facts, out
+
+    def keep_files(self, spec: dict[str, Any], out: list[bytes]) -> tuple[list[Any], bool]:
+        """Append the job directory's regular files to ``out`` (every job process is dead by
+        now, so nothing changes under us): ``[[relpath, blob index]...]``, and whether caps
+        left some out. Symlinks, fifos and devices are never followed or read."""
+        budget, max_files = int(spec["max_bytes"]), int(spec["max_files"])
+        skip = set(spec.get("skip") or [])
+        kept: list[Any] = []
+        truncated = False
+        scanned = 0
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                entries = sorted(os.scandir(os.path.join(self.jobdir, rel_dir)), key=_name)
+            except OSError:
+                truncated = True
+                continue
+            for entry in entries:
+                scanned += 1
+                if scanned > 16 * max_files:
+                    return kept, True
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                    continue
+                if rel in skip or not entry.is_file(follow_symlinks=False):
+                    continue
+                try:
+                    size = entry.stat(follow_symlinks=False).st_size
+                    if len(kept) >= max_files or size > budget:
+                        truncated = True
+                        continue
+                    os.chmod(entry.path, 0o600)
+                    fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                    try:
+                        data = os.read(fd, size + 1) if size else b""
+                    finally:
+                        os.close(fd)
+                except OSError:
+                    truncated = True
+                    continue
+                if len(data) > budget:
+                    truncated = True
+                    continue
+                budget -= len(data)
+                kept.append([rel, len(out)])
+                out.append(data)
+        return kept, truncated
 
     def op_session(self, hdr: dict[str, Any], blobs: list[bytes]) -> None:
         sess = Session(self, hdr, blobs)
@@ -311,6 +362,10 @@ class Zygote:
             return True  # _wipe raises if anything could not be removed
         except Exception:
             return False
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _wipe(root: str) -> None:
