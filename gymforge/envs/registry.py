@@ -22,6 +22,7 @@ BUILTIN: dict[str, str] = {
     "puzzles": "gymforge.envs.puzzles:PuzzlesEnv",
     "math": "gymforge.envs.math.env:MathEnv",
     "code": "gymforge.envs.code:CodeEnv",
+    "code-agent": "gymforge.envs.code.agent:CodeAgentEnv",
     "support-desk": "gymforge.envs.support_desk:SupportDeskEnv",
     "expenses": "gymforge.envs.expenses:ExpensesEnv",
     "digits": "gymforge.envs.digits:DigitsEnv",

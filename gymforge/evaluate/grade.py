@@ -8,6 +8,10 @@ done::
     {"line", "task_id", "passed", "reward", "reward_components", "latency_ms", "facts"}
     {"line", "task_id", "passed": false, "error"}            # a bad line or unknown task
 
+An answer line may name its ``language`` (code environments: ``python`` by default, ``c``,
+``cpp``, ``javascript``); the environment's ``grade_reply(answer, language)`` turns it into the
+reply, so the code is extracted and judged in that language.
+
 Verdicts are never cached: the same answer twice is judged twice.
 """
 
@@ -49,8 +53,9 @@ class GradeSummary:
         }
 
 
-def parse_answer_line(raw: bytes) -> tuple[str, str]:
-    """``(task_id, answer)`` of one answer line, or ConfigError saying what is wrong."""
+def parse_answer_line(raw: bytes) -> tuple[str, str, str | None]:
+    """``(task_id, answer, language)`` of one answer line, or ConfigError saying what is
+    wrong. ``language`` (optional) is for code environments: the answer's language."""
     if len(raw) > MAX_ANSWER_BYTES:
         raise ConfigError(f"answer line longer than {MAX_ANSWER_BYTES} bytes")
     try:
@@ -64,13 +69,21 @@ def parse_answer_line(raw: bytes) -> tuple[str, str]:
         raise ConfigError("missing string field 'task_id'")
     if not isinstance(answer, str):
         raise ConfigError("missing string field 'answer'")
-    return task_id, answer
+    language = row.get("language")
+    if language is not None and (not isinstance(language, str) or not language.strip()):
+        raise ConfigError("field 'language' must be a non-empty string")
+    return task_id, answer, language
 
 
 async def _grade_one(env: Environment, line: int, raw: bytes) -> dict[str, Any]:
     task_id = "?"
     try:
-        task_id, answer = parse_answer_line(raw)
+        task_id, answer, language = parse_answer_line(raw)
+        if language is not None:
+            grade_reply = getattr(env, "grade_reply", None)
+            if grade_reply is None:
+                raise ConfigError(f"{env.spec.id} answers take no 'language' field")
+            answer = grade_reply(answer, language)
         await env.reset(task_id, 0)
         result = await env.step(Reply(text=answer))
     except GymforgeError as err:

@@ -110,7 +110,10 @@ def test_dataset_formats_detected_per_line(tmp_path: Path) -> None:
     assert kinds == ["humaneval", "mbpp", "stdio", "stdio"]
     assert ds.resolve("11") is not None and ds.tasks[3].truth["language"] == "cpp"
     assert answer_language("```cpp\nx\n```", {"kind": "stdio"}) == "cpp"
-    assert answer_language("```cpp\nx\n```", {"kind": "calls"}) == "python"
+    assert answer_language("```cpp\nx\n```", {"kind": "calls"}) == "cpp"  # unsupported there
+    assert answer_language("```py\nx\n```", {"kind": "stdio", "language": "cpp"}) == "python"
+    assert answer_language("```\nx\n```", {"kind": "stdio", "language": "cpp"}) == "cpp"
+    assert answer_language("x", {"kind": "calls"}) == "python"
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "x", "prompt": "p"}\n')
     from gymforge.core.errors import ConfigError

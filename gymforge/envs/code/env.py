@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
+from gymforge.core.errors import ConfigError
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
@@ -32,7 +33,7 @@ from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
-from gymforge.verify.code.extract import ALIASES
+from gymforge.verify.code.extract import ALIASES, extract_code
 
 
 @dataclass(frozen=True)
@@ -146,16 +147,25 @@ _TAG = re.compile(r"```[ \t]*([\w+#.-]+)")
 
 
 def answer_language(reply: str, truth: dict[str, Any]) -> str:
-    """The task's language if it names one; for stdio tasks without one, the language of the
-    last fenced block's tag when it is a known language; else python."""
-    if truth.get("language"):
-        return str(truth["language"])
-    if truth.get("kind") == "stdio":
-        tags = _TAG.findall(reply)
+    """The language an answer is judged in: the last fenced block's tag when it names a known
+    language (the answer says what it is), else the task's language, else python. A stdio task
+    is about input and output, so any supported language may answer it; function tasks are
+    Python-only, and an answer in another language is judged ``unsupported_language``."""
+    tags = _TAG.findall(reply)
+    if tags:
         for lang, names in ALIASES.items():
-            if tags and tags[-1].lower() in names:
+            if tags[-1].lower() in names:
                 return lang
-    return "python"
+    return str(truth.get("language") or "python")
+
+
+def fenced_answer(answer: str, language: str) -> str:
+    """``answer`` as a reply in ``language``: its code (``extract_code``) in one fenced block
+    tagged with the canonical language name. ConfigError for an unknown language."""
+    lang = next((k for k, names in ALIASES.items() if language.strip().lower() in names), None)
+    if lang is None:
+        raise ConfigError(f"unknown language {language!r}; known: {', '.join(ALIASES)}")
+    return f"```{lang}\n{extract_code(answer, lang).rstrip()}\n```"
 
 
 def _peek_gc(t: str) -> str | None:
@@ -241,6 +251,10 @@ class CodeEnv(ToolEnv):
             return None
         lang = task.truth.get("language") or "python"
         return [Reply(text=f"```{lang}\n{ref.rstrip()}\n```")]
+
+    def grade_reply(self, answer: str, language: str) -> str:
+        """The reply for an answer line that names its ``language`` (``gymforge grade``)."""
+        return fenced_answer(answer, language)
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """HumanEval, MBPP and stdio rows, mixed freely, the format detected per line."""

@@ -56,6 +56,8 @@ from gymforge.verify.code.extract import extract_code
 from gymforge.verify.verdict import Verdict
 
 VERIFIER = "code/1"
+MAX_CASES = 20
+SHORT = 500
 _lock = threading.Lock()
 _backend: BaseBackend | None = None
 UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
@@ -136,6 +138,11 @@ class _Tally:
     unserialisable: int = 0
     limits: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
+
+    def case(self, ok: bool, **what: Any) -> None:
+        if self.cases is not None and len(self.cases) < MAX_CASES:
+            self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})
 
     def call(self, status: CallStatus) -> None:
         if status is CallStatus.TIMEOUT:
@@ -164,29 +171,45 @@ class CodeJudge:
         return self._backend or shared_backend()
 
     # ---- entry points -----------------------------------------------------------------
-    def judge(self, truth: dict[str, Any], answer: str, language: str | None = None) -> Verdict:
-        return asyncio.run(self.ajudge(truth, answer, language))
+    def judge(
+        self,
+        truth: dict[str, Any],
+        answer: str,
+        language: str | None = None,
+        *,
+        detail: bool = False,
+    ) -> Verdict:
+        return asyncio.run(self.ajudge(truth, answer, language, detail=detail))
 
     async def ajudge(
-        self, truth: dict[str, Any], answer: str, language: str | None = None
+        self,
+        truth: dict[str, Any],
+        answer: str,
+        language: str | None = None,
+        *,
+        detail: bool = False,
     ) -> Verdict:
+        """The verdict on ``answer``. ``detail=True`` adds ``facts["cases"]``: per test, the
+        input, what was expected and what came back (values shortened). Use it only for tests
+        the agent may see (``code-agent``'s visible tests), never for hidden ones."""
         kind = truth.get("kind")
         lang = language or truth.get("language") or "python"
         code = extract_code(answer, lang)
+        t = _Tally(cases=[] if detail else None)
         if not code.strip():
-            return _verdict(_Tally(), kind or "?", reason="no_code")
+            return _verdict(t, kind or "?", reason="no_code")
         if kind == "stdio":
-            return await self._stdio(truth, code, lang)
+            return await self._stdio(truth, code, lang, t)
         if lang != "python":
-            return _verdict(_Tally(), str(kind), reason="unsupported_language")
+            return _verdict(t, str(kind), reason="unsupported_language")
         if kind == "calls":
-            return await self._calls(truth, code)
+            return await self._calls(truth, code, t)
         if kind in ("humaneval", "mbpp"):
-            return await asyncio.to_thread(self._session_judge, truth, code)
+            return await asyncio.to_thread(self._session_judge, truth, code, t)
         raise ValueError(f"unknown code task kind {kind!r}")
 
     # ---- calls: one batch job, compared here --------------------------------------------
-    async def _calls(self, truth: dict[str, Any], code: str) -> Verdict:
+    async def _calls(self, truth: dict[str, Any], code: str, t: _Tally) -> Verdict:
         entry, tests = truth["entry_point"], truth["tests"]
         job = Job(
             source=code,
@@ -195,17 +218,23 @@ class CodeJudge:
             respawn=False,  # one timeout or crash ends the run: the rest count as failed
         )
         r = await self.backend.arun(job)
-        t = _Tally()
         t.result(r)
         results = r.calls or []
         for i, test in enumerate(tests):
             t.run += 1
             c = results[i] if i < len(results) else None
+            expected = _from_json(test["expected"])
+            ok = c is not None and c.status is CallStatus.OK and strict_equal(c.value, expected)
+            if t.cases is not None:
+                got = (
+                    (repr(c.value) if c.ok else f"{c.status}: {c.error or ''}") if c else "not run"
+                )
+                args = ", ".join(repr(_from_json(a)) for a in test["args"])
+                t.case(ok, call=f"{entry}({args})", expected=repr(expected), got=got)
             if c is None:
                 continue
             t.call(c.status)
-            if c.status is CallStatus.OK and strict_equal(c.value, _from_json(test["expected"])):
-                t.passed += 1
+            t.passed += ok
         load_ok = r.load.ok if r.load is not None else r.status is Status.OK
         if not load_ok:
             t.notes.append(f"load failed: {r.load.error_type if r.load else r.status}")
@@ -214,13 +243,12 @@ class CodeJudge:
         return _verdict(t, "calls", status=r.status)
 
     # ---- stdio: one run per test, every line compared here --------------------------------
-    async def _stdio(self, truth: dict[str, Any], code: str, lang: str) -> Verdict:
+    async def _stdio(self, truth: dict[str, Any], code: str, lang: str, t: _Tally) -> Verdict:
         tests = truth["tests"]
         jobs = [
             Job(language=lang, source=code, stdin=str(tc["input"]), limits=self.config.stdio_limits)
             for tc in tests
         ]
-        t = _Tally()
         results: list[Result] = []
         if jobs:  # compile once (cached by hash) before fanning out
             results.append(await self.backend.arun(jobs[0]))
@@ -234,26 +262,36 @@ class CodeJudge:
             t.result(r)
             if r.status is Status.INTERNAL_ERROR:
                 raise RuntimeError(f"sandbox internal error: {r.error}")
+            ok = r.status is Status.OK and normalise_output(r.stdout) == normalise_output(
+                str(tc["output"])
+            )
             if r.status is Status.TIMEOUT:
                 t.timeouts += 1
             elif r.status is not Status.OK:
                 t.crashes += 1
-            elif normalise_output(r.stdout) == normalise_output(str(tc["output"])):
-                t.passed += 1
+            t.passed += ok
+            t.case(
+                ok,
+                input=tc["input"],
+                expected=tc["output"],
+                got=r.stdout,
+                status=str(r.status),
+                stderr=r.stderr[-300:],
+            )
         return _verdict(t, "stdio")
 
     # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
-    def _session_judge(self, truth: dict[str, Any], code: str) -> Verdict:
+    def _session_judge(self, truth: dict[str, Any], code: str, tally: _Tally) -> Verdict:
         kind = truth["kind"]
         if kind == "humaneval" and not _defines(code, truth["entry_point"]):
             code = truth.get("prompt", "") + code  # a completion of the prompt
         try:
-            return self._in_session(truth, code)
+            return self._in_session(truth, code, tally)
         except Unserialisable as e:
             return self._fallback(truth, code, f"{type(e).__name__}: {str(e)[:100]}")
 
-    def _in_session(self, truth: dict[str, Any], code: str) -> Verdict:
-        t = _Tally()
+    def _in_session(self, truth: dict[str, Any], code: str, tally: _Tally) -> Verdict:
+        t = _Tally(cases=[] if tally.cases is not None else None)
         job = Job(source=code, limits=self.config.limits, calls=[])
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
 
@@ -312,6 +350,12 @@ class CodeJudge:
             t.notes.append("forged report")
         t.notes.append(f"fallback: {why}")
         return _verdict(t, "fallback", forged=rep.forged)
+
+
+def _short(v: Any) -> Any:
+    if isinstance(v, str) and len(v) > SHORT:
+        return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
+    return v
 
 
 def kind_is(truth: dict[str, Any], kind: str) -> bool:
@@ -442,9 +486,11 @@ def _run_mbpp(
             exec(compile(test, "<mbpp test>", "exec"), ns)
         except Unserialisable:
             raise
-        except Exception:
+        except Exception as e:
+            t.case(False, test=test, error=f"{type(e).__name__}: {e}")
             continue
         t.passed += 1
+        t.case(True, test=test)
 
 
 def _verdict(
@@ -479,6 +525,8 @@ def _verdict(
         facts["status"] = str(status)
     if t.notes:
         facts["notes"] = t.notes[:5]
+    if t.cases is not None:
+        facts["cases"] = t.cases
     return Verdict(
         passed=passed,
         score=(t.passed / t.run) if t.run else 0.0,
