@@ -2,12 +2,15 @@
 
 1. a plain ``python3 -c pass`` subprocess (no isolation; the baseline);
 2. a one-shot ``bwrap ... python3 -c pass`` (isolation, paid per run);
-3. a gymforge check of a HumanEval-style task through ``LocalBackend`` and the function-call
-   service: the candidate is loaded once in the sandbox, the asserts' calls run there, their
-   return values come back as plain data and every ``==`` runs *here*, and a verdict is
-   computed. The primary form is a batch (``Job(calls=[...])``: one round trip per check);
-   the interactive form (``backend.session``: HumanEval's ``check(candidate)`` runs here with a
-   proxy, one round trip per call) is measured too.
+3. a gymforge check of a HumanEval-format task (``{prompt, entry_point, test}`` with
+   ``check(candidate)``) through ``CodeJudge.judge``, the path ``gymforge grade code`` and the
+   ``code`` environment take: the candidate runs in the sandbox, the test code and every
+   ``==`` run *here* on plain data, and the verdict is built. Its literal calls go as one
+   batch job (see ``gymforge.verify.code.checks.plan_calls``).
+
+The two sandbox primitives under it are measured too: a batch (``Job(calls=[...])``: one
+round trip per check) and an interactive session (``backend.session``: one round trip per
+call, what the judge falls back to when a test's calls are not literal).
 
 It prints p50/p95 latency and checks/s for each, and checks/s with both workers busy.
 Targets: gymforge check p50 <= 0.35x the plain subprocess, >= 300 checks/s on 2 cores.
@@ -33,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gymforge.sandbox import Call, CallStatus, Job, Limits, get_backend
 from gymforge.sandbox.local import default_python
+from gymforge.verify.code import CodeJudge, JudgeConfig
 
 CANDIDATE = """
 from typing import List
@@ -63,6 +67,19 @@ def check(candidate: Callable[..., Any]) -> None:
 
 
 LIMITS = Limits(wall_time=10, call_timeout=2)
+HE_TRUTH = {
+    "kind": "humaneval",
+    "entry_point": "has_close_elements",
+    "prompt": "",
+    "test": "def check(candidate):\n"
+    + "".join(f"    assert candidate{args!r} == {exp!r}\n" for args, exp in CASES),
+}
+
+
+def gymforge_check_judge(judge: Any) -> bool:
+    """One verdict the way the code environment and ``gymforge grade code`` reach it."""
+    v = judge.judge(HE_TRUTH, f"```python\n{CANDIDATE}```")
+    return bool(v.passed and v.facts["tests_run"] == len(CASES))
 
 
 def gymforge_check_session(backend: Any) -> bool:
@@ -230,13 +247,16 @@ def main() -> None:
     names = {
         "plain": "plain `python3 -c pass` subprocess",
         "bwrap": "one-shot `bwrap ... python3 -c pass`",
-        "session": "gymforge check (session, 7 calls, verdict)",
-        "batch": "gymforge check (batch calls, verdict)",
+        "judge": "gymforge check (HumanEval format, verdict)",
+        "session": "  primitive: session, 7 calls",
+        "batch": "  primitive: batch of 7 calls",
     }
     with get_backend("local", workers=a.workers) as backend:
+        judge = CodeJudge(backend, JudgeConfig(limits=LIMITS))
         fns: dict[str, Callable[[], Any]] = {
             "plain": lambda: subprocess.run(plain, check=True),
             "bwrap": lambda: subprocess.run(oneshot, check=True),
+            "judge": lambda: gymforge_check_judge(judge),
             "session": lambda: gymforge_check_session(backend),
             "batch": lambda: gymforge_check_batch(backend),
         }
@@ -249,18 +269,20 @@ def main() -> None:
             k: cpu_per_check(backend, lambda f=f: f(backend), a.n)  # type: ignore[misc]
             for k, f in (("session", gymforge_check_session), ("batch", gymforge_check_batch))
         }
+        cpu["judge"] = cpu_per_check(backend, lambda: gymforge_check_judge(judge), a.n)
     print(
         f"\nwith {a.workers} callers (both workers busy): "
         + ", ".join(f"{k} {v:.1f}/s" for k, v in tp.items())
     )
     base = res["plain"]["p50"]
     print(
-        f"gymforge check (batch) p50 / plain p50 = {res['batch']['p50'] / base:.2f} "
-        f"(target <= 0.35); interactive session: {res['session']['p50'] / base:.2f}"
+        f"gymforge check p50 / plain p50 = {res['judge']['p50'] / base:.2f} (target <= 0.35); "
+        f"primitives: batch {res['batch']['p50'] / base:.2f}, "
+        f"session {res['session']['p50'] / base:.2f}"
     )
     print(
-        f"gymforge checks/s with both workers busy = {tp['batch']:.0f} (target >= 300); "
-        f"interactive session: {tp['session']:.0f}"
+        f"gymforge checks/s with both workers busy = {tp['judge']:.0f} (target >= 300); "
+        f"primitives: batch {tp['batch']:.0f}, session {tp['session']:.0f}"
     )
     for k, (host, sb) in cpu.items():
         print(

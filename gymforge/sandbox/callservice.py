@@ -6,8 +6,9 @@ child owes, once. Interactive calls are forwarded one by one on the child's comm
 batch mode the child gets every call with the job and streams its answers, which halves the
 hops per call. A call that times out, crashes the child, floods output or forges control
 frames kills the child; the next call re-forks and reloads the candidate (``restarts``) unless
-``respawn`` is off. ``wall`` bounds the time spent loading and calling, so a job never
-outlives ``Limits.wall_time`` by much.
+``respawn`` is off; after a timeout, no further call runs when ``stop_on_timeout`` is on (a
+judge that stops at the first timeout asks for that in batch mode too). ``wall`` bounds the
+time spent loading and calling, so a job never outlives ``Limits.wall_time`` by much.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Session:
         self.events: dict[Any, tuple[dict[str, Any], list[bytes]]] = {}
         self.expect: list[Any] = []  # call ids the current child owes answers for, in order
         self.last: dict[str, Any] = {}
+        self.timed_out = False
 
     def on_ctl(self, proc: JobProc, hdr: dict[str, Any], blobs: list[bytes]) -> None:
         ev = hdr.get("ev")
@@ -99,6 +101,8 @@ class Session:
             return {**out, "status": "not_run", "msg": "the candidate did not load"}, []
         if timeout <= 0:
             return {**out, "status": "not_run", "msg": "session wall time exhausted"}, []
+        if self.timed_out and self.hdr.get("stop_on_timeout"):
+            return {**out, "status": "not_run", "msg": "an earlier call timed out"}, []
         t = time.monotonic()
         deadline = t + timeout
         if cid in self.events:  # a batch child ran ahead and has already answered
@@ -138,6 +142,7 @@ class Session:
         p = self.proc
         if why == "deadline" and p is not None:
             p.kill("call_timeout")
+            self.timed_out = True
             return {**out, "status": "timeout"}, []
         self.retire()
         status = {"output": "output_limit", "protocol": "protocol_error"}.get(

@@ -71,6 +71,7 @@ def base_header(job: Job, lang: Language, limits: Limits, nproc_slack: int) -> d
         "seed": job.seed,
         "main": lang.main,
         "respawn": job.respawn,
+        "stop_on_timeout": job.stop_on_timeout,
     }
 
 

@@ -151,6 +151,9 @@ class Job(_Frozen):
     respawn: Annotated[
         bool, Field(description="calls mode: reload the candidate after a crash")
     ] = True
+    stop_on_timeout: Annotated[
+        bool, Field(description="calls mode: after a call times out, run no more calls")
+    ] = False
     keep_files: Annotated[
         bool,
         Field(

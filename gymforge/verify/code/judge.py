@@ -11,6 +11,11 @@ Four task kinds (``truth["kind"]``):
   in the test code is counted as one test (an AST rewrite), so the verdict has a fraction.
 - ``mbpp`` (``test_list``): each assert string is one test, evaluated here; every name the
   asserts use that is not a builtin or defined by the set-up code is proxied into the sandbox.
+
+For both, when every call the tests make is a direct call with literal arguments
+(``checks.plan_calls``), those calls first run as one batch job, and the test code then runs
+here against the batch's answers, matched call by call (a test that strays from the plan is
+re-run live). Same calls, same order, same verdict; one round trip instead of one per call.
 - ``stdio`` (``tests: [{input, output}]``): one program run per test; stdout is compared here
   line by line. The only normalisation: trailing whitespace on each line is ignored, and
   trailing empty lines are ignored. Every line counts; a missing or extra line fails the test.
@@ -31,7 +36,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import atexit
-import builtins
 import os
 import threading
 from collections.abc import Callable
@@ -40,6 +44,7 @@ from typing import Any
 
 from gymforge.sandbox import (
     Call,
+    CallResult,
     CallStatus,
     CandidateCallError,
     Job,
@@ -52,12 +57,19 @@ from gymforge.sandbox import (
 )
 from gymforge.sandbox.backend import BaseBackend
 from gymforge.sandbox.wire import Unserialisable
+from gymforge.verify.code.checks import (
+    PlanMiss,
+    PlannedCall,
+    Tally,
+    mbpp_names,
+    plan_calls,
+    run_humaneval,
+    run_mbpp,
+)
 from gymforge.verify.code.extract import extract_code
 from gymforge.verify.verdict import Verdict
 
 VERIFIER = "code/1"
-MAX_CASES = 20
-SHORT = 500
 _lock = threading.Lock()
 _backend: BaseBackend | None = None
 UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
@@ -129,34 +141,6 @@ def normalise_output(text: str) -> list[str]:
     return lines
 
 
-@dataclass
-class _Tally:
-    run: int = 0
-    passed: int = 0
-    timeouts: int = 0
-    crashes: int = 0
-    unserialisable: int = 0
-    limits: set[str] = field(default_factory=set)
-    notes: list[str] = field(default_factory=list)
-    cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
-
-    def case(self, ok: bool, **what: Any) -> None:
-        if self.cases is not None and len(self.cases) < MAX_CASES:
-            self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})
-
-    def call(self, status: CallStatus) -> None:
-        if status is CallStatus.TIMEOUT:
-            self.timeouts += 1
-        elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
-            self.crashes += 1
-        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE):
-            self.unserialisable += 1
-
-    def result(self, r: Result | None) -> None:
-        if r is not None:
-            self.limits.update(r.limits_hit.names())
-
-
 class CodeJudge:
     """Judge answers to code tasks. ``truth`` is a task's hidden truth (see module doc)."""
 
@@ -179,7 +163,14 @@ class CodeJudge:
         *,
         detail: bool = False,
     ) -> Verdict:
-        return asyncio.run(self.ajudge(truth, answer, language, detail=detail))
+        """``ajudge`` for synchronous callers (HumanEval and MBPP run without an event loop)."""
+        start = self._start(truth, answer, language, detail)
+        if isinstance(start, Verdict):
+            return start
+        code, lang, t = start
+        if truth["kind"] in ("humaneval", "mbpp"):
+            return self._session_judge(truth, code, t)
+        return asyncio.run(self._async_kinds(truth, code, lang, t))
 
     async def ajudge(
         self,
@@ -192,24 +183,38 @@ class CodeJudge:
         """The verdict on ``answer``. ``detail=True`` adds ``facts["cases"]``: per test, the
         input, what was expected and what came back (values shortened). Use it only for tests
         the agent may see (``code-agent``'s visible tests), never for hidden ones."""
+        start = self._start(truth, answer, language, detail)
+        if isinstance(start, Verdict):
+            return start
+        code, lang, t = start
+        if truth["kind"] in ("humaneval", "mbpp"):
+            return await asyncio.to_thread(self._session_judge, truth, code, t)
+        return await self._async_kinds(truth, code, lang, t)
+
+    def _start(
+        self, truth: dict[str, Any], answer: str, language: str | None, detail: bool
+    ) -> Verdict | tuple[str, str, Tally]:
+        """The code to run, its language and a fresh tally; or the verdict when there is
+        nothing to run."""
         kind = truth.get("kind")
+        if kind not in ("calls", "stdio", "humaneval", "mbpp"):
+            raise ValueError(f"unknown code task kind {kind!r}")
         lang = language or truth.get("language") or "python"
         code = extract_code(answer, lang)
-        t = _Tally(cases=[] if detail else None)
+        t = Tally(cases=[] if detail else None)
         if not code.strip():
-            return _verdict(t, kind or "?", reason="no_code")
-        if kind == "stdio":
+            return _verdict(t, kind, reason="no_code")
+        if kind != "stdio" and lang != "python":
+            return _verdict(t, kind, reason="unsupported_language")
+        return code, lang, t
+
+    async def _async_kinds(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
+        if truth["kind"] == "stdio":
             return await self._stdio(truth, code, lang, t)
-        if lang != "python":
-            return _verdict(t, str(kind), reason="unsupported_language")
-        if kind == "calls":
-            return await self._calls(truth, code, t)
-        if kind in ("humaneval", "mbpp"):
-            return await asyncio.to_thread(self._session_judge, truth, code, t)
-        raise ValueError(f"unknown code task kind {kind!r}")
+        return await self._calls(truth, code, t)
 
     # ---- calls: one batch job, compared here --------------------------------------------
-    async def _calls(self, truth: dict[str, Any], code: str, t: _Tally) -> Verdict:
+    async def _calls(self, truth: dict[str, Any], code: str, t: Tally) -> Verdict:
         entry, tests = truth["entry_point"], truth["tests"]
         job = Job(
             source=code,
@@ -243,7 +248,7 @@ class CodeJudge:
         return _verdict(t, "calls", status=r.status)
 
     # ---- stdio: one run per test, every line compared here --------------------------------
-    async def _stdio(self, truth: dict[str, Any], code: str, lang: str, t: _Tally) -> Verdict:
+    async def _stdio(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
         tests = truth["tests"]
         jobs = [
             Job(language=lang, source=code, stdin=str(tc["input"]), limits=self.config.stdio_limits)
@@ -281,41 +286,90 @@ class CodeJudge:
         return _verdict(t, "stdio")
 
     # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
-    def _session_judge(self, truth: dict[str, Any], code: str, tally: _Tally) -> Verdict:
+    def _session_judge(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
         kind = truth["kind"]
         if kind == "humaneval" and not _defines(code, truth["entry_point"]):
             code = truth.get("prompt", "") + code  # a completion of the prompt
         try:
+            plan = plan_calls(truth)
+            if plan:
+                verdict = self._planned(truth, code, plan, tally)
+                if verdict is not None:
+                    return verdict
             return self._in_session(truth, code, tally)
         except Unserialisable as e:
             return self._fallback(truth, code, f"{type(e).__name__}: {str(e)[:100]}")
 
-    def _in_session(self, truth: dict[str, Any], code: str, tally: _Tally) -> Verdict:
-        t = _Tally(cases=[] if tally.cases is not None else None)
+    def _run_check(
+        self,
+        truth: dict[str, Any],
+        t: Tally,
+        call: Callable[[str, tuple[Any, ...], dict[str, Any]], CallResult],
+    ) -> None:
+        """Run the dataset's test code here, each candidate name a proxy over ``call``."""
+
+        def proxy_for(name: str) -> Callable[..., Any]:
+            def proxy(*args: Any, **kwargs: Any) -> Any:
+                if t.timeouts:  # the call budget is spent: fail fast
+                    raise CandidateCallError(_not_run(name))
+                res = call(name, args, kwargs)
+                t.call(res.status)
+                if not res.ok:
+                    raise CandidateCallError(res)
+                return res.value
+
+            proxy.__name__ = name
+            return proxy
+
+        if kind_is(truth, "humaneval"):
+            run_humaneval(truth, proxy_for(truth["entry_point"]), t)
+        else:
+            run_mbpp(truth, proxy_for, t)
+
+    def _in_session(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
+        """Live: every call the test makes is one round trip into an interactive session."""
+        t = Tally(cases=[] if tally.cases is not None else None)
         job = Job(source=code, limits=self.config.limits, calls=[])
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
-
-            def proxy_for(name: str) -> Callable[..., Any]:
-                def proxy(*args: Any, **kwargs: Any) -> Any:
-                    if t.timeouts:  # the call budget is spent: fail fast
-                        raise CandidateCallError(_not_run(name))
-                    res = s.call(name, *args, **kwargs)
-                    t.call(res.status)
-                    if not res.ok:
-                        raise CandidateCallError(res)
-                    return res.value
-
-                proxy.__name__ = name
-                return proxy
-
-            if kind_is(truth, "humaneval"):
-                _run_humaneval(truth, proxy_for(truth["entry_point"]), t)
-            else:
-                _run_mbpp(truth, proxy_for, t)
+            self._run_check(truth, t, lambda name, a, k: s.call(name, *a, **k))
             load = s.load
         t.result(s.result)
         if not load.ok:
             t.notes.append(f"load failed: {load.error_type}")
+        return _verdict(t, str(truth["kind"]))
+
+    def _planned(
+        self, truth: dict[str, Any], code: str, plan: tuple[PlannedCall, ...], tally: Tally
+    ) -> Verdict | None:
+        """Batch: the planned calls run as one job first, then the test runs here and each
+        call it makes is answered from the batch, in order. The same verdict as live (the
+        candidate sees the same calls in the same order, crashes reload it, the first timeout
+        stops it); None when the test strays from the plan, and the caller goes live."""
+        calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
+        job = Job(source=code, limits=self.config.limits, calls=calls, stop_on_timeout=True)
+        r = self.backend.run(job)
+        if r.status is Status.INTERNAL_ERROR:
+            raise RuntimeError(f"sandbox internal error: {r.error}")
+        answers = r.calls or []
+        if len(answers) != len(plan):
+            return None
+        t = Tally(cases=[] if tally.cases is not None else None)
+        pos = 0
+
+        def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallResult:
+            nonlocal pos
+            if pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
+                raise PlanMiss
+            pos += 1
+            return answers[pos - 1]
+
+        try:
+            self._run_check(truth, t, answer)
+        except PlanMiss:
+            return None
+        t.result(r)
+        if r.load is not None and not r.load.ok:
+            t.notes.append(f"load failed: {r.load.error_type}")
         return _verdict(t, str(truth["kind"]))
 
     def _fallback(self, truth: dict[str, Any], code: str, why: str) -> Verdict:
@@ -325,7 +379,7 @@ class CodeJudge:
         else:
             setup = truth.get("test_setup_code") or ""
             imports = "\n".join(truth.get("test_imports") or [])
-            cand = _mbpp_names(truth)
+            cand = mbpp_names(truth)
             entry = cand[0] if cand else None
             binds = "".join(
                 f"    {n} = candidate\n" if n == entry else f"    {n} = solution.{n}\n"
@@ -340,7 +394,7 @@ class CodeJudge:
         spec = TestSpec(files={"tests.py": test_src}, names=names, entry_point=entry)
         r = self.backend.run(Job(source=code, tests=spec, limits=self.config.limits))
         rep = verify_test_reports(r, spec)
-        t = _Tally(run=rep.expected, passed=rep.tests_passed)
+        t = Tally(run=rep.expected, passed=rep.tests_passed)
         t.result(r)
         if r.status is Status.TIMEOUT:
             t.timeouts += 1
@@ -350,12 +404,6 @@ class CodeJudge:
             t.notes.append("forged report")
         t.notes.append(f"fallback: {why}")
         return _verdict(t, "fallback", forged=rep.forged)
-
-
-def _short(v: Any) -> Any:
-    if isinstance(v, str) and len(v) > SHORT:
-        return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
-    return v
 
 
 def kind_is(truth: dict[str, Any], kind: str) -> bool:
@@ -394,107 +442,8 @@ def _from_json(v: Any) -> Any:
     return v
 
 
-class _CountAsserts(ast.NodeTransformer):
-    """``assert X, m`` -> ``try: __gf_ok(X) except Unserialisable: raise except: __gf_fail()``"""
-
-    def visit_Assert(self, node: ast.Assert) -> Any:
-        body = ast.parse(
-            "try:\n    __gf_ok(__X__)\nexcept __gf_Unserialisable:\n    raise\n"
-            "except Exception:\n    __gf_fail()\n"
-        ).body[0]
-        assert isinstance(body, ast.Try)
-        call = body.body[0]
-        assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
-        call.value.args = [node.test]
-        return ast.copy_location(body, node)
-
-
-def _run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: _Tally) -> None:
-    tree = _CountAsserts().visit(ast.parse(truth["test"]))
-    ast.fix_missing_locations(tree)
-
-    def ok(value: Any) -> None:
-        t.run += 1
-        t.passed += bool(value)
-
-    def fail() -> None:
-        t.run += 1
-
-    ns: dict[str, Any] = {
-        "__name__": "__gymforge_check__",
-        "__gf_ok": ok,
-        "__gf_fail": fail,
-        "__gf_Unserialisable": Unserialisable,
-    }
-    exec(compile(tree, "<humaneval test>", "exec"), ns)  # trusted dataset code, judge side
-    check = ns.get("check")
-    if not callable(check):
-        raise ValueError("the HumanEval test defines no check(candidate)")
-    try:
-        check(candidate)
-    except Unserialisable:
-        raise
-    except Exception as e:  # an error outside an assert ends the check: one more failure
-        t.run += 1
-        t.notes.append(f"check stopped: {type(e).__name__}")
-
-
-_BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def _mbpp_names(truth: dict[str, Any]) -> list[str]:
-    """Names the asserts use that neither builtins nor the set-up code provide, in order."""
-    defined: set[str] = set()
-    for src in [truth.get("test_setup_code") or "", *(truth.get("test_imports") or [])]:
-        for n in ast.walk(ast.parse(src)):
-            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
-                defined.add(n.name)
-            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                defined.add(n.id)
-            elif isinstance(n, ast.alias):
-                defined.add((n.asname or n.name).split(".")[0])
-    names: list[str] = []
-    for test in truth["test_list"]:
-        tree = ast.parse(test)
-        bound = {
-            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        } | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
-        for n in ast.walk(tree):
-            if (
-                isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Load)
-                and n.id not in _BUILTIN_NAMES
-                and n.id not in defined
-                and n.id not in bound
-                and n.id not in names
-            ):
-                names.append(n.id)
-    return names
-
-
-def _run_mbpp(
-    truth: dict[str, Any], proxy_for: Callable[[str], Callable[..., Any]], t: _Tally
-) -> None:
-    ns: dict[str, Any] = {"__name__": "__gymforge_check__"}
-    for src in [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]:
-        exec(compile(src, "<mbpp setup>", "exec"), ns)  # trusted dataset code
-    for name in _mbpp_names(truth):
-        ns[name] = proxy_for(name)
-    for test in truth["test_list"]:
-        t.run += 1
-        try:
-            exec(compile(test, "<mbpp test>", "exec"), ns)
-        except Unserialisable:
-            raise
-        except Exception as e:
-            t.case(False, test=test, error=f"{type(e).__name__}: {e}")
-            continue
-        t.passed += 1
-        t.case(True, test=test)
-
-
 def _verdict(
-    t: _Tally,
+    t: Tally,
     mode: str,
     *,
     reason: str | None = None,

@@ -1,0 +1,286 @@
+"""Dataset test code, run in the judge's process: HumanEval ``check(candidate)`` with each
+assert counted, MBPP assert lists, and the per-test ``Tally``. ``plan_calls`` reads the calls a
+test will make when they are all literal, so the judge can run them as one batch first.
+
+The test code is trusted dataset code; the candidate is never called from here directly, only
+through the proxies the judge passes in.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any
+
+from gymforge.sandbox import CallStatus, Result
+from gymforge.sandbox.wire import Unserialisable
+
+MAX_CASES = 20
+SHORT = 500
+
+
+@dataclass
+class Tally:
+    run: int = 0
+    passed: int = 0
+    timeouts: int = 0
+    crashes: int = 0
+    unserialisable: int = 0
+    limits: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
+
+    def case(self, ok: bool, **what: Any) -> None:
+        if self.cases is not None and len(self.cases) < MAX_CASES:
+            self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})
+
+    def call(self, status: CallStatus) -> None:
+        if status is CallStatus.TIMEOUT:
+            self.timeouts += 1
+        elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
+            self.crashes += 1
+        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE):
+            self.unserialisable += 1
+
+    def result(self, r: Result | None) -> None:
+        if r is not None:
+            self.limits.update(r.limits_hit.names())
+
+
+def _short(v: Any) -> Any:
+    if isinstance(v, str) and len(v) > SHORT:
+        return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
+    return v
+
+
+class CountAsserts(ast.NodeTransformer):
+    """``assert X, m`` -> ``try: __gf_ok(X) except Unserialisable: raise except: __gf_fail()``"""
+
+    def visit_Assert(self, node: ast.Assert) -> Any:
+        body = ast.parse(
+            "try:\n    __gf_ok(__X__)\nexcept __gf_Unserialisable:\n    raise\n"
+            "except Exception:\n    __gf_fail()\n"
+        ).body[0]
+        assert isinstance(body, ast.Try)
+        call = body.body[0]
+        assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
+        call.value.args = [node.test]
+        return ast.copy_location(body, node)
+
+
+# Compiled dataset code is cached (by its text); verdicts never are.
+@functools.lru_cache(maxsize=1024)
+def _check_code(test: str) -> CodeType:
+    tree = CountAsserts().visit(ast.parse(test))
+    ast.fix_missing_locations(tree)
+    return compile(tree, "<humaneval test>", "exec")
+
+
+@functools.lru_cache(maxsize=8192)
+def _compiled(src: str, filename: str) -> CodeType:
+    return compile(src, filename, "exec")
+
+
+def run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: Tally) -> None:
+    def ok(value: Any) -> None:
+        t.run += 1
+        t.passed += bool(value)
+
+    def fail() -> None:
+        t.run += 1
+
+    ns: dict[str, Any] = {
+        "__name__": "__gymforge_check__",
+        "__gf_ok": ok,
+        "__gf_fail": fail,
+        "__gf_Unserialisable": Unserialisable,
+    }
+    exec(_check_code(truth["test"]), ns)  # trusted dataset code, judge side
+    check = ns.get("check")
+    if not callable(check):
+        raise ValueError("the HumanEval test defines no check(candidate)")
+    try:
+        check(candidate)
+    except Unserialisable:
+        raise
+    except Exception as e:  # an error outside an assert ends the check: one more failure
+        t.run += 1
+        t.notes.append(f"check stopped: {type(e).__name__}")
+
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def mbpp_names(truth: dict[str, Any]) -> list[str]:
+    """Names the asserts use that neither builtins nor the set-up code provide, in order."""
+    defined: set[str] = set()
+    for src in [truth.get("test_setup_code") or "", *(truth.get("test_imports") or [])]:
+        for n in ast.walk(ast.parse(src)):
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                defined.add(n.name)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                defined.add(n.id)
+            elif isinstance(n, ast.alias):
+                defined.add((n.asname or n.name).split(".")[0])
+    names: list[str] = []
+    for test in truth["test_list"]:
+        tree = ast.parse(test)
+        bound = {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)
+                and n.id not in BUILTIN_NAMES
+                and n.id not in defined
+                and n.id not in bound
+                and n.id not in names
+            ):
+                names.append(n.id)
+    return names
+
+
+def run_mbpp(
+    truth: dict[str, Any], proxy_for: Callable[[str], Callable[..., Any]], t: Tally
+) -> None:
+    ns: dict[str, Any] = {"__name__": "__gymforge_check__"}
+    for src in [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]:
+        exec(_compiled(src, "<mbpp setup>"), ns)  # trusted dataset code
+    for name in mbpp_names(truth):
+        ns[name] = proxy_for(name)
+    for test in truth["test_list"]:
+        t.run += 1
+        try:
+            exec(_compiled(test, "<mbpp test>"), ns)
+        except Unserialisable:
+            raise
+        except Exception as e:
+            t.case(False, test=test, error=f"{type(e).__name__}: {e}")
+            continue
+        t.passed += 1
+        t.case(True, test=test)
+
+
+class PlanMiss(BaseException):
+    """The test made a call ``plan_calls`` did not foresee: the plan's answers do not apply.
+    A ``BaseException`` so that the test code's own ``except Exception`` cannot swallow it."""
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    def matches(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Is this the call the test makes: the same name, and arguments of the same types
+        with equal values all the way down (a value that is not plain data never matches)?"""
+        return name == self.name and _same(args, self.args) and _same(kwargs, self.kwargs)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) in _PLAIN and bool(a == b)
+
+
+_PLAIN = (int, float, str, bool, type(None))
+
+
+MAX_PLANNED = 1000
+
+
+def plan_calls(truth: dict[str, Any]) -> tuple[PlannedCall, ...] | None:
+    """The candidate calls a HumanEval or MBPP test will make, in evaluation order, when every
+    reference to the candidate is a direct call with literal arguments; else None.
+
+    A plan is a guess, checked call by call when the test runs (``PlanMiss`` on the first
+    difference, e.g. a literal call inside a loop): it only lets the judge fetch every answer
+    in one batch job instead of one round trip per call."""
+    kind = truth.get("kind")
+    if kind == "humaneval":
+        return _plan(kind, truth["entry_point"], truth["test"], (), "", ())
+    if kind == "mbpp":
+        imports = tuple(truth.get("test_imports") or ())
+        setup = truth.get("test_setup_code") or ""
+        return _plan(kind, "", "", tuple(truth["test_list"]), setup, imports)
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(
+    kind: str,
+    entry: str,
+    test: str,
+    test_list: tuple[str, ...],
+    setup: str,
+    imports: tuple[str, ...],
+) -> tuple[PlannedCall, ...] | None:
+    from gymforge.sandbox.jobs import encode_args
+
+    truth = {
+        "kind": kind,
+        "entry_point": entry,
+        "test": test,
+        "test_list": list(test_list),
+        "test_setup_code": setup,
+        "test_imports": list(imports),
+    }
+    try:
+        if truth.get("kind") == "humaneval":
+            tree = ast.parse(truth["test"])
+            check = next(
+                (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"),
+                None,
+            )
+            if check is None or len(check.args.args) != 1:
+                return None
+            names = {check.args.args[0].arg: truth["entry_point"]}
+            bodies: list[ast.AST] = list(check.body)
+        elif truth.get("kind") == "mbpp":
+            names = {n: n for n in mbpp_names(truth)}
+            bodies = [ast.parse(t) for t in truth["test_list"]]
+        else:
+            return None
+        found: list[tuple[str, ast.Call]] = []
+        for body in bodies:
+            if not _collect(body, names, found):
+                return None
+        if not found or len(found) > MAX_PLANNED:
+            return None
+        plan = []
+        for name, call in found:
+            args = tuple(ast.literal_eval(a) for a in call.args)
+            kwargs = {str(k.arg): ast.literal_eval(k.value) for k in call.keywords}
+            encode_args(args, kwargs)  # plain data only (raises Unserialisable)
+            plan.append(PlannedCall(name, args, kwargs))
+        return tuple(plan)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError, Unserialisable):
+        return None
+
+
+def _collect(node: ast.AST, names: dict[str, str], out: list[tuple[str, ast.Call]]) -> bool:
+    """Post-order walk (arguments are evaluated before the call). False when a candidate
+    name is used other than as a direct call with positional or keyword literals."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return False
+        if any(k.arg is None for k in node.keywords):
+            return False
+        for child in [*node.args, *(k.value for k in node.keywords)]:
+            if not _collect(child, names, out):
+                return False
+        out.append((names[node.func.id], node))
+        return True
+    if isinstance(node, ast.Name) and node.id in names:
+        return False
+    return all(_collect(child, names, out) for child in ast.iter_child_nodes(node))
