@@ -149,9 +149,10 @@ def _dataset(path: Path) -> None:
         {"task_id": 7, "text": "sq", "test_list": ["assert sq(2) == 4", "assert sq(3) == 9"]},
         {
             "task_id": "io",
-            "prompt": "Double it.",
+            "prompt": "Double it.\n\nExample input:\n2\nExample output:\n4\n",
             "tests": [{"input": "2\n", "output": "4\n"}, {"input": "5\n", "output": "10\n"}],
         },
+        {"task_id": "io/hidden", "prompt": "Triple it.", "tests": [{"input": "2", "output": "6"}]},
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
 
@@ -178,11 +179,16 @@ def test_visible_tests_per_task_format(tmp_path: Path) -> None:
         assert r["tests_run"] == 1 and r["cases"] == [{"ok": True, "test": "assert sq(2) == 4"}]
         r = await visible("io", "print(int(input()) * 3)")
         assert r["tests_run"] == 1 and r["cases"][0]["got"] == "6\n" and not r["cases"][0]["ok"]
+        r = await visible("io/hidden", "print(int(input()) * 3)")
+        assert r["tests_run"] == 0 and r["note"] == "no visible tests"  # none shown
         await env.close()
 
     asyncio.run(go())
-    truth = env.tasks.resolve("io").truth
-    assert visible_truth(truth) == {**truth, "tests": truth["tests"][:1]}
+    task = env.tasks.resolve("io")
+    assert visible_truth(task.truth, task.prompt) == {
+        **task.truth,
+        "tests": task.truth["tests"][:1],
+    }
 
 
 def test_grade_lines_may_name_their_language(tmp_path: Path) -> None:

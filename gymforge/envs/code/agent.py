@@ -4,8 +4,9 @@ The agent may call ``run_code`` (run any program in the episode's workspace, see
 and ``run_visible_tests`` (run a candidate against the tests the prompt shows), as often as the
 step budget allows, then submits a final reply that is judged exactly like ``code``'s (hidden
 tests, same verifier, same reward components). Visible tests per task kind: the first
-``N_VISIBLE`` generated cases (procedural families), the first assert (MBPP), the first case
-(stdio), and the prompt's doctest examples with literal arguments (HumanEval).
+``N_VISIBLE`` generated cases (procedural families), the first assert (MBPP), the cases whose input
+and output the statement shows (stdio), and the prompt's doctest examples with literal
+arguments (HumanEval). A hidden test is never run or shown by a tool.
 
 **The workspace.** Files a ``run_code`` program writes in its working directory are there for
 the next ``run_code`` of the same episode, and never for another episode: ``reset`` empties it.
@@ -69,20 +70,26 @@ class TestReport(BaseModel):
     note: str | None = None
 
 
-def visible_truth(truth: dict[str, Any]) -> dict[str, Any] | None:
-    """The part of a task's truth its prompt shows, as a truth the judge takes; None if none."""
+def visible_truth(truth: dict[str, Any], prompt: str) -> dict[str, Any] | None:
+    """The tests a task's ``prompt`` shows, as a truth the judge takes; None if it shows none.
+    Never a hidden test: an agent sees these cases' inputs and expected outputs."""
     kind = truth.get("kind")
     if kind == "calls":
         return {**truth, "tests": truth["tests"][:N_VISIBLE]}
     if kind == "mbpp":
         return {**truth, "test_list": truth["test_list"][:1]}
-    if kind == "stdio":
-        return {**truth, "tests": truth["tests"][:1]} if truth["tests"] else None
+    if kind == "stdio":  # the cases whose input and output the statement itself shows
+        shown = [t for t in truth["tests"] if _in(t["input"], prompt) and _in(t["output"], prompt)]
+        return {**truth, "tests": shown[:N_VISIBLE]} if shown else None
     if kind == "humaneval":
         tests = doctest_cases(truth.get("prompt", ""), truth["entry_point"])
         if tests:
             return {"kind": "calls", "entry_point": truth["entry_point"], "tests": tests}
     return None
+
+
+def _in(text: str, prompt: str) -> bool:
+    return bool(text.strip()) and text.strip() in prompt
 
 
 def doctest_cases(prompt: str, entry: str) -> list[dict[str, Any]]:
@@ -115,7 +122,7 @@ def _shown(text: str) -> str:
 
 def _checked(code: str) -> str:
     if len(code) > MAX_CODE_CHARS:
-        raise ToolError("invalid_arguments", f"code is longer than {MAX_CODE_CHARS} characters")
+        raise ToolError("invalid_arguments", f"longer than {MAX_CODE_CHARS} characters")
     return code
 
 
@@ -193,7 +200,7 @@ class CodeAgentEnv(CodeEnv):
         job = Job(
             language=lang,
             source=source,
-            stdin=stdin,
+            stdin=_checked(stdin),
             files=ws.files,
             keep_files=True,
             limits=self.run_limits,
@@ -225,7 +232,7 @@ class CodeAgentEnv(CodeEnv):
             code: The candidate, as you would submit it.
         """
         assert self.task is not None
-        truth = visible_truth(self.task.truth)
+        truth = visible_truth(self.task.truth, self.task.prompt)
         if truth is None:
             return TestReport(tests_run=0, tests_passed=0, cases=[], note="no visible tests")
         v = await self.judge.ajudge(truth, _checked(code), self._language(code), detail=True)
