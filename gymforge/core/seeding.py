@@ -13,12 +13,16 @@ import json
 import random
 from typing import Any
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+"""Built once: ``json.dumps`` with these options would build a new encoder on every call.
+The encoder keeps no state between calls, so sharing it is safe."""
+
 
 def canonical_json(value: Any) -> str:
     """The one canonical JSON text of ``value``: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _CANONICAL.encode(value)
 
 
 def stable_hash(*parts: Any) -> bytes:

@@ -34,6 +34,8 @@ def scrub_text(value: Any, _depth: int = 0) -> Any:
     Raises ValueError for non-finite floats and for structures nested deeper than
     ``MAX_NESTING``: neither can be written as canonical JSON."""
     if isinstance(value, str):
+        if value.isascii():  # O(1) in CPython: most text needs no regex scan
+            return value
         return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("NaN and infinities are not JSON; refused")
