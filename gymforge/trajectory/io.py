@@ -7,6 +7,7 @@ a run killed midway keeps every finished episode, and never leaves half of one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -54,10 +55,23 @@ def seal_episode(records: list[dict[str, Any]]) -> list[str]:
                 f"trajectory schema: {err.errors()[0]['loc']}: "
                 f"{err.errors()[0]['msg']}"
             ) from err
-        body = model.model_dump(mode="json")
-        body["digest"] = previous = chain_digest(previous, body)
-        lines.append(canonical_json(body))
+        previous, line = _chained_line(previous, model.model_dump(mode="json"))
+        lines.append(line)
     return lines
+
+
+def _chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
+    """The digest of ``body`` chained onto ``previous``, and ``body``'s canonical JSON line
+    with that digest: the same bytes as ``chain_digest`` followed by ``canonical_json`` of the
+    body with its digest set, but with the body encoded once (a ``digest`` key already in
+    ``body`` is replaced). Canonical JSON sorts keys, so the ``digest`` entry sits between the
+    keys sorting before it and those sorting after."""
+    head = canonical_json({k: v for k, v in body.items() if k < "digest"})[1:-1]
+    tail = canonical_json({k: v for k, v in body.items() if k > "digest"})[1:-1]
+    unsealed = "{" + ",".join(part for part in (head, tail) if part) + "}"
+    digest = hashlib.sha256((previous + unsealed).encode()).hexdigest()
+    entry = '"digest":"' + digest + '"'
+    return digest, "{" + ",".join(part for part in (head, entry, tail) if part) + "}"
 
 
 class TrajectoryWriter:
