@@ -10,6 +10,7 @@ from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import ContextLengthExceeded, InfraError
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
+from gymforge.rollout.gcpace import paced_collections
 from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
 
@@ -64,8 +65,14 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     """Play one episode; return its step records and its closing episode record.
 
     A policy that raises is an infrastructure failure (``InfraError``): the episode is not
-    scored. Anything the *agent* does wrong is handled inside ``env.step``.
+    scored. Anything the *agent* does wrong is handled inside ``env.step``. While it runs,
+    full garbage collections are paced (``gymforge.rollout.gcpace``).
     """
+    with paced_collections():
+        return await _play(env, policy, keys)
+
+
+async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:
     base = keys.model_dump()
     try:
         ctx = EpisodeContext(

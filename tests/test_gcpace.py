@@ -1,0 +1,69 @@
+"""Garbage-collector pacing while episodes are in flight (``gymforge.rollout.gcpace``)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from gymforge.core.types import Observation
+from gymforge.envs.ledger import LedgerEnv
+from gymforge.rollout import OraclePolicy, PolicyTurn, run
+from gymforge.rollout.gcpace import FULL_COLLECTION_EVERY, paced_collections
+
+DEFAULT = (700, 10, 10)
+
+
+@pytest.fixture(autouse=True)
+def default_thresholds() -> Iterator[None]:
+    saved = gc.get_threshold()
+    gc.set_threshold(*DEFAULT)
+    yield
+    gc.set_threshold(*saved)
+
+
+def test_full_collections_paced_while_held_and_restored_after() -> None:
+    with paced_collections():
+        assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)
+        with paced_collections():  # a second episode in flight
+            assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)
+        assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)  # one still in flight
+    assert gc.get_threshold() == DEFAULT
+
+
+def test_restored_after_an_exception() -> None:
+    with pytest.raises(RuntimeError), paced_collections():
+        raise RuntimeError("episode failed")
+    assert gc.get_threshold() == DEFAULT
+
+
+@pytest.mark.parametrize("thresholds", [(0, 10, 10), (700, 10, 10**6)])
+def test_disabled_or_laxer_collector_left_alone(thresholds: tuple[int, int, int]) -> None:
+    gc.set_threshold(*thresholds)
+    with paced_collections():
+        assert gc.get_threshold() == thresholds
+    assert gc.get_threshold() == thresholds
+
+
+def test_thresholds_changed_meanwhile_are_kept() -> None:
+    with paced_collections():
+        gc.set_threshold(5000, 20, 20)
+    assert gc.get_threshold() == (5000, 20, 20)
+
+
+def test_runner_paces_while_episodes_run() -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    class Watching(OraclePolicy):
+        async def act(self, observation: Observation) -> PolicyTurn:
+            seen.append(gc.get_threshold())
+            await asyncio.sleep(0)  # let the other episodes interleave
+            return await super().act(observation)
+
+    pairs = [(t, 1) for t in LedgerEnv.tasks.sample(6, 3, difficulties=[1])]
+    result = asyncio.run(run(LedgerEnv, Watching, pairs, None, concurrency=3))
+    assert result.summary["success_rate"] == 1.0
+    assert seen and set(seen) == {(700, 10, FULL_COLLECTION_EVERY)}
+    assert gc.get_threshold() == DEFAULT
