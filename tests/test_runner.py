@@ -109,6 +109,76 @@ def test_episode_timeout_is_an_infra_failure() -> None:
     assert "timeout" in result.errors[0]
 
 
+class DeadServer(OraclePolicy):
+    """A policy server that serves the first task and then is gone: rollout 0 of any
+    other task fails at once (connection refused), later rollouts hang (a dead connection)."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        self.dead = ctx.task_id != PAIRS[0][0]
+        self.hang = ctx.rollout > 0
+        await super().start(ctx)
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        if self.dead and self.hang:
+            await asyncio.Event().wait()
+        if self.dead:
+            raise ConnectionError("server went away")
+        return await super().act(observation)
+
+
+async def bounded(coro: Any, seconds: float = 30.0) -> Any:
+    async with asyncio.timeout(seconds):  # a run that does not stop fails, not hangs
+        return await coro
+
+
+def test_a_dead_server_stops_the_run_and_resume_runs_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "trajectories.jsonl"
+    stopped = asyncio.run(
+        bounded(run(LedgerEnv, DeadServer, PAIRS, tmp_path, group=2, concurrency=3))
+    )
+    s = stopped.summary
+    assert s["episodes"] == 2 and s["success_rate"] == 1.0 and s["failure_reasons"] == {}
+    assert s["infra_errors"] == 6 == len(stopped.errors)  # every episode not written
+    assert "2 different tasks" in s["infra_stopped"]
+    assert sum("cut short" in e for e in stopped.errors) >= 1  # the hung episodes
+    assert sum(": not run:" in e for e in stopped.errors) >= 2  # the jobs never started
+    assert {(e.end.task_id, e.end.rollout) for e in read_episodes(path) if e.end} == {
+        (PAIRS[0][0], 0),
+        (PAIRS[0][0], 1),
+    }
+    written = path.read_bytes()
+    resumed = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, tmp_path, group=2, resume=True))
+    s = resumed.summary
+    assert s["resumed"] == 2 and s["episodes"] == 8 and s["infra_errors"] == 0
+    assert s["infra_stopped"] is None and path.read_bytes().startswith(written)
+    episodes = read_episodes(path)
+    keys = [(e.end.task_id, e.end.rollout) for e in episodes if e.end]
+    assert len(keys) == len(set(keys)) == 8
+    for log in episodes:
+        verify_chain(log)
+
+
+class OneTaskDown(OraclePolicy):
+    async def start(self, ctx: EpisodeContext) -> None:
+        if ctx.task_id == PAIRS[1][0]:
+            raise ConnectionError("this task's sandbox is down")
+        await super().start(ctx)
+
+
+def test_one_task_failing_every_rollout_does_not_stop_the_run() -> None:
+    result = asyncio.run(
+        bounded(run(LedgerEnv, OneTaskDown, PAIRS, None, group=3, concurrency=2, max_retries=1))
+    )
+    s = result.summary
+    assert s["episodes"] == 9 and s["infra_errors"] == 3 and s["infra_stopped"] is None
+    unstoppable = asyncio.run(
+        run(LedgerEnv, DeadServer, PAIRS, None, max_retries=0, stop_after_failed_tasks=None)
+    )
+    assert unstoppable.summary["episodes"] == 1 and unstoppable.summary["infra_errors"] == 3
+    assert unstoppable.summary["infra_stopped"] is None
+    assert not any("not run" in e for e in unstoppable.errors)
+
+
 def test_weight_version_is_stamped(tmp_path: Path) -> None:
     version = {"v": 3}
 

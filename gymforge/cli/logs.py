@@ -37,9 +37,11 @@ def replay(
 
 @app.command("verify-log")
 @friendly
-def verify_log(path: Path = typer.Argument(..., help="A trajectories.jsonl file.")) -> None:
+def verify_log(
+    path: Path = typer.Argument(..., help="A run directory or a trajectories.jsonl file."),
+) -> None:
     """Check schema and digest chain of every episode without re-running anything."""
-    episodes = read_episodes(path)
+    episodes = read_episodes(path / "trajectories.jsonl" if path.is_dir() else path)
     for log in episodes:
         verify_chain(log)
     err.print(

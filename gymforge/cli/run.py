@@ -11,13 +11,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from gymforge.cli.common import app, err, friendly, open_env, progress_bar, task_source
+from gymforge.cli.common import app, err, fail, friendly, open_env, progress_bar, task_source
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
 from gymforge.rollout.execute import execute
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.replay import replay_file
+
+INFRA_EXIT = 3
+"""``gymforge run``'s exit code when infrastructure failures left episodes unwritten."""
 
 
 @app.command("list")
@@ -162,7 +165,9 @@ def run(
     ),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
 ) -> None:
-    """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json."""
+    """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
+    if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
+    never scored, and rerunning with --resume runs just those."""
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     summary = _run(
@@ -187,6 +192,17 @@ def run(
     else:
         err.print(_summary_table([summary]))
         err.print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
+    missing = summary.get("infra_errors") or 0
+    if missing:
+        stopped = summary.get("infra_stopped")
+        why = f"; the run stopped early: {stopped}" if stopped else ""
+        fail(
+            f"{missing} of {n * group} episodes were not written: infrastructure failures "
+            f"(see the log above){why}. "
+            "They were not scored; the finished episodes are kept. Run the same command "
+            "with --resume to run the missing ones.",
+            INFRA_EXIT,
+        )
 
 
 @app.command()

@@ -5,8 +5,12 @@ environment seed, different sampling seeds, for GRPO-style training), plays them
 ``concurrency`` episodes in flight (each on its own environment instance), and writes each
 finished episode to ``trajectories.jsonl`` with one fsync. Infrastructure failures (a policy
 server down, an episode over its wall-clock timeout) are retried on a fresh environment and
-never scored. ``resume=True`` keeps the episodes already in the file (dropping a torn tail)
-and runs only the missing ones, so a crash loses no finished episode and duplicates none.
+never scored. When episodes of ``stop_after_failed_tasks`` different tasks have used up their
+retries with no episode finishing in between, the infrastructure is down: the run stops (the
+episodes in flight are cut short) and reports every job it did not finish as an
+infrastructure error, rather than spend each remaining job's retries writing nothing.
+``resume=True`` keeps the episodes already in the file (dropping a torn tail) and runs only
+the missing ones, so a crash or a dead server loses no finished episode and duplicates none.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from gymforge.rollout.summary import summarize
 from gymforge.trajectory.io import TrajectoryWriter, recover_finished
 
 log = logging.getLogger("gymforge.runner")
+
+STOP_AFTER_FAILED_TASKS = 2
+"""The default ``stop_after_failed_tasks`` of :func:`run`."""
 
 
 @dataclass(frozen=True)
@@ -94,9 +101,13 @@ async def run(
     resume: bool = False,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     summary_extra: dict[str, Any] | None = None,
+    stop_after_failed_tasks: int | None = STOP_AFTER_FAILED_TASKS,
 ) -> RunResult:
     """Run every job. ``jobs`` are ``(task_id, seed)`` pairs (expanded by ``group``) or
-    ``Job``s. ``out_dir=None`` keeps records in memory only."""
+    ``Job``s. ``out_dir=None`` keeps records in memory only. ``stop_after_failed_tasks``:
+    see the module docstring (``None`` never stops; the rollouts of one task count once, so
+    one task the infrastructure cannot run does not stop the run). Why a run stopped is
+    ``summary["infra_stopped"]``."""
     all_jobs = list(jobs) if jobs and isinstance(jobs[0], Job) else expand(jobs, group)  # type: ignore[arg-type]
     run_id = uuid.uuid4().hex[:12]
     path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
@@ -113,6 +124,21 @@ async def run(
     finished: list[tuple[int, dict[str, Any]]] = []
     errors: list[str] = []
     retries = 0
+    failing: set[tuple[str, int]] = set()  # tasks given up on since the last finished episode
+    stopped: list[str] = []  # why the run stopped, once it has
+    in_flight: set[asyncio.Task[list[dict[str, Any]]]] = set()
+
+    def give_up(job: Job, err: InfraError) -> None:
+        errors.append(f"{job.task_id} seed {job.seed} rollout {job.rollout}: {err}")
+        failing.add((job.task_id, job.seed))
+        if stop_after_failed_tasks and len(failing) >= stop_after_failed_tasks and not stopped:
+            stopped.append(
+                f"episodes of {len(failing)} different tasks failed for infrastructure "
+                "reasons after all retries, with no episode finishing in between"
+            )
+            log.error("stopping the run: %s; last: %s", stopped[0], err)
+            for other in in_flight:  # their episodes would fail the same way
+                other.cancel()
 
     async def attempt(env: Environment, job: Job) -> list[dict[str, Any]]:
         policy = policy_factory()
@@ -128,11 +154,25 @@ async def run(
         nonlocal retries
         env = env_factory()
         try:
-            while not queue.empty():
+            while not queue.empty() and not stopped:
                 job = queue.get_nowait()
+                records: list[dict[str, Any]] = []
                 for n in range(max_retries + 1):
+                    current = asyncio.create_task(attempt(env, job))
+                    in_flight.add(current)
                     try:
-                        records = await attempt(env, job)
+                        records = await current
+                        break
+                    except asyncio.CancelledError:
+                        this = asyncio.current_task()
+                        if not (stopped and current.cancelled()) or (this and this.cancelling()):
+                            raise  # not the stop's doing: the worker itself is cancelled
+                        errors.append(
+                            f"{job.task_id} seed {job.seed} rollout {job.rollout}: "
+                            f"cut short: {stopped[0]}"
+                        )
+                        await env.close()
+                        env = env_factory()
                         break
                     except InfraError as err:
                         if not err.retryable:  # a refused request: every episode would fail
@@ -147,15 +187,15 @@ async def run(
                         )
                         await env.close()  # a failed episode may leave the env mid-step
                         env = env_factory()
-                        if n == max_retries:
-                            errors.append(
-                                f"{job.task_id} seed {job.seed} rollout {job.rollout}: {err}"
-                            )
-                            records = []
-                        else:
-                            retries += 1
+                        if n == max_retries or stopped:
+                            give_up(job, err)
+                            break
+                        retries += 1
+                    finally:
+                        in_flight.discard(current)
                 if not records:
                     continue
+                failing.clear()
                 if writer is not None:
                     writer.write_episode(records)
                 finished.append((job.index, records[-1]))
@@ -170,9 +210,17 @@ async def run(
     finally:
         if writer is not None:
             writer.close()
+    while not queue.empty():  # the run stopped: jobs never started
+        job = queue.get_nowait()
+        errors.append(f"{job.task_id} seed {job.seed} rollout {job.rollout}: not run: {stopped[0]}")
     episodes = previous + [rec for _, rec in sorted(finished, key=lambda t: t[0])]
     summary = summarize(episodes, run_id=run_id, **(summary_extra or {}))
-    summary.update(infra_errors=len(errors), infra_retries=retries, resumed=len(previous))
+    summary.update(
+        infra_errors=len(errors),
+        infra_retries=retries,
+        infra_stopped=stopped[0] if stopped else None,
+        resumed=len(previous),
+    )
     if out_dir:
         (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return RunResult(summary, episodes, errors)

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import collections
 import hashlib
+import importlib
 import json
 import threading
 import time
@@ -422,15 +423,22 @@ def _abort(request: web.Request) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run a standalone echo server; prints ``PORT <n>`` and serves until stdin closes."""
+    """Run a standalone server; prints ``PORT <n>`` and serves until stdin closes. It
+    answers with fixed text, or with ``--responder MODULE:FACTORY``'s ``FACTORY(*ARGS)``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--reply-chars", type=int, default=200, help="length of each reply")
+    ap.add_argument("--responder", metavar="MODULE:FACTORY", help="FACTORY(*ARGS) answers")
+    ap.add_argument("--responder-arg", metavar="ARG", action="append", default=[], dest="args")
     args = ap.parse_args(argv)
     text = ("The answer is 42. " * (args.reply_chars // 18 + 1))[: args.reply_chars]
+    responder: Responder = lambda _req: text  # noqa: E731
+    if args.responder:
+        module, _, name = args.responder.partition(":")
+        responder = getattr(importlib.import_module(module), name)(*args.args)
     server = OpenAITestServer(
-        lambda _req: text, latency=args.latency, port=args.port, record=False, cache=True
+        responder, latency=args.latency, port=args.port, record=False, cache=True
     )
     with server:
         print(f"PORT {server.port}", flush=True)

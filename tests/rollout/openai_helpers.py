@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -53,5 +54,33 @@ def ledger_oracle_responder(task_ids: list[str]) -> Callable[[dict[str, Any]], S
         k = sum(m["role"] == "assistant" for m in messages)
         plan = plans[prompt]
         return plan[min(k, len(plan) - 1)]
+
+    return respond
+
+
+def ledger_replay_oracle(*task_ids: str) -> Callable[[dict[str, Any]], ServedReply]:
+    """Plays the ledger oracle for whichever of ``task_ids`` (episode seed 0) the
+    conversation is about, at any difficulty: for turn k it replays the oracle's first k
+    actions on a fresh environment, so seeded faults happen as they did, and answers with
+    the oracle's next action. For a server in another process (``--responder``)."""
+    env = LedgerEnv()
+    by_prompt = {env.tasks.resolve(t).prompt: t for t in task_ids}
+    pool = concurrent.futures.ThreadPoolExecutor(1)  # the server's own loop is running
+
+    async def next_action(task_id: str, turns: int) -> Action:
+        replay = LedgerEnv()
+        try:
+            await replay.reset(task_id, 0)
+            for _ in range(turns):
+                await replay.step(await replay.oracle_action())
+            return await replay.oracle_action()
+        finally:
+            await replay.close()
+
+    def respond(request: dict[str, Any]) -> ServedReply:
+        messages = request["messages"]
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        turns = sum(m["role"] == "assistant" for m in messages)
+        return served(pool.submit(asyncio.run, next_action(by_prompt[prompt], turns)).result())
 
     return respond
