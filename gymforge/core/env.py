@@ -34,7 +34,7 @@ import asyncio
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from gymforge.core.types import Action, Observation, State
 
@@ -126,6 +126,18 @@ class SupportsOracle(Protocol):
     QA may call it; it adapts to what happened (a retried timeout, say)."""
 
     async def oracle_action(self) -> Action: ...
+
+
+def has_oracle(env: object) -> TypeGuard[SupportsOracle]:
+    """``isinstance(env, SupportsOracle)``, answered from the class when the class defines
+    ``oracle_action`` (the usual case): a runtime protocol check walks the protocol's
+    attributes on every call (~20 us), and the oracle policy asks once per episode."""
+    for base in env.__class__.__mro__:
+        if "oracle_action" in base.__dict__:
+            if base.__dict__["oracle_action"] is not None:
+                return True  # what the protocol's subclass hook concludes from the class
+            break
+    return isinstance(env, SupportsOracle)
 
 
 class SyncEnvironment:

@@ -9,7 +9,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from gymforge.core.env import SupportsOracle
+from gymforge.core.env import SupportsOracle, has_oracle
 from gymforge.core.errors import UserError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
@@ -24,7 +24,7 @@ class OraclePolicy:
     name = checkpoint = "oracle"
 
     async def start(self, ctx: EpisodeContext) -> None:
-        if not isinstance(ctx.env, SupportsOracle):
+        if not has_oracle(ctx.env):
             raise UserError(f"{ctx.env.spec.id} has no oracle (no oracle_action)")
         self._env: SupportsOracle = ctx.env
 
