@@ -27,6 +27,7 @@ from typing import Any
 from gymforge.core.env import Environment
 from gymforge.core.errors import InfraError, UserError
 from gymforge.core.seeding import derive_seed
+from gymforge.rollout.admission import AdmissionGate
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
 from gymforge.rollout.summary import summarize
@@ -127,6 +128,7 @@ async def run(
     failing: set[tuple[str, int]] = set()  # tasks given up on since the last finished episode
     stopped: list[str] = []  # why the run stopped, once it has
     in_flight: set[asyncio.Task[list[dict[str, Any]]]] = set()
+    gate = AdmissionGate()
 
     def give_up(job: Job, err: InfraError) -> None:
         errors.append(f"{job.task_id} seed {job.seed} rollout {job.rollout}: {err}")
@@ -141,6 +143,7 @@ async def run(
                 other.cancel()
 
     async def attempt(env: Environment, job: Job) -> list[dict[str, Any]]:
+        await gate.enter()  # a burst of starts must not stall the steps of episodes in flight
         policy = policy_factory()
         episode = run_episode(env, policy, job.keys(run_id, env, policy))
         if episode_timeout_s is None:
