@@ -200,6 +200,16 @@ def _validation_message(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """A validated call about to run: its tool, history key, per-tool index and thunk."""
+
+    tool: Tool
+    key: tuple[str, str]
+    index: int
+    invoke: Callable[[], Any]
+
+
 class Toolset:
     """The tools of one owner (usually an environment), with per-episode call accounting."""
 
@@ -233,37 +243,30 @@ class Toolset:
         """Run one call. Returns the result and its latency in ms (for ``timing`` only).
         An ``async def`` tool cannot run here (use ``acall``): it gets an ``internal`` error."""
         t0 = time.perf_counter()
-        prepared = self._prepare(action)
-        if isinstance(prepared, ToolResult):
-            result = prepared
-        else:
-            t, key, index, invoke = prepared
-            result = self._finish(t, key, index, invoke, sync=True)
-        self.last_result = result
-        return result, (time.perf_counter() - t0) * 1e3
+        p = self._prepare(action)
+        result = p if isinstance(p, ToolResult) else self._finish(p, p.invoke, sync=True)
+        return self._record(result, t0)
 
     async def acall(self, action: ToolCall) -> tuple[ToolResult, float]:
         """``call`` for event loops: ``async def`` tools are awaited, so a tool that waits on
         another process (a sandbox, a service) lets other episodes run meanwhile."""
         t0 = time.perf_counter()
-        prepared = self._prepare(action)
-        if isinstance(prepared, ToolResult):
-            result = prepared
-        else:
-            t, key, index, invoke = prepared
-            try:
-                value = invoke()
-                if inspect.isawaitable(value):
-                    value = await value
-                result = self._finish(t, key, index, lambda: value, sync=False)
-            except Exception as err:
-                result = _failure(t.name, err)
+        p = self._prepare(action)
+        if isinstance(p, ToolResult):
+            return self._record(p, t0)
+        try:
+            value = p.invoke()
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as err:
+            return self._record(_failure(p.tool.name, err), t0)
+        return self._record(self._finish(p, lambda: value, sync=False), t0)
+
+    def _record(self, result: ToolResult, t0: float) -> tuple[ToolResult, float]:
         self.last_result = result
         return result, (time.perf_counter() - t0) * 1e3
 
-    def _prepare(
-        self, action: ToolCall
-    ) -> ToolResult | tuple[Tool, tuple[str, str], int, Callable[[], Any]]:
+    def _prepare(self, action: ToolCall) -> ToolResult | _Pending:
         """Validate and account for one call: an error or fault result, or what to invoke."""
         t = self.tools.get(action.name)
         if t is None:
@@ -291,29 +294,21 @@ class Toolset:
         def invoke() -> Any:
             return t.fn(owner, **kwargs) if t.takes_self else t.fn(**kwargs)
 
-        return t, key, index, invoke
+        return _Pending(t, key, index, invoke)
 
-    def _finish(
-        self,
-        t: Tool,
-        key: tuple[str, str],
-        index: int,
-        invoke: Callable[[], Any],
-        *,
-        sync: bool,
-    ) -> ToolResult:
+    def _finish(self, p: _Pending, invoke: Callable[[], Any], *, sync: bool) -> ToolResult:
         try:
             value = invoke()
             if sync and inspect.isawaitable(value):
                 if inspect.iscoroutine(value):
                     value.close()
-                return _error(t.name, "internal", "async tool called synchronously; use acall")
-            content = t.returns.dump_python(value, mode="json") if t.returns else None
+                return _error(p.tool.name, "internal", "async tool called synchronously; use acall")
+            content = p.tool.returns.dump_python(value, mode="json") if p.tool.returns else None
         except Exception as err:
-            return _failure(t.name, err)
-        if not t.writes:
-            self._history.setdefault(key, (index, content))
-        return ToolResult(tool=t.name, ok=True, content=content)
+            return _failure(p.tool.name, err)
+        if not p.tool.writes:
+            self._history.setdefault(p.key, (p.index, content))
+        return ToolResult(tool=p.tool.name, ok=True, content=content)
 
     def _apply_fault(self, t: Tool, fault: FaultKind, key: tuple[str, str]) -> ToolResult | None:
         if fault == "timeout":
