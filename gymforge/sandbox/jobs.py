@@ -106,7 +106,7 @@ def run_request(
     hdr["source_blob"], hdr["stdin_blob"] = 0, 1
     files = {k: _bytes(v) for k, v in job.files.items()}
     if prog is None and (lang.kind == "exec" or job.mode == "program"):
-        files = {lang.main: source, **files}  # calls/tests modes load from memory only
+        files = {**files, lang.main: source}  # calls/tests modes load from memory only
     add_files(hdr, blobs, files)
     if job.keep_files:
         hdr["keep"] = {
@@ -162,7 +162,7 @@ def compile_request(
     hdr["collect"] = "prog"
     blobs: list[bytes] = [b"", b""]
     hdr["stdin_blob"] = 1
-    files = {lang.main: _bytes(job.source), **{k: _bytes(v) for k, v in job.files.items()}}
+    files = {**{k: _bytes(v) for k, v in job.files.items()}, lang.main: _bytes(job.source)}
     add_files(hdr, blobs, files)
     return hdr, blobs
 

@@ -195,8 +195,8 @@ class ZygotePool(BaseBackend):
     ) -> tuple[str | None, Result | None]:
         assert lang.compile is not None
         src = job.source.encode() if isinstance(job.source, str) else job.source
-        files = {lang.main: src}
-        files.update({k: v.encode() if isinstance(v, str) else v for k, v in job.files.items()})
+        files = {k: v.encode() if isinstance(v, str) else v for k, v in job.files.items()}
+        files[lang.main] = src  # the source always wins over a same-named extra file
         key = ArtefactCache.key(lang, lang.compile, files)
         rel = self.cache.relpath(key)
         if self.cache.get(key) is not None:

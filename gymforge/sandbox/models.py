@@ -134,8 +134,9 @@ class TestSpec(_Frozen):
 
 class Job(_Frozen):
     """What to run. ``source`` is the main file for ``language``; ``files`` are extra files
-    (relative paths) in the job directory. ``seed`` seeds Python's ``random`` in the child
-    (``PYTHONHASHSEED`` is always 0, so set and dict orders are reproducible)."""
+    (relative paths) in the job directory (one named like the main file is replaced by it).
+    ``seed`` seeds Python's ``random`` in the child (``PYTHONHASHSEED`` is always 0, so set and
+    dict orders are reproducible)."""
 
     language: str = "python"
     source: str | bytes = ""

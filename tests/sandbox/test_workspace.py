@@ -66,3 +66,11 @@ def test_keep_files_is_for_program_jobs() -> None:
 
     with pytest.raises(ValueError, match="program jobs"):
         Job(source="def f(): pass", calls=[Call(name="f")], keep_files=True)
+
+
+def test_the_source_wins_over_a_workspace_file_of_the_same_name(sandbox: LocalBackend) -> None:
+    r = sandbox.run(Job(source="print('real')", files={"main.py": "print('planted')"}))
+    assert r.stdout == "real\n"
+    c = '#include <stdio.h>\nint main(){puts("real c");}'
+    r = sandbox.run(Job(language="c", source=c, files={"main.c": "int main(){return 3;}"}))
+    assert r.status is Status.OK and r.stdout == "real c\n"
