@@ -197,7 +197,7 @@ def write_calibration(
         "rows": rows,
         "run": {
             k: (run_summary or {}).get(k)
-            for k in ("run_id", "infra_errors", "infra_retries", "resumed")
+            for k in ("run_id", "infra_errors", "infra_retries", "infra_stopped", "resumed")
         },
         "warnings": config.warnings,
     }

@@ -41,6 +41,26 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+INFRA_EXIT = 3
+"""The exit code of ``run``, ``eval`` and ``calibrate`` when infrastructure failures left
+episodes unwritten (after everything else was written and printed)."""
+
+
+def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str) -> None:
+    """Exit ``INFRA_EXIT`` when the runner summary says episodes were not written."""
+    missing = summary.get("infra_errors") or 0
+    if missing:
+        stopped = summary.get("infra_stopped")
+        why = f"; the run stopped early: {stopped}" if stopped else ""
+        fail(
+            f"{missing}{f' of {total}' if total else ''} episodes were not written: "
+            "infrastructure failures "
+            f"(see the log above){why}. They were not scored, so {results}. The finished "
+            "episodes are kept: run the same command with --resume to run the missing ones.",
+            INFRA_EXIT,
+        )
+
+
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn gymforge errors and bad files into one readable line and exit code 2."""
 

@@ -10,7 +10,15 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from gymforge.cli.common import EnvHandle, app, err, friendly, open_env, progress_bar
+from gymforge.cli.common import (
+    EnvHandle,
+    app,
+    err,
+    fail_if_incomplete,
+    friendly,
+    open_env,
+    progress_bar,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
@@ -164,7 +172,8 @@ def eval_cmd(
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
 
-    Writes OUT/eval.json, OUT/failures.jsonl and the trajectories."""
+    Writes OUT/eval.json, OUT/failures.jsonl and the trajectories. Exits 3 when
+    infrastructure failures left episodes unwritten (rerun with --resume)."""
     data = evaluate_run(
         env,
         policy,
@@ -186,10 +195,11 @@ def eval_cmd(
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)
     if as_json:
         print(json.dumps(data, indent=2))
-        return
-    for tbl in eval_tables(data):
-        err.print(tbl)
-    err.print(f"wrote {out / 'eval.json'}, {out / 'failures.jsonl'} and the trajectories")
+    else:
+        for tbl in eval_tables(data):
+            err.print(tbl)
+        err.print(f"wrote {out / 'eval.json'}, {out / 'failures.jsonl'} and the trajectories")
+    fail_if_incomplete(data["run"], None, "eval.json covers the finished episodes only")
 
 
 @app.command()
@@ -219,7 +229,8 @@ def calibrate(
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
 
-    Exits 0 even when no task lands in the band (with a warning saying why)."""
+    Exits 0 even when no task lands in the band (with a warning saying why); exits 3 when
+    infrastructure failures left rollouts unwritten (rerun with --resume)."""
     from gymforge.calibrate import Band, CalibrateConfig, select_tasks, write_calibration
 
     handle = open_env(env, dataset)
@@ -257,7 +268,16 @@ def calibrate(
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)
     if as_json:
         print(json.dumps({k: v for k, v in data.items() if k != "rows"}, indent=2))
-        return
+    else:
+        _calibration_tables(data, config, env, policy, samples, out)
+    fail_if_incomplete(
+        summary, len(train_ids) * samples, "the pass rates count the finished rollouts only"
+    )
+
+
+def _calibration_tables(
+    data: dict[str, Any], config: Any, env: str, policy: str, samples: int, out: Path
+) -> None:
     tbl = Table("status", "tasks", title=f"gymforge calibrate {env} / {policy} (K={samples})")
     tbl.add_row(f"in band [{config.band.lo:g}, {config.band.hi:g}]", str(data["in_band"]))
     for reason, count in data["retired_by_reason"].items():

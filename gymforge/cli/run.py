@@ -11,16 +11,21 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from gymforge.cli.common import app, err, fail, friendly, open_env, progress_bar, task_source
+from gymforge.cli.common import (
+    app,
+    err,
+    fail_if_incomplete,
+    friendly,
+    open_env,
+    progress_bar,
+    task_source,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
 from gymforge.rollout.execute import execute
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.replay import replay_file
-
-INFRA_EXIT = 3
-"""``gymforge run``'s exit code when infrastructure failures left episodes unwritten."""
 
 
 @app.command("list")
@@ -192,17 +197,7 @@ def run(
     else:
         err.print(_summary_table([summary]))
         err.print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
-    missing = summary.get("infra_errors") or 0
-    if missing:
-        stopped = summary.get("infra_stopped")
-        why = f"; the run stopped early: {stopped}" if stopped else ""
-        fail(
-            f"{missing} of {n * group} episodes were not written: infrastructure failures "
-            f"(see the log above){why}. "
-            "They were not scored; the finished episodes are kept. Run the same command "
-            "with --resume to run the missing ones.",
-            INFRA_EXIT,
-        )
+    fail_if_incomplete(summary, n * group, "the summary covers the finished episodes only")
 
 
 @app.command()

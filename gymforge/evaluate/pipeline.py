@@ -168,7 +168,7 @@ def write_eval(
         **body,
         "run": {
             k: (run_summary or {}).get(k)
-            for k in ("run_id", "infra_errors", "infra_retries", "resumed")
+            for k in ("run_id", "infra_errors", "infra_retries", "infra_stopped", "resumed")
         },
         "warnings": config.warnings,
     }

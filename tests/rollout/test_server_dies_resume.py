@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from gymforge.cli.run import INFRA_EXIT
+from gymforge.cli.common import INFRA_EXIT
 from gymforge.envs.handle import open_env
 
 HERE = Path(__file__).parent
