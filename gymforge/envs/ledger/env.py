@@ -56,11 +56,13 @@ class World(BaseModel):
     transfers: list[Transfer] = []
 
 
+PEOPLE = tuple((f, la, c) for f in FIRST for la in LAST for c in CITIES)
+"""Every (first, last, city) combination, in a fixed order (sampled per task)."""
+
+
 class TransferFamily(TaskFamily):
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
-        people = r.sample(
-            [(f, la, c) for f in FIRST for la in LAST for c in CITIES], params["customers"]
-        )
+        people = r.sample(PEOPLE, params["customers"])
         # distractors: every second customer shares the previous one's name, in another city
         for i in range(1, len(people), 2):
             first, last, _ = people[i - 1]
