@@ -4,7 +4,8 @@ Standard library only (copied into the sandbox next to ``zygote.py`` and ``wire.
 Contract, in order. Pre-fork (before the job is known): new session and process group; default
 signal dispositions; stdin/stdout/stderr on fds 0-2, the control channel on fd 3 (``CTL_FD``),
 commands on fd 4 (``CMD_FD``), every other fd closed; ``RLIMIT_CORE`` 0; ``oom_score_adj`` 1000
-so the OOM killer picks the job, never the zygote; cwd in the job directory. Then the child
+so the OOM killer picks the job, never the zygote; cwd in the job directory; if no job
+arrives within ``WARM_AFTER``, a warm-up of trusted code (``warmup``). Then the child
 blocks until the zygote sends the job on fd 4 and applies it: rlimits with soft == hard, so
 they cannot be raised again, and a fresh environment with ``HOME`` and ``TMPDIR`` in the job
 directory.
@@ -24,16 +25,19 @@ import builtins
 import contextlib
 import os
 import resource
+import select
 import signal
 import sys
 import types
 from typing import Any, NoReturn
 
 import wire
+from warmup import warm_up
 
 CTL_FD = 3
 CMD_FD = 4
 _MSG_CAP = 2000
+WARM_AFTER = 0.002  # seconds without a job before a pre-forked child warms up
 _RLIMITS = {
     "as": resource.RLIMIT_AS,
     "fsize": resource.RLIMIT_FSIZE,
@@ -72,6 +76,10 @@ def prepare(fds: dict[str, int], jobdir: str) -> None:
         pass
     os.chdir(jobdir)
     os.umask(0o022)
+
+
+def _cmd_waiting(timeout: float = 0.0) -> bool:
+    return bool(select.select([CMD_FD], [], [], timeout)[0])
 
 
 def apply(job: dict[str, Any]) -> None:
@@ -349,6 +357,8 @@ def main(fds: dict[str, int], jobdir: str) -> NoReturn:
     pre-forks this child before the job is known). Never returns; set-up failures exit 127."""
     try:
         prepare(fds, jobdir)
+        if not _cmd_waiting(WARM_AFTER):  # warm up only a worker that is idle, not a busy one
+            warm_up(_cmd_waiting)
         stream = wire.FrameStream(CMD_FD)
         hdr, blobs = stream.recv()
         if hdr.get("op") != "job":

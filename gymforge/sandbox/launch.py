@@ -31,7 +31,15 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ZYGOTE_FILES = ("zygote.py", "wire.py", "child.py", "jobproc.py", "jail.py", "callservice.py")
+ZYGOTE_FILES = (
+    "zygote.py",
+    "wire.py",
+    "child.py",
+    "jobproc.py",
+    "jail.py",
+    "callservice.py",
+    "warmup.py",
+)
 HERE = Path(__file__).resolve().parent
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 BASE_ENV = {
