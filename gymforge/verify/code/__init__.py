@@ -1,8 +1,8 @@
 """Honest code judging (see ``judge`` for what is trusted, and which tasks use the fallback)."""
 
 from gymforge.verify.code.extract import extract_code
-from gymforge.verify.code.judge import (
-    CodeJudge,
+from gymforge.verify.code.judge import CodeJudge
+from gymforge.verify.code.shared import (
     JudgeConfig,
     close_shared_backend,
     normalise_output,
