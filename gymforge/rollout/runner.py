@@ -51,6 +51,11 @@ class Job:
         return (self.task_id, self.seed, self.rollout)
 
     @property
+    def label(self) -> str:
+        """How log and error lines name this job."""
+        return f"{self.task_id} seed {self.seed} rollout {self.rollout}"
+
+    @property
     def sampling_seed(self) -> int:
         return derive_seed("sampling", self.task_id, self.seed, self.rollout) % 2**31
 
@@ -131,7 +136,7 @@ async def run(
     gate = AdmissionGate()
 
     def give_up(job: Job, err: InfraError) -> None:
-        errors.append(f"{job.task_id} seed {job.seed} rollout {job.rollout}: {err}")
+        errors.append(f"{job.label}: {err}")
         failing.add((job.task_id, job.seed))
         if stop_after_failed_tasks and len(failing) >= stop_after_failed_tasks and not stopped:
             stopped.append(
@@ -170,10 +175,7 @@ async def run(
                         this = asyncio.current_task()
                         if not (stopped and current.cancelled()) or (this and this.cancelling()):
                             raise  # not the stop's doing: the worker itself is cancelled
-                        errors.append(
-                            f"{job.task_id} seed {job.seed} rollout {job.rollout}: "
-                            f"cut short: {stopped[0]}"
-                        )
+                        errors.append(f"{job.label}: cut short: {stopped[0]}")
                         await env.close()
                         env = env_factory()
                         break
@@ -215,7 +217,7 @@ async def run(
             writer.close()
     while not queue.empty():  # the run stopped: jobs never started
         job = queue.get_nowait()
-        errors.append(f"{job.task_id} seed {job.seed} rollout {job.rollout}: not run: {stopped[0]}")
+        errors.append(f"{job.label}: not run: {stopped[0]}")
     episodes = previous + [rec for _, rec in sorted(finished, key=lambda t: t[0])]
     summary = summarize(episodes, run_id=run_id, **(summary_extra or {}))
     summary.update(

@@ -7,7 +7,6 @@ a run killed midway keeps every finished episode, and never leaves half of one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from gymforge.trajectory.schema import (
     EpisodeRecord,
     StepRecord,
     chain_digest,
+    chain_step,
     component_totals,
 )
 
@@ -69,7 +69,7 @@ def _chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
     head = canonical_json({k: v for k, v in body.items() if k < "digest"})[1:-1]
     tail = canonical_json({k: v for k, v in body.items() if k > "digest"})[1:-1]
     unsealed = "{" + ",".join(part for part in (head, tail) if part) + "}"
-    digest = hashlib.sha256((previous + unsealed).encode()).hexdigest()
+    digest = chain_step(previous, unsealed)
     entry = '"digest":"' + digest + '"'
     return digest, "{" + ",".join(part for part in (head, entry, tail) if part) + "}"
 

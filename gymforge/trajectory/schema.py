@@ -128,4 +128,10 @@ def component_totals(step_components: list[dict[str, float]]) -> dict[str, float
 def chain_digest(previous: str, record: dict[str, Any]) -> str:
     """The digest of ``record`` (without its ``digest`` key) chained onto ``previous``."""
     body = {k: v for k, v in record.items() if k != "digest"}
-    return hashlib.sha256((previous + canonical_json(body)).encode()).hexdigest()
+    return chain_step(previous, canonical_json(body))
+
+
+def chain_step(previous: str, unsealed: str) -> str:
+    """The chain's one formula: SHA-256 of ``previous`` followed by a record's canonical
+    JSON without its ``digest`` key (``unsealed``)."""
+    return hashlib.sha256((previous + unsealed).encode()).hexdigest()

@@ -381,8 +381,7 @@ async def run_ray(
                     n = attempts[job.key] = attempts.get(job.key, 0) + 1
                     if n > max_retries:
                         errors.append(
-                            f"{job.task_id} seed {job.seed} rollout {job.rollout}: "
-                            f"its Ray actor failed {n} times: {type(err).__name__}"
+                            f"{job.label}: its Ray actor failed {n} times: {type(err).__name__}"
                         )
                         written.add(job.key)
                     else:
