@@ -75,6 +75,14 @@ def base_header(job: Job, lang: Language, limits: Limits, nproc_slack: int) -> d
     }
 
 
+def job_files(job: Job, lang: Language) -> dict[str, bytes]:
+    """The files a job's directory starts with: its extra files, then its source under the
+    language's main file name (the source always wins over an extra file of that name)."""
+    files = {k: _bytes(v) for k, v in job.files.items()}
+    files[lang.main] = _bytes(job.source)
+    return files
+
+
 def add_files(
     hdr: dict[str, Any], blobs: list[bytes], files: dict[str, bytes], mode: int = 0o644
 ) -> None:
@@ -104,9 +112,10 @@ def run_request(
     source = _bytes(job.source)
     blobs: list[bytes] = [source, _bytes(job.stdin)]
     hdr["source_blob"], hdr["stdin_blob"] = 0, 1
-    files = {k: _bytes(v) for k, v in job.files.items()}
     if prog is None and (lang.kind == "exec" or job.mode == "program"):
-        files = {**files, lang.main: source}  # calls/tests modes load from memory only
+        files = job_files(job, lang)
+    else:  # compiled (the program is the artefact) or calls/tests (loaded from memory)
+        files = {k: _bytes(v) for k, v in job.files.items()}
     add_files(hdr, blobs, files)
     if job.keep_files:
         hdr["keep"] = {
@@ -162,8 +171,7 @@ def compile_request(
     hdr["collect"] = "prog"
     blobs: list[bytes] = [b"", b""]
     hdr["stdin_blob"] = 1
-    files = {**{k: _bytes(v) for k, v in job.files.items()}, lang.main: _bytes(job.source)}
-    add_files(hdr, blobs, files)
+    add_files(hdr, blobs, job_files(job, lang))
     return hdr, blobs
 
 

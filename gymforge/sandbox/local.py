@@ -26,7 +26,7 @@ from typing import Any
 from gymforge.core.errors import ConfigError, InfraError
 from gymforge.sandbox.backend import BaseBackend
 from gymforge.sandbox.cgroups import remove_stale
-from gymforge.sandbox.jobs import compile_request, run_request, to_result
+from gymforge.sandbox.jobs import compile_request, job_files, run_request, to_result
 from gymforge.sandbox.languages import ArtefactCache, Language, get_language
 from gymforge.sandbox.launch import BwrapLauncher, Runtime, UnsafeLauncher
 from gymforge.sandbox.models import Job, LimitsHit, Result, Status
@@ -194,10 +194,7 @@ class ZygotePool(BaseBackend):
         self, w: Worker, job: Job, lang: Language, extra: dict[str, Any]
     ) -> tuple[str | None, Result | None]:
         assert lang.compile is not None
-        src = job.source.encode() if isinstance(job.source, str) else job.source
-        files = {k: v.encode() if isinstance(v, str) else v for k, v in job.files.items()}
-        files[lang.main] = src  # the source always wins over a same-named extra file
-        key = ArtefactCache.key(lang, lang.compile, files)
+        key = ArtefactCache.key(lang, lang.compile, job_files(job, lang))
         rel = self.cache.relpath(key)
         if self.cache.get(key) is not None:
             extra["compile_cached"] = True

@@ -39,7 +39,7 @@ from gymforge.qa.redteam import AttackNotApplicable
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.sandbox import Job, Limits, Status
 from gymforge.tools import tool
-from gymforge.verify.code.extract import ALIASES, extract_code
+from gymforge.verify.code.extract import canonical_language, extract_code
 
 RUN_LIMITS = Limits(wall_time=5.0, cpu_time=4.0, output_bytes=64 << 10, workspace_bytes=1 << 20)
 MAX_CODE_CHARS = 100_000
@@ -191,8 +191,9 @@ class CodeAgentEnv(CodeEnv):
             language: python, c, cpp or javascript; empty for the task's language.
         """
         assert self.task is not None
-        asked = language.strip().lower() or str(self.task.truth.get("language") or "python")
-        lang = next((k for k, names in ALIASES.items() if asked in names), None)
+        lang = canonical_language(
+            language.strip() or str(self.task.truth.get("language") or "python")
+        )
         if lang is None:
             raise ToolError("invalid_arguments", f"unknown language {language!r}")
         source = extract_code(_checked(code), lang)

@@ -33,7 +33,7 @@ from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
-from gymforge.verify.code.extract import ALIASES, extract_code
+from gymforge.verify.code.extract import ALIASES, canonical_language, extract_code
 
 
 @dataclass(frozen=True)
@@ -152,17 +152,14 @@ def answer_language(reply: str, truth: dict[str, Any]) -> str:
     is about input and output, so any supported language may answer it; function tasks are
     Python-only, and an answer in another language is judged ``unsupported_language``."""
     tags = _TAG.findall(reply)
-    if tags:
-        for lang, names in ALIASES.items():
-            if tags[-1].lower() in names:
-                return lang
-    return str(truth.get("language") or "python")
+    tagged = canonical_language(tags[-1]) if tags else None
+    return tagged or str(truth.get("language") or "python")
 
 
 def fenced_answer(answer: str, language: str) -> str:
     """``answer`` as a reply in ``language``: its code (``extract_code``) in one fenced block
     tagged with the canonical language name. ConfigError for an unknown language."""
-    lang = next((k for k, names in ALIASES.items() if language.strip().lower() in names), None)
+    lang = canonical_language(language)
     if lang is None:
         raise ConfigError(f"unknown language {language!r}; known: {', '.join(ALIASES)}")
     return f"```{lang}\n{extract_code(answer, lang).rstrip()}\n```"

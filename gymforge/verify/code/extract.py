@@ -10,6 +10,15 @@ ALIASES: dict[str, frozenset[str]] = {
     "cpp": frozenset({"cpp", "c++", "cc", "cxx", "hpp"}),
     "javascript": frozenset({"javascript", "js", "node", "nodejs"}),
 }
+
+
+def canonical_language(name: str) -> str | None:
+    """The language tag (``python``, ``c``, ``cpp``, ``javascript``) a name or fence tag
+    stands for, any case; None if it names none."""
+    key = name.strip().lower()
+    return next((lang for lang, names in ALIASES.items() if key in names), None)
+
+
 _FENCE = re.compile(
     r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M
 )
