@@ -34,6 +34,10 @@ class Tally:
     notes: list[str] = field(default_factory=list)
     cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
 
+    def fresh(self) -> Tally:
+        """An empty tally in the same mode (with per-test detail or without)."""
+        return Tally(cases=[] if self.cases is not None else None)
+
     def case(self, ok: bool, **what: Any) -> None:
         if self.cases is not None and len(self.cases) < MAX_CASES:
             self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})

@@ -11,14 +11,15 @@ Four task kinds (``truth["kind"]``):
   in the test code is counted as one test (an AST rewrite), so the verdict has a fraction.
 - ``mbpp`` (``test_list``): each assert string is one test, evaluated here; every name the
   asserts use that is not a builtin or defined by the set-up code is proxied into the sandbox.
-
-For both, when every call the tests make is a direct call with literal arguments
-(``checks.plan_calls``), those calls first run as one batch job, and the test code then runs
-here against the batch's answers, matched call by call (a test that strays from the plan is
-re-run live). Same calls, same order, same verdict; one round trip instead of one per call.
 - ``stdio`` (``tests: [{input, output}]``): one program run per test; stdout is compared here
   line by line. The only normalisation: trailing whitespace on each line is ignored, and
   trailing empty lines are ignored. Every line counts; a missing or extra line fails the test.
+
+For ``humaneval`` and ``mbpp``, when every call the tests make is a direct call with literal
+arguments (``checks.plan_calls``), those calls first run as one batch job, and the test code
+then runs here against the batch's answers, matched call by call (a test that strays from the
+plan is re-run live). Same calls, same order, same verdict; one round trip instead of one per
+call.
 
 **Fallback.** A ``humaneval`` or ``mbpp`` task whose test arguments cannot be sent as plain data
 (callables, custom objects) is re-run in the sandbox's hardened *tests mode*: the test code is
@@ -44,6 +45,7 @@ from gymforge.sandbox import (
     CallStatus,
     CandidateCallError,
     Job,
+    LoadInfo,
     Result,
     Status,
     TestSpec,
@@ -259,15 +261,12 @@ class CodeJudge:
 
     def _in_session(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
         """Live: every call the test makes is one round trip into an interactive session."""
-        t = Tally(cases=[] if tally.cases is not None else None)
+        t = tally.fresh()
         job = Job(source=code, limits=self.config.limits, calls=[])
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
             self._run_check(truth, t, lambda name, a, k: s.call(name, *a, **k))
             load = s.load
-        t.result(s.result)
-        if not load.ok:
-            t.notes.append(f"load failed: {load.error_type}")
-        return _verdict(t, str(truth["kind"]))
+        return _session_verdict(truth, t, s.result, load)
 
     def _planned(
         self, truth: dict[str, Any], code: str, plan: tuple[PlannedCall, ...], tally: Tally
@@ -284,7 +283,7 @@ class CodeJudge:
         answers = r.calls or []
         if len(answers) != len(plan):
             return None
-        t = Tally(cases=[] if tally.cases is not None else None)
+        t = tally.fresh()  # a plan that misses leaves nothing behind
         pos = 0
 
         def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallResult:
@@ -298,10 +297,7 @@ class CodeJudge:
             self._run_check(truth, t, answer)
         except PlanMiss:
             return None
-        t.result(r)
-        if r.load is not None and not r.load.ok:
-            t.notes.append(f"load failed: {r.load.error_type}")
-        return _verdict(t, str(truth["kind"]))
+        return _session_verdict(truth, t, r, r.load)
 
     def _fallback(self, truth: dict[str, Any], code: str, why: str) -> Verdict:
         if kind_is(truth, "humaneval"):
@@ -335,6 +331,16 @@ class CodeJudge:
             t.notes.append("forged report")
         t.notes.append(f"fallback: {why}")
         return _verdict(t, "fallback", forged=rep.forged)
+
+
+def _session_verdict(
+    truth: dict[str, Any], t: Tally, r: Result | None, load: LoadInfo | None
+) -> Verdict:
+    """The verdict of a HumanEval or MBPP check, live or planned, from its tally."""
+    t.result(r)
+    if load is not None and not load.ok:
+        t.notes.append(f"load failed: {load.error_type}")
+    return _verdict(t, str(truth["kind"]))
 
 
 def kind_is(truth: dict[str, Any], kind: str) -> bool:
