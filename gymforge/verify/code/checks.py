@@ -231,30 +231,25 @@ def _plan(
 ) -> tuple[PlannedCall, ...] | None:
     from gymforge.sandbox.jobs import encode_args
 
-    truth = {
-        "kind": kind,
-        "entry_point": entry,
-        "test": test,
-        "test_list": list(test_list),
-        "test_setup_code": setup,
-        "test_imports": list(imports),
-    }
     try:
-        if truth.get("kind") == "humaneval":
-            tree = ast.parse(truth["test"])
+        if kind == "humaneval":
+            tree = ast.parse(test)
             check = next(
                 (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"),
                 None,
             )
             if check is None or len(check.args.args) != 1:
                 return None
-            names = {check.args.args[0].arg: truth["entry_point"]}
+            names = {check.args.args[0].arg: entry}
             bodies: list[ast.AST] = list(check.body)
-        elif truth.get("kind") == "mbpp":
-            names = {n: n for n in mbpp_names(truth)}
-            bodies = [ast.parse(t) for t in truth["test_list"]]
         else:
-            return None
+            mbpp = {
+                "test_list": list(test_list),
+                "test_setup_code": setup,
+                "test_imports": list(imports),
+            }
+            names = {n: n for n in mbpp_names(mbpp)}
+            bodies = [ast.parse(t) for t in test_list]
         found: list[tuple[str, ast.Call]] = []
         for body in bodies:
             if not _collect(body, names, found):
