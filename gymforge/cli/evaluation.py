@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from gymforge.cli.common import (
+    SEAL_KEY_HELP,
     EnvHandle,
     app,
     err,
@@ -25,6 +26,7 @@ from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_len
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, sample_tasks, write_eval
 from gymforge.rollout.resolve import resolve_policy
+from gymforge.trajectory.seal import load_key
 
 POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
 
@@ -48,6 +50,7 @@ def _rollouts(
     resume: bool,
     quiet: bool,
     extra: dict[str, Any],
+    seal_key: bytes | None = None,
 ) -> tuple[dict[str, Any], list[EpisodeStats], str]:
     """Play ``samples`` rollouts per task; return (runner summary, this run's stats,
     env version)."""
@@ -65,6 +68,7 @@ def _rollouts(
                 resume=resume,
                 on_episode=tick,
                 summary_extra=extra,
+                seal_key=seal_key,
             )
         )
     for line in result.errors[:5]:
@@ -106,6 +110,7 @@ def evaluate_run(
     dataset: Path | None = None,
     base_url: str | None = None,
     quiet: bool = False,
+    seal_key: bytes | None = None,
 ) -> dict[str, Any]:
     """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data."""
     handle = open_env(env, dataset)
@@ -125,6 +130,7 @@ def evaluate_run(
         resume=resume,
         quiet=quiet,
         extra={**extra, "datasets": handle.manifests},
+        seal_key=seal_key,
     )
     return write_eval(out, config, stats, summary, version)
 
@@ -168,6 +174,7 @@ def eval_cmd(
     wandb: bool = typer.Option(False, "--wandb", help="Also log the metrics to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print eval.json to stdout."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
@@ -188,6 +195,7 @@ def eval_cmd(
         dataset=dataset,
         base_url=base_url,
         quiet=as_json,
+        seal_key=load_key(seal_key_file),
     )
     if wandb:
         _wandb("eval", data, out, wandb_project)
@@ -225,6 +233,7 @@ def calibrate(
     wandb: bool = typer.Option(False, "--wandb", help="Also log the results to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print the results (no rows) to stdout."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -260,6 +269,7 @@ def calibrate(
         resume=resume,
         quiet=as_json,
         extra={"env": env, "policy": policy, "seed": seed, "group": samples},
+        seal_key=load_key(seal_key_file),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
     if wandb:

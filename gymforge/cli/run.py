@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from gymforge.cli.common import (
+    SEAL_KEY_HELP,
     app,
     err,
     fail_if_incomplete,
@@ -26,6 +27,7 @@ from gymforge.rollout.execute import execute
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.replay import replay_file
+from gymforge.trajectory.seal import load_key
 
 
 @app.command("list")
@@ -73,6 +75,7 @@ def _run(
     base_url: str | None = None,
     backend: str = "local",
     backend_url: str | None = None,
+    seal_key: bytes | None = None,
 ) -> dict[str, Any]:
     if split not in ("train", "heldout", "all"):
         raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
@@ -103,6 +106,7 @@ def _run(
             handle=handle,
             policy_options={"base_url": base_url},
             backend_url=backend_url,
+            seal_key=seal_key,
         )
     return result.summary
 
@@ -169,10 +173,12 @@ def run(
         None, "--ray-address", help="Ray cluster for --backend ray (default: local)."
     ),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
-    never scored, and rerunning with --resume runs just those."""
+    never scored, and rerunning with --resume runs just those. With a seal key every record
+    and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     summary = _run(
@@ -191,6 +197,7 @@ def run(
         base_url=base_url,
         backend=backend,
         backend_url=redis_url if backend == "redis" else ray_address,
+        seal_key=load_key(seal_key_file),
     )
     if as_json:
         print(json.dumps(summary, indent=2))

@@ -26,12 +26,14 @@ def execute(
     policy_options: dict[str, Any] | None = None,
     handle: EnvHandle | None = None,
     backend_url: str | None = None,
+    seal_key: bytes | None = None,
 ) -> RunResult:
     """Run ``spec``. ``task_ids`` overrides sampling (reproduction uses the recorded ones);
     ``handle`` reuses an environment already opened for ``spec``. ``spec.backend`` picks
     where episodes run: ``local`` (this process), ``redis`` (workers reading a Redis stream
     at ``backend_url``) or ``ray`` (actors; ``backend_url`` is the cluster address, if any).
-    Remote backends resolve the environment and policy from their names on each worker."""
+    Remote backends resolve the environment and policy from their names on each worker.
+    ``seal_key`` (default ``$GYMFORGE_SEAL_KEY``) seals the trajectories."""
     handle = handle or open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
     if handle.tasks is None:
         raise GymforgeError(f"{spec.env} exposes no task source to sample from")
@@ -63,6 +65,7 @@ def execute(
             policy_options or {},
             backend_url,
             summary_extra,
+            seal_key,
         )
 
     source = policy or resolve_policy(spec.policy, **(policy_options or {}))
@@ -81,6 +84,7 @@ def execute(
                 max_retries=spec.max_retries,
                 on_episode=on_episode,
                 summary_extra=summary_extra,
+                seal_key=seal_key,
             )
         finally:
             if source.close is not None:
@@ -98,6 +102,7 @@ def _remote(
     policy_options: dict[str, Any],
     url: str | None,
     summary_extra: dict[str, Any],
+    seal_key: bytes | None,
 ) -> RunResult:
     jobs = expand([(t, spec.seed) for t in task_ids], spec.group)
     common: dict[str, Any] = {
@@ -105,6 +110,7 @@ def _remote(
         "on_episode": on_episode,
         "summary_extra": summary_extra,
         "max_retries": spec.max_retries,
+        "seal_key": seal_key,
     }
     if spec.backend == "redis":
         from gymforge.rollout.backends.redis_streams import run_redis
