@@ -62,7 +62,7 @@ def verify_log(
     check = _checked(path, seal_key_file)
     if not check.finished:
         fail(describe_check(check), UNFINISHED_EXIT)
-    err.print(describe_check(check))
+    err.print(describe_check(check), soft_wrap=True, highlight=False)
 
 
 @app.command()
