@@ -86,9 +86,9 @@ def test_every_line_is_sealed_and_a_run_seal_closes_the_file(tmp_path: Path) -> 
 
 def test_a_sealed_file_without_the_key_or_with_another_key_is_refused(tmp_path: Path) -> None:
     path = sealed_run(tmp_path)
-    with pytest.raises(IntegrityError, match="line 1 .*sealed .*needs the seal key"):
+    with pytest.raises(IntegrityError, match=r"line 1 .*sealed .*needs the seal key"):
         check_file(path, None)
-    with pytest.raises(IntegrityError, match="line 1 .*seal mismatch"):
+    with pytest.raises(IntegrityError, match=r"line 1 .*seal mismatch"):
         check_file(path, b"another key")
 
 
@@ -106,7 +106,7 @@ def test_the_unkeyed_chain_of_old_files_still_verifies(tmp_path: Path) -> None:
     assert all("seal" not in r for r in records) and records[-1]["record"] == "episode"
     check = check_file(tmp_path / "trajectories.jsonl", None)
     assert check.finished and not check.sealed and len(check.episodes) == 5
-    with pytest.raises(IntegrityError, match="line 1 .*not sealed"):
+    with pytest.raises(IntegrityError, match=r"line 1 .*not sealed"):
         check_file(tmp_path / "trajectories.jsonl", KEY)
 
 

@@ -90,9 +90,13 @@ class TextOracle:
     async def act(self, observation: Observation) -> PolicyTurn:
         action = (await self.inner.act(observation)).action
         call = action.model_dump(mode="json")
-        text = "I will call the tool.\n<tool_call>" + json.dumps(
-            {"name": call["name"], "arguments": call["arguments"]}
-        ) + "</tool_call>" if call.get("kind") == "tool_call" else call.get("text", "")
+        text = (
+            "I will call the tool.\n<tool_call>"
+            + json.dumps({"name": call["name"], "arguments": call["arguments"]})
+            + "</tool_call>"
+            if call.get("kind") == "tool_call"
+            else call.get("text", "")
+        )
         self.turns += 1
         return PolicyTurn(parse_text(text, call.get("call_id") or "call_0"), "text", text=text)
 
