@@ -227,3 +227,17 @@ def test_cli_run_seals_with_a_key_file_and_verify_log_explains_itself(tmp_path: 
     assert code == 0, err
     code, err = cli("verify-log", tmp_path / "plain")
     assert code == 0 and "accidental corruption only" in err, err
+
+
+def test_export_with_a_key_refuses_forged_training_data(tmp_path: Path) -> None:
+    path = sealed_run(tmp_path)
+    key_file = tmp_path / "key"
+    key_file.write_bytes(KEY)
+    code, err = cli("export", tmp_path, "--format", "sft", "--seal-key-file", key_file)
+    assert code == 0, err
+    records = lines(path)
+    step = next(r for r in records if r["record"] == "step" and r["step"] == 1)
+    step["observation"]["rendered"][0]["content"] = "forged"
+    path.write_text("".join(canonical_json(r) + "\n" for r in records))
+    code, err = cli("export", tmp_path, "--format", "sft", "--seal-key-file", key_file)
+    assert code == 1 and "seal mismatch" in err, err

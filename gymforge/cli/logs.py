@@ -85,13 +85,20 @@ def export_cmd(
         None, "--max-staleness", min=0, help="Weight versions a turn may lag the newest."
     ),
     stale: str = typer.Option("refuse", "--stale", help="refuse or flag stale episodes."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
-    """Export training data (trl, sft) or a flat step table (parquet)."""
+    """Export training data (trl, sft) or a flat step table (parquet). With a seal key the
+    file's seals are checked first, and a file that fails them exports nothing."""
     if fmt not in ("trl", "sft", "parquet"):
         raise GymforgeError(f"--format must be trl, sft or parquet, not {fmt!r}")
     if stale not in ("refuse", "flag"):
         raise GymforgeError(f"--stale must be refuse or flag, not {stale!r}")
     path = source / "trajectories.jsonl" if source.is_dir() else source
+    key = load_key(seal_key_file)
+    if key is not None:
+        check = check_file(path, key)
+        if not check.finished:
+            err.print(f"[yellow]warning:[/] {describe_check(check)}", highlight=False)
     target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
     report = export(
         path,

@@ -10,9 +10,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
 
-from serve_helpers import TOKEN, Raw, ServeProcess  # noqa: E402
+from serve_helpers import TOKEN, Raw, ServeProcess
 
-from gymforge.serve.launch import ServerThread  # noqa: E402
+from gymforge.serve.launch import ServerThread
 
 __all__ = ["TOKEN", "Raw", "ServeProcess", "from_address"]
 

@@ -26,11 +26,11 @@ NESTED_STEP = (
     + "}" * 5_000
     + "}}"
 )
+JUST_TOO_DEEP = json.dumps({"type": "ping", "x": json.loads("[" * 130 + "]" * 130)})
 FRAMES = {
     "nested-list": ("[" * DEEP + "]" * DEEP, "too_deep", 1007),
     "nested-step": (NESTED_STEP, "too_deep", 1007),
-    "just-too-deep": (json.dumps({"type": "ping", "x": json.loads("[" * 130 + "]" * 130)}),
-                      "too_deep", 1007),  # fmt: skip
+    "just-too-deep": (JUST_TOO_DEEP, "too_deep", 1007),
     "not-json": ("{not json", "bad_json", 1007),
     "not-utf8": (b"\xff\xfe{}", "bad_json", 1007),
     "not-an-object": ("[1, 2]", "bad_json", 1007),
