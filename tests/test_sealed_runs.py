@@ -241,3 +241,22 @@ def test_export_with_a_key_refuses_forged_training_data(tmp_path: Path) -> None:
     path.write_text("".join(canonical_json(r) + "\n" for r in records))
     code, err = cli("export", tmp_path, "--format", "sft", "--seal-key-file", key_file)
     assert code == 1 and "seal mismatch" in err, err
+
+
+def test_a_refused_episode_leaves_the_keyed_chain_untouched(tmp_path: Path) -> None:
+    from gymforge.trajectory.io import TrajectoryWriter
+
+    good = lines(sealed_run(tmp_path / "src", JOBS[:2]))
+    first = [r for r in good if r.get("episode_id") == good[0]["episode_id"]]
+    second = [r for r in good if r.get("episode_id") == good[-2]["episode_id"]]
+    broken = [dict(r) for r in second]
+    broken[-1]["steps"] = -1  # breaks the schema at the last record
+    path = tmp_path / "out.jsonl"
+    with TrajectoryWriter(path, key=KEY, config={}) as writer:
+        writer.write_episode(first)
+        with pytest.raises(IntegrityError, match="breaks the trajectory schema"):
+            writer.write_episode(broken)
+        writer.write_episode(second)
+        writer.seal_run("r")
+    check = check_file(path, KEY)
+    assert check.finished and len(check.episodes) == 2

@@ -54,6 +54,7 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
     result = FileCheck(sealed=key is not None, key_id=key_id(key) if key else None)
     state = ChainState()
     current: EpisodeLog | None = None
+    ended: set[str] = set()
     last_kind = None
     for n, raw, rec in read_records(path):
         if key is None:
@@ -84,7 +85,7 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
         if current is None or current.episode_id != rec.episode_id:
             if current is not None:
                 verify_chain(current)  # raises: the episode has no closing record
-            if any(e.episode_id == rec.episode_id for e in result.episodes):
+            if rec.episode_id in ended:
                 raise IntegrityError(
                     f"{describe(n, raw)}: record after the end of episode {rec.episode_id}"
                 )
@@ -96,6 +97,7 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
         current.end = rec
         verify_chain(current)
         result.episodes.append(current)
+        ended.add(rec.episode_id)
         current = None
     if current is not None:
         if key is None:

@@ -49,8 +49,9 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     """``seal_episode``, also sealing each line with ``key`` (when given) onto the keyed
     chain ``state`` of the file, which is advanced past the episode."""
     lines: list[str] = []
+    counted: list[tuple[str, str, str]] = []
     previous = ""
-    seal = state.seal
+    seal = state.seal  # the keyed chain runs on from the file's last line
     for i, rec in enumerate(records):
         try:
             text = canonical_json({**rec, "digest": _PLACEHOLDER})
@@ -72,13 +73,10 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
         del body["seal"]  # absent unless sealed, as in files written before seals existed
         previous, seal, line = _encode(previous, body, key, seal)
         lines.append(line)
-    if key is not None:
-        state.seal = seal
-        state.records += len(lines)
-        state.episodes += 1
-        run_id = records[-1]["run_id"]
-        if run_id not in state.run_ids:
-            state.run_ids.append(run_id)
+        counted.append((body["record"], body["run_id"], seal))
+    if key is not None:  # only once every record sealed: a refused episode leaves no trace
+        for kind, run_id, line_seal in counted:
+            state.count(kind, run_id, line_seal)
     return lines
 
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import IntegrityError, UserError
+from gymforge.trajectory.schema import SCHEMA_VERSION
 
 KEY_ENV = "GYMFORGE_SEAL_KEY"
 """The environment variable whose (non-empty) UTF-8 bytes are the seal key."""
@@ -73,21 +75,23 @@ class ChainState:
     run_ids: list[str] = field(default_factory=list)
 
     def add(self, line: dict[str, Any]) -> None:
-        """Count one step or episode line (its seal is the new chain end)."""
-        self.seal = line.get("seal") or self.seal
+        """Count one step or episode line read back (its seal is the new chain end)."""
+        self.count(line["record"], line["run_id"], line.get("seal") or self.seal)
+
+    def count(self, record: str, run_id: str, seal: str) -> None:
+        """Count one step or episode line of run ``run_id`` whose seal is ``seal``."""
+        self.seal = seal
         self.records += 1
-        if line.get("record") == "episode":
+        if record == "episode":
             self.episodes += 1
-            if line["run_id"] not in self.run_ids:
-                self.run_ids.append(line["run_id"])
+            if run_id not in self.run_ids:
+                self.run_ids.append(run_id)
 
     def run_seal_body(self, run_id: str, config: dict[str, Any], key: bytes) -> dict[str, Any]:
         """The fields of the run seal closing the file as it stands (before digest/seal)."""
-        import time
-
         return {
             "record": "run_seal",
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "run_id": run_id,
             "run_ids": list(self.run_ids),
             "episodes": self.episodes,
