@@ -242,7 +242,10 @@ def worker(
         60.0, "--reclaim-idle", help="Seconds before a dead worker's tasks are taken over."
     ),
 ) -> None:
-    """Process --backend redis episodes until interrupted (SIGINT/SIGTERM finish in-flight)."""
+    """Process --backend redis episodes until interrupted (SIGINT/SIGTERM finish in-flight).
+
+    Workers never need the seal key: the coordinator (`gymforge run --backend redis`) is the
+    only writer of the trajectories, and it seals them."""
     from gymforge.rollout.backends.redis_streams import worker_main
 
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
