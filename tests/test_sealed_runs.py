@@ -160,6 +160,8 @@ def test_an_interrupted_run_is_unfinished_and_resuming_seals_it(tmp_path: Path) 
     key_file.write_bytes(KEY)
     code, err = cli("verify-log", path, "--seal-key-file", key_file)
     assert code == 3 and "log unfinished: 3 episodes" in err and "forged" not in err
+    code, err = cli("replay", path, "--seal-key-file", key_file)
+    assert code == 3 and "replay ok: 3 episodes" in err and "unfinished" in err, err
     result = asyncio.run(run(LedgerEnv, OraclePolicy, JOBS, tmp_path, resume=True, seal_key=KEY))
     assert result.summary["resumed"] == 3 and result.summary["episodes"] == 5
     check = check_file(path, KEY)
