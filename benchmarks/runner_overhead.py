@@ -89,8 +89,9 @@ async def runner(out_dir: str | None, seal_key: bytes | None = None) -> float:
 
 
 def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float]:
-    """Microseconds per record to validate, digest (and seal) one episode's records, for
-    each key (None: unsealed): the writer's CPU cost without the disk. The variants take
+    """CPU microseconds per record to validate, digest (and seal) one episode's records,
+    for each key (None: unsealed): the writer's cost without the disk. Process CPU time,
+    not wall time, so other processes on a shared machine do not count; the variants take
     turns, so a change in load hits them alike; best of 7."""
     from gymforge.trajectory.io import _seal_lines
     from gymforge.trajectory.seal import ChainState
@@ -99,10 +100,10 @@ def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float
     for _ in range(7):
         for i, key in enumerate(keys):
             state = ChainState()
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(100):
                 _seal_lines(records, key, state)
-            best[i] = min(best[i], time.perf_counter() - t0)
+            best[i] = min(best[i], time.process_time() - t0)
     return [b / (100 * len(records)) * 1e6 for b in best]
 
 

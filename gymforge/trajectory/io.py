@@ -96,8 +96,12 @@ def _encode(
     keys, so the ``digest`` and ``seal`` entries sit between the keys sorting around them.
     Without a key the seal returned is ``previous_seal`` and the line has none."""
     before = canonical_json({k: v for k, v in body.items() if k < "digest"})[1:-1]
-    middle = canonical_json({k: v for k, v in body.items() if "digest" < k < "seal"})[1:-1]
-    after = canonical_json({k: v for k, v in body.items() if k > "seal"})[1:-1]
+    if key is None:  # two parts, as the unkeyed chain has always been encoded
+        rest = {k: v for k, v in body.items() if k > "digest" and k != "seal"}
+        middle, after = canonical_json(rest)[1:-1], ""
+    else:
+        middle = canonical_json({k: v for k, v in body.items() if "digest" < k < "seal"})[1:-1]
+        after = canonical_json({k: v for k, v in body.items() if k > "seal"})[1:-1]
     unsealed = "{" + ",".join(part for part in (before, middle, after) if part) + "}"
     digest = chain_step(previous, unsealed)
     parts = [before, '"digest":"' + digest + '"', middle]

@@ -17,6 +17,7 @@ with a message saying a key is needed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -61,7 +62,14 @@ def key_id(key: bytes) -> str:
 def seal_step(key: bytes, previous: str, unsealed: str) -> str:
     """The keyed chain's one formula: HMAC-SHA256 over the previous line's seal followed by
     the bytes the line's digest covers (``unsealed``)."""
-    return hmac.new(key, (previous + unsealed).encode(), hashlib.sha256).hexdigest()
+    mac = _keyed(key).copy()  # the key schedule once per key, not once per record
+    mac.update((previous + unsealed).encode())
+    return mac.hexdigest()
+
+
+@functools.lru_cache(maxsize=4)
+def _keyed(key: bytes) -> hmac.HMAC:
+    return hmac.new(key, digestmod=hashlib.sha256)
 
 
 @dataclass
