@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 from redteam_serve import Raw
 from websockets.exceptions import ConnectionClosed
@@ -65,3 +66,20 @@ def test_errors_and_sessions_are_accounted(server: ServerThread) -> None:
     errors = server.hub.metrics.errors
     assert errors["too_deep"] >= 3 and errors["bad_json"] >= 3
     assert server.hub.metrics.sessions_open == 0 or len(server.hub.sessions) <= 1
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (("[" * DEEP + "]" * DEEP).encode(), 400, "too_deep"),
+        (JUST_TOO_DEEP.encode(), 400, "too_deep"),
+        (b"{not json", 400, "bad_json"),
+        (b"[1, 2]", 400, "bad_json"),
+    ],
+)
+def test_http_bodies_are_decoded_within_the_same_bounds(
+    server: ServerThread, body: bytes, status: int, code: str
+) -> None:
+    reply = httpx.post(f"{server.http_url}/tasks/resolve", content=body, timeout=10)
+    assert reply.status_code == status, reply.text
+    assert reply.json()["error"]["code"] == code
