@@ -1,5 +1,5 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
-.PHONY: setup demo test test-slow lint typecheck bench clean
+.PHONY: setup demo test test-slow test-perf lint typecheck bench clean
 
 VENV := .venv/bin
 
@@ -14,6 +14,11 @@ test: setup lint typecheck
 
 test-slow: setup
 	$(VENV)/python -m pytest -m slow
+
+# Wall-clock budgets (ReDoS and bomb guards, reset speed): meaningful on an idle machine only,
+# so they stay out of `make test`.
+test-perf: setup
+	$(VENV)/python -m pytest -m perf
 
 lint: setup
 	$(VENV)/ruff check gymforge tests benchmarks examples
