@@ -32,7 +32,7 @@ HONEST = "def apply_all(f, xs):\n    return [f(x) for x in xs]\n"
 
 # Never calls f: finds the test text wherever the judge may have put it, and answers with
 # the expected value of the assert that mentions the values it was given.
-READER = r'''
+READER = r"""
 import ast, os, re
 
 def _sources():
@@ -58,7 +58,7 @@ def apply_all(f, xs):
             if ast.literal_eval(m.group(1)) == xs:
                 return ast.literal_eval(m.group(2))
     return None
-'''
+"""
 
 
 @pytest.fixture(scope="module")

