@@ -106,6 +106,8 @@ def test_planned_verdicts_equal_live_ones(judge: CodeJudge, task: str, name: str
     direct = judge._planned(truth, prelude, source, plan, Tally())  # the batch path itself
     if task == "humaneval_loop" and name == "good":
         assert direct is None  # strayed from the plan: the live session decided
+    elif name in ("always_equal", "int_subclass"):
+        assert direct is None  # live, such values stay in the sandbox: the live path decides
     elif task != "humaneval_loop":
         assert direct is not None
     assert direct is None or _summary(direct) == _summary(live)

@@ -224,8 +224,13 @@ def run_mbpp(
     proxy_for: Callable[[str], Callable[..., Any]],
     t: Tally,
 ) -> None:
-    """Each assert of ``test_list`` in ``ns``, every candidate name a proxy."""
+    """Each assert of ``test_list`` in ``ns``, every candidate name a proxy. A class the
+    set-up code defines is a proxy too: the objects a test builds from it are arguments for
+    the candidate, so they are built in the sandbox (which ran the same set-up code)."""
     ns["__gf_ship"] = _ship
+    for name, value in list(ns.items()):
+        if isinstance(value, type) and value.__module__ == ns["__name__"]:
+            ns[name] = proxy_for(name)
     for name in mbpp_names(truth):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:

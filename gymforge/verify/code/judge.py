@@ -61,7 +61,7 @@ from gymforge.verify.code.checks import (
     run_mbpp,
 )
 from gymforge.verify.code.extract import extract_code
-from gymforge.verify.code.remote import ArgEncoder, Remote, Unjudgeable
+from gymforge.verify.code.remote import ArgEncoder, Remote, RemoteValueUsed, Unjudgeable
 from gymforge.verify.code.shared import (
     JudgeConfig,
     normalise_output,
@@ -242,6 +242,8 @@ class CodeJudge:
         def invoke(name: str, target: Remote | None, args: Any, kwargs: Any) -> Any:
             if t.timeouts:  # the call budget is spent: fail fast
                 raise CandidateCallError(_not_run(name))
+            if target is not None and object.__getattribute__(target, "_gen") != gen[0]:
+                raise RemoteValueUsed("the value died with the candidate process that made it")
             res = transport(name, args, kwargs, target, lambda: encoder.encode(args, kwargs))
             if res.restarted:
                 gen[0] += 1
@@ -324,6 +326,8 @@ class CodeJudge:
             nonlocal pos
             if target is not None or pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
                 raise PlanMiss
+            if answers[pos].status is CallStatus.UNSERIALISABLE:
+                raise PlanMiss  # live, the value would stay in the sandbox for later use
             pos += 1
             return answers[pos - 1]
 

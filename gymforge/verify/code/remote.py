@@ -182,7 +182,7 @@ class ArgEncoder:
                 continue
         glb = getattr(fn, "__globals__", {})
         for name in _global_loads(code):
-            if name in glb and name not in out and name not in _BUILTINS:
+            if name in glb and name not in out and not name.startswith("__gf_"):
                 out[name] = self.tree(glb[name], depth + 1)
         return out
 
