@@ -173,7 +173,8 @@ def _load_row(
     except ValidationError as err:
         e = err.errors()[0]
         where = ".".join(str(x) for x in e["loc"]) or "row"
-        raise ConfigError(f"{p.name}:{n}: {where}: {e['msg']}") from err
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{p.name}:{n}: {where}: {msg}") from err
     canonical = f"{ds.pin}/{len(ds.tasks)}"
     own = getattr(row, "task_id", None)
     task_id = own or canonical

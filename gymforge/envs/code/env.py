@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.errors import ConfigError
+from gymforge.core.errors import ConfigError, VerifierError
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
@@ -86,11 +86,11 @@ class CodeRow(BaseModel):
         if self.test is not None or self.entry_point is not None:  # a HumanEval row
             missing = [f for f in ("prompt", "entry_point", "test") if not getattr(self, f)]
             if missing:
-                raise ValueError(f"HumanEval row without {', '.join(missing)}")
+                raise ValueError(f"missing field {', '.join(missing)} (a HumanEval row)")
             return self
         if self.test_list is not None or self.test_setup_code is not None:  # an MBPP row
             if not self.test_list:
-                raise ValueError("MBPP row without test_list")
+                raise ValueError("missing field test_list (an MBPP row)")
             return self
         if self.tests is not None and self.prompt:
             for t in self.tests:
@@ -225,6 +225,16 @@ def _cases() -> tuple[RedTeamCase, ...]:
     )
 
 
+def _judged(verdict: Verdict) -> Verdict:
+    """An unjudgeable task (its test must hand the candidate something that can neither
+    cross as plain data nor be built in the sandbox) is the judge's limit, not the policy's
+    failure: a ``VerifierError``, so the episode is kept but never scored or trained on."""
+    if verdict.facts.get("trainable") is False:
+        notes = verdict.facts.get("notes") or ["unjudgeable"]
+        raise VerifierError(f"this task cannot be judged honestly: {notes[0]}")
+    return verdict
+
+
 class CodeEnv(ToolEnv):
     spec = EnvSpec(
         "code",
@@ -250,10 +260,11 @@ class CodeEnv(ToolEnv):
         return {}
 
     def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return self.judge.judge(task.truth, reply, answer_language(reply, task.truth))
+        return _judged(self.judge.judge(task.truth, reply, answer_language(reply, task.truth)))
 
     async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        return await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
+        verdict = await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
+        return _judged(verdict)
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         ref = task.truth.get("reference")
