@@ -14,8 +14,7 @@ from gymforge.sandbox import Call, CallStatus, Job, Limits
 from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.local import LocalBackend
 from gymforge.verify.code import CodeJudge, JudgeConfig
-from gymforge.verify.code.checks import Tally, plan_calls
-from gymforge.verify.code.judge import _module
+from gymforge.verify.code.checks import Tally, candidate_module, plan_calls
 
 LIMITS = Limits(wall_time=4, cpu_time=3, call_timeout=0.5, output_bytes=64 << 10)
 
@@ -97,7 +96,7 @@ def _summary(v: Any) -> tuple[Any, ...]:
 def test_planned_verdicts_equal_live_ones(judge: CodeJudge, task: str, name: str) -> None:
     truth, code = TASKS[task], CANDIDATES[name]
     planned = judge.judge(truth, code)
-    prelude, source = _module(truth, code)
+    prelude, source = candidate_module(truth, code)
     live = judge._in_session(truth, prelude, source, Tally())
     assert _summary(planned) == _summary(live), (planned, live)
     assert planned.passed is (name == "good")

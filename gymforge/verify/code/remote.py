@@ -25,7 +25,6 @@ verdict says the task cannot be judged honestly (``facts["trainable"] is False``
 from __future__ import annotations
 
 import ast
-import builtins
 import dis
 import types
 from collections.abc import Callable, Iterator
@@ -52,6 +51,10 @@ class Remote:
     back to the candidate sends its handle; every other use raises ``RemoteValueUsed``."""
 
     __slots__ = ("_caller", "_gen", "_handle", "_type")
+    _caller: Callable[..., Any]
+    _gen: int
+    _handle: int
+    _type: str
 
     def __init__(self, handle: int, gen: int, type_name: str, caller: Callable[..., Any]) -> None:
         object.__setattr__(self, "_handle", handle)
@@ -124,9 +127,16 @@ class ArgEncoder:
     same bytes as before), else argument trees (see ``gymforge.sandbox.child._build``)."""
 
     def __init__(self, context: dict[str, Any], gen: Callable[[], int]) -> None:
-        self._names = {id(v): k for k, v in context.items() if not _plain(v)}
-        self._keep = list(context.values())  # the ids above stay valid while we live
+        self._context = context  # holding the values keeps their ids valid
+        self._by_id: dict[int, str] | None = None
         self._gen = gen
+
+    @property
+    def _names(self) -> dict[int, str]:
+        """The context's values that are not plain data, by identity (built on first use)."""
+        if self._by_id is None:
+            self._by_id = {id(v): k for k, v in self._context.items() if not _plain(v)}
+        return self._by_id
 
     def encode(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bytes, bool]:
         """``(payload, is_tree)``. Raises ``Unjudgeable`` or ``RemoteValueUsed``."""
@@ -185,9 +195,6 @@ class ArgEncoder:
             if name in glb and name not in out and not name.startswith("__gf_"):
                 out[name] = self.tree(glb[name], depth + 1)
         return out
-
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 def _global_loads(code: types.CodeType) -> Iterator[str]:
