@@ -154,3 +154,15 @@ def test_the_private_random_is_seeded_by_the_test() -> None:
     a, b = private_random("test A"), private_random("test A")
     assert [a.randint(0, 10**9) for _ in range(5)] == [b.randint(0, 10**9) for _ in range(5)]
     assert private_random("test B").random() != private_random("test A").random()
+
+
+def test_a_prompt_that_ends_at_its_def_line_still_provides_its_helpers(judge: CodeJudge) -> None:
+    task = {
+        "kind": "humaneval",
+        "entry_point": "f",
+        "prompt": "def double(x):\n    return 2 * x\n\ndef f(x):\n",
+        "test": "def check(candidate):\n    assert candidate(3) == double(3) + 1\n",
+    }
+    assert judge.judge(task, "def f(x):\n    return double(x) + 1\n").passed
+    assert judge.judge(task, "    return double(x) + 1\n").passed  # a completion
+    assert not judge.judge(task, "def double(x):\n    return 0\n\ndef f(x):\n    return 1\n").passed

@@ -68,6 +68,18 @@ def parses(src: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=1024)
+def prompt_module(prompt: str) -> str:
+    """A HumanEval prompt as module code: as it is when it parses (a docstring is the entry
+    point's body), with a body added when it ends at a ``def`` line; "" if neither parses."""
+    if not prompt.strip():
+        return ""
+    if parses(prompt):
+        return prompt
+    patched = prompt.rstrip() + "\n    pass\n"
+    return patched if parses(patched) else ""
+
+
 def private_random(text: str) -> types.ModuleType:
     """A ``random`` module of its own for one check, seeded from the test's text: tests that
     draw from the module-level functions (HumanEval/38, 50, 53) are deterministic, and no
@@ -110,8 +122,8 @@ def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
 def context_sources(truth: dict[str, Any]) -> list[str]:
     """The task's own module code, in order (never tests)."""
     if truth.get("kind") == "humaneval":
-        prompt = str(truth.get("prompt") or "")
-        return [prompt] if prompt.strip() and parses(prompt) else []
+        module = prompt_module(str(truth.get("prompt") or ""))
+        return [module] if module else []
     srcs = [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]
     return [s for s in srcs if s.strip()]
 
