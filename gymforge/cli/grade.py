@@ -47,10 +47,7 @@ def grade(
             "[bold red]WARNING: --unsafe-no-isolation: untrusted code will run as plain "
             "subprocesses with rlimits only, with full access to this machine.[/]"
         )
-    handle = open_env(env, dataset)
-    for ds in handle.datasets:
-        for problem in ds.errors:  # one line per bad row; the other rows are graded
-            err.print(f"dataset: {problem}", style="yellow", markup=False, soft_wrap=True)
+    handle = open_env(env, dataset)  # says which dataset rows did not load, one line each
     summary = asyncio.run(grade_file(handle.factory, answers, out, concurrency=concurrency))
     data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}
     if as_json:

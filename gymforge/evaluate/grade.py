@@ -33,6 +33,7 @@ from gymforge.core.env import Environment
 from gymforge.core.errors import ConfigError, GymforgeError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Reply
+from gymforge.tasks.dataset import read_dataset_bytes
 
 MAX_ANSWER_BYTES = 4_000_000
 
@@ -170,10 +171,7 @@ async def grade_file(
 ) -> GradeSummary:
     """Grade every line of ``answers`` into ``out``. Raises only for unreadable input or an
     unwritable output; every answer problem becomes that line's ``error``."""
-    try:
-        lines = Path(answers).read_bytes().splitlines()
-    except OSError as err:
-        raise ConfigError(f"cannot read answers {answers}: {err.strerror or err}") from err
+    lines = read_dataset_bytes(answers, what="answers").splitlines()  # .jsonl or .jsonl.gz
     numbered = [(n, raw) for n, raw in enumerate(lines, 1) if raw.strip()]
     summary = GradeSummary()
     queue: asyncio.Queue[tuple[int, int, bytes]] = asyncio.Queue()

@@ -93,13 +93,13 @@ class Dataset:
         }
 
 
-def read_dataset_bytes(path: str | Path) -> bytes:
+def read_dataset_bytes(path: str | Path, what: str = "dataset") -> bytes:
     """The file's bytes, decompressed if it is gzip. ConfigError if unreadable."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as err:
-        raise ConfigError(f"cannot read dataset {path}: {err.strerror or err}") from err
+        raise ConfigError(f"cannot read {what} {path}: {err.strerror or err}") from err
     if not data.startswith(GZIP_MAGIC):
         return data
     try:

