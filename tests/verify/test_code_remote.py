@@ -102,10 +102,11 @@ def test_lambdas_take_their_closure_and_modules_along(judge: CodeJudge) -> None:
             "def check(candidate):\n    k = 2\n"
             "    assert candidate(lambda x: math.sqrt(x) + k, [4, 9]) == [4.0, 5.0]\n"
             "    assert candidate(lambda s: (lambda t: t * k)(s), ['a']) == ['aa']\n"
+            "    assert candidate(lambda x, j=k, *, m=k + 1: x * j * m, [1]) == [6]\n"
         ),
     }
     v = judge.judge(task, "def apply(f, xs):\n    return [f(x) for x in xs]\n")
-    assert v.passed and v.facts["tests_passed"] == 2, v
+    assert v.passed and v.facts["tests_passed"] == 3, v
     assert not judge.judge(task, "def apply(f, xs):\n    return xs\n").passed
 
 
@@ -166,3 +167,29 @@ def test_a_prompt_that_ends_at_its_def_line_still_provides_its_helpers(judge: Co
     assert judge.judge(task, "def f(x):\n    return double(x) + 1\n").passed
     assert judge.judge(task, "    return double(x) + 1\n").passed  # a completion
     assert not judge.judge(task, "def double(x):\n    return 0\n\ndef f(x):\n    return 1\n").passed
+
+
+def test_the_session_keeps_values_builds_trees_and_runs_the_prelude(judge: CodeJudge) -> None:
+    from gymforge.sandbox import CallStatus, Job
+    from gymforge.sandbox.wire import dumps_plain
+
+    src = (
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+        "    def get(self):\n        return self.v + BASE\n"
+        "def getter(b):\n    return b.get\n"
+        "def apply(f, x):\n    return f(x)\n"
+    )
+    job = Job(source=src, prelude="BASE = 100\n", calls=[])  # the prelude runs first
+    with judge.backend.session(job) as s:  # type: ignore[attr-defined]
+        box = s.call_encoded("Box", dumps_plain([[["v", 1]], {}]), tree=True, keep=True)
+        assert box.status is CallStatus.REF and box.handle == 0 and box.value_type == "Box"
+        assert s.call("Box", 2).status is CallStatus.UNSERIALISABLE  # without keep, as before
+        get = s.call_encoded("getter", dumps_plain([[["h", 0]], {}]), tree=True, keep=True)
+        assert get.status is CallStatus.REF and get.handle == 1
+        got = s.call_encoded("get", dumps_plain([[], {}]), target=get.handle)
+        assert got.status is CallStatus.OK and got.value == 101, got
+        lam = ["x", "lambda b: b.get() * K", {"K": ["v", 2]}]
+        res = s.call_encoded("apply", dumps_plain([[lam, ["h", 0]], {}]), tree=True)
+        assert res.status is CallStatus.OK and res.value == 202, res
+        stale = s.call_encoded("apply", dumps_plain([[lam, ["h", 7]], {}]), tree=True)
+        assert stale.status is CallStatus.EXCEPTION and stale.error_type == "KeyError"

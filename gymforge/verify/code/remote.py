@@ -104,7 +104,7 @@ class ShipLambdas(ast.NodeTransformer):
     """``lambda ...: ...`` -> ``__gf_ship(lambda ...: ..., "lambda ...: ...")``."""
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
-        src = ast.unparse(node)  # before the children change: nested lambdas stay lambdas
+        src = ast.unparse(_named_defaults(node))  # before the children change
         self.generic_visit(node)
         call = ast.Call(
             func=ast.Name(id="__gf_ship", ctx=ast.Load()),
@@ -112,6 +112,20 @@ class ShipLambdas(ast.NodeTransformer):
             keywords=[],
         )
         return ast.copy_location(call, node)
+
+
+def _named_defaults(node: ast.Lambda) -> ast.Lambda:
+    """A copy whose default values are names (``__gf_d0``...) bound to the defaults the
+    judge's lambda was built with: ``lambda x, k=k: ...`` needs no ``k`` in the sandbox."""
+    copy = ast.parse(ast.unparse(node), mode="eval").body
+    assert isinstance(copy, ast.Lambda)
+    a, i = copy.args, 0
+    for seq in (a.defaults, a.kw_defaults):
+        for j, d in enumerate(seq):
+            if d is not None:
+                seq[j] = ast.Name(id=f"__gf_d{i}", ctx=ast.Load())
+                i += 1
+    return copy
 
 
 def _plain(v: Any) -> bool:
@@ -190,6 +204,11 @@ class ArgEncoder:
                 out[name] = self.tree(cell.cell_contents, depth + 1)
             except ValueError:  # an empty cell
                 continue
+        kwd = getattr(fn, "__kwdefaults__", None) or {}
+        defaults = [*(getattr(fn, "__defaults__", None) or ())]
+        defaults += [kwd[n] for n in code.co_varnames[code.co_argcount :] if n in kwd]
+        for i, value in enumerate(defaults):
+            out[f"__gf_d{i}"] = self.tree(value, depth + 1)
         glb = getattr(fn, "__globals__", {})
         for name in _global_loads(code):
             if name in glb and name not in out and not name.startswith("__gf_"):
