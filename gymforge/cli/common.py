@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -15,7 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from gymforge.core.errors import GymforgeError, IntegrityError
-from gymforge.envs.handle import EnvHandle, open_env, task_source
+from gymforge.envs.handle import EnvHandle, task_source
+from gymforge.envs.handle import open_env as _open_env
 
 __all__ = [
     "EnvHandle",
@@ -34,6 +36,16 @@ app = typer.Typer(
     help="gymforge: seeded, verifiable, QA-checked RL environments for LLMs.",
 )
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+
+def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
+    """``envs.handle.open_env``, saying on stderr, one line each, which dataset rows did not
+    load (the environment serves the others)."""
+    handle = _open_env(name, dataset)
+    for ds in handle.datasets:
+        for problem in ds.errors:
+            err.print(f"dataset: {problem}", style="yellow", markup=False, soft_wrap=True)
+    return handle
 
 
 def fail(message: str, code: int = 2) -> None:
