@@ -60,18 +60,9 @@ from gymforge.verify.math.values import (
     Value,
     build,
 )
+from gymforge.verify.math.words import classify, norm_unit
 
 _THOUSANDS = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*")
-_IGNORED_UNITS = {"units", "unit", "squareunits", "sq units", "squnits", "cubicunits"}
-_UNIT_ALIASES = {
-    "meters": "m", "meter": "m", "metres": "m", "metre": "m", "kilometers": "km",
-    "kilometres": "km", "centimeters": "cm", "centimetres": "cm", "millimeters": "mm",
-    "seconds": "s", "second": "s", "sec": "s", "secs": "s", "minutes": "min", "minute": "min",
-    "mins": "min", "hours": "h", "hour": "h", "hr": "h", "hrs": "h", "kilograms": "kg",
-    "grams": "g", "gram": "g", "inches": "in", "inch": "in", "feet": "ft", "foot": "ft",
-    "miles": "mi", "mile": "mi", "dollars": "dollar", "cents": "cent", "degrees": "deg",
-    "degree": "deg", "liters": "L", "litres": "L", "liter": "L",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -330,16 +321,11 @@ def _matrices(a: Value, g: Value, o: Opts) -> Outcome:
 
 
 # ---- scalars ----------------------------------------------------------------------------
-def _norm_unit(u: str | None) -> str | None:
-    if u is None:
-        return None
-    s = re.sub(r"[\s{}\\~]|\$", "", u)
-    s = _UNIT_ALIASES.get(s, s)
-    return None if s.lower() in _IGNORED_UNITS or s == "deg" or not s else s
-
-
 def _scalars(a: Scalar, g: Scalar, o: Opts) -> Outcome:
-    ua, ug = _norm_unit(a.unit), _norm_unit(g.unit)
+    ua, ug = norm_unit(a.unit), norm_unit(g.unit)
     if ua is not None and ua != ug:
-        return Outcome(False, "unit_mismatch", f"unit {ua!r}, gold unit {ug!r}")
+        kind = classify(a.unit or "")
+        if ug is not None or kind != "descriptive":
+            what = "words that change the value" if kind == "changes" else "unit"
+            return Outcome(False, "unit_mismatch", f"{what} {a.unit!r}, gold unit {ug!r}")
     return EQ if expr_equal(a.expr, g.expr, a.approx, g.approx, o) else NE
