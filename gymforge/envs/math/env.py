@@ -121,7 +121,7 @@ class MathEnv(ToolEnv):
         return not self.require_form or verdict.facts.get("form_ok", True) is True
 
     def _options(self, task: Task) -> dict[str, Any]:
-        opts = {k: task.truth[k] for k in ("rel_tol", "form") if k in task.truth}
+        opts: dict[str, Any] = {k: task.truth[k] for k in ("rel_tol", "form") if k in task.truth}
         return {**opts, "strict": self.strict}
 
     def oracle_plan(self, task: Task) -> list[Action]:

@@ -30,9 +30,14 @@ The rules, in the order they apply:
   ``x+1``) fails.
 - **Not read**: percent and degree conversions (``50\\%`` is 50, not 0.5; ``90^\\circ`` is 90,
   not pi/2), unit conversions (500 cm is not 5 m), sums, integrals and limits.
-- **Units.** An answer's unit must equal the gold's (``5\\text{ km}`` never answers ``5\\text{
-  m}``); a unit on an answer to a unitless gold fails; a gold's unit may be omitted. Degree
-  marks and ``\\%`` are not units: ``90^\\circ`` equals 90.
+- **Units and words** (``words.classify``). An answer's unit must equal the gold's
+  (``5\\text{ km}`` never answers ``5\\text{ m}``); a unit on an answer to a unitless gold
+  fails; a gold's unit may be omitted. On a unitless gold, words that only say what was
+  counted are ignored (``252 \\text{ ways}`` answers 252), but words that change the value
+  or the logic are not (``5 \\text{ thousand}``, ``6 \\text{ not 5}``). Degree marks,
+  ``\\%`` and ``percent`` are not units: ``90^\\circ`` equals 90.
+- **Implicit multiplication**: juxtaposition multiplies (``3x``, ``2\\pi``, ``2(3)``), and a
+  number right after a closing bracket does too (``(n+1)2^n``); two bare numbers never do.
 """
 
 from __future__ import annotations

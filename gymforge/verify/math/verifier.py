@@ -187,8 +187,8 @@ class MathVerifier:
         if ex.answer is None or not ex.answer.strip():
             return _verdict(False, _no_form(facts, call), started, "no_answer")
         if call.strict and ex.too_many_answers:
-            why = "too many different final answers"
-            return _verdict(False, _no_form(facts, call), started, "hedged", why)
+            many = "too many different final answers"
+            return _verdict(False, _no_form(facts, call), started, "hedged", many)
         checked = [ex.answer, *ex.others] if call.strict else [ex.answer]
         for text in checked:
             why = precheck(text)
