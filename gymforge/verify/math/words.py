@@ -62,6 +62,11 @@ CHANGES = frozenset({
     "not", "no", "none", "nor", "or", "and", "either", "neither", "except", "unless", "if",
     "else", "otherwise", "but", "maybe", "perhaps", "possibly", "probably", "wrong",
     "incorrect", "false", "isnt", "isn't", "never", "instead", "mod", "modulo", "remainder",
+    # number words: "5 six" says two numbers
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    "first", "second", "twice", "thrice", "double", "triple", "negative", "positive", "point",
 })  # fmt: skip
 """Words that change the value or the logic: a text holding one is never just descriptive."""
 
