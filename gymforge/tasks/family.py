@@ -146,7 +146,7 @@ class TaskFamily(ABC):
     name: str
     version: int
     levels: Mapping[int, ParamSpace] = field(default_factory=dict)
-    older: Mapping[int, TaskFamily] = field(default_factory=dict)
+    older: Mapping[int, TaskFamily] = field(default_factory=dict, kw_only=True)
 
     @abstractmethod
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
