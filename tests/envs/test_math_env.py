@@ -138,7 +138,11 @@ def test_grade_cli_exit_codes(tmp_path: Path) -> None:
             check=True,
         ).stdout
     )
-    answers = write(tmp_path / "a.jsonl", [{"task_id": f"{pin}/0", "answer": "\\boxed{5}"}])
+    long_cot, too_long = reasoning(14_000) + "\\boxed{4}", reasoning(50_000) + "\\boxed{4}"
+    answers = write(
+        tmp_path / "a.jsonl",
+        [{"task_id": f"{pin}/0", "answer": a} for a in ("\\boxed{5}", long_cot, too_long)],
+    )
     cli = [sys.executable, "-m", "gymforge.cli", "grade", "math", "--dataset", str(data)]
     ok = subprocess.run(
         [*cli, "--answers", str(answers), "--out", str(tmp_path / "v.jsonl"), "--json"],
@@ -147,7 +151,10 @@ def test_grade_cli_exit_codes(tmp_path: Path) -> None:
         timeout=120,
     )
     assert ok.returncode == 0, ok.stderr  # graded everything, whatever the verdicts
-    assert json.loads(ok.stdout)["passed"] == 0
+    assert json.loads(ok.stdout)["passed"] == 1
+    lines = [json.loads(x) for x in (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert [ln["passed"] for ln in lines] == [False, True, False]  # a verdict for every line
+    assert lines[2]["facts"]["reason"] == "over_budget" and lines[2]["latency_ms"] is not None
     missing = subprocess.run(
         [*cli, "--answers", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "v2.jsonl")],
         capture_output=True,
