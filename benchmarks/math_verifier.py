@@ -23,6 +23,9 @@ not state fails, a word that only says what was counted does not.
   default-mode rows (``passed`` against ``label``); the strict rows and ``form_ok`` are
   reported for gymforge alone.
 - A false pass is a verdict ``passed`` on a row labelled wrong; a false fail the reverse.
+  Rows whose label follows a rule of gymforge's contract that another grader could decide
+  otherwise (``contract``: the last box, a unit on a unitless gold, ``50\\%`` is 50...) are
+  counted in the accuracy, and the accuracy without them is printed too.
 - Pathological inputs (power towers, huge factorials, a million digits, 5000 nested
   parentheses) are timed separately. math_verify runs each of them in a forked child
   killed after ``MV_KILL_S`` seconds, because its own timeout (``signal.alarm``) does not
@@ -118,6 +121,12 @@ class Tally:
     def right(self) -> int:
         return self.n - len(self.false_pass) - len(self.false_fail)
 
+    def plain_accuracy(self, cases: list[Case]) -> str:
+        """Accuracy on the rows whose label needs no gymforge-specific rule."""
+        n = sum(1 for c in cases if c.contract is None)  # strict rows all name a contract
+        wrong = sum(1 for c in self.false_pass + self.false_fail if c.contract is None)
+        return f"{n - wrong}/{n} ({(n - wrong) / max(1, n):.1%})"
+
     def row(self) -> str:
         lat = self.latency
         acc = f"{self.right}/{self.n} ({self.right / self.n:.1%})"
@@ -212,6 +221,11 @@ def main() -> None:
         r50 = pct(mv.latency, 0.5) / pct(plain.latency, 0.5)
         r99 = pct(mv.latency, 0.99) / pct(plain.latency, 0.99)
         print(f"{'ratio math_verify/gf':<58}{r50:>8.1f}x{r99:>8.1f}x")
+    plain_rows = sum(1 for c in cases if c.contract is None)
+    print(f"\non the {plain_rows} rows whose label needs no gymforge-specific rule:")
+    for t in (plain, mv):
+        if t is not None:
+            print(f"  {t.name:<22}{t.plain_accuracy(cases):>18}")
     forms = sum(1 for c in cases if c.form is not None)
     print(f"\ngymforge form_ok right on {forms - len(form_wrong)}/{forms} rows with a form")
     print(f"\n{'class':<26}{'rows':>6}{'gymforge wrong':>16}{'math_verify wrong':>19}")

@@ -7,7 +7,10 @@ under the math environment's contract (the last ``\\boxed{}`` outside ``<think>`
 answer). Optional: ``reason`` (gymforge's expected failure reason), ``strict`` (judged in
 strict mode), ``form`` and ``form_ok`` (a demanded answer form and whether the answer meets
 it; ``label`` stays about the value), ``pad_tokens`` (the reply is preceded by that many
-tokens of chain-of-thought, about four bytes each).
+tokens of chain-of-thought, about four bytes each), ``contract`` (the label follows a rule of
+gymforge's documented contract that another grader could reasonably decide otherwise, named:
+``last_box``, ``unit_on_unitless_gold``, ``reasoning_ignored``, ``percent_is_the_number``...;
+the benchmark reports accuracy with and without these rows).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Case:
     strict: bool = False
     form: str | None = None
     form_ok: bool | None = None
+    contract: str | None = None
 
     @property
     def short(self) -> str:
@@ -68,6 +72,7 @@ def load_cases(path: Path = DATA) -> list[Case]:
                 strict=bool(row.get("strict", False)),
                 form=row.get("form"),
                 form_ok=row.get("form_ok"),
+                contract=row.get("contract"),
             )
         )
     return out
