@@ -54,9 +54,9 @@ CHANGES = frozenset({
     "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion",
     "billions", "trillion", "dozen", "dozens", "half", "halves", "third", "thirds",
     "quarter", "quarters", "fourth", "fourths", "tenth", "tenths", "hundredth", "hundredths",
-    "thousandth", "thousandths", "squared", "cubed", "percentile", "times", "per",
-    # arithmetic and comparison
-    "plus", "minus", "over", "divided", "less", "more", "fewer", "than", "least", "most",
+    "thousandth", "thousandths", "squared", "cubed", "percentile", "per",
+    # arithmetic and comparison ("5 more", "3 times" only name what was counted)
+    "plus", "minus", "over", "divided", "than", "least", "most",
     "greater", "smaller", "larger", "above", "below", "under", "exceed", "exceeds",
     # logic and hedges
     "not", "no", "none", "nor", "or", "and", "either", "neither", "except", "unless", "if",
