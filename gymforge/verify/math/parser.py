@@ -138,13 +138,16 @@ class _Parser(Atoms):
             return True
         if t.kind == "cmd":
             return t.text in _IMPLICIT_CMDS
+        prev = self.toks[self.i - 1] if self.i else None
+        closed = prev is not None and prev.kind == "op" and prev.text in (")", "]")
         if t.kind == "op":
+            if t.text == "[":  # 2[x+1], (a)[b]: a bracket after a number or a bracket
+                return closed or (prev is not None and prev.kind == "num")
             return t.text in ("(", "{") or (t.text == "|" and self.abs_depth == 0)
         if t.kind == "num":
             # (n+1)2^n and (1+2)2: a number right after a closing bracket multiplies; a
             # number after anything else never does ("2 3" is not 6, "x^2 3" is no answer)
-            prev = self.toks[self.i - 1] if self.i else None
-            return prev is not None and prev.kind == "op" and prev.text in (")", "]")
+            return closed
         return False
 
     def power(self) -> Node:
