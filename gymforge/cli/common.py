@@ -1,7 +1,10 @@
-"""Shared CLI plumbing: the typer app, the stderr console, and one-line errors."""
+"""Shared CLI plumbing: the typer app, the stderr console, one-line errors, and the options
+every command that writes a run shares (``--resume``, ``--overwrite``, ``-n`` over a
+dataset)."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +23,15 @@ from gymforge.envs.handle import EnvHandle, open_env, task_source
 __all__ = [
     "EnvHandle",
     "app",
+    "dataset_note",
     "err",
     "fail",
     "friendly",
     "open_env",
+    "overwrite_option",
     "progress_bar",
+    "resume_command",
+    "resume_option",
     "task_source",
 ]
 
@@ -34,6 +41,47 @@ app = typer.Typer(
     help="gymforge: seeded, verifiable, QA-checked RL environments for LLMs.",
 )
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+
+def resume_option(what: str = "episodes") -> Any:
+    """``--resume``: continue the run in OUT (refused if this invocation differs from it)."""
+    return typer.Option(
+        False,
+        "--resume",
+        help=f"Keep OUT's finished {what} and run the rest; refused if the run in OUT was "
+        "made with other settings (environment, policy, seed, tasks, ...).",
+    )
+
+
+def overwrite_option() -> Any:
+    """``--overwrite``: delete the run files in OUT first."""
+    return typer.Option(
+        False, "--overwrite", help="Delete the run already in OUT (its files only) first."
+    )
+
+
+def dataset_note(handle: EnvHandle, n: int | None, count: int, split: str) -> None:
+    """Say how a dataset's rows are used: all of them in file order, or a sample."""
+    if not handle.datasets:
+        return
+    pins = ", ".join(d.pin for d in handle.datasets)
+    if n is None:
+        err.print(f"running every {split} row of {pins} once, in file order ({count} rows)")
+    else:
+        err.print(
+            f"sampling {count} {split} rows of {pins} without replacement (by --seed); "
+            "omit -n to run every row",
+            highlight=False,
+        )
+
+
+def resume_command(argv: list[str] | None = None) -> str:
+    """The command line that continues an interrupted one: the same arguments with
+    ``--resume`` (and without ``--overwrite``)."""
+    args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--overwrite"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return "gymforge " + shlex.join(args)
 
 
 def fail(message: str, code: int = 2) -> None:

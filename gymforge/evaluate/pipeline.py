@@ -155,6 +155,9 @@ def write_eval(
 ) -> dict[str, Any]:
     """Analyse ``stats`` and write ``eval.json`` and ``failures.jsonl`` under ``out``."""
     body = analyse(stats, config.k, config.confidence)
+    gap = body["metrics"]["heldout_gap"]
+    if gap.get("reason") and config.split != "all":
+        gap["reason"] += " (evaluate with --split all)"
     if not stats:
         config.warnings.append("no finished episode to evaluate")
     data = {

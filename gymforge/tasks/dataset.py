@@ -3,8 +3,9 @@
 A dataset is a JSONL file of rows validated by a row model (``MathRow`` for math:
 ``{"task_id"?, "question", "answer"}``). Its ``content_hash`` is the SHA-256 of the file's
 bytes; runs record it, and a task id names it: ``{name}@{hash12}/{row}``. A row's own
-``task_id`` (any string, ``/`` and ``#`` included) resolves too. A bad line is refused with
-its line number; nothing is half-loaded.
+``task_id`` (any string, ``/`` and ``#`` included) resolves too. Rows are training tasks
+unless the file has a ``split`` column (``"train"`` or ``"heldout"`` per row). A bad line is
+refused with its line number; nothing is half-loaded.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gymforge.core.errors import ConfigError
 from gymforge.core.types import Task
 
 MAX_ROW_BYTES = 1_000_000
+SPLITS = ("train", "heldout")
 
 
 class MathRow(BaseModel):
@@ -109,6 +111,9 @@ def load_jsonl(
         if task_id in ds._index:
             raise ConfigError(f"{p.name}:{n}: duplicate task_id {task_id!r}")
         prompt, truth = to_task(row)
+        split = getattr(row, "split", None) or "train"
+        if split not in SPLITS:
+            raise ConfigError(f"{p.name}:{n}: split: must be train or heldout, not {split!r}")
         ds._index[task_id] = ds._index[canonical] = len(ds.tasks)
         ds.tasks.append(
             Task(
@@ -118,6 +123,7 @@ def load_jsonl(
                 truth=truth,
                 params={"row": len(ds.tasks)},
                 difficulty=0,
+                split=split,
             )
         )
     if not ds.tasks:
