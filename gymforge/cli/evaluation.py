@@ -27,7 +27,7 @@ from gymforge.core.errors import GymforgeError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
-from gymforge.evaluate.pipeline import EvalConfig, job_stats, sample_tasks, write_eval
+from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
 from gymforge.rollout.execute import execute, prepare
 from gymforge.rollout.manifest import Command, RunSpec
 from gymforge.rollout.resolve import resolve_policy
@@ -80,18 +80,6 @@ def _rollouts(
     return result.summary, stats, probe.spec.version
 
 
-def eval_tasks(handle: EnvHandle, config: EvalConfig, whole: bool) -> list[str]:
-    """The tasks ``eval`` plays: a dataset's rows of the split (all of them when ``whole``,
-    else ``config.n`` drawn without replacement), or ``config.n`` sampled tasks per split."""
-    source = _tasks(handle)
-    if handle.datasets:
-        n = None if whole else config.n
-        return source.dataset_rows(config.split, config.families, n, config.seed)  # type: ignore[arg-type]
-    return sample_tasks(
-        source, config.split, config.n, config.seed, config.families, config.warnings
-    )
-
-
 def _wandb(kind: str, data: dict[str, Any], out: Path, project: str | None) -> None:
     from gymforge.evaluate.wandb_log import log_to_wandb
 
@@ -135,7 +123,7 @@ def evaluate_run(
     config = EvalConfig(
         env, policy, split, n or DEFAULT_EVAL_N, k, samples or k, seed, families=families
     )
-    ids = eval_tasks(handle, config, whole)
+    ids = eval_tasks(_tasks(handle), config, whole)
     if whole:
         config.n = len(ids)
     if not quiet:

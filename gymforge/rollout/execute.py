@@ -185,9 +185,18 @@ def execute(
     try:
         if spec.backend != "local":
             return _remote(
-                spec, out, jobs, resume, on_episode, policy_options or {}, backend_url, summary_extra
+                spec,
+                out,
+                jobs,
+                resume,
+                on_episode,
+                policy_options or {},
+                backend_url,
+                summary_extra,
             )
-        return asyncio.run(_local(spec, handle, source, jobs, out, resume, on_episode, summary_extra))
+        return asyncio.run(
+            _local(spec, handle, source, jobs, out, resume, on_episode, summary_extra)
+        )
     except KeyboardInterrupt:
         raise RunInterrupted(out, _interrupted_summary(out, summary_extra)) from None
 

@@ -33,8 +33,9 @@ Command = Literal["run", "eval", "calibrate"]
 
 class RunSpec(BaseModel):
     """What a run was asked to do. ``concurrency`` and ``backend`` never change results; the
-    rest may. ``n=None`` runs every row of the dataset once. ``epochs`` repeats the task list with rollout indices continuing: epoch ``e``
-    plays rollouts ``e*group`` to ``e*group + group - 1`` of every task.
+    rest may. ``n=None`` runs every row of the dataset once. ``epochs`` repeats the task
+    list with rollout indices continuing: epoch ``e`` plays rollouts ``e*group`` to
+    ``e*group + group - 1`` of every task.
 
     A field added here is compared by ``--resume`` automatically; only the fields in
     ``RESUME_MAY_DIFFER`` (and ``n``, which may grow) are allowed to change."""
