@@ -393,7 +393,14 @@ def demo_eval_and_report(out: Path, n: int, seed: int, policies: tuple[str, ...]
     for policy in policies:
         evaluate_existing(out / policy, "ledger", policy)
     data = evaluate_run(
-        "ledger", DEMO_SKILL, out / "eval", split="all", n=max(4, n // 4), k=4, seed=seed
+        "ledger",
+        DEMO_SKILL,
+        out / "eval",
+        split="all",
+        n=max(4, n // 4),
+        k=4,
+        seed=seed,
+        overwrite=True,
     )
     m = data["metrics"]
     g = m["heldout_gap"]

@@ -38,7 +38,7 @@ class RunSpec(BaseModel):
     ``e*group + group - 1`` of every task.
 
     A field added here is compared by ``--resume`` automatically; only the fields in
-    ``RESUME_MAY_DIFFER`` (and ``n``, which may grow) are allowed to change."""
+    ``RESUME_MAY_DIFFER`` (and ``RESUME_MAY_GROW``, which may only grow) may change."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -55,6 +55,9 @@ class RunSpec(BaseModel):
     backend: Literal["local", "ray", "redis"] = "local"
     epochs: int = Field(default=1, ge=1)
 
+
+RESUME_MAY_GROW = frozenset({"n", "epochs"})
+"""``RunSpec`` fields a resumed run may raise: more tasks, more epochs of the same tasks."""
 
 RESUME_MAY_DIFFER = frozenset({"concurrency", "backend", "episode_timeout", "max_retries"})
 """``RunSpec`` fields a resumed run may change: they decide how episodes run, not what they
@@ -151,7 +154,8 @@ def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Why the run described by manifest ``new`` cannot continue the run of manifest
     ``old``: one ``field: was X, now Y`` entry per difference (empty when it can).
 
-    Every ``RunSpec`` field is compared, save ``RESUME_MAY_DIFFER``; a field a manifest
+    Every ``RunSpec`` field is compared, save ``RESUME_MAY_DIFFER`` (and
+    ``RESUME_MAY_GROW``, which may not shrink); a field a manifest
     lacks (written before the field existed) counts as its default. Also compared: the
     command, the environment id and versions, the policy checkpoint, the dataset hashes,
     and the task list (every task of the old run must still be drawn)."""
@@ -168,9 +172,9 @@ def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if key in RESUME_MAY_DIFFER or key == "dataset":
             continue
         was, now = a.get(key, defaults.get(key)), b.get(key, defaults.get(key))
-        if key == "n" and isinstance(was, int) and isinstance(now, int):
+        if key in RESUME_MAY_GROW and isinstance(was, int) and isinstance(now, int):
             if now < was:
-                problems.append(f"n: was {was}, now {now} (n may grow, not shrink)")
+                problems.append(f"{key}: was {was}, now {now} ({key} may grow, not shrink)")
             continue
         differ(key, was, now)
     for key in ("id", "version", "renderer_version"):
