@@ -19,6 +19,7 @@ from rich.text import Text
 
 from gymforge.core.errors import GymforgeError, IntegrityError
 from gymforge.envs.handle import EnvHandle, open_env, task_source
+from gymforge.rollout.execute import RunInterrupted
 
 __all__ = [
     "EnvHandle",
@@ -116,6 +117,8 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except RunInterrupted as stop:
+            interrupted(stop)
         except IntegrityError as e:
             fail(f"integrity check failed: {e}", 1)
         except (GymforgeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
@@ -124,6 +127,16 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(e))
 
     return wrapper
+
+
+def interrupted(stop: RunInterrupted) -> None:
+    """Ctrl-C during a run: say what was kept and how to continue; exit 130."""
+    done = stop.summary.get("episodes", 0)
+    where = f" in {stop.out}" if stop.out is not None else ""
+    err.print(f"interrupted: {done} finished episodes are kept{where}, with summary.json")
+    if len(sys.argv) > 1 and sys.argv[1] in ("run", "eval", "calibrate"):
+        err.print(f"continue with: {resume_command()}", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
 
 
 @contextmanager

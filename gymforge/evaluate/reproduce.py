@@ -15,7 +15,7 @@ from typing import Any
 
 from gymforge.core.seeding import canonical_json
 from gymforge.envs.handle import EnvHandle, open_env
-from gymforge.evaluate.episodes import oracle_path_lengths
+from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.reproduce import Redraw
@@ -76,9 +76,10 @@ def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[st
     finally:
         asyncio.run(probe.close())
     after = write_eval(out, config, stats, None, probe.spec.version)
+    ids = {**_episode_keys(original), **_episode_keys(out)}
     problems = []
     for part in RESULTS:
-        a, b = before.get(part, {}), after.get(part, {})
+        a, b = _stable(before.get(part, {}), ids), _stable(after.get(part, {}), ids)
         if canonical_json(a) == canonical_json(b):
             continue
         keys = sorted(
@@ -86,3 +87,22 @@ def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[st
         )
         problems.append(f"eval.json {part} differs in {', '.join(keys[:8]) or part}")
     return problems
+
+
+def _episode_keys(run_dir: Path) -> dict[str, str]:
+    """``episode_id -> "task_id seed S rollout R"``: episode ids name the run (a new id per
+    run), so results are compared by what the episode was."""
+    return {
+        s.episode_id: f"{s.task_id} seed {s.seed} rollout {s.rollout}"
+        for s in load_stats(run_dir / "trajectories.jsonl")
+    }
+
+
+def _stable(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, list):
+        return [_stable(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: _stable(v, ids) for k, v in value.items()}
+    return value
