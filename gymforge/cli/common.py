@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -20,6 +21,7 @@ from rich.text import Text
 from gymforge.core.errors import GymforgeError, IntegrityError
 from gymforge.envs.handle import EnvHandle, open_env, task_source
 from gymforge.rollout.execute import RunInterrupted
+from gymforge.tools.tool import ToolDocWarning
 
 __all__ = [
     "EnvHandle",
@@ -83,6 +85,20 @@ def resume_command(argv: list[str] | None = None) -> str:
     if "--resume" not in args:
         args.append("--resume")
     return "gymforge " + shlex.join(args)
+
+
+def one_line_warnings() -> None:
+    """Print an environment author's warnings (``ToolDocWarning``) as one ``warning:`` line
+    each instead of Python's two-line form pointing into gymforge."""
+    shown = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, ToolDocWarning):
+            err.print(Text.assemble(("warning:", "yellow"), " ", str(message)), soft_wrap=True)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
 
 
 def fail(message: str, code: int = 2) -> None:
