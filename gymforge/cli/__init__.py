@@ -7,13 +7,12 @@ import sys
 
 from gymforge.cli import evaluation, grade, logs, qa, reproduce, run, sandbox, serve  # noqa: F401
 from gymforge.cli import judge as _judge  # noqa: F401  (registers `gymforge judge`)
-from gymforge.cli.common import app, err, one_line_warnings
+from gymforge.cli.common import app, err
 
 __all__ = ["app", "main"]
 
 
 def main() -> None:
-    one_line_warnings()
     try:
         app()
     except KeyboardInterrupt:

@@ -87,18 +87,22 @@ def resume_command(argv: list[str] | None = None) -> str:
     return "gymforge " + shlex.join(args)
 
 
-def one_line_warnings() -> None:
-    """Print an environment author's warnings (``ToolDocWarning``) as one ``warning:`` line
-    each instead of Python's two-line form pointing into gymforge."""
-    shown = warnings.showwarning
+@contextmanager
+def author_warnings() -> Iterator[None]:
+    """Show an environment author's warnings (``ToolDocWarning``) as one ``warning:`` line
+    each, every time, instead of Python's two-line form pointing into gymforge."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ToolDocWarning)
+        shown = warnings.showwarning
 
-    def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, ToolDocWarning):
-            err.print(Text.assemble(("warning:", "yellow"), " ", str(message)), soft_wrap=True)
-        else:
-            shown(message, category, *args, **kwargs)
+        def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, ToolDocWarning):
+                err.print(Text.assemble(("warning:", "yellow"), " ", str(message)), soft_wrap=True)
+            else:
+                shown(message, category, *args, **kwargs)
 
-    warnings.showwarning = show
+        warnings.showwarning = show
+        yield
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -132,7 +136,8 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with author_warnings():
+                return fn(*args, **kwargs)
         except RunInterrupted as stop:
             interrupted(stop)
         except IntegrityError as e:

@@ -22,6 +22,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
+from gymforge.tools.tool import source_location
 
 _CHECKED: set[type] = set()
 
@@ -154,8 +155,7 @@ def check_hooks(cls: type) -> None:
             if not inspect.isfunction(original):
                 continue
             if not _accepts(override, original):
-                code = override.__code__
-                where = f"{_short(code.co_filename)}:{code.co_firstlineno}"
+                where = source_location(override)
                 wanted = f"def {name}{_sig(original)}"
                 raise UserError(
                     f"{where}: {cls.__name__}.{name}{_sig(override)} does not match the "

@@ -20,6 +20,7 @@ return annotation. ``Toolset`` dispatches ``ToolCall`` actions, applies the epis
 from __future__ import annotations
 
 import inspect
+import linecache
 import os
 import re
 import time
@@ -97,18 +98,24 @@ class ToolDocWarning(UserWarning):
     """A ``@tool`` argument its docstring does not describe: the schema lacks its meaning."""
 
 
-def _where(f: Callable[..., Any]) -> str:
-    """``file.py:LINE`` of ``f``'s ``def`` (relative to the working directory if inside)."""
+def source_location(f: Callable[..., Any]) -> str:
+    """``file.py:LINE`` of ``f``'s ``def`` line (past its decorators), the path relative to
+    the working directory when inside it."""
     code = getattr(f, "__code__", None)
     if code is None:
-        return f.__qualname__
-    path = code.co_filename
+        return str(getattr(f, "__qualname__", f))
+    path, line = code.co_filename, code.co_firstlineno
+    for n in range(line, line + 50):
+        text = linecache.getline(path, n).lstrip()
+        if text.startswith(("def ", "async def ")):
+            line = n
+            break
     try:
         rel = os.path.relpath(path)
         path = rel if not rel.startswith("..") else path
     except ValueError:
         pass
-    return f"{path}:{code.co_firstlineno}"
+    return f"{path}:{line}"
 
 
 def _hint_example(p: inspect.Parameter) -> str:
@@ -159,13 +166,13 @@ def tool(
     """Decorate a typed function as a tool. ``writes=True`` marks tools that change state."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        here = f"{source_location(f)}: tool {f.__name__}"
         sig = inspect.signature(f)
         try:
             hints = get_type_hints(f)
         except NameError as err:
             raise ToolDefinitionError(
-                f"{_where(f)}: tool {f.__name__}: a type hint names something undefined "
-                f"({err}); import it in the module"
+                f"{here}: a type hint names something undefined ({err}); import it in the module"
             ) from None
         description, arg_docs = parse_docstring(f.__doc__)
         fields: dict[str, Any] = {}
@@ -174,17 +181,16 @@ def tool(
         for p in params[1:] if takes_self else params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise ToolDefinitionError(
-                    f"{_where(f)}: tool {f.__name__}: *args/**kwargs are not supported; "
-                    "name each argument with a type hint"
+                    f"{here}: *args/**kwargs are not supported; name each argument with a type hint"
                 )
             if p.name not in hints:
                 raise ToolDefinitionError(
-                    f"{_where(f)}: tool {f.__name__}: parameter {p.name!r} needs a type hint "
+                    f"{here}: parameter {p.name!r} needs a type hint "
                     f"(the schema is built from it), e.g. `{_hint_example(p)}`"
                 )
             if p.name not in arg_docs:
                 warnings.warn(
-                    f"{_where(f)}: tool {f.__name__}: argument {p.name!r} is not described in "
+                    f"{here}: argument {p.name!r} is not described in "
                     f"its docstring, so the schema tells the model nothing about it; add "
                     f"`{p.name}: what it means` under `Args:`",
                     ToolDocWarning,
