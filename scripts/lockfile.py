@@ -43,7 +43,8 @@ def digest(pyproject: Path = PYPROJECT) -> str:
         "requires-python": project.get("requires-python"),
         "dependencies": sorted(d.replace(" ", "") for d in project.get("dependencies", [])),
         LOCKED_EXTRA: sorted(
-            d.replace(" ", "") for d in project.get("optional-dependencies", {}).get(LOCKED_EXTRA, [])
+            d.replace(" ", "")
+            for d in project.get("optional-dependencies", {}).get(LOCKED_EXTRA, [])
         ),
     }
     return hashlib.sha256(json.dumps(locked, sort_keys=True).encode()).hexdigest()
@@ -112,8 +113,10 @@ def wait_apt(seconds: float, locks: tuple[str, ...] = APT_LOCKS) -> str | None:
         if time.monotonic() >= deadline:
             return busy
         if not said:
-            print(f"setup: waiting up to {seconds:g} s for {busy} (another apt/dpkg runs)",
-                  file=sys.stderr)
+            print(
+                f"setup: waiting up to {seconds:g} s for {busy} (another apt/dpkg runs)",
+                file=sys.stderr,
+            )
             said = True
         time.sleep(1)
 
@@ -136,8 +139,11 @@ def main(argv: list[str]) -> int:
     if cmd == "wait-apt" and len(args) >= 1:
         busy = wait_apt(float(args[0]), tuple(args[1:]) or APT_LOCKS)
         if busy:
-            print(f"setup: error: {busy} is still held after {args[0]} s by another apt/dpkg "
-                  "process; wait for it to finish and rerun", file=sys.stderr)
+            print(
+                f"setup: error: {busy} is still held after {args[0]} s by another apt/dpkg "
+                "process; wait for it to finish and rerun",
+                file=sys.stderr,
+            )
             return 1
         return 0
     print(__doc__, file=sys.stderr)
