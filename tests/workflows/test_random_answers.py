@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from wf_helpers import cli, episodes
 
-from gymforge.rollout.scripted import JUNK_REPLIES, scramble
+from gymforge.rollout import scripted
 
 
 @pytest.mark.parametrize(
@@ -25,9 +25,9 @@ from gymforge.rollout.scripted import JUNK_REPLIES, scramble
 )
 def test_scramble_keeps_the_form_and_changes_the_content(text: str, form: str) -> None:
     for seed in range(50):
-        out = scramble(text, random.Random(seed))
+        out = scripted.scramble(text, random.Random(seed))
         assert out != text and re.fullmatch(form, out), out
-    assert scramble(text, random.Random(3)) == scramble(text, random.Random(3))
+    assert scripted.scramble(text, random.Random(3)) == scripted.scramble(text, random.Random(3))
 
 
 def replies(run_dir: Path) -> list[str]:
@@ -59,6 +59,6 @@ def test_random_answers_single_turn_envs_in_their_form_and_fails(
     texts = replies(out)
     shaped = [t for t in texts if re.fullmatch(form, t, re.DOTALL)]
     assert len(shaped) >= len(texts) // 2, texts  # mostly answers, not junk
-    assert set(texts) - set(JUNK_REPLIES)
+    assert set(texts) - {"done", "I cannot help.", ""}  # not only junk
     success = sum(e["success"] for e in episodes(out)) / len(episodes(out))
     assert success <= 0.2

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from wf_helpers import cli, episodes, math_rows, write_jsonl
 
-from gymforge.rollout.manifest import RESUME_MAY_DIFFER, RunSpec, resume_mismatches
+from gymforge.rollout import manifest as manifests
 
 
 def test_resume_with_another_policy_is_refused_and_keeps_the_run(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_a_changed_dataset_is_refused_on_resume(tmp_path: Path) -> None:
 
 
 def manifest(**run: object) -> dict[str, object]:
-    spec = RunSpec(env="ledger", policy="oracle", n=4).model_dump()
+    spec = manifests.RunSpec(env="ledger", policy="oracle", n=4).model_dump()
     env = {"id": "ledger", "version": "1.0.0", "renderer_version": "1"}
     return {"run": {**spec, **run}, "env": env, "tasks": ["a", "b"], "datasets": []}
 
@@ -97,14 +97,14 @@ def manifest(**run: object) -> dict[str, object]:
 def test_fields_added_to_runspec_later_are_compared_without_code_changes() -> None:
     # a sampling setting another change adds to RunSpec: compared because it is not allowed
     old, new = manifest(temperature=0.7), manifest(temperature=1.0)
-    assert resume_mismatches(old, new) == ["temperature: was 0.7, now 1.0"]
-    assert "temperature" not in RESUME_MAY_DIFFER
+    assert manifests.resume_mismatches(old, new) == ["temperature: was 0.7, now 1.0"]
+    assert "temperature" not in manifests.RESUME_MAY_DIFFER
     # a manifest written before a field existed counts as that field's default
     legacy = manifest()
     del legacy["run"]["epochs"]  # type: ignore[attr-defined]
-    assert resume_mismatches(legacy, manifest()) == []
-    assert resume_mismatches(legacy, manifest(group=2)) == ["group: was 1, now 2"]
-    assert resume_mismatches(manifest(epochs=2), legacy) == [
+    assert manifests.resume_mismatches(legacy, manifest()) == []
+    assert manifests.resume_mismatches(legacy, manifest(group=2)) == ["group: was 1, now 2"]
+    assert manifests.resume_mismatches(manifest(epochs=2), legacy) == [
         "epochs: was 2, now 1 (epochs may grow, not shrink)"
     ]
 
@@ -112,12 +112,12 @@ def test_fields_added_to_runspec_later_are_compared_without_code_changes() -> No
 def test_env_version_and_dropped_tasks_are_refused() -> None:
     old = manifest()
     newer = {**manifest(), "env": {"id": "ledger", "version": "1.1.0", "renderer_version": "1"}}
-    assert resume_mismatches(old, newer) == ['env version: was "1.0.0", now "1.1.0"']
+    assert manifests.resume_mismatches(old, newer) == ['env version: was "1.0.0", now "1.1.0"']
     fewer = {**manifest(), "tasks": ["a", "c"]}
-    (problem,) = resume_mismatches(old, fewer)
+    (problem,) = manifests.resume_mismatches(old, fewer)
     assert problem.startswith("tasks: 1 of the run's tasks are not drawn now (first: b)")
     allowed = manifest(concurrency=8, backend="ray", episode_timeout=3.0, max_retries=0, n=9)
-    assert resume_mismatches(old, allowed) == []
+    assert manifests.resume_mismatches(old, allowed) == []
 
 
 def test_demo_can_run_twice_into_its_directory(tmp_path: Path) -> None:
