@@ -65,8 +65,8 @@ def import_failure(module_name: str, err: Exception) -> UserError:
         line = (err.text or "").strip()
         shown = f"\n  {line}" if line else ""
         return UserError(f"{where}: syntax error: {err.msg}{shown}")
-    frames = traceback.extract_tb(err.__traceback__)
-    frame = (_user_frames(err) or frames or [None])[-1]
+    frames = _user_frames(err) or list(traceback.extract_tb(err.__traceback__))
+    frame = frames[-1] if frames else None
     where = f"{_short(frame.filename)}:{frame.lineno}" if frame else module_name
     code = f"\n  {frame.line.strip()}" if frame and frame.line else ""
     return UserError(f"{where}: {type(err).__name__} while loading {module_name}: {err}{code}")

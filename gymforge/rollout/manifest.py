@@ -145,7 +145,11 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as err:
         raise ConfigError(f"cannot read manifest {path}: {err}") from err
-    if data.get("manifest_version") != MANIFEST_VERSION or "run" not in data:
+    if (
+        not isinstance(data, dict)
+        or data.get("manifest_version") != MANIFEST_VERSION
+        or "run" not in data
+    ):
         raise ConfigError(f"{path} is not a gymforge manifest (version {MANIFEST_VERSION})")
     return data
 

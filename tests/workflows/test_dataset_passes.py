@@ -121,3 +121,15 @@ def test_eval_and_calibrate_default_to_the_whole_dataset(tmp_path: Path) -> None
     cal = json.loads((tmp_path / "c" / "calibration.json").read_text())
     assert sorted(rows_of(tmp_path / "c")) == [0, 0, 2, 2, 3, 3, 5, 5]
     assert cal["config"]["n"] == 4
+
+
+def test_eval_with_split_all_does_not_tell_the_user_to_pass_it(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "t.jsonl", math_rows(3))  # no held-out rows at all
+    out = tmp_path / "e"
+    res = cli("eval", "math", "-p", "oracle", "--dataset", data, "--split", "all", "--out", out)
+    assert res.code == 0, res.stderr
+    gap = json.loads((out / "eval.json").read_text())["metrics"]["heldout_gap"]
+    assert gap["gap"] is None and gap["reason"] == "no held-out episodes in this run"
+    res = cli("eval", "math", "-p", "oracle", "--dataset", data, "--out", tmp_path / "train")
+    gap = json.loads((tmp_path / "train" / "eval.json").read_text())["metrics"]["heldout_gap"]
+    assert gap["reason"].endswith("(evaluate with --split all)")
