@@ -17,6 +17,10 @@ EXTRAS="${EXTRAS:-dev}"
 PYTHON="${PYTHON:-python3}"
 APT_LOCK_TIMEOUT="${APT_LOCK_TIMEOUT:-600}"  # seconds to wait for another apt/dpkg to finish
 
+if [ "${UNLOCKED:-0}" != 1 ]; then
+  "$PYTHON" scripts/lockfile.py check  # a stale lock fails here, loudly, before any install
+fi
+
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -34,9 +38,6 @@ if ((${#missing[@]})); then
   fi
 fi
 
-if [ "${UNLOCKED:-0}" != 1 ]; then
-  "$PYTHON" scripts/lockfile.py check  # a stale lock fails here, loudly, before any install
-fi
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   "$PYTHON" -m venv .venv

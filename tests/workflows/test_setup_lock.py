@@ -111,3 +111,22 @@ def test_waiting_for_the_apt_lock_is_bounded(held_lock) -> None:  # type: ignore
         time.sleep(0.05)
     assert lf.wait_apt(5, (str(path),)) is None  # free: no wait
     assert lf.wait_apt(5, (str(path) + ".absent",)) is None
+
+
+def test_setup_refuses_a_stale_lock_before_installing_anything(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    for name in ("scripts/setup.sh", "scripts/lockfile.py", "requirements.lock"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    (tmp_path / "scripts" / "setup.sh").chmod(0o755)
+    text = (ROOT / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text.replace("dev = [\n", 'dev = [\n  "x==1",\n', 1))
+    res = subprocess.run(
+        ["bash", str(tmp_path / "scripts" / "setup.sh")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
+    )
+    assert res.returncode == 1, res.stderr
+    assert "requirements.lock is stale" in res.stderr and "make lock" in res.stderr
+    assert not (tmp_path / ".venv").exists()
