@@ -307,7 +307,7 @@ def calibrate(
     spec = RunSpec(
         env=env,
         policy=policy,
-        n=None if whole else len(train_ids) if tasks is not None else config.n,
+        n=None if whole else max(1, len(train_ids)) if tasks is not None else config.n,
         seed=seed,
         group=samples,
         dataset=str(dataset) if dataset else None,
