@@ -171,7 +171,9 @@ def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
     differ("command", old.get("command", "run"), new.get("command", "run"))
     a, b = old.get("run", {}), new.get("run", {})
-    defaults = {k: f.default for k, f in RunSpec.model_fields.items()}
+    defaults = {
+        k: f.get_default(call_default_factory=True) for k, f in RunSpec.model_fields.items()
+    }
     for key in sorted(set(a) | set(b) | set(defaults)):
         if key in RESUME_MAY_DIFFER or key == "dataset":
             continue
@@ -203,5 +205,5 @@ def _hashes(manifest: dict[str, Any]) -> list[str]:
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value)
+    text = json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -126,3 +126,20 @@ def test_demo_can_run_twice_into_its_directory(tmp_path: Path) -> None:
         res = cli("demo", "-n", "2", "--out", out)
         assert res.code == 0, res.stderr
     assert len(episodes(out / "oracle")) == 2
+
+
+def test_a_field_with_a_default_factory_counts_as_its_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from pydantic import Field
+
+    class Later(manifests.RunSpec):  # a field another change adds, say stop sequences
+        stop: list[str] = Field(default_factory=list)
+
+    monkeypatch.setattr(manifests, "RunSpec", Later)
+    legacy = manifest()  # written before the field existed
+    grown = {
+        **manifest(),
+        "run": Later(env="ledger", policy="oracle", n=4, stop=["x"]).model_dump(),
+    }
+    assert manifests.resume_mismatches(legacy, grown) == ['stop: was [], now ["x"]']
+    same = {**manifest(), "run": Later(env="ledger", policy="oracle", n=4).model_dump()}
+    assert manifests.resume_mismatches(legacy, same) == []
