@@ -12,6 +12,8 @@ half-loaded (the first bad line raises). With ``strict=False`` every good row lo
 line becomes one entry of ``Dataset.errors`` (``file:line: what is wrong``), and a bad row's
 own ``task_id``, when it has one, resolves to that error (``UnknownTaskError``) instead of
 "no such task", so an answer to it is reported rather than silently lost.
+Rows are training tasks unless the file has a ``split`` column (``"train"`` or
+``"heldout"`` per row).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from gymforge.core.types import Task
 MAX_ROW_BYTES = 1_000_000
 MAX_DATASET_BYTES = 4 << 30  # decompressed; a gzip bomb stops here
 GZIP_MAGIC = b"\x1f\x8b"
+SPLITS = ("train", "heldout")
 
 
 class MathRow(BaseModel):
@@ -184,6 +187,9 @@ def _load_row(
         prompt, truth = to_task(row)
     except (ValueError, KeyError, TypeError) as err:
         raise ConfigError(f"{p.name}:{n}: {err}") from err
+    split = getattr(row, "split", None) or "train"
+    if split not in SPLITS:
+        raise ConfigError(f"{p.name}:{n}: split: must be train or heldout, not {split!r}")
     ds._index[task_id] = ds._index[canonical] = len(ds.tasks)
     ds.tasks.append(
         Task(
@@ -193,5 +199,6 @@ def _load_row(
             truth=truth,
             params={"row": len(ds.tasks)},
             difficulty=0,
+            split=split,
         )
     )
