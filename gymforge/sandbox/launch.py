@@ -14,9 +14,10 @@ The bubblewrap worker, from the outside in:
    job), ipc, uts and cgroup namespaces; no capabilities; no nested user namespaces. The root
    is an empty tmpfs remounted read-only, holding read-only binds of ``/usr`` (with the merged
    ``/bin``, ``/lib``... symlinks) and ``/etc``, a fresh ``/proc``, a minimal read-only
-   ``/dev``, the read-only ``/.gymforge`` (zygote code), ``/cache`` (compiled artefacts) and
-   ``/judge`` (judge files), and ``/tmp/job``: a size-capped tmpfs, the only writable place.
-   The host's home, repository, datasets and ``/tmp`` are not mounted at all.
+   ``/dev``, the read-only ``/.gymforge`` (zygote code) and ``/judge`` (judge files), and
+   ``/tmp/job``: a size-capped tmpfs, the only writable place. The host's home, repository,
+   datasets, ``/tmp`` and the compiled-artefact cache are not mounted at all (a job gets its
+   own compiled program as a file in its directory, nothing else of the cache).
 4. ``python3 -I -S /.gymforge/zygote.py``: the zygote, pid 1 of the namespace.
 """
 
@@ -57,7 +58,6 @@ class SandboxPaths:
 
     jobdir: str
     judgedir: str
-    cachedir: str
     libdir: str
 
 
@@ -161,18 +161,18 @@ class BwrapLauncher:
     name: str = "local"
     isolated: bool = True
 
-    def paths(self, runtime: Runtime, index: int, cache_dir: Path) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/judge", "/cache", "/.gymforge")
+    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
+        return SandboxPaths("/tmp/job", "/judge", "/.gymforge")
 
     def uid(self, index: int) -> int:
         """The worker's uid: ``uid_base + index`` as root; otherwise our own uid (we cannot
         switch, and bubblewrap then runs unprivileged as us)."""
         return self.uid_base + index if os.getuid() == 0 else os.getuid()
 
-    def command(self, runtime: Runtime, index: int, cache_dir: Path) -> list[str]:
+    def command(self, runtime: Runtime, index: int) -> list[str]:
         uid = self.uid(index)
         wdir = runtime.worker_dir(index)
-        paths = self.paths(runtime, index, cache_dir)
+        paths = self.paths(runtime, index)
         drop = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if os.getuid() == 0 else []
         cmd = [
             self.setpriv,
@@ -205,9 +205,6 @@ class BwrapLauncher:
             "--ro-bind",
             str(runtime.lib),
             paths.libdir,
-            "--ro-bind",
-            str(cache_dir),
-            paths.cachedir,
             "--ro-bind",
             str(wdir / "judge"),
             paths.judgedir,
@@ -253,17 +250,15 @@ class UnsafeLauncher:
     name: str = "unsafe"
     isolated: bool = False
 
-    def paths(self, runtime: Runtime, index: int, cache_dir: Path) -> SandboxPaths:
+    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
         wdir = runtime.worker_dir(index)
-        return SandboxPaths(
-            str(wdir / "job"), str(wdir / "judge"), str(cache_dir), str(runtime.lib)
-        )
+        return SandboxPaths(str(wdir / "job"), str(wdir / "judge"), str(runtime.lib))
 
     def uid(self, index: int) -> int:
         return os.getuid()
 
-    def command(self, runtime: Runtime, index: int, cache_dir: Path) -> list[str]:
-        paths = self.paths(runtime, index, cache_dir)
+    def command(self, runtime: Runtime, index: int) -> list[str]:
+        paths = self.paths(runtime, index)
         return [
             "env",
             "-i",
@@ -282,7 +277,7 @@ class DockerLauncher:
     One long-lived container per worker runs the zygote as pid 1 over ``docker run -i``:
     ``--network none --read-only --cap-drop ALL --security-opt no-new-privileges``, its own
     uid, ``--pids-limit`` and ``--memory`` for the whole worker, a tmpfs job directory, and the
-    zygote code, artefact cache and judge directory mounted read-only."""
+    zygote code and judge directory mounted read-only (never the artefact cache)."""
 
     image: str = "python:3.11-slim"
     python: str = "python3"
@@ -295,8 +290,8 @@ class DockerLauncher:
     name: str = "docker"
     isolated: bool = True
 
-    def paths(self, runtime: Runtime, index: int, cache_dir: Path) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/judge", "/cache", "/.gymforge")
+    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
+        return SandboxPaths("/tmp/job", "/judge", "/.gymforge")
 
     def uid(self, index: int) -> int:
         return self.uid_base + index
@@ -313,10 +308,10 @@ class DockerLauncher:
             check=False,
         )
 
-    def command(self, runtime: Runtime, index: int, cache_dir: Path) -> list[str]:
+    def command(self, runtime: Runtime, index: int) -> list[str]:
         uid = self.uid(index)
         wdir = runtime.worker_dir(index)
-        paths = self.paths(runtime, index, cache_dir)
+        paths = self.paths(runtime, index)
         return [
             self.docker,
             "run",
@@ -345,8 +340,6 @@ class DockerLauncher:
             f"{paths.jobdir}:rw,exec,size={self.jobdir_bytes},mode=1777",
             "-v",
             f"{runtime.lib}:{paths.libdir}:ro",
-            "-v",
-            f"{cache_dir}:{paths.cachedir}:ro",
             "-v",
             f"{wdir / 'judge'}:{paths.judgedir}:ro",
             "-w",

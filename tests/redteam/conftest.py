@@ -61,9 +61,7 @@ def artefact_cache() -> Iterator[Path]:
 def sandbox(artefact_cache: Path) -> Iterator[LocalBackend]:
     """One two-worker bubblewrap backend for the whole corpus."""
     _require_bwrap()
-    backend = LocalBackend(
-        workers=2, uid_base=UID_BASE, host_grace=5.0, cache_dir=artefact_cache
-    )
+    backend = LocalBackend(workers=2, uid_base=UID_BASE, host_grace=5.0, cache_dir=artefact_cache)
     yield backend
     backend.close()
 
