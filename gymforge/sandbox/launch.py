@@ -87,6 +87,15 @@ class Runtime:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def tool_path(name: str) -> str | None:
+    """The ``bwrap`` or ``setpriv`` the sandbox uses: the path in ``GYMFORGE_BWRAP`` /
+    ``GYMFORGE_SETPRIV`` when set, else the one on ``PATH``; ``None`` when it is missing."""
+    override = os.environ.get(f"GYMFORGE_{name.upper()}")
+    if override:
+        return override if os.access(override, os.X_OK) else None
+    return shutil.which(name)
+
+
 def remove_stale_runtimes() -> None:
     """Delete runtime directories of gymforge processes that died without cleaning up."""
     base = Path(tempfile.gettempdir())
@@ -156,8 +165,8 @@ class BwrapLauncher:
     seccomp: bool = True
     jobdir_bytes: int = 256 << 20
     ro_binds: tuple[tuple[str, str], ...] = ()
-    bwrap: str = field(default_factory=lambda: shutil.which("bwrap") or "/usr/bin/bwrap")
-    setpriv: str = field(default_factory=lambda: shutil.which("setpriv") or "/usr/bin/setpriv")
+    bwrap: str = field(default_factory=lambda: tool_path("bwrap") or "bwrap")
+    setpriv: str = field(default_factory=lambda: tool_path("setpriv") or "setpriv")
     name: str = "local"
     isolated: bool = True
 

@@ -83,6 +83,25 @@ def run_job(sandbox: LocalBackend) -> Any:
     return run
 
 
+@pytest.fixture(scope="session")
+def path_without(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``path_without(*programs) -> str``: a ``PATH`` value offering every program of this
+    machine's ``PATH`` except ``programs`` (a machine where they are not installed)."""
+
+    def make(*programs: str) -> str:
+        d = tmp_path_factory.mktemp("path-without-" + "-".join(programs))
+        for entry in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
+            if not os.path.isdir(entry):
+                continue
+            for name in os.listdir(entry):
+                link = d / name
+                if name not in programs and not link.exists():
+                    link.symlink_to(os.path.join(entry, name))
+        return str(d)
+
+    return make
+
+
 @pytest.fixture
 def gymforge_cli() -> Any:
     """``gymforge_cli(*args, env=None, timeout=120) -> CompletedProcess``: the real CLI in a

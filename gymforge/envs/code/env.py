@@ -30,6 +30,7 @@ from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
+from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
@@ -230,6 +231,9 @@ class CodeEnv(ToolEnv):
     system_prompt = "You write correct, efficient code. Put your final code in one fenced block."
 
     def __init__(self, *args: Any, judge: CodeJudge | None = None, **kwargs: Any) -> None:
+        self.shared_sandbox = judge is None
+        if self.shared_sandbox:  # the process's own sandbox: it must start, or nothing runs
+            require_sandbox()
         super().__init__(*args, **kwargs)
         self.judge = judge or CodeJudge()
 
@@ -255,4 +259,7 @@ class CodeEnv(ToolEnv):
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """HumanEval, MBPP and stdio rows, mixed freely, the format detected per line."""
-        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task)
+        dataset = load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task)
+        if self.shared_sandbox:
+            require_sandbox({t.truth.get("language") or "python" for t in dataset.tasks})
+        return dataset
