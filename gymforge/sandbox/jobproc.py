@@ -5,7 +5,9 @@ The zygote, never the child, enforces the wall clock: ``pump`` waits on the chil
 pidfd with a deadline and kills the child's process group when it passes. Output beyond
 ``output_bytes`` per stream is dropped and the job is killed (an output flood costs at most one
 cap). Control frames are bounded by ``max_ctl_frame`` so a forged giant frame is refused before
-it is buffered.
+it is buffered. With ``files_cap`` set (the job directory is a filesystem of its own), the
+inodes in use there are read every ``FS_CHECK_S`` and the job is killed past the cap: Linux has
+no rlimit for a file count, and wiping 100k files would cost the zygote seconds after the job.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import child
 import wire
 
 _READ = select.POLLIN | select.POLLHUP | select.POLLERR
+FS_CHECK_S = 0.005
 
 
 class Sink:
@@ -71,6 +74,8 @@ class JobProc:
         self.byfd: dict[int, str] = {}
         self.poll = select.poll()
         self.pidfd: int | None = None
+        self.files_cap: int | None = None  # inodes the job directory may use (None: unchecked)
+        self._fs_next = 0.0
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -155,10 +160,24 @@ class JobProc:
             if left <= 0:
                 return "deadline"
             wait_ms = left * 1000 if self.pidfd is not None else min(left * 1000, 20)
+            if self.files_cap is not None:
+                wait_ms = min(wait_ms, FS_CHECK_S * 1000)
             for fd, ev in self.poll.poll(max(1, int(wait_ms + 0.999))):
                 self._event(fd, ev)
             if self.pidfd is None:
                 self._try_reap()
+            if self.files_cap is not None:
+                self._check_files()
+
+    def _check_files(self) -> None:
+        now = time.monotonic()
+        if now < self._fs_next or self.files_cap is None:
+            return
+        self._fs_next = now + FS_CHECK_S
+        st = os.statvfs(self.jobdir)
+        if st.f_files - st.f_ffree > self.files_cap + 1:  # + the directory itself
+            self.violation = f"more than {self.files_cap} files in the job directory"
+            self.kill("files")
 
     def kill(self, reason: str) -> None:
         """SIGKILL the child's process group (and the child itself, in case setsid had not

@@ -72,6 +72,7 @@ def base_header(job: Job, lang: Language, limits: Limits, nproc_slack: int) -> d
         "main": lang.main,
         "respawn": job.respawn,
         "stop_on_timeout": job.stop_on_timeout,
+        "max_files": limits.files,
     }
 
 
@@ -201,6 +202,7 @@ def classify(
         file_size=sig == signal.SIGXFSZ or eno == errno.EFBIG,
         open_files=eno in (errno.EMFILE, errno.ENFILE),
         processes=pids_hit,
+        files=kill == "files",
     )
     if f.get("setup_error"):
         status = Status.INTERNAL_ERROR
@@ -210,7 +212,7 @@ def classify(
         status = Status.MEMORY
     elif hit.output:
         status = Status.OUTPUT_LIMIT
-    elif kill == "protocol":  # the job wrote garbage on the control channel
+    elif kill in ("protocol", "files"):  # garbage on the control channel; too many files
         status = Status.RUNTIME_ERROR
     elif sig == signal.SIGKILL:
         status = Status.KILLED

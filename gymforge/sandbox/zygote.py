@@ -64,6 +64,9 @@ class Zygote:
         self.seccomp = "off"
         self.warm: JobProc | None = None
         self.host = wire.FrameStream(0)
+        # A job directory that is its own filesystem (a tmpfs) counts its inodes exactly.
+        parent = os.path.dirname(self.jobdir.rstrip("/")) or "/"
+        self.own_fs = os.stat(self.jobdir).st_dev != os.stat(parent).st_dev
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
@@ -160,6 +163,8 @@ class Zygote:
                 job["calls"].append({"id": c["id"], "name": c["name"], "blob": 1 + len(extra)})
                 extra.append(blobs[c["args_blob"]])
         watch = hdr.get("mode") in ("calls", "tests")  # their harness waits on the channel
+        if self.own_fs and hdr.get("max_files"):
+            proc.files_cap = int(hdr["max_files"])
         proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
         proc.ctl_budget = budget
         return proc
