@@ -15,6 +15,11 @@ from typing import Any
 
 import pytest
 
+from gymforge.core import SyncEnvironment
+from gymforge.envs.code import CodeEnv
+from gymforge.envs.code.agent import CodeAgentEnv
+from gymforge.sandbox import IsolationUnavailableError
+from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.languages import get_language
 from gymforge.sandbox.preflight import missing_tool
 
@@ -89,3 +94,26 @@ def test_a_dataset_whose_compiler_is_missing_is_refused_before_any_episode(
         env={"PATH": path_without("g++")},
     )
     _assert_refused(proc, out, "'g++' is not installed", "cpp")
+
+
+def test_listing_environments_needs_no_sandbox(gymforge_cli: Any, tmp_path: Path) -> None:
+    proc = gymforge_cli("list", "--json", env={"GYMFORGE_BWRAP": str(tmp_path / "no-bwrap")})
+    assert proc.returncode == 0, proc.stderr
+    assert {"code", "code-agent"} <= {row["id"] for row in json.loads(proc.stdout)}
+
+
+@pytest.mark.parametrize("env_cls", [CodeEnv, CodeAgentEnv])
+def test_a_library_user_gets_the_same_line_at_the_first_reset(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env_cls: type
+) -> None:
+    monkeypatch.setenv("GYMFORGE_BWRAP", str(tmp_path / "no-bwrap"))
+    monkeypatch.delenv("GYMFORGE_UNSAFE_NO_ISOLATION", raising=False)
+    bwrap_works.cache_clear()
+    try:
+        env = SyncEnvironment(env_cls())
+        task_id = next(iter(env.env.tasks.sample(1, seed=0)))
+        with pytest.raises(IsolationUnavailableError, match="gymforge sandbox doctor"):
+            env.reset(task_id, 0)
+        env.close()
+    finally:
+        bwrap_works.cache_clear()

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ConfigError
-from gymforge.core.types import Action, Reply, Task
+from gymforge.core.types import Action, Observation, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.profile import QAProfile, RedTeamCase, ThroughputBudget
@@ -231,11 +231,24 @@ class CodeEnv(ToolEnv):
     system_prompt = "You write correct, efficient code. Put your final code in one fenced block."
 
     def __init__(self, *args: Any, judge: CodeJudge | None = None, **kwargs: Any) -> None:
-        self.shared_sandbox = judge is None
-        if self.shared_sandbox:  # the process's own sandbox: it must start, or nothing runs
-            require_sandbox()
         super().__init__(*args, **kwargs)
+        self.shared_sandbox = judge is None  # the process's own sandbox (else the caller's)
         self.judge = judge or CodeJudge()
+        self._preflown = not self.shared_sandbox
+
+    def preflight(self, languages: set[str] | None = None) -> None:
+        """Raise ``IsolationUnavailableError`` (one line, pointing to ``gymforge sandbox
+        doctor``) unless the sandbox this env judges in can run ``languages`` here. Runs
+        before the first episode and on ``load_dataset``; building the env needs no sandbox
+        (``gymforge list`` works anywhere)."""
+        if self.shared_sandbox:
+            require_sandbox(languages or {"python"})
+
+    async def reset(self, task_id: str, seed: int) -> Observation:
+        if not self._preflown:  # no episode starts whose verdict could only be an error
+            self.preflight()
+            self._preflown = True
+        return await super().reset(task_id, seed)
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
@@ -260,6 +273,5 @@ class CodeEnv(ToolEnv):
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """HumanEval, MBPP and stdio rows, mixed freely, the format detected per line."""
         dataset = load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task)
-        if self.shared_sandbox:
-            require_sandbox({t.truth.get("language") or "python" for t in dataset.tasks})
+        self.preflight({t.truth.get("language") or "python" for t in dataset.tasks})
         return dataset
