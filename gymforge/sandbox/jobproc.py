@@ -280,7 +280,7 @@ class JobProc:
                 if self.trusted:
                     self.setup_error = str(hdr.get("msg"))[:2000]
             elif ev == "exception" and not self.trusted:
-                self.exception = {k: hdr.get(k) for k in ("etype", "errno")}
+                self.exception = wire.flat(hdr, ("etype", "errno"))
             else:
                 self.on_ctl(self, hdr, blobs)
 

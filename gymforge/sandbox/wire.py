@@ -196,6 +196,20 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+def flat(rec: dict[str, Any], keys: tuple[str, ...], max_str: int = 2000) -> dict[str, Any]:
+    """The ``keys`` of a record a job wrote whose values are scalars (strings cut to
+    ``max_str``): all the zygote forwards of a job's control records, so what the host decodes
+    of them is bounded in depth and size whatever the job put there."""
+    out: dict[str, Any] = {}
+    for k in keys:
+        v = rec.get(k)
+        if type(v) is str:
+            out[k] = v[:max_str]
+        elif v is None or type(v) in (bool, int, float):
+            out[k] = v
+    return out
+
+
 # ----------------------------------------------------------------------------- plain values
 
 

@@ -48,6 +48,8 @@ PREIMPORT = [
     "string",
     "typing",
 ]
+REPORT_KEYS = ("ev", "nonce", "seq", "name", "passed", "etype", "msg", "count")
+LOAD_KEYS = ("ev", "ok", "etype", "msg")
 CTL_OVERHEAD = 1 << 16
 CTL_BUDGET = 4 << 20  # control bytes a program or tests job may send in all
 MAX_EVENTS = 10000
@@ -224,8 +226,10 @@ class Zygote:
             clean=self.cleanup(),
         )
         if hdr.get("tests"):
-            facts["reports"] = [e for e in events if e.get("ev") in ("test", "tests_done")]
-            facts["load"] = next((e for e in events if e.get("ev") == "loaded"), None)
+            reports = [e for e in events if e.get("ev") in ("test", "tests_done")]
+            facts["reports"] = [wire.flat(e, REPORT_KEYS) for e in reports]
+            load = next((e for e in events if e.get("ev") == "loaded"), None)
+            facts["load"] = None if load is None else wire.flat(load, LOAD_KEYS)
         return facts, out
 
     def keep_files(self, spec: dict[str, Any], out: list[bytes]) -> tuple[list[Any], bool]:
