@@ -8,6 +8,7 @@ cap). Control frames are bounded by ``max_ctl_frame`` so a forged giant frame is
 it is buffered. With ``files_cap`` set (the job directory is a filesystem of its own), the
 inodes in use there are read every ``FS_CHECK_S`` and the job is killed past the cap: Linux has
 no rlimit for a file count, and wiping 100k files would cost the zygote seconds after the job.
+``ipc_cap`` does the same for System V IPC objects (in a worker's own IPC namespace).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import child
+import jail
 import wire
 
 _READ = select.POLLIN | select.POLLHUP | select.POLLERR
@@ -75,6 +77,7 @@ class JobProc:
         self.poll = select.poll()
         self.pidfd: int | None = None
         self.files_cap: int | None = None  # inodes the job directory may use (None: unchecked)
+        self.ipc_cap: int | None = None  # System V IPC objects the job may hold
         self._fs_next = 0.0
 
     # ------------------------------------------------------------------ lifecycle
@@ -160,24 +163,30 @@ class JobProc:
             if left <= 0:
                 return "deadline"
             wait_ms = left * 1000 if self.pidfd is not None else min(left * 1000, 20)
-            if self.files_cap is not None:
+            if self.files_cap is not None or self.ipc_cap is not None:
                 wait_ms = min(wait_ms, FS_CHECK_S * 1000)
             for fd, ev in self.poll.poll(max(1, int(wait_ms + 0.999))):
                 self._event(fd, ev)
             if self.pidfd is None:
                 self._try_reap()
-            if self.files_cap is not None:
-                self._check_files()
+            if self.files_cap is not None or self.ipc_cap is not None:
+                self._check_counts()
 
-    def _check_files(self) -> None:
+    def _check_counts(self) -> None:
+        """Kill the job once it holds more files or IPC objects than allowed (every
+        ``FS_CHECK_S``): what the zygote's clean-up will have to remove stays bounded."""
         now = time.monotonic()
-        if now < self._fs_next or self.files_cap is None:
+        if now < self._fs_next:
             return
         self._fs_next = now + FS_CHECK_S
-        st = os.statvfs(self.jobdir)
-        if st.f_files - st.f_ffree > self.files_cap + 1:  # + the directory itself
-            self.violation = f"more than {self.files_cap} files in the job directory"
-            self.kill("files")
+        if self.files_cap is not None:
+            st = os.statvfs(self.jobdir)
+            if st.f_files - st.f_ffree > self.files_cap + 1:  # + the directory itself
+                self.violation = f"more than {self.files_cap} files in the job directory"
+                self.kill("files")
+        if self.ipc_cap is not None and jail.ipc_objects() > self.ipc_cap:
+            self.violation = f"more than {self.ipc_cap} System V IPC objects"
+            self.kill("ipc")
 
     def kill(self, reason: str) -> None:
         """SIGKILL the child's process group (and the child itself, in case setsid had not

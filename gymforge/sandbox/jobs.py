@@ -212,7 +212,7 @@ def classify(
         status = Status.MEMORY
     elif hit.output:
         status = Status.OUTPUT_LIMIT
-    elif kill in ("protocol", "files"):  # garbage on the control channel; too many files
+    elif kill in ("protocol", "files", "ipc"):  # control-channel garbage; too many files/IPC
         status = Status.RUNTIME_ERROR
     elif sig == signal.SIGKILL:
         status = Status.KILLED

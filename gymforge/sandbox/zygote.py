@@ -53,6 +53,7 @@ LOAD_KEYS = ("ev", "ok", "etype", "msg")
 CTL_OVERHEAD = 1 << 16
 CTL_BUDGET = 4 << 20  # control bytes a program or tests job may send in all
 MAX_EVENTS = 10000
+MAX_IPC_OBJECTS = 256  # System V IPC objects a job may hold (the kernel allows ~68k)
 
 
 class Zygote:
@@ -167,6 +168,8 @@ class Zygote:
         watch = hdr.get("mode") in ("calls", "tests")  # their harness waits on the channel
         if self.own_fs and hdr.get("max_files"):
             proc.files_cap = int(hdr["max_files"])
+        if self.own_ipc:
+            proc.ipc_cap = MAX_IPC_OBJECTS
         proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
         proc.ctl_budget = budget
         return proc

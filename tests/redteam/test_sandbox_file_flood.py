@@ -65,3 +65,25 @@ def test_a_file_flood_costs_the_host_at_most_its_limits_plus_a_small_constant(
     t0 = time.monotonic()
     run_job(FLOOD["files"], limits=LIMITS.model_copy(update={"wall_time": 2.0}))
     assert time.monotonic() - t0 < 2.0 + 0.5
+
+
+IPC_FLOOD = r"""
+import ctypes
+libc = ctypes.CDLL(None)
+made = [libc.msgget(0, 0o1600) for _ in range(32_000)] + [
+    libc.semget(0, 1, 0o1600) for _ in range(32_000)
+]
+print(sum(m >= 0 for m in made))
+"""
+
+
+def test_an_ipc_flood_is_stopped_and_leaves_nothing_for_the_next_job(run_job: Any) -> None:
+    """~64k System V message queues and semaphore sets: the old clean-up read one chunk of
+    /proc/sysvipc and left ~32k of each to the next job; removing them all costs ~0.5 s."""
+    r = run_job(IPC_FLOOD, limits=LIMITS)
+    assert r.status is Status.RUNTIME_ERROR and "IPC objects" in (r.error or ""), r
+    after = run_job(
+        "print(sum(len(open(f'/proc/sysvipc/{k}').read().splitlines()) - 1"
+        " for k in ('msg', 'sem', 'shm')))"
+    )
+    assert after.stdout == "0\n", after
