@@ -234,7 +234,7 @@ class CodeEnv(ToolEnv):
         super().__init__(*args, **kwargs)
         self.shared_sandbox = judge is None  # the process's own sandbox (else the caller's)
         self.judge = judge or CodeJudge()
-        self._preflown = not self.shared_sandbox
+        self._preflight_done = not self.shared_sandbox
 
     def preflight(self, languages: set[str] | None = None) -> None:
         """Raise ``IsolationUnavailableError`` (one line, pointing to ``gymforge sandbox
@@ -245,9 +245,9 @@ class CodeEnv(ToolEnv):
             require_sandbox(languages or {"python"})
 
     async def reset(self, task_id: str, seed: int) -> Observation:
-        if not self._preflown:  # no episode starts whose verdict could only be an error
+        if not self._preflight_done:  # no episode starts whose verdict could only be an error
             self.preflight()
-            self._preflown = True
+            self._preflight_done = True
         return await super().reset(task_id, seed)
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
