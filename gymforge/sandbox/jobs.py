@@ -233,7 +233,7 @@ def to_result(
     status, hit = classify(f, job.limits, oom, pids_hit)
     calls = None
     if f.get("calls") is not None:
-        calls = [to_call(c, blobs) for c in f["calls"]]
+        calls = [to_call(c, blobs, job.limits.return_bytes) for c in f["calls"]]
         status, hit = calls_status(status, hit, calls)
     load = f.get("load")
     if job.mode != "program" and status is Status.OK and not (load or {}).get("ok"):
@@ -288,14 +288,17 @@ def _load(load: dict[str, Any] | None) -> LoadInfo | None:
     return LoadInfo(ok=bool(load.get("ok")), error_type=load.get("etype"), error=err)
 
 
-def to_call(c: dict[str, Any], blobs: list[bytes]) -> CallResult:
+def to_call(c: dict[str, Any], blobs: list[bytes], max_bytes: int | None = None) -> CallResult:
+    """One call's result; its value decoded here with the bounded plain decoder (at most
+    ``max_bytes``, the job's ``Limits.return_bytes``: the child never encodes more, so a
+    longer value was forged)."""
     status = c.get("status")
     value, raw = None, None
     if status == "ok":
         try:
             raw_b = blobs[c["blob"]] if "blob" in c else blobs[0]
             raw = raw_b.decode()
-            value = wire.loads_plain(raw)
+            value = wire.loads_plain(raw, max_bytes=max_bytes)
         except (wire.Unserialisable, UnicodeDecodeError, IndexError, KeyError) as e:
             status, c = "protocol_error", {**c, "msg": f"undecodable return value: {e}"}
             raw = None

@@ -29,7 +29,7 @@ def f(x, tag="$set"):
     if tag == "$dict":
         items = [[k, 0] for k in items[:30_000]]
     elif tag == "tuples":
-        tag, items = "$set", [{"$tuple": [k]} for k in items[:30_000]]
+        tag, items = "$set", [{"$tuple": [k]} for k in items[:20_000]]
     body = json.dumps({tag: items}, separators=(",", ":")).encode()
     head = json.dumps({"ev": "result", "id": 0, "status": "ok"}).encode()
     frame = struct.pack(">I", len(head)) + head + struct.pack(">I", len(body)) + body
@@ -68,3 +68,12 @@ def test_a_flooded_answer_costs_the_judge_less_than_the_jobs_own_limits(
     t0 = time.process_time()
     sandbox.run(job)
     assert time.process_time() - t0 < 1.0
+
+
+def test_a_forged_answer_longer_than_the_return_limit_is_refused(sandbox: LocalBackend) -> None:
+    """The child never encodes more than ``Limits.return_bytes``; the control frame's cap
+    leaves some slack for the header, which a forged value must not get to use."""
+    src = FORGER.replace("range(1, 42_000)", "range(1, 5_000)")
+    small = LIMITS.model_copy(update={"return_bytes": 100_000})
+    (call,) = sandbox.run(Job(source=src, calls=[Call(name="f", args=(1,))], limits=small)).calls
+    assert call.status is CallStatus.PROTOCOL_ERROR and "100000-byte cap" in (call.error or ""), call
