@@ -139,6 +139,7 @@ class JobProc:
         self.sink, self.on_ctl = sink, on_ctl
         self.ctl_reader = wire.FrameReader(max_frame=max_ctl_frame)
         self.t0 = time.monotonic()
+        self._fs_next = self.t0 + FS_CHECK_S  # a job that ends sooner is never checked
         self._pending["stdin"] += stdin
         self.send_cmd({"op": "job", "job": job}, [source, *extra])
         if not self._pending["stdin"]:
