@@ -83,6 +83,53 @@ def run_job(sandbox: LocalBackend) -> Any:
     return run
 
 
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """``serve(env="ledger", **ServeConfig fields) -> ServerThread``: a real server on an
+    ephemeral 127.0.0.1 port (``.url``), started with a bounded wait, stopped at teardown."""
+    from gymforge.serve.config import ServeConfig
+    from gymforge.serve.launch import ServerThread
+
+    servers: list[Any] = []
+
+    def start(env: str = "ledger", **config: Any) -> Any:
+        server = ServerThread(env, ServeConfig(**config)).start(timeout=20)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``finished_run(env="ledger", n=4, *cli_args) -> Path``: the directory of a real
+    ``gymforge run ENV --policy oracle`` (``trajectories.jsonl``, ``summary.json``,
+    ``manifest.json``), made once per argument set; copy it before editing it."""
+    made: dict[tuple[Any, ...], Path] = {}
+
+    def run(env: str = "ledger", n: int = 4, *args: str) -> Path:
+        key = (env, n, *args)
+        if key not in made:
+            out = tmp_path_factory.mktemp(f"run-{env}")
+            cmd = [sys.executable, "-m", "gymforge.cli", "run", env, "-n", str(n)]
+            proc = subprocess.run(
+                [*cmd, "--out", str(out), *args],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                cwd=ROOT,
+                check=False,
+            )
+            assert proc.returncode == 0, proc.stderr
+            made[key] = out
+        return made[key]
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def path_without(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """``path_without(*programs) -> str``: a ``PATH`` value offering every program of this
