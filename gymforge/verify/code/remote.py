@@ -20,6 +20,14 @@ data crosses as plain data. Everything else is one of:
 Anything else (an object the test built itself from a class the judge holds) cannot be sent
 without running test code next to the candidate: the check raises ``Unjudgeable``, and the
 verdict says the task cannot be judged honestly (``facts["trainable"] is False``).
+
+**The candidate can never make a task unjudgeable.** An unjudgeable verdict is excluded from
+training, so a candidate able to cause one would choose exclusion over failure. What it
+returns is either plain builtin data or a ``Remote``, and both can always be sent back by
+type; what can stop one being sent is its size or nesting (a list 98 deep crosses out, but
+not back inside ``[args, kwargs]``). That is never a property of the task, so it raises
+``ArgumentRefused``: the test that needed the argument fails. ``Unjudgeable`` is raised only
+for the *type* of a value the test itself made.
 """
 
 from __future__ import annotations
@@ -44,6 +52,12 @@ class Unjudgeable(BaseException):
 
 class RemoteValueUsed(Exception):
     """The test inspected a value that lives in the sandbox: it counts as a failed test."""
+
+
+class ArgumentRefused(Exception):
+    """An argument is too deep or too large to send to the sandbox. Only a value the
+    candidate returned can be (tests' own literals are small), so it is a failed test, never
+    an unjudgeable task."""
 
 
 class Remote:
@@ -153,7 +167,8 @@ class ArgEncoder:
         return self._by_id
 
     def encode(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bytes, bool]:
-        """``(payload, is_tree)``. Raises ``Unjudgeable`` or ``RemoteValueUsed``."""
+        """``(payload, is_tree)``. Raises ``Unjudgeable`` (a test's value of a type that
+        cannot cross), ``ArgumentRefused`` (too deep or large) or ``RemoteValueUsed``."""
         try:
             return encode_args(args, kwargs), False
         except Unserialisable:
@@ -161,12 +176,12 @@ class ArgEncoder:
         tree = [[self.tree(a, 0) for a in args], {k: self.tree(v, 0) for k, v in kwargs.items()}]
         try:
             return dumps_plain(tree, 1 << 28), True
-        except Unserialisable as e:
-            raise Unjudgeable(f"an argument is not plain data: {e}") from None
+        except Unserialisable as e:  # every leaf is plain: only a limit can be hit
+            raise ArgumentRefused(f"an argument cannot be sent to the sandbox: {e}") from None
 
     def tree(self, v: Any, depth: int) -> Any:
         if depth > MAX_TREE_DEPTH:
-            raise Unjudgeable("an argument nests too deeply")
+            raise ArgumentRefused(f"an argument nests deeper than {MAX_TREE_DEPTH} levels")
         t = type(v)
         if t is Remote:
             if object.__getattribute__(v, "_gen") != self._gen():
