@@ -72,6 +72,7 @@ from gymforge.verify.code.checks import (
     run_mbpp,
 )
 from gymforge.verify.code.extract import extract_code
+from gymforge.verify.code.flood import refuse_flooded
 from gymforge.verify.code.remote import (
     ArgEncoder,
     ArgumentRefused,
@@ -266,6 +267,8 @@ class CodeJudge:
             except ArgumentRefused as e:  # a failed test: the candidate's value is too big
                 t.notes.append(f"{name}: {e}"[:200])
                 raise
+            if res.ok:
+                res = refuse_flooded(res, t.notes)  # the test would hash it
             if res.restarted:
                 gen[0] += 1
             t.call(res.status)
