@@ -37,10 +37,13 @@ HONEST = (
 )
 
 
-def deep_pair(depth: int) -> str:
+def deep_pair(depth: int, outer: str = "list") -> str:
+    """A Pair that returns ``depth`` nested lists (or a set of that many nested tuples)."""
+    wrap = "[v]" if outer == "list" else "(v,)"
+    done = "v" if outer == "list" else "{v}"
     return (
-        f"def Pair(a, b):\n    v = 0\n    for _ in range({depth}):\n        v = [v]\n"
-        "    return v\n\ndef max_chain_length(arr, n):\n    return 0\n"
+        f"def Pair(a, b):\n    v = 0\n    for _ in range({depth}):\n        v = {wrap}\n"
+        f"    return {done}\n\ndef max_chain_length(arr, n):\n    return 0\n"
     )
 
 
@@ -54,11 +57,12 @@ def test_the_honest_answer_passes(judge: CodeJudge) -> None:
     assert v.passed and v.facts["tests_passed"] == 2, v
 
 
-@pytest.mark.parametrize("depth", [60, 98, 99, 100])
+@pytest.mark.parametrize("outer", ["list", "set"])
+@pytest.mark.parametrize("depth", [60, 97, 98, 99, 100])
 def test_a_value_too_deep_to_send_back_fails_and_is_never_unjudgeable(
-    judge: CodeJudge, depth: int
+    judge: CodeJudge, depth: int, outer: str
 ) -> None:
-    v = judge.judge(PAIRS, deep_pair(depth))
+    v = judge.judge(PAIRS, deep_pair(depth, outer))
     assert not v.passed and v.reason != "unjudgeable", v
     assert v.facts.get("trainable", True) is True, v
     assert v.facts["tests_run"] == 2 and v.facts["tests_passed"] == 0, v

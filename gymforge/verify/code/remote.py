@@ -202,6 +202,8 @@ class ArgEncoder:
             return ["d", [[self.tree(k, depth + 1), self.tree(x, depth + 1)] for k, x in v.items()]]
         if _plain(v):
             return ["v", v]
+        if _builtin_only(v):  # plain data, past a limit (a forged answer can be deeper)
+            raise ArgumentRefused(f"a {t.__name__} argument is too deep or large to send")
         raise Unjudgeable(
             f"the test passes a {t.__name__} that is neither plain data nor built from the "
             "task's own source"
@@ -229,6 +231,28 @@ class ArgEncoder:
             if name in glb and name not in out and not name.startswith("__gf_"):
                 out[name] = self.tree(glb[name], depth + 1)
         return out
+
+
+_BUILTIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
+def _builtin_only(v: Any) -> bool:
+    """Is ``v`` made of builtin data only (what the candidate's answers decode to)?"""
+    stack, seen = [v], 0
+    while stack:
+        x = stack.pop()
+        seen += 1
+        t = type(x)
+        if t in _BUILTIN_SCALARS:
+            continue
+        if t in (list, tuple, set, frozenset) and seen + len(x) < 1 << 22:
+            stack.extend(x)
+        elif t is dict and seen + 2 * len(x) < 1 << 22:
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        else:
+            return False
+    return True
 
 
 def _global_loads(code: types.CodeType) -> Iterator[str]:
