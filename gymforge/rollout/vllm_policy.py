@@ -162,14 +162,18 @@ class ServerTemplate:
 def _ids(data: dict[str, Any], path: str) -> list[int]:
     ids = data.get("tokens")
     if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-        raise TokenInUnsupported(f"{path} returned no token ids ({str(data)[:200]}); {_ALTERNATIVE}")
+        raise TokenInUnsupported(
+            f"{path} returned no token ids ({str(data)[:200]}); {_ALTERNATIVE}"
+        )
     return ids
 
 
 def _tokenize_hint(path: str) -> Any:
     def hint(status: int, message: str) -> str:
         if status in (404, 405):
-            return f" (the server has no {path}: not vLLM? pass --tokenizer PATH, or {_ALTERNATIVE})"
+            return (
+                f" (the server has no {path}: not vLLM? pass --tokenizer PATH, or {_ALTERNATIVE})"
+            )
         return ""
 
     return hint
@@ -275,9 +279,7 @@ class VLLMPolicy:
 
     async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         f = self.factory
-        return first_choice(
-            await post_json(f.client(), "/completions", body, f.retry.call_timeout)
-        )
+        return first_choice(await post_json(f.client(), "/completions", body, f.retry.call_timeout))
 
 
 def _checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:

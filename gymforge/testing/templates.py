@@ -27,7 +27,7 @@ CHATML_TOOLS = (
     " are inside <tools></tools>:\\n<tools>' }}"
     "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
     "{{- '\\n</tools>\\n\\nTo call one, answer with its name and arguments as JSON inside"
-    " <tool_call></tool_call>:\\n<tool_call>\\n{\"name\": <function-name>, \"arguments\":"
+    ' <tool_call></tool_call>:\\n<tool_call>\\n{"name": <function-name>, "arguments":'
     " <args-json-object>}\\n</tool_call><|im_end|>\\n' }}"
     "{%- elif messages[0].role == 'system' %}"
     "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
@@ -44,7 +44,7 @@ CHATML_TOOLS = (
     "{%- set fn = call.function if call.function is defined else call %}"
     "{%- if loop.first and m.content %}{{- '\\n' }}{%- endif %}"
     "{%- set args = fn.arguments if fn.arguments is string else (fn.arguments | tojson) %}"
-    "{{- '<tool_call>\\n{\"name\": \"' + fn.name + '\", \"arguments\": ' + args"
+    '{{- \'<tool_call>\\n{"name": "\' + fn.name + \'", "arguments": \' + args'
     " + '}\\n</tool_call>' }}"
     "{%- endfor %}"
     "{{- '<|im_end|>\\n' }}"
@@ -65,7 +65,7 @@ LLAMA3_TOOLS = (
     "{{- system }}"
     "{%- if tools %}"
     "{{- '\\n\\nYou have access to the functions below. To call one, respond with JSON of the"
-    " form {\"name\": function name, \"parameters\": dictionary of its arguments}.\\n\\n' }}"
+    ' form {"name": function name, "parameters": dictionary of its arguments}.\\n\\n\' }}'
     "{%- for t in tools %}{{- (t | tojson(indent=4)) + '\\n\\n' }}{%- endfor %}"
     "{%- endif %}"
     "{{- '<|eot_id|>' }}"
@@ -76,7 +76,7 @@ LLAMA3_TOOLS = (
     "{%- elif m.role == 'assistant' and m.tool_calls %}"
     "{%- set fn = m.tool_calls[0].function %}"
     "{%- set args = fn.arguments if fn.arguments is string else (fn.arguments | tojson) %}"
-    "{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n{\"name\": \"' + fn.name"
+    '{{- \'<|start_header_id|>assistant<|end_header_id|>\\n\\n{"name": "\' + fn.name'
     " + '\", \"parameters\": ' + args + '}<|eot_id|>' }}"
     "{%- else %}"
     "{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + (m.content | trim)"
