@@ -19,6 +19,14 @@ from gymforge.cli.common import (
     open_env,
     progress_bar,
 )
+from gymforge.cli.policy_flags import (
+    MAX_TOKENS,
+    TEMPERATURE,
+    TOKENIZER,
+    TOOL_FORMAT,
+    TOP_P,
+    policy_options,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
@@ -26,7 +34,7 @@ from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, sample_tasks, write_eval
 from gymforge.rollout.resolve import resolve_policy
 
-POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
+POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL, vllm:MODEL or package.module:factory."
 
 
 def _tasks(handle: EnvHandle) -> Any:
@@ -48,10 +56,11 @@ def _rollouts(
     resume: bool,
     quiet: bool,
     extra: dict[str, Any],
+    options: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[EpisodeStats], str]:
     """Play ``samples`` rollouts per task; return (runner summary, this run's stats,
-    env version)."""
-    policy = resolve_policy(policy_spec, base_url)
+    env version). ``options`` are policy settings (sampling, token-in)."""
+    policy = resolve_policy(policy_spec, base_url, **(options or {}))
     with progress_bar(f"{handle.name}/{policy_spec}", len(task_ids) * samples, quiet) as tick:
         result = asyncio.run(
             play(
@@ -106,6 +115,7 @@ def evaluate_run(
     dataset: Path | None = None,
     base_url: str | None = None,
     quiet: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data."""
     handle = open_env(env, dataset)
@@ -125,6 +135,7 @@ def evaluate_run(
         resume=resume,
         quiet=quiet,
         extra={**extra, "datasets": handle.manifests},
+        options=options,
     )
     return write_eval(out, config, stats, summary, version)
 
@@ -164,10 +175,17 @@ def eval_cmd(
     concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
     resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished episodes."),
     dataset: Path | None = typer.Option(None, "--dataset", help="Evaluate this JSONL dataset."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server of openai:/vllm: policies."
+    ),
     wandb: bool = typer.Option(False, "--wandb", help="Also log the metrics to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print eval.json to stdout."),
+    max_tokens: int | None = MAX_TOKENS,
+    temperature: float | None = TEMPERATURE,
+    top_p: float | None = TOP_P,
+    tokenizer: str | None = TOKENIZER,
+    tool_format: str | None = TOOL_FORMAT,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
@@ -188,6 +206,7 @@ def eval_cmd(
         dataset=dataset,
         base_url=base_url,
         quiet=as_json,
+        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
     )
     if wandb:
         _wandb("eval", data, out, wandb_project)
@@ -218,13 +237,20 @@ def calibrate(
     concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
     resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished rollouts."),
     dataset: Path | None = typer.Option(None, "--dataset", help="Calibrate a JSONL dataset."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server of openai:/vllm: policies."
+    ),
     variants: int = typer.Option(
         5, "--variants", min=0, help="Grow hard-negative variants of this many hardest tasks."
     ),
     wandb: bool = typer.Option(False, "--wandb", help="Also log the results to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print the results (no rows) to stdout."),
+    max_tokens: int | None = MAX_TOKENS,
+    temperature: float | None = TEMPERATURE,
+    top_p: float | None = TOP_P,
+    tokenizer: str | None = TOKENIZER,
+    tool_format: str | None = TOOL_FORMAT,
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -260,6 +286,7 @@ def calibrate(
         resume=resume,
         quiet=as_json,
         extra={"env": env, "policy": policy, "seed": seed, "group": samples},
+        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
     if wandb:

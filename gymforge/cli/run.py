@@ -20,6 +20,14 @@ from gymforge.cli.common import (
     progress_bar,
     task_source,
 )
+from gymforge.cli.policy_flags import (
+    MAX_TOKENS,
+    TEMPERATURE,
+    TOKENIZER,
+    TOOL_FORMAT,
+    TOP_P,
+    policy_options,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
 from gymforge.rollout.execute import execute
@@ -73,6 +81,7 @@ def _run(
     base_url: str | None = None,
     backend: str = "local",
     backend_url: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if split not in ("train", "heldout", "all"):
         raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
@@ -91,7 +100,8 @@ def _run(
         max_retries=max_retries,
         backend=backend,  # type: ignore[arg-type]
     )
-    source = resolve_policy(policy, base_url)
+    options = options or {}
+    source = resolve_policy(policy, base_url, **options)
     handle = open_env(env_name, dataset)  # resolve before any progress output
     with progress_bar(f"{env_name}/{policy}", n * group, quiet) as tick:
         result = execute(
@@ -101,7 +111,7 @@ def _run(
             resume=resume,
             on_episode=tick,
             handle=handle,
-            policy_options={"base_url": base_url},
+            policy_options={"base_url": base_url, **options},
             backend_url=backend_url,
         )
     return result.summary
@@ -143,10 +153,11 @@ def run(
         "oracle",
         "--policy",
         "-p",
-        help="oracle, random, noop, skilled:P, recorded:PATH, openai:MODEL or pkg.mod:factory.",
+        help="oracle, random, noop, skilled:P, recorded:PATH, openai:MODEL, vllm:MODEL or "
+        "pkg.mod:factory.",
     ),
     base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible server for openai:MODEL policies."
+        None, "--base-url", help="OpenAI-compatible server of openai:/vllm: policies."
     ),
     n: int = typer.Option(10, "-n", min=1, help="Number of tasks (one episode each)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling and episodes."),
@@ -169,6 +180,11 @@ def run(
         None, "--ray-address", help="Ray cluster for --backend ray (default: local)."
     ),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
+    max_tokens: int | None = MAX_TOKENS,
+    temperature: float | None = TEMPERATURE,
+    top_p: float | None = TOP_P,
+    tokenizer: str | None = TOKENIZER,
+    tool_format: str | None = TOOL_FORMAT,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
@@ -191,6 +207,7 @@ def run(
         base_url=base_url,
         backend=backend,
         backend_url=redis_url if backend == "redis" else ray_address,
+        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
     )
     if as_json:
         print(json.dumps(summary, indent=2))

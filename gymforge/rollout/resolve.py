@@ -50,6 +50,9 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
             from gymforge.rollout.openai_policy import make_openai_policy_factory
         except ImportError as err:
             raise UserError(f"openai policies are unavailable: {err}") from err
+        token_in = sorted(k for k in ("tokenizer", "tool_format") if options.get(k) is not None)
+        if token_in:
+            raise UserError(f"{', '.join(token_in)} only apply to vllm:MODEL policies")
         made = make_openai_policy_factory(spec, base_url=base_url, **options)
         return PolicySource(spec, made, getattr(made, "aclose", None))
     if sep and kind == "vllm" and rest:
