@@ -136,7 +136,16 @@ class ServerTemplate:
                 raise BadResponse(f"{path} answered {str(data)[:200]}")
             return data
 
-        data, _ = await call_with_retries(f, self._rng, send, _tokenize_hint(path))
+        try:
+            data, _ = await call_with_retries(f, self._rng, send)
+        except PolicyRequestRejected as err:
+            if err.status in (404, 405):
+                raise TokenInUnsupported(
+                    f"{f.root_url} has no {path} (not a vLLM server?): pass --tokenizer PATH "
+                    f"to render the chat template locally, or {_ALTERNATIVE}",
+                    status=err.status,
+                ) from err
+            raise
         return data
 
     async def chat_ids(self, messages: Messages, tools: Tools, generation: bool) -> list[int]:
@@ -168,19 +177,10 @@ def _ids(data: dict[str, Any], path: str) -> list[int]:
     return ids
 
 
-def _tokenize_hint(path: str) -> Any:
-    def hint(status: int, message: str) -> str:
-        if status in (404, 405):
-            return (
-                f" (the server has no {path}: not vLLM? pass --tokenizer PATH, or {_ALTERNATIVE})"
-            )
-        return ""
-
-    return hint
-
-
 def _completion_hint(status: int, message: str) -> str:
-    return f" (token-id prompts refused? {_ALTERNATIVE})" if status in (400, 404, 422) else ""
+    if status in (404, 422) or (status == 400 and "prompt" in message.lower()):
+        return f" (token-id prompts refused? {_ALTERNATIVE})"
+    return ""
 
 
 class VLLMPolicy:
@@ -230,9 +230,14 @@ class VLLMPolicy:
         prompt = await self.next_prompt(observation)
         fmt = await self.factory.format_for(self.tools)
         body = self.request_body(prompt)
-        data, version = await call_with_retries(
-            self.factory, self._rng, lambda: self._send(body), _completion_hint
-        )
+        try:
+            data, version = await call_with_retries(
+                self.factory, self._rng, lambda: self._send(body), _completion_hint
+            )
+        except PolicyRequestRejected as err:
+            if _ALTERNATIVE in str(err):
+                raise TokenInUnsupported(str(err), status=err.status) from err
+            raise
         choice = data["choices"][0]
         completion = _checked_ids(choice, prompt, self.factory.base_url)
         self.turns += 1

@@ -60,10 +60,11 @@ def text_completion(
     if isinstance(reply, str):
         reply = ServedReply(content=reply)
     calls = [
-        {"function": {"name": c.name, "arguments": c.arguments_text()}} for c in reply.tool_calls
+        {"function": {"name": c.name, "arguments": _broken(c.arguments_text(), malformed)}}
+        for c in reply.tool_calls
     ]
     generated = render_completion(reply.content, calls)
-    if malformed:
+    if malformed and not calls:
         generated += '<tool_call>{"name": "x", "arguments": {'
     max_tokens = body.get("max_tokens")
     if max_context is not None and len(ids) + (max_tokens or 1) > max_context:
@@ -109,6 +110,11 @@ def text_completion(
             "total_tokens": len(ids) + len(completion),
         },
     }
+
+
+def _broken(arguments: str, malformed: bool) -> str:
+    """The arguments text, made invalid JSON (the ``malformed`` fault) when asked."""
+    return (arguments[:-1] or "{") if malformed else arguments
 
 
 def _logprobs(ids: list[int], top: int) -> dict[str, Any]:
