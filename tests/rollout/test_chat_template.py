@@ -16,7 +16,7 @@ from gymforge.rollout.tool_formats import detect_format, parse_completion
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from gymforge.testing.tiny_chat import chat_tokenizer, ledger_transcripts  # noqa: E402
+from gymforge.testing.tiny_chat import chat_tokenizer, ledger_transcripts
 
 STYLES = ("chatml", "llama3")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,7 @@ def test_multi_turn_prompts_extend_the_last_prompt_and_completion_exactly(tmp_pa
     episodes = turns_of(tmp_path / "trajectories.jsonl")
     assert len(episodes) == len(TASKS) and all(len(t) >= 4 for t in episodes)
     for turns in episodes:
-        for prev, nxt in zip(turns, turns[1:], strict=False):
+        for prev, nxt in itertools.pairwise(turns):
             full = prev["prompt_token_ids"] + prev["completion_token_ids"]
             assert nxt["prompt_token_ids"][: len(full)] == full
         assert {t["capture_level"] for t in turns} == {"tokens"}
@@ -192,7 +194,7 @@ class FakeLocal:
 
 def test_a_plain_server_stops_the_run_with_one_error(tmp_path: Path) -> None:
     with OpenAITestServer(token_in=False) as srv:
-        with pytest.raises(UserError, match="has no /tokenize.*openai:MODEL") as info:
+        with pytest.raises(UserError, match=r"has no /tokenize.*openai:MODEL") as info:
             play_ledger(srv, tmp_path)
         served = dict(srv.served)
     assert "\n" not in str(info.value)
