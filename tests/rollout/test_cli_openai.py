@@ -70,7 +70,7 @@ def test_run_eval_calibrate_with_a_vllm_policy_and_sampling_flags(tmp_path: Path
         commands = [
             ["run", "math", "-n", "2", "--out", str(tmp_path / "run"), "--json", *flags],
             ["eval", "math", "-n", "2", "--out", str(tmp_path / "eval"), "--json", *flags],
-            ["calibrate", "math", "-n", "2", "-K", "1", "--variants", "0", "--json", *flags]
+            ["calibrate", "math", "-n", "2", "-K", "1", "--variants", "0", "--json", *flags],
         ]
         commands[2] += ["--out", str(tmp_path / "cal")]
         for args in commands:
