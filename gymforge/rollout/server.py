@@ -262,13 +262,16 @@ async def call_with_retries(
 
 
 async def post_json(
-    client: openai.AsyncOpenAI, path: str, body: dict[str, Any], timeout: float
+    client: openai.AsyncOpenAI, path: str, body: dict[str, Any] | bytes, timeout: float
 ) -> Any:
-    """POST ``body`` to ``path`` (relative to the base URL, or absolute) and decode the JSON
-    answer; :class:`BadResponse` if it is not JSON."""
-    response = await client.post(
-        path, body=body, cast_to=_http.Response, options={"timeout": timeout}
-    )
+    """POST ``body`` (a JSON object, or its encoding as bytes) to ``path`` (relative to the
+    base URL, or absolute) and decode the JSON answer; :class:`BadResponse` if it is not
+    JSON."""
+    options: Any = {"timeout": timeout}
+    if isinstance(body, bytes):  # sent as they are, with the SDK's JSON content type
+        response = await client.post(path, content=body, cast_to=_http.Response, options=options)
+    else:
+        response = await client.post(path, body=body, cast_to=_http.Response, options=options)
     try:
         return jiter.from_json(response.content)
     except ValueError as err:

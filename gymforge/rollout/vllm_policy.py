@@ -36,17 +36,17 @@ server policy (:mod:`gymforge.rollout.server`).
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any, Literal
 
 from gymforge.core.errors import UserError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, ToolCall
-from gymforge.rollout.chat_template import LocalTemplate, Messages, TemplateDelta, Tools, close_rest
+from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
 from gymforge.rollout.parsing import message_dict
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.rollout.server import (
-    BadResponse,
     PolicyRequestRejected,
     Retry,
     Sampling,
@@ -58,13 +58,8 @@ from gymforge.rollout.server import (
     post_json,
     split_settings,
 )
+from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, ServerTemplate, TokenInUnsupported
 from gymforge.rollout.tool_formats import FORMATS, ToolFormat, detect_format, parse_completion
-
-_ALTERNATIVE = "use --policy openai:MODEL for a chat-only OpenAI-compatible server"
-
-
-class TokenInUnsupported(PolicyRequestRejected):
-    """The server cannot take token-id prompts or return token ids (not vLLM)."""
 
 
 class VLLMPolicyFactory(ServerFactory):
@@ -114,72 +109,22 @@ class VLLMPolicyFactory(ServerFactory):
         base = (self.base_url or "http://127.0.0.1:8000/v1").rstrip("/")
         return base[:-3] if base.endswith("/v1") else base
 
+    async def aclose(self) -> None:
+        """Close the running loop's clients (the SDK's and the tokenizer endpoint's)."""
+        closer = getattr(self.template.renderer, "aclose", None)
+        if closer is not None:
+            await closer()
+        await super().aclose()
+
     async def format_for(self, tools: Tools) -> ToolFormat:
         if self.tool_format is None:
             self.tool_format = detect_format(await self.template.probe_text(tools))
         return self.tool_format
 
 
-class ServerTemplate:
-    """The chat template as the vLLM server renders it (``/tokenize``, ``/detokenize``)."""
-
-    def __init__(self, factory: VLLMPolicyFactory) -> None:
-        self.factory = factory
-        self._rng = random.Random(derive_seed("vllm-template-backoff"))
-
-    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        f = self.factory
-
-        async def send() -> dict[str, Any]:
-            data = await post_json(f.client(), f.root_url + path, body, f.retry.call_timeout)
-            if not isinstance(data, dict):
-                raise BadResponse(f"{path} answered {str(data)[:200]}")
-            return data
-
-        try:
-            data, _ = await call_with_retries(f, self._rng, send)
-        except PolicyRequestRejected as err:
-            if err.status in (404, 405):
-                raise TokenInUnsupported(
-                    f"{f.root_url} has no {path} (not a vLLM server?): pass --tokenizer PATH "
-                    f"to render the chat template locally, or {_ALTERNATIVE}",
-                    status=err.status,
-                ) from err
-            raise
-        return data
-
-    async def chat_ids(self, messages: Messages, tools: Tools, generation: bool) -> list[int]:
-        body: dict[str, Any] = {
-            "model": self.factory.model,
-            "messages": messages,
-            "add_generation_prompt": generation,
-            "add_special_tokens": False,
-        }
-        if tools:
-            body["tools"] = tools
-        return _ids(await self._post("/tokenize", body), "/tokenize")
-
-    async def text_ids(self, text: str) -> list[int]:
-        body = {"model": self.factory.model, "prompt": text, "add_special_tokens": False}
-        return _ids(await self._post("/tokenize", body), "/tokenize")
-
-    async def text(self, ids: list[int]) -> str:
-        data = await self._post("/detokenize", {"model": self.factory.model, "tokens": ids})
-        return str(data.get("prompt", ""))
-
-
-def _ids(data: dict[str, Any], path: str) -> list[int]:
-    ids = data.get("tokens")
-    if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-        raise TokenInUnsupported(
-            f"{path} returned no token ids ({str(data)[:200]}); {_ALTERNATIVE}"
-        )
-    return ids
-
-
 def _completion_hint(status: int, message: str) -> str:
     if status in (404, 422) or (status == 400 and "prompt" in message.lower()):
-        return f" (token-id prompts refused? {_ALTERNATIVE})"
+        return f" (token-id prompts refused? {ALTERNATIVE})"
     return ""
 
 
@@ -191,6 +136,7 @@ class VLLMPolicy:
         self.name = f"vllm:{factory.model}"
         self.checkpoint = factory.checkpoint
         self.ids: list[int] | None = None  # prompt + completion of the last turn
+        self._ids_json = ""  # the same ids as JSON array items, grown turn by turn
         self.tools: Tools = None
         self.turns = 0
         self._last_completion: list[int] = []
@@ -203,7 +149,7 @@ class VLLMPolicy:
         return self.factory.current_weight_version()
 
     async def start(self, ctx: EpisodeContext) -> None:
-        self.ids, self.tools, self.turns = None, None, 0
+        self.ids, self.tools, self.turns, self._ids_json = None, None, 0, ""
         self._last_completion, self._last_call = [], None
         self._seed = ctx.sampling_seed
         self._rng = random.Random(
@@ -218,7 +164,9 @@ class VLLMPolicy:
             self.tools = [dict(t) for t in observation.tools] or None
             return await template.first_prompt(messages, self.tools)
         close = close_rest(self._last_completion, await template.close(self.tools))
-        return self.ids + close + await template.delta(messages, self.tools)
+        added = close + await template.delta(messages, self.tools)
+        self._ids_json = _extend_json(self._ids_json, added)
+        return self.ids + added
 
     def _message(self, m: Any) -> dict[str, Any]:
         out = message_dict(m)
@@ -227,21 +175,25 @@ class VLLMPolicy:
         return out
 
     async def act(self, observation: Observation) -> PolicyTurn:
+        first = self.ids is None
         prompt = await self.next_prompt(observation)
+        if first:
+            self._ids_json = _extend_json("", prompt)
         fmt = await self.factory.format_for(self.tools)
-        body = self.request_body(prompt)
+        body = self.request_body(self._ids_json)
         try:
             data, version = await call_with_retries(
                 self.factory, self._rng, lambda: self._send(body), _completion_hint
             )
         except PolicyRequestRejected as err:
-            if _ALTERNATIVE in str(err):
+            if ALTERNATIVE in str(err):
                 raise TokenInUnsupported(str(err), status=err.status) from err
             raise
         choice = data["choices"][0]
         completion = _checked_ids(choice, prompt, self.factory.base_url)
         self.turns += 1
         self.ids = prompt + completion
+        self._ids_json = _extend_json(self._ids_json, completion)
         self._last_completion = completion
         text = choice.get("text")
         text = text if isinstance(text, str) else ""
@@ -260,12 +212,12 @@ class VLLMPolicy:
             weight_version=version,
         )
 
-    def request_body(self, prompt: list[int]) -> dict[str, Any]:
-        """The completions request for ``prompt`` (token ids) with the run's sampling."""
+    def request_body(self, prompt_json: str) -> bytes:
+        """The completions request, JSON-encoded, for the prompt ids ``prompt_json`` (the
+        items of a JSON array: kept across turns, so each turn encodes only its new ids)."""
         s = self.factory.sampling
         body: dict[str, Any] = {
             "model": self.factory.model,
-            "prompt": prompt,
             "seed": self._seed,
             "return_token_ids": True,
             "include_stop_str_in_output": True,
@@ -280,11 +232,20 @@ class VLLMPolicy:
         if s.logprobs:
             body["logprobs"] = s.top_logprobs or 0
         body.update(s.extra_body)
-        return body
+        head = json.dumps(body, ensure_ascii=False)
+        return f'{head[:-1]}, "prompt": [{prompt_json}]}}'.encode()
 
-    async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _send(self, body: bytes) -> dict[str, Any]:
         f = self.factory
         return first_choice(await post_json(f.client(), "/completions", body, f.retry.call_timeout))
+
+
+def _extend_json(items: str, ids: list[int]) -> str:
+    """``items`` (JSON array items) followed by ``ids``."""
+    if not ids:
+        return items
+    more = ",".join(map(str, ids))
+    return f"{items},{more}" if items else more
 
 
 def _checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:
@@ -294,12 +255,12 @@ def _checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -
     if not isinstance(completion, list) or not isinstance(echoed, list):
         raise TokenInUnsupported(
             f"{where or 'server'} returned no token ids for a token-id prompt (not vLLM?); "
-            + _ALTERNATIVE
+            + ALTERNATIVE
         )
     if echoed != prompt:
         raise TokenInUnsupported(
             f"{where or 'server'} did not take the prompt token ids verbatim (it re-tokenised "
-            f"them: {len(echoed)} ids back for {len(prompt)} sent); {_ALTERNATIVE}"
+            f"them: {len(echoed)} ids back for {len(prompt)} sent); {ALTERNATIVE}"
         )
     return completion
 
@@ -309,9 +270,9 @@ def _logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
     values = lp.get("token_logprobs") if isinstance(lp, dict) else None
     if not isinstance(values, list) or len(values) != n:
         return None
-    if not all(type(v) in (int, float) for v in values):
+    if not set(map(type, values)) <= {float, int}:
         return None
-    return [float(v) for v in values]
+    return values if set(map(type, values)) == {float} else [float(v) for v in values]
 
 
 def make_vllm_policy_factory(
