@@ -2,27 +2,25 @@
 
 These are vLLM's own endpoints beside the OpenAI API (not part of it, so not in the
 ``openai`` SDK's resources), asked once per ``vllm:`` turn for the template delta. They go
-through a plain ``aiohttp`` session (one per event loop) rather than the SDK's generic
-``post``: the SDK's per-request work (options models, header merging, URL handling) costs
-more client CPU than the small request itself, and this request is in every turn
-(``benchmarks/token_in_cpu.py``). Retries and backoff are the shared ones
-(:func:`gymforge.rollout.server.call_with_retries`): connection errors, timeouts, 408, 429
-and 5xx are retried; a 404/405 means the server is not vLLM (:class:`TokenInUnsupported`);
-any other 4xx is a :class:`PolicyRequestRejected`.
+through :class:`~gymforge.rollout.json_http.JsonHttp`, a lean keep-alive client, rather
+than the SDK's generic ``post``: the SDK's per-request work (options models, header
+merging, URL handling) costs several times the client CPU of the small request itself,
+and this request is in every turn (``benchmarks/token_in_cpu.py``). Retries and backoff
+are the shared ones (:func:`gymforge.rollout.server.call_with_retries`): connection
+errors, timeouts, 408, 429 and 5xx are retried; a 404/405 means the server is not vLLM
+(:class:`TokenInUnsupported`); any other 4xx is a :class:`PolicyRequestRejected`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
-import weakref
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import jiter
 
 from gymforge.core.seeding import derive_seed
+from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.server import (
     RETRY_STATUS,
     BadResponse,
@@ -49,46 +47,31 @@ class ServerTemplate:
         self.factory = factory
         self._rng = random.Random(derive_seed("vllm-template-backoff"))
         self._heads: dict[str, str] = {}
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
-        self._sessions = weakref.WeakKeyDictionary()
+        self._http: JsonHttp | None = None
 
-    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: sessions stay behind
-        return {**self.__dict__, "_sessions": None}
+    def _client(self) -> JsonHttp:
+        if self._http is None:
+            auth = {"Authorization": f"Bearer {self.factory.api_key}"}
+            self._http = JsonHttp(self.factory.root_url, auth)
+        return self._http
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._sessions = weakref.WeakKeyDictionary()
-
-    def _session(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None:
-            headers = {
-                "Authorization": f"Bearer {self.factory.api_key}",
-                "Content-Type": "application/json",
-            }
-            session = aiohttp.ClientSession(headers=headers)
-            self._sessions[loop] = session
-        return session
+    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
+        return {**self.__dict__, "_http": None}
 
     async def aclose(self) -> None:
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
+        if self._http is not None:
+            await self._http.aclose()
 
     async def _post(self, path: str, body: dict[str, Any] | bytes) -> dict[str, Any]:
         f = self.factory
         url = f.root_url + path
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-        timeout = aiohttp.ClientTimeout(total=f.retry.call_timeout)
 
         async def send() -> dict[str, Any]:
             try:
-                async with self._session().post(url, data=payload, timeout=timeout) as resp:
-                    raw = await resp.read()
-                    status = resp.status
-            except (aiohttp.ClientError, OSError) as err:
-                raise BadResponse(f"{path}: {type(err).__name__}: {err}") from err
+                status, raw = await self._client().post(path, payload, f.retry.call_timeout)
+            except (OSError, EOFError, ValueError) as err:
+                raise BadResponse(f"{url}: {type(err).__name__}: {err}") from err
             if status in (404, 405):
                 raise TokenInUnsupported(
                     f"{f.root_url} has no {path} (not a vLLM server?): pass --tokenizer PATH "
