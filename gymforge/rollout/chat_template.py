@@ -153,8 +153,9 @@ class LocalTemplate:
 
     def render(self, messages: Messages, tools: Tools, generation: bool) -> str:
         try:
+            tool_list: Any = tools or None
             text = self.tokenizer.apply_chat_template(
-                messages, tools=tools or None, add_generation_prompt=generation, tokenize=False
+                messages, tools=tool_list, add_generation_prompt=generation, tokenize=False
             )
         except Exception as err:
             raise TemplateError(f"the chat template failed to render: {err}") from err

@@ -95,7 +95,7 @@ class JsonHttp:
 
 
 async def _chunked(reader: asyncio.StreamReader) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
         if size == 0:

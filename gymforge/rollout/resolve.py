@@ -58,8 +58,8 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
     if sep and kind == "vllm" and rest:
         from gymforge.rollout.vllm_policy import make_vllm_policy_factory
 
-        made = make_vllm_policy_factory(spec, base_url=base_url, **options)
-        return PolicySource(spec, made, made.aclose)
+        vllm_factory = make_vllm_policy_factory(spec, base_url=base_url, **options)
+        return PolicySource(spec, vllm_factory, vllm_factory.aclose)
     if sep and rest:
         return PolicySource(spec, _import_factory(kind, rest))
     raise UserError(

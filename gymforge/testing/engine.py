@@ -54,7 +54,6 @@ def build_model(out: Path, *, episodes: int = 24, steps: int = 150, seed: int = 
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
-        torch_dtype="float32",
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)

@@ -42,7 +42,7 @@ def chat_tokenizer(style: str, texts: Iterable[str], vocab_size: int = 1024) -> 
     )
     tok.train_from_iterator(list(texts), trainer)
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in ADDED_TOKENS[style]])
-    hf = PreTrainedTokenizerFast(
+    hf = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tok,
         eos_token=specials[0],
         pad_token=PAD[style],
