@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,27 @@ def test_spec_and_settings() -> None:
         resolve_policy("vllm:m", tool_format="xml")
     with pytest.raises(UserError, match="only apply to vllm"):
         resolve_policy("openai:m", tokenizer="x")
+
+
+def test_records_keep_the_tools_as_the_env_gave_them(tmp_path: Path) -> None:
+    """The first prompt re-renders from the record alone: tools in the env's order, keys in
+    the env's order (templates render ``tool | tojson`` in insertion order)."""
+    with OpenAITestServer(ledger_oracle_responder(TASKS[:1])) as srv:
+        made = factory(srv)
+
+        async def go() -> Any:
+            try:
+                return await run(LedgerEnv, made, [(TASKS[0], 0)], tmp_path)
+            finally:
+                await made.aclose()
+
+        arun(go())
+    log = read_episodes(tmp_path / "trajectories.jsonl")[0]
+    reset, first = log.steps[0].observation, log.steps[1].policy
+    assert first is not None
+    env_tools = [dict(t) for t in arun(LedgerEnv().reset(TASKS[0], 0)).tools]
+    tools = reset.tool_specs()
+    assert json.dumps(tools) == json.dumps(env_tools)  # same order, keys included
+    assert json.dumps(reset.tools) != json.dumps(env_tools)  # the canonical copy sorts keys
+    messages = [{"role": m.role, "content": m.content} for m in reset.rendered]
+    assert fake_tokenize(render_prompt(messages, tools)) == first.prompt_token_ids

@@ -114,7 +114,7 @@ def render_prompt(
     """The fake chat template: a tools header, every message, then the generation prompt."""
     out = []
     if tools:
-        out.append("<|tools|>" + json.dumps(list(tools), sort_keys=True) + "<|end|>\n")
+        out.append("<|tools|>" + json.dumps(list(tools)) + "<|end|>\n")  # like tojson
     for m in messages:
         body = _content_text(m.get("content"))
         if m.get("role") == "assistant":
