@@ -26,8 +26,8 @@ environment contract is one action per step; executing only the first would eith
 the other calls from the record or make the policy invent tool results no record shows.
 As ``Invalid`` the attempt is visible in the trajectory (``action.error``,
 ``info["malformed"]``) and the environment's ``MalformedPolicy`` decides (by default the
-model is told to call one tool at a time). ``OpenAIPolicy`` also asks servers for
-``parallel_tool_calls: false``.
+model is told to call one tool at a time). ``parallel_tool_calls`` is not sent unless
+opted into (:class:`gymforge.rollout.server.Sampling` says why).
 
 Each parse also returns the assistant message to append to the conversation. A valid
 structured call is echoed verbatim (content, ids, name, arguments text) so the next
