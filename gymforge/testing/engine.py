@@ -143,6 +143,8 @@ class VLLMServer:
         ]
 
     def start(self, timeout: float = 420.0) -> VLLMServer:
+        if self.proc is not None and self.proc.poll() is None:
+            raise RuntimeError("this vLLM server is already running")
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1"}
         env["DO_NOT_TRACK"] = "1"
         self.log.parent.mkdir(parents=True, exist_ok=True)

@@ -48,8 +48,11 @@ def engine(model_dir: Path) -> Iterator[Any]:
     if not python.exists():
         pytest.fail(f"{python} is missing: run scripts/engine_setup.sh (make test-engine does)")
     server = VLLMServer(python, model_dir, model_dir.parent / "vllm.log")
-    with server.start(timeout=float(os.environ.get("GYMFORGE_ENGINE_TIMEOUT", "600"))):
+    server.start(timeout=float(os.environ.get("GYMFORGE_ENGINE_TIMEOUT", "600")))
+    try:
         yield server
+    finally:
+        server.stop()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
