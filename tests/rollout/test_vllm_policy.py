@@ -245,3 +245,25 @@ def test_records_keep_the_tools_as_the_env_gave_them(tmp_path: Path) -> None:
     assert json.dumps(reset.tools) != json.dumps(env_tools)  # the canonical copy sorts keys
     messages = [{"role": m.role, "content": m.content} for m in reset.rendered]
     assert fake_tokenize(render_prompt(messages, tools)) == first.prompt_token_ids
+
+
+def test_factory_pickles_for_ray_after_use() -> None:
+    import pickle
+
+    with OpenAITestServer(scripted_responder(["ok"])) as srv:
+        made = factory(srv, weight_version="4")
+
+        async def go() -> Any:
+            policy = made()
+            await policy.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            turn = await policy.act(RESET)
+            copy = pickle.loads(pickle.dumps(made))
+            again = copy()
+            await again.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            turn2 = await again.act(RESET)
+            await copy.aclose()
+            await made.aclose()
+            return turn, turn2
+
+        one, two = arun(go())
+    assert one.prompt_token_ids == two.prompt_token_ids and two.weight_version == "4"
