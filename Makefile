@@ -1,12 +1,17 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
 # `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
 # part of `make test`.
-.PHONY: setup demo test test-slow test-engine lint typecheck bench clean
+.PHONY: setup lock demo test test-slow test-perf test-engine lint typecheck bench clean
 
 VENV := .venv/bin
 
 setup:
 	@scripts/setup.sh
+
+# Refresh requirements.lock after changing pyproject.toml's dependencies (setup refuses a
+# stale lock); commit the result.
+lock:
+	@scripts/lock.sh
 
 demo: setup
 	$(VENV)/gymforge demo
@@ -24,6 +29,11 @@ test-engine: setup
 	EXTRAS=dev,train scripts/setup.sh
 	scripts/engine_setup.sh
 	GYMFORGE_ENGINE=1 $(VENV)/python -m pytest tests/engine -m "" -p no:cacheprovider
+
+# Wall-clock budgets (ReDoS and bomb guards, reset speed): meaningful on an idle machine only,
+# so they stay out of `make test`.
+test-perf: setup
+	$(VENV)/python -m pytest -m perf
 
 lint: setup
 	$(VENV)/ruff check gymforge tests benchmarks examples

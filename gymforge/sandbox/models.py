@@ -48,6 +48,7 @@ class CallStatus(StrEnum):
     TOO_LARGE = "too_large"  # the return value exceeds ``Limits.return_bytes``
     PROTOCOL_ERROR = "protocol_error"  # the candidate wrote garbage on the control channel
     NOT_RUN = "not_run"  # load failed, session time exhausted, or the process died
+    REF = "ref"  # not plain data, kept in the sandbox (``keep`` calls); ``handle`` names it
 
 
 class _Frozen(BaseModel):
@@ -84,6 +85,14 @@ class Limits(_Frozen):
     workspace_bytes: Annotated[
         int, Field(ge=0, description="cap on the files a keep_files job hands back")
     ] = 4 * MiB
+    files: Annotated[
+        int,
+        Field(
+            ge=1,
+            description="files, directories and links the job directory may hold; beyond it "
+            "the job is killed (checked from outside every few ms, so clean-up stays cheap)",
+        ),
+    ] = 10_000
 
     @property
     def cpu(self) -> float:
@@ -148,6 +157,13 @@ class Job(_Frozen):
     compile_limits: Limits = COMPILE_LIMITS
     calls: list[Call] | None = None
     tests: TestSpec | None = None
+    prelude: Annotated[
+        str,
+        Field(
+            description="calls mode: the task's own module code (a HumanEval prompt, MBPP "
+            "set-up code), run in the candidate's module before the candidate; never tests"
+        ),
+    ] = ""
     seed: int | None = None
     respawn: Annotated[
         bool, Field(description="calls mode: reload the candidate after a crash")
@@ -202,6 +218,7 @@ class LimitsHit(_Frozen):
     file_size: bool = False
     open_files: bool = False
     processes: bool = False
+    files: bool = False
 
     @property
     def timeout(self) -> bool:
@@ -231,6 +248,8 @@ class CallResult(_Frozen):
     restarted: bool = False  # the candidate was reloaded before this call
     exit_code: int | None = None
     signal: int | None = None
+    handle: int | None = None  # status ref: the kept object's handle in this session
+    value_type: str | None = None  # status ref: the kept object's type name (for notes)
 
     @property
     def ok(self) -> bool:
