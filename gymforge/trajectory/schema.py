@@ -25,6 +25,7 @@ deterministic.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -41,12 +42,25 @@ class _Record(BaseModel):
 
 
 class ObservationRecord(_Record):
+    """``tools`` is written as canonical JSON (sorted keys), which reorders each tool's keys
+    and so its ``properties``; ``tools_json`` keeps the tools' JSON text exactly as the
+    environment gave them, so a prompt can be re-rendered from the record
+    (:meth:`tool_specs`)."""
+
     rendered: list[Message]
     data: dict[str, Any]
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools_json: str | None = None
     tokens: int = Field(ge=0)
     tokenizer: str
     tokens_exact: bool
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The tools in the environment's order, keys included."""
+        if self.tools_json is not None:
+            specs: list[dict[str, Any]] = json.loads(self.tools_json)
+            return specs
+        return self.tools
 
 
 class PolicyRecord(_Record):
