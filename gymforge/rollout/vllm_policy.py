@@ -204,6 +204,7 @@ class VLLMPolicy:
             action=action,
             capture_level="tokens",
             text=text,
+            tool_format=fmt,
             prompt_token_ids=prompt,
             completion_token_ids=completion,
             logprobs=_logprobs(choice, len(completion)),

@@ -66,11 +66,14 @@ class ObservationRecord(_Record):
 class PolicyRecord(_Record):
     """What the policy emitted, verbatim. ``text`` is the completion's text (the message
     content) and ``tool_calls`` the structured calls of a chat completion: replay checks
-    that they parse to the step's recorded action."""
+    that they parse to the step's recorded action. ``tool_format`` names the text format a
+    token-in policy parsed its calls from (``hermes``, ``llama3_json``, ``none``); replay
+    parses the text the same way."""
 
     capture_level: Literal["tokens", "logprobs", "text", "none"]
     text: str | None = None
     tool_calls: list[Any] | None = None
+    tool_format: Literal["hermes", "llama3_json", "none"] | None = None
     prompt_token_ids: list[int] | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None

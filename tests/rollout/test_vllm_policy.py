@@ -267,3 +267,28 @@ def test_factory_pickles_for_ray_after_use() -> None:
 
         one, two = arun(go())
     assert one.prompt_token_ids == two.prompt_token_ids and two.weight_version == "4"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("llama3_json", '{"name": "find_customer", "parameters": {"name": "Ada"}}'),
+        (
+            "hermes",
+            '<tool_call>{"name": "find_customer", "arguments": {"name": "Ada"}}</tool_call>',
+        ),
+    ],
+)
+def test_replay_parses_the_text_in_the_recorded_tool_format(fmt: Any, text: str) -> None:
+    """Replay checks each recorded action against the recorded text, parsed the way the
+    token-in policy parsed it: a llama3-style call is not mistaken for a reply."""
+    from gymforge.core.seeding import canonical_json
+    from gymforge.rollout.tool_formats import parse_completion
+    from gymforge.trajectory.replay import policy_parse
+
+    action = json.loads(canonical_json(parse_completion(text, fmt, "call_1").model_dump()))
+    assert action["name"] == "find_customer"
+    policy = {"capture_level": "tokens", "text": text, "tool_format": fmt}
+    assert policy_parse(policy, action) is None
+    edited = {**policy, "text": text.replace("Ada", "Bob")}
+    assert policy_parse(edited, action) is not None
