@@ -57,11 +57,16 @@ def run_qa(
     only: Sequence[str] | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
 ) -> QAReport:
+    """Run the checks in order. The fresh process the cross-process checks share lives for
+    this run only."""
     opts = opts or QAOptions()
     report = QAReport(target.spec.id, target.spec.version)
-    for name in only or CHECK_NAMES:
-        result = run_check(name, target, opts)
-        report.checks.append(result)
-        if on_result is not None:
-            on_result(result)
+    try:
+        for name in only or CHECK_NAMES:
+            result = run_check(name, target, opts)
+            report.checks.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        target.close_fresh_process()
     return report

@@ -13,7 +13,7 @@ from gymforge.core.seeding import derive_seed
 from gymforge.qa.target import QATarget
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
-from gymforge.rollout.scripted import scripted_policy
+from gymforge.rollout.scripted import OraclePolicy, RandomPolicy, scripted_policy
 
 
 class NothingToTest(Exception):
@@ -107,6 +107,16 @@ async def play_many(
         await env.close()
 
 
+def probe_name(target: QATarget) -> str:
+    """The policy of reference episodes: the oracle's, else a rarely replying random one."""
+    return "oracle" if target.has_oracle else "random"
+
+
+def probe_policy(name: str) -> Policy:
+    """A fresh reference-episode policy by ``probe_name`` (also built in the fresh process)."""
+    return OraclePolicy() if name == "oracle" else RandomPolicy(reply_rate=0.02)
+
+
 def success_rate(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:
     return sum(e[-1]["success"] for e in episodes) / max(1, len(episodes))
 
@@ -133,3 +143,30 @@ def timed(
 
 def run_async(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place where two JSON values differ: (path, a's value, b's value), or None.
+    Paths read like ``observation.messages[1].content``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in a or key not in b:
+                return (f"{path}.{key}".lstrip("."), a.get(key, "<absent>"), b.get(key, "<absent>"))
+            found = first_difference(a[key], b[key], f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+        if len(a) != len(b):
+            return (f"{path} (length)".lstrip("."), len(a), len(b))
+        return None
+    return None if a == b else (path.lstrip(".") or "value", a, b)
+
+
+def short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

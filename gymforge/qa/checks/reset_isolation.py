@@ -1,48 +1,121 @@
 """reset_isolation: back-to-back episodes share no state.
 
-1. A whole episode (the oracle's, else a random one) on a fresh instance is the reference:
-   every step's observation, reward, flags, info and state fingerprint.
-2. A reused instance must reproduce it exactly after a *dirty* episode on another task —
-   both a finished episode and a random episode abandoned midway. Comparing whole episodes,
-   not just the state after reset, catches counters and caches that ``reset`` forgets.
-3. Two instances stepped in lockstep must produce exactly what each produced alone.
+1. The references: one whole episode (the oracle's, else a random one) per task, each played
+   in its own fork of the run's fresh process (``gymforge.qa.fresh``), where no episode ran
+   before: every step's observation, reward, flags, info and state fingerprint. A
+   class-level cache or a module global that all instances of one process share cannot
+   make these references agree with a dirty instance.
+2. One reused instance first plays every task (so whatever it caches, it has cached), then
+   per task plays a finished episode and an abandoned random one of *another* task (of
+   another family when there is one), then the task itself: that must reproduce the
+   reference exactly. Comparing whole episodes, not just the state after reset, catches
+   counters and caches that ``reset`` forgets. The first differing value is named.
+3. After all of that, ``reset`` then fingerprint, for every task: the observation and state
+   fingerprint must equal the reference's.
+4. Two instances stepped in lockstep must produce exactly what each produced alone.
+
+What it cannot catch: state shared across *processes* (files, databases, servers the
+environment talks to), leaks that only a task outside this sample triggers, and leaks that
+change nothing the episode records (a cache that is filled but never changes an answer).
+For factories without an import path, the references are built in this process (the
+details say so), and then a cache all instances share goes unseen.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.seeding import canonical_json, fingerprint
-from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, play, run_async
+from gymforge.qa.checks.common import (
+    CheckFailed,
+    QAOptions,
+    first_difference,
+    jobs,
+    need_tasks,
+    play,
+    probe_name,
+    probe_policy,
+    run_async,
+    short,
+)
+from gymforge.qa.fresh import FreshProcessError
 from gymforge.qa.target import QATarget
-from gymforge.rollout.episode import step_outcome
-from gymforge.rollout.policy import EpisodeContext, Policy
-from gymforge.rollout.scripted import OraclePolicy, RandomPolicy
+from gymforge.rollout.episode import reset_outcome, step_outcome
+from gymforge.rollout.policy import EpisodeContext
+from gymforge.rollout.scripted import RandomPolicy
 from gymforge.trajectory.replay import ACTION_ADAPTER, COMPARED
 
 NAME = "reset_isolation"
 Records = list[dict[str, Any]]
+Pair = tuple[str, int]
 
 
-def _view(records: Records) -> list[str]:
-    """The deterministic part of every step of an episode, canonicalised."""
-    return [canonical_json({k: r[k] for k in COMPARED}) for r in records[:-1]]
+def _plain(value: Any) -> Any:
+    """``value`` as the JSON a trajectory file would hold."""
+    return json.loads(canonical_json(value))
 
 
-def _probe(target: QATarget) -> Policy:
-    return OraclePolicy() if target.has_oracle else RandomPolicy(reply_rate=0.02)
+def _view(records: Records) -> list[dict[str, Any]]:
+    """The deterministic part of every step of an episode, as plain JSON."""
+    return [_plain({k: r[k] for k in COMPARED}) for r in records[:-1]]
 
 
-async def _fresh(target: QATarget, pairs: list[tuple[str, int]]) -> list[Records]:
+def _mismatch(got: Records, want: Records) -> str | None:
+    """Where ``got`` first departs from ``want``: step, field path and both values."""
+    a, b = _view(want), _view(got)
+    for step, (x, y) in enumerate(zip(a, b, strict=False)):
+        found = first_difference(x, y)
+        if found is not None:
+            path, ref, dirty = found
+            return f"step {step}, {path}: reference {short(ref)}, reused {short(dirty)}"
+    if len(a) != len(b):
+        return f"the reference has {len(a) - 1} steps, the reused instance {len(b) - 1}"
+    return None
+
+
+async def _local_references(target: QATarget, pairs: list[Pair]) -> list[Records]:
     episodes = []
     for task_id, seed in pairs:
         env = target.factory()
         try:
-            episodes.append(await play(env, _probe(target), task_id, seed))
+            episodes.append(await play(env, probe_policy(probe_name(target)), task_id, seed))
         finally:
             await env.close()
     return episodes
+
+
+def _references(target: QATarget, pairs: list[Pair]) -> tuple[list[Records], str]:
+    """Reference episodes from the fresh process, else from fresh local instances."""
+    try:
+        proc = target.fresh_process()
+    except FreshProcessError as err:
+        refs = run_async(_local_references(target, pairs))
+        return refs, f"references built in this process ({err})"
+    items = [{"policy": probe_name(target), "task_id": t, "seed": s} for t, s in pairs]
+    try:
+        answers = proc.request("play", items)
+    except FreshProcessError as err:
+        raise CheckFailed(f"the reference episodes failed: {err}") from err
+    for (task_id, _), answer in zip(pairs, answers, strict=True):
+        if "error" in answer:
+            raise CheckFailed(f"the reference episode of {task_id} raised {answer['error']}")
+    return [a["records"] for a in answers], f"references from {proc.describe()}, one fork each"
+
+
+def _other_tasks(target: QATarget, pairs: list[Pair], seed: int) -> list[Pair]:
+    """For every pair, a task of another family when there is one, else another task."""
+    tasks = need_tasks(target)
+    pool = jobs(target, 4 * len(pairs), seed + 7, "all")
+    family = {t: tasks.resolve(t).family for t, _ in {*pairs, *pool}}
+    out = []
+    for i, (task_id, _) in enumerate(pairs):
+        other = [p for p in pool if family[p[0]] != family[task_id]]
+        if not other:
+            other = [p for p in pool if p[0] != task_id] or [pairs[(i + 1) % len(pairs)]]
+        out.append(other[i % len(other)])
+    return out
 
 
 async def _abandon(env: Environment, task_id: str, seed: int) -> None:
@@ -57,29 +130,41 @@ async def _abandon(env: Environment, task_id: str, seed: int) -> None:
             break
 
 
-async def _dirty(target: QATarget, pairs: list[tuple[str, int]], fresh: list[Records]) -> int:
+async def _dirty(
+    target: QATarget, pairs: list[Pair], others: list[Pair], refs: list[Records]
+) -> int:
     env = target.factory()
+    probe = probe_name(target)
     checked = 0
     try:
+        for task_id, seed in pairs:  # whatever the instance (or its class) caches, it has now
+            await play(env, probe_policy(probe), task_id, seed)
         for i, (task_id, seed) in enumerate(pairs):
-            other_id, other_seed = pairs[(i + 1) % len(pairs)]
-            want = _view(fresh[i])
+            other_id, other_seed = others[i]
             for dirt in ("a finished episode", "an abandoned episode"):
                 if dirt == "a finished episode":
-                    await play(env, _probe(target), other_id, other_seed)
+                    await play(env, probe_policy(probe), other_id, other_seed)
                 else:
                     await _abandon(env, other_id, other_seed)
-                got = _view(await play(env, _probe(target), task_id, seed))
-                if got != want:
-                    step = next(
-                        (k for k, (x, y) in enumerate(zip(got, want, strict=False)) if x != y),
-                        min(len(got), len(want)),
-                    )
+                got = await play(env, probe_policy(probe), task_id, seed)
+                problem = _mismatch(got, refs[i])
+                if problem is not None:
                     raise CheckFailed(
                         f"after {dirt} on {other_id}, the episode ({task_id}, seed {seed}) "
-                        f"on the reused instance differs from a fresh instance's at step {step}"
+                        f"on the reused instance differs from the reference: {problem}"
                     )
                 checked += 1
+        for i, (task_id, seed) in enumerate(pairs):
+            obs = await env.reset(task_id, seed)
+            got_reset = _plain(reset_outcome(obs, fingerprint(await env.snapshot())))
+            found = first_difference(_plain({k: refs[i][0][k] for k in got_reset}), got_reset)
+            if found is not None:
+                path, ref, dirty = found
+                raise CheckFailed(
+                    f"reset({task_id}, {seed}) after episodes of other tasks and families "
+                    f"differs from the reference at {path}: reference {short(ref)}, "
+                    f"reused {short(dirty)}"
+                )
     finally:
         await env.close()
     return checked
@@ -113,15 +198,17 @@ async def _interleaved(target: QATarget, a: Records, b: Records) -> int:
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     pairs = jobs(target, max(4, opts.episodes // 3), opts.seed + 1, "all")
-    fresh = run_async(_fresh(target, pairs))
-    dirty = run_async(_dirty(target, pairs, fresh))
+    others = _other_tasks(target, pairs, opts.seed)
+    refs, where = _references(target, pairs)
+    dirty = run_async(_dirty(target, pairs, others, refs))
     interleaved = sum(
-        run_async(_interleaved(target, fresh[i], fresh[i + 1]))
-        for i in range(0, min(4, len(fresh)) - 1, 2)
+        run_async(_interleaved(target, refs[i], refs[i + 1]))
+        for i in range(0, min(4, len(refs)) - 1, 2)
     )
-    metrics = {"episodes_after_dirt": dirty, "interleaved_steps": interleaved}
+    metrics = {"episodes_after_dirt": dirty, "interleaved_steps": interleaved, "references": where}
     return (
-        f"{dirty} episodes on a reused instance after dirty episodes match fresh "
-        f"instances step for step; {interleaved} interleaved steps match solo runs",
+        f"{dirty} episodes on a reused instance after dirty episodes of other tasks match "
+        f"the references step for step ({where}), and so do {len(pairs)} resets after them; "
+        f"{interleaved} interleaved steps match solo runs",
         metrics,
     )

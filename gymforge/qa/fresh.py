@@ -1,0 +1,170 @@
+"""A fresh process for the QA checks: another hash seed, another wall clock.
+
+Nondeterminism that one process hides (an RNG seeded from Python's ``hash()``, a date or a
+seconds value in an observation, a class-level cache shared by "fresh" instances) only shows
+when the same episode runs in a different process at a different time. ``FreshProcess``
+starts ``gymforge.qa.fresh_child`` with:
+
+- ``PYTHONHASHSEED`` set to a value other than this process's (checked: the child reports
+  ``hash()`` of a probe string, which must differ from ours);
+- the wall clock shifted forward by ``CLOCK_SHIFT_S`` (40 days, 7 hours and 13 minutes)
+  through Debian's libfaketime (``faketime``), which shifts every clock call of the process
+  (``time.time``, ``datetime.now``, SQLite's ``datetime('now')``, C extensions), not just the
+  Python functions a patching library replaces. Monotonic clocks move by the same constant,
+  so durations and timeouts are unchanged (libfaketime 0.9.10's ``--exclude-monotonic``
+  breaks Python's ``time.sleep``, hence not used). Without ``faketime`` on PATH the child runs unshifted and the
+  checks say so (``clock_shift`` is then None).
+
+One child serves every request of a QA run (replays, reference episodes); each request item
+runs in its own fork of it, so every item starts in a process where no episode ran. Every
+wait is bounded: startup by ``START_TIMEOUT_S``, each item by its ``timeout``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+from gymforge.qa.fresh_child import PROBE
+
+CLOCK_SHIFT_S = 40 * 86400 + 7 * 3600 + 13 * 60
+START_TIMEOUT_S = 120.0
+ITEM_TIMEOUT_S = 120.0
+_LIVE: weakref.WeakSet[FreshProcess] = weakref.WeakSet()
+
+
+class FreshProcessError(Exception):
+    """The fresh process could not be started or did not answer in time."""
+
+
+def child_hash_seed() -> str:
+    """A ``PYTHONHASHSEED`` different from this process's (whose own may be random)."""
+    mine = os.environ.get("PYTHONHASHSEED", "")
+    return "2" if mine == "1" else "1"
+
+
+class FreshProcess:
+    """The child process. ``request`` sends one op and waits (bounded) for its answer."""
+
+    def __init__(self, ref: str, *, shift_clock: bool = True) -> None:
+        self.ref = ref
+        self.hash_seed = child_hash_seed()
+        faketime = shutil.which("faketime") if shift_clock else None
+        self.clock_shift: int | None = CLOCK_SHIFT_S if faketime else None
+        self._dir = tempfile.TemporaryDirectory(prefix="gymforge-qa-fresh-")
+        env = dict(os.environ)
+        env["PYTHONHASHSEED"] = self.hash_seed
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
+        cmd = [sys.executable, "-m", "gymforge.qa.fresh_child", ref]
+        if faketime:
+            cmd = [faketime, "-f", f"+{CLOCK_SHIFT_S}", *cmd]
+        self._stderr = open(Path(self._dir.name) / "stderr.txt", "w+", encoding="utf-8")  # noqa: SIM115
+        self._proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+            cwd=os.getcwd(),
+            text=True,
+            start_new_session=True,
+        )
+        self._ready: dict[str, Any] | None = None
+        self._started = time.time()
+        self._next_id = 0
+        _LIVE.add(self)
+
+    @property
+    def workdir(self) -> Path:
+        return Path(self._dir.name)
+
+    def describe(self) -> str:
+        clock = (
+            f"the wall clock +{self.clock_shift / 86400:.1f} days"
+            if self.clock_shift
+            else "the real clock (faketime not installed)"
+        )
+        return f"a fresh process (PYTHONHASHSEED={self.hash_seed}, {clock})"
+
+    def _line(self, deadline: float) -> dict[str, Any]:
+        assert self._proc.stdout is not None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise FreshProcessError(f"{self.describe()} did not answer in time (killed)")
+            ready, _, _ = select.select([self._proc.stdout], [], [], min(left, 1.0))
+            if ready:
+                line = self._proc.stdout.readline()
+                if not line:
+                    raise FreshProcessError(f"{self.describe()} exited: {self._tail()}")
+                answer: dict[str, Any] = json.loads(line)
+                return answer
+
+    def _tail(self) -> str:
+        self._stderr.flush()
+        self._stderr.seek(0)
+        lines = [x for x in self._stderr.read().splitlines() if x.strip()]
+        return " | ".join(lines[-3:])[:600] or f"exit status {self._proc.poll()}"
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the child's start; check that its hash seed and clock really differ."""
+        if self._ready is None:
+            self._ready = self._line(time.monotonic() + START_TIMEOUT_S)
+            if self._ready.get("hash_probe") == hash(PROBE):
+                raise FreshProcessError(f"{self.describe()} hashes like this one")
+            if self.clock_shift and self._ready["time"] - self._started < self.clock_shift / 2:
+                self.clock_shift = None  # faketime present but not effective here
+        return self._ready
+
+    def request(
+        self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S
+    ) -> list[dict[str, Any]]:
+        """Run ``items`` of ``op`` (``replay``: ``{"path"}``; ``play``: ``{"policy",
+        "task_id", "seed"}``), each in a fresh fork; their answers in order."""
+        self.ready()
+        assert self._proc.stdin is not None
+        self._next_id += 1
+        msg = {"id": self._next_id, "op": op, "items": items, "timeout": timeout}
+        msg["dir"] = self._dir.name
+        try:
+            self._proc.stdin.write(json.dumps(msg) + "\n")
+            self._proc.stdin.flush()
+        except OSError as err:
+            raise FreshProcessError(f"{self.describe()} is gone: {self._tail()}") from err
+        answer = self._line(time.monotonic() + timeout * max(1, len(items)) + 30)
+        if not answer.get("ok"):
+            raise FreshProcessError(f"{self.describe()}: {answer.get('error')}")
+        results: list[dict[str, Any]] = answer["results"]
+        return results
+
+    def close(self) -> None:
+        _LIVE.discard(self)
+        if self._proc.poll() is None:
+            try:
+                if self._proc.stdin is not None:
+                    self._proc.stdin.close()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait(timeout=5)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._stderr.close()
+        self._dir.cleanup()
+
+
+@atexit.register
+def _close_all() -> None:
+    for proc in list(_LIVE):
+        proc.close()
