@@ -1,5 +1,5 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
-.PHONY: setup demo test test-slow lint typecheck bench clean
+.PHONY: setup demo test test-slow lint typecheck bench golden clean
 
 VENV := .venv/bin
 
@@ -24,6 +24,12 @@ typecheck: setup
 
 bench: setup
 	$(VENV)/python benchmarks/runner_overhead.py
+
+# Re-record every built-in environment's golden renderings (after an intended renderer change).
+golden: setup
+	for env in $$($(VENV)/python -c "from gymforge.envs import BUILTIN; print(*sorted(BUILTIN))"); do \
+	  $(VENV)/gymforge qa $$env --record-golden || exit 1; \
+	done
 
 clean:
 	rm -rf .venv runs .pytest_cache .mypy_cache .ruff_cache

@@ -35,6 +35,7 @@ class QATarget:
     has_oracle: bool
     builtin: bool
     import_ref: str | None = None
+    env_type: type | None = None
     _fresh: FreshProcess | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -62,6 +63,7 @@ class QATarget:
                 has_oracle=isinstance(probe, SupportsOracle),
                 builtin=builtin,
                 import_ref=import_ref(factory),
+                env_type=type(probe),
             )
         finally:
             asyncio.run(probe.close())
