@@ -137,8 +137,8 @@ CAUGHT_BY: dict[type[LedgerEnv], str] = {
 }
 
 EVIDENCE: dict[type[LedgerEnv], tuple[str, ...]] = {
-    HashSeededEnv: ("in a fresh process (PYTHONHASHSEED=", "with the real clock too", "field"),
-    DatedPromptEnv: ("in a fresh process", "only with the clock shifted", "'observation'"),
+    HashSeededEnv: ("in a fresh process (PYTHONHASHSEED=", "with the real clock too", "transfer_id"),
+    DatedPromptEnv: ("in a fresh process", "only with the clock shifted", "Today is 20"),
     ClassCacheEnv: ("differs from the reference", "tool_result.content", "reference '", "reused '"),
     EmptyQueryCrashEnv: ("search_customers", "{'name': ''}", "IndexError", "internal"),
     PartialWriteEnv: ("transfer", "left the state changed", "balance_cents"),
