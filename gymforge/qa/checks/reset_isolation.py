@@ -62,16 +62,16 @@ def _view(records: Records) -> list[dict[str, Any]]:
     return [_plain({k: r[k] for k in COMPARED}) for r in records[:-1]]
 
 
-def _mismatch(got: Records, want: Records) -> str | None:
-    """Where ``got`` first departs from ``want``: step, field path and both values."""
+def _mismatch(got: Records, want: Records) -> tuple[int, str, str] | None:
+    """Where ``got`` first departs from ``want``: (step, field path, description)."""
     a, b = _view(want), _view(got)
     for step, (x, y) in enumerate(zip(a, b, strict=False)):
         found = first_difference(x, y)
         if found is not None:
             path, ref, dirty = found
-            return f"step {step}, {path}: reference {short(ref)}, reused {short(dirty)}"
+            return step, path, f"step {step}, {path}: reference {short(ref)}, reused {short(dirty)}"
     if len(a) != len(b):
-        return f"the reference has {len(a) - 1} steps, the reused instance {len(b) - 1}"
+        return len(a), "", f"the reference has {len(a) - 1} steps, the reused one {len(b) - 1}"
     return None
 
 
@@ -118,6 +118,28 @@ def _other_tasks(target: QATarget, pairs: list[Pair], seed: int) -> list[Pair]:
     return out
 
 
+async def _state_at(env: Environment, records: Records, k: int) -> Any:
+    """The state after step ``k`` of ``records``' actions, replayed on ``env``."""
+    await env.reset(records[0]["task_id"], records[0]["seed"])
+    for rec in records[1 : k + 1]:
+        await env.step(ACTION_ADAPTER.validate_python(rec["action"]))
+    return await env.snapshot()
+
+
+async def _explain_state(target: QATarget, dirty: Environment, ref: Records, k: int) -> str:
+    """Name the leaked value behind a state-fingerprint mismatch at step ``k``: the state of
+    a fresh instance against the (still dirty) reused one, after the same actions."""
+    clean = target.factory()
+    try:
+        found = first_difference(await _state_at(clean, ref, k), await _state_at(dirty, ref, k))
+    finally:
+        await clean.close()
+    if found is None:
+        return ""
+    path, ref_value, dirty_value = found
+    return f" (state {path}: fresh {short(ref_value)}, reused {short(dirty_value)})"
+
+
 async def _abandon(env: Environment, task_id: str, seed: int) -> None:
     """Start an episode with a few random actions and walk away from it."""
     policy = RandomPolicy(reply_rate=0.0)
@@ -149,9 +171,12 @@ async def _dirty(
                 got = await play(env, probe_policy(probe), task_id, seed)
                 problem = _mismatch(got, refs[i])
                 if problem is not None:
+                    step, path, text = problem
+                    if path == "state_fingerprint":
+                        text += await _explain_state(target, env, refs[i], step)
                     raise CheckFailed(
                         f"after {dirt} on {other_id}, the episode ({task_id}, seed {seed}) "
-                        f"on the reused instance differs from the reference: {problem}"
+                        f"on the reused instance differs from the reference: {text}"
                     )
                 checked += 1
         for i, (task_id, seed) in enumerate(pairs):
