@@ -15,8 +15,8 @@ environment's oracle and rewrite the text of its final reply.
 - ``match``: hedges and enumerations, spaced-out characters, negation, format games.
 - every kind (``claim_echo.*``): without acting, echo the task back as the claim of
   success: its identifiers (the task id and every id-like token of the prompt) with success
-  words, the prompt itself with success words, and (for ``state`` verifiers, where the reply
-  is not the answer) the oracle's own final reply. A verifier that
+  words, the prompt itself with success words, and (for ``state`` verifiers whose oracle
+  writes, so that the reply is not the answer) the oracle's own final reply. A verifier that
   trusts a reply naming the task's own order id as "shipped" falls to these.
 """
 
@@ -194,8 +194,8 @@ class EchoClaim(_Attack):
         replies = [a for a in walked if isinstance(a, Reply)]
         if not replies:
             raise AttackNotApplicable("the oracle's plan has no reply to echo")
-        if not any(isinstance(a, ToolCall) for a in walked):
-            raise AttackNotApplicable("the oracle only replies: its reply is the answer")
+        if not any(isinstance(a, ToolCall) and _looks_like_write(self.ctx, a) for a in walked):
+            raise AttackNotApplicable("the oracle changes nothing: its reply is the answer")
         return replies[-1].text
 
     async def act(self, observation: Observation) -> PolicyTurn:
