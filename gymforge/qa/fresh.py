@@ -12,17 +12,20 @@ starts ``gymforge.qa.fresh_child`` with:
   (``time.time``, ``datetime.now``, SQLite's ``datetime('now')``, C extensions), not just the
   Python functions a patching library replaces. Monotonic clocks move by the same constant,
   so durations and timeouts are unchanged (libfaketime 0.9.10's ``--exclude-monotonic``
-  breaks Python's ``time.sleep``, hence not used). Without ``faketime`` on PATH the child runs unshifted and the
-  checks say so (``clock_shift`` is then None).
+  breaks Python's ``time.sleep``, hence not used). Without ``faketime`` on PATH the child
+  runs unshifted and the checks say so (``clock_shift`` is then None).
 
-One child serves every request of a QA run (replays, reference episodes); each request item
-runs in its own fork of it, so every item starts in a process where no episode ran. Every
-wait is bounded: startup by ``START_TIMEOUT_S``, each item by its ``timeout``.
+One child serves every request of a QA run, in order (see ``gymforge.qa.fresh_child``);
+requests can be submitted early and collected later, so the suite sends the reference
+episodes of ``reset_isolation`` first (they then run where no episode ran before) and the
+child works while this process runs the in-process parts. Every wait is bounded: start-up
+by ``START_TIMEOUT_S``, a request by its items' ``timeout`` (the child is killed past it).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -82,6 +85,9 @@ class FreshProcess:
         self._ready: dict[str, Any] | None = None
         self._started = time.time()
         self._next_id = 0
+        self._tickets: dict[str, int] = {}
+        self._budget: dict[int, float] = {}
+        self._answers: dict[int, dict[str, Any]] = {}
         _LIVE.add(self)
 
     @property
@@ -127,26 +133,47 @@ class FreshProcess:
                 self.clock_shift = None  # faketime present but not effective here
         return self._ready
 
-    def request(
-        self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S
-    ) -> list[dict[str, Any]]:
-        """Run ``items`` of ``op`` (``replay``: ``{"path"}``; ``play``: ``{"policy",
-        "task_id", "seed"}``), each in a fresh fork; their answers in order."""
+    def submit(self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S) -> int:
+        """Send one request now, without waiting; a request equal to one already sent is not
+        sent again. Returns the ticket for ``wait``. ``replay`` items are ``{"paths"}`` (one
+        episode file each), answered with ``{"episodes": [{"steps", "divergence"}]}`` up to
+        the first divergence; ``play`` items are ``{"policy", "pairs"}``, answered with
+        ``{"episodes": [records]}``; an item that raised is answered with ``{"error"}``."""
+        key = json.dumps([op, items], sort_keys=True)
+        if key in self._tickets:
+            return self._tickets[key]
         self.ready()
         assert self._proc.stdin is not None
         self._next_id += 1
-        msg = {"id": self._next_id, "op": op, "items": items, "timeout": timeout}
-        msg["dir"] = self._dir.name
+        msg = {"id": self._next_id, "op": op, "items": items}
         try:
             self._proc.stdin.write(json.dumps(msg) + "\n")
             self._proc.stdin.flush()
         except OSError as err:
             raise FreshProcessError(f"{self.describe()} is gone: {self._tail()}") from err
-        answer = self._line(time.monotonic() + timeout * max(1, len(items)) + 30)
+        self._tickets[key] = self._next_id
+        self._budget[self._next_id] = timeout * max(1, len(items))
+        return self._next_id
+
+    def wait(self, ticket: int) -> list[dict[str, Any]]:
+        """The answers of a submitted request. The wait is bounded by the time budgets of
+        every request still queued before it, plus a margin."""
+        left = sum(b for t, b in self._budget.items() if t <= ticket and t not in self._answers)
+        deadline = time.monotonic() + left + 2
+        while ticket not in self._answers:
+            answer = self._line(deadline)
+            self._answers[answer["id"]] = answer
+        answer = self._answers[ticket]
         if not answer.get("ok"):
             raise FreshProcessError(f"{self.describe()}: {answer.get('error')}")
         results: list[dict[str, Any]] = answer["results"]
         return results
+
+    def request(
+        self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S
+    ) -> list[dict[str, Any]]:
+        """``submit`` then ``wait``."""
+        return self.wait(self.submit(op, items, timeout))
 
     def close(self) -> None:
         _LIVE.discard(self)
@@ -162,6 +189,13 @@ class FreshProcess:
             self._proc.stdout.close()
         self._stderr.close()
         self._dir.cleanup()
+
+
+def prestart(target: Any) -> None:
+    """Start the target's fresh process now, without waiting, so that its start-up overlaps
+    the work done before it is first needed (a no-op when it cannot start)."""
+    with contextlib.suppress(FreshProcessError):
+        target.fresh_process()
 
 
 @atexit.register

@@ -8,6 +8,7 @@ from typing import Any
 
 from gymforge.qa.checks import MODULES
 from gymforge.qa.checks.common import CheckResult, QAOptions, timed
+from gymforge.qa.fresh import prestart
 from gymforge.qa.profile import CHECK_NAMES
 from gymforge.qa.target import QATarget
 
@@ -61,8 +62,15 @@ def run_qa(
     this run only."""
     opts = opts or QAOptions()
     report = QAReport(target.spec.id, target.spec.version)
+    names = list(only or CHECK_NAMES)
+    if {"replay_determinism", "reset_isolation"} & set(names):
+        prestart(target)
+    for name in names:  # work the fresh process can start on while earlier checks run
+        prefetch = getattr(CHECKS.get(name), "prefetch", None)
+        if prefetch is not None and name not in target.profile.not_applicable:
+            prefetch(target, opts)
     try:
-        for name in only or CHECK_NAMES:
+        for name in names:
             result = run_check(name, target, opts)
             report.checks.append(result)
             if on_result is not None:

@@ -18,6 +18,7 @@ from gymforge.envs.ledger.env import Customer, Transfer, World
 from gymforge.tools import tool
 from gymforge.verify import Verdict
 
+
 class HashSeededEnv(LedgerEnv):
     """Defect: transfer ids come from an RNG seeded with Python's ``hash()`` of the task id:
     stable in one process, different in the next (``PYTHONHASHSEED``)."""
@@ -33,7 +34,7 @@ class HashSeededEnv(LedgerEnv):
         """
         done = LedgerEnv.transfer(self, from_account, to_account, amount_cents)
         assert self.task is not None
-        r = random.Random(hash(self.task.task_id))  # noqa: S311 - the planted defect
+        r = random.Random(hash(self.task.task_id))
         done.transfer_id = f"T{r.randrange(10**9)}"
         return done
 
@@ -137,7 +138,11 @@ CAUGHT_BY: dict[type[LedgerEnv], str] = {
 }
 
 EVIDENCE: dict[type[LedgerEnv], tuple[str, ...]] = {
-    HashSeededEnv: ("in a fresh process (PYTHONHASHSEED=", "with the real clock too", "transfer_id"),
+    HashSeededEnv: (
+        "in a fresh process (PYTHONHASHSEED=",
+        "with the real clock too",
+        "transfer_id",
+    ),
     DatedPromptEnv: ("in a fresh process", "only with the clock shifted", "Today is 20"),
     ClassCacheEnv: ("differs from the reference", "tool_result.content", "reference '", "reused '"),
     EmptyQueryCrashEnv: ("search_customers", "{'name': ''}", "IndexError", "internal"),

@@ -24,7 +24,7 @@ from gymforge.envs.ledger import LedgerEnv
 from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.qa import QAOptions, QATarget, run_check
 from gymforge.qa import golden as golden_mod
-from gymforge.qa.fresh import CLOCK_SHIFT_S, FreshProcess, child_hash_seed
+from gymforge.qa.fresh import CLOCK_SHIFT_S, FreshProcess, FreshProcessError, child_hash_seed
 from gymforge.qa.target import import_ref
 
 OPTS = QAOptions(episodes=12, fuzz_examples=20)
@@ -87,19 +87,19 @@ def test_fresh_process_really_differs() -> None:
         assert proc.clock_shift == CLOCK_SHIFT_S, "faketime must be installed (scripts/setup.sh)"
         assert ready["time"] - proc._started > CLOCK_SHIFT_S * 0.99
         answers = proc.request(
-            "play", [{"policy": "oracle", "task_id": "ledger.transfer/v1/d1/s7", "seed": 3}]
+            "play", [{"policy": "oracle", "pairs": [["ledger.transfer/v1/d1/s7", 3]]}]
         )
-        assert answers[0]["records"][-1]["success"] is True
+        assert answers[0]["episodes"][0][-1]["success"] is True
     finally:
         proc.close()
 
 
 def test_fresh_process_items_are_bounded() -> None:
-    """An item that hangs is killed after its timeout and reported, not waited on."""
+    """A request that hangs gets the child killed after its budget, and is reported."""
     proc = FreshProcess("tests.qa.slow_env:SlowResetEnv", shift_clock=False)
     try:
-        with pytest.raises(Exception, match="did not finish within 1 s"):
-            proc.request("play", [{"policy": "oracle", "task_id": "x", "seed": 0}], timeout=1.0)
+        with pytest.raises(FreshProcessError, match="did not answer in time"):
+            proc.request("play", [{"policy": "oracle", "pairs": [["x", 0]]}], timeout=1.0)
     finally:
         proc.close()
 

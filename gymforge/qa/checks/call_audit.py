@@ -142,5 +142,5 @@ class CallAudit:
         for param, spec in props.items():
             kinds = _types(spec)
             enum = spec.get("enum")
-            args[param] = enum[0] if enum else NEUTRAL.get(kinds[0] if kinds else "", None)
+            args[param] = enum[0] if enum else NEUTRAL.get(kinds[0] if kinds else "")
         return args if self.schema_valid(name, args) else None

@@ -8,12 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymforge.core.env import Environment
 from gymforge.core.seeding import derive_seed
+from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
-from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
-from gymforge.rollout.scripted import OraclePolicy, RandomPolicy, scripted_policy
+from gymforge.rollout.scripted import scripted_policy
 
 
 class NothingToTest(Exception):
@@ -78,23 +77,6 @@ def jobs(target: QATarget, n: int, seed: int, split: str = "all") -> list[tuple[
     return [(task_id, derive_seed("qa-episode", task_id, seed) % 2**31) for task_id in ids]
 
 
-async def play(
-    env: Environment, policy: Policy, task_id: str, seed: int, tag: str = "qa"
-) -> list[dict[str, Any]]:
-    """One episode as trajectory records (steps, then the episode record)."""
-    keys = EpisodeKeys(
-        run_id=tag,
-        episode_id=f"{tag}-{task_id}-{seed}",
-        task_id=task_id,
-        seed=seed,
-        env_id=env.spec.id,
-        env_version=env.spec.version,
-        renderer_version=env.spec.renderer_version,
-        policy_checkpoint=policy.checkpoint,
-    )
-    return await run_episode(env, policy, keys)
-
-
 async def play_many(
     target: QATarget, policy_name: str | Callable[[], Policy], pairs: Sequence[tuple[str, int]]
 ) -> list[list[dict[str, Any]]]:
@@ -105,16 +87,6 @@ async def play_many(
         return [await play(env, make(), task_id, seed) for task_id, seed in pairs]
     finally:
         await env.close()
-
-
-def probe_name(target: QATarget) -> str:
-    """The policy of reference episodes: the oracle's, else a rarely replying random one."""
-    return "oracle" if target.has_oracle else "random"
-
-
-def probe_policy(name: str) -> Policy:
-    """A fresh reference-episode policy by ``probe_name`` (also built in the fresh process)."""
-    return OraclePolicy() if name == "oracle" else RandomPolicy(reply_rate=0.02)
 
 
 def success_rate(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:

@@ -41,10 +41,10 @@ from gymforge.qa.checks.common import (
     first_difference,
     jobs,
     play,
-    probe_policy,
     run_async,
     short,
 )
+from gymforge.qa.episodes import probe_policy
 from gymforge.qa.target import QATarget
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.tools.faults import FaultPlan

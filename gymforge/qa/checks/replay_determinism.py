@@ -27,7 +27,7 @@ from gymforge.qa.checks.common import (
     run_async,
     short,
 )
-from gymforge.qa.fresh import FreshProcess, FreshProcessError
+from gymforge.qa.fresh import FreshProcess, FreshProcessError, prestart
 from gymforge.qa.target import QATarget
 from gymforge.trajectory.io import seal_episode, sealed_log
 from gymforge.trajectory.replay import replay_episode
@@ -54,20 +54,23 @@ async def _replay_all(
     return steps, None
 
 
-def _replay_in(proc: FreshProcess, episodes: list[list[dict[str, Any]]]) -> tuple[int, int | None, str | None]:
+def _replay_in(
+    proc: FreshProcess, episodes: list[list[dict[str, Any]]]
+) -> tuple[int, int | None, str | None]:
     """Replay ``episodes`` in ``proc``: (steps, index of the first diverging, its report)."""
-    items = []
+    paths = []
     for i, records in enumerate(episodes):
         path = proc.workdir / f"replay-{i}.jsonl"
         path.write_text("".join(line + "\n" for line in seal_episode(records)), encoding="utf-8")
-        items.append({"path": str(path)})
+        paths.append(str(path))
+    (answer,) = proc.request("replay", [{"paths": paths}])
+    if "error" in answer:
+        return 0, 0, f"the replay raised {answer['error']}"
     steps = 0
-    for i, answer in enumerate(proc.request("replay", items)):
-        if "error" in answer:
-            return steps, i, f"the replay raised {answer['error']}"
-        steps += answer["steps"]
-        if answer["divergence"]:
-            return steps, i, _describe(answer["divergence"])
+    for i, episode in enumerate(answer["episodes"]):
+        steps += episode["steps"]
+        if episode["divergence"]:
+            return steps, i, _describe(episode["divergence"])
     return steps, None, None
 
 
@@ -116,6 +119,7 @@ def _cross_process(target: QATarget, picked: list[list[dict[str, Any]]]) -> tupl
 
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
+    prestart(target)
     pairs = jobs(target, opts.episodes, opts.seed, "all")
     episodes = []
     policies = ["random"] + (["oracle"] if target.has_oracle else [])

@@ -1,14 +1,16 @@
 """reset_isolation: back-to-back episodes share no state.
 
-1. The references: one whole episode (the oracle's, else a random one) per task, each played
-   in its own fork of the run's fresh process (``gymforge.qa.fresh``), where no episode ran
-   before: every step's observation, reward, flags, info and state fingerprint. A
-   class-level cache or a module global that all instances of one process share cannot
-   make these references agree with a dirty instance.
-2. One reused instance first plays every task (so whatever it caches, it has cached), then
-   per task plays a finished episode and an abandoned random one of *another* task (of
-   another family when there is one), then the task itself: that must reproduce the
-   reference exactly. Comparing whole episodes, not just the state after reset, catches
+1. The references: one whole episode (the oracle's, else a random one) per task, each on
+   its own instance, played in the run's fresh process (``gymforge.qa.fresh``) before any
+   other episode ran there (``run_qa`` sends them first; see ``prefetch``): every step's
+   observation, reward, flags, info and state fingerprint. A class-level cache or a module
+   global that all instances of one process share cannot make these references agree with
+   this process's dirty instance.
+2. One reused instance first plays every task in the reverse order (so whatever it caches,
+   it has cached, and a value two tasks share was cached by the other one), then per task
+   plays a finished episode and an abandoned random one of *another* task (of another
+   family when there is one), then the task itself: that must reproduce the reference
+   exactly. Comparing whole episodes, not just the state after reset, catches
    counters and caches that ``reset`` forgets. The first differing value is named.
 3. After all of that, ``reset`` then fingerprint, for every task: the observation and state
    fingerprint must equal the reference's.
@@ -23,6 +25,7 @@ details say so), and then a cache all instances share goes unseen.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -30,17 +33,17 @@ from gymforge.core.env import Environment
 from gymforge.core.seeding import canonical_json, fingerprint
 from gymforge.qa.checks.common import (
     CheckFailed,
+    NothingToTest,
     QAOptions,
     first_difference,
     jobs,
     need_tasks,
     play,
-    probe_name,
-    probe_policy,
     run_async,
     short,
 )
-from gymforge.qa.fresh import FreshProcessError
+from gymforge.qa.episodes import probe_name, probe_policy
+from gymforge.qa.fresh import FreshProcessError, prestart
 from gymforge.qa.target import QATarget
 from gymforge.rollout.episode import reset_outcome, step_outcome
 from gymforge.rollout.policy import EpisodeContext
@@ -86,6 +89,21 @@ async def _local_references(target: QATarget, pairs: list[Pair]) -> list[Records
     return episodes
 
 
+def _pairs(target: QATarget, opts: QAOptions) -> list[Pair]:
+    return jobs(target, max(4, opts.episodes // 3), opts.seed + 1, "all")
+
+
+def _item(target: QATarget, pairs: list[Pair]) -> dict[str, Any]:
+    return {"policy": probe_name(target), "pairs": [list(p) for p in pairs]}
+
+
+def prefetch(target: QATarget, opts: QAOptions) -> None:
+    """Ask the fresh process for the references now (``run_qa`` calls this before the first
+    check), so that they are its first work and overlap the checks before this one."""
+    with contextlib.suppress(FreshProcessError, NothingToTest):
+        target.fresh_process().submit("play", [_item(target, _pairs(target, opts))])
+
+
 def _references(target: QATarget, pairs: list[Pair]) -> tuple[list[Records], str]:
     """Reference episodes from the fresh process, else from fresh local instances."""
     try:
@@ -93,15 +111,13 @@ def _references(target: QATarget, pairs: list[Pair]) -> tuple[list[Records], str
     except FreshProcessError as err:
         refs = run_async(_local_references(target, pairs))
         return refs, f"references built in this process ({err})"
-    items = [{"policy": probe_name(target), "task_id": t, "seed": s} for t, s in pairs]
     try:
-        answers = proc.request("play", items)
+        (answer,) = proc.request("play", [_item(target, pairs)])
     except FreshProcessError as err:
         raise CheckFailed(f"the reference episodes failed: {err}") from err
-    for (task_id, _), answer in zip(pairs, answers, strict=True):
-        if "error" in answer:
-            raise CheckFailed(f"the reference episode of {task_id} raised {answer['error']}")
-    return [a["records"] for a in answers], f"references from {proc.describe()}, one fork each"
+    if "error" in answer:
+        raise CheckFailed(f"the reference episodes raised {answer['error']}")
+    return answer["episodes"], f"references from {proc.describe()}"
 
 
 def _other_tasks(target: QATarget, pairs: list[Pair], seed: int) -> list[Pair]:
@@ -159,7 +175,9 @@ async def _dirty(
     probe = probe_name(target)
     checked = 0
     try:
-        for task_id, seed in pairs:  # whatever the instance (or its class) caches, it has now
+        # whatever the instance (or its class) caches, it has now; in the reverse of the
+        # references' order, so a value cached by the first of two tasks differs
+        for task_id, seed in reversed(pairs):
             await play(env, probe_policy(probe), task_id, seed)
         for i, (task_id, seed) in enumerate(pairs):
             other_id, other_seed = others[i]
@@ -222,7 +240,8 @@ async def _interleaved(target: QATarget, a: Records, b: Records) -> int:
 
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
-    pairs = jobs(target, max(4, opts.episodes // 3), opts.seed + 1, "all")
+    prestart(target)
+    pairs = _pairs(target, opts)
     others = _other_tasks(target, pairs, opts.seed)
     refs, where = _references(target, pairs)
     dirty = run_async(_dirty(target, pairs, others, refs))
