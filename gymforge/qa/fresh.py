@@ -24,7 +24,6 @@ by ``START_TIMEOUT_S``, a request by its items' ``timeout`` (the child is killed
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -43,7 +42,6 @@ from gymforge.qa.fresh_child import PROBE
 CLOCK_SHIFT_S = 40 * 86400 + 7 * 3600 + 13 * 60
 START_TIMEOUT_S = 120.0
 ITEM_TIMEOUT_S = 120.0
-_LIVE: weakref.WeakSet[FreshProcess] = weakref.WeakSet()
 
 
 class FreshProcessError(Exception):
@@ -88,7 +86,7 @@ class FreshProcess:
         self._tickets: dict[str, int] = {}
         self._budget: dict[int, float] = {}
         self._answers: dict[int, dict[str, Any]] = {}
-        _LIVE.add(self)
+        self._finalizer = weakref.finalize(self, _shutdown, self._proc, self._stderr, self._dir)
 
     @property
     def workdir(self) -> Path:
@@ -176,19 +174,26 @@ class FreshProcess:
         return self.wait(self.submit(op, items, timeout))
 
     def close(self) -> None:
-        _LIVE.discard(self)
-        if self._proc.poll() is None:
-            try:
-                if self._proc.stdin is not None:
-                    self._proc.stdin.close()
-                self._proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                self._proc.kill()
-                self._proc.wait(timeout=5)
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
-        self._stderr.close()
-        self._dir.cleanup()
+        self._finalizer()
+
+
+def _shutdown(
+    proc: subprocess.Popen[str], stderr: Any, workdir: tempfile.TemporaryDirectory[str]
+) -> None:
+    """Stop the child (EOF on its stdin, then a kill after 5 s) and remove its files. Runs
+    once: from ``close``, when the ``FreshProcess`` is garbage-collected, or at exit."""
+    if proc.poll() is None:
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    stderr.close()
+    workdir.cleanup()
 
 
 def prestart(target: Any) -> None:
@@ -196,9 +201,3 @@ def prestart(target: Any) -> None:
     the work done before it is first needed (a no-op when it cannot start)."""
     with contextlib.suppress(FreshProcessError):
         target.fresh_process()
-
-
-@atexit.register
-def _close_all() -> None:
-    for proc in list(_LIVE):
-        proc.close()
