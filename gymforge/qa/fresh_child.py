@@ -40,8 +40,8 @@ async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any
         if divergence is None:
             episodes.append({"steps": steps, "divergence": None})
             continue
-        where = {"episode_id": divergence.episode_id, "task_id": divergence.task_id}
-        where.update(seed=divergence.seed, step=divergence.step, field=divergence.field)
+        where: dict[str, Any] = {"episode_id": divergence.episode_id, "seed": divergence.seed}
+        where.update(task_id=divergence.task_id, step=divergence.step, field=divergence.field)
         values = {"recorded": divergence.recorded, "replayed": divergence.replayed}
         episodes.append({"steps": steps, "divergence": {**where, **values}})
         break

@@ -73,8 +73,8 @@ async def _render(target: QATarget, task_ids: list[str]) -> list[dict[str, Any]]
             entry: dict[str, Any] = {"task_id": task_id, "seed": seed}
             entry["reset"] = _observation(await env.reset(task_id, seed))
             entry["first_step"] = None
-            if has_oracle(env):
-                action = await env.oracle_action()
+            if has_oracle(oracle := env):
+                action = await oracle.oracle_action()
                 if isinstance(action, ToolCall):
                     entry["first_step"] = _observation((await env.step(action)).observation)
             out.append(entry)

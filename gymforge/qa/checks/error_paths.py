@@ -40,11 +40,10 @@ from gymforge.qa.checks.common import (
     QAOptions,
     first_difference,
     jobs,
-    play,
     run_async,
     short,
 )
-from gymforge.qa.episodes import probe_policy
+from gymforge.qa.episodes import play, probe_policy
 from gymforge.qa.target import QATarget
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.tools.faults import FaultPlan

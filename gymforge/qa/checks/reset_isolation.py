@@ -38,11 +38,10 @@ from gymforge.qa.checks.common import (
     first_difference,
     jobs,
     need_tasks,
-    play,
     run_async,
     short,
 )
-from gymforge.qa.episodes import probe_name, probe_policy
+from gymforge.qa.episodes import play, probe_name, probe_policy
 from gymforge.qa.fresh import FreshProcessError, prestart
 from gymforge.qa.target import QATarget
 from gymforge.rollout.episode import reset_outcome, step_outcome
