@@ -158,3 +158,10 @@ def test_record_golden_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert metrics["compared"] == golden_mod.GOLDEN_TASKS, note
     shipped = Path(golden_mod.__file__).parents[1] / "envs/ledger/ledger.golden.json"
     assert json.loads(shipped.read_text())["renderings"]["1"] == data["renderings"]["1"]
+
+
+def test_every_check_says_what_it_cannot_catch() -> None:
+    from gymforge.qa.checks import MODULES
+
+    for module in MODULES:
+        assert "What it cannot catch" in (module.__doc__ or ""), module.__name__
