@@ -79,12 +79,17 @@ def main(argv: list[str]) -> int:
     # real clock, as they would in production.
     for name in _PRELOAD_VARS:
         os.environ.pop(name, None)
+    # The protocol owns the original stdout; anything the environment prints (Python or C)
+    # goes to stderr instead of corrupting it.
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     from gymforge.envs.registry import resolve_factory
 
     factory = resolve_factory(argv[1])
     ready = {"ready": True, "hash_probe": hash(PROBE), "time": time.time(), "pid": os.getpid()}
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    protocol.write(json.dumps(ready) + "\n")
+    protocol.flush()
     for line in sys.stdin:
         request = json.loads(line)
         try:
@@ -93,8 +98,8 @@ def main(argv: list[str]) -> int:
         except Exception as err:
             error = f"{type(err).__name__}: {str(err)[:500]}"
             text = json.dumps({"id": request["id"], "ok": False, "error": error})
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        protocol.write(text + "\n")
+        protocol.flush()
     return 0
 
 

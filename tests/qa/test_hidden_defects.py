@@ -165,3 +165,14 @@ def test_every_check_says_what_it_cannot_catch() -> None:
 
     for module in MODULES:
         assert "What it cannot catch" in (module.__doc__ or ""), module.__name__
+
+
+def test_fresh_process_ignores_what_the_environment_prints() -> None:
+    proc = FreshProcess("tests.qa.slow_env:ChattyEnv", shift_clock=False)
+    try:
+        (answer,) = proc.request(
+            "play", [{"policy": "oracle", "pairs": [["ledger.transfer/v1/d1/s7", 3]]}]
+        )
+        assert answer["episodes"][0][-1]["success"] is True
+    finally:
+        proc.close()
