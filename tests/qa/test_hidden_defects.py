@@ -176,3 +176,14 @@ def test_fresh_process_ignores_what_the_environment_prints() -> None:
         assert answer["episodes"][0][-1]["success"] is True
     finally:
         proc.close()
+
+
+@pytest.mark.parametrize(("mine", "child"), [(None, "1"), ("0", "1"), ("1", "2"), ("7", "1")])
+def test_child_hash_seed_differs_from_ours(
+    mine: str | None, child: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if mine is None:
+        monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    else:
+        monkeypatch.setenv("PYTHONHASHSEED", mine)
+    assert child_hash_seed() == child
