@@ -77,10 +77,10 @@ class FreshProcess:
             stderr=self._stderr,
             env=env,
             cwd=os.getcwd(),
-            text=True,
             start_new_session=True,
         )
         self._ready: dict[str, Any] | None = None
+        self._buf = b""
         self._started = time.time()
         self._next_id = 0
         self._tickets: dict[str, int] = {}
@@ -101,19 +101,25 @@ class FreshProcess:
         return f"a fresh process (PYTHONHASHSEED={self.hash_seed}, {clock})"
 
     def _line(self, deadline: float) -> dict[str, Any]:
+        """The child's next JSON line (read from the raw pipe into our own buffer: a
+        buffered reader could hold a second answer that ``select`` would not report)."""
         assert self._proc.stdout is not None
-        while True:
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
+                self._proc.kill()
                 self.close()
                 raise FreshProcessError(f"{self.describe()} did not answer in time (killed)")
-            ready, _, _ = select.select([self._proc.stdout], [], [], min(left, 1.0))
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
             if ready:
-                line = self._proc.stdout.readline()
-                if not line:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
                     raise FreshProcessError(f"{self.describe()} exited: {self._tail()}")
-                answer: dict[str, Any] = json.loads(line)
-                return answer
+                self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
 
     def _tail(self) -> str:
         self._stderr.flush()
@@ -145,7 +151,7 @@ class FreshProcess:
         self._next_id += 1
         msg = {"id": self._next_id, "op": op, "items": items}
         try:
-            self._proc.stdin.write(json.dumps(msg) + "\n")
+            self._proc.stdin.write(json.dumps(msg).encode() + b"\n")
             self._proc.stdin.flush()
         except OSError as err:
             raise FreshProcessError(f"{self.describe()} is gone: {self._tail()}") from err
@@ -178,7 +184,7 @@ class FreshProcess:
 
 
 def _shutdown(
-    proc: subprocess.Popen[str], stderr: Any, workdir: tempfile.TemporaryDirectory[str]
+    proc: subprocess.Popen[bytes], stderr: Any, workdir: tempfile.TemporaryDirectory[str]
 ) -> None:
     """Stop the child (EOF on its stdin, then a kill after 5 s) and remove its files. Runs
     once: from ``close``, when the ``FreshProcess`` is garbage-collected, or at exit."""

@@ -187,3 +187,17 @@ def test_child_hash_seed_differs_from_ours(
     else:
         monkeypatch.setenv("PYTHONHASHSEED", mine)
     assert child_hash_seed() == child
+
+
+def test_fresh_process_answers_queued_requests_in_any_wait_order() -> None:
+    """Two requests in flight: both answers may arrive in one read; neither is lost."""
+    proc = FreshProcess("ledger", shift_clock=False)
+    try:
+        item = {"policy": "oracle", "pairs": [["ledger.transfer/v1/d1/s7", 3]]}
+        first = proc.submit("play", [item])
+        second = proc.submit("play", [{**item, "pairs": [["ledger.transfer/v1/d1/s8", 4]]}])
+        assert proc.submit("play", [item]) == first  # the same request is not sent twice
+        assert proc.wait(second)[0]["episodes"][0][0]["task_id"].endswith("s8")
+        assert proc.wait(first)[0]["episodes"][0][0]["task_id"].endswith("s7")
+    finally:
+        proc.close()
