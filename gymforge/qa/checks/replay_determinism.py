@@ -3,7 +3,8 @@
 Episodes from the oracle and the random policy (which emits invalid and malformed actions)
 over many tasks and seeds are sealed into trajectory form and replayed on a *fresh*
 instance; every step must match. Episodes with injected faults are counted and reported.
-A few of them (``FRESH_EPISODES`` per policy) are replayed again in a fresh process with
+A few of them (up to ``FRESH_EPISODES`` per policy within ``FRESH_STEPS`` steps, those with
+injected faults first) are replayed again in a fresh process with
 another ``PYTHONHASHSEED`` and the wall clock shifted by weeks (``gymforge.qa.fresh``): an
 RNG seeded from ``hash()``, or a date or seconds value in an observation, diverges there.
 On such a divergence a second process with the real clock tells the two causes apart.
@@ -34,6 +35,7 @@ from gymforge.trajectory.replay import replay_episode
 
 NAME = "replay_determinism"
 FRESH_EPISODES = 3
+FRESH_STEPS = 80
 
 
 async def _replay_all(
@@ -118,6 +120,21 @@ def _cross_process(target: QATarget, picked: list[list[dict[str, Any]]]) -> tupl
     )
 
 
+def _pick(played: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Up to ``FRESH_EPISODES`` episodes for the fresh process, those with injected faults
+    first, within ``FRESH_STEPS`` steps (at least one episode, however long)."""
+    faulted = [e for e in played if any("fault" in r.get("info", {}) for r in e[:-1])]
+    ordered = faulted + [e for e in played if e not in faulted]
+    out: list[list[dict[str, Any]]] = []
+    steps = 0
+    for episode in ordered:
+        if len(out) == FRESH_EPISODES or (out and steps + len(episode) > FRESH_STEPS):
+            continue
+        out.append(episode)
+        steps += len(episode)
+    return out
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     prestart(target)
     pairs = jobs(target, opts.episodes, opts.seed, "all")
@@ -127,7 +144,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     for policy in policies:
         played = run_async(play_many(target, policy, pairs))
         episodes += played
-        picked += sorted(played, key=lambda e: -len(e))[:FRESH_EPISODES]
+        picked += _pick(played)
     faulted = sum(any("fault" in r.get("info", {}) for r in e[:-1]) for e in episodes)
     steps, divergence = run_async(_replay_all(target, episodes))
     metrics = {"episodes": len(episodes), "steps": steps, "faulted_episodes": faulted}
