@@ -24,6 +24,7 @@ kind is checked).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -33,6 +34,7 @@ from hypothesis.reporting import with_reporter
 
 from gymforge.core.env import StepResult
 from gymforge.core.errors import InfraError
+from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
 from gymforge.qa.checks.call_audit import CallAudit, edge_values
 from gymforge.qa.checks.common import (
@@ -142,8 +144,9 @@ async def _audited_step(
     env: Any, audit: CallAudit, label: str, action: Action, crashes_expected: bool = False
 ) -> StepResult:
     """One step, checked: a well-formed result, and for a failed tool call no crash on
-    schema-valid arguments and no state change."""
-    before = await env.snapshot()
+    schema-valid arguments and no state change. Snapshots are copied out as plain JSON at
+    once (a snapshot may share lists with the live world that the step then mutates)."""
+    before = _plain(await env.snapshot())
     try:
         result = await env.step(action)
     except Exception as err:
@@ -153,9 +156,13 @@ async def _audited_step(
     if isinstance(action, ToolCall) and tool_result is not None:
         if not crashes_expected:
             audit.check_crash(label, action.name, action.arguments, tool_result)
-        after = await env.snapshot()
+        after = _plain(await env.snapshot())
         audit.check_atomic(label, action.name, action.arguments, tool_result, before, after)
     return result
+
+
+def _plain(state: Any) -> Any:
+    return json.loads(canonical_json(state))
 
 
 def _oracle_calls(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -301,9 +308,9 @@ async def _explain_change(target: QATarget, records: list[dict[str, Any]], k: in
         await env.reset(records[0]["task_id"], records[0]["seed"])
         for rec in records[1:k]:
             await env.step(ACTION_ADAPTER.validate_python(rec["action"]))
-        before = await env.snapshot()
+        before = _plain(await env.snapshot())
         await env.step(ACTION_ADAPTER.validate_python(records[k]["action"]))
-        found = first_difference(before, await env.snapshot())
+        found = first_difference(before, _plain(await env.snapshot()))
     finally:
         await env.close()
     if found is None:

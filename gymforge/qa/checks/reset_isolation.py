@@ -138,7 +138,7 @@ async def _state_at(env: Environment, records: Records, k: int) -> Any:
     await env.reset(records[0]["task_id"], records[0]["seed"])
     for rec in records[1 : k + 1]:
         await env.step(ACTION_ADAPTER.validate_python(rec["action"]))
-    return await env.snapshot()
+    return _plain(await env.snapshot())
 
 
 async def _explain_state(target: QATarget, dirty: Environment, ref: Records, k: int) -> str:
