@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymforge.core.seeding import derive_seed
+from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
 from gymforge.rollout.policy import Policy
@@ -137,6 +138,12 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
             return (f"{path} (length)".lstrip("."), len(a), len(b))
         return None
     return None if a == b else (path.lstrip(".") or "value", a, b)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as the JSON a trajectory file would hold: a deep copy, canonical types
+    (a snapshot may share lists with the live world that a later step mutates)."""
+    return json.loads(canonical_json(value))
 
 
 def short(value: Any, limit: int = 160) -> str:

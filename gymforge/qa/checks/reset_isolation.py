@@ -26,7 +26,6 @@ details say so), and then a cache all instances share goes unseen.
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
 from gymforge.core.env import Environment
@@ -38,6 +37,7 @@ from gymforge.qa.checks.common import (
     first_difference,
     jobs,
     need_tasks,
+    plain,
     run_async,
     short,
 )
@@ -54,14 +54,9 @@ Records = list[dict[str, Any]]
 Pair = tuple[str, int]
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as the JSON a trajectory file would hold."""
-    return json.loads(canonical_json(value))
-
-
 def _view(records: Records) -> list[dict[str, Any]]:
     """The deterministic part of every step of an episode, as plain JSON."""
-    return [_plain({k: r[k] for k in COMPARED}) for r in records[:-1]]
+    return [plain({k: r[k] for k in COMPARED}) for r in records[:-1]]
 
 
 def _mismatch(got: Records, want: Records) -> tuple[int, str, str] | None:
@@ -138,7 +133,7 @@ async def _state_at(env: Environment, records: Records, k: int) -> Any:
     await env.reset(records[0]["task_id"], records[0]["seed"])
     for rec in records[1 : k + 1]:
         await env.step(ACTION_ADAPTER.validate_python(rec["action"]))
-    return _plain(await env.snapshot())
+    return plain(await env.snapshot())
 
 
 async def _explain_state(target: QATarget, dirty: Environment, ref: Records, k: int) -> str:
@@ -198,8 +193,8 @@ async def _dirty(
                 checked += 1
         for i, (task_id, seed) in enumerate(pairs):
             obs = await env.reset(task_id, seed)
-            got_reset = _plain(reset_outcome(obs, fingerprint(await env.snapshot())))
-            found = first_difference(_plain({k: refs[i][0][k] for k in got_reset}), got_reset)
+            got_reset = plain(reset_outcome(obs, fingerprint(await env.snapshot())))
+            found = first_difference(plain({k: refs[i][0][k] for k in got_reset}), got_reset)
             if found is not None:
                 path, ref, dirty = found
                 raise CheckFailed(
