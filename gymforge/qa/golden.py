@@ -106,6 +106,12 @@ def record(target: QATarget) -> Path:
 def check(target: QATarget) -> tuple[str, dict[str, Any]]:
     """Compare the current renderer with the golden; (note for the details, metrics)."""
     spec, cmd = target.spec, record_command(target)
+    if target.ref.startswith(("ws://", "wss://")):
+        return (
+            "; golden renderings not compared: they live beside the served environment's "
+            "code (run `gymforge qa` on it there)",
+            {"golden": None},
+        )
     path = find_golden(target)
     entry = None
     if path is not None:

@@ -72,6 +72,11 @@ class QATarget:
         """The run's fresh process (started on first use; see ``gymforge.qa.fresh``)."""
         from gymforge.qa.fresh import FreshProcess, FreshProcessError
 
+        if self.ref.startswith(("ws://", "wss://")):
+            raise FreshProcessError(
+                "a served environment runs in its server's process, which only the server's "
+                "side can restart"
+            )
         if self.import_ref is None:
             raise FreshProcessError(
                 "the factory has no import path (a lambda or closure?), so no other process "

@@ -246,7 +246,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     metrics = {"episodes_after_dirt": dirty, "interleaved_steps": interleaved, "references": where}
     return (
         f"{dirty} episodes on a reused instance after dirty episodes of other tasks match "
-        f"the references step for step ({where}), and so do {len(pairs)} resets after them; "
-        f"{interleaved} interleaved steps match solo runs",
+        f"the references step for step, and so do {len(pairs)} resets after them; "
+        f"{interleaved} interleaved steps match solo runs; {where}",
         metrics,
     )
