@@ -44,7 +44,8 @@ def qa(
         raise GymforgeError(f"unknown checks {unknown}; checks: {', '.join(CHECK_NAMES)}")
     if policy is not None:
         scripted_policy(policy)
-    target = QATarget.load(env)
+    cross_process = {"replay_determinism", "reset_isolation"} & set(check or CHECK_NAMES)
+    target = QATarget.load(env, start_fresh=bool(cross_process) and not record_golden)
     if record_golden:
         from gymforge.qa.golden import record
 

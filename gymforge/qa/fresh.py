@@ -146,8 +146,7 @@ class FreshProcess:
         key = json.dumps([op, items], sort_keys=True)
         if key in self._tickets:
             return self._tickets[key]
-        self.ready()
-        assert self._proc.stdin is not None
+        assert self._proc.stdin is not None  # the child reads it once started: no wait here
         self._next_id += 1
         msg = {"id": self._next_id, "op": op, "items": items}
         try:
@@ -162,6 +161,7 @@ class FreshProcess:
     def wait(self, ticket: int) -> list[dict[str, Any]]:
         """The answers of a submitted request. The wait is bounded by the time budgets of
         every request still queued before it, plus a margin."""
+        self.ready()
         left = sum(b for t, b in self._budget.items() if t <= ticket and t not in self._answers)
         deadline = time.monotonic() + left + 2
         while ticket not in self._answers:

@@ -39,9 +39,23 @@ class QATarget:
     _fresh: FreshProcess | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def load(cls, ref: str) -> QATarget:
-        target = cls.from_factory(resolve_factory(ref), ref=ref, builtin=ref in BUILTIN)
-        target.import_ref = None if ref.startswith(("ws://", "wss://")) else ref
+    def load(cls, ref: str, *, start_fresh: bool = False) -> QATarget:
+        """The target named by ``ref``. ``start_fresh`` starts its fresh process first, so
+        that the child's start-up overlaps this process's own imports and probe."""
+        remote = ref.startswith(("ws://", "wss://"))
+        fresh = None
+        if start_fresh and not remote:
+            from gymforge.qa.fresh import FreshProcess
+
+            fresh = FreshProcess(ref)
+        try:
+            target = cls.from_factory(resolve_factory(ref), ref=ref, builtin=ref in BUILTIN)
+        except BaseException:
+            if fresh is not None:
+                fresh.close()
+            raise
+        target.import_ref = None if remote else ref
+        target._fresh = fresh
         return target
 
     @classmethod
