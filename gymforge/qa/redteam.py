@@ -174,6 +174,9 @@ def _prompt_text(observation: Observation) -> str:
     return "\n".join(m.content for m in observation.messages if m.role == "user" and m.content)
 
 
+MAX_WALK = 1024  # oracle actions walked to find its final reply (world plans run long)
+
+
 class EchoClaim(_Attack):
     """Replies at once (and again on every later turn) with the task echoed back as the
     claim of success. ``mode``: ``identifiers``, ``prompt`` or ``oracle_reply``."""
@@ -186,7 +189,7 @@ class EchoClaim(_Attack):
         """The oracle's last reply, read by walking its plan without stepping (the walk
         repeats the final action once the plan is used up)."""
         walked: list[Action] = []
-        for _ in range(64):
+        for _ in range(MAX_WALK):
             action = await _oracle(self.ctx).oracle_action()
             if walked and action == walked[-1] and isinstance(action, Reply):
                 break
