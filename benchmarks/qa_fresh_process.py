@@ -1,9 +1,13 @@
 """What the cross-process QA parts cost: ``run_qa`` with and without the fresh process.
 
 Claim: replaying episodes and building the reset-isolation references in a fresh process
-(another ``PYTHONHASHSEED``, the wall clock shifted by 40 days through libfaketime) makes a
-whole ``gymforge qa`` run at most 1.5x as long as the same run with those parts done in this
-process only.
+(another ``PYTHONHASHSEED``, the wall clock shifted by 40 days through libfaketime) adds at
+most ``LIMIT_S`` (1 s) of wall-clock time to a whole QA run, whatever the environment: one
+child start-up (an interpreter importing gymforge and the environment, plus whatever
+worker pools the environment starts, such as the math verifier's sympy zygote) and a few
+episodes. The ratio is printed too; it is large for environments whose whole QA run takes
+a fraction of a second in a warm process (a ``gymforge qa`` command also pays this
+process's own start-up, which this in-process measurement leaves out).
 
 Method, per environment, in one process: ``run_qa`` on the same target alternately with
 the fresh process (the default) and without it (``import_ref = None``: the checks then say
@@ -23,7 +27,7 @@ import time
 from gymforge.qa import QATarget, run_qa
 
 PASSES = 3
-LIMIT = 1.5
+LIMIT_S = 1.0
 
 
 def one(env_id: str, fresh: bool) -> float:
@@ -41,7 +45,7 @@ def one(env_id: str, fresh: bool) -> float:
 
 def main(envs: list[str]) -> int:
     worst = 0.0
-    print(f"{'env':<14} {'in-process s':>12} {'fresh s':>9} {'ratio':>6}")
+    print(f"{'env':<14} {'in-process s':>12} {'fresh s':>9} {'added s':>8} {'ratio':>6}")
     for env_id in envs:
         one(env_id, True), one(env_id, False)  # warm-up: imports, templates, pools
         times: dict[bool, list[float]] = {True: [], False: []}
@@ -49,10 +53,10 @@ def main(envs: list[str]) -> int:
             for fresh in (False, True):
                 times[fresh].append(one(env_id, fresh))
         base, new = min(times[False]), min(times[True])
-        worst = max(worst, new / base)
-        print(f"{env_id:<14} {base:>12.2f} {new:>9.2f} {new / base:>6.2f}")
-    print(f"worst ratio {worst:.2f} (claim: <= {LIMIT})")
-    return 0 if worst <= LIMIT else 1
+        worst = max(worst, new - base)
+        print(f"{env_id:<14} {base:>12.2f} {new:>9.2f} {new - base:>8.2f} {new / base:>6.2f}")
+    print(f"most added: {worst:.2f} s (claim: <= {LIMIT_S} s)")
+    return 0 if worst <= LIMIT_S else 1
 
 
 if __name__ == "__main__":
