@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
 # `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
 # part of `make test`.
-.PHONY: setup lock demo test test-slow test-perf test-engine lint typecheck bench clean
+.PHONY: setup lock demo test test-slow test-perf test-engine lint typecheck bench golden clean
 
 VENV := .venv/bin
 
@@ -44,6 +44,12 @@ typecheck: setup
 
 bench: setup
 	$(VENV)/python benchmarks/runner_overhead.py
+
+# Re-record every built-in environment's golden renderings (after an intended renderer change).
+golden: setup
+	for env in $$($(VENV)/python -c "from gymforge.envs import BUILTIN; print(*sorted(BUILTIN))"); do \
+	  $(VENV)/gymforge qa $$env --record-golden || exit 1; \
+	done
 
 clean:
 	rm -rf .venv .venv-engine runs .pytest_cache .mypy_cache .ruff_cache

@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 
 # bubblewrap and friends: the code sandbox (its zygote runs on the system python3);
 # compilers and node: the sandbox's languages; chromium: the report test renders HTML headless;
-# redis-server: the redis-streams backend's tests start a real one on 127.0.0.1
-DEB_PACKAGES=(bubblewrap libseccomp2 python3 gcc g++ libc6-dev chromium redis-server)
+# redis-server: the redis-streams backend's tests start a real one on 127.0.0.1;
+# faketime: `gymforge qa` replays in a process whose wall clock is shifted by weeks
+DEB_PACKAGES=(bubblewrap libseccomp2 python3 gcc g++ libc6-dev chromium redis-server faketime)
 EXTRAS="${EXTRAS:-dev}"
 PYTHON="${PYTHON:-python3}"
 APT_LOCK_TIMEOUT="${APT_LOCK_TIMEOUT:-600}"  # seconds to wait for another apt/dpkg to finish

@@ -26,6 +26,12 @@ def qa(
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report to stdout."),
     report: Path | None = typer.Option(None, "--report", help="Also write the JSON report here."),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
+    record_golden: bool = typer.Option(
+        False,
+        "--record-golden",
+        help="Write the golden renderings of the current renderer_version beside the "
+        "environment's code instead of running the checks.",
+    ),
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
     if token:
@@ -38,7 +44,14 @@ def qa(
         raise GymforgeError(f"unknown checks {unknown}; checks: {', '.join(CHECK_NAMES)}")
     if policy is not None:
         scripted_policy(policy)
-    target = QATarget.load(env)
+    cross_process = {"replay_determinism", "reset_isolation"} & set(check or CHECK_NAMES)
+    target = QATarget.load(env, start_fresh=bool(cross_process) and not record_golden)
+    if record_golden:
+        from gymforge.qa.golden import record
+
+        path = record(target)
+        err.print(f"wrote {path} (renderer_version {target.spec.renderer_version!r})")
+        return
     table = Table("check", "result", "seconds", "details", title=f"gymforge qa {env}")
 
     def show(result: Any) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gymforge.qa.checks import MODULES
 from gymforge.qa.checks.common import CheckResult, QAOptions, timed
+from gymforge.qa.fresh import prestart
 from gymforge.qa.profile import CHECK_NAMES
 from gymforge.qa.target import QATarget
 
@@ -57,11 +58,23 @@ def run_qa(
     only: Sequence[str] | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
 ) -> QAReport:
+    """Run the checks in order. The fresh process the cross-process checks share lives for
+    this run only."""
     opts = opts or QAOptions()
     report = QAReport(target.spec.id, target.spec.version)
-    for name in only or CHECK_NAMES:
-        result = run_check(name, target, opts)
-        report.checks.append(result)
-        if on_result is not None:
-            on_result(result)
+    names = list(only or CHECK_NAMES)
+    if {"replay_determinism", "reset_isolation"} & set(names):
+        prestart(target)
+    for name in names:  # work the fresh process can start on while earlier checks run
+        prefetch = getattr(CHECKS.get(name), "prefetch", None)
+        if prefetch is not None and name not in target.profile.not_applicable:
+            prefetch(target, opts)
+    try:
+        for name in names:
+            result = run_check(name, target, opts)
+            report.checks.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        target.close_fresh_process()
     return report

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from gymforge.core.env import Environment, EnvSpec, SupportsOracle
 from gymforge.core.episode import Budget
@@ -13,10 +14,17 @@ from gymforge.envs.registry import BUILTIN, resolve_factory
 from gymforge.qa.profile import QAProfile
 from gymforge.tasks.source import TaskSource
 
+if TYPE_CHECKING:
+    from gymforge.qa.fresh import FreshProcess
+
 
 @dataclass
 class QATarget:
-    """``factory`` makes fresh instances; the rest is read once from a probe instance."""
+    """``factory`` makes fresh instances; the rest is read once from a probe instance.
+
+    ``import_ref`` names the factory so that another process can build it (a built-in id,
+    ``module:attr`` or ``file.py:attr``); None when it cannot (a lambda, a closure), and then
+    the fresh-process parts of the checks cannot run and say so."""
 
     ref: str
     factory: Callable[[], Environment]
@@ -26,10 +34,29 @@ class QATarget:
     budget: Budget | None
     has_oracle: bool
     builtin: bool
+    import_ref: str | None = None
+    env_type: type | None = None
+    _fresh: FreshProcess | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def load(cls, ref: str) -> QATarget:
-        return cls.from_factory(resolve_factory(ref), ref=ref, builtin=ref in BUILTIN)
+    def load(cls, ref: str, *, start_fresh: bool = False) -> QATarget:
+        """The target named by ``ref``. ``start_fresh`` starts its fresh process first, so
+        that the child's start-up overlaps this process's own imports and probe."""
+        remote = ref.startswith(("ws://", "wss://"))
+        fresh = None
+        if start_fresh and not remote:
+            from gymforge.qa.fresh import FreshProcess
+
+            fresh = FreshProcess(ref)
+        try:
+            target = cls.from_factory(resolve_factory(ref), ref=ref, builtin=ref in BUILTIN)
+        except BaseException:
+            if fresh is not None:
+                fresh.close()
+            raise
+        target.import_ref = None if remote else ref
+        target._fresh = fresh
+        return target
 
     @classmethod
     def from_factory(
@@ -49,6 +76,42 @@ class QATarget:
                 budget=budget if isinstance(budget, Budget) else None,
                 has_oracle=isinstance(probe, SupportsOracle),
                 builtin=builtin,
+                import_ref=import_ref(factory),
+                env_type=type(probe),
             )
         finally:
             asyncio.run(probe.close())
+
+    def fresh_process(self) -> FreshProcess:
+        """The run's fresh process (started on first use; see ``gymforge.qa.fresh``)."""
+        from gymforge.qa.fresh import FreshProcess, FreshProcessError
+
+        if self.ref.startswith(("ws://", "wss://")):
+            raise FreshProcessError(
+                "a served environment runs in its server's process, which only the server's "
+                "side can restart"
+            )
+        if self.import_ref is None:
+            raise FreshProcessError(
+                "the factory has no import path (a lambda or closure?), so no other process "
+                "can build it; give a module-level class or function"
+            )
+        if self._fresh is None:
+            self._fresh = FreshProcess(self.import_ref)
+        return self._fresh
+
+    def close_fresh_process(self) -> None:
+        if self._fresh is not None:
+            self._fresh.close()
+            self._fresh = None
+
+
+def import_ref(factory: Callable[[], Any]) -> str | None:
+    """``module:qualname`` of a module-level class or function, else None."""
+    module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
+    if not module or not name or "<" in name or "." in name:
+        return None
+    if module == "__main__":
+        path = getattr(sys.modules.get("__main__"), "__file__", None)
+        return f"{path}:{name}" if path else None
+    return f"{module}:{name}"

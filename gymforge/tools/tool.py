@@ -32,7 +32,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError, UserError
+from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError, ToolErrorKind, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import ToolCall
 from gymforge.tools.faults import NO_FAULTS, FaultKind, FaultPlan
@@ -136,6 +136,9 @@ class Tool:
     fn: Callable[..., Any]
     writes: bool
     takes_self: bool
+    error_effects: frozenset[str] = frozenset()
+    """Error kinds after which the call may nonetheless have been applied (a timeout after
+    the commit). Any other error result must leave the state unchanged (QA checks it)."""
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -161,9 +164,15 @@ _SCHEMAS: weakref.WeakKeyDictionary[Tool, dict[str, Any]] = weakref.WeakKeyDicti
 
 
 def tool(
-    fn: Callable[..., Any] | None = None, *, name: str | None = None, writes: bool = False
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    writes: bool = False,
+    error_effects: tuple[ToolErrorKind, ...] = (),
 ) -> Any:
-    """Decorate a typed function as a tool. ``writes=True`` marks tools that change state."""
+    """Decorate a typed function as a tool. ``writes=True`` marks tools that change state;
+    ``error_effects`` names the error kinds that may leave the call applied (a wrapper such as
+    ``world_write`` declares its own in ``__gymforge_error_effects__``)."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
         here = f"{source_location(f)}: tool {f.__name__}"
@@ -211,6 +220,8 @@ def tool(
             fn=f,
             writes=writes,
             takes_self=takes_self,
+            error_effects=frozenset(error_effects)
+            | frozenset(getattr(f, "__gymforge_error_effects__", ())),
         )
         return f
 

@@ -172,10 +172,12 @@ def world_read(fn: F) -> F:
 
 
 def world_write(fn: F) -> F:
-    """A write tool: idempotency key, savepoint, world faults, action-log attributes."""
+    """A write tool: idempotency key, savepoint, world faults, action-log attributes. It
+    declares ``timeout`` a side-effecting error (``commit_timeout`` applies the write)."""
 
     @functools.wraps(fn)
     def wrapper(self: Any, **kwargs: Any) -> Any:
         return self.writes.write(fn.__name__, lambda: fn(self, **kwargs), kwargs)
 
+    wrapper.__gymforge_error_effects__ = ("timeout",)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]

@@ -32,7 +32,7 @@ OPTS = QAOptions(episodes=12, fuzz_examples=20)
 # What the check's details must say: evidence that it caught *this* defect, not any failure.
 EVIDENCE: dict[type, tuple[str, ...]] = {
     NondeterministicEnv: ("replay diverged", "diverges at step"),
-    LeakyEnv: ("after a finished episode", "differs from a fresh instance"),
+    LeakyEnv: ("after a finished episode", "differs from the reference", "state audit"),
     HackableVerifierEnv: ("judged a success", "state.claim_0 passed"),
     TruncationAsTerminationEnv: ("terminated=True, truncated=False", "'max_steps'"),
     CrashOnBadInputEnv: ("step raised ValueError", "cannot parse model output"),
@@ -125,7 +125,7 @@ def test_counter_leak_env_really_breaks_the_contract() -> None:
 def test_counter_leak_is_flagged_by_reset_isolation() -> None:
     result = run_check("reset_isolation", QATarget.from_factory(CounterLeakEnv), OPTS)
     assert result.passed is False, result.details
-    assert "differs from a fresh instance" in result.details
+    assert "differs from the reference" in result.details
 
 
 def test_counter_leak_is_flagged_by_replay_determinism() -> None:

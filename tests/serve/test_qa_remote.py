@@ -17,6 +17,9 @@ from gymforge.serve.launch import ServerThread
 BROKEN = REPO / "tests" / "qa" / "broken_envs.py"
 FAST = QAOptions(episodes=12, fuzz_examples=20)
 TIMING = {"throughput"}  # wall-clock figures; every other check's metrics are deterministic
+# What only the environment's own side can do: rebuild it in a fresh process, read the golden
+# renderings beside its code. A served environment's report says so instead.
+OWN_SIDE = {"fresh_process_steps", "references", "golden", "compared"}
 Start = Callable[..., ServerThread]
 
 
@@ -35,8 +38,9 @@ def same_findings(remote: Any, local: Any) -> None:
         assert got.name == want.name
         assert got.passed == want.passed, (got.name, got.details)
         if got.name not in TIMING:
-            assert got.metrics == want.metrics, got.name
-            assert got.details == want.details, got.name
+            mine = {k: v for k, v in got.metrics.items() if k not in OWN_SIDE}
+            assert mine == {k: v for k, v in want.metrics.items() if k not in OWN_SIDE}, got.name
+            assert got.details.split("; ")[0] == want.details.split("; ")[0], got.name
 
 
 def test_served_ledger_passes_all_ten_checks_exactly_as_locally(

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymforge.core.env import Environment
-from gymforge.core.seeding import derive_seed
+from gymforge.core.seeding import canonical_json, derive_seed
+from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
-from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
 from gymforge.rollout.scripted import scripted_policy
 
@@ -78,23 +78,6 @@ def jobs(target: QATarget, n: int, seed: int, split: str = "all") -> list[tuple[
     return [(task_id, derive_seed("qa-episode", task_id, seed) % 2**31) for task_id in ids]
 
 
-async def play(
-    env: Environment, policy: Policy, task_id: str, seed: int, tag: str = "qa"
-) -> list[dict[str, Any]]:
-    """One episode as trajectory records (steps, then the episode record)."""
-    keys = EpisodeKeys(
-        run_id=tag,
-        episode_id=f"{tag}-{task_id}-{seed}",
-        task_id=task_id,
-        seed=seed,
-        env_id=env.spec.id,
-        env_version=env.spec.version,
-        renderer_version=env.spec.renderer_version,
-        policy_checkpoint=policy.checkpoint,
-    )
-    return await run_episode(env, policy, keys)
-
-
 async def play_many(
     target: QATarget, policy_name: str | Callable[[], Policy], pairs: Sequence[tuple[str, int]]
 ) -> list[list[dict[str, Any]]]:
@@ -133,3 +116,36 @@ def timed(
 
 def run_async(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place where two JSON values differ: (path, a's value, b's value), or None.
+    Paths read like ``observation.messages[1].content``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in a or key not in b:
+                return (f"{path}.{key}".lstrip("."), a.get(key, "<absent>"), b.get(key, "<absent>"))
+            found = first_difference(a[key], b[key], f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+        if len(a) != len(b):
+            return (f"{path} (length)".lstrip("."), len(a), len(b))
+        return None
+    return None if a == b else (path.lstrip(".") or "value", a, b)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as the JSON a trajectory file would hold: a deep copy, canonical types
+    (a snapshot may share lists with the live world that a later step mutates)."""
+    return json.loads(canonical_json(value))
+
+
+def short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

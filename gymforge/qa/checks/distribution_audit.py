@@ -5,6 +5,9 @@ stays under ``QAProfile.max_duplicate_rate``; each family's share is within
 ``family_share_tolerance`` of its declared weight (uniform when none is declared); every
 declared difficulty level of every family is generated. With ``--policy``, per-family
 success on training tasks must sit inside ``QAProfile.success_band`` (not ~0%, not ~100%).
+
+What it cannot catch: tasks that are distinct but ambiguous, unsolvable or trivially
+similar; and, without ``--policy``, whether the difficulty knobs change difficulty at all.
 """
 
 from __future__ import annotations

@@ -2,10 +2,23 @@
 
 Hand-written cases (malformed output, unknown and absurd tool names, missing, mistyped,
 extra, huge and deeply nested arguments, odd unicode, huge replies, forced timeouts on every
-tool, and every tool made to crash) and then hypothesis-fuzzed action sequences. Each step
-must return a well-formed ``StepResult`` (reward equals the sum of components, never both
-terminated and truncated) whose outcome is visible: an observation, a penalty, or the end of
-the episode. Every episode must also seal into schema-valid trajectory records.
+tool, and every tool made to crash), schema-valid edge cases of every typed parameter
+(``call_audit.edge_calls``: empty, blank, long and unicode strings, zero, negative and huge
+numbers, enum members, starting from the oracle's own calls), and then hypothesis-fuzzed
+action sequences (which draw typed edge values too). Each step must return a well-formed
+``StepResult`` (reward equals the sum of components, never both terminated and truncated)
+whose outcome is visible: an observation, a penalty, or the end of the episode. Every
+episode must also seal into schema-valid trajectory records. Every tool call that returns
+an error is audited (``call_audit``): an ``internal`` crash on schema-valid arguments fails
+(naming the tool, the arguments and the exception), and so does an error that left the
+state changed (naming the changed value) unless the tool declares that kind in
+``error_effects``.
+
+What it cannot catch: a crash or a partial write that needs a state the cases do not reach
+(edge cases run right after ``reset``, fuzzed episodes are short); a tool that returns
+``ok`` with wrong content; side effects outside ``snapshot()`` (files, services); and
+whether a declared side-effecting error applied exactly the call's effect (only the declared
+kind is checked).
 """
 
 from __future__ import annotations
@@ -14,18 +27,20 @@ import dataclasses
 import math
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from hypothesis.reporting import with_reporter
-
 from gymforge.core.env import StepResult
-from gymforge.core.errors import InfraError
-from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
-from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, play, run_async
+from gymforge.core.types import Action, Invalid, Reply, ToolCall
+from gymforge.qa.checks.call_audit import CallAudit
+from gymforge.qa.checks.common import (
+    CheckFailed,
+    QAOptions,
+    jobs,
+    plain,
+    run_async,
+)
+from gymforge.qa.checks.fuzz import fuzz
+from gymforge.qa.episodes import play, probe_policy
 from gymforge.qa.target import QATarget
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.tools.faults import FaultPlan
-from gymforge.trajectory.io import seal_episode
 
 NAME = "error_paths"
 ODD = "\u0000\u202e\ud800\U0001f600e\u0301\ufeff\uffff"
@@ -111,30 +126,77 @@ def check_result(label: str, result: StepResult) -> None:
         raise CheckFailed(f"{label}: no defined outcome (no observation, penalty or end)")
 
 
+def _toolset(env: Any) -> Any:
+    """The environment's toolset, if it has one (the one place this check reads it)."""
+    return getattr(env, "toolset", None)
+
+
+async def _audited_step(
+    env: Any, audit: CallAudit, label: str, action: Action, crashes_expected: bool = False
+) -> StepResult:
+    """One step, checked: a well-formed result, and for a failed tool call no crash on
+    schema-valid arguments and no state change. Snapshots are copied out as plain JSON at
+    once (a snapshot may share lists with the live world that the step then mutates)."""
+    before = plain(await env.snapshot())
+    try:
+        result = await env.step(action)
+    except Exception as err:
+        raise CheckFailed(f"{label}: step raised {type(err).__name__}: {str(err)[:200]}") from err
+    check_result(label, result)
+    tool_result = result.info.get("tool_result")
+    if isinstance(action, ToolCall) and tool_result is not None:
+        if not crashes_expected:
+            audit.check_crash(label, action.name, action.arguments, tool_result)
+        after = plain(await env.snapshot())
+        audit.check_atomic(label, action.name, action.arguments, tool_result, before, after)
+    return result
+
+
+def _oracle_calls(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The first arguments the oracle sent to each tool (known-good starting points)."""
+    calls: dict[str, dict[str, Any]] = {}
+    for rec in records[1:-1]:
+        action = rec["action"]
+        if action.get("kind") == "tool_call":
+            calls.setdefault(action["name"], action["arguments"])
+    return calls
+
+
 async def _hand_cases(target: QATarget, task_id: str, seed: int) -> int:
     env = target.factory()
     ran = 0
     try:
         obs = await env.reset(task_id, seed)
+        toolset = _toolset(env)
+        audit = CallAudit.of(obs.tools, toolset.tools if toolset is not None else {})
         for label, action in cases(obs.tools):
             await env.reset(task_id, seed)
-            try:
-                result = await env.step(action)
-            except Exception as err:
-                raise CheckFailed(
-                    f"{label}: step raised {type(err).__name__}: {str(err)[:200]}"
-                ) from err
-            check_result(label, result)
+            await _audited_step(env, audit, label, action)
             ran += 1
-        ran += await _injected(env, task_id, seed)
+        base: dict[str, dict[str, Any]] = {}
+        if target.has_oracle:
+            base = _oracle_calls(await play(env, probe_policy("oracle"), task_id, seed))
+        for schema in obs.tools:
+            name = schema["function"]["name"]
+            for args in audit.edge_calls(name, base.get(name)):
+                await env.reset(task_id, seed)
+                label = f"{name}.edge {short_args(args)}"
+                await _audited_step(env, audit, label, ToolCall(name=name, arguments=args))
+                ran += 1
+        ran += await _injected(env, audit, task_id, seed)
     finally:
         await env.close()
     return ran
 
 
-async def _injected(env: Any, task_id: str, seed: int) -> int:
+def short_args(args: dict[str, Any]) -> str:
+    text = repr(args)
+    return text if len(text) <= 120 else text[:120] + "...}"
+
+
+async def _injected(env: Any, audit: CallAudit, task_id: str, seed: int) -> int:
     """Forced timeouts on every tool, then every tool crashing, under the oracle's actions."""
-    toolset = getattr(env, "toolset", None)
+    toolset = _toolset(env)
     if toolset is None or not hasattr(env, "oracle_action"):
         return 0
     ran = 0
@@ -150,8 +212,8 @@ async def _injected(env: Any, task_id: str, seed: int) -> int:
         try:
             for _ in range(6):
                 action = await env.oracle_action()
-                result = await env.step(action)
-                check_result(label, result)
+                expected = label == "crashing_tools"
+                result = await _audited_step(env, audit, label, action, crashes_expected=expected)
                 ran += 1
                 if isinstance(action, ToolCall) and result.observation.data.get(
                     "tool_result", {}
@@ -172,102 +234,24 @@ def _crash(*args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("injected tool crash")
 
 
-class _Scripted:
-    name = checkpoint = "fuzz"
-
-    def __init__(self, actions: list[Action]) -> None:
-        self.actions = list(actions)
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(self.actions.pop(0) if self.actions else Reply(text="stop"))
-
-
-def _strategy(tools: tuple[dict[str, Any], ...]) -> st.SearchStrategy[list[Action]]:
-    names = [t["function"]["name"] for t in tools]
-    params = sorted({p for t in tools for p in t["function"]["parameters"].get("properties", {})})
-    leaf = (
-        st.none()
-        | st.booleans()
-        | st.integers(-(2**70), 2**70)
-        | st.text(max_size=30)
-        | st.floats(allow_nan=False, allow_infinity=False)
-    )
-    value = st.recursive(
-        leaf,
-        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
-        max_leaves=8,
-    )
-    key = st.sampled_from(params) | st.text(max_size=8) if params else st.text(max_size=8)
-    tool_name = st.sampled_from(names) | st.text(max_size=12) if names else st.text(max_size=12)
-    action = st.one_of(
-        st.builds(ToolCall, name=tool_name, arguments=st.dictionaries(key, value, max_size=4)),
-        st.builds(Reply, text=st.text(max_size=60)),
-        st.builds(Invalid, raw=st.text(max_size=60), error=st.text(max_size=30)),
-    )
-    return st.lists(action, min_size=1, max_size=8)
-
-
-def _fuzz(
-    target: QATarget, pairs: list[tuple[str, int]], examples: int, tools: tuple[dict[str, Any], ...]
-) -> int:
-    count = [0]
-    reports: list[str] = []
-
-    @settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(st.sampled_from(pairs), _strategy(tools))
-    def prop(pair: tuple[str, int], actions: list[Action]) -> None:
-        async def episode() -> None:
-            env = target.factory()
-            try:
-                records = await play(env, _Scripted(actions), *pair, tag="fuzz")
-            finally:
-                await env.close()
-            seal_episode(records)  # schema-valid and JSON-safe
-            for rec in records[1:-1]:
-                if rec["terminated"] and rec["truncated"]:
-                    raise CheckFailed("terminated and truncated both set")
-
-        try:
-            run_async(episode())
-        except InfraError as err:
-            raise CheckFailed(f"step raised: {err}") from err
-        count[0] += 1
-
-    try:
-        with with_reporter(reports.append):
-            prop()
-    except CheckFailed as err:
-        raise CheckFailed(f"fuzzing: {err}; {' '.join(reports)[:600]}") from err
-    except Exception as err:
-        raise CheckFailed(
-            f"fuzzing: {type(err).__name__}: {str(err)[:300]}; {' '.join(reports)[:600]}"
-        ) from err
-    return count[0]
-
-
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     pairs = jobs(target, max(2, opts.episodes // 8), opts.seed + 4, "all")
     hand = sum(run_async(_hand_cases(target, task_id, seed)) for task_id, seed in pairs[:2])
 
-    async def tools() -> tuple[dict[str, Any], ...]:
+    async def tools() -> tuple[Any, Any]:
         env = target.factory()
         try:
-            return (await env.reset(*pairs[0])).tools
+            schemas = (await env.reset(*pairs[0])).tools
+            toolset = _toolset(env)
+            return schemas, dict(toolset.tools) if toolset is not None else {}
         finally:
             await env.close()
 
-    fuzzed = _fuzz(target, pairs, opts.fuzz_examples, run_async(tools()))
+    fuzzed = fuzz(target, pairs, opts.fuzz_examples, run_async(tools()))
     metrics = {"hand_cases": hand, "fuzzed_episodes": fuzzed}
     return (
-        f"{hand} hand-made bad inputs and {fuzzed} fuzzed episodes all had defined outcomes",
+        f"{hand} hand-made bad inputs and schema-valid edge cases and {fuzzed} fuzzed episodes "
+        "all had defined outcomes; no tool crashed on valid arguments and every failed call "
+        "left the state unchanged (or as its tool declares)",
         metrics,
     )

@@ -4,6 +4,9 @@ The environment must declare a held-out split (whole families or parameter regio
 held-out split must actually yield tasks, every registered training path
 (``gymforge.tasks.TRAINING_PATHS``) must return only tasks whose resolved split is
 ``train``, and ``Split.check_train`` must refuse every held-out task.
+
+What it cannot catch: a path that hands tasks to a trainer without being registered in
+``TRAINING_PATHS``, or held-out tasks that are near-duplicates of training ones.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Thresholds come from the environment's ``QAProfile.baselines`` (defaults: oracle >= 0.95,
 bad <= 0.2, noop <= 0.05 success on training tasks). The noop agent's mean ``task``
 component must also stay at or below its threshold.
+
+What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
+tasks only the oracle's exact path solves, or thresholds declared too loosely.
 """
 
 from __future__ import annotations

@@ -4,7 +4,14 @@ Episodes from the oracle and the random policy go through the real runner into a
 ``trajectories.jsonl``. Every line must validate against ``gymforge schema trajectory``
 (checked with ``jsonschema``, independently of the pydantic models the writer uses), carry
 the environment's id, version and renderer version and a policy checkpoint, and every
-episode's digest chain must verify.
+episode's digest chain must verify. Then the renderer is compared with the golden
+renderings of its ``renderer_version`` (``gymforge.qa.golden``): a renderer changed without
+a version bump fails, naming the task, the value and the re-record command; an environment
+with no golden passes with a warning that says how to record one.
+
+What it cannot catch: a renderer change on tasks outside the golden set, or one that only
+shows after the first step; a golden recorded from an already-wrong renderer; and stamps
+that are wrong in a way the schema allows (a valid but stale version string).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from gymforge.core.errors import IntegrityError
+from gymforge.qa import golden
 from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, run_async
 from gymforge.qa.target import QATarget
 from gymforge.rollout.runner import run as run_jobs
@@ -61,9 +69,10 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             for log in read_episodes(path):
                 verify_chain(log)
                 episodes += 1
-    metrics = {"lines": lines, "episodes": episodes}
+    note, golden_metrics = golden.check(target)
+    metrics = {"lines": lines, "episodes": episodes, **golden_metrics}
     return (
         f"{lines} lines from {episodes} episodes validate against the JSON Schema, carry "
-        f"{spec.id} {spec.version}/r{spec.renderer_version}, and chain",
+        f"{spec.id} {spec.version}/r{spec.renderer_version}, and chain{note}",
         metrics,
     )

@@ -5,6 +5,10 @@ tools, sends a reply larger than the token budget) must end every episode trunca
 an ``end_reason`` naming the budget, no success and no positive ``task`` reward. Across
 ordinary episodes too, no step may set both flags, and the episode record must carry the
 last step's flags.
+
+What it cannot catch: budgets the environment enforces outside ``Budget`` (its own step
+caps or wall-clock limits), or a truncation that is rewarded through a shaped component
+other than ``task``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ Runs every generic attack for the environment's declared verifier kinds
 tasks. Any attack judged a success is a breach. Attacks that cannot be built for a task
 (``AttackNotApplicable``) are not counted; if no attack could be exercised at all, the check
 has nothing to test and fails.
+
+What it cannot catch: attacks nobody wrote. The generic ones (including the ``claim_echo``
+family, which echoes the task back as a claim) find verifiers that trust replies or skip
+state; a shortcut specific to the domain needs its own ``RedTeamCase``.
 """
 
 from __future__ import annotations

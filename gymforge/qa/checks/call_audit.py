@@ -1,0 +1,146 @@
+"""What ``error_paths`` asks of every tool call that returns an error.
+
+- **No crash passes as handled.** An ``internal`` error (an unexpected exception inside the
+  tool) for arguments that are valid against the tool's own JSON Schema is the tool's bug:
+  the agent did nothing wrong and has nothing to fix.
+- **Failed calls are atomic.** An error result must leave the state as it was, unless the
+  tool declares that errors of that kind may have been applied (``Tool.error_effects``, such
+  as ``world_write``'s timeout after the commit).
+
+``edge_calls`` builds the schema-valid edge cases: every typed parameter of every tool, one
+at a time, set to the empty string, a blank, a long string and odd unicode, to zero, minus
+one and huge magnitudes, to every enum member, starting from a known-good call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from gymforge.qa.checks.common import CheckFailed, first_difference, short
+
+LONG = "z" * 5000
+UNICODE = "Zo\u00eb \u6771\u4eac \U0001f680 e\u0301 \u202eabc"
+EDGES: dict[str, tuple[Any, ...]] = {
+    "string": ("", " ", LONG, UNICODE),
+    "integer": (0, -1, -(2**31), 2**53),
+    "number": (0.0, -1.0, -1e308, 1e308, 5e-324),
+    "boolean": (True, False),
+    "array": ([],),
+    "object": ({},),
+    "null": (None,),
+}
+NEUTRAL: dict[str, Any] = {
+    "string": "x",
+    "integer": 1,
+    "number": 1.0,
+    "boolean": True,
+    "array": [],
+    "object": {},
+}
+
+
+def _types(spec: Mapping[str, Any]) -> list[str]:
+    """The JSON types a parameter schema admits (``anyOf`` members included)."""
+    kinds = spec.get("type")
+    out = [kinds] if isinstance(kinds, str) else list(kinds or [])
+    for member in spec.get("anyOf", ()):
+        out += _types(member)
+    return out
+
+
+def edge_values(spec: Mapping[str, Any]) -> list[Any]:
+    values: list[Any] = list(spec.get("enum", ()))
+    for member in spec.get("anyOf", ()):
+        values += list(member.get("enum", ()))
+    for kind in _types(spec):
+        values += EDGES.get(kind, ())
+    return values
+
+
+@dataclass
+class CallAudit:
+    """Validators of the tools' schemas and their declared side-effecting errors."""
+
+    validators: dict[str, Draft202012Validator]
+    effects: dict[str, frozenset[str]]
+    params: dict[str, dict[str, Any]]
+    audited: int = 0
+    declared_effects: int = 0
+
+    @classmethod
+    def of(cls, schemas: Iterable[Mapping[str, Any]], tools: Mapping[str, Any]) -> CallAudit:
+        validators, params = {}, {}
+        for schema in schemas:
+            fn = schema["function"]
+            validators[fn["name"]] = Draft202012Validator(fn["parameters"])
+            params[fn["name"]] = dict(fn["parameters"].get("properties", {}))
+        effects = {n: frozenset(getattr(t, "error_effects", ())) for n, t in tools.items()}
+        return cls(validators, effects, params)
+
+    def schema_valid(self, name: str, arguments: Any) -> bool:
+        validator = self.validators.get(name)
+        return validator is not None and validator.is_valid(arguments)
+
+    def check_crash(self, label: str, name: str, arguments: Any, result: Mapping[str, Any]) -> None:
+        """Fail when a schema-valid call ended in an ``internal`` error."""
+        error = result.get("error") or {}
+        if error.get("kind") == "internal" and self.schema_valid(name, arguments):
+            raise CheckFailed(
+                f"{label}: tool {name} crashed on schema-valid arguments {short(arguments, 200)}"
+                f" ({error.get('message', '')[:200]}): an internal error is the tool's bug, "
+                "not a defined outcome; return a ToolError the agent can act on"
+            )
+
+    def check_atomic(
+        self,
+        label: str,
+        name: str,
+        arguments: Any,
+        result: Mapping[str, Any],
+        before: Any,
+        after: Any,
+    ) -> None:
+        """Fail when an error result left the state changed (undeclared side effect)."""
+        self.audited += 1
+        if result.get("ok", True):
+            return
+        found = first_difference(before, after)
+        if found is None:
+            return
+        kind = (result.get("error") or {}).get("kind", "?")
+        if kind in self.effects.get(name, frozenset()):
+            self.declared_effects += 1
+            return
+        path, was, now = found
+        raise CheckFailed(
+            f"{label}: {name}{short(arguments, 200)} returned a {kind!r} error but left the "
+            f"state changed: {path}: {short(was)} -> {short(now)}. A refused call must change "
+            f"nothing, or the tool must declare error_effects=({kind!r},)"
+        )
+
+    def edge_calls(self, name: str, base: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        """Schema-valid variants of ``base`` (or of neutral values), one parameter at a time."""
+        props = self.params.get(name, {})
+        start = dict(base) if base is not None else self._neutral(name)
+        if start is None:
+            return []
+        out: list[dict[str, Any]] = []
+        for param, spec in props.items():
+            for value in edge_values(spec):
+                args = {**start, param: value}
+                if args != start and args not in out and self.schema_valid(name, args):
+                    out.append(args)
+        return out
+
+    def _neutral(self, name: str) -> dict[str, Any] | None:
+        props = self.params.get(name, {})
+        args = {}
+        for param, spec in props.items():
+            kinds = _types(spec)
+            enum = spec.get("enum")
+            args[param] = enum[0] if enum else NEUTRAL.get(kinds[0] if kinds else "")
+        return args if self.schema_valid(name, args) else None

@@ -1,0 +1,164 @@
+"""The fuzzed half of ``error_paths``: hypothesis-drawn action sequences, audited.
+
+Actions mix schema-shaped tool calls (every typed parameter drawn from its type's edge
+values, or anything at all), free-form calls with random names and arguments, replies and
+malformed output. Every episode must seal into schema-valid records, never set both end
+flags, and pass the call audit: no ``internal`` crash on schema-valid arguments, and no
+failed call whose state fingerprint changed (undeclared), the changed value named by
+replaying the episode up to that call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.reporting import with_reporter
+
+from gymforge.core.errors import InfraError
+from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
+from gymforge.qa.checks.call_audit import CallAudit, edge_values
+from gymforge.qa.checks.common import CheckFailed, first_difference, plain, run_async, short
+from gymforge.qa.episodes import play
+from gymforge.qa.target import QATarget
+from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.trajectory.io import seal_episode
+
+
+class _Scripted:
+    name = checkpoint = "fuzz"
+
+    def __init__(self, actions: list[Action]) -> None:
+        self.actions = list(actions)
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        return None
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        return PolicyTurn(self.actions.pop(0) if self.actions else Reply(text="stop"))
+
+
+def _strategy(tools: tuple[dict[str, Any], ...]) -> st.SearchStrategy[list[Action]]:
+    names = [t["function"]["name"] for t in tools]
+    params = sorted({p for t in tools for p in t["function"]["parameters"].get("properties", {})})
+    leaf = (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | st.text(max_size=30)
+        | st.floats(allow_nan=False, allow_infinity=False)
+    )
+    value = st.recursive(
+        leaf,
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+        max_leaves=8,
+    )
+    key = st.sampled_from(params) | st.text(max_size=8) if params else st.text(max_size=8)
+    tool_name = st.sampled_from(names) | st.text(max_size=12) if names else st.text(max_size=12)
+    typed = [  # every parameter drawn from its type's edge values (or anything at all)
+        st.builds(
+            ToolCall,
+            name=st.just(t["function"]["name"]),
+            arguments=st.fixed_dictionaries(
+                {
+                    p: st.sampled_from(edge_values(spec)) | leaf if edge_values(spec) else leaf
+                    for p, spec in t["function"]["parameters"].get("properties", {}).items()
+                }
+            ),
+        )
+        for t in tools
+    ]
+    action = st.one_of(
+        *typed,
+        st.builds(ToolCall, name=tool_name, arguments=st.dictionaries(key, value, max_size=4)),
+        st.builds(Reply, text=st.text(max_size=60)),
+        st.builds(Invalid, raw=st.text(max_size=60), error=st.text(max_size=30)),
+    )
+    return st.lists(action, min_size=1, max_size=8)
+
+
+async def _explain_change(target: QATarget, records: list[dict[str, Any]], k: int) -> str:
+    """Replay ``records`` up to step ``k`` and name what step ``k`` changed."""
+    from gymforge.trajectory.replay import ACTION_ADAPTER
+
+    env = target.factory()
+    try:
+        await env.reset(records[0]["task_id"], records[0]["seed"])
+        for rec in records[1:k]:
+            await env.step(ACTION_ADAPTER.validate_python(rec["action"]))
+        before = plain(await env.snapshot())
+        await env.step(ACTION_ADAPTER.validate_python(records[k]["action"]))
+        found = first_difference(before, plain(await env.snapshot()))
+    finally:
+        await env.close()
+    if found is None:
+        return "the state fingerprint changed"
+    path, was, now = found
+    return f"{path}: {short(was)} -> {short(now)}"
+
+
+async def _audit_episode(target: QATarget, audit: CallAudit, records: list[dict[str, Any]]) -> None:
+    """The call audit over a recorded episode: crashes and fingerprint changes on errors."""
+    for k in range(1, len(records) - 1):
+        rec, action = records[k], records[k]["action"]
+        result = rec.get("tool_result")
+        if action.get("kind") != "tool_call" or not result:
+            continue
+        label = f"fuzzed step {k}"
+        audit.check_crash(label, action["name"], action["arguments"], result)
+        changed = rec["state_fingerprint"] != records[k - 1]["state_fingerprint"]
+        kind = (result.get("error") or {}).get("kind")
+        if not result["ok"] and changed and kind not in audit.effects.get(action["name"], ()):
+            what = await _explain_change(target, records, k)
+            raise CheckFailed(
+                f"{label}: {action['name']}{short(action['arguments'], 200)} returned a "
+                f"{kind!r} error but left the state changed: {what}"
+            )
+
+
+def fuzz(
+    target: QATarget, pairs: list[tuple[str, int]], examples: int, audit_tools: tuple[Any, Any]
+) -> int:
+    tools, toolset_tools = audit_tools
+    audit = CallAudit.of(tools, toolset_tools)
+    count = [0]
+    reports: list[str] = []
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.sampled_from(pairs), _strategy(tools))
+    def prop(pair: tuple[str, int], actions: list[Action]) -> None:
+        async def episode() -> None:
+            env = target.factory()
+            try:
+                records = await play(env, _Scripted(actions), *pair, tag="fuzz")
+            finally:
+                await env.close()
+            seal_episode(records)  # schema-valid and JSON-safe
+            for rec in records[1:-1]:
+                if rec["terminated"] and rec["truncated"]:
+                    raise CheckFailed("terminated and truncated both set")
+            await _audit_episode(target, audit, records)
+
+        try:
+            run_async(episode())
+        except InfraError as err:
+            raise CheckFailed(f"step raised: {err}") from err
+        count[0] += 1
+
+    try:
+        with with_reporter(reports.append):
+            prop()
+    except CheckFailed as err:
+        raise CheckFailed(f"fuzzing: {err}; {' '.join(reports)[:600]}") from err
+    except Exception as err:
+        raise CheckFailed(
+            f"fuzzing: {type(err).__name__}: {str(err)[:300]}; {' '.join(reports)[:600]}"
+        ) from err
+    return count[0]

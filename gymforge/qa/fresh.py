@@ -1,0 +1,209 @@
+"""A fresh process for the QA checks: another hash seed, another wall clock.
+
+Nondeterminism that one process hides (an RNG seeded from Python's ``hash()``, a date or a
+seconds value in an observation, a class-level cache shared by "fresh" instances) only shows
+when the same episode runs in a different process at a different time. ``FreshProcess``
+starts ``gymforge.qa.fresh_child`` with:
+
+- ``PYTHONHASHSEED`` set to a value other than this process's (checked: the child reports
+  ``hash()`` of a probe string, which must differ from ours);
+- the wall clock shifted forward by ``CLOCK_SHIFT_S`` (40 days, 7 hours and 13 minutes)
+  through Debian's libfaketime (``faketime``), which shifts every clock call of the process
+  (``time.time``, ``datetime.now``, SQLite's ``datetime('now')``, C extensions), not just the
+  Python functions a patching library replaces. Monotonic clocks move by the same constant,
+  so durations and timeouts are unchanged (libfaketime 0.9.10's ``--exclude-monotonic``
+  breaks Python's ``time.sleep``, hence not used). Without ``faketime`` on PATH the child
+  runs unshifted and the checks say so (``clock_shift`` is then None).
+
+One child serves every request of a QA run, in order (see ``gymforge.qa.fresh_child``);
+requests can be submitted early and collected later, so the suite sends the reference
+episodes of ``reset_isolation`` first (they then run where no episode ran before) and the
+child works while this process runs the in-process parts. Every wait is bounded: start-up
+by ``START_TIMEOUT_S``, a request by its items' ``timeout`` (the child is killed past it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+from gymforge.qa.fresh_child import PROBE
+
+CLOCK_SHIFT_S = 40 * 86400 + 7 * 3600 + 13 * 60
+START_TIMEOUT_S = 120.0
+ITEM_TIMEOUT_S = 120.0
+
+
+class FreshProcessError(Exception):
+    """The fresh process could not be started or did not answer in time."""
+
+
+def child_hash_seed() -> str:
+    """A ``PYTHONHASHSEED`` different from this process's (whose own may be random)."""
+    mine = os.environ.get("PYTHONHASHSEED", "")
+    return "2" if mine == "1" else "1"
+
+
+class FreshProcess:
+    """The child process. ``request`` sends one op and waits (bounded) for its answer."""
+
+    def __init__(self, ref: str, *, shift_clock: bool = True) -> None:
+        self.ref = ref
+        self.hash_seed = child_hash_seed()
+        faketime = shutil.which("faketime") if shift_clock else None
+        self.clock_shift: int | None = CLOCK_SHIFT_S if faketime else None
+        self._dir = tempfile.TemporaryDirectory(prefix="gymforge-qa-fresh-")
+        env = dict(os.environ)
+        env["PYTHONHASHSEED"] = self.hash_seed
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
+        cmd = [sys.executable, "-m", "gymforge.qa.fresh_child", ref]
+        if faketime:
+            cmd = [faketime, "-f", f"+{CLOCK_SHIFT_S}", *cmd]
+        self._stderr = open(Path(self._dir.name) / "stderr.txt", "w+", encoding="utf-8")  # noqa: SIM115
+        self._proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+            cwd=os.getcwd(),
+            start_new_session=True,
+        )
+        self._ready: dict[str, Any] | None = None
+        self._buf = b""
+        self._started = time.time()
+        self._next_id = 0
+        self._tickets: dict[str, int] = {}
+        self._budget: dict[int, float] = {}
+        self._answers: dict[int, dict[str, Any]] = {}
+        self._finalizer = weakref.finalize(self, _shutdown, self._proc, self._stderr, self._dir)
+
+    @property
+    def workdir(self) -> Path:
+        return Path(self._dir.name)
+
+    def describe(self) -> str:
+        clock = (
+            f"the wall clock +{self.clock_shift / 86400:.1f} days"
+            if self.clock_shift
+            else "the real clock (faketime not installed)"
+        )
+        return f"a fresh process (PYTHONHASHSEED={self.hash_seed}, {clock})"
+
+    def _line(self, deadline: float) -> dict[str, Any]:
+        """The child's next JSON line (read from the raw pipe into our own buffer: a
+        buffered reader could hold a second answer that ``select`` would not report)."""
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._proc.kill()
+                self.close()
+                raise FreshProcessError(f"{self.describe()} did not answer in time (killed)")
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    raise FreshProcessError(f"{self.describe()} exited: {self._tail()}")
+                self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _tail(self) -> str:
+        self._stderr.flush()
+        self._stderr.seek(0)
+        lines = [x for x in self._stderr.read().splitlines() if x.strip()]
+        return " | ".join(lines[-3:])[:600] or f"exit status {self._proc.poll()}"
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the child's start; check that its hash seed and clock really differ."""
+        if self._ready is None:
+            self._ready = self._line(time.monotonic() + START_TIMEOUT_S)
+            if self._ready.get("hash_probe") == hash(PROBE):
+                raise FreshProcessError(f"{self.describe()} hashes like this one")
+            if self.clock_shift and self._ready["time"] - self._started < self.clock_shift / 2:
+                self.clock_shift = None  # faketime present but not effective here
+        return self._ready
+
+    def submit(self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S) -> int:
+        """Send one request now, without waiting; a request equal to one already sent is not
+        sent again. Returns the ticket for ``wait``. ``replay`` items are ``{"paths"}`` (one
+        episode file each), answered with ``{"episodes": [{"steps", "divergence"}]}`` up to
+        the first divergence; ``play`` items are ``{"policy", "pairs"}``, answered with
+        ``{"episodes": [records]}``; an item that raised is answered with ``{"error"}``."""
+        key = json.dumps([op, items], sort_keys=True)
+        if key in self._tickets:
+            return self._tickets[key]
+        assert self._proc.stdin is not None  # the child reads it once started: no wait here
+        self._next_id += 1
+        msg = {"id": self._next_id, "op": op, "items": items}
+        try:
+            self._proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            self._proc.stdin.flush()
+        except OSError as err:
+            raise FreshProcessError(f"{self.describe()} is gone: {self._tail()}") from err
+        self._tickets[key] = self._next_id
+        self._budget[self._next_id] = timeout * max(1, len(items))
+        return self._next_id
+
+    def wait(self, ticket: int) -> list[dict[str, Any]]:
+        """The answers of a submitted request. The wait is bounded by the time budgets of
+        every request still queued before it, plus a margin."""
+        self.ready()
+        left = sum(b for t, b in self._budget.items() if t <= ticket and t not in self._answers)
+        deadline = time.monotonic() + left + 2
+        while ticket not in self._answers:
+            answer = self._line(deadline)
+            self._answers[answer["id"]] = answer
+        answer = self._answers[ticket]
+        if not answer.get("ok"):
+            raise FreshProcessError(f"{self.describe()}: {answer.get('error')}")
+        results: list[dict[str, Any]] = answer["results"]
+        return results
+
+    def request(
+        self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S
+    ) -> list[dict[str, Any]]:
+        """``submit`` then ``wait``."""
+        return self.wait(self.submit(op, items, timeout))
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _shutdown(
+    proc: subprocess.Popen[bytes], stderr: Any, workdir: tempfile.TemporaryDirectory[str]
+) -> None:
+    """Stop the child (EOF on its stdin, then a kill after 5 s) and remove its files. Runs
+    once: from ``close``, when the ``FreshProcess`` is garbage-collected, or at exit."""
+    if proc.poll() is None:
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    stderr.close()
+    workdir.cleanup()
+
+
+def prestart(target: Any) -> None:
+    """Start the target's fresh process now, without waiting, so that its start-up overlaps
+    the work done before it is first needed (a no-op when it cannot start)."""
+    with contextlib.suppress(FreshProcessError):
+        target.fresh_process()

@@ -1,0 +1,107 @@
+"""The fresh-process side of ``gymforge.qa.fresh``: ``python -m gymforge.qa.fresh_child REF``.
+
+Started by the QA suite with another ``PYTHONHASHSEED`` and, when libfaketime is available,
+a wall clock shifted by weeks. It imports the environment, reports ``ready``, and then
+answers one JSON request per stdin line, in order, with one JSON line on stdout. Requests
+are ``replay`` (episode files, each replayed on its own instance, up to the first
+divergence) and ``play`` (reference episodes, each on its own instance). The parent sends
+the reference episodes first, so they run in a process in which no episode ran before:
+whatever the environment caches process-wide (class attributes, module globals) starts
+empty there. One process for the run, not one per episode: environments with process-wide
+worker pools (the math verifier's zygote, the code sandbox) start them once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+PROBE = "gymforge-qa-hash-probe"
+_PRELOAD_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAKE_MONOTONIC")
+
+
+async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any]:
+    from gymforge.trajectory.io import read_episodes
+    from gymforge.trajectory.replay import replay_episode
+
+    episodes: list[dict[str, Any]] = []
+    for path in paths:
+        (log,) = read_episodes(path)
+        env = factory()
+        try:
+            steps, divergence = await replay_episode(env, log)
+        finally:
+            await env.close()
+        if divergence is None:
+            episodes.append({"steps": steps, "divergence": None})
+            continue
+        where: dict[str, Any] = {"episode_id": divergence.episode_id, "seed": divergence.seed}
+        where.update(task_id=divergence.task_id, step=divergence.step, field=divergence.field)
+        values = {"recorded": divergence.recorded, "replayed": divergence.replayed}
+        episodes.append({"steps": steps, "divergence": {**where, **values}})
+        break
+    return {"episodes": episodes}
+
+
+async def _play(factory: Callable[[], Any], item: dict[str, Any]) -> dict[str, Any]:
+    from gymforge.qa.episodes import play, probe_policy
+
+    episodes = []
+    for task_id, seed in item["pairs"]:
+        env = factory()
+        try:
+            episodes.append(await play(env, probe_policy(item["policy"]), task_id, seed))
+        finally:
+            await env.close()
+    return {"episodes": episodes}
+
+
+async def _answer(factory: Callable[[], Any], request: dict[str, Any]) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    for item in request["items"]:
+        try:
+            if request["op"] == "replay":
+                results.append(await _replay(factory, item["paths"]))
+            else:
+                results.append(await _play(factory, item))
+        except Exception as err:  # reported to the parent, not raised
+            results.append({"error": f"{type(err).__name__}: {str(err)[:500]}"})
+    return {"ok": True, "results": results}
+
+
+def main(argv: list[str]) -> int:
+    # The clock shift is for this process only: subprocesses it starts (sandboxes) get the
+    # real clock, as they would in production.
+    for name in _PRELOAD_VARS:
+        os.environ.pop(name, None)
+    # The protocol owns the original stdout; anything the environment prints (Python or C)
+    # goes to stderr instead of corrupting it.
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    from gymforge.envs.registry import resolve_factory
+
+    factory = resolve_factory(argv[1])
+    ready = {"ready": True, "hash_probe": hash(PROBE), "time": time.time(), "pid": os.getpid()}
+    protocol.write(json.dumps(ready) + "\n")
+    protocol.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            answer = asyncio.run(_answer(factory, request))
+            text = json.dumps({"id": request["id"], **answer}, allow_nan=False)
+        except Exception as err:
+            error = f"{type(err).__name__}: {str(err)[:500]}"
+            text = json.dumps({"id": request["id"], "ok": False, "error": error})
+        protocol.write(text + "\n")
+        protocol.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
