@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -289,3 +290,22 @@ def test_real_process_keeps_stdout_clean(tmp_path: Path) -> None:
     assert proc.stdout == ""
     assert proc.stderr.startswith("error:") and len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_qa_keeps_hypothesis_caches_out_of_the_working_directory(tmp_path: Path) -> None:
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    env["XDG_CACHE_HOME"] = str(cache)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-m", "gymforge.cli", "qa", "ledger", "--check", "error_paths"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (work / ".hypothesis").exists()
+    assert (cache / "gymforge" / "hypothesis").is_dir()

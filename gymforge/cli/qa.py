@@ -15,6 +15,12 @@ from gymforge.core.errors import GymforgeError
 from gymforge.rollout.scripted import scripted_policy
 
 
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/gymforge``, else ``~/.cache/gymforge``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gymforge"
+
+
 @app.command()
 @friendly
 def qa(
@@ -34,6 +40,9 @@ def qa(
     ),
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
+    # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
+    # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     from gymforge.qa import QAOptions, QATarget, run_qa
