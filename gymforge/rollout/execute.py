@@ -280,6 +280,7 @@ def _remote(
                 out,
                 dataset=spec.dataset,
                 base_url=policy_options.get("base_url"),
+                policy_options={k: v for k, v in policy_options.items() if k != "base_url"},
                 episode_timeout_s=spec.episode_timeout,
                 **common,
             )

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -318,3 +319,27 @@ def test_cli_run_with_redis_backend_and_a_worker_process(redis_url: str, tmp_pat
             raise
     assert workers.returncode == 0, stderr
     assert "processed 12 tasks" in stderr
+
+
+def test_task_entries_carry_the_policy_settings_to_the_worker() -> None:
+    """--max-tokens/--temperature/--top-p and the token-in options reach a redis worker's
+    policy, not only the local and Ray runners' (they were silently dropped)."""
+    from gymforge.rollout.backends.redis_streams import _Resources, task_fields
+
+    options = {"max_tokens": 7, "temperature": 0.5, "tool_format": "hermes"}
+    [job] = expand([("t", 0)], 1)
+    fields = task_fields(
+        job,
+        env_ref="ledger",
+        policy_spec="vllm:m",
+        run_id="r",
+        result_stream="s",
+        base_url="http://127.0.0.1:9/v1",
+        policy_options=options,
+    )
+    source = _Resources().policy(fields["policy"], fields["base_url"], fields["policy_options"])
+    made: Any = source.factory
+    assert (made.sampling.max_tokens, made.sampling.temperature) == (7, 0.5)
+    assert made.tool_format == "hermes"
+    plain = task_fields(job, env_ref="ledger", policy_spec="oracle", run_id="r", result_stream="s")
+    assert "policy_options" not in plain

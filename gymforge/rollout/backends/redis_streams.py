@@ -105,6 +105,7 @@ def task_fields(
     result_stream: str,
     dataset: str | None = None,
     base_url: str | None = None,
+    policy_options: dict[str, Any] | None = None,
     max_retries: int = 2,
     episode_timeout_s: float | None = None,
 ) -> dict[str, str]:
@@ -123,6 +124,8 @@ def task_fields(
         fields["dataset"] = dataset
     if base_url:
         fields["base_url"] = base_url
+    if policy_options:  # sampling and token-in settings: plain JSON scalars
+        fields["policy_options"] = json.dumps(policy_options, sort_keys=True)
     if episode_timeout_s is not None:
         fields["episode_timeout_s"] = repr(float(episode_timeout_s))
     return fields
@@ -142,6 +145,7 @@ async def run_redis(
     prefix: str = DEFAULT_PREFIX,
     dataset: str | Path | None = None,
     base_url: str | None = None,
+    policy_options: dict[str, Any] | None = None,
     max_retries: int = 2,
     episode_timeout_s: float | None = None,
     resume: bool = False,
@@ -189,6 +193,7 @@ async def run_redis(
                         result_stream=results_key,
                         dataset=str(dataset) if dataset else None,
                         base_url=base_url,
+                        policy_options=policy_options,
                         max_retries=max_retries,
                         episode_timeout_s=episode_timeout_s,
                     ),
@@ -274,7 +279,7 @@ class _Resources:
 
     def __init__(self) -> None:
         self.envs: dict[tuple[str, str | None], EnvHandle] = {}
-        self.policies: dict[tuple[str, str | None], PolicySource] = {}
+        self.policies: dict[tuple[str, str | None, str | None], PolicySource] = {}
         self._lock = asyncio.Lock()
 
     async def env(self, ref: str, dataset: str | None) -> EnvHandle:
@@ -286,10 +291,11 @@ class _Resources:
                 self.envs[key] = await asyncio.to_thread(open_env, ref, path)
             return self.envs[key]
 
-    def policy(self, spec: str, base_url: str | None) -> PolicySource:
-        key = (spec, base_url)
+    def policy(self, spec: str, base_url: str | None, options: str | None) -> PolicySource:
+        """The policy of ``spec``, with the JSON-encoded ``options`` of the task entry."""
+        key = (spec, base_url, options)
         if key not in self.policies:
-            self.policies[key] = resolve_policy(spec, base_url)
+            self.policies[key] = resolve_policy(spec, base_url, **json.loads(options or "{}"))
         return self.policies[key]
 
     async def close(self) -> None:
@@ -317,7 +323,7 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
     max_retries = int(fields.get("max_retries", 2))
     try:
         handle = await res.env(fields["env"], fields.get("dataset"))
-        source = res.policy(fields["policy"], fields.get("base_url"))
+        source = res.policy(fields["policy"], fields.get("base_url"), fields.get("policy_options"))
     except Exception as err:  # a bad env or policy: every attempt would fail the same way
         return {**result, "error": f"{type(err).__name__}: {err}"}
     last = ""
