@@ -4,7 +4,10 @@ A dataset is a JSONL file of rows validated by a row model (``MathRow`` for math
 ``{"task_id"?, "question", "answer"}``). Its ``content_hash`` is the SHA-256 of the file's
 bytes; runs record it, and a task id names it: ``{name}@{hash12}/{row}``. A row's own
 ``task_id`` (any string, ``/`` and ``#`` included) resolves too. A bad line is refused with
-its line number; nothing is half-loaded.
+its line number; nothing is half-loaded. With ``strict=False`` a bad line is instead kept
+out and reported in ``Dataset.rejected`` (one ``file:line: problem`` each), and every other
+row still loads. A row's id counts every non-blank line before it, refused ones included, so
+a refused line never shifts the ids of the rows after it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class Dataset:
     path: str
     content_hash: str
     tasks: list[Task] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -67,12 +71,15 @@ class Dataset:
         return len(self.tasks)
 
     def manifest(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "path": self.path,
             "sha256": self.content_hash,
             "rows": len(self.tasks),
         }
+        if self.rejected:
+            out["rejected"] = list(self.rejected)
+        return out
 
 
 def load_jsonl(
@@ -81,8 +88,11 @@ def load_jsonl(
     name: str | None = None,
     row_model: type[BaseModel] = MathRow,
     to_task: RowToTask = math_row_to_task,
+    strict: bool = True,
 ) -> Dataset:
-    """Load and validate every line; ConfigError names the first bad line."""
+    """Load and validate every line; ConfigError names the first bad line (``strict``), or
+    bad lines go to ``Dataset.rejected`` and the rest loads (``strict=False``). ``to_task``
+    may raise ``ValueError`` to refuse a row that validates but makes no task."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -90,36 +100,60 @@ def load_jsonl(
         raise ConfigError(f"cannot read dataset {path}: {err.strerror or err}") from err
     digest = hashlib.sha256(data).hexdigest()
     ds = Dataset(name or p.stem, str(p), digest)
+    rows = 0
     for n, raw in enumerate(data.splitlines(), 1):
         if not raw.strip():
             continue
-        if len(raw) > MAX_ROW_BYTES:
-            raise ConfigError(f"{p.name}:{n}: line longer than {MAX_ROW_BYTES} bytes")
+        rows += 1
         try:
-            row = row_model.model_validate(json.loads(raw))
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ConfigError(f"{p.name}:{n}: not valid JSON ({err})") from err
-        except ValidationError as err:
-            e = err.errors()[0]
-            where = ".".join(str(x) for x in e["loc"]) or "row"
-            raise ConfigError(f"{p.name}:{n}: {where}: {e['msg']}") from err
-        canonical = f"{ds.pin}/{len(ds.tasks)}"
-        own = getattr(row, "task_id", None)
-        task_id = own or canonical
-        if task_id in ds._index:
-            raise ConfigError(f"{p.name}:{n}: duplicate task_id {task_id!r}")
-        prompt, truth = to_task(row)
-        ds._index[task_id] = ds._index[canonical] = len(ds.tasks)
-        ds.tasks.append(
-            Task(
-                task_id=task_id,
-                family=ds.name,
-                prompt=prompt,
-                truth=truth,
-                params={"row": len(ds.tasks)},
-                difficulty=0,
-            )
-        )
+            _load_row(ds, (p.name, n, rows - 1), raw, row_model, to_task)
+        except ConfigError as err:
+            if strict:
+                raise
+            ds.rejected.append(str(err))
     if not ds.tasks:
-        raise ConfigError(f"dataset {path} has no rows")
+        why = f": {ds.rejected[0]}" if ds.rejected else ""
+        raise ConfigError(f"dataset {path} has no rows{why}")
     return ds
+
+
+def _load_row(
+    ds: Dataset,
+    where: tuple[str, int, int],
+    raw: bytes,
+    row_model: type[BaseModel],
+    to_task: RowToTask,
+) -> None:
+    """Validate one line and append its task; ConfigError ``file:line: problem`` otherwise.
+    ``where`` is ``(file name, line number, row index)``."""
+    file, n, index = where
+    if len(raw) > MAX_ROW_BYTES:
+        raise ConfigError(f"{file}:{n}: line longer than {MAX_ROW_BYTES} bytes")
+    try:
+        row = row_model.model_validate(json.loads(raw))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{file}:{n}: not valid JSON ({err})") from err
+    except ValidationError as err:
+        e = err.errors()[0]
+        where = ".".join(str(x) for x in e["loc"]) or "row"
+        raise ConfigError(f"{file}:{n}: {where}: {e['msg']}") from err
+    canonical = f"{ds.pin}/{index}"
+    own = getattr(row, "task_id", None)
+    task_id = own or canonical
+    if task_id in ds._index:
+        raise ConfigError(f"{file}:{n}: duplicate task_id {task_id!r}")
+    try:
+        prompt, truth = to_task(row)
+    except ValueError as err:
+        raise ConfigError(f"{file}:{n}: {err}") from err
+    ds._index[task_id] = ds._index[canonical] = len(ds.tasks)
+    ds.tasks.append(
+        Task(
+            task_id=task_id,
+            family=ds.name,
+            prompt=prompt,
+            truth=truth,
+            params={"row": index},
+            difficulty=0,
+        )
+    )
