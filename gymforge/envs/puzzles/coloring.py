@@ -88,7 +88,7 @@ class ColoringFamily(PuzzleFamily):
             return fail("missing_node", node=missing[0])
         for u, v in truth["edges"]:
             if given[key_of(u)] == given[key_of(v)]:
-                return fail("conflict", edge=f"{u}-{v}", color=given[u])
+                return fail("conflict", edge=f"{u}-{v}", color=given[key_of(u)])
         return ok(colors_used=len(set(given.values())))
 
     def oracle_answer(self, truth: Mapping[str, Any]) -> str:

@@ -15,8 +15,9 @@ parser accept only integers, ``+ - * /`` (the Unicode multiplication, division a
 signs and LaTeX ``\\times``, ``\\div``, ``\\cdot`` are read as such), parentheses and
 whitespace, in at most ``MAX_CHARS`` characters and ``MAX_DEPTH`` nested parentheses (or
 unary minus signs). Unary minus exists only where the task allows negatives (version 1 has
-none); numbers cannot be concatenated. An optional ``= N`` suffix is allowed and must name the target. Arithmetic is
-exact (``fractions.Fraction``); a division by zero anywhere makes the expression invalid.
+none); numbers cannot be concatenated. An optional ``= N`` suffix is allowed and must name
+the target. Arithmetic is exact (``fractions.Fraction``); a division by zero anywhere makes
+the expression invalid.
 
 Dataset rows (``from_row``): ``numbers`` (integers), ``target`` (integer), optional
 ``negatives`` (default false) and ``use_all`` (default false: every number must then be
@@ -298,10 +299,10 @@ class CountdownFamily(PuzzleFamily):
         if truth.get("use_all") and used != available:
             missing = sorted((available - used).elements())
             return fail("numbers_unused", number=missing[0])
-        if seen is not None and any(v < 0 for v in seen):
-            return fail("negative_intermediate", value=str(min(seen))[:60])
         if value != truth["target"]:
             return fail("wrong_target", value=str(value)[:60], target=truth["target"])
+        if seen is not None and any(v < 0 for v in seen):
+            return fail("negative_intermediate", value=str(min(seen))[:60])
         if claimed is not None and claimed != truth["target"]:
             return fail("false_claim", claimed=str(claimed)[:60])
         return ok(numbers_used=len(leaves(tree)))

@@ -3,7 +3,15 @@
 Statements are small logic terms (JSON lists) about the islanders:
 ``["is", i, "knight"|"knave"]``, ``["same", i, j]``, ``["diff", i, j]``,
 ``["atleast", k]`` / ``["atmost", k]`` (knights among all islanders), and one level of
-``["and", a, b]`` / ``["or", a, b]`` (inclusive) over those.
+``["and", a, b]`` / ``["or", a, b]`` (inclusive) over those. Version 2 adds ``["not", a]``,
+``["implies", a, b]``, ``["iff", a, b]``, ``and``/``or`` over any number of terms, and
+nesting (generator kind ``logic``: formulas two levels deep, rendered with brackets); its
+checker also reads answers such as ``Ann is a knight, and Bob is a knave.``.
+
+Dataset rows (``from_row``): ``names``; ``statements``, one term per name, in this grammar or
+in reasoning-gym's (``["telling-truth", i]``, ``["lying", i]``, ``not``, ``and``, ``or``,
+``->``, ``<=>``); optional ``labels``, the words for knight and knave (``["hero",
+"villain"]`` or ``{"knight": "hero", "knave": "villain"}``).
 
 Generation draws a hidden assignment, then gives every islander a random statement whose
 truth matches their kind (negating it when it does not), so the hidden assignment is always
@@ -29,6 +37,7 @@ from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.rows import field
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
 NAMES = [
@@ -60,7 +69,15 @@ NAMES = [
     "Zoe",
 ]
 UNIQUE_TRIES = 40
+ATOMS = ("is", "same", "diff", "atleast", "atmost")
+CONNECTIVES = {"and": (2, 8), "or": (2, 8), "not": (1, 1), "implies": (2, 2), "iff": (2, 2)}
+"""Connective -> (min, max) number of operands."""
+RG_OPS = {"->": "implies", "<=>": "iff", "not": "not", "and": "and", "or": "or"}
+MAX_TERM_NODES = 200
 _ITEM = re.compile(r"\s*([A-Za-z]+)\s*(?:=|:|\s+is\s+an?\s+)\s*(knight|knave)\s*", re.I)
+_ITEM_V2 = re.compile(r"\s*([A-Za-z][\w'-]*)\s*(?:=|:|\s+is\s+(?:an?\s+)?)\s*([A-Za-z]+)\s*", re.I)
+_AND = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
+_NAME = re.compile(r"[A-Za-z][\w'-]{0,40}")
 Stmt = list[Any]
 
 
@@ -79,8 +96,14 @@ def holds(s: Stmt, knights: Sequence[bool]) -> bool:
     if op == "atmost":
         return bool(sum(knights) <= s[1])
     if op == "and":
-        return holds(s[1], knights) and holds(s[2], knights)
-    return holds(s[1], knights) or holds(s[2], knights)
+        return all(holds(x, knights) for x in s[1:])
+    if op == "or":
+        return any(holds(x, knights) for x in s[1:])
+    if op == "not":
+        return not holds(s[1], knights)
+    if op == "implies":
+        return not holds(s[1], knights) or holds(s[2], knights)
+    return holds(s[1], knights) == holds(s[2], knights)  # iff
 
 
 def negate(s: Stmt) -> Stmt:
@@ -94,7 +117,13 @@ def negate(s: Stmt) -> Stmt:
         return ["atmost", s[1] - 1]
     if op == "atmost":
         return ["atleast", s[1] + 1]
-    return ["or" if op == "and" else "and", negate(s[1]), negate(s[2])]
+    if op == "not":
+        return s[1]
+    if op == "implies":
+        return ["and", s[1], negate(s[2])]
+    if op == "iff":
+        return ["iff", s[1], negate(s[2])]
+    return ["or" if op == "and" else "and", *(negate(x) for x in s[1:])]
 
 
 @lru_cache(maxsize=16)
@@ -120,8 +149,22 @@ def _sat(s: Stmt, n: int) -> int:
         return at_least[s[1]]
     if op == "atmost":
         return full ^ at_least[int(s[1]) + 1]
-    a, b = _sat(s[1], n), _sat(s[2], n)
-    return a & b if op == "and" else a | b
+    parts = [_sat(x, n) for x in s[1:]]
+    if op == "and":
+        out = full
+        for p in parts:
+            out &= p
+        return out
+    if op == "or":
+        out = 0
+        for p in parts:
+            out |= p
+        return out
+    if op == "not":
+        return full ^ parts[0]
+    if op == "implies":
+        return (full ^ parts[0]) | parts[1]
+    return full ^ parts[0] ^ parts[1]  # iff
 
 
 def _consistent(speaker: int, s: Stmt, n: int) -> int:
@@ -151,8 +194,27 @@ def _atom(r: random.Random, speaker: int, n: int) -> Stmt:
     return ["atmost", r.randint(0, n - 1)]
 
 
-def _statement(r: random.Random, speaker: int, knights: list[bool], compound: bool) -> Stmt:
+def _formula(r: random.Random, speaker: int, n: int, depth: int) -> Stmt:
+    """A random term with connectives nested up to ``depth`` levels (kind ``logic``)."""
+    if depth == 0 or (depth == 1 and r.random() < 0.3):
+        return _atom(r, speaker, n)
+    op = r.choice(("and", "or", "not", "implies", "iff", "implies", "iff"))
+    if op == "not":
+        return ["not", _formula(r, speaker, n, depth - 1)]
+    width = r.choice((2, 2, 3)) if op in ("and", "or") else 2
+    return [
+        op,
+        *(_formula(r, speaker, n, depth - 1 if r.random() < 0.5 else 0) for _ in range(width)),
+    ]
+
+
+def _statement(
+    r: random.Random, speaker: int, knights: list[bool], compound: bool, logic: bool = False
+) -> Stmt:
     n = len(knights)
+    if logic:
+        s = _formula(r, speaker, n, 2)
+        return s if holds(s, knights) == knights[speaker] else ["not", s]
     s = _atom(r, speaker, n)
     if compound and r.random() < 0.6:
         other = _atom(r, speaker, n)
@@ -181,8 +243,25 @@ def _clause(s: Stmt, names: Sequence[str], speaker: int, n: int) -> str:
         if k == 1:
             return "at most one of us is a knight"
         return "none of us are knights" if k == 0 else f"at most {k} of us are knights"
-    a, b = _clause(s[1], names, speaker, n), _clause(s[2], names, speaker, n)
-    return f"{a}, and {b}" if op == "and" else f"{a}, or {b} (or both)"
+    if op in ("and", "or") and len(s) == 3 and all(x[0] in ATOMS for x in s[1:]):
+        a, b = _clause(s[1], names, speaker, n), _clause(s[2], names, speaker, n)
+        return f"{a}, and {b}" if op == "and" else f"{a}, or {b} (or both)"  # version 1 wording
+    parts = [_part(x, names, speaker, n) for x in s[1:]]
+    if op == "not":
+        return f"it is not true that {parts[0]}"
+    if op == "implies":
+        return f"if {parts[0]}, then {parts[1]}"
+    if op == "iff":
+        return f"{parts[0]} if and only if {parts[1]}"
+    if op == "and":
+        return ", and ".join(parts)
+    return ", or ".join(parts) + " (or several of these)"
+
+
+def _part(s: Stmt, names: Sequence[str], speaker: int, n: int) -> str:
+    """A sub-clause, bracketed unless it is an atom."""
+    text = _clause(s, names, speaker, n)
+    return text if s[0] in ATOMS else f"({text})"
 
 
 def _sentence(s: Stmt, names: Sequence[str], speaker: int) -> str:
@@ -199,15 +278,16 @@ class KnightsKnavesFamily(PuzzleFamily):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
         n, compound = params["people"], params["kinds"] == "compound"
+        logic = params["kinds"] == "logic"
         names = r.sample(NAMES, n)
         knights = [r.random() < 0.5 for _ in range(n)]
-        statements = [_statement(r, i, knights, compound) for i in range(n)]
+        statements = [_statement(r, i, knights, compound, logic) for i in range(n)]
         solutions = count_solutions(statements)
         for _ in range(UNIQUE_TRIES):
             if solutions == 1:
                 break
             i = r.randrange(n)
-            old, statements[i] = statements[i], _statement(r, i, knights, compound)
+            old, statements[i] = statements[i], _statement(r, i, knights, compound, logic)
             fewer = count_solutions(statements)
             if fewer <= solutions:
                 solutions = fewer
@@ -225,15 +305,50 @@ class KnightsKnavesFamily(PuzzleFamily):
         truth = {"names": names, "statements": statements, "solution": knights}
         return prompt, {**truth, "solutions": solutions}
 
+    def answer_form(self) -> tuple[str, str]:
+        return "<Name>=<knight|knave>, ...", "Xena=knight, Yuri=knave"
+
+    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        people = field(row, "names", list)
+        if not people or not all(isinstance(p, str) and _NAME.fullmatch(p) for p in people):
+            raise ValueError("field 'names' must be a non-empty list of one-word names")
+        if len({p.lower() for p in people}) != len(people):
+            raise ValueError("field 'names' names someone twice")
+        said = field(row, "statements", list)
+        if len(said) != len(people):
+            raise ValueError(f"field 'statements' needs one term per name ({len(people)})")
+        budget = [MAX_TERM_NODES]
+        statements = [term(s, len(people), budget) for s in said]
+        truth: dict[str, Any] = {"names": people, "statements": statements}
+        labels = row.get("labels")
+        if labels is not None:
+            if isinstance(labels, dict):
+                labels = [labels.get("knight"), labels.get("knave")]
+            if not (
+                isinstance(labels, list)
+                and len(labels) == 2
+                and all(isinstance(w, str) and w.isalpha() for w in labels)
+                and labels[0].lower() != labels[1].lower()
+            ):
+                raise ValueError("field 'labels' must give two different words: knight, knave")
+            truth["labels"] = [w.lower() for w in labels]
+        return truth
+
     def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
         names: list[str] = truth["names"]
         index = {name.lower(): i for i, name in enumerate(names)}
+        words = {"knight": True, "knave": False}
+        if self.version >= 2 and "labels" in truth:
+            words.update({truth["labels"][0]: True, truth["labels"][1]: False})
+        pattern = _ITEM if self.version < 2 else _ITEM_V2
+        text = answer.strip().rstrip(".").replace(";", ",")
+        items = text.split(",") if self.version < 2 else _AND.split(text)
         given: dict[int, bool] = {}
-        for item in answer.strip().rstrip(".").replace(";", ",").split(","):
-            m = _ITEM.fullmatch(item)
-            if m is None:
+        for item in items:
+            m = pattern.fullmatch(item)
+            if m is None or m[2].lower() not in words:
                 return fail("parse_error", item=item.strip()[:40])
-            who, kind = index.get(m[1].lower()), m[2].lower() == "knight"
+            who, kind = index.get(m[1].lower()), words[m[2].lower()]
             if who is None:
                 return fail("unknown_name", name=m[1][:40])
             if who in given:
@@ -260,12 +375,53 @@ def _level(people: tuple[int, int], kinds: tuple[str, ...]) -> ParamSpace:
     return ParamSpace({"people": IntKnob(*people), "kinds": ChoiceKnob(kinds)})
 
 
+def term(s: Any, n: int, budget: list[int]) -> Stmt:
+    """A dataset row's statement as a term of this grammar (reasoning-gym's spelling is
+    translated); ValueError for anything malformed. ``budget`` caps the total term size."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"statements larger than {MAX_TERM_NODES} terms")
+    if not isinstance(s, list | tuple) or not s or not isinstance(s[0], str):
+        raise ValueError(f"a statement must be a list like ['is', 0, 'knight'], got {s!r:.60}")
+    op, args = s[0], list(s[1:])
+
+    def person(x: Any) -> int:
+        if type(x) is not int or not 0 <= x < n:
+            raise ValueError(f"{op!r} names islander {x!r}; islanders are 0..{n - 1}")
+        return x
+
+    if op in ("telling-truth", "lying") and len(args) == 1:
+        return ["is", person(args[0]), "knight" if op == "telling-truth" else "knave"]
+    if op == "is" and len(args) == 2 and args[1] in ("knight", "knave"):
+        return ["is", person(args[0]), args[1]]
+    if op in ("same", "diff") and len(args) == 2:
+        return [op, person(args[0]), person(args[1])]
+    if op in ("atleast", "atmost") and len(args) == 1 and type(args[0]) is int:
+        return [op, args[0]]
+    name = RG_OPS.get(op, op)
+    if name in CONNECTIVES:
+        lo, hi = CONNECTIVES[name]
+        if not lo <= len(args) <= hi:
+            raise ValueError(f"{op!r} takes {lo}..{hi} operands, got {len(args)}")
+        return [name, *(term(a, n, budget) for a in args)]
+    raise ValueError(f"unknown statement {op!r} with {len(args)} operands")
+
+
+LEVELS_V1 = {
+    1: _level((2, 4), ("basic",)),
+    2: _level((5, 6), ("basic", "compound")),
+    3: _level((7, 8), ("compound",)),
+}
+V1 = KnightsKnavesFamily("puzzles.knights_knaves", 1, LEVELS_V1)
 FAMILY = KnightsKnavesFamily(
     "puzzles.knights_knaves",
-    1,
+    2,
     {
         1: _level((2, 4), ("basic",)),
-        2: _level((5, 6), ("basic", "compound")),
-        3: _level((7, 8), ("compound",)),
+        2: _level((5, 6), ("basic", "compound", "logic")),
+        3: _level((7, 8), ("compound", "logic")),
     },
+    legacy=(V1,),
 )
+"""Version 2: not, implies, iff, n-ary and/or and nesting; dataset rows; answers with
+"and" and a row's own words for knight and knave."""

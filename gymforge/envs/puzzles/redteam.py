@@ -112,7 +112,7 @@ def _longer_path(t: Mapping[str, Any], budget: int = 5_000) -> str | None:
         node, path, length = stack.pop()
         if node == t["target"]:
             if length > t["distance"]:
-                return " -> ".join(path)
+                return " -> ".join(map(str, path))
             continue
         stack += [(v, [*path, v], length + w) for v, w in adj[node] if v not in path]
     return None
@@ -122,11 +122,11 @@ def _skip_node(t: Mapping[str, Any]) -> str | None:
     path = t["path"]
     if len(path) < 3 or (path[0], path[2]) in shortest_path.weights(t["edges"]):
         return None
-    return " -> ".join([path[0], *path[2:]])
+    return " -> ".join(map(str, [path[0], *path[2:]]))
 
 
 def _stop_short(t: Mapping[str, Any]) -> str:
-    return " -> ".join(t["path"][:-1])
+    return " -> ".join(map(str, t["path"][:-1]))
 
 
 def _colors(t: Mapping[str, Any], colors: list[int]) -> str:
