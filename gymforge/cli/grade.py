@@ -42,6 +42,9 @@ def grade(
             "subprocesses with rlimits only, with full access to this machine.[/]"
         )
     handle = open_env(env, dataset)
+    for ds in handle.datasets:
+        for problem in ds.rejected:  # the row is left out; every other row is graded
+            err.print(f"[yellow]skipped dataset row[/] {problem}", highlight=False, soft_wrap=True)
     summary = asyncio.run(grade_file(handle.factory, answers, out, concurrency=concurrency))
     data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}
     if as_json:

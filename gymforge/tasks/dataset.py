@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gymforge.core.errors import ConfigError
+from gymforge.core.errors import ConfigError, UnknownTaskError
 from gymforge.core.types import Task
 
 MAX_ROW_BYTES = 1_000_000
@@ -55,13 +55,20 @@ class Dataset:
     tasks: list[Task] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
+    _refused: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def pin(self) -> str:
         return f"{self.name}@{self.content_hash[:12]}"
 
     def resolve(self, task_id: str) -> Task | None:
+        """The task with this id, None if it is not this dataset's; UnknownTaskError naming
+        the problem when it is the id of a row that was refused at load."""
         i = self._index.get(task_id)
+        if i is None and task_id in self._refused:
+            raise UnknownTaskError(
+                f"task {task_id!r} is a dataset row refused at load: {self._refused[task_id]}"
+            )
         return None if i is None else self.tasks[i]
 
     def __iter__(self) -> Iterator[Task]:
@@ -111,6 +118,7 @@ def load_jsonl(
             if strict:
                 raise
             ds.rejected.append(str(err))
+            ds._refused.setdefault(f"{ds.pin}/{rows - 1}", str(err))
     if not ds.tasks:
         why = f": {ds.rejected[0]}" if ds.rejected else ""
         raise ConfigError(f"dataset {path} has no rows{why}")

@@ -109,8 +109,16 @@ def extract_answer(reply: str, multiline: bool = False) -> tuple[str | None, Out
     return answer, None
 
 
-def answer_instruction(form: str, example: str) -> str:
-    """The format paragraph every prompt ends with: one final line, nothing after it."""
+def answer_instruction(form: str, example: str, multiline: bool = False) -> str:
+    """The format paragraph every prompt ends with: one final line, nothing after it (or,
+    ``multiline``, the answer from ``Answer:`` to the end, which may span lines)."""
+    if multiline:
+        return (
+            "Think as long as you like, then end your reply with your answer after a line "
+            f"starting 'Answer:', of the form\nAnswer: {form}\nfor example: Answer: {example}\n"
+            "The grid may instead follow on its own lines after 'Answer:'. Nothing else may "
+            "follow the answer, and a reply with two different answers is wrong."
+        )
     return (
         "Think as long as you like, then end your reply with exactly one final line of the "
         f"form\nAnswer: {form}\nfor example: Answer: {example}\n"

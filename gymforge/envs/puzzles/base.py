@@ -52,8 +52,8 @@ class PuzzleFamily(TaskFamily):
         what is missing or wrong."""
         raise ValueError(f"{self.name} takes no dataset rows")
 
-    def answer_form(self) -> tuple[str, str]:
-        """``(form, example)`` of this family's answer line, for dataset prompts."""
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        """``(form, example)`` of the answer line for the task ``truth`` (dataset prompts)."""
         raise NotImplementedError
 
     def multiline(self) -> bool:

@@ -49,12 +49,13 @@ class ColoringFamily(PuzzleFamily):
             "two ends of every edge get different colours. Any such colouring is accepted "
             "(not every colour has to be used).\n"
             f"Nodes: {', '.join(map(str, nodes))}\nEdges: {listed}\n\n"
-            + answer_instruction(*self.answer_form(str(nodes[0]).isdigit()))
+            + answer_instruction(*self.answer_form({"nodes": nodes}))
         )
         truth = {"nodes": nodes, "edges": edges, "colors": k}
         return prompt, {**truth, "solution": [color[v] for v in nodes]}
 
-    def answer_form(self, integers: bool = False) -> tuple[str, str]:
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        integers = isinstance(truth["nodes"][0], int)
         example = "2=1, 5=2, 7=1" if integers else "P=1, Q=2, R=1"
         return "<Node>=<colour>, ... for every node", example
 

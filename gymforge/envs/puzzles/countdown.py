@@ -266,7 +266,7 @@ class CountdownFamily(PuzzleFamily):
             "use_all": field(row, "use_all", bool, False),
         }
 
-    def answer_form(self) -> tuple[str, str]:
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
         return "<expression>", "(10 - 4) * 7 + 2"
 
     def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:

@@ -52,8 +52,9 @@ def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
     except (KeyError, TypeError, IndexError) as err:
         raise ValueError(f"bad {family.name} fields: {type(err).__name__}: {err}") from err
     truth = {**own, "row_family": family.name, "reference": row.answer}
-    form, example = family.answer_form()
-    prompt = f"{row.question.rstrip()}\n\n{answer_instruction(form, example)}"
+    form, example = family.answer_form(truth)
+    instruction = answer_instruction(form, example, family.multiline())
+    prompt = f"{row.question.rstrip()}\n\n{instruction}"
     reply = f"Answer: {row.answer}"
     answer, problem = extract_answer(reply, family.multiline())
     outcome = problem if answer is None else family.check(truth, answer)

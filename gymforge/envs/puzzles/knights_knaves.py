@@ -305,8 +305,9 @@ class KnightsKnavesFamily(PuzzleFamily):
         truth = {"names": names, "statements": statements, "solution": knights}
         return prompt, {**truth, "solutions": solutions}
 
-    def answer_form(self) -> tuple[str, str]:
-        return "<Name>=<knight|knave>, ...", "Xena=knight, Yuri=knave"
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        yes, no = truth.get("labels", ["knight", "knave"])
+        return f"<Name>=<{yes}|{no}>, ...", f"Xena={yes}, Yuri={no}"
 
     def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         people = field(row, "names", list)

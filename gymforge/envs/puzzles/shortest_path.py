@@ -119,8 +119,9 @@ class ShortestPathFamily(PuzzleFamily):
         truth = {"nodes": nodes, "edges": edges, "source": source, "target": target}
         return prompt, {**truth, "distance": dist[target], "path": path[::-1]}
 
-    def answer_form(self) -> tuple[str, str]:
-        return "<node> -> <node> -> ... -> <node>", "P -> Q -> R"
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        example = "2 -> 5 -> 7" if isinstance(truth["source"], int) else "P -> Q -> R"
+        return "<node> -> <node> -> ... -> <node>", example
 
     def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         nodes = names(row, "nodes")

@@ -144,13 +144,8 @@ class SudokuFamily(PuzzleFamily):
             f"{size} so that each row, each column and each {b}x{b} box contains every digit "
             "exactly once. Keep the given digits. Any valid completion is accepted.\n\n"
             f"{render(givens, size)}\n\n"
-            + answer_instruction(*self._form(size))
-            + "\n(The example only shows the format."
-            + (
-                " The grid may also follow on its own lines after 'Answer:'.)"
-                if self.version >= 2
-                else ")"
-            )
+            + answer_instruction(*self._form(size), multiline=self.version >= 2)
+            + "\n(The example only shows the format.)"
         )
         return prompt, {"size": size, "givens": givens, "solution": solution}
 
@@ -161,8 +156,8 @@ class SudokuFamily(PuzzleFamily):
             "/".join(["1234"] * 4) if size == 4 else "/".join(["123456789"] * 9),
         )
 
-    def answer_form(self) -> tuple[str, str]:
-        return self._form(9)
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        return self._form(int(truth["size"]))
 
     def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         puzzle = field(row, "puzzle", (str, list))
