@@ -17,8 +17,9 @@ from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.core.types import Reply
 from gymforge.envs.reasoning_gym import env_class
 from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
+from gymforge.envs.reasoning_gym.guard import install, unsafe
 from gymforge.envs.reasoning_gym.redteam import FRAME_DEPTH, _frame_injection
-from gymforge.envs.reasoning_gym.scoring import evaluates_text, score, unsafe
+from gymforge.envs.reasoning_gym.scoring import score
 from gymforge.envs.registry import make_env, resolve_factory
 from gymforge.qa import QATarget, run_qa
 from gymforge.qa.checks.common import QAOptions
@@ -36,6 +37,24 @@ def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         check=False,
     )
+
+
+def native_score(dataset: str, answer: str, entry: dict[str, Any]) -> float:
+    """reasoning-gym's own score_answer in a fresh process (no gymforge guard installed)."""
+    code = (
+        "import json, sys, reasoning_gym\n"
+        "answer, entry = json.loads(sys.stdin.read())\n"
+        f"print(reasoning_gym.create_dataset({dataset!r}).score_answer(answer, entry))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps([answer, entry]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return float(out.stdout.strip())
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +153,7 @@ def test_frame_injection_fools_reasoning_gym_but_not_the_adapter() -> None:
     assert crafted is not None and "_getframe" in crafted
     inner = crafted.removeprefix("<answer>").removesuffix("</answer>")
     assert FRAME_DEPTH == 3
-    assert fam.scorer(1).score_answer(inner, entry) == 1.0  # reasoning-gym alone is fooled
+    assert native_score("countdown", inner, entry) == 1.0  # reasoning-gym alone is fooled
     outcome = score(fam.scorer(1), entry, crafted)
     assert outcome.reason == "unsafe_answer", outcome
 
@@ -175,13 +194,51 @@ def test_plain_answers_pass_the_gate(answer: str) -> None:
     assert unsafe(answer) is None
 
 
-def test_only_text_evaluating_scorers_are_gated() -> None:
+def test_guards_are_installed_where_scorers_evaluate_text() -> None:
     from reasoning_gym.factory import DATASETS as RG
 
-    assert evaluates_text(RG["countdown"][0])
-    assert evaluates_text(RG["n_queens"][0])  # eval() on the answer
-    assert not evaluates_text(RG["knights_knaves"][0])
-    assert not evaluates_text(RG["sudoku"][0])
+    for name in ("countdown", "n_queens", "simple_integration", "spiral_matrix"):
+        assert install(RG[name][0]), name
+    assert not install(RG["knights_knaves"][0])
+    assert not install(RG["sudoku"][0])
+
+
+GUARDED = (
+    "binary_matrix",
+    "countdown",
+    "intermediate_integration",
+    "n_queens",
+    "number_sorting",
+    "polynomial_multiplication",
+    "simple_integration",
+    "spiral_matrix",
+    "string_insertion",
+)
+
+
+@pytest.mark.parametrize("name", GUARDED)
+def test_guarded_scorers_still_accept_reasoning_gyms_own_answers(name: str) -> None:
+    fam = ReasoningGymFamily(name)
+    for seed in range(4):
+        task = fam.task(1, seed)
+        entry = fam.entry(1, task.truth["item_seed"])
+        outcome = score(fam.scorer(1), entry, f"<answer>{task.truth['answer']}</answer>")
+        assert outcome.passed, (name, task.task_id, outcome)
+
+
+def test_an_answer_never_runs_on_the_grading_host(tmp_path: Path) -> None:
+    """n_queens' scorer calls eval() on the answer: reasoning-gym alone runs this code."""
+    fam = ReasoningGymFamily("n_queens")
+    task = fam.task(1, 0)
+    entry = fam.entry(1, task.truth["item_seed"])
+    marker = tmp_path / "ran"
+    payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    native_score("n_queens", payload, entry)
+    assert marker.exists()  # the attack is real
+    marker.unlink()
+    outcome = score(fam.scorer(1), entry, f"<answer>{payload}</answer>")
+    assert not marker.exists()
+    assert outcome.reason == "unsafe_answer", outcome
 
 
 def test_hedges_and_reasoning_are_not_answers(kk: ReasoningGymFamily) -> None:

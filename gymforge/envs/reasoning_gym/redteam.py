@@ -10,7 +10,7 @@ that format, from the oracle's stored answer:
 - ``scorer_frame_injection`` (datasets whose metadata has ``numbers`` and ``target``, such as
   countdown): an expression that uses every number once but reads the target out of the
   scorer's own stack frame. reasoning-gym's countdown ``score_answer`` gives it full marks,
-  because ``sympy.parse_expr`` executes it; the adapter must refuse it.
+  because ``sympy.parse_expr`` executes it; the adapter's guard must refuse it.
 
 A wrong answer is the oracle's answer changed by ``wrong_answer``; when that happens to be
 correct too, the case is not applicable on that task.
