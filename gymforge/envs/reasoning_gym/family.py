@@ -4,9 +4,10 @@ Difficulty levels come from the dataset's own curriculum when it has one: level 
 configuration reasoning-gym's curriculum produces with every attribute at global level
 ``d - 1``, in reasoning-gym's default (``INCLUSIVE``) mode: a range attribute spans
 ``[levels[0], levels[d]]``, so a level also holds easier items (the narrower upper bands make
-countdown's own generator take seconds per item), consecutive duplicates dropped. A dataset
-without a curriculum has one level, its default configuration. The top level of a
-multi-level dataset is held out for evaluation.
+countdown's own generator take seconds per item). Consecutive duplicates, and configurations
+the dataset's own validation refuses, are dropped. A dataset without a curriculum has one
+level, its default configuration. The top level of a multi-level dataset is held out for
+evaluation.
 
 Seeds are derived the gymforge way: ``TaskFamily.generate`` draws from
 ``derive_seed(family, version, params, seed)``, and the item seed handed to reasoning-gym
@@ -71,8 +72,9 @@ def jsonable(value: Any) -> Any:
 
 
 def _config_dict(config: Any) -> dict[str, Any]:
+    """The config's fields as reasoning-gym holds them (not JSON: some are objects)."""
     return {
-        f.name: jsonable(getattr(config, f.name))
+        f.name: getattr(config, f.name)
         for f in dataclasses.fields(config)
         if f.name not in ("seed", "size")
     }
@@ -89,10 +91,16 @@ def curriculum_configs(name: str) -> list[dict[str, Any]]:
     configs: list[dict[str, Any]] = []
     for level in range(top):
         curriculum.set_global_level(level)
-        config = _config_dict(curriculum.generate_configuration(context=context))
-        if not configs or config != configs[-1]:
+        try:
+            made = curriculum.generate_configuration(context=context)
+            if hasattr(made, "validate"):
+                made.validate()
+        except (AssertionError, ValueError, TypeError):
+            continue  # its curriculum proposes a config its own validation refuses
+        config = _config_dict(made)
+        if not configs or jsonable(config) != jsonable(configs[-1]):
             configs.append(config)
-    return configs
+    return configs or [_config_dict(config_cls())]
 
 
 class ReasoningGymFamily(TaskFamily):
@@ -106,6 +114,9 @@ class ReasoningGymFamily(TaskFamily):
                 f"reasoning-gym has no dataset {dataset!r}{hint} "
                 f"({len(DATASETS)} datasets: reasoning_gym.factory.DATASETS)"
             )
+        fields = {f.name for f in dataclasses.fields(DATASETS[dataset][1])}
+        if not {"seed", "size"} <= fields:
+            raise UserError(f"reasoning-gym dataset {dataset!r} cannot be seeded per item")
         self.dataset = dataset
         self.configs = curriculum_configs(dataset)
         levels = {
@@ -155,14 +166,14 @@ class ReasoningGymFamily(TaskFamily):
         else:
             raise UserError(
                 f"reasoning-gym's {self.dataset} generator failed {GENERATION_TRIES} times at "
-                f"level {level} ({self.configs[level - 1]})"
+                f"level {level} ({jsonable(self.configs[level - 1])})"
             )
         answer = entry.get("answer")
         truth = {
             "dataset": self.dataset,
             "level": level,
             "item_seed": item_seed,
-            "config": self.configs[level - 1],
+            "config": jsonable(self.configs[level - 1]),
             "answer": None if answer is None else str(answer),
             "metadata": jsonable(entry.get("metadata", {})),
         }
