@@ -264,6 +264,15 @@ def test_not_applicable_checks_carry_their_reason() -> None:
     profile = env_class(flat[0]).qa
     assert "no reasoning-gym curriculum" in profile.not_applicable["heldout_exclusion"]
     assert env_class("countdown").qa.not_applicable == {}
+    no_answer = env_class("propositional_logic").qa.not_applicable
+    assert set(no_answer) == {
+        "replay_determinism",
+        "scripted_baselines",
+        "verifier_redteam",
+        "trajectory_schema",
+        "error_paths",
+    }
+    assert "reasoning-gym stores no answer" in no_answer["scripted_baselines"]
     target = QATarget.load(f"reasoning-gym:{flat[0]}")
     report = run_qa(target, QAOptions(episodes=2), only=["heldout_exclusion"])
     (check,) = report.checks
