@@ -265,14 +265,14 @@ def test_not_applicable_checks_carry_their_reason() -> None:
     assert "no reasoning-gym curriculum" in profile.not_applicable["heldout_exclusion"]
     assert env_class("countdown").qa.not_applicable == {}
     no_answer = env_class("propositional_logic").qa.not_applicable
-    assert set(no_answer) == {
-        "replay_determinism",
-        "scripted_baselines",
-        "verifier_redteam",
-        "trajectory_schema",
-        "error_paths",
-    }
+    assert set(no_answer) == {"scripted_baselines", "verifier_redteam", "error_paths"}
     assert "reasoning-gym stores no answer" in no_answer["scripted_baselines"]
+    without = QATarget.load("reasoning-gym:propositional_logic")
+    assert not without.has_oracle  # the other checks play the random policy instead
+    checks = ["replay_determinism", "reset_isolation", "scripted_baselines"]
+    report = run_qa(without, QAOptions(episodes=2), only=checks)
+    assert report.passed, [c.as_json() for c in report.checks]
+    assert [c.applicable for c in report.checks] == [True, True, False]
     target = QATarget.load(f"reasoning-gym:{flat[0]}")
     report = run_qa(target, QAOptions(episodes=2), only=["heldout_exclusion"])
     (check,) = report.checks

@@ -8,8 +8,8 @@ replies with reasoning-gym's stored answer inside ``<answer>`` tags.
 QA checks the adapter cannot supply are declared not applicable with the reason, found by
 probing the dataset, never assumed:
 
-- no oracle (the ``ORACLE_CHECKS`` drive episodes with it) when reasoning-gym stores no
-  answer, or its own scorer does not give its stored answer full marks on every probed item;
+- no oracle (the ``ORACLE_CHECKS`` need one) when reasoning-gym stores no answer, or its own
+  scorer does not give its stored answer full marks on every probed item;
 - ``heldout_exclusion`` when the dataset has no curriculum, hence no difficulty parameters
   to hold a region out by.
 """
@@ -35,14 +35,10 @@ PROBES = (3, 1)
 """Items probed for a working oracle when the environment class is built: at level 1, and
 at every other level (reasoning-gym's generators can take a second per item)."""
 
-ORACLE_CHECKS = (
-    "replay_determinism",
-    "scripted_baselines",
-    "verifier_redteam",
-    "trajectory_schema",
-    "error_paths",
-)
-"""The checks that drive episodes with the oracle policy."""
+ORACLE_CHECKS = ("scripted_baselines", "verifier_redteam", "error_paths")
+"""The checks that cannot run without an oracle. Without one the environment class has
+``oracle_action = None`` (no ``SupportsOracle``), so the other checks drive their episodes
+with the random policy instead."""
 
 SYSTEM_PROMPT = (
     "Reason as long as you need, then give your final answer inside <answer> and </answer> "
@@ -68,9 +64,8 @@ def oracle_gap(family: ReasoningGymFamily) -> str | None:
     return None
 
 
-def _profile(family: ReasoningGymFamily) -> QAProfile:
+def _profile(family: ReasoningGymFamily, gap: str | None) -> QAProfile:
     not_applicable: dict[str, str] = {}
-    gap = oracle_gap(family)
     if gap is not None:
         not_applicable.update({name: f"no oracle: {gap}" for name in ORACLE_CHECKS})
     if family.heldout_level is None:
@@ -117,9 +112,10 @@ class ReasoningGymEnv(ToolEnv):
 def env_class(dataset: str) -> type[ReasoningGymEnv]:
     """The environment class of reasoning-gym dataset ``dataset`` (built once)."""
     family = ReasoningGymFamily(dataset)
+    gap = oracle_gap(family)
     held = family.heldout_level
     regions = {} if held is None else {family.name: {"top_level": lambda p: p["level"] == held}}
-    attrs = {
+    attrs: dict[str, Any] = {
         "family": family,
         "spec": EnvSpec(
             f"reasoning-gym:{dataset}",
@@ -128,8 +124,10 @@ def env_class(dataset: str) -> type[ReasoningGymEnv]:
             description=f"reasoning-gym {RG_VERSION} dataset {dataset!r}.",
         ),
         "tasks": TaskSource.of([family], Split(regions=regions)),
-        "qa": _profile(family),
+        "qa": _profile(family, gap),
     }
+    if gap is not None:
+        attrs["oracle_action"] = None  # not SupportsOracle: QA and policies see no oracle
     return type(f"ReasoningGym_{dataset}", (ReasoningGymEnv,), attrs)
 
 
