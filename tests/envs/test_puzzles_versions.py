@@ -15,8 +15,8 @@ from gymforge.core.seeding import canonical_json
 from gymforge.envs.puzzles import FAMILIES, PuzzlesEnv
 from gymforge.envs.puzzles.coloring import FAMILY as COLORING
 from gymforge.envs.puzzles.countdown import FAMILY as COUNTDOWN
+from gymforge.envs.puzzles.kk_logic import _sat, count_solutions, holds, negate, term
 from gymforge.envs.puzzles.knights_knaves import FAMILY as KK
-from gymforge.envs.puzzles.knights_knaves import _sat, count_solutions, holds, negate, term
 from gymforge.envs.puzzles.shortest_path import FAMILY as PATH
 from gymforge.envs.puzzles.sudoku import FAMILY as SUDOKU
 
