@@ -341,3 +341,12 @@ def test_eval_and_calibrate_run_on_an_adapted_dataset(tmp_path: Path) -> None:
         str(tmp_path / "cal"),
     )
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_metadata_becomes_plain_json() -> None:
+    import numpy as np
+
+    from gymforge.envs.reasoning_gym.family import jsonable
+
+    value = {"a": np.arange(3), "b": (np.str_("x"), np.float64(1.5)), 3: {np.bool_(True)}}
+    assert jsonable(value) == {"a": [0, 1, 2], "b": ["x", 1.5], "3": [True]}

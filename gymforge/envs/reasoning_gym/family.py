@@ -66,8 +66,8 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     if isinstance(value, bool | int | float | str) or value is None:
         return value.item() if hasattr(value, "item") else value
-    if hasattr(value, "item"):  # numpy scalar
-        return jsonable(value.item())
+    if hasattr(value, "tolist"):  # numpy array or scalar
+        return jsonable(value.tolist())
     return str(value)
 
 
