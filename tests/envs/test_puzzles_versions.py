@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,10 @@ from gymforge.envs.puzzles.kk_logic import _sat, count_solutions, holds, negate,
 from gymforge.envs.puzzles.knights_knaves import FAMILY as KK
 from gymforge.envs.puzzles.shortest_path import FAMILY as PATH
 from gymforge.envs.puzzles.sudoku import FAMILY as SUDOKU
+from gymforge.envs.registry import make_env
+from gymforge.trajectory.replay import replay_file
+
+DATA = Path(__file__).parent / "data"
 
 V1_DIGESTS = {
     "puzzles.countdown": "f99b330ca7edf529",
@@ -49,6 +55,15 @@ def test_version_1_ids_regenerate_and_judge_exactly_as_recorded(family: Any) -> 
             row = [task.task_id, task.prompt, task.truth, task.params, outcome.passed]
             h.update(canonical_json([*row, outcome.reason, outcome.facts]).encode())
     assert h.hexdigest()[:16] == V1_DIGESTS[family.name]
+
+
+@pytest.mark.parametrize("name", ["puzzles_v1_oracle.jsonl", "puzzles_v1_random.jsonl"])
+def test_trajectories_recorded_before_version_2_replay_unchanged(name: str) -> None:
+    """Recorded with the version-1 code (``gymforge run puzzles --policy oracle|random -n 12``
+    before any family had a version 2): every step still matches."""
+    report = asyncio.run(replay_file(DATA / name, lambda env_id: make_env(env_id)))
+    assert report.ok, report.divergence
+    assert report.episodes == 12
 
 
 def test_an_old_episode_is_judged_by_its_own_version() -> None:

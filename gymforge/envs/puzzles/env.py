@@ -8,6 +8,11 @@ in ``<think>`` is ignored, hedges and trailing text fail). The family's checker 
 *every* valid solution, not a string match against the stored one, and reports a reason in
 ``Verdict.facts`` otherwise.
 
+Versions: a family that changes its generator or checker bumps its own version and keeps
+the old one (``base.py``), so every id ever issued regenerates and is judged as recorded, and
+trajectories recorded before replay unchanged (``EnvSpec.version`` stays, since no recorded
+episode's dynamics changed; new ids say ``v2``, verdicts name ``family@version``).
+
 Held-out split: the largest or hardest region of every family (seven-number countdowns,
 9x9 sudokus with at most 26 givens, eight islanders, shortest paths on 18+ nodes, colourings
 of 15+ nodes). Every family keeps trainable levels.
@@ -41,7 +46,7 @@ class PuzzlesEnv(ToolEnv):
 
     spec = EnvSpec(
         "puzzles",
-        "1.1.0",
+        "1.0.0",  # families version themselves; every recorded episode replays unchanged
         renderer_version="1",
         description="Countdown, sudoku, knights and knaves, shortest paths, graph colouring.",
     )
