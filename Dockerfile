@@ -1,5 +1,6 @@
 # Runs the gymforge quickstart. Base image pinned to an explicit version; Python packages
-# installed from the lock file (requirements.lock), then gymforge itself without resolving.
+# installed from the lock file (requirements.lock, refused if stale against pyproject.toml),
+# then gymforge itself without resolving.
 FROM python:3.11.7-slim-bookworm
 
 RUN apt-get update \
@@ -10,6 +11,6 @@ WORKDIR /opt/gymforge
 COPY requirements.lock ./
 RUN pip install --no-cache-dir -r requirements.lock
 COPY . .
-RUN pip install --no-cache-dir --no-deps -e .
+RUN python3 scripts/lockfile.py check && pip install --no-cache-dir --no-deps -e .
 
 CMD ["gymforge", "demo", "--out", "/tmp/demo"]

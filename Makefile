@@ -1,10 +1,15 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
-.PHONY: setup demo test test-slow lint typecheck bench clean
+.PHONY: setup lock demo test test-slow test-perf lint typecheck bench clean
 
 VENV := .venv/bin
 
 setup:
 	@scripts/setup.sh
+
+# Refresh requirements.lock after changing pyproject.toml's dependencies (setup refuses a
+# stale lock); commit the result.
+lock:
+	@scripts/lock.sh
 
 demo: setup
 	$(VENV)/gymforge demo
@@ -14,6 +19,11 @@ test: setup lint typecheck
 
 test-slow: setup
 	$(VENV)/python -m pytest -m slow
+
+# Wall-clock budgets (ReDoS and bomb guards, reset speed): meaningful on an idle machine only,
+# so they stay out of `make test`.
+test-perf: setup
+	$(VENV)/python -m pytest -m perf
 
 lint: setup
 	$(VENV)/ruff check gymforge tests benchmarks examples

@@ -1,23 +1,35 @@
-"""Math verifier: latency and accuracy of gymforge's ``MathVerifier`` next to ``math_verify``.
+"""Math verifier: accuracy and latency of gymforge's ``MathVerifier`` next to ``math_verify``.
 
-Claim: on ordinary cases gymforge's p50 is no slower than math_verify's and its p99 is at most
-50 ms; on pathological inputs every verdict comes back within the 1 s timeout (2 s bound).
+Claim: on the labelled answer forms gymforge gives no false pass and an accuracy at least
+math_verify's; its p50 is no slower than math_verify's; on pathological inputs every verdict
+comes back within the 1 s timeout (2 s bound).
 
-Method: ~200 labelled (response, gold, expected) cases over integers, fractions, decimals,
-expressions, sets, intervals, tuples, matrices, equations, units, text answers, hedges,
-false equations, reasoning-block tricks and code injection. Both tools see the same
-responses. Labels follow gymforge's contract (issue 4): e.g. ``\\boxed{5=2}`` for gold 2 is
-wrong, a box inside ``<think>`` does not count, 1.57 is wrong for pi/2.
+Method: the labelled answer forms of ``tests/verify/data/math_answers.jsonl`` (300+ rows:
+descriptive words, units, implicit multiplication, the last box, strict mode, demanded
+forms, long chains of thought, the known false-pass traps, and ordinary integers,
+fractions, decimals, expressions, sets, intervals, tuples, matrices, equations, text,
+extraction tricks and code injection; see ``tests/verify/math_cases.py`` for the format).
+Labels follow the math environment's contract: the last ``\\boxed{}`` outside ``<think>``
+is the answer, ``\\boxed{5=2}`` is wrong for 2, 1.57 is wrong for pi/2, a unit the gold does
+not state fails, a word that only says what was counted does not.
 
-- gymforge: ``MathVerifier().verify(response, gold)`` called sequentially (no queueing), on
-  a warmed pool, with the workers' gold cache cleared before each call (cold golds).
-  Latency is wall-clock per call: extraction, pipe round trip and evaluation.
-- math_verify (bench-only dependency, ``pip install math-verify``; skipped with a message if
-  missing): ``verify(parse(f"\\\\boxed{{{gold}}}"), parse(response))`` in this process.
+- gymforge: ``MathVerifier(cache_gold=False).verify(response, gold, strict=, form=)`` called
+  sequentially (no queueing) on a warmed pool, the workers' gold cache cleared before each
+  call (cold golds). Latency is wall-clock per call: extraction, pipe round trip and
+  evaluation.
+- math_verify (the ``bench`` extra; skipped with a message if missing):
+  ``verify(parse(f"\\\\boxed{{{gold}}}"), parse(response))`` in this process. It has no
+  strict mode and no notion of a demanded form, so the side-by-side accuracy covers the
+  default-mode rows (``passed`` against ``label``); the strict rows and ``form_ok`` are
+  reported for gymforge alone.
+- A false pass is a verdict ``passed`` on a row labelled wrong; a false fail the reverse.
+  Rows whose label follows a rule of gymforge's contract that another grader could decide
+  otherwise (``contract``: the last box, a unit on a unitless gold, ``50\\%`` is 50...) are
+  counted in the accuracy, and the accuracy without them is printed too.
 - Pathological inputs (power towers, huge factorials, a million digits, 5000 nested
-  parentheses, a 1000-term sum) are timed separately. math_verify runs each of them in a
-  forked child killed after ``MV_KILL_S`` seconds, because its own timeout (``signal.alarm``)
-  does not stop C-level big-integer work.
+  parentheses) are timed separately. math_verify runs each of them in a forked child
+  killed after ``MV_KILL_S`` seconds, because its own timeout (``signal.alarm``) does not
+  stop C-level big-integer work.
 
 Run: python benchmarks/math_verifier.py [--passes N]
 """
@@ -28,219 +40,18 @@ import argparse
 import importlib.metadata
 import logging
 import multiprocessing as mp
-import statistics
+import sys
 import time
+from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "verify"))
+from math_cases import Case, box, load_cases
 
 from gymforge.verify.math import MathVerifier, default_pool
 
 MV_KILL_S = 10.0
-Case = tuple[str, str, bool, str]  # response, gold, expected, category
-
-
-def box(s: str) -> str:
-    return f"We compute carefully. The answer is $\\boxed{{{s}}}$."
-
-
-# One case per line: category, + (must pass) or - (must fail), the boxed answer, " ¦ ", the
-# gold. Extraction cases give the whole response instead of the boxed answer.
-_TABLE = r"""
-integer + 42 ¦ 42
-integer + -7 ¦ -7
-integer + 5.0 ¦ 5
-integer + x = 5 ¦ 5
-integer + 1,000 ¦ 1000
-integer + 1{,}000 ¦ 1000
-integer + 043 ¦ 43
-integer - 43 ¦ 42
-integer - -7 ¦ 7
-integer - 5=2 ¦ 2
-integer + 3=3 ¦ 3
-integer - x=3=4 ¦ 4
-integer + k = 12 ¦ 12
-integer + \text{12} ¦ 12
-integer - 12345 ¦ 12354
-integer + 2^{10} ¦ 1024
-integer - 1023 ¦ 1024
-integer + 5! ¦ 120
-integer - 0 ¦ 1
-integer + \dbinom{6}{2} ¦ 15
-fraction + \frac{1}{2} ¦ 0.5
-fraction + 0.5 ¦ \frac12
-fraction + \dfrac{3}{4} ¦ \frac{6}{8}
-fraction + 2\frac{1}{2} ¦ \frac{5}{2}
-fraction + 0.\overline{3} ¦ \frac{1}{3}
-fraction - 0.333 ¦ \frac13
-fraction - 0.3333333333 ¦ \frac13
-fraction - \frac{1}{2^{98}} ¦ \frac{1}{2^{99}}
-fraction + 2^{-99} ¦ \frac{1}{2^{99}}
-fraction - 10^{-7} ¦ 0
-fraction - 1e-7 ¦ 0
-fraction - 42.000042 ¦ 42
-fraction + \frac{-3}{4} ¦ -\frac34
-fraction + -0.75 ¦ -\frac{3}{4}
-fraction - \frac{3}{4} ¦ \frac{4}{3}
-fraction + \tfrac{7}{2} ¦ 3.5
-fraction + 3.50 ¦ \frac72
-fraction + \frac{14}{4} ¦ \frac{7}{2}
-fraction + 7/2 ¦ \frac{7}{2}
-fraction - \frac{7}{3} ¦ 2.33
-decimal + 1.5707963267948966 ¦ \frac{\pi}{2}
-decimal - 1.57 ¦ \frac{\pi}{2}
-decimal - 3.14159 ¦ \pi
-decimal + 3.141592653589793 ¦ \pi
-decimal + 1.4142135623730951 ¦ \sqrt{2}
-decimal - 1.414 ¦ \sqrt2
-decimal + 2.718281828459045 ¦ e
-decimal + 0.1 ¦ 0.1
-decimal + 0.10 ¦ 0.1
-decimal - 0.1000001 ¦ 0.1
-decimal + 1.5e3 ¦ 1500
-decimal + 1.5\times 10^{3} ¦ 1500
-decimal + 3\cdot 10^{-3} ¦ 0.003
-decimal + 12.5\% ¦ 12.5
-decimal - 0.125 ¦ 12.5
-decimal + 2.2360679774997896 ¦ \sqrt{5}
-expression + 2\sqrt{2} ¦ \sqrt{8}
-expression + \frac{\sqrt{2}}{2} ¦ \frac{1}{\sqrt{2}}
-expression + x^2+2x+1 ¦ (x+1)^2
-expression + (x-1)(x+1) ¦ x^2-1
-expression - x^2+1 ¦ (x+1)^2
-expression - X+1 ¦ x+1
-expression - 4\sqrt(2) ¦ 4
-expression + 4\sqrt{2} ¦ \sqrt{32}
-expression - \frac{\pi}{3} ¦ 60
-expression + e^{i\pi} ¦ -1
-expression + \sin^2 x + \cos^2 x ¦ 1
-expression + \frac{x^2-1}{x-1} ¦ x+1
-expression + 3+4i ¦ 4i+3
-expression - 3-4i ¦ 3+4i
-expression + \frac{1+\sqrt{5}}{2} ¦ \frac{\sqrt5+1}{2}
-expression - \frac{1-\sqrt{5}}{2} ¦ \frac{1+\sqrt5}{2}
-expression + \log_2 8 ¦ 3
-expression + \ln(e^3) ¦ 3
-expression + 2\pi r ¦ 2r\pi
-expression - \pi r^2 ¦ 2\pi r
-expression + \frac{n(n+1)}{2} ¦ \frac{n^2+n}{2}
-expression + ab ¦ ba
-expression - a+b ¦ a-b
-expression + \sqrt[3]{27} ¦ 3
-expression + \alpha+\beta ¦ \beta+\alpha
-expression + x_1+x_2 ¦ x_2+x_1
-expression - \frac{a}{b} ¦ \frac{b}{a}
-expression + \tan\frac{\pi}{4} ¦ 1
-expression - 2^x ¦ x^2
-expression + \cos(\pi) ¦ -1
-set + \{1,2,3\} ¦ \{3,2,1\}
-set - \{1,2\} ¦ \{1,2,3\}
-set + 1, 2, 3 ¦ \{1,2,3\}
-set - (1,2) ¦ \{1,2\}
-set + \{-2,2\} ¦ \pm 2
-set + x=1 \text{ or } x=2 ¦ \{1,2\}
-set + x \in \{1, 2\} ¦ \{1,2\}
-set + \{\frac12, 1\} ¦ \{1, 0.5\}
-set - \{1\} ¦ \{1,2\}
-set + \emptyset ¦ \varnothing
-set + 2, -2 ¦ -2, 2
-set - 2, 3 ¦ -2, 2
-interval + [1,2) ¦ [1,2)
-interval - (1,2] ¦ (1,2)
-interval - [1,2] ¦ (1,2)
-interval + (-\infty, 1) \cup (2, \infty) ¦ (-\infty,1)\cup(2,\infty)
-interval + (2,\infty) ¦ x>2
-interval + x \ge 2 ¦ [2,\infty)
-interval + 1 < x \le 3 ¦ (1,3]
-interval + [1,2]\cup[2,3] ¦ [1,3]
-interval - (1,2)\cup(2,3) ¦ (1,3)
-interval + (-\infty, \infty) ¦ \mathbb{R}
-interval + x \in [0, 1] ¦ [0,1]
-interval - (0, 1) ¦ [0, 1]
-interval + \left[ \frac{1}{2}, 3 \right) ¦ [0.5, 3)
-interval - (-\infty,0] ¦ (-\infty,0)
-tuple + (1,2) ¦ (1,2)
-tuple - (2,1) ¦ (1,2)
-tuple + (1, 2, 3) ¦ (1,2,3)
-tuple - (1, 3, 2) ¦ (1,2,3)
-tuple + x = 1, y = 2 ¦ (1,2)
-tuple + \left(\frac12, 3\right) ¦ (0.5, 3)
-tuple + (\sqrt2, \pi) ¦ (\sqrt{2}, \pi)
-tuple - (1, 2) ¦ (1, 2, 3)
-tuple + \langle 1, 2 \rangle ¦ \langle 1,2\rangle
-matrix + \begin{pmatrix}1&2\\3&4\end{pmatrix} ¦ \begin{pmatrix}1&2\\3&4\end{pmatrix}
-matrix + \begin{bmatrix}1&2\\3&4\end{bmatrix} ¦ \begin{pmatrix}1&2\\3&4\end{pmatrix}
-matrix - \begin{pmatrix}1&2\\3&5\end{pmatrix} ¦ \begin{pmatrix}1&2\\3&4\end{pmatrix}
-matrix - \begin{pmatrix}1&3\\2&4\end{pmatrix} ¦ \begin{pmatrix}1&2\\3&4\end{pmatrix}
-matrix + \begin{pmatrix}\frac12\\2\end{pmatrix} ¦ \begin{pmatrix}0.5\\2\end{pmatrix}
-matrix + \begin{pmatrix}1\\2\end{pmatrix} ¦ (1,2)
-equation + y = 2x + 1 ¦ y = 1 + 2x
-equation + 2y = 4x + 2 ¦ y = 2x + 1
-equation - y = 2x + 2 ¦ y = 2x + 1
-equation + x^2 + y^2 = 1 ¦ y^2 + x^2 = 1
-equation + 2x - y + 1 = 0 ¦ y = 2x+1
-equation - x = 3 ¦ y = 3
-equation - y = x^2 ¦ y = x^3
-units - 5\text{ km} ¦ 5\text{ m}
-units + 5\text{ m} ¦ 5\text{ m}
-units - 5\text{ m} ¦ 5
-units + 5 ¦ 5\text{ m}
-units + 90^\circ ¦ 90
-units + 90^{\circ} ¦ 90^\circ
-units + \$12 ¦ 12
-units - 12\text{ dollars} ¦ 12
-units + 7 \text{ cm}^2 ¦ 7\text{ cm}^2
-units - 7 \text{ cm} ¦ 7\text{ cm}^2
-units + 5\text{ meters} ¦ 5\text{ m}
-units - 60^\circ ¦ \frac{\pi}{3}
-text + \text{(B)} ¦ B
-text + \textbf{(C)} ¦ \text{(C)}
-text - D ¦ \text{(C)}
-text + \text{Monday} ¦ \text{Monday}
-text - \text{Tuesday} ¦ \text{Monday}
-infinity + \infty ¦ \infty
-infinity + +\infty ¦ \infty
-infinity - -\infty ¦ \infty
-infinity - \infty ¦ 10^{100}
-hedge - 3 \text{ or } 5 ¦ 3
-hedge - 3 or 5 ¦ 3
-hedge - \pm 3 ¦ 3
-hedge - 3, 5 ¦ 3
-hedge - 3; 5 ¦ 3
-hedge - x = 3 \text{ or } x = 5 ¦ 5
-hedge + 3, 3 ¦ 3
-extraction - \boxed{3} or \boxed{5} ¦ 3
-extraction + So \boxed{3}. Checking again: \boxed{3}. ¦ 3
-extraction + First \boxed{x=3}, i.e. \boxed{3} ¦ 3
-extraction - <think>it is \boxed{3}</think>The answer is \boxed{4} ¦ 3
-extraction + <think>it is \boxed{3}</think>The answer is \boxed{3} ¦ 3
-extraction + <think>try \boxed{4}</think>\boxed{3} ¦ 3
-extraction - <think>the answer is \boxed{3} but I keep thinking ¦ 3
-extraction - I think it's \boxed{3}</think> so \boxed{5} ¦ 3
-extraction - The answer is 3. ¦ 3
-extraction + \boxed{\boxed{3}} ¦ 3
-extraction + \boxed{\frac{1}{2}} ¦ \frac12
-extraction + \fbox{7} ¦ 7
-extraction + \boxed 7 ¦ 7
-extraction - \boxed{3 ¦ 3
-extraction - \boxed{} ¦ 3
-extraction + \boxed{\{1, 2\}} ¦ \{1,2\}
-injection - __import__('os').system('exit 3') ¦ 3
-injection - ().__class__.__base__.__subclasses__() ¦ 3
-injection - eval("3") ¦ 3
-injection - \input{/etc/passwd} ¦ 3
-"""
-
-
-def _cases() -> list[Case]:
-    out: list[Case] = []
-    for line in _TABLE.strip().splitlines():
-        cat, sign, rest = line.split(" ", 2)
-        answer, gold = rest.split(" ¦ ")
-        response = answer if cat == "extraction" else box(answer)
-        out.append((response, gold, sign == "+", cat))
-    s1000 = "+".join(str(i) for i in range(1, 1001))
-    long = [(s1000, "1", False), (s1000, "500500", True), ("+".join(["1"] * 300), "300", True)]
-    out += [(box(a), g, e, "long") for a, g, e in long]
-    return out
 
 
 def _pathological() -> list[tuple[str, str, str]]:
@@ -286,70 +97,93 @@ def _mv_child(response: str, gold: str, q: mp.Queue) -> None:  # type: ignore[ty
     q.put((ok, (time.perf_counter() - t0) * 1e3))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--passes", type=int, default=3)
-    args = ap.parse_args()
-    cases = _cases()
+class Tally:
+    """Verdicts of one tool on the cases: latencies, false passes, false fails."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.latency: list[float] = []
+        self.false_pass: list[Case] = []
+        self.false_fail: list[Case] = []
+        self.n = 0
+
+    def add(self, case: Case, passed: bool, ms: float, first_pass: bool) -> None:
+        self.latency.append(ms)
+        if not first_pass:
+            return
+        self.n += 1
+        if passed and not case.label:
+            self.false_pass.append(case)
+        elif not passed and case.label:
+            self.false_fail.append(case)
+
+    @property
+    def right(self) -> int:
+        return self.n - len(self.false_pass) - len(self.false_fail)
+
+    def plain_accuracy(self, cases: list[Case]) -> str:
+        """Accuracy on the rows whose label needs no gymforge-specific rule."""
+        n = sum(1 for c in cases if c.contract is None)  # strict rows all name a contract
+        wrong = sum(1 for c in self.false_pass + self.false_fail if c.contract is None)
+        return f"{n - wrong}/{n} ({(n - wrong) / max(1, n):.1%})"
+
+    def row(self) -> str:
+        lat = self.latency
+        acc = f"{self.right}/{self.n} ({self.right / self.n:.1%})"
+        return (
+            f"{self.name:<24}{acc:>18}{len(self.false_pass):>8}{len(self.false_fail):>8}"
+            f"{pct(lat, 0.5):>9.2f}{pct(lat, 0.99):>9.2f}{max(lat):>9.1f}"
+        )
+
+
+def _run_gymforge(cases: list[Case], passes: int) -> tuple[Tally, Tally, list[str]]:
     ver = MathVerifier(cache_gold=False)
-    pool = default_pool().start()
+    default_pool().start()
     for i in range(50):  # warm the pool and the workers on unrelated cases
         ver.verify(box(f"\\frac{{{i}}}{{3}}"), f"{i}/3")
-    gf_lat: list[float] = []
-    gf_wrong: list[Case] = []
-    for p in range(args.passes):
-        for case in cases:
+    plain, strict = Tally("gymforge MathVerifier"), Tally("gymforge, strict rows")
+    form_wrong: list[str] = []
+    for p in range(passes):
+        for c in cases:
             t0 = time.perf_counter()
-            v = ver.verify(case[0], case[1])
-            gf_lat.append((time.perf_counter() - t0) * 1e3)
-            if p == 0 and v.passed != case[2]:
-                gf_wrong.append(case)
-    n = len(cases)
-    print(f"{n} cases x {args.passes} passes ({len({c[3] for c in cases})} categories)\n")
-    rows = [("gymforge MathVerifier", gf_lat, n - len(gf_wrong))]
-    mv = _load_math_verify()
-    mv_wrong: list[Case] = []
-    if mv is None:
-        print(
-            "math_verify: not installed (bench-only dependency: pip install math-verify); skipped\n"
-        )
-    else:
-        fn, mv_version = mv
-        mv_lat: list[float] = []
-        for p in range(args.passes):
-            for case in cases:
-                t0 = time.perf_counter()
-                try:
-                    ok = fn(case[0], case[1])
-                except Exception:
-                    ok = False
-                mv_lat.append((time.perf_counter() - t0) * 1e3)
-                if p == 0 and ok != case[2]:
-                    mv_wrong.append(case)
-        rows.append((f"math_verify {mv_version}", mv_lat, n - len(mv_wrong)))
-    print(f"{'tool':<24}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'mean ms':>9}{'accuracy':>14}")
-    for name, lat, right in rows:
-        print(
-            f"{name:<24}{pct(lat, 0.5):>9.2f}{pct(lat, 0.99):>9.2f}{max(lat):>9.1f}"
-            f"{statistics.fmean(lat):>9.2f}{f'{right}/{n} ({right / n:.1%})':>14}"
-        )
-    if len(rows) == 2:
-        (_, a, _), (_, b, _) = rows
-        r50, r99 = pct(b, 0.5) / pct(a, 0.5), pct(b, 0.99) / pct(a, 0.99)
-        print(f"{'ratio math_verify/gf':<24}{r50:>8.1f}x{r99:>8.1f}x")
-    for name, wrong in (("gymforge", gf_wrong), ("math_verify", mv_wrong)):
-        if wrong:
-            print(f"\n{name} got {len(wrong)} wrong:")
-            for resp, gold, exp, cat in wrong:
-                short = resp if len(resp) < 70 else resp[:67] + "..."
-                print(f"  [{cat}] expected {'pass' if exp else 'fail'}: {short!r} vs gold {gold!r}")
+            v = ver.verify(c.response, c.gold, strict=c.strict, form=c.form)
+            (strict if c.strict else plain).add(
+                c, v.passed, (time.perf_counter() - t0) * 1e3, p == 0
+            )
+            if p == 0 and c.form is not None and v.facts.get("form_ok") != c.form_ok:
+                form_wrong.append(c.short)
+    return plain, strict, form_wrong
+
+
+def _run_math_verify(cases: list[Case], passes: int) -> Tally | None:
+    loaded = _load_math_verify()
+    if loaded is None:
+        print("math_verify: not installed (pip install 'gymforge[bench]'); skipped\n")
+        return None
+    fn, version = loaded
+    tally = Tally(f"math_verify {version}")
+    for p in range(passes):
+        for c in cases:
+            if c.strict:
+                continue
+            t0 = time.perf_counter()
+            try:
+                ok = fn(c.response, c.gold)
+            except Exception:
+                ok = False
+            tally.add(c, ok, (time.perf_counter() - t0) * 1e3, p == 0)
+    return tally
+
+
+def _pathological_table(mv_loaded: bool) -> None:
     print("\npathological inputs (expected: fail, quickly)")
     print(f"{'input':<26}{'gymforge':>26}{'math_verify':>28}")
+    ver = MathVerifier(cache_gold=False)
     ctx = mp.get_context("fork")
     for name, resp, gold in _pathological():
         v = ver.verify(resp, gold)
         gf = f"{v.reason} {v.facts['latency_ms']:.0f} ms"
-        if mv is None:
+        if not mv_loaded:
             mvs = "skipped"
         else:
             q = ctx.Queue()
@@ -367,7 +201,50 @@ def main() -> None:
                 ok, ms = q.get()
                 mvs = f"{'PASS' if ok else 'fail'} {ms:.0f} ms"
         print(f"{name:<26}{gf:>26}{mvs:>28}")
-    print(f"\npool stats: {pool.stats}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--passes", type=int, default=3)
+    args = ap.parse_args()
+    cases = load_cases()
+    classes = Counter(c.cls for c in cases)
+    print(f"{len(cases)} labelled cases x {args.passes} passes, {len(classes)} classes\n")
+    plain, strict, form_wrong = _run_gymforge(cases, args.passes)
+    mv = _run_math_verify(cases, args.passes)
+    head = f"{'tool':<24}{'accuracy':>18}{'f.pass':>8}{'f.fail':>8}"
+    print(head + f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for t in (plain, mv, strict):
+        if t is not None:
+            print(t.row())
+    if mv is not None:
+        r50 = pct(mv.latency, 0.5) / pct(plain.latency, 0.5)
+        r99 = pct(mv.latency, 0.99) / pct(plain.latency, 0.99)
+        print(f"{'ratio math_verify/gf':<58}{r50:>8.1f}x{r99:>8.1f}x")
+    plain_rows = sum(1 for c in cases if c.contract is None)
+    print(f"\non the {plain_rows} rows whose label needs no gymforge-specific rule:")
+    for t in (plain, mv):
+        if t is not None:
+            print(f"  {t.name:<22}{t.plain_accuracy(cases):>18}")
+    forms = sum(1 for c in cases if c.form is not None)
+    print(f"\ngymforge form_ok right on {forms - len(form_wrong)}/{forms} rows with a form")
+    print(f"\n{'class':<26}{'rows':>6}{'gymforge wrong':>16}{'math_verify wrong':>19}")
+    for cls, n in sorted(classes.items()):
+        gw = sum(c.cls == cls for t in (plain, strict) for c in t.false_pass + t.false_fail)
+        mw = "-" if mv is None else str(sum(c.cls == cls for c in mv.false_pass + mv.false_fail))
+        print(f"{cls:<26}{n:>6}{gw:>16}{mw:>19}")
+    for t in (plain, strict, mv):
+        if t is None:
+            continue
+        for kind, wrong in (("false passes", t.false_pass), ("false fails", t.false_fail)):
+            if wrong:
+                print(f"\n{t.name}: {len(wrong)} {kind}")
+                for c in wrong:
+                    print(f"  {c.short}")
+    for line in form_wrong:
+        print(f"  form_ok wrong: {line}")
+    _pathological_table(mv is not None)
+    print(f"\npool stats: {default_pool().stats}")
 
 
 if __name__ == "__main__":

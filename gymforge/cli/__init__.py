@@ -3,13 +3,59 @@ progress and tables go to stderr. User mistakes print one line, never a tracebac
 
 from __future__ import annotations
 
+import inspect
 import sys
 
+import typer
+
+from gymforge import __version__
 from gymforge.cli import evaluation, grade, logs, qa, reproduce, run, sandbox, serve  # noqa: F401
 from gymforge.cli import judge as _judge  # noqa: F401  (registers `gymforge judge`)
 from gymforge.cli.common import app, err
 
 __all__ = ["app", "main"]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"gymforge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print gymforge's version and exit.",
+    ),
+) -> None:
+    """gymforge: seeded, verifiable, QA-checked RL environments for LLMs."""
+
+
+def _one_paragraph(doc: str | None) -> str | None:
+    """A docstring's first paragraph on one line: typer's command list keeps a docstring's
+    line breaks, which cut its one-line summaries mid-sentence."""
+    if not doc:
+        return None
+    first = inspect.cleandoc(doc).split("\n\n")[0]
+    return " ".join(line.strip() for line in first.splitlines())
+
+
+def tidy_help(cli: typer.Typer) -> None:
+    """Give every command (and sub-command) without a ``short_help`` its docstring's first
+    paragraph as one line."""
+    for command in cli.registered_commands:
+        if command.short_help is None and command.callback is not None:
+            command.short_help = _one_paragraph(command.help or command.callback.__doc__)
+    for group in cli.registered_groups:
+        if group.typer_instance is not None:
+            tidy_help(group.typer_instance)
+
+
+tidy_help(app)
 
 
 def main() -> None:

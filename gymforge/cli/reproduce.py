@@ -7,28 +7,45 @@ from pathlib import Path
 
 import typer
 
-from gymforge.cli.common import app, err, fail, friendly
+from gymforge.cli.common import app, err, fail, friendly, overwrite_option
+from gymforge.evaluate.reproduce import compare_eval, redraw_for
+from gymforge.rollout.manifest import read_manifest
 from gymforge.rollout.reproduce import reproduce
+
+SAMPLING = {True: "matches", False: "DIFFERS", None: "not checked"}
 
 
 @app.command("reproduce")
 @friendly
 def reproduce_cmd(
-    manifest: Path = typer.Argument(..., help="A run's manifest.json."),
+    manifest: Path = typer.Argument(..., help="The manifest.json of a run, eval or calibrate."),
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the new run."),
+    overwrite: bool = overwrite_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the diff report to stdout."),
 ) -> None:
-    """Re-run a run from its manifest (scripted policies, or recorded actions for a model)
-    and diff it against the original; exit 0 only if every episode matches."""
-    report = reproduce(manifest, out)
+    """Re-run a run, eval or calibration from its manifest (scripted policies, or recorded
+    actions for a model) and diff it against the original; for an eval, also recompute
+    eval.json and compare its results. Exits 0 only if everything matches."""
+    if manifest.is_dir():
+        manifest = manifest / "manifest.json"
+    recorded = read_manifest(manifest)
+    report = reproduce(manifest, out, redraw=redraw_for(recorded), overwrite=overwrite)
+    if report.command == "eval":
+        report.results = compare_eval(recorded, manifest.parent, out)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     err.print(
-        f"reproduced with policy {report.policy}: {report.identical}/{report.compared} "
-        f"episodes identical; missing {len(report.missing)}, extra {len(report.extra)}; "
-        f"re-sampling the tasks {'matches' if report.sampling_matches else 'DIFFERS'}"
+        f"reproduced the {report.command} with policy {report.policy}: "
+        f"{report.identical}/{report.compared} episodes identical; missing "
+        f"{len(report.missing)}, extra {len(report.extra)}; re-sampling the tasks "
+        f"{SAMPLING[report.sampling_matches]}"
+        + (
+            f"; eval.json {'differs' if report.results else 'matches'}"
+            if report.command == "eval"
+            else ""
+        )
     )
-    for line in report.differences:
+    for line in [*report.differences, *report.results]:
         err.print(f"  {line}", highlight=False)
     if not report.ok:
-        fail("the reproduction differs from the original run", 1)
+        fail(f"the reproduction differs from the original {report.command}", 1)

@@ -13,16 +13,19 @@ from rich.table import Table
 
 from gymforge.cli.common import (
     app,
+    dataset_note,
     err,
     fail_if_incomplete,
     friendly,
     open_env,
+    overwrite_option,
     progress_bar,
+    resume_option,
     task_source,
 )
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
-from gymforge.rollout.execute import execute
+from gymforge.rollout.execute import draw_tasks, execute, prepare
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.replay import replay_file
@@ -55,10 +58,14 @@ def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to 
     err.print(table)
 
 
+DEFAULT_N = 10
+"""Tasks per run when neither -n nor --dataset says."""
+
+
 def _run(
     env_name: str,
     policy: str,
-    n: int,
+    n: int | None,
     seed: int,
     out: Path | None,
     concurrency: int,
@@ -73,15 +80,22 @@ def _run(
     base_url: str | None = None,
     backend: str = "local",
     backend_url: str | None = None,
+    overwrite: bool = False,
+    epochs: int = 1,
 ) -> dict[str, Any]:
+    """Run from the command line: ``n=None`` runs every row of ``dataset`` (or
+    ``DEFAULT_N`` tasks without one); ``out`` is checked first (see ``rundir``)."""
     if split not in ("train", "heldout", "all"):
         raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
     if backend not in ("local", "ray", "redis"):
         raise GymforgeError(f"--backend must be local, ray or redis, not {backend!r}")
+    if n is None and dataset is None:
+        n = DEFAULT_N
     spec = RunSpec(
         env=env_name,
         policy=policy,
         n=n,
+        epochs=epochs,
         seed=seed,
         split=split,
         group=group,  # type: ignore[arg-type]
@@ -93,14 +107,26 @@ def _run(
     )
     source = resolve_policy(policy, base_url)
     handle = open_env(env_name, dataset)  # resolve before any progress output
-    with progress_bar(f"{env_name}/{policy}", n * group, quiet) as tick:
+    task_ids = draw_tasks(handle, spec)
+    ready = prepare(
+        spec,
+        out,
+        task_ids=task_ids,
+        policy=source,
+        resume=resume,
+        handle=handle,
+        guard=True,
+        overwrite=overwrite,
+    )
+    if not quiet:
+        dataset_note(handle, n, len(task_ids), split)
+    with progress_bar(f"{env_name}/{policy}", len(task_ids) * group * epochs, quiet) as tick:
         result = execute(
             spec,
             out,
-            policy=source,
+            prepared=ready,
             resume=resume,
             on_episode=tick,
-            handle=handle,
             policy_options={"base_url": base_url},
             backend_url=backend_url,
         )
@@ -148,7 +174,13 @@ def run(
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible server for openai:MODEL policies."
     ),
-    n: int = typer.Option(10, "-n", min=1, help="Number of tasks (one episode each)."),
+    n: int | None = typer.Option(
+        None,
+        "-n",
+        min=1,
+        help=f"Number of tasks (default {DEFAULT_N}; with --dataset, every row once, and -n "
+        "samples rows without replacement).",
+    ),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling and episodes."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
     concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
@@ -156,7 +188,11 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
     dataset: Path | None = typer.Option(None, "--dataset", help="Run this JSONL dataset's tasks."),
     group: int = typer.Option(1, "--group", "-g", min=1, help="Rollouts per task (GRPO group)."),
-    resume: bool = typer.Option(False, "--resume", help="Keep OUT's finished episodes."),
+    epochs: int = typer.Option(
+        1, "--epochs", min=1, help="Passes over the tasks; epoch e plays rollouts e*G..e*G+G-1."
+    ),
+    resume: bool = resume_option(),
+    overwrite: bool = overwrite_option(),
     episode_timeout: float | None = typer.Option(
         None, "--episode-timeout", min=0.001, help="Seconds; an episode over it is retried."
     ),
@@ -191,13 +227,16 @@ def run(
         base_url=base_url,
         backend=backend,
         backend_url=redis_url if backend == "redis" else ray_address,
+        overwrite=overwrite,
+        epochs=epochs,
     )
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
         err.print(_summary_table([summary]))
         err.print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
-    fail_if_incomplete(summary, n * group, "the summary covers the finished episodes only")
+    total = sum(summary.get(k) or 0 for k in ("episodes", "verifier_errors", "infra_errors"))
+    fail_if_incomplete(summary, total, "the summary covers the finished episodes only")
 
 
 @app.command()
@@ -210,8 +249,8 @@ def demo(
     """The quickstart: the reference environment under the three scripted policies, an
     eval of a policy of known skill (train and held-out), and an HTML report of them all."""
     summaries = []
-    for policy in ("oracle", "random", "noop"):
-        summaries.append(_run("ledger", policy, n, seed, out / policy, 1, "train"))
+    for policy in ("oracle", "random", "noop"):  # a fresh start each time: make demo reruns
+        summaries.append(_run("ledger", policy, n, seed, out / policy, 1, "train", overwrite=True))
     err.print(_summary_table(summaries))
     report = asyncio.run(replay_file(out / "oracle" / "trajectories.jsonl", make_env))
     err.print(

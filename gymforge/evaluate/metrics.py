@@ -202,7 +202,7 @@ def heldout_gap(
     )
     if not train or not held:
         missing = "held-out" if not held else "train"
-        out["reason"] = f"no {missing} episodes in this run (evaluate with --split all)"
+        out["reason"] = f"no {missing} episodes in this run"
     return out
 
 

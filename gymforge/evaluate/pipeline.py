@@ -28,7 +28,7 @@ from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
 from gymforge.evaluate.episodes import EpisodeStats, OracleSteps, load_stats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
-from gymforge.evaluate.metrics import compute_metrics
+from gymforge.evaluate.metrics import compute_metrics, group_outcomes
 from gymforge.rollout.resolve import PolicySource
 from gymforge.rollout.runner import RunResult
 from gymforge.rollout.runner import run as run_jobs
@@ -94,6 +94,18 @@ def sample_tasks(
     return unique(ids)
 
 
+def eval_tasks(source: TaskSource, config: EvalConfig, whole: bool = False) -> list[str]:
+    """The tasks ``eval`` plays: a dataset's rows of the split when datasets are loaded (all
+    of them when ``whole``, else ``config.n`` drawn without replacement), or ``config.n``
+    sampled tasks per split (``sample_tasks``)."""
+    if source.datasets:
+        n = None if whole else config.n
+        return source.dataset_rows(config.split, config.families, n, config.seed)  # type: ignore[arg-type]
+    return sample_tasks(
+        source, config.split, config.n, config.seed, config.families, config.warnings
+    )
+
+
 async def play(
     env_factory: Callable[[], Environment],
     policy: PolicySource,
@@ -146,19 +158,22 @@ def analyse(
     }
 
 
-def write_eval(
-    out: Path,
+def eval_document(
     config: EvalConfig,
     stats: Sequence[EpisodeStats],
     run_summary: dict[str, Any] | None = None,
     env_version: str | None = None,
+    kind: str = "eval",
 ) -> dict[str, Any]:
-    """Analyse ``stats`` and write ``eval.json`` and ``failures.jsonl`` under ``out``."""
+    """The ``eval.json`` data for ``stats`` (nothing written)."""
     body = analyse(stats, config.k, config.confidence)
+    gap = body["metrics"]["heldout_gap"]
+    if gap.get("reason") and config.split != "all":
+        gap["reason"] += " (evaluate with --split all)"
     if not stats:
         config.warnings.append("no finished episode to evaluate")
-    data = {
-        "kind": "eval",
+    return {
+        "kind": kind,
         "gymforge_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "env": config.env,
@@ -172,9 +187,47 @@ def write_eval(
         },
         "warnings": config.warnings,
     }
+
+
+def write_eval(
+    out: Path,
+    config: EvalConfig,
+    stats: Sequence[EpisodeStats],
+    run_summary: dict[str, Any] | None = None,
+    env_version: str | None = None,
+) -> dict[str, Any]:
+    """Analyse ``stats`` and write ``eval.json`` and ``failures.jsonl`` under ``out``."""
+    data = eval_document(config, stats, run_summary, env_version)
     out.mkdir(parents=True, exist_ok=True)
     (out / "eval.json").write_text(json.dumps(data, indent=2) + "\n")
     with open(out / "failures.jsonl", "w", encoding="utf-8") as fh:
         for row in failure_log_rows(stats):
             fh.write(json.dumps(row, sort_keys=True) + "\n")
     return data
+
+
+def run_folder_document(run_dir: Path) -> dict[str, Any]:
+    """An ``eval.json``-shaped analysis of a plain run folder (``gymforge run``: a
+    trajectory file, a summary, a manifest), computed in memory, nothing written. k is 1
+    and step efficiency is n/a (no oracle path lengths without the environment)."""
+    summary = _json_or_empty(run_dir / "summary.json")
+    manifest = _json_or_empty(run_dir / "manifest.json")
+    run = manifest.get("run", {})
+    stats = load_stats(run_dir / "trajectories.jsonl")
+    env = summary.get("env") or run.get("env") or "?"
+    policy = summary.get("policy") or run.get("policy") or "?"
+    samples = max((len(g) for g in group_outcomes(stats).values()), default=1)
+    split = summary.get("split") or run.get("split") or "train"
+    config = EvalConfig(env, policy, split, len(group_outcomes(stats)), 1, samples)
+    version = manifest.get("env", {}).get("version")
+    return eval_document(config, stats, summary, version, kind="run")
+
+
+def _json_or_empty(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UserError(f"{path} is not valid JSON: {err}") from err
+    return data if isinstance(data, dict) else {}

@@ -1,11 +1,12 @@
 """``gymforge report``: one self-contained, offline HTML file comparing runs side by side.
 
 Each run directory holds an ``eval.json`` (``gymforge eval``) and/or a ``calibration.json``
-(``gymforge calibrate``). The page has no JavaScript and loads nothing: plots are inline
-SVG (``plots``), the trajectory browser is ``<details>`` elements (``browser``), and a
-Content-Security-Policy forbids any fetch, so a stray external reference would show up as a
-console error rather than a silent network call. Metrics carry their usual names:
-"pass@k", "pass^k", "held-out".
+(``gymforge calibrate``), or is a plain run folder (``gymforge run``: its trajectories are
+analysed in memory like an eval with k=1, nothing written). The page has no JavaScript
+and loads nothing: plots are inline SVG (``plots``), the trajectory browser is
+``<details>`` elements (``browser``), and a Content-Security-Policy forbids any fetch, so a
+stray external reference would show up as a console error rather than a silent network
+call. Metrics carry their usual names: "pass@k", "pass^k", "held-out".
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from gymforge import __version__
 from gymforge.core.errors import UserError
 from gymforge.evaluate.browser import browser_section
+from gymforge.evaluate.pipeline import run_folder_document
 from gymforge.evaluate.report_plots import plots_section
 
 CSS = """
@@ -52,7 +54,8 @@ class Run:
 
 
 def load_runs(dirs: list[Path]) -> list[Run]:
-    """Read each directory's ``eval.json``/``calibration.json``; UserError if neither."""
+    """Read each directory's ``eval.json``/``calibration.json`` (or analyse its plain
+    trajectories); UserError if it has none of them."""
     runs: list[Run] = []
     names: set[str] = set()
     for d in dirs:
@@ -66,8 +69,13 @@ def load_runs(dirs: list[Path]) -> list[Run]:
                     docs[kind] = json.loads(f.read_text())
                 except json.JSONDecodeError as err:
                     raise UserError(f"{f} is not valid JSON: {err}") from err
+        if not docs and (d / "trajectories.jsonl").exists():
+            docs["eval"] = run_folder_document(d)
         if not docs:
-            raise UserError(f"{d} has no eval.json or calibration.json (run gymforge eval)")
+            raise UserError(
+                f"{d} has no eval.json, calibration.json or trajectories.jsonl "
+                "(run gymforge run, eval or calibrate)"
+            )
         name = d.name or str(d)
         if name in names:
             name = f"{d.parent.name}/{d.name}"

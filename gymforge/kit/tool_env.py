@@ -148,8 +148,13 @@ class ToolEnv(ABC):
             self._done = True
             obs = self._observe([], {"truncated": "max_tokens"})
             costs = StepCosts(action_tokens=action_tokens)
+            verdict = self.over_budget_verdict(self.task, action, action_tokens)
+            if verdict is not None:
+                verdict, clock = verdict.split_timing()
+                timing.update(clock)
+                info["verdict"] = verdict.model_dump(mode="json")
             return StepResult.make(
-                obs, self.reward(None, costs), truncated=True, info=info, timing=timing
+                obs, self.reward(verdict, costs), truncated=True, info=info, timing=timing
             )
         if isinstance(action, Invalid):
             out = self._on_invalid(action, info)
@@ -171,7 +176,7 @@ class ToolEnv(ABC):
         if end is not None:
             self._done = True
             info["end_reason"] = end
-            info["success"] = bool(verdict and verdict.passed)
+            info["success"] = self.succeeded(verdict)
         return StepResult.make(
             obs, components, terminated=terminated, truncated=truncated, info=info, timing=timing
         )
@@ -265,6 +270,17 @@ class ToolEnv(ABC):
             i -= 1
         self._oracle = (plan, i + 1)
         return plan[i] if i < len(plan) else plan[-1]
+
+    def succeeded(self, verdict: Verdict | None) -> bool:
+        """Whether the episode that ended with ``verdict`` is a success. Default: the verdict
+        passed. Override when success needs more than the verdict's ``passed``."""
+        return bool(verdict and verdict.passed)
+
+    def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict | None:
+        """The verdict on an action that overran the token budget (it is cut off, never
+        executed; the episode is truncated either way). Default None: no verdict. A
+        single-turn environment can return one so that every answer gets a verdict."""
+        return None
 
     def env_rule_end(self) -> EndReason | None:
         """Override to end the episode on a hard domain rule (returns ``"env_rule"``)."""

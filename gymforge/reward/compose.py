@@ -45,6 +45,20 @@ class FormatPenalty:
         return {"format": self.penalty} if hit else {}
 
 
+@dataclass(frozen=True)
+class FormReward:
+    """``form`` = 0 when the task demanded an answer form and the answer met it, ``penalty``
+    when it did not; no component when the verdict reports no form (``form_ok`` absent).
+    The value itself is ``task``'s business: a wrong value in the right form gets 0 here."""
+
+    penalty: float = -0.5
+
+    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+        if verdict is None or "form_ok" not in verdict.facts:
+            return {}
+        return {"form": 0.0 if verdict.facts["form_ok"] else self.penalty}
+
+
 class ComposedReward:
     """The union of several reward functions' components. Two parts producing the same
     component name is an authoring error and raises, rather than silently adding up."""

@@ -1,18 +1,132 @@
 """Execute a ``RunSpec``: open the environment, draw the tasks, resolve the policy, run, and
-write the trajectories, summary and manifest. The CLI's ``run`` and ``reproduce`` use it."""
+write the trajectories, summary and manifest. The CLI's ``run``, ``eval``, ``calibrate``
+and ``reproduce`` use it.
+
+Tasks: with a dataset, every row once in file order (``n=None``) or ``n`` distinct rows
+drawn without replacement; otherwise ``n`` tasks sampled from the environment's families.
+Each task gets ``group`` rollouts per epoch, and epoch ``e`` plays rollouts
+``e*group .. e*group+group-1``, so every episode of a multi-epoch run has its own
+``(task_id, seed, rollout)`` key and resume and de-duplication still work.
+
+Interrupted (Ctrl-C), a run still writes ``summary.json`` over the episodes that finished
+and raises ``RunInterrupted`` carrying it; ``--resume`` continues from there.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import GymforgeError, UserError
 from gymforge.envs.handle import EnvHandle, open_env
-from gymforge.rollout.manifest import RunSpec, build_manifest, write_manifest
+from gymforge.rollout.manifest import Command, RunSpec, build_manifest, write_manifest
 from gymforge.rollout.resolve import PolicySource, resolve_policy
-from gymforge.rollout.runner import RunResult, expand, run
+from gymforge.rollout.rundir import prepare_out
+from gymforge.rollout.runner import Job, RunResult, run
+from gymforge.rollout.summary import summarize
+from gymforge.trajectory.io import recover_finished
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; ``summary`` (also in ``out/summary.json``) covers the episodes
+    that finished before it."""
+
+    def __init__(self, out: Path | None, summary: dict[str, Any]) -> None:
+        super().__init__("interrupted")
+        self.out = out
+        self.summary = summary
+
+
+def epoch_jobs(task_ids: Sequence[str], seed: int, group: int, epochs: int = 1) -> list[Job]:
+    """``group`` rollouts of every task per epoch; epoch ``e`` plays rollouts
+    ``e*group .. e*group+group-1``. Jobs are ordered epoch by epoch, in task order."""
+    if group < 1 or epochs < 1:
+        raise ValueError("group and epochs must be >= 1")
+    per_epoch = len(task_ids) * group
+    return [
+        Job(e * per_epoch + i * group + r, task_id, seed, e * group + r)
+        for e in range(epochs)
+        for i, task_id in enumerate(task_ids)
+        for r in range(group)
+    ]
+
+
+def draw_tasks(handle: EnvHandle, spec: RunSpec) -> list[str]:
+    """The task ids ``spec`` runs (see the module docstring)."""
+    if handle.tasks is None:
+        raise GymforgeError(f"{spec.env} exposes no task source to sample from")
+    if handle.datasets:
+        names = [d.name for d in handle.datasets]
+        return handle.tasks.dataset_rows(spec.split, names, spec.n, spec.seed)
+    if spec.n is None:
+        raise UserError("-n is needed unless a --dataset gives the tasks")
+    return handle.tasks.sample(spec.n, spec.seed, spec.split)
+
+
+def policy_checkpoint(source: PolicySource) -> str | None:
+    """The checkpoint the policy stamps on its records, for the manifest (None if making a
+    policy to ask fails)."""
+    known = getattr(source.factory, "checkpoint", None)
+    if isinstance(known, str):
+        return known
+    try:
+        made = source.factory().checkpoint
+    except Exception:  # a policy that cannot be made here fails in the run, not the manifest
+        return None
+    return made if isinstance(made, str) else None
+
+
+@dataclass
+class Prepared:
+    """A run ready to start: its environment, tasks and policy; ``out`` checked and its
+    manifest written."""
+
+    handle: EnvHandle
+    task_ids: list[str]
+    source: PolicySource
+
+
+def prepare(
+    spec: RunSpec,
+    out: Path | None,
+    *,
+    task_ids: list[str] | None = None,
+    policy: PolicySource | None = None,
+    resume: bool = False,
+    policy_options: dict[str, Any] | None = None,
+    handle: EnvHandle | None = None,
+    guard: bool = False,
+    overwrite: bool = False,
+    command: Command = "run",
+    config: dict[str, Any] | None = None,
+) -> Prepared:
+    """Everything ``execute`` does before the first episode (see there); the CLI calls it
+    first so that a refused ``--out`` is refused before any progress output."""
+    handle = handle or open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
+    if task_ids is None:
+        task_ids = draw_tasks(handle, spec)
+    probe = handle.factory()
+    env_spec = probe.spec
+    asyncio.run(probe.close())
+    source = policy or resolve_policy(spec.policy, **(policy_options or {}))
+    if out is not None:
+        manifest = build_manifest(
+            spec,
+            env_spec,
+            task_ids,
+            handle.manifests,
+            command=command,
+            config=config,
+            policy_checkpoint=policy_checkpoint(source),
+        )
+        if guard:
+            prepare_out(out, manifest, resume=resume, overwrite=overwrite)
+        write_manifest(out, manifest)
+    return Prepared(handle, task_ids, source)
 
 
 def execute(
@@ -26,80 +140,117 @@ def execute(
     policy_options: dict[str, Any] | None = None,
     handle: EnvHandle | None = None,
     backend_url: str | None = None,
+    guard: bool = False,
+    overwrite: bool = False,
+    command: Command = "run",
+    config: dict[str, Any] | None = None,
+    prepared: Prepared | None = None,
 ) -> RunResult:
-    """Run ``spec``. ``task_ids`` overrides sampling (reproduction uses the recorded ones);
+    """Run ``spec``. ``task_ids`` overrides the draw (reproduction uses the recorded ones);
     ``handle`` reuses an environment already opened for ``spec``. ``spec.backend`` picks
     where episodes run: ``local`` (this process), ``redis`` (workers reading a Redis stream
     at ``backend_url``) or ``ray`` (actors; ``backend_url`` is the cluster address, if any).
-    Remote backends resolve the environment and policy from their names on each worker."""
-    handle = handle or open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
-    if handle.tasks is None:
-        raise GymforgeError(f"{spec.env} exposes no task source to sample from")
-    if task_ids is None:
-        only = [d.name for d in handle.datasets] or None  # --dataset: run the dataset's tasks
-        task_ids = handle.tasks.sample(spec.n, spec.seed, spec.split, families=only)
-    probe = handle.factory()
-    env_spec = probe.spec
-    asyncio.run(probe.close())
-    if out is not None:
-        write_manifest(out, build_manifest(spec, env_spec, task_ids, handle.manifests))
+    Remote backends resolve the environment and policy from their names on each worker.
 
+    ``guard`` (the CLI's setting) checks ``out`` first with ``rundir.prepare_out``: a
+    previous run there is continued only when ``resume`` is set and the manifests agree, and
+    deleted first when ``overwrite`` is. ``command`` and ``config`` go into the manifest.
+    ``prepared`` (from ``prepare``) skips all of that."""
+    if prepared is None:
+        prepared = prepare(
+            spec,
+            out,
+            task_ids=task_ids,
+            policy=policy,
+            resume=resume,
+            policy_options=policy_options,
+            handle=handle,
+            guard=guard,
+            overwrite=overwrite,
+            command=command,
+            config=config,
+        )
+    handle, task_ids, source = prepared.handle, prepared.task_ids, prepared.source
     summary_extra = {
         "env": spec.env,
         "policy": spec.policy,
         "seed": spec.seed,
         "split": spec.split,
         "group": spec.group,
+        "epochs": spec.epochs,
         "datasets": handle.manifests,
         "backend": spec.backend,
     }
-    if spec.backend != "local":
-        return _remote(
-            spec,
-            out,
-            task_ids,
-            resume,
-            on_episode,
-            policy_options or {},
-            backend_url,
-            summary_extra,
-        )
-
-    source = policy or resolve_policy(spec.policy, **(policy_options or {}))
-
-    async def go() -> RunResult:
-        try:
-            return await run(
-                handle.factory,
-                source.factory,
-                [(t, spec.seed) for t in task_ids],
+    jobs = epoch_jobs(task_ids, spec.seed, spec.group, spec.epochs)
+    try:
+        if spec.backend != "local":
+            return _remote(
+                spec,
                 out,
-                concurrency=spec.concurrency,
-                group=spec.group,
-                resume=resume,
-                episode_timeout_s=spec.episode_timeout,
-                max_retries=spec.max_retries,
-                on_episode=on_episode,
-                summary_extra=summary_extra,
+                jobs,
+                resume,
+                on_episode,
+                policy_options or {},
+                backend_url,
+                summary_extra,
             )
-        finally:
-            if source.close is not None:
-                await source.close()
+        return asyncio.run(
+            _local(spec, handle, source, jobs, out, resume, on_episode, summary_extra)
+        )
+    except KeyboardInterrupt:
+        raise RunInterrupted(out, _interrupted_summary(out, summary_extra)) from None
 
-    return asyncio.run(go())
+
+async def _local(
+    spec: RunSpec,
+    handle: EnvHandle,
+    source: PolicySource,
+    jobs: list[Job],
+    out: Path | None,
+    resume: bool,
+    on_episode: Callable[[dict[str, Any]], None] | None,
+    summary_extra: dict[str, Any],
+) -> RunResult:
+    try:
+        return await run(
+            handle.factory,
+            source.factory,
+            jobs,
+            out,
+            concurrency=spec.concurrency,
+            resume=resume,
+            episode_timeout_s=spec.episode_timeout,
+            max_retries=spec.max_retries,
+            on_episode=on_episode,
+            summary_extra=summary_extra,
+        )
+    finally:
+        if source.close is not None:
+            await source.close()
+
+
+def _interrupted_summary(out: Path | None, summary_extra: dict[str, Any]) -> dict[str, Any]:
+    """The summary of the episodes a stopped run wrote (the file's torn tail, if any, is cut
+    off as ``--resume`` would), written to ``out/summary.json``."""
+    path = out / "trajectories.jsonl" if out is not None else None
+    episodes = recover_finished(path) if path is not None and path.exists() else []
+    summary = summarize(episodes, **summary_extra)
+    summary["interrupted"] = True
+    if out is not None:
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
 
 
 def _remote(
     spec: RunSpec,
     out: Path | None,
-    task_ids: list[str],
+    jobs: list[Job],
     resume: bool,
     on_episode: Callable[[dict[str, Any]], None] | None,
     policy_options: dict[str, Any],
     url: str | None,
     summary_extra: dict[str, Any],
 ) -> RunResult:
-    jobs = expand([(t, spec.seed) for t in task_ids], spec.group)
     common: dict[str, Any] = {
         "resume": resume,
         "on_episode": on_episode,

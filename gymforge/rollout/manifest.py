@@ -3,7 +3,9 @@
 Every run writes ``manifest.json`` beside its trajectories: the ``RunSpec`` (environment,
 policy, task sampling and group settings), the task ids it drew, the environment and
 renderer versions, dataset hashes, the gymforge version and git commit, the Python version
-and the exact versions of every installed distribution. ``gymforge reproduce`` reads it.
+and the exact versions of every installed distribution. ``gymforge reproduce`` reads it, and
+``--resume`` compares a new invocation with it (``resume_mismatches``) so that two different
+runs never mix in one directory.
 """
 
 from __future__ import annotations
@@ -26,15 +28,23 @@ from gymforge.core.errors import ConfigError
 MANIFEST_VERSION = 1
 
 
+Command = Literal["run", "eval", "calibrate"]
+
+
 class RunSpec(BaseModel):
     """What a run was asked to do. ``concurrency`` and ``backend`` never change results; the
-    rest may."""
+    rest may. ``n=None`` runs every row of the dataset once. ``epochs`` repeats the task
+    list with rollout indices continuing: epoch ``e`` plays rollouts ``e*group`` to
+    ``e*group + group - 1`` of every task.
+
+    A field added here is compared by ``--resume`` automatically; only the fields in
+    ``RESUME_MAY_DIFFER`` (and ``RESUME_MAY_GROW``, which may only grow) may change."""
 
     model_config = ConfigDict(extra="forbid")
 
     env: str
     policy: str
-    n: int = Field(ge=1)
+    n: int | None = Field(ge=1)
     seed: int = 0
     split: Literal["train", "heldout", "all"] = "train"
     group: int = Field(default=1, ge=1)
@@ -43,6 +53,15 @@ class RunSpec(BaseModel):
     episode_timeout: float | None = None
     max_retries: int = Field(default=2, ge=0)
     backend: Literal["local", "ray", "redis"] = "local"
+    epochs: int = Field(default=1, ge=1)
+
+
+RESUME_MAY_GROW = frozenset({"n", "epochs"})
+"""``RunSpec`` fields a resumed run may raise: more tasks, more epochs of the same tasks."""
+
+RESUME_MAY_DIFFER = frozenset({"concurrency", "backend", "episode_timeout", "max_retries"})
+"""``RunSpec`` fields a resumed run may change: they decide how episodes run, not what they
+are. ``dataset`` (a path) is compared by content hash instead; ``n`` may only grow."""
 
 
 def git_commit() -> str | None:
@@ -78,11 +97,24 @@ def locked_dependencies() -> dict[str, str]:
 
 
 def build_manifest(
-    spec: RunSpec, env_spec: EnvSpec, task_ids: list[str], datasets: list[dict[str, Any]]
+    spec: RunSpec,
+    env_spec: EnvSpec,
+    task_ids: list[str],
+    datasets: list[dict[str, Any]],
+    *,
+    command: Command = "run",
+    config: dict[str, Any] | None = None,
+    policy_checkpoint: str | None = None,
 ) -> dict[str, Any]:
+    """The manifest of one run. ``command`` is the CLI command that wrote it; ``config`` is
+    that command's own settings (eval's k, calibrate's band, ...), which ``reproduce``
+    needs to recompute its results."""
     return {
         "manifest_version": MANIFEST_VERSION,
+        "command": command,
         "run": spec.model_dump(),
+        "config": config or {},
+        "policy": {"spec": spec.policy, "checkpoint": policy_checkpoint},
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "gymforge": {"version": gymforge.__version__, "git_commit": git_commit()},
         "env": {
@@ -113,6 +145,65 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as err:
         raise ConfigError(f"cannot read manifest {path}: {err}") from err
-    if data.get("manifest_version") != MANIFEST_VERSION or "run" not in data:
+    if (
+        not isinstance(data, dict)
+        or data.get("manifest_version") != MANIFEST_VERSION
+        or "run" not in data
+    ):
         raise ConfigError(f"{path} is not a gymforge manifest (version {MANIFEST_VERSION})")
     return data
+
+
+def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Why the run described by manifest ``new`` cannot continue the run of manifest
+    ``old``: one ``field: was X, now Y`` entry per difference (empty when it can).
+
+    Every ``RunSpec`` field is compared, save ``RESUME_MAY_DIFFER`` (and
+    ``RESUME_MAY_GROW``, which may not shrink); a field a manifest
+    lacks (written before the field existed) counts as its default. Also compared: the
+    command, the environment id and versions, the policy checkpoint, the dataset hashes,
+    and the task list (every task of the old run must still be drawn)."""
+    problems: list[str] = []
+
+    def differ(name: str, was: Any, now: Any) -> None:
+        if was != now:
+            problems.append(f"{name}: was {_show(was)}, now {_show(now)}")
+
+    differ("command", old.get("command", "run"), new.get("command", "run"))
+    a, b = old.get("run", {}), new.get("run", {})
+    defaults = {
+        k: f.get_default(call_default_factory=True) for k, f in RunSpec.model_fields.items()
+    }
+    for key in sorted(set(a) | set(b) | set(defaults)):
+        if key in RESUME_MAY_DIFFER or key == "dataset":
+            continue
+        was, now = a.get(key, defaults.get(key)), b.get(key, defaults.get(key))
+        if key in RESUME_MAY_GROW and isinstance(was, int) and isinstance(now, int):
+            if now < was:
+                problems.append(f"{key}: was {was}, now {now} ({key} may grow, not shrink)")
+            continue
+        differ(key, was, now)
+    for key in ("id", "version", "renderer_version"):
+        differ(f"env {key}", old.get("env", {}).get(key), new.get("env", {}).get(key))
+    was_ckpt = (old.get("policy") or {}).get("checkpoint")
+    now_ckpt = (new.get("policy") or {}).get("checkpoint")
+    if was_ckpt is not None and now_ckpt is not None and a.get("policy") == b.get("policy"):
+        differ("policy checkpoint", was_ckpt, now_ckpt)
+    differ("datasets", _hashes(old), _hashes(new))
+    if not problems:
+        drawn = set(new.get("tasks", []))
+        dropped = [t for t in old.get("tasks", []) if t not in drawn]
+        if dropped:
+            problems.append(
+                f"tasks: {len(dropped)} of the run's tasks are not drawn now (first: {dropped[0]})"
+            )
+    return problems
+
+
+def _hashes(manifest: dict[str, Any]) -> list[str]:
+    return [f"{d.get('name')}@{str(d.get('sha256'))[:12]}" for d in manifest.get("datasets", [])]
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -8,14 +8,15 @@ reported separately. Dataset hashes must match the manifest, or reproduction is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
-from gymforge.envs.handle import open_env
-from gymforge.rollout.execute import execute
+from gymforge.envs.handle import EnvHandle, open_env
+from gymforge.rollout.execute import draw_tasks, execute
 from gymforge.rollout.manifest import RunSpec, read_manifest
 from gymforge.rollout.scripted import SCRIPTED
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
@@ -34,10 +35,15 @@ class ReproReport:
     sampling_matches: bool | None = None
     env_version: tuple[str, str] | None = None
     policy: str = ""
+    command: str = "run"
+    results: list[str] = field(default_factory=list)
+    """Differences in the command's own results (``eval.json``), filled in by the caller
+    that recomputes them."""
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.extra or self.differences) and bool(self.compared)
+        clean = not (self.missing or self.extra or self.differences or self.results)
+        return clean and bool(self.compared)
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, **self.__dict__}
@@ -81,9 +87,24 @@ def diff_runs(original: Path, new: Path, limit: int = 20) -> ReproReport:
     return report
 
 
-def reproduce(manifest_path: str | Path, out: str | Path) -> ReproReport:
+Redraw = Callable[[EnvHandle, RunSpec], list[str]]
+
+
+def reproduce(
+    manifest_path: str | Path,
+    out: str | Path,
+    *,
+    redraw: Redraw | None = None,
+    overwrite: bool = False,
+) -> ReproReport:
+    """Re-run the run of ``manifest_path`` into ``out`` and diff the trajectories.
+
+    ``redraw`` draws the tasks again the way the run's command did (default: ``run``'s
+    ``draw_tasks``, for manifests that ``run`` wrote); ``sampling_matches`` reports whether
+    it still draws the recorded ids. ``out`` must not hold a run unless ``overwrite``."""
     manifest_path, out = Path(manifest_path), Path(out)
     manifest = read_manifest(manifest_path)
+    command = manifest.get("command", "run")
     spec = RunSpec.model_validate(manifest["run"])
     original = manifest_path.parent / "trajectories.jsonl"
     if not original.exists():
@@ -99,14 +120,24 @@ def reproduce(manifest_path: str | Path, out: str | Path) -> ReproReport:
     replay_spec = spec
     if spec.policy not in SCRIPTED:
         replay_spec = spec.model_copy(update={"policy": f"recorded:{original}"})
-    resampled = None
-    if handle.tasks is not None:
-        only = [d.name for d in handle.datasets] or None
-        resampled = handle.tasks.sample(spec.n, spec.seed, spec.split, families=only)
-    result = execute(replay_spec, out, task_ids=list(manifest["tasks"]), handle=handle)
+    if out.resolve() == manifest_path.parent.resolve():
+        raise ConfigError("--out must be a new directory, not the run being reproduced")
+    draw = redraw or (draw_tasks if command == "run" else None)
+    resampled = draw(handle, spec) if draw is not None and handle.tasks is not None else None
+    result = execute(
+        replay_spec,
+        out,
+        task_ids=list(manifest["tasks"]),
+        handle=handle,
+        guard=True,
+        overwrite=overwrite,
+        command=command,
+        config=manifest.get("config"),
+    )
     report = diff_runs(original, out / "trajectories.jsonl")
     report.sampling_matches = resampled == manifest["tasks"] if resampled is not None else None
     report.policy = replay_spec.policy
+    report.command = command
     env_now = result.episodes[0]["env_version"] if result.episodes else None
     report.env_version = (manifest["env"]["version"], env_now or "?")
     return report

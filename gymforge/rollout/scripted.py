@@ -1,11 +1,16 @@
 """Scripted baselines: ``oracle`` (reference path), ``random`` (seeded chaos), ``noop``.
 
 These are the known-good, known-bad and do-nothing agents of the QA suite's baselines.
+On a single-turn environment (no tools) ``random`` answers in the environment's own answer
+format: it takes the shape of the oracle's reply (a boxed number, a fenced program, a JSON
+record, an SQL query, ``Answer: ...``) and scrambles its content (``scramble``), so the
+verifier's parsing paths are exercised by answers that look right and are wrong.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +21,43 @@ from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
 from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
 
 WORDS = ["a", "Ana", "Smith", "C101", "A12345C", "0", "-1", "done", "ünï", "x" * 40]
+JUNK_REPLIES = ["done", "I cannot help.", ""]
+_NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_]*")
+
+
+def scramble(text: str, r: random.Random) -> str:
+    """``text`` with its content randomised and its form kept: each run of digits becomes a
+    random one of the same length (at least one of them changes), or, without digits, one
+    word becomes another word of the text (or a random word is appended). Never returns
+    ``text``."""
+    digits = list(_NUMBER.finditer(text))
+    if digits:
+        forced = r.randrange(len(digits))
+        parts, last = [], 0
+        for i, m in enumerate(digits):
+            old = m.group()
+            new = old
+            if i == forced or r.random() < 0.5:
+                while new == old:
+                    new = "".join(r.choice("0123456789") for _ in old)
+                    if len(old) > 1 and new[0] == "0":
+                        new = str(r.randint(1, 9)) + new[1:]
+            parts += [text[last : m.start()], new]
+            last = m.end()
+        return "".join([*parts, text[last:]])
+    # a word (not the leading one, nor an upper-case keyword such as SELECT) becomes
+    # another word of the same text
+    words = [
+        m
+        for m in list(_WORD.finditer(text))[1:]
+        if not (m.group().isupper() and len(m.group()) > 1)
+    ]
+    options = [(m, w) for m in words for w in {x.group() for x in words} if w != m.group()]
+    if not options:
+        return f"{text} {r.choice(WORDS[1:])}".strip() or r.choice(WORDS[1:])
+    m, word = r.choice(sorted(options, key=lambda o: (o[0].start(), o[1])))
+    return text[: m.start()] + word + text[m.end() :]
 
 
 class OraclePolicy:
@@ -45,28 +87,44 @@ class NoopPolicy:
 
 
 class RandomPolicy:
-    """Seeded by ``(task_id, seed)``. Mixes valid-looking tool calls with invalid ones
-    (unknown tools, wrong types, extra arguments), malformed output and replies."""
+    """Seeded by ``(task_id, seed)``. With tools: mixes valid-looking tool calls with invalid
+    ones (unknown tools, wrong types, extra arguments), malformed output and replies. Without
+    tools (single-turn): answers of the environment's form with random content (see the
+    module docstring), and now and then an empty or evasive reply."""
 
     name = checkpoint = "random"
 
-    def __init__(self, reply_rate: float = 0.08) -> None:
+    def __init__(self, reply_rate: float = 0.08, junk_rate: float = 0.15) -> None:
         self.reply_rate = reply_rate
+        self.junk_rate = junk_rate
 
     async def start(self, ctx: EpisodeContext) -> None:
         self._r = random.Random(derive_seed("random-policy", ctx.task_id, ctx.seed, ctx.rollout))
         self._tools: list[dict[str, Any]] = []
+        self._env = ctx.env
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if observation.tools:
             self._tools = [t["function"] for t in observation.tools]
+        if not self._tools:
+            return PolicyTurn(await self._answer())
         return PolicyTurn(self._choose())
+
+    async def _answer(self) -> Action:
+        """A single-turn reply: mostly a scrambled answer of the oracle's form, sometimes
+        junk (an empty or evasive reply)."""
+        r = self._r
+        if r.random() >= self.junk_rate and has_oracle(self._env):
+            reference = await self._env.oracle_action()
+            if isinstance(reference, Reply):
+                return Reply(text=scramble(reference.text, r))
+        return Reply(text=r.choice(JUNK_REPLIES))
 
     def _choose(self) -> Action:
         r = self._r
         u = r.random()
-        if u < self.reply_rate or not self._tools:
-            return Reply(text=r.choice(["done", "I cannot help.", ""]))
+        if u < self.reply_rate:
+            return Reply(text=r.choice(JUNK_REPLIES))
         if u < 0.18:
             return Invalid(raw="<tool_call>{" + r.choice(WORDS), error="unterminated JSON")
         if u < 0.26:

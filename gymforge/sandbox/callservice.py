@@ -124,7 +124,8 @@ class Session:
         assert p is not None
         if batch is None:
             self.expect.append(cid)
-            p.send_cmd({"op": "call", "id": cid, "name": name}, [args])
+            extra = {k: msg[k] for k in ("form", "keep", "target") if msg.get(k) is not None}
+            p.send_cmd({"op": "call", "id": cid, "name": name, **extra}, [args])
         r = p.pump(deadline, stop=lambda: cid in self.events)
         if r == "exit":
             p.pump(time.monotonic() + 0.05, stop=lambda: cid in self.events)
@@ -159,7 +160,7 @@ class Session:
         self.busy += time.monotonic() - t
         out["wall_time"] = round(time.monotonic() - t, 6)
         hdr, vblobs = self.events.pop(cid)
-        keep = {k: hdr.get(k) for k in ("status", "etype", "msg")}
+        keep = {k: hdr.get(k) for k in ("status", "etype", "msg", "handle", "type")}
         return {**out, **keep}, vblobs[:1] if keep["status"] == "ok" else []
 
     def end(self) -> tuple[dict[str, Any], list[bytes]]:

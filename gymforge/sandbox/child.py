@@ -234,10 +234,16 @@ def run_program(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
     _finish(rc, exc)
 
 
-def _load(source: bytes, path: str) -> tuple[types.ModuleType | None, dict[str, Any]]:
+def _load(
+    source: bytes, path: str, prelude: str = ""
+) -> tuple[types.ModuleType | None, dict[str, Any]]:
+    """The candidate as module ``solution``; a ``prelude`` (the task's own module code: a
+    HumanEval prompt, MBPP set-up code) runs first in the same namespace."""
     mod = _fresh_main(path)
     mod.__name__ = "solution"
     try:
+        if prelude:
+            exec(compile(prelude, "<task module>", "exec"), mod.__dict__)
         exec(compile(source, path, "exec"), mod.__dict__)
     except BaseException as e:
         return None, {"ev": "loaded", "ok": False, "etype": _name(e), "msg": _msg(e)}
@@ -255,50 +261,109 @@ def run_calls(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
     path = os.path.join(jobdir, job["main"])
     _python_env(job, jobdir, path, importable=False)
     send({"ev": "started"})
-    mod, loaded = _load(source, path)
+    mod, loaded = _load(source, path, job.get("prelude") or "")
     send(loaded)
     if mod is None:
         _finish(1, None)
     max_bytes = int(job["return_bytes"])
     blobs = job.get("_blobs") or []
+    kept: dict[int, Any] = {}
     for c in job.get("calls") or []:  # batch: every call arrived with the job; stream answers
-        send(*_call(mod, c, [blobs[c["blob"]]], max_bytes))
+        send(*_call(mod, c, [blobs[c["blob"]]], max_bytes, kept))
     stream = job["_stream"]
     while True:
         try:
             hdr, args = stream.recv()
         except wire.FrameError:  # the zygote closed the pipe: the session is over
             _finish(0, None)
-        send(*_call(mod, hdr, args, max_bytes))
+        send(*_call(mod, hdr, args, max_bytes, kept))
+
+
+MAX_KEPT = 10_000  # objects a session keeps for the judge to pass back (``keep``)
 
 
 def _call(
-    mod: types.ModuleType, hdr: dict[str, Any], blobs: list[bytes], max_bytes: int
+    mod: types.ModuleType,
+    hdr: dict[str, Any],
+    blobs: list[bytes],
+    max_bytes: int,
+    kept: dict[int, Any],
 ) -> tuple[dict[str, Any], tuple[bytes, ...]]:
+    """One call. Plain form: ``[args, kwargs]`` of plain data, calling the global ``name``.
+    ``form == "tree"``: the arguments are argument trees (``_build``) and ``target``, if
+    set, names a kept object to call. With ``keep``, a return value that is not plain data
+    stays here and the answer is a handle to it (status ``ref``)."""
     out: dict[str, Any] = {"ev": "result", "id": hdr.get("id")}
     try:
         args, kwargs = wire.loads_plain(blobs[0])
-        name = hdr["name"]
-        if name not in mod.__dict__:
-            raise NameError(f"name {name!r} is not defined")
-        value = mod.__dict__[name](*args, **kwargs)
+        if hdr.get("form") == "tree":
+            args = [_build(a, mod, kept) for a in args]
+            kwargs = {str(k): _build(v, mod, kept) for k, v in kwargs.items()}
+        target = hdr.get("target")
+        if target is not None:
+            fn = kept[target]
+        else:
+            name = hdr["name"]
+            if name not in mod.__dict__:
+                raise NameError(f"name {name!r} is not defined")
+            fn = mod.__dict__[name]
+        value = fn(*args, **kwargs)
     except BaseException as e:
         out.update(status="exception", etype=_name(e), msg=_msg(e))
         return out, ()
     try:
         data = wire.dumps_plain(value, max_bytes)
-    except wire.Unserialisable as e:
-        out.update(status="unserialisable", msg=_msg(e))
-        return out, ()
     except BaseException as e:
-        out.update(status="unserialisable", msg=f"{_name(e)}: {_msg(e)}")
+        if hdr.get("keep") and len(kept) < MAX_KEPT:
+            kept[len(kept)] = value
+            out.update(status="ref", handle=len(kept) - 1, type=_type_name(value))
+            return out, ()
+        msg = _msg(e) if isinstance(e, wire.Unserialisable) else f"{_name(e)}: {_msg(e)}"
+        out.update(status="unserialisable", msg=msg)
         return out, ()
     out["status"] = "ok"
     return out, (data,)
 
 
+def _type_name(v: Any) -> str:
+    try:
+        n = type(v).__name__
+        return n[:100] if type(n) is str else "?"
+    except BaseException:
+        return "?"
+
+
+def _build(t: Any, mod: types.ModuleType, kept: dict[int, Any]) -> Any:
+    """An argument from the judge's tree: ``["v", plain]``, ``["h", handle]`` (a kept
+    object), ``["g", name]`` (a global of the module), ``["m", name]`` (a module),
+    ``["l"|"t", [trees]]``, ``["d", [[key, value] trees]]``, or ``["x", source, {name:
+    tree}]``: an expression (a test's lambda) evaluated here over the module's globals."""
+    tag, v = t[0], t[1]
+    if tag == "v":
+        return v
+    if tag == "h":
+        return kept[v]
+    if tag == "g":
+        return mod.__dict__[v]
+    if tag == "m":
+        import importlib
+
+        return importlib.import_module(v)
+    if tag in ("l", "t"):
+        items = [_build(x, mod, kept) for x in v]
+        return items if tag == "l" else tuple(items)
+    if tag == "d":
+        return {_build(k, mod, kept): _build(x, mod, kept) for k, x in v}
+    if tag == "x":
+        ns = dict(mod.__dict__)
+        ns.update({k: _build(x, mod, kept) for k, x in t[2].items()})
+        return eval(compile(v, "<judge argument>", "eval"), ns)
+    raise ValueError(f"bad argument tree tag {tag!r}")
+
+
 def run_tests(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
-    """In-sandbox test mode (the fallback when arguments cannot cross as plain data).
+    """In-sandbox test mode, for callers that accept test code next to the candidate (the
+    code judge does not: it keeps tests in its own process; see ``Job.prelude`` and ``keep``).
 
     The read-only test file (outside every writable and importable path) is compiled and its
     module body executed *before* the candidate loads, with a private copy of ``builtins``, so

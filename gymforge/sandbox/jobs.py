@@ -141,6 +141,8 @@ def run_request(
             calls.append({"id": i, "name": c.name, "timeout": c.timeout, "args_blob": len(blobs)})
             blobs.append(encode_args(c.args, c.kwargs))
         hdr["calls"] = calls
+        if job.prelude:
+            hdr["prelude"] = job.prelude
     else:
         assert job.tests is not None
         hdr["op"] = hdr["mode"] = "tests"
@@ -293,6 +295,9 @@ def to_call(c: dict[str, Any], blobs: list[bytes]) -> CallResult:
             raw = None
     elif status == "unserialisable" and "too large" in str(c.get("msg")):
         status = "too_large"
+    handle = c.get("handle") if status == "ref" else None
+    if status == "ref" and (type(handle) is not int or handle < 0):
+        status, c = "protocol_error", {**c, "msg": "a kept value without a valid handle"}
     try:
         st = CallStatus(str(status))
     except ValueError:
@@ -309,6 +314,8 @@ def to_call(c: dict[str, Any], blobs: list[bytes]) -> CallResult:
         restarted=bool(c.get("restarted")),
         exit_code=c.get("exit_code"),
         signal=c.get("signal"),
+        handle=handle if st is CallStatus.REF else None,
+        value_type=str(c.get("type"))[:100] if st is CallStatus.REF else None,
     )
 
 

@@ -48,6 +48,7 @@ class CallStatus(StrEnum):
     TOO_LARGE = "too_large"  # the return value exceeds ``Limits.return_bytes``
     PROTOCOL_ERROR = "protocol_error"  # the candidate wrote garbage on the control channel
     NOT_RUN = "not_run"  # load failed, session time exhausted, or the process died
+    REF = "ref"  # not plain data, kept in the sandbox (``keep`` calls); ``handle`` names it
 
 
 class _Frozen(BaseModel):
@@ -148,6 +149,13 @@ class Job(_Frozen):
     compile_limits: Limits = COMPILE_LIMITS
     calls: list[Call] | None = None
     tests: TestSpec | None = None
+    prelude: Annotated[
+        str,
+        Field(
+            description="calls mode: the task's own module code (a HumanEval prompt, MBPP "
+            "set-up code), run in the candidate's module before the candidate; never tests"
+        ),
+    ] = ""
     seed: int | None = None
     respawn: Annotated[
         bool, Field(description="calls mode: reload the candidate after a crash")
@@ -231,6 +239,8 @@ class CallResult(_Frozen):
     restarted: bool = False  # the candidate was reloaded before this call
     exit_code: int | None = None
     signal: int | None = None
+    handle: int | None = None  # status ref: the kept object's handle in this session
+    value_type: str | None = None  # status ref: the kept object's type name (for notes)
 
     @property
     def ok(self) -> bool:

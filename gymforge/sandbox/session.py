@@ -88,13 +88,36 @@ class CallSession:
     ) -> CallResult:
         """Call ``name(*args, **kwargs)`` in the sandbox. Raises ``InfraError`` only when the
         sandbox itself fails; everything the candidate does is in the ``CallResult``."""
+        return self.call_encoded(name, encode_args(args, kwargs), timeout=timeout)
+
+    def call_encoded(
+        self,
+        name: str,
+        payload: bytes,
+        *,
+        tree: bool = False,
+        keep: bool = False,
+        target: int | None = None,
+        timeout: float | None = None,
+    ) -> CallResult:
+        """``call`` with arguments already encoded: plain JSON ``[args, kwargs]``, or with
+        ``tree`` argument trees (kept objects, module globals, expressions built in the
+        sandbox; see ``child._build``). ``target`` calls a kept object instead of ``name``.
+        With ``keep``, a return value that is not plain data stays in the sandbox and the
+        result has status ``ref`` and its ``handle``."""
         if self.result is not None or self._ctx is None:
             raise InfraError("the session is closed")
         cid = len(self.calls)
-        payload = encode_args(args, kwargs)
         t = timeout or self.job.limits.call_timeout
+        msg: dict[str, Any] = {"op": "call", "id": cid, "name": name, "timeout": timeout}
+        if tree:
+            msg["form"] = "tree"
+        if keep:
+            msg["keep"] = True
+        if target is not None:
+            msg["target"] = target
         try:
-            self.worker.send({"op": "call", "id": cid, "name": name, "timeout": timeout}, [payload])
+            self.worker.send(msg, [payload])
         except WorkerDied as e:
             self._release()
             raise InfraError(f"sandbox worker failed during a call: {e}") from None

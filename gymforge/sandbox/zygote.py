@@ -107,7 +107,8 @@ class Zygote:
     def child_job(self, hdr: dict[str, Any]) -> dict[str, Any]:
         env = dict(hdr.get("env", {}))
         env.update(HOME=self.jobdir, TMPDIR=self.jobdir, PWD=self.jobdir)
-        job = {k: hdr.get(k) for k in ("mode", "argv", "main", "rlimits", "seed", "return_bytes")}
+        keys = ("mode", "argv", "main", "rlimits", "seed", "return_bytes", "prelude")
+        job = {k: hdr.get(k) for k in keys}
         job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
         if hdr.get("tests"):
             spec = dict(hdr["tests"])

@@ -1,19 +1,30 @@
 """JSONL datasets, pinned by content hash.
 
-A dataset is a JSONL file of rows validated by a row model (``MathRow`` for math:
-``{"task_id"?, "question", "answer"}``). Its ``content_hash`` is the SHA-256 of the file's
-bytes; runs record it, and a task id names it: ``{name}@{hash12}/{row}``. A row's own
-``task_id`` (any string, ``/`` and ``#`` included) resolves too. A bad line is refused with
-its line number; nothing is half-loaded. With ``strict=False`` a bad line is instead kept
-out and reported in ``Dataset.rejected`` (one ``file:line: problem`` each), and every other
-row still loads. A row's id counts every non-blank line before it, refused ones included, so
-a refused line never shifts the ids of the rows after it.
+A dataset is a JSONL file (or the same file gzip-compressed: ``.jsonl.gz``, detected by its
+magic bytes, whatever its name) of rows validated by a row model (``MathRow`` for math:
+``{"task_id"?, "question", "answer"}``). Its ``content_hash`` is the SHA-256 of the
+decompressed bytes, so a file and its gzip pin the same; runs record it, and a task id names
+it: ``{name}@{hash12}/{row}``. A row's own ``task_id`` (any string, ``/`` and ``#`` included)
+resolves too.
+
+A bad line is refused with its file name and line number. By default nothing is
+half-loaded (the first bad line raises). With ``strict=False`` every good row loads, each bad
+line becomes one entry of ``Dataset.errors`` (``file:line: what is wrong``), and a bad row's
+own ``task_id``, when it has one, resolves to that error (``UnknownTaskError``) instead of
+"no such task", so an answer to it is reported rather than silently lost; so does its
+position id ``{name}@{hash12}/{row}``. ``row`` counts every non-blank line, bad ones included,
+so a bad line never shifts the ids of the rows after it onto other tasks.
+Rows are training tasks unless the file has a ``split`` column (``"train"`` or
+``"heldout"`` per row).
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +36,9 @@ from gymforge.core.errors import ConfigError, UnknownTaskError
 from gymforge.core.types import Task
 
 MAX_ROW_BYTES = 1_000_000
+MAX_DATASET_BYTES = 4 << 30  # decompressed; a gzip bomb stops here
+GZIP_MAGIC = b"\x1f\x8b"
+SPLITS = ("train", "heldout")
 
 
 class MathRow(BaseModel):
@@ -53,22 +67,20 @@ class Dataset:
     path: str
     content_hash: str
     tasks: list[Task] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # strict=False: one line per bad row
     _index: dict[str, int] = field(default_factory=dict, repr=False)
-    _refused: dict[str, str] = field(default_factory=dict, repr=False)
+    _bad: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def pin(self) -> str:
         return f"{self.name}@{self.content_hash[:12]}"
 
     def resolve(self, task_id: str) -> Task | None:
-        """The task with this id, None if it is not this dataset's; UnknownTaskError naming
-        the problem when it is the id of a row that was refused at load."""
+        """The task, or None if the id is not this dataset's. ``UnknownTaskError`` (saying
+        what was wrong, with file and line) for the id of a row that did not load."""
         i = self._index.get(task_id)
-        if i is None and task_id in self._refused:
-            raise UnknownTaskError(
-                f"task {task_id!r} is a dataset row refused at load: {self._refused[task_id]}"
-            )
+        if i is None and task_id in self._bad:
+            raise UnknownTaskError(f"task {task_id[:200]!r} did not load: {self._bad[task_id]}")
         return None if i is None else self.tasks[i]
 
     def __iter__(self) -> Iterator[Task]:
@@ -78,15 +90,31 @@ class Dataset:
         return len(self.tasks)
 
     def manifest(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return {
             "name": self.name,
             "path": self.path,
             "sha256": self.content_hash,
             "rows": len(self.tasks),
         }
-        if self.rejected:
-            out["rejected"] = list(self.rejected)
-        return out
+
+
+def read_dataset_bytes(path: str | Path, what: str = "dataset") -> bytes:
+    """The file's bytes, decompressed if it is gzip. ConfigError if unreadable."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read {what} {path}: {err.strerror or err}") from err
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(MAX_DATASET_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as err:
+        raise ConfigError(f"{p.name}: not a readable gzip file ({err})") from err
+    if len(out) > MAX_DATASET_BYTES:
+        raise ConfigError(f"{p.name}: more than {MAX_DATASET_BYTES} bytes once decompressed")
+    return out
 
 
 def load_jsonl(
@@ -97,63 +125,83 @@ def load_jsonl(
     to_task: RowToTask = math_row_to_task,
     strict: bool = True,
 ) -> Dataset:
-    """Load and validate every line; ConfigError names the first bad line (``strict``), or
-    bad lines go to ``Dataset.rejected`` and the rest loads (``strict=False``). ``to_task``
-    may raise ``ValueError`` to refuse a row that validates but makes no task."""
+    """Load and validate every line (``.jsonl`` or ``.jsonl.gz``). ``strict``: ConfigError
+    names the first bad line; else bad lines go to ``Dataset.errors`` and the rest load."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"cannot read dataset {path}: {err.strerror or err}") from err
+    data = read_dataset_bytes(p)
     digest = hashlib.sha256(data).hexdigest()
-    ds = Dataset(name or p.stem, str(p), digest)
-    rows = 0
+    ds = Dataset(name or _stem(p), str(p), digest)
+    row = -1
     for n, raw in enumerate(data.splitlines(), 1):
         if not raw.strip():
             continue
-        rows += 1
+        row += 1
         try:
-            _load_row(ds, (p.name, n, rows - 1), raw, row_model, to_task)
+            _load_row(ds, p, (n, row), raw, row_model, to_task)
         except ConfigError as err:
             if strict:
                 raise
-            ds.rejected.append(str(err))
-            ds._refused.setdefault(f"{ds.pin}/{rows - 1}", str(err))
+            ds.errors.append(str(err))
+            ds._bad.setdefault(f"{ds.pin}/{row}", str(err))
+            own = _own_id(raw)
+            if own is not None and own not in ds._index:
+                ds._bad.setdefault(own, str(err))
     if not ds.tasks:
-        why = f": {ds.rejected[0]}" if ds.rejected else ""
-        raise ConfigError(f"dataset {path} has no rows{why}")
+        first = f": {ds.errors[0]}" if ds.errors else ""
+        raise ConfigError(f"dataset {path} has no rows{first}")
     return ds
+
+
+def _stem(p: Path) -> str:
+    """``HumanEval.jsonl.gz`` -> ``HumanEval``; ``tasks.jsonl`` -> ``tasks``."""
+    name = p.name[:-3] if p.name.endswith(".gz") else p.name
+    return Path(name).stem
+
+
+def _own_id(raw: bytes) -> str | None:
+    try:
+        row = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    own = row.get("task_id") if isinstance(row, dict) else None
+    if isinstance(own, int) and not isinstance(own, bool):
+        own = str(own)
+    return own if isinstance(own, str) and own else None
 
 
 def _load_row(
     ds: Dataset,
-    where: tuple[str, int, int],
+    p: Path,
+    position: tuple[int, int],
     raw: bytes,
     row_model: type[BaseModel],
     to_task: RowToTask,
 ) -> None:
-    """Validate one line and append its task; ConfigError ``file:line: problem`` otherwise.
-    ``where`` is ``(file name, line number, row index)``."""
-    file, n, index = where
+    """Validate one line (``position`` = line number, row index) and append its task."""
+    n, index = position
     if len(raw) > MAX_ROW_BYTES:
-        raise ConfigError(f"{file}:{n}: line longer than {MAX_ROW_BYTES} bytes")
+        raise ConfigError(f"{p.name}:{n}: line longer than {MAX_ROW_BYTES} bytes")
     try:
         row = row_model.model_validate(json.loads(raw))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{file}:{n}: not valid JSON ({err})") from err
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+        raise ConfigError(f"{p.name}:{n}: not valid JSON ({str(err)[:200]})") from err
     except ValidationError as err:
         e = err.errors()[0]
         where = ".".join(str(x) for x in e["loc"]) or "row"
-        raise ConfigError(f"{file}:{n}: {where}: {e['msg']}") from err
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{p.name}:{n}: {where}: {msg}") from err
     canonical = f"{ds.pin}/{index}"
     own = getattr(row, "task_id", None)
     task_id = own or canonical
     if task_id in ds._index:
-        raise ConfigError(f"{file}:{n}: duplicate task_id {task_id!r}")
+        raise ConfigError(f"{p.name}:{n}: duplicate task_id {task_id!r}")
     try:
         prompt, truth = to_task(row)
-    except ValueError as err:
-        raise ConfigError(f"{file}:{n}: {err}") from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise ConfigError(f"{p.name}:{n}: {err}") from err
+    split = getattr(row, "split", None) or "train"
+    if split not in SPLITS:
+        raise ConfigError(f"{p.name}:{n}: split: must be train or heldout, not {split!r}")
     ds._index[task_id] = ds._index[canonical] = len(ds.tasks)
     ds.tasks.append(
         Task(
@@ -163,5 +211,6 @@ def _load_row(
             truth=truth,
             params={"row": index},
             difficulty=0,
+            split=split,
         )
     )

@@ -137,11 +137,16 @@ def parse_task_id(task_id: str) -> TaskId:
 
 @dataclass
 class TaskFamily(ABC):
-    """Subclass and implement ``build``. ``levels`` maps difficulty level -> param region."""
+    """Subclass and implement ``build``. ``levels`` maps difficulty level -> param region.
+
+    ``older`` maps earlier version numbers to the family as it was then: their task ids
+    still resolve, to the task exactly as that version generated it (so recorded runs
+    replay), while new tasks are drawn from the current version only."""
 
     name: str
     version: int
     levels: Mapping[int, ParamSpace] = field(default_factory=dict)
+    older: Mapping[int, TaskFamily] = field(default_factory=dict, kw_only=True)
 
     @abstractmethod
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
@@ -184,6 +189,8 @@ class TaskFamily(ABC):
 
     def resolve(self, task_id: str) -> Task:
         tid = parse_task_id(task_id)
+        if tid.family == self.name and tid.version in self.older:
+            return self.older[tid.version].resolve(task_id)
         if tid.family != self.name or tid.version != self.version:
             raise UnknownTaskError(
                 f"task id {task_id!r} is for {tid.family} v{tid.version}, "

@@ -61,9 +61,48 @@ class TaskSource:
         return self._stamp(family.resolve(task_id))
 
     def _stamp(self, task: Task) -> Task:
-        if self.split.is_heldout(task.family, task.params):
+        if task.split != "heldout" and self.split.is_heldout(task.family, task.params):
             return task.model_copy(update={"split": "heldout"})
         return task
+
+    def _held(self, task: Task) -> bool:
+        """Held out by the split, or by its dataset row's own ``split`` column."""
+        return task.split == "heldout" or self.split.is_heldout(task.family, task.params)
+
+    def dataset_rows(
+        self,
+        split: SplitName = "train",
+        families: Iterable[str] | None = None,
+        n: int | None = None,
+        seed: int = 0,
+    ) -> list[str]:
+        """The loaded datasets' task ids of ``split``: every row once, in file order (datasets
+        in load order), or with ``n`` a sample of ``n`` distinct rows drawn without
+        replacement. The sample is the first ``n`` of one seeded permutation, so a larger
+        ``n`` extends a smaller one (a resumed run grows). ``n`` above the row count is an
+        error naming the count."""
+        only = None if families is None else set(families)
+        sets = [d for d in self.datasets if only is None or d.name in only]
+        if not sets:
+            raise UnknownTaskError("no dataset loaded to run")
+        rows = [
+            t.task_id
+            for d in sets
+            for t in d.tasks
+            if split == "all" or self._held(t) == (split == "heldout")
+        ]
+        pins = ", ".join(d.pin for d in sets)
+        if not rows:
+            raise UnknownTaskError(f"{pins} has no {split} rows")
+        if n is None:
+            return rows
+        if n > len(rows):
+            raise UnknownTaskError(
+                f"-n {n} is more than the {len(rows)} {split} rows of {pins} "
+                "(rows are drawn without replacement; omit -n to run every row)"
+            )
+        r = random.Random(derive_seed("dataset-rows", seed, split))
+        return [rows[i] for i in r.sample(range(len(rows)), len(rows))[:n]]
 
     def sample(
         self,
@@ -94,7 +133,7 @@ class TaskSource:
             pool = pools[tries % len(pools)]  # in turn; a rejection moves on to the next
             if isinstance(pool, Dataset):
                 task = pool.tasks[r.randrange(len(pool))]
-                held = self.split.is_heldout(task.family, task.params)
+                held = self._held(task)
                 task_id = task.task_id
             else:
                 levels = [d for d in sorted(pool.levels) if wanted is None or d in wanted]

@@ -33,7 +33,7 @@ class Split:
         return any(pred(params) for pred in self.regions.get(family, {}).values())
 
     def check_train(self, task: Task) -> Task:
-        if self.is_heldout(task.family, task.params):
+        if task.split == "heldout" or self.is_heldout(task.family, task.params):
             raise HeldOutError(f"task {task.task_id} is held out; training paths refuse it")
         return task
 

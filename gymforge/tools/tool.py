@@ -20,8 +20,11 @@ return annotation. ``Toolset`` dispatches ``ToolCall`` actions, applies the epis
 from __future__ import annotations
 
 import inspect
+import linecache
+import os
 import re
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +32,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError
+from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import ToolCall
 from gymforge.tools.faults import NO_FAULTS, FaultKind, FaultPlan
@@ -87,6 +90,40 @@ def _empty_like(annotation: Any) -> Any:
     return None
 
 
+class ToolDefinitionError(UserError, TypeError):
+    """A ``@tool`` that cannot become a schema; the message names the file, line and fix."""
+
+
+class ToolDocWarning(UserWarning):
+    """A ``@tool`` argument its docstring does not describe: the schema lacks its meaning."""
+
+
+def source_location(f: Callable[..., Any]) -> str:
+    """``file.py:LINE`` of ``f``'s ``def`` line (past its decorators), the path relative to
+    the working directory when inside it."""
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return str(getattr(f, "__qualname__", f))
+    path, line = code.co_filename, code.co_firstlineno
+    for n in range(line, line + 50):
+        text = linecache.getline(path, n).lstrip()
+        if text.startswith(("def ", "async def ")):
+            line = n
+            break
+    try:
+        rel = os.path.relpath(path)
+        path = rel if not rel.startswith("..") else path
+    except ValueError:
+        pass
+    return f"{path}:{line}"
+
+
+def _hint_example(p: inspect.Parameter) -> str:
+    if p.default is inspect.Parameter.empty or p.default is None:
+        return f"{p.name}: str"
+    return f"{p.name}: {type(p.default).__name__} = {p.default!r}"
+
+
 @dataclass(frozen=True, eq=False)
 class Tool:
     """A validated tool. ``fn`` is unbound; ``Toolset`` binds it to its owner."""
@@ -129,17 +166,36 @@ def tool(
     """Decorate a typed function as a tool. ``writes=True`` marks tools that change state."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        here = f"{source_location(f)}: tool {f.__name__}"
         sig = inspect.signature(f)
-        hints = get_type_hints(f)
+        try:
+            hints = get_type_hints(f)
+        except NameError as err:
+            raise ToolDefinitionError(
+                f"{here}: a type hint names something undefined ({err}); import it in the module"
+            ) from None
         description, arg_docs = parse_docstring(f.__doc__)
         fields: dict[str, Any] = {}
         params = list(sig.parameters.values())
         takes_self = bool(params) and params[0].name == "self"
         for p in params[1:] if takes_self else params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"tool {f.__name__}: *args/**kwargs are not supported")
+                raise ToolDefinitionError(
+                    f"{here}: *args/**kwargs are not supported; name each argument with a type hint"
+                )
             if p.name not in hints:
-                raise TypeError(f"tool {f.__name__}: parameter {p.name!r} needs a type hint")
+                raise ToolDefinitionError(
+                    f"{here}: parameter {p.name!r} needs a type hint "
+                    f"(the schema is built from it), e.g. `{_hint_example(p)}`"
+                )
+            if p.name not in arg_docs:
+                warnings.warn(
+                    f"{here}: argument {p.name!r} is not described in "
+                    f"its docstring, so the schema tells the model nothing about it; add "
+                    f"`{p.name}: what it means` under `Args:`",
+                    ToolDocWarning,
+                    stacklevel=2,
+                )
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (hints[p.name], Field(default, description=arg_docs.get(p.name)))
         model = create_model(  # type: ignore[call-overload]

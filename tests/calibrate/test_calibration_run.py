@@ -143,6 +143,8 @@ def test_cli_resume_after_a_crash_gives_the_same_calibration(tmp_path: Path) -> 
     ends = [i for i, line in enumerate(lines) if '"record":"episode"' in line]
     kept = [*lines[: ends[6] + 1], lines[ends[6] + 1][:40]]
     (crashed / "trajectories.jsonl").write_text("".join(kept))
+    manifest = (tmp_path / "full" / "manifest.json").read_text()  # written before episodes
+    (crashed / "manifest.json").write_text(manifest)
     code, _, err = cli(*args, "--out", crashed, "--resume")
     assert code == 0, err
     again = json.loads((crashed / "calibration.json").read_text())

@@ -8,11 +8,16 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "verify"))
+from math_cases import reasoning
+
 from gymforge.core import Reply, SyncEnvironment
+from gymforge.core.errors import ConfigError, UnknownTaskError
 from gymforge.envs.math.env import MODULES, MathEnv
 from gymforge.evaluate.grade import grade_file
 from gymforge.qa import QATarget, run_qa
@@ -26,10 +31,13 @@ def test_family_is_deterministic_and_its_oracle_verifies(family) -> None:
     for level in sorted(family.levels):
         for seed in range(3):
             a, b = family.task(level, seed), family.task(level, seed)
-            assert a == b and a.task_id == f"{family.name}/v1/d{level}/s{seed}"
+            assert a == b and a.task_id == f"{family.name}/v{family.version}/d{level}/s{seed}"
             env.reset(a.task_id, 0)
             r = env.step(Reply(text=f"So the answer is \\boxed{{{a.truth['answer']}}}."))
             assert r.info["success"], (a.task_id, a.truth, r.info["verdict"])
+            if "form" in a.truth:  # the oracle writes the demanded form
+                assert r.info["verdict"]["facts"]["form_ok"] is True
+                assert r.reward_components["form"] == 0.0
     env.close()
 
 
@@ -130,7 +138,11 @@ def test_grade_cli_exit_codes(tmp_path: Path) -> None:
             check=True,
         ).stdout
     )
-    answers = write(tmp_path / "a.jsonl", [{"task_id": f"{pin}/0", "answer": "\\boxed{5}"}])
+    long_cot, too_long = reasoning(14_000) + "\\boxed{4}", reasoning(50_000) + "\\boxed{4}"
+    answers = write(
+        tmp_path / "a.jsonl",
+        [{"task_id": f"{pin}/0", "answer": a} for a in ("\\boxed{5}", long_cot, too_long)],
+    )
     cli = [sys.executable, "-m", "gymforge.cli", "grade", "math", "--dataset", str(data)]
     ok = subprocess.run(
         [*cli, "--answers", str(answers), "--out", str(tmp_path / "v.jsonl"), "--json"],
@@ -139,7 +151,10 @@ def test_grade_cli_exit_codes(tmp_path: Path) -> None:
         timeout=120,
     )
     assert ok.returncode == 0, ok.stderr  # graded everything, whatever the verdicts
-    assert json.loads(ok.stdout)["passed"] == 0
+    assert json.loads(ok.stdout)["passed"] == 1
+    lines = [json.loads(x) for x in (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert [ln["passed"] for ln in lines] == [False, True, False]  # a verdict for every line
+    assert lines[2]["facts"]["reason"] == "over_budget" and lines[2]["latency_ms"] is not None
     missing = subprocess.run(
         [*cli, "--answers", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "v2.jsonl")],
         capture_output=True,
@@ -147,3 +162,135 @@ def test_grade_cli_exit_codes(tmp_path: Path) -> None:
         timeout=120,
     )
     assert missing.returncode == 2 and "cannot read answers" in missing.stderr
+
+
+FORM_FAMILIES = {"math.arith": "reduced_fraction", "math.rationals": "reduced_fraction",
+                 "math.modular": "integer"}  # fmt: skip
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_families_that_demand_a_form_declare_it_and_old_ids_replay(family) -> None:
+    form = FORM_FAMILIES.get(family.name)
+    task = family.task(2, 7)
+    assert task.truth.get("form") == form
+    if form is None:
+        assert family.version == 1 and not family.older
+        return
+    assert family.version == 2 and set(family.older) == {1}
+    old = MathEnv.tasks.resolve(f"{family.name}/v1/d2/s7")  # as version 1 generated it
+    assert old == family.older[1].task(2, 7) and "form" not in old.truth
+    assert old.task_id.startswith(f"{family.name}/v1/")
+    with pytest.raises(UnknownTaskError):
+        MathEnv.tasks.resolve(f"{family.name}/v3/d2/s7")
+
+
+def _unreduced(task_id: str) -> tuple[str, str]:
+    """(the task's gold, the same value as an unreduced fraction)."""
+    task = MathEnv.tasks.resolve(task_id)
+    value = Fraction(task.truth["answer"].replace("\\frac{", "").replace("}{", "/").strip("}"))
+    return task.truth["answer"], f"\\frac{{{value.numerator * 3}}}{{{value.denominator * 3}}}"
+
+
+def test_form_is_a_fact_and_a_component_and_success_may_require_it() -> None:
+    task_id = next(
+        t for t in (f"math.rationals/v2/d1/s{s}" for s in range(50))
+        if "frac" in MathEnv.tasks.resolve(t).truth["answer"]
+    )  # fmt: skip
+    gold, unreduced = _unreduced(task_id)
+    lenient, strict = SyncEnvironment(MathEnv()), SyncEnvironment(MathEnv(require_form=True))
+    for env, success in ((lenient, True), (strict, False)):
+        env.reset(task_id, 0)
+        r = env.step(Reply(text=f"\\boxed{{{unreduced}}}"))
+        facts = r.info["verdict"]["facts"]
+        assert r.info["verdict"]["passed"] and facts["form"] == "reduced_fraction"
+        assert facts["form_ok"] is False and "lowest terms" in facts["form_detail"]
+        assert r.reward_components["task"] == 1.0 and r.reward_components["form"] == -0.5
+        assert r.info["success"] is success
+        env.reset(task_id, 0)
+        r = env.step(Reply(text=f"\\boxed{{{gold}}}"))
+        assert r.info["success"] and r.reward_components["form"] == 0.0
+    env.reset("math.counting/v1/d1/s3", 0)  # no form demanded: no form fact, no component
+    r = env.step(Reply(text="\\boxed{1}"))
+    assert "form_ok" not in r.info["verdict"]["facts"] and "form" not in r.reward_components
+    lenient.close()
+    strict.close()
+
+
+def test_last_box_decides_unless_strict() -> None:
+    task = MathEnv.tasks.resolve("math.counting/v1/d1/s3")
+    gold = task.truth["answer"]
+    reply = f"First \\boxed{{{int(gold) + 1}}}, no wait: \\boxed{{{gold}}}"
+    for env, success in ((MathEnv(), True), (MathEnv(strict=True), False)):
+        sync = SyncEnvironment(env)
+        sync.reset(task.task_id, 0)
+        r = sync.step(Reply(text=reply))
+        assert r.info["success"] is success, r.info["verdict"]
+        assert r.info["verdict"]["facts"]["decided_by"] == (
+            "strict" if env.strict else "last_answer"
+        )
+        sync.close()
+
+
+def test_long_chain_of_thought_is_graded_and_over_budget_gets_a_verdict() -> None:
+    env = SyncEnvironment(MathEnv())
+    task = MathEnv.tasks.resolve("math.counting/v1/d1/s3")
+    gold = task.truth["answer"]
+    long_cot = reasoning(32_000) + f"So the answer is \\boxed{{{gold}}}."
+    env.reset(task.task_id, 0)
+    r = env.step(Reply(text=long_cot))
+    assert r.terminated and r.info["success"], r.info
+    env.reset(task.task_id, 0)
+    r = env.step(Reply(text=reasoning(45_000) + f"\\boxed{{{gold}}}"))
+    assert r.truncated and not r.terminated and r.info["end_reason"] == "max_tokens"
+    v = r.info["verdict"]
+    assert not v["passed"] and v["reason"] == "over_budget" == v["facts"]["reason"]
+    assert "budget 40960" in v["facts"]["detail"] and "latency_ms" in r.timing
+    assert not r.info["success"] and r.reward_components.get("task") == 0.0
+    small = SyncEnvironment(MathEnv(max_tokens=2000))
+    small.reset(task.task_id, 0)
+    assert small.step(Reply(text=reasoning(3000) + "\\boxed{1}")).info["verdict"]["reason"] == (
+        "over_budget"
+    )
+    env.close()
+    small.close()
+
+
+def test_grade_gives_every_answer_a_verdict_line_whatever_its_length(tmp_path: Path) -> None:
+    data = write(
+        tmp_path / "tasks.jsonl",
+        [
+            {"task_id": "q1", "question": "6 x 7?", "answer": "42"},
+            {"task_id": "q2", "question": "1/2 + 1/4?", "answer": "\\frac34"},
+        ],
+    )
+    rows = data.read_text().splitlines()
+    data.write_text(rows[0] + "\n" + rows[1][:-1] + ', "form": "reduced_fraction"}\n')
+    answers = write(
+        tmp_path / "answers.jsonl",
+        [
+            {"task_id": "q1", "answer": reasoning(14_000) + "\\boxed{42}"},
+            {"task_id": "q1", "answer": reasoning(60_000) + "\\boxed{42}"},
+            {"task_id": "q2", "answer": "\\boxed{\\frac{6}{8}}"},
+            {"task_id": "q1", "answer": "\\boxed{40} wait, no: \\boxed{42}"},
+        ],
+    )
+
+    def factory() -> MathEnv:
+        env = MathEnv()
+        env.use_dataset(env.load_dataset(data))
+        return env
+
+    out = tmp_path / "verdicts.jsonl"
+    asyncio.run(grade_file(factory, answers, out, concurrency=2))
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [ln["passed"] for ln in lines] == [True, False, True, True]
+    assert all("error" not in ln and ln["latency_ms"] is not None for ln in lines)
+    assert lines[1]["facts"]["reason"] == "over_budget"
+    assert lines[2]["facts"]["form_ok"] is False and lines[2]["reward_components"]["form"] == -0.5
+    assert lines[3]["facts"]["decided_by"] == "last_answer"
+
+
+def test_dataset_rows_with_a_bad_form_are_refused_with_their_line(tmp_path: Path) -> None:
+    bad = write(tmp_path / "bad.jsonl", [{"question": "q", "answer": "1", "form": "decimal"}])
+    with pytest.raises(ConfigError, match=r"bad.jsonl:1: form"):
+        MathEnv().load_dataset(bad)

@@ -90,7 +90,7 @@ def write(path: Path, lines: list[str]) -> Path:
 
 def test_every_family_loads_and_its_reference_answer_is_the_oracle(tmp_path: Path) -> None:
     ds = load_puzzles(write(tmp_path / "good.jsonl", [json.dumps(r) for r in GOOD]))
-    assert len(ds) == len(GOOD) and not ds.rejected
+    assert len(ds) == len(GOOD) and not ds.errors
     assert ds.resolve("my-path/1") is ds.tasks[5]
     env = SyncEnvironment(PuzzlesEnv())
     env.env.use_dataset(ds)
@@ -116,8 +116,8 @@ def test_bad_rows_are_one_line_each_naming_file_and_line_and_lose_nothing(tmp_pa
         lines += [bad, json.dumps(GOOD[1])]
     ds = load_puzzles(write(tmp_path / "mixed.jsonl", lines))
     assert len(ds) == 1 + len(BAD_LINES)
-    assert len(ds.rejected) == len(BAD_LINES)
-    for k, ((_, expected), problem) in enumerate(zip(BAD_LINES, ds.rejected, strict=True)):
+    assert len(ds.errors) == len(BAD_LINES)
+    for k, ((_, expected), problem) in enumerate(zip(BAD_LINES, ds.errors, strict=True)):
         assert problem.startswith(f"mixed.jsonl:{2 + 2 * k}: "), problem
         assert expected in problem, problem
         assert "\n" not in problem
@@ -142,15 +142,15 @@ def test_grade_puzzles_dataset_grades_every_good_row(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    skipped = [ln for ln in out.stderr.splitlines() if ln.startswith("skipped dataset row")]
+    skipped = [ln for ln in out.stderr.splitlines() if ln.startswith("dataset: ")]
     assert skipped == [
-        "skipped dataset row rows.jsonl:2: missing field 'target'",
-        "skipped dataset row rows.jsonl:4: unknown puzzle family 'chess'; known: coloring, "
+        "dataset: rows.jsonl:2: missing field 'target'",
+        "dataset: rows.jsonl:4: unknown puzzle family 'chess'; known: coloring, "
         "countdown, knights_knaves, shortest_path, sudoku",
     ]
     verdicts = [json.loads(ln) for ln in (tmp_path / "v.jsonl").read_text().splitlines()]
     assert [v["passed"] for v in verdicts] == [True, False, True, False]
-    assert "refused at load: rows.jsonl:2: missing field 'target'" in verdicts[1]["error"]
+    assert "did not load: rows.jsonl:2: missing field 'target'" in verdicts[1]["error"]
     assert verdicts[3]["facts"]["reason"] == "givens_changed"
 
 
@@ -177,7 +177,7 @@ def test_hand_converted_reasoning_gym_items_are_graded_as_reasoning_gym_grades_t
                     "labels": labels, "answer": item["answer"]}  # fmt: skip
         lines.append(json.dumps(row))
     ds = load_puzzles(write(tmp_path / f"{name}.jsonl", lines))
-    assert not ds.rejected, ds.rejected[:3]
+    assert not ds.errors, ds.errors[:3]
     assert len(ds) == 30
     env = SyncEnvironment(PuzzlesEnv())
     env.env.use_dataset(ds)

@@ -281,7 +281,9 @@ def test_not_applicable_checks_carry_their_reason() -> None:
 
 
 def test_qa_passes_every_check_on_knights_and_knaves() -> None:
-    out = cli("qa", "reasoning-gym:knights_knaves", "--episodes", "4", "--json")
+    # 16 episodes: the random baseline scrambles one word of reasoning-gym's sentence
+    # answers, often a filler word that leaves the answer right; on 4 tasks that is 2 of 4
+    out = cli("qa", "reasoning-gym:knights_knaves", "--episodes", "16", "--json")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert report["passed"] and all(c["applicable"] for c in report["checks"])

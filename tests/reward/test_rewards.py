@@ -17,6 +17,7 @@ from gymforge.kit import ToolEnv
 from gymforge.reward import (
     ComposedReward,
     FormatPenalty,
+    FormReward,
     LengthPenalty,
     ShapedEnv,
     SparseReward,
@@ -153,3 +154,15 @@ def test_reward_parts_are_named_components() -> None:
     }
     with pytest.raises(ValueError, match="both produce"):
         ComposedReward(SparseReward(), StandardReward())(win, StepCosts())
+
+
+def test_form_reward_reads_form_ok_only_when_a_form_was_demanded() -> None:
+    right = Verdict(passed=True, facts={"form": "integer", "form_ok": True})
+    unreduced = Verdict(passed=True, facts={"form": "reduced_fraction", "form_ok": False})
+    wrong_value = Verdict(passed=False, reason="not_equal", facts={"form_ok": True})
+    assert FormReward()(right, StepCosts()) == {"form": 0.0}
+    assert FormReward()(unreduced, StepCosts()) == {"form": -0.5}
+    assert FormReward(penalty=-1.0)(unreduced, StepCosts()) == {"form": -1.0}
+    assert FormReward()(wrong_value, StepCosts()) == {"form": 0.0}  # the value is task's job
+    assert FormReward()(Verdict(passed=True), StepCosts()) == {}
+    assert FormReward()(None, StepCosts()) == {}

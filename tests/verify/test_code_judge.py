@@ -203,17 +203,17 @@ def test_stdio_other_languages(judge: CodeJudge) -> None:
     assert not v.passed and v.reason == "compile_error"
 
 
-def test_fallback_for_unserialisable_arguments_is_recorded(judge: CodeJudge) -> None:
+def test_lambda_arguments_are_built_in_the_sandbox(judge: CodeJudge) -> None:
     task = {
         "kind": "humaneval",
         "entry_point": "apply",
         "prompt": "",
-        "test": "def check(candidate):\n    assert candidate(lambda x: x + 1, 1) == 2\n",
+        "test": "def check(candidate):\n    k = 1\n    assert candidate(lambda x: x + k, 1) == 2\n",
     }
     v = judge.judge(task, "def apply(f, x):\n    return f(x)\n")
-    assert v.passed and v.facts["mode"] == "fallback", v
+    assert v.passed and v.facts["mode"] == "humaneval", v
     v = judge.judge(task, "def apply(f, x):\n    print('PASS')\n    return 0\n")
-    assert not v.passed and v.facts["mode"] == "fallback", v
+    assert not v.passed and v.facts["mode"] == "humaneval", v
     mb = {"kind": "mbpp", "test_list": ["assert apply(lambda x: x * 2, 4) == 8"]}
     assert judge.judge(mb, "def apply(f, x):\n    return f(x)\n").passed
     assert not judge.judge(mb, HACKS["always_equal"].replace("add", "apply")).passed

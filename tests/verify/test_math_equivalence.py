@@ -1,42 +1,13 @@
-"""The math verifier's equivalence and rejection tables, through the full verifier (pool)."""
+"""The math verifier through the full pool: red-team attacks, facts and per-call options. The
+labelled answer forms live in ``data/math_answers.jsonl`` (``test_math_answer_forms``)."""
 
 from __future__ import annotations
 
 import pytest
-from math_tables import ACCEPT, REJECT, RESPONSES, box
+from math_cases import box
 
 from gymforge.qa.redteam import _math_attacks
 from gymforge.verify.math import REASONS, VERIFIER_ID, MathVerifier, is_equivalent
-
-
-@pytest.mark.parametrize(("answer", "gold"), ACCEPT, ids=[f"{a[:30]}|{g[:20]}" for a, g in ACCEPT])
-def test_accepts(verifier: MathVerifier, answer: str, gold: str) -> None:
-    v = verifier.verify(box(answer), gold)
-    assert v.passed, (answer, gold, v.facts)
-    assert v.reason is None and "reason" not in v.facts
-
-
-@pytest.mark.parametrize(
-    ("answer", "gold", "reason"), REJECT, ids=[f"{a[:30]}|{g[:20]}" for a, g, _ in REJECT]
-)
-def test_rejects(verifier: MathVerifier, answer: str, gold: str, reason: str) -> None:
-    v = verifier.verify(box(answer), gold)
-    assert not v.passed, (answer, gold)
-    assert v.reason == v.facts["reason"] == reason, v.facts
-
-
-@pytest.mark.parametrize(("response", "gold", "reason"), RESPONSES)
-def test_extraction_rules(
-    verifier: MathVerifier, response: str, gold: str, reason: str | None
-) -> None:
-    v = verifier.verify(response, gold)
-    assert v.passed == (reason is None), v.facts
-    assert v.reason == reason
-
-
-def test_tables_are_big_enough() -> None:
-    assert len(ACCEPT) >= 40 and len(REJECT) >= 40
-
 
 GOLDS = ["42", "-7", "\\frac{3}{4}", "0.5", "\\sqrt{2}", "(1, -2)", "\\{1, 3\\}", "x+1", "0"]
 
@@ -89,8 +60,17 @@ def test_per_call_options(verifier: MathVerifier) -> None:
     assert verifier.verify(
         "**Final answer:** $\\frac{1}{2}$.", "0.5", accept_answer_line=True
     ).passed
-    hedge = verifier.verify("Answer: 5\nAnswer: 6", "6", accept_answer_line=True)
-    assert hedge.reason == "hedged"
+    corrected = verifier.verify("Answer: 5\nAnswer: 6", "6", accept_answer_line=True)
+    assert corrected.passed and corrected.facts["decided_by"] == "last_answer"
+    hedge = verifier.verify("Answer: 5\nAnswer: 6", "6", accept_answer_line=True, strict=True)
+    assert hedge.reason == "hedged" and hedge.facts["decided_by"] == "strict"
+    with pytest.raises(ValueError, match="unknown answer form"):
+        verifier.verify(box("1"), "1", form="decimal")
+    with pytest.raises(TypeError, match="unknown verify options"):
+        verifier.verify(box("1"), "1", stirct=True)
+    strict = MathVerifier(strict=True, pool=verifier.pool)
+    assert strict.verify("\\boxed{2} no: \\boxed{3}", "3").reason == "hedged"
+    assert strict.verify("\\boxed{2} no: \\boxed{3}", "3", strict=False).passed
 
 
 def test_is_equivalent_in_process() -> None:

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gymforge.verify.math import REASONS, MathVerifier, extract_answer
+from gymforge.verify.math.form import FORMS, check_form
 from gymforge.verify.math.parser import parse
 
 TOKENS = [
@@ -38,3 +39,18 @@ def test_extraction_and_parsing_never_crash(text: str) -> None:
     extract_answer(text, accept_answer_line=True)
     with contextlib.suppress(ValueError):  # ParseError, TooLarge; nothing else may escape
         parse(text)
+    for form in sorted(FORMS):  # a verdict on the form, whatever the text; never an exception
+        ok, why = check_form(text, form)
+        assert ok is (why is None)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(response=texts, gold=golds, form=st.sampled_from(sorted(FORMS)), strict=st.booleans())
+def test_verify_with_forms_and_strict_never_raises(
+    verifier: MathVerifier, response: str, gold: str, form: str, strict: bool
+) -> None:
+    v = MathVerifier(timeout_s=0.5, pool=verifier.pool).verify(
+        response, gold, form=form, strict=strict
+    )
+    assert v.passed or v.reason in REASONS
+    assert isinstance(v.facts["form_ok"], bool) and v.facts["form"] == form

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from math_tables import box
+from math_cases import box
 
 from gymforge.core.errors import InfraError, VerifierError
 from gymforge.verify.math import JobResult, MathPool, MathVerifier

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 from notes_world import SCHEMA, NotesEnv
 
 from gymforge.core import SyncEnvironment, ToolCall
@@ -156,6 +157,7 @@ def test_reset_isolation_on_a_reused_instance() -> None:
     fresh.close(), reused.close()
 
 
+@pytest.mark.perf
 def test_warm_reset_is_fast() -> None:
     env = NotesEnv()
     task = NotesEnv.tasks.sample(1, 0, "train")[0]

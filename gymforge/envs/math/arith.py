@@ -6,7 +6,7 @@ import random
 from fractions import Fraction
 from typing import Any
 
-from gymforge.envs.math.latex import rational
+from gymforge.envs.math.latex import rational, with_form
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 
 OPS = {
@@ -38,30 +38,28 @@ class ArithFamily(TaskFamily):
             f"Compute the exact value of ${text[1:-1]}$. Give the final answer as a "
             "reduced fraction or integer in \\boxed{}."
         )
-        return prompt, {"answer": rational(value)}
+        return prompt, with_form(self, {"answer": rational(value)}, "reduced_fraction")
 
 
-FAMILY = ArithFamily(
-    "math.arith",
-    1,
-    {
-        1: ParamSpace(
-            {"terms": IntKnob(3, 4), "magnitude": IntKnob(9, 20), "division": ChoiceKnob((False,))}
-        ),
-        2: ParamSpace(
-            {
-                "terms": IntKnob(5, 7),
-                "magnitude": IntKnob(21, 99),
-                "division": ChoiceKnob((False, True)),
-            }
-        ),
-        3: ParamSpace(
-            {
-                "terms": IntKnob(8, 12),
-                "magnitude": IntKnob(100, 999),
-                "division": ChoiceKnob((True,)),
-            }
-        ),
-    },
-)
+LEVELS = {
+    1: ParamSpace(
+        {"terms": IntKnob(3, 4), "magnitude": IntKnob(9, 20), "division": ChoiceKnob((False,))}
+    ),
+    2: ParamSpace(
+        {
+            "terms": IntKnob(5, 7),
+            "magnitude": IntKnob(21, 99),
+            "division": ChoiceKnob((False, True)),
+        }
+    ),
+    3: ParamSpace(
+        {
+            "terms": IntKnob(8, 12),
+            "magnitude": IntKnob(100, 999),
+            "division": ChoiceKnob((True,)),
+        }
+    ),
+}
+FAMILY = ArithFamily("math.arith", 2, LEVELS, older={1: ArithFamily("math.arith", 1, LEVELS)})
+
 HELDOUT = {"long_chains": lambda p: p["terms"] >= 11}

@@ -2,41 +2,83 @@
 
 Six procedural families (arithmetic chains, linear equations and systems, rational
 expressions, polynomial roots, modular arithmetic, counting), each with difficulty levels
-and a held-out region, plus any user JSONL dataset (``{"task_id"?, "question", "answer"}``,
-``gymforge run math --dataset FILE``). The answer is the last ``\\boxed{}`` outside
-``<think>``.
+and a held-out region, plus any user JSONL dataset (``{"task_id"?, "question", "answer",
+"form"?, "rel_tol"?}``, ``gymforge run math --dataset FILE``).
+
+- **The answer** is the last ``\\boxed{}`` outside ``<think>``: an earlier box the response
+  corrected is ignored. ``MathEnv(strict=True)`` fails any response whose final answers
+  disagree (visible self-corrections and hedges across boxes) instead.
+- **Forms.** A task whose prompt demands a form declares it (``truth["form"]``: ``integer``,
+  ``reduced_fraction`` or ``simplest_radical``; ``math.arith`` and ``math.rationals`` from v2,
+  ``math.modular`` from v2; a dataset row's ``form``). The verdict then reports ``form_ok``
+  and the reward has a ``form`` component (0, or -0.5 when the form is not met); the
+  ``task`` component and ``passed`` stay about the value. ``MathEnv(require_form=True)``
+  also makes success require the form.
+- **Budget.** An episode may use ``max_tokens`` (default 40,960: the prompt and a 32k-token
+  chain of thought with room to spare), counted by the environment's token counter. A
+  reply over it is not read: its verdict is ``passed: false``, reason ``over_budget``, and
+  the episode is truncated (``max_tokens``), never left without a verdict.
 """
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
+from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.profile import QAProfile, ThroughputBudget
+from gymforge.reward import ComposedReward, FormReward, StandardReward
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
+from gymforge.tasks.dataset import MathRow
 from gymforge.verify import Verdict
 from gymforge.verify.math import MathVerifier
 
 MODULES = (arith, linear, rationals, roots, modular, counting)
+MAX_TOKENS = 40_960
+Form = Literal["integer", "reduced_fraction", "simplest_radical"]
+
+
+class MathDatasetRow(MathRow):
+    """A math dataset row: ``form`` (the answer form the question demands) and ``rel_tol``
+    (the tolerance for decimals against an irrational gold) are optional."""
+
+    form: Form | None = None
+    rel_tol: float | None = Field(default=None, ge=0.0, le=0.1)
+
+
+def _row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
+    assert isinstance(row, MathDatasetRow)
+    truth: dict[str, Any] = {"answer": row.answer}
+    if row.form is not None:
+        truth["form"] = row.form
+    if row.rel_tol is not None:
+        truth["rel_tol"] = row.rel_tol
+    return row.question, truth
 
 
 class MathEnv(ToolEnv):
+    """See the module docstring. ``strict``: fail responses whose final answers disagree;
+    ``require_form``: success needs the demanded form too; ``max_tokens``: the budget."""
+
     spec = EnvSpec(
         "math",
-        "1.0.0",
+        "1.1.0",
         renderer_version="1",
         description="Single-turn math with exact, hack-resistant answer checking.",
     )
     tasks = TaskSource.of(
         [m.FAMILY for m in MODULES], Split(regions={m.FAMILY.name: m.HELDOUT for m in MODULES})
     )
-    budget = Budget(max_steps=3, max_tokens=8192)
+    budget = Budget(max_steps=3, max_tokens=MAX_TOKENS)
+    reward = ComposedReward(StandardReward(), FormReward())
     qa = QAProfile(
         verifier_kinds=("math",), throughput=ThroughputBudget(reset_p50_ms=5.0, steps_per_s=100.0)
     )
@@ -44,6 +86,20 @@ class MathEnv(ToolEnv):
         "Solve the problem. Think step by step, then give only the final answer in \\boxed{}."
     )
     verifier = MathVerifier()
+
+    def __init__(
+        self,
+        token_counter: TokenCounter | None = None,
+        *,
+        strict: bool = False,
+        require_form: bool = False,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        super().__init__(token_counter)
+        self.strict = strict
+        self.require_form = require_form
+        if max_tokens != self.budget.max_tokens:
+            self.budget = Budget(max_steps=self.budget.max_steps, max_tokens=max_tokens)
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
@@ -54,13 +110,23 @@ class MathEnv(ToolEnv):
     async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
         return await self.verifier.averify(reply, task.truth["answer"], **self._options(task))
 
-    @staticmethod
-    def _options(task: Task) -> dict[str, Any]:
-        return {k: task.truth[k] for k in ("rel_tol",) if k in task.truth}
+    def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict:
+        budget = self.budget.max_tokens or 0
+        gold = task.truth["answer"]
+        return self.verifier.over_budget(tokens, budget, gold, **self._options(task))
+
+    def succeeded(self, verdict: Verdict | None) -> bool:
+        if verdict is None or not verdict.passed:
+            return False
+        return not self.require_form or verdict.facts.get("form_ok", True) is True
+
+    def _options(self, task: Task) -> dict[str, Any]:
+        opts: dict[str, Any] = {k: task.truth[k] for k in ("rel_tol", "form") if k in task.truth}
+        return {**opts, "strict": self.strict}
 
     def oracle_plan(self, task: Task) -> list[Action]:
         return [Reply(text=f"The answer is \\boxed{{{task.truth['answer']}}}.")]
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
-        """A JSONL file of ``{"task_id"?, "question", "answer"}`` rows, pinned by hash."""
-        return load_jsonl(path, name=name)
+        """A JSONL file of ``MathDatasetRow`` rows, pinned by hash."""
+        return load_jsonl(path, name=name, row_model=MathDatasetRow, to_task=_row_to_task)

@@ -1,9 +1,22 @@
-"""LaTeX rendering of exact values, shared by the math families (gold answers and prompts)."""
+"""LaTeX rendering of exact values, shared by the math families (gold answers and prompts),
+and the answer form a family's prompt demands."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
+
+from gymforge.tasks import TaskFamily
+
+FORM_SINCE = 2
+"""The family version from which a family whose prompt demands a form declares it."""
+
+
+def with_form(family: TaskFamily, truth: dict[str, Any], form: str) -> dict[str, Any]:
+    """``truth`` plus the answer ``form`` the prompt demands, from version ``FORM_SINCE`` on
+    (earlier versions generated no form, and their tasks replay as they were recorded)."""
+    return {**truth, "form": form} if family.version >= FORM_SINCE else truth
 
 
 def rational(q: Fraction | int) -> str:

@@ -6,6 +6,7 @@ import math
 import random
 from typing import Any
 
+from gymforge.envs.math.latex import with_form
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 
 
@@ -19,7 +20,7 @@ class ModularFamily(TaskFamily):
             return (
                 f"Compute ${a}^{{{e}}} \\bmod {m}$ (an integer in $[0, {m - 1}]$). "
                 "Put it in \\boxed{}.",
-                {"answer": str(pow(a, e, m))},
+                with_form(self, {"answer": str(pow(a, e, m))}, "integer"),
             )
         while True:
             a = r.randint(2, m - 1)
@@ -30,17 +31,17 @@ class ModularFamily(TaskFamily):
         return (
             f"Find the unique $x$ with $0 \\le x < {m}$ and ${a}x \\equiv {b} "
             f"\\pmod{{{m}}}$. Put it in \\boxed{{}}.",
-            {"answer": str(x)},
+            with_form(self, {"answer": str(x)}, "integer"),
         )
 
 
+LEVELS = {
+    1: ParamSpace({"kind": ChoiceKnob(("power",)), "modulus": IntKnob(11, 31)}),
+    2: ParamSpace({"kind": ChoiceKnob(("power", "congruence")), "modulus": IntKnob(14, 97)}),
+    3: ParamSpace({"kind": ChoiceKnob(("power", "congruence")), "modulus": IntKnob(98, 9973)}),
+}
 FAMILY = ModularFamily(
-    "math.modular",
-    1,
-    {
-        1: ParamSpace({"kind": ChoiceKnob(("power",)), "modulus": IntKnob(11, 31)}),
-        2: ParamSpace({"kind": ChoiceKnob(("power", "congruence")), "modulus": IntKnob(14, 97)}),
-        3: ParamSpace({"kind": ChoiceKnob(("power", "congruence")), "modulus": IntKnob(98, 9973)}),
-    },
+    "math.modular", 2, LEVELS, older={1: ModularFamily("math.modular", 1, LEVELS)}
 )
+
 HELDOUT = {"big_congruences": lambda p: p["kind"] == "congruence" and p["modulus"] >= 5000}

@@ -6,7 +6,7 @@ import random
 from fractions import Fraction
 from typing import Any
 
-from gymforge.envs.math.latex import rational
+from gymforge.envs.math.latex import rational, with_form
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 
 
@@ -31,17 +31,17 @@ class RationalsFamily(TaskFamily):
             )
         return (
             f"Simplify ${text}$ to a single reduced fraction. Put it in \\boxed{{}}.",
-            {"answer": rational(value or 0)},
+            with_form(self, {"answer": rational(value or 0)}, "reduced_fraction"),
         )
 
 
+LEVELS = {
+    1: ParamSpace({"terms": IntKnob(2, 2), "denominator": IntKnob(4, 12)}),
+    2: ParamSpace({"terms": IntKnob(3, 4), "denominator": IntKnob(6, 30)}),
+    3: ParamSpace({"terms": IntKnob(5, 7), "denominator": IntKnob(12, 60)}),
+}
 FAMILY = RationalsFamily(
-    "math.rationals",
-    1,
-    {
-        1: ParamSpace({"terms": IntKnob(2, 2), "denominator": IntKnob(4, 12)}),
-        2: ParamSpace({"terms": IntKnob(3, 4), "denominator": IntKnob(6, 30)}),
-        3: ParamSpace({"terms": IntKnob(5, 7), "denominator": IntKnob(12, 60)}),
-    },
+    "math.rationals", 2, LEVELS, older={1: RationalsFamily("math.rationals", 1, LEVELS)}
 )
+
 HELDOUT = {"seven_terms": lambda p: p["terms"] == 7}

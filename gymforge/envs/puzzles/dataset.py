@@ -15,7 +15,7 @@ One row per line, pinned by the file's content hash like every gymforge dataset:
   each family's ``from_row``).
 
 A bad row (not JSON, a missing or ill-typed field, an unknown family, a reference answer
-that fails) is reported as one ``file:line: problem`` in ``Dataset.rejected``, and every other
+that fails) is reported as one ``file:line: problem`` in ``Dataset.errors``, and every other
 row is still loaded and graded. Rows are judged by each family's current version.
 """
 
@@ -69,5 +69,5 @@ def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
 
 
 def load_puzzles(path: str | Path, name: str | None = None) -> Dataset:
-    """Load a puzzle dataset; bad rows go to ``Dataset.rejected``, the rest loads."""
+    """Load a puzzle dataset; bad rows go to ``Dataset.errors``, the rest loads."""
     return load_jsonl(path, name=name, row_model=PuzzleRow, to_task=row_to_task, strict=False)

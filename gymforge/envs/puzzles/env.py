@@ -67,7 +67,7 @@ class PuzzlesEnv(ToolEnv):
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """A JSONL file of puzzle rows (see ``dataset.py``), pinned by hash. A bad row is
-        reported in ``Dataset.rejected`` (file and line) and the other rows still load."""
+        reported in ``Dataset.errors`` (file and line) and the other rows still load."""
         return load_puzzles(path, name)
 
     def verify(self, task: Task, world: Any, reply: str) -> Verdict:

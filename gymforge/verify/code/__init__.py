@@ -1,4 +1,5 @@
-"""Honest code judging (see ``judge`` for what is trusted, and which tasks use the fallback)."""
+"""Honest code judging (see ``judge`` for what is trusted, and ``remote`` for what crosses
+into the sandbox when a test's values are not plain data)."""
 
 from gymforge.verify.code.extract import extract_code
 from gymforge.verify.code.judge import CodeJudge

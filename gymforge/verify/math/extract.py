@@ -10,8 +10,9 @@ The contract:
   ``\\boxed 5`` is read too). With ``accept_answer_line=True`` and no box, the last line that
   starts with ``Answer:`` or ``Final answer:`` is used instead.
 - Every other final answer (other boxes, or other answer lines) whose text differs from the
-  chosen one is returned in ``others``: the verifier fails the response as ``hedged`` unless
-  each of them is equivalent to the chosen one.
+  chosen one is returned in ``others``. The verifier ignores them by default (the last one
+  is the answer); in strict mode it fails the response as ``hedged`` unless each of them is
+  equivalent to the chosen one.
 """
 
 from __future__ import annotations

@@ -82,6 +82,8 @@ _DIGITS = frozenset("0123456789")
 _NUM_RE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+(?![a-zA-Z]))?")
 _LETTERS_RE = re.compile(r"[a-zA-Z]+")
 _MATHISH_TEXT = re.compile(r"[\s\d.,+\-/]*")
+_GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_NUMBER_THEN_WORDS = re.compile(r"([-+]?\d[\d,]*(?:\.\d+)?)\s+([A-Za-z][^\\{}$]*)")
 
 
 def normalize(text: str) -> str:
@@ -132,6 +134,13 @@ def _text_tokens(content: str, cmd: str, out: list[Tok]) -> None:
         out.append(Tok("func", body) if body in FUNCS else Tok("text", body))
     elif _MATHISH_TEXT.fullmatch(body):
         out.extend(t for t in tokenize(body) if t.kind != "eof")
+    elif (m := _NUMBER_THEN_WORDS.fullmatch(body)) and " or " not in f" {low} ":
+        # \text{252 ways}: the number, then its words (judged as words after a number)
+        number = m.group(1)
+        if _GROUPED.fullmatch(number):
+            number = number.replace(",", "")
+        out.extend(t for t in tokenize(number) if t.kind != "eof")
+        out.append(Tok("text", m.group(2).strip()))
     else:
         words = low.replace(",", " ").split()
         if len(words) > 1 and any(w in ("or", "and") for w in words):

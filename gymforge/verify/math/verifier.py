@@ -7,32 +7,52 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gymforge.core.errors import VerifierError
-from gymforge.verify.math.extract import MAX_ANSWER_CHARS, extract_answer, precheck
+from gymforge.verify.math.extract import (
+    MAX_ANSWER_CHARS,
+    ExtractionResult,
+    extract_answer,
+    precheck,
+)
+from gymforge.verify.math.form import FORMS
 from gymforge.verify.math.pool import JobResult, MathPool, default_pool
 from gymforge.verify.verdict import Verdict
 
-VERSION = "1.0.0"
+VERSION = "1.1.0"
 VERIFIER_ID = f"math@{VERSION}"
 REASONS = frozenset(
     {
         "no_answer",  # no final answer outside the reasoning
-        "hedged",  # several different final answers, or several values for one answer
+        "hedged",  # several values in the answer, or (strict) different final answers
         "not_equal",  # an answer, not equivalent to the gold
-        "unit_mismatch",  # a unit that differs from the gold's, or a unit on a unitless gold
+        "unit_mismatch",  # a unit unlike the gold's, a unit on a unitless gold, scale words
         "parse_error",  # the answer is not mathematics this verifier reads
         "too_large",  # beyond a size limit (length, digits, nesting, power, factorial)
         "timeout",  # evaluation overran the per-answer timeout; the worker was killed
         "worker_crash",  # the worker died twice on this answer (infrastructure or input)
+        "over_budget",  # the response overran the environment's token budget; not read
     }
 )
+DecidedBy = Literal["single_answer", "last_answer", "strict"]
 _FACT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The settings of one ``verify`` call (the instance's, overridden per call)."""
+
+    rel_tol: float
+    accept_answer_line: bool
+    approx_gold: bool
+    timeout_s: float
+    strict: bool
+    form: str | None
 
 
 @dataclass
 class _Pending:
     facts: dict[str, Any]
     payload: dict[str, Any]
-    timeout_s: float
+    call: _Call
     started: float
     prep_ms: float  # extraction and checks in the caller, before the job is queued
 
@@ -40,24 +60,38 @@ class _Pending:
 class MathVerifier:
     """Checks a response's final answer against a gold answer; hack-resistant by design.
 
-    Extraction (``extract_answer``): the last ``\\boxed{}`` outside ``<think>`` reasoning, or
-    with ``accept_answer_line`` a final ``Answer:`` line. Equivalence (``is_equivalent``):
-    exact for rational golds, ``rel_tol`` (relative) for decimals against irrational golds,
-    sympy and probe points for expressions, plus sets, intervals, tuples, matrices, equations
-    and units. Evaluation runs in ``pool`` (default: the process-wide ``default_pool()``)
-    under a hard ``timeout_s`` enforced by killing the worker.
+    **Extraction** (``extract_answer``): the final answer is the last ``\\boxed{}`` outside
+    ``<think>`` reasoning (or, with ``accept_answer_line``, the last ``Answer:`` line when
+    there is no box). Earlier final answers are a draft the response corrected: by default
+    they are ignored, so ``\\boxed{240} wait, no: \\boxed{239}`` answers 239. With
+    ``strict=True`` every distinct final answer must be equivalent to the last one, so a
+    visible self-correction or a hedge across boxes fails as ``hedged``. Several values
+    inside the one graded answer (``3 \\text{ or } 5``, ``\\pm 3`` for 3) are a hedge in both
+    modes. The fact ``decided_by`` says which rule decided: ``single_answer`` (one distinct
+    final answer), ``last_answer`` (several; the last was graded, the others ignored) or
+    ``strict`` (several, all checked).
+
+    **Equivalence** (``is_equivalent``): exact for rational golds, ``rel_tol`` (relative) for
+    decimals against irrational golds, sympy and probe points for expressions, plus sets,
+    intervals, tuples, matrices, equations and units. Evaluation runs in ``pool`` (default:
+    the process-wide ``default_pool()``) under a hard ``timeout_s`` enforced by killing the
+    worker.
+
+    **Form** (``form``, one of ``FORMS``: ``integer``, ``reduced_fraction``,
+    ``simplest_radical``): when a task demands a form, the verdict also reports ``form``
+    and ``form_ok`` (with ``form_detail`` when it fails). ``passed`` stays a statement about
+    the value: ``\\frac{2}{4}`` for a reduced-fraction task passes with ``form_ok: false``.
 
     ``verify``/``averify`` return a ``Verdict`` whose ``facts`` hold ``extracted`` and
     ``gold`` (both cut to 200 characters), ``latency_ms`` (extraction plus dispatch to
     result; queueing for a free worker is excluded and reported as ``queue_ms``), ``source``,
-    ``verifier`` and, on failure, ``reason`` (one of ``REASONS``) and sometimes ``detail``.
-    Every call is computed afresh: nothing is cached across calls but parsed golds. Facts
-    other than ``latency_ms`` and ``queue_ms`` are deterministic; ``Verdict.split_timing``
-    separates the two for a step's ``timing``. Raises ``InfraError`` only if no worker can
-    be started at all, ``ValueError`` for a gold over 10,000 characters.
-
-    The verdict also reports, when they occur, ``other_answers`` (distinct other final
-    answers, checked for hedging) and ``reasoning_boxes_ignored``.
+    ``decided_by``, ``verifier`` and, on failure, ``reason`` (one of ``REASONS``) and
+    sometimes ``detail``; also, when they occur, ``other_answers`` (how many distinct other
+    final answers there were) and ``reasoning_boxes_ignored``. Every call is computed afresh:
+    nothing is cached across calls but parsed golds. Facts other than ``latency_ms`` and
+    ``queue_ms`` are deterministic; ``Verdict.split_timing`` separates the two for a step's
+    ``timing``. Raises ``InfraError`` only if no worker can be started at all, ``ValueError``
+    for a gold over 10,000 characters or an unknown form.
 
     ``cache_gold=False`` clears the workers' parsed-gold cache before each job (to measure
     cold latency). ``on_crash="raise"`` raises ``VerifierError`` instead of returning a
@@ -71,6 +105,7 @@ class MathVerifier:
         accept_answer_line: bool = False,
         *,
         approx_gold: bool = False,
+        strict: bool = False,
         pool: MathPool | None = None,
         on_crash: Literal["verdict", "raise"] = "verdict",
         cache_gold: bool = True,
@@ -81,6 +116,7 @@ class MathVerifier:
         self.rel_tol = rel_tol
         self.accept_answer_line = accept_answer_line
         self.approx_gold = approx_gold
+        self.strict = strict
         self._pool = pool
         self.on_crash = on_crash
         self.cache_gold = cache_gold
@@ -89,98 +125,120 @@ class MathVerifier:
     def pool(self) -> MathPool:
         return self._pool if self._pool is not None else default_pool()
 
-    def verify(
-        self,
-        response: str,
-        gold: str,
-        *,
-        rel_tol: float | None = None,
-        accept_answer_line: bool | None = None,
-        approx_gold: bool | None = None,
-        timeout_s: float | None = None,
-    ) -> Verdict:
-        """Judge ``response`` against ``gold``. Keyword options override the instance's for
-        this call (per-task settings). Blocks the calling thread until the verdict."""
-        p = self._prepare(response, gold, rel_tol, accept_answer_line, approx_gold, timeout_s)
+    def verify(self, response: str, gold: str, **options: Any) -> Verdict:
+        """Judge ``response`` against ``gold``. Keyword options (``rel_tol``,
+        ``accept_answer_line``, ``approx_gold``, ``timeout_s``, ``strict``, ``form``) override
+        the instance's for this call (per-task settings). Blocks until the verdict."""
+        p = self._prepare(response, gold, self._call(options))
         if isinstance(p, Verdict):
             return p
-        return self._finish(p, self.pool.run(p.payload, p.timeout_s))
+        return self._finish(p, self.pool.run(p.payload, p.call.timeout_s))
 
-    async def averify(
-        self,
-        response: str,
-        gold: str,
-        *,
-        rel_tol: float | None = None,
-        accept_answer_line: bool | None = None,
-        approx_gold: bool | None = None,
-        timeout_s: float | None = None,
-    ) -> Verdict:
+    async def averify(self, response: str, gold: str, **options: Any) -> Verdict:
         """``verify`` for asyncio: awaits the worker without blocking the event loop."""
-        p = self._prepare(response, gold, rel_tol, accept_answer_line, approx_gold, timeout_s)
+        p = self._prepare(response, gold, self._call(options))
         if isinstance(p, Verdict):
             return p
-        return self._finish(p, await self.pool.arun(p.payload, p.timeout_s))
+        return self._finish(p, await self.pool.arun(p.payload, p.call.timeout_s))
+
+    def over_budget(self, response_tokens: int, budget: int, gold: str, **options: Any) -> Verdict:
+        """The verdict on a response that overran the token budget: never read, never
+        passed (``reason: over_budget``), with the same facts as any other verdict."""
+        started = time.perf_counter()
+        call = self._call(options)
+        facts: dict[str, Any] = {"extracted": None, "gold": gold[:_FACT_CHARS], "source": "none",
+                                 "verifier": VERIFIER_ID}  # fmt: skip
+        _no_form(facts, call)
+        detail = f"{response_tokens} tokens, budget {budget}"
+        return _verdict(False, facts, started, "over_budget", detail)
 
     # ---- internals ----------------------------------------------------------------------
-    def _prepare(
-        self,
-        response: str,
-        gold: str,
-        rel_tol: float | None,
-        accept_answer_line: bool | None,
-        approx_gold: bool | None,
-        timeout_s: float | None,
-    ) -> _Pending | Verdict:
+    def _call(self, options: dict[str, Any]) -> _Call:
+        unknown = set(options) - set(_Call.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown verify options: {', '.join(sorted(unknown))}")
+        form = options.get("form")
+        if form is not None and form not in FORMS:
+            raise ValueError(f"unknown answer form {form!r}; known: {', '.join(sorted(FORMS))}")
+
+        def get(name: str) -> Any:
+            value = options.get(name)
+            return getattr(self, name) if value is None else value
+
+        return _Call(get("rel_tol"), bool(get("accept_answer_line")), bool(get("approx_gold")),
+                     float(get("timeout_s")), bool(get("strict")), form)  # fmt: skip
+
+    def _prepare(self, response: str, gold: str, call: _Call) -> _Pending | Verdict:
         started = time.perf_counter()
         if not isinstance(response, str) or not isinstance(gold, str):
             raise TypeError("response and gold must be strings")
-        line = self.accept_answer_line if accept_answer_line is None else accept_answer_line
-        ex = extract_answer(response, accept_answer_line=line)
+        ex = extract_answer(response, accept_answer_line=call.accept_answer_line)
         facts: dict[str, Any] = {
             "extracted": None if ex.answer is None else ex.answer[:_FACT_CHARS],
             "gold": gold[:_FACT_CHARS],
             "source": ex.source,
+            "decided_by": _decided_by(ex, call.strict),
             "verifier": VERIFIER_ID,
         }
         if ex.reasoning_boxes:
             facts["reasoning_boxes_ignored"] = ex.reasoning_boxes
         if ex.others:
-            facts["other_answers"] = len(ex.others)
+            facts["other_answers"] = len(ex.others) + ex.too_many_answers
         if ex.answer is None or not ex.answer.strip():
-            return _verdict(False, facts, started, "no_answer")
-        if ex.too_many_answers:
-            return _verdict(False, facts, started, "hedged", "too many different final answers")
-        for text in (ex.answer, *ex.others):
+            return _verdict(False, _no_form(facts, call), started, "no_answer")
+        if call.strict and ex.too_many_answers:
+            many = "too many different final answers"
+            return _verdict(False, _no_form(facts, call), started, "hedged", many)
+        checked = [ex.answer, *ex.others] if call.strict else [ex.answer]
+        for text in checked:
             why = precheck(text)
             if why is not None:
-                return _verdict(False, facts, started, "too_large", why)
+                return _verdict(False, _no_form(facts, call), started, "too_large", why)
         if len(gold) > MAX_ANSWER_CHARS:
             raise ValueError("gold answer too long")
         payload = {
             "op": "verify",
-            "answers": [ex.answer, *ex.others],
+            "answers": checked,
             "gold": gold,
-            "rel_tol": self.rel_tol if rel_tol is None else rel_tol,
-            "approx_gold": self.approx_gold if approx_gold is None else approx_gold,
+            "rel_tol": call.rel_tol,
+            "approx_gold": call.approx_gold,
             "cache_gold": self.cache_gold,
+            "form": call.form,
         }
-        timeout = self.timeout_s if timeout_s is None else timeout_s
-        return _Pending(facts, payload, timeout, started, (time.perf_counter() - started) * 1e3)
+        return _Pending(facts, payload, call, started, (time.perf_counter() - started) * 1e3)
 
     def _finish(self, p: _Pending, r: JobResult) -> Verdict:
-        prep_ms = p.prep_ms
+        latency = r.latency_ms + p.prep_ms
         p.facts["queue_ms"] = round(r.queue_ms, 3)
         if r.status == "timeout":
-            return _verdict(False, p.facts, p.started, "timeout", None, r.latency_ms + prep_ms)
+            return _verdict(False, _no_form(p.facts, p.call), p.started, "timeout", None, latency)
         if r.status == "crash" or r.value is None or "equal" not in r.value:
             if self.on_crash == "raise":
                 raise VerifierError("math verifier worker crashed")
-            return _verdict(False, p.facts, p.started, "worker_crash", None, r.latency_ms + prep_ms)
+            facts = _no_form(p.facts, p.call)
+            return _verdict(False, facts, p.started, "worker_crash", None, latency)
         v = r.value
+        if p.call.form is not None:
+            p.facts["form"] = p.call.form
+            p.facts["form_ok"] = bool(v.get("form_ok"))
+            if not v.get("form_ok") and v.get("form_detail"):
+                p.facts["form_detail"] = str(v["form_detail"])[:_FACT_CHARS]
         reason = None if v["equal"] else (v.get("reason") or "not_equal")
-        return _verdict(bool(v["equal"]), p.facts, p.started, reason, v.get("detail"),
-                        r.latency_ms + prep_ms)  # fmt: skip
+        return _verdict(bool(v["equal"]), p.facts, p.started, reason, v.get("detail"), latency)
+
+
+def _decided_by(ex: ExtractionResult, strict: bool) -> DecidedBy:
+    if not ex.others:
+        return "single_answer"
+    return "strict" if strict else "last_answer"
+
+
+def _no_form(facts: dict[str, Any], call: _Call) -> dict[str, Any]:
+    """A verdict reached without reading the answer's form: a demanded form is not met."""
+    if call.form is not None:
+        facts["form"] = call.form
+        facts["form_ok"] = False
+    return facts
 
 
 def _verdict(

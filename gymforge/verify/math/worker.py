@@ -39,11 +39,17 @@ _WARMUP = [
     ("\\frac{x^2-1}{x-1}", "x+1"), ("\\sin^2 x+\\cos^2 x", "1"),
     ("\\sqrt{5+2\\sqrt6}", "\\sqrt2+\\sqrt3"),
 ]  # fmt: skip
+_WARMUP_FORMS = [
+    ("\\frac{3\\sqrt{2}}{4}", "simplest_radical"),
+    ("-\\frac{3}{4}", "reduced_fraction"),
+]
 
 
 def verify_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Run one ``verify`` job: hedge check of the other final answers, then the answer."""
+    """Run one ``verify`` job: the form of the answer when ``form`` names one, the check
+    that the other final answers (strict mode sends them) agree with it, then the answer."""
     from gymforge.verify.math.equiv import is_equivalent, parse_gold
+    from gymforge.verify.math.form import check_form
 
     if not job.get("cache_gold", True):
         parse_gold.cache_clear()
@@ -51,17 +57,30 @@ def verify_job(job: dict[str, Any]) -> dict[str, Any]:
     gold: str = job["gold"]
     rel_tol = float(job.get("rel_tol", 1e-9))
     approx = bool(job.get("approx_gold", False))
+    out: dict[str, Any] = {}
     try:
         last = answers[0]
+        if job.get("form"):
+            try:
+                out["form_ok"], out["form_detail"] = check_form(last, job["form"])
+            except Exception as e:  # a bug in the form check must not decide the value
+                out["form_ok"], out["form_detail"] = False, f"internal: {type(e).__name__}"
         for other in answers[1:]:
             if not is_equivalent(other, last, rel_tol).equal:
-                return {"equal": False, "reason": "hedged", "detail": "different final answers"}
+                detail = "different final answers (strict)"
+                return {**out, "equal": False, "reason": "hedged", "detail": detail}
         r = is_equivalent(last, gold, rel_tol, approx_gold=approx)
-        return {"equal": r.equal, "reason": r.reason, "detail": r.detail}
+        return {**out, "equal": r.equal, "reason": r.reason, "detail": r.detail}
     except (MemoryError, RecursionError):
-        return {"equal": False, "reason": "too_large", "detail": "out of memory or recursion"}
+        return {
+            **out,
+            "equal": False,
+            "reason": "too_large",
+            "detail": "out of memory or recursion",
+        }
     except Exception as e:  # a verifier bug must not kill the worker
-        return {"equal": False, "reason": "parse_error", "detail": f"internal: {type(e).__name__}"}
+        detail = f"internal: {type(e).__name__}"
+        return {**out, "equal": False, "reason": "parse_error", "detail": detail}
 
 
 def _worker_loop(sock: socket.socket, hooks: bool) -> None:
@@ -121,9 +140,12 @@ def _child(ctl: socket.socket, fd: int, req: dict[str, Any], zygote_pid: int) ->
 def zygote_main(ctl_fd: int) -> None:
     """Entry point of the zygote process (see the module docstring)."""
     from gymforge.verify.math.equiv import is_equivalent
+    from gymforge.verify.math.form import check_form
 
     for a, g in _WARMUP:
         is_equivalent(a, g)
+    for a, form in _WARMUP_FORMS:
+        check_form(a, form)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctl = socket.socket(fileno=ctl_fd)
     children: set[int] = set()

@@ -1,0 +1,96 @@
+"""The count behind a code verdict (``Tally``) and the verdict it makes (``verdict``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymforge.sandbox import CallStatus, Result, Status
+from gymforge.verify.verdict import Verdict
+
+VERIFIER = "code/1"
+MAX_CASES = 20
+SHORT = 500
+
+
+@dataclass
+class Tally:
+    run: int = 0
+    passed: int = 0
+    timeouts: int = 0
+    crashes: int = 0
+    unserialisable: int = 0
+    limits: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
+
+    def fresh(self) -> Tally:
+        """An empty tally in the same mode (with per-test detail or without)."""
+        return Tally(cases=[] if self.cases is not None else None)
+
+    def case(self, ok: bool, **what: Any) -> None:
+        if self.cases is not None and len(self.cases) < MAX_CASES:
+            self.cases.append({"ok": ok, **{k: _short(v) for k, v in what.items()}})
+
+    def call(self, status: CallStatus) -> None:
+        if status is CallStatus.TIMEOUT:
+            self.timeouts += 1
+        elif status in (CallStatus.CRASHED, CallStatus.PROTOCOL_ERROR):
+            self.crashes += 1
+        elif status in (CallStatus.UNSERIALISABLE, CallStatus.TOO_LARGE, CallStatus.REF):
+            self.unserialisable += 1
+
+    def result(self, r: Result | None) -> None:
+        if r is not None:
+            self.limits.update(r.limits_hit.names())
+
+
+def _short(v: Any) -> Any:
+    if isinstance(v, str) and len(v) > SHORT:
+        return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
+    return v
+
+
+def verdict(
+    t: Tally,
+    mode: str,
+    *,
+    reason: str | None = None,
+    status: Status | None = None,
+    trainable: bool = True,
+) -> Verdict:
+    passed = t.run > 0 and t.passed == t.run and reason is None
+    if reason is None and not passed:
+        reason = (
+            "timeout"
+            if t.timeouts
+            else "crash"
+            if t.crashes
+            else "no_tests"
+            if t.run == 0
+            else "wrong_answer"
+        )
+    facts: dict[str, Any] = {
+        "mode": mode,
+        "tests_run": t.run,
+        "tests_passed": t.passed,
+        "timeouts": t.timeouts,
+        "crashes": t.crashes,
+        "unserialisable": t.unserialisable,
+        "limits_hit": sorted(t.limits),
+    }
+    if status is not None:
+        facts["status"] = str(status)
+    if not trainable:
+        facts["trainable"] = False
+    if t.notes:
+        facts["notes"] = t.notes[:5]
+    if t.cases is not None:
+        facts["cases"] = t.cases
+    return Verdict(
+        passed=passed,
+        score=(t.passed / t.run) if t.run else 0.0,
+        reason=None if passed else reason,
+        facts=facts,
+        verifier=VERIFIER,
+    )

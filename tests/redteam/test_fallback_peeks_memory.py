@@ -1,0 +1,85 @@
+"""Attack: the candidate searches its own process for the judge's tests.
+
+Success of this attack would mean: a candidate for a task whose test passes it a lambda
+finds the compiled test (code objects, their constants, frames) somewhere in its own
+process, and answers with the expected value the test holds, without calling the function
+it was given. Whatever the arguments, the test code and its expected values must never be
+in the candidate's process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from gymforge.sandbox import Limits
+from gymforge.sandbox.doctor import bwrap_works
+from gymforge.sandbox.local import LocalBackend
+from gymforge.verify.code import CodeJudge, JudgeConfig
+
+UID_BASE = 100_000 + (os.getpid() % 5000) * 100 + 30
+
+TASK = {
+    "kind": "mbpp",
+    "test_list": [
+        "assert apply_all(lambda x: x * 3 + 1, [1, 2, 5]) == [4, 7, 16]",
+        "assert apply_all(lambda x: x - 7, [10, 20]) == [3, 13]",
+    ],
+}
+
+# Never calls f: walks every object in its process for code whose constants hold its
+# input, and returns the constant that follows it (the expected value).
+PEEKER = r"""
+import gc, sys, types
+
+def _codes():
+    for o in gc.get_objects():
+        if isinstance(o, types.FunctionType):
+            yield o.__code__
+        elif isinstance(o, types.CodeType):
+            yield o
+    f = sys._getframe()
+    while f is not None:
+        yield f.f_code
+        f = f.f_back
+
+def _consts(code, seen):
+    if id(code) in seen:
+        return
+    seen.add(id(code))
+    yield code.co_consts
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _consts(c, seen)
+
+def apply_all(f, xs):
+    seen = set()
+    for code in _codes():
+        for consts in _consts(code, seen):
+            tuples = [c for c in consts if isinstance(c, tuple)]
+            for a, b in zip(tuples, tuples[1:]):
+                if list(a) == xs:
+                    return list(b)
+    return None
+"""
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[CodeJudge]:
+    ok, why = bwrap_works()
+    if not ok:
+        pytest.skip(f"bubblewrap sandbox unavailable: {why}")
+    backend = LocalBackend(workers=1, uid_base=UID_BASE, host_grace=5.0)
+    limits = Limits(wall_time=6, cpu_time=4, memory_bytes=256 << 20, call_timeout=3.0)
+    yield CodeJudge(backend, JudgeConfig(limits=limits, stdio_limits=limits))
+    backend.close()
+
+
+def test_peeking_at_the_candidates_own_process_finds_no_test(judge: CodeJudge) -> None:
+    v = judge.judge(TASK, PEEKER)
+    assert not v.passed, v
+    assert v.facts["tests_passed"] == 0, v
+    honest = "def apply_all(f, xs):\n    return [f(x) for x in xs]\n"
+    assert judge.judge(TASK, honest).passed
