@@ -7,9 +7,13 @@ driven by a zero-latency scripted policy. Three variants in the same run:
 
 - ``bare loop``: reset/step called directly in a loop (the baseline: no records);
 - ``runner (memory)``: ``gymforge.rollout.run`` with records built but not written;
-- ``runner (jsonl+fsync)``: the full path, validating, sealing and fsyncing per episode.
+- ``runner (jsonl+fsync)``: the full path, validating, digest-chaining and fsyncing per
+  episode;
+- ``runner (sealed)``: the same with a seal key: an HMAC-SHA256 per record over the bytes
+  the digest already covers, and a run seal at the end.
 
-The overhead per step is (runner time - bare time) / steps.
+The overhead per step is (runner time - bare time) / steps; the seal's own cost is the
+sealed variant against the jsonl one, measured in the same run.
 Run: python benchmarks/runner_overhead.py
 """
 
@@ -76,23 +80,52 @@ async def bare() -> float:
     return time.perf_counter() - t0
 
 
-async def runner(out_dir: str | None) -> float:
+async def runner(out_dir: str | None, seal_key: bytes | None = None) -> float:
     jobs = [(f"zero/{i}", i) for i in range(EPISODES)]
     t0 = time.perf_counter()
-    result = await run(ZeroEnv, ZeroPolicy, jobs, out_dir)
+    result = await run(ZeroEnv, ZeroPolicy, jobs, out_dir, seal_key=seal_key)
     assert result.summary["episodes"] == EPISODES
     return time.perf_counter() - t0
+
+
+def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float]:
+    """CPU microseconds per record to validate, digest (and seal) one episode's records,
+    for each key (None: unsealed): the writer's cost without the disk. Process CPU time,
+    not wall time, so other processes on a shared machine do not count; the variants take
+    turns, so a change in load hits them alike; best of 7."""
+    from gymforge.trajectory.io import _seal_lines
+    from gymforge.trajectory.seal import ChainState
+
+    best = [float("inf")] * len(keys)
+    for _ in range(7):
+        for i, key in enumerate(keys):
+            state = ChainState()
+            t0 = time.process_time()
+            for _ in range(100):
+                _seal_lines(records, key, state)
+            best[i] = min(best[i], time.process_time() - t0)
+    return [b / (100 * len(records)) * 1e6 for b in best]
 
 
 def main() -> None:
     steps = EPISODES * STEPS_PER_EPISODE
     base = min(asyncio.run(bare()) for _ in range(3))
     mem = min(asyncio.run(runner(None)) for _ in range(3))
-    with tempfile.TemporaryDirectory() as tmp:
-        disk = min(asyncio.run(runner(tmp)) for _ in range(3))
+    disk = sealed = float("inf")
+    for _ in range(3):  # interleaved, so load changes hit both variants alike
+        with tempfile.TemporaryDirectory() as tmp:
+            disk = min(disk, asyncio.run(runner(tmp)))
+        with tempfile.TemporaryDirectory() as tmp:
+            sealed = min(sealed, asyncio.run(runner(tmp, b"benchmark seal key")))
     print(f"{steps} steps per variant ({EPISODES} episodes x {STEPS_PER_EPISODE}), best of 3")
     print(f"{'variant':<24}{'us/step':>10}{'overhead us/step':>18}{'x bare':>9}")
-    for name, t in (("bare loop", base), ("runner (memory)", mem), ("runner (jsonl+fsync)", disk)):
+    variants = (
+        ("bare loop", base),
+        ("runner (memory)", mem),
+        ("runner (jsonl+fsync)", disk),
+        ("runner (sealed)", sealed),
+    )
+    for name, t in variants:
         print(
             f"{name:<24}{t / steps * 1e6:>10.1f}{(t - base) / steps * 1e6:>18.1f}{t / base:>9.1f}"
         )
@@ -101,6 +134,20 @@ def main() -> None:
     print(
         f"runner overhead with trajectory writing: {overhead_ms:.3f} ms/step "
         f"(target <= 0.5 ms): {verdict}"
+    )
+    seal_us = (sealed - disk) / steps * 1e6
+    print(f"sealing adds {seal_us:.1f} us/step end to end ({sealed / disk:.2f}x the unsealed run)")
+    from gymforge.rollout import EpisodeKeys, run_episode
+
+    ids = {"run_id": "b", "episode_id": "b-0", "task_id": "zero/0", "env_id": "zero"}
+    keys = EpisodeKeys(
+        **ids, seed=0, env_version="1.0.0", renderer_version="1", policy_checkpoint="zero"
+    )
+    records = asyncio.run(run_episode(ZeroEnv(), ZeroPolicy(), keys))
+    plain, keyed = encode_us(records, (None, b"benchmark seal key"))
+    print(
+        f"writer CPU per record (validate + encode + digest, no disk): {plain:.1f} us unsealed, "
+        f"{keyed:.1f} us sealed (+{keyed - plain:.1f} us, {keyed / plain:.2f}x)"
     )
 
 

@@ -124,6 +124,7 @@ async def local(sessions: int, work: list[tuple[str, list[Action]]]) -> Result:
 def start_server(max_sessions: int) -> tuple[subprocess.Popen[str], str]:
     cmd = [sys.executable, "-m", "gymforge.cli", "serve", "ledger", "--port", "0"]
     cmd += ["--max-sessions", str(max_sessions), "--token", TOKEN]
+    cmd += ["--max-sessions-per-client", str(max_sessions)]  # every session is this client
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()

@@ -11,6 +11,15 @@ from gymforge.core import StepResult, SyncEnvironment
 from gymforge.envs.ledger import LedgerEnv
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_ambient_seal_key() -> Iterator[None]:
+    """A developer's $GYMFORGE_SEAL_KEY must not seal (or refuse) the tests' files, module
+    fixtures' included (hence session scope)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GYMFORGE_SEAL_KEY", raising=False)
+        yield
+
+
 @pytest.fixture
 def make_sync() -> Iterator[Callable[..., SyncEnvironment]]:
     """``make_sync(EnvClass=LedgerEnv, **kwargs)``: a SyncEnvironment closed at teardown."""

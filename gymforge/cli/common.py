@@ -122,6 +122,8 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+SEAL_KEY_HELP = "Seal key file (its exact bytes); default: $GYMFORGE_SEAL_KEY."
+
 INFRA_EXIT = 3
 """The exit code of ``run``, ``eval`` and ``calibrate`` when infrastructure failures left
 episodes unwritten (after everything else was written and printed)."""

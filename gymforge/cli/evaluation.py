@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from gymforge.cli.common import (
+    SEAL_KEY_HELP,
     EnvHandle,
     app,
     dataset_note,
@@ -31,6 +32,7 @@ from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_
 from gymforge.rollout.execute import execute, prepare
 from gymforge.rollout.manifest import Command, RunSpec
 from gymforge.rollout.resolve import resolve_policy
+from gymforge.trajectory.seal import load_key
 
 POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
 
@@ -53,6 +55,7 @@ def _rollouts(
     quiet: bool,
     command: Command,
     config: dict[str, Any],
+    seal_key: bytes | None = None,
 ) -> tuple[dict[str, Any], list[EpisodeStats], str]:
     """Play ``spec.group`` rollouts per task through the runner, with ``out`` checked and a
     manifest written first; return (runner summary, this run's stats, env version)."""
@@ -69,7 +72,9 @@ def _rollouts(
         config=config,
     )
     with progress_bar(f"{handle.name}/{spec.policy}", len(task_ids) * spec.group, quiet) as tick:
-        result = execute(spec, out, prepared=ready, resume=resume, on_episode=tick)
+        result = execute(
+            spec, out, prepared=ready, resume=resume, on_episode=tick, seal_key=seal_key
+        )
     for line in result.errors[:5]:
         err.print(f"[yellow]infrastructure error:[/] {line}", highlight=False)
     probe = handle.factory()
@@ -114,6 +119,7 @@ def evaluate_run(
     dataset: Path | None = None,
     base_url: str | None = None,
     quiet: bool = False,
+    seal_key: bytes | None = None,
 ) -> dict[str, Any]:
     """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data.
     With a dataset and no ``n``, every row of the split is evaluated once."""
@@ -149,6 +155,7 @@ def evaluate_run(
         quiet=quiet,
         command="eval",
         config=eval_config_record(config),
+        seal_key=seal_key,
     )
     return write_eval(out, config, stats, summary, version)
 
@@ -204,6 +211,7 @@ def eval_cmd(
     wandb: bool = typer.Option(False, "--wandb", help="Also log the metrics to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print eval.json to stdout."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
@@ -225,6 +233,7 @@ def eval_cmd(
         dataset=dataset,
         base_url=base_url,
         quiet=as_json,
+        seal_key=load_key(seal_key_file),
     )
     if wandb:
         _wandb("eval", data, out, wandb_project)
@@ -273,6 +282,7 @@ def calibrate(
     wandb: bool = typer.Option(False, "--wandb", help="Also log the results to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print the results (no rows) to stdout."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -324,6 +334,7 @@ def calibrate(
         quiet=as_json,
         command="calibrate",
         config=config.as_dict(),
+        seal_key=load_key(seal_key_file),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
     if wandb:

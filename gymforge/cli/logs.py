@@ -8,13 +8,22 @@ from pathlib import Path
 
 import typer
 
-from gymforge.cli.common import app, err, fail, friendly, open_env
+from gymforge.cli.common import INFRA_EXIT, SEAL_KEY_HELP, app, err, fail, friendly, open_env
 from gymforge.core.errors import GymforgeError
 from gymforge.reward.hacks import scan
+from gymforge.trajectory.check import FileCheck, check_file, describe_check
 from gymforge.trajectory.export import export
-from gymforge.trajectory.io import read_episodes, verify_chain
 from gymforge.trajectory.replay import replay_episodes
 from gymforge.trajectory.schema import trajectory_json_schema
+from gymforge.trajectory.seal import load_key
+
+UNFINISHED_EXIT = INFRA_EXIT
+"""``verify-log``/``replay`` of a sealed file that no run seal closes (an interrupted run)."""
+
+
+def _checked(path: Path, key_file: Path | None) -> FileCheck:
+    """``check_file`` with the key of ``--seal-key-file`` or ``$GYMFORGE_SEAL_KEY``."""
+    return check_file(path / "trajectories.jsonl" if path.is_dir() else path, load_key(key_file))
 
 
 @app.command()
@@ -23,9 +32,13 @@ def replay(
     path: Path = typer.Argument(..., help="A trajectories.jsonl file."),
     env: str | None = typer.Option(None, "--env", help="Override the environment to replay on."),
     dataset: Path | None = typer.Option(None, "--dataset", help="The dataset the run used."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
-    """Re-run every episode from its task id, seed and actions; exit 0 only if all match."""
-    episodes = read_episodes(path)
+    """Check the file (seals too, with a key), then re-run every episode from its task id,
+    seed and actions; exit 0 only if all match, including each action against the recorded
+    policy output it was parsed from. Exit 3 for a sealed file no run seal closes."""
+    check = _checked(path, seal_key_file)
+    episodes = check.episodes
     names = {env} if env else {log.steps[0].env_id for log in episodes if log.steps}
     handles = {name: open_env(name, dataset) for name in sorted(names)}
     report = asyncio.run(replay_episodes(episodes, lambda env_id: handles[env or env_id].factory()))
@@ -33,21 +46,23 @@ def replay(
         assert report.divergence is not None
         fail(report.divergence.describe(), 1)
     err.print(f"replay ok: {report.episodes} episodes, {report.steps} steps match the record")
+    if not check.finished:
+        fail(describe_check(check), UNFINISHED_EXIT)
 
 
 @app.command("verify-log")
 @friendly
 def verify_log(
     path: Path = typer.Argument(..., help="A run directory or a trajectories.jsonl file."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
-    """Check schema and digest chain of every episode without re-running anything."""
-    episodes = read_episodes(path / "trajectories.jsonl" if path.is_dir() else path)
-    for log in episodes:
-        verify_chain(log)
-    err.print(
-        f"log ok: {len(episodes)} episodes, "
-        f"{sum(len(e.steps) for e in episodes)} step records, digest chains intact"
-    )
+    """Check schema, digest chains and (with a seal key) the seals of every record and run,
+    without re-running anything. Exit 1 names the first bad record; exit 3 means a sealed
+    file whose records verify but which no run seal closes (an interrupted run)."""
+    check = _checked(path, seal_key_file)
+    if not check.finished:
+        fail(describe_check(check), UNFINISHED_EXIT)
+    err.print(describe_check(check), soft_wrap=True, highlight=False)
 
 
 @app.command()
@@ -70,13 +85,20 @@ def export_cmd(
         None, "--max-staleness", min=0, help="Weight versions a turn may lag the newest."
     ),
     stale: str = typer.Option("refuse", "--stale", help="refuse or flag stale episodes."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
-    """Export training data (trl, sft) or a flat step table (parquet)."""
+    """Export training data (trl, sft) or a flat step table (parquet). With a seal key the
+    file's seals are checked first, and a file that fails them exports nothing."""
     if fmt not in ("trl", "sft", "parquet"):
         raise GymforgeError(f"--format must be trl, sft or parquet, not {fmt!r}")
     if stale not in ("refuse", "flag"):
         raise GymforgeError(f"--stale must be refuse or flag, not {stale!r}")
     path = source / "trajectories.jsonl" if source.is_dir() else source
+    key = load_key(seal_key_file)
+    if key is not None:
+        check = check_file(path, key)
+        if not check.finished:
+            err.print(f"[yellow]warning:[/] {describe_check(check)}", highlight=False)
     target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
     report = export(
         path,

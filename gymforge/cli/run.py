@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from gymforge.cli.common import (
+    SEAL_KEY_HELP,
     app,
     dataset_note,
     err,
@@ -29,6 +30,7 @@ from gymforge.rollout.execute import draw_tasks, execute, prepare
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.replay import replay_file
+from gymforge.trajectory.seal import load_key
 
 
 @app.command("list")
@@ -80,6 +82,7 @@ def _run(
     base_url: str | None = None,
     backend: str = "local",
     backend_url: str | None = None,
+    seal_key: bytes | None = None,
     overwrite: bool = False,
     epochs: int = 1,
 ) -> dict[str, Any]:
@@ -129,6 +132,7 @@ def _run(
             on_episode=tick,
             policy_options={"base_url": base_url},
             backend_url=backend_url,
+            seal_key=seal_key,
         )
     return result.summary
 
@@ -205,10 +209,12 @@ def run(
         None, "--ray-address", help="Ray cluster for --backend ray (default: local)."
     ),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
-    never scored, and rerunning with --resume runs just those."""
+    never scored, and rerunning with --resume runs just those. With a seal key every record
+    and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     summary = _run(
@@ -227,6 +233,7 @@ def run(
         base_url=base_url,
         backend=backend,
         backend_url=redis_url if backend == "redis" else ray_address,
+        seal_key=load_key(seal_key_file),
         overwrite=overwrite,
         epochs=epochs,
     )
@@ -274,7 +281,10 @@ def worker(
         60.0, "--reclaim-idle", help="Seconds before a dead worker's tasks are taken over."
     ),
 ) -> None:
-    """Process --backend redis episodes until interrupted (SIGINT/SIGTERM finish in-flight)."""
+    """Process --backend redis episodes until interrupted (SIGINT/SIGTERM finish in-flight).
+
+    Workers never need the seal key: the coordinator (`gymforge run --backend redis`) is the
+    only writer of the trajectories, and it seals them."""
     from gymforge.rollout.backends.redis_streams import worker_main
 
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))

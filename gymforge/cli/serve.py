@@ -25,19 +25,26 @@ def serve(
         help="Bearer token required on everything but /health (or $GYMFORGE_TOKEN).",
     ),
     max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="Concurrent sessions."),
+    max_sessions_per_client: int | None = typer.Option(
+        None,
+        "--max-sessions-per-client",
+        min=1,
+        help="Concurrent sessions per client (address and token); default max-sessions/4.",
+    ),
     idle_timeout: float = typer.Option(
         300.0, "--idle-timeout", help="Seconds without a message before a session is reaped."
     ),
     max_message_bytes: int = typer.Option(
-        8 * 2**20, "--max-message-bytes", help="Larger messages get a too_large error reply."
+        8 * 2**20, "--max-message-bytes", help="A larger message gets too_large and a close."
     ),
     request_timeout: float = typer.Option(
         300.0, "--request-timeout", help="Seconds one environment call may take."
     ),
     qa_hooks: bool = typer.Option(
-        True,
+        False,
         "--qa-hooks/--no-qa-hooks",
-        help="Serve the oracle, oracle plans and red-team cases (QA, scripted baselines).",
+        help="Serve the oracle, oracle plans, red-team cases and truth digests (remote QA and "
+        "the oracle baseline need them; never on a server the evaluated policy can reach).",
     ),
     fault_injection: bool = typer.Option(
         True,
@@ -53,7 +60,8 @@ def serve(
     """Serve ENV over WebSocket + HTTP: one session per episode stream, until interrupted.
 
     Clients: `gymforge run|qa ws://HOST:PORT --token T`, or make_env("ws://HOST:PORT")
-    with $GYMFORGE_TOKEN. Protocol and routes: GET /schema, gymforge.serve.protocol.
+    with $GYMFORGE_TOKEN (`gymforge qa` and `--policy oracle` need a server started with
+    --qa-hooks). Protocol and routes: GET /schema, gymforge.serve.protocol.
     """
     try:
         from gymforge.serve.config import ServeConfig
@@ -63,6 +71,7 @@ def serve(
     config = ServeConfig(
         token=token or None,
         max_sessions=max_sessions,
+        max_sessions_per_client=max_sessions_per_client,
         idle_timeout=idle_timeout,
         max_message_bytes=max_message_bytes,
         request_timeout=request_timeout,

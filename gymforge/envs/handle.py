@@ -40,6 +40,9 @@ def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
     instance the factory makes."""
     probe = make_env(name)
     try:
+        preflight = getattr(probe, "preflight", None)
+        if callable(preflight):  # what the env's verifier needs must work, before any episode
+            preflight()
         datasets = []
         if dataset is not None:
             load = getattr(probe, "load_dataset", None)

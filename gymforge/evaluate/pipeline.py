@@ -118,8 +118,10 @@ async def play(
     resume: bool = False,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     summary_extra: dict[str, Any] | None = None,
+    seal_key: bytes | None = None,
 ) -> RunResult:
-    """Run ``samples`` rollouts of each task (one GRPO group each) into ``out``."""
+    """Run ``samples`` rollouts of each task (one GRPO group each) into ``out``, sealed
+    with ``seal_key`` (default ``$GYMFORGE_SEAL_KEY``)."""
     try:
         return await run_jobs(
             env_factory,
@@ -131,6 +133,7 @@ async def play(
             resume=resume,
             on_episode=on_episode,
             summary_extra=summary_extra,
+            seal_key=seal_key,
         )
     finally:
         if policy.close is not None:

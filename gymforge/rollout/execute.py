@@ -26,9 +26,8 @@ from gymforge.envs.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import Command, RunSpec, build_manifest, write_manifest
 from gymforge.rollout.resolve import PolicySource, resolve_policy
 from gymforge.rollout.rundir import prepare_out
-from gymforge.rollout.runner import Job, RunResult, run
+from gymforge.rollout.runner import Job, RunResult, prepare_output, run
 from gymforge.rollout.summary import summarize
-from gymforge.trajectory.io import recover_finished
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -145,6 +144,7 @@ def execute(
     command: Command = "run",
     config: dict[str, Any] | None = None,
     prepared: Prepared | None = None,
+    seal_key: bytes | None = None,
 ) -> RunResult:
     """Run ``spec``. ``task_ids`` overrides the draw (reproduction uses the recorded ones);
     ``handle`` reuses an environment already opened for ``spec``. ``spec.backend`` picks
@@ -155,7 +155,8 @@ def execute(
     ``guard`` (the CLI's setting) checks ``out`` first with ``rundir.prepare_out``: a
     previous run there is continued only when ``resume`` is set and the manifests agree, and
     deleted first when ``overwrite`` is. ``command`` and ``config`` go into the manifest.
-    ``prepared`` (from ``prepare``) skips all of that."""
+    ``prepared`` (from ``prepare``) skips all of that. ``seal_key`` (default
+    ``$GYMFORGE_SEAL_KEY``) seals the trajectories."""
     if prepared is None:
         prepared = prepare(
             spec,
@@ -193,12 +194,14 @@ def execute(
                 policy_options or {},
                 backend_url,
                 summary_extra,
+                seal_key,
             )
         return asyncio.run(
-            _local(spec, handle, source, jobs, out, resume, on_episode, summary_extra)
+            _local(spec, handle, source, jobs, out, resume, on_episode, summary_extra, seal_key)
         )
     except KeyboardInterrupt:
-        raise RunInterrupted(out, _interrupted_summary(out, summary_extra)) from None
+        summary = _interrupted_summary(out, summary_extra, seal_key)
+        raise RunInterrupted(out, summary) from None
 
 
 async def _local(
@@ -210,6 +213,7 @@ async def _local(
     resume: bool,
     on_episode: Callable[[dict[str, Any]], None] | None,
     summary_extra: dict[str, Any],
+    seal_key: bytes | None,
 ) -> RunResult:
     try:
         return await run(
@@ -223,17 +227,20 @@ async def _local(
             max_retries=spec.max_retries,
             on_episode=on_episode,
             summary_extra=summary_extra,
+            seal_key=seal_key,
         )
     finally:
         if source.close is not None:
             await source.close()
 
 
-def _interrupted_summary(out: Path | None, summary_extra: dict[str, Any]) -> dict[str, Any]:
+def _interrupted_summary(
+    out: Path | None, summary_extra: dict[str, Any], seal_key: bytes | None
+) -> dict[str, Any]:
     """The summary of the episodes a stopped run wrote (the file's torn tail, if any, is cut
-    off as ``--resume`` would), written to ``out/summary.json``."""
+    off, and its seals checked, as ``--resume`` would), written to ``out/summary.json``."""
     path = out / "trajectories.jsonl" if out is not None else None
-    episodes = recover_finished(path) if path is not None and path.exists() else []
+    episodes = prepare_output(path, True, seal_key).previous
     summary = summarize(episodes, **summary_extra)
     summary["interrupted"] = True
     if out is not None:
@@ -250,12 +257,14 @@ def _remote(
     policy_options: dict[str, Any],
     url: str | None,
     summary_extra: dict[str, Any],
+    seal_key: bytes | None,
 ) -> RunResult:
     common: dict[str, Any] = {
         "resume": resume,
         "on_episode": on_episode,
         "summary_extra": summary_extra,
         "max_retries": spec.max_retries,
+        "seal_key": seal_key,
     }
     if spec.backend == "redis":
         from gymforge.rollout.backends.redis_streams import run_redis

@@ -279,11 +279,13 @@ def turn_from_response(
     message = choice.get("message")
     parsed = parse_assistant_message(message, call_id, text_tool_calls=text_tool_calls)
     content = message.get("content") if isinstance(message, dict) else None
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
     finish = choice.get("finish_reason")
     model = data.get("model")
     turn = PolicyTurn(
         action=parsed.action,
         text=content if isinstance(content, str) else None,
+        tool_calls=calls if isinstance(calls, list) and calls else None,
         finish_reason=finish if isinstance(finish, str) else None,
         model=model if isinstance(model, str) else None,
         weight_version=weight_version,

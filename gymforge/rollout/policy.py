@@ -37,6 +37,7 @@ class PolicyTurn:
     action: Action
     capture_level: CaptureLevel = "none"
     text: str | None = None
+    tool_calls: list[Any] | None = None
     prompt_token_ids: list[int] | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None

@@ -31,7 +31,8 @@ from gymforge.rollout.admission import AdmissionGate
 from gymforge.rollout.episode import EpisodeKeys, run_episode
 from gymforge.rollout.policy import Policy
 from gymforge.rollout.summary import summarize
-from gymforge.trajectory.io import TrajectoryWriter, recover_finished
+from gymforge.trajectory.io import TrajectoryWriter, recover_run
+from gymforge.trajectory.seal import ChainState, load_key
 
 log = logging.getLogger("gymforge.runner")
 
@@ -108,22 +109,22 @@ async def run(
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     summary_extra: dict[str, Any] | None = None,
     stop_after_failed_tasks: int | None = STOP_AFTER_FAILED_TASKS,
+    seal_key: bytes | None = None,
 ) -> RunResult:
     """Run every job. ``jobs`` are ``(task_id, seed)`` pairs (expanded by ``group``) or
     ``Job``s. ``out_dir=None`` keeps records in memory only. ``stop_after_failed_tasks``:
     see the module docstring (``None`` never stops; the rollouts of one task count once, so
     one task the infrastructure cannot run does not stop the run). Why a run stopped is
-    ``summary["infra_stopped"]``."""
+    ``summary["infra_stopped"]``. ``seal_key`` (default: ``$GYMFORGE_SEAL_KEY``, see
+    ``gymforge.trajectory.seal``) seals every record, and a run that completes (stopped or
+    not) ends the file with a run seal over it, ``summary_extra`` being its configuration."""
     all_jobs = list(jobs) if jobs and isinstance(jobs[0], Job) else expand(jobs, group)  # type: ignore[arg-type]
     run_id = uuid.uuid4().hex[:12]
     path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
-    previous: list[dict[str, Any]] = []
-    if path is not None and resume and path.exists():
-        previous = recover_finished(path)
-        done = {(e["task_id"], e["seed"], e.get("rollout", 0)) for e in previous}
-        all_jobs = [j for j in all_jobs if j.key not in done]
-        log.info("resume: %d episodes kept, %d to run", len(previous), len(all_jobs))
-    writer = TrajectoryWriter(path, append=resume) if path is not None else None
+    output = prepare_output(path, resume, seal_key)
+    previous, done = output.previous, output.done
+    all_jobs = [j for j in all_jobs if j.key not in done]
+    writer = output.writer(summary_extra)
     queue: asyncio.Queue[Job] = asyncio.Queue()
     for job in all_jobs:
         queue.put_nowait(job)
@@ -212,6 +213,8 @@ async def run(
     try:
         workers = max(1, min(concurrency, len(all_jobs)))
         await asyncio.gather(*(worker() for _ in range(workers)))
+        if writer is not None:
+            writer.seal_run(run_id)
     finally:
         if writer is not None:
             writer.close()
@@ -229,6 +232,42 @@ async def run(
     if out_dir:
         (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return RunResult(summary, episodes, errors)
+
+
+@dataclass
+class Output:
+    """Every backend's writer set-up (``prepare_output``): where the trajectories go, the
+    seal key, and what a resumed file already holds."""
+
+    path: Path | None
+    resume: bool
+    key: bytes | None
+    previous: list[dict[str, Any]] = field(default_factory=list)
+    state: ChainState | None = None
+
+    @property
+    def done(self) -> set[tuple[str, int, int]]:
+        """The job keys of the finished episodes kept from a resumed file."""
+        return {(e["task_id"], e["seed"], e.get("rollout", 0)) for e in self.previous}
+
+    def writer(self, config: dict[str, Any] | None) -> TrajectoryWriter | None:
+        """The writer (None without a path), continuing a resumed file's keyed chain;
+        ``config`` is what its run seal records."""
+        if self.path is None:
+            return None
+        return TrajectoryWriter(
+            self.path, append=self.resume, key=self.key, config=config, state=self.state
+        )
+
+
+def prepare_output(path: Path | None, resume: bool, seal_key: bytes | None) -> Output:
+    """Resolve the seal key (``seal_key``, else ``$GYMFORGE_SEAL_KEY``) and, for a resumed
+    file, keep its finished episodes (the torn tail dropped, the seals verified)."""
+    out = Output(path, resume, seal_key if seal_key is not None else load_key())
+    if path is not None and resume and path.exists():
+        out.previous, out.state = recover_run(path, out.key)
+        log.info("resume: %d episodes kept", len(out.previous))
+    return out
 
 
 def weight_version(policy: Policy) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import wire
 from jobproc import JobProc, Sink
 
 
@@ -70,7 +71,7 @@ class Session:
         self.busy += time.monotonic() - t
         if "loaded" in self.events:
             hdr = self.events["loaded"][0]
-            return {"ok": hdr.get("ok") is True, "etype": hdr.get("etype"), "msg": hdr.get("msg")}
+            return {**wire.flat(hdr, ("etype", "msg")), "ok": hdr.get("ok") is True}
         if r == "deadline":
             p.kill("load_timeout")
         self.retire()
@@ -160,8 +161,8 @@ class Session:
         self.busy += time.monotonic() - t
         out["wall_time"] = round(time.monotonic() - t, 6)
         hdr, vblobs = self.events.pop(cid)
-        keep = {k: hdr.get(k) for k in ("status", "etype", "msg", "handle", "type")}
-        return {**out, **keep}, vblobs[:1] if keep["status"] == "ok" else []
+        keep = wire.flat(hdr, ("status", "etype", "msg", "handle", "type"))
+        return {**out, **keep}, vblobs[:1] if keep.get("status") == "ok" else []
 
     def end(self) -> tuple[dict[str, Any], list[bytes]]:
         p = self.proc

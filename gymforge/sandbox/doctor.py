@@ -21,7 +21,7 @@ from typing import Any
 
 from gymforge.sandbox.cgroups import discover
 from gymforge.sandbox.languages import LANGUAGES, tool_version
-from gymforge.sandbox.launch import isolation_args
+from gymforge.sandbox.launch import BASE_ENV, isolation_args, tool_path
 
 PROBE = r"""
 import os, socket
@@ -54,11 +54,12 @@ def _run(cmd: list[str], timeout: float = 20) -> tuple[int, str]:
 
 
 def _bwrap_probe_cmd(extra: list[str]) -> list[str]:
-    bwrap = shutil.which("bwrap") or "bwrap"
+    bwrap = tool_path("bwrap") or "bwrap"
+    setpriv = tool_path("setpriv")
     pre = []
-    if os.getuid() == 0 and shutil.which("setpriv"):
+    if os.getuid() == 0 and setpriv:
         pre = [
-            "setpriv",
+            setpriv,
             "--reuid=60000",
             "--regid=60000",
             "--clear-groups",
@@ -66,14 +67,21 @@ def _bwrap_probe_cmd(extra: list[str]) -> list[str]:
             "--",
         ]
     cmd = [*pre, bwrap, *isolation_args(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # the sandbox's own environment, as the workers get it (the host's PATH means nothing there)
+    cmd += ["--clearenv", "--setenv", "PATH", BASE_ENV["PATH"]]
     return cmd + extra
 
 
 @functools.lru_cache(maxsize=1)
 def bwrap_works() -> tuple[bool, str]:
     """Can the default sandbox start here? (cached per process)"""
-    if not shutil.which("bwrap"):
-        return False, "bwrap is not installed (apt-get install bubblewrap)"
+    if not tool_path("bwrap"):
+        where = os.environ.get("GYMFORGE_BWRAP")
+        if where:
+            return False, f"GYMFORGE_BWRAP={where} is not an executable bubblewrap"
+        return False, "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+    if os.getuid() == 0 and not tool_path("setpriv"):
+        return False, "setpriv is not installed (apt-get install util-linux)"
     rc, out = _run(_bwrap_probe_cmd(["/bin/sh", "-c", "cat /proc/net/dev"]))
     if rc != 0:
         return False, f"bwrap failed: {out[-300:]}"
@@ -87,11 +95,11 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
     def check(name: str, ok: bool | None, detail: str) -> None:
         checks.append({"name": name, "ok": ok, "detail": detail})
 
-    bwrap = shutil.which("bwrap")
+    bwrap = tool_path("bwrap")
     check(
         "bwrap installed",
         bool(bwrap),
-        f"{bwrap} ({tool_version(('bwrap', '--version'))})" if bwrap else "missing",
+        f"{bwrap} ({tool_version((bwrap, '--version'))})" if bwrap else "missing",
     )
     ok, why = bwrap_works()
     check("bwrap sandbox starts", ok, why)
@@ -110,8 +118,8 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
     rc, out = _run(_bwrap_probe_cmd(["/bin/sh", "-c", "cat /proc/net/dev"])) if ok else (1, "")
     ifaces = [ln.split(":")[0].strip() for ln in out.splitlines()[2:]] if rc == 0 else []
     check("network namespaces", rc == 0 and ifaces == ["lo"], f"interfaces inside: {ifaces}")
-    setpriv = shutil.which("setpriv")
-    check("setpriv", bool(setpriv), tool_version(("setpriv", "--version")) or "missing")
+    setpriv = tool_path("setpriv")
+    check("setpriv", bool(setpriv), tool_version((setpriv, "--version")) if setpriv else "missing")
     lib = ctypes.util.find_library("seccomp")
     mods = [m for m in ("seccomp", "pyseccomp") if importlib.util.find_spec(m)]
     check(

@@ -13,6 +13,9 @@ sandbox under ``python3 -I -S``, where site-packages such as ``seccomp`` are not
   ``libseccomp.so.2``; when missing, the status says so and the sandbox still runs.
 - ``ipc_cleanup()``: removes System V shared memory, message queues and semaphores left in the
   worker's private IPC namespace, so a job cannot leave state for the next one.
+- ``ipc_objects()``: how many such objects exist now (three cheap ``*_INFO`` calls), so the
+  zygote can kill a job that creates thousands (the kernel allows ~68k, whose removal would
+  cost the zygote a good fraction of a second after the job).
 """
 
 from __future__ import annotations
@@ -135,16 +138,45 @@ _IPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 IPC_RMID = 0
 
 
+# (call, SHM/MSG/SEM_INFO, index of the in-use count: shm_info.used_ids, msginfo.msgpool,
+# seminfo.semusz)
+IPC_INFO_CMDS = (("shmctl", 14, 0), ("msgctl", 12, 0), ("semctl", 19, 7))
+
+
+def ipc_objects() -> int:
+    """System V IPC objects in this IPC namespace (three ``*_INFO`` calls, no listing)."""
+    total = 0
+    buf = (ctypes.c_int * 64)()  # larger than struct shm_info, msginfo and seminfo
+    for fn, cmd, index in IPC_INFO_CMDS:
+        ctypes.memset(buf, 0, ctypes.sizeof(buf))
+        if fn == "semctl":
+            rc = libc().semctl(0, 0, cmd, ctypes.byref(buf))
+        else:
+            rc = getattr(libc(), fn)(0, cmd, ctypes.byref(buf))
+        if rc >= 0:
+            total += buf[index]
+    return total
+
+
+def _read_all(path: str) -> bytes:
+    """The whole of a /proc file (a single read returns at most one chunk of it: a job can
+    create ~64k IPC objects, megabytes of listing)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def ipc_cleanup() -> int:
     """Remove every System V IPC object visible in this IPC namespace; returns the count."""
     removed = 0
     for kind, fn in _IPC:
         try:
-            fd = os.open(f"/proc/sysvipc/{kind}", os.O_RDONLY)
-            try:
-                rows = os.read(fd, 1 << 20).decode().splitlines()[1:]
-            finally:
-                os.close(fd)
+            rows = _read_all(f"/proc/sysvipc/{kind}").decode().splitlines()[1:]
         except OSError:
             continue
         for row in rows:

@@ -5,7 +5,10 @@ The zygote, never the child, enforces the wall clock: ``pump`` waits on the chil
 pidfd with a deadline and kills the child's process group when it passes. Output beyond
 ``output_bytes`` per stream is dropped and the job is killed (an output flood costs at most one
 cap). Control frames are bounded by ``max_ctl_frame`` so a forged giant frame is refused before
-it is buffered.
+it is buffered. With ``files_cap`` set (the job directory is a filesystem of its own), the
+inodes in use there are read every ``FS_CHECK_S`` and the job is killed past the cap: Linux has
+no rlimit for a file count, and wiping 100k files would cost the zygote seconds after the job.
+``ipc_cap`` does the same for System V IPC objects (in a worker's own IPC namespace).
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 import child
+import jail
 import wire
 
 _READ = select.POLLIN | select.POLLHUP | select.POLLERR
+FS_CHECK_S = 0.005
 
 
 class Sink:
@@ -71,6 +76,9 @@ class JobProc:
         self.byfd: dict[int, str] = {}
         self.poll = select.poll()
         self.pidfd: int | None = None
+        self.files_cap: int | None = None  # inodes the job directory may use (None: unchecked)
+        self.ipc_cap: int | None = None  # System V IPC objects the job may hold
+        self._fs_next = 0.0
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -131,6 +139,7 @@ class JobProc:
         self.sink, self.on_ctl = sink, on_ctl
         self.ctl_reader = wire.FrameReader(max_frame=max_ctl_frame)
         self.t0 = time.monotonic()
+        self._fs_next = self.t0 + FS_CHECK_S  # a job that ends sooner is never checked
         self._pending["stdin"] += stdin
         self.send_cmd({"op": "job", "job": job}, [source, *extra])
         if not self._pending["stdin"]:
@@ -155,10 +164,30 @@ class JobProc:
             if left <= 0:
                 return "deadline"
             wait_ms = left * 1000 if self.pidfd is not None else min(left * 1000, 20)
+            if self.files_cap is not None or self.ipc_cap is not None:
+                wait_ms = min(wait_ms, FS_CHECK_S * 1000)
             for fd, ev in self.poll.poll(max(1, int(wait_ms + 0.999))):
                 self._event(fd, ev)
             if self.pidfd is None:
                 self._try_reap()
+            if self.files_cap is not None or self.ipc_cap is not None:
+                self._check_counts()
+
+    def _check_counts(self) -> None:
+        """Kill the job once it holds more files or IPC objects than allowed (every
+        ``FS_CHECK_S``): what the zygote's clean-up will have to remove stays bounded."""
+        now = time.monotonic()
+        if now < self._fs_next:
+            return
+        self._fs_next = now + FS_CHECK_S
+        if self.files_cap is not None:
+            st = os.statvfs(self.jobdir)
+            if st.f_files - st.f_ffree > self.files_cap + 1:  # + the directory itself
+                self.violation = f"more than {self.files_cap} files in the job directory"
+                self.kill("files")
+        if self.ipc_cap is not None and jail.ipc_objects() > self.ipc_cap:
+            self.violation = f"more than {self.ipc_cap} System V IPC objects"
+            self.kill("ipc")
 
     def kill(self, reason: str) -> None:
         """SIGKILL the child's process group (and the child itself, in case setsid had not
@@ -261,7 +290,7 @@ class JobProc:
                 if self.trusted:
                     self.setup_error = str(hdr.get("msg"))[:2000]
             elif ev == "exception" and not self.trusted:
-                self.exception = {k: hdr.get(k) for k in ("etype", "errno")}
+                self.exception = wire.flat(hdr, ("etype", "errno"))
             else:
                 self.on_ctl(self, hdr, blobs)
 

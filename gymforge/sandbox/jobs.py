@@ -25,7 +25,7 @@ import signal
 from typing import Any
 
 from gymforge.sandbox import wire
-from gymforge.sandbox.languages import Language
+from gymforge.sandbox.languages import ARTEFACT, Language
 from gymforge.sandbox.launch import BASE_ENV
 from gymforge.sandbox.models import (
     MAX_KEPT_FILES,
@@ -72,6 +72,7 @@ def base_header(job: Job, lang: Language, limits: Limits, nproc_slack: int) -> d
         "main": lang.main,
         "respawn": job.respawn,
         "stop_on_timeout": job.stop_on_timeout,
+        "max_files": limits.files,
     }
 
 
@@ -86,8 +87,9 @@ def job_files(job: Job, lang: Language) -> dict[str, bytes]:
 def add_files(
     hdr: dict[str, Any], blobs: list[bytes], files: dict[str, bytes], mode: int = 0o644
 ) -> None:
-    hdr["files"] = [[name, mode] for name in files]
-    hdr["file_blobs"] = list(range(len(blobs), len(blobs) + len(files)))
+    """Append ``files`` (name -> bytes, created with ``mode``) to the request."""
+    hdr.setdefault("files", []).extend([name, mode] for name in files)
+    hdr.setdefault("file_blobs", []).extend(range(len(blobs), len(blobs) + len(files)))
     blobs.extend(files.values())
 
 
@@ -103,11 +105,13 @@ def run_request(
     job: Job,
     lang: Language,
     jobdir: str,
-    prog: str | None,
+    prog: bytes | None,
     nproc_slack: int,
     memory_cgroup: bool = False,
 ) -> tuple[dict[str, Any], list[bytes]]:
-    """The ``run``/``calls``/``tests`` request for a job (after any compilation)."""
+    """The ``run``/``calls``/``tests`` request for a job (after any compilation). ``prog``
+    is the job's compiled program: it travels in the request and becomes the job directory's
+    ``ARTEFACT`` file, the only artefact the job can see."""
     hdr = base_header(job, lang, job.limits, nproc_slack)
     source = _bytes(job.source)
     blobs: list[bytes] = [source, _bytes(job.stdin)]
@@ -116,12 +120,15 @@ def run_request(
         files = job_files(job, lang)
     else:  # compiled (the program is the artefact) or calls/tests (loaded from memory)
         files = {k: _bytes(v) for k, v in job.files.items()}
+    if prog is not None:
+        files.pop(ARTEFACT, None)  # the compiled program wins, as the source does
+        add_files(hdr, blobs, {ARTEFACT: prog}, mode=0o500)
     add_files(hdr, blobs, files)
     if job.keep_files:
         hdr["keep"] = {
             "max_bytes": job.limits.workspace_bytes,
             "max_files": MAX_KEPT_FILES,
-            "skip": [lang.main],
+            "skip": [lang.main, ARTEFACT] if prog is not None else [lang.main],
         }
     mode = job.mode
     if lang.kind == "exec":
@@ -129,7 +136,7 @@ def run_request(
         hdr["argv"] = lang.argv(
             lang.run,
             main=f"{jobdir}/{lang.main}",
-            prog=prog or "",
+            prog=f"{jobdir}/{ARTEFACT}",
             heap_mb=heap_mb(job.limits, memory_cgroup),
         ) + list(job.argv)
     elif mode == "program":
@@ -169,8 +176,8 @@ def compile_request(
     hdr = base_header(job, lang, limits, nproc_slack)
     hdr["rlimits"]["nproc"] = limits.processes + nproc_slack
     hdr["op"], hdr["mode"] = "run", "exec"
-    hdr["argv"] = lang.argv(lang.compile, main=f"{jobdir}/{lang.main}", out=f"{jobdir}/prog")
-    hdr["collect"] = "prog"
+    hdr["argv"] = lang.argv(lang.compile, main=f"{jobdir}/{lang.main}", out=f"{jobdir}/{ARTEFACT}")
+    hdr["collect"] = ARTEFACT
     blobs: list[bytes] = [b"", b""]
     hdr["stdin_blob"] = 1
     add_files(hdr, blobs, job_files(job, lang))
@@ -197,6 +204,7 @@ def classify(
         file_size=sig == signal.SIGXFSZ or eno == errno.EFBIG,
         open_files=eno in (errno.EMFILE, errno.ENFILE),
         processes=pids_hit,
+        files=kill == "files",
     )
     if f.get("setup_error"):
         status = Status.INTERNAL_ERROR
@@ -206,7 +214,7 @@ def classify(
         status = Status.MEMORY
     elif hit.output:
         status = Status.OUTPUT_LIMIT
-    elif kill == "protocol":  # the job wrote garbage on the control channel
+    elif kill in ("protocol", "files", "ipc"):  # control-channel garbage; too many files/IPC
         status = Status.RUNTIME_ERROR
     elif sig == signal.SIGKILL:
         status = Status.KILLED
@@ -227,7 +235,7 @@ def to_result(
     status, hit = classify(f, job.limits, oom, pids_hit)
     calls = None
     if f.get("calls") is not None:
-        calls = [to_call(c, blobs) for c in f["calls"]]
+        calls = [to_call(c, blobs, job.limits.return_bytes) for c in f["calls"]]
         status, hit = calls_status(status, hit, calls)
     load = f.get("load")
     if job.mode != "program" and status is Status.OK and not (load or {}).get("ok"):
@@ -282,14 +290,17 @@ def _load(load: dict[str, Any] | None) -> LoadInfo | None:
     return LoadInfo(ok=bool(load.get("ok")), error_type=load.get("etype"), error=err)
 
 
-def to_call(c: dict[str, Any], blobs: list[bytes]) -> CallResult:
+def to_call(c: dict[str, Any], blobs: list[bytes], max_bytes: int | None = None) -> CallResult:
+    """One call's result; its value decoded here with the bounded plain decoder (at most
+    ``max_bytes``, the job's ``Limits.return_bytes``: the child never encodes more, so a
+    longer value was forged)."""
     status = c.get("status")
     value, raw = None, None
     if status == "ok":
         try:
             raw_b = blobs[c["blob"]] if "blob" in c else blobs[0]
             raw = raw_b.decode()
-            value = wire.loads_plain(raw)
+            value = wire.loads_plain(raw, max_bytes=max_bytes)
         except (wire.Unserialisable, UnicodeDecodeError, IndexError, KeyError) as e:
             status, c = "protocol_error", {**c, "msg": f"undecodable return value: {e}"}
             raw = None

@@ -9,8 +9,10 @@ limit, for runtimes such as V8 that reserve huge address ranges and so run witho
 RLIMIT_AS: ``rlimit_as=False``; a memory cgroup bounds them where one is available).
 
 Artefacts are cached by a hash of the language, the compiler's identity and flags, and every
-input file, in a host directory mounted read-only into each sandbox. Verdicts and run results
-are never cached.
+input file, in a host directory private to this user and **never mounted into a sandbox**: a
+job that runs a cached program gets that one program, as a file in its own job directory
+(``ARTEFACT``), so no job can list, open or run another job's artefact. Verdicts and run
+results are never cached.
 """
 
 from __future__ import annotations
@@ -111,8 +113,11 @@ def tool_version(cmd: tuple[str, ...]) -> str:
     return _VERSIONS[cmd]
 
 
+ARTEFACT = "prog"  # the compiled program's name in the job directory (compile and run)
+
+
 def default_cache_dir() -> Path:
-    """A cache directory the sandbox uid can traverse (``~`` is often ``0700``)."""
+    """The host directory of compiled artefacts (only this user's processes read it)."""
     env = os.environ.get("GYMFORGE_SANDBOX_CACHE")
     if env:
         return Path(env)
@@ -120,19 +125,21 @@ def default_cache_dir() -> Path:
 
 
 class ArtefactCache:
-    """Compiled programs keyed by content hash: ``<root>/<k[:2]>/<k>/prog`` (mode 0755).
+    """Compiled programs keyed by content hash: ``<root>/<k[:2]>/<k>/prog``.
 
-    Writes go through a temporary file and an atomic rename, so concurrent writers of the same
-    key are harmless. The root must be owned by us and not writable by others.
+    The root is ``0700`` (the sandbox uids need no access: artefacts travel to a job as bytes
+    of its request), entries ``0600``. Writes go through a temporary file and an atomic
+    rename, so concurrent writers of the same key are harmless. The root must be owned by us
+    and not writable by others.
     """
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root or default_cache_dir())
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o755)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         st = self.root.stat()
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             raise ConfigError(f"cache dir {self.root} must be ours and not group/world-writable")
-        os.chmod(self.root, 0o755)
+        os.chmod(self.root, 0o700)  # caches made before artefacts became private were 0755
 
     @staticmethod
     def key(lang: Language, argv_template: tuple[str, ...], files: dict[str, bytes]) -> str:
@@ -146,20 +153,20 @@ class ArtefactCache:
     def relpath(self, key: str) -> str:
         return f"{key[:2]}/{key}/prog"
 
-    def get(self, key: str) -> Path | None:
-        path = self.root / self.relpath(key)
-        return path if path.is_file() else None
+    def get(self, key: str) -> bytes | None:
+        """The artefact's bytes, or ``None`` on a miss."""
+        try:
+            return (self.root / self.relpath(key)).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
 
     def put(self, key: str, data: bytes) -> Path:
         path = self.root / self.relpath(key)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-        os.chmod(path.parent, 0o755)
-        os.chmod(path.parent.parent, 0o755)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.chmod(tmp, 0o755)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -14,9 +14,10 @@ The bubblewrap worker, from the outside in:
    job), ipc, uts and cgroup namespaces; no capabilities; no nested user namespaces. The root
    is an empty tmpfs remounted read-only, holding read-only binds of ``/usr`` (with the merged
    ``/bin``, ``/lib``... symlinks) and ``/etc``, a fresh ``/proc``, a minimal read-only
-   ``/dev``, the read-only ``/.gymforge`` (zygote code), ``/cache`` (compiled artefacts) and
-   ``/judge`` (judge files), and ``/tmp/job``: a size-capped tmpfs, the only writable place.
-   The host's home, repository, datasets and ``/tmp`` are not mounted at all.
+   ``/dev``, the read-only ``/.gymforge`` (zygote code) and ``/judge`` (judge files), and
+   ``/tmp/job``: a size-capped tmpfs, the only writable place. The host's home, repository,
+   datasets, ``/tmp`` and the compiled-artefact cache are not mounted at all (a job gets its
+   own compiled program as a file in its directory, nothing else of the cache).
 4. ``python3 -I -S /.gymforge/zygote.py``: the zygote, pid 1 of the namespace.
 """
 
@@ -57,7 +58,6 @@ class SandboxPaths:
 
     jobdir: str
     judgedir: str
-    cachedir: str
     libdir: str
 
 
@@ -85,6 +85,15 @@ class Runtime:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def tool_path(name: str) -> str | None:
+    """The ``bwrap`` or ``setpriv`` the sandbox uses: the path in ``GYMFORGE_BWRAP`` /
+    ``GYMFORGE_SETPRIV`` when set, else the one on ``PATH``; ``None`` when it is missing."""
+    override = os.environ.get(f"GYMFORGE_{name.upper()}")
+    if override:
+        return override if os.access(override, os.X_OK) else None
+    return shutil.which(name)
 
 
 def remove_stale_runtimes() -> None:
@@ -156,23 +165,23 @@ class BwrapLauncher:
     seccomp: bool = True
     jobdir_bytes: int = 256 << 20
     ro_binds: tuple[tuple[str, str], ...] = ()
-    bwrap: str = field(default_factory=lambda: shutil.which("bwrap") or "/usr/bin/bwrap")
-    setpriv: str = field(default_factory=lambda: shutil.which("setpriv") or "/usr/bin/setpriv")
+    bwrap: str = field(default_factory=lambda: tool_path("bwrap") or "bwrap")
+    setpriv: str = field(default_factory=lambda: tool_path("setpriv") or "setpriv")
     name: str = "local"
     isolated: bool = True
 
-    def paths(self, runtime: Runtime, index: int, cache_dir: Path) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/judge", "/cache", "/.gymforge")
+    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
+        return SandboxPaths("/tmp/job", "/judge", "/.gymforge")
 
     def uid(self, index: int) -> int:
         """The worker's uid: ``uid_base + index`` as root; otherwise our own uid (we cannot
         switch, and bubblewrap then runs unprivileged as us)."""
         return self.uid_base + index if os.getuid() == 0 else os.getuid()
 
-    def command(self, runtime: Runtime, index: int, cache_dir: Path) -> list[str]:
+    def command(self, runtime: Runtime, index: int) -> list[str]:
         uid = self.uid(index)
         wdir = runtime.worker_dir(index)
-        paths = self.paths(runtime, index, cache_dir)
+        paths = self.paths(runtime, index)
         drop = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if os.getuid() == 0 else []
         cmd = [
             self.setpriv,
@@ -205,9 +214,6 @@ class BwrapLauncher:
             "--ro-bind",
             str(runtime.lib),
             paths.libdir,
-            "--ro-bind",
-            str(cache_dir),
-            paths.cachedir,
             "--ro-bind",
             str(wdir / "judge"),
             paths.judgedir,
@@ -253,17 +259,15 @@ class UnsafeLauncher:
     name: str = "unsafe"
     isolated: bool = False
 
-    def paths(self, runtime: Runtime, index: int, cache_dir: Path) -> SandboxPaths:
+    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
         wdir = runtime.worker_dir(index)
-        return SandboxPaths(
-            str(wdir / "job"), str(wdir / "judge"), str(cache_dir), str(runtime.lib)
-        )
+        return SandboxPaths(str(wdir / "job"), str(wdir / "judge"), str(runtime.lib))
 
     def uid(self, index: int) -> int:
         return os.getuid()
 
-    def command(self, runtime: Runtime, index: int, cache_dir: Path) -> list[str]:
-        paths = self.paths(runtime, index, cache_dir)
+    def command(self, runtime: Runtime, index: int) -> list[str]:
+        paths = self.paths(runtime, index)
         return [
             "env",
             "-i",
@@ -282,7 +286,7 @@ class DockerLauncher:
     One long-lived container per worker runs the zygote as pid 1 over ``docker run -i``:
     ``--network none --read-only --cap-drop ALL --security-opt no-new-privileges``, its own
     uid, ``--pids-limit`` and ``--memory`` for the whole worker, a tmpfs job directory, and the
-    zygote code, artefact cache and judge directory mounted read-only."""
+    zygote code and judge directory mounted read-only (never the artefact cache)."""
 
     image: str = "python:3.11-slim"
     python: str = "python3"
@@ -295,8 +299,8 @@ class DockerLauncher:
     name: str = "docker"
     isolated: bool = True
 
-    def paths(self, runtime: Runtime, index: int, cache_dir: Path) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/judge", "/cache", "/.gymforge")
+    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
+        return SandboxPaths("/tmp/job", "/judge", "/.gymforge")
 
     def uid(self, index: int) -> int:
         return self.uid_base + index
@@ -313,10 +317,10 @@ class DockerLauncher:
             check=False,
         )
 
-    def command(self, runtime: Runtime, index: int, cache_dir: Path) -> list[str]:
+    def command(self, runtime: Runtime, index: int) -> list[str]:
         uid = self.uid(index)
         wdir = runtime.worker_dir(index)
-        paths = self.paths(runtime, index, cache_dir)
+        paths = self.paths(runtime, index)
         return [
             self.docker,
             "run",
@@ -345,8 +349,6 @@ class DockerLauncher:
             f"{paths.jobdir}:rw,exec,size={self.jobdir_bytes},mode=1777",
             "-v",
             f"{runtime.lib}:{paths.libdir}:ro",
-            "-v",
-            f"{cache_dir}:{paths.cachedir}:ro",
             "-v",
             f"{wdir / 'judge'}:{paths.judgedir}:ro",
             "-w",

@@ -72,14 +72,7 @@ class ZygotePool(BaseBackend):
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="gymforge-sandbox-spawn")
         self._idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
         self.workers = [
-            Worker(
-                i,
-                launcher,
-                self.runtime,
-                self.cache.root,
-                cgroups=cgroups,
-                ready_timeout=ready_timeout,
-            )
+            Worker(i, launcher, self.runtime, cgroups=cgroups, ready_timeout=ready_timeout)
             for i in range(workers)
         ]
         try:
@@ -192,13 +185,15 @@ class ZygotePool(BaseBackend):
 
     def _compile(
         self, w: Worker, job: Job, lang: Language, extra: dict[str, Any]
-    ) -> tuple[str | None, Result | None]:
+    ) -> tuple[bytes | None, Result | None]:
+        """The job's compiled program (from the cache, or compiled now), or the result that
+        ends the job (a compile error)."""
         assert lang.compile is not None
         key = ArtefactCache.key(lang, lang.compile, job_files(job, lang))
-        rel = self.cache.relpath(key)
-        if self.cache.get(key) is not None:
+        cached = self.cache.get(key)
+        if cached is not None:
             extra["compile_cached"] = True
-            return f"{w.paths.cachedir}/{rel}", None
+            return cached, None
         extra["compile_cached"] = False
         hdr, blobs = compile_request(job, lang, w.paths.jobdir, self.nproc_slack(w))
         limits = job.compile_limits
@@ -220,7 +215,7 @@ class ZygotePool(BaseBackend):
             )
         if f.get("exit_code") == 0 and len(out) > 2:
             self.cache.put(key, out[2])
-            return f"{w.paths.cachedir}/{rel}", None
+            return out[2], None
         r = to_result(f, out, job.model_copy(update={"limits": limits}), False, False)
         return None, Result(
             status=Status.COMPILE_ERROR,

@@ -85,6 +85,14 @@ class Limits(_Frozen):
     workspace_bytes: Annotated[
         int, Field(ge=0, description="cap on the files a keep_files job hands back")
     ] = 4 * MiB
+    files: Annotated[
+        int,
+        Field(
+            ge=1,
+            description="files, directories and links the job directory may hold; beyond it "
+            "the job is killed (checked from outside every few ms, so clean-up stays cheap)",
+        ),
+    ] = 10_000
 
     @property
     def cpu(self) -> float:
@@ -210,6 +218,7 @@ class LimitsHit(_Frozen):
     file_size: bool = False
     open_files: bool = False
     processes: bool = False
+    files: bool = False
 
     @property
     def timeout(self) -> bool:

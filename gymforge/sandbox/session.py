@@ -127,7 +127,7 @@ class CallSession:
         except (WorkerDied, TimeoutError) as e:
             self._release()
             raise InfraError(f"sandbox worker failed during a call: {e}") from None
-        res = to_call(hdr, blobs)
+        res = to_call(hdr, blobs, self.job.limits.return_bytes)
         self.calls.append(res)
         return res
 

@@ -17,6 +17,14 @@ whose key starts with ``$``: ``{"$tuple": [...]}``, ``{"$set": [...]}``, ``{"$fr
 ``{"$dict": [[k, v], ...]}`` (dicts whose keys are not all plain, ``$``-free strings),
 ``{"$float": "nan" | "inf" | "-inf"}``, ``{"$bytes": base64}``, ``{"$complex": [re, im]}``,
 ``{"$int": hex}`` (integers too long for ``int`` -> ``str`` conversion).
+
+**Decoding is bounded** (the judge decodes what a job sent, so a job must not be able to make
+it work hard): the text's size (``max_bytes``), nesting depth (``MAX_DEPTH``) and the number
+of values built (``max_items``) are capped, and a set, frozenset or non-string-keyed dict is
+built only if no more than ``MAX_SAME_HASH`` of its elements share one hash. Integers, floats
+and tuples hash predictably (``hash(i * (2**61 - 1)) == 0``), so without that check a forged
+answer of ~50k colliding integers makes building one set quadratic: tens of seconds of judge
+time outside every sandbox limit. With it, every decode is linear in its input.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ from typing import Any
 _U32 = struct.Struct(">I")
 MAX_FRAME = 1 << 30
 MAX_DEPTH = 100
+MAX_ITEMS = 1 << 20  # values one decode may build
+MAX_SAME_HASH = 8  # elements of one set or dict that may share a hash (legitimately: rare)
 _BIG_INT_BITS = 12000  # ~3600 decimal digits: below CPython's 4300-digit str() limit
 
 
@@ -186,6 +196,20 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+def flat(rec: dict[str, Any], keys: tuple[str, ...], max_str: int = 2000) -> dict[str, Any]:
+    """The ``keys`` of a record a job wrote whose values are scalars (strings cut to
+    ``max_str``): all the zygote forwards of a job's control records, so what the host decodes
+    of them is bounded in depth and size whatever the job put there."""
+    out: dict[str, Any] = {}
+    for k in keys:
+        v = rec.get(k)
+        if type(v) is str:
+            out[k] = v[:max_str]
+        elif v is None or type(v) in (bool, int, float):
+            out[k] = v
+    return out
+
+
 # ----------------------------------------------------------------------------- plain values
 
 
@@ -279,58 +303,90 @@ def _enc_dict(v: dict[Any, Any], depth: int, budget: list[int], seen: set[int]) 
     }
 
 
-def loads_plain(data: bytes | str) -> Any:
-    """Parse JSON produced by :func:`dumps_plain` and rebuild fresh builtin objects."""
+def loads_plain(data: bytes | str, max_bytes: int | None = None, max_items: int = MAX_ITEMS) -> Any:
+    """Parse JSON produced by :func:`dumps_plain` and rebuild fresh builtin objects, refusing
+    (``Unserialisable``) more than ``max_bytes`` of text or ``max_items`` values (see the
+    module docstring: the work is linear in the input, whoever wrote it)."""
+    if max_bytes is not None and len(data) > max_bytes:
+        raise Unserialisable(f"value of {len(data)} bytes exceeds the {max_bytes}-byte cap")
     try:
         obj = json.loads(data, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
         raise Unserialisable(f"invalid JSON: {e}") from None
-    return decode_plain(obj)
+    return decode_plain(obj, budget=[max_items])
 
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not plain JSON (non-finite floats are tagged)")
 
 
-def decode_plain(obj: Any, depth: int = 0) -> Any:
-    """Inverse of :func:`encode_plain`. Raises :class:`Unserialisable` on unknown tags."""
+def decode_plain(obj: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """Inverse of :func:`encode_plain`. Raises :class:`Unserialisable` on unknown tags, on
+    nesting deeper than ``MAX_DEPTH``, on more values than ``budget[0]`` (default
+    ``MAX_ITEMS``) and on hash-flooded sets and dicts."""
+    if budget is None:
+        budget = [MAX_ITEMS]
     if depth > MAX_DEPTH + 2:
         raise Unserialisable("value nested too deeply")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise Unserialisable("value has too many elements")
     t = type(obj)
     if obj is None or t in (bool, int, float, str):
         return obj
     if t is list:
-        return [decode_plain(x, depth + 1) for x in obj]
+        return [decode_plain(x, depth + 1, budget) for x in obj]
     if t is not dict:
         raise Unserialisable(f"unexpected JSON type {t.__name__}")
     if len(obj) == 1:
         ((key, val),) = obj.items()
         if key.startswith("$"):
-            return _dec_tag(key, val, depth)
+            return _dec_tag(key, val, depth, budget)
     if any(k.startswith("$") for k in obj):
         raise Unserialisable("plain dict keys may not start with '$'")
-    return {k: decode_plain(x, depth + 1) for k, x in obj.items()}
+    return {k: decode_plain(x, depth + 1, budget) for k, x in obj.items()}
 
 
-def _dec_tag(key: str, val: Any, depth: int) -> Any:
+def unflooded(items: list[Any]) -> list[Any]:
+    """``items``, after checking that no more than ``MAX_SAME_HASH`` of them share a hash, so
+    that a set or dict of them is built in linear time. Counting by hash is itself linear: an
+    int below 2**61 - 1 in absolute value, which every hash is, hashes to itself."""
+    if len(items) > MAX_SAME_HASH:
+        seen: dict[int, int] = {}
+        for x in items:
+            h = hash(x)
+            n = seen[h] = seen.get(h, 0) + 1
+            if n > MAX_SAME_HASH:
+                raise Unserialisable(
+                    f"more than {MAX_SAME_HASH} elements of one set or dict share a hash "
+                    "(hash flooding)"
+                )
+    return items
+
+
+def _dec_tag(key: str, val: Any, depth: int, budget: list[int]) -> Any:
+    def dec(x: Any) -> Any:
+        return decode_plain(x, depth + 1, budget)
+
     try:
         if key == "$tuple":
-            return tuple(decode_plain(x, depth + 1) for x in _as_list(val))
+            return tuple(dec(x) for x in _as_list(val))
         if key == "$set":
-            return {decode_plain(x, depth + 1) for x in _as_list(val)}
+            return set(unflooded([dec(x) for x in _as_list(val)]))
         if key == "$frozenset":
-            return frozenset(decode_plain(x, depth + 1) for x in _as_list(val))
+            return frozenset(unflooded([dec(x) for x in _as_list(val)]))
         if key == "$dict":
             pairs = _as_list(val)
             if not all(type(p) is list and len(p) == 2 for p in pairs):
                 raise Unserialisable("$dict wants [key, value] pairs")
-            return {decode_plain(k, depth + 1): decode_plain(x, depth + 1) for k, x in pairs}
+            keys = unflooded([dec(k) for k, _ in pairs])
+            return dict(zip(keys, [dec(x) for _, x in pairs], strict=True))
         if key == "$float" and val in ("nan", "inf", "-inf"):
             return float(val)
         if key == "$bytes" and type(val) is str:
             return base64.b64decode(val, validate=True)
         if key == "$complex" and type(val) is list and len(val) == 2:
-            re_, im = (decode_plain(x, depth + 1) for x in val)
+            re_, im = (dec(x) for x in val)
             if type(re_) is not float or type(im) is not float:
                 raise Unserialisable("$complex wants two floats")
             return complex(re_, im)

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import InfraError
@@ -33,16 +32,14 @@ class Worker:
         index: int,
         launcher: Any,
         runtime: Runtime,
-        cache_dir: Path,
         cgroups: bool = True,
         ready_timeout: float = 60.0,
     ) -> None:
         self.index = index
         self.launcher = launcher
         self.runtime = runtime
-        self.cache_dir = cache_dir
         self.ready_timeout = ready_timeout
-        self.paths: SandboxPaths = launcher.paths(runtime, index, cache_dir)
+        self.paths: SandboxPaths = launcher.paths(runtime, index)
         self.host_dir = runtime.worker_dir(index)
         self.cgroup: WorkerCgroup | None = None
         if cgroups and launcher.name != "docker":
@@ -63,7 +60,7 @@ class Worker:
         procs = self.cgroup.procs_files if self.cgroup else []
         root = os.getuid() == 0
         cmd = trampoline(procs, -500 if root else None)
-        cmd += self.launcher.command(self.runtime, self.index, self.cache_dir)
+        cmd += self.launcher.command(self.runtime, self.index)
         log = open(self.host_dir / "zygote.log", "ab")  # noqa: SIM115 - owned by the Popen
         try:
             self.proc = subprocess.Popen(

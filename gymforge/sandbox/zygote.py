@@ -48,9 +48,12 @@ PREIMPORT = [
     "string",
     "typing",
 ]
+REPORT_KEYS = ("ev", "nonce", "seq", "name", "passed", "etype", "msg", "count")
+LOAD_KEYS = ("ev", "ok", "etype", "msg")
 CTL_OVERHEAD = 1 << 16
 CTL_BUDGET = 4 << 20  # control bytes a program or tests job may send in all
 MAX_EVENTS = 10000
+MAX_IPC_OBJECTS = 256  # System V IPC objects a job may hold (the kernel allows ~68k)
 
 
 class Zygote:
@@ -64,6 +67,9 @@ class Zygote:
         self.seccomp = "off"
         self.warm: JobProc | None = None
         self.host = wire.FrameStream(0)
+        # A job directory that is its own filesystem (a tmpfs) counts its inodes exactly.
+        parent = os.path.dirname(self.jobdir.rstrip("/")) or "/"
+        self.own_fs = os.stat(self.jobdir).st_dev != os.stat(parent).st_dev
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
@@ -161,6 +167,10 @@ class Zygote:
                 job["calls"].append({"id": c["id"], "name": c["name"], "blob": 1 + len(extra)})
                 extra.append(blobs[c["args_blob"]])
         watch = hdr.get("mode") in ("calls", "tests")  # their harness waits on the channel
+        if self.own_fs and hdr.get("max_files"):
+            proc.files_cap = int(hdr["max_files"])
+        if self.own_ipc:
+            proc.ipc_cap = MAX_IPC_OBJECTS
         proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
         proc.ctl_budget = budget
         return proc
@@ -220,8 +230,10 @@ class Zygote:
             clean=self.cleanup(),
         )
         if hdr.get("tests"):
-            facts["reports"] = [e for e in events if e.get("ev") in ("test", "tests_done")]
-            facts["load"] = next((e for e in events if e.get("ev") == "loaded"), None)
+            reports = [e for e in events if e.get("ev") in ("test", "tests_done")]
+            facts["reports"] = [wire.flat(e, REPORT_KEYS) for e in reports]
+            load = next((e for e in events if e.get("ev") == "loaded"), None)
+            facts["load"] = None if load is None else wire.flat(load, LOAD_KEYS)
         return facts, out
 
     def keep_files(self, spec: dict[str, Any], out: list[bytes]) -> tuple[list[Any], bool]:

@@ -9,7 +9,8 @@ and handlers), ``meta`` (metadata and task operations), ``metrics``, ``config``.
 ``TaskSource`` over HTTP), ``remote_qa``. The wire protocol is specified in
 ``gymforge.serve.protocol`` and served at ``GET /schema``.
 
-How QA runs against a served environment (``gymforge qa ws://HOST:PORT --token T``): every
+How QA runs against a served environment (``gymforge qa ws://HOST:PORT --token T``, against a
+server started with ``--qa-hooks``): every
 check runs unchanged on the client, through the ordinary ``Environment`` contract. What the
 checks read besides the contract comes from the server's real objects:
 
@@ -25,9 +26,15 @@ checks read besides the contract comes from the server's real objects:
   server runs each against the session's environment (``policy_start``/``policy_act``)
   while the client steps and judges the episode as usual.
 
-Privileged operations (oracle, plans, red-team cases) can be switched off with ``--no-qa-
-hooks``, fault injection with ``--no-fault-injection``; the affected checks then fail with
-an explicit reason rather than pass without testing."""
+Privileged operations reveal hidden truth (the oracle, oracle plans, red-team cases, task
+truth digests), so they are off unless the server is started with ``--qa-hooks``: remote QA
+and the scripted ``oracle`` baseline need it, and a server the evaluated policy can reach
+must not have it. Fault injection (into a session's own tools) is switched off with
+``--no-fault-injection``. Without either, the affected checks fail with an explicit reason
+rather than pass without testing. One client (remote address and token) holds at most
+``--max-sessions-per-client`` sessions (default a quarter of ``--max-sessions``), and a
+frame that is not a message (too large, not UTF-8 JSON, not an object, too deep) gets a
+fatal error and a close."""
 
 from gymforge.serve.config import TOKEN_ENV, ServeConfig
 

@@ -19,7 +19,6 @@ The interactive docs are off: they would be unauthenticated.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -31,6 +30,7 @@ from starlette.concurrency import run_in_threadpool
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.serve.config import ServeConfig
+from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.hub import Hub, auth_problem
 from gymforge.serve.meta import TASK_OPS, EnvCatalog, OpError, ResolveReq
 from gymforge.serve.metrics import Metrics
@@ -53,7 +53,8 @@ def _error_response(request: Request, exc: Exception) -> Response:
 
 
 async def read_json(request: Request, limit: int) -> Any:
-    """The request body as JSON, refusing bodies over ``limit`` bytes with 413."""
+    """The request body as a JSON object: over ``limit`` bytes 413, not a JSON object or
+    nested too deeply 400 (``gymforge.serve.frames``)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPError(413, "too_large", f"body of {declared} bytes > {limit}")
@@ -62,10 +63,10 @@ async def read_json(request: Request, limit: int) -> Any:
         body += chunk
         if len(body) > limit:
             raise HTTPError(413, "too_large", f"body over {limit} bytes")
-    try:
-        return json.loads(body or b"{}")
-    except ValueError as err:
-        raise HTTPError(400, "bad_json", f"not JSON: {err}") from err
+    data = decode_frame(bytes(body) or b"{}", limit)  # bounded like a WebSocket frame
+    if isinstance(data, FrameError):
+        raise HTTPError(413 if data.code == "too_large" else 400, data.code, data.message)
+    return data
 
 
 def create_app(catalog: EnvCatalog, config: ServeConfig) -> FastAPI:

@@ -17,30 +17,40 @@ class ServeConfig:
     """Limits and switches of one server.
 
     - ``max_sessions``: concurrent WebSocket sessions; one more gets a ``capacity`` error.
+    - ``max_sessions_per_client``: concurrent sessions of one client, a client being one
+      (remote address, bearer token presented) pair; one more gets a ``capacity`` error, so
+      no client holds every slot. Default (None): a quarter of ``max_sessions``, at least
+      1 (``client_cap``). Behind a proxy every client shares the proxy's address.
     - ``idle_timeout``: seconds a session may wait for its next message before the reaper
       closes it (code 4408) and releases its environment. Always on.
-    - ``max_message_bytes``: larger client messages get a ``too_large`` error reply and are
-      not processed; frames beyond 4x this are cut by the transport (close 1009).
+    - ``max_message_bytes``: a larger client message gets a fatal ``too_large`` error and
+      the session closes (1009) without processing it; frames beyond 4x this are cut by
+      the transport (close 1009, no error frame).
     - ``request_timeout``: seconds one environment call may take; past it the session ends.
-    - ``qa_hooks``: serve the oracle, oracle plans and red-team cases (QA and scripted
-      baselines need them; turn off for evaluation servers whose users must not see them).
+    - ``qa_hooks``: serve what reveals hidden truth: the oracle, oracle plans, red-team
+      cases and task truth digests. Off by default: QA against a served environment
+      (``gymforge qa ws://...``) and the scripted ``oracle`` baseline need a server started
+      with ``--qa-hooks``, which no server the evaluated policy can reach should be.
     - ``fault_injection``: let a session inject faults into its *own* tools (QA error_paths).
     - ``allowed_origins``: browser Origins allowed to open sessions (none by default).
     """
 
     token: str | None = None
     max_sessions: int = 256
+    max_sessions_per_client: int | None = None
     idle_timeout: float = 300.0
     max_message_bytes: int = 8 * 2**20
     request_timeout: float = 300.0
     send_timeout: float = 30.0
-    qa_hooks: bool = True
+    qa_hooks: bool = False
     fault_injection: bool = True
     allowed_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
             raise UserError("--max-sessions must be >= 1")
+        if self.max_sessions_per_client is not None and self.max_sessions_per_client < 1:
+            raise UserError("--max-sessions-per-client must be >= 1")
         if not 0 < self.idle_timeout <= 7 * 86400:
             raise UserError("--idle-timeout must be > 0 seconds (the reaper cannot be disabled)")
         if self.max_message_bytes < 1024:
@@ -51,6 +61,13 @@ class ServeConfig:
             raise UserError("the token must be at least 8 characters")
 
     @property
+    def client_cap(self) -> int:
+        """Concurrent sessions one client may hold (``max_sessions_per_client``)."""
+        if self.max_sessions_per_client is not None:
+            return min(self.max_sessions_per_client, self.max_sessions)
+        return max(1, self.max_sessions // 4)
+
+    @property
     def transport_max_bytes(self) -> int:
         """The hard frame cap handed to the WebSocket transport."""
         return 4 * self.max_message_bytes
@@ -58,6 +75,7 @@ class ServeConfig:
     def limits(self) -> dict[str, Any]:
         return {
             "max_sessions": self.max_sessions,
+            "max_sessions_per_client": self.client_cap,
             "idle_timeout_s": self.idle_timeout,
             "max_message_bytes": self.max_message_bytes,
             "request_timeout_s": self.request_timeout,

@@ -1,5 +1,9 @@
 """The server's sessions: admission (Origin, bearer token, capacity) and the reaper.
 
+Capacity is counted twice: ``max_sessions`` over the server, and ``client_cap``
+(``--max-sessions-per-client``) per client, a client being the pair (remote address,
+bearer token presented), so one client cannot hold every slot.
+
 See ``gymforge.serve.session`` for what a session does once admitted and for the reaper's
 rules; ``Hub`` owns the table of open sessions that both the WebSocket route and
 ``/metrics`` read.
@@ -9,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import time
+from collections import Counter
 
 from starlette.websockets import WebSocket
 
@@ -33,6 +39,14 @@ def auth_problem(header: str | None, token: str | None) -> str | None:
     return None
 
 
+def client_key(ws: WebSocket) -> tuple[str, str]:
+    """Who holds a session, for the per-client cap: the remote address and a digest of the
+    ``Authorization`` header presented (the token itself is never kept)."""
+    host = ws.client.host if ws.client is not None else ""
+    header = (ws.headers.get("authorization") or "").encode()
+    return host, hashlib.sha256(header).hexdigest()[:16]
+
+
 class Hub:
     """The server's sessions, shared by the HTTP routes (metrics) and the WebSocket route."""
 
@@ -41,6 +55,7 @@ class Hub:
         self.config = config
         self.metrics = metrics
         self.sessions: dict[str, Session] = {}
+        self.per_client: Counter[tuple[str, str]] = Counter()
         self._reaper: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -78,14 +93,23 @@ class Hub:
             m.auth_failures += 1
             await refuse(ws, "unauthorized", problem, p.CLOSE_POLICY_VIOLATION)
             return
-        if len(self.sessions) >= cfg.max_sessions:  # check and reserve with no await between
+        client = client_key(ws)
+        full = None  # check and reserve with no await between
+        if len(self.sessions) >= cfg.max_sessions:
+            full = f"server at capacity ({cfg.max_sessions} sessions); retry later"
+        elif self.per_client[client] >= cfg.client_cap:
+            full = (
+                f"this client already holds {cfg.client_cap} sessions, the limit per client "
+                "(--max-sessions-per-client); close one or retry later"
+            )
+        if full is not None:
             m.sessions_refused += 1
             m.errors["capacity"] += 1
-            message = f"server at capacity ({cfg.max_sessions} sessions); retry later"
-            await refuse(ws, "capacity", message, p.CLOSE_TRY_AGAIN)
+            await refuse(ws, "capacity", full, p.CLOSE_TRY_AGAIN)
             return
         session = Session(ws, self)
         self.sessions[session.id] = session
+        self.per_client[client] += 1
         m.sessions_total += 1
         m.sessions_open = len(self.sessions)
         try:
@@ -95,5 +119,8 @@ class Hub:
                 raise
         finally:
             self.sessions.pop(session.id, None)
+            self.per_client[client] -= 1
+            if self.per_client[client] <= 0:
+                del self.per_client[client]
             m.sessions_open = len(self.sessions)
             await session.release()

@@ -104,8 +104,9 @@ def serve(
     auth = "bearer token required" if config.token else "no auth (loopback only)"
     print(
         f"gymforge serve: {app.state.hub.catalog.spec.id} on ws://{shown}:{bound}/ws "
-        f"(http://{shown}:{bound}); {auth}; max {config.max_sessions} sessions, "
-        f"idle timeout {config.idle_timeout:g} s",
+        f"(http://{shown}:{bound}); {auth}; max {config.max_sessions} sessions "
+        f"({config.client_cap} per client), idle timeout {config.idle_timeout:g} s, "
+        f"QA hooks {'on' if config.qa_hooks else 'off'}",
         file=sys.stderr,
         flush=True,
     )

@@ -9,7 +9,8 @@ proxy (and every training path that drives one) run against the server's real fa
 - ``sample``: ``{n, seed, split, difficulties?, families?, with_tasks?}`` ->
   ``{"task_ids": [...], "tasks"?: [TaskView]}`` (``with_tasks`` saves the resolves that
   usually follow a sample)
-- ``resolve``: ``{task_id}`` -> ``{"task": TaskView}`` (truth replaced by its digest)
+- ``resolve``: ``{task_id}`` -> ``{"task": TaskView}`` (truth replaced by its digest with
+  QA hooks on, by ``{}`` otherwise)
 - ``heldout``: ``{family, params, region?}`` -> ``{"heldout": bool}``
 - ``family``: ``{family, method, ...}`` -> ``{"result": ...}`` for ``params_for``,
   ``difficulty``, ``neighbors``, ``variant_id`` and ``contains``.
@@ -211,9 +212,12 @@ class EnvCatalog:
             ids = tasks.sample(body.n, body.seed, body.split, body.difficulties, body.families)
             if not body.with_tasks:
                 return {"task_ids": ids}
-            return {"task_ids": ids, "tasks": [task_view(tasks.resolve(i)) for i in ids]}
+            return {
+                "task_ids": ids,
+                "tasks": [task_view(tasks.resolve(i), self.qa_hooks) for i in ids],
+            }
         if isinstance(body, ResolveReq):
-            return {"task": task_view(tasks.resolve(body.task_id))}
+            return {"task": task_view(tasks.resolve(body.task_id), self.qa_hooks)}
         if isinstance(body, HeldoutReq):
             if body.region is None:
                 return {"heldout": tasks.split.is_heldout(body.family, body.params)}

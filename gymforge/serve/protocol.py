@@ -19,9 +19,12 @@ Client -> server (``type``):
 =================  ==========================================================  ==============
 
 Any failure is an ``error`` reply: ``{"type": "error", "id", "code", "message", "fatal"}``.
-``fatal`` errors are followed by a close; otherwise the session lives on (bad JSON, an
-unknown type, an oversize message, a step before reset and an exception inside the
-environment are all non-fatal). Close codes are in ``CLOSE_CODES``.
+``fatal`` errors are followed by a close. A frame that is not a message at all (not
+UTF-8, not JSON, not an object, nested deeper than ``MAX_DEPTH``, or over
+``max_message_bytes``: ``gymforge.serve.frames``) is fatal: the session closes with 1007
+(1009 when oversized). Otherwise the session lives on (an unknown type, a message that
+breaks its schema, a step before reset and an exception inside the environment are all
+non-fatal). Close codes are in ``CLOSE_CODES``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from gymforge.tools.faults import FaultKind, FaultPlan
 PROTOCOL_VERSION = 1
 
 CLOSE_NORMAL = 1000
+CLOSE_BAD_DATA = 1007
 CLOSE_POLICY_VIOLATION = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011
@@ -46,10 +50,12 @@ CLOSE_TRY_AGAIN = 1013
 CLOSE_IDLE = 4408
 CLOSE_CODES: dict[int, str] = {
     CLOSE_NORMAL: "the client sent close, or the server is shutting down",
+    CLOSE_BAD_DATA: "a frame that is not a message: not UTF-8 JSON, not an object, too deep",
     CLOSE_POLICY_VIOLATION: "authentication failed (missing/wrong bearer token) or bad Origin",
-    CLOSE_TOO_BIG: "a frame beyond the hard transport cap (4x max_message_bytes)",
+    CLOSE_TOO_BIG: "a frame over max_message_bytes (after a too_large error), or beyond the "
+    "hard transport cap (4x max_message_bytes, no error frame)",
     CLOSE_INTERNAL: "the environment could not be created, or a request timed out",
-    CLOSE_TRY_AGAIN: "the server is at --max-sessions capacity",
+    CLOSE_TRY_AGAIN: "the server, or this client's share of it, is at capacity",
     CLOSE_IDLE: "idle reaper: no message for idle_timeout seconds",
 }
 
@@ -58,6 +64,7 @@ ErrorCode = Literal[
     "bad_message",
     "unknown_type",
     "too_large",
+    "too_deep",
     "episode_state",
     "unknown_task",
     "env_error",
@@ -70,10 +77,11 @@ ErrorCode = Literal[
     "idle_timeout",
 ]
 ERROR_CODES: dict[str, str] = {
-    "bad_json": "the frame is not a JSON object",
+    "bad_json": "the frame is not a UTF-8 JSON object (fatal)",
     "bad_message": "the message does not match its schema",
     "unknown_type": "no such message type",
-    "too_large": "the message exceeds max_message_bytes; it was not processed",
+    "too_large": "the message exceeds max_message_bytes; it was not processed (fatal)",
+    "too_deep": "the message nests deeper than MAX_DEPTH; it was not processed (fatal)",
     "episode_state": "step/snapshot/oracle before reset or after the end (EpisodeStateError)",
     "unknown_task": "the task id resolves to no task",
     "env_error": "the environment raised; the session survives",
@@ -82,7 +90,7 @@ ERROR_CODES: dict[str, str] = {
     "unsupported": "the environment lacks what the operation needs (no toolset, no case)",
     "timeout": "the environment did not answer within request_timeout (fatal)",
     "unauthorized": "missing or wrong bearer token (fatal)",
-    "capacity": "max_sessions reached (fatal)",
+    "capacity": "max_sessions or max_sessions_per_client reached (fatal)",
     "idle_timeout": "reaped after idle_timeout seconds without a message (fatal)",
 }
 
@@ -285,16 +293,21 @@ def error(code: ErrorCode, message: str, msg_id: Any = None, fatal: bool = False
 _TRUTH_DIGESTS: dict[tuple[str, str], str] = {}
 
 
-def task_view(task: Task) -> dict[str, Any]:
-    """``task`` for the wire: everything but the hidden truth, which becomes a digest (equal
-    truths give equal digests, so duplicate audits still work remotely)."""
+def task_view(task: Task, truth_digest: bool) -> dict[str, Any]:
+    """``task`` for the wire: everything but the hidden truth. With ``truth_digest`` (QA
+    hooks on) the truth becomes its digest (equal truths give equal digests, so duplicate
+    audits still work remotely); otherwise ``{}``: an unsalted digest of a small truth (a
+    number, a word) is inverted by hashing guesses."""
+    data = task.model_dump(mode="json")
+    if not truth_digest:
+        data["truth"] = {}
+        return data
     key = (task.task_id, task.prompt)  # ids resolve deterministically; memoised per process
     digest = _TRUTH_DIGESTS.get(key)
     if digest is None:
         if len(_TRUTH_DIGESTS) > 100_000:
             _TRUTH_DIGESTS.clear()
         digest = _TRUTH_DIGESTS[key] = stable_hash(canonical_json(task.truth)).hex()
-    data = task.model_dump(mode="json")
     data["truth"] = {"sha256": digest}
     return data
 

@@ -1,5 +1,9 @@
 """What QA needs from a served environment, on the client side.
 
+The server must be started with ``--qa-hooks`` (off by default, since the oracle, plans,
+red-team cases and truth digests reveal hidden truth); without it the checks that need
+them fail with that reason.
+
 - ``RemoteToolset``: the server's tool names, schemas and write flags (the ``state``
   red-team attacks and the truncation staller read them). ``set_fault_plan`` and replacing
   tools with crashing ones (``error_paths``) are forwarded as an ``inject`` message before

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import time
 import uuid
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,6 +36,7 @@ from gymforge.core.types import Task
 from gymforge.qa.redteam import AttackNotApplicable
 from gymforge.rollout.policy import EpisodeContext
 from gymforge.serve import protocol as p
+from gymforge.serve.frames import FrameError, decode_frame
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
@@ -189,18 +189,9 @@ class Session:
         """The reply to one frame, and the close code to send after it (fatal errors)."""
         self.m.messages += 1
         t0 = time.perf_counter()
-        size = len(raw)
-        if isinstance(raw, str) and 4 * size > self.cfg.max_message_bytes:
-            size = len(raw.encode("utf-8", "surrogatepass"))
-        if size > self.cfg.max_message_bytes:
-            return self._err("too_large", f"{size} bytes > max_message_bytes "
-                             f"{self.cfg.max_message_bytes}; not processed"), None  # fmt: skip
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as err:
-            return self._err("bad_json", f"not JSON: {err}"), None
-        if not isinstance(data, dict):
-            return self._err("bad_json", "a message must be a JSON object"), None
+        data = decode_frame(raw, self.cfg.max_message_bytes)
+        if isinstance(data, FrameError):  # not a message: answer, then close the session
+            return self._err(data.code, data.message, fatal=True), data.close_code
         msg_id = data.get("id") if isinstance(data.get("id"), int | str) else None
         try:
             msg = p.CLIENT_ADAPTER.validate_python(data)
@@ -258,7 +249,7 @@ class Session:
         reply: dict[str, Any] = {
             "type": "reset_result",
             "observation": obs.model_dump(mode="json"),
-            "task": p.task_view(task) if isinstance(task, Task) else None,
+            "task": p.task_view(task, self.cfg.qa_hooks) if isinstance(task, Task) else None,
         }
         if msg.state:
             reply["state"] = await self.env.snapshot()

@@ -17,16 +17,20 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from gymforge.core.errors import IntegrityError
+from gymforge.core.errors import IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
+    AnyLine,
     EpisodeRecord,
+    RunSealRecord,
     StepRecord,
     chain_digest,
     chain_step,
     component_totals,
+    unsealed_json,
 )
+from gymforge.trajectory.seal import NEED_KEY, ChainState, bad_seal, check_run_seal, seal_step
 
 _PLACEHOLDER = "0" * 64
 
@@ -38,8 +42,16 @@ def seal_episode(records: list[dict[str, Any]]) -> list[str]:
     Records are serialised to strict JSON *before* validation, so values JSON cannot hold
     (NaN, infinities, sets, objects) are refused rather than quietly turned into ``null`` or
     lists."""
+    return _seal_lines(records, None, ChainState())
+
+
+def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainState) -> list[str]:
+    """``seal_episode``, also sealing each line with ``key`` (when given) onto the keyed
+    chain ``state`` of the file, which is advanced past the episode."""
     lines: list[str] = []
+    counted: list[tuple[str, str, str]] = []
     previous = ""
+    seal = state.seal  # the keyed chain runs on from the file's last line
     for i, rec in enumerate(records):
         try:
             text = canonical_json({**rec, "digest": _PLACEHOLDER})
@@ -55,35 +67,91 @@ def seal_episode(records: list[dict[str, Any]]) -> list[str]:
                 f"trajectory schema: {err.errors()[0]['loc']}: "
                 f"{err.errors()[0]['msg']}"
             ) from err
-        previous, line = _chained_line(previous, model.model_dump(mode="json"))
+        if isinstance(model, RunSealRecord):
+            raise IntegrityError(f"record {i}: a run seal is not part of an episode")
+        body = model.model_dump(mode="json")
+        del body["seal"]  # absent unless sealed, as in files written before seals existed
+        previous, seal, line = _encode(previous, body, key, seal)
         lines.append(line)
+        counted.append((body["record"], body["run_id"], seal))
+    if key is not None:  # only once every record sealed: a refused episode leaves no trace
+        for kind, run_id, line_seal in counted:
+            state.count(kind, run_id, line_seal)
     return lines
 
 
 def _chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
     """The digest of ``body`` chained onto ``previous``, and ``body``'s canonical JSON line
-    with that digest: the same bytes as ``chain_digest`` followed by ``canonical_json`` of the
-    body with its digest set, but with the body encoded once (a ``digest`` key already in
-    ``body`` is replaced). Canonical JSON sorts keys, so the ``digest`` entry sits between the
-    keys sorting before it and those sorting after."""
-    head = canonical_json({k: v for k, v in body.items() if k < "digest"})[1:-1]
-    tail = canonical_json({k: v for k, v in body.items() if k > "digest"})[1:-1]
-    unsealed = "{" + ",".join(part for part in (head, tail) if part) + "}"
+    with that digest (a ``digest`` key already in ``body`` is replaced)."""
+    digest, _, line = _encode(previous, body, None, "")
+    return digest, line
+
+
+def _encode(
+    previous: str, body: dict[str, Any], key: bytes | None, previous_seal: str
+) -> tuple[str, str, str]:
+    """``(digest, seal, line)`` of ``body``: the same bytes as ``chain_digest`` (and, with
+    ``key``, ``seal_step`` onto ``previous_seal``) followed by ``canonical_json`` of the body
+    with its digest (and seal) set, but with the body encoded once. Canonical JSON sorts
+    keys, so the ``digest`` and ``seal`` entries sit between the keys sorting around them.
+    Without a key the seal returned is ``previous_seal`` and the line has none."""
+    before = canonical_json({k: v for k, v in body.items() if k < "digest"})[1:-1]
+    if key is None:  # two parts, as the unkeyed chain has always been encoded
+        rest = {k: v for k, v in body.items() if k > "digest" and k != "seal"}
+        middle, after = canonical_json(rest)[1:-1], ""
+    else:
+        middle = canonical_json({k: v for k, v in body.items() if "digest" < k < "seal"})[1:-1]
+        after = canonical_json({k: v for k, v in body.items() if k > "seal"})[1:-1]
+    unsealed = "{" + ",".join(part for part in (before, middle, after) if part) + "}"
     digest = chain_step(previous, unsealed)
-    entry = '"digest":"' + digest + '"'
-    return digest, "{" + ",".join(part for part in (head, entry, tail) if part) + "}"
+    parts = [before, '"digest":"' + digest + '"', middle]
+    seal = previous_seal
+    if key is not None:
+        seal = seal_step(key, previous_seal, unsealed)
+        parts.append('"seal":"' + seal + '"')
+    parts.append(after)
+    return digest, seal, "{" + ",".join(part for part in parts if part) + "}"
 
 
 class TrajectoryWriter:
-    """Appends sealed episodes to a JSONL file, durably."""
+    """Appends sealed episodes to a JSONL file, durably.
 
-    def __init__(self, path: str | Path, *, append: bool = False) -> None:
+    With ``key`` every line is also sealed onto the file's keyed chain (``state``: where an
+    appended-to file's chain stands, from ``recover_run``), and ``seal_run`` closes an
+    invocation with a run seal covering the whole file. Without a key ``seal_run`` writes
+    nothing: the file keeps the unkeyed format of files written before seals existed."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        append: bool = False,
+        key: bytes | None = None,
+        config: dict[str, Any] | None = None,
+        state: ChainState | None = None,
+    ) -> None:
+        if state is not None and not append:
+            raise ValueError("a chain state continues a file: pass append=True")
         self.path = Path(path)
+        self.key = key
+        self.config = dict(config or {})
+        self.state = state or ChainState()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
 
     def write_episode(self, records: list[dict[str, Any]]) -> None:
-        self._fh.write("".join(line + "\n" for line in seal_episode(records)))
+        self._write(_seal_lines(records, self.key, self.state))
+
+    def seal_run(self, run_id: str) -> None:
+        """End this invocation's writing with a run seal over the file so far (with a key)."""
+        if self.key is None:
+            return
+        body = self.state.run_seal_body(run_id, self.config, self.key)
+        _, self.state.seal, line = _encode("", body, self.key, self.state.seal)
+        self._write([line])
+
+    def _write(self, lines: list[str]) -> None:
+        self._fh.write("".join(line + "\n" for line in lines))
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -110,8 +178,9 @@ class EpisodeLog:
 
 def read_records(
     path: str | Path,
-) -> Iterator[tuple[int, dict[str, Any], StepRecord | EpisodeRecord]]:
-    """Yield ``(line_number, raw_dict, model)``; IntegrityError on bad JSON or schema."""
+) -> Iterator[tuple[int, dict[str, Any], AnyLine]]:
+    """Yield ``(line_number, raw_dict, model)`` of every line, run seals included;
+    IntegrityError on bad JSON or schema."""
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
@@ -130,9 +199,12 @@ def read_records(
 
 
 def read_episodes(path: str | Path) -> list[EpisodeLog]:
-    """Group a file's records by episode, in file order."""
+    """Group a file's records by episode, in file order (run seals are skipped: checking
+    them is ``gymforge.trajectory.check.check_file``'s)."""
     episodes: dict[str, EpisodeLog] = {}
     for n, raw, rec in read_records(path):
+        if isinstance(rec, RunSealRecord):
+            continue
         log = episodes.get(rec.episode_id)
         if log is None:
             log = episodes[rec.episode_id] = EpisodeLog(rec.episode_id, first_line=n)
@@ -203,21 +275,31 @@ def sealed_log(records: list[dict[str, Any]]) -> EpisodeLog:
         rec = LINE_ADAPTER.validate_python(raw)
         if isinstance(rec, StepRecord):
             log.steps.append(rec)
-        else:
+        elif isinstance(rec, EpisodeRecord):
             log.end = rec
     return log
 
 
 def recover_finished(path: str | Path) -> list[dict[str, Any]]:
+    """``recover_run`` of an unsealed file: the kept episode records."""
+    return recover_run(path, None)[0]
+
+
+def recover_run(path: str | Path, key: bytes | None) -> tuple[list[dict[str, Any]], ChainState]:
     """Prepare a trajectory file for ``--resume``: keep every complete, verified episode and
     cut off a torn tail (a partial line or an episode without its closing record), which is
-    all a crash can leave since episodes are written whole. Returns the kept episode records.
+    all a crash can leave since episodes are written whole. Returns the kept episode records
+    and where the file's keyed chain stands, for the writer continuing it.
 
-    Damage anywhere but the tail raises IntegrityError rather than dropping finished work.
-    """
+    With ``key`` every kept line must carry a valid seal, so a forged file is never
+    extended and re-sealed; a sealed file without the key, or an unsealed one with a key,
+    is refused (either would leave a partly sealed file). Damage anywhere but the tail
+    raises IntegrityError rather than dropping finished work."""
     p = Path(path)
     data = p.read_bytes()
     kept: list[dict[str, Any]] = []
+    state = ChainState()
+    chain = ""  # the keyed chain's end after the last line read
     log: EpisodeLog | None = None
     good_end = pos = 0
     lines = data.splitlines(keepends=True)
@@ -235,6 +317,14 @@ def recover_finished(path: str | Path) -> list[dict[str, Any]]:
                     "it; refusing to truncate"
                 ) from err
             break
+        chain = _check_resumable(p, n, raw, key, chain)
+        if isinstance(rec, RunSealRecord):
+            if log is not None:
+                raise IntegrityError(f"{p}: line {n}: a run seal inside an episode")
+            assert key is not None  # _check_resumable refused a run seal without a key
+            check_run_seal(n, raw, state, key)
+            state.seal, good_end = raw["seal"], pos
+            continue
         if log is None or log.episode_id != rec.episode_id:
             log = EpisodeLog(rec.episode_id, first_line=n)
         log.raw.append(raw)
@@ -243,6 +333,8 @@ def recover_finished(path: str | Path) -> list[dict[str, Any]]:
             continue
         log.end = rec
         verify_chain(log)
+        for record in log.raw:
+            state.add(record)
         kept.append(raw)
         good_end, log = pos, None
     if good_end < len(data):
@@ -250,4 +342,22 @@ def recover_finished(path: str | Path) -> list[dict[str, Any]]:
             fh.truncate(good_end)
             fh.flush()
             os.fsync(fh.fileno())
-    return kept
+    return kept, state
+
+
+def _check_resumable(path: Path, n: int, raw: dict[str, Any], key: bytes | None, chain: str) -> str:
+    """Refuse to continue a file whose line ``n`` the writer could not seal onto; return
+    the keyed chain's end after the line (``chain`` is its end before)."""
+    sealed = "seal" in raw
+    if sealed and key is None:
+        raise UserError(f"{path} is a sealed run; resuming it needs its key: {NEED_KEY}")
+    if key is None:
+        return chain
+    if not sealed:
+        raise UserError(
+            f"{path} holds unsealed records (line {n}); resuming it with a seal key would "
+            "leave it partly sealed: resume without the key, or start a new run"
+        )
+    if raw["seal"] != seal_step(key, chain, unsealed_json(raw)):
+        raise bad_seal(n, raw)
+    return str(raw["seal"])

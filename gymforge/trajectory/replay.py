@@ -4,6 +4,14 @@ For every episode the digest chain is verified first; then the environment is re
 recorded action is stepped again. Every step's observation, reward, reward components,
 flags, ``info`` and state fingerprint must equal the record. ``timing``, ``timestamp`` and
 the ids are run-specific and ignored. The first divergence is reported.
+
+Each recorded action must also be what the recorded policy output parses to (field
+``policy``): the turn's ``text`` and ``tool_calls`` go through the same parser the policy
+used (``gymforge.rollout.parsing``, with text tool calls on or off), so the training data
+(the policy output) cannot be rewritten without the actions, and so the replay, changing.
+Turns that recorded no output (scripted policies, ``capture_level: none``) have nothing to
+check. Token ids are not re-decoded (that needs the model's tokenizer): only a seal covers
+them (``gymforge.trajectory.seal``).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from gymforge.core.env import Environment
 from gymforge.core.seeding import canonical_json, fingerprint
 from gymforge.core.types import Action
 from gymforge.rollout.episode import reset_outcome, step_outcome
+from gymforge.rollout.parsing import parse_assistant_message
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
 
 COMPARED = (
@@ -76,6 +85,24 @@ def _first_difference(recorded: dict[str, Any], replayed: dict[str, Any]) -> str
     return None
 
 
+def policy_parse(policy: dict[str, Any] | None, action: Any) -> dict[str, Any] | None:
+    """What the recorded policy output parses to, when that is not the recorded ``action``
+    (None when it is, or when the turn recorded no output to parse)."""
+    if not policy or policy.get("capture_level") == "none":
+        return None
+    text, calls = policy.get("text"), policy.get("tool_calls")
+    if text is None and not calls:
+        return None
+    call_id = action.get("call_id") if isinstance(action, dict) else None
+    message = {"content": text, "tool_calls": calls}
+    parsed = [
+        parse_assistant_message(message, call_id or "call_0", text_tool_calls=mode).action
+        for mode in (True, False)
+    ]
+    dumped = [json.loads(canonical_json(p.model_dump(mode="json"))) for p in parsed]
+    return None if action in dumped else dumped[0]
+
+
 async def replay_episode(env: Environment, log: EpisodeLog) -> tuple[int, Divergence | None]:
     """Replay one verified episode on ``env``; return (steps replayed, first divergence)."""
     first = log.steps[0]
@@ -93,6 +120,17 @@ async def replay_episode(env: Environment, log: EpisodeLog) -> tuple[int, Diverg
     replayed = reset_outcome(obs, fingerprint(await env.snapshot()))
     for i, raw in enumerate(log.raw[: len(log.steps)]):
         if i > 0:
+            reparsed = policy_parse(raw.get("policy"), raw.get("action"))
+            if reparsed is not None:
+                return i, Divergence(
+                    log.episode_id,
+                    first.task_id,
+                    first.seed,
+                    i,
+                    "policy",
+                    raw.get("action"),
+                    f"the recorded policy output parses to {reparsed!r}",
+                )
             try:
                 result = await env.step(ACTION_ADAPTER.validate_python(raw["action"]))
             except Exception as err:

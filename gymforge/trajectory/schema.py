@@ -6,9 +6,16 @@ with its totals. ``gymforge schema trajectory`` prints the JSON Schema below; th
 validates every record through these same models.
 
 Integrity: ``digest`` = sha256 of (previous digest + the canonical JSON of this record
-without ``digest``). The chain starts from the empty string at step 0 and ends at the
-episode record, so an edit to any field of any record, or a dropped or reordered step, is
-caught by ``verify_chain``.
+without ``digest`` and ``seal``). The chain starts from the empty string at step 0 and ends
+at the episode record, so an accidental edit to any field of any record, or a dropped or
+reordered step, is caught by ``verify_chain``. Anyone can recompute it, so it proves nothing
+against a deliberate edit.
+
+Sealed files (written with a seal key, see ``gymforge.trajectory.seal``): every line also
+carries ``seal`` = HMAC-SHA256(key, previous line's seal + the same bytes the digest covers),
+one chain over the whole file, and each invocation that wrote to the file ends it with a
+``RunSealRecord`` (``"record": "run_seal"``) counting the episodes and records before it and
+naming the runs and the configuration.
 
 Run-specific fields, which differ between two runs of the same seed: ``run_id``,
 ``episode_id``, ``timestamp``, ``timing`` and hence ``digest``. Everything else is
@@ -26,6 +33,7 @@ from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Action, Message
 
 SCHEMA_VERSION = 1
+HEX64 = r"^[0-9a-f]{64}$"
 
 
 class _Record(BaseModel):
@@ -42,8 +50,13 @@ class ObservationRecord(_Record):
 
 
 class PolicyRecord(_Record):
+    """What the policy emitted, verbatim. ``text`` is the completion's text (the message
+    content) and ``tool_calls`` the structured calls of a chat completion: replay checks
+    that they parse to the step's recorded action."""
+
     capture_level: Literal["tokens", "logprobs", "text", "none"]
     text: str | None = None
+    tool_calls: list[Any] | None = None
     prompt_token_ids: list[int] | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None
@@ -84,7 +97,8 @@ class StepRecord(EpisodeKeys):
     state_fingerprint: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
     timing: dict[str, float] = Field(default_factory=dict)
     timestamp: float
-    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    digest: str = Field(pattern=HEX64)
+    seal: str | None = Field(default=None, pattern=HEX64)
 
 
 class EpisodeRecord(EpisodeKeys):
@@ -102,11 +116,35 @@ class EpisodeRecord(EpisodeKeys):
     tokens: int = Field(default=0, ge=0)
     timing: dict[str, float] = Field(default_factory=dict)
     timestamp: float
-    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    digest: str = Field(pattern=HEX64)
+    seal: str | None = Field(default=None, pattern=HEX64)
 
 
-TrajectoryLine = Annotated[StepRecord | EpisodeRecord, Field(discriminator="record")]
-LINE_ADAPTER: TypeAdapter[StepRecord | EpisodeRecord] = TypeAdapter(TrajectoryLine)
+class RunSealRecord(_Record):
+    """The last line an invocation writes to a sealed file: a seal over the whole file so
+    far. ``episodes`` and ``records`` count the episode records and the step + episode
+    lines before it; ``run_ids`` are the runs those episodes belong to, in order of first
+    appearance; ``config`` is the run's configuration (environment, policy, seed, ...);
+    ``key_id`` names the key (an HMAC of a fixed text, not the key)."""
+
+    schema_version: int = SCHEMA_VERSION
+    record: Literal["run_seal"] = "run_seal"
+    run_id: str
+    run_ids: list[str]
+    episodes: int = Field(ge=0)
+    records: int = Field(ge=0)
+    config: dict[str, Any]
+    key_id: str = Field(pattern=r"^[0-9a-f]{16}$")
+    timestamp: float
+    digest: str = Field(pattern=HEX64)
+    seal: str = Field(pattern=HEX64)
+
+
+AnyLine = StepRecord | EpisodeRecord | RunSealRecord
+TrajectoryLine = Annotated[AnyLine, Field(discriminator="record")]
+LINE_ADAPTER: TypeAdapter[AnyLine] = TypeAdapter(TrajectoryLine)
+UNSEALED_KEYS = ("digest", "seal")
+"""The keys a record's digest and seal do not cover (they are the digest and the seal)."""
 
 
 def trajectory_json_schema() -> dict[str, Any]:
@@ -126,12 +164,18 @@ def component_totals(step_components: list[dict[str, float]]) -> dict[str, float
 
 
 def chain_digest(previous: str, record: dict[str, Any]) -> str:
-    """The digest of ``record`` (without its ``digest`` key) chained onto ``previous``."""
-    body = {k: v for k, v in record.items() if k != "digest"}
-    return chain_step(previous, canonical_json(body))
+    """The digest of ``record`` (without its ``digest`` and ``seal``) chained onto
+    ``previous``."""
+    return chain_step(previous, unsealed_json(record))
+
+
+def unsealed_json(record: dict[str, Any]) -> str:
+    """The bytes the digest and the seal of ``record`` cover: its canonical JSON without
+    the ``digest`` and ``seal`` keys."""
+    return canonical_json({k: v for k, v in record.items() if k not in UNSEALED_KEYS})
 
 
 def chain_step(previous: str, unsealed: str) -> str:
     """The chain's one formula: SHA-256 of ``previous`` followed by a record's canonical
-    JSON without its ``digest`` key (``unsealed``)."""
+    JSON without its ``digest`` and ``seal`` keys (``unsealed``)."""
     return hashlib.sha256((previous + unsealed).encode()).hexdigest()

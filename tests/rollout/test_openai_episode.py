@@ -83,3 +83,24 @@ def test_malformed_output_takes_the_envs_malformed_path() -> None:
     second = srv.requests[1]["messages"]
     assert second[-2] == {"role": "assistant", "content": bad["action"]["raw"]}
     assert second[-1]["role"] == "user"
+
+
+def test_replay_checks_structured_calls_against_the_recorded_policy_output() -> None:
+    """An OpenAI policy's structured tool calls are recorded verbatim with the turn, so
+    replay re-parses them: the genuine episodes pass, and an edited call is caught."""
+    from gymforge.trajectory.io import sealed_log
+    from gymforge.trajectory.replay import policy_parse, replay_episode
+
+    with OpenAITestServer(ledger_oracle_responder(TASKS[:2])) as srv:
+        factory = OpenAIPolicyFactory("ledger-oracle", base_url=srv.base_url)
+        runs = arun(episodes(factory, TASKS[:2]))
+    for records in runs:
+        steps = records[1:-1]
+        assert steps[0]["policy"]["tool_calls"][0]["function"]["name"] == steps[0]["action"]["name"]
+        assert all(policy_parse(s["policy"], s["action"]) is None for s in steps)
+        n, divergence = arun(replay_episode(LedgerEnv(), sealed_log(records)))
+        assert divergence is None and n == len(steps) + 1
+        call = steps[0]["policy"]["tool_calls"][0]["function"]
+        call["arguments"] = call["arguments"].replace("}", ', "memo": "forged"}', 1)
+        n, divergence = arun(replay_episode(LedgerEnv(), sealed_log(records)))
+        assert divergence is not None and (divergence.step, divergence.field) == (1, "policy")

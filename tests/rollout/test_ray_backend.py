@@ -17,6 +17,7 @@ import pytest
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import OraclePolicy, PolicyTurn, expand
+from gymforge.trajectory.check import check_file as check_sealed
 from gymforge.trajectory.io import read_episodes, verify_chain
 
 ray = pytest.importorskip("ray")
@@ -50,7 +51,16 @@ def test_ledger_oracle_through_ray(local_ray: None, tmp_path: Path) -> None:
 
     jobs = expand(PAIRS, group=2)  # 40 episodes
     result = asyncio.run(
-        run_ray("ledger", "oracle", jobs, tmp_path, run_id="raytest", actors=2, max_concurrency=8)
+        run_ray(
+            "ledger",
+            "oracle",
+            jobs,
+            tmp_path,
+            run_id="raytest",
+            actors=2,
+            max_concurrency=8,
+            seal_key=b"ray driver seal key",
+        )
     )
     s = result.summary
     assert s["episodes"] == 40 and s["success_rate"] == 1.0 and s["backend"] == "ray"
@@ -58,6 +68,8 @@ def test_ledger_oracle_through_ray(local_ray: None, tmp_path: Path) -> None:
     logs = check_file(tmp_path, 40)
     assert {g.episode_id for g in logs} == {f"raytest-{j.index:06d}" for j in jobs}
     assert (tmp_path / "summary.json").exists()
+    sealed = check_sealed(tmp_path / "trajectories.jsonl", b"ray driver seal key")
+    assert sealed.finished and sealed.run_seals == 1 and len(sealed.episodes) == 40
 
 
 class SlowOracle(OraclePolicy):

@@ -24,7 +24,10 @@ from gymforge.rollout.backends.redis_streams import (  # noqa: E402
     worker,
 )
 from gymforge.rollout.runner import expand  # noqa: E402
+from gymforge.trajectory.check import check_file  # noqa: E402
 from gymforge.trajectory.io import read_episodes, verify_chain  # noqa: E402
+
+SEAL_KEY = b"redis coordinator seal key"
 
 REDIS_SERVER = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
@@ -126,6 +129,7 @@ def test_forty_jobs_through_two_workers(redis_url: str, tmp_path: Path) -> None:
                 block_ms=100,
                 timeout_s=45,
                 idle_timeout_s=20,
+                seal_key=SEAL_KEY,
             )
         finally:
             stop.set()
@@ -137,6 +141,8 @@ def test_forty_jobs_through_two_workers(redis_url: str, tmp_path: Path) -> None:
     assert summary["infra_errors"] == 0 and summary["backend"] == "redis"
     assert sum(counts) == 40 and pending == 0
     check_output(tmp_path, 40)
+    sealed = check_file(tmp_path / "trajectories.jsonl", SEAL_KEY)  # the coordinator sealed
+    assert sealed.finished and sealed.run_seals == 1 and len(sealed.episodes) == 40
 
 
 def test_dead_workers_job_is_reclaimed(
@@ -214,6 +220,7 @@ def test_a_job_finished_twice_is_written_once(redis_url: str, tmp_path: Path) ->
                 run_id="rundup",
                 block_ms=100,
                 timeout_s=30,
+                seal_key=SEAL_KEY,
             )
         )
         r = connect(redis_url)
@@ -238,6 +245,8 @@ def test_a_job_finished_twice_is_written_once(redis_url: str, tmp_path: Path) ->
     assert len(logs) == 4 and len({log.episode_id for log in logs}) == 4
     for log in logs:
         verify_chain(log)
+    sealed = check_file(tmp_path / "trajectories.jsonl", SEAL_KEY)  # a duplicate seals once
+    assert sealed.finished and len(sealed.episodes) == 4
 
 
 def test_a_run_without_workers_times_out(redis_url: str, tmp_path: Path) -> None:

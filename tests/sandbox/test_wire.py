@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -115,6 +116,63 @@ def test_cycles_depth_and_size_are_bounded() -> None:
 def test_decoder_rejects_malformed_data(text: str) -> None:
     with pytest.raises(wire.Unserialisable):
         wire.loads_plain(text)
+
+
+M61 = 2**61 - 1  # hash(i * M61) == 0 for every int i
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({"$set": [i * M61 for i in range(wire.MAX_SAME_HASH + 1)]}),
+        json.dumps({"$frozenset": [i * M61 for i in range(wire.MAX_SAME_HASH + 1)]}),
+        json.dumps({"$dict": [[i * M61, 0] for i in range(wire.MAX_SAME_HASH + 1)]}),
+        json.dumps({"$set": [{"$tuple": [i * M61]} for i in range(wire.MAX_SAME_HASH + 1)]}),
+        json.dumps({"$set": [7] * (wire.MAX_SAME_HASH + 1)}),  # a real set has no duplicates
+    ],
+    ids=["set", "frozenset", "dict", "tuples", "duplicates"],
+)
+def test_hash_flooded_sets_and_dicts_are_refused_before_they_are_built(text: str) -> None:
+    with pytest.raises(wire.Unserialisable, match="hash flooding"):
+        wire.loads_plain(text)
+
+
+def test_a_few_hash_coincidences_are_still_plain_data() -> None:
+    value = {i * M61 for i in range(wire.MAX_SAME_HASH)} | set(range(1, 1000))
+    assert wire.loads_plain(wire.dumps_plain(value)) == value
+    keyed = {(i * M61,): i for i in range(wire.MAX_SAME_HASH)}
+    assert wire.loads_plain(wire.dumps_plain(keyed)) == keyed
+
+
+def test_the_flood_check_hashes_each_element_once() -> None:
+    calls = []
+
+    class Counted(int):
+        def __hash__(self) -> int:
+            calls.append(1)
+            return 0 if self > 5 else int(self)
+
+    items = [Counted(i) for i in range(20)]
+    with pytest.raises(wire.Unserialisable, match="hash flooding"):
+        wire.unflooded(items)
+    assert len(calls) <= 6 + wire.MAX_SAME_HASH + 1  # stopped at the first bucket over cap
+    assert wire.unflooded(items[:10]) == items[:10]
+
+
+def test_decoding_is_capped_in_size_element_count_and_depth() -> None:
+    text = json.dumps(list(range(1000)))
+    assert wire.loads_plain(text, max_items=1001) == list(range(1000))
+    with pytest.raises(wire.Unserialisable, match="too many elements"):
+        wire.loads_plain(text, max_items=1000)
+    with pytest.raises(wire.Unserialisable, match="byte cap"):
+        wire.loads_plain(text, max_bytes=len(text) - 1)
+    deep = "[" * (wire.MAX_DEPTH + 5) + "]" * (wire.MAX_DEPTH + 5)
+    with pytest.raises(wire.Unserialisable, match="deep"):
+        wire.loads_plain(deep)
+    n = wire.MAX_DEPTH + 5
+    tagged = '{"$tuple": [' * n + "]}" * n  # shallow enough for JSON, too deep for us
+    with pytest.raises(wire.Unserialisable, match="deep"):
+        wire.loads_plain(tagged)
 
 
 def test_decoded_values_are_fresh_builtins() -> None:

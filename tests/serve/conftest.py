@@ -34,8 +34,8 @@ def start() -> Iterator[Callable[..., ServerThread]]:
 
 @pytest.fixture(scope="module")
 def ledger_server() -> Iterator[ServerThread]:
-    """One token-protected ledger server shared by a module's read-only tests."""
-    server = ServerThread("ledger", ServeConfig(token=TOKEN)).start(timeout=20)
+    """One token-protected ledger server, QA hooks on, shared by a module's read-only tests."""
+    server = ServerThread("ledger", ServeConfig(token=TOKEN, qa_hooks=True)).start(timeout=20)
     try:
         yield server
     finally:

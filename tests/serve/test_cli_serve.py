@@ -32,7 +32,7 @@ def cli(*args: str, token: str | None = None) -> subprocess.CompletedProcess[str
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServeProcess]:
-    proc = ServeProcess("ledger", "--token", TOKEN, "--max-sessions", "8")
+    proc = ServeProcess("ledger", "--token", TOKEN, "--max-sessions", "8", "--qa-hooks")
     try:
         yield proc
     finally:

@@ -39,7 +39,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
 
 
 def test_capacity_limit_gets_a_defined_reply_not_a_hang(start: Start) -> None:
-    server = start(max_sessions=2)
+    server = start(max_sessions=2, max_sessions_per_client=2)
     first, second = Raw(server, token=None), Raw(server, token=None)
     try:
         t0 = time.monotonic()

@@ -63,8 +63,6 @@ def test_replies_validate_against_the_published_schema(ledger_server: ServerThre
 @pytest.mark.parametrize(
     ("frame", "code"),
     [
-        ("{not json", "bad_json"),
-        ("[1, 2]", "bad_json"),
         ('{"type": "teleport"}', "unknown_type"),
         ('{"no_type": 1}', "bad_message"),
         ('{"type": "reset", "task_id": 5}', "bad_message"),
@@ -88,22 +86,40 @@ def test_bad_input_gets_an_error_reply_and_the_session_survives(
         assert raw.ask({"type": "reset", "task_id": TASK, "seed": 0})["type"] == "reset_result"
 
 
+@pytest.mark.parametrize("frame", ["{not json", "[1, 2]", "[" * 5000 + "]" * 5000])
+def test_a_frame_that_is_no_message_gets_a_fatal_error_and_a_close(
+    ledger_server: ServerThread, frame: str
+) -> None:
+    with Raw(ledger_server) as raw:
+        reply = raw.ask(frame)
+        assert reply["type"] == "error" and reply["code"] in ("bad_json", "too_deep"), reply
+        assert reply["fatal"] is True and reply["message"]
+        with pytest.raises(ConnectionClosed) as closed:
+            raw.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
+
+
 def test_binary_frames_are_accepted_as_utf8_json(ledger_server: ServerThread) -> None:
     with Raw(ledger_server) as raw:
         raw.ws.send(json.dumps({"type": "ping", "id": 1}).encode())
         assert raw.recv() == {"type": "pong", "id": 1}
 
 
-def test_oversize_message_gets_too_large_and_the_session_survives(start: object) -> None:
+def test_oversize_message_gets_too_large_and_a_close(start: object) -> None:
     server = start(max_message_bytes=4096)  # type: ignore[operator]
-    with Raw(server, token=None) as raw:
+    huge = {"type": "step", "action": {"kind": "reply", "text": "x" * 5000}}
+    multibyte = {"type": "step", "action": {"kind": "reply", "text": "é" * 2100}}
+    for frame in (json.dumps(huge), json.dumps(multibyte, ensure_ascii=False)):
+        with Raw(server, token=None) as raw:
+            raw.ask({"type": "reset", "task_id": TASK, "seed": 0})
+            reply = raw.ask(frame)
+            assert reply["type"] == "error" and reply["code"] == "too_large", reply
+            assert "4096" in reply["message"] and reply["fatal"] is True
+            with pytest.raises(ConnectionClosed) as closed:
+                raw.recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    with Raw(server, token=None) as raw:  # a message under the cap is processed
         raw.ask({"type": "reset", "task_id": TASK, "seed": 0})
-        huge = {"type": "step", "action": {"kind": "reply", "text": "x" * 5000}}
-        reply = raw.ask(huge)
-        assert reply["type"] == "error" and reply["code"] == "too_large", reply
-        assert "4096" in reply["message"]
-        multibyte = {"type": "step", "action": {"kind": "reply", "text": "é" * 2100}}
-        assert raw.ask(json.dumps(multibyte, ensure_ascii=False))["code"] == "too_large"
         step = raw.ask({"type": "step", "action": {"kind": "reply", "text": "done"}})
         assert step["type"] == "step_result" and step["terminated"] is True
         with pytest.raises(ConnectionClosed) as closed:  # past the transport's hard cap

@@ -23,7 +23,7 @@ Start = Callable[..., ServerThread]
 @pytest.fixture(scope="module")
 def served_ledger() -> Iterator[ServeProcess]:
     """``gymforge serve ledger --token T`` in its own process, as a user would run it."""
-    server = ServeProcess("ledger", "--token", TOKEN)
+    server = ServeProcess("ledger", "--token", TOKEN, "--qa-hooks")
     try:
         yield server
     finally:
@@ -54,7 +54,7 @@ def test_served_ledger_passes_all_ten_checks_exactly_as_locally(
 
 
 def test_a_broken_env_is_still_flagged_remotely(start: Start) -> None:
-    server = start(f"{BROKEN}:HackableVerifierEnv")
+    server = start(f"{BROKEN}:HackableVerifierEnv", qa_hooks=True)
     remote = run_check("verifier_redteam", QATarget.load(server.url), FAST)
     local = run_check("verifier_redteam", QATarget.load(f"{BROKEN}:HackableVerifierEnv"), FAST)
     assert not remote.passed and "judged a success" in remote.details
@@ -63,7 +63,7 @@ def test_a_broken_env_is_still_flagged_remotely(start: Start) -> None:
 
 
 def test_a_crashing_env_fails_error_paths_remotely(start: Start) -> None:
-    server = start(f"{BROKEN}:CrashOnBadInputEnv")
+    server = start(f"{BROKEN}:CrashOnBadInputEnv", qa_hooks=True)
     result = run_check("error_paths", QATarget.load(server.url), FAST)
     assert not result.passed and "raised" in result.details
 
@@ -71,7 +71,7 @@ def test_a_crashing_env_fails_error_paths_remotely(start: Start) -> None:
 def test_env_specific_redteam_cases_run_on_the_server(start: Start) -> None:
     """support-desk declares its own red-team cases (Python policies reading the task);
     the server runs them against each session's environment, with the same outcome."""
-    server = start("support-desk")
+    server = start("support-desk", qa_hooks=True)
     target = QATarget.load(server.url)
     assert [c.name for c in target.profile.redteam]
     remote = run_check("verifier_redteam", target, FAST)
@@ -82,14 +82,14 @@ def test_env_specific_redteam_cases_run_on_the_server(start: Start) -> None:
 
 
 def test_without_fault_injection_error_paths_fails_loudly(start: Start) -> None:
-    server = start(fault_injection=False)
+    server = start(fault_injection=False, qa_hooks=True)
     result = run_check("error_paths", QATarget.load(server.url), FAST)
     assert not result.passed
     assert "fault injection is disabled" in result.details
 
 
 def test_fault_injection_reaches_the_server(start: Start) -> None:
-    server = start()
+    server = start(qa_hooks=True)
     result = run_check("error_paths", QATarget.load(server.url), FAST)
     assert result.passed, result.details
     assert server.hub.metrics.faults_injected > 0

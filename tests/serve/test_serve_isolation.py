@@ -16,6 +16,7 @@ from gymforge.qa.checks.common import play
 from gymforge.rollout.episode import reset_outcome, step_outcome
 from gymforge.rollout.scripted import OraclePolicy, RandomPolicy
 from gymforge.serve.client import RemoteOracleEnvironment, remote_factory
+from gymforge.serve.config import ServeConfig
 from gymforge.serve.launch import ServerThread
 from gymforge.tasks.source import TRAINING_PATHS
 from gymforge.trajectory.replay import ACTION_ADAPTER, COMPARED
@@ -140,7 +141,7 @@ def test_a_served_dataset_is_sampled_and_played_remotely(tmp_path: Path) -> None
     ]
     path = tmp_path / "mini.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with ServerThread("math", dataset=path) as server:
+    with ServerThread("math", ServeConfig(qa_hooks=True), dataset=path) as server:
         env = remote_factory(server.url)()
         assert env.tasks is not None
         (dataset,) = env.tasks.datasets

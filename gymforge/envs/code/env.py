@@ -29,11 +29,12 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ConfigError, VerifierError
-from gymforge.core.types import Action, Reply, Task
+from gymforge.core.types import Action, Observation, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
+from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
@@ -258,7 +259,23 @@ class CodeEnv(ToolEnv):
 
     def __init__(self, *args: Any, judge: CodeJudge | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.shared_sandbox = judge is None  # the process's own sandbox (else the caller's)
         self.judge = judge or CodeJudge()
+        self._preflight_done = not self.shared_sandbox
+
+    def preflight(self, languages: set[str] | None = None) -> None:
+        """Raise ``IsolationUnavailableError`` (one line, pointing to ``gymforge sandbox
+        doctor``) unless the sandbox this env judges in can run ``languages`` here. Runs
+        before the first episode and on ``load_dataset``; building the env needs no sandbox
+        (``gymforge list`` works anywhere)."""
+        if self.shared_sandbox:
+            require_sandbox(languages or {"python"})
+
+    async def reset(self, task_id: str, seed: int) -> Observation:
+        if not self._preflight_done:  # no episode starts whose verdict could only be an error
+            self.preflight()
+            self._preflight_done = True
+        return await super().reset(task_id, seed)
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
@@ -296,4 +313,6 @@ class CodeEnv(ToolEnv):
         or the sanitized ``{task_id, prompt, code, test_imports, test_list}``) and stdio rows,
         mixed freely, the format detected per line; ``.jsonl`` or ``.jsonl.gz``. A bad row is
         one error line (file and line, ``Dataset.errors``); the other rows load."""
-        return load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task, strict=False)
+        dataset = load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task, strict=False)
+        self.preflight({t.truth.get("language") or "python" for t in dataset.tasks})
+        return dataset

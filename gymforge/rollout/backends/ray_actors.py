@@ -15,6 +15,9 @@ replacement actor is started in its slot and the jobs that were in flight on it 
 the front of the queue; a result that arrives for an episode already written is dropped, so
 the file holds every job exactly once.
 
+The driver is the only writer, so it alone seals (``seal_key``, as in the local runner);
+actors never hold the seal key.
+
 Ray is initialised by the caller, or by ``run_ray``: ``address=None`` starts a local Ray
 (``num_cpus`` = ``local_cpus``, no dashboard), ``address="ray://..."``/``"auto"`` joins a
 cluster (gymforge must be importable on its nodes, e.g. via ``runtime_env``).
@@ -39,9 +42,8 @@ from typing import Any
 from gymforge.core.env import Environment
 from gymforge.core.errors import ConfigError, InfraError, UserError
 from gymforge.rollout.policy import Policy
-from gymforge.rollout.runner import Job, RunResult, expand
+from gymforge.rollout.runner import Job, RunResult, expand, prepare_output
 from gymforge.rollout.summary import summarize
-from gymforge.trajectory.io import TrajectoryWriter, recover_finished
 
 log = logging.getLogger("gymforge.runner.ray")
 
@@ -236,6 +238,7 @@ async def run_ray(
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     on_actors: Callable[[list[Any]], None] | None = None,
     summary_extra: dict[str, Any] | None = None,
+    seal_key: bytes | None = None,
 ) -> RunResult:
     """Run every job on ``actors`` Ray actors; the local runner's contract, on Ray.
 
@@ -257,12 +260,9 @@ async def run_ray(
     all_jobs: list[Job] = list(jobs) if jobs and isinstance(jobs[0], Job) else expand(jobs, group)  # type: ignore[arg-type]
     run_id = run_id or uuid.uuid4().hex[:12]
     path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
-    previous: list[dict[str, Any]] = []
-    if path is not None and resume and path.exists():
-        previous = recover_finished(path)
-        kept = {(e["task_id"], e["seed"], e.get("rollout", 0)) for e in previous}
-        all_jobs = [j for j in all_jobs if j.key not in kept]
-        log.info("resume: %d episodes kept, %d to run", len(previous), len(all_jobs))
+    output = prepare_output(path, resume, seal_key)
+    previous, kept = output.previous, output.done
+    all_jobs = [j for j in all_jobs if j.key not in kept]
     started = ensure_ray(address, local_cpus=actors, **(init_kwargs or {}))
     shutdown = started if shutdown is None else shutdown
 
@@ -298,7 +298,7 @@ async def run_ray(
     if on_actors is not None:
         on_actors(list(slots))
 
-    writer = TrajectoryWriter(path, append=resume) if path is not None else None
+    writer = output.writer(summary_extra)
     queue: deque[Job] = deque(all_jobs)
     attempts: dict[tuple[str, int, int], int] = {}
     pending: dict[Any, tuple[Job, int, Any]] = {}  # ref -> (job, slot, actor handle)
@@ -390,6 +390,8 @@ async def run_ray(
                     continue
                 accept(job, out)
             launch()
+        if writer is not None:
+            writer.seal_run(run_id)  # the driver alone writes, so it alone holds the key
     finally:
         if writer is not None:
             writer.close()

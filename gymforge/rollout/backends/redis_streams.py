@@ -16,6 +16,8 @@ Layout (``prefix`` defaults to ``gymforge``):
 - ``{prefix}:done:{run_id}`` — set when a run is over, so workers skip its leftover tasks.
 
 Delivery is at-least-once; exactly-once on disk comes from the coordinator's deduplication.
+The coordinator is the only writer, so it alone seals (``seal_key``, as in the local runner)
+and workers never hold the seal key.
 """
 
 from __future__ import annotations
@@ -37,9 +39,8 @@ from gymforge.core.errors import InfraError, UserError
 from gymforge.envs.handle import EnvHandle, open_env
 from gymforge.rollout.episode import run_episode
 from gymforge.rollout.resolve import PolicySource, resolve_policy
-from gymforge.rollout.runner import Job, RunResult
+from gymforge.rollout.runner import Job, RunResult, prepare_output
 from gymforge.rollout.summary import summarize
-from gymforge.trajectory.io import TrajectoryWriter, recover_finished
 
 try:
     import redis.asyncio as aioredis
@@ -149,6 +150,7 @@ async def run_redis(
     idle_timeout_s: float | None = None,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     summary_extra: dict[str, Any] | None = None,
+    seal_key: bytes | None = None,
 ) -> RunResult:
     """Queue every job on the task stream and collect the episodes the workers send back.
 
@@ -161,12 +163,9 @@ async def run_redis(
     results_key = streams.results(run_id)
     path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
     all_jobs = list(jobs)
-    previous: list[dict[str, Any]] = []
-    if path is not None and resume and path.exists():
-        previous = recover_finished(path)
-        done_keys = {(e["task_id"], e["seed"], e.get("rollout", 0)) for e in previous}
-        all_jobs = [j for j in all_jobs if j.key not in done_keys]
-        log.info("resume: %d episodes kept, %d to run", len(previous), len(all_jobs))
+    output = prepare_output(path, resume, seal_key)
+    previous, done_keys = output.previous, output.done
+    all_jobs = [j for j in all_jobs if j.key not in done_keys]
     by_key = {j.key: j for j in all_jobs}
     if len(by_key) != len(all_jobs):
         raise UserError("jobs must have distinct (task_id, seed, rollout) keys")
@@ -174,7 +173,7 @@ async def run_redis(
     errors: dict[tuple[str, int, int], str] = {}
     duplicates = 0
     r = connect(url)
-    writer = TrajectoryWriter(path, append=resume) if path is not None else None
+    writer = output.writer(summary_extra)
     try:
         await ensure_group(r, results_key, COORDINATOR_GROUP)
         await ensure_group(r, streams.tasks, streams.group)
@@ -246,6 +245,8 @@ async def run_redis(
                 await r.xdel(results_key, *ids)
         await r.set(streams.done(run_id), "1", ex=DONE_TTL_S)
         await r.delete(results_key)
+        if writer is not None:
+            writer.seal_run(run_id)  # the coordinator alone writes, so it alone holds the key
     finally:
         if writer is not None:
             writer.close()

@@ -351,9 +351,12 @@ def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str]:
 
 
 def _defines(code: str, name: str) -> bool:
+    """Does the candidate's code define ``name``? False when it does not parse, however it
+    fails: a parser bomb (``-`` nested 3,000 deep) raises ``RecursionError`` or
+    ``MemoryError``, and it must fail to load in the sandbox, not break the judge."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name

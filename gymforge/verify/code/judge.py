@@ -72,7 +72,14 @@ from gymforge.verify.code.checks import (
     run_mbpp,
 )
 from gymforge.verify.code.extract import extract_code
-from gymforge.verify.code.remote import ArgEncoder, Remote, RemoteValueUsed, Unjudgeable
+from gymforge.verify.code.flood import refuse_flooded
+from gymforge.verify.code.remote import (
+    ArgEncoder,
+    ArgumentRefused,
+    Remote,
+    RemoteValueUsed,
+    Unjudgeable,
+)
 from gymforge.verify.code.shared import (
     JudgeConfig,
     normalise_output,
@@ -255,7 +262,13 @@ class CodeJudge:
                 raise CandidateCallError(_not_run(name))
             if target is not None and object.__getattribute__(target, "_gen") != gen[0]:
                 raise RemoteValueUsed("the value died with the candidate process that made it")
-            res = transport(name, args, kwargs, target, lambda: encoder.encode(args, kwargs))
+            try:
+                res = transport(name, args, kwargs, target, lambda: encoder.encode(args, kwargs))
+            except ArgumentRefused as e:  # a failed test: the candidate's value is too big
+                t.notes.append(f"{name}: {e}"[:200])
+                raise
+            if res.ok:
+                res = refuse_flooded(res, t.notes)  # the test would hash it
             if res.restarted:
                 gen[0] += 1
             t.call(res.status)

@@ -20,6 +20,14 @@ data crosses as plain data. Everything else is one of:
 Anything else (an object the test built itself from a class the judge holds) cannot be sent
 without running test code next to the candidate: the check raises ``Unjudgeable``, and the
 verdict says the task cannot be judged honestly (``facts["trainable"] is False``).
+
+**The candidate can never make a task unjudgeable.** An unjudgeable verdict is excluded from
+training, so a candidate able to cause one would choose exclusion over failure. What it
+returns is either plain builtin data or a ``Remote``, and both can always be sent back by
+type; what can stop one being sent is its size or nesting (a list 98 deep crosses out, but
+not back inside ``[args, kwargs]``). That is never a property of the task, so it raises
+``ArgumentRefused``: the test that needed the argument fails. ``Unjudgeable`` is raised only
+for the *type* of a value the test itself made.
 """
 
 from __future__ import annotations
@@ -44,6 +52,12 @@ class Unjudgeable(BaseException):
 
 class RemoteValueUsed(Exception):
     """The test inspected a value that lives in the sandbox: it counts as a failed test."""
+
+
+class ArgumentRefused(Exception):
+    """An argument is too deep or too large to send to the sandbox. Only a value the
+    candidate returned can be (tests' own literals are small), so it is a failed test, never
+    an unjudgeable task."""
 
 
 class Remote:
@@ -153,7 +167,8 @@ class ArgEncoder:
         return self._by_id
 
     def encode(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bytes, bool]:
-        """``(payload, is_tree)``. Raises ``Unjudgeable`` or ``RemoteValueUsed``."""
+        """``(payload, is_tree)``. Raises ``Unjudgeable`` (a test's value of a type that
+        cannot cross), ``ArgumentRefused`` (too deep or large) or ``RemoteValueUsed``."""
         try:
             return encode_args(args, kwargs), False
         except Unserialisable:
@@ -161,12 +176,12 @@ class ArgEncoder:
         tree = [[self.tree(a, 0) for a in args], {k: self.tree(v, 0) for k, v in kwargs.items()}]
         try:
             return dumps_plain(tree, 1 << 28), True
-        except Unserialisable as e:
-            raise Unjudgeable(f"an argument is not plain data: {e}") from None
+        except Unserialisable as e:  # every leaf is plain: only a limit can be hit
+            raise ArgumentRefused(f"an argument cannot be sent to the sandbox: {e}") from None
 
     def tree(self, v: Any, depth: int) -> Any:
         if depth > MAX_TREE_DEPTH:
-            raise Unjudgeable("an argument nests too deeply")
+            raise ArgumentRefused(f"an argument nests deeper than {MAX_TREE_DEPTH} levels")
         t = type(v)
         if t is Remote:
             if object.__getattribute__(v, "_gen") != self._gen():
@@ -187,6 +202,8 @@ class ArgEncoder:
             return ["d", [[self.tree(k, depth + 1), self.tree(x, depth + 1)] for k, x in v.items()]]
         if _plain(v):
             return ["v", v]
+        if _builtin_only(v):  # plain data, past a limit (a forged answer can be deeper)
+            raise ArgumentRefused(f"a {t.__name__} argument is too deep or large to send")
         raise Unjudgeable(
             f"the test passes a {t.__name__} that is neither plain data nor built from the "
             "task's own source"
@@ -214,6 +231,28 @@ class ArgEncoder:
             if name in glb and name not in out and not name.startswith("__gf_"):
                 out[name] = self.tree(glb[name], depth + 1)
         return out
+
+
+_BUILTIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
+def _builtin_only(v: Any) -> bool:
+    """Is ``v`` made of builtin data only (what the candidate's answers decode to)?"""
+    stack, seen = [v], 0
+    while stack:
+        x = stack.pop()
+        seen += 1
+        t = type(x)
+        if t in _BUILTIN_SCALARS:
+            continue
+        if t in (list, tuple, set, frozenset) and seen + len(x) < 1 << 22:
+            stack.extend(x)
+        elif t is dict and seen + 2 * len(x) < 1 << 22:
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        else:
+            return False
+    return True
 
 
 def _global_loads(code: types.CodeType) -> Iterator[str]:
