@@ -189,3 +189,14 @@ def test_hand_converted_reasoning_gym_items_are_graded_as_reasoning_gym_grades_t
             env.reset(task.task_id, 0)
             good = env.step(Reply(text=f"Answer: {reply}"))
             assert good.info["success"], (task.task_id, good.info)
+
+
+def test_a_gzipped_puzzle_dataset_pins_the_same(tmp_path: Path) -> None:
+    import gzip
+
+    lines = [json.dumps(r) for r in GOOD]
+    plain = load_puzzles(write(tmp_path / "set.jsonl", lines))
+    packed = tmp_path / "set.jsonl.gz"
+    packed.write_bytes(gzip.compress("".join(line + "\n" for line in lines).encode()))
+    zipped = load_puzzles(packed)
+    assert zipped.pin == plain.pin and len(zipped) == len(plain)
