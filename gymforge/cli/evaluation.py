@@ -24,6 +24,14 @@ from gymforge.cli.common import (
     progress_bar,
     resume_option,
 )
+from gymforge.cli.policy_flags import (
+    MAX_TOKENS,
+    TEMPERATURE,
+    TOKENIZER,
+    TOOL_FORMAT,
+    TOP_P,
+    policy_options,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
@@ -34,7 +42,7 @@ from gymforge.rollout.manifest import Command, RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.trajectory.seal import load_key
 
-POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL or package.module:factory."
+POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL, vllm:MODEL or package.module:factory."
 
 
 def _tasks(handle: EnvHandle) -> Any:
@@ -56,14 +64,16 @@ def _rollouts(
     command: Command,
     config: dict[str, Any],
     seal_key: bytes | None = None,
+    options: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[EpisodeStats], str]:
     """Play ``spec.group`` rollouts per task through the runner, with ``out`` checked and a
-    manifest written first; return (runner summary, this run's stats, env version)."""
+    manifest written first; return (runner summary, this run's stats, env version).
+    ``options`` are policy settings (sampling, token-in)."""
     ready = prepare(
         spec,
         out,
         task_ids=task_ids,
-        policy=resolve_policy(spec.policy, base_url),
+        policy=resolve_policy(spec.policy, base_url, **(options or {})),
         resume=resume,
         handle=handle,
         guard=True,
@@ -120,6 +130,7 @@ def evaluate_run(
     base_url: str | None = None,
     quiet: bool = False,
     seal_key: bytes | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything ``gymforge eval`` does before printing: returns the ``eval.json`` data.
     With a dataset and no ``n``, every row of the split is evaluated once."""
@@ -156,6 +167,7 @@ def evaluate_run(
         command="eval",
         config=eval_config_record(config),
         seal_key=seal_key,
+        options=options,
     )
     return write_eval(out, config, stats, summary, version)
 
@@ -207,11 +219,18 @@ def eval_cmd(
     resume: bool = resume_option(),
     overwrite: bool = overwrite_option(),
     dataset: Path | None = typer.Option(None, "--dataset", help="Evaluate this JSONL dataset."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server of openai:/vllm: policies."
+    ),
     wandb: bool = typer.Option(False, "--wandb", help="Also log the metrics to W&B."),
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print eval.json to stdout."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
+    max_tokens: int | None = MAX_TOKENS,
+    temperature: float | None = TEMPERATURE,
+    top_p: float | None = TOP_P,
+    tokenizer: str | None = TOKENIZER,
+    tool_format: str | None = TOOL_FORMAT,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
@@ -234,6 +253,7 @@ def eval_cmd(
         base_url=base_url,
         quiet=as_json,
         seal_key=load_key(seal_key_file),
+        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
     )
     if wandb:
         _wandb("eval", data, out, wandb_project)
@@ -275,7 +295,9 @@ def calibrate(
     resume: bool = resume_option("rollouts"),
     overwrite: bool = overwrite_option(),
     dataset: Path | None = typer.Option(None, "--dataset", help="Calibrate a JSONL dataset."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Server of an openai: policy."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server of openai:/vllm: policies."
+    ),
     variants: int = typer.Option(
         5, "--variants", min=0, help="Grow hard-negative variants of this many hardest tasks."
     ),
@@ -283,6 +305,11 @@ def calibrate(
     wandb_project: str | None = typer.Option(None, "--wandb-project"),
     as_json: bool = typer.Option(False, "--json", help="Print the results (no rows) to stdout."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
+    max_tokens: int | None = MAX_TOKENS,
+    temperature: float | None = TEMPERATURE,
+    top_p: float | None = TOP_P,
+    tokenizer: str | None = TOKENIZER,
+    tool_format: str | None = TOOL_FORMAT,
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -335,6 +362,7 @@ def calibrate(
         command="calibrate",
         config=config.as_dict(),
         seal_key=load_key(seal_key_file),
+        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
     if wandb:

@@ -24,6 +24,14 @@ from gymforge.cli.common import (
     resume_option,
     task_source,
 )
+from gymforge.cli.policy_flags import (
+    MAX_TOKENS,
+    TEMPERATURE,
+    TOKENIZER,
+    TOOL_FORMAT,
+    TOP_P,
+    policy_options,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.envs.registry import BUILTIN, make_env
 from gymforge.rollout.execute import draw_tasks, execute, prepare
@@ -85,6 +93,7 @@ def _run(
     seal_key: bytes | None = None,
     overwrite: bool = False,
     epochs: int = 1,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run from the command line: ``n=None`` runs every row of ``dataset`` (or
     ``DEFAULT_N`` tasks without one); ``out`` is checked first (see ``rundir``)."""
@@ -108,7 +117,8 @@ def _run(
         max_retries=max_retries,
         backend=backend,  # type: ignore[arg-type]
     )
-    source = resolve_policy(policy, base_url)
+    options = options or {}
+    source = resolve_policy(policy, base_url, **options)
     handle = open_env(env_name, dataset)  # resolve before any progress output
     task_ids = draw_tasks(handle, spec)
     ready = prepare(
@@ -130,7 +140,7 @@ def _run(
             prepared=ready,
             resume=resume,
             on_episode=tick,
-            policy_options={"base_url": base_url},
+            policy_options={"base_url": base_url, **options},
             backend_url=backend_url,
             seal_key=seal_key,
         )
@@ -173,10 +183,11 @@ def run(
         "oracle",
         "--policy",
         "-p",
-        help="oracle, random, noop, skilled:P, recorded:PATH, openai:MODEL or pkg.mod:factory.",
+        help="oracle, random, noop, skilled:P, recorded:PATH, openai:MODEL, vllm:MODEL or "
+        "pkg.mod:factory.",
     ),
     base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible server for openai:MODEL policies."
+        None, "--base-url", help="OpenAI-compatible server of openai:/vllm: policies."
     ),
     n: int | None = typer.Option(
         None,
@@ -210,6 +221,11 @@ def run(
     ),
     token: str | None = typer.Option(None, "--token", help="Bearer token of a ws:// env."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
+    max_tokens: int | None = MAX_TOKENS,
+    temperature: float | None = TEMPERATURE,
+    top_p: float | None = TOP_P,
+    tokenizer: str | None = TOKENIZER,
+    tool_format: str | None = TOOL_FORMAT,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
@@ -236,6 +252,7 @@ def run(
         seal_key=load_key(seal_key_file),
         overwrite=overwrite,
         epochs=epochs,
+        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
     )
     if as_json:
         print(json.dumps(summary, indent=2))

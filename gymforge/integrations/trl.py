@@ -190,7 +190,9 @@ class GymforgeReward:
     every reward component seen in the batch (0 where a completion lacks it),
     ``{prefix}/success`` and ``{prefix}/unfinished``. When the rows carry ``env_reward``
     (and ``env_reward_components``, ``env_success``) from a rollout function, those are
-    used as they are.
+    used as they are; a row whose ``env_reward`` is None (a refused episode's placeholder,
+    see :mod:`gymforge.integrations.trl_rollout`) gets None, which TRL excludes from its
+    group's advantage statistics, and is left out of the metrics.
     """
 
     def __init__(self, env: EnvLike, *, concurrency: int = 16, prefix: str = "gymforge") -> None:
@@ -210,15 +212,21 @@ class GymforgeReward:
     ) -> list[float | None]:
         log_metric: LogMetric | None = kwargs.get("log_metric")
         if kwargs.get("env_reward") is not None:
-            outcomes = [
-                (float(r), dict(c or {}), bool(s), True)
-                for r, c, s in zip(
+            played = list(
+                zip(
                     kwargs["env_reward"],
                     kwargs.get("env_reward_components") or [{}] * len(completions),
                     kwargs.get("env_success") or [False] * len(completions),
                     strict=True,
                 )
+            )
+            outcomes = [
+                (float(r), dict(c or {}), bool(s), True) for r, c, s in played if r is not None
             ]
+            if log_metric is not None:
+                self._log(outcomes, log_metric)
+            # None: a refused episode's placeholder row, unscorable (excluded by TRL)
+            return [None if r is None else float(r) for r, _, _ in played]
         else:
             task_ids, seeds = kwargs.get("task_id"), kwargs.get("seed")
             if task_ids is None or seeds is None:

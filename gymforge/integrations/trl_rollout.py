@@ -11,29 +11,46 @@ functions. Here every prompt becomes one gymforge episode:
    are identical are interchangeable from the policy's side; they are used in turn.
 2. The episodes run through ``gymforge.rollout.runner.run`` (concurrently, each on its own
    environment instance, with infrastructure retries and durable trajectory files) with a
-   policy from ``policy`` (any zero-argument ``Policy`` factory). By default that is an
-   ``OpenAIPolicyFactory`` pointed at the trainer's vLLM server (TRL server mode exposes
-   vLLM's OpenAI-compatible API), asking for exact token ids and logprobs, with the
-   trainer's global step as weight version.
+   policy from ``policy`` (any zero-argument ``Policy`` factory). By default that is a
+   token-in ``vllm:`` policy (:mod:`gymforge.rollout.vllm_policy`) pointed at the trainer's
+   vLLM server, so multi-turn episodes are exact by construction, with the trainer's global
+   step as weight version; ``policy_kind="openai"`` uses the chat policy instead.
 3. Each finished episode is spliced into one TRL row by
    ``gymforge.trajectory.export.trl_row``: the server's exact tokens, environment tokens
-   between turns masked out. An episode below token capture or with a chat template that
-   is not prefix-stable is refused with an error rather than trained on re-tokenised text.
+   between turns masked out.
 
-Extra keys returned: ``env_reward``, ``env_reward_components`` and ``env_success``, which
-:class:`~gymforge.integrations.trl.GymforgeReward` passes through instead of grading again.
+**One bad episode never stops training.** An episode that cannot be trained on is skipped,
+as the TRL export skips it, with its reason: ``prefix_mismatch`` (turn k+1's prompt does
+not extend turn k's prompt + completion: a chat policy whose server re-tokenised the
+transcript; use ``vllm:``), ``below_tokens_capture``, ``logprobs_length_mismatch``, or
+``infra_error`` (failed after the runner's retries). TRL needs one row per prompt, so its
+row is a **placeholder**: the episode's first prompt ids (or the EOS), one EOS completion
+token, ``env_mask`` all zeros (so its completion mask is all zero and it adds nothing to the
+loss), and ``env_reward`` None. :class:`~gymforge.integrations.trl.GymforgeReward` returns
+None for such a row, and TRL 1.16 treats a row for which every reward function returns None
+as unscorable: its reward is NaN in the nan-aware group mean and std (so it is excluded from
+its group's advantage statistics) and its advantage is set to 0. Every call logs, through
+the trainer's metric log (the channel behind reward functions' ``log_metric``),
+``gymforge/refused`` (episodes skipped in the batch) and ``gymforge/refused/<reason>``;
+:attr:`GymforgeRollout.refused` counts them over the run. Only a batch in which every
+episode is refused raises (``UserError``, with the counts per reason).
+
+Extra keys returned: ``env_reward``, ``env_reward_components``, ``env_success`` (which
+``GymforgeReward`` passes through instead of grading again) and ``env_refused`` (the reason,
+or None).
 """
 
 from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.env import Environment
-from gymforge.core.errors import InfraError, UserError
+from gymforge.core.errors import UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.rollout.policy import Policy
 from gymforge.rollout.runner import Job, run
@@ -49,7 +66,9 @@ OUTPUT_KEYS = (
     "env_reward",
     "env_reward_components",
     "env_success",
+    "env_refused",
 )
+REFUSED_METRIC = "gymforge/refused"
 
 
 def prompt_key(prompt: Any) -> str:
@@ -75,8 +94,9 @@ class GymforgeRollout:
         concurrency: episodes in flight at once.
         trajectory_dir: keep each call's ``trajectories.jsonl`` under this directory
             (``call_000000/`` ...); None uses a temporary directory.
-        server: options for the default policy: ``base_url``, ``model`` and any
-            ``OpenAIPolicyFactory``/``Sampling`` setting (``temperature``, ``max_tokens``...).
+        server: options for the default policy: ``policy_kind`` (``vllm`` or ``openai``),
+            ``base_url``, ``model`` and any policy setting (``temperature``, ``max_tokens``,
+            ``tokenizer``...).
     """
 
     def __init__(
@@ -101,6 +121,7 @@ class GymforgeRollout:
         self.max_retries = max_retries
         self.server = server
         self.calls = 0
+        self.refused: Counter[str] = Counter()
         self._rows: dict[str, dict[tuple[str, int], None]] = {}  # ordered sets
         self._turn: dict[str, int] = {}
         self._loop: asyncio.Runner | None = None
@@ -132,8 +153,14 @@ class GymforgeRollout:
         policy = self.policy or self._default_policy(trainer)
         if self._loop is None:  # one loop for the run: the policy's HTTP client is reused
             self._loop = asyncio.Runner()
-        out = self._loop.run(self.rollout(prompts, policy))
         eos = _eos_id(trainer)
+        out = self._loop.run(self.rollout(prompts, policy, eos))
+        log = getattr(trainer, "_log_metric", None)  # TRL's log_metric behind reward funcs
+        if callable(log):
+            reasons = Counter(r for r in out["env_refused"] if r is not None)
+            log(REFUSED_METRIC, float(sum(reasons.values())))
+            for reason, count in sorted(reasons.items()):
+                log(f"{REFUSED_METRIC}/{reason}", float(count))
         for i, ids in enumerate(out["completion_ids"]):
             if not ids:  # TRL reads ids[-1]; an empty completion gets a masked EOS
                 ids.append(eos)
@@ -141,8 +168,11 @@ class GymforgeRollout:
                 out["logprobs"][i].append(0.0)
         return out
 
-    async def rollout(self, prompts: Sequence[Any], policy: PolicyFactory) -> dict[str, list[Any]]:
-        """The async core of ``__call__``: episodes for ``prompts``, spliced into rows."""
+    async def rollout(
+        self, prompts: Sequence[Any], policy: PolicyFactory, eos: int = 0
+    ) -> dict[str, list[Any]]:
+        """The async core of ``__call__``: episodes for ``prompts``, spliced into rows, with
+        a placeholder row (see the module docstring) for each refused episode."""
         call, self.calls = self.calls, self.calls + 1
         base = call * len(prompts)  # distinct rollout numbers -> distinct sampling seeds
         runs: list[str] = []
@@ -164,39 +194,42 @@ class GymforgeRollout:
                 episode_timeout_s=self.episode_timeout_s,
                 max_retries=self.max_retries,
             )
-            if result.errors:
-                raise InfraError(
-                    f"{len(result.errors)} of {len(jobs)} episodes failed after retries; "
-                    f"first: {result.errors[0]}"
-                )
+            path = out_dir / "trajectories.jsonl"
             logs = {
                 (log.end.task_id, log.end.seed, log.end.rollout): log
-                for log in read_episodes(out_dir / "trajectories.jsonl")
+                for log in (read_episodes(path) if path.exists() else [])
                 if log.end is not None
             }
         out: dict[str, list[Any]] = {k: [] for k in OUTPUT_KEYS}
+        refused: Counter[str] = Counter()
         for job in jobs:
             log = logs.get(job.key)
-            if log is None:
-                raise InfraError(f"episode for {job.task_id} rollout {job.rollout} is missing")
-            row = trl_row(log)
+            row: dict[str, Any] | str = trl_row(log) if log is not None else "infra_error"
             if isinstance(row, str):
-                raise UserError(
-                    f"episode {log.episode_id} cannot be trained on: {row} (the policy must "
-                    "capture the server's exact token ids with a prefix-stable chat template)"
-                )
+                refused[row] += 1
+                _placeholder(out, log, eos, row)
+                continue
             for key in OUTPUT_KEYS[:4]:
                 out[key].append(list(row[key]))
             out["env_reward"].append(float(row["reward"]))
             out["env_reward_components"].append(dict(row["reward_components"]))
             out["env_success"].append(bool(row["success"]))
+            out["env_refused"].append(None)
+        self.refused.update(refused)
+        if jobs and sum(refused.values()) == len(jobs):
+            first = f"; first infrastructure error: {result.errors[0]}" if result.errors else ""
+            raise UserError(
+                f"every episode of the batch ({len(jobs)}) was refused for training: "
+                f"{dict(refused)}{first} (a chat policy whose server re-tokenises the "
+                "transcript gives prefix_mismatch: use a vllm:MODEL policy)"
+            )
         return out
 
     # ---- the default policy: the trainer's vLLM server ---------------------------------
     def _default_policy(self, trainer: Any) -> PolicyFactory:
         if trainer is None:
             raise UserError("GymforgeRollout needs a policy factory or the trainer")
-        self.policy = openai_policy_for(trainer, **self.server)
+        self.policy = server_policy_for(trainer, **self.server)
         return self.policy
 
     def close(self) -> None:
@@ -211,7 +244,13 @@ class GymforgeRollout:
 
 
 def openai_policy_for(trainer: Any, **options: Any) -> PolicyFactory:
-    """An ``OpenAIPolicyFactory`` for the vLLM server of a TRL trainer in server mode.
+    """:func:`server_policy_for` with the chat (``openai:``) policy."""
+    return server_policy_for(trainer, policy_kind="openai", **options)
+
+
+def server_policy_for(trainer: Any, policy_kind: str = "vllm", **options: Any) -> PolicyFactory:
+    """A ``vllm:`` (default) or ``openai:`` policy factory for the vLLM server of a TRL
+    trainer in server mode.
 
     The base URL is ``options["base_url"]``, else ``args.vllm_server_base_url``, else
     ``http://{vllm_server_host}:{vllm_server_port}``, with ``/v1`` appended; the model name
@@ -219,8 +258,10 @@ def openai_policy_for(trainer: Any, **options: Any) -> PolicyFactory:
     the trainer (``temperature``, ``top_p``, ``top_k``, ``max_completion_length`` as
     ``max_tokens`` per turn); the weight version is the trainer's global step.
     """
-    from gymforge.rollout.openai_policy import make_openai_policy_factory
+    from gymforge.rollout.resolve import resolve_policy
 
+    if policy_kind not in ("vllm", "openai"):
+        raise UserError(f"policy_kind must be vllm or openai, not {policy_kind!r}")
     args = trainer.args
     base_url = options.pop("base_url", None) or getattr(args, "vllm_server_base_url", None)
     if not base_url:
@@ -241,7 +282,21 @@ def openai_policy_for(trainer: Any, **options: Any) -> PolicyFactory:
         "weight_version": lambda: str(trainer.state.global_step),
     }
     settings.update(options)
-    return make_openai_policy_factory(f"openai:{model}", base_url, **settings)
+    return resolve_policy(f"{policy_kind}:{model}", base_url, **settings).factory
+
+
+def _placeholder(out: dict[str, list[Any]], log: Any, eos: int, reason: str) -> None:
+    """A row that trains nothing: all-zero mask, no reward (module docstring)."""
+    first = log.steps[1].policy if log is not None and len(log.steps) > 1 else None
+    prompt = list(first.prompt_token_ids or []) if first is not None else []
+    out["prompt_ids"].append(prompt or [eos])
+    out["completion_ids"].append([eos])
+    out["env_mask"].append([0])
+    out["logprobs"].append([0.0])
+    out["env_reward"].append(None)
+    out["env_reward_components"].append({})
+    out["env_success"].append(False)
+    out["env_refused"].append(reason)
 
 
 def _eos_id(trainer: Any) -> int:

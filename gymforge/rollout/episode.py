@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any
@@ -22,10 +23,13 @@ MAX_STEPS_GUARD = 100_000
 
 
 def observation_record(obs: Observation) -> dict[str, Any]:
+    tools = list(obs.tools)
     return {
         "rendered": [m.model_dump() for m in obs.messages],
         "data": obs.data,
-        "tools": list(obs.tools),
+        "tools": tools,
+        # key order survives only as text (records are canonical, sorted-key JSON)
+        "tools_json": json.dumps(tools, ensure_ascii=False) if tools else None,
         "tokens": obs.tokens,
         "tokenizer": obs.tokenizer,
         "tokens_exact": obs.tokens_exact,

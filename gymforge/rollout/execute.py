@@ -298,6 +298,7 @@ def _remote(
             max_concurrency=spec.concurrency,
             dataset=spec.dataset,
             base_url=policy_options.get("base_url"),
+            policy_options={k: v for k, v in policy_options.items() if k != "base_url"},
             episode_timeout_s=spec.episode_timeout,
             **common,
         )

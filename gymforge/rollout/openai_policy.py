@@ -17,11 +17,15 @@ records ``prompt_token_ids``, ``completion_token_ids``, ``logprobs``, ``finish_r
 :func:`gymforge.rollout.parsing.capture_fields`), and the weight version read when the
 successful request was sent.
 
-**Failures.** Connection errors, timeouts, 408, 429 and 5xx are retried with exponential
-backoff and seeded jitter; ``call_timeout`` bounds each attempt. Then the policy raises
-:class:`PolicyServerError` (retries exhausted), :class:`PolicyRequestRejected` (another
-4xx: configuration) or :class:`ContextLengthExceeded` (the transcript outgrew the model's
-context: a truncation). Their docstrings say what the runner should do.
+**Failures** are handled as for every server policy (:mod:`gymforge.rollout.server`):
+retries with seeded backoff, then :class:`PolicyServerError`, :class:`PolicyRequestRejected`
+or :class:`ContextLengthExceeded`; their docstrings say what the runner should do.
+
+**Multi-turn exactness.** The server renders and tokenises the whole transcript every turn,
+so turn k+1's prompt ids need not start with turn k's prompt + completion ids (tool-call
+JSON re-serialised, non-canonical sampled tokenisations re-tokenised). The TRL export and
+``GymforgeRollout`` detect that and refuse such episodes (``prefix_mismatch``); the
+``vllm:`` policy (:mod:`gymforge.rollout.vllm_policy`) is exact by construction.
 
 **Request path.** ``"fast"`` (default) sends the body with the SDK's documented generic
 ``client.post`` and decodes it with ``jiter`` (an SDK dependency); ``"typed"`` uses
@@ -33,110 +37,49 @@ concurrency on a small host (``benchmarks/openai_concurrency.py``).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import os
 import random
-import re
-import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jiter
 import openai
 
-from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
+from gymforge.core.errors import ContextLengthExceeded, UserError
 from gymforge.core.seeding import derive_seed
-from gymforge.core.types import Message, Observation
-from gymforge.rollout.parsing import turn_from_response
+from gymforge.core.types import Observation
+from gymforge.rollout.parsing import message_dict, turn_from_response
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.rollout.server import (
+    PolicyRequestRejected,
+    PolicyServerError,
+    Retry,
+    Sampling,
+    ServerFactory,
+    Transport,
+    WeightVersion,
+    call_with_retries,
+    first_choice,
+    post_json,
+    split_settings,
+)
 
-try:  # the SDK's HTTP library: httpx2 in openai>=3, httpx before
-    import httpx2 as _http
-except ImportError:  # pragma: no cover
-    import httpx as _http  # type: ignore[no-redef]
-
-try:
-    import aiohttp  # noqa: F401  (the SDK's optional transport)
-
-    _HAVE_AIOHTTP = True
-except ImportError:  # pragma: no cover
-    _HAVE_AIOHTTP = False
-
-Transport = Literal["httpx", "aiohttp"]
-WeightVersion = str | Callable[[], str | None] | None
-_CONTEXT = re.compile(r"context[ _]length|context window|maximum context|too many tokens", re.I)
-_PROMPT_TOKENS = re.compile(r"(\d+) (?:tokens )?in the messages|has (\d+) input tokens")
-RETRY_STATUS = frozenset({408, 429})
-
-
-class PolicyServerError(InfraError):
-    """The inference server kept failing (connection, timeout, 429, 5xx) after all retries.
-    Transient: retry the episode later; never score it."""
-
-    retryable = True
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-    def __reduce__(self) -> tuple[Any, ...]:  # picklable with its attributes (Ray)
-        return (type(self), (str(self),), self.__dict__)
+__all__ = [
+    "ContextLengthExceeded",
+    "OpenAIPolicy",
+    "OpenAIPolicyFactory",
+    "PolicyRequestRejected",
+    "PolicyServerError",
+    "Retry",
+    "Sampling",
+    "make_openai_policy_factory",
+    "message_dict",
+]
 
 
-class PolicyRequestRejected(PolicyServerError):
-    """The server refused the request with a 4xx other than 429 and context length (bad
-    model name, bad key, unsupported parameter). Retrying will not help: stop the run."""
-
-    retryable = False
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Request settings. ``None`` leaves a setting to the server's default.
-
-    ``return_token_ids`` adds vLLM's ``return_token_ids`` to the body (turn it off for
-    servers that refuse unknown fields, such as hosted APIs); ``extra_body`` is merged into
-    every request last (e.g. ``{"top_k": 20}``)."""
-
-    temperature: float | None = 1.0
-    top_p: float | None = None
-    max_tokens: int | None = None
-    stop: tuple[str, ...] | None = None
-    logprobs: bool = True
-    top_logprobs: int | None = None
-    return_token_ids: bool = True
-    parallel_tool_calls: bool | None = False
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Retry:
-    """``max_attempts`` tries per call, each bounded by ``call_timeout`` seconds; between
-    tries ``min(max_delay, base_delay * 2**k)`` scaled by a seeded factor in [0.5, 1)."""
-
-    max_attempts: int = 6
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    call_timeout: float = 300.0
-
-    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
-        d: float = min(self.max_delay, self.base_delay * 2**attempt) * (0.5 + rng.random() / 2)
-        if retry_after is not None:
-            d = max(d, min(retry_after, self.max_delay))
-        return d
-
-
-class OpenAIPolicyFactory:
-    """Makes :class:`OpenAIPolicy` objects that share one client and one weight version.
-
-    ``weight_version`` is a string, ``None``, or a zero-argument callable read at every
-    request; assign ``factory.weight_version = "v42"`` to bump it mid-run. ``api_key``
-    defaults to ``$OPENAI_API_KEY``, then to a placeholder (local servers ignore it).
-    ``transport="aiohttp"`` (the default when ``aiohttp`` is installed) uses the SDK's
-    ``DefaultAioHttpClient``; ``"httpx"`` its default httpx client.
-    """
+class OpenAIPolicyFactory(ServerFactory):
+    """Makes :class:`OpenAIPolicy` objects that share one client and one weight version
+    (see :class:`~gymforge.rollout.server.ServerFactory` for the shared options).
+    ``request_path`` picks the fast or typed SDK path (module docstring);
+    ``text_tool_calls=False`` never reads ``<tool_call>`` blocks from content."""
 
     def __init__(
         self,
@@ -153,69 +96,22 @@ class OpenAIPolicyFactory:
         weight_version: WeightVersion = None,
         text_tool_calls: bool = True,
     ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-        self.sampling = sampling or Sampling()
-        self.retry = retry or Retry()
-        self.transport: Transport = transport or ("aiohttp" if _HAVE_AIOHTTP else "httpx")
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            sampling=sampling,
+            retry=retry,
+            transport=transport,
+            max_connections=max_connections,
+            checkpoint=checkpoint,
+            weight_version=weight_version,
+        )
         self.request_path = request_path
-        self.max_connections = max_connections
-        self.checkpoint = checkpoint or model
-        self.weight_version: WeightVersion = weight_version
         self.text_tool_calls = text_tool_calls
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
-        self._clients = weakref.WeakKeyDictionary()
 
     def __call__(self) -> OpenAIPolicy:
         return OpenAIPolicy(self)
-
-    def current_weight_version(self) -> str | None:
-        v = self.weight_version
-        v = v() if callable(v) else v
-        return None if v is None else str(v)
-
-    def client(self) -> openai.AsyncOpenAI:
-        """The running event loop's client, created on first use."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            limits = _http.Limits(
-                max_connections=self.max_connections,
-                max_keepalive_connections=self.max_connections,
-            )
-            if self.transport == "aiohttp":
-                http: Any = openai.DefaultAioHttpClient(limits=limits)
-            else:
-                http = openai.DefaultAsyncHttpxClient(limits=limits)
-            client = openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self.api_key,
-                max_retries=0,  # retries are ours: seeded backoff, typed errors
-                timeout=self.retry.call_timeout,
-                http_client=http,
-            )
-            self._clients[loop] = client
-        return client
-
-    async def aclose(self) -> None:
-        """Close the running loop's client (its connection pool)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
-    async def __aenter__(self) -> OpenAIPolicyFactory:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: clients stay behind
-        return {**self.__dict__, "_clients": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._clients = weakref.WeakKeyDictionary()
 
 
 class OpenAIPolicy:
@@ -280,47 +176,7 @@ class OpenAIPolicy:
 
     async def _complete(self, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         """POST with retries: the decoded response and the weight version it was sent at."""
-        retry = self.factory.retry
-        last = "no attempt made"
-        status: int | None = None
-        for attempt in range(retry.max_attempts):
-            version = self.factory.current_weight_version()
-            retry_after: float | None = None
-            try:
-                async with asyncio.timeout(retry.call_timeout):
-                    return await self._send(body), version
-            except TimeoutError:
-                last, status = f"no response within {retry.call_timeout} s", None
-            except openai.APIStatusError as err:
-                status = err.status_code
-                message = _error_message(err)
-                if status == 400 and (
-                    _CONTEXT.search(message) or err.code == "context_length_exceeded"
-                ):
-                    raise ContextLengthExceeded(
-                        message[:500], prompt_tokens=_prompt_tokens(message)
-                    ) from err
-                if status not in RETRY_STATUS and status < 500:
-                    hint = ""
-                    if "return_token_ids" in message or "logprobs" in message:
-                        hint = " (a server without vLLM's fields: set return_token_ids=False)"
-                    raise PolicyRequestRejected(
-                        f"{self.factory.base_url or 'server'} refused the request "
-                        f"({status}): {message[:500]}{hint}",
-                        status=status,
-                    ) from err
-                last, retry_after = f"HTTP {status}: {message[:300]}", _retry_after(err)
-            except openai.APIConnectionError as err:  # includes the SDK's timeouts
-                last, status = f"{type(err).__name__}: {err}{_root_cause(err)}", None
-            except _BadResponse as err:
-                last, status = str(err), None
-            if attempt + 1 < retry.max_attempts:
-                await asyncio.sleep(retry.delay(attempt, self._rng, retry_after))
-        raise PolicyServerError(
-            f"{self.factory.base_url or 'server'} failed {retry.max_attempts} attempts; "
-            f"last: {last}",
-            status=status,
-        )
+        return await call_with_retries(self.factory, self._rng, lambda: self._send(body), _hint)
 
     async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         client = self.factory.client()
@@ -333,20 +189,8 @@ class OpenAIPolicy:
             )
             data: Any = completion.model_dump(mode="json", exclude_unset=True)
         else:
-            response = await client.post(
-                "/chat/completions",
-                body=body,
-                cast_to=_http.Response,
-                options={"timeout": timeout},
-            )
-            try:
-                data = jiter.from_json(response.content)
-            except ValueError as err:
-                raise _BadResponse(f"response is not JSON: {err}") from err
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise _BadResponse(f"response has no choices: {str(data)[:200]}")
-        return dict(data)
+            data = await post_json(client, "/chat/completions", body, timeout)
+        return first_choice(data)
 
 
 _TYPED_PARAMS = frozenset(
@@ -354,50 +198,10 @@ _TYPED_PARAMS = frozenset(
 ) - {"self", "extra_body", "extra_headers", "extra_query", "timeout"}
 
 
-class _BadResponse(Exception):
-    """A 2xx response that is not a chat completion: retried like a server error."""
-
-
-def message_dict(m: Message) -> dict[str, Any]:
-    """An observation message in OpenAI request shape (tool results carry their call id)."""
-    if m.role == "tool":
-        return {"role": "tool", "content": m.content, "tool_call_id": m.tool_call_id or ""}
-    out: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.name:
-        out["name"] = m.name
-    return out
-
-
-def _error_message(err: openai.APIStatusError) -> str:
-    body = err.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if isinstance(message, str):
-            return message
-    return str(err.message)
-
-
-def _root_cause(err: BaseException) -> str:
-    """`` (cause: ...)`` naming the innermost exception under the SDK's (whose
-    aiohttp transport reports a refused connection as a timeout)."""
-    root, seen = err, {id(err)}
-    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
-        root = nxt
-        seen.add(id(root))
-    return "" if root is err else f" (cause: {type(root).__name__}: {str(root)[:200]})"
-
-
-def _prompt_tokens(message: str) -> int | None:
-    m = _PROMPT_TOKENS.search(message)
-    return int(m.group(1) or m.group(2)) if m else None
-
-
-def _retry_after(err: openai.APIStatusError) -> float | None:
-    try:
-        return float(err.response.headers.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
+def _hint(status: int, message: str) -> str:
+    if "return_token_ids" in message or "logprobs" in message:
+        return " (a server without vLLM's fields: set return_token_ids=False)"
+    return ""
 
 
 def make_openai_policy_factory(
@@ -415,44 +219,5 @@ def make_openai_policy_factory(
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
         raise UserError(f"policy spec must look like openai:MODEL, got {spec!r}")
-    groups: dict[str, dict[str, Any]] = {"sampling": {}, "retry": {}, "factory": {}}
-    types = {
-        **{k: ("sampling", f.type) for k, f in Sampling.__dataclass_fields__.items()},
-        **{k: ("retry", f.type) for k, f in Retry.__dataclass_fields__.items()},
-        **{
-            k: ("factory", str(p.annotation))
-            for k, p in inspect.signature(OpenAIPolicyFactory).parameters.items()
-            if k not in ("model", "base_url", "sampling", "retry")
-        },
-    }
-    for key, value in settings.items():
-        if value is None:
-            continue
-        if key not in types:
-            raise UserError(
-                f"unknown openai policy setting {key!r}; known: {', '.join(sorted(types))}"
-            )
-        group, kind = types[key]
-        groups[group][key] = _coerce(str(kind), value)
-    return OpenAIPolicyFactory(
-        model,
-        base_url=base_url,
-        sampling=Sampling(**groups["sampling"]),
-        retry=Retry(**groups["retry"]),
-        **groups["factory"],
-    )
-
-
-def _coerce(kind: str, value: Any) -> Any:
-    """A CLI string (or list) as the type a setting's annotation ``kind`` names."""
-    if kind.startswith("tuple"):
-        return (value,) if isinstance(value, str) else tuple(value)
-    if not isinstance(value, str):
-        return value
-    if kind.startswith("int"):
-        return int(value)
-    if kind.startswith("float"):
-        return float(value)
-    if kind.startswith("bool"):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return value
+    sampling, retry, options = split_settings(settings, OpenAIPolicyFactory, "openai policy")
+    return OpenAIPolicyFactory(model, base_url=base_url, sampling=sampling, retry=retry, **options)

@@ -26,8 +26,8 @@ environment contract is one action per step; executing only the first would eith
 the other calls from the record or make the policy invent tool results no record shows.
 As ``Invalid`` the attempt is visible in the trajectory (``action.error``,
 ``info["malformed"]``) and the environment's ``MalformedPolicy`` decides (by default the
-model is told to call one tool at a time). ``OpenAIPolicy`` also asks servers for
-``parallel_tool_calls: false``.
+model is told to call one tool at a time). ``parallel_tool_calls`` is not sent unless
+opted into (:class:`gymforge.rollout.server.Sampling` says why).
 
 Each parse also returns the assistant message to append to the conversation. A valid
 structured call is echoed verbatim (content, ids, name, arguments text) so the next
@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gymforge.core.types import Action, Invalid, Reply, ToolCall
+from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall
 from gymforge.rollout.policy import CaptureLevel, PolicyTurn
 
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
@@ -92,7 +92,7 @@ def load_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _make_call(name: Any, arguments: Any, call_id: str) -> ToolCall | str:
+def make_call(name: Any, arguments: Any, call_id: str) -> ToolCall | str:
     """A ``ToolCall``, or the error text saying why there is none."""
     if not isinstance(name, str) or not name.strip():
         return "tool call has no function name"
@@ -139,7 +139,7 @@ def parse_text(text: str, call_id: str = "call_0") -> Action:
     if not isinstance(obj, dict):
         return _invalid(text, f"<tool_call> block must hold a JSON object, got {_json_type(obj)}")
     arguments = obj.get("arguments", obj.get("parameters"))
-    call = _make_call(obj.get("name"), arguments, call_id)
+    call = make_call(obj.get("name"), arguments, call_id)
     return call if isinstance(call, ToolCall) else _invalid(text, call)
 
 
@@ -164,7 +164,7 @@ def _structured(content: str | None, calls: list[Any], call_id: str) -> ParsedTu
     server_id = call.get("id")
     cid = server_id if isinstance(server_id, str) and server_id else call_id
     fn = call["function"]
-    made = _make_call(fn.get("name"), fn.get("arguments"), cid)
+    made = make_call(fn.get("name"), fn.get("arguments"), cid)
     if not isinstance(made, ToolCall):
         return ParsedTurn(_invalid(raw, made), echo_as_text)
     arguments = fn.get("arguments")
@@ -208,6 +208,16 @@ def parse_assistant_message(
     text = content or ""
     action = parse_text(text, call_id) if text_tool_calls else Reply(text=text)
     return ParsedTurn(action, {"role": "assistant", "content": text})
+
+
+def message_dict(m: Message) -> dict[str, Any]:
+    """An observation message in OpenAI request shape (tool results carry their call id)."""
+    if m.role == "tool":
+        return {"role": "tool", "content": m.content, "tool_call_id": m.tool_call_id or ""}
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.name:
+        out["name"] = m.name
+    return out
 
 
 # ---- token capture --------------------------------------------------------------------

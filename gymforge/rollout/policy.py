@@ -38,6 +38,7 @@ class PolicyTurn:
     capture_level: CaptureLevel = "none"
     text: str | None = None
     tool_calls: list[Any] | None = None
+    tool_format: str | None = None  # how ``text`` was parsed into ``action`` (token-in policies)
     prompt_token_ids: list[int] | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None

@@ -3,7 +3,9 @@
 - ``oracle``, ``random``, ``noop``: the scripted baselines;
 - ``skilled:P`` / ``skilled:1=0.9,*=0.2``: ``SkilledPolicy``, a scripted agent of known skill;
 - ``recorded:PATH``: play back the actions of a recorded trajectory file;
-- ``openai:MODEL`` (with ``base_url``): a model behind an OpenAI-compatible server;
+- ``openai:MODEL`` (with ``base_url``): a model behind an OpenAI-compatible chat server;
+- ``vllm:MODEL`` (with ``base_url``): token-in/token-out against a vLLM server
+  (:mod:`gymforge.rollout.vllm_policy`);
 - ``package.module:factory`` or ``path/to/file.py:factory``: any zero-argument callable
   returning a ``Policy``.
 """
@@ -48,13 +50,21 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
             from gymforge.rollout.openai_policy import make_openai_policy_factory
         except ImportError as err:
             raise UserError(f"openai policies are unavailable: {err}") from err
+        token_in = sorted(k for k in ("tokenizer", "tool_format") if options.get(k) is not None)
+        if token_in:
+            raise UserError(f"{', '.join(token_in)} only apply to vllm:MODEL policies")
         made = make_openai_policy_factory(spec, base_url=base_url, **options)
         return PolicySource(spec, made, getattr(made, "aclose", None))
+    if sep and kind == "vllm" and rest:
+        from gymforge.rollout.vllm_policy import make_vllm_policy_factory
+
+        vllm_factory = make_vllm_policy_factory(spec, base_url=base_url, **options)
+        return PolicySource(spec, vllm_factory, vllm_factory.aclose)
     if sep and rest:
         return PolicySource(spec, _import_factory(kind, rest))
     raise UserError(
         f"unknown policy {spec!r}; use {', '.join(SCRIPTED)}, skilled:P, recorded:PATH, "
-        "openai:MODEL or package.module:factory"
+        "openai:MODEL, vllm:MODEL or package.module:factory"
     )
 
 

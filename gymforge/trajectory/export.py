@@ -148,7 +148,7 @@ def sft_row(log: EpisodeLog) -> dict[str, Any]:
         "episode_id": end.episode_id,
         "reward": end.reward,
         "success": end.success,
-        "tools": log.steps[0].observation.tools,
+        "tools": log.steps[0].observation.tool_specs(),
         "messages": [{k: v for k, v in m.items() if v is not None} for m in messages],
     }
 

@@ -29,6 +29,7 @@ from gymforge.core.seeding import canonical_json, fingerprint
 from gymforge.core.types import Action
 from gymforge.rollout.episode import reset_outcome, step_outcome
 from gymforge.rollout.parsing import parse_assistant_message
+from gymforge.rollout.tool_formats import parse_completion
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
 
 COMPARED = (
@@ -93,12 +94,16 @@ def policy_parse(policy: dict[str, Any] | None, action: Any) -> dict[str, Any] |
     text, calls = policy.get("text"), policy.get("tool_calls")
     if text is None and not calls:
         return None
-    call_id = action.get("call_id") if isinstance(action, dict) else None
-    message = {"content": text, "tool_calls": calls}
-    parsed = [
-        parse_assistant_message(message, call_id or "call_0", text_tool_calls=mode).action
-        for mode in (True, False)
-    ]
+    call_id = (action.get("call_id") if isinstance(action, dict) else None) or "call_0"
+    fmt = policy.get("tool_format")
+    if fmt is not None:
+        parsed = [parse_completion(text or "", fmt, call_id)]
+    else:
+        message = {"content": text, "tool_calls": calls}
+        parsed = [
+            parse_assistant_message(message, call_id, text_tool_calls=mode).action
+            for mode in (True, False)
+        ]
     dumped = [json.loads(canonical_json(p.model_dump(mode="json"))) for p in parsed]
     return None if action in dumped else dumped[0]
 

@@ -25,6 +25,7 @@ deterministic.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -41,22 +42,38 @@ class _Record(BaseModel):
 
 
 class ObservationRecord(_Record):
+    """``tools`` is written as canonical JSON (sorted keys), which reorders each tool's keys
+    and so its ``properties``; ``tools_json`` keeps the tools' JSON text exactly as the
+    environment gave them, so a prompt can be re-rendered from the record
+    (:meth:`tool_specs`)."""
+
     rendered: list[Message]
     data: dict[str, Any]
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools_json: str | None = None
     tokens: int = Field(ge=0)
     tokenizer: str
     tokens_exact: bool
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The tools in the environment's order, keys included."""
+        if self.tools_json is not None:
+            specs: list[dict[str, Any]] = json.loads(self.tools_json)
+            return specs
+        return self.tools
 
 
 class PolicyRecord(_Record):
     """What the policy emitted, verbatim. ``text`` is the completion's text (the message
     content) and ``tool_calls`` the structured calls of a chat completion: replay checks
-    that they parse to the step's recorded action."""
+    that they parse to the step's recorded action. ``tool_format`` names the text format a
+    token-in policy parsed its calls from (``hermes``, ``llama3_json``, ``none``); replay
+    parses the text the same way."""
 
     capture_level: Literal["tokens", "logprobs", "text", "none"]
     text: str | None = None
     tool_calls: list[Any] | None = None
+    tool_format: Literal["hermes", "llama3_json", "none"] | None = None
     prompt_token_ids: list[int] | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None

@@ -8,6 +8,7 @@ scripted token-producing policy.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import typing
@@ -250,6 +251,82 @@ def test_rollout_func_refuses_unknown_prompts_and_text_capture() -> None:
     scripted.close()
 
 
+class DriftingTokenOracle(TokenOracle):
+    """Like TokenOracle, but the episodes of odd sampling seeds re-tokenise their context
+    on turn 2 (as a chat server does), so their prompts stop extending the last turn."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await super().start(ctx)
+        self.drift = ctx.rollout % 2 == 1
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        turn = await super().act(observation)
+        if self.drift and self.turn == 2:
+            assert turn.prompt_token_ids is not None
+            prompt = [9, *turn.prompt_token_ids[1:]]
+            return dataclasses.replace(turn, prompt_token_ids=prompt)
+        return turn
+
+
+class MetricLog:
+    def __init__(self) -> None:
+        self.values: dict[str, list[float]] = {}
+
+    def _log_metric(self, name: str, value: float) -> None:  # TRL's hook for log_metric
+        self.values.setdefault(name, []).append(value)
+
+
+def test_rollout_func_skips_bad_episodes_with_placeholders_and_metrics() -> None:
+    rows = ledger_rows(2)
+    prompts = [r["prompt"] for r in rows for _ in range(4)]
+    rollout = GymforgeRollout(LedgerEnv, rows, policy=DriftingTokenOracle, concurrency=4)
+    trainer = MetricLog()
+    out = rollout(prompts, trainer)
+    rollout.close()
+    assert all(len(v) == len(prompts) for v in out.values())
+    refused = [i for i, r in enumerate(out["env_refused"]) if r is not None]
+    assert refused == [1, 3, 5, 7]
+    assert {out["env_refused"][i] for i in refused} == {"prefix_mismatch"}
+    for i in refused:  # well-formed rows that train nothing and have no reward
+        assert out["env_mask"][i] == [0] and len(out["completion_ids"][i]) == 1
+        assert out["prompt_ids"][i][:1] == [1] and out["env_reward"][i] is None
+    for i in set(range(8)) - set(refused):
+        assert out["env_refused"][i] is None and out["env_reward"][i] > 0.9
+    assert trainer.values == {"gymforge/refused": [4.0], "gymforge/refused/prefix_mismatch": [4.0]}
+    assert rollout.refused == {"prefix_mismatch": 4}
+
+    # the reward function gives placeholders None: TRL leaves them out of the group statistics
+    reward = GymforgeReward(LedgerEnv)
+    logged: dict[str, float] = {}
+    got = asyncio.run(
+        reward(
+            prompts,
+            [""] * 8,
+            None,
+            env_reward=out["env_reward"],
+            env_reward_components=out["env_reward_components"],
+            env_success=out["env_success"],
+            log_metric=logged.__setitem__,
+        )
+    )
+    assert [g is None for g in got] == [i in refused for i in range(8)]
+    assert logged["gymforge/success"] == 1.0  # the mean over the episodes actually played
+
+
+def test_rollout_func_errors_only_when_every_episode_is_refused() -> None:
+    rows = ledger_rows(1)
+
+    class AlwaysDrift(DriftingTokenOracle):
+        async def start(self, ctx: EpisodeContext) -> None:
+            await super().start(ctx)
+            self.drift = True
+
+    rollout = GymforgeRollout(LedgerEnv, rows, policy=AlwaysDrift)
+    with pytest.raises(UserError, match=r"every episode of the batch \(2\).*prefix_mismatch"):
+        rollout([rows[0]["prompt"]] * 2, None)
+    rollout.close()
+
+
 def served(action: Action) -> ServedReply:
     if isinstance(action, ToolCall):
         return ServedReply(tool_calls=(ServedToolCall(action.name, dict(action.arguments)),))
@@ -288,7 +365,7 @@ def test_rollout_func_against_an_openai_compatible_server() -> None:
             model=SimpleNamespace(config=SimpleNamespace(_name_or_path="tiny")),
             processing_class=SimpleNamespace(eos_token_id=0),
         )
-        rollout = GymforgeRollout(LedgerEnv, rows, concurrency=4)
+        rollout = GymforgeRollout(LedgerEnv, rows, concurrency=4, policy_kind="openai")
         out = rollout(prompts, trainer)
         rollout.close()
         requests = list(srv.requests)

@@ -24,6 +24,7 @@ from gymforge.rollout.openai_policy import (
     make_openai_policy_factory,
 )
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.rollout.server import prompt_tokens
 from gymforge.testing import (
     OpenAITestServer,
     ServedError,
@@ -124,14 +125,43 @@ def test_request_carries_sampling_seed_and_capture_flags(
         "top_logprobs": 2,
         "return_token_ids": True,
         "top_k": 20,
-        "parallel_tool_calls": False,
         "tools": list(TOOLS),
     }
     assert {k: req.get(k) for k in expected} == expected
+    assert "parallel_tool_calls" not in req  # off by default: it turns on vLLM's grammar
     assert req["messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Hi ü"},
     ]
+
+
+def test_parallel_tool_calls_is_an_explicit_opt_in(
+    server: OpenAITestServer, make_factory: Factory
+) -> None:
+    play(make_factory(sampling=Sampling(parallel_tool_calls=False)), [RESET])
+    assert server.requests[-1]["parallel_tool_calls"] is False
+
+
+@pytest.mark.parametrize(
+    ("message", "tokens"),
+    [
+        (
+            "This model's maximum context length is 2048 tokens. However, your prompt contains"
+            " at least 2049 input tokens, which exceeds this limit even without any output"
+            " tokens. Please reduce the length of the input prompt.",
+            2049,
+        ),
+        (
+            "This model's maximum context length is 2048 tokens. However, your prompt contains"
+            " 3100 input tokens, which exceeds this limit even without any output tokens.",
+            3100,
+        ),
+        ("... you requested 2100 tokens (2000 in the messages, 100 in the completion).", 2000),
+        ("... However, your request has 4097 input tokens. Please reduce ...", 4097),
+    ],
+)
+def test_context_length_wordings_give_the_prompt_token_count(message: str, tokens: int) -> None:
+    assert prompt_tokens(message) == tokens
 
 
 def test_second_request_is_the_exact_transcript(

@@ -1,15 +1,26 @@
-"""A local OpenAI-compatible chat server for tests and benchmarks (no GPU, no model).
+"""The test server: a local OpenAI-compatible server for tests and benchmarks (no GPU).
 
 ``OpenAITestServer`` is a real HTTP server (aiohttp) on 127.0.0.1 and an ephemeral port,
 running in a background thread with its own event loop, so sync and async tests can both
-drive the real ``openai`` SDK against it. It serves ``POST /v1/chat/completions`` and
-``GET /v1/models`` with vLLM's documented extra fields:
+drive the real ``openai`` SDK against it. It serves ``POST /v1/chat/completions``,
+``POST /v1/completions`` with token-id prompts, ``POST /tokenize`` and ``/detokenize``
+(:mod:`~gymforge.testing.openai_server.token_in`) and ``GET /v1/models``, with vLLM's
+documented extra fields:
 
 - ``prompt_token_ids`` at the top level and ``choices[0].token_ids`` when the request asks
   ``return_token_ids``;
 - ``choices[0].logprobs.content[i]`` with ``token``, ``logprob``, ``bytes``,
   ``top_logprobs`` when it asks ``logprobs`` (tokens read ``token_id:<id>`` when it asks
   ``return_tokens_as_token_ids``); ``usage`` always.
+
+Like vLLM, a stop string ends a completion: the text keeps it only when the request sets
+``include_stop_str_in_output``, while its tokens stay in ``token_ids`` either way.
+``noncanonical_grammar=True`` imitates vLLM's hermes tool parser when a chat request sends
+``parallel_tool_calls``: the tool-call grammar forces tokens that canonical tokenisation
+never produces (:data:`~gymforge.testing.openai_server.fake.FORCED_TOKENS`), recorded with
+logprob 0.0 (forced, not sampled), so the next turn's re-rendered prompt does not extend
+the last one. ``token_in=False`` is a plain OpenAI-compatible server: no ``/tokenize`` and
+no token ids on completions.
 
 Tokenisation is fake and deterministic so tests can check pass-through exactly: the prompt
 is rendered by :func:`render_prompt` and the completion by :func:`render_completion`, and
@@ -32,120 +43,33 @@ same port. ``python -m gymforge.testing.openai_server --latency 1`` runs one sta
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import hashlib
-import importlib
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-FAULTS = frozenset({"429", "500", "503", "drop", "reset", "malformed", "context"})
-
-
-@dataclass(frozen=True)
-class ServedToolCall:
-    """A tool call the fake model makes. ``arguments`` may be a dict or raw (possibly bad)
-    JSON text, sent verbatim."""
-
-    name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
-
-    def arguments_text(self) -> str:
-        if isinstance(self.arguments, str):
-            return self.arguments
-        return json.dumps(self.arguments, ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class ServedReply:
-    """What the fake model answers: text, structured tool calls, or both."""
-
-    content: str | None = None
-    tool_calls: tuple[ServedToolCall, ...] = ()
-    finish_reason: str | None = None  # default: "tool_calls" if tool_calls else "stop"
-
-
-class ServedError(Exception):
-    """Raised by a responder to answer with an HTTP error in OpenAI's error shape."""
-
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.code = status, message, code
-
-
-Responder = Callable[[dict[str, Any]], "ServedReply | str"]
-
-
-def echo_responder(request: dict[str, Any]) -> ServedReply:
-    """Replies with the text of the last message."""
-    messages = request.get("messages") or [{}]
-    return ServedReply(content="echo: " + _content_text(messages[-1].get("content")))
-
-
-def scripted_responder(replies: Sequence[ServedReply | str]) -> Responder:
-    """Answers turn k of a conversation (k = assistant messages already in it) with
-    ``replies[k]`` (the last one repeats). Stateless, so concurrent conversations work."""
-    if not replies:
-        raise ValueError("scripted_responder needs at least one reply")
-
-    def respond(request: dict[str, Any]) -> ServedReply | str:
-        k = sum(m.get("role") == "assistant" for m in request.get("messages", []))
-        reply: ServedReply | str = replies[min(k, len(replies) - 1)]
-        return reply
-
-    return respond
-
-
-# ---- fake tokenisation ------------------------------------------------------------------
-def fake_tokenize(text: str) -> list[int]:
-    """One token per UTF-8 byte: the id is the byte value."""
-    return list(text.encode("utf-8"))
-
-
-def fake_logprob(token_id: int, position: int) -> float:
-    """A deterministic, exactly representable logprob for ``token_id`` at ``position``."""
-    return -((token_id * 31 + position * 7) % 97) / 16.0
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, list):  # OpenAI content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
-
-
-def render_completion(content: str | None, tool_calls: Sequence[dict[str, Any]] = ()) -> str:
-    """The raw text a Hermes-style model would emit: content, then one ``<tool_call>``
-    block per call with its arguments text verbatim."""
-    parts = [content or ""]
-    for call in tool_calls:
-        fn = call.get("function", call)
-        parts.append(
-            f'<tool_call>{{"name": {json.dumps(fn.get("name"))}, '
-            f'"arguments": {fn.get("arguments") or "{}"}}}</tool_call>'
-        )
-    return "".join(parts)
-
-
-def render_prompt(messages: Sequence[dict[str, Any]], tools: Sequence[Any] | None = None) -> str:
-    """The fake chat template: a tools header, every message, then the generation prompt."""
-    out = []
-    if tools:
-        out.append("<|tools|>" + json.dumps(list(tools), sort_keys=True) + "<|end|>\n")
-    for m in messages:
-        body = _content_text(m.get("content"))
-        if m.get("role") == "assistant":
-            body = render_completion(body, m.get("tool_calls") or ())
-        if m.get("tool_call_id"):
-            body = f"[{m['tool_call_id']}]" + body
-        out.append(f"<|{m.get('role')}|>{body}<|end|>\n")
-    return "".join(out) + "<|assistant|>"
+from gymforge.testing.openai_server import token_in
+from gymforge.testing.openai_server.fake import (
+    FAULTS,
+    FORCED_TOKENS,
+    Responder,
+    ServedError,
+    ServedReply,
+    apply_stop,
+    echo_responder,
+    fake_detokenize,
+    fake_logprob,
+    fake_tokenize,
+    forced_tokenize,
+    render_completion,
+    render_prompt,
+)
 
 
 # ---- the server -------------------------------------------------------------------------
@@ -164,6 +88,8 @@ class OpenAITestServer:
         serve_completion_ids: bool = True,
         max_context: int | None = None,
         cache: bool = False,
+        token_in: bool = True,
+        noncanonical_grammar: bool = False,
     ) -> None:
         self.responder = responder
         self.model = model
@@ -175,6 +101,8 @@ class OpenAITestServer:
         self.serve_completion_ids = serve_completion_ids
         self.max_context = max_context
         self.cache: dict[bytes, bytes] | None = {} if cache else None  # request -> response
+        self.token_in = token_in  # False: a plain server (no /tokenize, no ids back)
+        self.noncanonical_grammar = noncanonical_grammar
         self.requests: list[dict[str, Any]] = []
         self.faults: collections.deque[str] = collections.deque()
         self.served: collections.Counter[str] = collections.Counter()
@@ -247,7 +175,11 @@ class OpenAITestServer:
     async def _serve(self) -> None:
         app = web.Application(client_max_size=64 * 2**20)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
+        if self.token_in:
+            app.router.add_post("/tokenize", self._tokenize)
+            app.router.add_post("/detokenize", self._detokenize)
         self._runner = web.AppRunner(
             app,
             handle_signals=False,
@@ -278,13 +210,51 @@ class OpenAITestServer:
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, "messages", self._completion)
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        def build(body: dict[str, Any], malformed: bool) -> dict[str, Any]:
+            if not self.token_in:
+                body = {**body, "return_token_ids": False}  # a plain server ignores it
+            return token_in.text_completion(
+                self.responder, body, self.model, self.max_context, malformed
+            )
+
+        return await self._handle(request, "prompt", build)
+
+    async def _tokenize(self, request: web.Request) -> web.Response:
+        return await self._simple(request, lambda b: token_in.tokenize(b, self.max_context))
+
+    async def _detokenize(self, request: web.Request) -> web.Response:
+        return await self._simple(request, token_in.detokenize)
+
+    async def _simple(
+        self, request: web.Request, build: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> web.Response:
+        try:
+            body = json.loads(await request.read())
+            self.served[request.path] += 1
+            return web.json_response(build(body if isinstance(body, dict) else {}))
+        except ValueError:
+            return _error(400, "request body is not JSON")
+        except ServedError as err:
+            return _error(err.status, err.message, code=err.code)
+
+    async def _handle(
+        self,
+        request: web.Request,
+        required: str,
+        build: Callable[[dict[str, Any], bool], dict[str, Any]],
+    ) -> web.StreamResponse:
         raw = await request.read()
         cached = self.cache.get(raw) if self.cache is not None else None
         try:
-            body = {"messages": []} if cached and not self.record else json.loads(raw)
+            body = {required: []} if cached and not self.record else json.loads(raw)
         except ValueError:
             return _error(400, "request body is not JSON")
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        if not isinstance(body, dict) or body.get(required) is None:
+            return _error(400, f"{required} is required")
+        if required == "messages" and not isinstance(body["messages"], list):
             return _error(400, "messages must be a list")
         if self.record:
             self.requests.append(body)
@@ -305,7 +275,7 @@ class OpenAITestServer:
             data = cached
         else:
             try:
-                data = json.dumps(self._completion(body, malformed=fault == "malformed")).encode()
+                data = json.dumps(build(body, fault == "malformed")).encode()
             except ServedError as err:
                 return _error(err.status, err.message, code=err.code)
             if self.cache is not None and fault is None and len(self.cache) < 4096:
@@ -351,7 +321,15 @@ class OpenAITestServer:
         if malformed and not calls:
             content = (content or "") + '<tool_call>{"name": "x", "arguments": {'
         finish = reply.finish_reason or ("tool_calls" if calls else "stop")
-        completion_ids = fake_tokenize(render_completion(content, calls))
+        stop_reason: str | None = None
+        generated = render_completion(content, calls)
+        if req.get("stop") and not calls:
+            include = bool(req.get("include_stop_str_in_output"))
+            content, cut, stop_reason = apply_stop(generated, req["stop"], include)
+            generated = generated[:cut]  # the stop string's tokens stay in token_ids
+        grammar = self.noncanonical_grammar and calls and "parallel_tool_calls" in req
+        tokenize = forced_tokenize if grammar else fake_tokenize
+        completion_ids = tokenize(generated)
         if max_tokens is not None and len(completion_ids) > max_tokens:
             completion_ids = completion_ids[:max_tokens]
             content = bytes(completion_ids).decode("utf-8", errors="ignore")
@@ -361,7 +339,7 @@ class OpenAITestServer:
             "message": {"role": "assistant", "content": content, "tool_calls": calls},
             "logprobs": None,
             "finish_reason": finish,
-            "stop_reason": None,
+            "stop_reason": stop_reason,
         }
         if req.get("logprobs"):
             choice["logprobs"] = {
@@ -392,9 +370,12 @@ class OpenAITestServer:
 
 
 def _logprobs(ids: list[int], top: int, as_ids: bool) -> list[dict[str, Any]]:
+    forced = FORCED_TOKENS
+
     def entry(tid: int, pos: int) -> dict[str, Any]:
-        token = f"token_id:{tid}" if as_ids else bytes([tid]).decode("latin-1")
-        return {"token": token, "logprob": fake_logprob(tid, pos), "bytes": [tid]}
+        token = f"token_id:{tid}" if as_ids else fake_detokenize([tid])
+        logprob = 0.0 if tid in forced else fake_logprob(tid, pos)  # forced: not sampled
+        return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
 
     return [
         {**entry(t, i), "top_logprobs": [entry((t + j) % 256, i) for j in range(top)]}
@@ -420,32 +401,3 @@ def _error(status: int, message: str, code: str | None = None) -> web.Response:
 def _abort(request: web.Request) -> None:
     if request.transport is not None:
         request.transport.abort()
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run a standalone server; prints ``PORT <n>`` and serves until stdin closes. It
-    answers with fixed text, or with ``--responder MODULE:FACTORY``'s ``FACTORY(*ARGS)``."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--latency", type=float, default=0.0)
-    ap.add_argument("--reply-chars", type=int, default=200, help="length of each reply")
-    ap.add_argument("--responder", metavar="MODULE:FACTORY", help="FACTORY(*ARGS) answers")
-    ap.add_argument("--responder-arg", metavar="ARG", action="append", default=[], dest="args")
-    args = ap.parse_args(argv)
-    text = ("The answer is 42. " * (args.reply_chars // 18 + 1))[: args.reply_chars]
-    responder: Responder = lambda _req: text  # noqa: E731
-    if args.responder:
-        module, _, name = args.responder.partition(":")
-        responder = getattr(importlib.import_module(module), name)(*args.args)
-    server = OpenAITestServer(
-        responder, latency=args.latency, port=args.port, record=False, cache=True
-    )
-    with server:
-        print(f"PORT {server.port}", flush=True)
-        import sys
-
-        sys.stdin.read()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,291 @@
+"""``vllm:MODEL``: a token-in/token-out policy that owns the episode's token sequence.
+
+The chat policy (``openai:MODEL``) sends messages and the server re-renders the whole
+transcript each turn, so turn k+1's prompt ids need not extend turn k's prompt + completion
+(re-serialised tool calls, non-canonical sampled tokens re-tokenised), and such episodes
+cannot be trained on. This policy makes every multi-turn episode exact by construction:
+
+- turn 1's prompt is the reset messages rendered with the model's chat template (tools
+  included, generation prompt added);
+- turn k+1's prompt is turn k's prompt ids + its completion ids exactly as generated + what
+  the template closes an assistant turn with (less what the model already generated, e.g.
+  its EOS) + the template delta of the environment's new messages
+  (:mod:`gymforge.rollout.chat_template`). Earlier turns are never re-rendered or
+  re-tokenised;
+- requests go to the completions endpoint with the prompt as a list of token ids (vLLM
+  accepts that), through the official ``openai`` SDK (its generic ``client.post``, like the
+  chat policy's fast path), asking ``return_token_ids``, logprobs of the sampled tokens and
+  ``include_stop_str_in_output`` (a stop string that ends a turn stays in the text, so
+  text and ids agree and the next prompt still extends the last one).
+
+The template is rendered by the server's ``/tokenize`` by default, or by a tokenizer loaded
+locally with ``transformers`` (``tokenizer=PATH``, ``--tokenizer``). Tool calls are parsed
+from the generated text in the model's format (:mod:`gymforge.rollout.tool_formats`),
+detected from the template unless ``tool_format`` is given; malformed calls are ``Invalid``
+and take the environment's malformed-output path.
+
+Each turn records ``prompt_token_ids`` and ``completion_token_ids`` as the server returned
+them, the sampled tokens' ``logprobs``, ``finish_reason``, ``model`` and the weight version
+read when the successful request was sent, at capture level ``tokens``. A server that
+cannot do token-in (no ``/tokenize``, refuses id prompts, or returns no ids / other ids
+than were sent: a plain OpenAI-compatible server) fails the first request with
+:class:`TokenInUnsupported`, which names ``openai:MODEL`` as the alternative and stops the
+run (retrying cannot help). Retries, timeouts and context-length errors are those of every
+server policy (:mod:`gymforge.rollout.server`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any, Literal
+
+from gymforge.core.errors import UserError
+from gymforge.core.seeding import derive_seed
+from gymforge.core.types import Observation, ToolCall
+from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
+from gymforge.rollout.parsing import message_dict
+from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.rollout.server import (
+    PolicyRequestRejected,
+    Retry,
+    Sampling,
+    ServerFactory,
+    Transport,
+    WeightVersion,
+    call_with_retries,
+    first_choice,
+    post_json,
+    split_settings,
+)
+from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, ServerTemplate, TokenInUnsupported
+from gymforge.rollout.tool_formats import FORMATS, ToolFormat, detect_format, parse_completion
+
+
+class VLLMPolicyFactory(ServerFactory):
+    """Makes :class:`VLLMPolicy` objects sharing one client, weight version and template
+    cache. ``tokenizer``: a local tokenizer path (else the server's ``/tokenize``);
+    ``tool_format``: ``auto`` (detected from the template) or one of ``FORMATS``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        sampling: Sampling | None = None,
+        retry: Retry | None = None,
+        transport: Transport | None = None,
+        max_connections: int = 4096,
+        checkpoint: str | None = None,
+        weight_version: WeightVersion = None,
+        tokenizer: str | None = None,
+        tool_format: Literal["auto", "hermes", "llama3_json", "none"] = "auto",
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            sampling=sampling,
+            retry=retry,
+            transport=transport,
+            max_connections=max_connections,
+            checkpoint=checkpoint,
+            weight_version=weight_version,
+        )
+        if tool_format != "auto" and tool_format not in FORMATS:
+            raise UserError(f"unknown tool format {tool_format!r}; use auto or {FORMATS}")
+        self.tokenizer = tokenizer
+        self.tool_format: ToolFormat | None = None if tool_format == "auto" else tool_format
+        renderer = LocalTemplate(tokenizer) if tokenizer else ServerTemplate(self)
+        self.template = TemplateDelta(renderer)
+
+    def __call__(self) -> VLLMPolicy:
+        return VLLMPolicy(self)
+
+    @property
+    def root_url(self) -> str:
+        """The server root (vLLM serves ``/tokenize`` beside ``/v1``)."""
+        base = (self.base_url or "http://127.0.0.1:8000/v1").rstrip("/")
+        return base[:-3] if base.endswith("/v1") else base
+
+    async def aclose(self) -> None:
+        """Close the running loop's clients (the SDK's and the tokenizer endpoint's)."""
+        closer = getattr(self.template.renderer, "aclose", None)
+        if closer is not None:
+            await closer()
+        await super().aclose()
+
+    async def format_for(self, tools: Tools) -> ToolFormat:
+        if self.tool_format is None:
+            self.tool_format = detect_format(await self.template.probe_text(tools))
+        return self.tool_format
+
+
+def _completion_hint(status: int, message: str) -> str:
+    if status in (404, 422) or (status == 400 and "prompt" in message.lower()):
+        return f" (token-id prompts refused? {ALTERNATIVE})"
+    return ""
+
+
+class VLLMPolicy:
+    """One episode's token sequence. Made by :class:`VLLMPolicyFactory`."""
+
+    def __init__(self, factory: VLLMPolicyFactory) -> None:
+        self.factory = factory
+        self.name = f"vllm:{factory.model}"
+        self.checkpoint = factory.checkpoint
+        self.ids: list[int] | None = None  # prompt + completion of the last turn
+        self._ids_json = ""  # the same ids as JSON array items, grown turn by turn
+        self.tools: Tools = None
+        self.turns = 0
+        self._last_completion: list[int] = []
+        self._last_call: str | None = None
+        self._seed = 0
+        self._rng = random.Random(0)
+
+    @property
+    def weight_version(self) -> str | None:
+        return self.factory.current_weight_version()
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        self.ids, self.tools, self.turns, self._ids_json = None, None, 0, ""
+        self._last_completion, self._last_call = [], None
+        self._seed = ctx.sampling_seed
+        self._rng = random.Random(
+            derive_seed("vllm-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
+        )
+
+    async def next_prompt(self, observation: Observation) -> list[int]:
+        """The exact prompt ids of the coming turn (module docstring)."""
+        template = self.factory.template
+        messages = [self._message(m) for m in observation.messages]
+        if self.ids is None:
+            self.tools = [dict(t) for t in observation.tools] or None
+            return await template.first_prompt(messages, self.tools)
+        close = close_rest(self._last_completion, await template.close(self.tools))
+        added = close + await template.delta(messages, self.tools)
+        self._ids_json = _extend_json(self._ids_json, added)
+        return self.ids + added
+
+    def _message(self, m: Any) -> dict[str, Any]:
+        out = message_dict(m)
+        if m.role == "tool" and "name" not in out and self._last_call:
+            out["name"] = self._last_call  # hermes-style templates render the tool's name
+        return out
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        first = self.ids is None
+        prompt = await self.next_prompt(observation)
+        if first:
+            self._ids_json = _extend_json("", prompt)
+        fmt = await self.factory.format_for(self.tools)
+        body = self.request_body(self._ids_json)
+        try:
+            data, version = await call_with_retries(
+                self.factory, self._rng, lambda: self._send(body), _completion_hint
+            )
+        except PolicyRequestRejected as err:
+            if ALTERNATIVE in str(err):
+                raise TokenInUnsupported(str(err), status=err.status) from err
+            raise
+        choice = data["choices"][0]
+        completion = _checked_ids(choice, prompt, self.factory.base_url)
+        self.turns += 1
+        self.ids = prompt + completion
+        self._ids_json = _extend_json(self._ids_json, completion)
+        self._last_completion = completion
+        text = choice.get("text")
+        text = text if isinstance(text, str) else ""
+        action = parse_completion(text, fmt, f"call_{self.turns}")
+        self._last_call = action.name if isinstance(action, ToolCall) else None
+        finish, model = choice.get("finish_reason"), data.get("model")
+        return PolicyTurn(
+            action=action,
+            capture_level="tokens",
+            text=text,
+            tool_format=fmt,
+            prompt_token_ids=prompt,
+            completion_token_ids=completion,
+            logprobs=_logprobs(choice, len(completion)),
+            finish_reason=finish if isinstance(finish, str) else None,
+            model=model if isinstance(model, str) else None,
+            weight_version=version,
+        )
+
+    def request_body(self, prompt_json: str) -> bytes:
+        """The completions request, JSON-encoded, for the prompt ids ``prompt_json`` (the
+        items of a JSON array: kept across turns, so each turn encodes only its new ids)."""
+        s = self.factory.sampling
+        body: dict[str, Any] = {
+            "model": self.factory.model,
+            "seed": self._seed,
+            "return_token_ids": True,
+            "include_stop_str_in_output": True,
+        }
+        optional = {
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "max_tokens": s.max_tokens,
+            "stop": list(s.stop) if s.stop else None,
+        }
+        body.update((k, v) for k, v in optional.items() if v is not None)
+        if s.logprobs:
+            body["logprobs"] = s.top_logprobs or 0
+        body.update(s.extra_body)
+        head = json.dumps(body, ensure_ascii=False)
+        return f'{head[:-1]}, "prompt": [{prompt_json}]}}'.encode()
+
+    async def _send(self, body: bytes) -> dict[str, Any]:
+        f = self.factory
+        return first_choice(await post_json(f.client(), "/completions", body, f.retry.call_timeout))
+
+
+def _extend_json(items: str, ids: list[int]) -> str:
+    """``items`` (JSON array items) followed by ``ids``."""
+    if not ids:
+        return items
+    more = ",".join(map(str, ids))
+    return f"{items},{more}" if items else more
+
+
+def _checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:
+    """The completion ids, after checking the server took the prompt ids verbatim."""
+    completion = choice.get("token_ids")
+    echoed = choice.get("prompt_token_ids")
+    if not isinstance(completion, list) or not isinstance(echoed, list):
+        raise TokenInUnsupported(
+            f"{where or 'server'} returned no token ids for a token-id prompt (not vLLM?); "
+            + ALTERNATIVE
+        )
+    if echoed != prompt:
+        raise TokenInUnsupported(
+            f"{where or 'server'} did not take the prompt token ids verbatim (it re-tokenised "
+            f"them: {len(echoed)} ids back for {len(prompt)} sent); {ALTERNATIVE}"
+        )
+    return completion
+
+
+def _logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
+    lp = choice.get("logprobs")
+    values = lp.get("token_logprobs") if isinstance(lp, dict) else None
+    if not isinstance(values, list) or len(values) != n:
+        return None
+    if not set(map(type, values)) <= {float, int}:
+        return None
+    return values if set(map(type, values)) == {float} else [float(v) for v in values]
+
+
+def make_vllm_policy_factory(
+    spec: str, base_url: str | None = None, **settings: Any
+) -> VLLMPolicyFactory:
+    """The factory for a CLI spec ``vllm:MODEL``: ``settings`` as for
+    :func:`~gymforge.rollout.openai_policy.make_openai_policy_factory` plus ``tokenizer`` and
+    ``tool_format``. A tokenizer that cannot be loaded is a ``UserError`` here, before any
+    episode starts."""
+    kind, _, model = spec.partition(":")
+    if kind != "vllm" or not model:
+        raise UserError(f"policy spec must look like vllm:MODEL, got {spec!r}")
+    settings = {k: v for k, v in settings.items() if k not in ("text_tool_calls", "request_path")}
+    sampling, retry, options = split_settings(settings, VLLMPolicyFactory, "vllm policy")
+    return VLLMPolicyFactory(model, base_url=base_url, sampling=sampling, retry=retry, **options)

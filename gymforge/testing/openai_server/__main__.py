@@ -1,0 +1,3 @@
+from gymforge.testing.openai_server import main
+
+main()
