@@ -59,8 +59,9 @@ def test_version_1_ids_regenerate_and_judge_exactly_as_recorded(family: Any) -> 
 
 @pytest.mark.parametrize("name", ["puzzles_v1_oracle.jsonl", "puzzles_v1_random.jsonl"])
 def test_trajectories_recorded_before_version_2_replay_unchanged(name: str) -> None:
-    """Recorded with the version-1 code (``gymforge run puzzles --policy oracle|random -n 12``
-    before any family had a version 2): every step still matches."""
+    """Recorded with the version-1 puzzle code (``gymforge run puzzles --policy oracle|random
+    -n 12`` on the main line before any family had a version 2; re-recorded when the
+    trajectory format gained ``tools_json``): every step still matches."""
     report = asyncio.run(replay_file(DATA / name, lambda env_id: make_env(env_id)))
     assert report.ok, report.divergence
     assert report.episodes == 12
