@@ -1,6 +1,9 @@
-"""Environment lookup: built-in ids, or ``package.module:factory`` import paths.
+"""Environment lookup: built-in ids, ``reasoning-gym:NAME``, or ``package.module:factory``
+import paths.
 
 A factory is an ``Environment`` class or a zero-argument callable returning an environment.
+``reasoning-gym:NAME`` is any reasoning-gym dataset (the optional extra ``interop``); the
+adapter is imported only when such an id is resolved.
 Mistakes in an environment file are ``UserError``s of one or two lines naming the file, the
 line and the fix (``authoring``): a syntax error, an exception while importing it, a missing
 ``:Class``, a hook whose signature does not match the base class's.
@@ -35,6 +38,20 @@ BUILTIN: dict[str, str] = {
 }
 
 EnvFactory = Callable[[], Any]
+REASONING_GYM = "reasoning-gym:"
+
+
+def reasoning_gym_factory(name: str) -> EnvFactory:
+    """The factory of reasoning-gym dataset ``name``; UserError naming the extra when
+    reasoning-gym is not installed or has no such dataset."""
+    try:
+        from gymforge.envs.reasoning_gym import env_class
+    except ImportError as err:
+        raise UserError(
+            f"reasoning-gym:{name} needs the optional extra 'interop' "
+            f"(pip install 'gymforge[interop]'): {err}"
+        ) from err
+    return env_class(name)  # the class is the factory; an unknown name fails here
 
 
 def resolve_factory(env: str) -> EnvFactory:
@@ -48,6 +65,8 @@ def resolve_factory(env: str) -> EnvFactory:
         from gymforge.serve.client import remote_factory
 
         return remote_factory(env)
+    if env.startswith(REASONING_GYM):
+        return reasoning_gym_factory(env[len(REASONING_GYM) :])
     target = BUILTIN.get(env, env)
     if ":" not in target:
         if target.endswith(".py") or Path(target).is_file():

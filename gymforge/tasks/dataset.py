@@ -11,7 +11,9 @@ A bad line is refused with its file name and line number. By default nothing is
 half-loaded (the first bad line raises). With ``strict=False`` every good row loads, each bad
 line becomes one entry of ``Dataset.errors`` (``file:line: what is wrong``), and a bad row's
 own ``task_id``, when it has one, resolves to that error (``UnknownTaskError``) instead of
-"no such task", so an answer to it is reported rather than silently lost.
+"no such task", so an answer to it is reported rather than silently lost; so does its
+position id ``{name}@{hash12}/{row}``. ``row`` counts every non-blank line, bad ones included,
+so a bad line never shifts the ids of the rows after it onto other tasks.
 Rows are training tasks unless the file has a ``split`` column (``"train"`` or
 ``"heldout"`` per row).
 """
@@ -129,15 +131,18 @@ def load_jsonl(
     data = read_dataset_bytes(p)
     digest = hashlib.sha256(data).hexdigest()
     ds = Dataset(name or _stem(p), str(p), digest)
+    row = -1
     for n, raw in enumerate(data.splitlines(), 1):
         if not raw.strip():
             continue
+        row += 1
         try:
-            _load_row(ds, p, n, raw, row_model, to_task)
+            _load_row(ds, p, (n, row), raw, row_model, to_task)
         except ConfigError as err:
             if strict:
                 raise
             ds.errors.append(str(err))
+            ds._bad.setdefault(f"{ds.pin}/{row}", str(err))
             own = _own_id(raw)
             if own is not None and own not in ds._index:
                 ds._bad.setdefault(own, str(err))
@@ -165,8 +170,15 @@ def _own_id(raw: bytes) -> str | None:
 
 
 def _load_row(
-    ds: Dataset, p: Path, n: int, raw: bytes, row_model: type[BaseModel], to_task: RowToTask
+    ds: Dataset,
+    p: Path,
+    position: tuple[int, int],
+    raw: bytes,
+    row_model: type[BaseModel],
+    to_task: RowToTask,
 ) -> None:
+    """Validate one line (``position`` = line number, row index) and append its task."""
+    n, index = position
     if len(raw) > MAX_ROW_BYTES:
         raise ConfigError(f"{p.name}:{n}: line longer than {MAX_ROW_BYTES} bytes")
     try:
@@ -178,7 +190,7 @@ def _load_row(
         where = ".".join(str(x) for x in e["loc"]) or "row"
         msg = str(e["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{p.name}:{n}: {where}: {msg}") from err
-    canonical = f"{ds.pin}/{len(ds.tasks)}"
+    canonical = f"{ds.pin}/{index}"
     own = getattr(row, "task_id", None)
     task_id = own or canonical
     if task_id in ds._index:
@@ -197,7 +209,7 @@ def _load_row(
             family=ds.name,
             prompt=prompt,
             truth=truth,
-            params={"row": len(ds.tasks)},
+            params={"row": index},
             difficulty=0,
             split=split,
         )

@@ -287,7 +287,7 @@ def test_path_accepts_exactly_the_minimum_simple_paths() -> None:
         best = min(length for _, length in paths)
         assert best == t["distance"]
         for path, length in paths:
-            got = reason(PATH, t, " -> ".join(path))
+            got = reason(PATH, t, " -> ".join(map(str, path)))
             assert got == (None if length == best else "not_shortest")
 
 

@@ -11,6 +11,9 @@ The answer format is the same for every family: the reply ends with one line
 3. Several answer lines that differ (after collapsing whitespace) are a hedge and fail.
 4. The last answer line must end the reply: text after it (``none of these``, a second
    candidate, a retraction) fails as ``text_after_answer``.
+5. Families with grid answers (sudoku from version 2) take ``multiline``: the answer is then
+   everything from ``Answer:`` to the end of the reply, so a grid may follow on its own
+   lines; the family's checker refuses anything in it that is not part of a grid.
 
 Only the text of the last answer is handed to the family's checker, which judges the
 *validity* of the proposed solution (never a string match against one stored answer).
@@ -70,16 +73,28 @@ def visible_text(reply: str) -> str:
     return "\n".join(kept)
 
 
-def extract_answer(reply: str) -> tuple[str | None, Outcome | None]:
+def extract_answer(reply: str, multiline: bool = False) -> tuple[str | None, Outcome | None]:
     """``(answer, None)`` for a well-formed reply, else ``(None, failing Outcome)``.
 
     Reasons: ``no_answer``, ``hedge`` (several different answers), ``text_after_answer``,
-    ``too_long``.
+    ``too_long``. With ``multiline`` an answer runs to the next answer line or the end.
     """
     text = visible_text(reply)
     matches = list(_ANSWER_LINE.finditer(text))
     if not matches:
         return None, fail("no_answer")
+    if multiline:
+        ends = [m.start() for m in matches[1:]] + [len(text)]
+        blocks = [text[m.start(1) : end] for m, end in zip(matches, ends, strict=True)]
+        answers = [b.strip().removeprefix("**").strip() for b in blocks]
+        if len({_SPACES.sub(" ", a) for a in answers}) > 1:
+            return None, fail("hedge", answers=len(set(answers)))
+        answer = answers[-1]
+        if not answer:
+            return None, fail("no_answer")
+        if len(answer) > MAX_ANSWER_CHARS:
+            return None, fail("too_long", chars=len(answer))
+        return answer, None
     answers = [m.group(1).strip().rstrip("*").strip() for m in matches]
     distinct = sorted({_SPACES.sub(" ", a) for a in answers})
     if len(distinct) > 1:
@@ -94,8 +109,16 @@ def extract_answer(reply: str) -> tuple[str | None, Outcome | None]:
     return answer, None
 
 
-def answer_instruction(form: str, example: str) -> str:
-    """The format paragraph every prompt ends with: one final line, nothing after it."""
+def answer_instruction(form: str, example: str, multiline: bool = False) -> str:
+    """The format paragraph every prompt ends with: one final line, nothing after it (or,
+    ``multiline``, the answer from ``Answer:`` to the end, which may span lines)."""
+    if multiline:
+        return (
+            "Think as long as you like, then end your reply with your answer after a line "
+            f"starting 'Answer:', of the form\nAnswer: {form}\nfor example: Answer: {example}\n"
+            "The grid may instead follow on its own lines after 'Answer:'. Nothing else may "
+            "follow the answer, and a reply with two different answers is wrong."
+        )
     return (
         "Think as long as you like, then end your reply with exactly one final line of the "
         f"form\nAnswer: {form}\nfor example: Answer: {example}\n"

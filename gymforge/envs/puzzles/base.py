@@ -3,25 +3,39 @@
 Each family module defines one subclass holding its generator (``build``), its difficulty
 levels, its held-out regions, its validity checker (``check``) and its reference solution
 (``oracle_answer``). The environment only dispatches on ``task.family``.
+
+Versions: a family that changes its generator or its checker bumps ``version`` and keeps
+every older version in ``legacy`` (the same class, told its version, so old ids regenerate
+and are judged exactly as recorded). ``at_version(n)`` and ``resolve`` reach them.
+``from_row`` turns a dataset row's fields into the hidden truth ``check`` reads (the
+current version's rules).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gymforge.core.errors import UnknownTaskError
+from gymforge.core.types import Task
 from gymforge.envs.puzzles.answer import Outcome
 from gymforge.tasks import TaskFamily
+from gymforge.tasks.family import parse_task_id
 
 Region = Callable[[Mapping[str, Any]], bool]
 
 
+@dataclass
 class PuzzleFamily(TaskFamily):
     """A ``TaskFamily`` plus ``check`` and ``oracle_answer``; ``heldout`` names the
     parameter regions the environment's ``Split`` reserves for evaluation."""
 
+    legacy: tuple[PuzzleFamily, ...] = ()
     heldout: ClassVar[Mapping[str, Region]] = {}
+    multiline_answer: ClassVar[bool] = False
+    """Whether the answer may run over several lines after ``Answer:`` (from version 2)."""
 
     @abstractmethod
     def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
@@ -32,3 +46,37 @@ class PuzzleFamily(TaskFamily):
     @abstractmethod
     def oracle_answer(self, truth: Mapping[str, Any]) -> str:
         """A canonical valid solution, written in the answer format the prompt asks for."""
+
+    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The hidden truth of a dataset row (its family-specific fields); ValueError saying
+        what is missing or wrong."""
+        raise ValueError(f"{self.name} takes no dataset rows")
+
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        """``(form, example)`` of the answer line for the task ``truth`` (dataset prompts)."""
+        raise NotImplementedError
+
+    def multiline(self) -> bool:
+        return self.multiline_answer and self.version >= 2
+
+    def at_version(self, version: int) -> PuzzleFamily:
+        """This family as it was at ``version``; UnknownTaskError for a version never made."""
+        if version == self.version:
+            return self
+        for old in self.legacy:
+            if old.version == version:
+                return old
+        known = sorted([self.version, *(f.version for f in self.legacy)])
+        raise UnknownTaskError(f"{self.name} has no version {version} (versions: {known})")
+
+    def resolve(self, task_id: str) -> Task:
+        tid = parse_task_id(task_id)
+        if tid.family == self.name and tid.version != self.version:
+            return self.at_version(tid.version).resolve(task_id)
+        return super().resolve(task_id)
+
+    def for_task(self, task: Task) -> PuzzleFamily:
+        """The version that made ``task`` (a dataset task is judged by the current one)."""
+        if "row_family" in task.truth:
+            return self
+        return self.at_version(parse_task_id(task.task_id).version)

@@ -5,6 +5,10 @@ each pair of differently coloured nodes becomes an edge with probability ``densi
 The planted colouring is therefore always proper and is the oracle. The verifier accepts
 *any* proper colouring that uses colours from ``1..k`` and names every node exactly once.
 
+Version 2 names nodes by letters or by integers (knob ``naming``) and reads answers naming
+nodes either way (``3=1, 7=2``). Dataset rows (``from_row``): ``nodes`` (strings or
+integers), ``edges`` (``[u, v]`` pairs), ``colors`` (k).
+
 Failure reasons: ``parse_error``, ``unknown_node``, ``duplicate_node``, ``missing_node``,
 ``bad_color``, ``conflict``.
 """
@@ -19,10 +23,11 @@ from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.rows import NAMING, draw_names, edge_list, field, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _ITEM = re.compile(r"\s*([A-Za-z])\s*[=:]\s*(\d{1,3})\s*")
+_ITEM_V2 = re.compile(r"\s*([A-Za-z]\w{0,30}|\d{1,6})\s*[=:]\s*(\d{1,3})\s*")
 
 
 class ColoringFamily(PuzzleFamily):
@@ -30,9 +35,9 @@ class ColoringFamily(PuzzleFamily):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
         n, k, density = params["nodes"], params["colors"], params["density"]
-        order = r.sample(LETTERS, n)
+        order = draw_names(r, n, params.get("naming", "letters"))
         color = {v: (i + 1 if i < k else r.randint(1, k)) for i, v in enumerate(order)}
-        nodes = sorted(order)
+        nodes = sorted(order)  # type: ignore[type-var]  # one kind of name per task
         edges = [
             [u, v]
             for u, v in combinations(nodes, 2)
@@ -43,22 +48,35 @@ class ColoringFamily(PuzzleFamily):
             f"Colour the nodes of an undirected graph with the colours 1 to {k} so that the "
             "two ends of every edge get different colours. Any such colouring is accepted "
             "(not every colour has to be used).\n"
-            f"Nodes: {', '.join(nodes)}\nEdges: {listed}\n\n"
-            + answer_instruction("<Node>=<colour>, ... for every node", "P=1, Q=2, R=1")
+            f"Nodes: {', '.join(map(str, nodes))}\nEdges: {listed}\n\n"
+            + answer_instruction(*self.answer_form({"nodes": nodes}))
         )
         truth = {"nodes": nodes, "edges": edges, "colors": k}
         return prompt, {**truth, "solution": [color[v] for v in nodes]}
 
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        integers = isinstance(truth["nodes"][0], int)
+        example = "2=1, 5=2, 7=1" if integers else "P=1, Q=2, R=1"
+        return "<Node>=<colour>, ... for every node", example
+
+    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        nodes = names(row, "nodes")
+        k = field(row, "colors", int)
+        if k < 1:
+            raise ValueError("field 'colors' must be at least 1")
+        return {"nodes": nodes, "edges": edge_list(row, "edges", nodes, False), "colors": k}
+
     def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
-        nodes: list[str] = truth["nodes"]
+        nodes = [key_of(v) for v in truth["nodes"]]
         k: int = truth["colors"]
         index = {v: i for i, v in enumerate(nodes)}
+        pattern = _ITEM if self.version < 2 else _ITEM_V2
         given: dict[str, int] = {}
         for item in answer.strip().rstrip(".").replace(";", ",").split(","):
-            m = _ITEM.fullmatch(item)
+            m = pattern.fullmatch(item)
             if m is None:
                 return fail("parse_error", item=item.strip()[:40])
-            node, c = m[1].upper(), int(m[2])
+            node, c = key_of(m[1]), int(m[2])
             if node not in index:
                 return fail("unknown_node", node=node)
             if node in given:
@@ -70,8 +88,8 @@ class ColoringFamily(PuzzleFamily):
         if missing:
             return fail("missing_node", node=missing[0])
         for u, v in truth["edges"]:
-            if given[u] == given[v]:
-                return fail("conflict", edge=f"{u}-{v}", color=given[u])
+            if given[key_of(u)] == given[key_of(v)]:
+                return fail("conflict", edge=f"{u}-{v}", color=given[key_of(u)])
         return ok(colors_used=len(set(given.values())))
 
     def oracle_answer(self, truth: Mapping[str, Any]) -> str:
@@ -79,18 +97,27 @@ class ColoringFamily(PuzzleFamily):
         return ", ".join(f"{v}={c}" for v, c in pairs)
 
 
-def _level(nodes: tuple[int, int], colors: int, density: tuple[int, ...]) -> ParamSpace:
-    return ParamSpace(
-        {"nodes": IntKnob(*nodes), "colors": ChoiceKnob((colors,)), "density": ChoiceKnob(density)}
-    )
+def _level(
+    nodes: tuple[int, int], colors: int, density: tuple[int, ...], naming: bool = False
+) -> ParamSpace:
+    knobs: dict[str, IntKnob | ChoiceKnob] = {
+        "nodes": IntKnob(*nodes),
+        "colors": ChoiceKnob((colors,)),
+        "density": ChoiceKnob(density),
+    }
+    if naming:
+        knobs["naming"] = ChoiceKnob(NAMING)
+    return ParamSpace(knobs)
 
 
-FAMILY = ColoringFamily(
-    "puzzles.coloring",
-    1,
-    {
-        1: _level((5, 7), 3, (40, 50)),
-        2: _level((8, 11), 3, (55, 65)),
-        3: _level((12, 16), 4, (60, 75)),
-    },
-)
+def _levels(naming: bool) -> dict[int, ParamSpace]:
+    return {
+        1: _level((5, 7), 3, (40, 50), naming),
+        2: _level((8, 11), 3, (55, 65), naming),
+        3: _level((12, 16), 4, (60, 75), naming),
+    }
+
+
+V1 = ColoringFamily("puzzles.coloring", 1, _levels(False))
+FAMILY = ColoringFamily("puzzles.coloring", 2, _levels(True), legacy=(V1,))
+"""Version 2: nodes named by integers too (``naming``), dataset rows."""

@@ -8,6 +8,11 @@ in ``<think>`` is ignored, hedges and trailing text fail). The family's checker 
 *every* valid solution, not a string match against the stored one, and reports a reason in
 ``Verdict.facts`` otherwise.
 
+Versions: a family that changes its generator or checker bumps its own version and keeps
+the old one (``base.py``), so every id ever issued regenerates and is judged as recorded, and
+trajectories recorded before replay unchanged (``EnvSpec.version`` stays, since no recorded
+episode's dynamics changed; new ids say ``v2``, verdicts name ``family@version``).
+
 Held-out split: the largest or hardest region of every family (seven-number countdowns,
 9x9 sudokus with at most 26 givens, eight islanders, shortest paths on 18+ nodes, colourings
 of 15+ nodes). Every family keeps trainable levels.
@@ -16,28 +21,24 @@ of 15+ nodes). Every family keeps trainable levels.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.types import Action, Reply, Task
-from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
 from gymforge.envs.puzzles.answer import extract_answer
 from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.dataset import load_puzzles
+from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.envs.puzzles.redteam import CASES
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.profile import QAProfile, ThroughputBudget
 from gymforge.tasks import Split, TaskSource
+from gymforge.tasks.dataset import Dataset
 from gymforge.verify import Verdict
 
-FAMILIES: tuple[PuzzleFamily, ...] = (
-    countdown.FAMILY,
-    sudoku.FAMILY,
-    knights_knaves.FAMILY,
-    shortest_path.FAMILY,
-    coloring.FAMILY,
-)
-BY_NAME: dict[str, PuzzleFamily] = {f.name: f for f in FAMILIES}
+__all__ = ["BY_NAME", "FAMILIES", "PuzzleFamily", "PuzzlesEnv"]
 
 
 class PuzzlesEnv(ToolEnv):
@@ -45,7 +46,7 @@ class PuzzlesEnv(ToolEnv):
 
     spec = EnvSpec(
         "puzzles",
-        "1.0.0",
+        "1.0.0",  # families version themselves; every recorded episode replays unchanged
         renderer_version="1",
         description="Countdown, sudoku, knights and knaves, shortest paths, graph colouring.",
     )
@@ -64,9 +65,14 @@ class PuzzlesEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
+    def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
+        """A JSONL file of puzzle rows (see ``dataset.py``), pinned by hash. A bad row is
+        reported in ``Dataset.errors`` (file and line) and the other rows still load."""
+        return load_puzzles(path, name)
+
     def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        family = BY_NAME[task.family]
-        answer, problem = extract_answer(reply)
+        family = family_of(task)
+        answer, problem = extract_answer(reply, family.multiline())
         outcome = problem if answer is None else family.check(task.truth, answer)
         assert outcome is not None
         return Verdict(
@@ -77,5 +83,8 @@ class PuzzlesEnv(ToolEnv):
         )
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        answer = BY_NAME[task.family].oracle_answer(task.truth)
+        reference = task.truth.get("reference")  # a dataset row's own answer
+        answer = (
+            reference if isinstance(reference, str) else family_of(task).oracle_answer(task.truth)
+        )
         return [Reply(text=f"Answer: {answer}")]

@@ -3,7 +3,15 @@
 Statements are small logic terms (JSON lists) about the islanders:
 ``["is", i, "knight"|"knave"]``, ``["same", i, j]``, ``["diff", i, j]``,
 ``["atleast", k]`` / ``["atmost", k]`` (knights among all islanders), and one level of
-``["and", a, b]`` / ``["or", a, b]`` (inclusive) over those.
+``["and", a, b]`` / ``["or", a, b]`` (inclusive) over those. Version 2 adds ``["not", a]``,
+``["implies", a, b]``, ``["iff", a, b]``, ``and``/``or`` over any number of terms, and
+nesting (generator kind ``logic``: formulas two levels deep, rendered with brackets); its
+checker also reads answers such as ``Ann is a knight, and Bob is a knave.``.
+
+Dataset rows (``from_row``): ``names``; ``statements``, one term per name, in this grammar or
+in reasoning-gym's (``["telling-truth", i]``, ``["lying", i]``, ``not``, ``and``, ``or``,
+``->``, ``<=>``); optional ``labels``, the words for knight and knave (``["hero",
+"villain"]`` or ``{"knight": "hero", "knave": "villain"}``).
 
 Generation draws a hidden assignment, then gives every islander a random statement whose
 truth matches their kind (negating it when it does not), so the hidden assignment is always
@@ -24,11 +32,20 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.kk_logic import (
+    ATOMS,
+    MAX_TERM_NODES,
+    Stmt,
+    count_solutions,
+    holds,
+    negate,
+    term,
+)
+from gymforge.envs.puzzles.rows import field
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
 NAMES = [
@@ -61,81 +78,9 @@ NAMES = [
 ]
 UNIQUE_TRIES = 40
 _ITEM = re.compile(r"\s*([A-Za-z]+)\s*(?:=|:|\s+is\s+an?\s+)\s*(knight|knave)\s*", re.I)
-Stmt = list[Any]
-
-
-# ---- logic ---------------------------------------------------------------------------------
-def holds(s: Stmt, knights: Sequence[bool]) -> bool:
-    """The truth of statement ``s`` when ``knights[i]`` says whether islander i is a knight."""
-    op = s[0]
-    if op == "is":
-        return bool(knights[s[1]] == (s[2] == "knight"))
-    if op == "same":
-        return knights[s[1]] == knights[s[2]]
-    if op == "diff":
-        return knights[s[1]] != knights[s[2]]
-    if op == "atleast":
-        return bool(sum(knights) >= s[1])
-    if op == "atmost":
-        return bool(sum(knights) <= s[1])
-    if op == "and":
-        return holds(s[1], knights) and holds(s[2], knights)
-    return holds(s[1], knights) or holds(s[2], knights)
-
-
-def negate(s: Stmt) -> Stmt:
-    """A statement of the same grammar that is true exactly when ``s`` is false."""
-    op = s[0]
-    if op == "is":
-        return ["is", s[1], "knave" if s[2] == "knight" else "knight"]
-    if op in ("same", "diff"):
-        return ["diff" if op == "same" else "same", s[1], s[2]]
-    if op == "atleast":
-        return ["atmost", s[1] - 1]
-    if op == "atmost":
-        return ["atleast", s[1] + 1]
-    return ["or" if op == "and" else "and", negate(s[1]), negate(s[2])]
-
-
-@lru_cache(maxsize=16)
-def _tables(n: int) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """Bitsets over the 2^n assignments (bit ``a`` = assignment ``a``, whose bit i says
-    islander i is a knight): everything, "i is a knight", and "at least k knights"."""
-    m = 1 << n
-    knight = tuple(sum(1 << a for a in range(m) if a >> i & 1) for i in range(n))
-    at_least = tuple(sum(1 << a for a in range(m) if a.bit_count() >= k) for k in range(n + 2))
-    return (1 << m) - 1, knight, at_least
-
-
-def _sat(s: Stmt, n: int) -> int:
-    full, knight, at_least = _tables(n)
-    op = s[0]
-    if op == "is":
-        return knight[s[1]] if s[2] == "knight" else full ^ knight[s[1]]
-    if op == "same":
-        return full ^ knight[s[1]] ^ knight[s[2]]
-    if op == "diff":
-        return knight[s[1]] ^ knight[s[2]]
-    if op == "atleast":
-        return at_least[s[1]]
-    if op == "atmost":
-        return full ^ at_least[int(s[1]) + 1]
-    a, b = _sat(s[1], n), _sat(s[2], n)
-    return a & b if op == "and" else a | b
-
-
-def _consistent(speaker: int, s: Stmt, n: int) -> int:
-    full, knight, _ = _tables(n)
-    return full ^ knight[speaker] ^ _sat(s, n)
-
-
-def count_solutions(statements: Sequence[Stmt]) -> int:
-    """How many assignments make every speaker's statement match their kind."""
-    n = len(statements)
-    sol = _tables(n)[0]
-    for speaker, s in enumerate(statements):
-        sol &= _consistent(speaker, s, n)
-    return sol.bit_count()
+_ITEM_V2 = re.compile(r"\s*([A-Za-z][\w'-]*)\s*(?:=|:|\s+is\s+(?:an?\s+)?)\s*([A-Za-z]+)\s*", re.I)
+_AND = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
+_NAME = re.compile(r"[A-Za-z][\w'-]{0,40}")
 
 
 # ---- generation and rendering -------------------------------------------------------------
@@ -151,8 +96,27 @@ def _atom(r: random.Random, speaker: int, n: int) -> Stmt:
     return ["atmost", r.randint(0, n - 1)]
 
 
-def _statement(r: random.Random, speaker: int, knights: list[bool], compound: bool) -> Stmt:
+def _formula(r: random.Random, speaker: int, n: int, depth: int) -> Stmt:
+    """A random term with connectives nested up to ``depth`` levels (kind ``logic``)."""
+    if depth == 0 or (depth == 1 and r.random() < 0.3):
+        return _atom(r, speaker, n)
+    op = r.choice(("and", "or", "not", "implies", "iff", "implies", "iff"))
+    if op == "not":
+        return ["not", _formula(r, speaker, n, depth - 1)]
+    width = r.choice((2, 2, 3)) if op in ("and", "or") else 2
+    return [
+        op,
+        *(_formula(r, speaker, n, depth - 1 if r.random() < 0.5 else 0) for _ in range(width)),
+    ]
+
+
+def _statement(
+    r: random.Random, speaker: int, knights: list[bool], compound: bool, logic: bool = False
+) -> Stmt:
     n = len(knights)
+    if logic:
+        s = _formula(r, speaker, n, 2)
+        return s if holds(s, knights) == knights[speaker] else ["not", s]
     s = _atom(r, speaker, n)
     if compound and r.random() < 0.6:
         other = _atom(r, speaker, n)
@@ -181,8 +145,25 @@ def _clause(s: Stmt, names: Sequence[str], speaker: int, n: int) -> str:
         if k == 1:
             return "at most one of us is a knight"
         return "none of us are knights" if k == 0 else f"at most {k} of us are knights"
-    a, b = _clause(s[1], names, speaker, n), _clause(s[2], names, speaker, n)
-    return f"{a}, and {b}" if op == "and" else f"{a}, or {b} (or both)"
+    if op in ("and", "or") and len(s) == 3 and all(x[0] in ATOMS for x in s[1:]):
+        a, b = _clause(s[1], names, speaker, n), _clause(s[2], names, speaker, n)
+        return f"{a}, and {b}" if op == "and" else f"{a}, or {b} (or both)"  # version 1 wording
+    parts = [_part(x, names, speaker, n) for x in s[1:]]
+    if op == "not":
+        return f"it is not true that {parts[0]}"
+    if op == "implies":
+        return f"if {parts[0]}, then {parts[1]}"
+    if op == "iff":
+        return f"{parts[0]} if and only if {parts[1]}"
+    if op == "and":
+        return ", and ".join(parts)
+    return ", or ".join(parts) + " (or several of these)"
+
+
+def _part(s: Stmt, names: Sequence[str], speaker: int, n: int) -> str:
+    """A sub-clause, bracketed unless it is an atom."""
+    text = _clause(s, names, speaker, n)
+    return text if s[0] in ATOMS else f"({text})"
 
 
 def _sentence(s: Stmt, names: Sequence[str], speaker: int) -> str:
@@ -199,15 +180,16 @@ class KnightsKnavesFamily(PuzzleFamily):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
         n, compound = params["people"], params["kinds"] == "compound"
+        logic = params["kinds"] == "logic"
         names = r.sample(NAMES, n)
         knights = [r.random() < 0.5 for _ in range(n)]
-        statements = [_statement(r, i, knights, compound) for i in range(n)]
+        statements = [_statement(r, i, knights, compound, logic) for i in range(n)]
         solutions = count_solutions(statements)
         for _ in range(UNIQUE_TRIES):
             if solutions == 1:
                 break
             i = r.randrange(n)
-            old, statements[i] = statements[i], _statement(r, i, knights, compound)
+            old, statements[i] = statements[i], _statement(r, i, knights, compound, logic)
             fewer = count_solutions(statements)
             if fewer <= solutions:
                 solutions = fewer
@@ -225,15 +207,51 @@ class KnightsKnavesFamily(PuzzleFamily):
         truth = {"names": names, "statements": statements, "solution": knights}
         return prompt, {**truth, "solutions": solutions}
 
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        yes, no = truth.get("labels", ["knight", "knave"])
+        return f"<Name>=<{yes}|{no}>, ...", f"Xena={yes}, Yuri={no}"
+
+    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        people = field(row, "names", list)
+        if not people or not all(isinstance(p, str) and _NAME.fullmatch(p) for p in people):
+            raise ValueError("field 'names' must be a non-empty list of one-word names")
+        if len({p.lower() for p in people}) != len(people):
+            raise ValueError("field 'names' names someone twice")
+        said = field(row, "statements", list)
+        if len(said) != len(people):
+            raise ValueError(f"field 'statements' needs one term per name ({len(people)})")
+        budget = [MAX_TERM_NODES]
+        statements = [term(s, len(people), budget) for s in said]
+        truth: dict[str, Any] = {"names": people, "statements": statements}
+        labels = row.get("labels")
+        if labels is not None:
+            if isinstance(labels, dict):
+                labels = [labels.get("knight"), labels.get("knave")]
+            if not (
+                isinstance(labels, list)
+                and len(labels) == 2
+                and all(isinstance(w, str) and w.isalpha() for w in labels)
+                and labels[0].lower() != labels[1].lower()
+            ):
+                raise ValueError("field 'labels' must give two different words: knight, knave")
+            truth["labels"] = [w.lower() for w in labels]
+        return truth
+
     def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
         names: list[str] = truth["names"]
         index = {name.lower(): i for i, name in enumerate(names)}
+        words = {"knight": True, "knave": False}
+        if self.version >= 2 and "labels" in truth:
+            words.update({truth["labels"][0]: True, truth["labels"][1]: False})
+        pattern = _ITEM if self.version < 2 else _ITEM_V2
+        text = answer.strip().rstrip(".").replace(";", ",")
+        items = text.split(",") if self.version < 2 else _AND.split(text)
         given: dict[int, bool] = {}
-        for item in answer.strip().rstrip(".").replace(";", ",").split(","):
-            m = _ITEM.fullmatch(item)
-            if m is None:
+        for item in items:
+            m = pattern.fullmatch(item)
+            if m is None or m[2].lower() not in words:
                 return fail("parse_error", item=item.strip()[:40])
-            who, kind = index.get(m[1].lower()), m[2].lower() == "knight"
+            who, kind = index.get(m[1].lower()), words[m[2].lower()]
             if who is None:
                 return fail("unknown_name", name=m[1][:40])
             if who in given:
@@ -260,12 +278,21 @@ def _level(people: tuple[int, int], kinds: tuple[str, ...]) -> ParamSpace:
     return ParamSpace({"people": IntKnob(*people), "kinds": ChoiceKnob(kinds)})
 
 
+LEVELS_V1 = {
+    1: _level((2, 4), ("basic",)),
+    2: _level((5, 6), ("basic", "compound")),
+    3: _level((7, 8), ("compound",)),
+}
+V1 = KnightsKnavesFamily("puzzles.knights_knaves", 1, LEVELS_V1)
 FAMILY = KnightsKnavesFamily(
     "puzzles.knights_knaves",
-    1,
+    2,
     {
         1: _level((2, 4), ("basic",)),
-        2: _level((5, 6), ("basic", "compound")),
-        3: _level((7, 8), ("compound",)),
+        2: _level((5, 6), ("basic", "compound", "logic")),
+        3: _level((7, 8), ("compound", "logic")),
     },
+    legacy=(V1,),
 )
+"""Version 2: not, implies, iff, n-ary and/or and nesting; dataset rows; answers with
+"and" and a row's own words for knight and knave."""

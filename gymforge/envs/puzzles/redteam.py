@@ -48,6 +48,12 @@ def _div_zero(t: Mapping[str, Any]) -> str:
     return f"({t['solution']}) + {n} / ({n} - {n})"
 
 
+def _unary_where_forbidden(t: Mapping[str, Any]) -> str | None:
+    if t.get("negatives", True):
+        return None  # version 1 or a task that allows it: not an attack there
+    return f"-(-({t['solution']}))"
+
+
 # ---- sudoku --------------------------------------------------------------------------------
 def _grid(t: Mapping[str, Any], flat: str) -> str:
     size = t["size"]
@@ -77,6 +83,14 @@ def _echo_puzzle(t: Mapping[str, Any]) -> str:
     return _grid(t, t["givens"])
 
 
+def _two_grids(t: Mapping[str, Any]) -> str | None:
+    """The right grid and a wrong one, both on the lines after ``Answer:``."""
+    swapped = _givens_swapped(t)
+    if swapped is None:
+        return None
+    return "\n" + "\n".join([_grid(t, t["solution"]), swapped]).replace("/", "\n")
+
+
 # ---- knights and knaves --------------------------------------------------------------------
 def _labelling(t: Mapping[str, Any], knights: list[bool]) -> str | None:
     bad = any(knights_knaves.holds(s, knights) != knights[i] for i, s in enumerate(t["statements"]))
@@ -93,6 +107,10 @@ def _all_knights(t: Mapping[str, Any]) -> str | None:
 
 def _flip_one(t: Mapping[str, Any]) -> str | None:
     return _labelling(t, [not t["solution"][0], *t["solution"][1:]])
+
+
+def _either_label(t: Mapping[str, Any]) -> str:
+    return ", ".join(f"{n}=knight or knave" for n in t["names"])
 
 
 def _both_labels(t: Mapping[str, Any]) -> str:
@@ -112,7 +130,7 @@ def _longer_path(t: Mapping[str, Any], budget: int = 5_000) -> str | None:
         node, path, length = stack.pop()
         if node == t["target"]:
             if length > t["distance"]:
-                return " -> ".join(path)
+                return " -> ".join(map(str, path))
             continue
         stack += [(v, [*path, v], length + w) for v, w in adj[node] if v not in path]
     return None
@@ -122,11 +140,11 @@ def _skip_node(t: Mapping[str, Any]) -> str | None:
     path = t["path"]
     if len(path) < 3 or (path[0], path[2]) in shortest_path.weights(t["edges"]):
         return None
-    return " -> ".join([path[0], *path[2:]])
+    return " -> ".join(map(str, [path[0], *path[2:]]))
 
 
 def _stop_short(t: Mapping[str, Any]) -> str:
-    return " -> ".join(t["path"][:-1])
+    return " -> ".join(map(str, t["path"][:-1]))
 
 
 def _colors(t: Mapping[str, Any], colors: list[int]) -> str:
@@ -159,12 +177,15 @@ CASES: tuple[RedTeamCase, ...] = (
     _case("countdown", "countdown_target_literal", _target_literal, "the target itself"),
     _case("countdown", "countdown_import_injection", lambda t: "__import__('os').getcwd()", ""),
     _case("countdown", "countdown_division_by_zero", _div_zero, "E + n / (n - n)"),
+    _case("countdown", "countdown_unary_minus_forbidden", _unary_where_forbidden, "-(-(E))"),
     _case("sudoku", "sudoku_givens_changed", _givens_swapped, "valid grid, digits swapped"),
     _case("sudoku", "sudoku_duplicate", _duplicate, "one filled cell repeats a neighbour"),
     _case("sudoku", "sudoku_echo_puzzle", _echo_puzzle, "the puzzle with its blanks"),
+    _case("sudoku", "sudoku_two_grids", _two_grids, "the right and a wrong grid on lines"),
     _case("knights_knaves", "kk_all_knights", _all_knights, "everyone a knight"),
     _case("knights_knaves", "kk_both_labels", _both_labels, "one islander labelled twice"),
     _case("knights_knaves", "kk_flip_one", _flip_one, "the oracle with one label flipped"),
+    _case("knights_knaves", "kk_either_label", _either_label, "everyone 'knight or knave'"),
     _case("shortest_path", "path_not_shortest", _longer_path, "a longer simple path"),
     _case("shortest_path", "path_skips_edge", _skip_node, "a hop over a missing edge"),
     _case("shortest_path", "path_stops_short", _stop_short, "ends before the target"),

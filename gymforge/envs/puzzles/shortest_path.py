@@ -10,6 +10,10 @@ follow existing edges only, and have total weight equal to the shortest distance
 are positive, so such a path is simple). Node separators ``->``, ``→``, ``-`` and ``,`` are
 accepted.
 
+Version 2 names nodes by letters or by integers (knob ``naming``); names match
+case-insensitively. Dataset rows (``from_row``): ``nodes`` (strings or integers), ``edges``
+(``[u, v, weight]``, positive integer weights), ``source``, ``target``.
+
 Failure reasons: ``parse_error``, ``unknown_node``, ``wrong_start``, ``wrong_end``,
 ``not_a_path``, ``not_shortest``.
 """
@@ -25,9 +29,9 @@ from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.rows import NAMING, draw_names, edge_list, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SEP = re.compile(r"\s*(?:->|→|-|,)\s*")
 
 
@@ -86,7 +90,7 @@ class ShortestPathFamily(PuzzleFamily):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
         n, top = params["nodes"], params["max_weight"]
-        order = r.sample(LETTERS, n)
+        order: list[Any] = draw_names(r, n, params.get("naming", "letters"))
         pairs = {tuple(sorted((order[i], order[r.randrange(i)]))) for i in range(1, n)}
         for _ in range(params["extra"] * 4):
             if len(pairs) >= n - 1 + params["extra"]:
@@ -104,29 +108,50 @@ class ShortestPathFamily(PuzzleFamily):
         while path[-1] != source:
             path.append(prev[path[-1]])
         listed = "\n".join(f"{u} - {v}: {w}" for u, v, w in edges)
+        example = "2 -> 5 -> 7" if isinstance(source, int) else "P -> Q -> R"
         prompt = (
-            f"An undirected graph has nodes {', '.join(nodes)} and these weighted edges:\n"
-            f"{listed}\n\nFind a path of minimum total weight from {source} to {target}. "
-            "Any shortest path is accepted; list every node along it, starting with "
-            f"{source} and ending with {target}.\n\n"
-            + answer_instruction("<node> -> <node> -> ... -> <node>", "P -> Q -> R")
+            f"An undirected graph has nodes {', '.join(map(str, nodes))} and these weighted "
+            f"edges:\n{listed}\n\nFind a path of minimum total weight from {source} to "
+            f"{target}. Any shortest path is accepted; list every node along it, starting "
+            f"with {source} and ending with {target}.\n\n"
+            + answer_instruction("<node> -> <node> -> ... -> <node>", example)
         )
         truth = {"nodes": nodes, "edges": edges, "source": source, "target": target}
         return prompt, {**truth, "distance": dist[target], "path": path[::-1]}
+
+    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+        example = "2 -> 5 -> 7" if isinstance(truth["source"], int) else "P -> Q -> R"
+        return "<node> -> <node> -> ... -> <node>", example
+
+    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        nodes = names(row, "nodes")
+        edges = edge_list(row, "edges", nodes, True)
+        known = {key_of(v): v for v in nodes}
+        ends = []
+        for key in ("source", "target"):
+            if key not in row or key_of(row[key]) not in known:
+                raise ValueError(f"field {key!r} must name one of the nodes")
+            ends.append(known[key_of(row[key])])
+        adj = adjacency(nodes, edges)
+        dist, _ = dijkstra(adj, ends[0])
+        if ends[1] not in dist or ends[0] == ends[1]:
+            raise ValueError("no path from 'source' to a different 'target'")
+        truth = {"nodes": nodes, "edges": edges, "source": ends[0], "target": ends[1]}
+        return {**truth, "distance": dist[ends[1]]}
 
     def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
         steps = [s.upper() for s in _SEP.split(answer.strip().rstrip("."))]
         if any(not s for s in steps):
             return fail("parse_error", error="empty node name")
-        nodes = set(truth["nodes"])
+        nodes = {key_of(v) for v in truth["nodes"]}
         unknown = next((s for s in steps if s not in nodes), None)
         if unknown is not None:
             return fail("unknown_node", node=unknown[:20])
-        if steps[0] != truth["source"]:
+        if steps[0] != key_of(truth["source"]):
             return fail("wrong_start", start=steps[0])
-        if steps[-1] != truth["target"] or len(steps) < 2:
+        if steps[-1] != key_of(truth["target"]) or len(steps) < 2:
             return fail("wrong_end", end=steps[-1])
-        w = weights(truth["edges"])
+        w = {(key_of(u), key_of(v)): d for (u, v), d in weights(truth["edges"]).items()}
         total = 0
         for u, v in pairwise(steps):
             if (u, v) not in w:
@@ -137,21 +162,30 @@ class ShortestPathFamily(PuzzleFamily):
         return ok(length=total, nodes=len(steps))
 
     def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        return " -> ".join(truth["path"])
+        return " -> ".join(map(str, truth["path"]))
 
 
-def _level(nodes: tuple[int, int], extra: tuple[int, int], top: tuple[int, ...]) -> ParamSpace:
-    return ParamSpace(
-        {"nodes": IntKnob(*nodes), "extra": IntKnob(*extra), "max_weight": ChoiceKnob(top)}
-    )
+def _level(
+    nodes: tuple[int, int], extra: tuple[int, int], top: tuple[int, ...], naming: bool = False
+) -> ParamSpace:
+    knobs: dict[str, IntKnob | ChoiceKnob] = {
+        "nodes": IntKnob(*nodes),
+        "extra": IntKnob(*extra),
+        "max_weight": ChoiceKnob(top),
+    }
+    if naming:
+        knobs["naming"] = ChoiceKnob(NAMING)
+    return ParamSpace(knobs)
 
 
-FAMILY = ShortestPathFamily(
-    "puzzles.shortest_path",
-    1,
-    {
-        1: _level((5, 7), (2, 4), (9,)),
-        2: _level((8, 12), (4, 8), (9, 20)),
-        3: _level((13, 20), (8, 14), (20,)),
-    },
-)
+def _levels(naming: bool) -> dict[int, ParamSpace]:
+    return {
+        1: _level((5, 7), (2, 4), (9,), naming),
+        2: _level((8, 12), (4, 8), (9, 20), naming),
+        3: _level((13, 20), (8, 14), (20,), naming),
+    }
+
+
+V1 = ShortestPathFamily("puzzles.shortest_path", 1, _levels(False))
+FAMILY = ShortestPathFamily("puzzles.shortest_path", 2, _levels(True), legacy=(V1,))
+"""Version 2: nodes named by integers too (``naming``), dataset rows."""

@@ -1,0 +1,31 @@
+"""The puzzle families by name, and which family (and version) judges a task."""
+
+from __future__ import annotations
+
+from gymforge.core.types import Task
+from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
+from gymforge.envs.puzzles.base import PuzzleFamily
+
+FAMILIES: tuple[PuzzleFamily, ...] = (
+    countdown.FAMILY,
+    sudoku.FAMILY,
+    knights_knaves.FAMILY,
+    shortest_path.FAMILY,
+    coloring.FAMILY,
+)
+BY_NAME: dict[str, PuzzleFamily] = {f.name: f for f in FAMILIES}
+SHORT: dict[str, PuzzleFamily] = {f.name.removeprefix("puzzles."): f for f in FAMILIES}
+
+
+def family_named(name: str) -> PuzzleFamily:
+    """``countdown`` or ``puzzles.countdown``; ValueError naming the known families."""
+    found = BY_NAME.get(name) or SHORT.get(name)
+    if found is None:
+        raise ValueError(f"unknown puzzle family {name[:60]!r}; known: {', '.join(sorted(SHORT))}")
+    return found
+
+
+def family_of(task: Task) -> PuzzleFamily:
+    """The family, at the version that made ``task``, whose checker judges it."""
+    name = task.truth.get("row_family", task.family)
+    return BY_NAME[str(name)].for_task(task)

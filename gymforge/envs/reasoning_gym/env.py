@@ -1,0 +1,137 @@
+"""``reasoning-gym:NAME``: any reasoning-gym dataset as a single-turn gymforge environment.
+
+One environment class per dataset (``env_class(name)``, cached), so ``spec``, ``tasks`` and
+``qa`` stay class-level declarations like every other environment's. The first reply is
+judged by the dataset's own ``score_answer`` behind the rules of ``scoring.py``. The oracle
+replies with reasoning-gym's stored answer inside ``<answer>`` tags.
+
+QA checks the adapter cannot supply are declared not applicable with the reason, found by
+probing the dataset, never assumed:
+
+- no oracle (the ``ORACLE_CHECKS`` need one) when reasoning-gym stores no answer, or its own
+  scorer does not give its stored answer full marks on every probed item;
+- ``heldout_exclusion`` when the dataset has no curriculum, hence no difficulty parameters
+  to hold a region out by.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from typing import Any
+
+from gymforge.core.env import EnvSpec
+from gymforge.core.episode import Budget
+from gymforge.core.types import Action, Reply, Task
+from gymforge.envs.reasoning_gym.family import RG_VERSION, ReasoningGymFamily
+from gymforge.envs.reasoning_gym.redteam import cases_for
+from gymforge.envs.reasoning_gym.scoring import score
+from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa.profile import QAProfile, ThroughputBudget
+from gymforge.tasks import Split, TaskSource
+from gymforge.verify import Verdict
+
+PROBES = (3, 1)
+"""Items probed for a working oracle when the environment class is built: at level 1, and
+at every other level (reasoning-gym's generators can take a second per item)."""
+
+ORACLE_CHECKS = ("scripted_baselines", "verifier_redteam", "error_paths")
+"""The checks that cannot run without an oracle. Without one the environment class has
+``oracle_action = None`` (no ``SupportsOracle``), so the other checks drive their episodes
+with the random policy instead."""
+
+SYSTEM_PROMPT = (
+    "Reason as long as you need, then give your final answer inside <answer> and </answer> "
+    "tags, in exactly the format the task asks for. Give one answer only."
+)
+
+
+def oracle_gap(family: ReasoningGymFamily) -> str | None:
+    """Why the stored answers cannot serve as an oracle, or None when they can."""
+    for level in family.levels:
+        for seed in range(PROBES[0] if level == 1 else PROBES[1]):
+            task = family.task(level, seed)
+            answer = task.truth["answer"]
+            if answer is None:
+                return "reasoning-gym stores no answer for this dataset's items"
+            entry = family.entry(level, task.truth["item_seed"])
+            outcome = score(family.scorer(level), entry, f"<answer>{answer}</answer>")
+            if not outcome.passed:
+                return (
+                    f"reasoning-gym's own score_answer gives its stored answer "
+                    f"{outcome.facts.get('score', 0.0)} (< 1) on {task.task_id}"
+                )
+    return None
+
+
+def _profile(family: ReasoningGymFamily, gap: str | None) -> QAProfile:
+    not_applicable: dict[str, str] = {}
+    if gap is not None:
+        not_applicable.update({name: f"no oracle: {gap}" for name in ORACLE_CHECKS})
+    if family.heldout_level is None:
+        not_applicable["heldout_exclusion"] = (
+            "the dataset has no reasoning-gym curriculum, so no difficulty parameters to "
+            "hold a region out by"
+        )
+    return QAProfile(
+        verifier_kinds=(),  # the generic match attacks take the whole reply as the answer
+        redteam=cases_for(family.task(1, 0)),
+        # generation is reasoning-gym's own: 10 ms to 0.5 s per countdown or sudoku item on a
+        # loaded 2-core machine; measured there: 26 to 2,600 steps/s
+        throughput=ThroughputBudget(reset_p50_ms=100.0, steps_per_s=5.0, concurrency=4),
+        not_applicable=not_applicable,
+    )
+
+
+class ReasoningGymEnv(ToolEnv):
+    """Base of the per-dataset classes ``env_class`` builds; not used directly."""
+
+    family: ReasoningGymFamily
+    budget = Budget(max_steps=2, max_tokens=32_768)
+    system_prompt = SYSTEM_PROMPT
+
+    def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
+        return {}
+
+    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+        level, item_seed = int(task.truth["level"]), int(task.truth["item_seed"])
+        entry = self.family.entry(level, item_seed)
+        outcome = score(self.family.scorer(level), entry, reply)
+        return Verdict(
+            passed=outcome.passed,
+            reason=outcome.reason,
+            facts={"reason": outcome.reason, **outcome.facts},
+            verifier=f"reasoning-gym:{self.family.dataset}@{RG_VERSION}",
+        )
+
+    def oracle_plan(self, task: Task) -> list[Action] | None:
+        answer = task.truth.get("answer")
+        return None if answer is None else [Reply(text=f"<answer>{answer}</answer>")]
+
+
+@cache
+def env_class(dataset: str) -> type[ReasoningGymEnv]:
+    """The environment class of reasoning-gym dataset ``dataset`` (built once)."""
+    family = ReasoningGymFamily(dataset)
+    gap = oracle_gap(family)
+    held = family.heldout_level
+    regions = {} if held is None else {family.name: {"top_level": lambda p: p["level"] == held}}
+    attrs: dict[str, Any] = {
+        "family": family,
+        "spec": EnvSpec(
+            f"reasoning-gym:{dataset}",
+            "1.0.0",
+            renderer_version="1",
+            description=f"reasoning-gym {RG_VERSION} dataset {dataset!r}.",
+        ),
+        "tasks": TaskSource.of([family], Split(regions=regions)),
+        "qa": _profile(family, gap),
+    }
+    if gap is not None:
+        attrs["oracle_action"] = None  # not SupportsOracle: QA and policies see no oracle
+    return type(f"ReasoningGym_{dataset}", (ReasoningGymEnv,), attrs)
+
+
+def make(dataset: str) -> ReasoningGymEnv:
+    """A fresh environment for reasoning-gym dataset ``dataset``."""
+    return env_class(dataset)()

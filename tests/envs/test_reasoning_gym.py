@@ -1,0 +1,354 @@
+"""The reasoning-gym adapter: ``reasoning-gym:NAME`` on reasoning-gym's real datasets."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reasoning_gym
+
+from gymforge.core import SyncEnvironment
+from gymforge.core.errors import UnknownTaskError, UserError
+from gymforge.core.types import Reply
+from gymforge.envs.reasoning_gym import env_class
+from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
+from gymforge.envs.reasoning_gym.guard import install, unsafe
+from gymforge.envs.reasoning_gym.redteam import FRAME_DEPTH, _frame_injection
+from gymforge.envs.reasoning_gym.scoring import score
+from gymforge.envs.registry import make_env, resolve_factory
+from gymforge.qa import QATarget, run_qa
+from gymforge.qa.checks.common import QAOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASETS = ("countdown", "sudoku", "knights_knaves")
+
+
+def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gymforge.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def native_score(dataset: str, answer: str, entry: dict[str, Any]) -> float:
+    """reasoning-gym's own score_answer in a fresh process (no gymforge guard installed)."""
+    code = (
+        "import json, sys, reasoning_gym\n"
+        "answer, entry = json.loads(sys.stdin.read())\n"
+        f"print(reasoning_gym.create_dataset({dataset!r}).score_answer(answer, entry))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps([answer, entry]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return float(out.stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def kk() -> ReasoningGymFamily:
+    return env_class("knights_knaves").family
+
+
+def test_ids_resolve_through_the_registry_and_name_the_extra_when_missing(monkeypatch) -> None:
+    env = make_env("reasoning-gym:knights_knaves")
+    assert env.spec.id == "reasoning-gym:knights_knaves"
+    with pytest.raises(UserError, match=r"no dataset 'countdwn'.*did you mean countdown"):
+        resolve_factory("reasoning-gym:countdwn")
+    real_import = builtins.__import__
+
+    def no_reasoning_gym(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.startswith("gymforge.envs.reasoning_gym") or name.startswith("reasoning_gym"):
+            raise ImportError("No module named 'reasoning_gym'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_reasoning_gym)
+    with pytest.raises(UserError, match=r"optional extra 'interop'"):
+        resolve_factory("reasoning-gym:countdown")
+
+
+def test_core_registry_does_not_import_reasoning_gym() -> None:
+    code = (
+        "import sys, gymforge.envs.registry as r; r.make_env('puzzles');"
+        "print('reasoning_gym' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_levels_come_from_the_curriculum_and_the_top_one_is_held_out() -> None:
+    fam = env_class("countdown").family
+    assert len(fam.levels) >= 3
+    assert fam.configs[0]["max_numbers"] < fam.configs[-1]["max_numbers"]
+    tasks = env_class("countdown").tasks
+    top = max(fam.levels)
+    assert tasks.split.is_heldout(fam.name, {"level": top})
+    assert not tasks.split.is_heldout(fam.name, {"level": 1})
+    for task_id in tasks.sample(30, 3, "train"):
+        assert f"/d{top}/" not in task_id
+
+
+def test_same_id_same_item_and_nearby_seeds_share_nothing(kk: ReasoningGymFamily) -> None:
+    a = kk.task(2, 1000)
+    assert kk.resolve(a.task_id) == a
+    assert a.task_id == f"reasoning_gym.knights_knaves/v{kk.version}/d2/s1000"
+    low = {kk.task(2, s).prompt for s in range(1000, 1040)}
+    high = {kk.task(2, s).prompt for s in range(1020, 1060)}
+    # seed + i seeding would make the 20 shared seeds' neighbours share items too
+    assert len(low & high) <= 21
+    assert json.dumps(a.truth)  # plain JSON (reasoning-gym metadata holds tuples, numpy str)
+    with pytest.raises(UnknownTaskError, match="v1"):
+        kk.resolve("reasoning_gym.knights_knaves/v1/d2/s5")
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_oracle_passes_and_a_wrong_answer_fails(name: str) -> None:
+    env = SyncEnvironment(env_class(name)())
+    fam = env_class(name).family
+    for seed in range(4):
+        task = fam.task(1, seed)
+        env.reset(task.task_id, 0)
+        good = env.step(Reply(text=f"<think>hm</think><answer>{task.truth['answer']}</answer>"))
+        assert good.info["verdict"]["passed"], good.info
+        env.reset(task.task_id, 0)
+        bad = env.step(Reply(text="<answer>no idea</answer>"))
+        assert not bad.info["verdict"]["passed"]
+        assert bad.info["verdict"]["facts"]["reason"] in ("wrong_answer", "unsafe_answer")
+
+
+def test_the_scorer_is_reasoning_gyms_own(kk: ReasoningGymFamily) -> None:
+    task = kk.task(1, 7)
+    entry = kk.entry(1, task.truth["item_seed"])
+    native = reasoning_gym.create_dataset("knights_knaves").score_answer
+    for answer in (task.truth["answer"], "Nobody is anything.", ""):
+        outcome = score(kk.scorer(1), entry, f"<answer>{answer}</answer>")
+        expected = native(answer or None, entry)
+        assert outcome.facts.get("score", 0.0) == pytest.approx(expected) or (
+            not answer and outcome.reason == "no_answer"
+        )
+
+
+def test_frame_injection_fools_reasoning_gym_but_not_the_adapter() -> None:
+    """The attack is real: reasoning-gym's countdown scorer runs the answer through
+    sympy's parse_expr, so an expression that reads the target from the scorer's frame
+    scores 1.0 there. The adapter refuses it before the scorer runs."""
+    fam = env_class("countdown").family
+    task = fam.task(1, 11)
+    entry = fam.entry(1, task.truth["item_seed"])
+    crafted = _frame_injection(task)
+    assert crafted is not None and "_getframe" in crafted
+    inner = crafted.removeprefix("<answer>").removesuffix("</answer>")
+    assert FRAME_DEPTH == 3
+    assert native_score("countdown", inner, entry) == 1.0  # reasoning-gym alone is fooled
+    outcome = score(fam.scorer(1), entry, crafted)
+    assert outcome.reason == "unsafe_answer", outcome
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "__import__('os').getcwd()",
+        "(1).real",
+        "exit()",
+        "[0]*10**9",
+        "(1,)*999999999",
+        "9**9**9",
+        "2^99999",
+        "1 << 99999999",
+        "[1 for a in [1,2] for b in [1,2]]",
+        "(lambda: 1)()",
+        "1 if 1 else 2",
+        "'a'",
+    ],
+)
+def test_text_evaluating_scorers_only_see_plain_data(answer: str) -> None:
+    assert unsafe(answer) is not None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "94*4 - 61 - 6",
+        "-5 + 8",
+        "(3 + 4) * 2 / 7",
+        "x**2 + 3*x - 1",
+        "sqrt(2)/2",
+        "[[1, 2], [3, 4]]",
+    ],
+)
+def test_plain_answers_pass_the_gate(answer: str) -> None:
+    assert unsafe(answer) is None
+
+
+def test_guards_are_installed_where_scorers_evaluate_text() -> None:
+    from reasoning_gym.factory import DATASETS as RG
+
+    for name in ("countdown", "n_queens", "simple_integration", "spiral_matrix"):
+        assert install(RG[name][0]), name
+    assert not install(RG["knights_knaves"][0])
+    assert not install(RG["sudoku"][0])
+
+
+GUARDED = (
+    "binary_matrix",
+    "countdown",
+    "intermediate_integration",
+    "n_queens",
+    "number_sorting",
+    "polynomial_multiplication",
+    "simple_integration",
+    "spiral_matrix",
+    "string_insertion",
+)
+
+
+@pytest.mark.parametrize("name", GUARDED)
+def test_guarded_scorers_still_accept_reasoning_gyms_own_answers(name: str) -> None:
+    fam = ReasoningGymFamily(name)
+    for seed in range(4):
+        task = fam.task(1, seed)
+        entry = fam.entry(1, task.truth["item_seed"])
+        outcome = score(fam.scorer(1), entry, f"<answer>{task.truth['answer']}</answer>")
+        assert outcome.passed, (name, task.task_id, outcome)
+
+
+def test_an_answer_never_runs_on_the_grading_host(tmp_path: Path) -> None:
+    """n_queens' scorer calls eval() on the answer: reasoning-gym alone runs this code."""
+    fam = ReasoningGymFamily("n_queens")
+    task = fam.task(1, 0)
+    entry = fam.entry(1, task.truth["item_seed"])
+    marker = tmp_path / "ran"
+    payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    native_score("n_queens", payload, entry)
+    assert marker.exists()  # the attack is real
+    marker.unlink()
+    outcome = score(fam.scorer(1), entry, f"<answer>{payload}</answer>")
+    assert not marker.exists()
+    assert outcome.reason == "unsafe_answer", outcome
+
+
+def test_hedges_and_reasoning_are_not_answers(kk: ReasoningGymFamily) -> None:
+    task = kk.task(1, 3)
+    entry = kk.entry(1, task.truth["item_seed"])
+    gold = task.truth["answer"]
+    assert score(kk.scorer(1), entry, f"<answer>x</answer><answer>{gold}</answer>").reason == (
+        "hedge"
+    )
+    assert score(kk.scorer(1), entry, f"<think><answer>{gold}</answer></think>").reason == (
+        "no_answer"
+    )
+
+
+def test_not_applicable_checks_carry_their_reason() -> None:
+    """A dataset without a curriculum has no difficulty parameters to hold out; a dataset
+    whose stored answer its own scorer does not accept has no oracle."""
+    from reasoning_gym.factory import CURRICULA
+    from reasoning_gym.factory import DATASETS as RG
+
+    flat = sorted(n for n in RG if n not in CURRICULA)
+    assert flat
+    profile = env_class(flat[0]).qa
+    assert "no reasoning-gym curriculum" in profile.not_applicable["heldout_exclusion"]
+    assert env_class("countdown").qa.not_applicable == {}
+    no_answer = env_class("propositional_logic").qa.not_applicable
+    assert set(no_answer) == {"scripted_baselines", "verifier_redteam", "error_paths"}
+    assert "reasoning-gym stores no answer" in no_answer["scripted_baselines"]
+    without = QATarget.load("reasoning-gym:propositional_logic")
+    assert not without.has_oracle  # the other checks play the random policy instead
+    checks = ["replay_determinism", "reset_isolation", "scripted_baselines"]
+    report = run_qa(without, QAOptions(episodes=2), only=checks)
+    assert report.passed, [c.as_json() for c in report.checks]
+    assert [c.applicable for c in report.checks] == [True, True, False]
+    target = QATarget.load(f"reasoning-gym:{flat[0]}")
+    report = run_qa(target, QAOptions(episodes=2), only=["heldout_exclusion"])
+    (check,) = report.checks
+    assert check.passed and not check.applicable
+    assert "curriculum" in check.details
+
+
+def test_qa_passes_every_check_on_knights_and_knaves() -> None:
+    # 16 episodes: the random baseline scrambles one word of reasoning-gym's sentence
+    # answers, often a filler word that leaves the answer right; on 4 tasks that is 2 of 4
+    out = cli("qa", "reasoning-gym:knights_knaves", "--episodes", "16", "--json")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["passed"] and all(c["applicable"] for c in report["checks"])
+    assert len(report["checks"]) == 10
+
+
+@pytest.mark.parametrize("name", ["countdown", "sudoku"])
+def test_qa_episode_checks_pass_on_countdown_and_sudoku(name: str) -> None:
+    """Everything but the two sampling checks, which generate hundreds of tasks with
+    reasoning-gym's slow generators, and the wall-clock throughput check (the full runs are
+    the slow tests below)."""
+    checks = [
+        "replay_determinism",
+        "reset_isolation",
+        "scripted_baselines",
+        "verifier_redteam",
+        "truncation_accounting",
+        "trajectory_schema",
+    ]
+    args = [f"--check={c}" for c in checks]
+    out = cli("qa", f"reasoning-gym:{name}", "--episodes", "3", "--json", *args)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert [c["name"] for c in report["checks"]] == checks
+    redteam = next(c for c in report["checks"] if c["name"] == "verifier_redteam")
+    assert redteam["metrics"]["exercised"] >= 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["countdown", "sudoku"])
+def test_qa_passes_every_check_on_countdown_and_sudoku(name: str) -> None:
+    out = cli("qa", f"reasoning-gym:{name}", "--episodes", "6", "--json", timeout=1800)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert json.loads(out.stdout)["passed"]
+
+
+def test_eval_and_calibrate_run_on_an_adapted_dataset(tmp_path: Path) -> None:
+    out = cli(
+        "eval",
+        "reasoning-gym:knights_knaves",
+        "--policy",
+        "oracle",
+        "-n",
+        "4",
+        "--out",
+        str(tmp_path / "ev"),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    out = cli(
+        "calibrate",
+        "reasoning-gym:knights_knaves",
+        "--policy",
+        "random",
+        "-n",
+        "4",
+        "--out",
+        str(tmp_path / "cal"),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_metadata_becomes_plain_json() -> None:
+    import numpy as np
+
+    from gymforge.envs.reasoning_gym.family import jsonable
+
+    value = {"a": np.arange(3), "b": (np.str_("x"), np.float64(1.5)), 3: {np.bool_(True)}}
+    assert jsonable(value) == {"a": [0, 1, 2], "b": ["x", 1.5], "3": [True]}
