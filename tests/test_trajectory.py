@@ -463,3 +463,29 @@ def test_replay_detects_episode_end_mismatch(forge: Any, log_copy: Path) -> None
     report = asyncio.run(replay_file(log_copy, make_env))
     assert not report.ok
     assert report.divergence is not None and report.divergence.episode_id == first_id
+
+
+def test_a_run_recorded_before_tools_json_existed_still_replays(tmp_path: Path) -> None:
+    """Observations gained ``tools_json`` (derived from ``tools``); files written before it
+    must replay as they did, and an edit of ``tools`` itself is still a divergence."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "redteam"))
+    from redteam_logs import forge, ledger_run, read
+
+    from gymforge.envs.registry import make_env
+    from gymforge.trajectory.replay import replay_file
+
+    path = ledger_run(tmp_path / "run", "oracle", n=2, key=None)
+    records = read(path)
+    for r in records:
+        if r.get("record") == "step":
+            r["observation"].pop("tools_json", None)
+    old = tmp_path / "old.jsonl"
+    forge(records, old, strip_seals=True)
+    assert asyncio.run(replay_file(old, make_env)).ok
+    steps = [r for r in records if r.get("record") == "step" and r["observation"]["tools"]]
+    steps[0]["observation"]["tools"] = steps[0]["observation"]["tools"][1:]
+    forge(records, old, strip_seals=True)
+    report = asyncio.run(replay_file(old, make_env))
+    assert not report.ok and report.divergence and report.divergence.field == "observation"
