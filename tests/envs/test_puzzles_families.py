@@ -51,26 +51,36 @@ def test_every_oracle_solution_verifies(family: Any, level: int) -> None:
         assert outcome.passed, (task.task_id, outcome)
 
 
+JUNK = [
+    "__import__('os').system('exit 3')",
+    "().__class__.__base__.__subclasses__()",
+    "9**9**9**9",
+    "(" * 5000 + "1" + ")" * 5000,
+    "7" * 1_000_000,
+    "\u0000\u202e\ud800",
+    "",
+]
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
-def test_checkers_never_call_eval_and_refuse_junk_quickly(family: Any, monkeypatch) -> None:
+def test_checkers_never_call_eval_and_refuse_junk(family: Any, monkeypatch) -> None:
     def boom(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("model text reached eval/exec")
 
     monkeypatch.setattr(builtins, "eval", boom)
     monkeypatch.setattr(builtins, "exec", boom)
     truth = family.task(2, 3).truth
-    junk = [
-        "__import__('os').system('exit 3')",
-        "().__class__.__base__.__subclasses__()",
-        "9**9**9**9",
-        "(" * 5000 + "1" + ")" * 5000,
-        "7" * 1_000_000,
-        "\u0000\u202e\ud800",
-        "",
-    ]
-    for text in junk:
-        t0 = time.perf_counter()
+    for text in JUNK:
         assert not family.check(truth, text).passed
+
+
+@pytest.mark.perf
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_checkers_refuse_junk_quickly(family: Any) -> None:
+    truth = family.task(2, 3).truth
+    for text in JUNK:
+        t0 = time.perf_counter()
+        family.check(truth, text)
         assert time.perf_counter() - t0 < 0.5
 
 
