@@ -17,7 +17,6 @@ in-sandbox test fallback), ``ping``, ``exit``. Replies carry raw facts; the host
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import signal
@@ -26,17 +25,18 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import child
 import jail
 import wire
 from callservice import Session
 from jobproc import JobProc, Sink
+from template import ForkTemplate, TemplateDown
 
 del sys.path[0]
 
-# Modules judged code imports most. Each pre-import makes every fork dearer (more page tables,
+# Modules judged code imports most, pre-imported by the fork template (``template.py``), the
+# process every job is forked from. Each pre-import makes every fork dearer (more page tables,
 # more copy-on-write faults), so the list is short; ``random`` is left out on purpose (a forked
-# copy would share the zygote's state: children import it fresh, or the child seeds it).
+# copy would share the template's state: children import it fresh, or the child seeds it).
 PREIMPORT = [
     "bisect",
     "collections",
@@ -66,6 +66,9 @@ class Zygote:
         self.job_sids: set[int] = set()
         self.seccomp = "off"
         self.warm: JobProc | None = None
+        self.template = ForkTemplate(
+            {"jobdir": self.jobdir, "preimport": PREIMPORT + list(cfg.get("preimport", []))}
+        )
         self.host = wire.FrameStream(0)
         # A job directory that is its own filesystem (a tmpfs) counts its inodes exactly.
         parent = os.path.dirname(self.jobdir.rstrip("/")) or "/"
@@ -81,6 +84,7 @@ class Zygote:
                 "pid1": self.pid1,
                 "python": sys.version.split()[0],
                 "seccomp": self.seccomp,
+                "template": self.template.pid,
             }
         )
         while True:
@@ -91,6 +95,7 @@ class Zygote:
             op = hdr.get("op")
             if op == "exit":
                 self.retire_warm()
+                self.template.stop()
                 return
             if op in ("run", "tests", "calls", "session"):
                 self.retire_warm_if_dead()
@@ -104,6 +109,8 @@ class Zygote:
                 self.reply(*self.op_run(hdr, blobs))
             else:
                 self.reply({"ev": "error", "msg": f"unknown op {op!r}"})
+            if not self.heal():
+                return  # no template, no jobs: the host respawns this worker
             self.prefork()
 
     def reply(self, header: dict[str, Any], blobs: list[bytes] | tuple[bytes, ...] = ()) -> None:
@@ -157,7 +164,8 @@ class Zygote:
         if proc is None or not proc.usable():
             if proc is not None:
                 proc.finish(lambda: 0)
-            proc = JobProc.prefork(self.jobdir)
+            proc = self.fork_child()
+        proc.guard = self.blame
         self.job_sids.add(proc.pid)
         job = self.child_job(hdr)
         extra: list[bytes] = []
@@ -178,7 +186,41 @@ class Zygote:
     def prefork(self) -> None:
         """Fork the next job's child now, while nothing waits on this worker."""
         if self.warm is None:
-            self.warm = JobProc.prefork(self.jobdir)
+            with contextlib.suppress(TemplateDown):
+                self.warm = JobProc.prefork(self.jobdir, self.template.spawn)
+
+    def fork_child(self) -> JobProc:
+        """A new child from the template. If the template is down, the job running now (a
+        session re-forking its candidate) took it down: a child that is already dead and
+        blamed, so the job fails as its own doing."""
+        try:
+            return JobProc.prefork(self.jobdir, self.template.spawn)
+        except TemplateDown as e:
+            proc = JobProc(self.jobdir)
+            proc.exited, proc.kill_reason, proc.violation = True, "protocol", str(e)
+            return proc
+
+    def blame(self, proc: JobProc) -> None:
+        """Run once a job's processes are dead: a job that killed or stopped the fork template
+        fails for it (a scored failure, not an infrastructure error)."""
+        why = self.template.damaged()
+        if why is not None:
+            proc.violation = f"{why} (by this job)"
+            if proc.kill_reason in (None, "finished"):
+                proc.kill_reason = "protocol"
+
+    def heal(self) -> bool:
+        """Between jobs (no job process alive): replace a damaged template; False if none
+        can be started."""
+        if self.template.damaged() is None:
+            return True
+        self.retire_warm()
+        self.kill_rest()
+        try:
+            self.template.restart()
+        except (TemplateDown, OSError):
+            return False
+        return True
 
     def retire_warm_if_dead(self) -> None:
         if self.warm is not None and not self.warm.usable():
@@ -325,7 +367,7 @@ class Zygote:
             if not others:
                 return found
             found = max(found, len(others))
-            if self.pid1:
+            if self.pid1 and not self.template.alive():  # kill(-1) would spare no one
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(-1, signal.SIGKILL)
             else:
@@ -338,8 +380,9 @@ class Zygote:
         return found
 
     def others(self) -> list[int]:
+        keep = {"1", str(self.template.pid) if self.template.alive() else "1"}
         if self.pid1:
-            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p not in keep]
         pids = []
         for p in os.listdir("/proc"):
             if not p.isdigit() or int(p) == os.getpid():
@@ -412,14 +455,11 @@ def main() -> None:
     if os.getpid() != 1:
         jail.set_subreaper()
     z = Zygote(cfg)
-    child.install_builtins()
     os.environ.update(HOME=z.jobdir, TMPDIR=z.jobdir, PWD=z.jobdir)  # what jobs get
     z.seccomp = jail.install_seccomp() if cfg.get("seccomp", True) else "off"
-    for name in PREIMPORT + list(cfg.get("preimport", [])):
-        with contextlib.suppress(Exception):
-            __import__(name)
-    gc.collect()
-    gc.freeze()  # keep pre-imported objects' pages shared with children (no GC writes)
+    # Before any job data: a fresh interpreter (inheriting the seccomp filter) that every job
+    # is forked from, so no job inherits memory of the zygote's (see ``template.py``).
+    z.template.start()
     z.serve()
 
 
