@@ -46,6 +46,7 @@ _IGNORE = [
     and s < signal.SIGRTMIN
 ]
 _KEEP_IGNORED = (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ)
+_FATAL = (1 << (signal.SIGKILL - 1)) | (1 << (signal.SIGSTOP - 1))  # what it cannot ignore
 
 
 class TemplateDown(Exception):
@@ -124,13 +125,19 @@ class ForkTemplate:
             return "the fork template is gone"
         if self.pidfd is not None and select.select([self.pidfd], [], [], 0)[0]:
             return "the fork template was killed"
+        # A signal is pending from the moment kill() returns, before the template acts on it,
+        # so this sees a kill or stop the job sent just before it ended.
         try:
-            with open(f"/proc/{self.pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            with open(f"/proc/{self.pid}/status", "rb") as f:
+                fields = dict(ln.split(b":", 1) for ln in f.read().splitlines() if b":" in ln)
+            state = fields[b"State"].split()[0]
+            pending = int(fields[b"SigPnd"], 16) | int(fields[b"ShdPnd"], 16)
+        except (OSError, KeyError, IndexError, ValueError):
             return "the fork template was killed"
-        if state in (b"T", b"t", b"Z", b"X"):
-            return "the fork template was stopped or killed"
+        if state in (b"Z", b"X") or pending & _FATAL:
+            return "the fork template was killed"
+        if state in (b"T", b"t"):
+            return "the fork template was stopped"
         return None
 
     def stop(self) -> None:

@@ -66,6 +66,7 @@ class Zygote:
         self.job_sids: set[int] = set()
         self.seccomp = "off"
         self.warm: JobProc | None = None
+        self.sabotage: str | None = None  # what the job now running did to the fork template
         self.template = ForkTemplate(
             {"jobdir": self.jobdir, "preimport": PREIMPORT + list(cfg.get("preimport", []))}
         )
@@ -93,6 +94,7 @@ class Zygote:
             except (wire.FrameError, OSError):
                 return
             op = hdr.get("op")
+            self.sabotage = None
             if op == "exit":
                 self.retire_warm()
                 self.template.stop()
@@ -179,14 +181,20 @@ class Zygote:
             proc.files_cap = int(hdr["max_files"])
         if self.own_ipc:
             proc.ipc_cap = MAX_IPC_OBJECTS
-        proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
+        if proc.fds:  # (not a child that never was: see ``fork_child``)
+            proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
         proc.ctl_budget = budget
         return proc
 
     def prefork(self) -> None:
         """Fork the next job's child now, while nothing waits on this worker."""
-        if self.warm is None:
-            with contextlib.suppress(TemplateDown):
+        if self.warm is not None:
+            return
+        try:
+            self.warm = JobProc.prefork(self.jobdir, self.template.spawn)
+        except TemplateDown:  # no job is running: a fresh template, once
+            with contextlib.suppress(TemplateDown, OSError):
+                self.template.restart()
                 self.warm = JobProc.prefork(self.jobdir, self.template.spawn)
 
     def fork_child(self) -> JobProc:
@@ -205,7 +213,7 @@ class Zygote:
         fails for it (a scored failure, not an infrastructure error)."""
         why = self.template.damaged()
         if why is not None:
-            proc.violation = f"{why} (by this job)"
+            self.sabotage = proc.violation = f"{why} (by this job)"
             if proc.kill_reason in (None, "finished"):
                 proc.kill_reason = "protocol"
 
@@ -341,7 +349,9 @@ class Zygote:
                 if msg.get("op") != "call":
                     break
                 res, vblobs = sess.call(msg, mblobs[0] if mblobs else b"[[],{}]")
-                self.reply(res, vblobs)
+                if not self.template.alive():
+                    self.sabotage = "the fork template was killed (by this job)"
+                self.reply(*self.taint(res, vblobs))
             facts, out = sess.end()
             self.reply(facts, out)
             return
@@ -355,8 +365,20 @@ class Zygote:
                 values.append(vblobs[0])
             results.append(res)
         facts, out = sess.end()
+        if self.sabotage is not None:  # no answer of a job that damaged the sandbox counts
+            results = [self.taint(res, [])[0] for res in results]
+            values = []
         facts["calls"] = results
         self.reply(facts, out + values)
+
+    def taint(
+        self, res: dict[str, Any], blobs: list[bytes]
+    ) -> tuple[dict[str, Any], list[bytes]]:
+        """A call's answer, or a protocol error once the job has damaged the fork template."""
+        if self.sabotage is None:
+            return res, blobs
+        keep = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
+        return {**keep, "status": "protocol_error", "msg": self.sabotage}, []
 
     # ------------------------------------------------------------------ cleanup
     def kill_rest(self) -> int:
