@@ -371,9 +371,7 @@ class Zygote:
         facts["calls"] = results
         self.reply(facts, out + values)
 
-    def taint(
-        self, res: dict[str, Any], blobs: list[bytes]
-    ) -> tuple[dict[str, Any], list[bytes]]:
+    def taint(self, res: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
         """A call's answer, or a protocol error once the job has damaged the fork template."""
         if self.sabotage is None:
             return res, blobs

@@ -79,8 +79,7 @@ def test_children_get_default_signal_dispositions(solo: LocalBackend) -> None:
     assert r.ok and r.stdout == "[0, 0, 0]\n", r  # SIG_DFL
 
 
-def test_the_template_cannot_be_read_or_traced(solo: LocalBackend) -> None:
-    src = FIND + """
+PRY = """
 import ctypes, errno
 libc = ctypes.CDLL(None, use_errno=True)
 out = {}
@@ -102,7 +101,10 @@ n = libc.ptrace(16, TPL, 0, 0)  # PTRACE_ATTACH
 out['ptrace'] = n if n >= 0 else ctypes.get_errno()
 print(out)
 """
-    r = run_py(solo, src)
+
+
+def test_the_template_cannot_be_read_or_traced(solo: LocalBackend) -> None:
+    r = run_py(solo, FIND + PRY)
     assert r.ok, r
     out = ast.literal_eval(r.stdout.strip())
     eacces, eperm = 13, 1  # non-dumpable: /proc refuses; seccomp (or the kernel) refuses

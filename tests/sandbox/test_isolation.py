@@ -163,7 +163,8 @@ def cmd(p):
     return open(f'/proc/{p}/cmdline', 'rb').read()
 print({'files': os.listdir('.'), 'env': [k for k in os.environ if k.startswith('LEAK')],
        'shm': open('/proc/sysvipc/shm').read().splitlines()[1:],
-       'pids': [cmd(p) for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]})
+       'pids': [cmd(p) for p in os.listdir('/proc')
+                if p.isdigit() and int(p) not in (1, os.getpid())]})
 """
     f = facts(solo, look)
     tpl = b"\0/.gymforge/template.py\0"
