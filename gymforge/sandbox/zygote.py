@@ -349,8 +349,8 @@ class Zygote:
                 if msg.get("op") != "call":
                     break
                 res, vblobs = sess.call(msg, mblobs[0] if mblobs else b"[[],{}]")
-                if not self.template.alive():
-                    self.sabotage = "the fork template was killed (by this job)"
+                if self.sabotage is None and (why := self.template.damaged()) is not None:
+                    self.sabotage = f"{why} (by this job)"  # (a pending kill counts)
                 self.reply(*self.taint(res, vblobs))
             facts, out = sess.end()
             self.reply(facts, out)

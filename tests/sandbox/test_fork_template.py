@@ -136,3 +136,17 @@ def test_a_session_that_kills_the_template_and_crashes_cannot_reload(solo: Local
     assert r.calls is not None and [c.status.value for c in r.calls] != ["crashed", "ok"], r.calls
     assert r.calls[1].status.value != "ok", r.calls
     healthy_after(solo, starts)
+
+
+def test_an_interactive_session_that_kills_the_template_gets_no_answer_counted(
+    solo: LocalBackend,
+) -> None:
+    starts = solo.workers[0].starts
+    src = FIND + "def add(a, b):\n    return a + b\ndef kill():\n    os.kill(TPL, signal.SIGKILL)\n"
+    with solo.session(Job(source=src, limits=FAST)) as s:
+        assert s.call("add", 1, 2).value == 3
+        assert s.call("kill").status.value == "protocol_error"
+        r = s.call("add", 2, 2)
+        assert r.status.value == "protocol_error" and "fork template was" in (r.error or ""), r
+    assert s.result is not None and s.result.status is Status.RUNTIME_ERROR, s.result
+    healthy_after(solo, starts)
