@@ -62,6 +62,7 @@ class ForkTemplate:
         self.pidfd: int | None = None
         self.sock: socket.socket | None = None
         self.restarts = 0
+        self.status_fd: int | None = None  # its /proc status, kept open (read per call)
 
     def start(self) -> None:
         """``posix_spawn`` a fresh ``python3 -I -S template.py`` (no memory of the zygote)."""
@@ -128,16 +129,15 @@ class ForkTemplate:
         # A signal is pending from the moment kill() returns, before the template acts on it,
         # so this sees a kill or stop the job sent just before it ended.
         try:
-            with open(f"/proc/{self.pid}/status", "rb") as f:
-                fields = dict(ln.split(b":", 1) for ln in f.read().splitlines() if b":" in ln)
-            state = fields[b"State"].split()[0]
-            pending = int(fields[b"SigPnd"], 16) | int(fields[b"ShdPnd"], 16)
-        except (OSError, KeyError, IndexError, ValueError):
+            if self.status_fd is None:
+                self.status_fd = os.open(f"/proc/{self.pid}/status", os.O_RDONLY)
+            text = os.pread(self.status_fd, 1 << 14, 0)
+            state = _field(text, b"State:")[:1]
+            pending = int(_field(text, b"SigPnd:"), 16) | int(_field(text, b"ShdPnd:"), 16)
+        except (OSError, ValueError):
             return "the fork template was killed"
-        if state in (b"Z", b"X") or pending & _FATAL:
-            return "the fork template was killed"
-        if state in (b"T", b"t"):
-            return "the fork template was stopped"
+        if state in (b"Z", b"X", b"T", b"t") or pending & _FATAL:
+            return "the fork template was killed or stopped"
         return None
 
     def stop(self) -> None:
@@ -150,9 +150,10 @@ class ForkTemplate:
                 os.kill(self.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.pid, 0)
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
+        for fd in (self.pidfd, self.status_fd):
+            if fd is not None:
+                os.close(fd)
+        self.pidfd = self.status_fd = None
         self.pid = 0
 
     def restart(self) -> None:
@@ -161,6 +162,12 @@ class ForkTemplate:
         self.stop()
         self.restarts += 1
         self.start()
+
+
+def _field(text: bytes, key: bytes) -> bytes:
+    """The value of ``key`` in a ``/proc/<pid>/status`` text; ValueError if missing."""
+    i = text.index(b"\n" + key) + len(key) + 1
+    return text[i : text.index(b"\n", i)].strip()
 
 
 # ---------------------------------------------------------------------- the template itself
