@@ -36,6 +36,7 @@ from typing import Any
 NAMES = ("stdin", "stdout", "stderr", "ctl", "cmd")
 SOCK_FD = 3
 SPAWN_TIMEOUT = 2.0  # seconds the zygote waits for a pid before it replaces the template
+START_TIMEOUT = 30.0  # for a new template to start and warm up (a loaded machine is slow)
 _PID = struct.Struct("<q")
 # Signals the template ignores (a job can send them); its children get the defaults back,
 # except the three the zygote always ignored (``child.prepare``/the runners restore them).
@@ -63,9 +64,11 @@ class ForkTemplate:
         self.sock: socket.socket | None = None
         self.restarts = 0
         self.status_fd: int | None = None  # its /proc status, kept open (read per call)
+        self.fault: str | None = None  # what a job had done to the template we gave up on
 
     def start(self) -> None:
         """``posix_spawn`` a fresh ``python3 -I -S template.py`` (no memory of the zygote)."""
+        self.fault = None
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "template.py")
         argv = [sys.executable, "-I", "-S", path, json.dumps(self.cfg)]
@@ -85,7 +88,7 @@ class ForkTemplate:
             self.pidfd = os.pidfd_open(self.pid)
         except OSError:
             self.pidfd = None
-        self._recv_pid()  # the template says it is ready (warm) with its own pid
+        self._recv_pid(START_TIMEOUT)  # the template says it is ready (warm), with its pid
 
     def spawn(self, fds: dict[str, int]) -> int:
         """Fork one job child holding ``fds`` (the caller closes its copies); its pid."""
@@ -95,22 +98,23 @@ class ForkTemplate:
             socket.send_fds(self.sock, [b"f"], [fds[n] for n in NAMES])
         except OSError as e:
             raise TemplateDown(f"fork template: {e}") from None
-        return self._recv_pid()
+        return self._recv_pid(SPAWN_TIMEOUT)
 
-    def _recv_pid(self) -> int:
+    def _recv_pid(self, timeout: float) -> int:
+        """Its next answer. On any failure the template is given up (a late answer would
+        desynchronise the next spawn), after noting whether a job had killed or stopped it."""
         assert self.sock is not None
-        if not select.select([self.sock], [], [], SPAWN_TIMEOUT)[0]:
-            raise TemplateDown("the fork template stopped answering")
-        try:
-            data = self.sock.recv(64)
-        except OSError as e:
-            raise TemplateDown(f"fork template: {e}") from None
-        if len(data) != _PID.size:
-            raise TemplateDown("the fork template died")
-        pid = int(_PID.unpack(data)[0])
-        if pid <= 0:
-            raise TemplateDown("the fork template could not fork")
-        return pid
+        data = b""
+        if select.select([self.sock], [], [], timeout)[0]:
+            with contextlib.suppress(OSError):
+                data = self.sock.recv(64)
+        pid = int(_PID.unpack(data)[0]) if len(data) == _PID.size else 0
+        if pid > 0:
+            return pid
+        why = self.damaged()
+        self.stop()
+        self.fault = why
+        raise TemplateDown(why or "the fork template could not fork or stopped answering")
 
     def alive(self) -> bool:
         """Not dead (cheap: the pidfd). While alive its pid cannot be reused by a job."""
@@ -120,10 +124,14 @@ class ForkTemplate:
             return not select.select([self.pidfd], [], [], 0)[0]
         return self.damaged() is None
 
+    def usable(self) -> bool:
+        return self.sock is not None and self.damaged() is None
+
     def damaged(self) -> str | None:
-        """Why the template cannot serve (dead, stopped, traced), or None when it is fine."""
+        """What a job did to the template (killed or stopped it), or None: it is fine, or
+        was given up for a reason of ours (``usable`` tells)."""
         if self.sock is None:
-            return "the fork template is gone"
+            return self.fault
         if self.pidfd is not None and select.select([self.pidfd], [], [], 0)[0]:
             return "the fork template was killed"
         # A signal is pending from the moment kill() returns, before the template acts on it,

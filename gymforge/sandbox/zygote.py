@@ -1,12 +1,14 @@
-"""The zygote: a long-lived Python process inside one worker's sandbox that forks one child per
+"""The zygote: a long-lived Python process inside one worker's sandbox that runs one child per
 job. Started as ``python3 -I -S zygote.py '<config json>'``; standard library only.
 
 It reads frames (see ``wire``) on fd 0 and answers on fd 1; nothing else ever writes there.
-Untrusted code never runs here: it runs only in forked children, after ``child.setup``. Inside
+Untrusted code never runs here: it runs only in job children, after ``child.setup``, which the
+fork template (``template.py``) forks: no job inherits this process's memory, which holds every
+job's data (the zygote relays it), nor any other job's. Inside
 bubblewrap the zygote is pid 1 of the worker's pid namespace (``--as-pid-1``), so jobs cannot
 signal it (the kernel drops signals to a namespace's init that it has no handler for) and are
 re-parented to it; it is non-dumpable, so jobs cannot ptrace it. After every job it SIGKILLs
-every other process in the namespace (``kill(-1)``) until ``/proc`` shows none, reaps them,
+every other process in the namespace but the template until ``/proc`` shows none, reaps them,
 wipes the job directory, and removes System V IPC objects: nothing of a job survives it.
 
 Ops (header ``op``): ``run`` (a program: Python in-process or ``execve``), ``calls`` (function-
@@ -203,9 +205,13 @@ class Zygote:
         blamed, so the job fails as its own doing."""
         try:
             return JobProc.prefork(self.jobdir, self.template.spawn)
-        except TemplateDown as e:
+        except TemplateDown:
+            why = self.template.damaged()
+            if why is None:
+                raise  # ours, not the job's: an internal error
             proc = JobProc(self.jobdir)
-            proc.exited, proc.kill_reason, proc.violation = True, "protocol", str(e)
+            proc.exited, proc.kill_reason = True, "protocol"
+            self.sabotage = proc.violation = f"{why} (by this job)"
             return proc
 
     def blame(self, proc: JobProc) -> None:
@@ -220,7 +226,7 @@ class Zygote:
     def heal(self) -> bool:
         """Between jobs (no job process alive): replace a damaged template; False if none
         can be started."""
-        if self.template.damaged() is None:
+        if self.template.usable():
             return True
         self.retire_warm()
         self.kill_rest()
