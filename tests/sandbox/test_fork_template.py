@@ -150,3 +150,23 @@ def test_an_interactive_session_that_kills_the_template_gets_no_answer_counted(
         assert r.status.value == "protocol_error" and "fork template was" in (r.error or ""), r
     assert s.result is not None and s.result.status is Status.RUNTIME_ERROR, s.result
     healthy_after(solo, starts)
+
+
+def test_a_job_cannot_lower_the_limits_later_jobs_inherit(solo: LocalBackend) -> None:
+    """Same uid may ``prlimit`` another process: lowering the template's (or the zygote's,
+    which a new template inherits) hard limits used to break every later job on the worker
+    (``internal_error``: a child cannot raise them back). The seccomp filter refuses
+    ``prlimit64`` on any process but the caller."""
+    if solo.worker_info()[0]["seccomp"] != "on":
+        pytest.skip("no seccomp here (libseccomp missing)")
+    src = FIND + (
+        "import resource\nout = []\n"
+        "for who in (TPL, 1):\n    try:\n"
+        "        resource.prlimit(who, resource.RLIMIT_NOFILE, (16, 16)); out.append('set')\n"
+        "    except OSError as e:\n        out.append(e.errno)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"  # its own: still allowed
+        "print(out, resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+    )
+    r = run_py(solo, src)
+    assert r.ok and r.stdout == "[1, 1] (64, 64)\n", r
+    healthy_after(solo, solo.workers[0].starts)
