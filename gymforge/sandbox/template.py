@@ -31,7 +31,7 @@ import signal
 import socket
 import struct
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 NAMES = ("stdin", "stdout", "stderr", "ctl", "cmd")
 SOCK_FD = 3
@@ -96,8 +96,8 @@ class ForkTemplate:
             raise TemplateDown("no fork template")
         try:
             socket.send_fds(self.sock, [b"f"], [fds[n] for n in NAMES])
-        except OSError as e:
-            raise TemplateDown(f"fork template: {e}") from None
+        except OSError:
+            self._give_up()
         return self._recv_pid(SPAWN_TIMEOUT)
 
     def _recv_pid(self, timeout: float) -> int:
@@ -111,6 +111,10 @@ class ForkTemplate:
         pid = int(_PID.unpack(data)[0]) if len(data) == _PID.size else 0
         if pid > 0:
             return pid
+        self._give_up()
+
+    def _give_up(self) -> NoReturn:
+        """Stop using this template, noting first whether a job had killed or stopped it."""
         why = self.damaged()
         self.stop()
         self.fault = why

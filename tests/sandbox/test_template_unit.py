@@ -23,13 +23,19 @@ def tpl(tmp_path: Path) -> Iterator[tm.ForkTemplate]:
     t.stop()
 
 
-def spawn_one(t: tm.ForkTemplate) -> int:
-    """A child from ``t`` on fresh pipes; it waits for a job that never comes (killed here)."""
+@contextlib.contextmanager
+def spawn_one(t: tm.ForkTemplate) -> Iterator[int]:
+    """A child from ``t`` on fresh pipes, waiting for a job that never comes; killed after."""
     pipes = {n: os.pipe() for n in tm.NAMES}
     theirs = {n: p[1] if n in ("stdout", "stderr", "ctl") else p[0] for n, p in pipes.items()}
+    pid = 0
     try:
-        return t.spawn(theirs)
+        pid = t.spawn(theirs)
+        yield pid
     finally:
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         for r, w in pipes.values():
             os.close(r)
             os.close(w)
@@ -37,12 +43,10 @@ def spawn_one(t: tm.ForkTemplate) -> int:
 
 def test_a_template_forks_children_that_are_not_itself(tpl: tm.ForkTemplate) -> None:
     assert tpl.usable() and tpl.damaged() is None
-    pid = spawn_one(tpl)
-    assert pid not in (tpl.pid, os.getpid())
-    cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-    assert b"template.py" in cmd  # a fork of the template, not of this process
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+    with spawn_one(tpl) as pid:
+        assert pid not in (tpl.pid, os.getpid())
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert b"template.py" in cmd  # a fork of the template, not of this process
 
 
 def test_a_stopped_template_is_given_up_blamed_and_replaced(
@@ -51,19 +55,18 @@ def test_a_stopped_template_is_given_up_blamed_and_replaced(
     os.kill(tpl.pid, signal.SIGSTOP)
     assert tpl.damaged() == "the fork template was killed or stopped"
     monkeypatch.setattr(tm, "SPAWN_TIMEOUT", 0.2)
-    with pytest.raises(tm.TemplateDown):
-        spawn_one(tpl)
+    with pytest.raises(tm.TemplateDown), spawn_one(tpl):
+        pass
     assert not tpl.usable() and tpl.fault == "the fork template was killed or stopped"
     tpl.restart()
     assert tpl.usable() and tpl.fault is None and tpl.restarts == 1
-    pid = spawn_one(tpl)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+    with spawn_one(tpl) as pid:
+        assert pid > 0
 
 
 def test_a_killed_template_is_seen_at_once(tpl: tm.ForkTemplate) -> None:
     os.kill(tpl.pid, signal.SIGKILL)
     assert tpl.damaged() is not None  # pending or dead: either way, before it is reaped
-    with pytest.raises(tm.TemplateDown):
-        spawn_one(tpl)
+    with pytest.raises(tm.TemplateDown), spawn_one(tpl):
+        pass
     assert not tpl.usable() and tpl.fault is not None
