@@ -192,9 +192,17 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it has just exited
+        return b""
+
+
 def sandbox_cpu(backend: Any) -> float:
     """CPU seconds used so far by the workers' long-lived processes and every job they reaped
-    (``cutime``/``cstime`` of the zygotes); pre-forked children not yet reaped are excluded."""
+    (``cutime``/``cstime`` of the zygotes; the fork template's own and its middle processes',
+    where there is one); pre-forked children not yet reaped are excluded."""
     total = 0
     tick = os.sysconf("SC_CLK_TCK")
     for w in backend.workers:
@@ -202,8 +210,12 @@ def sandbox_cpu(backend: Any) -> float:
             continue
         tree = _tree(w.proc.pid)
         head = default_python().encode() + b"\0-I\0"
-        zyg = [p for p in tree if Path(f"/proc/{p}/cmdline").read_bytes().startswith(head)]
-        for pid in [p for p in tree if p not in zyg] + zyg[:1]:
+        cmd = {p: _cmdline(p) for p in tree}
+        # the zygote (the first of these) and its fork template, if any, count; not-yet-used
+        # pre-forked children (same command line) do not
+        zyg = [p for p in tree if cmd[p].startswith(head) and b"template.py" not in cmd[p]]
+        tpl = [p for p in tree if cmd[p].startswith(head) and b"template.py" in cmd[p]]
+        for pid in [p for p in tree if p not in zyg and p not in tpl] + zyg[:1] + tpl[:1]:
             try:
                 f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:

@@ -1,4 +1,5 @@
-"""The job child: what runs between ``fork()`` in the zygote and the untrusted code.
+"""The job child: what runs between ``fork()`` in the fork template (``template.py``, which
+never holds job data) and the untrusted code.
 Standard library only (copied into the sandbox next to ``zygote.py`` and ``wire.py``).
 
 Contract, in order. Pre-fork (before the job is known): new session and process group; default
@@ -53,8 +54,8 @@ def send(header: dict[str, Any], blobs: tuple[bytes, ...] = ()) -> None:
 
 def prepare(fds: dict[str, int], jobdir: str) -> None:
     """The job-independent half of the set-up, done while the zygote is idle (pre-fork).
-    Signal dispositions need no reset: the zygote changes only SIGINT, SIGPIPE and SIGXFSZ
-    (ignored, as CPython itself has the latter two), and the job runners restore them."""
+    Signal dispositions: the template reset all it ignores but SIGINT, SIGPIPE and SIGXFSZ
+    (ignored, as CPython itself has the latter two), which the job runners restore."""
     os.setsid()
     for want, name in (
         (0, "stdin"),

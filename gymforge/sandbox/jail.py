@@ -9,7 +9,9 @@ sandbox under ``python3 -I -S``, where site-packages such as ``seccomp`` are not
   every job (no per-job cost), that refuses syscalls no judged program needs and that widen the
   kernel attack surface: ptrace, mount and namespace calls, bpf, perf, keyrings, io_uring,
   userfaultfd, POSIX message queues (they would outlive a job), module and kexec calls.
-  ``clone3`` answers ENOSYS so libc falls back to ``clone``. Optional: it needs
+  ``clone3`` answers ENOSYS so libc falls back to ``clone``. ``prlimit64`` works only on the
+  caller (pid 0): a job of the same uid could otherwise lower the hard limits of the fork
+  template or the zygote, which every later job inherits. Optional: it needs
   ``libseccomp.so.2``; when missing, the status says so and the sandbox still runs.
 - ``ipc_cleanup()``: removes System V shared memory, message queues and semaphores left in the
   worker's private IPC namespace, so a job cannot leave state for the next one.
@@ -28,6 +30,18 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO = 0x00050000
+SCMP_CMP_NE = 1
+
+
+class _ArgCmp(ctypes.Structure):  # struct scmp_arg_cmp
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
+
+
 DENY = [
     "ptrace",
     "process_vm_readv",
@@ -112,6 +126,13 @@ def install_seccomp() -> str:
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCmp),
+    ]
     lib.seccomp_load.argtypes = [ctypes.c_void_p]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
     ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
@@ -126,6 +147,12 @@ def install_seccomp() -> str:
             rc = lib.seccomp_rule_add(ctx, SCMP_ACT_ERRNO | err, nr, 0)
             if rc != 0:
                 return f"unavailable: rule {syscall}: {os.strerror(-rc)}"
+        nr = lib.seccomp_syscall_resolve_name(b"prlimit64")
+        if nr >= 0:  # another process's limits (pid != 0): refused
+            cmp = _ArgCmp(0, SCMP_CMP_NE, 0, 0)
+            rc = lib.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO | errno.EPERM, nr, 1, cmp)
+            if rc != 0:
+                return f"unavailable: rule prlimit64: {os.strerror(-rc)}"
         rc = lib.seccomp_load(ctx)
         if rc != 0:
             return f"unavailable: seccomp_load: {os.strerror(-rc)}"

@@ -79,26 +79,40 @@ class JobProc:
         self.files_cap: int | None = None  # inodes the job directory may use (None: unchecked)
         self.ipc_cap: int | None = None  # System V IPC objects the job may hold
         self._fs_next = 0.0
+        # Called once every job process is dead: may blame the job for damage it did
+        # (the zygote's check of its fork template), by setting ``violation``/``kill_reason``.
+        self.guard: Callable[[JobProc], None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def prefork(cls, jobdir: str) -> JobProc:
-        """Fork a child that does the job-independent set-up and then waits for a job."""
+    def prefork(cls, jobdir: str, spawn: Callable[[dict[str, int]], int] | None = None) -> JobProc:
+        """Start a child that does the job-independent set-up and then waits for a job.
+        ``spawn`` (the fork template's) forks it elsewhere from the five pipe ends and returns
+        its pid; without it (tests, tools) this process forks it."""
         self = cls(jobdir)
         pipes = {name: os.pipe() for name in ("stdin", "stdout", "stderr", "ctl", "cmd")}
         mine = {"stdin": 1, "stdout": 0, "stderr": 0, "ctl": 0, "cmd": 1}
         child_fds = {n: p[1 - mine[n]] for n, p in pipes.items()}
         self.t0 = time.monotonic()
-        if sys.__stderr__ is not None:
-            sys.__stderr__.flush()  # nothing of the zygote's may reach a job's stderr
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child never returns
+        if spawn is not None:
             try:
-                for n, p in pipes.items():
-                    os.close(p[mine[n]])
-                child.main(child_fds, jobdir)
-            finally:
-                os._exit(127)
+                pid = spawn(child_fds)
+            except BaseException:
+                for p in pipes.values():
+                    os.close(p[0])
+                    os.close(p[1])
+                raise
+        else:
+            if sys.__stderr__ is not None:
+                sys.__stderr__.flush()  # nothing of ours may reach a job's stderr
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child never returns
+                try:
+                    for n, p in pipes.items():
+                        os.close(p[mine[n]])
+                    child.main(child_fds, jobdir)
+                finally:
+                    os._exit(127)
         self.pid = pid
         self.fds = {n: p[mine[n]] for n, p in pipes.items()}
         for n, p in pipes.items():
@@ -206,6 +220,8 @@ class JobProc:
             _, status, ru = os.wait4(self.pid, 0)
             self._exited(status, ru)
         strays = kill_rest()
+        if self.guard is not None:
+            self.guard(self)
         if "ctl" in self.fds and not self.watch_ctl:
             self.poll.register(self.fds["ctl"], _READ)
             self.watch_ctl = True

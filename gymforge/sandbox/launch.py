@@ -40,6 +40,7 @@ ZYGOTE_FILES = (
     "jail.py",
     "callservice.py",
     "warmup.py",
+    "template.py",
 )
 HERE = Path(__file__).resolve().parent
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")

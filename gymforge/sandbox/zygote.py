@@ -1,12 +1,14 @@
-"""The zygote: a long-lived Python process inside one worker's sandbox that forks one child per
+"""The zygote: a long-lived Python process inside one worker's sandbox that runs one child per
 job. Started as ``python3 -I -S zygote.py '<config json>'``; standard library only.
 
 It reads frames (see ``wire``) on fd 0 and answers on fd 1; nothing else ever writes there.
-Untrusted code never runs here: it runs only in forked children, after ``child.setup``. Inside
+Untrusted code never runs here: it runs only in job children, after ``child.setup``, which the
+fork template (``template.py``) forks: no job inherits this process's memory, which holds every
+job's data (the zygote relays it), nor any other job's. Inside
 bubblewrap the zygote is pid 1 of the worker's pid namespace (``--as-pid-1``), so jobs cannot
 signal it (the kernel drops signals to a namespace's init that it has no handler for) and are
 re-parented to it; it is non-dumpable, so jobs cannot ptrace it. After every job it SIGKILLs
-every other process in the namespace (``kill(-1)``) until ``/proc`` shows none, reaps them,
+every other process in the namespace but the template until ``/proc`` shows none, reaps them,
 wipes the job directory, and removes System V IPC objects: nothing of a job survives it.
 
 Ops (header ``op``): ``run`` (a program: Python in-process or ``execve``), ``calls`` (function-
@@ -17,7 +19,6 @@ in-sandbox test fallback), ``ping``, ``exit``. Replies carry raw facts; the host
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import signal
@@ -26,17 +27,18 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import child
 import jail
 import wire
 from callservice import Session
 from jobproc import JobProc, Sink
+from template import ForkTemplate, TemplateDown
 
 del sys.path[0]
 
-# Modules judged code imports most. Each pre-import makes every fork dearer (more page tables,
+# Modules judged code imports most, pre-imported by the fork template (``template.py``), the
+# process every job is forked from. Each pre-import makes every fork dearer (more page tables,
 # more copy-on-write faults), so the list is short; ``random`` is left out on purpose (a forked
-# copy would share the zygote's state: children import it fresh, or the child seeds it).
+# copy would share the template's state: children import it fresh, or the child seeds it).
 PREIMPORT = [
     "bisect",
     "collections",
@@ -66,6 +68,10 @@ class Zygote:
         self.job_sids: set[int] = set()
         self.seccomp = "off"
         self.warm: JobProc | None = None
+        self.sabotage: str | None = None  # what the job now running did to the fork template
+        self.template = ForkTemplate(
+            {"jobdir": self.jobdir, "preimport": PREIMPORT + list(cfg.get("preimport", []))}
+        )
         self.host = wire.FrameStream(0)
         # A job directory that is its own filesystem (a tmpfs) counts its inodes exactly.
         parent = os.path.dirname(self.jobdir.rstrip("/")) or "/"
@@ -81,6 +87,7 @@ class Zygote:
                 "pid1": self.pid1,
                 "python": sys.version.split()[0],
                 "seccomp": self.seccomp,
+                "template": self.template.pid,
             }
         )
         while True:
@@ -89,8 +96,10 @@ class Zygote:
             except (wire.FrameError, OSError):
                 return
             op = hdr.get("op")
+            self.sabotage = None
             if op == "exit":
                 self.retire_warm()
+                self.template.stop()
                 return
             if op in ("run", "tests", "calls", "session"):
                 self.retire_warm_if_dead()
@@ -104,6 +113,8 @@ class Zygote:
                 self.reply(*self.op_run(hdr, blobs))
             else:
                 self.reply({"ev": "error", "msg": f"unknown op {op!r}"})
+            if not self.heal():
+                return  # no template, no jobs: the host respawns this worker
             self.prefork()
 
     def reply(self, header: dict[str, Any], blobs: list[bytes] | tuple[bytes, ...] = ()) -> None:
@@ -157,7 +168,8 @@ class Zygote:
         if proc is None or not proc.usable():
             if proc is not None:
                 proc.finish(lambda: 0)
-            proc = JobProc.prefork(self.jobdir)
+            proc = self.fork_child()
+        proc.guard = self.blame
         self.job_sids.add(proc.pid)
         job = self.child_job(hdr)
         extra: list[bytes] = []
@@ -171,14 +183,58 @@ class Zygote:
             proc.files_cap = int(hdr["max_files"])
         if self.own_ipc:
             proc.ipc_cap = MAX_IPC_OBJECTS
-        proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
+        if proc.fds:  # (not a child that never was: see ``fork_child``)
+            proc.dispatch(job, source, stdin, sink, max_ctl, on_ctl, extra, watch)
         proc.ctl_budget = budget
         return proc
 
     def prefork(self) -> None:
         """Fork the next job's child now, while nothing waits on this worker."""
-        if self.warm is None:
-            self.warm = JobProc.prefork(self.jobdir)
+        if self.warm is not None:
+            return
+        try:
+            self.warm = JobProc.prefork(self.jobdir, self.template.spawn)
+        except TemplateDown:  # no job is running: a fresh template, once
+            with contextlib.suppress(TemplateDown, OSError):
+                self.template.restart()
+                self.warm = JobProc.prefork(self.jobdir, self.template.spawn)
+
+    def fork_child(self) -> JobProc:
+        """A new child from the template. If the template is down, the job running now (a
+        session re-forking its candidate) took it down: a child that is already dead and
+        blamed, so the job fails as its own doing."""
+        try:
+            return JobProc.prefork(self.jobdir, self.template.spawn)
+        except TemplateDown:
+            why = self.template.damaged()
+            if why is None:
+                raise  # ours, not the job's: an internal error
+            proc = JobProc(self.jobdir)
+            proc.exited, proc.kill_reason = True, "protocol"
+            self.sabotage = proc.violation = f"{why} (by this job)"
+            return proc
+
+    def blame(self, proc: JobProc) -> None:
+        """Run once a job's processes are dead: a job that killed or stopped the fork template
+        fails for it (a scored failure, not an infrastructure error)."""
+        why = self.template.damaged()
+        if why is not None:
+            self.sabotage = proc.violation = f"{why} (by this job)"
+            if proc.kill_reason in (None, "finished"):
+                proc.kill_reason = "protocol"
+
+    def heal(self) -> bool:
+        """Between jobs (no job process alive): replace a damaged template; False if none
+        can be started."""
+        if self.template.usable():
+            return True
+        self.retire_warm()
+        self.kill_rest()
+        try:
+            self.template.restart()
+        except (TemplateDown, OSError):
+            return False
+        return True
 
     def retire_warm_if_dead(self) -> None:
         if self.warm is not None and not self.warm.usable():
@@ -299,7 +355,9 @@ class Zygote:
                 if msg.get("op") != "call":
                     break
                 res, vblobs = sess.call(msg, mblobs[0] if mblobs else b"[[],{}]")
-                self.reply(res, vblobs)
+                if self.sabotage is None and (why := self.template.damaged()) is not None:
+                    self.sabotage = f"{why} (by this job)"  # (a pending kill counts)
+                self.reply(*self.taint(res, vblobs))
             facts, out = sess.end()
             self.reply(facts, out)
             return
@@ -313,8 +371,18 @@ class Zygote:
                 values.append(vblobs[0])
             results.append(res)
         facts, out = sess.end()
+        if self.sabotage is not None:  # no answer of a job that damaged the sandbox counts
+            results = [self.taint(res, [])[0] for res in results]
+            values = []
         facts["calls"] = results
         self.reply(facts, out + values)
+
+    def taint(self, res: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """A call's answer, or a protocol error once the job has damaged the fork template."""
+        if self.sabotage is None:
+            return res, blobs
+        keep = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
+        return {**keep, "status": "protocol_error", "msg": self.sabotage}, []
 
     # ------------------------------------------------------------------ cleanup
     def kill_rest(self) -> int:
@@ -325,7 +393,7 @@ class Zygote:
             if not others:
                 return found
             found = max(found, len(others))
-            if self.pid1:
+            if self.pid1 and not self.template.alive():  # kill(-1) would spare no one
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(-1, signal.SIGKILL)
             else:
@@ -338,8 +406,9 @@ class Zygote:
         return found
 
     def others(self) -> list[int]:
+        keep = {"1", str(self.template.pid) if self.template.alive() else "1"}
         if self.pid1:
-            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p not in keep]
         pids = []
         for p in os.listdir("/proc"):
             if not p.isdigit() or int(p) == os.getpid():
@@ -412,14 +481,11 @@ def main() -> None:
     if os.getpid() != 1:
         jail.set_subreaper()
     z = Zygote(cfg)
-    child.install_builtins()
     os.environ.update(HOME=z.jobdir, TMPDIR=z.jobdir, PWD=z.jobdir)  # what jobs get
     z.seccomp = jail.install_seccomp() if cfg.get("seccomp", True) else "off"
-    for name in PREIMPORT + list(cfg.get("preimport", [])):
-        with contextlib.suppress(Exception):
-            __import__(name)
-    gc.collect()
-    gc.freeze()  # keep pre-imported objects' pages shared with children (no GC writes)
+    # Before any job data: a fresh interpreter (inheriting the seccomp filter) that every job
+    # is forked from, so no job inherits memory of the zygote's (see ``template.py``).
+    z.template.start()
     z.serve()
 
 

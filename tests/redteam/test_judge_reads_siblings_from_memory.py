@@ -11,12 +11,12 @@ nothing of one job is visible to another is broken. The scanner never holds its 
 (it matches a head, then compares the rest xor-ed), so it cannot find itself.
 
 The tests' own text is never in the sandbox: the same scan for it finds nothing (asserted).
+The scan does read inherited memory: it finds the fork template's warm-up source, which every
+job child inherits (asserted), so a miss below means the bytes are not there.
 
-**Open (the sandbox's to fix):** the two attacks below still succeed, so they are marked
-``xfail(strict=True)``: the day the defence lands they pass and the marker must go. A fix
-cannot be local to the judge: the zygote that forks every job must never hold job data in
-memory a later job inherits (for example, job I/O handled in a per-job process forked from
-a zygote that never reads a job, or buffers wiped before the next fork).
+**Fixed** (``gymforge/sandbox/template.py``): every job child is forked from a fork template, a
+fresh interpreter warmed on constant input that never receives job data; the zygote still
+relays every job's bytes but is never a job's parent in memory.
 """
 
 from __future__ import annotations
@@ -79,6 +79,12 @@ TEST_READER = SCAN + (
     "def add(a, b):\n    return a + b if FOUND else 0\n"
 )
 
+# Text only the fork template's warm-up code holds (``warmup._WARM_SOURCE``): inherited.
+INHERITED_READER = SCAN + (
+    f"FOUND = any(True for _ in _scan({xor('if i != j and abs(a - b) < t:')!r}))\n"
+    "def add(a, b):\n    return a + b if FOUND else 0\n"
+)
+
 ECHO = {  # a stdio task: print the answer for the input
     "kind": "stdio",
     "tests": [{"input": "41\n", "output": "ANSWER_MARK_3319 42\n"}],
@@ -101,21 +107,15 @@ def test_the_scan_works_and_the_tests_are_not_in_the_sandbox(judge: CodeJudge) -
     assert judge.judge(TASK, SIBLING).passed
     v = judge.judge(TASK, TEST_READER)
     assert not v.passed and v.facts["tests_passed"] == 0, v
+    assert judge.judge(TASK, INHERITED_READER).passed  # the scan reads inherited pages
 
 
-OPEN = pytest.mark.xfail(
-    strict=True, reason="open: job processes inherit the zygote's memory of earlier jobs"
-)
-
-
-@OPEN
 def test_a_candidate_cannot_run_the_previous_jobs_source(judge: CodeJudge) -> None:
     assert judge.judge(TASK, SIBLING).passed  # the sibling, on the same (only) worker
     v = judge.judge(TASK, COPIER)
     assert not v.passed and v.facts["tests_passed"] == 0, v
 
 
-@OPEN
 def test_a_stdio_candidate_cannot_run_the_previous_jobs_source(judge: CodeJudge) -> None:
     assert judge.judge(ECHO, ECHO_SIBLING, "python").passed
     v = judge.judge(ECHO, ECHO_COPIER, "python")

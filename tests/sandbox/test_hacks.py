@@ -54,7 +54,9 @@ def test_killing_the_parent_harms_nobody(sandbox: LocalBackend) -> None:
     )
     assert r.ok and r.stdout == "still here 1\n"
     r = short(sandbox, "import subprocess; subprocess.run(['sh', '-c', 'kill -9 -1']); print(1)")
-    assert r.status in (Status.KILLED, Status.OK), r
+    # kill -1 reaches the fork template too: the job fails for it; the template is replaced
+    assert r.status in (Status.KILLED, Status.RUNTIME_ERROR), r
+    assert r.status is Status.KILLED or "fork template" in (r.error or ""), r
     assert all(short(sandbox, "print(2)").stdout == "2\n" for _ in range(4))
     assert [w.starts for w in sandbox.workers] == starts, "no worker had to be restarted"
 
@@ -105,11 +107,11 @@ def test_fork_bomb_is_contained_and_the_other_worker_keeps_serving(sandbox: Loca
     assert r.status == Status.TIMEOUT and r.stray_processes > 0  # type: ignore[attr-defined]
     if sandbox.workers[0].has_pids_cgroup:
         assert r.limits_hit.processes  # type: ignore[attr-defined]
-    assert (
+    assert (  # the zygote, the fork template and this job: nothing of the bomb is left
         short(
             sandbox, "import os; print(len([p for p in os.listdir('/proc') if p.isdigit()]))"
         ).stdout
-        == "2\n"
+        == "3\n"
     )
 
 

@@ -116,11 +116,14 @@ print({k: st[k].strip() for k in ('Uid', 'Gid', 'CapInh', 'CapPrm', 'CapEff', 'C
 def test_own_pid_namespace(sandbox: LocalBackend) -> None:
     f = facts(
         sandbox,
-        "import os; print({'pids': sorted(int(p) for p in os.listdir('/proc') "
-        "if p.isdigit()), 'me': os.getpid(), 'pp': os.getppid()})",
+        "import os; pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+        "cmd = {p: open(f'/proc/{p}/cmdline', 'rb').read().split(b'\\0')[3:4] for p in pids}\n"
+        "print({'pids': pids, 'me': os.getpid(), 'pp': os.getppid(), 'cmd': cmd})",
     )
     assert f["pp"] == 1, "the zygote is the namespace's init"
-    assert set(f["pids"]) <= {1, f["me"]}, f
+    rest = set(f["pids"]) - {1, f["me"]}
+    assert len(rest) == 1, f  # the fork template, every job's memory parent
+    assert f["cmd"][rest.pop()] == [b"/.gymforge/template.py"], f
 
 
 def test_kernel_attack_surface_is_reduced(sandbox: LocalBackend) -> None:
@@ -156,12 +159,17 @@ print(shm >= 0)
     assert r.stray_processes >= 1, "the background process was found and killed"
     look = """
 import os
+def cmd(p):
+    return open(f'/proc/{p}/cmdline', 'rb').read()
 print({'files': os.listdir('.'), 'env': [k for k in os.environ if k.startswith('LEAK')],
        'shm': open('/proc/sysvipc/shm').read().splitlines()[1:],
-       'pids': [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]})
+       'pids': [cmd(p) for p in os.listdir('/proc')
+                if p.isdigit() and int(p) not in (1, os.getpid())]})
 """
     f = facts(solo, look)
-    assert f == {"files": ["main.py"], "env": [], "shm": [], "pids": []}
+    tpl = b"\0/.gymforge/template.py\0"
+    assert len(f["pids"]) == 1 and tpl in f["pids"][0], f  # only the fork template
+    assert {**f, "pids": []} == {"files": ["main.py"], "env": [], "shm": [], "pids": []}
 
 
 def test_python_state_is_fresh_per_job(solo: LocalBackend) -> None:
