@@ -66,10 +66,12 @@ def test_the_workspace_persists_within_an_episode_and_never_across() -> None:
 def test_run_code_reports_failures_and_runs_other_languages() -> None:
     async def go() -> None:
         env = CodeAgentEnv()
-        env.run_limits = env.run_limits.model_copy(update={"wall_time": 0.5, "cpu_time": 0.5})
+        default = env.run_limits
+        env.run_limits = default.model_copy(update={"wall_time": 0.5, "cpu_time": 0.5})
         await env.reset(TASK, 0)
         r = _result(await env.step(_tool("run_code", code="while True: pass")))["result"]
         assert r["status"] == "timeout" and {"wall_time", "cpu_time"} & set(r["limits_hit"])
+        env.run_limits = default  # the rest (a C compile among them) must not race a loaded machine
         r = _result(await env.step(_tool("run_code", code="raise ValueError('boom')")))
         assert r["result"]["status"] == "runtime_error" and "boom" in r["result"]["stderr"]
         r = _result(await env.step(_tool("run_code", code="print('y' * 10000)")))
