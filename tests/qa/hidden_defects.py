@@ -1,5 +1,6 @@
 """Broken environments whose defects the first QA suite let through (issue: QA that
-catches what it claims). Each is ``LedgerEnv`` with exactly one planted defect; ``CAUGHT_BY``
+catches what it claims). Each is ``LedgerEnv`` (or, for a world write, ``SupportDeskEnv``)
+with exactly one planted defect; ``CAUGHT_BY``
 maps it to the check that must flag it and ``EVIDENCE`` to what the message must name.
 Importable as ``tests.qa.hidden_defects:<Name>`` (or ``hidden_defects:<Name>`` under pytest),
 so the fresh process of the cross-process checks can build them too.
@@ -15,8 +16,10 @@ from gymforge.core.errors import ToolError
 from gymforge.core.types import Message, Task
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.envs.ledger.env import Customer, Transfer, World
+from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.tools import tool
 from gymforge.verify import Verdict
+from gymforge.world.writes import world_write
 
 
 class HashSeededEnv(LedgerEnv):
@@ -109,6 +112,39 @@ class PartialWriteEnv(LedgerEnv):
         return LedgerEnv.transfer(self, from_account, to_account, amount_cents)
 
 
+class HalfCommitDeskEnv(SupportDeskEnv):
+    """Defect: ``apply_credit`` is a ``world_write``, so it declares ``timeout`` side effects
+    (the commit applied, then the answer timed out), but on its commit-timeout path it keeps
+    only half the write: the audit-log row stays, the credit row is dropped. The same call
+    succeeding writes both; an agent that retries with its key is told the credit exists."""
+
+    @tool(writes=True)
+    @world_write
+    def apply_credit(
+        self,
+        case_id: str,
+        account_id: str,
+        amount_cents: int,
+        reason: str = "",
+        idempotency_key: str = "",
+    ) -> dict[str, Any]:
+        """Apply a goodwill credit to an account.
+
+        Args:
+            case_id: The case this credit belongs to.
+            account_id: The account to credit, such as A-1234.
+            amount_cents: The credit in cents.
+            reason: A short reason, kept in the record.
+            idempotency_key: A key that makes retries of this credit safe.
+        """
+        done: dict[str, Any] = SupportDeskEnv.apply_credit.__wrapped__(  # type: ignore[attr-defined]
+            self, case_id, account_id, amount_cents, reason, idempotency_key
+        )
+        if self.writes.attrs.get("world_fault") == "commit_timeout":
+            self.db.delete("credits", done["id"])
+        return done
+
+
 class RestyledPromptEnv(LedgerEnv):
     """Defect: the system prompt was reworded, but ``renderer_version`` still says "1": old
     runs replay against it with the same stamp and diverge at step 0."""
@@ -127,17 +163,18 @@ class NamesClaimEnv(LedgerEnv):
         return super().verify(task, world, reply)
 
 
-CAUGHT_BY: dict[type[LedgerEnv], str] = {
+CAUGHT_BY: dict[type[Any], str] = {
     HashSeededEnv: "replay_determinism",
     DatedPromptEnv: "replay_determinism",
     ClassCacheEnv: "reset_isolation",
     EmptyQueryCrashEnv: "error_paths",
     PartialWriteEnv: "error_paths",
+    HalfCommitDeskEnv: "error_paths",
     RestyledPromptEnv: "trajectory_schema",
     NamesClaimEnv: "verifier_redteam",
 }
 
-EVIDENCE: dict[type[LedgerEnv], tuple[str, ...]] = {
+EVIDENCE: dict[type[Any], tuple[str, ...]] = {
     HashSeededEnv: (
         "in a fresh process (PYTHONHASHSEED=",
         "with the real clock too",
@@ -147,6 +184,12 @@ EVIDENCE: dict[type[LedgerEnv], tuple[str, ...]] = {
     ClassCacheEnv: ("differs from the reference", "tool_result.content", "reference '", "reused '"),
     EmptyQueryCrashEnv: ("search_customers", "{'name': ''}", "IndexError", "internal"),
     PartialWriteEnv: ("transfer", "left the state changed", "balance_cents"),
+    HalfCommitDeskEnv: (
+        "apply_credit",
+        "declared 'timeout'",
+        "not as the same call succeeding",
+        "credits",
+    ),
     RestyledPromptEnv: ("renderer_version '1'", "Be brief.", "--record-golden"),
     NamesClaimEnv: ("judged a success", "claim_echo"),
 }

@@ -122,6 +122,8 @@ def _undeclared_support_desk() -> SupportDeskEnv:
 def test_declared_side_effects_pass_and_undeclared_ones_fail() -> None:
     declared = run_check("error_paths", QATarget.from_factory(SupportDeskEnv), OPTS)
     assert declared.passed, declared.details
+    # the timeouts after commit were replayed with faults off and matched the success
+    assert declared.metrics["verified_effects"] > 0, declared.metrics
     result = run_check("error_paths", QATarget.from_factory(_undeclared_support_desk), OPTS)
     assert result.passed is False
     assert "'timeout' error but left the state changed" in result.details

@@ -5,7 +5,8 @@
   the agent did nothing wrong and has nothing to fix.
 - **Failed calls are atomic.** An error result must leave the state as it was, unless the
   tool declares that errors of that kind may have been applied (``Tool.error_effects``, such
-  as ``world_write``'s timeout after the commit).
+  as ``world_write``'s timeout after the commit), and then the state must be exactly what the
+  same call leaves when it succeeds (``effects.succeeded``, the counterfactual).
 
 ``edge_calls`` builds the schema-valid edge cases: every typed parameter of every tool, one
 at a time, set to the empty string, a blank, a long string and odd unicode, to zero, minus
@@ -20,7 +21,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from gymforge.core.types import ToolCall
 from gymforge.qa.checks.common import CheckFailed, first_difference, short
+from gymforge.qa.checks.effects import Prefix, effect_view, succeeded
 
 LONG = "z" * 5000
 UNICODE = "Zo\u00eb \u6771\u4eac \U0001f680 e\u0301 \u202eabc"
@@ -68,18 +71,21 @@ class CallAudit:
     validators: dict[str, Draft202012Validator]
     effects: dict[str, frozenset[str]]
     params: dict[str, dict[str, Any]]
+    schemas: tuple[dict[str, Any], ...] = ()
     audited: int = 0
     declared_effects: int = 0
+    verified_effects: int = 0
 
     @classmethod
     def of(cls, schemas: Iterable[Mapping[str, Any]], tools: Mapping[str, Any]) -> CallAudit:
         validators, params = {}, {}
-        for schema in schemas:
+        copied = tuple(dict(s) for s in schemas)
+        for schema in copied:
             fn = schema["function"]
             validators[fn["name"]] = Draft202012Validator(fn["parameters"])
             params[fn["name"]] = dict(fn["parameters"].get("properties", {}))
         effects = {n: frozenset(getattr(t, "error_effects", ())) for n, t in tools.items()}
-        return cls(validators, effects, params)
+        return cls(validators, effects, params, copied)
 
     def schema_valid(self, name: str, arguments: Any) -> bool:
         validator = self.validators.get(name)
@@ -95,7 +101,7 @@ class CallAudit:
                 "not a defined outcome; return a ToolError the agent can act on"
             )
 
-    def check_atomic(
+    async def check_atomic(
         self,
         label: str,
         name: str,
@@ -103,8 +109,12 @@ class CallAudit:
         result: Mapping[str, Any],
         before: Any,
         after: Any,
+        prefix: Prefix | None,
     ) -> None:
-        """Fail when an error result left the state changed (undeclared side effect)."""
+        """Fail when an error result left the state changed, unless the tool declares that
+        kind and the change is exactly the one the same call makes when it succeeds (the
+        counterfactual replays ``prefix`` in a fresh instance, then the call with faults off;
+        without a prefix a declared change is accepted unverified)."""
         self.audited += 1
         if result.get("ok", True):
             return
@@ -112,15 +122,36 @@ class CallAudit:
         if found is None:
             return
         kind = (result.get("error") or {}).get("kind", "?")
-        if kind in self.effects.get(name, frozenset()):
-            self.declared_effects += 1
+        if kind not in self.effects.get(name, frozenset()):
+            path, was, now = found
+            raise CheckFailed(
+                f"{label}: {name}{short(arguments, 200)} returned a {kind!r} error but left "
+                f"the state changed: {path}: {short(was)} -> {short(now)}. A refused call must "
+                f"change nothing, or the tool must declare error_effects=({kind!r},)"
+            )
+        self.declared_effects += 1
+        if prefix is None:
             return
-        path, was, now = found
-        raise CheckFailed(
-            f"{label}: {name}{short(arguments, 200)} returned a {kind!r} error but left the "
-            f"state changed: {path}: {short(was)} -> {short(now)}. A refused call must change "
-            f"nothing, or the tool must declare error_effects=({kind!r},)"
-        )
+        call = ToolCall(name=name, arguments=dict(arguments))
+        replayed, done = await succeeded(prefix, call)
+        diverged = first_difference(before, replayed)
+        if diverged is not None:
+            path, was, now = diverged
+            raise CheckFailed(
+                f"{label}: replaying the episode before {name}{short(arguments, 200)} in a "
+                f"fresh instance reached another state ({path}: {short(was)} vs "
+                f"{short(now)}), so its declared {kind!r} side effect cannot be verified"
+            )
+        differs = first_difference(effect_view(done), effect_view(after))
+        if differs is not None:
+            path, ok_value, err_value = differs
+            raise CheckFailed(
+                f"{label}: {name}{short(arguments, 200)} returned a declared {kind!r} error "
+                f"and left the state changed, but not as the same call succeeding would: "
+                f"{path}: {short(ok_value)} had it succeeded, {short(err_value)} after the "
+                "error. A side-effecting error must apply the whole call or nothing"
+            )
+        self.verified_effects += 1
 
     def edge_calls(self, name: str, base: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         """Schema-valid variants of ``base`` (or of neutral values), one parameter at a time."""

@@ -2,7 +2,8 @@
 
 Hand-written cases (malformed output, unknown and absurd tool names, missing, mistyped,
 extra, huge and deeply nested arguments, odd unicode, huge replies, forced timeouts on every
-tool, and every tool made to crash), schema-valid edge cases of every typed parameter
+tool, every world write applied and then timed out under the oracle, and every tool made
+to crash), schema-valid edge cases of every typed parameter
 (``call_audit.edge_calls``: empty, blank, long and unicode strings, zero, negative and huge
 numbers, enum members, starting from the oracle's own calls), and then hypothesis-fuzzed
 action sequences (which draw typed edge values too). Each step must return a well-formed
@@ -12,13 +13,16 @@ episode must also seal into schema-valid trajectory records. Every tool call tha
 an error is audited (``call_audit``): an ``internal`` crash on schema-valid arguments fails
 (naming the tool, the arguments and the exception), and so does an error that left the
 state changed (naming the changed value) unless the tool declares that kind in
-``error_effects``.
+``error_effects`` and the change is exactly what the same call leaves when it succeeds
+(``effects``: the episode replayed in a fresh instance, the call run with faults off; the
+oracle's own episode is audited the same way).
 
 What it cannot catch: a crash or a partial write that needs a state the cases do not reach
 (edge cases run right after ``reset``, fuzzed episodes are short); a tool that returns
-``ok`` with wrong content; side effects outside ``snapshot()`` (files, services); and
-whether a declared side-effecting error applied exactly the call's effect (only the declared
-kind is checked).
+``ok`` with wrong content; side effects outside ``snapshot()`` (files, services); a
+difference hidden in a world's system tables (left out of the comparison); and a declared
+error whose fault QA cannot switch off (a tool that raises its own timeout, a remote
+environment's world faults): the replayed success then fails alike and matches.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from gymforge.qa.checks.common import (
     plain,
     run_async,
 )
-from gymforge.qa.checks.fuzz import fuzz
+from gymforge.qa.checks.effects import Prefix, commit_timeouts, set_world_faults
+from gymforge.qa.checks.fuzz import audit_episode, fuzz
 from gymforge.qa.episodes import play, probe_policy
 from gymforge.qa.target import QATarget
 from gymforge.tools.faults import FaultPlan
@@ -45,6 +50,8 @@ from gymforge.tools.faults import FaultPlan
 NAME = "error_paths"
 ODD = "\u0000\u202e\ud800\U0001f600e\u0301\ufeff\uffff"
 HUGE = 1_000_000
+ORACLE_STEPS = 32
+"""How far the oracle runs with every world write timing out after its commit."""
 
 
 def _deep(n: int) -> Any:
@@ -132,11 +139,17 @@ def _toolset(env: Any) -> Any:
 
 
 async def _audited_step(
-    env: Any, audit: CallAudit, label: str, action: Action, crashes_expected: bool = False
+    env: Any,
+    audit: CallAudit,
+    label: str,
+    action: Action,
+    prefix: Prefix | None,
+    crashes_expected: bool = False,
 ) -> StepResult:
     """One step, checked: a well-formed result, and for a failed tool call no crash on
-    schema-valid arguments and no state change. Snapshots are copied out as plain JSON at
-    once (a snapshot may share lists with the live world that the step then mutates)."""
+    schema-valid arguments and no state change (or, for a declared kind, the change the call
+    makes when it succeeds, replayed from ``prefix``). Snapshots are copied out as plain JSON
+    at once (a snapshot may share lists with the live world that the step then mutates)."""
     before = plain(await env.snapshot())
     try:
         result = await env.step(action)
@@ -148,7 +161,9 @@ async def _audited_step(
         if not crashes_expected:
             audit.check_crash(label, action.name, action.arguments, tool_result)
         after = plain(await env.snapshot())
-        audit.check_atomic(label, action.name, action.arguments, tool_result, before, after)
+        await audit.check_atomic(
+            label, action.name, action.arguments, tool_result, before, after, prefix
+        )
     return result
 
 
@@ -162,7 +177,7 @@ def _oracle_calls(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return calls
 
 
-async def _hand_cases(target: QATarget, task_id: str, seed: int) -> int:
+async def _hand_cases(target: QATarget, task_id: str, seed: int) -> tuple[int, CallAudit]:
     env = target.factory()
     ran = 0
     try:
@@ -171,22 +186,25 @@ async def _hand_cases(target: QATarget, task_id: str, seed: int) -> int:
         audit = CallAudit.of(obs.tools, toolset.tools if toolset is not None else {})
         for label, action in cases(obs.tools):
             await env.reset(task_id, seed)
-            await _audited_step(env, audit, label, action)
+            await _audited_step(env, audit, label, action, Prefix(target, task_id, seed, ()))
             ran += 1
         base: dict[str, dict[str, Any]] = {}
         if target.has_oracle:
-            base = _oracle_calls(await play(env, probe_policy("oracle"), task_id, seed))
+            records = await play(env, probe_policy("oracle"), task_id, seed)
+            await audit_episode(target, audit, records, "oracle")
+            base = _oracle_calls(records)
         for schema in obs.tools:
             name = schema["function"]["name"]
             for args in audit.edge_calls(name, base.get(name)):
                 await env.reset(task_id, seed)
                 label = f"{name}.edge {short_args(args)}"
-                await _audited_step(env, audit, label, ToolCall(name=name, arguments=args))
+                call = ToolCall(name=name, arguments=args)
+                await _audited_step(env, audit, label, call, Prefix(target, task_id, seed, ()))
                 ran += 1
-        ran += await _injected(env, audit, task_id, seed)
+        ran += await _injected(target, env, audit, task_id, seed)
     finally:
         await env.close()
-    return ran
+    return ran, audit
 
 
 def short_args(args: dict[str, Any]) -> str:
@@ -194,30 +212,44 @@ def short_args(args: dict[str, Any]) -> str:
     return text if len(text) <= 120 else text[:120] + "...}"
 
 
-async def _injected(env: Any, audit: CallAudit, task_id: str, seed: int) -> int:
-    """Forced timeouts on every tool, then every tool crashing, under the oracle's actions."""
+async def _injected(target: QATarget, env: Any, audit: CallAudit, task_id: str, seed: int) -> int:
+    """Under the oracle's actions: forced timeouts on every tool, every write of a world
+    applied and then timed out (each checked against the same call succeeding), and every
+    tool crashing."""
     toolset = _toolset(env)
     if toolset is None or not hasattr(env, "oracle_action"):
         return 0
     ran = 0
     forced = FaultPlan(forced=tuple((n, i, "timeout") for n in toolset.tools for i in range(64)))
+    world = commit_timeouts([n for n, kinds in audit.effects.items() if "timeout" in kinds])
     crashing = {n: dataclasses.replace(t, fn=_crash) for n, t in toolset.tools.items()}
     original = dict(toolset.tools)
-    for label in ("forced_timeouts", "crashing_tools"):
+    for label in ("forced_timeouts", "commit_timeouts", "crashing_tools"):
         await env.reset(task_id, seed)
+        prefix: Prefix | None = Prefix(target, task_id, seed, ())
         if label == "forced_timeouts":
             toolset.set_fault_plan(forced)
+            prefix = Prefix(target, task_id, seed, (), plan=forced)
+        elif label == "commit_timeouts":
+            if not world.forced or not set_world_faults(env, world):
+                continue
+            prefix = Prefix(target, task_id, seed, (), world=world)
         else:
             toolset.tools = crashing
+            prefix = None
         try:
-            for _ in range(6):
+            for _ in range(ORACLE_STEPS if label == "commit_timeouts" else 6):
                 action = await env.oracle_action()
                 expected = label == "crashing_tools"
-                result = await _audited_step(env, audit, label, action, crashes_expected=expected)
+                result = await _audited_step(env, audit, label, action, prefix, expected)
+                if prefix is not None:
+                    prefix = dataclasses.replace(prefix, history=(*prefix.history, action))
                 ran += 1
-                if isinstance(action, ToolCall) and result.observation.data.get(
-                    "tool_result", {}
-                ).get("ok"):
+                if (
+                    label != "commit_timeouts"
+                    and isinstance(action, ToolCall)
+                    and result.observation.data.get("tool_result", {}).get("ok")
+                ):
                     raise CheckFailed(f"{label}: {action.name} succeeded despite the injection")
                 if result.terminated or result.truncated:
                     break
@@ -236,7 +268,8 @@ def _crash(*args: Any, **kwargs: Any) -> Any:
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     pairs = jobs(target, max(2, opts.episodes // 8), opts.seed + 4, "all")
-    hand = sum(run_async(_hand_cases(target, task_id, seed)) for task_id, seed in pairs[:2])
+    hands = [run_async(_hand_cases(target, task_id, seed)) for task_id, seed in pairs[:2]]
+    hand = sum(ran for ran, _ in hands)
 
     async def tools() -> tuple[Any, Any]:
         env = target.factory()
@@ -247,11 +280,21 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         finally:
             await env.close()
 
-    fuzzed = fuzz(target, pairs, opts.fuzz_examples, run_async(tools()))
-    metrics = {"hand_cases": hand, "fuzzed_episodes": fuzzed}
+    fuzz_audit = CallAudit.of(*run_async(tools()))
+    fuzzed = fuzz(target, pairs, opts.fuzz_examples, fuzz_audit)
+    audits = [audit for _, audit in hands] + [fuzz_audit]
+    declared = sum(a.declared_effects for a in audits)
+    verified = sum(a.verified_effects for a in audits)
+    metrics = {
+        "hand_cases": hand,
+        "fuzzed_episodes": fuzzed,
+        "declared_effects": declared,
+        "verified_effects": verified,
+    }
     return (
         f"{hand} hand-made bad inputs and schema-valid edge cases and {fuzzed} fuzzed episodes "
         "all had defined outcomes; no tool crashed on valid arguments and every failed call "
-        "left the state unchanged (or as its tool declares)",
+        f"left the state unchanged, or ({declared} declared side-effecting errors, {verified} "
+        "of them replayed) exactly as the same call succeeding would",
         metrics,
     )

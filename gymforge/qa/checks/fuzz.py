@@ -4,8 +4,8 @@ Actions mix schema-shaped tool calls (every typed parameter drawn from its type'
 values, or anything at all), free-form calls with random names and arguments, replies and
 malformed output. Every episode must seal into schema-valid records, never set both end
 flags, and pass the call audit: no ``internal`` crash on schema-valid arguments, and no
-failed call whose state fingerprint changed (undeclared), the changed value named by
-replaying the episode up to that call.
+failed call whose state fingerprint changed unless declared and equal to the same call
+succeeding, the changed value named by replaying the episode up to that call.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from hypothesis.reporting import with_reporter
 from gymforge.core.errors import InfraError
 from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
 from gymforge.qa.checks.call_audit import CallAudit, edge_values
-from gymforge.qa.checks.common import CheckFailed, first_difference, plain, run_async, short
+from gymforge.qa.checks.common import CheckFailed, first_difference, run_async, short
+from gymforge.qa.checks.effects import Prefix, replay
 from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
 from gymforge.rollout.policy import EpisodeContext, PolicyTurn
@@ -78,50 +79,41 @@ def _strategy(tools: tuple[dict[str, Any], ...]) -> st.SearchStrategy[list[Actio
     return st.lists(action, min_size=1, max_size=8)
 
 
-async def _explain_change(target: QATarget, records: list[dict[str, Any]], k: int) -> str:
-    """Replay ``records`` up to step ``k`` and name what step ``k`` changed."""
+async def audit_episode(
+    target: QATarget, audit: CallAudit, records: list[dict[str, Any]], what: str = "fuzzed"
+) -> None:
+    """The call audit over a recorded episode: crashes, and for a failed call whose state
+    fingerprint changed, the change itself, found by replaying the episode up to that call
+    (and the counterfactual, when the tool declares the error kind)."""
     from gymforge.trajectory.replay import ACTION_ADAPTER
 
-    env = target.factory()
-    try:
-        await env.reset(records[0]["task_id"], records[0]["seed"])
-        for rec in records[1:k]:
-            await env.step(ACTION_ADAPTER.validate_python(rec["action"]))
-        before = plain(await env.snapshot())
-        await env.step(ACTION_ADAPTER.validate_python(records[k]["action"]))
-        found = first_difference(before, plain(await env.snapshot()))
-    finally:
-        await env.close()
-    if found is None:
-        return "the state fingerprint changed"
-    path, was, now = found
-    return f"{path}: {short(was)} -> {short(now)}"
-
-
-async def _audit_episode(target: QATarget, audit: CallAudit, records: list[dict[str, Any]]) -> None:
-    """The call audit over a recorded episode: crashes and fingerprint changes on errors."""
+    actions = [ACTION_ADAPTER.validate_python(rec["action"]) for rec in records[1:-1]]
     for k in range(1, len(records) - 1):
         rec, action = records[k], records[k]["action"]
         result = rec.get("tool_result")
         if action.get("kind") != "tool_call" or not result:
             continue
-        label = f"fuzzed step {k}"
+        label = f"{what} step {k}"
         audit.check_crash(label, action["name"], action["arguments"], result)
-        changed = rec["state_fingerprint"] != records[k - 1]["state_fingerprint"]
-        kind = (result.get("error") or {}).get("kind")
-        if not result["ok"] and changed and kind not in audit.effects.get(action["name"], ()):
-            what = await _explain_change(target, records, k)
+        if result["ok"] or rec["state_fingerprint"] == records[k - 1]["state_fingerprint"]:
+            continue
+        call = actions[k - 1]
+        assert isinstance(call, ToolCall)
+        prefix = Prefix(target, records[0]["task_id"], records[0]["seed"], actions[: k - 1])
+        before, after = await replay(prefix, call)
+        if first_difference(before, after) is None:
+            kind = (result.get("error") or {}).get("kind")
             raise CheckFailed(
                 f"{label}: {action['name']}{short(action['arguments'], 200)} returned a "
-                f"{kind!r} error but left the state changed: {what}"
+                f"{kind!r} error but left the state changed: the state fingerprint changed"
             )
+        await audit.check_atomic(
+            label, action["name"], action["arguments"], result, before, after, prefix
+        )
 
 
-def fuzz(
-    target: QATarget, pairs: list[tuple[str, int]], examples: int, audit_tools: tuple[Any, Any]
-) -> int:
-    tools, toolset_tools = audit_tools
-    audit = CallAudit.of(tools, toolset_tools)
+def fuzz(target: QATarget, pairs: list[tuple[str, int]], examples: int, audit: CallAudit) -> int:
+    tools = tuple(audit.schemas)
     count = [0]
     reports: list[str] = []
 
@@ -144,7 +136,7 @@ def fuzz(
             for rec in records[1:-1]:
                 if rec["terminated"] and rec["truncated"]:
                     raise CheckFailed("terminated and truncated both set")
-            await _audit_episode(target, audit, records)
+            await audit_episode(target, audit, records)
 
         try:
             run_async(episode())
