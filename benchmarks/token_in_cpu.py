@@ -26,6 +26,8 @@ import sys
 import time
 from typing import Any
 
+from openai_concurrency import RESET  # the same ledger-like reset: three tools, long prompt
+
 from gymforge.core.types import Message, Observation
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.rollout.policy import EpisodeContext
@@ -33,28 +35,6 @@ from gymforge.rollout.server import Retry, Sampling
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
 TARGET = 1.2
-TOOLS = tuple(
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": "Find customers whose name contains the given text.",
-            "parameters": {
-                "type": "object",
-                "properties": {"name": {"type": "string", "description": "Part of a name"}},
-                "required": ["name"],
-            },
-        },
-    }
-    for name in ("search_customers", "list_accounts", "transfer")
-)
-RESET = Observation(
-    messages=(
-        Message(role="system", content="You are a bank clerk. Use the tools. " * 8),
-        Message(role="user", content="Make these transfers, each exactly once: ... " * 20),
-    ),
-    tools=TOOLS,
-)
 RESULT = Observation(
     messages=(
         Message(
