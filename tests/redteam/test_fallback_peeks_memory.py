@@ -9,17 +9,12 @@ in the candidate's process.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
+from judge_fixture import judge_on_bwrap
 
-from gymforge.sandbox import Limits
-from gymforge.sandbox.doctor import bwrap_works
-from gymforge.sandbox.local import LocalBackend
-from gymforge.verify.code import CodeJudge, JudgeConfig
-
-UID_BASE = 100_000 + (os.getpid() % 5000) * 100 + 30
+from gymforge.verify.code import CodeJudge
 
 TASK = {
     "kind": "mbpp",
@@ -68,13 +63,7 @@ def apply_all(f, xs):
 
 @pytest.fixture(scope="module")
 def judge() -> Iterator[CodeJudge]:
-    ok, why = bwrap_works()
-    if not ok:
-        pytest.skip(f"bubblewrap sandbox unavailable: {why}")
-    backend = LocalBackend(workers=1, uid_base=UID_BASE, host_grace=5.0)
-    limits = Limits(wall_time=6, cpu_time=4, memory_bytes=256 << 20, call_timeout=3.0)
-    yield CodeJudge(backend, JudgeConfig(limits=limits, stdio_limits=limits))
-    backend.close()
+    yield from judge_on_bwrap()
 
 
 def test_peeking_at_the_candidates_own_process_finds_no_test(judge: CodeJudge) -> None:
