@@ -17,21 +17,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymforge import __version__
-from gymforge.core.env import Environment
 from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
 from gymforge.evaluate.episodes import EpisodeStats, OracleSteps, load_stats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
 from gymforge.evaluate.metrics import compute_metrics, group_outcomes
-from gymforge.rollout.resolve import PolicySource
-from gymforge.rollout.runner import RunResult
-from gymforge.rollout.runner import run as run_jobs
 from gymforge.tasks.source import TaskSource
 
 SPLITS = ("train", "heldout", "all")
@@ -104,40 +100,6 @@ def eval_tasks(source: TaskSource, config: EvalConfig, whole: bool = False) -> l
     return sample_tasks(
         source, config.split, config.n, config.seed, config.families, config.warnings
     )
-
-
-async def play(
-    env_factory: Callable[[], Environment],
-    policy: PolicySource,
-    task_ids: Sequence[str],
-    out: Path,
-    *,
-    seed: int,
-    samples: int,
-    concurrency: int = 1,
-    resume: bool = False,
-    on_episode: Callable[[dict[str, Any]], None] | None = None,
-    summary_extra: dict[str, Any] | None = None,
-    seal_key: bytes | None = None,
-) -> RunResult:
-    """Run ``samples`` rollouts of each task (one GRPO group each) into ``out``, sealed
-    with ``seal_key`` (default ``$GYMFORGE_SEAL_KEY``)."""
-    try:
-        return await run_jobs(
-            env_factory,
-            policy.factory,
-            [(task_id, seed) for task_id in task_ids],
-            out,
-            concurrency=concurrency,
-            group=samples,
-            resume=resume,
-            on_episode=on_episode,
-            summary_extra=summary_extra,
-            seal_key=seal_key,
-        )
-    finally:
-        if policy.close is not None:
-            await policy.close()
 
 
 def job_stats(
