@@ -21,12 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any
 
-from openai_concurrency import RESET  # the same ledger-like reset: three tools, long prompt
+from openai_concurrency import RESET, start_server  # the same reset and test server
 
 from gymforge.core.types import Message, Observation
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
@@ -60,22 +59,6 @@ async def round_cpu(factory: Any, conversations: int, turns: int, seed: int) -> 
     cpu0 = time.process_time()
     await asyncio.gather(*(conversation(i) for i in range(conversations)))
     return (time.process_time() - cpu0) / (conversations * turns)
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    code = "from gymforge.testing.openai_server import main; main()"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "--reply-chars", "200"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
 
 
 async def measure(base_url: str, rounds: int, conversations: int, turns: int) -> dict[str, Any]:
@@ -112,7 +95,7 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=32)
     ap.add_argument("--turns", type=int, default=8)
     args = ap.parse_args()
-    proc, base_url = start_server()
+    proc, base_url = start_server(latency=0.0)  # the server answers at once: only client CPU
     try:
         result = asyncio.run(measure(base_url, args.rounds, args.conversations, args.turns))
     finally:
