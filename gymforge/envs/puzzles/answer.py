@@ -89,19 +89,18 @@ def extract_answer(reply: str, multiline: bool = False) -> tuple[str | None, Out
         answers = [b.strip().removeprefix("**").strip() for b in blocks]
         if len({_SPACES.sub(" ", a) for a in answers}) > 1:
             return None, fail("hedge", answers=len(set(answers)))
-        answer = answers[-1]
-        if not answer:
-            return None, fail("no_answer")
-        if len(answer) > MAX_ANSWER_CHARS:
-            return None, fail("too_long", chars=len(answer))
-        return answer, None
+        return _bounded(answers[-1])
     answers = [m.group(1).strip().rstrip("*").strip() for m in matches]
     distinct = sorted({_SPACES.sub(" ", a) for a in answers})
     if len(distinct) > 1:
         return None, fail("hedge", answers=len(distinct))
     if text[matches[-1].end() :].strip():
         return None, fail("text_after_answer")
-    answer = answers[-1]
+    return _bounded(answers[-1])
+
+
+def _bounded(answer: str) -> tuple[str | None, Outcome | None]:
+    """The final answer, unless it is empty or over ``MAX_ANSWER_CHARS``."""
     if not answer:
         return None, fail("no_answer")
     if len(answer) > MAX_ANSWER_CHARS:
