@@ -40,7 +40,7 @@ def grade(
     errors, unreadable input or an infrastructure failure. Untrusted code only ever runs in
     the sandbox; gymforge refuses to run it without isolation unless told so explicitly."""
     if unsafe_no_isolation:
-        from gymforge.verify.code.shared import UNSAFE_ENV
+        from gymforge.sandbox.preflight import UNSAFE_ENV
 
         os.environ[UNSAFE_ENV] = "1"  # read by the code judge's sandbox backend
         err.print(

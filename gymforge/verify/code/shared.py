@@ -11,10 +11,10 @@ from typing import Any
 
 from gymforge.sandbox import Limits, get_backend
 from gymforge.sandbox.backend import BaseBackend
+from gymforge.sandbox.preflight import unsafe_requested
 
 _lock = threading.Lock()
 _backend: BaseBackend | None = None
-UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
 
 
 def shared_backend() -> BaseBackend:
@@ -27,8 +27,10 @@ def shared_backend() -> BaseBackend:
     with _lock:
         if _backend is None:
             workers = int(os.environ.get("GYMFORGE_SANDBOX_WORKERS") or min(8, os.cpu_count() or 2))
-            unsafe = os.environ.get(UNSAFE_ENV, "") not in ("", "0")
-            kw: dict[str, Any] = {"workers": max(1, workers), "unsafe_no_isolation": unsafe}
+            kw: dict[str, Any] = {
+                "workers": max(1, workers),
+                "unsafe_no_isolation": unsafe_requested(),
+            }
             if os.environ.get("GYMFORGE_SANDBOX_UID_BASE"):
                 kw["uid_base"] = int(os.environ["GYMFORGE_SANDBOX_UID_BASE"])
             _backend = get_backend("local", **kw)
