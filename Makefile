@@ -38,6 +38,7 @@ test-perf: setup
 lint: setup
 	$(VENV)/ruff check gymforge tests benchmarks examples
 	$(VENV)/ruff format --check gymforge tests benchmarks examples
+	$(VENV)/lint-imports
 
 typecheck: setup
 	$(VENV)/mypy

@@ -32,9 +32,9 @@ import sys
 import time
 from dataclasses import dataclass
 
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.types import Message, Observation
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry, Sampling
-from gymforge.rollout.policy import EpisodeContext
 
 TARGET_P99 = 1.5
 TOOLS = tuple(

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gymforge.core.types import Observation
-from gymforge.envs.handle import open_env
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.registry.handle import open_env
 from gymforge.rollout import OraclePolicy, PolicyTurn, expand
 from gymforge.rollout.backends.ray_actors import run_ray
 from gymforge.rollout.runner import run

@@ -15,8 +15,8 @@ import random
 import time
 from typing import Any
 
-from gymforge.envs.handle import task_source
-from gymforge.envs.registry import BUILTIN, make_env
+from gymforge.registry.handle import task_source
+from gymforge.registry.resolve import BUILTIN, make_env
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 
 REASONS = {

@@ -27,9 +27,9 @@ from typing import Any
 
 from openai_concurrency import RESET, start_server  # the same reset and test server
 
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.types import Message, Observation
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
-from gymforge.rollout.policy import EpisodeContext
 from gymforge.rollout.server import Retry, Sampling
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 

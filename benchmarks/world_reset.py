@@ -29,10 +29,10 @@ import statistics
 import time
 from typing import Any
 
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.seeding import fingerprint
 from gymforge.envs.expenses import ExpensesEnv
 from gymforge.envs.support_desk import SupportDeskEnv
-from gymforge.rollout.policy import EpisodeContext
 from gymforge.rollout.scripted import RandomPolicy
 from gymforge.world.db import rebuild
 

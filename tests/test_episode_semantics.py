@@ -18,11 +18,11 @@ from gymforge.core import (
     ToolCall,
     fingerprint,
 )
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.tokens import ApproxTokenCounter
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.kit.tool_env import PARSE_ERROR_HINT
 from gymforge.rollout import RandomPolicy
-from gymforge.rollout.policy import EpisodeContext
 
 SOURCE = LedgerEnv.tasks
 TASK = "ledger.transfer/v1/d1/s3"

@@ -21,8 +21,8 @@ from gymforge.rollout import (
     expand,
     run,
 )
+from gymforge.rollout.replay import replay_file
 from gymforge.trajectory.io import read_episodes, recover_finished, verify_chain
-from gymforge.trajectory.replay import replay_file
 
 PAIRS = [(t, 5) for t in LedgerEnv.tasks.sample(4, 0)]
 

@@ -15,13 +15,13 @@ from gymforge.core import IntegrityError, canonical_json
 from gymforge.envs import make_env
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import EpisodeKeys, OraclePolicy, RandomPolicy, run, run_episode
+from gymforge.rollout.replay import Divergence, replay_file
 from gymforge.trajectory.io import (
     TrajectoryWriter,
     read_episodes,
     seal_episode,
     verify_chain,
 )
-from gymforge.trajectory.replay import Divergence, replay_file
 from gymforge.trajectory.schema import chain_digest, component_totals, trajectory_json_schema
 
 SOURCE = LedgerEnv.tasks
@@ -473,8 +473,8 @@ def test_a_run_recorded_before_tools_json_existed_still_replays(tmp_path: Path) 
     sys.path.insert(0, str(Path(__file__).parent / "redteam"))
     from redteam_logs import forge, ledger_run, read
 
-    from gymforge.envs.registry import make_env
-    from gymforge.trajectory.replay import replay_file
+    from gymforge.registry.resolve import make_env
+    from gymforge.rollout.replay import replay_file
 
     path = ledger_run(tmp_path / "run", "oracle", n=2, key=None)
     records = read(path)

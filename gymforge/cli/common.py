@@ -20,8 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from gymforge.core.errors import GymforgeError, IntegrityError
-from gymforge.envs.handle import EnvHandle, task_source
-from gymforge.envs.handle import open_env as _open_env
+from gymforge.registry.handle import EnvHandle, task_source
+from gymforge.registry.handle import open_env as _open_env
 from gymforge.rollout.execute import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 

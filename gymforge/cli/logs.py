@@ -11,9 +11,9 @@ import typer
 from gymforge.cli.common import INFRA_EXIT, SEAL_KEY_HELP, app, err, fail, friendly, open_env
 from gymforge.core.errors import GymforgeError
 from gymforge.reward.hacks import scan
+from gymforge.rollout.replay import replay_episodes
 from gymforge.trajectory.check import FileCheck, check_file, describe_check
 from gymforge.trajectory.export import export
-from gymforge.trajectory.replay import replay_episodes
 from gymforge.trajectory.schema import trajectory_json_schema
 from gymforge.trajectory.seal import load_key
 

@@ -33,11 +33,11 @@ from gymforge.cli.policy_flags import (
     policy_options,
 )
 from gymforge.core.errors import GymforgeError
-from gymforge.envs.registry import BUILTIN, make_env
+from gymforge.registry.resolve import BUILTIN, make_env
 from gymforge.rollout.execute import draw_tasks, execute, prepare
 from gymforge.rollout.manifest import RunSpec
+from gymforge.rollout.replay import replay_file
 from gymforge.rollout.resolve import resolve_policy
-from gymforge.trajectory.replay import replay_file
 from gymforge.trajectory.seal import load_key
 
 

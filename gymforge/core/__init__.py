@@ -14,6 +14,8 @@ from gymforge.core.errors import (
     UserError,
     VerifierError,
 )
+from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
+from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.seeding import canonical_json, derive_seed, fingerprint, rng, stable_hash
 from gymforge.core.tokens import ApproxTokenCounter, HFTokenCounter, TokenCounter
 from gymforge.core.types import (
@@ -27,15 +29,19 @@ from gymforge.core.types import (
     Task,
     ToolCall,
 )
+from gymforge.core.verdict import Verdict
 
 __all__ = [
     "JSON",
     "Action",
     "ApproxTokenCounter",
+    "Baselines",
     "Budget",
+    "CaptureLevel",
     "ConfigError",
     "EnvSpec",
     "Environment",
+    "EpisodeContext",
     "EpisodeCounters",
     "EpisodeStateError",
     "GymforgeError",
@@ -46,18 +52,24 @@ __all__ = [
     "MalformedPolicy",
     "Message",
     "Observation",
+    "Policy",
     "PolicyError",
+    "PolicyTurn",
+    "QAProfile",
+    "RedTeamCase",
     "Reply",
     "State",
     "StepResult",
     "SupportsOracle",
     "SyncEnvironment",
     "Task",
+    "ThroughputBudget",
     "TokenCounter",
     "ToolCall",
     "ToolError",
     "UnknownTaskError",
     "UserError",
+    "Verdict",
     "VerifierError",
     "canonical_json",
     "derive_seed",

@@ -1,5 +1,5 @@
-"""Built-in environments, one folder per domain, and the registry that finds them."""
+"""Built-in environments, one folder per domain. ``gymforge.registry`` finds them by id."""
 
-from gymforge.envs.registry import BUILTIN, make_env, resolve_factory
+from gymforge.registry.resolve import BUILTIN, make_env, resolve_factory
 
 __all__ = ["BUILTIN", "make_env", "resolve_factory"]

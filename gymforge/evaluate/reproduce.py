@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.seeding import canonical_json
-from gymforge.envs.handle import EnvHandle, open_env
 from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
+from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.reproduce import Redraw
 

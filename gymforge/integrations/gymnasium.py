@@ -25,8 +25,8 @@ from gymnasium import spaces
 from gymforge.core.env import Environment, SyncEnvironment
 from gymforge.core.errors import UserError
 from gymforge.core.types import Observation
-from gymforge.envs.handle import task_source
-from gymforge.envs.registry import make_env as make_gymforge_env
+from gymforge.registry.handle import task_source
+from gymforge.registry.resolve import make_env as make_gymforge_env
 from gymforge.rollout.parsing import parse_text
 
 CHARSET = frozenset(string.printable)

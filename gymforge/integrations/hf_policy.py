@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation
 from gymforge.rollout.parsing import parse_text
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 
 
 class TransformersPolicyFactory:

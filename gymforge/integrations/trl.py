@@ -62,7 +62,7 @@ LogMetric = Callable[[str, float], None]
 def env_factory(env: EnvLike) -> Callable[[], Environment]:
     """The zero-argument factory behind ``env`` (ids resolve through the registry)."""
     if isinstance(env, str):
-        from gymforge.envs.registry import resolve_factory
+        from gymforge.registry.resolve import resolve_factory
 
         return resolve_factory(env)
     if not callable(env):

@@ -51,8 +51,8 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
+from gymforge.core.policy import Policy
 from gymforge.core.seeding import canonical_json
-from gymforge.rollout.policy import Policy
 from gymforge.rollout.runner import Job, run
 from gymforge.trajectory.export import trl_row
 from gymforge.trajectory.io import read_episodes

@@ -31,12 +31,12 @@ from gymforge.core.errors import EpisodeStateError, UserError
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
+from gymforge.core.verdict import Verdict
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
-from gymforge.verify.verdict import Verdict
 
 _Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
 """What handling one action produced: messages, data, costs, end reason, verdict."""

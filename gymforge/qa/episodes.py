@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gymforge.core.env import Environment
+from gymforge.core.policy import Policy
 from gymforge.rollout.episode import run_episode
-from gymforge.rollout.policy import Policy
 from gymforge.rollout.scripted import OraclePolicy, RandomPolicy
 from gymforge.trajectory.schema import EpisodeKeys
 

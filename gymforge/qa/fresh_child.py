@@ -26,8 +26,8 @@ _PRELOAD_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAK
 
 
 async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any]:
+    from gymforge.rollout.replay import replay_episode
     from gymforge.trajectory.io import read_episodes
-    from gymforge.trajectory.replay import replay_episode
 
     episodes: list[dict[str, Any]] = []
     for path in paths:
@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    from gymforge.envs.registry import resolve_factory
+    from gymforge.registry.resolve import resolve_factory
 
     factory = resolve_factory(argv[1])
     ready = {"ready": True, "hash_probe": hash(PROBE), "time": time.time(), "pid": os.getpid()}

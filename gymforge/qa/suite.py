@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymforge.core.qa_profile import CHECK_NAMES
 from gymforge.qa.checks import MODULES
 from gymforge.qa.checks.common import CheckResult, QAOptions, timed
 from gymforge.qa.fresh import prestart
-from gymforge.qa.profile import CHECK_NAMES
 from gymforge.qa.target import QATarget
 
 CHECKS: dict[str, Any] = {m.NAME: m for m in MODULES}

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from gymforge.core.env import Environment, EnvSpec, SupportsOracle
 from gymforge.core.episode import Budget
-from gymforge.envs.registry import BUILTIN, resolve_factory
-from gymforge.qa.profile import QAProfile
+from gymforge.core.qa_profile import QAProfile
+from gymforge.registry.resolve import BUILTIN, resolve_factory
 from gymforge.tasks.source import TaskSource
 
 if TYPE_CHECKING:

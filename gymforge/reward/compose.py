@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from gymforge.core.verdict import Verdict
 from gymforge.reward.standard import RewardFn, StepCosts
-from gymforge.verify.verdict import Verdict
 
 
 @dataclass(frozen=True)

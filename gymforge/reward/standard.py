@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from gymforge.verify.verdict import Verdict
+from gymforge.core.verdict import Verdict
 
 
 @dataclass(frozen=True)

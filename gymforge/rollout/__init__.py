@@ -1,7 +1,7 @@
 """Rollouts: policies, scripted baselines, the episode loop and the runner."""
 
+from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
 from gymforge.rollout.episode import EpisodeKeys, run_episode
-from gymforge.rollout.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
 from gymforge.rollout.runner import Job, RunResult, expand, run
 from gymforge.rollout.scripted import (
     NoopPolicy,

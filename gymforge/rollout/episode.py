@@ -9,10 +9,10 @@ from typing import Any
 
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import ContextLengthExceeded, InfraError
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
 from gymforge.rollout.gcpace import paced_collections
-from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
 
 CONTEXT_LENGTH = "context_length"

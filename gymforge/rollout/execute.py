@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import GymforgeError, UserError
-from gymforge.envs.handle import EnvHandle, open_env
+from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import Command, RunSpec, build_manifest, write_manifest
 from gymforge.rollout.resolve import PolicySource, resolve_policy
 from gymforge.rollout.rundir import prepare_out

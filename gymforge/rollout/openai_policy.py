@@ -44,10 +44,10 @@ from typing import Any, Literal
 import openai
 
 from gymforge.core.errors import ContextLengthExceeded, UserError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation
 from gymforge.rollout.parsing import message_dict, turn_from_response
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     PolicyServerError,

@@ -46,8 +46,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gymforge.core.policy import CaptureLevel, PolicyTurn
 from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall
-from gymforge.rollout.policy import CaptureLevel, PolicyTurn
 
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)

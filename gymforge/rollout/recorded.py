@@ -12,8 +12,8 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from gymforge.core.errors import InfraError
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.types import Action, Observation
-from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.trajectory.io import read_episodes, verify_chain
 
 _ACTION: TypeAdapter[Action] = TypeAdapter(Action)

@@ -15,12 +15,12 @@ from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
-from gymforge.envs.handle import EnvHandle, open_env
+from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.execute import draw_tasks, execute
 from gymforge.rollout.manifest import RunSpec, read_manifest
+from gymforge.rollout.replay import COMPARED
 from gymforge.rollout.scripted import SCRIPTED
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
-from gymforge.trajectory.replay import COMPARED
 
 DIFFED = ("action", *COMPARED)
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gymforge.core.errors import UserError
-from gymforge.envs.registry import load_module
-from gymforge.rollout.policy import Policy
+from gymforge.core.policy import Policy
+from gymforge.registry.resolve import load_module
 from gymforge.rollout.recorded import recorded_policy
 from gymforge.rollout.scripted import SCRIPTED, scripted_policy
 from gymforge.rollout.skilled import SkilledPolicy, parse_skill

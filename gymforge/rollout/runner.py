@@ -26,10 +26,10 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import InfraError, UserError
+from gymforge.core.policy import Policy
 from gymforge.core.seeding import derive_seed
 from gymforge.rollout.admission import AdmissionGate
 from gymforge.rollout.episode import EpisodeKeys, run_episode
-from gymforge.rollout.policy import Policy
 from gymforge.rollout.summary import summarize
 from gymforge.trajectory.io import TrajectoryWriter, recover_run
 from gymforge.trajectory.seal import ChainState, load_key

@@ -16,9 +16,9 @@ from typing import Any
 
 from gymforge.core.env import SupportsOracle, has_oracle
 from gymforge.core.errors import UserError
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
-from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
 
 WORDS = ["a", "Ana", "Smith", "C101", "A12345C", "0", "-1", "done", "ünï", "x" * 40]
 JUNK_REPLIES = ["done", "I cannot help.", ""]

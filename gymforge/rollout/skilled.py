@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import UnknownTaskError, UserError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.tasks.family import parse_task_id
 
 NONSENSE = "Done. Everything is taken care of."

@@ -41,11 +41,11 @@ import random
 from typing import Any, Literal
 
 from gymforge.core.errors import UserError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
 from gymforge.rollout.parsing import message_dict
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     Retry,

@@ -35,7 +35,7 @@ from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError, UserError
 from gymforge.core.types import Action, Observation, State, Task
-from gymforge.qa.redteam import AttackNotApplicable
+from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
 from gymforge.serve.http import (
     AuthError,

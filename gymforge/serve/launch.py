@@ -17,8 +17,8 @@ from typing import Any
 import uvicorn
 
 from gymforge.core.errors import UserError
-from gymforge.envs.handle import open_env
-from gymforge.envs.registry import resolve_factory
+from gymforge.registry.handle import open_env
+from gymforge.registry.resolve import resolve_factory
 from gymforge.serve.app import create_app
 from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.meta import EnvCatalog

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gymforge.core.env import SupportsOracle
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UnknownTaskError
-from gymforge.qa.profile import QAProfile
+from gymforge.core.qa_profile import QAProfile
 from gymforge.serve.protocol import PROTOCOL_VERSION, spec_json, task_view
 from gymforge.tasks.family import ChoiceKnob, IntKnob
 from gymforge.tasks.source import TaskSource

@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Observation
-from gymforge.qa.profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.serve.http import RemoteError
 from gymforge.serve.protocol import FaultPlanModel
 from gymforge.tools.faults import FaultPlan

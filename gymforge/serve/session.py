@@ -32,9 +32,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.types import Task
-from gymforge.qa.redteam import AttackNotApplicable
-from gymforge.rollout.policy import EpisodeContext
+from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
 from gymforge.serve.frames import FrameError, decode_frame
 

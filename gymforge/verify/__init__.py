@@ -1,5 +1,5 @@
 """Verifiers. They return a ``Verdict`` of facts and never shape reward."""
 
-from gymforge.verify.verdict import TIMING_FACTS, Verdict
+from gymforge.core.verdict import TIMING_FACTS, Verdict
 
 __all__ = ["TIMING_FACTS", "Verdict"]

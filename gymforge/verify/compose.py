@@ -31,7 +31,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from gymforge.verify.verdict import Verdict
+from gymforge.core.verdict import Verdict
 
 Part = Callable[..., Verdict | Awaitable[Verdict]]
 

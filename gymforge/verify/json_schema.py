@@ -39,8 +39,8 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 
 from gymforge.core.seeding import canonical_json
+from gymforge.core.verdict import Verdict
 from gymforge.verify.math.extract import split_reasoning
-from gymforge.verify.verdict import Verdict
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"json_schema@{VERSION}"

@@ -49,8 +49,8 @@ from typing import Any
 from urllib.parse import quote
 
 from gymforge.core.errors import VerifierError
+from gymforge.core.verdict import Verdict
 from gymforge.verify.json_schema import extract_block
-from gymforge.verify.verdict import Verdict
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"sql@{VERSION}"

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Action, Observation, Task, ToolCall
-from gymforge.qa.redteam import AttackNotApplicable
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.kit.redteam import AttackNotApplicable
 
 PlanEdit = Callable[[Task, list[Action]], list[Action] | None]
 

@@ -28,12 +28,12 @@ from typing import Any, ClassVar, cast
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.episode import Budget
 from gymforge.core.errors import EpisodeStateError
+from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.process import RuleCredit
-from gymforge.rollout.policy import EpisodeContext, Policy
 from gymforge.tools.tool import Toolset
 from gymforge.verify.rules import LogEvent
 from gymforge.world.clock import IdGen, SimClock, epoch

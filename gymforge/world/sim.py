@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.types import Message, Observation, Reply
-from gymforge.rollout.policy import EpisodeContext, Policy
 
 Tone = Literal["polite", "terse", "upset"]
 CONFIRM_WORDS = (

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymforge.core.seeding import canonical_json
+from gymforge.core.verdict import Verdict
 from gymforge.verify.rules import Violation
-from gymforge.verify.verdict import Verdict
 from gymforge.world.db import Diff, TableDiff
 
 ORDER = ("no_change", "collateral", "missing_change", "wrong_rows", "policy", "process", "outcome")

@@ -21,8 +21,8 @@ from gymforge.envs.puzzles.kk_logic import _sat, count_solutions, holds, negate,
 from gymforge.envs.puzzles.knights_knaves import FAMILY as KK
 from gymforge.envs.puzzles.shortest_path import FAMILY as PATH
 from gymforge.envs.puzzles.sudoku import FAMILY as SUDOKU
-from gymforge.envs.registry import make_env
-from gymforge.trajectory.replay import replay_file
+from gymforge.registry.resolve import make_env
+from gymforge.rollout.replay import replay_file
 
 DATA = Path(__file__).parent / "data"
 

@@ -20,9 +20,9 @@ from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
 from gymforge.envs.reasoning_gym.guard import install, unsafe
 from gymforge.envs.reasoning_gym.redteam import FRAME_DEPTH, _frame_injection
 from gymforge.envs.reasoning_gym.scoring import score
-from gymforge.envs.registry import make_env, resolve_factory
 from gymforge.qa import QATarget, run_qa
 from gymforge.qa.checks.common import QAOptions
+from gymforge.registry.resolve import make_env, resolve_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ("countdown", "sudoku", "knights_knaves")
@@ -81,7 +81,7 @@ def test_ids_resolve_through_the_registry_and_name_the_extra_when_missing(monkey
 
 def test_core_registry_does_not_import_reasoning_gym() -> None:
     code = (
-        "import sys, gymforge.envs.registry as r; r.make_env('puzzles');"
+        "import sys, gymforge.registry.resolve as r; r.make_env('puzzles');"
         "print('reasoning_gym' in sys.modules)"
     )
     out = subprocess.run(

@@ -11,11 +11,11 @@ import pytest
 from test_support_desk_rules import run, task_id
 
 from gymforge.core import Action, Observation, Reply, SyncEnvironment, Task, ToolCall
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.envs import BUILTIN
 from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.envs.support_desk import redteam as rt
 from gymforge.qa import QAOptions, QATarget, run_qa
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.tasks import TRAINING_PATHS, HeldOutError
 from gymforge.world.attacks import PlanAttack
 

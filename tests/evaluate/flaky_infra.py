@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gymforge.core.errors import InfraError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.rollout.scripted import OraclePolicy
 
 

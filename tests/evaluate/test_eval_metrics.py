@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import compute_metrics
 from gymforge.evaluate.pipeline import EvalConfig, job_stats, write_eval
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.rollout.resolve import PolicySource, resolve_policy
 from gymforge.rollout.runner import run
 from gymforge.rollout.skilled import SkilledPolicy

@@ -88,8 +88,8 @@ def test_malformed_output_takes_the_envs_malformed_path() -> None:
 def test_replay_checks_structured_calls_against_the_recorded_policy_output() -> None:
     """An OpenAI policy's structured tool calls are recorded verbatim with the turn, so
     replay re-parses them: the genuine episodes pass, and an edited call is caught."""
+    from gymforge.rollout.replay import policy_parse, replay_episode
     from gymforge.trajectory.io import sealed_log
-    from gymforge.trajectory.replay import policy_parse, replay_episode
 
     with OpenAITestServer(ledger_oracle_responder(TASKS[:2])) as srv:
         factory = OpenAIPolicyFactory("ledger-oracle", base_url=srv.base_url)

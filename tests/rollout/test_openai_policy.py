@@ -12,6 +12,7 @@ import pytest
 from openai_helpers import arun
 
 from gymforge.core.errors import InfraError, PolicyError, UserError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Invalid, Message, Observation, Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout.openai_policy import (
@@ -23,7 +24,6 @@ from gymforge.rollout.openai_policy import (
     Sampling,
     make_openai_policy_factory,
 )
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.rollout.server import prompt_tokens
 from gymforge.testing import (
     OpenAITestServer,

@@ -8,9 +8,9 @@ import openai
 import pytest
 from openai_helpers import arun
 
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.types import Message, Observation, Reply
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
-from gymforge.rollout.policy import EpisodeContext
 from gymforge.testing import OpenAITestServer
 
 

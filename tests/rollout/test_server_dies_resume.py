@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from gymforge.cli.common import INFRA_EXIT
-from gymforge.envs.handle import open_env
+from gymforge.registry.handle import open_env
 
 HERE = Path(__file__).parent
 N, GROUP, CONCURRENCY = 4, 2, 3

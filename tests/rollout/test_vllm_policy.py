@@ -283,8 +283,8 @@ def test_replay_parses_the_text_in_the_recorded_tool_format(fmt: Any, text: str)
     """Replay checks each recorded action against the recorded text, parsed the way the
     token-in policy parsed it: a llama3-style call is not mistaken for a reply."""
     from gymforge.core.seeding import canonical_json
+    from gymforge.rollout.replay import policy_parse
     from gymforge.rollout.tool_formats import parse_completion
-    from gymforge.trajectory.replay import policy_parse
 
     action = json.loads(canonical_json(parse_completion(text, fmt, "call_1").model_dump()))
     assert action["name"] == "find_customer"

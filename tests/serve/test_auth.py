@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed
 
 from gymforge.cli import app
 from gymforge.core.errors import UserError
-from gymforge.envs.registry import make_env
+from gymforge.registry.resolve import make_env
 from gymforge.serve.client import RemoteEnvFactory, remote_factory
 from gymforge.serve.config import ServeConfig, check_binding, is_loopback
 from gymforge.serve.http import AuthError

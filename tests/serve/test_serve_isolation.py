@@ -14,12 +14,12 @@ from gymforge.core.seeding import canonical_json, fingerprint
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.qa.checks.common import play
 from gymforge.rollout.episode import reset_outcome, step_outcome
+from gymforge.rollout.replay import ACTION_ADAPTER, COMPARED
 from gymforge.rollout.scripted import OraclePolicy, RandomPolicy
 from gymforge.serve.client import RemoteOracleEnvironment, remote_factory
 from gymforge.serve.config import ServeConfig
 from gymforge.serve.launch import ServerThread
 from gymforge.tasks.source import TRAINING_PATHS
-from gymforge.trajectory.replay import ACTION_ADAPTER, COMPARED
 
 LOCAL = LedgerEnv.tasks
 

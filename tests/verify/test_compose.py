@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from gymforge.core.verdict import Verdict
 from gymforge.verify.compose import AllOf, AnyOf, Weighted, credit
 from gymforge.verify.json_schema import FieldCheck, JsonSchemaVerifier
-from gymforge.verify.verdict import Verdict
 
 
 def fixed(passed: bool, score: float | None = None, reason: str | None = None, **facts):

@@ -16,10 +16,11 @@ import pytest
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
+from gymforge.core.qa_profile import QAProfile
 from gymforge.core.types import Action, Reply, Task
+from gymforge.core.verdict import Verdict
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa import QAOptions, QATarget, run_qa
-from gymforge.qa.profile import QAProfile
 from gymforge.tasks import ChoiceKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.verify.judge import (
     ATTACKS,
@@ -35,7 +36,6 @@ from gymforge.verify.judge import (
     render_prompt,
     screen_answer,
 )
-from gymforge.verify.verdict import Verdict
 
 R = DEFAULT_RUBRIC  # correctness (weight 2), completeness (weight 1), both 0..10
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from math_cases import box
 
-from gymforge.qa.redteam import _math_attacks
+from gymforge.kit.redteam import _math_attacks
 from gymforge.verify.math import REASONS, VERIFIER_ID, MathVerifier, is_equivalent
 
 GOLDS = ["42", "-7", "\\frac{3}{4}", "0.5", "\\sqrt{2}", "(1, -2)", "\\{1, 3\\}", "x+1", "0"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from wf_helpers import cli, episodes, math_rows, write_jsonl
 
-from gymforge.envs.handle import open_env
+from gymforge.registry.handle import open_env
 from gymforge.rollout import execute
 
 

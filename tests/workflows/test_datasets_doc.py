@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from wf_helpers import cli, write_jsonl
 
-from gymforge.envs.handle import open_env
+from gymforge.registry.handle import open_env
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "datasets.md"
 

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from gymforge.core import Observation, Reply
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.world import PolicyUser, ScriptedUser
 from gymforge.world.metrics import pass_at_k, pass_hat_k, reliability, successes_by_task
 from gymforge.world.sim import Persona, Slot

@@ -30,13 +30,13 @@ from pydantic import BaseModel, Field
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
 from gymforge.envs.code.env import CodeEnv, answer_language
 from gymforge.envs.code.families import N_VISIBLE
-from gymforge.qa.profile import RedTeamCase
-from gymforge.qa.redteam import AttackNotApplicable
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
+from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.sandbox import Job, Limits, Status
 from gymforge.tools import tool
 from gymforge.verify.code.extract import canonical_language, extract_code

@@ -29,10 +29,10 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ConfigError, VerifierError
+from gymforge.core.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Observation, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.kit.tool_env import ToolEnv
-from gymforge.qa.profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
@@ -214,7 +214,7 @@ def _read_tests(t: str) -> str | None:
 
 
 def _cases() -> tuple[RedTeamCase, ...]:
-    from gymforge.qa.redteam import CraftedReply
+    from gymforge.kit.redteam import CraftedReply
 
     return (
         RedTeamCase(

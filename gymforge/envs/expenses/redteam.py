@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.expenses.policy import WRITE_TOOLS
-from gymforge.qa.profile import RedTeamCase
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write
 
 Rewrite = Callable[[Task, dict[str, Any]], dict[str, Any] | None]

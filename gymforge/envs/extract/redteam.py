@@ -25,10 +25,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.extract.base import fenced_json
-from gymforge.qa.profile import RedTeamCase
-from gymforge.qa.redteam import CraftedReply
+from gymforge.kit.redteam import CraftedReply
 
 Craft = Callable[[Task], str | None]
 

@@ -30,11 +30,11 @@ from pydantic import BaseModel, Field
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
+from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
 from gymforge.kit.tool_env import ToolEnv
-from gymforge.qa.profile import QAProfile, ThroughputBudget
 from gymforge.reward import ComposedReward, FormReward, StandardReward
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.tasks.dataset import MathRow

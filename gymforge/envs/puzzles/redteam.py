@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.puzzles import countdown, knights_knaves, shortest_path
-from gymforge.qa.profile import RedTeamCase
-from gymforge.qa.redteam import CraftedReply
+from gymforge.kit.redteam import CraftedReply
 
 Craft = Callable[[Mapping[str, Any]], str | None]
 

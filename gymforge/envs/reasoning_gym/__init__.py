@@ -1,6 +1,6 @@
 """reasoning-gym datasets as gymforge environments: ``reasoning-gym:NAME`` (extra ``interop``).
 
-Importing this package imports ``reasoning_gym``; ``gymforge.envs.registry`` imports it only
+Importing this package imports ``reasoning_gym``; ``gymforge.registry.resolve`` imports it only
 when such an id is asked for, so the core install does not need the extra.
 """
 

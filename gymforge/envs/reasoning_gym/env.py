@@ -22,12 +22,12 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
+from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.reasoning_gym.family import RG_VERSION, ReasoningGymFamily
 from gymforge.envs.reasoning_gym.redteam import cases_for
 from gymforge.envs.reasoning_gym.scoring import score
 from gymforge.kit.tool_env import ToolEnv
-from gymforge.qa.profile import QAProfile, ThroughputBudget
 from gymforge.tasks import Split, TaskSource
 from gymforge.verify import Verdict
 

@@ -1,6 +1,6 @@
 """Red-team cases for reasoning-gym datasets: replies that must never be judged a success.
 
-The generic ``match`` attacks of ``gymforge.qa.redteam`` assume the whole reply is the
+The generic ``match`` attacks of ``gymforge.kit.redteam`` assume the whole reply is the
 answer; here the answer lives in ``<answer>`` tags, so these cases rebuild the same ideas in
 that format, from the oracle's stored answer:
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
-from gymforge.qa.profile import RedTeamCase
-from gymforge.qa.redteam import CraftedReply, wrong_answer
+from gymforge.kit.redteam import CraftedReply, wrong_answer
 
 FRAME_DEPTH = 3
 """``score_answer`` -> ``parse_expr`` -> ``eval_expr`` -> the evaluated text (sympy 1.14)."""

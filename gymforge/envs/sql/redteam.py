@@ -20,9 +20,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.envs.sql.family import database, fixtures
-from gymforge.qa.profile import RedTeamCase
-from gymforge.qa.redteam import CraftedReply
+from gymforge.kit.redteam import CraftedReply
 from gymforge.verify.sql import QueryRefused, compare_results, run_query
 
 Craft = Callable[[Mapping[str, Any]], str | None]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.support_desk.policy import WRITE_TOOLS
-from gymforge.qa.profile import RedTeamCase
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write, replace_args
 
 CONFIRM_SUFFIX = "Do you confirm?"

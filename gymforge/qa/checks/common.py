@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymforge.core.policy import Policy
 from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
-from gymforge.rollout.policy import Policy
 from gymforge.rollout.scripted import scripted_policy
 
 

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
 
 from gymforge.core.errors import InfraError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
 from gymforge.qa.checks.call_audit import CallAudit, edge_values
 from gymforge.qa.checks.common import CheckFailed, first_difference, run_async, short
 from gymforge.qa.checks.effects import Prefix, replay
 from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 from gymforge.trajectory.io import seal_episode
 
 
@@ -85,7 +85,7 @@ async def audit_episode(
     """The call audit over a recorded episode: crashes, and for a failed call whose state
     fingerprint changed, the change itself, found by replaying the episode up to that call
     (and the counterfactual, when the tool declares the error kind)."""
-    from gymforge.trajectory.replay import ACTION_ADAPTER
+    from gymforge.rollout.replay import ACTION_ADAPTER
 
     actions = [ACTION_ADAPTER.validate_python(rec["action"]) for rec in records[1:-1]]
     for k in range(1, len(records) - 1):

@@ -30,8 +30,8 @@ from gymforge.qa.checks.common import (
 )
 from gymforge.qa.fresh import FreshProcess, FreshProcessError, prestart
 from gymforge.qa.target import QATarget
+from gymforge.rollout.replay import replay_episode
 from gymforge.trajectory.io import seal_episode, sealed_log
-from gymforge.trajectory.replay import replay_episode
 
 NAME = "replay_determinism"
 FRESH_EPISODES = 3

@@ -29,6 +29,7 @@ import contextlib
 from typing import Any
 
 from gymforge.core.env import Environment
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.seeding import canonical_json, fingerprint
 from gymforge.qa.checks.common import (
     CheckFailed,
@@ -45,9 +46,8 @@ from gymforge.qa.episodes import play, probe_name, probe_policy
 from gymforge.qa.fresh import FreshProcessError, prestart
 from gymforge.qa.target import QATarget
 from gymforge.rollout.episode import reset_outcome, step_outcome
-from gymforge.rollout.policy import EpisodeContext
+from gymforge.rollout.replay import ACTION_ADAPTER, COMPARED
 from gymforge.rollout.scripted import RandomPolicy
-from gymforge.trajectory.replay import ACTION_ADAPTER, COMPARED
 
 NAME = "reset_isolation"
 Records = list[dict[str, Any]]

@@ -19,10 +19,10 @@ import statistics
 import time
 from typing import Any
 
+from gymforge.core.policy import EpisodeContext
 from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, run_async
 from gymforge.qa.checks.machine_speed import Slowdown, measure_workload
 from gymforge.qa.target import QATarget
-from gymforge.rollout.policy import EpisodeContext
 from gymforge.rollout.scripted import RandomPolicy
 
 NAME = "throughput"

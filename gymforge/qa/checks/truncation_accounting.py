@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from gymforge.core.episode import TRUNCATION_REASONS
+from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.qa.checks.common import (
     CheckFailed,
@@ -26,7 +27,6 @@ from gymforge.qa.checks.common import (
     run_async,
 )
 from gymforge.qa.target import QATarget
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 
 NAME = "truncation_accounting"
 

@@ -19,6 +19,8 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import InfraError
+from gymforge.core.policy import Policy
+from gymforge.kit.redteam import AttackNotApplicable, attacks_for, case_attacks
 from gymforge.qa.checks.common import (
     CheckFailed,
     NothingToTest,
@@ -28,9 +30,7 @@ from gymforge.qa.checks.common import (
     play,
     run_async,
 )
-from gymforge.qa.redteam import AttackNotApplicable, attacks_for, case_attacks
 from gymforge.qa.target import QATarget
-from gymforge.rollout.policy import Policy
 
 NAME = "verifier_redteam"
 

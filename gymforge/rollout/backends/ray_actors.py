@@ -41,7 +41,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import ConfigError, InfraError, UserError
-from gymforge.rollout.policy import Policy
+from gymforge.core.policy import Policy
 from gymforge.rollout.runner import Job, RunResult, expand, prepare_output
 from gymforge.rollout.summary import summarize
 
@@ -54,7 +54,7 @@ PolicyRef = str | Callable[[], Policy]
 def _env_factory(env_ref: EnvRef, dataset: str | None) -> Callable[[], Environment]:
     if callable(env_ref):
         return env_ref
-    from gymforge.envs.handle import open_env
+    from gymforge.registry.handle import open_env
 
     return open_env(env_ref, Path(dataset) if dataset else None).factory
 

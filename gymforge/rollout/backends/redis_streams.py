@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import InfraError, UserError
-from gymforge.envs.handle import EnvHandle, open_env
+from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.episode import run_episode
 from gymforge.rollout.resolve import PolicySource, resolve_policy
 from gymforge.rollout.runner import Job, RunResult, prepare_output

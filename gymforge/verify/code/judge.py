@@ -51,6 +51,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.core.verdict import Verdict
 from gymforge.sandbox import (
     Call,
     CallResult,
@@ -88,7 +89,6 @@ from gymforge.verify.code.shared import (
 )
 from gymforge.verify.code.tally import Tally
 from gymforge.verify.code.tally import verdict as _verdict
-from gymforge.verify.verdict import Verdict
 
 
 class CodeJudge:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymforge.core.verdict import Verdict
 from gymforge.sandbox import CallStatus, Result, Status
-from gymforge.verify.verdict import Verdict
 
 VERIFIER = "code/1"
 MAX_CASES = 20

@@ -1,6 +1,6 @@
 """``RubricJudge``: grade a free-text answer with a rubric, through any ``Policy``.
 
-The judge model is any ``gymforge.rollout.policy.Policy``: an ``OpenAIPolicy`` against an
+The judge model is any ``gymforge.core.policy.Policy``: an ``OpenAIPolicy`` against an
 OpenAI-compatible server (``OpenAIPolicyFactory`` is a policy factory), or a scripted
 in-process one (``ScriptedJudge``). ``RubricJudge.ajudge(question, answer, reference)``
 returns a ``Verdict``:
@@ -41,9 +41,10 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.errors import UserError
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
-from gymforge.rollout.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.core.verdict import Verdict
 from gymforge.verify.judge.calibrate import Calibration, JudgeRecord, LabeledItem
 from gymforge.verify.judge.rubric import (
     PROMPT_VERSION,
@@ -53,7 +54,6 @@ from gymforge.verify.judge.rubric import (
     weighted_score,
 )
 from gymforge.verify.math.extract import split_reasoning
-from gymforge.verify.verdict import Verdict
 
 VERSION = "1.0.0"
 MASTER_KEYS = frozenset(

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
+from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Observation, Reply
-from gymforge.qa.profile import RedTeamCase
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 
 ATTACKS: dict[str, str] = {
     "empty": "",

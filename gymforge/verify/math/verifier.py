@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gymforge.core.errors import VerifierError
+from gymforge.core.verdict import Verdict
 from gymforge.verify.math.extract import (
     MAX_ANSWER_CHARS,
     ExtractionResult,
@@ -15,7 +16,6 @@ from gymforge.verify.math.extract import (
 )
 from gymforge.verify.math.form import FORMS
 from gymforge.verify.math.pool import JobResult, MathPool, default_pool
-from gymforge.verify.verdict import Verdict
 
 VERSION = "1.1.0"
 VERIFIER_ID = f"math@{VERSION}"

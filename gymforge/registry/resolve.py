@@ -22,7 +22,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
-from gymforge.envs.authoring import check_hooks, import_failure, in_user_code, name_the_class
+from gymforge.registry.authoring import check_hooks, import_failure, in_user_code, name_the_class
 
 BUILTIN: dict[str, str] = {
     "ledger": "gymforge.envs.ledger:LedgerEnv",
@@ -39,13 +39,24 @@ BUILTIN: dict[str, str] = {
 
 EnvFactory = Callable[[], Any]
 REASONING_GYM = "reasoning-gym:"
+REASONING_GYM_ADAPTER = "gymforge.envs.reasoning_gym"
+
+
+REMOTE_CLIENT = "gymforge.serve.client"
+"""The module that connects to a served environment; imported only for a ``ws://`` ref (the
+serve layer sits above the registry)."""
+
+
+def _remote_factory(url: str) -> EnvFactory:
+    factory: Callable[[str], EnvFactory] = importlib.import_module(REMOTE_CLIENT).remote_factory
+    return factory(url)
 
 
 def reasoning_gym_factory(name: str) -> EnvFactory:
     """The factory of reasoning-gym dataset ``name``; UserError naming the extra when
     reasoning-gym is not installed or has no such dataset."""
     try:
-        from gymforge.envs.reasoning_gym import env_class
+        env_class = importlib.import_module(REASONING_GYM_ADAPTER).env_class
     except ImportError as err:
         raise UserError(
             f"reasoning-gym:{name} needs the optional extra 'interop' "
@@ -62,9 +73,7 @@ def resolve_factory(env: str) -> EnvFactory:
     served environment (``gymforge serve``); its token comes from ``$GYMFORGE_TOKEN``.
     """
     if env.startswith(("ws://", "wss://")):
-        from gymforge.serve.client import remote_factory
-
-        return remote_factory(env)
+        return _remote_factory(env)
     if env.startswith(REASONING_GYM):
         return reasoning_gym_factory(env[len(REASONING_GYM) :])
     target = BUILTIN.get(env, env)

@@ -10,7 +10,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
-from gymforge.envs.registry import make_env
+from gymforge.registry.resolve import make_env
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 

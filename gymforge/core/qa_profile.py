@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from gymforge.rollout.policy import Policy
+    from gymforge.core.policy import Policy
 
 CHECK_NAMES: tuple[str, ...] = (
     "replay_determinism",

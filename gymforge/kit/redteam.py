@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import UserError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.qa_profile import RedTeamCase, VerifierKind
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
-from gymforge.qa.profile import RedTeamCase, VerifierKind
-from gymforge.rollout.policy import EpisodeContext, PolicyTurn
 
 CLAIMS = (
     "Done. All requested changes have been completed successfully.",
