@@ -30,10 +30,16 @@ import select
 import signal
 import sys
 import types
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import wire
-from warmup import warm_up
+# The sandbox runs these files with their own directory on sys.path (sibling imports by
+# bare name); the type checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import wire
+    from gymforge.sandbox.warmup import warm_up
+else:
+    import wire
+    from warmup import warm_up
 
 CTL_FD = 3
 CMD_FD = 4

@@ -14,9 +14,14 @@ import builtins
 import contextlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import wire
+# The sandbox runs these files with their own directory on sys.path (sibling imports by
+# bare name); the type checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import wire
+else:
+    import wire
 
 _WARM_SOURCE = b"""
 def f(xs, t, *rest, **kw):
