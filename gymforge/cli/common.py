@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -32,6 +32,7 @@ __all__ = [
     "err",
     "fail",
     "friendly",
+    "one_of",
     "open_env",
     "overwrite_option",
     "progress_bar",
@@ -115,6 +116,18 @@ def author_warnings() -> Iterator[None]:
 
         warnings.showwarning = show
         yield
+
+
+_Choice = TypeVar("_Choice", bound=str)
+
+
+def one_of(flag: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
+    """``value`` as the one of ``choices`` it equals; a one-line error naming them if none."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    names = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+    raise GymforgeError(f"{flag} must be {names}, not {value!r}")
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -51,7 +51,7 @@ class ToolEnv(ABC):
     """Base class for tool-use and single-turn environments. See the module docstring."""
 
     spec: ClassVar[EnvSpec]
-    tasks: ClassVar[TaskSource]
+    tasks: TaskSource  # the class's; ``use_dataset`` replaces it on one instance only
     budget: Budget = Budget()
     malformed: MalformedPolicy = MalformedPolicy()
     reward: RewardFn = StandardReward()

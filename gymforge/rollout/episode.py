@@ -164,6 +164,7 @@ def episode_record(
     """The closing record. ``last`` is None when the policy's context filled up before the
     environment ended the episode: that budget end is a truncation (``context_length``)."""
     totals = component_totals([r["reward_components"] for r in records])
+    reason: str | None
     if last is None:
         terminated, truncated, success, reason = False, True, False, CONTEXT_LENGTH
     else:

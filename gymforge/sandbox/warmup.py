@@ -43,7 +43,12 @@ def warm_up(job_waiting: Callable[[], bool]) -> None:
     with contextlib.suppress(Exception):
         import atexit  # noqa: F401 - what ``_finish`` imports
 
-        job = {"mode": "calls", "argv": [], "main": "main.py", "rlimits": {"as": 1, "cpu": 2}}
+        job: dict[str, Any] = {
+            "mode": "calls",
+            "argv": [],
+            "main": "main.py",
+            "rlimits": {"as": 1, "cpu": 2},
+        }
         job.update(env=dict(os.environ), calls=[{"id": 0, "name": "f", "blob": 1}], seed=None)
         frame = wire.pack_frame({"op": "job", "job": job}, [_WARM_SOURCE, b"[[[1.5,2.0],0.1],{}]"])
         ((hdr, blobs),) = wire.FrameReader(1 << 20).feed(frame)

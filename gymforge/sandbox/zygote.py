@@ -389,7 +389,7 @@ class Zygote:
         """A call's answer, or a protocol error once the job has damaged the fork template."""
         if self.sabotage is None:
             return res, blobs
-        keep = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
+        keep: dict[str, Any] = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
         return {**keep, "status": "protocol_error", "msg": self.sabotage}, []
 
     # ------------------------------------------------------------------ cleanup

@@ -250,7 +250,7 @@ def verify_chain(log: EpisodeLog) -> None:
     if (len(log.steps) < 2 or not ended) and not cut_by_policy:
         raise IntegrityError(f"{where}: the last step does not end the episode")
     totals = component_totals([s.reward_components for s in log.steps])
-    expected = {
+    given_by_steps = {
         "reward_components": totals,
         "reward": math.fsum(totals.values()),
         "terminated": last.terminated and not cut_by_policy,
@@ -259,7 +259,7 @@ def verify_chain(log: EpisodeLog) -> None:
     }
     if cut_by_policy and ended:
         raise IntegrityError(f"{where}: cut short by the policy after the episode had ended")
-    for name, value in expected.items():
+    for name, value in given_by_steps.items():
         if getattr(end, name) != value:
             raise IntegrityError(
                 f"{where}: episode record {name} = {getattr(end, name)!r} but its steps "

@@ -202,7 +202,7 @@ class CodeAgentEnv(CodeEnv):
             language=lang,
             source=source,
             stdin=_checked(stdin),
-            files=ws.files,
+            files=dict(ws.files),
             keep_files=True,
             limits=self.run_limits,
             seed=derive_seed(self.task.task_id, self.seed, "run_code", ws.runs + 1),

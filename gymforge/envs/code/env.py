@@ -110,6 +110,7 @@ class CodeRow(BaseModel):
 
 def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
     assert isinstance(row, CodeRow)
+    truth: dict[str, Any]
     if row.test is not None and row.entry_point:
         truth = {
             "kind": "humaneval",
@@ -277,7 +278,9 @@ class CodeEnv(ToolEnv):
             self._preflight_done = True
         return await super().reset(task_id, seed)
 
-    def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
+    def init_world(self, task: Task, r: random.Random) -> BaseModel | dict[str, Any]:
+        """No world: a single-turn answer is judged on the reply alone. A subclass may keep
+        one (``CodeAgentEnv``'s workspace)."""
         return {}
 
     def verify(self, task: Task, world: Any, reply: str) -> Verdict:

@@ -161,7 +161,7 @@ class ListsFamily(TaskFamily):
             f"{i}. {d}" for i, (d, _) in enumerate([*steps, agg], 1)
         )
         source = "def process(xs):\n" + "".join(f"    {c}\n" for _, c in [*steps, agg])
-        inputs = [[[]], [[0]]]
+        inputs: list[list[Any]] = [[[]], [[0]]]
         for _ in range(12):
             n = r.randint(1, params["size"])
             inputs.append([[r.randint(-50, 50) for _ in range(n)]])

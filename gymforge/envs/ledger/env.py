@@ -111,7 +111,9 @@ class TransferFamily(TaskFamily):
         return prompt, {"world": world, "moves": moves}
 
 
-def _levels(customers: tuple[int, int], transfers: tuple[int, int], faults: tuple[float, ...]):
+def _levels(
+    customers: tuple[int, int], transfers: tuple[int, int], faults: tuple[float, ...]
+) -> ParamSpace:
     return ParamSpace(
         {
             "customers": IntKnob(*customers),

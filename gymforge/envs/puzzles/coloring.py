@@ -37,7 +37,7 @@ class ColoringFamily(PuzzleFamily):
         n, k, density = params["nodes"], params["colors"], params["density"]
         order = draw_names(r, n, params.get("naming", "letters"))
         color = {v: (i + 1 if i < k else r.randint(1, k)) for i, v in enumerate(order)}
-        nodes = sorted(order)  # type: ignore[type-var]  # one kind of name per task
+        nodes = sorted(order)  # one kind of name per task
         edges = [
             [u, v]
             for u, v in combinations(nodes, 2)

@@ -178,7 +178,7 @@ def _apply(op: str, a: Fraction, b: Fraction) -> Fraction:
 def leaves(node: Node) -> list[int]:
     if isinstance(node, int):
         return [node]
-    return [n for child in node[1:] for n in leaves(child)]  # type: ignore[arg-type]
+    return [n for child in node[1:] for n in leaves(child)]
 
 
 # ---- generation ----------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from typing import Any
 
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
-from gymforge.envs.puzzles import countdown, knights_knaves, shortest_path
+from gymforge.envs.puzzles import countdown, kk_logic, knights_knaves, shortest_path
+from gymforge.envs.puzzles.rows import Name
 from gymforge.kit.redteam import CraftedReply
 
 Craft = Callable[[Mapping[str, Any]], str | None]
@@ -93,7 +94,7 @@ def _two_grids(t: Mapping[str, Any]) -> str | None:
 
 # ---- knights and knaves --------------------------------------------------------------------
 def _labelling(t: Mapping[str, Any], knights: list[bool]) -> str | None:
-    bad = any(knights_knaves.holds(s, knights) != knights[i] for i, s in enumerate(t["statements"]))
+    bad = any(kk_logic.holds(s, knights) != knights[i] for i, s in enumerate(t["statements"]))
     if not bad:
         return None  # that labelling is consistent: a valid answer, not an attack
     return ", ".join(
@@ -124,7 +125,7 @@ def _both_labels(t: Mapping[str, Any]) -> str:
 def _longer_path(t: Mapping[str, Any], budget: int = 5_000) -> str | None:
     """A simple path from source to target that is longer than the shortest (DFS, bounded)."""
     adj = shortest_path.adjacency(t["nodes"], t["edges"])
-    stack: list[tuple[str, list[str], int]] = [(t["source"], [t["source"]], 0)]
+    stack: list[tuple[Name, list[Name], int]] = [(t["source"], [t["source"]], 0)]
     while stack and budget:
         budget -= 1
         node, path, length = stack.pop()

@@ -23,28 +23,32 @@ from __future__ import annotations
 import heapq
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.envs.puzzles.base import PuzzleFamily
-from gymforge.envs.puzzles.rows import NAMING, draw_names, edge_list, key_of, names
+from gymforge.envs.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
 _SEP = re.compile(r"\s*(?:->|→|-|,)\s*")
 
 
-def weights(edges: list[list[Any]]) -> dict[tuple[str, str], int]:
+def weights(edges: list[list[Any]]) -> dict[tuple[Name, Name], int]:
     """``(u, v) -> weight`` in both directions."""
-    out: dict[tuple[str, str], int] = {}
+    out: dict[tuple[Name, Name], int] = {}
     for u, v, w in edges:
         out[u, v] = out[v, u] = w
     return out
 
 
-def adjacency(nodes: list[str], edges: list[list[Any]]) -> dict[str, list[tuple[str, int]]]:
-    adj: dict[str, list[tuple[str, int]]] = {n: [] for n in nodes}
+Adjacency = dict[Name, list[tuple[Name, int]]]
+"""Each node's ``(neighbour, weight)`` pairs; nodes are all strings or all integers."""
+
+
+def adjacency(nodes: Sequence[Name], edges: list[list[Any]]) -> Adjacency:
+    adj: Adjacency = {n: [] for n in nodes}
     for u, v, w in edges:
         adj[u].append((v, w))
         adj[v].append((u, w))
@@ -53,13 +57,12 @@ def adjacency(nodes: list[str], edges: list[list[Any]]) -> dict[str, list[tuple[
     return adj
 
 
-def dijkstra(
-    adj: dict[str, list[tuple[str, int]]], source: str
-) -> tuple[dict[str, int], dict[str, str]]:
+def dijkstra(adj: Adjacency, source: Name) -> tuple[dict[Name, int], dict[Name, Name]]:
     """Distances from ``source`` and a predecessor map (ties broken by node name)."""
-    dist, prev = {source: 0}, {}
+    dist: dict[Name, int] = {source: 0}
+    prev: dict[Name, Name] = {}
     heap = [(0, source)]
-    done: set[str] = set()
+    done: set[Name] = set()
     while heap:
         d, u = heapq.heappop(heap)
         if u in done:
@@ -72,8 +75,9 @@ def dijkstra(
     return dist, prev
 
 
-def _hops(adj: dict[str, list[tuple[str, int]]], source: str) -> dict[str, int]:
-    hops, frontier = {source: 0}, [source]
+def _hops(adj: Adjacency, source: Name) -> dict[Name, int]:
+    hops: dict[Name, int] = {source: 0}
+    frontier = [source]
     while frontier:
         nxt = []
         for u in frontier:

@@ -152,7 +152,7 @@ async def _audited_step(
     at once (a snapshot may share lists with the live world that the step then mutates)."""
     before = plain(await env.snapshot())
     try:
-        result = await env.step(action)
+        result: StepResult = await env.step(action)
     except Exception as err:
         raise CheckFailed(f"{label}: step raised {type(err).__name__}: {str(err)[:200]}") from err
     check_result(label, result)

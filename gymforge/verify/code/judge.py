@@ -211,7 +211,7 @@ class CodeJudge:
                 t.run = len(tests)
                 t.notes.append("compile error")
                 return _verdict(t, "stdio", reason="compile_error", status=Status.COMPILE_ERROR)
-            results += await self.backend.arun_many(jobs[1:])  # type: ignore[attr-defined]
+            results += await self.backend.arun_many(jobs[1:])
         for tc, r in zip(tests, results, strict=True):
             t.run += 1
             t.result(r)
