@@ -9,7 +9,7 @@ from gymforge.world.render import RENDERER_VERSION, paginate, view
 from gymforge.world.schema import Column, Schema, Table, table
 from gymforge.world.sim import Persona, PolicyUser, ScriptedUser, Slot, UserSimulator, UserTurn
 from gymforge.world.tasks import WorldFamily
-from gymforge.world.verify import Expect, Finding, effect_findings, judge
+from gymforge.world.verify import Expect, Finding, effect_findings, verdict_of
 from gymforge.world.writes import WorldFaults, WriteGuard, world_read, world_write
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "WorldToolEnv",
     "WriteGuard",
     "effect_findings",
-    "judge",
     "paginate",
     "pass_at_k",
     "pass_hat_k",
@@ -45,6 +44,7 @@ __all__ = [
     "reliability",
     "successes_by_task",
     "table",
+    "verdict_of",
     "view",
     "world_read",
     "world_write",

@@ -18,8 +18,8 @@ from gymforge.world import (
     WorldFaults,
     WorldToolEnv,
     effect_findings,
-    judge,
     table,
+    verdict_of,
     world_read,
     world_write,
 )
@@ -88,7 +88,7 @@ class NotesEnv(WorldToolEnv):
             added={"notes": [{"text": t} for t in task.truth["texts"]]},
             touched=frozenset({"audit_log"}),
         )
-        return judge(effect_findings(world.diff(), expect), verifier="notes@1", facts={})
+        return verdict_of(effect_findings(world.diff(), expect), verifier="notes@1", facts={})
 
     def oracle_plan(self, task: Task) -> list[Any]:
         calls = [
