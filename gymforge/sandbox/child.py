@@ -370,7 +370,8 @@ def _build(t: Any, mod: types.ModuleType, kept: dict[int, Any]) -> Any:
 
 def run_tests(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
     """In-sandbox test mode, for callers that accept test code next to the candidate (the
-    code judge does not: it keeps tests in its own process; see ``Job.prelude`` and ``keep``).
+    code judge does not: it keeps tests in its own process; see ``SandboxJob.prelude`` and
+    ``keep``).
 
     The read-only test file (outside every writable and importable path) is compiled and its
     module body executed *before* the candidate loads, with a private copy of ``builtins``, so
