@@ -1,5 +1,6 @@
 """The ``gymforge`` command line. Machine-readable output goes to stdout alone; logs,
-progress and tables go to stderr. User mistakes print one line, never a traceback."""
+progress and tables go to stderr. User mistakes (gymforge's own errors) print one line, never
+a traceback; any other exception is a bug and shows its traceback."""
 
 from __future__ import annotations
 

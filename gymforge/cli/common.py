@@ -158,7 +158,10 @@ def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str)
 
 
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn gymforge errors and bad files into one readable line and exit code 2."""
+    """Turn gymforge's own errors (``GymforgeError``: a bad id, file, line or option) and a
+    path that cannot be opened into one readable line and exit code 2 (1 for a failed
+    integrity check). Anything else is a bug and keeps its traceback: a ``ValueError`` is not
+    a user error until the code that read the input says so (a ``ConfigError``)."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -170,8 +173,6 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
         except IntegrityError as e:
             fail(f"integrity check failed: {e}", 1)
         except (GymforgeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-            fail(str(e))
-        except ValueError as e:
             fail(str(e))
 
     return wrapper

@@ -180,14 +180,16 @@ def read_records(
     path: str | Path,
 ) -> Iterator[tuple[int, dict[str, Any], AnyLine]]:
     """Yield ``(line_number, raw_dict, model)`` of every line, run seals included;
-    IntegrityError on bad JSON or schema."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
+    IntegrityError on bad text, JSON or schema."""
+    with open(path, "rb") as fh:
+        for n, data in enumerate(fh, 1):
+            if not data.strip():
                 continue
             try:
-                raw = json.loads(line)
+                raw = json.loads(data.decode("utf-8"))
                 yield n, raw, LINE_ADAPTER.validate_python(raw)
+            except UnicodeDecodeError:
+                raise IntegrityError(f"line {n}: not UTF-8 text") from None
             except json.JSONDecodeError as err:
                 raise IntegrityError(f"line {n}: not JSON ({err.msg}); truncated write?") from err
             except ValidationError as err:
