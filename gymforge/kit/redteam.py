@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
 from gymforge.core.env import SupportsOracle
@@ -338,7 +339,7 @@ def attacks_for(kinds: tuple[VerifierKind, ...]) -> list[Attack]:
     for kind in kinds:
         if kind == "state":
             out += [
-                Attack(f"state.claim_{i}", "state", lambda c=c: ClaimWithoutAction(c))
+                Attack(f"state.claim_{i}", "state", partial(ClaimWithoutAction, c))
                 for i, c in enumerate(CLAIMS)
             ]
             out += [
@@ -348,14 +349,12 @@ def attacks_for(kinds: tuple[VerifierKind, ...]) -> list[Attack]:
             continue
         table = {"math": _math_attacks, "code": _code_attacks, "match": _match_attacks}[kind]()
         out += [
-            Attack(f"{kind}.{name}", kind, lambda f=f: CraftedReply(f)) for name, f in table.items()
+            Attack(f"{kind}.{name}", kind, partial(CraftedReply, f)) for name, f in table.items()
         ]
     if kinds:  # every verifier kind reads the final reply, so every one gets the echoes;
         # the oracle's reply is the answer itself unless the world state is what is judged
         modes = ECHO_MODES if "state" in kinds else ECHO_MODES[:2]
-        out += [
-            Attack(f"claim_echo.{mode}", kinds[0], lambda m=mode: EchoClaim(m)) for mode in modes
-        ]
+        out += [Attack(f"claim_echo.{mode}", kinds[0], partial(EchoClaim, mode)) for mode in modes]
     return out
 
 
