@@ -41,8 +41,8 @@ from gymforge.core.verdict import Verdict
 from gymforge.envs.code import CodeEnv
 from gymforge.envs.digits import DigitsEnv
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.evaluate.grade import grade_file
 from gymforge.evaluate.episodes import oracle_path_lengths
+from gymforge.evaluate.grade import grade_file
 from gymforge.integrations.trl import task_rows
 from gymforge.kit.redteam import (
     AttackNotApplicable,
@@ -195,7 +195,7 @@ def test_a_misspelt_qa_is_refused(name: str) -> None:
 
 
 def test_a_qa_profile_under_another_name_is_refused() -> None:
-    with pytest.raises(UserError, match="profile is not a declaration.*did you mean 'qa'"):
+    with pytest.raises(UserError, match=r"profile is not a declaration.*did you mean 'qa'"):
 
         class Renamed(LedgerEnv):
             profile = QAProfile()
