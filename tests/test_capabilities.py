@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,19 @@ from gymforge.kit.redteam import (
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.target import QATarget
 from gymforge.registry.handle import open_env
+from gymforge.registry.resolve import make_env
 from gymforge.world.attacks import PlanAttack
+
+TOOL_ENV_PROVIDES: tuple[Capability[Any], ...] = (
+    TASKS,
+    TASK,
+    ORACLE,
+    ORACLE_PLAN,
+    QA,
+    TOOLSET,
+    BUDGET,
+    DATASETS,
+)
 
 
 class BareEnv:
@@ -65,7 +78,7 @@ class BareEnv:
         return Observation(messages=(Message(role="user", content="say anything"),))
 
     async def step(self, action: Action) -> StepResult:
-        return StepResult.make(Observation(), {"task": 0.0}, terminated=True)
+        return StepResult.make(Observation(messages=()), {"task": 0.0}, terminated=True)
 
     async def snapshot(self) -> State:
         return {}
@@ -97,7 +110,8 @@ def test_a_member_that_is_none_counts_as_missing_except_the_current_task() -> No
         task = None
 
     env = Half()
-    for cap in (TASKS, QA, TOOLSET, BUDGET):
+    never_none: tuple[Capability[Any], ...] = (TASKS, QA, TOOLSET, BUDGET)
+    for cap in never_none:
         assert supported(env, cap) is None, cap.name
     found = supported(env, TASK)  # None before the first reset is what "task" means
     assert found is not None and found.task is None
@@ -105,11 +119,12 @@ def test_a_member_that_is_none_counts_as_missing_except_the_current_task() -> No
 
 def test_tool_env_provides_what_it_declares() -> None:
     ledger, digits, code = LedgerEnv(), DigitsEnv(), CodeEnv()
-    for cap in (TASKS, TASK, ORACLE, ORACLE_PLAN, QA, TOOLSET, BUDGET, DATASETS):
+    for cap in TOOL_ENV_PROVIDES:
         assert supported(ledger, cap) is not None, cap.name
         assert supported(digits, cap) is not None, cap.name
     assert supported(digits, WRITES) is None
-    for cap in (PREFLIGHT, GRADE_REPLY, COMPLETION_REPLY):
+    code_only: tuple[Capability[Any], ...] = (PREFLIGHT, GRADE_REPLY, COMPLETION_REPLY)
+    for cap in code_only:
         assert supported(code, cap) is not None, cap.name
         assert supported(ledger, cap) is None, cap.name
     assert require(ledger, QA).qa is LedgerEnv.qa
@@ -150,7 +165,7 @@ def test_grading_a_language_line_needs_grade_reply(tmp_path: Path) -> None:
     answers = tmp_path / "answers.jsonl"
     answers.write_text(json.dumps({"task_id": task_id, "answer": "x", "language": "rust"}) + "\n")
     out = tmp_path / "graded.jsonl"
-    summary = asyncio.run(grade_file(LedgerEnv, answers, out))
+    summary = asyncio.run(grade_file(partial(make_env, "ledger"), answers, out))
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert summary.errors == 1 and not row["passed"]
     assert "ledger answers take no 'language' field" in row["error"]

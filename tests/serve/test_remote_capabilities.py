@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from gymforge.core.capabilities import (
     TASK,
     TASKS,
     TOOLSET,
+    Capability,
     require,
     supported,
 )
@@ -32,7 +34,8 @@ def test_the_client_provides_what_the_served_env_provides(start: Start) -> None:
     server = start(qa_hooks=True)
     env = remote_factory(server.url)()
     local = LedgerEnv()
-    for cap in (TASKS, TASK, ORACLE, ORACLE_PLAN, QA, TOOLSET, BUDGET):
+    served: tuple[Capability[Any], ...] = (TASKS, TASK, ORACLE, ORACLE_PLAN, QA, TOOLSET, BUDGET)
+    for cap in served:
         assert supported(env, cap) is not None, cap.name
     tools = require(env, TOOLSET).toolset.tools
     assert {n: t.writes for n, t in tools.items()} == {
