@@ -9,9 +9,17 @@ terminated/truncated bookkeeping — so an author writes only the domain:
 - ``init_world(task, rng)``: the world state for this episode (a pydantic model or dict);
 - ``@tool`` methods that read or change ``self.world``;
 - ``verify(task, world, reply)``: the ``Verdict`` on the final reply and state;
-- optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_action``.
+- optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_plan``.
+
+``verify`` and ``on_reply`` may be ``def`` or ``async def`` (``async`` when they wait on
+another process); ``ToolEnv`` awaits both through one adapter (``gymforge.kit.hooks``).
 
 Single-turn environments are the special case with no tools: the first reply is verified.
+
+``ToolEnv`` provides these capabilities of ``gymforge.core.capabilities``: ``tasks``,
+``task``, ``oracle``, ``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets``
+(whose default ``load_dataset`` refuses). A class attribute that misspells a declaration
+(``qa_ = QAProfile(...)``) or gives one the wrong type is refused when the class is defined.
 """
 
 from __future__ import annotations
@@ -21,22 +29,37 @@ import random
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import EpisodeStateError, UserError
+from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
+from gymforge.kit.declarations import check_declarations
+from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
+
+if TYPE_CHECKING:
+    from gymforge.core.capabilities import (
+        HasBudget,
+        HasQAProfile,
+        HasTask,
+        HasTasks,
+        HasToolset,
+        SupportsOracle,
+        SupportsOraclePlan,
+        TakesDatasets,
+    )
 
 _Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
 """What handling one action produced: messages, data, costs, end reason, verdict."""
@@ -51,11 +74,27 @@ class ToolEnv(ABC):
     """Base class for tool-use and single-turn environments. See the module docstring."""
 
     spec: ClassVar[EnvSpec]
-    tasks: ClassVar[TaskSource]
+    tasks: TaskSource  # a class attribute; ``use_dataset`` extends it on one instance
+    qa: ClassVar[QAProfile] = QAProfile()
     budget: Budget = Budget()
     malformed: MalformedPolicy = MalformedPolicy()
     reward: RewardFn = StandardReward()
     system_prompt: str = ""
+
+    DECLARED: ClassVar[dict[str, type]] = {
+        "spec": EnvSpec,
+        "tasks": TaskSource,
+        "qa": QAProfile,
+        "budget": Budget,
+        "malformed": MalformedPolicy,
+        "system_prompt": str,
+    }
+    """The class-level declarations tooling reads, and the type each value must have."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        refuse_twins(cls)
+        check_declarations(cls, ToolEnv.DECLARED)
 
     def __init__(self, token_counter: TokenCounter | None = None) -> None:
         self.token_counter: TokenCounter = token_counter or ApproxTokenCounter()
@@ -75,13 +114,10 @@ class ToolEnv(ABC):
         """The episode's world state, built from the task and the ``world`` RNG stream only."""
 
     @abstractmethod
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        """Judge the final reply against the task's hidden truth and the world state."""
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        """Override instead of ``verify`` when judging waits on other processes (a sandbox, a
-        verifier pool), so that other episodes keep running meanwhile."""
-        return self.verify(task, world, reply)
+    def verify(self, task: Task, world: Any, reply: str) -> MaybeAsync[Verdict]:
+        """Judge the final reply against the task's hidden truth and the world state. Write
+        it ``async def`` when judging waits on other processes (a sandbox, a verifier
+        pool), so that other episodes keep running meanwhile."""
 
     def fault_plan(self, task: Task) -> FaultPlan:
         """Faults for this task's tool calls. Default: none."""
@@ -95,18 +131,14 @@ class ToolEnv(ABC):
         """Serve ``dataset``'s tasks too, on this instance (ids resolve through it)."""
         self.tasks = self.tasks.with_dataset(dataset)
 
-    def on_reply(self, text: str) -> list[Message] | None:
-        """A non-final reply's answer (a user simulator), or None to end and verify."""
+    def on_reply(self, text: str) -> MaybeAsync[list[Message] | None]:
+        """A non-final reply's answer (a user simulator), or None to end and verify. Write it
+        ``async def`` when the answer comes from another process (an LLM-driven user)."""
         return None
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         """The reference solution path for ``task``, or None if this env has no oracle."""
         return None
-
-    async def on_reply_async(self, text: str) -> list[Message] | None:
-        """Override instead of ``on_reply`` when the answer comes from another process (an
-        LLM-driven user simulator), so other episodes keep running meanwhile."""
-        return self.on_reply(text)
 
     def render_reset(self, task: Task) -> list[Message]:
         msgs = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
@@ -232,7 +264,7 @@ class ToolEnv(ABC):
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]
     ) -> _Outcome:
         self.counters.consecutive_malformed = 0
-        follow_up = await self.on_reply_async(action.text)
+        follow_up = await settle(self.on_reply(action.text))
         if follow_up is not None:
             return follow_up, {}, StepCosts(), None, None
         verdict = await self._verify(action.text, info, timing)
@@ -291,7 +323,7 @@ class ToolEnv(ABC):
         assert self.task is not None
         t0 = time.perf_counter()
         try:
-            verdict = await self.verify_async(self.task, self.world, reply)
+            verdict = await settle(self.verify(self.task, self.world, reply))
         except Exception as err:  # the verifier's bug must not look like the policy's failure
             verdict = Verdict(
                 passed=False,
@@ -328,3 +360,20 @@ def _action_text(action: Action) -> str:
     if isinstance(action, Invalid):
         return action.raw
     return action.name + canonical_json(action.arguments)
+
+
+if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it does
+
+    def _provides(
+        env: ToolEnv,
+    ) -> tuple[
+        HasTasks,
+        HasTask,
+        SupportsOracle,
+        SupportsOraclePlan,
+        HasQAProfile,
+        HasToolset,
+        HasBudget,
+        TakesDatasets[Dataset],
+    ]:
+        return (env, env, env, env, env, env, env, env)

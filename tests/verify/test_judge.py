@@ -245,10 +245,7 @@ class JudgedEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        raise NotImplementedError("async only")
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
+    async def verify(self, task: Task, world: Any, reply: str) -> Verdict:
         return await self.judge.ajudge(task.prompt, reply, task.truth["answer"])
 
     def oracle_plan(self, task: Task) -> list[Action]:

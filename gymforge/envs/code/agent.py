@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from gymforge.core.capabilities import TASK, require
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
@@ -146,8 +147,8 @@ class PlantThenRead:
         if not self.planted:
             self.planted = True
             return PolicyTurn(ToolCall(name="run_code", arguments={"code": PLANT}))
-        task = getattr(self.ctx.env, "task", None)
-        entry = task.truth.get("entry_point") if isinstance(task, Task) else None
+        task = require(self.ctx.env, TASK, "the plant_then_read attack").task
+        entry = task.truth.get("entry_point") if task is not None else None
         if not entry:
             raise AttackNotApplicable("not a function task")
         body = "    import json\n    return json.load(open('expected.json'))['tests_passed']\n"

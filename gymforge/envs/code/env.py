@@ -280,10 +280,7 @@ class CodeEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return _judged(self.judge.judge(task.truth, reply, answer_language(reply, task.truth)))
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
+    async def verify(self, task: Task, world: Any, reply: str) -> Verdict:
         verdict = await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
         return _judged(verdict)
 

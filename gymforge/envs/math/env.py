@@ -104,10 +104,7 @@ class MathEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return self.verifier.verify(reply, task.truth["answer"], **self._options(task))
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
+    async def verify(self, task: Task, world: Any, reply: str) -> Verdict:
         return await self.verifier.averify(reply, task.truth["answer"], **self._options(task))
 
     def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict:
