@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
@@ -147,7 +147,7 @@ class TaskFamily(ABC):
     name: str
     version: int
     levels: Mapping[int, ParamSpace] = field(default_factory=dict)
-    older: Mapping[int, Self] = field(default_factory=dict, kw_only=True)
+    older: Mapping[int, TaskFamily] = field(default_factory=dict, kw_only=True)
 
     @abstractmethod
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
@@ -188,7 +188,7 @@ class TaskFamily(ABC):
             self.params_for(difficulty, seed), seed, self.task_id(difficulty, seed)
         )
 
-    def at_version(self, version: int) -> Self:
+    def at_version(self, version: int) -> TaskFamily:
         """This family as it was at ``version``; UnknownTaskError for a version never made."""
         if version == self.version:
             return self

@@ -57,6 +57,12 @@ class PuzzleFamily(TaskFamily):
     def multiline(self) -> bool:
         return self.multiline_answer and self.version >= 2
 
+    def at_version(self, version: int) -> PuzzleFamily:
+        family = super().at_version(version)
+        if not isinstance(family, PuzzleFamily):
+            raise TypeError(f"{self.name} v{version} is not a PuzzleFamily: it cannot judge")
+        return family
+
     def for_task(self, task: Task) -> PuzzleFamily:
         """The version that made ``task`` (a dataset task is judged by the current one)."""
         if "row_family" in task.truth:
