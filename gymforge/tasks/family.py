@@ -200,7 +200,11 @@ class TaskFamily(ABC):
     def resolve(self, task_id: str) -> Task:
         tid = parse_task_id(task_id)
         if tid.family == self.name and tid.version != self.version:
-            return self.at_version(tid.version).resolve(task_id)
+            try:
+                family = self.at_version(tid.version)
+            except UnknownTaskError as err:
+                raise UnknownTaskError(f"task id {task_id!r}: {err}") from None
+            return family.resolve(task_id)
         if tid.family != self.name:
             raise UnknownTaskError(
                 f"task id {task_id!r} is for {tid.family} v{tid.version}, "
