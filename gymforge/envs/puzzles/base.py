@@ -5,8 +5,8 @@ levels, its held-out regions, its validity checker (``check``) and its reference
 (``oracle_answer``). The environment only dispatches on ``task.family``.
 
 Versions: a family that changes its generator or its checker bumps ``version`` and keeps
-every older version in ``legacy`` (the same class, told its version, so old ids regenerate
-and are judged exactly as recorded). ``at_version(n)`` and ``resolve`` reach them.
+every older version in ``TaskFamily.older`` (the same class, told its version, so old ids
+regenerate and are judged exactly as recorded). ``at_version(n)`` and ``resolve`` reach them.
 ``from_row`` turns a dataset row's fields into the hidden truth ``check`` reads (the
 current version's rules).
 """
@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gymforge.core.errors import UnknownTaskError
 from gymforge.core.types import Task
 from gymforge.envs.puzzles.answer import Outcome
 from gymforge.tasks import TaskFamily
@@ -32,7 +31,6 @@ class PuzzleFamily(TaskFamily):
     """A ``TaskFamily`` plus ``check`` and ``oracle_answer``; ``heldout`` names the
     parameter regions the environment's ``Split`` reserves for evaluation."""
 
-    legacy: tuple[PuzzleFamily, ...] = ()
     heldout: ClassVar[Mapping[str, Region]] = {}
     multiline_answer: ClassVar[bool] = False
     """Whether the answer may run over several lines after ``Answer:`` (from version 2)."""
@@ -60,20 +58,10 @@ class PuzzleFamily(TaskFamily):
         return self.multiline_answer and self.version >= 2
 
     def at_version(self, version: int) -> PuzzleFamily:
-        """This family as it was at ``version``; UnknownTaskError for a version never made."""
-        if version == self.version:
-            return self
-        for old in self.legacy:
-            if old.version == version:
-                return old
-        known = sorted([self.version, *(f.version for f in self.legacy)])
-        raise UnknownTaskError(f"{self.name} has no version {version} (versions: {known})")
-
-    def resolve(self, task_id: str) -> Task:
-        tid = parse_task_id(task_id)
-        if tid.family == self.name and tid.version != self.version:
-            return self.at_version(tid.version).resolve(task_id)
-        return super().resolve(task_id)
+        family = super().at_version(version)
+        if not isinstance(family, PuzzleFamily):
+            raise TypeError(f"{self.name} v{version} is not a PuzzleFamily: it cannot judge")
+        return family
 
     def for_task(self, task: Task) -> PuzzleFamily:
         """The version that made ``task`` (a dataset task is judged by the current one)."""

@@ -119,5 +119,5 @@ def _levels(naming: bool) -> dict[int, ParamSpace]:
 
 
 V1 = ColoringFamily("puzzles.coloring", 1, _levels(False))
-FAMILY = ColoringFamily("puzzles.coloring", 2, _levels(True), legacy=(V1,))
+FAMILY = ColoringFamily("puzzles.coloring", 2, _levels(True), older={1: V1})
 """Version 2: nodes named by integers too (``naming``), dataset rows."""

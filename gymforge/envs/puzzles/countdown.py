@@ -346,6 +346,6 @@ FAMILY = CountdownFamily(
         2: _level((5, 6), ("+-*/",), (0, 1), 12, (False, True)),
         3: _level((6, 7), ("+-*/",), (1, 2), 10, (False, True)),
     },
-    legacy=(V1,),
+    older={1: V1},
 )
 """Version 2: the ``negatives`` rule (unary minus where negatives are allowed)."""

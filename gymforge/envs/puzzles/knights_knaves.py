@@ -292,7 +292,7 @@ FAMILY = KnightsKnavesFamily(
         2: _level((5, 6), ("basic", "compound", "logic")),
         3: _level((7, 8), ("compound", "logic")),
     },
-    legacy=(V1,),
+    older={1: V1},
 )
 """Version 2: not, implies, iff, n-ary and/or and nesting; dataset rows; answers with
 "and" and a row's own words for knight and knave."""

@@ -187,5 +187,5 @@ def _levels(naming: bool) -> dict[int, ParamSpace]:
 
 
 V1 = ShortestPathFamily("puzzles.shortest_path", 1, _levels(False))
-FAMILY = ShortestPathFamily("puzzles.shortest_path", 2, _levels(True), legacy=(V1,))
+FAMILY = ShortestPathFamily("puzzles.shortest_path", 2, _levels(True), older={1: V1})
 """Version 2: nodes named by integers too (``naming``), dataset rows."""

@@ -209,5 +209,5 @@ def _level(size: int, givens: tuple[int, int]) -> ParamSpace:
 
 LEVELS = {1: _level(4, (6, 10)), 2: _level(9, (40, 50)), 3: _level(9, (23, 32))}
 V1 = SudokuFamily("puzzles.sudoku", 1, LEVELS)
-FAMILY = SudokuFamily("puzzles.sudoku", 2, LEVELS, legacy=(V1,))
+FAMILY = SudokuFamily("puzzles.sudoku", 2, LEVELS, older={1: V1})
 """Version 2: the common grid layouts, a multi-line answer, dataset rows."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gymforge.envs.sql.questions import Drawer, Question
-from gymforge.envs.sql.schema import Schema, build_database, ddl, generate_rows, sample_rows
+from gymforge.envs.sql.schema import SqlSchema, build_database, ddl, generate_rows, sample_rows
 from gymforge.envs.sql.schemas import SCHEMAS
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 from gymforge.verify.sql import QueryRefused, SqlFixture, compare_results, run_query
@@ -70,7 +70,7 @@ class SqlFamily(TaskFamily):
     """Tasks over the schema named by the family (``sql.<schema>``)."""
 
     @property
-    def schema(self) -> Schema:
+    def schema(self) -> SqlSchema:
         return SCHEMAS[self.name.split(".", 1)[1]]
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
@@ -121,7 +121,7 @@ class SqlFamily(TaskFamily):
         return compare_results(other, want, ordered=q.ordered) is not None
 
     @staticmethod
-    def prompt(schema: Schema, distractors: list[str], rows: Any, q: Question) -> str:
+    def prompt(schema: SqlSchema, distractors: list[str], rows: Any, q: Question) -> str:
         return (
             f"A SQLite database ({schema.name}) has these tables:\n\n"
             f"{ddl(schema, distractors)}\n\n{sample_rows(schema, distractors, rows)}\n\n"
