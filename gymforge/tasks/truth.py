@@ -40,7 +40,7 @@ class AnswerTruth(BaseModel):
 
 def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     """``truth`` as the JSON dict ``Task.truth`` holds (fields never set are left out)."""
-    return truth.model_dump(mode="json", exclude_unset=True)
+    return truth.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def type_argument(cls: type, base: type, index: int) -> Any:
