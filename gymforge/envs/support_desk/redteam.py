@@ -13,6 +13,7 @@ from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.support_desk.policy import WRITE_TOOLS
 from gymforge.envs.support_desk.truth import DeskTruth, Issue
+from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write, replace_args
 
 CONFIRM_SUFFIX = "Do you confirm?"
@@ -27,8 +28,7 @@ def _before_close(plan: list[Action], extra: list[Action]) -> list[Action]:
     return plan[:i] + extra + plan[i:]
 
 
-def _truth(task: Task) -> DeskTruth:
-    return DeskTruth.model_validate(task.truth)
+_truth = TruthCodec(DeskTruth).parse
 
 
 def _confirmed(call: ToolCall) -> list[Action]:
