@@ -14,7 +14,6 @@ what keeps task ids, fingerprints and recorded runs byte-identical.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
@@ -39,13 +38,15 @@ class AnswerTruth(BaseModel):
     answer: str
 
 
-def dump_truth(truth: BaseModel | Mapping[str, JSON]) -> dict[str, JSON]:
+def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     """``truth`` as the JSON dict ``Task.truth`` holds (fields never set are left out, fields
-    with an alias are written under it). A plain mapping is taken as it is: the path of an
-    environment that has not declared a truth model yet (it reads ``UntypedTruth``)."""
-    if isinstance(truth, BaseModel):
-        return truth.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return dict(truth)
+    with an alias are written under it)."""
+    if not isinstance(truth, BaseModel):
+        raise TypeError(
+            f"hidden truth must be a pydantic model, not {type(truth).__name__} "
+            "(declare one: class MyTruth(BaseModel), TaskFamily[MyTruth])"
+        )
+    return truth.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def type_argument(cls: type, base: type, index: int) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict
 
 from gymforge.core import Budget, EnvSpec, Reply, Task, ToolCall
 from gymforge.kit import ToolEnv
@@ -29,12 +30,18 @@ from gymforge.tools import tool
 from gymforge.verify import Verdict
 
 
-class LineFamily(TaskFamily):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
-        return "Walk to the end of the line, then say done.", {"length": params["length"]}
+class LineTruth(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    length: int
 
 
-class LineEnv(ToolEnv):
+class LineFamily(TaskFamily[LineTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, LineTruth]:
+        return "Walk to the end of the line, then say done.", LineTruth(length=params["length"])
+
+
+class LineEnv(ToolEnv[LineTruth, dict[str, int]]):
     """A tiny MDP: position 0..L on a line; reaching L and replying succeeds."""
 
     spec = EnvSpec("line", "1.0.0")
@@ -45,7 +52,7 @@ class LineEnv(ToolEnv):
     reward = StandardReward(step_cost=-0.05)
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, int]:
-        return {"pos": 0, "length": task.truth["length"]}
+        return {"pos": 0, "length": self.truth_of(task).length}
 
     @tool(writes=True)
     def move(self, delta: int) -> int:
