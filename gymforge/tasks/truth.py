@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from gymforge.core.types import JSON, Task
 
@@ -38,15 +38,68 @@ class AnswerTruth(BaseModel):
     answer: str
 
 
+class Passthrough:
+    """Field metadata (``Annotated[..., SkipValidation, PASSTHROUGH]``): the field is neither
+    validated nor walked, for bulk plain data that something downstream checks anyway (a
+    world task's seed rows, checked by its ``Schema``)."""
+
+
+PASSTHROUGH = Passthrough()
+
+_LAYOUTS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
 def dump_truth(truth: BaseModel) -> dict[str, JSON]:
-    """``truth`` as the JSON dict ``Task.truth`` holds (fields never set are left out, fields
-    with an alias are written under it)."""
+    """``truth`` as the JSON dict ``Task.truth`` holds: fields never set are left out, fields
+    with an alias are written under it. A field whose type holds no model is plain JSON
+    already (validated when the model was built) and is handed on as it is; only fields
+    holding models are dumped. So the dict shares those values with the model: truth is
+    read-only, on both sides of the boundary."""
     if not isinstance(truth, BaseModel):
         raise TypeError(
             f"hidden truth must be a pydantic model, not {type(truth).__name__} "
             "(declare one: class MyTruth(BaseModel), TaskFamily[MyTruth])"
         )
-    return truth.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(truth, RootModel):  # a union of models (CodeTruth): the chosen one
+        inner = truth.root
+        return dump_truth(inner) if isinstance(inner, BaseModel) else truth.model_dump()
+    layout = _layout(type(truth))
+    walked = {name for name, _, plain in layout if not plain}
+    dumped = (
+        truth.model_dump(by_alias=True, exclude_unset=True, include=walked) if walked else {}
+    )
+    out: dict[str, JSON] = {}
+    set_fields = truth.model_fields_set
+    for name, key, plain in layout:  # field order, as model_dump gives it
+        if plain:
+            if name in set_fields:
+                out[key] = getattr(truth, name)
+        elif key in dumped:
+            out[key] = dumped[key]
+    if truth.model_extra:  # UntypedTruth
+        out.update(truth.model_extra)
+    return out
+
+
+def _layout(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """``(name, key, plain)`` per field: ``plain`` when its value needs no dumping."""
+    found = _LAYOUTS.get(model)
+    if found is None:
+        found = _LAYOUTS[model] = tuple(
+            (
+                name,
+                f.serialization_alias or f.alias or name,
+                PASSTHROUGH in f.metadata or not _holds_model(f.annotation),
+            )
+            for name, f in model.model_fields.items()
+        )
+    return found
+
+
+def _holds_model(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_model(arg) for arg in get_args(annotation))
 
 
 def type_argument(cls: type, base: type, index: int) -> Any:

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.episode import Budget
@@ -44,6 +44,7 @@ from gymforge.core.types import (
     ToolCall,
 )
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.tasks.truth import PASSTHROUGH
 from gymforge.reward.process import RuleCredit
 from gymforge.tools.tool import Toolset
 from gymforge.verify.rules import LogEvent
@@ -56,11 +57,16 @@ from gymforge.world.writes import NO_WORLD_FAULTS, WorldFaults, WriteGuard
 
 class WorldTruth(BaseModel):
     """The part of a world task's hidden truth that ``WorldToolEnv`` reads: the seed rows,
-    table by table, and the simulated start time (ISO 8601). Extend it with the domain's."""
+    table by table, and the simulated start time (ISO 8601). Extend it with the domain's.
+
+    The rows are passed through as they are, neither validated nor copied (on building,
+    parsing or dumping): they are the bulk of a world task, the family generated them, and
+    ``Template.build`` checks them against the environment's ``Schema`` anyway. Treat them as
+    read-only; the episode's world is the database restored from them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    world: dict[str, list[dict[str, JSON]]]
+    world: Annotated[dict[str, list[dict[str, JSON]]], SkipValidation, PASSTHROUGH]
     now: str
 
 
