@@ -65,9 +65,7 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
         return dump_truth(inner) if isinstance(inner, BaseModel) else truth.model_dump()
     layout = _layout(type(truth))
     walked = {name for name, _, plain in layout if not plain}
-    dumped = (
-        truth.model_dump(by_alias=True, exclude_unset=True, include=walked) if walked else {}
-    )
+    dumped = truth.model_dump(by_alias=True, exclude_unset=True, include=walked) if walked else {}
     out: dict[str, JSON] = {}
     set_fields = truth.model_fields_set
     for name, key, plain in layout:  # field order, as model_dump gives it

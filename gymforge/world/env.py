@@ -44,8 +44,8 @@ from gymforge.core.types import (
     ToolCall,
 )
 from gymforge.kit.tool_env import ToolEnv
-from gymforge.tasks.truth import PASSTHROUGH
 from gymforge.reward.process import RuleCredit
+from gymforge.tasks.truth import PASSTHROUGH
 from gymforge.tools.tool import Toolset
 from gymforge.verify.rules import LogEvent
 from gymforge.world.clock import IdGen, SimClock, epoch
