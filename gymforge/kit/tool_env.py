@@ -7,7 +7,7 @@ terminated/truncated bookkeeping — so an author writes only the domain:
 - ``spec``, ``tasks`` (a ``TaskSource``), and optionally ``budget``, ``malformed``,
   ``reward``, ``system_prompt``;
 - ``init_world(task, rng)``: the world state for this episode (a pydantic model or dict);
-- ``@tool`` methods that read or change ``self.world``;
+- ``@tool`` methods that read or change ``self.world`` and read ``self.truth``;
 - ``verify(task, world, reply)``: the ``Verdict`` on the final reply and state;
 - optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_plan``.
 
@@ -20,6 +20,12 @@ Single-turn environments are the special case with no tools: the first reply is 
 ``task``, ``oracle``, ``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets``
 (whose default ``load_dataset`` refuses). A class attribute that misspells a declaration
 (``qa_ = QAProfile(...)``) or gives one the wrong type is refused when the class is defined.
+
+``ToolEnv[TruthT, WorldT]`` is generic over the hidden truth's pydantic model and the world's
+type: ``class Ledger(ToolEnv[LedgerTruth, World])``. ``reset`` parses ``task.truth`` into
+``self.truth`` once; hooks that receive a ``task`` read its truth with ``self.truth_of(task)``
+(memoised), so mypy checks every truth access. ``Task.truth`` stays the JSON dict of the
+boundary (task ids, records, the wire).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import random
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -46,6 +52,7 @@ from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
+from gymforge.tasks.truth import TruthCodec, TruthT, UntypedTruth, type_argument
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
 
@@ -61,6 +68,10 @@ if TYPE_CHECKING:
         TakesDatasets,
     )
 
+WorldT = TypeVar("WorldT")
+
+_CODECS: dict[type, TruthCodec[Any]] = {}
+
 _Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
 """What handling one action produced: messages, data, costs, end reason, verdict."""
 
@@ -70,7 +81,7 @@ PARSE_ERROR_HINT = (
 )
 
 
-class ToolEnv(ABC):
+class ToolEnv(ABC, Generic[TruthT, WorldT]):
     """Base class for tool-use and single-turn environments. See the module docstring."""
 
     spec: ClassVar[EnvSpec]
@@ -100,7 +111,8 @@ class ToolEnv(ABC):
         self.token_counter: TokenCounter = token_counter or ApproxTokenCounter()
         self.toolset = Toolset(self)
         self.task: Task | None = None
-        self.world: Any = None
+        self._truth: TruthT | None = None
+        self._world: WorldT | None = None
         self.seed = 0
         self.counters = EpisodeCounters()
         self.transcript: list[Message] = []
@@ -108,13 +120,45 @@ class ToolEnv(ABC):
         self._closed = False
         self._oracle: tuple[list[Action], int] | None = None
 
+    # ---- typed truth and world ------------------------------------------------------------
+    @classmethod
+    def truth_model(cls) -> type[TruthT]:
+        """The truth model this class is declared with (``UntypedTruth`` if it names none)."""
+        found = type_argument(cls, ToolEnv, 0)
+        return cast("type[TruthT]", found if isinstance(found, type) else UntypedTruth)
+
+    def truth_of(self, task: Task) -> TruthT:
+        """``task``'s hidden truth as this environment's model (parsed once per task)."""
+        codec = _CODECS.get(type(self))
+        if codec is None:
+            codec = _CODECS[type(self)] = TruthCodec(self.truth_model())
+        return cast("TruthT", codec.parse(task))
+
+    @property
+    def truth(self) -> TruthT:
+        """The current episode's hidden truth."""
+        if self._truth is None:
+            raise EpisodeStateError("truth read before reset()")
+        return self._truth
+
+    @property
+    def world(self) -> WorldT:
+        """The current episode's world, as ``init_world`` built it."""
+        if self._world is None:
+            raise EpisodeStateError("world read before reset()")
+        return self._world
+
+    @world.setter
+    def world(self, value: WorldT) -> None:
+        self._world = value
+
     # ---- the author's hooks -------------------------------------------------------------
     @abstractmethod
-    def init_world(self, task: Task, r: random.Random) -> Any:
+    def init_world(self, task: Task, r: random.Random) -> WorldT:
         """The episode's world state, built from the task and the ``world`` RNG stream only."""
 
     @abstractmethod
-    def verify(self, task: Task, world: Any, reply: str) -> MaybeAsync[Verdict]:
+    def verify(self, task: Task, world: WorldT, reply: str) -> MaybeAsync[Verdict]:
         """Judge the final reply against the task's hidden truth and the world state. Write
         it ``async def`` when judging waits on other processes (a sandbox, a verifier
         pool), so that other episodes keep running meanwhile."""
@@ -146,9 +190,10 @@ class ToolEnv(ABC):
 
     def state(self) -> State:
         """The JSON world state for ``snapshot``; override for non-pydantic worlds."""
-        if isinstance(self.world, BaseModel):
-            return self.world.model_dump(mode="json")
-        return dict(self.world) if self.world is not None else {}
+        world: Any = self._world
+        if isinstance(world, BaseModel):
+            return world.model_dump(mode="json")
+        return dict(world) if world is not None else {}
 
     # ---- the contract -------------------------------------------------------------------
     async def reset(self, task_id: str, seed: int) -> Observation:
@@ -156,7 +201,8 @@ class ToolEnv(ABC):
             raise EpisodeStateError("reset() on a closed environment")
         task = self.tasks.resolve(task_id)
         self.task, self.seed = task, seed
-        self.world = self.init_world(task, rng(task_id, seed, "world"))
+        self._truth = self.truth_of(task)
+        self._world = self.init_world(task, rng(task_id, seed, "world"))
         self.toolset.reset(task_id, seed, self.fault_plan(task))
         self._oracle = None
         self.counters = EpisodeCounters()

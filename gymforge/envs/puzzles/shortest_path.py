@@ -28,8 +28,8 @@ from itertools import pairwise
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily
-from gymforge.envs.puzzles.rows import NAMING, draw_names, edge_list, key_of, names
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
+from gymforge.envs.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
 _SEP = re.compile(r"\s*(?:->|→|-|,)\s*")
@@ -43,8 +43,8 @@ def weights(edges: list[list[Any]]) -> dict[tuple[str, str], int]:
     return out
 
 
-def adjacency(nodes: list[str], edges: list[list[Any]]) -> dict[str, list[tuple[str, int]]]:
-    adj: dict[str, list[tuple[str, int]]] = {n: [] for n in nodes}
+def adjacency(nodes: list[Name], edges: list[list[Any]]) -> dict[Name, list[tuple[Name, int]]]:
+    adj: dict[Name, list[tuple[Name, int]]] = {n: [] for n in nodes}
     for u, v, w in edges:
         adj[u].append((v, w))
         adj[v].append((u, w))
@@ -54,12 +54,12 @@ def adjacency(nodes: list[str], edges: list[list[Any]]) -> dict[str, list[tuple[
 
 
 def dijkstra(
-    adj: dict[str, list[tuple[str, int]]], source: str
-) -> tuple[dict[str, int], dict[str, str]]:
+    adj: dict[Name, list[tuple[Name, int]]], source: Name
+) -> tuple[dict[Name, int], dict[Name, Name]]:
     """Distances from ``source`` and a predecessor map (ties broken by node name)."""
     dist, prev = {source: 0}, {}
     heap = [(0, source)]
-    done: set[str] = set()
+    done: set[Name] = set()
     while heap:
         d, u = heapq.heappop(heap)
         if u in done:
@@ -72,7 +72,7 @@ def dijkstra(
     return dist, prev
 
 
-def _hops(adj: dict[str, list[tuple[str, int]]], source: str) -> dict[str, int]:
+def _hops(adj: dict[Name, list[tuple[Name, int]]], source: Name) -> dict[Name, int]:
     hops, frontier = {source: 0}, [source]
     while frontier:
         nxt = []
@@ -85,10 +85,22 @@ def _hops(adj: dict[str, list[tuple[str, int]]], source: str) -> dict[str, int]:
     return hops
 
 
-class ShortestPathFamily(PuzzleFamily):
+class PathTruth(PuzzleTruth):
+    """Nodes (all integers or all names), weighted edges ``[u, v, w]``, the two ends, the
+    shortest distance and, for generated tasks, one shortest ``path``."""
+
+    nodes: list[Name]
+    edges: list[list[Name]]
+    source: Name
+    target: Name
+    distance: int
+    path: list[Name] | None = None
+
+
+class ShortestPathFamily(PuzzleFamily[PathTruth]):
     heldout = {"largest_graphs": lambda p: p["nodes"] >= 18}
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, PathTruth]:
         n, top = params["nodes"], params["max_weight"]
         order: list[Any] = draw_names(r, n, params.get("naming", "letters"))
         pairs = {tuple(sorted((order[i], order[r.randrange(i)]))) for i in range(1, n)}
@@ -116,14 +128,21 @@ class ShortestPathFamily(PuzzleFamily):
             f"with {source} and ending with {target}.\n\n"
             + answer_instruction("<node> -> <node> -> ... -> <node>", example)
         )
-        truth = {"nodes": nodes, "edges": edges, "source": source, "target": target}
-        return prompt, {**truth, "distance": dist[target], "path": path[::-1]}
+        truth = PathTruth(
+            nodes=nodes,
+            edges=edges,
+            source=source,
+            target=target,
+            distance=dist[target],
+            path=path[::-1],
+        )
+        return prompt, truth
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
-        example = "2 -> 5 -> 7" if isinstance(truth["source"], int) else "P -> Q -> R"
+    def answer_form(self, truth: PathTruth) -> tuple[str, str]:
+        example = "2 -> 5 -> 7" if isinstance(truth.source, int) else "P -> Q -> R"
         return "<node> -> <node> -> ... -> <node>", example
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> PathTruth:
         nodes = names(row, "nodes")
         edges = edge_list(row, "edges", nodes, True)
         known = {key_of(v): v for v in nodes}
@@ -136,33 +155,34 @@ class ShortestPathFamily(PuzzleFamily):
         dist, _ = dijkstra(adj, ends[0])
         if ends[1] not in dist or ends[0] == ends[1]:
             raise ValueError("no path from 'source' to a different 'target'")
-        truth = {"nodes": nodes, "edges": edges, "source": ends[0], "target": ends[1]}
-        return {**truth, "distance": dist[ends[1]]}
+        return PathTruth(
+            nodes=nodes, edges=edges, source=ends[0], target=ends[1], distance=dist[ends[1]]
+        )
 
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
+    def check(self, truth: PathTruth, answer: str) -> Outcome:
         steps = [s.upper() for s in _SEP.split(answer.strip().rstrip("."))]
         if any(not s for s in steps):
             return fail("parse_error", error="empty node name")
-        nodes = {key_of(v) for v in truth["nodes"]}
+        nodes = {key_of(v) for v in truth.nodes}
         unknown = next((s for s in steps if s not in nodes), None)
         if unknown is not None:
             return fail("unknown_node", node=unknown[:20])
-        if steps[0] != key_of(truth["source"]):
+        if steps[0] != key_of(truth.source):
             return fail("wrong_start", start=steps[0])
-        if steps[-1] != key_of(truth["target"]) or len(steps) < 2:
+        if steps[-1] != key_of(truth.target) or len(steps) < 2:
             return fail("wrong_end", end=steps[-1])
-        w = {(key_of(u), key_of(v)): d for (u, v), d in weights(truth["edges"]).items()}
+        w = {(key_of(u), key_of(v)): d for (u, v), d in weights(truth.edges).items()}
         total = 0
         for u, v in pairwise(steps):
             if (u, v) not in w:
                 return fail("not_a_path", missing_edge=f"{u}-{v}")
             total += w[u, v]
-        if total != truth["distance"]:
-            return fail("not_shortest", length=total, shortest=truth["distance"])
+        if total != truth.distance:
+            return fail("not_shortest", length=total, shortest=truth.distance)
         return ok(length=total, nodes=len(steps))
 
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        return " -> ".join(map(str, truth["path"]))
+    def oracle_answer(self, truth: PathTruth) -> str:
+        return " -> ".join(map(str, truth.path or []))
 
 
 def _level(
