@@ -287,7 +287,8 @@ class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
 
     async def verify(self, task: Task, world: WorldT, reply: str) -> Verdict:
         lang = answer_language(reply, self.truth_of(task))
-        return _judged(await self.judge.ajudge(task.truth, reply, lang))  # the judge takes plain data
+        # the judge takes plain data
+        return _judged(await self.judge.ajudge(task.truth, reply, lang))
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         truth = self.truth_of(task)
