@@ -17,7 +17,7 @@ from typing import Any
 
 from gymforge.registry.handle import task_source
 from gymforge.registry.resolve import BUILTIN, make_env
-from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, TaskFamily
 
 REASONS = {
     "sql.": "each task builds two SQLite databases and searches for a question whose gold "
@@ -29,13 +29,13 @@ REASONS = {
 """Documented reasons for families that may fall under 1,000 tasks/s (never under 100)."""
 
 
-class Trivial(TaskFamily):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+class Trivial(TaskFamily[AnswerTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
         a, b = r.randint(0, 99), r.randint(0, 99)
-        return f"{a}+{b}?", {"answer": a + b}
+        return f"{a}+{b}?", AnswerTruth(answer=str(a + b))
 
 
-def rate(family: TaskFamily, level: int, seconds: float) -> float:
+def rate(family: TaskFamily[Any], level: int, seconds: float) -> float:
     n, seed = 0, 10_000
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:

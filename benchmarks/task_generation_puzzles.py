@@ -23,25 +23,25 @@ import time
 from typing import Any
 
 from gymforge.envs.puzzles import FAMILIES
-from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, TaskFamily
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 0.5
 TARGET = 1_000.0
 DUP_SAMPLE = 1_000
 
 
-class TrivialFamily(TaskFamily):
+class TrivialFamily(TaskFamily[AnswerTruth]):
     """The baseline: draws three numbers, nothing else."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
         a, b, c = r.randint(0, 99), r.randint(0, 99), r.randint(0, 99)
-        return f"{a} {b} {c}", {"sum": a + b + c}
+        return f"{a} {b} {c}", AnswerTruth(answer=str(a + b + c))
 
 
 BASELINE = TrivialFamily("baseline.trivial", 1, {1: ParamSpace({"n": IntKnob(1, 9)})})
 
 
-def measure(family: TaskFamily, level: int) -> tuple[float, int, float, float | None]:
+def measure(family: TaskFamily[Any], level: int) -> tuple[float, int, float, float | None]:
     """(tasks/s, tasks made, duplicate share, unique-solution share or None)."""
     prompts: set[str] = set()
     unique = made = 0

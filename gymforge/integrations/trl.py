@@ -34,6 +34,7 @@ from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Message, Reply
 from gymforge.integrations.trl_env import environment_class, submit_final_replies
 from gymforge.integrations.trl_rollout import GymforgeRollout, prompt_key
+from gymforge.registry.handle import task_source
 from gymforge.tasks.source import TaskSource
 from gymforge.tasks.split import HeldOutError
 
@@ -71,8 +72,8 @@ def env_factory(env: EnvLike) -> Callable[[], Environment]:
 
 
 def _task_source(env: Environment) -> TaskSource:
-    tasks = getattr(env, "tasks", None)
-    if not isinstance(tasks, TaskSource):
+    tasks = task_source(env)
+    if tasks is None:
         raise UserError(f"{env.spec.id} exposes no TaskSource (env.tasks); cannot export tasks")
     return tasks
 

@@ -33,10 +33,11 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Union
 
+from gymforge.core.capabilities import TOOLSET, supported
 from gymforge.core.env import Environment, StepResult, SyncEnvironment
 from gymforge.core.errors import UserError
 from gymforge.core.types import Reply, ToolCall
-from gymforge.tools.tool import Tool, parse_docstring, tools_of
+from gymforge.tools.tool import Tool, Toolset, parse_docstring, tools_of
 
 RESERVED = frozenset({"reset", "get_reward"})
 _BASIC = (str, int, float, bool, list, dict, tuple, type(None), Any)
@@ -115,8 +116,11 @@ def environment_class(env: str | Callable[[], Environment]) -> type:
     factory = env_factory(env)
     probe = factory()
     try:
-        toolset = getattr(probe, "toolset", None)
-        tools: list[Tool] = list(toolset.tools.values()) if toolset is not None else tools_of(probe)
+        found = supported(probe, TOOLSET)
+        toolset = found.toolset if found is not None else None
+        tools: list[Tool] = (
+            list(toolset.tools.values()) if isinstance(toolset, Toolset) else tools_of(probe)
+        )
         env_id = probe.spec.id
     finally:
         SyncEnvironment(probe).close()

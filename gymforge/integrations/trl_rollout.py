@@ -243,11 +243,6 @@ class GymforgeRollout:
         self._loop = None
 
 
-def openai_policy_for(trainer: Any, **options: Any) -> PolicyFactory:
-    """:func:`server_policy_for` with the chat (``openai:``) policy."""
-    return server_policy_for(trainer, policy_kind="openai", **options)
-
-
 def server_policy_for(trainer: Any, policy_kind: str = "vllm", **options: Any) -> PolicyFactory:
     """A ``vllm:`` (default) or ``openai:`` policy factory for the vLLM server of a TRL
     trainer in server mode.

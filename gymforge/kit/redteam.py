@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
 from gymforge.core.env import SupportsOracle
-from gymforge.core.errors import UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.qa_profile import RedTeamCase, VerifierKind
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
@@ -45,9 +45,21 @@ class AttackNotApplicable(Exception):
 
 
 def _oracle(ctx: EpisodeContext) -> SupportsOracle:
-    if not isinstance(ctx.env, SupportsOracle):
-        raise UserError(f"{ctx.env.spec.id}: red-team attacks need an oracle (oracle_action)")
-    return ctx.env
+    return require(ctx.env, ORACLE, "a red-team attack")
+
+
+def _plan(ctx: EpisodeContext) -> list[Action]:
+    """The oracle's plan for the current task ([] when the env has no plan or no task)."""
+    planner, current = supported(ctx.env, ORACLE_PLAN), supported(ctx.env, TASK)
+    task = current.task if current is not None else None
+    if planner is None or task is None:
+        return []
+    return list(planner.oracle_plan(task) or [])
+
+
+def _task(ctx: EpisodeContext) -> Task | None:
+    current = supported(ctx.env, TASK)
+    return current.task if current is not None else None
 
 
 class _Attack:
@@ -84,9 +96,7 @@ class OracleThenCollateral(_Attack):
         self.check_repeat = False
 
     def _is_final(self, action: Reply) -> bool:
-        plan_fn = getattr(self.ctx.env, "oracle_plan", None)
-        task = getattr(self.ctx.env, "task", None)
-        plan = list(plan_fn(task) or []) if plan_fn and task else []
+        plan = _plan(self.ctx)
         return not plan or action == plan[-1]
 
     async def act(self, observation: Observation) -> PolicyTurn:
@@ -114,9 +124,7 @@ class OracleStopShort(_Attack):
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if self.skip is None:  # the plan exists only once the episode has been reset
-            plan_fn = getattr(self.ctx.env, "oracle_plan", None)
-            task = getattr(self.ctx.env, "task", None)
-            plan: list[Action] = list(plan_fn(task) or []) if plan_fn and task else []
+            plan = _plan(self.ctx)
             writes = [a for a in plan if isinstance(a, ToolCall) and _looks_like_write(self.ctx, a)]
             if not writes:
                 raise AttackNotApplicable("no oracle plan with a write to skip")
@@ -128,10 +136,9 @@ class OracleStopShort(_Attack):
 
 
 def _looks_like_write(ctx: EpisodeContext, action: ToolCall) -> bool:
-    toolset = getattr(ctx.env, "toolset", None)
-    tools = getattr(toolset, "tools", {})
-    tool = tools.get(action.name)
-    return bool(getattr(tool, "writes", False))
+    found = supported(ctx.env, TOOLSET)
+    tool = found.toolset.tools.get(action.name) if found is not None else None
+    return tool is not None and tool.writes
 
 
 class CraftedReply(_Attack):
@@ -154,8 +161,8 @@ class CraftedReply(_Attack):
         if not isinstance(action, Reply):
             return PolicyTurn(action)
         if self.from_task is not None:
-            task = getattr(self.ctx.env, "task", None)
-            crafted = self.from_task(task) if isinstance(task, Task) else None
+            task = _task(self.ctx)
+            crafted = self.from_task(task) if task is not None else None
         else:
             assert self.craft is not None
             crafted = self.craft(action.text)

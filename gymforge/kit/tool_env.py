@@ -7,11 +7,25 @@ terminated/truncated bookkeeping — so an author writes only the domain:
 - ``spec``, ``tasks`` (a ``TaskSource``), and optionally ``budget``, ``malformed``,
   ``reward``, ``system_prompt``;
 - ``init_world(task, rng)``: the world state for this episode (a pydantic model or dict);
-- ``@tool`` methods that read or change ``self.world``;
+- ``@tool`` methods that read or change ``self.world`` and read ``self.truth``;
 - ``verify(task, world, reply)``: the ``Verdict`` on the final reply and state;
-- optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_action``.
+- optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_plan``.
+
+``verify`` and ``on_reply`` may be ``def`` or ``async def`` (``async`` when they wait on
+another process); ``ToolEnv`` awaits both through one adapter (``gymforge.kit.hooks``).
 
 Single-turn environments are the special case with no tools: the first reply is verified.
+
+``ToolEnv`` provides these capabilities of ``gymforge.core.capabilities``: ``tasks``,
+``task``, ``oracle``, ``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets``
+(whose default ``load_dataset`` refuses). A class attribute that misspells a declaration
+(``qa_ = QAProfile(...)``) or gives one the wrong type is refused when the class is defined.
+
+``ToolEnv[TruthT, WorldT]`` is generic over the hidden truth's pydantic model and the world's
+type: ``class Ledger(ToolEnv[LedgerTruth, World])``. ``reset`` parses ``task.truth`` into
+``self.truth`` once; hooks that receive a ``task`` read its truth with ``self.truth_of(task)``
+(memoised), so mypy checks every truth access. ``Task.truth`` stays the JSON dict of the
+boundary (task ids, records, the wire).
 """
 
 from __future__ import annotations
@@ -21,22 +35,42 @@ import random
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import EpisodeStateError, UserError
+from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
+from gymforge.kit.declarations import check_declarations
+from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
+from gymforge.tasks.truth import TruthCodec, TruthT, UntypedTruth, type_argument
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
+
+if TYPE_CHECKING:
+    from gymforge.core.capabilities import (
+        HasBudget,
+        HasQAProfile,
+        HasTask,
+        HasTasks,
+        HasToolset,
+        SupportsOracle,
+        SupportsOraclePlan,
+        TakesDatasets,
+    )
+
+WorldT = TypeVar("WorldT")
+
+_CODECS: dict[type, TruthCodec[Any]] = {}
 
 _Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
 """What handling one action produced: messages, data, costs, end reason, verdict."""
@@ -47,21 +81,38 @@ PARSE_ERROR_HINT = (
 )
 
 
-class ToolEnv(ABC):
+class ToolEnv(ABC, Generic[TruthT, WorldT]):
     """Base class for tool-use and single-turn environments. See the module docstring."""
 
     spec: ClassVar[EnvSpec]
-    tasks: TaskSource  # the class's; ``use_dataset`` replaces it on one instance only
+    tasks: TaskSource  # a class attribute; ``use_dataset`` extends it on one instance
+    qa: ClassVar[QAProfile] = QAProfile()
     budget: Budget = Budget()
     malformed: MalformedPolicy = MalformedPolicy()
     reward: RewardFn = StandardReward()
     system_prompt: str = ""
 
+    DECLARED: ClassVar[dict[str, type]] = {
+        "spec": EnvSpec,
+        "tasks": TaskSource,
+        "qa": QAProfile,
+        "budget": Budget,
+        "malformed": MalformedPolicy,
+        "system_prompt": str,
+    }
+    """The class-level declarations tooling reads, and the type each value must have."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        refuse_twins(cls)
+        check_declarations(cls, ToolEnv.DECLARED)
+
     def __init__(self, token_counter: TokenCounter | None = None) -> None:
         self.token_counter: TokenCounter = token_counter or ApproxTokenCounter()
         self.toolset = Toolset(self)
         self.task: Task | None = None
-        self.world: Any = None
+        self._truth: TruthT | None = None
+        self._world: WorldT | None = None
         self.seed = 0
         self.counters = EpisodeCounters()
         self.transcript: list[Message] = []
@@ -69,19 +120,48 @@ class ToolEnv(ABC):
         self._closed = False
         self._oracle: tuple[list[Action], int] | None = None
 
+    # ---- typed truth and world ------------------------------------------------------------
+    @classmethod
+    def truth_model(cls) -> type[TruthT]:
+        """The truth model this class is declared with (``UntypedTruth`` if it names none)."""
+        found = type_argument(cls, ToolEnv, 0)
+        return cast("type[TruthT]", found if isinstance(found, type) else UntypedTruth)
+
+    def truth_of(self, task: Task) -> TruthT:
+        """``task``'s hidden truth as this environment's model (parsed once per task)."""
+        codec = _CODECS.get(type(self))
+        if codec is None:
+            codec = _CODECS[type(self)] = TruthCodec(self.truth_model())
+        return cast("TruthT", codec.parse(task))
+
+    @property
+    def truth(self) -> TruthT:
+        """The current episode's hidden truth."""
+        if self._truth is None:
+            raise EpisodeStateError("truth read before reset()")
+        return self._truth
+
+    @property
+    def world(self) -> WorldT:
+        """The current episode's world, as ``init_world`` built it."""
+        if self._world is None:
+            raise EpisodeStateError("world read before reset()")
+        return self._world
+
+    @world.setter
+    def world(self, value: WorldT) -> None:
+        self._world = value
+
     # ---- the author's hooks -------------------------------------------------------------
     @abstractmethod
-    def init_world(self, task: Task, r: random.Random) -> Any:
+    def init_world(self, task: Task, r: random.Random) -> WorldT:
         """The episode's world state, built from the task and the ``world`` RNG stream only."""
 
     @abstractmethod
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        """Judge the final reply against the task's hidden truth and the world state."""
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        """Override instead of ``verify`` when judging waits on other processes (a sandbox, a
-        verifier pool), so that other episodes keep running meanwhile."""
-        return self.verify(task, world, reply)
+    def verify(self, task: Task, world: WorldT, reply: str) -> MaybeAsync[Verdict]:
+        """Judge the final reply against the task's hidden truth and the world state. Write
+        it ``async def`` when judging waits on other processes (a sandbox, a verifier
+        pool), so that other episodes keep running meanwhile."""
 
     def fault_plan(self, task: Task) -> FaultPlan:
         """Faults for this task's tool calls. Default: none."""
@@ -95,18 +175,14 @@ class ToolEnv(ABC):
         """Serve ``dataset``'s tasks too, on this instance (ids resolve through it)."""
         self.tasks = self.tasks.with_dataset(dataset)
 
-    def on_reply(self, text: str) -> list[Message] | None:
-        """A non-final reply's answer (a user simulator), or None to end and verify."""
+    def on_reply(self, text: str) -> MaybeAsync[list[Message] | None]:
+        """A non-final reply's answer (a user simulator), or None to end and verify. Write it
+        ``async def`` when the answer comes from another process (an LLM-driven user)."""
         return None
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         """The reference solution path for ``task``, or None if this env has no oracle."""
         return None
-
-    async def on_reply_async(self, text: str) -> list[Message] | None:
-        """Override instead of ``on_reply`` when the answer comes from another process (an
-        LLM-driven user simulator), so other episodes keep running meanwhile."""
-        return self.on_reply(text)
 
     def render_reset(self, task: Task) -> list[Message]:
         msgs = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
@@ -114,9 +190,10 @@ class ToolEnv(ABC):
 
     def state(self) -> State:
         """The JSON world state for ``snapshot``; override for non-pydantic worlds."""
-        if isinstance(self.world, BaseModel):
-            return self.world.model_dump(mode="json")
-        return dict(self.world) if self.world is not None else {}
+        world: Any = self._world
+        if isinstance(world, BaseModel):
+            return world.model_dump(mode="json")
+        return dict(world) if world is not None else {}
 
     # ---- the contract -------------------------------------------------------------------
     async def reset(self, task_id: str, seed: int) -> Observation:
@@ -124,7 +201,8 @@ class ToolEnv(ABC):
             raise EpisodeStateError("reset() on a closed environment")
         task = self.tasks.resolve(task_id)
         self.task, self.seed = task, seed
-        self.world = self.init_world(task, rng(task_id, seed, "world"))
+        self._truth = self.truth_of(task)
+        self._world = self.init_world(task, rng(task_id, seed, "world"))
         self.toolset.reset(task_id, seed, self.fault_plan(task))
         self._oracle = None
         self.counters = EpisodeCounters()
@@ -232,7 +310,7 @@ class ToolEnv(ABC):
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]
     ) -> _Outcome:
         self.counters.consecutive_malformed = 0
-        follow_up = await self.on_reply_async(action.text)
+        follow_up = await settle(self.on_reply(action.text))
         if follow_up is not None:
             return follow_up, {}, StepCosts(), None, None
         verdict = await self._verify(action.text, info, timing)
@@ -291,7 +369,7 @@ class ToolEnv(ABC):
         assert self.task is not None
         t0 = time.perf_counter()
         try:
-            verdict = await self.verify_async(self.task, self.world, reply)
+            verdict = await settle(self.verify(self.task, self.world, reply))
         except Exception as err:  # the verifier's bug must not look like the policy's failure
             verdict = Verdict(
                 passed=False,
@@ -328,3 +406,20 @@ def _action_text(action: Action) -> str:
     if isinstance(action, Invalid):
         return action.raw
     return action.name + canonical_json(action.arguments)
+
+
+if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it does
+
+    def _provides(
+        env: ToolEnv[Any, Any],
+    ) -> tuple[
+        HasTasks,
+        HasTask,
+        SupportsOracle,
+        SupportsOraclePlan,
+        HasQAProfile,
+        HasToolset,
+        HasBudget,
+        TakesDatasets[Dataset],
+    ]:
+        return (env, env, env, env, env, env, env, env)

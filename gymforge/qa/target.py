@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gymforge.core.env import Environment, EnvSpec, SupportsOracle
+from gymforge.core.capabilities import BUDGET, ORACLE, QA, TASKS, supported
+from gymforge.core.env import Environment, EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import QAProfile
 from gymforge.registry.resolve import BUILTIN, resolve_factory
@@ -64,17 +65,17 @@ class QATarget:
     ) -> QATarget:
         probe = factory()
         try:
-            tasks = getattr(probe, "tasks", None)
-            profile = getattr(probe, "qa", None)
-            budget = getattr(probe, "budget", None)
+            has_tasks, has_qa = supported(probe, TASKS), supported(probe, QA)
+            has_budget = supported(probe, BUDGET)
+            tasks = has_tasks.tasks if has_tasks is not None else None
             return cls(
                 ref=ref or probe.spec.id,
                 factory=factory,
                 spec=probe.spec,
                 tasks=tasks if isinstance(tasks, TaskSource) else None,
-                profile=profile if isinstance(profile, QAProfile) else QAProfile(),
-                budget=budget if isinstance(budget, Budget) else None,
-                has_oracle=isinstance(probe, SupportsOracle),
+                profile=has_qa.qa if has_qa is not None else QAProfile(),
+                budget=has_budget.budget if has_budget is not None else None,
+                has_oracle=supported(probe, ORACLE) is not None,
                 builtin=builtin,
                 import_ref=import_ref(factory),
                 env_type=type(probe),

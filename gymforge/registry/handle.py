@@ -8,6 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.capabilities import (
+    DATASETS,
+    PREFLIGHT,
+    TASKS,
+    TakesDatasets,
+    supported,
+)
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.registry.resolve import make_env
@@ -15,9 +22,10 @@ from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 
 
-def task_source(env: Any) -> TaskSource | None:
+def task_source(env: object) -> TaskSource | None:
     """The environment's ``TaskSource``, if it exposes one."""
-    tasks = getattr(env, "tasks", None)
+    found = supported(env, TASKS)
+    tasks = found.tasks if found is not None else None
     return tasks if isinstance(tasks, TaskSource) else None
 
 
@@ -40,25 +48,29 @@ def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
     instance the factory makes."""
     probe = make_env(name)
     try:
-        preflight = getattr(probe, "preflight", None)
-        if callable(preflight):  # what the env's verifier needs must work, before any episode
-            preflight()
-        datasets = []
+        checked = supported(probe, PREFLIGHT)
+        if checked is not None:  # what the env's verifier needs must work, before any episode
+            checked.preflight()
+        datasets: list[Dataset] = []
         if dataset is not None:
-            load = getattr(probe, "load_dataset", None)
-            if load is None:
-                raise UserError(f"the {probe.spec.id} environment does not take datasets")
-            datasets.append(load(dataset))
+            datasets.append(_takes_datasets(probe).load_dataset(dataset))
     finally:
         asyncio.run(probe.close())
 
     def factory() -> Environment:
         env = make_env(name)
         for ds in datasets:
-            env.use_dataset(ds)  # type: ignore[attr-defined]
+            _takes_datasets(env).use_dataset(ds)
         return env
 
     sample = factory()
     tasks = task_source(sample)
     asyncio.run(sample.close())
     return EnvHandle(name, factory, tasks, datasets)
+
+
+def _takes_datasets(env: Environment) -> TakesDatasets[Dataset]:
+    found: TakesDatasets[Dataset] | None = supported(env, DATASETS)
+    if found is None:
+        raise UserError(f"the {env.spec.id} environment does not take datasets")
+    return found

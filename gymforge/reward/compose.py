@@ -1,48 +1,12 @@
-"""Reward building blocks that combine with ``StandardReward``: sparse rewards, length and
-format penalties, and composition. Every part is its own named component."""
+"""Reward building blocks that combine with ``StandardReward``: the answer-form component and
+composition. Every part is its own named component."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 
 from gymforge.core.verdict import Verdict
 from gymforge.reward.standard import RewardFn, StepCosts
-
-
-@dataclass(frozen=True)
-class SparseReward:
-    """Only the outcome: ``task`` on the final step, nothing else."""
-
-    task_weight: float = 1.0
-
-    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
-        return {} if verdict is None else {"task": self.task_weight * float(verdict.passed)}
-
-
-@dataclass(frozen=True)
-class LengthPenalty:
-    """``length`` = ``per_token`` for every action token beyond ``free_tokens``."""
-
-    per_token: float = -0.001
-    free_tokens: int = 512
-
-    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
-        over = costs.action_tokens - self.free_tokens
-        return {"length": self.per_token * over} if over > 0 and self.per_token else {}
-
-
-@dataclass(frozen=True)
-class FormatPenalty:
-    """``format`` = ``penalty`` when the final verdict failed for a format reason (no answer
-    found, unparseable answer) rather than a wrong one."""
-
-    penalty: float = -0.1
-    reasons: Collection[str] = ("no_answer", "parse_error")
-
-    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
-        hit = verdict is not None and not verdict.passed and verdict.reason in self.reasons
-        return {"format": self.penalty} if hit else {}
 
 
 @dataclass(frozen=True)

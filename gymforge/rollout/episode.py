@@ -7,6 +7,7 @@ import math
 import time
 from typing import Any
 
+from gymforge.core.capabilities import TASK, supported
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import ContextLengthExceeded, InfraError
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
@@ -172,14 +173,15 @@ def episode_record(
         success = bool(last.info.get("success"))
         verdict = last.info.get("verdict") or {}
         reason = None if success else verdict.get("reason") or last.info.get("end_reason")
-    task = getattr(env, "task", None)
+    current = supported(env, TASK)
+    task = current.task if current is not None else None
     return {
         **base,
         "record": "episode",
         "steps": len(records) - 1,
-        "family": getattr(task, "family", ""),
-        "difficulty": getattr(task, "difficulty", 0),
-        "split": getattr(task, "split", "train"),
+        "family": task.family if task is not None else "",
+        "difficulty": task.difficulty if task is not None else 0,
+        "split": task.split if task is not None else "train",
         "reward": math.fsum(totals.values()),
         "reward_components": totals,
         "terminated": terminated,

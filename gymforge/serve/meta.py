@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gymforge.core.env import SupportsOracle
-from gymforge.core.episode import Budget
+from gymforge.core.capabilities import BUDGET, ORACLE, ORACLE_PLAN, QA, TOOLSET, supported
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.qa_profile import QAProfile
+from gymforge.registry.handle import task_source
 from gymforge.serve.protocol import PROTOCOL_VERSION, spec_json, task_view
 from gymforge.tasks.family import ChoiceKnob, IntKnob
 from gymforge.tasks.source import TaskSource
@@ -134,18 +134,13 @@ def _profile_json(qa: QAProfile) -> dict[str, Any]:
     }
 
 
-def _tools_json(env: Any) -> list[dict[str, Any]] | None:
-    tools = getattr(getattr(env, "toolset", None), "tools", None)
-    if not isinstance(tools, dict):
+def _tools_json(env: object) -> list[dict[str, Any]] | None:
+    found = supported(env, TOOLSET)
+    if found is None:
         return None
     return [
-        {
-            "name": name,
-            "description": getattr(t, "description", ""),
-            "writes": bool(getattr(t, "writes", False)),
-            "schema": getattr(t, "schema", None),
-        }
-        for name, t in tools.items()
+        {"name": name, "description": t.description, "writes": t.writes, "schema": t.schema}
+        for name, t in found.toolset.tools.items()
     ]
 
 
@@ -159,27 +154,28 @@ class EnvCatalog:
         self.ref = ref
         self.probe = factory()
         self.spec = self.probe.spec
-        tasks = getattr(self.probe, "tasks", None)
-        self.tasks: TaskSource | None = tasks if isinstance(tasks, TaskSource) else None
-        qa = getattr(self.probe, "qa", None)
-        self.profile = qa if isinstance(qa, QAProfile) else None
+        self.tasks: TaskSource | None = task_source(self.probe)
+        has_qa = supported(self.probe, QA)
+        self.profile: QAProfile | None = has_qa.qa if has_qa is not None else None
+        self.planner = supported(self.probe, ORACLE_PLAN)
+        self.budget = supported(self.probe, BUDGET)
         self.qa_hooks = qa_hooks
         self.fault_injection = fault_injection
         self.tools = _tools_json(self.probe)
 
     @property
     def has_oracle(self) -> bool:
-        return self.qa_hooks and isinstance(self.probe, SupportsOracle)
+        return self.qa_hooks and supported(self.probe, ORACLE) is not None
 
     def metadata(self, limits: dict[str, Any], auth: bool) -> dict[str, Any]:
-        budget = getattr(self.probe, "budget", None)
+        budget = self.budget.budget if self.budget is not None else None
         return {
             "protocol": PROTOCOL_VERSION,
             "ref": self.ref,
             "spec": spec_json(self.spec),
-            "budget": dataclasses.asdict(budget) if isinstance(budget, Budget) else None,
+            "budget": dataclasses.asdict(budget) if budget is not None else None,
             "has_oracle": self.has_oracle,
-            "has_oracle_plan": self.qa_hooks and callable(getattr(self.probe, "oracle_plan", None)),
+            "has_oracle_plan": self.qa_hooks and self.planner is not None,
             "scripted_baselines": ["random", "noop", *(["oracle"] if self.has_oracle else [])],
             "tools": self.tools,
             "tasks": _tasks_json(self.tasks) if self.tasks is not None else None,
@@ -197,10 +193,9 @@ class EnvCatalog:
         return next((c for c in cases if c.name == name), None)
 
     def oracle_plan(self, task_id: str) -> list[dict[str, Any]] | None:
-        plan_of = getattr(self.probe, "oracle_plan", None)
-        if not self.qa_hooks or plan_of is None or self.tasks is None:
+        if not self.qa_hooks or self.planner is None or self.tasks is None:
             return None
-        plan = plan_of(self.tasks.resolve(task_id))
+        plan = self.planner.oracle_plan(self.tasks.resolve(task_id))
         return None if plan is None else [a.model_dump(mode="json") for a in plan]
 
     def task_op(self, op: str, body: _Body) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter
 
@@ -46,6 +46,7 @@ class RemoteTool:
     writes: bool
     schema: dict[str, Any]
     fn: Callable[..., Any] | None = None
+    error_effects: frozenset[str] = frozenset()  # not served: a remote tool claims none
 
 
 class RemoteToolset:
@@ -93,6 +94,14 @@ class RemoteToolset:
             )
 
 
+@runtime_checkable
+class ServedSession(Protocol):
+    """A client environment whose session can carry server-side policy messages
+    (``RemoteEnvironment``)."""
+
+    async def _policy_request(self, message: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class RemoteCasePolicy:
     """Drives a server-side red-team case for one episode on a remote environment."""
 
@@ -103,11 +112,10 @@ class RemoteCasePolicy:
         self.name = f"redteam:{case}"
 
     async def start(self, ctx: EpisodeContext) -> None:
-        request = getattr(ctx.env, "_policy_request", None)
-        if request is None:
+        if not isinstance(ctx.env, ServedSession):
             raise RemoteError(f"red-team case {self.case!r} runs only on a served environment")
-        self._request = request
-        await request(
+        self._request = ctx.env._policy_request
+        await self._request(
             {"type": "policy_start", "case": self.case, "task_id": ctx.task_id, "seed": ctx.seed}
         )
 

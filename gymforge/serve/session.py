@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from gymforge.core.capabilities import TASK, TOOLSET, supported
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError
 from gymforge.core.policy import EpisodeContext
@@ -37,6 +38,7 @@ from gymforge.core.types import Task
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
 from gymforge.serve.frames import FrameError, decode_frame
+from gymforge.tools.tool import Toolset
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
@@ -128,8 +130,8 @@ class Session:
             text = f"could not create the environment: {type(err).__name__}: {err}"
             await refuse(self.ws, "env_error", text, p.CLOSE_INTERNAL)
             return
-        tools = getattr(getattr(self.env, "toolset", None), "tools", None)
-        self.original_tools = dict(tools) if isinstance(tools, dict) else None
+        toolset = self._toolset()
+        self.original_tools = dict(toolset.tools) if toolset is not None else None
         hello = {
             "type": "hello",
             "protocol": p.PROTOCOL_VERSION,
@@ -245,7 +247,8 @@ class Session:
         t0 = time.perf_counter()
         obs = await self.env.reset(msg.task_id, msg.seed)
         self.last_obs = obs
-        task = getattr(self.env, "task", None)
+        current = supported(self.env, TASK)
+        task = current.task if current is not None else None
         reply: dict[str, Any] = {
             "type": "reset_result",
             "observation": obs.model_dump(mode="json"),
@@ -296,8 +299,8 @@ class Session:
     async def _on_inject(self, msg: p.InjectMsg) -> dict[str, Any]:
         if not self.cfg.fault_injection:
             raise Refused("forbidden", "fault injection is disabled on this server")
-        toolset: Any = getattr(self.env, "toolset", None)
-        if self.original_tools is None or not hasattr(toolset, "set_fault_plan"):
+        toolset = self._toolset()
+        if self.original_tools is None or toolset is None:
             raise Refused("unsupported", f"{self.env.spec.id} has no toolset to inject into")
         if msg.fault_plan is not None:
             toolset.set_fault_plan(msg.fault_plan.to_plan())
@@ -309,6 +312,12 @@ class Session:
             }
         self.m.faults_injected += 1
         return {"type": "ok"}
+
+    def _toolset(self) -> Toolset | None:
+        """The served environment's toolset, when it has gymforge tools to inject into."""
+        found = supported(self.env, TOOLSET)
+        toolset = found.toolset if found is not None else None
+        return toolset if isinstance(toolset, Toolset) else None
 
     async def _on_ping(self, msg: p.PingMsg) -> dict[str, Any]:
         return {"type": "pong"}

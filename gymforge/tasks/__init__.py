@@ -15,9 +15,11 @@ from gymforge.tasks.hard_negatives import HardNegativePool
 from gymforge.tasks.mixture import Mixture
 from gymforge.tasks.source import TRAINING_PATHS, SplitName, TaskSource
 from gymforge.tasks.split import HeldOutError, Split
+from gymforge.tasks.truth import AnswerTruth, UntypedTruth, dump_truth
 
 __all__ = [
     "TRAINING_PATHS",
+    "AnswerTruth",
     "ChoiceKnob",
     "Curriculum",
     "Dataset",
@@ -32,6 +34,8 @@ __all__ = [
     "TaskFamily",
     "TaskId",
     "TaskSource",
+    "UntypedTruth",
+    "dump_truth",
     "load_jsonl",
     "parse_task_id",
 ]

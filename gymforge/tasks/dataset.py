@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gymforge.core.errors import ConfigError, UnknownTaskError
 from gymforge.core.types import Task
+from gymforge.tasks.truth import AnswerTruth, dump_truth
 
 MAX_ROW_BYTES = 1_000_000
 MAX_DATASET_BYTES = 4 << 30  # decompressed; a gzip bomb stops here
@@ -51,12 +52,13 @@ class MathRow(BaseModel):
     answer: str = Field(min_length=1)
 
 
-RowToTask = Callable[[BaseModel], tuple[str, dict[str, Any]]]
+RowToTask = Callable[[BaseModel], tuple[str, BaseModel]]
+"""A dataset row -> ``(prompt, truth)``; the truth model is dumped into ``Task.truth``."""
 
 
-def math_row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
+def math_row_to_task(row: BaseModel) -> tuple[str, BaseModel]:
     assert isinstance(row, MathRow)
-    return row.question, {"answer": row.answer}
+    return row.question, AnswerTruth(answer=row.answer)
 
 
 @dataclass
@@ -209,9 +211,9 @@ def _load_row(
             task_id=task_id,
             family=ds.name,
             prompt=prompt,
-            truth=truth,
+            truth=dump_truth(truth),
             params={"row": index},
             difficulty=0,
-            split=split,
+            split="heldout" if split == "heldout" else "train",
         )
     )

@@ -6,6 +6,10 @@ RNG stream) and then generates the task. A task with explicit params (a curricul
 hard-negative variant) appends them: ``{family}/v{version}/d{difficulty}/s{seed}/k=v,k=v``
 with JSON values. ``family.resolve(task_id)`` rebuilds the same task from the id alone, which
 is what makes replay work from a trajectory file.
+
+A family is generic over its hidden truth, a pydantic model: ``class Sums(TaskFamily[SumTruth])``
+``build``s ``(prompt, SumTruth(...))``; ``generate`` dumps it into ``Task.truth`` (the JSON
+boundary) and ``truth_of(task)`` parses it back (see ``gymforge.tasks.truth``).
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, cast
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Task
+from gymforge.tasks.truth import TruthCodec, TruthT, UntypedTruth, dump_truth, type_argument
 
 TASK_ID = re.compile(
     r"^(?P<family>[\w.\-]+)/v(?P<version>\d+)/d(?P<difficulty>\d+)/s(?P<seed>\d+)"
@@ -135,22 +140,40 @@ def parse_task_id(task_id: str) -> TaskId:
     return TaskId(m["family"], int(m["version"]), int(m["difficulty"]), int(m["seed"]), params)
 
 
+_CODECS: dict[type, TruthCodec[Any]] = {}
+
+
 @dataclass
-class TaskFamily(ABC):
+class TaskFamily(ABC, Generic[TruthT]):
     """Subclass and implement ``build``. ``levels`` maps difficulty level -> param region.
+    ``TruthT`` is the pydantic model of the hidden truth ``build`` returns.
 
     ``older`` maps earlier version numbers to the family as it was then: their task ids
     still resolve, to the task exactly as that version generated it (so recorded runs
-    replay), while new tasks are drawn from the current version only."""
+    replay), while new tasks are drawn from the current version only. ``at_version(n)``
+    is the family as of version ``n`` (for judging an old task by its own rules)."""
 
     name: str
     version: int
     levels: Mapping[int, ParamSpace] = field(default_factory=dict)
-    older: Mapping[int, TaskFamily] = field(default_factory=dict, kw_only=True)
+    older: Mapping[int, TaskFamily[TruthT]] = field(default_factory=dict, kw_only=True)
 
     @abstractmethod
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, TruthT]:
         """Return ``(prompt, truth)`` for ``params``, drawing only from ``r``."""
+
+    @classmethod
+    def truth_model(cls) -> type[TruthT]:
+        """The truth model this family is declared with (``UntypedTruth`` if it names none)."""
+        found = type_argument(cls, TaskFamily, 0)
+        return cast("type[TruthT]", found if isinstance(found, type) else UntypedTruth)
+
+    def truth_of(self, task: Task) -> TruthT:
+        """``task``'s hidden truth as this family's model."""
+        codec = _CODECS.get(type(self))
+        if codec is None:
+            codec = _CODECS[type(self)] = TruthCodec(self.truth_model())
+        return cast("TruthT", codec.parse(task))
 
     def difficulty(self, params: Mapping[str, Any]) -> int:
         """The lowest level whose region contains ``params``."""
@@ -177,7 +200,7 @@ class TaskFamily(ABC):
             task_id=task_id or self.task_id(difficulty, seed),
             family=self.name,
             prompt=prompt,
-            truth=truth,
+            truth=dump_truth(truth),
             params=params,
             difficulty=difficulty,
         )
@@ -187,11 +210,24 @@ class TaskFamily(ABC):
             self.params_for(difficulty, seed), seed, self.task_id(difficulty, seed)
         )
 
+    def at_version(self, version: int) -> TaskFamily[TruthT]:
+        """This family as it was at ``version``; UnknownTaskError for a version never made."""
+        if version == self.version:
+            return self
+        if version in self.older:
+            return self.older[version]
+        known = sorted({self.version, *self.older})
+        raise UnknownTaskError(f"{self.name} has no version {version} (versions: {known})")
+
     def resolve(self, task_id: str) -> Task:
         tid = parse_task_id(task_id)
-        if tid.family == self.name and tid.version in self.older:
-            return self.older[tid.version].resolve(task_id)
-        if tid.family != self.name or tid.version != self.version:
+        if tid.family == self.name and tid.version != self.version:
+            try:
+                family = self.at_version(tid.version)
+            except UnknownTaskError as err:
+                raise UnknownTaskError(f"task id {task_id!r}: {err}") from None
+            return family.resolve(task_id)
+        if tid.family != self.name:
             raise UnknownTaskError(
                 f"task id {task_id!r} is for {tid.family} v{tid.version}, "
                 f"not {self.name} v{self.version}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
@@ -24,12 +24,12 @@ class TaskSource:
     A dataset is held out as a whole by naming it in ``Split.families``.
     """
 
-    families: Mapping[str, TaskFamily]
+    families: Mapping[str, TaskFamily[Any]]
     split: Split = field(default_factory=Split)
     datasets: tuple[Dataset, ...] = ()
 
     @classmethod
-    def of(cls, families: Iterable[TaskFamily], split: Split | None = None) -> TaskSource:
+    def of(cls, families: Iterable[TaskFamily[Any]], split: Split | None = None) -> TaskSource:
         return cls({f.name: f for f in families}, split or Split())
 
     def with_dataset(self, dataset: Dataset) -> TaskSource:
@@ -120,7 +120,7 @@ class TaskSource:
         only = None if families is None else set(families)
         names = [f for f in sorted(self.families) if only is None or f in only]
         sets = [d for d in self.datasets if wanted is None and (only is None or d.name in only)]
-        pools: list[TaskFamily | Dataset] = [self.families[f] for f in names] + sets
+        pools: list[TaskFamily[Any] | Dataset] = [self.families[f] for f in names] + sets
         if not pools:
             raise UnknownTaskError("no task family or dataset to sample from")
         r = random.Random(derive_seed("task-sample", seed, split))

@@ -4,7 +4,6 @@ canonical fingerprints, row diffs, idempotent writes with faults, user simulator
 from gymforge.world.clock import IdGen, SimClock
 from gymforge.world.db import Diff, TableDiff, Template, TemplateCache, WorldDB, rebuild
 from gymforge.world.env import WorldToolEnv
-from gymforge.world.metrics import pass_at_k, pass_hat_k, reliability, successes_by_task
 from gymforge.world.render import RENDERER_VERSION, paginate, view
 from gymforge.world.schema import Column, Schema, Table, table
 from gymforge.world.sim import Persona, PolicyUser, ScriptedUser, Slot, UserSimulator, UserTurn
@@ -38,11 +37,7 @@ __all__ = [
     "WriteGuard",
     "effect_findings",
     "paginate",
-    "pass_at_k",
-    "pass_hat_k",
     "rebuild",
-    "reliability",
-    "successes_by_task",
     "table",
     "verdict_of",
     "view",

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.core.capabilities import ORACLE_PLAN, TASK, require
+from gymforge.core.errors import EpisodeStateError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Action, Observation, Task, ToolCall
 from gymforge.kit.redteam import AttackNotApplicable
@@ -35,8 +37,11 @@ class PlanAttack:
     async def act(self, observation: Observation) -> PolicyTurn:
         env = self.ctx.env
         if self.plan is None:
-            task: Task = getattr(env, "task")  # noqa: B009 - the Environment protocol has no task
-            plan = self.edit(task, list(env.oracle_plan(task)))  # type: ignore[attr-defined]
+            task = require(env, TASK, "a plan-editing attack").task
+            if task is None:
+                raise EpisodeStateError("a plan-editing attack acts before reset()")
+            planned = require(env, ORACLE_PLAN, "a plan-editing attack").oracle_plan(task)
+            plan = self.edit(task, list(planned or []))
             if not plan:
                 raise AttackNotApplicable("this attack does not apply to this task")
             self.plan = plan

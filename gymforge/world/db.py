@@ -23,7 +23,7 @@ from typing import Any
 from gymforge.core.seeding import fingerprint
 from gymforge.world.clock import IdGen, SimClock
 from gymforge.world.schema import Schema
-from gymforge.world.state import Delta, Diff, TableDiff, rows_by_pk, table_json
+from gymforge.world.state import Delta, Diff, TableDiff, rows_by_pk
 
 Row = dict[str, Any]
 __all__ = ["Diff", "TableDiff", "Template", "TemplateCache", "WorldDB", "rebuild"]
@@ -246,14 +246,6 @@ class WorldDB:
         state = {"template": self.template.digest, "tables": self._sync().canonical(names)}
         self._snap = (changes, state)
         return state
-
-    def full_snapshot(self) -> dict[str, Any]:
-        """Every table in full, normalised like ``snapshot``."""
-        names = {**self.ids.issued, **self.clock.issued}
-        return {
-            t.name: table_json(t, rows_by_pk(self.conn, t).values(), names)
-            for t in self.schema.tables
-        }
 
     def diff(self) -> Diff:
         """Rows added, updated and removed per non-system table since the template."""

@@ -14,16 +14,18 @@ On top of ``ToolEnv`` it adds, for every world environment:
   added to the step's components next to the sparse ``task`` one;
 - cached tool schemas (building JSON Schemas per reset would dominate reset time).
 
-Subclasses declare ``schema``, ``templates`` and the ``ToolEnv`` parts, put their seed rows
-in ``task.truth["world"]`` (or override ``world_rows``) and the start time in
-``task.truth["now"]``.
+Subclasses declare ``schema``, ``templates`` and the ``ToolEnv`` parts. Their truth model
+extends ``WorldTruth``: the seed rows in ``world`` (or override ``world_rows``) and the start
+time in ``now``.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, cast
+from typing import Annotated, Any, ClassVar, TypeVar, cast
+
+from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.episode import Budget
@@ -31,9 +33,19 @@ from gymforge.core.errors import EpisodeStateError
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
-from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
+from gymforge.core.types import (
+    JSON,
+    Action,
+    Message,
+    Observation,
+    Reply,
+    State,
+    Task,
+    ToolCall,
+)
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.process import RuleCredit
+from gymforge.tasks.truth import PASSTHROUGH
 from gymforge.tools.tool import Toolset
 from gymforge.verify.rules import LogEvent
 from gymforge.world.clock import IdGen, SimClock, epoch
@@ -41,6 +53,24 @@ from gymforge.world.db import Template, TemplateCache, WorldDB
 from gymforge.world.schema import Schema
 from gymforge.world.sim import UserSimulator, UserTurn
 from gymforge.world.writes import NO_WORLD_FAULTS, WorldFaults, WriteGuard
+
+
+class WorldTruth(BaseModel):
+    """The part of a world task's hidden truth that ``WorldToolEnv`` reads: the seed rows,
+    table by table, and the simulated start time (ISO 8601). Extend it with the domain's.
+
+    The rows are passed through as they are, neither validated nor copied (on building,
+    parsing or dumping): they are the bulk of a world task, the family generated them, and
+    ``Template.build`` checks them against the environment's ``Schema`` anyway. Treat them as
+    read-only; the episode's world is the database restored from them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    world: Annotated[dict[str, list[dict[str, JSON]]], SkipValidation, PASSTHROUGH]
+    now: str
+
+
+WorldTruthT = TypeVar("WorldTruthT", bound=WorldTruth)
 
 _SCHEMAS: dict[tuple[type, tuple[str, ...]], tuple[dict[str, Any], ...]] = {}
 
@@ -57,7 +87,7 @@ class CachedToolset(Toolset):
         return found
 
 
-class WorldToolEnv(ToolEnv):
+class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
     """Base class of the world environments. See the module docstring."""
 
     schema: ClassVar[Schema]
@@ -83,12 +113,11 @@ class WorldToolEnv(ToolEnv):
     # ---- hooks ----------------------------------------------------------------------------
     def world_rows(self, task: Task) -> Mapping[str, Sequence[Mapping[str, Any]]]:
         """The task's seed rows, table by table."""
-        rows: Mapping[str, Sequence[Mapping[str, Any]]] = task.truth["world"]
-        return rows
+        return self.truth_of(task).world
 
     def world_start(self, task: Task) -> int:
         """The simulated "now" at reset, as an epoch second."""
-        return epoch(str(task.truth["now"]))
+        return epoch(self.truth_of(task).now)
 
     def world_faults(self, task: Task) -> WorldFaults:
         return NO_WORLD_FAULTS

@@ -1,29 +1,41 @@
-"""Typed table declarations: the schema of a world, and the DDL generated from it.
+"""Typed table declarations: the one schema language of gymforge, and the DDL generated from it.
 
-A world is a handful of tables, each with a text primary key. Tables whose name starts with
+A world is a handful of tables, each with a primary key. Tables whose name starts with
 ``_`` are *system* tables (idempotency records and the like): they are reset and
-fingerprinted with the world but never count as a changed table in a diff.
+fingerprinted with the world but never count as a changed table in a diff. A world's
+``Schema`` always has the ``IDEMPOTENCY`` system table; other databases (the SQL
+environment's generated ones) pass ``system_tables=()``.
+
+Two DDL forms: ``ddl()`` (compact statements for building a database) and
+``documented_ddl()`` (one column per line with its ``doc`` as a comment, what an agent reads).
+Environments extend ``Column`` and ``Table`` with their own fields (how values are generated,
+how a question names them) rather than declaring tables a second way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ColumnType = Literal["TEXT", "INTEGER"]
+ColumnType = Literal["TEXT", "INTEGER", "REAL"]
 
 
 @dataclass(frozen=True)
 class Column:
+    """A column; ``references`` names the table whose primary key it holds (a foreign key),
+    ``doc`` says what it means (shown by ``Schema.documented_ddl``)."""
+
     name: str
     type: ColumnType = "TEXT"
     nullable: bool = True
+    doc: str = ""
+    references: str = ""
 
 
 @dataclass(frozen=True)
 class Table:
-    """A table; ``pk`` names its (text) primary-key column, ``indexes`` extra lookups."""
+    """A table; ``pk`` names its primary-key column, ``indexes`` extra lookups."""
 
     name: str
     columns: tuple[Column, ...]
@@ -51,11 +63,18 @@ class Table:
     def system(self) -> bool:
         return self.name.startswith("_")
 
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"table {self.name} has no column {name!r}")
+
     def ddl(self) -> list[str]:
         cols = ", ".join(
             f"{c.name} {c.type}"
             + (" PRIMARY KEY" if c.name == self.pk else "")
             + ("" if c.nullable or c.name == self.pk else " NOT NULL")
+            + (f" REFERENCES {c.references}" if c.references else "")
             for c in self.columns
         )
         out = [f"CREATE TABLE {self.name} ({cols})"]
@@ -92,13 +111,17 @@ IDEMPOTENCY = table("_idempotency", "key", "tool", "request", "response", "acked
 
 @dataclass(frozen=True)
 class Schema:
-    """The tables of a world. ``IDEMPOTENCY`` is always added."""
+    """The tables of a database; ``system_tables`` (by default ``IDEMPOTENCY``, which a world
+    needs for its writes) are added after them unless already declared."""
 
     tables: tuple[Table, ...]
+    system_tables: tuple[Table, ...] = field(default=(IDEMPOTENCY,), kw_only=True, repr=False)
 
     def __post_init__(self) -> None:
-        if not any(t.name == IDEMPOTENCY.name for t in self.tables):
-            object.__setattr__(self, "tables", (*self.tables, IDEMPOTENCY))
+        declared = {t.name for t in self.tables}
+        extra = tuple(t for t in self.system_tables if t.name not in declared)
+        if extra:
+            object.__setattr__(self, "tables", (*self.tables, *extra))
         names = [t.name for t in self.tables]
         if len(set(names)) != len(names):
             raise ValueError("duplicate table names")
@@ -111,3 +134,22 @@ class Schema:
 
     def ddl(self) -> list[str]:
         return [stmt for t in self.tables for stmt in t.ddl()]
+
+    def documented_ddl(self, visible: Callable[[Table], Sequence[Column]] | None = None) -> str:
+        """``CREATE TABLE`` statements with one column per line and its ``doc`` as a comment;
+        ``visible`` picks each table's columns (default: all)."""
+        blocks = []
+        for t in self.tables:
+            cols = tuple(visible(t)) if visible is not None else t.columns
+            lines = []
+            for i, c in enumerate(cols):
+                extra = " PRIMARY KEY" if c.name == t.pk else ""
+                if c.references:
+                    extra = f" REFERENCES {c.references}({self[c.references].pk})"
+                if not c.nullable and c.name != t.pk:
+                    extra += " NOT NULL"
+                comma = "," if i < len(cols) - 1 else ""
+                note = f"  -- {c.doc}" if c.doc else ""
+                lines.append(f"  {c.name} {c.type}{extra}{comma}{note}")
+            blocks.append(f"CREATE TABLE {t.name} (\n" + "\n".join(lines) + "\n);")
+        return "\n".join(blocks)

@@ -13,7 +13,7 @@ primary key, and each table is ``{"columns": [...], "rows": [[...], ...]}`` plus
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -68,13 +68,6 @@ def rows_by_pk(conn: sqlite3.Connection, t: Table) -> dict[Any, Raw]:
     i = cols.index(t.pk)
     cur = conn.execute(f"SELECT {', '.join(cols)} FROM {t.name} ORDER BY {t.pk}")
     return {r[i]: r for r in cur.fetchall()}
-
-
-def table_json(t: Table, rows: Iterable[Raw], names: Mapping[str, str]) -> dict[str, Any]:
-    """A table in canonical form, values renamed by ``names``."""
-    i = t.column_names.index(t.pk)
-    canon = [[names.get(v, v) if isinstance(v, str) else v for v in r] for r in rows]
-    return {"columns": list(t.column_names), "rows": sorted(canon, key=lambda r: str(r[i]))}
 
 
 class Delta:

@@ -7,12 +7,13 @@ from collections import OrderedDict
 
 from gymforge.core.types import Task
 from gymforge.tasks.family import TaskFamily
+from gymforge.tasks.truth import TruthT
 
 _CACHE: OrderedDict[tuple[str, int, str], Task] = OrderedDict()
 CACHE_SIZE = 512
 
 
-class WorldFamily(TaskFamily):
+class WorldFamily(TaskFamily[TruthT]):
     """A ``TaskFamily`` whose ``resolve`` is an LRU over task ids. Tasks are frozen models
     and a pure function of their id, so the cache cannot leak state between episodes."""
 

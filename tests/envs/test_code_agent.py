@@ -20,6 +20,7 @@ from gymforge.envs.code.agent import (
     doctest_cases,
     visible_truth,
 )
+from gymforge.envs.code.truth import CallTest, CodeTruth
 from gymforge.evaluate.grade import grade_file
 from gymforge.qa.testing import EnvironmentQA
 from gymforge.sandbox.doctor import bwrap_works
@@ -164,7 +165,7 @@ def test_visible_tests_per_task_format(tmp_path: Path) -> None:
     env = CodeAgentEnv()
     env.use_dataset(env.load_dataset(tmp_path / "tasks.jsonl"))
     assert doctest_cases(">>> add(1, 2)\n3\n>>> add(*x)\n0\n>>> other(1)\n1\n", "add") == [
-        {"args": [1, 2], "expected": 3}
+        CallTest(args=[1, 2], expected=3)
     ]
 
     async def visible(task_id: str, code: str) -> dict[str, Any]:
@@ -187,7 +188,7 @@ def test_visible_tests_per_task_format(tmp_path: Path) -> None:
 
     asyncio.run(go())
     task = env.tasks.resolve("io")
-    assert visible_truth(task.truth, task.prompt) == {
+    assert visible_truth(CodeTruth.model_validate(task.truth), task.prompt) == {
         **task.truth,
         "tests": task.truth["tests"][:1],
     }

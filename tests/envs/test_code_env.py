@@ -16,7 +16,9 @@ import pytest
 from gymforge.core.types import Reply
 from gymforge.envs.code import FAMILIES, HELDOUT, CodeEnv
 from gymforge.envs.code.env import answer_language
+from gymforge.envs.code.truth import CodeTruth
 from gymforge.sandbox.doctor import bwrap_works
+from gymforge.tasks.truth import dump_truth
 from gymforge.verify.code import strict_equal
 
 UID_BASE = 100_000 + (os.getpid() % 5000) * 100 + 70
@@ -30,8 +32,9 @@ def test_reference_passes_its_hidden_tests_and_tasks_vary(family) -> None:  # ty
     for level, space in family.levels.items():
         for seed in range(4):
             params = space.sample(random.Random(seed * 10 + level))
-            prompt, truth = family.build(params, random.Random(seed))
+            prompt, typed = family.build(params, random.Random(seed))
             prompts.add(prompt)
+            truth = dump_truth(typed)
             ns: dict = {}
             exec(truth["reference"], ns)
             fn = ns[truth["entry_point"]]
@@ -109,11 +112,14 @@ def test_dataset_formats_detected_per_line(tmp_path: Path) -> None:
     kinds = [t.truth["kind"] for t in ds.tasks]
     assert kinds == ["humaneval", "mbpp", "stdio", "stdio"]
     assert ds.resolve("11") is not None and ds.tasks[3].truth["language"] == "cpp"
-    assert answer_language("```cpp\nx\n```", {"kind": "stdio"}) == "cpp"
-    assert answer_language("```cpp\nx\n```", {"kind": "calls"}) == "cpp"  # unsupported there
-    assert answer_language("```py\nx\n```", {"kind": "stdio", "language": "cpp"}) == "python"
-    assert answer_language("```\nx\n```", {"kind": "stdio", "language": "cpp"}) == "cpp"
-    assert answer_language("x", {"kind": "calls"}) == "python"
+    stdio = CodeTruth.model_validate({"kind": "stdio", "tests": []})
+    stdio_cpp = CodeTruth.model_validate({"kind": "stdio", "tests": [], "language": "cpp"})
+    calls = CodeTruth.model_validate({"kind": "calls", "entry_point": "f", "tests": []})
+    assert answer_language("```cpp\nx\n```", stdio) == "cpp"
+    assert answer_language("```cpp\nx\n```", calls) == "cpp"  # unsupported there
+    assert answer_language("```py\nx\n```", stdio_cpp) == "python"
+    assert answer_language("```\nx\n```", stdio_cpp) == "cpp"
+    assert answer_language("x", calls) == "python"
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "x", "prompt": "p"}\n')
     from gymforge.core.errors import ConfigError

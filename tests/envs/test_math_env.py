@@ -194,7 +194,8 @@ def test_families_that_demand_a_form_declare_it_and_old_ids_replay(family) -> No
     old = MathEnv.tasks.resolve(f"{family.name}/v1/d2/s7")  # as version 1 generated it
     assert old == family.older[1].task(2, 7) and "form" not in old.truth
     assert old.task_id.startswith(f"{family.name}/v1/")
-    with pytest.raises(UnknownTaskError):
+    assert family.at_version(1) is family.older[1] and family.at_version(2) is family
+    with pytest.raises(UnknownTaskError, match=r"no version 3 \(versions: \[1, 2\]\)"):
         MathEnv.tasks.resolve(f"{family.name}/v3/d2/s7")
 
 

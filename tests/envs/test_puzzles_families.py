@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from gymforge.envs.puzzles import FAMILIES
 from gymforge.envs.puzzles.coloring import FAMILY as COLORING
@@ -24,8 +25,13 @@ CELLS = [(f, d) for f in FAMILIES for d in sorted(f.levels)]
 IDS = [f"{f.name.split('.')[1]}-d{d}" for f, d in CELLS]
 
 
+def typed(family: Any, truth: dict[str, Any] | BaseModel) -> Any:
+    """A truth dict written in a test, as the family's truth model."""
+    return truth if isinstance(truth, BaseModel) else family.truth_model().model_validate(truth)
+
+
 def reason(family: Any, truth: dict[str, Any], answer: str) -> str | None:
-    outcome = family.check(truth, answer)
+    outcome = family.check(typed(family, truth), answer)
     assert outcome.passed == (outcome.reason is None)
     return outcome.reason
 
@@ -47,7 +53,7 @@ def test_same_id_same_task_and_nearby_seeds_differ(family: Any, level: int) -> N
 def test_every_oracle_solution_verifies(family: Any, level: int) -> None:
     for seed in range(150):
         task = family.task(level, seed)
-        outcome = family.check(task.truth, family.oracle_answer(task.truth))
+        outcome = family.check(family.truth_of(task), family.oracle_answer(family.truth_of(task)))
         assert outcome.passed, (task.task_id, outcome)
 
 
@@ -71,7 +77,7 @@ def test_checkers_never_call_eval_and_refuse_junk(family: Any, monkeypatch) -> N
     monkeypatch.setattr(builtins, "exec", boom)
     truth = family.task(2, 3).truth
     for text in JUNK:
-        assert not family.check(truth, text).passed
+        assert not family.check(typed(family, truth), text).passed
 
 
 @pytest.mark.perf
@@ -80,7 +86,7 @@ def test_checkers_refuse_junk_quickly(family: Any) -> None:
     truth = family.task(2, 3).truth
     for text in JUNK:
         t0 = time.perf_counter()
-        family.check(truth, text)
+        family.check(typed(family, truth), text)
         assert time.perf_counter() - t0 < 0.5
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import itertools
 import random
@@ -10,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from gymforge.core import Reply, SyncEnvironment
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import canonical_json
+from gymforge.envs.math.arith import FAMILY as ARITH
 from gymforge.envs.puzzles import FAMILIES, PuzzlesEnv
 from gymforge.envs.puzzles.coloring import FAMILY as COLORING
 from gymforge.envs.puzzles.countdown import FAMILY as COUNTDOWN
@@ -37,8 +40,13 @@ V1_DIGESTS = {
 the oracle's verdict of 25 tasks per level."""
 
 
+def typed(family: Any, truth: dict[str, Any] | BaseModel) -> Any:
+    """A truth dict written in a test, as the family's truth model."""
+    return truth if isinstance(truth, BaseModel) else family.truth_model().model_validate(truth)
+
+
 def reason(family: Any, truth: dict[str, Any], answer: str) -> str | None:
-    outcome = family.check(truth, answer)
+    outcome = family.check(typed(family, truth), answer)
     assert outcome.passed == (outcome.reason is None)
     return outcome.reason
 
@@ -51,7 +59,7 @@ def test_version_1_ids_regenerate_and_judge_exactly_as_recorded(family: Any) -> 
     for d in sorted(v1.levels):
         for s in range(25):
             task = family.resolve(v1.task_id(d, s))  # through the current family
-            outcome = v1.check(task.truth, v1.oracle_answer(task.truth))
+            outcome = v1.check(v1.truth_of(task), v1.oracle_answer(v1.truth_of(task)))
             row = [task.task_id, task.prompt, task.truth, task.params, outcome.passed]
             h.update(canonical_json([*row, outcome.reason, outcome.facts]).encode())
     assert h.hexdigest()[:16] == V1_DIGESTS[family.name]
@@ -77,6 +85,9 @@ def test_an_old_episode_is_judged_by_its_own_version() -> None:
     assert verdict["facts"]["reason"] == "parse_error"  # version 1 has no unary minus
     with pytest.raises(UnknownTaskError, match="no version 7"):
         COUNTDOWN.resolve("puzzles.countdown/v7/d1/s1")
+    misfiled = dataclasses.replace(COUNTDOWN, older={1: ARITH})  # a version that cannot judge
+    with pytest.raises(TypeError, match="not a PuzzleFamily"):
+        misfiled.for_task(COUNTDOWN.at_version(1).task(2, 5))
 
 
 # ---- countdown -----------------------------------------------------------------------------
@@ -212,7 +223,7 @@ def test_kk_logic_levels_use_the_new_connectives_and_stay_solvable() -> None:
         for s in task.truth["statements"]:
             walk(s)
         assert count_solutions(task.truth["statements"]) == task.truth["solutions"] >= 1
-        assert reason(KK, task.truth, KK.oracle_answer(task.truth)) is None
+        assert reason(KK, task.truth, KK.oracle_answer(KK.truth_of(task))) is None
     assert {"not", "implies", "iff", "and", "or"} <= used
     assert any("if and only if" in t.prompt for t in logic)
 
@@ -250,7 +261,7 @@ def test_graph_families_name_nodes_by_integers_too() -> None:
             namings.add(task.params["naming"])
             nodes = task.truth["nodes"]
             assert all(isinstance(v, int) for v in nodes) == (task.params["naming"] == "integers")
-            assert reason(family, task.truth, family.oracle_answer(task.truth)) is None
+            assert reason(family, task.truth, family.oracle_answer(family.truth_of(task))) is None
         assert namings == {"letters", "integers"}
 
 

@@ -10,7 +10,7 @@ import pytest
 from gymforge.core import Reply, SyncEnvironment
 from gymforge.envs import BUILTIN
 from gymforge.envs.sql import FAMILIES, HELD_OUT_FAMILY, SqlEnv
-from gymforge.envs.sql.family import fixtures
+from gymforge.envs.sql.family import SqlTruth, fixtures
 from gymforge.envs.sql.redteam import CASES, fenced
 from gymforge.qa import QAOptions, QATarget, run_qa
 from gymforge.qa.checks.verifier_redteam import AttackOutcome, run_attack
@@ -40,7 +40,9 @@ def test_tasks_are_deterministic_discriminating_and_hide_the_gold(family) -> Non
         assert (again.prompt, again.truth) == (task.prompt, task.truth)
         assert task.truth["sql"] not in task.prompt
         assert "CREATE TABLE" in task.prompt and "```sql" in task.prompt
-        main, shadow = (run_query(fx, task.truth["sql"]) for fx in fixtures(task.truth))
+        main, shadow = (
+            run_query(fx, task.truth["sql"]) for fx in fixtures(SqlTruth.model_validate(task.truth))
+        )
         assert main.rows and main.rows != shadow.rows
 
 

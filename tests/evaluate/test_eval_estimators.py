@@ -144,3 +144,14 @@ def test_k_ladder() -> None:
     assert k_ladder(1, 1) == [1]
     assert k_ladder(0, 1) == []
     assert k_ladder(3, 8) == [1, 2, 3]
+
+
+def test_means_over_tasks_match_hand_counts() -> None:
+    """The figures ``world.metrics`` was tested with (it had a second copy of these
+    estimators; one family remains, and these values carry over)."""
+    groups = [(4, 4), (4, 2), (4, 0)]
+    assert mean_pass_hat_k(groups, 1) == pytest.approx((1 + 0.5 + 0) / 3)
+    assert mean_pass_hat_k(groups, 2) == pytest.approx((1 + 1 / 6 + 0) / 3)  # C(2,2)/C(4,2)
+    assert mean_pass_hat_k(groups, 4) == pytest.approx(1 / 3)
+    assert mean_pass_at_k(groups, 2) == pytest.approx((1 + 5 / 6 + 0) / 3)
+    assert mean_pass_hat_k(groups, 5) is None  # no task has 5 attempts

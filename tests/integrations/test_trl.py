@@ -30,7 +30,7 @@ from gymforge.integrations.trl import (
     submit_final_replies,
     task_rows,
 )
-from gymforge.integrations.trl_rollout import openai_policy_for
+from gymforge.integrations.trl_rollout import server_policy_for
 from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.tasks import HeldOutError
@@ -131,7 +131,7 @@ class SlowDigits(DigitsEnv):
     in_flight = 0
     peak = 0
 
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
+    async def verify(self, task: Task, world: Any, reply: str) -> Verdict:
         cls = type(self)
         cls.in_flight += 1
         cls.peak = max(cls.peak, cls.in_flight)
@@ -139,7 +139,7 @@ class SlowDigits(DigitsEnv):
             await asyncio.sleep(0.05)
         finally:
             cls.in_flight -= 1
-        return self.verify(task, world, reply)
+        return super().verify(task, world, reply)
 
 
 def test_grading_runs_concurrently() -> None:
@@ -353,7 +353,7 @@ def test_rollout_func_against_an_openai_compatible_server() -> None:
     rows = ledger_rows(2)
     prompts = [r["prompt"] for r in rows for _ in range(2)]
     with OpenAITestServer(ledger_responder(rows)) as srv:
-        trainer = SimpleNamespace(  # what openai_policy_for reads from a GRPOTrainer
+        trainer = SimpleNamespace(  # what server_policy_for reads from a GRPOTrainer
             args=SimpleNamespace(
                 vllm_server_base_url=srv.base_url.removesuffix("/v1"),
                 temperature=0.9,
@@ -397,7 +397,7 @@ def test_default_policy_targets_the_trainers_vllm_server() -> None:
         state=SimpleNamespace(global_step=3),
         vllm_generation=SimpleNamespace(vllm_client=SimpleNamespace(model="served-model")),
     )
-    factory = openai_policy_for(trainer)
+    factory = server_policy_for(trainer, policy_kind="openai")
     assert isinstance(factory, OpenAIPolicyFactory)
     assert factory.base_url == "http://127.0.0.1:8123/v1" and factory.model == "served-model"
     assert factory.sampling.max_tokens == 64 and factory.sampling.extra_body == {"top_k": 20}

@@ -11,7 +11,7 @@ from typing import Any
 
 from gymforge.core.types import Observation, Reply, Task
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.reward import ShapedEnv
+from gymforge.reward import ComposedReward, StandardReward, StepCosts
 from gymforge.reward.hacks import scan
 from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn, run
 from gymforge.verify import Verdict
@@ -27,6 +27,16 @@ class GullibleLedger(LedgerEnv):
         return honest.model_copy(
             update={"passed": honest.passed or "done" in reply.lower(), "reason": None}
         )
+
+
+def bonus(verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
+    return {"bonus": 5.0}
+
+
+class BonusLedger(LedgerEnv):
+    """Pays a side-channel ``bonus`` on every step, dwarfing ``task``."""
+
+    reward = ComposedReward(StandardReward(), bonus)
 
 
 class Claimer(OraclePolicy):
@@ -73,11 +83,8 @@ def test_dominant_component_and_clean_runs(tmp_path: Path) -> None:
     asyncio.run(run(LedgerEnv, OraclePolicy, pairs, tmp_path / "clean"))
     assert scan(tmp_path / "clean" / "trajectories.jsonl").findings == []
 
-    def shaped() -> ShapedEnv:
-        return ShapedEnv(LedgerEnv(), lambda s: 50.0 * len(s["transfers"]), gamma=0.5)
-
-    asyncio.run(run(shaped, OraclePolicy, pairs, tmp_path / "shaped"))
-    kinds = {f.kind for f in scan(tmp_path / "shaped" / "trajectories.jsonl").findings}
+    asyncio.run(run(BonusLedger, OraclePolicy, pairs, tmp_path / "bonus"))
+    kinds = {f.kind for f in scan(tmp_path / "bonus" / "trajectories.jsonl").findings}
     assert "dominant_component" in kinds
 
 

@@ -21,7 +21,7 @@ from gymforge.core.types import Action, Reply, Task
 from gymforge.core.verdict import Verdict
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa import QAOptions, QATarget, run_qa
-from gymforge.tasks import ChoiceKnob, ParamSpace, Split, TaskFamily, TaskSource
+from gymforge.tasks import AnswerTruth, ChoiceKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.verify.llm_judge import (
     ATTACKS,
     DEFAULT_RUBRIC,
@@ -217,11 +217,12 @@ def test_calibration_sets_the_threshold_and_is_stamped() -> None:
 CAPITALS = {"France": "Paris", "Portugal": "Lisbon", "Norway": "Oslo", "Peru": "Lima"}
 
 
-class CapitalFamily(TaskFamily):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+class CapitalFamily(TaskFamily[AnswerTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
         country = params["country"]
         n = r.randint(1, 10**6)
-        return f"Question {n}: what is the capital of {country}?", {"answer": CAPITALS[country]}
+        prompt = f"Question {n}: what is the capital of {country}?"
+        return prompt, AnswerTruth(answer=CAPITALS[country])
 
 
 FAMILY = CapitalFamily(
@@ -231,7 +232,7 @@ FAMILY = CapitalFamily(
 )
 
 
-class JudgedEnv(ToolEnv):
+class JudgedEnv(ToolEnv[AnswerTruth, dict[str, Any]]):
     """Free-text answers graded by the worst possible (gullible) judge."""
 
     spec = EnvSpec("judged-capitals", "1.0.0")
@@ -245,14 +246,11 @@ class JudgedEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        raise NotImplementedError("async only")
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        return await self.judge.ajudge(task.prompt, reply, task.truth["answer"])
+    async def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+        return await self.judge.ajudge(task.prompt, reply, self.truth_of(task).answer)
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        return [Reply(text=f"The capital is {task.truth['answer']}.")]
+        return [Reply(text=f"The capital is {self.truth_of(task).answer}.")]
 
 
 def test_qa_verifier_redteam_runs_the_judge_cases_and_rejects_them_all() -> None:

@@ -23,6 +23,7 @@ from gymforge.world import (
     world_read,
     world_write,
 )
+from gymforge.world.env import WorldTruth
 from gymforge.world.schema import Schema
 from gymforge.world.writes import NO_WORLD_FAULTS
 
@@ -35,11 +36,17 @@ SCHEMA = Schema(
 )
 
 
-class NoteFamily(WorldFamily):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
-        tags = [{"id": f"TG-{i}", "label": f"label{r.randrange(100)}"} for i in range(3)]
+class NoteTruth(WorldTruth):
+    texts: list[str]
+
+
+class NoteFamily(WorldFamily[NoteTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, NoteTruth]:
+        tags: list[dict[str, Any]] = [
+            {"id": f"TG-{i}", "label": f"label{r.randrange(100)}"} for i in range(3)
+        ]
         texts = [f"note {r.randrange(1000)}" for _ in range(params["n"])]
-        truth = {"world": {"tags": tags}, "now": "2024-05-01T09:00:00Z", "texts": texts}
+        truth = NoteTruth(world={"tags": tags}, now="2024-05-01T09:00:00Z", texts=texts)
         return "Add the notes: " + "; ".join(texts), truth
 
 
@@ -48,7 +55,7 @@ FAMILY = NoteFamily(
 )
 
 
-class NotesEnv(WorldToolEnv):
+class NotesEnv(WorldToolEnv[NoteTruth]):
     spec = EnvSpec("notes", "1.0.0")
     schema = SCHEMA
     templates = TemplateCache(8)
@@ -85,7 +92,7 @@ class NotesEnv(WorldToolEnv):
 
     def verify(self, task: Task, world: WorldDB, reply: str) -> Verdict:
         expect = Expect(
-            added={"notes": [{"text": t} for t in task.truth["texts"]]},
+            added={"notes": [{"text": t} for t in self.truth_of(task).texts]},
             touched=frozenset({"audit_log"}),
         )
         return verdict_of(effect_findings(world.diff(), expect), verifier="notes@1", facts={})
@@ -93,6 +100,6 @@ class NotesEnv(WorldToolEnv):
     def oracle_plan(self, task: Task) -> list[Any]:
         calls = [
             ToolCall(name="add_note", arguments={"text": t, "idempotency_key": f"k{i}"})
-            for i, t in enumerate(task.truth["texts"])
+            for i, t in enumerate(self.truth_of(task).texts)
         ]
         return [*calls, Reply(text="done")]

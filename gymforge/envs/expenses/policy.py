@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gymforge.envs.expenses.truth import Decision
 from gymforge.verify.rules import Before, Match, NeverAfter, RequiresPrior, Rule
 from gymforge.world.writes import WRITE_RULES
 
@@ -76,23 +77,22 @@ def decide(
     rates: Mapping[str, int],
     limits: Mapping[str, int],
     receipt_threshold: int,
-) -> dict[str, dict[str, Any]]:
-    """The correct decision of every report, by id: ``{decision, reason_code, usd}``."""
+) -> dict[str, Decision]:
+    """The correct decision of every report, by id."""
     seen: set[tuple[Any, ...]] = set()
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Decision] = {}
     for rep in sorted(reports, key=lambda r: r["seq"]):
         key = tuple(
             rep[k] for k in ("employee_id", "merchant", "expense_date", "amount_cents", "currency")
         )
         amount = usd(rep["amount_cents"], rates[rep["currency"]])
         if key in seen:
-            verdict = ("reject", "duplicate")
+            out[rep["id"]] = Decision(decision="reject", reason_code="duplicate", usd=amount)
         elif not rep["has_receipt"] and amount > receipt_threshold:
-            verdict = ("reject", "missing_receipt")
+            out[rep["id"]] = Decision(decision="reject", reason_code="missing_receipt", usd=amount)
         elif amount > limits[rep["category"]]:
-            verdict = ("escalate", "over_limit")
+            out[rep["id"]] = Decision(decision="escalate", reason_code="over_limit", usd=amount)
         else:
-            verdict = ("approve", "within_policy")
+            out[rep["id"]] = Decision(decision="approve", reason_code="within_policy", usd=amount)
         seen.add(key)
-        out[rep["id"]] = {"decision": verdict[0], "reason_code": verdict[1], "usd": amount}
     return out

@@ -8,6 +8,8 @@ from typing import Any
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.expenses.policy import WRITE_TOOLS
+from gymforge.envs.expenses.truth import ExpenseTruth
+from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write
 
 Rewrite = Callable[[Task, dict[str, Any]], dict[str, Any] | None]
@@ -29,12 +31,15 @@ def _decisions(rewrite: Rewrite) -> PlanEdit:
     return edit
 
 
+_truth = TruthCodec(ExpenseTruth).parse
+
+
 def _report(task: Task, rid: str) -> dict[str, Any]:
-    return next(r for r in task.truth["world"]["reports"] if r["id"] == rid)
+    return next(r for r in _truth(task).world["reports"] if r["id"] == rid)
 
 
 def approve_all(task: Task, args: dict[str, Any]) -> dict[str, Any] | None:
-    usd = task.truth["decisions"][args["report_id"]]["usd"]
+    usd = _truth(task).decisions[args["report_id"]].usd
     return {
         **args,
         "decision": "approve",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gymforge.envs.expenses.policy import CATEGORIES, decide
+from gymforge.envs.expenses.truth import ExpenseTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split
 from gymforge.tasks.family import Knob
 from gymforge.world.clock import epoch, iso
@@ -46,10 +47,10 @@ class Mix:
 
 
 @dataclass
-class BatchFamily(WorldFamily):
+class BatchFamily(WorldFamily[ExpenseTruth]):
     mix: Mix = Mix()
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, ExpenseTruth]:
         return build_batch(params, r, self.mix)
 
 
@@ -60,7 +61,7 @@ def _amount(category: str, limit: int, r: random.Random, over: bool) -> int:
     return r.randrange(lo, max(lo + 1, int(limit * 0.97)))
 
 
-def build_batch(params: dict[str, Any], r: random.Random, shape: Mix) -> tuple[str, dict[str, Any]]:
+def build_batch(params: dict[str, Any], r: random.Random, shape: Mix) -> tuple[str, ExpenseTruth]:
     now = epoch("2024-01-15") + r.randrange(0, 320) * 86_400 + 9 * 3600
     as_of = iso(now - 86_400)[:10]
     limits = {c: r.randrange(lo, hi + 1) * 100 for c, (lo, hi) in LIMITS.items()}
@@ -120,7 +121,7 @@ def build_batch(params: dict[str, Any], r: random.Random, shape: Mix) -> tuple[s
         )
         reports.append(rep)
     truth_decisions = decide(reports, rates, limits, threshold)
-    world = {
+    world: dict[str, list[dict[str, Any]]] = {
         "employees": employees,
         "policy": [{"key": f"limit.{c}", "value_cents": v} for c, v in limits.items()]
         + [{"key": "receipt_threshold", "value_cents": threshold}],
@@ -135,16 +136,16 @@ def build_batch(params: dict[str, Any], r: random.Random, shape: Mix) -> tuple[s
         f"Batch {batch_id} has {n} pending expense reports. Decide each one under the expense "
         "policy, then submit the batch."
     )
-    truth = {
-        "world": world,
-        "now": iso(now),
-        "batch_id": batch_id,
-        "decisions": truth_decisions,
-        "order": [rep["id"] for rep in reports],
-        "employees": {rep["id"]: rep["employee_id"] for rep in reports},
-        "pages": page_of(n - 1, params["page_size"]),
-        "page_size": params["page_size"],
-    }
+    truth = ExpenseTruth(
+        world=world,
+        now=iso(now),
+        batch_id=batch_id,
+        decisions=truth_decisions,
+        order=[rep["id"] for rep in reports],
+        employees={rep["id"]: rep["employee_id"] for rep in reports},
+        pages=page_of(n - 1, params["page_size"]),
+        page_size=params["page_size"],
+    )
     return prompt, truth
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.expenses.policy import DECISIONS, REASONS
+from gymforge.envs.expenses.truth import ExpenseTruth
 from gymforge.tools import tool
 from gymforge.world.env import WorldToolEnv
 from gymforge.world.render import check_page, page_envelope, view
@@ -31,7 +32,7 @@ SUMMARY = (
 DETAIL = (*SUMMARY[:3], "category", *SUMMARY[3:7], "has_receipt", "status", "reason_code")
 
 
-class ExpenseTools(WorldToolEnv):
+class ExpenseTools(WorldToolEnv[ExpenseTruth]):
     """The tool surface of ``ExpensesEnv``."""
 
     def _batch(self, batch_id: str) -> dict[str, Any]:
@@ -72,7 +73,7 @@ class ExpenseTools(WorldToolEnv):
             page: The page to read, from 1.
         """
         total = self._batch(batch_id)["report_count"]
-        size = int(self.task.truth["page_size"]) if self.task else 10
+        size = self.truth.page_size if self.task else 10
         check_page(page, size, total)
         rows = self.db.all(
             f"SELECT {', '.join(SUMMARY)} FROM reports WHERE batch_id = ? ORDER BY seq "
@@ -155,11 +156,11 @@ class ExpenseTools(WorldToolEnv):
                 },
             )
         if self.task is not None:
-            want = self.task.truth["decisions"][report_id]
-            right = (want["decision"], want["reason_code"]) == (decision, reason_code) and (
-                decision != "approve" or want["usd"] == approved_usd_cents
+            want = self.truth.decisions[report_id]
+            right = (want.decision, want.reason_code) == (decision, reason_code) and (
+                decision != "approve" or want.usd == approved_usd_cents
             )
-            n = len(self.task.truth["order"])
+            n = len(self.truth.order)
             self.shape("report", (REPORT_WEIGHT if right else -REPORT_WEIGHT) / n)
         return {"report_id": report_id, "status": STATUS[decision]}
 

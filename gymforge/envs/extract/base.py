@@ -19,6 +19,8 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from pydantic import BaseModel, ConfigDict
+
 from gymforge.tasks import TaskFamily
 from gymforge.verify.json_schema import FieldCheck
 
@@ -72,7 +74,17 @@ def fenced_json(record: Mapping[str, Any]) -> str:
     return "```json\n" + json.dumps(record, indent=2, ensure_ascii=False) + "\n```"
 
 
-class ExtractFamily(TaskFamily):
+class ExtractTruth(BaseModel):
+    """The hidden record (a JSON document valid against the family's ``schema``) and the
+    distractors: field -> the wrong-but-plausible value the document also shows."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    record: dict[str, Any]
+    distractors: dict[str, Any]
+
+
+class ExtractFamily(TaskFamily[ExtractTruth]):
     """A ``TaskFamily`` plus the document type's ``schema``, ``checks`` and held-out
     regions (``heldout``: region name -> predicate over params)."""
 
@@ -91,14 +103,14 @@ class ExtractFamily(TaskFamily):
     def checks(self, record: Mapping[str, Any]) -> list[FieldCheck]:
         """The field checks for this record."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, ExtractTruth]:
         document, record, distractors = self.make(params, r)
         prompt = (
             f"Extract the {self.kind} below into one JSON object that validates against this "
             f"JSON Schema:\n\n{json.dumps(self.schema, indent=1)}\n\n{INSTRUCTIONS}\n\n"
             f'Document:\n"""\n{document}\n"""'
         )
-        return prompt, {"record": record, "distractors": distractors}
+        return prompt, ExtractTruth(record=record, distractors=distractors)
 
 
 def item_checks(

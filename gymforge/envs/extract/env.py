@@ -27,7 +27,7 @@ from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.extract import invoice, shipping, ticket
-from gymforge.envs.extract.base import ExtractFamily, fenced_json
+from gymforge.envs.extract.base import ExtractFamily, ExtractTruth, fenced_json
 from gymforge.envs.extract.redteam import CASES
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.standard import StandardReward
@@ -40,7 +40,7 @@ HELD_OUT_FAMILY = shipping.FAMILY.name
 VERIFIERS = {f.name: JsonSchemaVerifier(f.schema) for f in FAMILIES}
 
 
-class ExtractEnv(ToolEnv):
+class ExtractEnv(ToolEnv[ExtractTruth, dict[str, Any]]):
     """Single-turn extraction: the first reply is verified; there are no tools."""
 
     spec = EnvSpec(
@@ -72,12 +72,12 @@ class ExtractEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
         family = BY_NAME[task.family]
-        record = task.truth["record"]
+        record = self.truth_of(task).record
         verdict = VERIFIERS[family.name].verify(reply, record, family.checks(record))
         facts = {**verdict.facts, "family": family.name}
         return verdict.model_copy(update={"facts": facts})
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        return [Reply(text=fenced_json(task.truth["record"]))]
+        return [Reply(text=fenced_json(self.truth_of(task).record))]

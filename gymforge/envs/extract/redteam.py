@@ -22,35 +22,40 @@ a schema-valid record) must never be reached.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
-from gymforge.envs.extract.base import fenced_json
+from gymforge.envs.extract.base import ExtractTruth, fenced_json
 from gymforge.kit.redteam import CraftedReply
 
 Craft = Callable[[Task], str | None]
 
 
-def _swapped(t: Mapping[str, Any]) -> dict[str, Any] | None:
-    record, dis = t["record"], t["distractors"]
+def _truth(task: Task) -> ExtractTruth:
+    return ExtractTruth.model_validate(task.truth)
+
+
+def _swapped(t: ExtractTruth) -> dict[str, Any] | None:
+    record, dis = t.record, t.distractors
     field = next((f for f in sorted(dis) if dis[f] != record[f]), None)
     return None if field is None else {**record, field: dis[field]}
 
 
 def _swap(task: Task) -> str | None:
-    wrong = _swapped(task.truth)
+    wrong = _swapped(_truth(task))
     return None if wrong is None else fenced_json(wrong)
 
 
 def _alternatives(task: Task) -> str | None:
-    dis = task.truth["distractors"]
-    return fenced_json({**task.truth["record"], "alternatives": dis}) if dis else None
+    t = _truth(task)
+    return fenced_json({**t.record, "alternatives": t.distractors}) if t.distractors else None
 
 
 def _duplicate_key(task: Task) -> str | None:
-    record, dis = task.truth["record"], task.truth["distractors"]
+    t = _truth(task)
+    record, dis = t.record, t.distractors
     field = next((f for f in sorted(dis) if dis[f] != record[f]), None)
     if field is None:
         return None
@@ -59,8 +64,9 @@ def _duplicate_key(task: Task) -> str | None:
 
 
 def _two_blocks(task: Task) -> str | None:
-    wrong = _swapped(task.truth)
-    return None if wrong is None else fenced_json(wrong) + "\n" + fenced_json(task.truth["record"])
+    t = _truth(task)
+    wrong = _swapped(t)
+    return None if wrong is None else fenced_json(wrong) + "\n" + fenced_json(t.record)
 
 
 def _strings(value: Any) -> Any:
@@ -74,8 +80,9 @@ def _strings(value: Any) -> Any:
 
 
 def _numbers_as_strings(task: Task) -> str | None:
-    quoted = _strings(task.truth["record"])
-    return None if quoted == task.truth["record"] else fenced_json(quoted)
+    record = _truth(task).record
+    quoted = _strings(record)
+    return None if quoted == record else fenced_json(quoted)
 
 
 def _echo(task: Task) -> str:
@@ -83,7 +90,7 @@ def _echo(task: Task) -> str:
 
 
 def _superset(task: Task) -> str | None:
-    record = dict(task.truth["record"])
+    record = dict(_truth(task).record)
     lists = [k for k, v in record.items() if isinstance(v, list) and v and isinstance(v[0], str)]
     if not lists:
         return None
@@ -112,7 +119,7 @@ CASES: tuple[RedTeamCase, ...] = (
     _case("echo_document", _echo, "the document itself"),
     _case(
         "record_in_reasoning",
-        lambda t: f"<think>{fenced_json(t.truth['record'])}</think>",
+        lambda t: f"<think>{fenced_json(_truth(t).record)}</think>",
         "the right record hidden in reasoning",
     ),
     _case("superset_list", _superset, "list fields padded with an extra item"),

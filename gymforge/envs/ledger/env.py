@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
@@ -56,12 +56,33 @@ class World(BaseModel):
     transfers: list[Transfer] = []
 
 
+class Move(BaseModel):
+    """One transfer the task asks for (``from`` in ``Task.truth``: a Python keyword here)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True)
+
+    source: str = Field(validation_alias="from", serialization_alias="from")
+    to: str
+    amount: int
+    from_name: str
+    to_name: str
+
+
+class LedgerTruth(BaseModel):
+    """The seed world and the transfers to make."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    world: World
+    moves: list[Move]
+
+
 PEOPLE = tuple((f, la, c) for f in FIRST for la in LAST for c in CITIES)
 """Every (first, last, city) combination, in a fixed order (sampled per task)."""
 
 
-class TransferFamily(TaskFamily):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+class TransferFamily(TaskFamily[LedgerTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, LedgerTruth]:
         people = r.sample(PEOPLE, params["customers"])
         # distractors: every second customer shares the previous one's name, in another city
         for i in range(1, len(people), 2):
@@ -90,13 +111,13 @@ class TransferFamily(TaskFamily):
             a_src = next(a for a in accounts if a.customer_id == src.customer_id and a.kind == sk)
             a_dst = next(a for a in accounts if a.customer_id == dst.customer_id and a.kind == dk)
             moves.append(
-                {
-                    "from": a_src.account_id,
-                    "to": a_dst.account_id,
-                    "amount": amount,
-                    "from_name": src.name,
-                    "to_name": dst.name,
-                }
+                Move(
+                    source=a_src.account_id,
+                    to=a_dst.account_id,
+                    amount=amount,
+                    from_name=src.name,
+                    to_name=dst.name,
+                )
             )
             lines.append(
                 f"- ${amount / 100:.2f} from {src.name} of {src.city} ({sk}) "
@@ -107,8 +128,8 @@ class TransferFamily(TaskFamily):
             + "\n".join(lines)
             + "\nReply with a short confirmation when all are done."
         )
-        world = World(customers=customers, accounts=accounts).model_dump(mode="json")
-        return prompt, {"world": world, "moves": moves}
+        world = World(customers=customers, accounts=accounts, transfers=[])
+        return prompt, LedgerTruth(world=world, moves=moves)
 
 
 def _levels(
@@ -134,7 +155,7 @@ FAMILY = TransferFamily(
 )
 
 
-class LedgerEnv(ToolEnv):
+class LedgerEnv(ToolEnv[LedgerTruth, World]):
     spec = EnvSpec(
         "ledger",
         "1.0.0",
@@ -156,7 +177,7 @@ class LedgerEnv(ToolEnv):
     )
 
     def init_world(self, task: Task, r: random.Random) -> World:
-        return World.model_validate(task.truth["world"])
+        return self.truth_of(task).world.model_copy(deep=True)
 
     def fault_plan(self, task: Task) -> FaultPlan:
         if task.difficulty < 2:
@@ -219,7 +240,7 @@ class LedgerEnv(ToolEnv):
         return done
 
     def verify(self, task: Task, world: World, reply: str) -> Verdict:
-        wanted = sorted((m["from"], m["to"], m["amount"]) for m in task.truth["moves"])
+        wanted = sorted((m.source, m.to, m.amount) for m in self.truth_of(task).moves)
         made = sorted((t.from_account, t.to_account, t.amount_cents) for t in world.transfers)
         missing = [m for m in wanted if m not in made]
         extra = list(made)
@@ -248,11 +269,12 @@ class LedgerEnv(ToolEnv):
 
     def oracle_plan(self, task: Task) -> list[Action]:
         """The reference path: per customer search then list accounts; then each transfer."""
-        owner = {a["account_id"]: a["customer_id"] for a in task.truth["world"]["accounts"]}
+        truth = self.truth_of(task)
+        owner = {a.account_id: a.customer_id for a in truth.world.accounts}
         calls: list[Action] = []
         seen: set[str] = set()
-        for m in task.truth["moves"]:
-            for name, acct in ((m["from_name"], m["from"]), (m["to_name"], m["to"])):
+        for m in truth.moves:
+            for name, acct in ((m.from_name, m.source), (m.to_name, m.to)):
                 if owner[acct] not in seen:
                     seen.add(owner[acct])
                     calls += [
@@ -263,9 +285,9 @@ class LedgerEnv(ToolEnv):
                 ToolCall(
                     name="transfer",
                     arguments={
-                        "from_account": m["from"],
-                        "to_account": m["to"],
-                        "amount_cents": m["amount"],
+                        "from_account": m.source,
+                        "to_account": m.to,
+                        "amount_cents": m.amount,
                     },
                 )
             )

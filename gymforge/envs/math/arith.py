@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from gymforge.envs.math.latex import rational, with_form
+from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 
 OPS = {
@@ -18,10 +19,10 @@ OPS = {
 TEX = {"+": "+", "-": "-", "*": "\\times", "/": "\\div"}
 
 
-class ArithFamily(TaskFamily):
+class ArithFamily(TaskFamily[MathTruth]):
     """Knobs: ``terms`` (operands), ``magnitude`` (max operand), ``division`` (allow ÷)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         ops = ["+", "-", "*"] + (["/"] if params["division"] else [])
         value = Fraction(r.randint(1, params["magnitude"]))
         text = str(value)
@@ -38,7 +39,7 @@ class ArithFamily(TaskFamily):
             f"Compute the exact value of ${text[1:-1]}$. Give the final answer as a "
             "reduced fraction or integer in \\boxed{}."
         )
-        return prompt, with_form(self, {"answer": rational(value)}, "reduced_fraction")
+        return prompt, with_form(self, rational(value), "reduced_fraction")
 
 
 LEVELS = {

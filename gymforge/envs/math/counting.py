@@ -9,6 +9,7 @@ import random
 from collections import Counter
 from typing import Any
 
+from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 
 LETTERS = "ABCDEFGHKLMNPRSTUVWXYZ"
@@ -77,12 +78,12 @@ KINDS = {
 }
 
 
-class CountingFamily(TaskFamily):
+class CountingFamily(TaskFamily[MathTruth]):
     """Knobs: ``kind`` and ``size`` (how large the objects are)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         question, answer = KINDS[params["kind"]](params["size"], r)
-        return f"{question} {BOX}", {"answer": str(answer)}
+        return f"{question} {BOX}", MathTruth(answer=str(answer))
 
 
 FAMILY = CountingFamily(

@@ -8,7 +8,7 @@ and a held-out region, plus any user JSONL dataset (``{"task_id"?, "question", "
 - **The answer** is the last ``\\boxed{}`` outside ``<think>``: an earlier box the response
   corrected is ignored. ``MathEnv(strict=True)`` fails any response whose final answers
   disagree (visible self-corrections and hedges across boxes) instead.
-- **Forms.** A task whose prompt demands a form declares it (``truth["form"]``: ``integer``,
+- **Forms.** A task whose prompt demands a form declares it (``MathTruth.form``: ``integer``,
   ``reduced_fraction`` or ``simplest_radical``; ``math.arith`` and ``math.rationals`` from v2,
   ``math.modular`` from v2; a dataset row's ``form``). The verdict then reports ``form_ok``
   and the reward has a ``form`` component (0, or -0.5 when the form is not met); the
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +34,7 @@ from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
+from gymforge.envs.math.truth import Form, MathTruth
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward import ComposedReward, FormReward, StandardReward
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
@@ -43,7 +44,6 @@ from gymforge.verify.math import MathVerifier
 
 MODULES = (arith, linear, rationals, roots, modular, counting)
 MAX_TOKENS = 40_960
-Form = Literal["integer", "reduced_fraction", "simplest_radical"]
 
 
 class MathDatasetRow(MathRow):
@@ -54,17 +54,13 @@ class MathDatasetRow(MathRow):
     rel_tol: float | None = Field(default=None, ge=0.0, le=0.1)
 
 
-def _row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
+def _row_to_task(row: BaseModel) -> tuple[str, MathTruth]:
     assert isinstance(row, MathDatasetRow)
-    truth: dict[str, Any] = {"answer": row.answer}
-    if row.form is not None:
-        truth["form"] = row.form
-    if row.rel_tol is not None:
-        truth["rel_tol"] = row.rel_tol
-    return row.question, truth
+    given = {"answer": row.answer, "form": row.form, "rel_tol": row.rel_tol}
+    return row.question, MathTruth.model_validate({k: v for k, v in given.items() if v is not None})
 
 
-class MathEnv(ToolEnv):
+class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
     """See the module docstring. ``strict``: fail responses whose final answers disagree;
     ``require_form``: success needs the demanded form too; ``max_tokens``: the budget."""
 
@@ -104,15 +100,13 @@ class MathEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        return self.verifier.verify(reply, task.truth["answer"], **self._options(task))
-
-    async def verify_async(self, task: Task, world: Any, reply: str) -> Verdict:
-        return await self.verifier.averify(reply, task.truth["answer"], **self._options(task))
+    async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+        gold = self.truth_of(task).answer
+        return await self.verifier.averify(reply, gold, **self._options(task))
 
     def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict:
         budget = self.budget.max_tokens or 0
-        gold = task.truth["answer"]
+        gold = self.truth_of(task).answer
         return self.verifier.over_budget(tokens, budget, gold, **self._options(task))
 
     def succeeded(self, verdict: Verdict | None) -> bool:
@@ -121,11 +115,14 @@ class MathEnv(ToolEnv):
         return not self.require_form or verdict.facts.get("form_ok", True) is True
 
     def _options(self, task: Task) -> dict[str, Any]:
-        opts: dict[str, Any] = {k: task.truth[k] for k in ("rel_tol", "form") if k in task.truth}
+        truth = self.truth_of(task)
+        opts: dict[str, Any] = {
+            k: v for k, v in (("rel_tol", truth.rel_tol), ("form", truth.form)) if v is not None
+        }
         return {**opts, "strict": self.strict}
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        return [Reply(text=f"The answer is \\boxed{{{task.truth['answer']}}}.")]
+        return [Reply(text=f"The answer is \\boxed{{{self.truth_of(task).answer}}}.")]
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """A JSONL file of ``MathDatasetRow`` rows, pinned by hash."""

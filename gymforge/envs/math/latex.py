@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any
 
+from gymforge.envs.math.truth import Form, MathTruth
 from gymforge.tasks import TaskFamily
 
 FORM_SINCE = 2
 """The family version from which a family whose prompt demands a form declares it."""
 
 
-def with_form(family: TaskFamily, truth: dict[str, Any], form: str) -> dict[str, Any]:
+def with_form(family: TaskFamily[MathTruth], answer: str, form: Form) -> MathTruth:
     """``truth`` plus the answer ``form`` the prompt demands, from version ``FORM_SINCE`` on
     (earlier versions generated no form, and their tasks replay as they were recorded)."""
-    return {**truth, "form": form} if family.version >= FORM_SINCE else truth
+    if family.version >= FORM_SINCE:
+        return MathTruth(answer=answer, form=form)
+    return MathTruth(answer=answer)
 
 
 def rational(q: Fraction | int) -> str:

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from gymforge.envs.math.latex import linear_expr, rational, tuple_of
+from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 
 VARS = ["x", "y", "z"]
@@ -28,10 +29,10 @@ def _solve(rows: list[list[Fraction]]) -> list[Fraction] | None:
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
-class LinearFamily(TaskFamily):
+class LinearFamily(TaskFamily[MathTruth]):
     """Knobs: ``unknowns`` (1-3) and ``coef`` (max |coefficient|)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         n, k = params["unknowns"], params["coef"]
         if n == 1:
             a, c = r.choice([v for v in range(-k, k + 1) if v]), r.randint(-k, k)
@@ -42,7 +43,7 @@ class LinearFamily(TaskFamily):
             eq = f"{linear_expr([(a, 'x')], b)} = {linear_expr([(c, 'x')], d)}"
             return (
                 f"Solve ${eq}$ for $x$. Put the exact value of $x$ in \\boxed{{}}.",
-                {"answer": rational(x)},
+                MathTruth(answer=rational(x)),
             )
         while True:
             coefs = [[r.randint(-k, k) for _ in range(n)] for _ in range(n)]
@@ -61,7 +62,7 @@ class LinearFamily(TaskFamily):
         names = ", ".join(VARS[:n])
         return (
             f"Solve the system ${lines}$. Give $({names})$ as a tuple in \\boxed{{}}.",
-            {"answer": tuple_of(sol)},
+            MathTruth(answer=tuple_of(sol)),
         )
 
 

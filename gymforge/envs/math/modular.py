@@ -7,20 +7,21 @@ import random
 from typing import Any
 
 from gymforge.envs.math.latex import with_form
+from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 
 
-class ModularFamily(TaskFamily):
+class ModularFamily(TaskFamily[MathTruth]):
     """Knobs: ``kind`` (``power`` or ``congruence``) and ``modulus`` (upper bound)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         m = r.randint(max(5, params["modulus"] // 2), params["modulus"])
         if params["kind"] == "power":
             a, e = r.randint(2, 10 * m), r.randint(5, 10 * m)
             return (
                 f"Compute ${a}^{{{e}}} \\bmod {m}$ (an integer in $[0, {m - 1}]$). "
                 "Put it in \\boxed{}.",
-                with_form(self, {"answer": str(pow(a, e, m))}, "integer"),
+                with_form(self, str(pow(a, e, m)), "integer"),
             )
         while True:
             a = r.randint(2, m - 1)
@@ -31,7 +32,7 @@ class ModularFamily(TaskFamily):
         return (
             f"Find the unique $x$ with $0 \\le x < {m}$ and ${a}x \\equiv {b} "
             f"\\pmod{{{m}}}$. Put it in \\boxed{{}}.",
-            with_form(self, {"answer": str(x)}, "integer"),
+            with_form(self, str(x), "integer"),
         )
 
 

@@ -7,13 +7,14 @@ from fractions import Fraction
 from typing import Any
 
 from gymforge.envs.math.latex import rational, with_form
+from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 
 
-class RationalsFamily(TaskFamily):
+class RationalsFamily(TaskFamily[MathTruth]):
     """Knobs: ``terms`` (fractions combined) and ``denominator`` (max denominator)."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         value: Fraction | None = None
         text = ""
         for _ in range(params["terms"]):
@@ -31,7 +32,7 @@ class RationalsFamily(TaskFamily):
             )
         return (
             f"Simplify ${text}$ to a single reduced fraction. Put it in \\boxed{{}}.",
-            with_form(self, {"answer": rational(value or 0)}, "reduced_fraction"),
+            with_form(self, rational(value or 0), "reduced_fraction"),
         )
 
 

@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 from gymforge.envs.math.latex import set_of
+from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 
 
@@ -31,17 +32,17 @@ def poly_tex(coefs: list[int]) -> str:
     return out
 
 
-class RootsFamily(TaskFamily):
+class RootsFamily(TaskFamily[MathTruth]):
     """Knobs: ``degree`` and ``spread`` (max |root|). Repeated roots count once."""
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         roots = [r.randint(-params["spread"], params["spread"]) for _ in range(params["degree"])]
         lead = r.choice([1, 1, 1, -1, 2, -2, 3, 4, 5])
         poly = poly_tex(expand(roots, lead))
         return (
             f"Find all real solutions of ${poly} = 0$. Give them as a set in \\boxed{{}}, "
             "e.g. \\boxed{\\{1, 2\\}}.",
-            {"answer": set_of(roots)},
+            MathTruth(answer=set_of(roots)),
         )
 
 

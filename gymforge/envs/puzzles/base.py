@@ -5,10 +5,13 @@ levels, its held-out regions, its validity checker (``check``) and its reference
 (``oracle_answer``). The environment only dispatches on ``task.family``.
 
 Versions: a family that changes its generator or its checker bumps ``version`` and keeps
-every older version in ``legacy`` (the same class, told its version, so old ids regenerate
-and are judged exactly as recorded). ``at_version(n)`` and ``resolve`` reach them.
+every older version in ``TaskFamily.older`` (the same class, told its version, so old ids
+regenerate and are judged exactly as recorded). ``at_version(n)`` and ``resolve`` reach them.
 ``from_row`` turns a dataset row's fields into the hidden truth ``check`` reads (the
 current version's rules).
+
+Each family declares its truth model (a ``PuzzleTruth``): ``check``, ``oracle_answer`` and
+``answer_form`` take it typed, and ``truth_of(task)`` parses a task's.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-from gymforge.core.errors import UnknownTaskError
+from pydantic import BaseModel, ConfigDict
+
 from gymforge.core.types import Task
 from gymforge.envs.puzzles.answer import Outcome
 from gymforge.tasks import TaskFamily
@@ -27,56 +31,66 @@ from gymforge.tasks.family import parse_task_id
 Region = Callable[[Mapping[str, Any]], bool]
 
 
+class PuzzleTruth(BaseModel):
+    """What every puzzle's truth may carry besides its family's fields: a dataset row's
+    family (``row_family``, which also marks a dataset task) and its reference answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    row_family: str | None = None
+    reference: str | None = None
+
+
+class RowMark(BaseModel):
+    """Just enough of any puzzle truth to tell which family judges it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    row_family: str | None = None
+
+
+PuzzleT = TypeVar("PuzzleT", bound=PuzzleTruth)
+
+
 @dataclass
-class PuzzleFamily(TaskFamily):
+class PuzzleFamily(TaskFamily[PuzzleT], Generic[PuzzleT]):
     """A ``TaskFamily`` plus ``check`` and ``oracle_answer``; ``heldout`` names the
     parameter regions the environment's ``Split`` reserves for evaluation."""
 
-    legacy: tuple[PuzzleFamily, ...] = ()
     heldout: ClassVar[Mapping[str, Region]] = {}
     multiline_answer: ClassVar[bool] = False
     """Whether the answer may run over several lines after ``Answer:`` (from version 2)."""
 
     @abstractmethod
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
+    def check(self, truth: PuzzleT, answer: str) -> Outcome:
         """Judge the *validity* of ``answer`` (the text after ``Answer:``) for the task whose
         hidden data is ``truth``. Every valid solution passes. Never evaluates model text
         as code; bounded time on any input of at most ``MAX_ANSWER_CHARS`` characters."""
 
     @abstractmethod
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
+    def oracle_answer(self, truth: PuzzleT) -> str:
         """A canonical valid solution, written in the answer format the prompt asks for."""
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> PuzzleT:
         """The hidden truth of a dataset row (its family-specific fields); ValueError saying
         what is missing or wrong."""
         raise ValueError(f"{self.name} takes no dataset rows")
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+    def answer_form(self, truth: PuzzleT) -> tuple[str, str]:
         """``(form, example)`` of the answer line for the task ``truth`` (dataset prompts)."""
         raise NotImplementedError
 
     def multiline(self) -> bool:
         return self.multiline_answer and self.version >= 2
 
-    def at_version(self, version: int) -> PuzzleFamily:
-        """This family as it was at ``version``; UnknownTaskError for a version never made."""
-        if version == self.version:
-            return self
-        for old in self.legacy:
-            if old.version == version:
-                return old
-        known = sorted([self.version, *(f.version for f in self.legacy)])
-        raise UnknownTaskError(f"{self.name} has no version {version} (versions: {known})")
+    def at_version(self, version: int) -> PuzzleFamily[PuzzleT]:
+        family = super().at_version(version)
+        if not isinstance(family, PuzzleFamily):
+            raise TypeError(f"{self.name} v{version} is not a PuzzleFamily: it cannot judge")
+        return family
 
-    def resolve(self, task_id: str) -> Task:
-        tid = parse_task_id(task_id)
-        if tid.family == self.name and tid.version != self.version:
-            return self.at_version(tid.version).resolve(task_id)
-        return super().resolve(task_id)
-
-    def for_task(self, task: Task) -> PuzzleFamily:
+    def for_task(self, task: Task) -> PuzzleFamily[PuzzleT]:
         """The version that made ``task`` (a dataset task is judged by the current one)."""
-        if "row_family" in task.truth:
+        if RowMark.model_validate(task.truth).row_family is not None:
             return self
         return self.at_version(parse_task_id(task.task_id).version)

@@ -22,18 +22,33 @@ from itertools import combinations
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily
-from gymforge.envs.puzzles.rows import NAMING, draw_names, edge_list, field, key_of, names
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
+from gymforge.envs.puzzles.rows import NAMING, Name, draw_names, edge_list, field, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
 _ITEM = re.compile(r"\s*([A-Za-z])\s*[=:]\s*(\d{1,3})\s*")
 _ITEM_V2 = re.compile(r"\s*([A-Za-z]\w{0,30}|\d{1,6})\s*[=:]\s*(\d{1,3})\s*")
 
 
-class ColoringFamily(PuzzleFamily):
+class ColoringTruth(PuzzleTruth):
+    """Nodes (all integers or all names), edges ``[u, v]``, the number of colours and, for
+    generated tasks, one valid colouring (per node, in ``nodes`` order)."""
+
+    nodes: list[Name]
+    edges: list[list[Name]]
+    colors: int
+    solution: list[int] | None = None
+
+
+def _form(nodes: list[Name]) -> tuple[str, str]:
+    example = "2=1, 5=2, 7=1" if isinstance(nodes[0], int) else "P=1, Q=2, R=1"
+    return "<Node>=<colour>, ... for every node", example
+
+
+class ColoringFamily(PuzzleFamily[ColoringTruth]):
     heldout = {"largest_graphs": lambda p: p["nodes"] >= 15}
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, ColoringTruth]:
         n, k, density = params["nodes"], params["colors"], params["density"]
         order = draw_names(r, n, params.get("naming", "letters"))
         color = {v: (i + 1 if i < k else r.randint(1, k)) for i, v in enumerate(order)}
@@ -49,26 +64,27 @@ class ColoringFamily(PuzzleFamily):
             "two ends of every edge get different colours. Any such colouring is accepted "
             "(not every colour has to be used).\n"
             f"Nodes: {', '.join(map(str, nodes))}\nEdges: {listed}\n\n"
-            + answer_instruction(*self.answer_form({"nodes": nodes}))
+            + answer_instruction(*_form(nodes))
         )
-        truth = {"nodes": nodes, "edges": edges, "colors": k}
-        return prompt, {**truth, "solution": [color[v] for v in nodes]}
+        truth = ColoringTruth(
+            nodes=nodes, edges=edges, colors=k, solution=[color[v] for v in nodes]
+        )
+        return prompt, truth
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
-        integers = isinstance(truth["nodes"][0], int)
-        example = "2=1, 5=2, 7=1" if integers else "P=1, Q=2, R=1"
-        return "<Node>=<colour>, ... for every node", example
+    def answer_form(self, truth: ColoringTruth) -> tuple[str, str]:
+        return _form(truth.nodes)
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> ColoringTruth:
         nodes = names(row, "nodes")
         k = field(row, "colors", int)
         if k < 1:
             raise ValueError("field 'colors' must be at least 1")
-        return {"nodes": nodes, "edges": edge_list(row, "edges", nodes, False), "colors": k}
+        edges = edge_list(row, "edges", nodes, False)
+        return ColoringTruth(nodes=nodes, edges=edges, colors=k)
 
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
-        nodes = [key_of(v) for v in truth["nodes"]]
-        k: int = truth["colors"]
+    def check(self, truth: ColoringTruth, answer: str) -> Outcome:
+        nodes = [key_of(v) for v in truth.nodes]
+        k = truth.colors
         index = {v: i for i, v in enumerate(nodes)}
         pattern = _ITEM if self.version < 2 else _ITEM_V2
         given: dict[str, int] = {}
@@ -87,13 +103,13 @@ class ColoringFamily(PuzzleFamily):
         missing = [v for v in nodes if v not in given]
         if missing:
             return fail("missing_node", node=missing[0])
-        for u, v in truth["edges"]:
+        for u, v in truth.edges:
             if given[key_of(u)] == given[key_of(v)]:
                 return fail("conflict", edge=f"{u}-{v}", color=given[key_of(u)])
         return ok(colors_used=len(set(given.values())))
 
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        pairs = zip(truth["nodes"], truth["solution"], strict=True)
+    def oracle_answer(self, truth: ColoringTruth) -> str:
+        pairs = zip(truth.nodes, truth.solution or [], strict=True)
         return ", ".join(f"{v}={c}" for v, c in pairs)
 
 
@@ -119,5 +135,5 @@ def _levels(naming: bool) -> dict[int, ParamSpace]:
 
 
 V1 = ColoringFamily("puzzles.coloring", 1, _levels(False))
-FAMILY = ColoringFamily("puzzles.coloring", 2, _levels(True), legacy=(V1,))
+FAMILY = ColoringFamily("puzzles.coloring", 2, _levels(True), older={1: V1})
 """Version 2: nodes named by integers too (``naming``), dataset rows."""

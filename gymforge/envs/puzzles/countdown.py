@@ -38,7 +38,7 @@ from fractions import Fraction
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.envs.puzzles.rows import field, int_list
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
@@ -221,10 +221,21 @@ RULES = {
 }
 
 
-class CountdownFamily(PuzzleFamily):
+class CountdownTruth(PuzzleTruth):
+    """``negatives`` is absent in version 1 (no rule about negative values); ``solution``
+    in dataset rows, which have ``use_all`` instead."""
+
+    numbers: list[int]
+    target: int
+    solution: str | None = None
+    negatives: bool | None = None
+    use_all: bool = False
+
+
+class CountdownFamily(PuzzleFamily[CountdownTruth]):
     heldout = {"seven_numbers": lambda p: p["count"] == 7}
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, CountdownTruth]:
         count, ops = params["count"], params["ops"]
         negatives = params.get("negatives")  # None: version 1, which had no such rule
         for _ in range(100):
@@ -252,29 +263,29 @@ class CountdownFamily(PuzzleFamily):
             "and digits cannot be glued together into new numbers.\n\n"
             + answer_instruction("<expression>", "(10 - 4) * 7 + 2")
         )
-        truth: dict[str, Any] = {"numbers": numbers, "target": target, "solution": solution}
+        truth = CountdownTruth(numbers=numbers, target=target, solution=solution)
         if negatives is not None:
-            truth["negatives"] = negatives
+            truth = truth.model_copy(update={"negatives": negatives})
         return prompt, truth
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> CountdownTruth:
         numbers = int_list(row, "numbers")
-        return {
-            "numbers": sorted(numbers),
-            "target": field(row, "target", int),
-            "negatives": field(row, "negatives", bool, False),
-            "use_all": field(row, "use_all", bool, False),
-        }
+        return CountdownTruth(
+            numbers=sorted(numbers),
+            target=field(row, "target", int),
+            negatives=field(row, "negatives", bool, False),
+            use_all=field(row, "use_all", bool, False),
+        )
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
+    def answer_form(self, truth: CountdownTruth) -> tuple[str, str]:
         return "<expression>", "(10 - 4) * 7 + 2"
 
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
+    def check(self, truth: CountdownTruth, answer: str) -> Outcome:
         text = answer.strip().strip("$").strip()
         if len(text) > MAX_CHARS:
             return fail("too_long", chars=len(text))
         claimed: int | None = None
-        negatives = bool(truth.get("negatives", False))
+        negatives = bool(truth.negatives)
         if "=" in text:
             lhs, _, rhs = text.partition("=")
             if not (_SIGNED if negatives else _INT).fullmatch(rhs.translate(_DASHES)):
@@ -284,31 +295,31 @@ class CountdownFamily(PuzzleFamily):
             tree = parse_expression(text, unary=negatives)
         except ParseError as err:
             return fail("parse_error", error=str(err)[:120])
-        seen: list[Fraction] | None = None if negatives or "negatives" not in truth else []
+        seen: list[Fraction] | None = None if negatives or truth.negatives is None else []
         try:
             value = evaluate(tree, seen)
         except ZeroDivisionError:
             return fail("division_by_zero")
-        available = Counter(truth["numbers"])
+        available = Counter(truth.numbers)
         used = Counter(leaves(tree))
         for n, times in sorted(used.items()):
             if n not in available:
                 return fail("number_not_given", number=n if n < 10**9 else -1)
             if times > available[n]:
                 return fail("uses_number_twice", number=n, used=times, available=available[n])
-        if truth.get("use_all") and used != available:
+        if truth.use_all and used != available:
             missing = sorted((available - used).elements())
             return fail("numbers_unused", number=missing[0])
-        if value != truth["target"]:
-            return fail("wrong_target", value=str(value)[:60], target=truth["target"])
+        if value != truth.target:
+            return fail("wrong_target", value=str(value)[:60], target=truth.target)
         if seen is not None and any(v < 0 for v in seen):
             return fail("negative_intermediate", value=str(min(seen))[:60])
-        if claimed is not None and claimed != truth["target"]:
+        if claimed is not None and claimed != truth.target:
             return fail("false_claim", claimed=str(claimed)[:60])
         return ok(numbers_used=len(leaves(tree)))
 
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        return str(truth["solution"])
+    def oracle_answer(self, truth: CountdownTruth) -> str:
+        return str(truth.solution)
 
 
 def _level(
@@ -346,6 +357,6 @@ FAMILY = CountdownFamily(
         2: _level((5, 6), ("+-*/",), (0, 1), 12, (False, True)),
         3: _level((6, 7), ("+-*/",), (1, 2), 10, (False, True)),
     },
-    legacy=(V1,),
+    older={1: V1},
 )
 """Version 2: the ``negatives`` rule (unary minus where negatives are allowed)."""

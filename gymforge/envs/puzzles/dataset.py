@@ -22,11 +22,11 @@ row is still loaded and graded. Rows are judged by each family's current version
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.envs.puzzles.answer import answer_instruction, extract_answer
+from gymforge.envs.puzzles.base import PuzzleTruth
 from gymforge.envs.puzzles.families import family_named
 from gymforge.tasks.dataset import Dataset, load_jsonl
 
@@ -42,7 +42,7 @@ class PuzzleRow(BaseModel):
     answer: str = Field(min_length=1)
 
 
-def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
+def row_to_task(row: BaseModel) -> tuple[str, PuzzleTruth]:
     """``(prompt, truth)`` of one row; ValueError saying what is wrong with it."""
     assert isinstance(row, PuzzleRow)
     family = family_named(row.family)
@@ -51,7 +51,7 @@ def row_to_task(row: BaseModel) -> tuple[str, dict[str, Any]]:
         own = family.from_row(fields)
     except (KeyError, TypeError, IndexError) as err:
         raise ValueError(f"bad {family.name} fields: {type(err).__name__}: {err}") from err
-    truth = {**own, "row_family": family.name, "reference": row.answer}
+    truth = own.model_copy(update={"row_family": family.name, "reference": row.answer})
     form, example = family.answer_form(truth)
     instruction = answer_instruction(form, example, family.multiline())
     prompt = f"{row.question.rstrip()}\n\n{instruction}"

@@ -29,7 +29,7 @@ from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.puzzles.answer import extract_answer
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.envs.puzzles.dataset import load_puzzles
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.envs.puzzles.redteam import CASES
@@ -41,7 +41,7 @@ from gymforge.verify import Verdict
 __all__ = ["BY_NAME", "FAMILIES", "PuzzleFamily", "PuzzlesEnv"]
 
 
-class PuzzlesEnv(ToolEnv):
+class PuzzlesEnv(ToolEnv[PuzzleTruth, dict[str, Any]]):
     """Single-turn puzzles: the first reply is verified; there are no tools."""
 
     spec = EnvSpec(
@@ -70,10 +70,15 @@ class PuzzlesEnv(ToolEnv):
         reported in ``Dataset.errors`` (file and line) and the other rows still load."""
         return load_puzzles(path, name)
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
+    def truth_of(self, task: Task) -> PuzzleTruth:
+        """The truth model of the family (and version) that judges ``task``."""
+        truth: PuzzleTruth = family_of(task).truth_of(task)
+        return truth
+
+    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
         family = family_of(task)
         answer, problem = extract_answer(reply, family.multiline())
-        outcome = problem if answer is None else family.check(task.truth, answer)
+        outcome = problem if answer is None else family.check(family.truth_of(task), answer)
         assert outcome is not None
         return Verdict(
             passed=outcome.passed,
@@ -83,8 +88,8 @@ class PuzzlesEnv(ToolEnv):
         )
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        reference = task.truth.get("reference")  # a dataset row's own answer
-        answer = (
-            reference if isinstance(reference, str) else family_of(task).oracle_answer(task.truth)
-        )
+        family = family_of(task)
+        truth = family.truth_of(task)
+        # a dataset row's own answer, else the family's solution
+        answer = truth.reference if truth.reference is not None else family.oracle_answer(truth)
         return [Reply(text=f"Answer: {answer}")]

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gymforge.core.types import Task
 from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.base import PuzzleFamily, RowMark
 
-FAMILIES: tuple[PuzzleFamily, ...] = (
+FAMILIES: tuple[PuzzleFamily[Any], ...] = (
     countdown.FAMILY,
     sudoku.FAMILY,
     knights_knaves.FAMILY,
     shortest_path.FAMILY,
     coloring.FAMILY,
 )
-BY_NAME: dict[str, PuzzleFamily] = {f.name: f for f in FAMILIES}
-SHORT: dict[str, PuzzleFamily] = {f.name.removeprefix("puzzles."): f for f in FAMILIES}
+BY_NAME: dict[str, PuzzleFamily[Any]] = {f.name: f for f in FAMILIES}
+SHORT: dict[str, PuzzleFamily[Any]] = {f.name.removeprefix("puzzles."): f for f in FAMILIES}
 
 
-def family_named(name: str) -> PuzzleFamily:
+def family_named(name: str) -> PuzzleFamily[Any]:
     """``countdown`` or ``puzzles.countdown``; ValueError naming the known families."""
     found = BY_NAME.get(name) or SHORT.get(name)
     if found is None:
@@ -25,7 +27,7 @@ def family_named(name: str) -> PuzzleFamily:
     return found
 
 
-def family_of(task: Task) -> PuzzleFamily:
+def family_of(task: Task) -> PuzzleFamily[Any]:
     """The family, at the version that made ``task``, whose checker judges it."""
-    name = task.truth.get("row_family", task.family)
-    return BY_NAME[str(name)].for_task(task)
+    name = RowMark.model_validate(task.truth).row_family or task.family
+    return BY_NAME[name].for_task(task)

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.envs.puzzles.kk_logic import (
     ATOMS,
     MAX_TERM_NODES,
@@ -175,10 +175,22 @@ def label(knight: bool) -> str:
     return "knight" if knight else "knave"
 
 
-class KnightsKnavesFamily(PuzzleFamily):
+class KnightsTruth(PuzzleTruth):
+    """``statements``: one term per islander (see ``kk_logic``); ``solution`` (knight or
+    not, per islander) and ``solutions`` (how many assignments fit) for generated tasks;
+    ``labels``: a dataset row's own words for knight and knave."""
+
+    names: list[str]
+    statements: list[Any]
+    solution: list[bool] | None = None
+    solutions: int | None = None
+    labels: list[str] | None = None
+
+
+class KnightsKnavesFamily(PuzzleFamily[KnightsTruth]):
     heldout = {"eight_islanders": lambda p: p["people"] == 8}
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, KnightsTruth]:
         n, compound = params["people"], params["kinds"] == "compound"
         logic = params["kinds"] == "logic"
         names = r.sample(NAMES, n)
@@ -204,14 +216,16 @@ class KnightsKnavesFamily(PuzzleFamily):
             "exactly once.\n\n"
             + answer_instruction("<Name>=<knight|knave>, ...", "Xena=knight, Yuri=knave")
         )
-        truth = {"names": names, "statements": statements, "solution": knights}
-        return prompt, {**truth, "solutions": solutions}
+        truth = KnightsTruth(
+            names=names, statements=statements, solution=knights, solutions=solutions
+        )
+        return prompt, truth
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
-        yes, no = truth.get("labels", ["knight", "knave"])
+    def answer_form(self, truth: KnightsTruth) -> tuple[str, str]:
+        yes, no = truth.labels or ["knight", "knave"]
         return f"<Name>=<{yes}|{no}>, ...", f"Xena={yes}, Yuri={no}"
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> KnightsTruth:
         people = field(row, "names", list)
         if not people or not all(isinstance(p, str) and _NAME.fullmatch(p) for p in people):
             raise ValueError("field 'names' must be a non-empty list of one-word names")
@@ -222,7 +236,7 @@ class KnightsKnavesFamily(PuzzleFamily):
             raise ValueError(f"field 'statements' needs one term per name ({len(people)})")
         budget = [MAX_TERM_NODES]
         statements = [term(s, len(people), budget) for s in said]
-        truth: dict[str, Any] = {"names": people, "statements": statements}
+        truth = KnightsTruth(names=people, statements=statements)
         labels = row.get("labels")
         if labels is not None:
             if isinstance(labels, dict):
@@ -234,15 +248,15 @@ class KnightsKnavesFamily(PuzzleFamily):
                 and labels[0].lower() != labels[1].lower()
             ):
                 raise ValueError("field 'labels' must give two different words: knight, knave")
-            truth["labels"] = [w.lower() for w in labels]
+            truth = truth.model_copy(update={"labels": [w.lower() for w in labels]})
         return truth
 
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
-        names: list[str] = truth["names"]
+    def check(self, truth: KnightsTruth, answer: str) -> Outcome:
+        names = truth.names
         index = {name.lower(): i for i, name in enumerate(names)}
         words = {"knight": True, "knave": False}
-        if self.version >= 2 and "labels" in truth:
-            words.update({truth["labels"][0]: True, truth["labels"][1]: False})
+        if self.version >= 2 and truth.labels is not None:
+            words.update({truth.labels[0]: True, truth.labels[1]: False})
         pattern = _ITEM if self.version < 2 else _ITEM_V2
         text = answer.strip().rstrip(".").replace(";", ",")
         items = text.split(",") if self.version < 2 else _AND.split(text)
@@ -264,13 +278,13 @@ class KnightsKnavesFamily(PuzzleFamily):
         if missing:
             return fail("missing_person", name=missing[0])
         knights = [given[i] for i in range(len(names))]
-        for i, s in enumerate(truth["statements"]):
+        for i, s in enumerate(truth.statements):
             if holds(s, knights) != knights[i]:
                 return fail("violates_clue", speaker=names[i], labelled=label(knights[i]))
         return ok(knights=sum(knights))
 
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        pairs = zip(truth["names"], truth["solution"], strict=True)
+    def oracle_answer(self, truth: KnightsTruth) -> str:
+        pairs = zip(truth.names, truth.solution or [], strict=True)
         return ", ".join(f"{name}={label(k)}" for name, k in pairs)
 
 
@@ -292,7 +306,7 @@ FAMILY = KnightsKnavesFamily(
         2: _level((5, 6), ("basic", "compound", "logic")),
         3: _level((7, 8), ("compound", "logic")),
     },
-    legacy=(V1,),
+    older={1: V1},
 )
 """Version 2: not, implies, iff, n-ary and/or and nesting; dataset rows; answers with
 "and" and a row's own words for knight and knave."""

@@ -23,12 +23,12 @@ from __future__ import annotations
 import heapq
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.envs.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
@@ -43,12 +43,8 @@ def weights(edges: list[list[Any]]) -> dict[tuple[Name, Name], int]:
     return out
 
 
-Adjacency = dict[Name, list[tuple[Name, int]]]
-"""Each node's ``(neighbour, weight)`` pairs; nodes are all strings or all integers."""
-
-
-def adjacency(nodes: Sequence[Name], edges: list[list[Any]]) -> Adjacency:
-    adj: Adjacency = {n: [] for n in nodes}
+def adjacency(nodes: list[Name], edges: list[list[Any]]) -> dict[Name, list[tuple[Name, int]]]:
+    adj: dict[Name, list[tuple[Name, int]]] = {n: [] for n in nodes}
     for u, v, w in edges:
         adj[u].append((v, w))
         adj[v].append((u, w))
@@ -57,7 +53,9 @@ def adjacency(nodes: Sequence[Name], edges: list[list[Any]]) -> Adjacency:
     return adj
 
 
-def dijkstra(adj: Adjacency, source: Name) -> tuple[dict[Name, int], dict[Name, Name]]:
+def dijkstra(
+    adj: dict[Name, list[tuple[Name, int]]], source: Name
+) -> tuple[dict[Name, int], dict[Name, Name]]:
     """Distances from ``source`` and a predecessor map (ties broken by node name)."""
     dist: dict[Name, int] = {source: 0}
     prev: dict[Name, Name] = {}
@@ -75,9 +73,8 @@ def dijkstra(adj: Adjacency, source: Name) -> tuple[dict[Name, int], dict[Name, 
     return dist, prev
 
 
-def _hops(adj: Adjacency, source: Name) -> dict[Name, int]:
-    hops: dict[Name, int] = {source: 0}
-    frontier = [source]
+def _hops(adj: dict[Name, list[tuple[Name, int]]], source: Name) -> dict[Name, int]:
+    hops, frontier = {source: 0}, [source]
     while frontier:
         nxt = []
         for u in frontier:
@@ -89,10 +86,22 @@ def _hops(adj: Adjacency, source: Name) -> dict[Name, int]:
     return hops
 
 
-class ShortestPathFamily(PuzzleFamily):
+class PathTruth(PuzzleTruth):
+    """Nodes (all integers or all names), weighted edges ``[u, v, w]``, the two ends, the
+    shortest distance and, for generated tasks, one shortest ``path``."""
+
+    nodes: list[Name]
+    edges: list[list[Name]]
+    source: Name
+    target: Name
+    distance: int
+    path: list[Name] | None = None
+
+
+class ShortestPathFamily(PuzzleFamily[PathTruth]):
     heldout = {"largest_graphs": lambda p: p["nodes"] >= 18}
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, PathTruth]:
         n, top = params["nodes"], params["max_weight"]
         order: list[Any] = draw_names(r, n, params.get("naming", "letters"))
         pairs = {tuple(sorted((order[i], order[r.randrange(i)]))) for i in range(1, n)}
@@ -120,14 +129,21 @@ class ShortestPathFamily(PuzzleFamily):
             f"with {source} and ending with {target}.\n\n"
             + answer_instruction("<node> -> <node> -> ... -> <node>", example)
         )
-        truth = {"nodes": nodes, "edges": edges, "source": source, "target": target}
-        return prompt, {**truth, "distance": dist[target], "path": path[::-1]}
+        truth = PathTruth(
+            nodes=nodes,
+            edges=edges,
+            source=source,
+            target=target,
+            distance=dist[target],
+            path=path[::-1],
+        )
+        return prompt, truth
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
-        example = "2 -> 5 -> 7" if isinstance(truth["source"], int) else "P -> Q -> R"
+    def answer_form(self, truth: PathTruth) -> tuple[str, str]:
+        example = "2 -> 5 -> 7" if isinstance(truth.source, int) else "P -> Q -> R"
         return "<node> -> <node> -> ... -> <node>", example
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> PathTruth:
         nodes = names(row, "nodes")
         edges = edge_list(row, "edges", nodes, True)
         known = {key_of(v): v for v in nodes}
@@ -140,33 +156,34 @@ class ShortestPathFamily(PuzzleFamily):
         dist, _ = dijkstra(adj, ends[0])
         if ends[1] not in dist or ends[0] == ends[1]:
             raise ValueError("no path from 'source' to a different 'target'")
-        truth = {"nodes": nodes, "edges": edges, "source": ends[0], "target": ends[1]}
-        return {**truth, "distance": dist[ends[1]]}
+        return PathTruth(
+            nodes=nodes, edges=edges, source=ends[0], target=ends[1], distance=dist[ends[1]]
+        )
 
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
+    def check(self, truth: PathTruth, answer: str) -> Outcome:
         steps = [s.upper() for s in _SEP.split(answer.strip().rstrip("."))]
         if any(not s for s in steps):
             return fail("parse_error", error="empty node name")
-        nodes = {key_of(v) for v in truth["nodes"]}
+        nodes = {key_of(v) for v in truth.nodes}
         unknown = next((s for s in steps if s not in nodes), None)
         if unknown is not None:
             return fail("unknown_node", node=unknown[:20])
-        if steps[0] != key_of(truth["source"]):
+        if steps[0] != key_of(truth.source):
             return fail("wrong_start", start=steps[0])
-        if steps[-1] != key_of(truth["target"]) or len(steps) < 2:
+        if steps[-1] != key_of(truth.target) or len(steps) < 2:
             return fail("wrong_end", end=steps[-1])
-        w = {(key_of(u), key_of(v)): d for (u, v), d in weights(truth["edges"]).items()}
+        w = {(key_of(u), key_of(v)): d for (u, v), d in weights(truth.edges).items()}
         total = 0
         for u, v in pairwise(steps):
             if (u, v) not in w:
                 return fail("not_a_path", missing_edge=f"{u}-{v}")
             total += w[u, v]
-        if total != truth["distance"]:
-            return fail("not_shortest", length=total, shortest=truth["distance"])
+        if total != truth.distance:
+            return fail("not_shortest", length=total, shortest=truth.distance)
         return ok(length=total, nodes=len(steps))
 
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        return " -> ".join(map(str, truth["path"]))
+    def oracle_answer(self, truth: PathTruth) -> str:
+        return " -> ".join(map(str, truth.path or []))
 
 
 def _level(
@@ -191,5 +208,5 @@ def _levels(naming: bool) -> dict[int, ParamSpace]:
 
 
 V1 = ShortestPathFamily("puzzles.shortest_path", 1, _levels(False))
-FAMILY = ShortestPathFamily("puzzles.shortest_path", 2, _levels(True), legacy=(V1,))
+FAMILY = ShortestPathFamily("puzzles.shortest_path", 2, _levels(True), older={1: V1})
 """Version 2: nodes named by integers too (``naming``), dataset rows."""

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.envs.puzzles.rows import field
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
 
@@ -129,11 +129,20 @@ def conflict(
     return None
 
 
-class SudokuFamily(PuzzleFamily):
+class SudokuTruth(PuzzleTruth):
+    """The grid as ``size * size`` characters, ``.`` for a blank; ``solution`` for
+    generated tasks only."""
+
+    size: int
+    givens: str
+    solution: str | None = None
+
+
+class SudokuFamily(PuzzleFamily[SudokuTruth]):
     heldout = {"fewest_givens": lambda p: p["size"] == 9 and p["givens"] <= 26}
     multiline_answer = True
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, SudokuTruth]:
         size = params["size"]
         solution = "".join(str(d) for row in full_grid(size, r) for d in row)
         shown = set(r.sample(range(size * size), params["givens"]))
@@ -147,7 +156,7 @@ class SudokuFamily(PuzzleFamily):
             + answer_instruction(*self._form(size), multiline=self.version >= 2)
             + "\n(The example only shows the format.)"
         )
-        return prompt, {"size": size, "givens": givens, "solution": solution}
+        return prompt, SudokuTruth(size=size, givens=givens, solution=solution)
 
     @staticmethod
     def _form(size: int) -> tuple[str, str]:
@@ -156,10 +165,10 @@ class SudokuFamily(PuzzleFamily):
             "/".join(["1234"] * 4) if size == 4 else "/".join(["123456789"] * 9),
         )
 
-    def answer_form(self, truth: Mapping[str, Any]) -> tuple[str, str]:
-        return self._form(int(truth["size"]))
+    def answer_form(self, truth: SudokuTruth) -> tuple[str, str]:
+        return self._form(truth.size)
 
-    def from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def from_row(self, row: Mapping[str, Any]) -> SudokuTruth:
         puzzle = field(row, "puzzle", (str, list))
         if isinstance(puzzle, list):
             if not all(isinstance(r, list) and all(type(c) is int for c in r) for r in puzzle):
@@ -176,10 +185,10 @@ class SudokuFamily(PuzzleFamily):
             raise ValueError(f"field 'puzzle' holds a cell that is neither 1-{size} nor a blank")
         if conflict([givens[i : i + size] for i in range(0, size * size, size)], size, BLANK):
             raise ValueError("field 'puzzle' repeats a digit in a row, column or box")
-        return {"size": size, "givens": givens}
+        return SudokuTruth(size=size, givens=givens)
 
-    def check(self, truth: Mapping[str, Any], answer: str) -> Outcome:
-        size, givens = truth["size"], truth["givens"]
+    def check(self, truth: SudokuTruth, answer: str) -> Outcome:
+        size, givens = truth.size, truth.givens
         rows = parse_grid(answer, size) if self.version < 2 else parse_layout(answer, size)
         if isinstance(rows, str):
             return fail("parse_error", error=rows)
@@ -198,8 +207,8 @@ class SudokuFamily(PuzzleFamily):
             return fail(found[0], **found[1])
         return ok(filled=givens.count(BLANK))
 
-    def oracle_answer(self, truth: Mapping[str, Any]) -> str:
-        size, s = truth["size"], truth["solution"]
+    def oracle_answer(self, truth: SudokuTruth) -> str:
+        size, s = truth.size, truth.solution or ""
         return "/".join(s[i : i + size] for i in range(0, size * size, size))
 
 
@@ -209,5 +218,5 @@ def _level(size: int, givens: tuple[int, int]) -> ParamSpace:
 
 LEVELS = {1: _level(4, (6, 10)), 2: _level(9, (40, 50)), 3: _level(9, (23, 32))}
 V1 = SudokuFamily("puzzles.sudoku", 1, LEVELS)
-FAMILY = SudokuFamily("puzzles.sudoku", 2, LEVELS, legacy=(V1,))
+FAMILY = SudokuFamily("puzzles.sudoku", 2, LEVELS, older={1: V1})
 """Version 2: the common grid layouts, a multi-line answer, dataset rows."""

@@ -24,7 +24,7 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
-from gymforge.envs.reasoning_gym.family import RG_VERSION, ReasoningGymFamily
+from gymforge.envs.reasoning_gym.family import RG_VERSION, ReasoningGymFamily, RgTruth
 from gymforge.envs.reasoning_gym.redteam import cases_for
 from gymforge.envs.reasoning_gym.scoring import score
 from gymforge.kit.tool_env import ToolEnv
@@ -51,10 +51,10 @@ def oracle_gap(family: ReasoningGymFamily) -> str | None:
     for level in family.levels:
         for seed in range(PROBES[0] if level == 1 else PROBES[1]):
             task = family.task(level, seed)
-            answer = task.truth["answer"]
+            answer = family.truth_of(task).answer
             if answer is None:
                 return "reasoning-gym stores no answer for this dataset's items"
-            entry = family.entry(level, task.truth["item_seed"])
+            entry = family.entry(level, family.truth_of(task).item_seed)
             outcome = score(family.scorer(level), entry, f"<answer>{answer}</answer>")
             if not outcome.passed:
                 return (
@@ -83,7 +83,7 @@ def _profile(family: ReasoningGymFamily, gap: str | None) -> QAProfile:
     )
 
 
-class ReasoningGymEnv(ToolEnv):
+class ReasoningGymEnv(ToolEnv[RgTruth, dict[str, Any]]):
     """Base of the per-dataset classes ``env_class`` builds; not used directly."""
 
     family: ReasoningGymFamily
@@ -93,8 +93,9 @@ class ReasoningGymEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        level, item_seed = int(task.truth["level"]), int(task.truth["item_seed"])
+    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+        truth = self.truth_of(task)
+        level, item_seed = truth.level, truth.item_seed
         entry = self.family.entry(level, item_seed)
         outcome = score(self.family.scorer(level), entry, reply)
         return Verdict(
@@ -105,7 +106,7 @@ class ReasoningGymEnv(ToolEnv):
         )
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
-        answer = task.truth.get("answer")
+        answer = self.truth_of(task).answer
         return None if answer is None else [Reply(text=f"<answer>{answer}</answer>")]
 
 

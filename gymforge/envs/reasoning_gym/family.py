@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
 import random
 from collections import OrderedDict
 from collections.abc import Mapping
 from importlib.metadata import version
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
 from reasoning_gym.dataset import ProceduralDataset
 from reasoning_gym.factory import CURRICULA, DATASETS
@@ -106,7 +106,21 @@ def curriculum_configs(name: str) -> list[dict[str, Any]]:
     return configs or [_config_dict(config_cls())]
 
 
-class ReasoningGymFamily(TaskFamily):
+class RgTruth(BaseModel):
+    """How to regenerate a reasoning-gym item (dataset, curriculum level and its config, the
+    item's seed) plus its stored answer (None when the dataset stores none) and metadata."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: str
+    level: int
+    item_seed: int
+    config: dict[str, Any]
+    answer: str | None
+    metadata: dict[str, Any]
+
+
+class ReasoningGymFamily(TaskFamily[RgTruth]):
     """Tasks of the reasoning-gym dataset ``dataset``; params are ``{"level": d}``."""
 
     def __init__(self, dataset: str) -> None:
@@ -157,7 +171,7 @@ class ReasoningGymFamily(TaskFamily):
             found = self._scorers[level] = self.make_dataset(level, 0)
         return found
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, RgTruth]:
         level = int(params["level"])
         for _ in range(GENERATION_TRIES):
             item_seed = r.randrange(2**31)
@@ -172,13 +186,13 @@ class ReasoningGymFamily(TaskFamily):
                 f"level {level} ({jsonable(self.configs[level - 1])})"
             )
         answer = entry.get("answer")
-        truth = {
-            "dataset": self.dataset,
-            "level": level,
-            "item_seed": item_seed,
-            "config": jsonable(self.configs[level - 1]),
-            "answer": None if answer is None else str(answer),
-            "metadata": jsonable(entry.get("metadata", {})),
-        }
-        json.dumps(truth)  # fail loudly here, not in a trajectory writer
+        truth = RgTruth(
+            dataset=self.dataset,
+            level=level,
+            item_seed=item_seed,
+            config=jsonable(self.configs[level - 1]),
+            answer=None if answer is None else str(answer),
+            metadata=jsonable(entry.get("metadata", {})),
+        )
+        truth.model_dump_json()  # fail loudly here, not in a trajectory writer
         return str(entry["question"]), truth

@@ -22,14 +22,19 @@ from collections.abc import Callable
 
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
+from gymforge.envs.reasoning_gym.family import RgTruth
 from gymforge.kit.redteam import CraftedReply, wrong_answer
 
 FRAME_DEPTH = 3
 """``score_answer`` -> ``parse_expr`` -> ``eval_expr`` -> the evaluated text (sympy 1.14)."""
 
 
+def _answer(task: Task) -> str | None:
+    return RgTruth.model_validate(task.truth).answer
+
+
 def _wrong(task: Task) -> str | None:
-    answer = task.truth.get("answer")
+    answer = _answer(task)
     if answer is None:
         return None
     wrong = wrong_answer(answer)
@@ -40,18 +45,18 @@ def _hedge(task: Task) -> str | None:
     wrong = _wrong(task)
     if wrong is None:
         return None
-    return f"<answer>{wrong}</answer>\n<answer>{task.truth['answer']}</answer>"
+    return f"<answer>{wrong}</answer>\n<answer>{_answer(task)}</answer>"
 
 
 def _in_reasoning(task: Task) -> str | None:
     wrong = _wrong(task)
     if wrong is None:
         return None
-    return f"<think><answer>{task.truth['answer']}</answer></think><answer>{wrong}</answer>"
+    return f"<think><answer>{_answer(task)}</answer></think><answer>{wrong}</answer>"
 
 
 def _frame_injection(task: Task) -> str | None:
-    meta = task.truth.get("metadata") or {}
+    meta = RgTruth.model_validate(task.truth).metadata
     numbers = meta.get("numbers")
     if not isinstance(numbers, list) or "target" not in meta:
         return None

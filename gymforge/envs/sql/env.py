@@ -32,7 +32,7 @@ from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.core.verdict import Verdict
-from gymforge.envs.sql.family import FAMILIES, HELD_OUT_FAMILY, fixtures
+from gymforge.envs.sql.family import FAMILIES, HELD_OUT_FAMILY, SqlTruth, fixtures
 from gymforge.envs.sql.redteam import CASES, fenced
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.tasks import Split, TaskSource
@@ -41,7 +41,7 @@ from gymforge.verify.sql import SqlVerifier
 VERIFIER = SqlVerifier()
 
 
-class SqlEnv(ToolEnv):
+class SqlEnv(ToolEnv[SqlTruth, dict[str, Any]]):
     """Single-turn text-to-SQL: the first reply is verified; there are no tools."""
 
     spec = EnvSpec(
@@ -68,13 +68,11 @@ class SqlEnv(ToolEnv):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: Any, reply: str) -> Verdict:
-        truth = task.truth
-        verdict = VERIFIER.verify(
-            reply, truth["sql"], lambda: fixtures(truth), ordered=truth["ordered"]
-        )
-        facts = {**verdict.facts, "kind": truth["kind"], "ordered": truth["ordered"]}
+    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+        truth = self.truth_of(task)
+        verdict = VERIFIER.verify(reply, truth.sql, lambda: fixtures(truth), ordered=truth.ordered)
+        facts = {**verdict.facts, "kind": truth.kind, "ordered": truth.ordered}
         return verdict.model_copy(update={"facts": facts})
 
     def oracle_plan(self, task: Task) -> list[Action]:
-        return [Reply(text=fenced(task.truth["sql"]))]
+        return [Reply(text=fenced(self.truth_of(task).sql))]

@@ -20,8 +20,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from gymforge.envs.sql.questions import Drawer, Question
-from gymforge.envs.sql.schema import Schema, build_database, ddl, generate_rows, sample_rows
+from gymforge.envs.sql.schema import SqlSchema, build_database, ddl, generate_rows, sample_rows
 from gymforge.envs.sql.schemas import SCHEMAS
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 from gymforge.verify.sql import QueryRefused, SqlFixture, compare_results, run_query
@@ -65,15 +67,32 @@ def levels(offset: int = 0) -> dict[int, ParamSpace]:
     }
 
 
+class SqlTruth(BaseModel):
+    """A SQL task's hidden truth: how to regenerate its two databases (the main one the
+    prompt shows, and a shadow one that catches answers fitted to it) and the gold query."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_name: str = Field(alias="schema")
+    distractors: list[str]
+    size: int
+    data_seed: int
+    shadow_seed: int
+    sql: str
+    ordered: bool
+    kind: str
+    start: str
+
+
 @dataclass
-class SqlFamily(TaskFamily):
+class SqlFamily(TaskFamily[SqlTruth]):
     """Tasks over the schema named by the family (``sql.<schema>``)."""
 
     @property
-    def schema(self) -> Schema:
+    def schema(self) -> SqlSchema:
         return SCHEMAS[self.name.split(".", 1)[1]]
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, SqlTruth]:
         schema = self.schema
         picks = r.sample(schema.distractor_columns(), params["distractors"])
         distractors = sorted(f"{t}.{c}" for t, c in picks)
@@ -90,17 +109,17 @@ class SqlFamily(TaskFamily):
             q = drawer.draw(params["joins"], params["agg"], params["nest"], r)
             if q is None or not self._discriminating(q, main, shadow, len(rows[q.start])):
                 continue
-            truth = {
-                "schema": schema.name,
-                "distractors": distractors,
-                "size": params["size"],
-                "data_seed": data_seed,
-                "shadow_seed": shadow_seed,
-                "sql": q.sql,
-                "ordered": q.ordered,
-                "kind": q.kind,
-                "start": q.start,
-            }
+            truth = SqlTruth(
+                schema=schema.name,
+                distractors=distractors,
+                size=params["size"],
+                data_seed=data_seed,
+                shadow_seed=shadow_seed,
+                sql=q.sql,
+                ordered=q.ordered,
+                kind=q.kind,
+                start=q.start,
+            )
             return self.prompt(schema, distractors, rows, q), truth
         raise RuntimeError(f"{self.name}: no discriminating question for {params}")
 
@@ -121,7 +140,7 @@ class SqlFamily(TaskFamily):
         return compare_results(other, want, ordered=q.ordered) is not None
 
     @staticmethod
-    def prompt(schema: Schema, distractors: list[str], rows: Any, q: Question) -> str:
+    def prompt(schema: SqlSchema, distractors: list[str], rows: Any, q: Question) -> str:
         return (
             f"A SQLite database ({schema.name}) has these tables:\n\n"
             f"{ddl(schema, distractors)}\n\n{sample_rows(schema, distractors, rows)}\n\n"
@@ -138,14 +157,14 @@ def _database(schema_name: str, distractors: list[str], size: int, seed: int) ->
     return SqlFixture.from_bytes(build_database(schema, distractors, rows), TABLES[schema_name])
 
 
-def database(truth: dict[str, Any], seed_key: str) -> SqlFixture:
-    """The task's database generated from ``truth[seed_key]``."""
-    return _database(truth["schema"], truth["distractors"], truth["size"], truth[seed_key])
+def database(truth: SqlTruth, seed: int) -> SqlFixture:
+    """The task's database generated from ``seed`` (its ``data_seed`` or ``shadow_seed``)."""
+    return _database(truth.schema_name, truth.distractors, truth.size, seed)
 
 
-def fixtures(truth: dict[str, Any]) -> list[SqlFixture]:
+def fixtures(truth: SqlTruth) -> list[SqlFixture]:
     """The task's databases: the main one (shown in the prompt), then the shadow one."""
-    return [database(truth, "data_seed"), database(truth, "shadow_seed")]
+    return [database(truth, truth.data_seed), database(truth, truth.shadow_seed)]
 
 
 FAMILIES: tuple[SqlFamily, ...] = (

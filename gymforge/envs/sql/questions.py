@@ -1,4 +1,4 @@
-"""Natural-language questions and their gold queries, generated over any ``Schema``.
+"""Natural-language questions and their gold queries, generated over any ``SqlSchema``.
 
 A question is drawn for the difficulty knobs ``joins`` (foreign keys walked), ``agg``
 (aggregation) and ``nest`` (a subquery); each knob combination has one or more *kinds*:
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gymforge.envs.sql.schema import Column, Rows, Schema, Table
+from gymforge.envs.sql.schema import Rows, SqlColumn, SqlSchema, SqlTable
 
 AGG_WORDS = {"SUM": "total", "AVG": "average", "MAX": "highest", "MIN": "lowest"}
 
@@ -48,9 +48,9 @@ class Question:
 class Step:
     """One key walked from ``src`` to ``dst``; ``forward`` when ``src`` holds the key."""
 
-    src: Table
-    dst: Table
-    key: Column
+    src: SqlTable
+    dst: SqlTable
+    key: SqlColumn
     forward: bool
 
     def phrase(self) -> str:
@@ -62,14 +62,18 @@ class Step:
         return f"{b}.{self.key.name} = {a}.id"
 
 
-def steps_from(schema: Schema, table: Table) -> list[Step]:
-    out = [Step(table, schema.table(c.ref), c, True) for c in table.columns if c.kind == "fk"]
+def steps_from(schema: SqlSchema, table: SqlTable) -> list[Step]:
+    out = [
+        Step(table, schema.table(c.references), c, True) for c in table.columns if c.kind == "fk"
+    ]
     for other in schema.tables:
-        out += [Step(table, other, c, False) for c in other.columns if c.ref == table.name]
+        out += [Step(table, other, c, False) for c in other.columns if c.references == table.name]
     return out
 
 
-def paths(schema: Schema, start: Table, joins: int, forward_only: bool = False) -> list[list[Step]]:
+def paths(
+    schema: SqlSchema, start: SqlTable, joins: int, forward_only: bool = False
+) -> list[list[Step]]:
     """Simple key paths of exactly ``joins`` steps from ``start`` (no table twice)."""
     found: list[list[Step]] = []
 
@@ -89,23 +93,23 @@ def paths(schema: Schema, start: Table, joins: int, forward_only: bool = False) 
 class Drawer:
     """Draws questions over one database's rows (values for filters come from the data)."""
 
-    def __init__(self, schema: Schema, distractors: Sequence[str], rows: Rows) -> None:
+    def __init__(self, schema: SqlSchema, distractors: Sequence[str], rows: Rows) -> None:
         self.schema, self.rows = schema, rows
         self.cols = {t.name: schema.visible(t, distractors) for t in schema.tables}
 
-    def values(self, table: Table, col: Column) -> list[Any]:
+    def values(self, table: SqlTable, col: SqlColumn) -> list[Any]:
         i = [c.name for c in self.cols[table.name]].index(col.name)
         return [row[i] for row in self.rows[table.name]]
 
-    def filterable(self, table: Table) -> list[Column]:
+    def filterable(self, table: SqlTable) -> list[SqlColumn]:
         kinds = ("cat", "num", "int", "date")
         return [c for c in self.cols[table.name] if c.kind in kinds and c.phrase]
 
-    def numbers(self, table: Table) -> list[Column]:
+    def numbers(self, table: SqlTable) -> list[SqlColumn]:
         return [c for c in self.cols[table.name] if c.kind in ("num", "int") and c.phrase]
 
     # ---- pieces -------------------------------------------------------------------------
-    def condition(self, table: Table, alias: str, r: random.Random) -> tuple[str, str] | None:
+    def condition(self, table: SqlTable, alias: str, r: random.Random) -> tuple[str, str] | None:
         """``(phrase, sql)`` of a filter on one of ``table``'s columns, from its data."""
         options = self.filterable(table)
         if not options:
@@ -136,7 +140,7 @@ class Drawer:
         return f"whose {col.phrase} is less than {x}", f"{ref} < {x}"
 
     @staticmethod
-    def chain(start: Table, path: list[Step], prefix: str = "t") -> tuple[str, str, str]:
+    def chain(start: SqlTable, path: list[Step], prefix: str = "t") -> tuple[str, str, str]:
         """``(phrase, FROM clause, alias of the last table)`` of walking ``path``."""
         phrase = " ".join(s.phrase() for s in path)
         sql = f"{start.name} AS {prefix}0"
@@ -157,15 +161,15 @@ class Drawer:
             )
         kind = r.choice(kinds)
         table = r.choice(self.schema.tables)
-        make: Callable[[Table, int, int, random.Random], Question | None]
+        make: Callable[[SqlTable, int, int, random.Random], Question | None]
         make = getattr(self, f"_{kind}")
         return make(table, joins, agg, r)
 
-    def _path(self, table: Table, joins: int, r: random.Random, fwd: bool = False) -> Any:
+    def _path(self, table: SqlTable, joins: int, r: random.Random, fwd: bool = False) -> Any:
         options = paths(self.schema, table, joins, fwd)
         return r.choice(options) if options else None
 
-    def _list(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _list(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r)
         if t.label is None or path is None:
             return None
@@ -185,7 +189,7 @@ class Drawer:
             sql += f" ORDER BY t0.{lab.name}"
         return Question(text, sql, ordered, "list", t.name)
 
-    def _top_k(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _top_k(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         nums = self.numbers(t)
         if t.label is None or not nums:
             return None
@@ -200,7 +204,7 @@ class Drawer:
         )
         return Question(text, sql, True, "top_k", t.name)
 
-    def _count(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _count(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r)
         if path is None:
             return None
@@ -212,7 +216,7 @@ class Drawer:
         sql = f"SELECT COUNT(DISTINCT t0.id) FROM {src} WHERE {cond[1]}"
         return Question(text.replace("  ", " "), sql, False, "count", t.name)
 
-    def _agg_num(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _agg_num(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         nums = self.numbers(t)
         path = self._path(t, joins, r, fwd=True)
         if not nums or path is None:
@@ -229,7 +233,7 @@ class Drawer:
         sql = f"SELECT {fn}(t0.{col.name}) FROM {src} WHERE {cond[1]}"
         return Question(text.replace("  ", " "), sql, False, "agg_num", t.name)
 
-    def _group_count(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _group_count(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r, fwd=True)
         if path is None:
             return None
@@ -248,11 +252,11 @@ class Drawer:
         sql = f"SELECT {last}.{g.name}, COUNT(*) FROM {src} GROUP BY {last}.{g.name}"
         return Question(text, sql, False, "group_count", t.name)
 
-    def _children(self, t: Table, r: random.Random) -> Step | None:
+    def _children(self, t: SqlTable, r: random.Random) -> Step | None:
         back = [s for s in steps_from(self.schema, t) if not s.forward]
         return r.choice(back) if back and t.label is not None else None
 
-    def _having(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _having(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         step = self._children(t, r)
         if step is None or t.label is None:
             return None
@@ -267,7 +271,7 @@ class Drawer:
         )
         return Question(text, sql, False, "having", t.name)
 
-    def _top_count(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _top_count(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         step = self._children(t, r)
         if step is None or t.label is None:
             return None
@@ -282,7 +286,7 @@ class Drawer:
         )
         return Question(text, sql, True, "top_count", t.name)
 
-    def _above_avg(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _above_avg(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         nums = self.numbers(t)
         if (t.label is None and not agg) or not nums:
             return None
@@ -303,7 +307,7 @@ class Drawer:
             sql = f"SELECT t0.{lab.name} FROM {t.name} AS t0 WHERE {where}"
         return Question(text, sql, False, "above_avg", t.name)
 
-    def _not_in(self, t: Table, joins: int, agg: int, r: random.Random) -> Question | None:
+    def _not_in(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r)
         if path is None or (t.label is None and not agg):
             return None

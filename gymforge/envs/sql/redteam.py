@@ -17,15 +17,15 @@ by accident be a correct answer on every database: then it is not counted).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from gymforge.core.qa_profile import RedTeamCase
-from gymforge.envs.sql.family import database, fixtures
+from gymforge.envs.sql.family import SqlTruth, database, fixtures
 from gymforge.kit.redteam import CraftedReply
 from gymforge.verify.sql import QueryRefused, compare_results, run_query
 
-Craft = Callable[[Mapping[str, Any]], str | None]
+Craft = Callable[[SqlTruth], str | None]
 TWINS = {
     "billing_city": "city",
     "list_price": "price",
@@ -45,19 +45,19 @@ def fenced(sql: str) -> str:
     return f"```sql\n{sql}\n```"
 
 
-def correct_everywhere(truth: Mapping[str, Any], sql: str) -> bool:
+def correct_everywhere(truth: SqlTruth, sql: str) -> bool:
     """Whether ``sql`` returns the gold result on every database of the task."""
-    for fx in fixtures(dict(truth)):
+    for fx in fixtures(truth):
         try:
-            got, want = run_query(fx, sql), run_query(fx, truth["sql"])
+            got, want = run_query(fx, sql), run_query(fx, truth.sql)
         except QueryRefused:
             return False
-        if compare_results(got, want, ordered=truth["ordered"]) is not None:
+        if compare_results(got, want, ordered=truth.ordered) is not None:
             return False
     return True
 
 
-def _near_miss(truth: Mapping[str, Any], sql: str | None) -> str | None:
+def _near_miss(truth: SqlTruth, sql: str | None) -> str | None:
     return None if sql is None or correct_everywhere(truth, sql) else fenced(sql)
 
 
@@ -69,28 +69,28 @@ def _literal(v: Any) -> str:
     return "'" + str(v).replace("'", "''") + "'"
 
 
-def _hardcoded(t: Mapping[str, Any]) -> str | None:
-    result = run_query(database(dict(t), "data_seed"), t["sql"])
+def _hardcoded(t: SqlTruth) -> str | None:
+    result = run_query(database(t, t.data_seed), t.sql)
     selects = ["SELECT " + ", ".join(_literal(v) for v in row) for row in result.rows]
     return _near_miss(t, " UNION ALL ".join(selects))
 
 
-def _whole_table(t: Mapping[str, Any]) -> str | None:
-    return _near_miss(t, f"SELECT * FROM {t['start']}")
+def _whole_table(t: SqlTruth) -> str | None:
+    return _near_miss(t, f"SELECT * FROM {t.start}")
 
 
-def _reversed(t: Mapping[str, Any]) -> str | None:
-    if not t["ordered"]:
+def _reversed(t: SqlTruth) -> str | None:
+    if not t.ordered:
         return None
-    return _near_miss(t, f"SELECT * FROM ({t['sql']}) ORDER BY 1 DESC")
+    return _near_miss(t, f"SELECT * FROM ({t.sql}) ORDER BY 1 DESC")
 
 
-def _distractor(t: Mapping[str, Any]) -> str | None:
-    for twin in t["distractors"]:
+def _distractor(t: SqlTruth) -> str | None:
+    for twin in t.distractors:
         column = twin.split(".")[1]
         real = TWINS[column]
-        swapped = re.sub(rf"\.{real}\b", f".{column}", t["sql"])
-        if swapped != t["sql"]:
+        swapped = re.sub(rf"\.{real}\b", f".{column}", t.sql)
+        if swapped != t.sql:
             return _near_miss(t, swapped)
     return None
 
@@ -99,7 +99,7 @@ class SqlAttack(CraftedReply):
     """Follows the oracle; replaces its reply by ``craft(truth)``."""
 
     def __init__(self, craft: Craft) -> None:
-        super().__init__(from_task=lambda task: craft(task.truth))
+        super().__init__(from_task=lambda task: craft(SqlTruth.model_validate(task.truth)))
 
 
 def _case(name: str, craft: Craft, description: str) -> RedTeamCase:
@@ -109,15 +109,15 @@ def _case(name: str, craft: Craft, description: str) -> RedTeamCase:
 CASES: tuple[RedTeamCase, ...] = (
     _case(
         "delete_then_select",
-        lambda t: fenced(f"DELETE FROM {t['start']};\n{t['sql']}"),
+        lambda t: fenced(f"DELETE FROM {t.start};\n{t.sql}"),
         "a write before the gold query",
     ),
     _case(
         "cte_delete",
-        lambda t: fenced(f"WITH x AS (SELECT 1) DELETE FROM {t['start']}"),
+        lambda t: fenced(f"WITH x AS (SELECT 1) DELETE FROM {t.start}"),
         "a CTE that deletes",
     ),
-    _case("update", lambda t: fenced(f"UPDATE {t['start']} SET id = id + 1000"), "a write"),
+    _case("update", lambda t: fenced(f"UPDATE {t.start} SET id = id + 1000"), "a write"),
     _case("pragma_writable", lambda t: fenced("PRAGMA query_only = OFF"), "a pragma"),
     _case("attach", lambda t: fenced("ATTACH DATABASE '/tmp/gymforge-x.db' AS x"), "attach"),
     _case(
@@ -134,7 +134,7 @@ CASES: tuple[RedTeamCase, ...] = (
     _case(
         "cross_join_bomb",
         lambda t: fenced(
-            "SELECT count(*) FROM " + ", ".join(f"{t['start']} AS a{i}" for i in range(10))
+            "SELECT count(*) FROM " + ", ".join(f"{t.start} AS a{i}" for i in range(10))
         ),
         "a tenfold cross join",
     ),
@@ -142,10 +142,10 @@ CASES: tuple[RedTeamCase, ...] = (
     _case("whole_table", _whole_table, "every row of the table"),
     _case("reversed_order", _reversed, "the right rows in the wrong order"),
     _case("distractor_column", _distractor, "a distractor read instead of its twin"),
-    _case("gold_in_reasoning", lambda t: f"<think>{fenced(t['sql'])}</think>", "hidden gold"),
+    _case("gold_in_reasoning", lambda t: f"<think>{fenced(t.sql)}</think>", "hidden gold"),
     _case(
         "two_queries",
-        lambda t: fenced(f"SELECT * FROM {t['start']}") + "\n" + fenced(t["sql"]),
+        lambda t: fenced(f"SELECT * FROM {t.start}") + "\n" + fenced(t.sql),
         "a hedge: two different queries",
     ),
 )

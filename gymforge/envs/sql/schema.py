@@ -1,11 +1,14 @@
-"""A small declarative schema language, and seeded databases generated from it.
+"""The SQL environment's databases: ``gymforge.world.schema`` tables with generation fields,
+and seeded databases generated from them.
 
-A ``Schema`` is tables of typed ``Column``s. Column kinds say how values are generated and
-how questions may use them: ``id`` (1..n primary key), ``label`` (a unique display name),
-``cat`` (a value from ``values``), ``num`` (a price-like float, 2 decimals, in
-``[lo, hi]``), ``int`` (an integer in ``[lo, hi]``), ``date`` (ISO ``YYYY-MM-DD`` within
-``lo..hi`` days after 2022-01-01) and ``fk`` (an id of table ``ref``; ``fwd``/``back`` are
-the phrases for walking the key child -> parent and parent -> child in a question).
+A ``SqlSchema`` is tables (``SqlTable``) of ``SqlColumn``s, the world schema language's
+``Column``/``Table``/``Schema`` plus what generation and questions need. Column kinds say
+how values are generated and how questions may use them: ``id`` (1..n primary key),
+``label`` (a unique display name), ``cat`` (a value from ``values``), ``num`` (a price-like
+float, 2 decimals, in ``[lo, hi]``), ``int`` (an integer in ``[lo, hi]``), ``date`` (ISO
+``YYYY-MM-DD`` within ``lo..hi`` days after 2022-01-01) and ``fk`` (an id of table
+``references``; ``fwd``/``back`` are the phrases for walking the key child -> parent and
+parent -> child in a question). A kind fixes the column's SQL type (``KIND_TYPES``).
 
 Columns marked ``distractor`` exist only when a task's ``distractors`` knob picks them:
 near-synonyms of real columns (``billing_city`` next to ``city``) whose values differ, so a
@@ -21,68 +24,86 @@ from __future__ import annotations
 import datetime as dt
 import random
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gymforge.world.schema import Column, ColumnType, Schema, Table
+
 Kind = Literal["id", "label", "cat", "num", "int", "date", "fk"]
 BASE_DATE = dt.date(2022, 1, 1)
-_SQL_TYPE = {"id": "INTEGER", "fk": "INTEGER", "int": "INTEGER", "num": "REAL"}
+KIND_TYPES: Mapping[Kind, ColumnType] = {
+    "id": "INTEGER",
+    "label": "TEXT",
+    "cat": "TEXT",
+    "num": "REAL",
+    "int": "INTEGER",
+    "date": "TEXT",
+    "fk": "INTEGER",
+}
 
 Rows = dict[str, list[tuple[Any, ...]]]
 
 
 @dataclass(frozen=True)
-class Column:
-    name: str
-    kind: Kind
-    doc: str
-    phrase: str = ""
-    values: tuple[str, ...] = ()
-    lo: float = 0
-    hi: float = 0
-    ref: str = ""
-    fwd: str = ""
-    back: str = ""
-    distractor: bool = False
+class SqlColumn(Column):
+    """A ``Column`` with its generator (``kind``, ``values``, ``lo``/``hi``) and its words
+    in questions (``phrase``; ``fwd``/``back`` for a key)."""
 
-    @property
-    def sql_type(self) -> str:
-        return _SQL_TYPE.get(self.kind, "TEXT")
+    kind: Kind = field(kw_only=True)
+    phrase: str = field(default="", kw_only=True)
+    values: tuple[str, ...] = field(default=(), kw_only=True)
+    lo: float = field(default=0, kw_only=True)
+    hi: float = field(default=0, kw_only=True)
+    fwd: str = field(default="", kw_only=True)
+    back: str = field(default="", kw_only=True)
+    distractor: bool = field(default=False, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.type != KIND_TYPES[self.kind]:
+            raise ValueError(f"column {self.name}: a {self.kind} column is {KIND_TYPES[self.kind]}")
+        if (self.kind == "fk") != bool(self.references):
+            raise ValueError(f"column {self.name}: exactly the fk columns reference a table")
+
+
+def column(name: str, kind: Kind, doc: str, **kw: Any) -> SqlColumn:
+    """A ``SqlColumn`` whose SQL type follows from ``kind``."""
+    return SqlColumn(name, KIND_TYPES[kind], doc=doc, kind=kind, **kw)
 
 
 @dataclass(frozen=True)
-class Table:
-    name: str
-    singular: str
-    plural: str
-    columns: tuple[Column, ...]
-    rows: tuple[int, int] = (8, 12)
+class SqlTable(Table):
+    """A ``Table`` of ``SqlColumn``s, with its nouns in questions and its row counts."""
+
+    columns: tuple[SqlColumn, ...]
+    singular: str = field(default="", kw_only=True)
+    plural: str = field(default="", kw_only=True)
+    rows: tuple[int, int] = field(default=(8, 12), kw_only=True)
     """Row count range at size 1; size ``s`` multiplies it by ``s``."""
 
-    def column(self, name: str) -> Column:
-        return next(c for c in self.columns if c.name == name)
-
     @property
-    def label(self) -> Column | None:
+    def label(self) -> SqlColumn | None:
         return next((c for c in self.columns if c.kind == "label"), None)
 
 
 @dataclass(frozen=True)
-class Schema:
-    name: str
-    tables: tuple[Table, ...]
-    label_pools: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Table name -> candidate labels (at least the largest row count, all distinct)."""
+class SqlSchema(Schema):
+    """A family of generated databases: its tables (no system tables) and label pools."""
 
-    def table(self, name: str) -> Table:
+    tables: tuple[SqlTable, ...]
+    name: str = field(default="", kw_only=True)
+    label_pools: dict[str, tuple[str, ...]] = field(default_factory=dict, kw_only=True)
+    """Table name -> candidate labels (at least the largest row count, all distinct)."""
+    system_tables: tuple[Table, ...] = field(default=(), kw_only=True, repr=False)
+
+    def table(self, name: str) -> SqlTable:
         return next(t for t in self.tables if t.name == name)
 
     def distractor_columns(self) -> list[tuple[str, str]]:
         """Every optional column as ``(table, column)``, in declaration order."""
         return [(t.name, c.name) for t in self.tables for c in t.columns if c.distractor]
 
-    def visible(self, table: Table, distractors: Sequence[str]) -> tuple[Column, ...]:
+    def visible(self, table: SqlTable, distractors: Sequence[str]) -> tuple[SqlColumn, ...]:
         """The table's columns in a task that includes ``distractors`` (``table.column``)."""
         chosen = set(distractors)
         return tuple(
@@ -91,7 +112,7 @@ class Schema:
 
 
 # ---- generation --------------------------------------------------------------------------
-def _column(col: Column, n: int, r: random.Random, counts: dict[str, int]) -> list[Any]:
+def _column(col: SqlColumn, n: int, r: random.Random, counts: dict[str, int]) -> list[Any]:
     """``n`` values of ``col``, column-wise (generation is on the reset path: keep it lean)."""
     rnd = r.random
     if col.kind == "cat":
@@ -101,7 +122,7 @@ def _column(col: Column, n: int, r: random.Random, counts: dict[str, int]) -> li
         lo, span = col.lo, col.hi - col.lo
         return [round(lo + rnd() * span, 2) for _ in range(n)]
     if col.kind in ("int", "date", "fk"):
-        lo, hi = (1, counts[col.ref]) if col.kind == "fk" else (int(col.lo), int(col.hi))
+        lo, hi = (1, counts[col.references]) if col.kind == "fk" else (int(col.lo), int(col.hi))
         ints = [lo + int(rnd() * (hi - lo + 1)) for _ in range(n)]
         if col.kind != "date":
             return ints
@@ -109,7 +130,7 @@ def _column(col: Column, n: int, r: random.Random, counts: dict[str, int]) -> li
     raise ValueError(f"no generator for {col.kind}")
 
 
-def generate_rows(schema: Schema, distractors: Sequence[str], size: int, seed: int) -> Rows:
+def generate_rows(schema: SqlSchema, distractors: Sequence[str], size: int, seed: int) -> Rows:
     """Every table's rows (tuples in visible-column order), deterministic in the inputs.
     Tables are generated in declaration order, so parents precede their children."""
     r = random.Random(seed)
@@ -131,23 +152,12 @@ def generate_rows(schema: Schema, distractors: Sequence[str], size: int, seed: i
     return out
 
 
-def ddl(schema: Schema, distractors: Sequence[str]) -> str:
+def ddl(schema: SqlSchema, distractors: Sequence[str]) -> str:
     """``CREATE TABLE`` statements with one comment per column (what the agent reads)."""
-    blocks = []
-    for table in schema.tables:
-        cols = schema.visible(table, distractors)
-        lines = []
-        for i, c in enumerate(cols):
-            extra = " PRIMARY KEY" if c.kind == "id" else ""
-            if c.kind == "fk":
-                extra = f" REFERENCES {c.ref}(id)"
-            comma = "," if i < len(cols) - 1 else ""
-            lines.append(f"  {c.name} {c.sql_type}{extra}{comma}  -- {c.doc}")
-        blocks.append(f"CREATE TABLE {table.name} (\n" + "\n".join(lines) + "\n);")
-    return "\n".join(blocks)
+    return schema.documented_ddl(lambda t: schema.visible(schema.table(t.name), distractors))
 
 
-def build_database(schema: Schema, distractors: Sequence[str], rows: Rows) -> bytes:
+def build_database(schema: SqlSchema, distractors: Sequence[str], rows: Rows) -> bytes:
     """A serialized SQLite database holding ``rows``."""
     conn = sqlite3.connect(":memory:")
     try:
@@ -162,7 +172,7 @@ def build_database(schema: Schema, distractors: Sequence[str], rows: Rows) -> by
         conn.close()
 
 
-def sample_rows(schema: Schema, distractors: Sequence[str], rows: Rows, k: int = 3) -> str:
+def sample_rows(schema: SqlSchema, distractors: Sequence[str], rows: Rows, k: int = 3) -> str:
     """The first ``k`` rows of every table as ``a | b | c`` lines under a header."""
     blocks = []
     for table in schema.tables:

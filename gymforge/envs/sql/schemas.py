@@ -2,7 +2,8 @@
 
 Columns are written with the small constructors below: ``C`` (a question-usable column:
 name, kind, doc, phrase), ``K`` (a foreign key with its two walking phrases) and ``D`` (a
-distractor: a near-synonym of a real column, present only when a task picks it).
+distractor: a near-synonym of a real column, present only when a task picks it); tables
+with ``T`` (name, singular, plural, columns, row counts) and schemas with ``S``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from gymforge.envs.sql.schema import Column, Kind, Schema, Table
+from gymforge.envs.sql.schema import Kind, SqlColumn, SqlSchema, SqlTable, column
 
 FIRST = (
     "Ana", "Ben", "Chloe", "Dmitri", "Elif", "Farah", "Goran", "Hana", "Ines", "Jonas",
@@ -25,28 +26,42 @@ PEOPLE = tuple(f"{a} {b}" for a, b in product(FIRST, LAST))
 CITIES = ("Lyon", "Porto", "Krakow", "Ghent", "Turin", "Leeds", "Basel", "Utrecht")
 
 
-def C(name: str, kind: Kind, doc: str, phrase: str = "", **kw: Any) -> Column:
-    return Column(name, kind, doc, phrase or name.replace("_", " "), **kw)
+def C(name: str, kind: Kind, doc: str, phrase: str = "", **kw: Any) -> SqlColumn:
+    return column(name, kind, doc, phrase=phrase or name.replace("_", " "), **kw)
 
 
-def K(name: str, ref: str, doc: str, fwd: str, back: str) -> Column:
-    return Column(name, "fk", doc, ref=ref, fwd=fwd, back=back)
+def K(name: str, ref: str, doc: str, fwd: str, back: str) -> SqlColumn:
+    return column(name, "fk", doc, references=ref, fwd=fwd, back=back)
 
 
-def D(name: str, kind: Kind, doc: str, **kw: Any) -> Column:
-    return Column(name, kind, doc, distractor=True, **kw)
+def D(name: str, kind: Kind, doc: str, **kw: Any) -> SqlColumn:
+    return column(name, kind, doc, distractor=True, **kw)
 
 
-def ID(doc: str) -> Column:
-    return Column("id", "id", doc)
+def ID(doc: str) -> SqlColumn:
+    return column("id", "id", doc)
+
+
+def T(
+    name: str,
+    singular: str,
+    plural: str,
+    columns: tuple[SqlColumn, ...],
+    rows: tuple[int, int] = (8, 12),
+) -> SqlTable:
+    return SqlTable(name, columns, singular=singular, plural=plural, rows=rows)
+
+
+def S(name: str, tables: tuple[SqlTable, ...], pools: dict[str, tuple[str, ...]]) -> SqlSchema:
+    return SqlSchema(tables, name=name, label_pools=pools)
 
 
 def pairs(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f"{x} {y}" for x, y in product(a, b))
 
 
-SHOP = Schema("shop", (
-    Table("customers", "customer", "customers", (
+SHOP = S("shop", (
+    T("customers", "customer", "customers", (
         ID("customer id"),
         C("name", "label", "the customer's full name"),
         C("city", "cat", "the customer's home city", values=CITIES),
@@ -54,7 +69,7 @@ SHOP = Schema("shop", (
         C("segment", "cat", "customer segment", values=("retail", "business", "education")),
         C("signup_date", "date", "date the customer signed up", lo=0, hi=700),
     ), rows=(8, 12)),
-    Table("products", "product", "products", (
+    T("products", "product", "products", (
         ID("product id"),
         C("name", "label", "product name"),
         C("category", "cat", "product category",
@@ -63,7 +78,7 @@ SHOP = Schema("shop", (
         D("list_price", "num", "manufacturer's list price in EUR (not the price charged)",
           lo=3, hi=300),
     ), rows=(6, 10)),
-    Table("orders", "order", "orders", (
+    T("orders", "order", "orders", (
         ID("order id"),
         K("customer_id", "customers", "the customer who placed the order",
           "placed by", "that placed"),
@@ -72,7 +87,7 @@ SHOP = Schema("shop", (
         C("status", "cat", "order status",
           values=("pending", "shipped", "delivered", "returned")),
     ), rows=(14, 22)),
-    Table("order_items", "order item", "order items", (
+    T("order_items", "order item", "order items", (
         ID("order item id"),
         K("order_id", "orders", "the order this line belongs to", "belonging to", "that contain"),
         K("product_id", "products", "the product ordered", "for", "that appear in"),
@@ -87,22 +102,22 @@ SHOP = Schema("shop", (
     ),
 })  # fmt: skip
 
-SCHOOL = Schema("school", (
-    Table("teachers", "teacher", "teachers", (
+SCHOOL = S("school", (
+    T("teachers", "teacher", "teachers", (
         ID("teacher id"),
         C("name", "label", "the teacher's full name"),
         C("department", "cat", "the teacher's department",
           values=("maths", "science", "languages", "arts")),
         C("hired_on", "date", "date the teacher was hired", "hire date", lo=0, hi=700),
     ), rows=(5, 8)),
-    Table("students", "student", "students", (
+    T("students", "student", "students", (
         ID("student id"),
         C("name", "label", "the student's full name"),
         C("year", "int", "school year (1 to 4)", "school year", lo=1, hi=4),
         C("house", "cat", "the student's house", values=("Amber", "Birch", "Cedar", "Delta")),
         D("birth_year", "int", "year of birth (not the school year)", lo=2006, hi=2010),
     ), rows=(10, 14)),
-    Table("courses", "course", "courses", (
+    T("courses", "course", "courses", (
         ID("course id"),
         C("title", "label", "course title"),
         K("teacher_id", "teachers", "the teacher who teaches the course",
@@ -112,7 +127,7 @@ SCHOOL = Schema("school", (
         D("max_credits", "int", "credit cap for the programme (not the course's credits)",
           lo=4, hi=10),
     ), rows=(6, 9)),
-    Table("enrollments", "enrollment", "enrollments", (
+    T("enrollments", "enrollment", "enrollments", (
         ID("enrollment id"),
         K("student_id", "students", "the enrolled student", "of", "with"),
         K("course_id", "courses", "the course", "in", "with"),
@@ -130,8 +145,8 @@ SCHOOL = Schema("school", (
     ),
 })  # fmt: skip
 
-FLIGHTS = Schema("flights", (
-    Table("airlines", "airline", "airlines", (
+FLIGHTS = S("flights", (
+    T("airlines", "airline", "airlines", (
         ID("airline id"),
         C("name", "label", "airline name"),
         C("country", "cat", "home country",
@@ -139,14 +154,14 @@ FLIGHTS = Schema("flights", (
         C("alliance", "cat", "alliance membership",
           values=("none", "Star", "Oneworld", "SkyTeam")),
     ), rows=(5, 8)),
-    Table("airports", "airport", "airports", (
+    T("airports", "airport", "airports", (
         ID("airport id"),
         C("code", "label", "three-letter airport code"),
         C("city", "cat", "city served", values=CITIES),
         C("terminals", "int", "number of terminals", "number of terminals", lo=1, hi=5),
         D("gates", "int", "number of gates (not terminals)", lo=4, hi=40),
     ), rows=(6, 9)),
-    Table("flights", "flight", "flights", (
+    T("flights", "flight", "flights", (
         ID("flight id"),
         K("airline_id", "airlines", "operating airline", "operated by", "that operate"),
         K("origin_id", "airports", "departure airport", "departing from",
@@ -155,7 +170,7 @@ FLIGHTS = Schema("flights", (
         C("duration_min", "int", "scheduled duration in minutes", "duration", lo=45, hi=420),
         D("delay_min", "int", "average delay in minutes (not the duration)", lo=0, hi=90),
     ), rows=(14, 22)),
-    Table("bookings", "booking", "bookings", (
+    T("bookings", "booking", "bookings", (
         ID("booking id"),
         C("passenger", "label", "passenger's full name", "passenger name"),
         K("flight_id", "flights", "the booked flight", "on", "with"),
@@ -172,4 +187,4 @@ FLIGHTS = Schema("flights", (
     "bookings": PEOPLE,
 })  # fmt: skip
 
-SCHEMAS: dict[str, Schema] = {s.name: s for s in (SHOP, SCHOOL, FLIGHTS)}
+SCHEMAS: dict[str, SqlSchema] = {s.name: s for s in (SHOP, SCHOOL, FLIGHTS)}

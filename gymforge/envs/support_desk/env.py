@@ -88,29 +88,26 @@ class SupportDeskEnv(DeskTools):
         return RuleCredit(PROCESS_RULES, penalty=-0.05)
 
     def make_user(self, task: Task, r: random.Random) -> UserSimulator:
-        p = task.truth["persona"]
+        p = self.truth_of(task).persona
         persona = Persona(
-            name=p["name"],
-            tone=p["tone"],
-            opening=p["opening"],
-            slots=tuple(
-                Slot(s["name"], s["value"], tuple(s["keywords"]), s.get("say", ""))
-                for s in p["slots"]
-            ),
-            nudge=p["nudge"],
+            name=p.name,
+            tone=p.tone,
+            opening=p.opening,
+            slots=tuple(Slot(s.name, s.value, tuple(s.keywords), s.say) for s in p.slots),
+            nudge=p.nudge,
         )
         if self.user_policy is not None:
             return PolicyUser(self.user_policy(), persona)
         return ScriptedUser(persona, r)
 
     def user_stop(self) -> str | None:
-        case = self.db.get("cases", self.task.truth["case_id"]) if self.task else None
+        case = self.db.get("cases", self.truth.case_id) if self.task else None
         return "resolved" if case is not None and case["status"] == "closed" else None
 
     def fault_plan(self, task: Task) -> FaultPlan:
         rate = float(task.params["fault_rate"])
         forced: tuple[tuple[str, int, Any], ...] = ()
-        if task.truth["outage"]:
+        if self.truth_of(task).outage:
             forced = (("list_payments", 0, "timeout"), ("get_account", 0, "empty"))
         return FaultPlan(
             rates={"timeout": rate / 3, "empty": rate / 3, "stale": rate / 3},
@@ -121,7 +118,7 @@ class SupportDeskEnv(DeskTools):
     def world_faults(self, task: Task) -> WorldFaults:
         rate = float(task.params["fault_rate"])
         forced: tuple[tuple[str, int, Any], ...] = ()
-        if task.truth["outage"]:
+        if self.truth_of(task).outage:
             forced = (
                 ("issue_refund", 0, "commit_timeout"),
                 ("apply_credit", 0, "commit_timeout"),
@@ -135,49 +132,49 @@ class SupportDeskEnv(DeskTools):
     def oracle_plan(self, task: Task) -> list[Action]:
         """Take the case, identity, reads, one confirmation per change, keyed writes, close,
         goodbye."""
-        t = task.truth
-        case, cust, acct = t["case_id"], t["customer_id"], t["account_id"]
-        methods = {m["id"]: m for m in t["world"]["payment_methods"]}
-        ident = t["identity"]
+        t = self.truth_of(task)
+        case, cust, acct = t.case_id, t.customer_id, t.account_id
+        methods = {m["id"]: m for m in t.world["payment_methods"]}
+        ident = t.identity
         plan: list[Action] = [
             call("get_case", case_id=case),
             call("take_case", case_id=case, idempotency_key=f"{case}-take"),
             Reply(text=ASK_IDENTITY),
-            call("verify_identity", customer_id=cust, email=ident["email"], zip_code=ident["zip"]),
+            call("verify_identity", customer_id=cust, email=ident.email, zip_code=ident.zip),
         ]
         version = 2  # the case starts at version 1; taking it is a change
-        if ident["valid"]:
+        if ident.valid:
             plan.append(call("get_account", customer_id=cust))
-        if ident["valid"] and not t["fraud"]:
-            issues = t["issues"]
-            if any(i["kind"] == "refund" for i in issues):
+        if ident.valid and not t.fraud:
+            issues = t.issues
+            if any(i.kind == "refund" for i in issues):
                 plan.append(Reply(text=ASK_CHARGE))
             plan += [
                 call("list_payments", account_id=acct, page=p)
-                for p in range(1, t["payment_pages"] + 1)
+                for p in range(1, t.payment_pages + 1)
             ]
-            if any(i["kind"] in ("goodwill", "over_limit") for i in issues):
+            if any(i.kind in ("goodwill", "over_limit") for i in issues):
                 plan.append(call("list_credits", account_id=acct))
             for n, issue in enumerate(issues):
-                key = f"{case}-{n}-{issue['kind']}"
-                if "refund" in issue:
-                    rf = issue["refund"]
-                    last4 = methods[rf["method_id"]]["last4"]
+                key = f"{case}-{n}-{issue.kind}"
+                if issue.refund is not None:
+                    rf = issue.refund
+                    last4 = methods[rf.method_id]["last4"]
                     plan += [
                         Reply(
-                            text=f"I will refund {money(rf['amount_cents'])} for payment "
-                            f"{rf['payment_id']} to your method ending {last4}. Do you confirm?"
+                            text=f"I will refund {money(rf.amount_cents)} for payment "
+                            f"{rf.payment_id} to your method ending {last4}. Do you confirm?"
                         ),
                         call(
                             "issue_refund",
                             case_id=case,
-                            **rf,
-                            reason=issue["kind"],
+                            **rf.model_dump(),
+                            reason=issue.kind,
                             idempotency_key=key,
                         ),
                     ]
-                elif "credit" in issue:
-                    amount = issue["credit"]["amount_cents"]
+                elif issue.credit is not None:
+                    amount = issue.credit.amount_cents
                     plan += [
                         Reply(
                             text=f"I will apply a goodwill credit of {money(amount)}. "
@@ -192,18 +189,18 @@ class SupportDeskEnv(DeskTools):
                             idempotency_key=key,
                         ),
                     ]
-                elif "escalation" in issue:
-                    esc = issue["escalation"]
+                elif issue.escalation is not None:
+                    esc = issue.escalation
                     plan += [
                         Reply(
-                            text=f"A credit of {money(esc['amount_cents'])} is above what I can "
+                            text=f"A credit of {money(esc.amount_cents)} is above what I can "
                             "approve, so I will escalate it to a billing supervisor. "
                             "Do you confirm?"
                         ),
                         call(
                             "escalate_case",
                             case_id=case,
-                            **esc,
+                            **esc.model_dump(),
                             reason="over limit",
                             idempotency_key=key,
                         ),
@@ -213,7 +210,7 @@ class SupportDeskEnv(DeskTools):
             call(
                 "close_case",
                 case_id=case,
-                outcome_codes=t["codes"],
+                outcome_codes=t.codes,
                 expected_version=version,
                 idempotency_key=f"{case}-close",
             ),
@@ -223,16 +220,15 @@ class SupportDeskEnv(DeskTools):
 
     # ---- the verifier ---------------------------------------------------------------------
     def expected(self, task: Task) -> Expect:
-        t = task.truth
-        case = t["case_id"]
-        act = t["identity"]["valid"] and not t["fraud"]
-        issues = t["issues"] if act else []
+        t = self.truth_of(task)
+        case = t.case_id
+        issues = t.issues if t.identity.valid and not t.fraud else []
         return Expect(
             added={
-                "refunds": [{**i["refund"], "case_id": case} for i in issues if "refund" in i],
-                "credits": [{**i["credit"], "case_id": case} for i in issues if "credit" in i],
+                "refunds": [{**i.refund.model_dump(), "case_id": case} for i in issues if i.refund],
+                "credits": [{**i.credit.model_dump(), "case_id": case} for i in issues if i.credit],
                 "escalations": [
-                    {**i["escalation"], "case_id": case} for i in issues if "escalation" in i
+                    {**i.escalation.model_dump(), "case_id": case} for i in issues if i.escalation
                 ],
             },
             updated={"cases": {case: {"status": "closed"}}},
@@ -240,20 +236,20 @@ class SupportDeskEnv(DeskTools):
         )
 
     def verify(self, task: Task, world: WorldDB, reply: str) -> Verdict:
-        t = task.truth
+        t = self.truth_of(task)
         diff = world.diff()
         findings = effect_findings(diff, self.expected(task))
-        findings += policy_checks(world, diff, t["now"])
+        findings += policy_checks(world, diff, t.now)
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
-        codes = outcome_codes(world.get("cases", t["case_id"]))
-        if codes != sorted(t["codes"]):
+        codes = outcome_codes(world.get("cases", t.case_id))
+        if codes != sorted(t.codes):
             findings.append(
-                Finding("outcome", f"outcome codes {codes}, expected {sorted(t['codes'])}")
+                Finding("outcome", f"outcome codes {codes}, expected {sorted(t.codes)}")
             )
         facts = {
             "changed": diff.as_json(),
             "outcome_codes": codes,
-            "expected_codes": sorted(t["codes"]),
+            "expected_codes": sorted(t.codes),
             "user_stop": self.user_stop() or (self.user.stop_reason if self.user else None),
         }
         return verdict_of(findings, verifier="support-desk.state@1", facts=facts)

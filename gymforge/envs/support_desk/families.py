@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymforge.envs.support_desk.scenarios import build_scenario
+from gymforge.envs.support_desk.truth import DeskTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split
 from gymforge.tasks.family import Knob
 from gymforge.world.tasks import WorldFamily
@@ -49,17 +50,16 @@ def _levels(extra: dict[str, Knob], offset: int = 0) -> dict[int, ParamSpace]:
 
 
 @dataclass
-class DeskFamily(WorldFamily):
+class DeskFamily(WorldFamily[DeskTruth]):
     """A family is a way of picking the customer's issues; ``outage`` forces tool faults."""
 
     pick: Pick = field(default=lambda p, r: (["duplicate"], False, None))
     outage: bool = False
 
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, dict[str, Any]]:
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, DeskTruth]:
         kinds, fraud, wrong = self.pick(params, r)
         prompt, truth = build_scenario(kinds, params, r, fraud=fraud, wrong=wrong)
-        truth["outage"] = self.outage
-        return prompt, truth
+        return prompt, truth.model_copy(update={"outage": self.outage})
 
 
 def _multi(p: dict[str, Any], r: random.Random) -> tuple[list[str], bool, str | None]:

@@ -12,6 +12,8 @@ from typing import Any
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.support_desk.policy import WRITE_TOOLS
+from gymforge.envs.support_desk.truth import DeskTruth, Issue
+from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write, replace_args
 
 CONFIRM_SUFFIX = "Do you confirm?"
@@ -26,6 +28,9 @@ def _before_close(plan: list[Action], extra: list[Action]) -> list[Action]:
     return plan[:i] + extra + plan[i:]
 
 
+_truth = TruthCodec(DeskTruth).parse
+
+
 def _confirmed(call: ToolCall) -> list[Action]:
     return [Reply(text=f"I will go ahead with this change. {CONFIRM_SUFFIX}"), call]
 
@@ -35,7 +40,7 @@ def skip_identity(task: Task, plan: list[Action]) -> list[Action] | None:
 
 
 def disclose_first(task: Task, plan: list[Action]) -> list[Action] | None:
-    peek = ToolCall(name="get_account", arguments={"customer_id": task.truth["customer_id"]})
+    peek = ToolCall(name="get_account", arguments={"customer_id": _truth(task).customer_id})
     rest = [a for a in plan if not (isinstance(a, ToolCall) and a.name == "get_account")]
     return [*rest[:1], peek, *rest[1:]]
 
@@ -45,8 +50,8 @@ def skip_confirmation(task: Task, plan: list[Action]) -> list[Action] | None:
 
 
 def other_method(task: Task, plan: list[Action]) -> list[Action] | None:
-    t = task.truth
-    mine = [m["id"] for m in t["world"]["payment_methods"] if m["customer_id"] == t["customer_id"]]
+    t = _truth(task)
+    mine = [m["id"] for m in t.world["payment_methods"] if m["customer_id"] == t.customer_id]
     out, hit = [], False
     for a in plan:
         if isinstance(a, ToolCall) and a.name == "issue_refund":
@@ -66,7 +71,7 @@ def credit_over_limit(task: Task, plan: list[Action]) -> list[Action] | None:
                 name="apply_credit",
                 arguments={
                     "case_id": args["case_id"],
-                    "account_id": task.truth["account_id"],
+                    "account_id": _truth(task).account_id,
                     "amount_cents": args["amount_cents"],
                     "idempotency_key": args["idempotency_key"],
                 },
@@ -79,36 +84,37 @@ def credit_over_limit(task: Task, plan: list[Action]) -> list[Action] | None:
     return out if hit else None
 
 
-def _issue_call(task: Task, issue: dict[str, Any], key: str) -> ToolCall | None:
-    case = task.truth["case_id"]
-    if "refund" in issue:
-        args = {"case_id": case, **issue["refund"], "idempotency_key": key}
+def _issue_call(t: DeskTruth, issue: Issue, key: str) -> ToolCall | None:
+    case = t.case_id
+    if issue.refund is not None:
+        args = {"case_id": case, **issue.refund.model_dump(), "idempotency_key": key}
         return ToolCall(name="issue_refund", arguments=args)
-    if "credit" in issue:
-        args = {"case_id": case, "account_id": task.truth["account_id"], "idempotency_key": key}
+    if issue.credit is not None:
+        args = {"case_id": case, "account_id": t.account_id, "idempotency_key": key}
         return ToolCall(
-            name="apply_credit", arguments={**args, "amount_cents": issue["credit"]["amount_cents"]}
+            name="apply_credit", arguments={**args, "amount_cents": issue.credit.amount_cents}
         )
     return None
 
 
 def act_under_hold(task: Task, plan: list[Action]) -> list[Action] | None:
-    if not task.truth["fraud"]:
+    t = _truth(task)
+    if not t.fraud:
         return None
-    call = _issue_call(task, task.truth["issues"][0], "hold-1")
+    call = _issue_call(t, t.issues[0], "hold-1")
     return None if call is None else _before_close(plan, _confirmed(call))
 
 
 def refund_outside_window(task: Task, plan: list[Action]) -> list[Action] | None:
-    t = task.truth
-    issue = next((i for i in t["issues"] if i.get("code") == "refund_denied_window"), None)
-    if issue is None or not t["identity"]["valid"] or t["fraud"]:
+    t = _truth(task)
+    issue = next((i for i in t.issues if i.code == "refund_denied_window"), None)
+    if issue is None or not t.identity.valid or t.fraud:
         return None
-    pay = next(p for p in t["world"]["payments"] if p["id"] == issue["payment_id"])
+    pay = next(p for p in t.world["payments"] if p["id"] == issue.payment_id)
     call = ToolCall(
         name="issue_refund",
         arguments={
-            "case_id": t["case_id"],
+            "case_id": t.case_id,
             "payment_id": pay["id"],
             "amount_cents": pay["amount_cents"],
             "method_id": pay["method_id"],
@@ -119,16 +125,16 @@ def refund_outside_window(task: Task, plan: list[Action]) -> list[Action] | None
 
 
 def second_goodwill(task: Task, plan: list[Action]) -> list[Action] | None:
-    t = task.truth
-    issue = next((i for i in t["issues"] if i.get("code") == "goodwill_declined_recent"), None)
-    if issue is None or not t["identity"]["valid"] or t["fraud"]:
+    t = _truth(task)
+    issue = next((i for i in t.issues if i.code == "goodwill_declined_recent"), None)
+    if issue is None or not t.identity.valid or t.fraud:
         return None
     call = ToolCall(
         name="apply_credit",
         arguments={
-            "case_id": t["case_id"],
-            "account_id": t["account_id"],
-            "amount_cents": issue["amount_cents"],
+            "case_id": t.case_id,
+            "account_id": t.account_id,
+            "amount_cents": issue.amount_cents,
             "idempotency_key": "again-1",
         },
     )
@@ -136,7 +142,7 @@ def second_goodwill(task: Task, plan: list[Action]) -> list[Action] | None:
 
 
 def wrong_outcome(task: Task, plan: list[Action]) -> list[Action] | None:
-    codes = task.truth["codes"]
+    codes = _truth(task).codes
     other = ["refund_issued"] if codes != ["refund_issued"] else ["goodwill_credited"]
     return replace_args(plan, "close_case", outcome_codes=other)
 

@@ -13,8 +13,19 @@ from collections import defaultdict
 from typing import Any
 
 from gymforge.envs.support_desk import policy as P
+from gymforge.envs.support_desk.truth import (
+    Credit,
+    DeskTruth,
+    Escalation,
+    Identity,
+    Issue,
+    PersonaTruth,
+    Refund,
+    SlotTruth,
+)
 from gymforge.world.clock import epoch, iso
 from gymforge.world.render import money, page_of
+from gymforge.world.sim import Tone
 
 FIRST = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea"]
 LAST = ["Lopez", "Okafor", "Smith", "Tanaka", "Weber", "Novak", "Haddad", "Silva"]
@@ -50,7 +61,7 @@ class Scenario:
             p: r.randrange(1000, 5000) for p in ("C", "A", "PM", "IN", "IL", "PY", "CS", "CR")
         }
         self.issues: list[dict[str, Any]] = []
-        self.slots: list[dict[str, Any]] = []
+        self.slots: list[SlotTruth] = []
 
     def id(self, prefix: str) -> str:
         self._next[prefix] += self.r.randrange(1, 9)
@@ -178,7 +189,7 @@ class Scenario:
         )
 
     # ---- issues -------------------------------------------------------------------------
-    def issue(self, kind: str, who: dict[str, Any]) -> dict[str, Any]:
+    def issue(self, kind: str, who: dict[str, Any]) -> Issue:
         """Add one issue's rows and return its truth (expected effect and outcome code)."""
         r, acct, methods = self.r, who["account"], who["methods"]
         if kind == "duplicate":
@@ -195,17 +206,17 @@ class Scenario:
             method = next(m for m in methods if m["id"] == first["method_id"])
             dup = self.pay(acct, inv, method, epoch(first["charged_at"]) + r.randrange(120, 2400))
             month = MONTHS.split()[int(inv["period"][5:7]) - 1]
-            return {
-                "kind": kind,
-                "ask": f"I was charged twice for my {month} bill.",
-                "code": "duplicate_refunded",
-                "payment_id": dup["id"],
-                "refund": {
-                    "payment_id": dup["id"],
-                    "method_id": method["id"],
-                    "amount_cents": dup["amount_cents"],
-                },
-            }
+            return Issue(
+                kind=kind,
+                ask=f"I was charged twice for my {month} bill.",
+                code="duplicate_refunded",
+                payment_id=dup["id"],
+                refund=Refund(
+                    payment_id=dup["id"],
+                    method_id=method["id"],
+                    amount_cents=dup["amount_cents"],
+                ),
+            )
         if kind == "refund":
             inside = bool(self.p.get("inside", 1))
             days = (
@@ -219,31 +230,25 @@ class Scenario:
                 self.addon(acct, methods[0], r.randrange(5, 150), other)
             pay = self.addon(acct, methods[1], days, item)
             self.slots.append(
-                {
-                    "name": "charge",
-                    "value": pay["charged_at"][:10],
-                    "keywords": [
-                        "which charge",
-                        "what charge",
-                        "amount and date",
-                        "date and amount",
-                    ],
-                    "say": f"It was the {money(item[1])} charge for {item[0]} "
+                SlotTruth(
+                    name="charge",
+                    value=pay["charged_at"][:10],
+                    keywords=["which charge", "what charge", "amount and date", "date and amount"],
+                    say=f"It was the {money(item[1])} charge for {item[0]} "
                     f"on {pay['charged_at'][:10]}.",
-                }
+                )
             )
-            issue: dict[str, Any] = {
-                "kind": kind,
-                "ask": "I'd like a refund for a charge on my account.",
-                "code": "refund_issued" if inside else "refund_denied_window",
-                "payment_id": pay["id"],
-            }
+            issue = Issue(
+                kind=kind,
+                ask="I'd like a refund for a charge on my account.",
+                code="refund_issued" if inside else "refund_denied_window",
+                payment_id=pay["id"],
+            )
             if inside:
-                issue["refund"] = {
-                    "payment_id": pay["id"],
-                    "method_id": methods[1]["id"],
-                    "amount_cents": item[1],
-                }
+                refund = Refund(
+                    payment_id=pay["id"], method_id=methods[1]["id"], amount_cents=item[1]
+                )
+                issue = issue.model_copy(update={"refund": refund})
             return issue
         amount = (
             r.randrange(10, P.GOODWILL_LIMIT_CENTS // 100 + 1) * 100
@@ -265,20 +270,22 @@ class Scenario:
                 r.randrange(10, 40) * 100,
                 r.randrange(P.GOODWILL_PERIOD_DAYS + 30, 900),
             )
-        out: dict[str, Any] = {
-            "kind": kind,
-            "ask": f"My service was down for days last week. I'd like a {money(amount)} credit.",
-            "amount_cents": amount,
-        }
+        ask = f"My service was down for days last week. I'd like a {money(amount)} credit."
         if kind == "over_limit":
-            out["code"] = "escalated_over_limit"
-            out["escalation"] = {"team": "billing_supervisor", "amount_cents": amount}
-        elif recent:
-            out["code"] = "goodwill_declined_recent"
-        else:
-            out["code"] = "goodwill_credited"
-            out["credit"] = {"account_id": acct["id"], "amount_cents": amount, "kind": "goodwill"}
-        return out
+            escalation = Escalation(team="billing_supervisor", amount_cents=amount)
+            return Issue(
+                kind=kind,
+                ask=ask,
+                amount_cents=amount,
+                code="escalated_over_limit",
+                escalation=escalation,
+            )
+        if recent:
+            return Issue(kind=kind, ask=ask, amount_cents=amount, code="goodwill_declined_recent")
+        credit = Credit(account_id=acct["id"], amount_cents=amount, kind="goodwill")
+        return Issue(
+            kind=kind, ask=ask, amount_cents=amount, code="goodwill_credited", credit=credit
+        )
 
 
 def build_scenario(
@@ -288,7 +295,7 @@ def build_scenario(
     *,
     fraud: bool = False,
     wrong: str | None = None,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, DeskTruth]:
     """The opening message and hidden truth for a customer raising ``kinds`` issues.
     ``fraud``: the account is on hold; ``wrong``: the caller gives a wrong ``zip``/``email``."""
     s = Scenario(params, r)
@@ -298,12 +305,12 @@ def build_scenario(
     cust, acct = who["customer"], who["account"]
     case_id = s.id("CS")
     issues = [s.issue(k, who) for k in kinds]
-    tone = r.choice(("polite", "terse", "upset"))
+    tone: Tone = r.choice(("polite", "terse", "upset"))
     s.rows["cases"].append(
         {
             "id": case_id,
             "customer_id": cust["id"],
-            "subject": "; ".join(i["kind"].replace("_", " ") for i in issues),
+            "subject": "; ".join(i.kind.replace("_", " ") for i in issues),
             "channel": r.choice(("chat", "email", "phone")),
             "status": "open",
             "outcome_codes": "",
@@ -322,29 +329,26 @@ def build_scenario(
         first = r.choice([f for f in FIRST if f != cust["name"].split()[0]])
         email = f"{first.lower()}.{cust['name'].split()[1].lower()}@mail.example"
     slots = [
-        {
-            "name": "email",
-            "value": email,
-            "keywords": ["email", "e-mail"],
-            "say": f"My email is {email}.",
-        },
-        {
-            "name": "zip",
-            "value": zip_code,
-            "keywords": ["zip", "postal", "postcode"],
-            "say": f"My ZIP code is {zip_code}.",
-        },
+        SlotTruth(
+            name="email", value=email, keywords=["email", "e-mail"], say=f"My email is {email}."
+        ),
+        SlotTruth(
+            name="zip",
+            value=zip_code,
+            keywords=["zip", "postal", "postcode"],
+            say=f"My ZIP code is {zip_code}.",
+        ),
         *s.slots,
     ]
     greeting = {"polite": "Hello, this is", "terse": "Hi, it's", "upset": "This is"}[tone]
-    ask = " Also, ".join(i["ask"] for i in issues)
+    ask = " Also, ".join(i.ask for i in issues)
     opening = f"{greeting} {cust['name']}. {ask}"
     if fraud:
         codes = ["fraud_hold_no_action"]
     elif wrong:
         codes = ["identity_not_verified"]
     else:
-        codes = sorted(i["code"] for i in issues)
+        codes = sorted(i.code for i in issues)
     ordered = sorted(
         (p for p in s.rows["payments"] if p["account_id"] == acct["id"]),
         key=lambda p: (p["charged_at"], p["id"]),
@@ -352,27 +356,21 @@ def build_scenario(
     )
     index = {p["id"]: i for i, p in enumerate(ordered)}
     pages = max(
-        (page_of(index[i["payment_id"]], params["page_size"]) for i in issues if "payment_id" in i),
+        (page_of(index[i.payment_id], params["page_size"]) for i in issues if i.payment_id),
         default=0,
     )
-    truth = {
-        "world": dict(s.rows),
-        "now": iso(s.now),
-        "case_id": case_id,
-        "customer_id": cust["id"],
-        "account_id": acct["id"],
-        "identity": {"email": email, "zip": zip_code, "valid": wrong is None},
-        "fraud": fraud,
-        "issues": issues,
-        "codes": codes,
-        "payment_pages": pages,
-        "page_size": params["page_size"],
-        "persona": {
-            "name": cust["name"],
-            "tone": tone,
-            "opening": opening,
-            "nudge": ask,
-            "slots": slots,
-        },
-    }
+    truth = DeskTruth(
+        world=dict(s.rows),
+        now=iso(s.now),
+        case_id=case_id,
+        customer_id=cust["id"],
+        account_id=acct["id"],
+        identity=Identity(email=email, zip=zip_code, valid=wrong is None),
+        fraud=fraud,
+        issues=issues,
+        codes=codes,
+        payment_pages=pages,
+        page_size=params["page_size"],
+        persona=PersonaTruth(name=cust["name"], tone=tone, opening=opening, nudge=ask, slots=slots),
+    )
     return f"[Case {case_id}] {opening}", truth

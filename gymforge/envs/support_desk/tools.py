@@ -14,6 +14,7 @@ from typing import Any
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.support_desk.policy import AUTHORITY_CENTS, OUTCOMES, TEAMS
+from gymforge.envs.support_desk.truth import DeskTruth
 from gymforge.tools import tool
 from gymforge.world.env import WorldToolEnv
 from gymforge.world.render import money, paginate, view
@@ -22,7 +23,7 @@ from gymforge.world.writes import world_read, world_write
 Result = dict[str, Any]
 
 
-class DeskTools(WorldToolEnv):
+class DeskTools(WorldToolEnv[DeskTruth]):
     """The tool surface of ``SupportDeskEnv``."""
 
     def _row(self, table: str, pk: str, what: str) -> dict[str, Any]:
@@ -43,7 +44,7 @@ class DeskTools(WorldToolEnv):
         return case
 
     def _page_size(self) -> int:
-        return int(self.task.truth["page_size"]) if self.task else 5
+        return self.truth.page_size if self.task else 5
 
     # ---- reads ----------------------------------------------------------------------------
     @tool

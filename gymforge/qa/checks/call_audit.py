@@ -21,6 +21,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from gymforge.core.capabilities import ToolView
 from gymforge.core.types import ToolCall
 from gymforge.qa.checks.common import CheckFailed, first_difference, short
 from gymforge.qa.checks.effects import Prefix, effect_view, succeeded
@@ -77,14 +78,14 @@ class CallAudit:
     verified_effects: int = 0
 
     @classmethod
-    def of(cls, schemas: Iterable[Mapping[str, Any]], tools: Mapping[str, Any]) -> CallAudit:
+    def of(cls, schemas: Iterable[Mapping[str, Any]], tools: Mapping[str, ToolView]) -> CallAudit:
         validators, params = {}, {}
         copied = tuple(dict(s) for s in schemas)
         for schema in copied:
             fn = schema["function"]
             validators[fn["name"]] = Draft202012Validator(fn["parameters"])
             params[fn["name"]] = dict(fn["parameters"].get("properties", {}))
-        effects = {n: frozenset(getattr(t, "error_effects", ())) for n, t in tools.items()}
+        effects = {n: frozenset(t.error_effects) for n, t in tools.items()}
         return cls(validators, effects, params, copied)
 
     def schema_valid(self, name: str, arguments: Any) -> bool:

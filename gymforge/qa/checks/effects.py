@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gymforge.core.capabilities import TOOLSET, WRITES, supported
 from gymforge.core.types import Action, ToolCall
 from gymforge.qa.checks.common import plain
 from gymforge.qa.target import QATarget
@@ -40,9 +41,10 @@ class Prefix:
     world: WorldFaults | None = None
 
 
-def set_world_faults(env: Any, faults: WorldFaults) -> bool:
+def set_world_faults(env: object, faults: WorldFaults) -> bool:
     """Replace a world's faults for the rest of the episode; False when ``env`` has none."""
-    writes = getattr(env, "writes", None)
+    found = supported(env, WRITES)
+    writes = found.writes if found is not None else None
     if not isinstance(writes, WriteGuard):
         return False
     writes.faults = faults
@@ -54,12 +56,12 @@ def commit_timeouts(tools: Sequence[str]) -> WorldFaults:
     return WorldFaults(forced=tuple((n, i, "commit_timeout") for n in tools for i in range(64)))
 
 
-def faults_off(env: Any) -> None:
+def faults_off(env: object) -> None:
     """Switch off every fault source QA knows for the next calls: the toolset's fault plan
     and a world's ``WriteGuard`` faults (commit timeouts, rate limits)."""
-    toolset = getattr(env, "toolset", None)
-    if toolset is not None and hasattr(toolset, "set_fault_plan"):
-        toolset.set_fault_plan(NO_FAULTS)
+    found = supported(env, TOOLSET)
+    if found is not None:
+        found.toolset.set_fault_plan(NO_FAULTS)
     set_world_faults(env, NO_WORLD_FAULTS)
 
 
@@ -69,9 +71,9 @@ async def replay(prefix: Prefix, call: ToolCall, faults: bool = True) -> tuple[A
     env = prefix.target.factory()
     try:
         await env.reset(prefix.task_id, prefix.seed)
-        toolset = getattr(env, "toolset", None)
-        if prefix.plan is not None and toolset is not None:
-            toolset.set_fault_plan(prefix.plan)
+        found = supported(env, TOOLSET)
+        if prefix.plan is not None and found is not None:
+            found.toolset.set_fault_plan(prefix.plan)
         if prefix.world is not None:
             set_world_faults(env, prefix.world)
         for action in prefix.history:

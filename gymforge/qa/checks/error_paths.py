@@ -31,6 +31,7 @@ import dataclasses
 import math
 from typing import Any
 
+from gymforge.core.capabilities import ORACLE, TOOLSET, supported
 from gymforge.core.env import StepResult
 from gymforge.core.types import Action, Invalid, Reply, ToolCall
 from gymforge.qa.checks.call_audit import CallAudit
@@ -133,9 +134,12 @@ def check_result(label: str, result: StepResult) -> None:
         raise CheckFailed(f"{label}: no defined outcome (no observation, penalty or end)")
 
 
-def _toolset(env: Any) -> Any:
-    """The environment's toolset, if it has one (the one place this check reads it)."""
-    return getattr(env, "toolset", None)
+def _toolset(env: object) -> Any:
+    """The environment's toolset, if it has one (the one place this check reads it). Any,
+    not ``ToolsetView``: the injections replace its tools, which ``Toolset`` and the served
+    client's ``RemoteToolset`` both allow."""
+    found = supported(env, TOOLSET)
+    return found.toolset if found is not None else None
 
 
 async def _audited_step(
@@ -217,7 +221,7 @@ async def _injected(target: QATarget, env: Any, audit: CallAudit, task_id: str, 
     applied and then timed out (each checked against the same call succeeding), and every
     tool crashing."""
     toolset = _toolset(env)
-    if toolset is None or not hasattr(env, "oracle_action"):
+    if toolset is None or supported(env, ORACLE) is None:
         return 0
     ran = 0
     forced = FaultPlan(forced=tuple((n, i, "timeout") for n in toolset.tools for i in range(64)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymforge.core.capabilities import TOOLSET, supported
 from gymforge.core.episode import TRUNCATION_REASONS
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
@@ -65,9 +66,9 @@ class Staller:
 
 def _read_tools(target: QATarget) -> set[str]:
     env = target.factory()
-    toolset = getattr(env, "toolset", None)
-    tools = getattr(toolset, "tools", {})
-    return {name for name, t in tools.items() if not getattr(t, "writes", True)}
+    found = supported(env, TOOLSET)
+    tools = found.toolset.tools if found is not None else {}
+    return {name for name, t in tools.items() if not t.writes}
 
 
 def _flags_consistent(episodes: list[list[dict[str, Any]]]) -> int:

@@ -1,0 +1,107 @@
+"""The hidden truth of a support-desk task: the seed rows and clock (``WorldTruth``), the
+case and its customer, what the caller says about who they are, the issues with the effect
+a correct agent has on the world, and the persona the user simulator plays."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from gymforge.world.env import WorldTruth
+from gymforge.world.sim import Tone
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Refund(BaseModel):
+    """The refund row a correct agent adds (and the ``issue_refund`` arguments)."""
+
+    model_config = _FROZEN
+
+    payment_id: str
+    method_id: str
+    amount_cents: int
+
+
+class Credit(BaseModel):
+    """The goodwill credit row a correct agent adds."""
+
+    model_config = _FROZEN
+
+    account_id: str
+    amount_cents: int
+    kind: str
+
+
+class Escalation(BaseModel):
+    """The escalation row a correct agent adds (and the ``escalate_case`` arguments)."""
+
+    model_config = _FROZEN
+
+    team: str
+    amount_cents: int
+
+
+class Issue(BaseModel):
+    """One issue the customer raises: what they ask, the outcome code a correct agent
+    closes with, and the one effect it has (``refund``, ``credit``, ``escalation``; none
+    when the right answer is to decline)."""
+
+    model_config = _FROZEN
+
+    kind: str
+    ask: str
+    code: str
+    payment_id: str | None = None
+    amount_cents: int | None = None
+    refund: Refund | None = None
+    credit: Credit | None = None
+    escalation: Escalation | None = None
+
+
+class Identity(BaseModel):
+    """What the caller gives as their email and ZIP code; ``valid``: both are right."""
+
+    model_config = _FROZEN
+
+    email: str
+    zip: str
+    valid: bool
+
+
+class SlotTruth(BaseModel):
+    """A fact the simulated customer reveals when asked (see ``gymforge.world.sim.Slot``)."""
+
+    model_config = _FROZEN
+
+    name: str
+    value: str
+    keywords: list[str]
+    say: str = ""
+
+
+class PersonaTruth(BaseModel):
+    """The customer the user simulator plays."""
+
+    model_config = _FROZEN
+
+    name: str
+    tone: Tone
+    opening: str
+    nudge: str
+    slots: list[SlotTruth]
+
+
+class DeskTruth(WorldTruth):
+    """See the module docstring. ``outage``: the family forces tool faults."""
+
+    case_id: str
+    customer_id: str
+    account_id: str
+    identity: Identity
+    fraud: bool
+    issues: list[Issue]
+    codes: list[str]
+    payment_pages: int
+    page_size: int
+    persona: PersonaTruth
+    outage: bool = False

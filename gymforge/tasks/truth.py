@@ -1,0 +1,152 @@
+"""Typed hidden truth: environments and task families work with pydantic models, while a
+``Task`` carries its truth as the plain JSON dict that ids, records and the wire need.
+
+A family's ``build`` returns a model; ``dump_truth`` turns it into ``Task.truth`` once, and
+``TruthCodec.parse`` turns ``Task.truth`` back into the model (memoised per task object, so a
+world environment's large truth is validated once per task, not once per reset).
+
+``dump_truth`` leaves out fields that were never set (``exclude_unset``): a field with a
+default that a family did not pass is absent from the dict, exactly as an optional key was
+before truth was typed, and parsing the dict gives the same model back. That round trip is
+what keeps task ids, fingerprints and recorded runs byte-identical.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Generic, TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, RootModel
+
+from gymforge.core.types import JSON, Task
+
+TruthT = TypeVar("TruthT", bound=BaseModel)
+
+
+class UntypedTruth(BaseModel):
+    """The truth of an environment that declares no truth model: every key of the dict
+    becomes an extra attribute (``model_extra``). Declare a model instead where you can."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class AnswerTruth(BaseModel):
+    """The hidden truth of a question with one gold answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer: str
+
+
+class Passthrough:
+    """Field metadata (``Annotated[..., SkipValidation, PASSTHROUGH]``): the field is neither
+    validated nor walked, for bulk plain data that something downstream checks anyway (a
+    world task's seed rows, checked by its ``Schema``)."""
+
+
+PASSTHROUGH = Passthrough()
+
+_LAYOUTS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
+def dump_truth(truth: BaseModel) -> dict[str, JSON]:
+    """``truth`` as the JSON dict ``Task.truth`` holds: fields never set are left out, fields
+    with an alias are written under it. A field whose type holds no model is plain JSON
+    already (validated when the model was built) and is handed on as it is; only fields
+    holding models are dumped. So the dict shares those values with the model: truth is
+    read-only, on both sides of the boundary."""
+    if not isinstance(truth, BaseModel):
+        raise TypeError(
+            f"hidden truth must be a pydantic model, not {type(truth).__name__} "
+            "(declare one: class MyTruth(BaseModel), TaskFamily[MyTruth])"
+        )
+    if isinstance(truth, RootModel):  # a union of models (CodeTruth): the chosen one
+        inner = truth.root
+        return dump_truth(inner) if isinstance(inner, BaseModel) else truth.model_dump()
+    layout = _layout(type(truth))
+    walked = {name for name, _, plain in layout if not plain}
+    dumped = truth.model_dump(by_alias=True, exclude_unset=True, include=walked) if walked else {}
+    out: dict[str, JSON] = {}
+    set_fields = truth.model_fields_set
+    for name, key, plain in layout:  # field order, as model_dump gives it
+        if plain:
+            if name in set_fields:
+                out[key] = getattr(truth, name)
+        elif key in dumped:
+            out[key] = dumped[key]
+    if truth.model_extra:  # UntypedTruth
+        out.update(truth.model_extra)
+    return out
+
+
+def _layout(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """``(name, key, plain)`` per field: ``plain`` when its value needs no dumping."""
+    found = _LAYOUTS.get(model)
+    if found is None:
+        found = _LAYOUTS[model] = tuple(
+            (
+                name,
+                f.serialization_alias or f.alias or name,
+                PASSTHROUGH in f.metadata or not _holds_model(f.annotation),
+            )
+            for name, f in model.model_fields.items()
+        )
+    return found
+
+
+def _holds_model(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_model(arg) for arg in get_args(annotation))
+
+
+def type_argument(cls: type, base: type, index: int) -> Any:
+    """The type ``cls`` binds to ``base``'s type parameter ``index`` through its (generic)
+    bases, e.g. ``LedgerTruth`` for ``class LedgerEnv(ToolEnv[LedgerTruth, World])``; None
+    when ``cls`` leaves it unbound (a bare ``class MyEnv(ToolEnv)``)."""
+    bound = _bindings(cls, base)
+    if bound is None or index >= len(bound):
+        return None
+    found = bound[index]
+    return None if isinstance(found, TypeVar) else found
+
+
+def _bindings(cls: type, base: type) -> tuple[Any, ...] | None:
+    if cls is base:
+        return tuple(getattr(base, "__parameters__", ()))
+    for orig in cls.__dict__.get("__orig_bases__", cls.__bases__):
+        origin = get_origin(orig) or orig
+        if not (isinstance(origin, type) and issubclass(origin, base)):
+            continue
+        inner = _bindings(origin, base)
+        if inner is None:
+            continue
+        subst = dict(zip(getattr(origin, "__parameters__", ()), get_args(orig), strict=False))
+        return tuple(subst.get(t, t) if isinstance(t, TypeVar) else t for t in inner)
+    return None
+
+
+class TruthCodec(Generic[TruthT]):
+    """Parses ``Task.truth`` into ``model``. A frozen model's parses are memoised for the
+    last ``size`` tasks (keyed on the task object itself, which the cache keeps alive, so an
+    id is never reused); a mutable model is parsed afresh every time, so that an episode that
+    edits its truth cannot leak into the next."""
+
+    def __init__(self, model: type[TruthT], size: int = 512) -> None:
+        self.model = model
+        self.size = size if model.model_config.get("frozen") else 0
+        self._parsed: OrderedDict[int, tuple[Task, TruthT]] = OrderedDict()
+
+    def parse(self, task: Task) -> TruthT:
+        if not self.size:
+            return self.model.model_validate(task.truth)
+        key = id(task)
+        hit = self._parsed.get(key)
+        if hit is not None and hit[0] is task:
+            self._parsed.move_to_end(key)
+            return hit[1]
+        truth = self.model.model_validate(task.truth)
+        self._parsed[key] = (task, truth)
+        if len(self._parsed) > self.size:
+            self._parsed.popitem(last=False)
+        return truth
