@@ -8,7 +8,7 @@
    ``==`` run *here* on plain data, and the verdict is built. Its literal calls go as one
    batch job (see ``gymforge.verify.code.checks.plan_calls``).
 
-The two sandbox primitives under it are measured too: a batch (``Job(calls=[...])``: one
+The two sandbox primitives under it are measured too: a batch (``SandboxJob(calls=[...])``: one
 round trip per check) and an interactive session (``backend.session``: one round trip per
 call, what the judge falls back to when a test's calls are not literal). So is a run of a
 cached compiled C++ program on stdin (``cpp``, when ``g++`` is installed): the artefact comes
@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gymforge.sandbox import Call, CallStatus, Job, Limits, get_backend
+from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob, get_backend
 from gymforge.sandbox.local import default_python
 from gymforge.verify.code import CodeJudge, JudgeConfig
 
@@ -87,7 +87,7 @@ def gymforge_check_judge(judge: Any) -> bool:
 
 def gymforge_check_session(backend: Any) -> bool:
     """One verdict: load once, call through a proxy, compare here."""
-    with backend.session(Job(source=CANDIDATE, limits=LIMITS)) as s:
+    with backend.session(SandboxJob(source=CANDIDATE, limits=LIMITS)) as s:
         if not s.load.ok:
             return False
         try:
@@ -98,7 +98,7 @@ def gymforge_check_session(backend: Any) -> bool:
     return passed and s.result is not None and s.result.status == "ok"
 
 
-BATCH_JOB = Job(
+BATCH_JOB = SandboxJob(
     source=CANDIDATE,
     limits=LIMITS,
     calls=[Call(name="has_close_elements", args=a) for a, _ in CASES],
@@ -122,7 +122,7 @@ CPP = r"""
 #include <iostream>
 int main() { long long a, b; std::cin >> a >> b; std::cout << a * 7 + b << "\n"; }
 """
-CPP_JOB = Job(language="cpp", source=CPP, stdin="3 4\n", limits=LIMITS)
+CPP_JOB = SandboxJob(language="cpp", source=CPP, stdin="3 4\n", limits=LIMITS)
 
 
 def cached_cpp_run(backend: Any) -> bool:

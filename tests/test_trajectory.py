@@ -222,6 +222,25 @@ def test_resealed_deleted_step_is_caught_by_counts(log_copy: Path) -> None:
         verify_chain(read_episodes(log_copy)[0])
 
 
+@pytest.mark.parametrize(
+    ("field", "value"), [("reward", 5.0), ("success", False), ("truncated", True)]
+)
+def test_resealed_episode_totals_are_checked_against_the_steps(
+    field: str, value: Any, log_copy: Path
+) -> None:
+    """A forger who edits the closing record and re-chains the digests still fails: the
+    episode record's reward, success and end flags must be what its steps give."""
+    records = read_lines(log_copy)
+    first_id = records[0]["episode_id"]
+    end = next(r for r in records if r["record"] == "episode" and r["episode_id"] == first_id)
+    assert end[field] != value
+    end[field] = value
+    reseal(records, first_id)
+    write_lines(log_copy, records)
+    with pytest.raises(IntegrityError, match=f"episode record {field} = .* but its steps give"):
+        verify_chain(read_episodes(log_copy)[0])
+
+
 def test_incomplete_last_episode_is_reported(log_copy: Path) -> None:
     records = read_lines(log_copy)
     assert records[-1]["record"] == "episode"

@@ -27,7 +27,7 @@ from typing import Any
 from gymforge import __version__
 from gymforge.calibrate.bands import REASONS, Band, calibration_row, no_band_reason
 from gymforge.calibrate.feedback import curriculum_feedback, feed_hard_negatives
-from gymforge.core.errors import ConfigError, UserError
+from gymforge.core.errors import ConfigError, UserError, utf8_text
 from gymforge.evaluate.analysis import failure_log_rows
 from gymforge.evaluate.episodes import EpisodeStats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
@@ -80,7 +80,7 @@ def load_task_file(path: str | Path) -> list[str]:
     """Task ids from a file: plain ids one a line, or JSONL rows with ``task_id`` (such as a
     previous ``calibrated.jsonl``). Blank lines and ``#`` comments are skipped."""
     ids = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(utf8_text(Path(path).read_bytes(), path).splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue

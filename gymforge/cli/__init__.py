@@ -1,5 +1,6 @@
 """The ``gymforge`` command line. Machine-readable output goes to stdout alone; logs,
-progress and tables go to stderr. User mistakes print one line, never a traceback."""
+progress and tables go to stderr. User mistakes (gymforge's own errors) print one line, never
+a traceback; any other exception is a bug and shows its traceback."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import typer
 
 from gymforge import __version__
 from gymforge.cli import evaluation, grade, logs, qa, reproduce, run, sandbox, serve  # noqa: F401
-from gymforge.cli import judge as _judge  # noqa: F401  (registers `gymforge judge`)
+from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymforge judge`)
 from gymforge.cli.common import app, err
 
 __all__ = ["app", "main"]

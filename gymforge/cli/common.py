@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -32,6 +32,7 @@ __all__ = [
     "err",
     "fail",
     "friendly",
+    "one_of",
     "open_env",
     "overwrite_option",
     "progress_bar",
@@ -117,6 +118,18 @@ def author_warnings() -> Iterator[None]:
         yield
 
 
+_Choice = TypeVar("_Choice", bound=str)
+
+
+def one_of(flag: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
+    """``value`` as the one of ``choices`` it equals; a one-line error naming them if none."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    names = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+    raise GymforgeError(f"{flag} must be {names}, not {value!r}")
+
+
 def fail(message: str, code: int = 2) -> None:
     err.print(Text.assemble(("error:", "bold red"), " ", message), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -145,7 +158,10 @@ def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str)
 
 
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn gymforge errors and bad files into one readable line and exit code 2."""
+    """Turn gymforge's own errors (``GymforgeError``: a bad id, file, line or option) and a
+    path that cannot be opened into one readable line and exit code 2 (1 for a failed
+    integrity check). Anything else is a bug and keeps its traceback: a ``ValueError`` is not
+    a user error until the code that read the input says so (a ``ConfigError``)."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -157,8 +173,6 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
         except IntegrityError as e:
             fail(f"integrity check failed: {e}", 1)
         except (GymforgeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-            fail(str(e))
-        except ValueError as e:
             fail(str(e))
 
     return wrapper

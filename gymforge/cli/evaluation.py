@@ -32,7 +32,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
-from gymforge.core.errors import GymforgeError
+from gymforge.core.errors import GymforgeError, UserError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
@@ -192,7 +192,10 @@ def evaluate_existing(
     samples = max((len(g) for g in groups.values()), default=1)
     config = EvalConfig(env, policy, split, len(groups), min(k, samples), samples)
     summary_file = run_dir / "summary.json"
-    summary = json.loads(summary_file.read_text()) if summary_file.exists() else None
+    try:
+        summary = json.loads(summary_file.read_text()) if summary_file.exists() else None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{summary_file} is not valid JSON: {e}") from None
     return write_eval(run_dir, config, stats, summary, probe.spec.version)
 
 

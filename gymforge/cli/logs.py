@@ -5,15 +5,25 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from gymforge.cli.common import INFRA_EXIT, SEAL_KEY_HELP, app, err, fail, friendly, open_env
+from gymforge.cli.common import (
+    INFRA_EXIT,
+    SEAL_KEY_HELP,
+    app,
+    err,
+    fail,
+    friendly,
+    one_of,
+    open_env,
+)
 from gymforge.core.errors import GymforgeError
 from gymforge.reward.hacks import scan
 from gymforge.rollout.replay import replay_episodes
 from gymforge.trajectory.check import FileCheck, check_file, describe_check
-from gymforge.trajectory.export import export
+from gymforge.trajectory.export import Format, export
 from gymforge.trajectory.schema import trajectory_json_schema
 from gymforge.trajectory.seal import load_key
 
@@ -89,10 +99,8 @@ def export_cmd(
 ) -> None:
     """Export training data (trl, sft) or a flat step table (parquet). With a seal key the
     file's seals are checked first, and a file that fails them exports nothing."""
-    if fmt not in ("trl", "sft", "parquet"):
-        raise GymforgeError(f"--format must be trl, sft or parquet, not {fmt!r}")
-    if stale not in ("refuse", "flag"):
-        raise GymforgeError(f"--stale must be refuse or flag, not {stale!r}")
+    form: Format = one_of("--format", fmt, ("trl", "sft", "parquet"))
+    stale_rule: Literal["refuse", "flag"] = one_of("--stale", stale, ("refuse", "flag"))
     path = source / "trajectories.jsonl" if source.is_dir() else source
     key = load_key(seal_key_file)
     if key is not None:
@@ -101,13 +109,8 @@ def export_cmd(
             err.print(f"[yellow]warning:[/] {describe_check(check)}", highlight=False)
     target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
     report = export(
-        path,
-        fmt,
-        target,
-        only_success=only_success,  # type: ignore[arg-type]
-        max_staleness=max_staleness,
-        stale=stale,
-    )  # type: ignore[arg-type]
+        path, form, target, only_success=only_success, max_staleness=max_staleness, stale=stale_rule
+    )
     data = report.as_dict()
     err.print(
         f"exported {data['written']} episodes to {target}; refused {data['refused']}; "

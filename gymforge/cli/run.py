@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import typer
 from rich.table import Table
@@ -18,6 +18,7 @@ from gymforge.cli.common import (
     err,
     fail_if_incomplete,
     friendly,
+    one_of,
     open_env,
     overwrite_option,
     progress_bar,
@@ -32,12 +33,12 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
-from gymforge.core.errors import GymforgeError
 from gymforge.registry.resolve import BUILTIN, make_env
 from gymforge.rollout.execute import draw_tasks, execute, prepare
 from gymforge.rollout.manifest import RunSpec
 from gymforge.rollout.replay import replay_file
 from gymforge.rollout.resolve import resolve_policy
+from gymforge.tasks.source import SplitName
 from gymforge.trajectory.seal import load_key
 
 
@@ -45,7 +46,7 @@ from gymforge.trajectory.seal import load_key
 @friendly
 def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
     """List the built-in environments with their versions and task families."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for env_id in sorted(BUILTIN):
         env = make_env(env_id)
         tasks = task_source(env)
@@ -97,10 +98,10 @@ def _run(
 ) -> dict[str, Any]:
     """Run from the command line: ``n=None`` runs every row of ``dataset`` (or
     ``DEFAULT_N`` tasks without one); ``out`` is checked first (see ``rundir``)."""
-    if split not in ("train", "heldout", "all"):
-        raise GymforgeError(f"--split must be train, heldout or all, not {split!r}")
-    if backend not in ("local", "ray", "redis"):
-        raise GymforgeError(f"--backend must be local, ray or redis, not {backend!r}")
+    split_name: SplitName = one_of("--split", split, ("train", "heldout", "all"))
+    backend_name: Literal["local", "ray", "redis"] = one_of(
+        "--backend", backend, ("local", "ray", "redis")
+    )
     if n is None and dataset is None:
         n = DEFAULT_N
     spec = RunSpec(
@@ -109,13 +110,13 @@ def _run(
         n=n,
         epochs=epochs,
         seed=seed,
-        split=split,
-        group=group,  # type: ignore[arg-type]
+        split=split_name,
+        group=group,
         dataset=str(dataset) if dataset else None,
         concurrency=concurrency,
         episode_timeout=episode_timeout,
         max_retries=max_retries,
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend_name,
     )
     options = options or {}
     source = resolve_policy(policy, base_url, **options)

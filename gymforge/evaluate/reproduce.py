@@ -13,11 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.errors import UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
 from gymforge.registry.handle import EnvHandle, open_env
-from gymforge.rollout.manifest import RunSpec
+from gymforge.rollout.manifest import RunSpec, manifest_spec
 from gymforge.rollout.reproduce import Redraw
 
 RESULTS = ("metrics", "failures", "review")
@@ -64,8 +65,11 @@ def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[st
     before_file = original / "eval.json"
     if not before_file.exists():
         return [f"{before_file} is missing: nothing to compare the recomputed eval with"]
-    before = json.loads(before_file.read_text())
-    spec = RunSpec.model_validate(manifest["run"])
+    try:
+        before = json.loads(before_file.read_text())
+    except json.JSONDecodeError as err:
+        raise UserError(f"{before_file} is not valid JSON: {err}") from None
+    spec = manifest_spec(manifest, original / "manifest.json")
     config = eval_config(manifest)
     handle = open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
     probe = handle.factory()

@@ -31,7 +31,7 @@ def char_tokenizer(texts: Iterable[str]) -> Any:
     tok.decoder = decoders.Fuse()
     trainer = trainers.WordLevelTrainer(special_tokens=list(SPECIAL_TOKENS))
     tok.train_from_iterator(list(texts), trainer)
-    hf = PreTrainedTokenizerFast(
+    hf = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # transformers: untyped __init__
         tokenizer_object=tok,
         pad_token="<pad>",
         eos_token="<eos>",

@@ -411,7 +411,7 @@ def _action_text(action: Action) -> str:
 if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it does
 
     def _provides(
-        env: ToolEnv,
+        env: ToolEnv[Any, Any],
     ) -> tuple[
         HasTasks,
         HasTask,

@@ -62,7 +62,8 @@ def reasoning_gym_factory(name: str) -> EnvFactory:
             f"reasoning-gym:{name} needs the optional extra 'interop' "
             f"(pip install 'gymforge[interop]'): {err}"
         ) from err
-    return env_class(name)  # the class is the factory; an unknown name fails here
+    factory: EnvFactory = env_class(name)  # the class is the factory; an unknown name fails here
+    return factory
 
 
 def resolve_factory(env: str) -> EnvFactory:
@@ -93,11 +94,12 @@ def resolve_factory(env: str) -> EnvFactory:
         if isinstance(err, ImportError) and not in_user_code(err):
             raise UserError(f"cannot import {module_name!r}: {err}") from err
         raise import_failure(module_name, err) from None
-    factory = getattr(module, attr, None)
-    if not callable(factory):
+    found = getattr(module, attr, None)
+    if not callable(found):
         raise name_the_class(module_name, load_module, missing=attr)
-    if isinstance(factory, type):
-        check_hooks(factory)
+    if isinstance(found, type):
+        check_hooks(found)
+    factory: EnvFactory = found
     return factory
 
 

@@ -1,7 +1,7 @@
 """Rollouts: policies, scripted baselines, the episode loop and the runner."""
 
 from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
-from gymforge.rollout.episode import EpisodeKeys, run_episode
+from gymforge.rollout.episode import run_episode
 from gymforge.rollout.runner import Job, RunResult, expand, run
 from gymforge.rollout.scripted import (
     NoopPolicy,
@@ -10,6 +10,7 @@ from gymforge.rollout.scripted import (
     scripted_policy,
 )
 from gymforge.rollout.summary import group_stats, summarize
+from gymforge.trajectory.schema import EpisodeKeys
 
 __all__ = [
     "CaptureLevel",

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import gymforge
 from gymforge.core.env import EnvSpec
-from gymforge.core.errors import ConfigError
+from gymforge.core.errors import ConfigError, validation_problem
 
 MANIFEST_VERSION = 1
 
@@ -152,6 +152,15 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     ):
         raise ConfigError(f"{path} is not a gymforge manifest (version {MANIFEST_VERSION})")
     return data
+
+
+def manifest_spec(manifest: dict[str, Any], path: str | Path) -> RunSpec:
+    """The ``run`` of manifest ``path`` (read by ``read_manifest``) as a ``RunSpec``;
+    ConfigError naming the first bad field of a hand-edited one."""
+    try:
+        return RunSpec.model_validate(manifest["run"])
+    except ValidationError as err:
+        raise ConfigError(f"{path}: run.{validation_problem(err)}") from None
 
 
 def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.execute import draw_tasks, execute
-from gymforge.rollout.manifest import RunSpec, read_manifest
+from gymforge.rollout.manifest import RunSpec, manifest_spec, read_manifest
 from gymforge.rollout.replay import COMPARED
 from gymforge.rollout.scripted import SCRIPTED
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
@@ -105,7 +105,7 @@ def reproduce(
     manifest_path, out = Path(manifest_path), Path(out)
     manifest = read_manifest(manifest_path)
     command = manifest.get("command", "run")
-    spec = RunSpec.model_validate(manifest["run"])
+    spec = manifest_spec(manifest, manifest_path)
     original = manifest_path.parent / "trajectories.jsonl"
     if not original.exists():
         raise ConfigError(f"{original} is missing: reproduction diffs against it")

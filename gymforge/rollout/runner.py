@@ -29,9 +29,10 @@ from gymforge.core.errors import InfraError, UserError
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import derive_seed
 from gymforge.rollout.admission import AdmissionGate
-from gymforge.rollout.episode import EpisodeKeys, run_episode
+from gymforge.rollout.episode import run_episode
 from gymforge.rollout.summary import summarize
 from gymforge.trajectory.io import TrajectoryWriter, recover_run
+from gymforge.trajectory.schema import EpisodeKeys
 from gymforge.trajectory.seal import ChainState, load_key
 
 log = logging.getLogger("gymforge.runner")
@@ -118,7 +119,8 @@ async def run(
     ``summary["infra_stopped"]``. ``seal_key`` (default: ``$GYMFORGE_SEAL_KEY``, see
     ``gymforge.trajectory.seal``) seals every record, and a run that completes (stopped or
     not) ends the file with a run seal over it, ``summary_extra`` being its configuration."""
-    all_jobs = list(jobs) if jobs and isinstance(jobs[0], Job) else expand(jobs, group)  # type: ignore[arg-type]
+    given = [j for j in jobs if isinstance(j, Job)]
+    all_jobs = given or expand([j for j in jobs if not isinstance(j, Job)], group)
     run_id = uuid.uuid4().hex[:12]
     path = Path(out_dir) / "trajectories.jsonl" if out_dir else None
     output = prepare_output(path, resume, seal_key)

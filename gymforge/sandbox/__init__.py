@@ -10,7 +10,7 @@ One interface (``Backend``: ``run``, ``run_many``, ``arun``) over several backen
 - ``UnsafeBackend``: no isolation, only on explicit request.
 
 Use ``get_backend()`` to obtain one; it refuses to run without isolation unless asked to.
-Function-call service: ``Job(calls=[Call(...)])`` (batch) or ``backend.session(job)``.
+Function-call service: ``SandboxJob(calls=[Call(...)])`` (batch) or ``backend.session(job)``.
 """
 
 from gymforge.sandbox.backend import Backend, BaseBackend, IsolationUnavailableError, get_backend
@@ -20,11 +20,11 @@ from gymforge.sandbox.models import (
     Call,
     CallResult,
     CallStatus,
-    Job,
     Limits,
     LimitsHit,
     LoadInfo,
     Result,
+    SandboxJob,
     Status,
     TestSpec,
 )
@@ -41,13 +41,13 @@ __all__ = [
     "CallStatus",
     "CandidateCallError",
     "IsolationUnavailableError",
-    "Job",
     "Language",
     "Limits",
     "LimitsHit",
     "LoadInfo",
     "LocalBackend",
     "Result",
+    "SandboxJob",
     "Status",
     "TestReport",
     "TestSpec",

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, Self, runtime_checkable
 
 from gymforge.core.errors import ConfigError, GymforgeError
-from gymforge.sandbox.models import Job, Result
+from gymforge.sandbox.models import Result, SandboxJob
 
 
 class IsolationUnavailableError(GymforgeError):
@@ -33,11 +33,11 @@ class Backend(Protocol):
     name: str
     capacity: int
 
-    def run(self, job: Job) -> Result: ...
+    def run(self, job: SandboxJob) -> Result: ...
 
-    def run_many(self, jobs: Iterable[Job]) -> list[Result]: ...
+    def run_many(self, jobs: Iterable[SandboxJob]) -> list[Result]: ...
 
-    async def arun(self, job: Job) -> Result: ...
+    async def arun(self, job: SandboxJob) -> Result: ...
 
     def close(self) -> None: ...
 
@@ -66,7 +66,7 @@ class BaseBackend:
         self.owner_pid = os.getpid()
         _LIVE.add(self)
 
-    def run(self, job: Job) -> Result:
+    def run(self, job: SandboxJob) -> Result:
         raise NotImplementedError
 
     def _executor(self) -> ThreadPoolExecutor:
@@ -77,17 +77,17 @@ class BaseBackend:
                 )
             return self._pool
 
-    def run_many(self, jobs: Iterable[Job]) -> list[Result]:
+    def run_many(self, jobs: Iterable[SandboxJob]) -> list[Result]:
         """Run every job, ``capacity`` at a time; results in the order of ``jobs``."""
         jobs = list(jobs)
         if len(jobs) <= 1:
             return [self.run(j) for j in jobs]
         return list(self._executor().map(self.run, jobs))
 
-    async def arun(self, job: Job) -> Result:
+    async def arun(self, job: SandboxJob) -> Result:
         return await asyncio.get_running_loop().run_in_executor(self._executor(), self.run, job)
 
-    async def arun_many(self, jobs: Iterable[Job]) -> list[Result]:
+    async def arun_many(self, jobs: Iterable[SandboxJob]) -> list[Result]:
         return list(await asyncio.gather(*(self.arun(j) for j in jobs)))
 
     def close(self) -> None:

@@ -14,10 +14,16 @@ time spent loading and calling, so a job never outlives ``Limits.wall_time`` by 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import wire
-from jobproc import JobProc, Sink
+# The sandbox runs these files with their own directory on sys.path (sibling imports by
+# bare name); the type checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import wire
+    from gymforge.sandbox.jobproc import JobProc, Sink
+else:
+    import wire
+    from jobproc import JobProc, Sink
 
 
 class Session:

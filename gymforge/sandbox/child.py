@@ -30,10 +30,16 @@ import select
 import signal
 import sys
 import types
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import wire
-from warmup import warm_up
+# The sandbox runs these files with their own directory on sys.path (sibling imports by
+# bare name); the type checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import wire
+    from gymforge.sandbox.warmup import warm_up
+else:
+    import wire
+    from warmup import warm_up
 
 CTL_FD = 3
 CMD_FD = 4
@@ -364,7 +370,8 @@ def _build(t: Any, mod: types.ModuleType, kept: dict[int, Any]) -> Any:
 
 def run_tests(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
     """In-sandbox test mode, for callers that accept test code next to the candidate (the
-    code judge does not: it keeps tests in its own process; see ``Job.prelude`` and ``keep``).
+    code judge does not: it keeps tests in its own process; see ``SandboxJob.prelude`` and
+    ``keep``).
 
     The read-only test file (outside every writable and importable path) is compiled and its
     module body executed *before* the candidate loads, with a private copy of ``builtins``, so

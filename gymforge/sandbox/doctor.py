@@ -157,12 +157,12 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
 
 def _deep_probe(check: Any) -> dict[str, Any]:
     from gymforge.sandbox.local import LocalBackend
-    from gymforge.sandbox.models import Job
+    from gymforge.sandbox.models import SandboxJob
 
     try:
         with LocalBackend(workers=1) as b:
             info = b.worker_info()[0]
-            r = b.run(Job(source=PROBE))
+            r = b.run(SandboxJob(source=PROBE))
     except Exception as e:
         check("zygote job runs", False, f"{type(e).__name__}: {e}")
         return {}

@@ -21,11 +21,16 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import child
-import jail
-import wire
+# The sandbox runs these files with their own directory on sys.path (sibling imports by
+# bare name); the type checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import child, jail, wire
+else:
+    import child
+    import jail
+    import wire
 
 _READ = select.POLLIN | select.POLLHUP | select.POLLERR
 FS_CHECK_S = 0.005

@@ -1,4 +1,4 @@
-"""Translate a ``Job`` into zygote requests, and the zygote's raw facts into a ``Result``.
+"""Translate a ``SandboxJob`` into zygote requests, and the zygote's raw facts into a ``Result``.
 
 Classification rules (``status``), first match wins:
 
@@ -31,11 +31,11 @@ from gymforge.sandbox.models import (
     MAX_KEPT_FILES,
     CallResult,
     CallStatus,
-    Job,
     Limits,
     LimitsHit,
     LoadInfo,
     Result,
+    SandboxJob,
     Status,
 )
 
@@ -56,7 +56,9 @@ def rlimits(limits: Limits, lang: Language, nproc_slack: int) -> dict[str, int |
     }
 
 
-def base_header(job: Job, lang: Language, limits: Limits, nproc_slack: int) -> dict[str, Any]:
+def base_header(
+    job: SandboxJob, lang: Language, limits: Limits, nproc_slack: int
+) -> dict[str, Any]:
     env = dict(BASE_ENV)
     env.update(lang.env)
     env.update(job.env)
@@ -76,7 +78,7 @@ def base_header(job: Job, lang: Language, limits: Limits, nproc_slack: int) -> d
     }
 
 
-def job_files(job: Job, lang: Language) -> dict[str, bytes]:
+def job_files(job: SandboxJob, lang: Language) -> dict[str, bytes]:
     """The files a job's directory starts with: its extra files, then its source under the
     language's main file name (the source always wins over an extra file of that name)."""
     files = {k: _bytes(v) for k, v in job.files.items()}
@@ -102,7 +104,7 @@ def heap_mb(limits: Limits, cgroup: bool) -> str:
 
 
 def run_request(
-    job: Job,
+    job: SandboxJob,
     lang: Language,
     jobdir: str,
     prog: bytes | None,
@@ -169,7 +171,7 @@ def encode_args(args: Any, kwargs: dict[str, Any]) -> bytes:
 
 
 def compile_request(
-    job: Job, lang: Language, jobdir: str, nproc_slack: int
+    job: SandboxJob, lang: Language, jobdir: str, nproc_slack: int
 ) -> tuple[dict[str, Any], list[bytes]]:
     assert lang.compile is not None
     limits = job.compile_limits
@@ -230,7 +232,7 @@ def _text(b: bytes) -> str:
 
 
 def to_result(
-    f: dict[str, Any], blobs: list[bytes], job: Job, oom: bool, pids_hit: bool, **extra: Any
+    f: dict[str, Any], blobs: list[bytes], job: SandboxJob, oom: bool, pids_hit: bool, **extra: Any
 ) -> Result:
     status, hit = classify(f, job.limits, oom, pids_hit)
     calls = None

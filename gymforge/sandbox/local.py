@@ -29,7 +29,7 @@ from gymforge.sandbox.cgroups import remove_stale
 from gymforge.sandbox.jobs import compile_request, job_files, run_request, to_result
 from gymforge.sandbox.languages import ArtefactCache, Language, get_language
 from gymforge.sandbox.launch import BwrapLauncher, Runtime, UnsafeLauncher
-from gymforge.sandbox.models import Job, LimitsHit, Result, Status
+from gymforge.sandbox.models import LimitsHit, Result, SandboxJob, Status
 from gymforge.sandbox.worker import Worker, WorkerDied
 
 HOST_GRACE = 10.0  # default seconds the host waits beyond a job's limits before killing a worker
@@ -114,7 +114,7 @@ class ZygotePool(BaseBackend):
         self._idle.put(w)
 
     # ------------------------------------------------------------------ run
-    def run(self, job: Job) -> Result:
+    def run(self, job: SandboxJob) -> Result:
         lang = get_language(job.language)
         if job.mode != "program" and lang.kind != "python":
             raise ConfigError(f"{job.mode} jobs need a Python language, not {lang.name!r}")
@@ -143,7 +143,7 @@ class ZygotePool(BaseBackend):
             return job_memory + ZYGOTE_HEADROOM
         return job_memory + getattr(self.launcher, "jobdir_bytes", 0) + ZYGOTE_HEADROOM
 
-    def _run_on(self, w: Worker, job: Job, lang: Language) -> Result:
+    def _run_on(self, w: Worker, job: SandboxJob, lang: Language) -> Result:
         extra: dict[str, Any] = {"worker": w.index, "backend": self.name}
         prog = None
         if lang.compile is not None:
@@ -184,7 +184,7 @@ class ZygotePool(BaseBackend):
         return to_result(f, out, job, oom=c1[0] > c0[0], pids_hit=c1[1] > c0[1], **extra)
 
     def _compile(
-        self, w: Worker, job: Job, lang: Language, extra: dict[str, Any]
+        self, w: Worker, job: SandboxJob, lang: Language, extra: dict[str, Any]
     ) -> tuple[bytes | None, Result | None]:
         """The job's compiled program (from the cache, or compiled now), or the result that
         ends the job (a compile error)."""
@@ -229,7 +229,7 @@ class ZygotePool(BaseBackend):
         )
 
     # ------------------------------------------------------------------ sessions
-    def session(self, job: Job) -> Any:
+    def session(self, job: SandboxJob) -> Any:
         """An interactive function-call session (see ``CallSession``); holds one worker."""
         from gymforge.sandbox.session import CallSession
 

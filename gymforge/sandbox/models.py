@@ -2,7 +2,7 @@
 program printed, and the ``status`` is derived from how the process ended and which limits the
 sandbox enforced.
 
-Three job modes share one ``Job`` type:
+Three job modes share one ``SandboxJob`` type:
 
 - **program** (default): run ``source`` (plus ``files``) with ``stdin`` and ``argv``; compiled
   languages are compiled first (inside the sandbox, artefacts cached by source hash).
@@ -141,7 +141,7 @@ class TestSpec(_Frozen):
         return self
 
 
-class Job(_Frozen):
+class SandboxJob(_Frozen):
     """What to run. ``source`` is the main file for ``language``; ``files`` are extra files
     (relative paths) in the job directory (one named like the main file is replaced by it).
     ``seed`` seeds Python's ``random`` in the child (``PYTHONHASHSEED`` is always 0, so set and
@@ -188,7 +188,7 @@ class Job(_Frozen):
         return v
 
     @model_validator(mode="after")
-    def _modes(self) -> Job:
+    def _modes(self) -> SandboxJob:
         if self.calls is not None and self.tests is not None:
             raise ValueError("a job is either a calls job or a tests job, not both")
         if self.keep_files and (self.calls is not None or self.tests is not None):

@@ -21,7 +21,7 @@ from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.sandbox.backend import BaseBackend
-from gymforge.sandbox.models import Job, Result, Status
+from gymforge.sandbox.models import Result, SandboxJob, Status
 
 
 class SandboxActor:
@@ -37,7 +37,7 @@ class SandboxActor:
     def info(self) -> list[dict[str, Any]]:
         return list(self.backend.worker_info())
 
-    def run(self, job: Job) -> Result:
+    def run(self, job: SandboxJob) -> Result:
         return self.backend.run(job)  # type: ignore[no-any-return]
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -92,10 +92,10 @@ class RayBackend(BaseBackend):
             self.close()
             raise
 
-    def run(self, job: Job) -> Result:
+    def run(self, job: SandboxJob) -> Result:
         return self.run_many([job])[0]
 
-    def run_many(self, jobs: Iterable[Job]) -> list[Result]:
+    def run_many(self, jobs: Iterable[SandboxJob]) -> list[Result]:
         """Every job, in order, with at most ``max_in_flight_per_actor`` per actor at once."""
 
         def fail(_item: Any, err: Exception) -> Result:
@@ -154,7 +154,7 @@ class RayBackend(BaseBackend):
                     results[i] = on_error(items[i], e)
         return results
 
-    async def arun(self, job: Job) -> Result:
+    async def arun(self, job: SandboxJob) -> Result:
         actor = self.actors[next(self._rr)]
         try:
             return await actor.run.remote(job)  # type: ignore[no-any-return]

@@ -1,6 +1,6 @@
 """Interactive function-call sessions: load the candidate once, then call it from judge code.
 
-    with backend.session(Job(source=candidate_src, limits=Limits(call_timeout=2))) as s:
+    with backend.session(SandboxJob(source=candidate_src, limits=Limits(call_timeout=2))) as s:
         add = s.function("add")          # a proxy: plain data in, plain data out
         assert add(1, 2) == 3            # compared here, in the judge, on decoded data
         r = s.call("add", "a", 1)         # or the full CallResult (status, error_type, ...)
@@ -10,7 +10,7 @@ Every call round-trips host -> zygote -> candidate process -> zygote -> host. Ar
 return values cross as plain JSON (``wire``); a value that is not exact builtin data comes back
 as status ``unserialisable``, so an object that claims to equal everything never reaches the
 judge's ``==``. A call that times out or crashes the candidate process kills it; the next call
-reloads the candidate (``CallResult.restarted``) unless ``Job.respawn`` is off. The session
+reloads the candidate (``CallResult.restarted``) unless ``SandboxJob.respawn`` is off. The session
 holds one worker until ``close()``.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 from gymforge.core.errors import InfraError
 from gymforge.sandbox.jobs import calls_status, encode_args, run_request, to_call, to_result
 from gymforge.sandbox.languages import get_language
-from gymforge.sandbox.models import CallResult, Job, LoadInfo, Result, Status
+from gymforge.sandbox.models import CallResult, LoadInfo, Result, SandboxJob, Status
 from gymforge.sandbox.worker import WorkerDied
 
 
@@ -38,7 +38,7 @@ class CandidateCallError(Exception):
 
 
 class CallSession:
-    def __init__(self, pool: Any, job: Job) -> None:
+    def __init__(self, pool: Any, job: SandboxJob) -> None:
         lang = get_language(job.language)
         if lang.kind != "python":
             raise InfraError("function-call sessions need a Python language")

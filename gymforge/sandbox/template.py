@@ -31,7 +31,7 @@ import signal
 import socket
 import struct
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 NAMES = ("stdin", "stdout", "stderr", "ctl", "cmd")
 SOCK_FD = 3
@@ -213,12 +213,16 @@ def _fork_child(fds: list[int], jobdir: str, main: Any) -> int:
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import child
-    import jail
-    from warmup import warm_up
+    if TYPE_CHECKING:  # the same files as modules of this package
+        from gymforge.sandbox import child, jail
+        from gymforge.sandbox.warmup import warm_up
+    else:  # run as a script: its siblings are imported by bare name from its own directory
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import child
+        import jail
+        from warmup import warm_up
 
-    del sys.path[0]
+        del sys.path[0]
     jail.set_dumpable(False)
     for s in _IGNORE:
         with contextlib.suppress(OSError, ValueError):

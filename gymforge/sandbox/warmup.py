@@ -14,9 +14,14 @@ import builtins
 import contextlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import wire
+# The sandbox runs these files with their own directory on sys.path (sibling imports by
+# bare name); the type checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import wire
+else:
+    import wire
 
 _WARM_SOURCE = b"""
 def f(xs, t, *rest, **kw):
@@ -38,7 +43,12 @@ def warm_up(job_waiting: Callable[[], bool]) -> None:
     with contextlib.suppress(Exception):
         import atexit  # noqa: F401 - what ``_finish`` imports
 
-        job = {"mode": "calls", "argv": [], "main": "main.py", "rlimits": {"as": 1, "cpu": 2}}
+        job: dict[str, Any] = {
+            "mode": "calls",
+            "argv": [],
+            "main": "main.py",
+            "rlimits": {"as": 1, "cpu": 2},
+        }
         job.update(env=dict(os.environ), calls=[{"id": 0, "name": "f", "blob": 1}], seed=None)
         frame = wire.pack_frame({"op": "job", "job": job}, [_WARM_SOURCE, b"[[[1.5,2.0],0.1],{}]"])
         ((hdr, blobs),) = wire.FrameReader(1 << 20).feed(frame)

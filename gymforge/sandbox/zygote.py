@@ -24,16 +24,24 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import jail
-import wire
-from callservice import Session
-from jobproc import JobProc, Sink
-from template import ForkTemplate, TemplateDown
+# Run as a script: its siblings are imported by bare name from its own directory; the type
+# checker sees the same files as modules of this package.
+if TYPE_CHECKING:
+    from gymforge.sandbox import jail, wire
+    from gymforge.sandbox.callservice import Session
+    from gymforge.sandbox.jobproc import JobProc, Sink
+    from gymforge.sandbox.template import ForkTemplate, TemplateDown
+else:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import jail
+    import wire
+    from callservice import Session
+    from jobproc import JobProc, Sink
+    from template import ForkTemplate, TemplateDown
 
-del sys.path[0]
+    del sys.path[0]
 
 # Modules judged code imports most, pre-imported by the fork template (``template.py``), the
 # process every job is forked from. Each pre-import makes every fork dearer (more page tables,
@@ -381,7 +389,7 @@ class Zygote:
         """A call's answer, or a protocol error once the job has damaged the fork template."""
         if self.sabotage is None:
             return res, blobs
-        keep = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
+        keep: dict[str, Any] = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
         return {**keep, "status": "protocol_error", "msg": self.sabotage}, []
 
     # ------------------------------------------------------------------ cleanup

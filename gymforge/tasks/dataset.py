@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -201,9 +201,10 @@ def _load_row(
         prompt, truth = to_task(row)
     except (ValueError, KeyError, TypeError) as err:
         raise ConfigError(f"{p.name}:{n}: {err}") from err
-    split = getattr(row, "split", None) or "train"
-    if split not in SPLITS:
-        raise ConfigError(f"{p.name}:{n}: split: must be train or heldout, not {split!r}")
+    given = getattr(row, "split", None) or "train"
+    if given not in SPLITS:
+        raise ConfigError(f"{p.name}:{n}: split: must be train or heldout, not {given!r}")
+    split: Literal["train", "heldout"] = "heldout" if given == "heldout" else "train"
     ds._index[task_id] = ds._index[canonical] = len(ds.tasks)
     ds.tasks.append(
         Task(

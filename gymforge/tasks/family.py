@@ -210,7 +210,7 @@ class TaskFamily(ABC, Generic[TruthT]):
             self.params_for(difficulty, seed), seed, self.task_id(difficulty, seed)
         )
 
-    def at_version(self, version: int) -> TaskFamily:
+    def at_version(self, version: int) -> TaskFamily[TruthT]:
         """This family as it was at ``version``; UnknownTaskError for a version never made."""
         if version == self.version:
             return self

@@ -28,7 +28,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
@@ -163,18 +163,36 @@ class Tool:
 _SCHEMAS: weakref.WeakKeyDictionary[Tool, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def tool(fn: _F) -> _F: ...
+
+
+@overload
 def tool(
-    fn: Callable[..., Any] | None = None,
+    fn: None = None,
     *,
     name: str | None = None,
     writes: bool = False,
     error_effects: tuple[ToolErrorKind, ...] = (),
-) -> Any:
-    """Decorate a typed function as a tool. ``writes=True`` marks tools that change state;
-    ``error_effects`` names the error kinds that may leave the call applied (a wrapper such as
-    ``world_write`` declares its own in ``__gymforge_error_effects__``)."""
+) -> Callable[[_F], _F]: ...
 
-    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+
+def tool(
+    fn: _F | None = None,
+    *,
+    name: str | None = None,
+    writes: bool = False,
+    error_effects: tuple[ToolErrorKind, ...] = (),
+) -> _F | Callable[[_F], _F]:
+    """Decorate a typed function as a tool (``@tool`` or ``@tool(...)``); the function is
+    returned unchanged, with its ``Tool`` attached. ``writes=True`` marks tools that change
+    state; ``error_effects`` names the error kinds that may leave the call applied (a wrapper
+    such as ``world_write`` declares its own in ``__gymforge_error_effects__``)."""
+
+    def wrap(f: _F) -> _F:
         here = f"{source_location(f)}: tool {f.__name__}"
         sig = inspect.signature(f)
         try:
@@ -207,7 +225,7 @@ def tool(
                 )
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (hints[p.name], Field(default, description=arg_docs.get(p.name)))
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid", strict=True), **fields
         )
         ret = hints.get("return", Any)

@@ -180,14 +180,16 @@ def read_records(
     path: str | Path,
 ) -> Iterator[tuple[int, dict[str, Any], AnyLine]]:
     """Yield ``(line_number, raw_dict, model)`` of every line, run seals included;
-    IntegrityError on bad JSON or schema."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
+    IntegrityError on bad text, JSON or schema."""
+    with open(path, "rb") as fh:
+        for n, data in enumerate(fh, 1):
+            if not data.strip():
                 continue
             try:
-                raw = json.loads(line)
+                raw = json.loads(data.decode("utf-8"))
                 yield n, raw, LINE_ADAPTER.validate_python(raw)
+            except UnicodeDecodeError:
+                raise IntegrityError(f"line {n}: not UTF-8 text") from None
             except json.JSONDecodeError as err:
                 raise IntegrityError(f"line {n}: not JSON ({err.msg}); truncated write?") from err
             except ValidationError as err:
@@ -250,7 +252,7 @@ def verify_chain(log: EpisodeLog) -> None:
     if (len(log.steps) < 2 or not ended) and not cut_by_policy:
         raise IntegrityError(f"{where}: the last step does not end the episode")
     totals = component_totals([s.reward_components for s in log.steps])
-    expected = {
+    given_by_steps = {
         "reward_components": totals,
         "reward": math.fsum(totals.values()),
         "terminated": last.terminated and not cut_by_policy,
@@ -259,7 +261,7 @@ def verify_chain(log: EpisodeLog) -> None:
     }
     if cut_by_policy and ended:
         raise IntegrityError(f"{where}: cut short by the policy after the episode had ended")
-    for name, value in expected.items():
+    for name, value in given_by_steps.items():
         if getattr(end, name) != value:
             raise IntegrityError(
                 f"{where}: episode record {name} = {getattr(end, name)!r} but its steps "

@@ -8,7 +8,7 @@ from gymforge.world.render import RENDERER_VERSION, paginate, view
 from gymforge.world.schema import Column, Schema, Table, table
 from gymforge.world.sim import Persona, PolicyUser, ScriptedUser, Slot, UserSimulator, UserTurn
 from gymforge.world.tasks import WorldFamily
-from gymforge.world.verify import Expect, Finding, effect_findings, judge
+from gymforge.world.verify import Expect, Finding, effect_findings, verdict_of
 from gymforge.world.writes import WorldFaults, WriteGuard, world_read, world_write
 
 __all__ = [
@@ -36,10 +36,10 @@ __all__ = [
     "WorldToolEnv",
     "WriteGuard",
     "effect_findings",
-    "judge",
     "paginate",
     "rebuild",
     "table",
+    "verdict_of",
     "view",
     "world_read",
     "world_write",

@@ -122,7 +122,7 @@ def _updated(name: str, got: TableDiff, want: Mapping[Any, Mapping[str, Any]]) -
     return out
 
 
-def judge(
+def verdict_of(
     findings: Sequence[Finding],
     *,
     verifier: str,

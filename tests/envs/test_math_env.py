@@ -86,6 +86,20 @@ def write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def test_a_dataset_serves_only_the_instance_it_was_given_to(tmp_path: Path) -> None:
+    """``tasks`` is the class's task source and ``use_dataset`` replaces it on one instance:
+    neither the class nor a sibling instance (another worker's env) sees the dataset."""
+    data = write(tmp_path / "tasks.jsonl", [{"task_id": "q/1", "question": "1+1?", "answer": "2"}])
+    served, sibling = MathEnv(), MathEnv()
+    served.use_dataset(served.load_dataset(data))
+    task_id = served.tasks.dataset_rows("all", None, None, 0)[0]
+    assert served.tasks.resolve(task_id).truth["answer"] == "2"
+    for other in (sibling.tasks, MathEnv.tasks, MathEnv().tasks):
+        assert other is MathEnv.tasks
+        with pytest.raises(UnknownTaskError):
+            other.resolve(task_id)
+
+
 def test_grade_judges_every_line_in_order(tmp_path: Path) -> None:
     data = write(
         tmp_path / "tasks.jsonl",

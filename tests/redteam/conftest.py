@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gymforge.sandbox import Job, Limits, Result
+from gymforge.sandbox import Limits, Result, SandboxJob
 from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.languages import default_cache_dir
 from gymforge.sandbox.local import LocalBackend
@@ -78,7 +78,7 @@ def run_job(sandbox: LocalBackend) -> Any:
 
     def run(source: str, **kw: Any) -> Result:
         kw.setdefault("limits", REDTEAM_LIMITS)
-        return sandbox.run(Job(source=source, **kw))
+        return sandbox.run(SandboxJob(source=source, **kw))
 
     return run
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from gymforge.sandbox import Call, CallStatus, Job, Limits, Status
+from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 
 FORGER = r"""
@@ -38,7 +38,7 @@ def f(field, depth):
 def test_nested_fields_of_a_forged_answer_never_reach_the_judge(
     sandbox: LocalBackend, field: str
 ) -> None:
-    job = Job(source=FORGER, calls=[Call(name="f", args=(field, 980))], limits=Limits())
+    job = SandboxJob(source=FORGER, calls=[Call(name="f", args=(field, 980))], limits=Limits())
     r = sandbox.run(job)
     assert r.status is not Status.INTERNAL_ERROR, r
     (call,) = r.calls or []

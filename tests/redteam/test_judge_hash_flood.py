@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from gymforge.sandbox import Call, CallStatus, Job, Limits
+from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob
 from gymforge.sandbox.local import LocalBackend
 from gymforge.verify.code import CodeJudge
 
@@ -42,7 +42,7 @@ LIMITS = Limits(wall_time=5, cpu_time=3, call_timeout=3, return_bytes=1 << 20)
 
 @pytest.mark.parametrize("tag", ["$set", "$frozenset", "$dict", "tuples"])
 def test_a_hash_flooded_answer_frame_is_refused_undecoded(sandbox: LocalBackend, tag: str) -> None:
-    job = Job(source=FORGER, calls=[Call(name="f", args=(1, tag))], limits=LIMITS)
+    job = SandboxJob(source=FORGER, calls=[Call(name="f", args=(1, tag))], limits=LIMITS)
     r = sandbox.run(job)
     (call,) = r.calls or []
     assert call.status is CallStatus.PROTOCOL_ERROR, call
@@ -64,7 +64,7 @@ def test_a_flooded_answer_costs_the_judge_less_than_the_jobs_own_limits(
     sandbox: LocalBackend,
 ) -> None:
     """The timing the issue reported (10-45 s of judge time per answer), bounded now."""
-    job = Job(source=FORGER, calls=[Call(name="f", args=(1,))], limits=LIMITS)
+    job = SandboxJob(source=FORGER, calls=[Call(name="f", args=(1,))], limits=LIMITS)
     t0 = time.process_time()
     sandbox.run(job)
     assert time.process_time() - t0 < 1.0
@@ -75,7 +75,7 @@ def test_a_forged_answer_longer_than_the_return_limit_is_refused(sandbox: LocalB
     leaves some slack for the header, which a forged value must not get to use."""
     src = FORGER.replace("range(1, 42_000)", "range(1, 5_000)")
     small = LIMITS.model_copy(update={"return_bytes": 100_000})
-    r = sandbox.run(Job(source=src, calls=[Call(name="f", args=(1,))], limits=small))
+    r = sandbox.run(SandboxJob(source=src, calls=[Call(name="f", args=(1,))], limits=small))
     (call,) = r.calls or []
     assert call.status is CallStatus.PROTOCOL_ERROR, call
     assert "100000-byte cap" in (call.error or ""), call

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymforge.sandbox import Job, Status
+from gymforge.sandbox import SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 from gymforge.verify.code import CodeJudge
 
@@ -68,7 +68,7 @@ def test_a_python_answer_cannot_borrow_a_siblings_compiled_program(
 
 
 def test_the_cache_is_not_visible_to_jobs(sandbox: LocalBackend, run_job: Any) -> None:
-    sandbox.run(Job(language="cpp", source=SUM_CPP, stdin="1 2\n"))  # something is cached
+    sandbox.run(SandboxJob(language="cpp", source=SUM_CPP, stdin="1 2\n"))  # something is cached
     r = run_job(
         "import os\n"
         "for p in ('/cache', '/var/tmp', '/tmp'):\n"
@@ -86,7 +86,7 @@ def test_the_cache_is_not_visible_to_jobs(sandbox: LocalBackend, run_job: Any) -
 
 def test_a_compiled_job_sees_only_its_own_artefact(sandbox: LocalBackend) -> None:
     other = SUM_CPP.replace("* 7", "* 5")
-    assert sandbox.run(Job(language="cpp", source=other, stdin="1 1\n")).stdout == "6\n"
+    assert sandbox.run(SandboxJob(language="cpp", source=other, stdin="1 1\n")).stdout == "6\n"
     spy = r"""
 #include <cstdio>
 #include <dirent.h>
@@ -105,7 +105,7 @@ int main() {
 }
 """
     for _ in range(2):  # the second run comes from the cache
-        r = sandbox.run(Job(language="cpp", source=spy))
+        r = sandbox.run(SandboxJob(language="cpp", source=spy))
         assert r.status is Status.OK, r
         lines = r.stdout.splitlines()
         assert "/cache -" in lines, r.stdout

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gymforge.sandbox import Call, CallStatus, Job, Limits, Status
+from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 
 FLOOD = {
@@ -51,7 +51,7 @@ def test_the_file_count_limit_is_per_job_and_counts_everything(run_job: Any) -> 
 
 def test_a_file_flood_inside_a_function_call_is_stopped_too(sandbox: LocalBackend) -> None:
     src = "def f():\n    for i in range(100_000): open(f'f{i}', 'w').close()\n    return 1\n"
-    r = sandbox.run(Job(source=src, calls=[Call(name="f")], limits=LIMITS, respawn=False))
+    r = sandbox.run(SandboxJob(source=src, calls=[Call(name="f")], limits=LIMITS, respawn=False))
     (call,) = r.calls or []
     assert call.status is CallStatus.CRASHED and "files" in (call.error or ""), call
     assert r.status is Status.RUNTIME_ERROR

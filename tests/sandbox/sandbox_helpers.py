@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gymforge.sandbox import Job, Limits, Result
+from gymforge.sandbox import Limits, Result, SandboxJob
 from gymforge.sandbox.local import LocalBackend
 
 # Sandbox uids for this test process: distinct from a real deployment's (60000+) and from
@@ -20,7 +20,7 @@ FAST = Limits(
 
 def run_py(backend: LocalBackend, source: str, **kw: object) -> Result:
     kw.setdefault("limits", FAST)
-    return backend.run(Job(source=source, **kw))  # type: ignore[arg-type]
+    return backend.run(SandboxJob(source=source, **kw))  # type: ignore[arg-type]
 
 
 def processes_of_uids(uids: set[int]) -> list[tuple[int, str]]:

@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import FAST, UID_BASE, children_of, processes_of_uids, run_py
 
-from gymforge.sandbox import Backend, IsolationUnavailableError, Job, Limits, Status, get_backend
+from gymforge.sandbox import (
+    Backend,
+    IsolationUnavailableError,
+    Limits,
+    SandboxJob,
+    Status,
+    get_backend,
+)
 from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.local import LocalBackend, UnsafeBackend
 
@@ -44,7 +51,7 @@ def wait_until_gone(uids: set[int], timeout: float = 10.0) -> list[tuple[int, st
 
 def test_run_many_is_ordered_and_uses_every_worker(sandbox: LocalBackend) -> None:
     assert isinstance(sandbox, Backend)
-    jobs = [Job(source=f"print({i} * {i})", limits=FAST) for i in range(40)]
+    jobs = [SandboxJob(source=f"print({i} * {i})", limits=FAST) for i in range(40)]
     results = sandbox.run_many(jobs)
     assert [r.stdout for r in results] == [f"{i * i}\n" for i in range(40)]
     assert {r.worker for r in results} == {0, 1}
@@ -52,8 +59,10 @@ def test_run_many_is_ordered_and_uses_every_worker(sandbox: LocalBackend) -> Non
 
 def test_async_forms(sandbox: LocalBackend) -> None:
     async def main() -> list[str]:
-        one = await sandbox.arun(Job(source="print('a')", limits=FAST))
-        many = await sandbox.arun_many([Job(source=f"print({i})", limits=FAST) for i in range(10)])
+        one = await sandbox.arun(SandboxJob(source="print('a')", limits=FAST))
+        many = await sandbox.arun_many(
+            [SandboxJob(source=f"print({i})", limits=FAST) for i in range(10)]
+        )
         return [one.stdout] + [r.stdout for r in many]
 
     assert asyncio.run(main()) == ["a\n"] + [f"{i}\n" for i in range(10)]
@@ -81,7 +90,9 @@ def test_worker_death_gives_internal_error_and_a_respawn() -> None:
         box: dict[str, object] = {}
         t = threading.Thread(
             target=lambda: box.update(
-                r=b.run(Job(source="import time; time.sleep(30)", limits=Limits(wall_time=30)))
+                r=b.run(
+                    SandboxJob(source="import time; time.sleep(30)", limits=Limits(wall_time=30))
+                )
             )
         )
         t.start()
@@ -99,7 +110,7 @@ def test_unresponsive_worker_is_killed_from_the_host() -> None:
         zpid = zygote_host_pid(b, 0)
         os.kill(zpid, signal.SIGSTOP)
         t = time.monotonic()
-        r = b.run(Job(source="print(1)", limits=Limits(wall_time=0.5)))
+        r = b.run(SandboxJob(source="print(1)", limits=Limits(wall_time=0.5)))
         assert r.status == Status.TIMEOUT and "host" in (r.error or "")
         assert time.monotonic() - t < 20
         assert run_py(b, "print('fresh')").stdout == "fresh\n"
@@ -122,10 +133,10 @@ SCRIPT = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from gymforge.sandbox.local import LocalBackend
-from gymforge.sandbox import Job
+from gymforge.sandbox import SandboxJob
 b = LocalBackend(workers=2, uid_base={base})
-print(b.run(Job(source="import subprocess; subprocess.Popen(['sleep', '60']); print('ok')")).stdout,
-      flush=True)
+job = SandboxJob(source="import subprocess; subprocess.Popen(['sleep', '60']); print('ok')")
+print(b.run(job).stdout, flush=True)
 if {hang}:
     time.sleep(60)
 """
@@ -163,10 +174,10 @@ def test_refuses_to_run_without_isolation(
     with get_backend("local", unsafe_no_isolation=True, workers=1) as b:
         assert isinstance(b, UnsafeBackend)
         assert "WITHOUT ISOLATION" in capfd.readouterr().err
-        r = b.run(Job(source="import os; print(os.getcwd() != '/tmp/job')", limits=FAST))
+        r = b.run(SandboxJob(source="import os; print(os.getcwd() != '/tmp/job')", limits=FAST))
         assert r.ok and r.stdout == "True\n"
         r = b.run(
-            Job(
+            SandboxJob(
                 source="import os\nif os.fork() == 0:\n    import time; time.sleep(60)\n",
                 limits=FAST,
             )

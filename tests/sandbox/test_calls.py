@@ -1,11 +1,11 @@
-"""The function-call service: batch (``Job.calls``) and interactive (``backend.session``)."""
+"""The function-call service: batch (``SandboxJob.calls``) and interactive (``backend.session``)."""
 
 from __future__ import annotations
 
 import pytest
 from sandbox_helpers import FAST
 
-from gymforge.sandbox import Call, CallStatus, CandidateCallError, Job, Limits, Status
+from gymforge.sandbox import Call, CallStatus, CandidateCallError, Limits, SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 
 CAND = """
@@ -37,7 +37,9 @@ def counter():
 
 
 def batch(backend: LocalBackend, *calls: Call, source: str = CAND, **kw: object):  # type: ignore[no-untyped-def]
-    return backend.run(Job(source=source, calls=list(calls), limits=kw.pop("limits", FAST), **kw))  # type: ignore[arg-type]
+    return backend.run(
+        SandboxJob(source=source, calls=list(calls), limits=kw.pop("limits", FAST), **kw)
+    )  # type: ignore[arg-type]
 
 
 def test_plain_values_cross_with_their_types(sandbox: LocalBackend) -> None:
@@ -167,7 +169,7 @@ def test_output_during_calls_is_captured(sandbox: LocalBackend) -> None:
 
 
 def test_interactive_session_with_proxy(sandbox: LocalBackend) -> None:
-    with sandbox.session(Job(source=CAND, limits=FAST)) as s:
+    with sandbox.session(SandboxJob(source=CAND, limits=FAST)) as s:
         assert s.load.ok
         add = s.function("add")
         assert add(1, 2) == 3 and add("a", "b") == "ab" and add((1,), (2,)) == (1, 2)
@@ -179,7 +181,7 @@ def test_interactive_session_with_proxy(sandbox: LocalBackend) -> None:
         assert r.restarted and r.value == 1
     assert s.result is not None and len(s.result.calls or []) == 6
     assert s.result.status == Status.TIMEOUT
-    with sandbox.session(Job(source="def f(:", limits=FAST)) as s2:
+    with sandbox.session(SandboxJob(source="def f(:", limits=FAST)) as s2:
         assert not s2.load.ok and s2.load.error_type == "SyntaxError"
         assert s2.call("f").status == CallStatus.NOT_RUN
 
@@ -187,7 +189,7 @@ def test_interactive_session_with_proxy(sandbox: LocalBackend) -> None:
 def test_arguments_must_be_plain(sandbox: LocalBackend) -> None:
     from gymforge.sandbox.wire import Unserialisable
 
-    with sandbox.session(Job(source=CAND, limits=FAST)) as s, pytest.raises(Unserialisable):
+    with sandbox.session(SandboxJob(source=CAND, limits=FAST)) as s, pytest.raises(Unserialisable):
         s.call("add", object(), 1)
 
 
@@ -210,7 +212,7 @@ def test_expected_values_never_enter_the_sandbox(sandbox: LocalBackend) -> None:
         "        f = f.f_back\n"
         "    return [s for s in seen if s.startswith('expected-answer')]\n"
     )
-    with sandbox.session(Job(source=src, limits=FAST)) as s:
+    with sandbox.session(SandboxJob(source=src, limits=FAST)) as s:
         peek = s.function("peek")
         found = peek("some input")
         assert found != secret and secret not in found  # only the candidate's own literal

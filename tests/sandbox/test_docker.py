@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gymforge.sandbox import Call, Job, Limits, Status
+from gymforge.sandbox import Call, Limits, SandboxJob, Status
 from gymforge.sandbox.docker import docker_available
 
 OK, WHY = docker_available()
@@ -23,7 +23,7 @@ def docker():  # type: ignore[no-untyped-def]
 
 def test_docker_runs_python_without_network(docker) -> None:  # type: ignore[no-untyped-def]
     r = docker.run(
-        Job(
+        SandboxJob(
             source="import socket, os\ntry:\n    socket.create_connection(('1.1.1.1',"
             " 53), timeout=2); print('net')\nexcept OSError:\n    print('nonet', "
             "os.getuid())",
@@ -34,7 +34,7 @@ def test_docker_runs_python_without_network(docker) -> None:  # type: ignore[no-
 
 
 def test_docker_function_calls_and_limits(docker) -> None:  # type: ignore[no-untyped-def]
-    r = docker.run(Job(source="def f(x): return (x, x)", calls=[Call(name="f", args=(2,))]))
+    r = docker.run(SandboxJob(source="def f(x): return (x, x)", calls=[Call(name="f", args=(2,))]))
     assert r.calls and r.calls[0].value == (2, 2)
-    r = docker.run(Job(source="while True: pass", limits=Limits(wall_time=2, cpu_time=1)))
+    r = docker.run(SandboxJob(source="while True: pass", limits=Limits(wall_time=2, cpu_time=1)))
     assert r.status == Status.TIMEOUT

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from sandbox_helpers import FAST, UID_BASE, run_py
 
-from gymforge.sandbox import Call, Job, Status
+from gymforge.sandbox import Call, SandboxJob, Status
 from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.local import LocalBackend
 
@@ -117,7 +117,9 @@ def test_the_template_cannot_be_read_or_traced(solo: LocalBackend) -> None:
 def test_a_batch_that_kills_the_template_does_not_pass(solo: LocalBackend) -> None:
     starts = solo.workers[0].starts
     src = FIND + "def add(a, b):\n    os.kill(TPL, signal.SIGKILL)\n    return a + b\n"
-    job = Job(source=src, calls=[Call(name="add", args=(1, 2)), Call(name="add", args=(2, 2))])
+    job = SandboxJob(
+        source=src, calls=[Call(name="add", args=(1, 2)), Call(name="add", args=(2, 2))]
+    )
     r = solo.run(job.model_copy(update={"limits": FAST}))
     assert r.status is Status.RUNTIME_ERROR, r
     assert r.calls is not None and all(c.status.value != "ok" for c in r.calls), r.calls
@@ -131,7 +133,7 @@ def test_a_session_that_kills_the_template_and_crashes_cannot_reload(solo: Local
     src = FIND + "def die(a):\n    os.kill(TPL, signal.SIGKILL)\n    os._exit(3)\n"
     src += "def add(a, b):\n    return a + b\n"
     calls = [Call(name="die", args=(1,)), Call(name="add", args=(2, 2))]
-    r = solo.run(Job(source=src, calls=calls, limits=FAST))
+    r = solo.run(SandboxJob(source=src, calls=calls, limits=FAST))
     assert r.status is Status.RUNTIME_ERROR, r
     assert r.calls is not None and [c.status.value for c in r.calls] != ["crashed", "ok"], r.calls
     assert r.calls[1].status.value != "ok", r.calls
@@ -143,7 +145,7 @@ def test_an_interactive_session_that_kills_the_template_gets_no_answer_counted(
 ) -> None:
     starts = solo.workers[0].starts
     src = FIND + "def add(a, b):\n    return a + b\ndef kill():\n    os.kill(TPL, signal.SIGKILL)\n"
-    with solo.session(Job(source=src, limits=FAST)) as s:
+    with solo.session(SandboxJob(source=src, limits=FAST)) as s:
         assert s.call("add", 1, 2).value == 3
         assert s.call("kill").status.value == "protocol_error"
         r = s.call("add", 2, 2)

@@ -7,7 +7,7 @@ import threading
 import pytest
 from sandbox_helpers import run_py
 
-from gymforge.sandbox import Job, Limits, Status
+from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 
 SHORT = Limits(
@@ -91,7 +91,9 @@ def test_fork_bomb_is_contained_and_the_other_worker_keeps_serving(sandbox: Loca
     def run_bomb() -> None:
         started.set()
         box["r"] = sandbox.run(
-            Job(source=bomb, limits=SHORT.model_copy(update={"wall_time": 6.0, "cpu_time": 6.0}))
+            SandboxJob(
+                source=bomb, limits=SHORT.model_copy(update={"wall_time": 6.0, "cpu_time": 6.0})
+            )
         )
 
     t = threading.Thread(target=run_bomb)
@@ -189,7 +191,7 @@ def test_huge_return_values_are_capped(sandbox: LocalBackend) -> None:
 
     lim = SHORT.model_copy(update={"return_bytes": 10_000})
     r = sandbox.run(
-        Job(
+        SandboxJob(
             source="def f(n): return 'x' * n\ndef g(): return list(range(10**6))",
             limits=lim,
             calls=[Call(name="f", args=(100,)), Call(name="f", args=(10**6,)), Call(name="g")],
@@ -212,5 +214,5 @@ def test_control_channel_flood_is_cut_off(sandbox: LocalBackend) -> None:
     r = short(sandbox, src)  # a program's control pipe is read when it ends: the flood stalls
     assert r.status in (Status.RUNTIME_ERROR, Status.TIMEOUT)
     assert short(sandbox, "print('fine')").stdout == "fine\n"
-    r = sandbox.run(Job(source=src, calls=[], limits=SHORT))  # read eagerly: cut off at once
+    r = sandbox.run(SandboxJob(source=src, calls=[], limits=SHORT))  # read eagerly: cut off at once
     assert r.status == Status.RUNTIME_ERROR and "control frame" in (r.error or "")

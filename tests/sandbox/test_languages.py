@@ -9,7 +9,7 @@ import uuid
 import pytest
 from sandbox_helpers import FAST
 
-from gymforge.sandbox import Job, Limits, Status
+from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 
 PROGRAMS = {
@@ -48,7 +48,9 @@ def tag(src: str, lang: str) -> str:
 @pytest.mark.parametrize("lang", sorted(PROGRAMS))
 def test_hello_and_stdin_echo(sandbox: LocalBackend, lang: str) -> None:
     needs(lang)
-    job = Job(language=lang, source=tag(PROGRAMS[lang], lang), stdin="abc\nxyz\n", limits=LIMITS)
+    job = SandboxJob(
+        language=lang, source=tag(PROGRAMS[lang], lang), stdin="abc\nxyz\n", limits=LIMITS
+    )
     r = sandbox.run(job)
     assert r.status == Status.OK, (r.status, r.stderr, r.compile_output, r.error)
     assert r.stdout == "hello\ncba\nzyx\n"
@@ -61,7 +63,7 @@ def test_hello_and_stdin_echo(sandbox: LocalBackend, lang: str) -> None:
 @pytest.mark.parametrize("lang", ["c", "cpp"])
 def test_compile_errors_carry_the_compiler_message(sandbox: LocalBackend, lang: str) -> None:
     needs(lang)
-    r = sandbox.run(Job(language=lang, source="int main( { return 0 }\n", limits=LIMITS))
+    r = sandbox.run(SandboxJob(language=lang, source="int main( { return 0 }\n", limits=LIMITS))
     assert r.status == Status.COMPILE_ERROR and r.exit_code not in (0, None)
     assert "error" in (r.compile_output or "") and "main" in (r.compile_output or "")
     assert r.stdout == ""
@@ -88,7 +90,7 @@ def test_compiled_programs_get_limits_and_faithful_facts(sandbox: LocalBackend) 
         wall_time=20, cpu_time=1, file_size_bytes=1 << 20, output_bytes=1 << 12, processes=16
     )
     for src, (status, code, sig) in cases.items():
-        r = sandbox.run(Job(language="c", source=src, limits=lim))
+        r = sandbox.run(SandboxJob(language="c", source=src, limits=lim))
         assert (r.status, r.exit_code) == (status, code), (src, r)
         if sig is not None:
             assert r.signal == sig, (src, r)
@@ -98,7 +100,7 @@ def test_node_is_bounded_without_rlimit_as(sandbox: LocalBackend) -> None:
     needs("javascript")
     lim = Limits(wall_time=10, cpu_time=10, memory_bytes=128 << 20)
     r = sandbox.run(
-        Job(
+        SandboxJob(
             language="javascript",
             limits=lim,
             source="const a = []; for (;;) a.push(new Array(1e6).fill(1));",
@@ -114,4 +116,4 @@ def test_unknown_language_is_a_clear_error(sandbox: LocalBackend) -> None:
     from gymforge.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="unknown language"):
-        sandbox.run(Job(language="cobol", source=""))
+        sandbox.run(SandboxJob(language="cobol", source=""))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sandbox_helpers import UID_BASE, processes_of_uids
 
-from gymforge.sandbox import Call, Job, Limits, Status
+from gymforge.sandbox import Call, Limits, SandboxJob, Status
 from gymforge.sandbox.doctor import bwrap_works
 
 ray = pytest.importorskip("ray")
@@ -45,7 +45,7 @@ def pool() -> Iterator[Any]:
 
 def judge_add(backend: Any, source: str) -> bool:
     """A judge running next to the sandbox (on the actor): HumanEval-style check."""
-    with backend.session(Job(source=source, limits=Limits(call_timeout=2))) as s:
+    with backend.session(SandboxJob(source=source, limits=Limits(call_timeout=2))) as s:
         add = s.function("add")
         try:
             return bool(add(1, 2) == 3 and add(-1, 1) == 0)
@@ -54,14 +54,16 @@ def judge_add(backend: Any, source: str) -> bool:
 
 
 def test_run_many_through_ray(pool: Any) -> None:
-    jobs = [Job(source=f"print({i} + 1)") for i in range(24)]
+    jobs = [SandboxJob(source=f"print({i} + 1)") for i in range(24)]
     results = pool.run_many(jobs)
     assert [r.stdout for r in results] == [f"{i + 1}\n" for i in range(24)]
     assert {r.worker for r in results} == {0, 1} and all(r.backend == "local" for r in results)
-    r = pool.run(Job(source="def f(): return {1: (2,)}", calls=[Call(name="f")]))
+    r = pool.run(SandboxJob(source="def f(): return {1: (2,)}", calls=[Call(name="f")]))
     assert r.calls and r.calls[0].value == {1: (2,)}
     assert (
-        asyncio.run(pool.arun(Job(source="while True: pass", limits=Limits(wall_time=1)))).status
+        asyncio.run(
+            pool.arun(SandboxJob(source="while True: pass", limits=Limits(wall_time=1)))
+        ).status
         == Status.TIMEOUT
     )
 

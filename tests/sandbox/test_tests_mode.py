@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sandbox_helpers import FAST, run_py
 
-from gymforge.sandbox import Job, TestSpec, verify_test_reports
+from gymforge.sandbox import SandboxJob, TestSpec, verify_test_reports
 from gymforge.sandbox.local import LocalBackend
 
 TESTS = """
@@ -25,7 +25,7 @@ def spec(**kw: object) -> TestSpec:
 
 def judge(backend: LocalBackend, source: str, s: TestSpec | None = None):  # type: ignore[no-untyped-def]
     s = s or spec()
-    r = backend.run(Job(source=source, tests=s, limits=FAST))
+    r = backend.run(SandboxJob(source=source, tests=s, limits=FAST))
     return r, verify_test_reports(r, s)
 
 

@@ -1,4 +1,4 @@
-"""``Job.keep_files``: a program job hands back its directory's files, so a caller (the
+"""``SandboxJob.keep_files``: a program job hands back its directory's files, so a caller (the
 multi-turn ``code-agent`` environment) can carry a workspace from one job to the next without
 pinning a worker. Every job still starts in a fresh directory and leaves nothing behind."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gymforge.sandbox import Job, Limits, Status
+from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.local import LocalBackend
 
 WRITER = """
@@ -20,12 +20,12 @@ os.mkfifo('pipe')
 
 
 def test_files_come_back_and_carry_into_the_next_job(sandbox: LocalBackend) -> None:
-    r = sandbox.run(Job(source=WRITER, keep_files=True))
+    r = sandbox.run(SandboxJob(source=WRITER, keep_files=True))
     assert r.status is Status.OK, r
     assert r.files == {"notes.txt": b"kept", "deep/er/data.bin": bytes(range(256))}
     assert not r.files_truncated  # symlinks and fifos are not files: never followed, not kept
     nxt = sandbox.run(
-        Job(
+        SandboxJob(
             source="import os\nprint(open('notes.txt').read(), len(open('deep/er/data.bin','rb')"
             ".read()), sorted(os.listdir('.')))",
             files=r.files,
@@ -37,27 +37,27 @@ def test_files_come_back_and_carry_into_the_next_job(sandbox: LocalBackend) -> N
 
 
 def test_a_job_without_the_files_sees_a_fresh_directory(sandbox: LocalBackend) -> None:
-    sandbox.run(Job(source=WRITER, keep_files=True))
+    sandbox.run(SandboxJob(source=WRITER, keep_files=True))
     for _ in range(3):  # whichever worker runs it
-        r = sandbox.run(Job(source="import os\nprint(sorted(os.listdir('.')))"))
+        r = sandbox.run(SandboxJob(source="import os\nprint(sorted(os.listdir('.')))"))
         assert r.stdout.strip() == "['main.py']"
 
 
 def test_caps_leave_files_out_and_say_so(sandbox: LocalBackend) -> None:
     src = "open('big', 'wb').write(b'y' * 5000)\nopen('small', 'w').write('s')\n"
-    r = sandbox.run(Job(source=src, keep_files=True, limits=Limits(workspace_bytes=1000)))
+    r = sandbox.run(SandboxJob(source=src, keep_files=True, limits=Limits(workspace_bytes=1000)))
     assert r.files == {"small": b"s"} and r.files_truncated
     many = "for i in range(300):\n    open(f'f{i:03}', 'w').write('x')\n"
-    r = sandbox.run(Job(source=many, keep_files=True))
+    r = sandbox.run(SandboxJob(source=many, keep_files=True))
     assert r.files is not None and len(r.files) == 256 and r.files_truncated
 
 
 def test_files_are_kept_after_a_crash_and_a_timeout(sandbox: LocalBackend) -> None:
     crash = "open('before', 'w').write('1')\nimport os\nos.abort()\n"
-    r = sandbox.run(Job(source=crash, keep_files=True))
+    r = sandbox.run(SandboxJob(source=crash, keep_files=True))
     assert r.status is Status.RUNTIME_ERROR and r.files == {"before": b"1"}
     slow = "open('before', 'w').write('1')\nimport time\ntime.sleep(30)\n"
-    r = sandbox.run(Job(source=slow, keep_files=True, limits=Limits(wall_time=0.5)))
+    r = sandbox.run(SandboxJob(source=slow, keep_files=True, limits=Limits(wall_time=0.5)))
     assert r.status is Status.TIMEOUT and r.files == {"before": b"1"}
 
 
@@ -65,12 +65,12 @@ def test_keep_files_is_for_program_jobs() -> None:
     from gymforge.sandbox import Call
 
     with pytest.raises(ValueError, match="program jobs"):
-        Job(source="def f(): pass", calls=[Call(name="f")], keep_files=True)
+        SandboxJob(source="def f(): pass", calls=[Call(name="f")], keep_files=True)
 
 
 def test_the_source_wins_over_a_workspace_file_of_the_same_name(sandbox: LocalBackend) -> None:
-    r = sandbox.run(Job(source="print('real')", files={"main.py": "print('planted')"}))
+    r = sandbox.run(SandboxJob(source="print('real')", files={"main.py": "print('planted')"}))
     assert r.stdout == "real\n"
     c = '#include <stdio.h>\nint main(){puts("real c");}'
-    r = sandbox.run(Job(language="c", source=c, files={"main.c": "int main(){return 3;}"}))
+    r = sandbox.run(SandboxJob(language="c", source=c, files={"main.c": "int main(){return 3;}"}))
     assert r.status is Status.OK and r.stdout == "real c\n"

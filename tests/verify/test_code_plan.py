@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from code_helpers import ADD_HUMANEVAL, ADD_MBPP, UID_BASE
 
-from gymforge.sandbox import Call, CallStatus, Job, Limits
+from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob
 from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.local import LocalBackend
 from gymforge.verify.code import CodeJudge, JudgeConfig
@@ -117,12 +117,12 @@ def test_stop_on_timeout_runs_no_call_after_the_first_timeout(judge: CodeJudge) 
     src = "def f(x):\n    while x:\n        pass\n    return 1\n"
     calls = [Call(name="f", args=(a,)) for a in (0, 1, 0, 0)]
     limits = LIMITS.model_copy(update={"call_timeout": 1.5, "wall_time": 8.0})  # slack for load
-    r = judge.backend.run(Job(source=src, calls=calls, limits=limits, stop_on_timeout=True))
+    r = judge.backend.run(SandboxJob(source=src, calls=calls, limits=limits, stop_on_timeout=True))
     assert [c.status for c in r.calls or []] == [
         CallStatus.OK,
         CallStatus.TIMEOUT,
         CallStatus.NOT_RUN,
         CallStatus.NOT_RUN,
     ]
-    r = judge.backend.run(Job(source=src, calls=calls, limits=limits))  # default: go on
+    r = judge.backend.run(SandboxJob(source=src, calls=calls, limits=limits))  # default: go on
     assert [c.status for c in r.calls or []][2:] == [CallStatus.OK, CallStatus.OK]

@@ -170,7 +170,7 @@ def test_a_prompt_that_ends_at_its_def_line_still_provides_its_helpers(judge: Co
 
 
 def test_the_session_keeps_values_builds_trees_and_runs_the_prelude(judge: CodeJudge) -> None:
-    from gymforge.sandbox import CallStatus, Job
+    from gymforge.sandbox import CallStatus, SandboxJob
     from gymforge.sandbox.wire import dumps_plain
 
     src = (
@@ -179,7 +179,7 @@ def test_the_session_keeps_values_builds_trees_and_runs_the_prelude(judge: CodeJ
         "def getter(b):\n    return b.get\n"
         "def apply(f, x):\n    return f(x)\n"
     )
-    job = Job(source=src, prelude="BASE = 100\n", calls=[])  # the prelude runs first
+    job = SandboxJob(source=src, prelude="BASE = 100\n", calls=[])  # the prelude runs first
     with judge.backend.session(job) as s:  # type: ignore[attr-defined]
         box = s.call_encoded("Box", dumps_plain([[["v", 1]], {}]), tree=True, keep=True)
         assert box.status is CallStatus.REF and box.handle == 0 and box.value_type == "Box"

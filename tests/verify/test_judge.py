@@ -22,7 +22,7 @@ from gymforge.core.verdict import Verdict
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa import QAOptions, QATarget, run_qa
 from gymforge.tasks import AnswerTruth, ChoiceKnob, ParamSpace, Split, TaskFamily, TaskSource
-from gymforge.verify.judge import (
+from gymforge.verify.llm_judge import (
     ATTACKS,
     DEFAULT_RUBRIC,
     JUDGE_REDTEAM,

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from gymforge.cli import app
 from gymforge.core.errors import ConfigError
-from gymforge.verify.judge import (
+from gymforge.verify.llm_judge import (
     Calibration,
     JudgeRecord,
     LabeledItem,

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from gymforge.cli import app
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry, Sampling
 from gymforge.testing import OpenAITestServer, ServedReply
-from gymforge.verify.judge import ATTACKS, DEFAULT_RUBRIC, RubricJudge
+from gymforge.verify.llm_judge import ATTACKS, DEFAULT_RUBRIC, RubricJudge
 
 FAST = Retry(max_attempts=3, base_delay=0.01, max_delay=0.05, call_timeout=10.0)
 _CANDIDATE = re.compile(r"<(candidate-[0-9a-f]+)>\n(.*)\n</\1>", re.S)

@@ -18,8 +18,8 @@ from gymforge.world import (
     WorldFaults,
     WorldToolEnv,
     effect_findings,
-    judge,
     table,
+    verdict_of,
     world_read,
     world_write,
 )
@@ -95,7 +95,7 @@ class NotesEnv(WorldToolEnv[NoteTruth]):
             added={"notes": [{"text": t} for t in self.truth_of(task).texts]},
             touched=frozenset({"audit_log"}),
         )
-        return judge(effect_findings(world.diff(), expect), verifier="notes@1", facts={})
+        return verdict_of(effect_findings(world.diff(), expect), verifier="notes@1", facts={})
 
     def oracle_plan(self, task: Task) -> list[Any]:
         calls = [

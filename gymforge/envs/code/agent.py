@@ -10,7 +10,7 @@ arguments (HumanEval). A hidden test is never run or shown by a tool.
 
 **The workspace.** Files a ``run_code`` program writes in its working directory are there for
 the next ``run_code`` of the same episode, and never for another episode: ``reset`` empties it.
-Each run is a fresh sandbox job (``Job.keep_files``) given the workspace's files, so an
+Each run is a fresh sandbox job (``SandboxJob.keep_files``) given the workspace's files, so an
 episode never pins a sandbox worker while the model thinks, and a crashed worker loses nothing.
 Processes never outlive their run. The workspace is capped (``run_limits.workspace_bytes``,
 256 files); a run that exceeds it keeps what fitted and says so.
@@ -46,7 +46,7 @@ from gymforge.envs.code.truth import (
     StdioTruth,
 )
 from gymforge.kit.redteam import AttackNotApplicable
-from gymforge.sandbox import Job, Limits, Status
+from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.tasks.truth import dump_truth
 from gymforge.tools import tool
 from gymforge.verify.code.extract import canonical_language, extract_code
@@ -208,7 +208,7 @@ class CodeAgentEnv(CodeEnvBase[Workspace]):
             raise ToolError("invalid_arguments", f"unknown language {language!r}")
         source = extract_code(_checked(code), lang)
         ws: Workspace = self.world
-        job = Job(
+        job = SandboxJob(
             language=lang,
             source=source,
             stdin=_checked(stdin),

@@ -31,7 +31,7 @@ from gymforge.verify import Verdict
 from gymforge.verify.rules import check_rules
 from gymforge.world.db import TemplateCache, WorldDB
 from gymforge.world.render import RENDERER_VERSION
-from gymforge.world.verify import Expect, effect_findings, from_violations, judge
+from gymforge.world.verify import Expect, effect_findings, from_violations, verdict_of
 from gymforge.world.writes import WorldFaults
 
 TOKENS_PER_REPORT = 260
@@ -152,4 +152,4 @@ class ExpensesEnv(ExpenseTools):
         n = len(t.order)
         batch = world.get("batches", t.batch_id) or {}
         facts = {"reports": n, "correct": right, "submitted": batch.get("status") == "submitted"}
-        return judge(findings, verifier="expenses.state@1", facts=facts, score=right / n)
+        return verdict_of(findings, verifier="expenses.state@1", facts=facts, score=right / n)

@@ -48,7 +48,9 @@ class LinearFamily(TaskFamily[MathTruth]):
         while True:
             coefs = [[r.randint(-k, k) for _ in range(n)] for _ in range(n)]
             sol = [Fraction(r.randint(-9, 9)) for _ in range(n)]
-            rhs = [sum(c * s for c, s in zip(row, sol, strict=True)) for row in coefs]
+            rhs = [
+                sum((c * s for c, s in zip(row, sol, strict=True)), Fraction(0)) for row in coefs
+            ]
             if _solve(
                 [[Fraction(c) for c in row] + [b] for row, b in zip(coefs, rhs, strict=True)]
             ):

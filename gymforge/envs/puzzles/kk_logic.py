@@ -57,7 +57,8 @@ def negate(s: Stmt) -> Stmt:
     if op == "atmost":
         return ["atleast", s[1] + 1]
     if op == "not":
-        return s[1]
+        inner: Stmt = s[1]
+        return inner
     if op == "implies":
         return ["and", s[1], negate(s[2])]
     if op == "iff":

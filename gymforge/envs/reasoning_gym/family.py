@@ -64,8 +64,11 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [jsonable(v) for v in value]
-    if isinstance(value, bool | int | float | str) or value is None:
-        return value.item() if hasattr(value, "item") else value
+    if value is None:
+        return None
+    if isinstance(value, bool | int | float | str):
+        item = getattr(value, "item", None)  # a numpy scalar (numpy.float64 is a float)
+        return item() if callable(item) else value
     if hasattr(value, "tolist"):  # numpy array or scalar
         return jsonable(value.tolist())
     return str(value)
@@ -85,7 +88,7 @@ def curriculum_configs(name: str) -> list[dict[str, Any]]:
     _, config_cls = DATASETS[name]
     if name not in CURRICULA:
         return [_config_dict(config_cls())]
-    curriculum = CURRICULA[name]()  # type: ignore[operator]  # the registry stores classes
+    curriculum = CURRICULA[name]()  # the registry stores classes
     top = max((len(a.levels) for a in curriculum.attributes.values()), default=1)
     context = DefaultCurriculumContext(mode=RangeAttributeMode.INCLUSIVE)
     configs: list[dict[str, Any]] = []

@@ -46,7 +46,8 @@ def score(scorer: ProceduralDataset, entry: dict[str, Any], reply: str) -> Outco
     answer, problem = extract(reply)
     if problem is not None or answer is None:
         return problem or fail("no_answer")
-    install(type(scorer))
+    scorer_class: type = type(scorer)  # reasoning-gym is untyped: type(Any) is no Hashable
+    install(scorer_class)
     with scoring(entry) as guard:
         try:
             value = float(scorer.score_answer(answer, entry))

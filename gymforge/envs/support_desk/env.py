@@ -36,7 +36,7 @@ from gymforge.verify.rules import check_rules
 from gymforge.world.db import TemplateCache, WorldDB
 from gymforge.world.render import RENDERER_VERSION, money
 from gymforge.world.sim import Persona, PolicyUser, ScriptedUser, Slot, UserSimulator
-from gymforge.world.verify import Expect, Finding, effect_findings, from_violations, judge
+from gymforge.world.verify import Expect, Finding, effect_findings, from_violations, verdict_of
 from gymforge.world.writes import WorldFaults
 
 ASK_IDENTITY = (
@@ -252,4 +252,4 @@ class SupportDeskEnv(DeskTools):
             "expected_codes": sorted(t.codes),
             "user_stop": self.user_stop() or (self.user.stop_reason if self.user else None),
         }
-        return judge(findings, verifier="support-desk.state@1", facts=facts)
+        return verdict_of(findings, verifier="support-desk.state@1", facts=facts)

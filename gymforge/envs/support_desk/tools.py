@@ -254,7 +254,11 @@ class DeskTools(WorldToolEnv[DeskTruth]):
         left = pay["amount_cents"] - done
         if not 0 < amount_cents <= left:
             raise ToolError("validation", f"amount must be between 1 and {left} cents")
-        row = {"id": self.db.new_id("RF"), "case_id": case_id, "payment_id": payment_id}
+        row: dict[str, Any] = {
+            "id": self.db.new_id("RF"),
+            "case_id": case_id,
+            "payment_id": payment_id,
+        }
         row.update(method_id=method_id, amount_cents=amount_cents, reason=reason)
         row["created_at"] = self.audit("issue_refund", row["id"], money(amount_cents))
         self.db.insert("refunds", row)
@@ -289,7 +293,11 @@ class DeskTools(WorldToolEnv[DeskTruth]):
                 "permission_denied",
                 f"credits above {money(AUTHORITY_CENTS)} are beyond your authority",
             )
-        row = {"id": self.db.new_id("CR"), "case_id": case_id, "account_id": account_id}
+        row: dict[str, Any] = {
+            "id": self.db.new_id("CR"),
+            "case_id": case_id,
+            "account_id": account_id,
+        }
         row.update(amount_cents=amount_cents, kind="goodwill", reason=reason)
         row["created_at"] = self.audit("apply_credit", row["id"], money(amount_cents))
         self.db.insert("credits", row)
@@ -320,7 +328,7 @@ class DeskTools(WorldToolEnv[DeskTruth]):
             raise ToolError("validation", f"team must be one of {', '.join(TEAMS)}")
         if amount_cents < 0:
             raise ToolError("validation", "amount_cents must not be negative")
-        row = {"id": self.db.new_id("ES"), "case_id": case_id, "team": team}
+        row: dict[str, Any] = {"id": self.db.new_id("ES"), "case_id": case_id, "team": team}
         row.update(amount_cents=amount_cents, reason=reason)
         row["created_at"] = self.audit("escalate_case", row["id"], f"{case_id} {team}")
         self.db.insert("escalations", row)

@@ -91,7 +91,7 @@ async def play_many(
 
 
 def success_rate(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:
-    return sum(e[-1]["success"] for e in episodes) / max(1, len(episodes))
+    return sum(bool(e[-1]["success"]) for e in episodes) / max(1, len(episodes))
 
 
 def timed(

@@ -145,7 +145,7 @@ def fuzz(target: QATarget, pairs: list[tuple[str, int]], examples: int, audit: C
         count[0] += 1
 
     try:
-        with with_reporter(reports.append):
+        with with_reporter(lambda message: reports.append(str(message))):
             prop()
     except CheckFailed as err:
         raise CheckFailed(f"fuzzing: {err}; {' '.join(reports)[:600]}") from err

@@ -27,9 +27,9 @@ from gymforge.qa.checks.common import (
     QAOptions,
     jobs,
     need_oracle,
-    play,
     run_async,
 )
+from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
 
 NAME = "verifier_redteam"

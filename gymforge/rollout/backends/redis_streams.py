@@ -80,7 +80,10 @@ class Streams:
 def connect(url: str) -> Any:
     if aioredis is None:
         raise UserError("the redis backend needs the redis package: pip install 'gymforge[redis]'")
-    return aioredis.from_url(url, decode_responses=True)
+    try:
+        return aioredis.from_url(url, decode_responses=True)
+    except ValueError as err:  # the URL's scheme or form (redis parses it here, before I/O)
+        raise UserError(f"bad Redis URL {url!r}: {err}") from None
 
 
 async def ensure_group(r: Any, stream: str, group: str) -> None:

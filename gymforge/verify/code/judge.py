@@ -23,7 +23,7 @@ Four task kinds (``truth["kind"]``):
   trailing empty lines are ignored. Every line counts; a missing or extra line fails the test.
 
 **One execution path for HumanEval and MBPP.** In the sandbox, the candidate's module is the
-task's own module code (``Job.prelude``: the prompt, or the imports and set-up code; never a
+task's own module code (``SandboxJob.prelude``: the prompt, or the imports and set-up code; never a
 test) followed by the candidate. The test code never leaves this process. Arguments and
 return values that are plain data cross as plain data; the rest is handled by ``remote``:
 an object the candidate returns that is not plain data stays in the sandbox and the test gets
@@ -57,9 +57,9 @@ from gymforge.sandbox import (
     CallResult,
     CallStatus,
     CandidateCallError,
-    Job,
     LoadInfo,
     Result,
+    SandboxJob,
     Status,
 )
 from gymforge.sandbox.backend import BaseBackend
@@ -166,7 +166,7 @@ class CodeJudge:
     # ---- calls: one batch job, compared here --------------------------------------------
     async def _calls(self, truth: dict[str, Any], code: str, t: Tally) -> Verdict:
         entry, tests = truth["entry_point"], truth["tests"]
-        job = Job(
+        job = SandboxJob(
             source=code,
             calls=[Call(name=entry, args=tuple(t["args"])) for t in tests],
             limits=self.config.limits,
@@ -201,7 +201,9 @@ class CodeJudge:
     async def _stdio(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
         tests = truth["tests"]
         jobs = [
-            Job(language=lang, source=code, stdin=str(tc["input"]), limits=self.config.stdio_limits)
+            SandboxJob(
+                language=lang, source=code, stdin=str(tc["input"]), limits=self.config.stdio_limits
+            )
             for tc in tests
         ]
         results: list[Result] = []
@@ -211,7 +213,7 @@ class CodeJudge:
                 t.run = len(tests)
                 t.notes.append("compile error")
                 return _verdict(t, "stdio", reason="compile_error", status=Status.COMPILE_ERROR)
-            results += await self.backend.arun_many(jobs[1:])  # type: ignore[attr-defined]
+            results += await self.backend.arun_many(jobs[1:])
         for tc, r in zip(tests, results, strict=True):
             t.run += 1
             t.result(r)
@@ -297,7 +299,7 @@ class CodeJudge:
     def _in_session(self, truth: dict[str, Any], prelude: str, code: str, tally: Tally) -> Verdict:
         """Live: every call the test makes is one round trip into an interactive session."""
         t = tally.fresh()
-        job = Job(source=code, prelude=prelude, limits=self.config.limits, calls=[])
+        job = SandboxJob(source=code, prelude=prelude, limits=self.config.limits, calls=[])
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
 
             def transport(
@@ -328,7 +330,7 @@ class CodeJudge:
         candidate sees the same calls in the same order, crashes reload it, the first timeout
         stops it); None when the test strays from the plan, and the caller goes live."""
         calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
-        job = Job(
+        job = SandboxJob(
             source=code,
             prelude=prelude,
             limits=self.config.limits,

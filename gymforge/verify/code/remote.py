@@ -11,7 +11,7 @@ data crosses as plain data. Everything else is one of:
   ``RemoteValueUsed``, so a test can only ever decide on plain data it decoded itself.
 - a name of the task's own module (the HumanEval prompt's helpers, MBPP set-up objects such
   as a tree built by ``test_setup_code``): the sandbox ran the same source before the
-  candidate loaded (``Job.prelude``), so the argument is sent as that name.
+  candidate loaded (``SandboxJob.prelude``), so the argument is sent as that name.
 - ``Shipped``: a ``lambda`` written in the test. The test code is rewritten so that each
   lambda keeps its source; passed to the candidate, it is rebuilt in the sandbox from that
   source, with the values of the names it uses (each encoded by these same rules).

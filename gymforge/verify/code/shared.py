@@ -69,7 +69,7 @@ def strict_equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, float):
-        return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+        return bool(a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)))
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):

@@ -1,13 +1,13 @@
 """Rubric LLM judges: grading through any ``Policy``, exploit screens, and calibration.
 
 - ``Rubric``/``Criterion``/``DEFAULT_RUBRIC``: what the judge scores (``rubric.py``);
-- ``RubricJudge``: screens, the model call, parsing and the decision (``judge.py``);
+- ``RubricJudge``: screens, the model call, parsing and the decision (``rubric_judge.py``);
 - ``Calibration``, ``calibrate``, ``agreement``, ``load_labels``: agreement with human
   labels and the threshold (``calibrate.py``; CLI ``gymforge judge calibrate``);
 - ``JUDGE_REDTEAM``: reusable red-team cases for judge-graded environments.
 """
 
-from gymforge.verify.judge.calibrate import (
+from gymforge.verify.llm_judge.calibrate import (
     Agreement,
     Calibration,
     JudgeRecord,
@@ -18,7 +18,16 @@ from gymforge.verify.judge.calibrate import (
     load_labels,
     recorded,
 )
-from gymforge.verify.judge.judge import (
+from gymforge.verify.llm_judge.redteam import ATTACKS, JUDGE_REDTEAM
+from gymforge.verify.llm_judge.rubric import (
+    DEFAULT_RUBRIC,
+    Criterion,
+    Rubric,
+    Scores,
+    parse_scores,
+    render_prompt,
+)
+from gymforge.verify.llm_judge.rubric_judge import (
     MASTER_KEYS,
     VERSION,
     RubricJudge,
@@ -26,15 +35,6 @@ from gymforge.verify.judge.judge import (
     gullible,
     score_items,
     screen_answer,
-)
-from gymforge.verify.judge.redteam import ATTACKS, JUDGE_REDTEAM
-from gymforge.verify.judge.rubric import (
-    DEFAULT_RUBRIC,
-    Criterion,
-    Rubric,
-    Scores,
-    parse_scores,
-    render_prompt,
 )
 
 __all__ = [

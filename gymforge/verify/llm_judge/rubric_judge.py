@@ -45,8 +45,8 @@ from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
 from gymforge.core.verdict import Verdict
-from gymforge.verify.judge.calibrate import Calibration, JudgeRecord, LabeledItem
-from gymforge.verify.judge.rubric import (
+from gymforge.verify.llm_judge.calibrate import Calibration, JudgeRecord, LabeledItem
+from gymforge.verify.llm_judge.rubric import (
     PROMPT_VERSION,
     Rubric,
     parse_scores,

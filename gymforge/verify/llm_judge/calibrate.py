@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gymforge.core.errors import ConfigError
+from gymforge.core.errors import ConfigError, utf8_text
 
 
 class JudgeRecord(BaseModel):
@@ -67,7 +67,7 @@ def load_labels(path: str | Path) -> tuple[list[LabeledItem], str]:
     """The items of a labels file and the file's SHA-256; ``ConfigError`` names a bad line."""
     raw = Path(path).read_bytes()
     items: list[LabeledItem] = []
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+    for n, line in enumerate(utf8_text(raw, path).splitlines(), 1):
         if not line.strip():
             continue
         try:

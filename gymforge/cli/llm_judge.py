@@ -20,7 +20,7 @@ app.add_typer(judge_app, name="judge")
 def _rubric(path: Path | None) -> Any:
     from pydantic import ValidationError
 
-    from gymforge.verify.judge import DEFAULT_RUBRIC, Rubric
+    from gymforge.verify.llm_judge import DEFAULT_RUBRIC, Rubric
 
     if path is None:
         return DEFAULT_RUBRIC
@@ -49,7 +49,7 @@ def calibrate(
     Prints accuracy, Cohen's kappa, the confusion matrix and per-criterion agreement; with
     --out, writes the calibration that RubricJudge(calibration=Calibration.load(...))
     stamps on every verdict."""
-    from gymforge.verify import judge as J
+    from gymforge.verify import llm_judge as J
 
     items, digest = J.load_labels(labels)
     if judge is None:
