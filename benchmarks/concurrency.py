@@ -18,7 +18,7 @@ import time
 
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn, run
+from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
 
 LATENCY = 1.0
 STEP_TIMES: list[float] = []
@@ -44,7 +44,10 @@ async def measure(n: int) -> tuple[float, float, float, float]:
     STEP_TIMES.clear()
     pairs = [(t, 1) for t in LedgerEnv.tasks.sample(n, 7, difficulties=[1])]
     t0 = time.perf_counter()
-    result = await run(LedgerEnv, SlowOracle, pairs, None, concurrency=n)
+    result = await run(
+        RunSpec(env="ledger", policy="SlowOracle", jobs=pairs, concurrency=n),
+        LocalExecutor(LedgerEnv, SlowOracle),
+    )
     wall = time.perf_counter() - t0
     times = sorted(STEP_TIMES)
     p99 = times[min(len(times) - 1, int(0.99 * len(times)))]

@@ -25,11 +25,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.rollout.backends.ray_actors import run_ray
+
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.registry.handle import open_env
-from gymforge.rollout import OraclePolicy, PolicyTurn, expand
-from gymforge.rollout.backends.ray_actors import run_ray
+from gymforge.rollout import LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, expand
 from gymforge.rollout.runner import run
 from gymforge.trajectory.io import read_episodes, verify_chain
 
@@ -88,7 +89,16 @@ def main() -> None:
             print(f"policy {name}:")
             local = timed(
                 f"local (concurrency {ACTORS * CONCURRENCY})",
-                lambda out, p=policy: run(factory, p, jobs, out, concurrency=ACTORS * CONCURRENCY),
+                lambda out, p=policy: run(
+                    RunSpec(
+                        env="factory",
+                        policy="p",
+                        jobs=jobs,
+                        out=out,
+                        concurrency=ACTORS * CONCURRENCY,
+                    ),
+                    LocalExecutor(factory, p),
+                ),
                 len(jobs),
             )
             remote = timed(

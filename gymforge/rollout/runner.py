@@ -88,7 +88,7 @@ async def run(
     config = spec.summary_config()
     output = prepare_output(spec.out, spec.resume, spec.seal_key)
     previous, done = output.previous, output.done
-    jobs = _distinct([j for j in spec.job_list() if j.key not in done])
+    jobs = [j for j in spec.job_list() if j.key not in done]
     run = _Run(spec, executor, on_episode)
     writer = output.writer(config)
     try:
@@ -115,13 +115,6 @@ async def run(
     )
     write_summary(spec.out, summary)
     return RunResult(summary, episodes, run.errors)
-
-
-def _distinct(jobs: list[Job]) -> list[Job]:
-    keys = {j.key for j in jobs}
-    if len(keys) != len(jobs):
-        raise UserError("jobs must have distinct (task_id, seed, rollout) keys")
-    return jobs
 
 
 class _Run:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gymforge.rollout.jobs import Job, epoch_jobs
+from gymforge.rollout.jobs import Job, epoch_jobs, expand
 
 STOP_AFTER_FAILED_TASKS = 2
 """The default ``stop_after_failed_tasks``: see ``gymforge.rollout.runner``."""
@@ -34,7 +34,8 @@ class RunSpec(BaseModel):
     change. Fields declared with ``exclude=True`` belong to the invocation, not the run.
 
     The jobs a run plays: ``jobs`` when given (any keys, e.g. a trainer's own rollout
-    numbers), else ``tasks`` expanded by ``group`` and ``epochs`` with ``seed`` (see
+    numbers; ``(task_id, seed)`` pairs are expanded into ``group`` rollouts each), else
+    ``tasks`` expanded by ``group`` and ``epochs`` with ``seed`` (see
     ``jobs.epoch_jobs``), else tasks drawn from the environment (``plan.prepare``)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -59,6 +60,16 @@ class RunSpec(BaseModel):
     stop_after_failed_tasks: int | None = Field(default=STOP_AFTER_FAILED_TASKS, exclude=True)
     seal_key: bytes | None = Field(default=None, exclude=True, repr=False)
     dataset_manifests: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_pairs(cls, data: Any) -> Any:
+        """``jobs`` given as ``(task_id, seed)`` pairs: ``group`` rollouts of each."""
+        if isinstance(data, dict) and data.get("jobs"):
+            jobs = list(data["jobs"])
+            if not isinstance(jobs[0], Job):
+                data = {**data, "jobs": expand([(t, int(s)) for t, s in jobs], data.get("group", 1))}
+        return data
 
     def job_list(self) -> list[Job]:
         """The jobs this spec plays (see the class docstring); ``tasks`` or ``jobs`` must

@@ -47,9 +47,9 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         for policy in ["random"] + (["oracle"] if target.has_oracle else []):
             out = Path(tmp) / policy
             try:
-                spec = RunSpec(env=target.spec.id, policy=policy, jobs=expand(pairs), out=out)
+                plan = RunSpec(env=spec.id, policy=policy, jobs=expand(pairs), out=out)
                 executor = LocalExecutor(target.factory, scripted_policy(policy))
-                result = run_async(run_jobs(spec, executor))
+                result = run_async(run_jobs(plan, executor))
             except IntegrityError as err:
                 raise CheckFailed(f"the writer refused a record: {err}") from err
             if result.errors:

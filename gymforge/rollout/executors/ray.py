@@ -6,7 +6,8 @@ runs one attempt of a job with a fresh policy and returns its records or its err
 executor sends each attempt to the least-loaded actor and awaits it; the runner does the
 retrying. When an actor dies (its process, or its whole node: ``RayActorError``), the
 attempts in flight on it fail with a retryable ``InfraError`` and a replacement actor is
-started in its slot; at most ``max_actor_restarts`` (default ``2 * actors + 2``) are started
+started in its slot (an actor that is only unreachable, ``ActorUnavailableError``, is
+replaced too: actors are never restarted by Ray, and its node may be gone); at most ``max_actor_restarts`` (default ``2 * actors + 2``) are started
 in a run, after which ``ExecutorDown`` ends it. An attempt's result is awaited once, so a
 retried job can never be delivered twice.
 
@@ -88,10 +89,12 @@ class EpisodeActor:
         self.run_id = run_id
         self.episode_timeout_s = episode_timeout_s
         self._idle: list[Environment] = []
+        self.played = 0
 
     async def ready(self) -> dict[str, Any]:
-        """Where the actor runs (also: wait until it has started)."""
-        return {"pid": os.getpid(), "node": _node_id()}
+        """Where the actor runs and how many episodes it finished (also: wait until it
+        has started)."""
+        return {"pid": os.getpid(), "node": _node_id(), "played": self.played}
 
     async def play(self, job: dict[str, Any]) -> dict[str, Any]:
         """One attempt at a job (``dataclasses.asdict(Job)``): ``{"records": [...]}``, or
@@ -107,6 +110,7 @@ class EpisodeActor:
                 await env.close()  # a failed episode may leave the env mid-step
             return {"error": str(err), "retryable": err.retryable}
         self._idle.append(env)
+        self.played += 1
         return {"records": records}
 
     async def close(self) -> None:
@@ -246,7 +250,7 @@ class RayExecutor:
 
     async def play(self, job: Job) -> Records:
         import ray
-        from ray.exceptions import ActorUnavailableError, RayActorError
+        from ray.exceptions import RayActorError
 
         slot = min(range(len(self.slots)), key=self.load.__getitem__)
         actor = self.slots[slot]
@@ -258,9 +262,8 @@ class RayExecutor:
             with contextlib.suppress(Exception):
                 ray.cancel(ref)
             raise
-        except RayActorError as err:
-            if not isinstance(err, ActorUnavailableError):
-                self._replace(slot, actor, type(err).__name__)
+        except RayActorError as err:  # dead, or unreachable (its node is gone): replace it
+            self._replace(slot, actor, type(err).__name__)
             raise InfraError(f"its Ray actor failed: {type(err).__name__}") from err
         finally:
             self.load[slot] -= 1

@@ -71,6 +71,7 @@ class RedisExecutor:
         self._attempts: dict[tuple[str, int, int], int] = {}
         self._waiting: dict[Attempt, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._closing = False
 
     @property
     def results_key(self) -> str:
@@ -120,11 +121,11 @@ class RedisExecutor:
         )
 
     async def _read(self) -> None:
-        """Hand results to their waiting attempts until cancelled; on a timeout, fail every
+        """Hand results to their waiting attempts until ``close``; on a timeout, fail every
         waiting attempt with ``ExecutorDown``."""
         start = last = time.monotonic()
         try:
-            while True:
+            while not self._closing:
                 now = time.monotonic()
                 if not self._waiting:
                     last = now  # nothing asked for: idle time does not count
@@ -178,8 +179,11 @@ class RedisExecutor:
         return True
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
+        if self._reader is not None:  # it sees the flag within one blocking read
+            self._closing = True
+            done, _ = await asyncio.wait([self._reader], timeout=self.block_ms / 1000 + 5)
+            if not done:
+                self._reader.cancel()
             with contextlib.suppress(BaseException):
                 await self._reader
         if self._r is None:
