@@ -47,7 +47,7 @@ from gymforge.trajectory.seal import load_key
 @friendly
 def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
     """List the built-in environments with their versions and task families."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for env_id in sorted(BUILTIN):
         env = make_env(env_id)
         tasks = task_source(env)
@@ -111,8 +111,8 @@ def _run(
         n=n,
         epochs=epochs,
         seed=seed,
-        split=split,
-        group=group,  # type: ignore[arg-type]
+        split=split,  # type: ignore[arg-type]
+        group=group,
         dataset=str(dataset) if dataset else None,
         concurrency=concurrency,
         episode_timeout=episode_timeout,

@@ -1,7 +1,7 @@
 """Rollouts: policies, scripted baselines, the episode loop, the runner and its executors."""
 
 from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
-from gymforge.rollout.episode import EpisodeKeys, run_episode
+from gymforge.rollout.episode import run_episode
 from gymforge.rollout.executors import Executor, LocalExecutor
 from gymforge.rollout.jobs import Job, epoch_jobs, expand
 from gymforge.rollout.runner import RunResult, run, run_sync
@@ -13,6 +13,7 @@ from gymforge.rollout.scripted import (
 )
 from gymforge.rollout.spec import RunSpec
 from gymforge.rollout.summary import group_stats, summarize
+from gymforge.trajectory.schema import EpisodeKeys
 
 __all__ = [
     "CaptureLevel",

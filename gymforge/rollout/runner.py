@@ -4,7 +4,7 @@
 of ``group`` rollouts per epoch: same task and environment seed, different sampling seeds,
 for GRPO-style training), keeps up to ``executor.capacity`` of them in flight on the
 executor (``executors.LocalExecutor``, ``RayExecutor``, ``RedisExecutor``), and writes each
-finished episode to ``trajectories.jsonl`` with one fsync. What is decided here, once, for
+finished episode to ``trajectories.jsonl`` durably. What is decided here, once, for
 every executor:
 
 - **Resume.** ``spec.resume`` keeps the episodes already in the file (a torn tail dropped,
@@ -25,7 +25,9 @@ every executor:
 - **Writing and sealing.** Only the runner writes, so only it holds the seal key
   (``spec.seal_key``, default ``$GYMFORGE_SEAL_KEY``): every record is sealed, and a run
   that completes (stopped or not) ends the file with a run seal over it. Each job is
-  written at most once, whatever an executor delivers.
+  written at most once, whatever an executor delivers. Writing is a group commit
+  (``output.GroupCommit``): off the event loop, one fsync for the episodes that finished
+  together, and an episode counts as finished only once it is on disk.
 """
 
 from __future__ import annotations
@@ -41,7 +43,12 @@ from typing import Any
 from gymforge.core.errors import InfraError, UserError
 from gymforge.rollout.executors.base import Executor, ExecutorDown
 from gymforge.rollout.jobs import Job
-from gymforge.rollout.output import interrupted_summary, prepare_output, write_summary
+from gymforge.rollout.output import (
+    GroupCommit,
+    interrupted_summary,
+    prepare_output,
+    write_summary,
+)
 from gymforge.rollout.spec import RunSpec
 from gymforge.rollout.summary import summarize
 
@@ -91,9 +98,9 @@ async def run(
     jobs = [j for j in spec.job_list() if j.key not in done]
     run = _Run(spec, executor, on_episode)
     writer = output.writer(config)
+    run.commit = GroupCommit(writer) if writer is not None else None
     try:
         await executor.open(spec, run_id)
-        run.write = writer.write_episode if writer is not None else None
         await run.play_all(jobs, executor.capacity(spec, len(jobs)))
         if writer is not None:
             writer.seal_run(run_id)
@@ -101,6 +108,8 @@ async def run(
         try:
             await executor.close()
         finally:
+            if run.commit is not None:
+                await run.commit.drain()  # nothing may write after the file is closed
             if writer is not None:
                 writer.close()
     episodes = previous + [rec for _, rec in sorted(run.finished, key=lambda t: t[0])]
@@ -124,7 +133,7 @@ class _Run:
         self.spec = spec
         self.executor = executor
         self.on_episode = on_episode
-        self.write: Callable[[list[dict[str, Any]]], None] | None = None
+        self.commit: GroupCommit | None = None
         self.queue: asyncio.Queue[Job] = asyncio.Queue()
         self.finished: list[tuple[int, dict[str, Any]]] = []
         self.errors: list[str] = []
@@ -196,8 +205,8 @@ class _Run:
             if not records:
                 continue
             self.failing.clear()
-            if self.write is not None:
-                self.write(records)
+            if self.commit is not None:
+                await self.commit.write(records)
             self.finished.append((job.index, records[-1]))
             if self.on_episode is not None:
                 self.on_episode(records[-1])

@@ -68,7 +68,10 @@ class RunSpec(BaseModel):
         if isinstance(data, dict) and data.get("jobs"):
             jobs = list(data["jobs"])
             if not isinstance(jobs[0], Job):
-                data = {**data, "jobs": expand([(t, int(s)) for t, s in jobs], data.get("group", 1))}
+                data = {
+                    **data,
+                    "jobs": expand([(t, int(s)) for t, s in jobs], data.get("group", 1)),
+                }
         return data
 
     def job_list(self) -> list[Job]:

@@ -55,7 +55,9 @@ class LocalExecutor:
         try:
             await self._gate.enter()
             policy = self.policy_factory()
-            records = await play_attempt(env, policy, job.keys(self._run_id, env, policy), self._timeout)
+            records = await play_attempt(
+                env, policy, job.keys(self._run_id, env, policy), self._timeout
+            )
             reusable = True
             return records
         finally:

@@ -7,8 +7,9 @@ executor sends each attempt to the least-loaded actor and awaits it; the runner 
 retrying. When an actor dies (its process, or its whole node: ``RayActorError``), the
 attempts in flight on it fail with a retryable ``InfraError`` and a replacement actor is
 started in its slot (an actor that is only unreachable, ``ActorUnavailableError``, is
-replaced too: actors are never restarted by Ray, and its node may be gone); at most ``max_actor_restarts`` (default ``2 * actors + 2``) are started
-in a run, after which ``ExecutorDown`` ends it. An attempt's result is awaited once, so a
+replaced too: actors are never restarted by Ray, and its node may be gone); at most
+``max_actor_restarts`` (default ``2 * actors + 2``) are started in a run, after which
+``ExecutorDown`` ends it. An attempt's result is awaited once, so a
 retried job can never be delivered twice.
 
 Actors never write and never hold the seal key: records come back to the runner.
@@ -217,7 +218,11 @@ class RayExecutor:
         }
 
         def new(slot: int | None) -> Any:
-            extra = self.slot_options[slot] if slot is not None and slot < len(self.slot_options) else {}
+            extra = (
+                self.slot_options[slot]
+                if slot is not None and slot < len(self.slot_options)
+                else {}
+            )
             return actor_cls.options(**{**opts, **extra}).remote(env_ref, policy_ref, **ctor)
 
         self._new = new

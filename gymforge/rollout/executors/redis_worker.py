@@ -91,8 +91,6 @@ def job_key(fields: dict[str, Any]) -> tuple[str, int, int]:
     return (fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
 
 
-
-
 class _Resources:
     """Env handles and policy sources, resolved once per worker process."""
 
