@@ -84,7 +84,7 @@ async def runner(out_dir: str | None, seal_key: bytes | None = None) -> float:
     jobs = [(f"zero/{i}", i) for i in range(EPISODES)]
     t0 = time.perf_counter()
     result = await run(
-        RunSpec(env="ZeroEnv", policy="ZeroPolicy", jobs=jobs, out=out_dir, seal_key=seal_key),
+        RunSpec(env="zero", policy="zero", jobs=jobs, out=out_dir, seal_key=seal_key),
         LocalExecutor(ZeroEnv, ZeroPolicy),
     )
     assert result.summary["episodes"] == EPISODES

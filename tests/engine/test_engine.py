@@ -44,7 +44,7 @@ def play(
             return await run(
                 RunSpec(
                     env="ledger",
-                    policy="source_factory",
+                    policy=source.spec,
                     jobs=[(t, 0) for t in tasks],
                     out=out,
                     concurrency=2,

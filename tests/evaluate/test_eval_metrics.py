@@ -123,7 +123,7 @@ def test_stats_read_off_a_real_ledger_episode(tmp_path: Path) -> None:
     source = PolicySource("oracle", resolve_policy("oracle").factory)
     asyncio.run(
         run(
-            RunSpec(env="ledger", policy="source_factory", jobs=[(task_id, 0)], out=out),
+            RunSpec(env="ledger", policy=source.spec, jobs=[(task_id, 0)], out=out),
             LocalExecutor(LedgerEnv, source.factory),
         )
     )
@@ -168,9 +168,7 @@ def test_the_screen_catches_a_policy_that_skips_the_lookups(tmp_path: Path) -> N
     source = PolicySource("cheater", Cheater)
     asyncio.run(
         run(
-            RunSpec(
-                env="ledger", policy="source_factory", jobs=[(t, 0) for t in ids], out=tmp_path
-            ),
+            RunSpec(env="ledger", policy=source.spec, jobs=[(t, 0) for t in ids], out=tmp_path),
             LocalExecutor(LedgerEnv, source.factory),
         )
     )

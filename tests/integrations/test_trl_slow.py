@@ -74,7 +74,7 @@ def test_grpo_steps_with_gymforge_rewards_and_heldout_eval(tmp_path: Path) -> No
     held = problem_ids("heldout", 1)
     result = asyncio.run(
         run(
-            RunSpec(env="digits", policy="policy", jobs=[(t, 0) for t in held]),
+            RunSpec(env="digits", policy="transformers", jobs=[(t, 0) for t in held]),
             LocalExecutor(DigitsEnv, policy),
         )
     )

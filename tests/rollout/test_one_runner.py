@@ -60,9 +60,7 @@ def keys(out: Path) -> list[tuple[str, int, int]]:
 
 def test_any_executors_failed_attempts_are_retried_and_written_once(tmp_path: Path) -> None:
     executor = Flaky(lambda job, n: InfraError("worker died") if n == 1 else None)
-    spec = RunSpec(
-        env="ledger", policy="oracle", tasks=TASKS, group=2, out=tmp_path, concurrency=3
-    )
+    spec = RunSpec(env="ledger", policy="oracle", tasks=TASKS, group=2, out=tmp_path, concurrency=3)
     result = asyncio.run(run(spec, executor))
     s = result.summary
     assert s["episodes"] == 12 and s["infra_retries"] == 12 and s["infra_errors"] == 0

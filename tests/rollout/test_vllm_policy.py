@@ -51,7 +51,7 @@ def play_ledger(srv: OpenAITestServer, out: Path, **options: Any) -> Any:
             return await run(
                 RunSpec(
                     env="ledger",
-                    policy="made",
+                    policy="vllm",
                     jobs=[(t, 0) for t in TASKS],
                     out=out,
                     concurrency=2,
@@ -241,7 +241,7 @@ def test_records_keep_the_tools_as_the_env_gave_them(tmp_path: Path) -> None:
         async def go() -> Any:
             try:
                 return await run(
-                    RunSpec(env="ledger", policy="made", jobs=[(TASKS[0], 0)], out=tmp_path),
+                    RunSpec(env="ledger", policy="vllm", jobs=[(TASKS[0], 0)], out=tmp_path),
                     LocalExecutor(LedgerEnv, made),
                 )
             finally:
