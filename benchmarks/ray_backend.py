@@ -1,17 +1,16 @@
-"""Local versus Ray backend throughput, on the same jobs in the same run.
+"""Local versus Ray executor throughput, on the same jobs in the same run.
 
-Method: ``N`` ledger episodes (``N/4`` tasks x group 4) played by the oracle policy, first
-through the local runner (``gymforge.rollout.runner.run``, one process, ``ACTORS x
-CONCURRENCY`` episodes in flight, the same total as Ray), then through ``run_ray``
-(``ACTORS`` async actors with ``max_concurrency``, consumed with ``ray.wait``), both
-writing ``trajectories.jsonl`` with one fsync per episode. Two policies:
+Method: ``N`` ledger episodes (``N/4`` tasks x group 4) played by the oracle policy through
+the one runner (``gymforge.rollout.run``), first on its ``LocalExecutor`` (one process,
+``ACTORS x CONCURRENCY`` episodes in flight, the same total as Ray), then on its
+``RayExecutor`` (``ACTORS`` async actors with ``max_concurrency``), both writing
+``trajectories.jsonl`` through the runner's group-committing writer. Two policies:
 
 - ``oracle``: zero latency, so CPU-bound (environment, records, sealing, fsync);
 - ``oracle+20ms``: the oracle behind 20 ms of simulated model latency per turn.
 
 ``ray.init`` (about 4 s on this machine) is timed apart and left out of the throughput;
-actor start-up is included (the Ray line also shows the time after the actors were
-ready). The ratio is Ray episodes/s over local episodes/s.
+actor start-up is included. The ratio is Ray episodes/s over local episodes/s.
 Run: python benchmarks/ray_backend.py [N]
 """
 
@@ -28,9 +27,8 @@ from typing import Any
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.registry.handle import open_env
-from gymforge.rollout import OraclePolicy, PolicyTurn, expand
-from gymforge.rollout.backends.ray_actors import run_ray
-from gymforge.rollout.runner import run
+from gymforge.rollout import LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, expand, run
+from gymforge.rollout.executors.ray import RayExecutor
 from gymforge.trajectory.io import read_episodes, verify_chain
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 400
@@ -66,7 +64,6 @@ def timed(label: str, fn: Callable[[str], Any], n: int) -> float:
     print(
         f"  {label:<24} {n} episodes in {elapsed:6.2f} s = {rate:7.1f} episodes/s  "
         f"(success {s['success_rate']:.2f}, mean steps {s['mean_steps']:.1f})"
-        + (f"; {s['elapsed_s']:.2f} s after actor start" if "elapsed_s" in s else "")
     )
     return rate
 
@@ -88,13 +85,23 @@ def main() -> None:
             print(f"policy {name}:")
             local = timed(
                 f"local (concurrency {ACTORS * CONCURRENCY})",
-                lambda out, p=policy: run(factory, p, jobs, out, concurrency=ACTORS * CONCURRENCY),
+                lambda out, p=policy, label=name: run(
+                    RunSpec(
+                        env="ledger",
+                        policy=label,
+                        jobs=jobs,
+                        out=out,
+                        concurrency=ACTORS * CONCURRENCY,
+                    ),
+                    LocalExecutor(factory, p),
+                ),
                 len(jobs),
             )
             remote = timed(
                 f"ray ({ACTORS}x{CONCURRENCY})",
-                lambda out, p=policy: run_ray(
-                    "ledger", p, jobs, out, actors=ACTORS, max_concurrency=CONCURRENCY
+                lambda out, p=policy, label=name: run(
+                    RunSpec(env="ledger", policy=label, backend="ray", jobs=jobs, out=out),
+                    RayExecutor(policy=p, actors=ACTORS, max_concurrency=CONCURRENCY),
                 ),
                 len(jobs),
             )

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from gymforge.core import EnvSpec, Message, Observation, Reply, StepResult
-from gymforge.rollout import EpisodeContext, PolicyTurn, run
+from gymforge.rollout import EpisodeContext, LocalExecutor, PolicyTurn, RunSpec, run
 
 STEPS_PER_EPISODE = 20
 EPISODES = 300
@@ -83,7 +83,10 @@ async def bare() -> float:
 async def runner(out_dir: str | None, seal_key: bytes | None = None) -> float:
     jobs = [(f"zero/{i}", i) for i in range(EPISODES)]
     t0 = time.perf_counter()
-    result = await run(ZeroEnv, ZeroPolicy, jobs, out_dir, seal_key=seal_key)
+    result = await run(
+        RunSpec(env="zero", policy="zero", jobs=jobs, out=out_dir, seal_key=seal_key),
+        LocalExecutor(ZeroEnv, ZeroPolicy),
+    )
     assert result.summary["episodes"] == EPISODES
     return time.perf_counter() - t0
 

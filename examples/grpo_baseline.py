@@ -43,7 +43,7 @@ from gymforge.envs.digits import DigitsEnv, problem_ids
 from gymforge.integrations.hf_policy import TransformersPolicyFactory
 from gymforge.integrations.tiny import char_tokenizer, tiny_llama
 from gymforge.integrations.trl import reward_funcs, task_dataset
-from gymforge.rollout.runner import run
+from gymforge.rollout import LocalExecutor, RunSpec, run
 
 DIFFICULTY = 1
 MAX_COMPLETION = 1  # difficulty 1 answers are one token
@@ -57,7 +57,8 @@ def evaluate(model: Any, tokenizer: Any, task_ids: list[str]) -> float:
         model, tokenizer, max_new_tokens=MAX_COMPLETION, temperature=0.0, checkpoint="eval"
     )
     try:
-        result = asyncio.run(run(DigitsEnv, policy, [(t, 0) for t in task_ids], None))
+        spec = RunSpec(env="digits", policy="transformers", tasks=task_ids)
+        result = asyncio.run(run(spec, LocalExecutor(DigitsEnv, policy)))
     finally:
         model.train(was_training)
     episodes = result.episodes

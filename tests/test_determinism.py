@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gymforge.core import Invalid, Reply, Task, ToolCall, fingerprint
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import OraclePolicy, RandomPolicy, run
+from gymforge.rollout import LocalExecutor, OraclePolicy, RandomPolicy, RunSpec, run
 
 SOURCE = LedgerEnv.tasks
 RUN_SPECIFIC = {"run_id", "episode_id", "timestamp", "timing", "digest"}
@@ -166,7 +166,12 @@ def comparable(record: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 
 def run_to(out: Path, policy: Any, jobs: list[tuple[str, int]], concurrency: int = 1) -> Any:
-    return asyncio.run(run(LedgerEnv, policy, jobs, out, concurrency=concurrency))
+    return asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="policy", jobs=jobs, out=out, concurrency=concurrency),
+            LocalExecutor(LedgerEnv, policy),
+        )
+    )
 
 
 def test_two_runs_give_identical_records(tmp_path: Path) -> None:

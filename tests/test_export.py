@@ -11,7 +11,7 @@ import pytest
 
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn, run
+from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
 from gymforge.trajectory.export import export
 
 PAIRS = [(t, 1) for t in LedgerEnv.tasks.sample(3, 0, difficulties=[1])]
@@ -55,7 +55,12 @@ class TokenOracle(OraclePolicy):
 
 
 def run_dir(tmp_path: Path, policy: Any) -> Path:
-    asyncio.run(run(LedgerEnv, policy, PAIRS, tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="policy", jobs=PAIRS, out=tmp_path),
+            LocalExecutor(LedgerEnv, policy),
+        )
+    )
     return tmp_path / "trajectories.jsonl"
 
 
@@ -88,9 +93,19 @@ def test_trl_refuses_text_capture_and_prefix_instability(tmp_path: Path) -> None
 def test_staleness_refuse_and_flag(tmp_path: Path) -> None:
     path = tmp_path / "trajectories.jsonl"
     TokenOracle.version = 1
-    asyncio.run(run(LedgerEnv, TokenOracle, PAIRS[:1], tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="TokenOracle", jobs=PAIRS[:1], out=tmp_path),
+            LocalExecutor(LedgerEnv, TokenOracle),
+        )
+    )
     TokenOracle.version = 5
-    asyncio.run(run(LedgerEnv, TokenOracle, PAIRS[1:], tmp_path, resume=True))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="TokenOracle", jobs=PAIRS[1:], out=tmp_path, resume=True),
+            LocalExecutor(LedgerEnv, TokenOracle),
+        )
+    )
     TokenOracle.version = 7
     refused = export(path, "trl", tmp_path / "r.jsonl", max_staleness=2)
     assert refused.written == 2 and refused.refused == {"stale": 1}

@@ -10,7 +10,7 @@ import pytest
 
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import OraclePolicy, PolicyTurn, run
+from gymforge.rollout import LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
 from gymforge.rollout.gcpace import FULL_COLLECTION_EVERY, paced_collections
 
 DEFAULT = (700, 10, 10)
@@ -63,7 +63,12 @@ def test_runner_paces_while_episodes_run() -> None:
             return await super().act(observation)
 
     pairs = [(t, 1) for t in LedgerEnv.tasks.sample(6, 3, difficulties=[1])]
-    result = asyncio.run(run(LedgerEnv, Watching, pairs, None, concurrency=3))
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="Watching", jobs=pairs, concurrency=3),
+            LocalExecutor(LedgerEnv, Watching),
+        )
+    )
     assert result.summary["success_rate"] == 1.0
     assert seen and set(seen) == {(700, 10, FULL_COLLECTION_EVERY)}
     assert gc.get_threshold() == DEFAULT

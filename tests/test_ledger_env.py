@@ -8,7 +8,7 @@ import pytest
 
 from gymforge.core import Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import NoopPolicy, OraclePolicy, RandomPolicy, run
+from gymforge.rollout import LocalExecutor, NoopPolicy, OraclePolicy, RandomPolicy, RunSpec, run
 
 SOURCE = LedgerEnv.tasks
 
@@ -57,7 +57,12 @@ def test_oracle_recovers_from_forced_timeout(make_sync, play_oracle) -> None:
 
 def test_oracle_run_success_rate() -> None:
     jobs = [(t, 7) for t in SOURCE.sample(30, 2, "train")]
-    result = asyncio.run(run(LedgerEnv, OraclePolicy, jobs, None))
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=jobs),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     assert result.summary["episodes"] == 30
     assert result.summary["success_rate"] >= 0.95
     assert result.errors == []
@@ -78,10 +83,17 @@ def test_noop_fails_with_no_change(make_sync) -> None:
 
 def test_noop_and_random_policies_fail_in_runs() -> None:
     jobs = [(t, 1) for t in SOURCE.sample(20, 4, "train")]
-    noop = asyncio.run(run(LedgerEnv, NoopPolicy, jobs, None))
+    noop = asyncio.run(
+        run(RunSpec(env="ledger", policy="noop", jobs=jobs), LocalExecutor(LedgerEnv, NoopPolicy))
+    )
     assert noop.summary["success_rate"] == 0.0
     assert noop.summary["failure_reasons"] == {"no_change": 20}
-    rand = asyncio.run(run(LedgerEnv, RandomPolicy, jobs, None))
+    rand = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="random", jobs=jobs),
+            LocalExecutor(LedgerEnv, RandomPolicy),
+        )
+    )
     assert rand.summary["success_rate"] < 0.2
 
 

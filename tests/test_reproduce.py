@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gymforge.rollout.execute import execute
-from gymforge.rollout.manifest import RunSpec, read_manifest
+from gymforge.rollout.executors import executor_for
+from gymforge.rollout.manifest import read_manifest
+from gymforge.rollout.plan import prepare
 from gymforge.rollout.reproduce import reproduce
+from gymforge.rollout.runner import RunResult, run_sync
+from gymforge.rollout.spec import RunSpec
 
 ENV_FILE = """
 from gymforge.envs.ledger import LedgerEnv
@@ -25,6 +28,12 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gymforge.cli", *args], capture_output=True, text=True, timeout=300
     )
+
+
+def execute(spec: RunSpec, out: Path) -> RunResult:
+    """What ``gymforge run`` does with ``spec``: plan it into ``out``, then run it."""
+    ready = prepare(spec.model_copy(update={"out": out}))
+    return run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
 
 
 def test_manifest_records_what_reproduction_needs(tmp_path: Path) -> None:

@@ -15,9 +15,11 @@ from gymforge.envs import make_env
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import (
     EpisodeContext,
+    LocalExecutor,
     OraclePolicy,
     PolicyTurn,
     RandomPolicy,
+    RunSpec,
     expand,
     run,
 )
@@ -42,7 +44,14 @@ def test_groups_expand_with_distinct_sampling_seeds(tmp_path: Path) -> None:
             seen.append((ctx.task_id, ctx.rollout, ctx.sampling_seed))
             await super().start(ctx)
 
-    result = asyncio.run(run(LedgerEnv, Recorder, PAIRS, tmp_path, group=3, concurrency=4))
+    result = asyncio.run(
+        run(
+            RunSpec(
+                env="ledger", policy="Recorder", jobs=PAIRS, out=tmp_path, group=3, concurrency=4
+            ),
+            LocalExecutor(LedgerEnv, Recorder),
+        )
+    )
     assert result.summary["episodes"] == 12 and result.summary["groups"] == 4
     assert sorted(seen) == sorted((j.task_id, j.rollout, j.sampling_seed) for j in jobs)
     steps = [r for r in lines(tmp_path / "trajectories.jsonl") if r["record"] == "step"]
@@ -52,7 +61,12 @@ def test_groups_expand_with_distinct_sampling_seeds(tmp_path: Path) -> None:
 
 
 def test_zero_variance_groups_are_flagged(tmp_path: Path) -> None:
-    result = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, None, group=2))
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=PAIRS, group=2),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     s = result.summary
     assert s["zero_variance_groups"] == 4 and len(s["zero_variance_examples"]) == 4
     assert s["mean_group_reward_std"] == 0.0
@@ -79,7 +93,14 @@ class FlakyPolicy(OraclePolicy):
 
 def test_infra_failures_are_retried_and_never_scored(tmp_path: Path) -> None:
     FlakyPolicy.started = 0
-    result = asyncio.run(run(LedgerEnv, FlakyPolicy, PAIRS[:2], tmp_path, max_retries=2))
+    result = asyncio.run(
+        run(
+            RunSpec(
+                env="ledger", policy="FlakyPolicy", jobs=PAIRS[:2], out=tmp_path, max_retries=2
+            ),
+            LocalExecutor(LedgerEnv, FlakyPolicy),
+        )
+    )
     s = result.summary
     assert s["episodes"] == 2 and s["success_rate"] == 1.0
     assert s["infra_retries"] == 2 and s["infra_errors"] == 0
@@ -88,7 +109,12 @@ def test_infra_failures_are_retried_and_never_scored(tmp_path: Path) -> None:
     FlakyPolicy.started = 0
     FlakyPolicy.failures = 10
     try:
-        failed = asyncio.run(run(LedgerEnv, FlakyPolicy, PAIRS[:1], None, max_retries=1))
+        failed = asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="FlakyPolicy", jobs=PAIRS[:1], max_retries=1),
+                LocalExecutor(LedgerEnv, FlakyPolicy),
+            )
+        )
     finally:
         FlakyPolicy.failures = 2
     assert failed.summary["episodes"] == 0 and failed.summary["infra_errors"] == 1
@@ -103,7 +129,16 @@ class SlowPolicy(OraclePolicy):
 
 def test_episode_timeout_is_an_infra_failure() -> None:
     result = asyncio.run(
-        run(LedgerEnv, SlowPolicy, PAIRS[:1], None, episode_timeout_s=0.05, max_retries=1)
+        run(
+            RunSpec(
+                env="ledger",
+                policy="SlowPolicy",
+                jobs=PAIRS[:1],
+                episode_timeout=0.05,
+                max_retries=1,
+            ),
+            LocalExecutor(LedgerEnv, SlowPolicy),
+        )
     )
     assert result.summary["episodes"] == 0 and result.summary["infra_errors"] == 1
     assert "timeout" in result.errors[0]
@@ -134,7 +169,19 @@ async def bounded(coro: Any, seconds: float = 30.0) -> Any:
 def test_a_dead_server_stops_the_run_and_resume_runs_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "trajectories.jsonl"
     stopped = asyncio.run(
-        bounded(run(LedgerEnv, DeadServer, PAIRS, tmp_path, group=2, concurrency=3))
+        bounded(
+            run(
+                RunSpec(
+                    env="ledger",
+                    policy="DeadServer",
+                    jobs=PAIRS,
+                    out=tmp_path,
+                    group=2,
+                    concurrency=3,
+                ),
+                LocalExecutor(LedgerEnv, DeadServer),
+            )
+        )
     )
     s = stopped.summary
     assert s["episodes"] == 2 and s["success_rate"] == 1.0 and s["failure_reasons"] == {}
@@ -147,7 +194,12 @@ def test_a_dead_server_stops_the_run_and_resume_runs_the_rest(tmp_path: Path) ->
         (PAIRS[0][0], 1),
     }
     written = path.read_bytes()
-    resumed = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, tmp_path, group=2, resume=True))
+    resumed = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=PAIRS, out=tmp_path, group=2, resume=True),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     s = resumed.summary
     assert s["resumed"] == 2 and s["episodes"] == 8 and s["infra_errors"] == 0
     assert s["infra_stopped"] is None and path.read_bytes().startswith(written)
@@ -167,12 +219,33 @@ class OneTaskDown(OraclePolicy):
 
 def test_one_task_failing_every_rollout_does_not_stop_the_run() -> None:
     result = asyncio.run(
-        bounded(run(LedgerEnv, OneTaskDown, PAIRS, None, group=3, concurrency=2, max_retries=1))
+        bounded(
+            run(
+                RunSpec(
+                    env="ledger",
+                    policy="OneTaskDown",
+                    jobs=PAIRS,
+                    group=3,
+                    concurrency=2,
+                    max_retries=1,
+                ),
+                LocalExecutor(LedgerEnv, OneTaskDown),
+            )
+        )
     )
     s = result.summary
     assert s["episodes"] == 9 and s["infra_errors"] == 3 and s["infra_stopped"] is None
     unstoppable = asyncio.run(
-        run(LedgerEnv, DeadServer, PAIRS, None, max_retries=0, stop_after_failed_tasks=None)
+        run(
+            RunSpec(
+                env="ledger",
+                policy="DeadServer",
+                jobs=PAIRS,
+                max_retries=0,
+                stop_after_failed_tasks=None,
+            ),
+            LocalExecutor(LedgerEnv, DeadServer),
+        )
     )
     assert unstoppable.summary["episodes"] == 1 and unstoppable.summary["infra_errors"] == 3
     assert unstoppable.summary["infra_stopped"] is None
@@ -186,22 +259,42 @@ def test_weight_version_is_stamped(tmp_path: Path) -> None:
         def weight_version(self) -> int:
             return version["v"]
 
-    asyncio.run(run(LedgerEnv, Versioned, PAIRS[:1], tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="Versioned", jobs=PAIRS[:1], out=tmp_path),
+            LocalExecutor(LedgerEnv, Versioned),
+        )
+    )
     version["v"] = 4
-    asyncio.run(run(LedgerEnv, Versioned, PAIRS[1:2], tmp_path, resume=True))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="Versioned", jobs=PAIRS[1:2], out=tmp_path, resume=True),
+            LocalExecutor(LedgerEnv, Versioned),
+        )
+    )
     stamps = {(r["task_id"], r["weight_version"]) for r in lines(tmp_path / "trajectories.jsonl")}
     assert stamps == {(PAIRS[0][0], "3"), (PAIRS[1][0], "4")}
 
 
 def test_resume_after_a_crash_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
     path = tmp_path / "trajectories.jsonl"
-    first = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS[:2], tmp_path, group=2))
+    first = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=PAIRS[:2], out=tmp_path, group=2),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     assert first.summary["episodes"] == 4
     intact = path.read_bytes()
     with open(path, "ab") as fh:  # the crash: half of the next episode, torn mid-line
         fh.write(intact.splitlines(keepends=True)[0])
         fh.write(b'{"record":"step","run_id":"x","epis')
-    result = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, tmp_path, group=2, resume=True))
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=PAIRS, out=tmp_path, group=2, resume=True),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     s = result.summary
     assert s["resumed"] == 4 and s["episodes"] == 8
     episodes = read_episodes(path)
@@ -210,14 +303,24 @@ def test_resume_after_a_crash_loses_nothing_and_duplicates_nothing(tmp_path: Pat
     assert path.read_bytes().startswith(intact)
     for log in episodes:
         verify_chain(log)
-    again = asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS, tmp_path, group=2, resume=True))
+    again = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=PAIRS, out=tmp_path, group=2, resume=True),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     assert again.summary["resumed"] == 8 and len(read_episodes(path)) == 8
     assert json.loads((tmp_path / "summary.json").read_text())["episodes"] == 8
 
 
 def test_resume_refuses_damage_before_finished_episodes(tmp_path: Path) -> None:
     path = tmp_path / "trajectories.jsonl"
-    asyncio.run(run(LedgerEnv, OraclePolicy, PAIRS[:2], tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=PAIRS[:2], out=tmp_path),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     text = path.read_text().splitlines(keepends=True)
     text[1] = text[1][: len(text[1]) // 2] + "\n"
     path.write_text("".join(text))
@@ -240,7 +343,12 @@ class ContextFills(OraclePolicy):
 
 
 def test_a_full_context_window_truncates_the_episode(tmp_path: Path) -> None:
-    result = asyncio.run(run(LedgerEnv, ContextFills, PAIRS[:2], tmp_path))
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="ContextFills", jobs=PAIRS[:2], out=tmp_path),
+            LocalExecutor(LedgerEnv, ContextFills),
+        )
+    )
     s = result.summary
     assert s["episodes"] == 2 and s["truncated"] == 2 and s["terminated"] == 0
     assert s["failure_reasons"] == {"context_length": 2} and s["infra_errors"] == 0
@@ -259,4 +367,9 @@ class Refused(OraclePolicy):
 
 def test_a_refused_request_stops_the_run_instead_of_retrying() -> None:
     with pytest.raises(UserError, match="refused"):
-        asyncio.run(run(LedgerEnv, Refused, PAIRS, None, max_retries=5))
+        asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="Refused", jobs=PAIRS, max_retries=5),
+                LocalExecutor(LedgerEnv, Refused),
+            )
+        )

@@ -17,7 +17,7 @@ from gymforge.core import IntegrityError, canonical_json
 from gymforge.core.errors import InfraError, UserError
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn, run
+from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
 from gymforge.trajectory.check import check_file
 from gymforge.trajectory.io import read_episodes, recover_run, verify_chain
 from gymforge.trajectory.seal import KEY_ENV, key_id, load_key
@@ -36,7 +36,12 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 
 def sealed_run(out: Path, jobs: list[tuple[str, int]] = JOBS, **kw: Any) -> Path:
-    asyncio.run(run(LedgerEnv, OraclePolicy, jobs, out, seal_key=KEY, **kw))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=jobs, out=out, seal_key=KEY, **kw),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     return out / "trajectories.jsonl"
 
 
@@ -95,13 +100,23 @@ def test_a_sealed_file_without_the_key_or_with_another_key_is_refused(tmp_path: 
 def test_a_file_sealed_with_another_key_says_so_at_its_run_seal(tmp_path: Path) -> None:
     """The first record of a file sealed with another key fails like an edit; a file
     holding only a run seal (a run with no episodes) names the other key."""
-    asyncio.run(run(LedgerEnv, OraclePolicy, [], tmp_path, seal_key=KEY))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=[], out=tmp_path, seal_key=KEY),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     with pytest.raises(IntegrityError, match="sealed with another key"):
         check_file(tmp_path / "trajectories.jsonl", b"another key")
 
 
 def test_the_unkeyed_chain_of_old_files_still_verifies(tmp_path: Path) -> None:
-    asyncio.run(run(LedgerEnv, OraclePolicy, JOBS, tmp_path))  # no key: the old format
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=JOBS, out=tmp_path),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )  # no key: the old format
     records = lines(tmp_path / "trajectories.jsonl")
     assert all("seal" not in r for r in records) and records[-1]["record"] == "episode"
     check = check_file(tmp_path / "trajectories.jsonl", None)
@@ -149,7 +164,12 @@ class DiesOnTask:
 
 def test_an_interrupted_run_is_unfinished_and_resuming_seals_it(tmp_path: Path) -> None:
     with pytest.raises(UserError):
-        asyncio.run(run(LedgerEnv, DiesOnTask, JOBS, tmp_path, seal_key=KEY))
+        asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="DiesOnTask", jobs=JOBS, out=tmp_path, seal_key=KEY),
+                LocalExecutor(LedgerEnv, DiesOnTask),
+            )
+        )
     path = tmp_path / "trajectories.jsonl"
     check = check_file(path, KEY)
     assert not check.finished and len(check.episodes) == 3  # each sealed one by one
@@ -162,7 +182,14 @@ def test_an_interrupted_run_is_unfinished_and_resuming_seals_it(tmp_path: Path) 
     assert code == 3 and "log unfinished: 3 episodes" in err and "forged" not in err
     code, err = cli("replay", path, "--seal-key-file", key_file)
     assert code == 3 and "replay ok: 3 episodes" in err and "unfinished" in err, err
-    result = asyncio.run(run(LedgerEnv, OraclePolicy, JOBS, tmp_path, resume=True, seal_key=KEY))
+    result = asyncio.run(
+        run(
+            RunSpec(
+                env="ledger", policy="oracle", jobs=JOBS, out=tmp_path, resume=True, seal_key=KEY
+            ),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     assert result.summary["resumed"] == 3 and result.summary["episodes"] == 5
     check = check_file(path, KEY)
     assert check.finished and check.run_seals == 1 and len(check.episodes) == 5
@@ -184,8 +211,18 @@ def test_resuming_a_finished_sealed_run_adds_a_run_seal_over_everything(tmp_path
 def test_resume_refuses_to_mix_sealed_and_unsealed_records(tmp_path: Path) -> None:
     sealed = sealed_run(tmp_path / "sealed", JOBS[:2])
     with pytest.raises(UserError, match="sealed run; resuming it needs its key"):
-        asyncio.run(run(LedgerEnv, OraclePolicy, JOBS, sealed.parent, resume=True))
-    asyncio.run(run(LedgerEnv, OraclePolicy, JOBS[:2], tmp_path / "plain"))
+        asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="oracle", jobs=JOBS, out=sealed.parent, resume=True),
+                LocalExecutor(LedgerEnv, OraclePolicy),
+            )
+        )
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=JOBS[:2], out=tmp_path / "plain"),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     with pytest.raises(UserError, match="partly sealed"):
         sealed_run(tmp_path / "plain", JOBS, resume=True)
 
@@ -202,7 +239,12 @@ def test_resume_never_launders_a_forged_file(tmp_path: Path) -> None:
 
 def test_a_torn_sealed_tail_is_cut_and_the_chain_continues(tmp_path: Path) -> None:
     with pytest.raises(UserError):
-        asyncio.run(run(LedgerEnv, DiesOnTask, JOBS, tmp_path, seal_key=KEY))
+        asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="DiesOnTask", jobs=JOBS, out=tmp_path, seal_key=KEY),
+                LocalExecutor(LedgerEnv, DiesOnTask),
+            )
+        )
     path = tmp_path / "trajectories.jsonl"
     text = path.read_text()
     path.write_text(text + text.splitlines(keepends=True)[0][:40])  # a torn write

@@ -14,7 +14,15 @@ from jsonschema import Draft202012Validator
 from gymforge.core import IntegrityError, canonical_json
 from gymforge.envs import make_env
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeKeys, OraclePolicy, RandomPolicy, run, run_episode
+from gymforge.rollout import (
+    EpisodeKeys,
+    LocalExecutor,
+    OraclePolicy,
+    RandomPolicy,
+    RunSpec,
+    run,
+    run_episode,
+)
 from gymforge.rollout.replay import Divergence, replay_file
 from gymforge.trajectory.io import (
     TrajectoryWriter,
@@ -67,7 +75,12 @@ def check_file(path: Path) -> None:
 def oracle_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("oracle")
     jobs = [(t, i) for i, t in enumerate(SOURCE.sample(4, 13, "train", difficulties=[1, 2]))]
-    asyncio.run(run(LedgerEnv, OraclePolicy, jobs, out))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=jobs, out=out),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     return out / "trajectories.jsonl"
 
 
@@ -90,7 +103,12 @@ def test_every_written_line_validates_against_json_schema(tmp_path: Path) -> Non
     jobs = [(t, i) for i, t in enumerate(SOURCE.sample(8, 4, "all"))]
     lines: list[dict[str, Any]] = []
     for name, policy in (("oracle", OraclePolicy), ("random", RandomPolicy)):
-        asyncio.run(run(LedgerEnv, policy, jobs, tmp_path / name))
+        asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="policy", jobs=jobs, out=tmp_path / name),
+                LocalExecutor(LedgerEnv, policy),
+            )
+        )
         lines += read_lines(tmp_path / name / "trajectories.jsonl")
     kinds = {(r["record"], (r.get("action") or {}).get("kind")) for r in lines}
     assert {("step", None), ("step", "tool_call"), ("step", "reply"), ("episode", None)} <= kinds
@@ -272,7 +290,12 @@ def test_replay_passes_on_untouched_file(oracle_file: Path) -> None:
 
 def test_replay_passes_on_random_policy_file(tmp_path: Path) -> None:
     jobs = [(t, i) for i, t in enumerate(SOURCE.sample(6, 31, "all"))]
-    asyncio.run(run(LedgerEnv, RandomPolicy, jobs, tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="random", jobs=jobs, out=tmp_path),
+            LocalExecutor(LedgerEnv, RandomPolicy),
+        )
+    )
     report = asyncio.run(replay_file(tmp_path / "trajectories.jsonl", make_env))
     assert report.ok and report.episodes == 6
 

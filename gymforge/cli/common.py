@@ -22,7 +22,7 @@ from rich.text import Text
 from gymforge.core.errors import GymforgeError, IntegrityError
 from gymforge.registry.handle import EnvHandle, task_source
 from gymforge.registry.handle import open_env as _open_env
-from gymforge.rollout.execute import RunInterrupted
+from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 
 __all__ = [

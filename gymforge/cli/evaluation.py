@@ -37,9 +37,12 @@ from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
-from gymforge.rollout.execute import execute, prepare
-from gymforge.rollout.manifest import Command, RunSpec
+from gymforge.rollout.executors import executor_for
+from gymforge.rollout.manifest import Command
+from gymforge.rollout.plan import prepare
 from gymforge.rollout.resolve import resolve_policy
+from gymforge.rollout.runner import run_sync
+from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
 
 POLICY_HELP = "oracle, random, noop, skilled:P, openai:MODEL, vllm:MODEL or package.module:factory."
@@ -69,22 +72,22 @@ def _rollouts(
     """Play ``spec.group`` rollouts per task through the runner, with ``out`` checked and a
     manifest written first; return (runner summary, this run's stats, env version).
     ``options`` are policy settings (sampling, token-in)."""
+    source = resolve_policy(spec.policy, base_url, **(options or {}))
+    spec = spec.model_copy(
+        update={"tasks": task_ids, "out": out, "resume": resume, "seal_key": seal_key}
+    )
     ready = prepare(
         spec,
-        out,
-        task_ids=task_ids,
-        policy=resolve_policy(spec.policy, base_url, **(options or {})),
-        resume=resume,
+        policy=source,
         handle=handle,
         guard=True,
         overwrite=overwrite,
         command=command,
         config=config,
     )
+    executor = executor_for(ready.spec, handle, source)
     with progress_bar(f"{handle.name}/{spec.policy}", len(task_ids) * spec.group, quiet) as tick:
-        result = execute(
-            spec, out, prepared=ready, resume=resume, on_episode=tick, seal_key=seal_key
-        )
+        result = run_sync(ready.spec, executor, on_episode=tick)
     for line in result.errors[:5]:
         err.print(f"[yellow]infrastructure error:[/] {line}", highlight=False)
     probe = handle.factory()

@@ -34,10 +34,12 @@ from gymforge.cli.policy_flags import (
     policy_options,
 )
 from gymforge.registry.resolve import BUILTIN, make_env
-from gymforge.rollout.execute import draw_tasks, execute, prepare
-from gymforge.rollout.manifest import RunSpec
+from gymforge.rollout.executors import executor_for
+from gymforge.rollout.plan import prepare
 from gymforge.rollout.replay import replay_file
 from gymforge.rollout.resolve import resolve_policy
+from gymforge.rollout.runner import run_sync
+from gymforge.rollout.spec import RunSpec
 from gymforge.tasks.source import SplitName
 from gymforge.trajectory.seal import load_key
 
@@ -117,34 +119,26 @@ def _run(
         episode_timeout=episode_timeout,
         max_retries=max_retries,
         backend=backend_name,
+        out=out,
+        resume=resume,
+        seal_key=seal_key,
     )
     options = options or {}
     source = resolve_policy(policy, base_url, **options)
     handle = open_env(env_name, dataset)  # resolve before any progress output
-    task_ids = draw_tasks(handle, spec)
-    ready = prepare(
-        spec,
-        out,
-        task_ids=task_ids,
-        policy=source,
-        resume=resume,
-        handle=handle,
-        guard=True,
-        overwrite=overwrite,
-    )
+    ready = prepare(spec, policy=source, handle=handle, guard=True, overwrite=overwrite)
+    task_ids = ready.spec.tasks or []
     if not quiet:
         dataset_note(handle, n, len(task_ids), split)
+    executor = executor_for(
+        ready.spec,
+        handle,
+        source,
+        backend_url=backend_url,
+        policy_options={"base_url": base_url, **options},
+    )
     with progress_bar(f"{env_name}/{policy}", len(task_ids) * group * epochs, quiet) as tick:
-        result = execute(
-            spec,
-            out,
-            prepared=ready,
-            resume=resume,
-            on_episode=tick,
-            policy_options={"base_url": base_url, **options},
-            backend_url=backend_url,
-            seal_key=seal_key,
-        )
+        result = run_sync(ready.spec, executor, on_episode=tick)
     return result.summary
 
 
@@ -303,7 +297,7 @@ def worker(
 
     Workers never need the seal key: the coordinator (`gymforge run --backend redis`) is the
     only writer of the trajectories, and it seals them."""
-    from gymforge.rollout.backends.redis_streams import worker_main
+    from gymforge.rollout.executors.redis_worker import worker_main
 
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
     err.print(f"processed {n} tasks")

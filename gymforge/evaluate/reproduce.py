@@ -18,8 +18,9 @@ from gymforge.core.seeding import canonical_json
 from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
 from gymforge.registry.handle import EnvHandle, open_env
-from gymforge.rollout.manifest import RunSpec, manifest_spec
+from gymforge.rollout.manifest import manifest_spec
 from gymforge.rollout.reproduce import Redraw
+from gymforge.rollout.spec import RunSpec
 
 RESULTS = ("metrics", "failures", "review")
 """The parts of ``eval.json`` a reproduction must match (not timestamps or run ids)."""

@@ -9,8 +9,9 @@ functions. Here every prompt becomes one gymforge episode:
 1. The prompt is mapped back to its dataset row ``(task_id, seed)`` through the rows the
    rollout was built with (TRL hands ``rollout_func`` prompts, not rows). Rows whose prompts
    are identical are interchangeable from the policy's side; they are used in turn.
-2. The episodes run through ``gymforge.rollout.runner.run`` (concurrently, each on its own
-   environment instance, with infrastructure retries and durable trajectory files) with a
+2. The episodes run through ``gymforge.rollout.runner.run`` on a ``LocalExecutor``
+   (concurrently, each on its own environment instance, with infrastructure retries and
+   durable trajectory files) with a
    policy from ``policy`` (any zero-argument ``Policy`` factory). By default that is a
    token-in ``vllm:`` policy (:mod:`gymforge.rollout.vllm_policy`) pointed at the trainer's
    vLLM server, so multi-turn episodes are exact by construction, with the trainer's global
@@ -53,7 +54,10 @@ from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import canonical_json
-from gymforge.rollout.runner import Job, run
+from gymforge.rollout.executors import LocalExecutor
+from gymforge.rollout.jobs import Job
+from gymforge.rollout.runner import run
+from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.export import trl_row
 from gymforge.trajectory.io import read_episodes
 
@@ -114,6 +118,7 @@ class GymforgeRollout:
         from gymforge.integrations.trl import env_factory
 
         self.env_factory = env_factory(env)
+        self.env_name = env if isinstance(env, str) else getattr(env, "__name__", "env")
         self.policy = policy
         self.concurrency = max(1, concurrency)
         self.trajectory_dir = Path(trajectory_dir) if trajectory_dir is not None else None
@@ -185,15 +190,16 @@ class GymforgeRollout:
             jobs.append(Job(i, task_id, seed, base + i))
         with tempfile.TemporaryDirectory(prefix="gymforge-rollout-") as tmp:
             out_dir = self.trajectory_dir / f"call_{call:06d}" if self.trajectory_dir else Path(tmp)
-            result = await run(
-                self.env_factory,
-                policy,
-                jobs,
-                out_dir,
+            spec = RunSpec(
+                env=self.env_name,
+                policy="rollout_func",
+                jobs=jobs,
+                out=out_dir,
                 concurrency=self.concurrency,
-                episode_timeout_s=self.episode_timeout_s,
+                episode_timeout=self.episode_timeout_s,
                 max_retries=self.max_retries,
             )
+            result = await run(spec, LocalExecutor(self.env_factory, policy))
             path = out_dir / "trajectories.jsonl"
             logs = {
                 (log.end.task_id, log.end.seed, log.end.rollout): log

@@ -19,41 +19,17 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 import gymforge
 from gymforge.core.env import EnvSpec
 from gymforge.core.errors import ConfigError, validation_problem
+from gymforge.rollout.spec import RunSpec, recorded_fields
 
 MANIFEST_VERSION = 1
 
 
 Command = Literal["run", "eval", "calibrate"]
-
-
-class RunSpec(BaseModel):
-    """What a run was asked to do. ``concurrency`` and ``backend`` never change results; the
-    rest may. ``n=None`` runs every row of the dataset once. ``epochs`` repeats the task
-    list with rollout indices continuing: epoch ``e`` plays rollouts ``e*group`` to
-    ``e*group + group - 1`` of every task.
-
-    A field added here is compared by ``--resume`` automatically; only the fields in
-    ``RESUME_MAY_DIFFER`` (and ``RESUME_MAY_GROW``, which may only grow) may change."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    env: str
-    policy: str
-    n: int | None = Field(ge=1)
-    seed: int = 0
-    split: Literal["train", "heldout", "all"] = "train"
-    group: int = Field(default=1, ge=1)
-    dataset: str | None = None
-    concurrency: int = Field(default=1, ge=1)
-    episode_timeout: float | None = None
-    max_retries: int = Field(default=2, ge=0)
-    backend: Literal["local", "ray", "redis"] = "local"
-    epochs: int = Field(default=1, ge=1)
 
 
 RESUME_MAY_GROW = frozenset({"n", "epochs"})
@@ -180,9 +156,8 @@ def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
     differ("command", old.get("command", "run"), new.get("command", "run"))
     a, b = old.get("run", {}), new.get("run", {})
-    defaults = {
-        k: f.get_default(call_default_factory=True) for k, f in RunSpec.model_fields.items()
-    }
+    fields = RunSpec.model_fields
+    defaults = {k: fields[k].get_default(call_default_factory=True) for k in recorded_fields()}
     for key in sorted(set(a) | set(b) | set(defaults)):
         if key in RESUME_MAY_DIFFER or key == "dataset":
             continue

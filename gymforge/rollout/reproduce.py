@@ -16,10 +16,13 @@ from typing import Any
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
 from gymforge.registry.handle import EnvHandle, open_env
-from gymforge.rollout.execute import draw_tasks, execute
-from gymforge.rollout.manifest import RunSpec, manifest_spec, read_manifest
+from gymforge.rollout.executors import executor_for
+from gymforge.rollout.manifest import manifest_spec, read_manifest
+from gymforge.rollout.plan import draw_tasks, prepare
 from gymforge.rollout.replay import COMPARED
+from gymforge.rollout.runner import run_sync
 from gymforge.rollout.scripted import SCRIPTED
+from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
 
 DIFFED = ("action", *COMPARED)
@@ -124,16 +127,16 @@ def reproduce(
         raise ConfigError("--out must be a new directory, not the run being reproduced")
     draw = redraw or (draw_tasks if command == "run" else None)
     resampled = draw(handle, spec) if draw is not None and handle.tasks is not None else None
-    result = execute(
+    replay_spec = replay_spec.model_copy(update={"tasks": list(manifest["tasks"]), "out": out})
+    ready = prepare(
         replay_spec,
-        out,
-        task_ids=list(manifest["tasks"]),
         handle=handle,
         guard=True,
         overwrite=overwrite,
         command=command,
         config=manifest.get("config"),
     )
+    result = run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
     report = diff_runs(original, out / "trajectories.jsonl")
     report.sampling_matches = resampled == manifest["tasks"] if resampled is not None else None
     report.policy = replay_spec.policy

@@ -142,6 +142,15 @@ class TrajectoryWriter:
     def write_episode(self, records: list[dict[str, Any]]) -> None:
         self._write(_seal_lines(records, self.key, self.state))
 
+    def encode_episode(self, records: list[dict[str, Any]]) -> list[str]:
+        """The lines ``write_episode`` would write, the file's chain advanced past them:
+        hand them to ``write_lines`` next (a writer that batches episodes into one fsync)."""
+        return _seal_lines(records, self.key, self.state)
+
+    def write_lines(self, lines: list[str]) -> None:
+        """Append lines from ``encode_episode``, in the order encoded, with one fsync."""
+        self._write(lines)
+
     def seal_run(self, run_id: str) -> None:
         """End this invocation's writing with a run seal over the file so far (with a key)."""
         if self.key is None:

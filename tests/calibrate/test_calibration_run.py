@@ -19,6 +19,7 @@ from gymforge.cli import app
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.evaluate.episodes import stats_from_episodes
 from gymforge.evaluate.estimators import wilson_interval
+from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.runner import run
 from gymforge.rollout.skilled import SkilledPolicy
 from gymforge.tasks.family import parse_task_id
@@ -45,7 +46,15 @@ def test_known_skill_is_recovered_within_the_wilson_intervals(tmp_path: Path) ->
     k = 20
     ids = LedgerEnv.tasks.sample(24, 7, "train")
     result = asyncio.run(
-        run(LedgerEnv, lambda: SkilledPolicy(skill), [(t, 0) for t in ids], None, group=k)
+        run(
+            RunSpec(
+                env="ledger",
+                policy="lambda_SkilledPolicy_skill",
+                jobs=[(t, 0) for t in ids],
+                group=k,
+            ),
+            LocalExecutor(LedgerEnv, lambda: SkilledPolicy(skill)),
+        )
     )
     assert len(result.episodes) == 24 * k and not result.errors
     stats = stats_from_episodes([[e] for e in result.episodes])

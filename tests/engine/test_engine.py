@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.rollout.runner import RunResult, run
 from gymforge.trajectory.export import export
@@ -40,7 +41,16 @@ def play(
 
     async def go() -> RunResult:
         try:
-            return await run(LedgerEnv, source.factory, [(t, 0) for t in tasks], out, concurrency=2)
+            return await run(
+                RunSpec(
+                    env="ledger",
+                    policy=source.spec,
+                    jobs=[(t, 0) for t in tasks],
+                    out=out,
+                    concurrency=2,
+                ),
+                LocalExecutor(LedgerEnv, source.factory),
+            )
         finally:
             if source.close is not None:
                 await source.close()

@@ -16,6 +16,7 @@ from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import compute_metrics
 from gymforge.evaluate.pipeline import EvalConfig, job_stats, write_eval
+from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.resolve import PolicySource, resolve_policy
 from gymforge.rollout.runner import run
 from gymforge.rollout.skilled import SkilledPolicy
@@ -120,7 +121,12 @@ def test_stats_read_off_a_real_ledger_episode(tmp_path: Path) -> None:
     task_id = LedgerEnv.tasks.sample(1, 5, "train", difficulties=[2])[0]
     out = tmp_path / "run"
     source = PolicySource("oracle", resolve_policy("oracle").factory)
-    asyncio.run(run(LedgerEnv, source.factory, [(task_id, 0)], out))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy=source.spec, jobs=[(task_id, 0)], out=out),
+            LocalExecutor(LedgerEnv, source.factory),
+        )
+    )
     (s,) = load_stats(out / "trajectories.jsonl", oracle_path_lengths(env))
     plan = env.oracle_plan(env.tasks.resolve(task_id))
     assert plan is not None and s.oracle_steps == len(plan)
@@ -160,7 +166,12 @@ class Cheater:
 def test_the_screen_catches_a_policy_that_skips_the_lookups(tmp_path: Path) -> None:
     ids = LedgerEnv.tasks.sample(40, 11, "train")
     source = PolicySource("cheater", Cheater)
-    asyncio.run(run(LedgerEnv, source.factory, [(t, 0) for t in ids], tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy=source.spec, jobs=[(t, 0) for t in ids], out=tmp_path),
+            LocalExecutor(LedgerEnv, source.factory),
+        )
+    )
     stats = job_stats(tmp_path, ids, 0, 1, oracle_path_lengths(LedgerEnv()))
     data = write_eval(tmp_path, EvalConfig("ledger", "cheater"), stats)
     cheats = {s.episode_id for s in stats if s.task_id.endswith(("1", "3"))}

@@ -26,7 +26,7 @@ from gymforge.envs.digits import DigitsEnv, problem_ids  # noqa: E402
 from gymforge.integrations.hf_policy import TransformersPolicyFactory  # noqa: E402
 from gymforge.integrations.tiny import char_tokenizer, tiny_llama  # noqa: E402
 from gymforge.integrations.trl import GymforgeRollout, reward_funcs, task_dataset  # noqa: E402
-from gymforge.rollout.runner import run  # noqa: E402
+from gymforge.rollout import LocalExecutor, RunSpec, run  # noqa: E402
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -72,7 +72,12 @@ def test_grpo_steps_with_gymforge_rewards_and_heldout_eval(tmp_path: Path) -> No
     model.eval()
     policy = TransformersPolicyFactory(model, tokenizer, max_new_tokens=1, temperature=0.0)
     held = problem_ids("heldout", 1)
-    result = asyncio.run(run(DigitsEnv, policy, [(t, 0) for t in held], None))
+    result = asyncio.run(
+        run(
+            RunSpec(env="digits", policy="transformers", jobs=[(t, 0) for t in held]),
+            LocalExecutor(DigitsEnv, policy),
+        )
+    )
     assert len(result.episodes) == len(held)
     assert all(e["split"] == "heldout" for e in result.episodes)
 

@@ -20,7 +20,7 @@ from gymforge.cli import app
 from gymforge.core import canonical_json
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn, run
+from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
 from gymforge.rollout.parsing import parse_text
 from gymforge.trajectory.schema import chain_digest
 
@@ -108,7 +108,12 @@ def text_oracle_run(out: Path, key: str | None = KEY, n: int = 3) -> Path:
     try:
         if key:
             os.environ[KEY_ENV] = key  # the runner seals with the key the environment holds
-        asyncio.run(run(LedgerEnv, TextOracle, jobs, out))
+        asyncio.run(
+            run(
+                RunSpec(env="ledger", policy="TextOracle", jobs=jobs, out=out),
+                LocalExecutor(LedgerEnv, TextOracle),
+            )
+        )
     finally:
         os.environ.pop(KEY_ENV, None)
         if saved is not None:

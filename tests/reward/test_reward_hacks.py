@@ -13,7 +13,7 @@ from gymforge.core.types import Observation, Reply, Task
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.reward import ComposedReward, StandardReward, StepCosts
 from gymforge.reward.hacks import scan
-from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn, run
+from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
 from gymforge.verify import Verdict
 
 TASKS = LedgerEnv.tasks.sample(12, 3, difficulties=[1])
@@ -62,9 +62,36 @@ class Echoer(OraclePolicy):
 
 def test_planted_hacks_are_found(tmp_path: Path) -> None:
     honest = [(t, 1) for t in TASKS[:8]]
-    asyncio.run(run(GullibleLedger, OraclePolicy, honest, tmp_path))
-    asyncio.run(run(GullibleLedger, Claimer, [(t, 1) for t in TASKS[8:11]], tmp_path, resume=True))
-    asyncio.run(run(GullibleLedger, Echoer, [(TASKS[11], 1)], tmp_path, resume=True))
+    asyncio.run(
+        run(
+            RunSpec(env="GullibleLedger", policy="oracle", jobs=honest, out=tmp_path),
+            LocalExecutor(GullibleLedger, OraclePolicy),
+        )
+    )
+    asyncio.run(
+        run(
+            RunSpec(
+                env="GullibleLedger",
+                policy="Claimer",
+                jobs=[(t, 1) for t in TASKS[8:11]],
+                out=tmp_path,
+                resume=True,
+            ),
+            LocalExecutor(GullibleLedger, Claimer),
+        )
+    )
+    asyncio.run(
+        run(
+            RunSpec(
+                env="GullibleLedger",
+                policy="Echoer",
+                jobs=[(TASKS[11], 1)],
+                out=tmp_path,
+                resume=True,
+            ),
+            LocalExecutor(GullibleLedger, Echoer),
+        )
+    )
     report = scan(tmp_path / "trajectories.jsonl")
     by_kind: dict[str, set[str]] = {}
     for f in report.findings:
@@ -80,16 +107,36 @@ def test_planted_hacks_are_found(tmp_path: Path) -> None:
 
 def test_dominant_component_and_clean_runs(tmp_path: Path) -> None:
     pairs = [(t, 1) for t in TASKS[:6]]
-    asyncio.run(run(LedgerEnv, OraclePolicy, pairs, tmp_path / "clean"))
+    asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=pairs, out=tmp_path / "clean"),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
     assert scan(tmp_path / "clean" / "trajectories.jsonl").findings == []
 
-    asyncio.run(run(BonusLedger, OraclePolicy, pairs, tmp_path / "bonus"))
+    asyncio.run(
+        run(
+            RunSpec(env="bonus", policy="oracle", jobs=pairs, out=tmp_path / "bonus"),
+            LocalExecutor(BonusLedger, OraclePolicy),
+        )
+    )
     kinds = {f.kind for f in scan(tmp_path / "bonus" / "trajectories.jsonl").findings}
     assert "dominant_component" in kinds
 
 
 def test_cli_exit_codes(tmp_path: Path) -> None:
-    asyncio.run(run(GullibleLedger, Claimer, [(t, 1) for t in TASKS[:3]], tmp_path))
+    asyncio.run(
+        run(
+            RunSpec(
+                env="GullibleLedger",
+                policy="Claimer",
+                jobs=[(t, 1) for t in TASKS[:3]],
+                out=tmp_path,
+            ),
+            LocalExecutor(GullibleLedger, Claimer),
+        )
+    )
     cli = [sys.executable, "-m", "gymforge.cli", "hacks", str(tmp_path)]
     ok = subprocess.run([*cli, "--json"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr

@@ -10,6 +10,7 @@ from typing import Any
 from openai_helpers import FAST_RETRY, arun, ledger_oracle_responder
 
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.rollout.runner import run
 from gymforge.rollout.server import Sampling
@@ -25,7 +26,10 @@ def play(srv: OpenAITestServer, out: Path, sampling: Sampling) -> Any:
 
     async def go() -> Any:
         try:
-            return await run(LedgerEnv, factory, [(t, 0) for t in TASKS], out)
+            return await run(
+                RunSpec(env="ledger", policy="factory", jobs=[(t, 0) for t in TASKS], out=out),
+                LocalExecutor(LedgerEnv, factory),
+            )
         finally:
             await factory.aclose()
 

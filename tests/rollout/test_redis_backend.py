@@ -1,4 +1,5 @@
-"""The redis-streams backend against a real ``redis-server`` on 127.0.0.1 (ephemeral port)."""
+"""The Redis executor and its workers against a real ``redis-server`` on 127.0.0.1
+(ephemeral port), through the one runner."""
 
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ import pytest
 redis = pytest.importorskip("redis")
 
 from gymforge.envs.ledger import LedgerEnv  # noqa: E402
-from gymforge.rollout.backends.redis_streams import (  # noqa: E402
+from gymforge.rollout.executors.redis import RedisExecutor  # noqa: E402
+from gymforge.rollout.executors.redis_worker import (  # noqa: E402
     Streams,
     connect,
-    run_redis,
     run_task,
     worker,
 )
-from gymforge.rollout.runner import expand  # noqa: E402
+from gymforge.rollout.jobs import Job, expand  # noqa: E402
+from gymforge.rollout.runner import RunResult, run  # noqa: E402
+from gymforge.rollout.spec import RunSpec  # noqa: E402
 from gymforge.trajectory.check import check_file  # noqa: E402
 from gymforge.trajectory.io import read_episodes, verify_chain  # noqa: E402
 
@@ -88,6 +91,16 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 JOBS = expand([(t, 3) for t in LedgerEnv.tasks.sample(20, 0)], group=2)  # 40 jobs
 
 
+async def run_redis(
+    url: str, jobs: list[Job], out: Path, *, seal_key: bytes | None = None, **executor: Any
+) -> RunResult:
+    """The ledger oracle's ``jobs`` through the runner on a ``RedisExecutor`` at ``url``."""
+    spec = RunSpec(
+        env="ledger", policy="oracle", backend="redis", jobs=jobs, out=out, seal_key=seal_key
+    )
+    return await run(spec, RedisExecutor(url, **executor))
+
+
 def check_output(out: Path, n: int) -> None:
     logs = read_episodes(out / "trajectories.jsonl")
     assert len(logs) == n
@@ -122,11 +135,8 @@ def test_forty_jobs_through_two_workers(redis_url: str, tmp_path: Path) -> None:
         try:
             result = await run_redis(
                 redis_url,
-                "ledger",
-                "oracle",
                 JOBS,
                 tmp_path,
-                run_id="run40",
                 block_ms=100,
                 timeout_s=45,
                 idle_timeout_s=20,
@@ -156,11 +166,8 @@ def test_dead_workers_job_is_reclaimed(
         coordinator = asyncio.create_task(
             run_redis(
                 redis_url,
-                "ledger",
-                "oracle",
                 JOBS,
                 tmp_path,
-                run_id="rundead",
                 block_ms=100,
                 timeout_s=45,
                 idle_timeout_s=20,
@@ -214,11 +221,8 @@ def test_a_job_finished_twice_is_written_once(redis_url: str, tmp_path: Path) ->
         coordinator = asyncio.create_task(
             run_redis(
                 redis_url,
-                "ledger",
-                "oracle",
                 jobs,
                 tmp_path,
-                run_id="rundup",
                 block_ms=100,
                 timeout_s=30,
                 seal_key=SEAL_KEY,
@@ -254,11 +258,7 @@ def test_a_run_without_workers_times_out(redis_url: str, tmp_path: Path) -> None
     from gymforge.core.errors import InfraError
 
     with pytest.raises(InfraError, match="no result"):
-        asyncio.run(
-            run_redis(
-                redis_url, "ledger", "oracle", JOBS[:2], tmp_path, block_ms=100, idle_timeout_s=0.5
-            )
-        )
+        asyncio.run(run_redis(redis_url, JOBS[:2], tmp_path, block_ms=100, idle_timeout_s=0.5))
 
 
 def test_cli_run_with_redis_backend_and_a_worker_process(redis_url: str, tmp_path: Path) -> None:
@@ -324,22 +324,24 @@ def test_cli_run_with_redis_backend_and_a_worker_process(redis_url: str, tmp_pat
 def test_task_entries_carry_the_policy_settings_to_the_worker() -> None:
     """--max-tokens/--temperature/--top-p and the token-in options reach a redis worker's
     policy, not only the local and Ray runners' (they were silently dropped)."""
-    from gymforge.rollout.backends.redis_streams import _Resources, task_fields
+    from gymforge.rollout.executors.redis_worker import _Resources, task_fields
 
     options = {"max_tokens": 7, "temperature": 0.5, "tool_format": "hermes"}
     [job] = expand([("t", 0)], 1)
     fields = task_fields(
         job,
+        0,
         env_ref="ledger",
         policy_spec="vllm:m",
         run_id="r",
         result_stream="s",
-        base_url="http://127.0.0.1:9/v1",
-        policy_options=options,
+        policy_options={**options, "base_url": "http://127.0.0.1:9/v1"},
     )
     source = _Resources().policy(fields["policy"], fields["base_url"], fields["policy_options"])
     made: Any = source.factory
     assert (made.sampling.max_tokens, made.sampling.temperature) == (7, 0.5)
     assert made.tool_format == "hermes"
-    plain = task_fields(job, env_ref="ledger", policy_spec="oracle", run_id="r", result_stream="s")
+    plain = task_fields(
+        job, 0, env_ref="ledger", policy_spec="oracle", run_id="r", result_stream="s"
+    )
     assert "policy_options" not in plain

@@ -13,7 +13,7 @@ from openai_helpers import FAST_RETRY, arun, ledger_oracle_responder
 from gymforge.core.errors import UserError
 from gymforge.core.types import Invalid, Message, Observation, Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext
+from gymforge.rollout import EpisodeContext, LocalExecutor, RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.rollout.runner import run
 from gymforge.rollout.server import Sampling
@@ -48,7 +48,16 @@ def play_ledger(srv: OpenAITestServer, out: Path, **options: Any) -> Any:
 
     async def go() -> Any:
         try:
-            return await run(LedgerEnv, made, [(t, 0) for t in TASKS], out, concurrency=2)
+            return await run(
+                RunSpec(
+                    env="ledger",
+                    policy="vllm",
+                    jobs=[(t, 0) for t in TASKS],
+                    out=out,
+                    concurrency=2,
+                ),
+                LocalExecutor(LedgerEnv, made),
+            )
         finally:
             await made.aclose()
 
@@ -231,7 +240,10 @@ def test_records_keep_the_tools_as_the_env_gave_them(tmp_path: Path) -> None:
 
         async def go() -> Any:
             try:
-                return await run(LedgerEnv, made, [(TASKS[0], 0)], tmp_path)
+                return await run(
+                    RunSpec(env="ledger", policy="vllm", jobs=[(TASKS[0], 0)], out=tmp_path),
+                    LocalExecutor(LedgerEnv, made),
+                )
             finally:
                 await made.aclose()
 

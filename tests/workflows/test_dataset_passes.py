@@ -9,7 +9,7 @@ from pathlib import Path
 from wf_helpers import cli, episodes, math_rows, write_jsonl
 
 from gymforge.registry.handle import open_env
-from gymforge.rollout import execute
+from gymforge.rollout.jobs import epoch_jobs
 
 
 def rows_of(run_dir: Path) -> list[int]:
@@ -79,7 +79,7 @@ def test_epochs_continue_the_rollout_indices(tmp_path: Path) -> None:
 
 
 def test_epoch_jobs_layout() -> None:
-    jobs = execute.epoch_jobs(["a", "b"], 7, group=2, epochs=2)
+    jobs = epoch_jobs(["a", "b"], 7, group=2, epochs=2)
     assert [(j.task_id, j.rollout) for j in jobs] == [
         ("a", 0), ("a", 1), ("b", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 2), ("b", 3)
     ]  # fmt: skip

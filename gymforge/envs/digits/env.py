@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +30,7 @@ from gymforge.kit.redteam import CraftedReply
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
+from gymforge.tasks.split import Region
 from gymforge.verify import Verdict
 
 _NUMBER = re.compile(r"\d{1,3}")
@@ -52,9 +52,7 @@ def _level(lo: int, hi: int) -> ParamSpace:
 
 
 FAMILY = SumFamily("digits.sum", 1, {1: _level(0, 9), 2: _level(10, 18)})
-HELDOUT: dict[str, Callable[[Mapping[str, Any]], bool]] = {
-    "first_operand_larger": lambda p: p["a"] > p["b"]
-}
+HELDOUT: dict[str, Region] = {"first_operand_larger": lambda p: p["a"] > p["b"]}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -43,8 +43,12 @@ def weights(edges: list[list[Any]]) -> dict[tuple[Name, Name], int]:
     return out
 
 
-def adjacency(nodes: list[Name], edges: list[list[Any]]) -> dict[Name, list[tuple[Name, int]]]:
-    adj: dict[Name, list[tuple[Name, int]]] = {n: [] for n in nodes}
+Adjacency = dict[Name, list[tuple[Name, int]]]
+"""Each node's ``(neighbour, weight)`` pairs; nodes are all strings or all integers."""
+
+
+def adjacency(nodes: Sequence[Name], edges: list[list[Any]]) -> Adjacency:
+    adj: Adjacency = {n: [] for n in nodes}
     for u, v, w in edges:
         adj[u].append((v, w))
         adj[v].append((u, w))
@@ -53,9 +57,7 @@ def adjacency(nodes: list[Name], edges: list[list[Any]]) -> dict[Name, list[tupl
     return adj
 
 
-def dijkstra(
-    adj: dict[Name, list[tuple[Name, int]]], source: Name
-) -> tuple[dict[Name, int], dict[Name, Name]]:
+def dijkstra(adj: Adjacency, source: Name) -> tuple[dict[Name, int], dict[Name, Name]]:
     """Distances from ``source`` and a predecessor map (ties broken by node name)."""
     dist: dict[Name, int] = {source: 0}
     prev: dict[Name, Name] = {}
@@ -73,8 +75,9 @@ def dijkstra(
     return dist, prev
 
 
-def _hops(adj: dict[Name, list[tuple[Name, int]]], source: Name) -> dict[Name, int]:
-    hops, frontier = {source: 0}, [source]
+def _hops(adj: Adjacency, source: Name) -> dict[Name, int]:
+    hops: dict[Name, int] = {source: 0}
+    frontier = [source]
     while frontier:
         nxt = []
         for u in frontier:

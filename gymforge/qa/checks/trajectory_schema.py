@@ -27,8 +27,11 @@ from gymforge.core.errors import IntegrityError
 from gymforge.qa import golden
 from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, run_async
 from gymforge.qa.target import QATarget
+from gymforge.rollout.executors import LocalExecutor
+from gymforge.rollout.jobs import expand
 from gymforge.rollout.runner import run as run_jobs
 from gymforge.rollout.scripted import scripted_policy
+from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.io import read_episodes, verify_chain
 from gymforge.trajectory.schema import trajectory_json_schema
 
@@ -44,7 +47,9 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         for policy in ["random"] + (["oracle"] if target.has_oracle else []):
             out = Path(tmp) / policy
             try:
-                result = run_async(run_jobs(target.factory, scripted_policy(policy), pairs, out))
+                plan = RunSpec(env=spec.id, policy=policy, jobs=expand(pairs), out=out)
+                executor = LocalExecutor(target.factory, scripted_policy(policy))
+                result = run_async(run_jobs(plan, executor))
             except IntegrityError as err:
                 raise CheckFailed(f"the writer refused a record: {err}") from err
             if result.errors:

@@ -1,0 +1,84 @@
+"""Jobs: one episode to play, named by ``(task_id, seed, rollout)``.
+
+A job's key decides everything about its episode (its sampling seed, its episode id in a
+run), so resume, retries on another executor and de-duplication all work by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gymforge.core.env import Environment
+from gymforge.core.policy import Policy
+from gymforge.core.seeding import derive_seed
+from gymforge.trajectory.schema import EpisodeKeys
+
+
+@dataclass(frozen=True)
+class Job:
+    index: int
+    task_id: str
+    seed: int
+    rollout: int = 0
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.task_id, self.seed, self.rollout)
+
+    @property
+    def label(self) -> str:
+        """How log and error lines name this job."""
+        return f"{self.task_id} seed {self.seed} rollout {self.rollout}"
+
+    @property
+    def sampling_seed(self) -> int:
+        return derive_seed("sampling", self.task_id, self.seed, self.rollout) % 2**31
+
+    def keys(self, run_id: str, env: Environment, policy: Policy) -> EpisodeKeys:
+        """The identity stamped on every record of this job's episode (any executor)."""
+        return EpisodeKeys(
+            run_id=run_id,
+            episode_id=f"{run_id}-{self.index:06d}",
+            task_id=self.task_id,
+            seed=self.seed,
+            env_id=env.spec.id,
+            env_version=env.spec.version,
+            renderer_version=env.spec.renderer_version,
+            policy_checkpoint=policy.checkpoint,
+            weight_version=weight_version(policy),
+            rollout=self.rollout,
+            sampling_seed=self.sampling_seed,
+        )
+
+
+def expand(pairs: Sequence[tuple[str, int]], group: int = 1) -> list[Job]:
+    """Each ``(task_id, seed)`` pair becomes ``group`` jobs, rollouts 0..group-1."""
+    if group < 1:
+        raise ValueError("group must be >= 1")
+    return [
+        Job(i * group + r, task_id, seed, r)
+        for i, (task_id, seed) in enumerate(pairs)
+        for r in range(group)
+    ]
+
+
+def epoch_jobs(task_ids: Sequence[str], seed: int, group: int, epochs: int = 1) -> list[Job]:
+    """``group`` rollouts of every task per epoch; epoch ``e`` plays rollouts
+    ``e*group .. e*group+group-1``. Jobs are ordered epoch by epoch, in task order."""
+    if group < 1 or epochs < 1:
+        raise ValueError("group and epochs must be >= 1")
+    per_epoch = len(task_ids) * group
+    return [
+        Job(e * per_epoch + i * group + r, task_id, seed, e * group + r)
+        for e in range(epochs)
+        for i, task_id in enumerate(task_ids)
+        for r in range(group)
+    ]
+
+
+def weight_version(policy: Policy) -> str | None:
+    """The policy's current weight version as a string (a callable is called), or None."""
+    version = getattr(policy, "weight_version", None)
+    version = version() if callable(version) else version
+    return None if version is None else str(version)
