@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import json
 import subprocess
 import sys
@@ -67,14 +66,10 @@ def test_ids_resolve_through_the_registry_and_name_the_extra_when_missing(monkey
     assert env.spec.id == "reasoning-gym:knights_knaves"
     with pytest.raises(UserError, match=r"no dataset 'countdwn'.*did you mean countdown"):
         resolve_factory("reasoning-gym:countdwn")
-    real_import = builtins.__import__
-
-    def no_reasoning_gym(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name.startswith("gymforge.envs.reasoning_gym") or name.startswith("reasoning_gym"):
-            raise ImportError("No module named 'reasoning_gym'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_reasoning_gym)
+    # None in sys.modules makes every import of the name fail (the import statement and
+    # importlib.import_module alike), as if reasoning-gym were not installed
+    monkeypatch.setitem(sys.modules, "reasoning_gym", None)
+    monkeypatch.setitem(sys.modules, "gymforge.envs.reasoning_gym", None)
     with pytest.raises(UserError, match=r"optional extra 'interop'"):
         resolve_factory("reasoning-gym:countdown")
 
