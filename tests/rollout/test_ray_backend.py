@@ -21,6 +21,7 @@ from gymforge.trajectory.check import check_file as check_sealed
 from gymforge.trajectory.io import read_episodes, verify_chain
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray cluster at a time under xdist
 
 PAIRS = [(t, 5) for t in LedgerEnv.tasks.sample(20, 0)]
 
