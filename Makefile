@@ -16,8 +16,10 @@ lock:
 demo: setup
 	$(VENV)/gymforge demo
 
+# PYTEST_ARGS="-n 2 --dist loadgroup" runs the suite on two xdist workers (xdist_group marks
+# keep tests that share a result or a resource on one worker).
 test: setup lint typecheck
-	$(VENV)/python -m pytest
+	$(VENV)/python -m pytest $(PYTEST_ARGS)
 
 test-slow: setup
 	$(VENV)/python -m pytest -m slow

@@ -1,4 +1,5 @@
-"""Shared fixtures: ledger environments behind the sync facade, and an oracle driver."""
+"""Shared fixtures: ledger environments behind the sync facade, an oracle driver, and each
+built-in environment's full QA report (run once per session)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from gymforge.core import StepResult, SyncEnvironment
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.qa import QAReport, QATarget, run_qa
 
 # tests/engine needs a real vLLM server: only `make test-engine` (GYMFORGE_ENGINE=1) runs it
 collect_ignore = [] if os.environ.get("GYMFORGE_ENGINE") == "1" else ["engine"]
@@ -53,3 +55,20 @@ def play_oracle() -> Callable[[SyncEnvironment, str, int], list[StepResult]]:
         return results
 
     return play
+
+
+@pytest.fixture(scope="session")
+def builtin_qa_report() -> Callable[[str], QAReport]:
+    """``builtin_qa_report(env_id)``: ``run_qa(QATarget.load(env_id))`` with the default
+    options, run at most once per session and environment. Every test that judges a built-in's
+    full report (the suite's all-built-ins test, the environment's own test, served-vs-local)
+    shares it instead of paying for the ten checks again. Such tests carry
+    ``pytest.mark.xdist_group(f"qa-{env_id}")`` so that one xdist worker runs them all."""
+    reports: dict[str, QAReport] = {}
+
+    def report(env_id: str) -> QAReport:
+        if env_id not in reports:
+            reports[env_id] = run_qa(QATarget.load(env_id))
+        return reports[env_id]
+
+    return report

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from gymforge.envs.code.agent import (
 )
 from gymforge.envs.code.truth import CallTest, CodeTruth
 from gymforge.evaluate.grade import grade_file
-from gymforge.qa.testing import EnvironmentQA
+from gymforge.qa import QAReport
 from gymforge.sandbox.doctor import bwrap_works
 
 pytestmark = pytest.mark.skipif(not bwrap_works()[0], reason="bubblewrap unavailable")
@@ -218,8 +219,11 @@ def test_grade_lines_may_name_their_language(tmp_path: Path) -> None:
     assert "unknown language" in lines[3]["error"] and "language" in lines[4]["error"]
 
 
-class TestCodeAgentQA(EnvironmentQA):
-    env = "code-agent"
+@pytest.mark.xdist_group("qa-code-agent")
+def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
+    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    report = builtin_qa_report("code-agent")
+    assert report.passed, {c.name: c.details for c in report.checks if not c.passed}
 
 
 def test_planted_workspace_files_never_reach_the_judge() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from gymforge.envs import BUILTIN
 from gymforge.envs.expenses import ExpensesEnv
 from gymforge.envs.expenses import redteam as rt
 from gymforge.envs.expenses.policy import decide, usd
-from gymforge.qa import QAOptions, QATarget, run_qa
+from gymforge.qa import QAReport
 from gymforge.qa.checks.common import play
 from gymforge.tasks import HeldOutError
 from gymforge.world.attacks import PlanAttack, PlanEdit, repeat_last_write
@@ -184,6 +185,8 @@ def test_heldout_split() -> None:
             SOURCE.split.check_train(SOURCE.resolve(tid))
 
 
-def test_passes_all_ten_qa_checks() -> None:
-    report = run_qa(QATarget.load("expenses"), QAOptions(episodes=12, fuzz_examples=15))
+@pytest.mark.xdist_group("qa-expenses")
+def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
+    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    report = builtin_qa_report("expenses")
     assert report.passed, [(c.name, c.details) for c in report.checks if not c.passed]

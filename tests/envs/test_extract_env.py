@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -12,7 +13,7 @@ from gymforge.envs import BUILTIN
 from gymforge.envs.extract import FAMILIES, HELD_OUT_FAMILY, ExtractEnv
 from gymforge.envs.extract.base import fenced_json
 from gymforge.envs.extract.redteam import CASES
-from gymforge.qa import QAOptions, QATarget, run_qa
+from gymforge.qa import QAReport
 from gymforge.qa.checks.verifier_redteam import AttackOutcome, run_attack
 from gymforge.tasks import HeldOutError
 from gymforge.verify.json_schema import JsonSchemaVerifier
@@ -127,8 +128,10 @@ def test_hostile_replies_have_defined_outcomes(env: SyncEnvironment) -> None:
         assert result.reward_components["task"] == 0.0
 
 
-def test_passes_all_ten_qa_checks() -> None:
-    report = run_qa(QATarget.load("extract"), QAOptions())
+@pytest.mark.xdist_group("qa-extract")
+def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
+    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    report = builtin_qa_report("extract")
     failed = {c.name: c.details for c in report.checks if not c.passed}
     assert not failed
     assert len(report.checks) == 10

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from gymforge.core import Reply, SyncEnvironment
 from gymforge.core.errors import ConfigError, UnknownTaskError
 from gymforge.envs.math.env import MODULES, MathEnv
 from gymforge.evaluate.grade import grade_file
-from gymforge.qa import QATarget, run_qa
+from gymforge.qa import QAReport
 
 FAMILIES = [m.FAMILY for m in MODULES]
 
@@ -76,8 +77,10 @@ def test_heldout_regions_are_never_trained_on() -> None:
     assert all(MathEnv.tasks.resolve(t).split == "heldout" for t in held)
 
 
-def test_math_env_passes_all_ten_checks() -> None:
-    report = run_qa(QATarget.from_factory(MathEnv, ref="math", builtin=True))
+@pytest.mark.xdist_group("qa-math")
+def test_math_env_passes_all_ten_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
+    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    report = builtin_qa_report("math")
     assert report.passed, {c.name: c.details for c in report.checks if not c.passed}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
@@ -11,7 +12,7 @@ from gymforge.core import Invalid, Reply, SyncEnvironment
 from gymforge.envs import BUILTIN
 from gymforge.envs.puzzles import FAMILIES, PuzzlesEnv
 from gymforge.envs.puzzles.redteam import CASES
-from gymforge.qa import QAOptions, QATarget, run_qa
+from gymforge.qa import QAReport
 from gymforge.qa.checks.verifier_redteam import AttackOutcome, run_attack
 from gymforge.tasks import HeldOutError
 
@@ -163,8 +164,10 @@ def test_every_redteam_case_has_an_expected_reason() -> None:
     assert set(EXPECTED) == {c.name for c in CASES}
 
 
-def test_passes_all_ten_qa_checks() -> None:
-    report = run_qa(QATarget.load("puzzles"), QAOptions())
+@pytest.mark.xdist_group("qa-puzzles")
+def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
+    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    report = builtin_qa_report("puzzles")
     failed = {c.name: c.details for c in report.checks if not c.passed}
     assert not failed
     assert len(report.checks) == 10

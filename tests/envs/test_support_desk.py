@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.envs import BUILTIN
 from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.envs.support_desk import redteam as rt
-from gymforge.qa import QAOptions, QATarget, run_qa
+from gymforge.qa import QAReport
 from gymforge.tasks import TRAINING_PATHS, HeldOutError
 from gymforge.world.attacks import PlanAttack
 
@@ -213,6 +214,8 @@ def test_a_policy_can_play_the_customer() -> None:
     env.close()
 
 
-def test_passes_all_ten_qa_checks() -> None:
-    report = run_qa(QATarget.load("support-desk"), QAOptions(episodes=12, fuzz_examples=15))
+@pytest.mark.xdist_group("qa-support-desk")
+def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
+    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    report = builtin_qa_report("support-desk")
     assert report.passed, [(c.name, c.details) for c in report.checks if not c.passed]

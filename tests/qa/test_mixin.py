@@ -10,15 +10,26 @@ from gymforge.qa import CHECK_NAMES, QAOptions
 from gymforge.qa.testing import EnvironmentQA
 
 
-class TestLedgerViaMixin(EnvironmentQA):
-    env = "ledger"
-
-
 class TestLedgerFactoryViaMixin(EnvironmentQA):
-    """``make_env`` instead of an id, with lighter options."""
+    """``make_env`` instead of an id, with lighter options: the ten checks as ten tests, end
+    to end. (Ledger's full default-options report is judged once, in test_qa_suite.)"""
 
     make_env = staticmethod(LedgerEnv)
     qa_options = QAOptions(episodes=12, fuzz_examples=20)
+
+
+def test_mixin_env_id_loads_the_target_as_gymforge_qa_would() -> None:
+    """The ``env = "id"`` form differs from ``make_env`` only in how the target is built."""
+
+    class _ById(EnvironmentQA):
+        env = "ledger"
+        qa_options = QAOptions(episodes=12, fuzz_examples=20)
+
+    target = _ById().qa_target()
+    assert (target.ref, target.builtin, target.import_ref) == ("ledger", True, "ledger")
+    assert target.env_type is LedgerEnv
+    assert _ById().qa_target() is target  # one target per class, shared by its ten tests
+    assert _ById().assert_check("heldout_exclusion").passed
 
 
 def test_mixin_has_one_test_per_check() -> None:

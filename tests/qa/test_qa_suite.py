@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,15 @@ import pytest
 from gymforge.envs import BUILTIN
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.envs.ledger.env import FAMILY
-from gymforge.qa import CHECK_NAMES, QAOptions, QAProfile, QATarget, run_check, run_qa
+from gymforge.qa import (
+    CHECK_NAMES,
+    QAOptions,
+    QAProfile,
+    QAReport,
+    QATarget,
+    run_check,
+    run_qa,
+)
 from gymforge.tasks import Split, TaskSource
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,9 +49,13 @@ def gymforge_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 # ---- every built-in environment passes every check ---------------------------------------
-@pytest.mark.parametrize("env_id", sorted(BUILTIN))
-def test_builtin_env_passes_all_ten_checks(env_id: str) -> None:
-    report = run_qa(QATarget.load(env_id))
+@pytest.mark.parametrize(
+    "env_id", [pytest.param(e, marks=pytest.mark.xdist_group(f"qa-{e}")) for e in sorted(BUILTIN)]
+)
+def test_builtin_env_passes_all_ten_checks(
+    env_id: str, builtin_qa_report: Callable[[str], QAReport]
+) -> None:
+    report = builtin_qa_report(env_id)
     failed = [c for c in report.checks if not c.passed]
     assert not failed, f"{env_id}: {len(failed)} checks failed:\n" + "\n".join(
         f"  {c.name}: {c.details}" for c in failed

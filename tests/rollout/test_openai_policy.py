@@ -264,12 +264,12 @@ def test_dead_server_is_infra_error(server: OpenAITestServer, make_factory: Fact
 
 
 def test_per_call_timeout(server: OpenAITestServer, make_factory: Factory) -> None:
-    server.latency = 5.0
+    server.latency = 60.0  # the server's stop cancels the sleeping handlers
     factory = make_factory(retry=Retry(max_attempts=2, base_delay=0.01, call_timeout=0.3))
     t0 = time.perf_counter()
     with pytest.raises(PolicyServerError, match=r"no response within 0\.3 s"):
         play(factory, [RESET])
-    assert time.perf_counter() - t0 < 3.0
+    assert time.perf_counter() - t0 < 30  # it never waited for a reply (~0.6 s when idle)
 
 
 def test_client_errors_are_not_retried(server: OpenAITestServer, make_factory: Factory) -> None:

@@ -28,6 +28,7 @@ from gymforge.trajectory.check import check_file as check_sealed
 from gymforge.trajectory.io import read_episodes, verify_chain
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray cluster at a time under xdist
 
 from gymforge.rollout.executors.ray import RayExecutor  # noqa: E402
 

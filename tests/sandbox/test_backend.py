@@ -95,8 +95,12 @@ def test_worker_death_gives_internal_error_and_a_respawn() -> None:
                 )
             )
         )
+        idle = len(processes_of_uids({UID_BASE + 20}))
         t.start()
-        time.sleep(0.5)
+        end = time.monotonic() + 30
+        while len(processes_of_uids({UID_BASE + 20})) <= idle:  # until the job's process runs
+            assert time.monotonic() < end, "the job never started"
+            time.sleep(0.02)
         os.kill(zygote_host_pid(b, 0), signal.SIGKILL)
         t.join(30)
         r = box["r"]

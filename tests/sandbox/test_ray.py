@@ -20,6 +20,7 @@ ray = pytest.importorskip("ray")
 pytestmark = [
     pytest.mark.skipif(not bwrap_works()[0], reason="bubblewrap sandbox unavailable"),
     pytest.mark.slow,
+    pytest.mark.xdist_group("ray"),  # one local Ray cluster at a time under xdist
 ]  # ~15-20 s, mostly ray.init and the actor's start
 UIDS = {UID_BASE + 70, UID_BASE + 71}
 

@@ -213,6 +213,8 @@ def test_read_frame_times_out() -> None:
     t = time.monotonic()
     with pytest.raises(TimeoutError):
         wire.read_frame(r, deadline=time.monotonic() + 0.1)
-    assert time.monotonic() - t < 2
+    # it waited for the deadline, and gave up at it: the upper bound only catches a unit slip
+    # (seconds read as milliseconds), a loaded machine cannot reach it
+    assert 0.09 <= time.monotonic() - t < 30
     os.close(r)
     os.close(w)

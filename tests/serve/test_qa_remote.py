@@ -10,7 +10,7 @@ import pytest
 from serve_helpers import REPO, TOKEN, ServeProcess
 
 from gymforge.core.env import SupportsOracle
-from gymforge.qa import CHECK_NAMES, QAOptions, QATarget, run_check, run_qa
+from gymforge.qa import CHECK_NAMES, QAOptions, QAReport, QATarget, run_check, run_qa
 from gymforge.serve.client import remote_factory
 from gymforge.serve.launch import ServerThread
 
@@ -43,8 +43,11 @@ def same_findings(remote: Any, local: Any) -> None:
             assert got.details.split("; ")[0] == want.details.split("; ")[0], got.name
 
 
+@pytest.mark.xdist_group("qa-ledger")
 def test_served_ledger_passes_all_ten_checks_exactly_as_locally(
-    served_ledger: ServeProcess, monkeypatch: pytest.MonkeyPatch
+    served_ledger: ServeProcess,
+    monkeypatch: pytest.MonkeyPatch,
+    builtin_qa_report: Callable[[str], QAReport],
 ) -> None:
     monkeypatch.setenv("GYMFORGE_TOKEN", TOKEN)
     target = QATarget.load(served_ledger.url)
@@ -54,7 +57,7 @@ def test_served_ledger_passes_all_ten_checks_exactly_as_locally(
     assert not failed, "\n".join(failed)
     assert [c.name for c in remote.checks] == list(CHECK_NAMES)
     assert all(c.applicable for c in remote.checks)
-    same_findings(remote, run_qa(QATarget.load("ledger")))
+    same_findings(remote, builtin_qa_report("ledger"))
 
 
 def test_a_broken_env_is_still_flagged_remotely(start: Start) -> None:

@@ -19,6 +19,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+# A verdict under a hard timeout of at most 1 s arrives within this: far below what an
+# unbounded input would take (minutes), far above what a loaded machine adds to a kill and
+# respawn. A bound near the timeout itself would be a wall-clock budget a busy machine misses.
+BOUNDED_MS = 10_000
+
 DATA = Path(__file__).parent / "data" / "math_answers.jsonl"
 _STEP = "Next we check the following case carefully and add it to the running total. "
 

@@ -4,7 +4,7 @@ labelled answer forms live in ``data/math_answers.jsonl`` (``test_math_answer_fo
 from __future__ import annotations
 
 import pytest
-from math_cases import box
+from math_cases import BOUNDED_MS, box
 
 from gymforge.kit.redteam import _math_attacks
 from gymforge.verify.math import REASONS, VERIFIER_ID, MathVerifier, is_equivalent
@@ -24,7 +24,7 @@ def test_redteam_attacks_fail(verifier: MathVerifier, name: str) -> None:
         v = verifier.verify(reply, gold)
         assert not v.passed, (name, gold, reply[:80], v.facts)
         assert v.reason in REASONS
-        assert v.facts["latency_ms"] <= 2000
+        assert v.facts["latency_ms"] <= BOUNDED_MS
     assert applied >= 1
 
 

@@ -78,6 +78,9 @@ def test_ctrl_c_writes_the_summary_and_prints_the_resume_command(tmp_path: Path)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C must reach it whatever this process inherited: a background job of a shell
+        # without job control (nohup, a CI step's `cmd &`) ignores SIGINT, and so would the run
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 120
