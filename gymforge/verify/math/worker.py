@@ -10,8 +10,10 @@ the pool over a ``SOCK_SEQPACKET`` control socket:
   pool holds can never be reused by another process while the pool may still signal it;
 - ``exit``, or end of stream (the pool's process died): kill and reap every worker, exit.
 
-A worker serves one job at a time on its own stream socket (``wire`` frames) and dies with
-the zygote (``PR_SET_PDEATHSIG``). Its address space is capped (``RLIMIT_AS``).
+A worker says ``ready``, then serves one job at a time on its own stream socket, in the
+sandbox's ``wire`` frames (the host side is ``sandbox.prefork``, the plumbing the sandbox's
+workers use too), and dies with the zygote (``PR_SET_PDEATHSIG``). Its address space is
+capped (``RLIMIT_AS``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import sys
 import time
 from typing import Any
 
-from gymforge.verify.math.wire import recv_msg, send_msg
+from gymforge.sandbox import wire
+
+MAX_FRAME = 64 * 1024 * 1024  # the largest job or reply either side accepts
 
 _WARMUP = [
     ("\\frac{1}{2}", "0.5"), ("x^2+2x+1", "(x+1)^2"), ("(1, 2]", "(1,2]"),
@@ -83,10 +87,13 @@ def verify_job(job: dict[str, Any]) -> dict[str, Any]:
         return {**out, "equal": False, "reason": "parse_error", "detail": detail}
 
 
-def _worker_loop(sock: socket.socket, hooks: bool) -> None:
+def _worker_loop(fd: int, hooks: bool) -> None:
+    stream = wire.FrameStream(fd, MAX_FRAME)
+    wire.write_all(fd, wire.pack_frame({"ev": "ready", "pid": os.getpid()}))
     while True:
-        job = recv_msg(sock)
-        if job is None:
+        try:
+            job, _ = stream.recv()
+        except wire.FrameError:
             return
         op = job.get("op")
         if op == "verify":
@@ -103,7 +110,7 @@ def _worker_loop(sock: socket.socket, hooks: bool) -> None:
             out = {}
         else:
             out = {"error": f"unknown op {op!r}"}
-        send_msg(sock, out)
+        wire.write_all(fd, wire.pack_frame(out))
 
 
 def _set_pdeathsig() -> None:
@@ -130,7 +137,7 @@ def _child(ctl: socket.socket, fd: int, req: dict[str, Any], zygote_pid: int) ->
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _limit_memory(int(req.get("memory_mb", 2048)))
         gc.unfreeze()
-        _worker_loop(socket.socket(fileno=fd), bool(req.get("hooks")))
+        _worker_loop(fd, bool(req.get("hooks")))
     except BaseException:
         code = 1
     finally:
