@@ -127,8 +127,10 @@ class FramedWorker:
     def healthy(self) -> bool:
         """Alive and quiet: an idle worker has nothing to say, so a readable stream means it
         died (end of stream) or misbehaved; either way it must not be given a request."""
-        if not self.alive:
+        if not self.alive or self.stream is None:
             return False
+        if self.stream.ready or self.stream.reader.pending:
+            return False  # it said more than it was asked: already read, not yet taken
         p = select.poll()
         p.register(self.rfd, _READABLE)
         return not p.poll(0)
