@@ -97,6 +97,9 @@ class FramedWorker:
         except (OSError, ValueError, KeyError) as e:
             self.kill()
             raise WorkerDied(f"{self.name} did not start: {e}") from None
+        except BaseException:
+            self.kill()
+            raise
         self.stream = wire.FrameStream(self.rfd, self.max_frame)
         self.broken = False
         try:
@@ -187,6 +190,8 @@ class WorkerPool(Generic[W]):
         """Start every worker (on the spawner thread) and make it idle. ``strict``: the first
         failure closes the pool and is raised; otherwise a worker that failed to start is
         started again when it is first acquired."""
+        if self.closed:
+            raise InfraError(f"the {self.name} pool is closed")
         futures = [self._spawner.submit(w.start) for w in self.workers]
         try:
             for fut in futures:

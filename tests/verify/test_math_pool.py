@@ -127,6 +127,20 @@ def test_zygote_death_is_recovered(hook_pool: MathPool) -> None:
     assert hook_pool.pids()["zygote"] != pids["zygote"]
 
 
+def test_worker_is_recycled_after_max_jobs(hook_pool: MathPool) -> None:
+    """Past ``max_jobs_per_worker`` a worker is replaced off the job's path: the next job
+    runs on a fresh fork, first time (the replacement is ready before it is handed out)."""
+    hook_pool.run({"op": "ping"})
+    hook_pool.max_jobs_per_worker = 2
+    try:
+        pids = [hook_pool.run({"op": "ping"}) for _ in range(6)]
+    finally:
+        hook_pool.max_jobs_per_worker = 10_000
+    assert all(r.status == "ok" and r.attempts == 1 for r in pids)
+    seen = [r.value["pid"] for r in pids if r.value is not None]
+    assert len(set(seen)) >= 3 and all(seen[i] == seen[i + 1] for i in (1, 3))
+
+
 class _CrashingPool:
     """Stands in for a pool whose worker died twice on the job."""
 

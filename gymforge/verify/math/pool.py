@@ -155,11 +155,15 @@ class MathPool:
             self._zygote = Zygote()
             self._started = True
             atexit.register(self.shutdown)
-            self._workers.start(strict=False)  # a worker that fails is retried on first use
             for i in range(self.size):
                 t = threading.Thread(target=self._drive, daemon=True, name=f"gymforge-math-{i}")
                 t.start()
                 self._threads.append(t)
+        # Outside the lock: a worker's start may replace a dead zygote (``_restart_zygote``).
+        # Jobs submitted meanwhile wait for the workers; one that fails to start is started
+        # again on first use.
+        with contextlib.suppress(InfraError):
+            self._workers.start(strict=False)
         return self
 
     def _check_usable(self) -> None:
@@ -269,18 +273,22 @@ class MathPool:
 
     # ---- the zygote (called by the workers, on the pool's spawner thread) ---------------
     def _fork_worker(self) -> tuple[int, socket.socket]:
-        if self.closed:
-            raise InfraError("the math verifier pool is shut down")
+        """A new worker from the zygote, replacing a dead zygote once. Raises ``WorkerDied``."""
         for attempt in range(2):
             z = self._zygote
             try:
+                if self.closed:
+                    raise InfraError("the math verifier pool is shut down")
                 if z is None:
                     raise OSError("no zygote")
                 return z.spawn(self.test_hooks, self.memory_mb)
-            except (OSError, ValueError, KeyError) as e:
-                if attempt == 1 or self.closed:
-                    raise InfraError(f"cannot start a math verifier worker: {e}") from e
+            except (OSError, ValueError, KeyError, InfraError) as e:
+                if attempt == 1 or self.closed or isinstance(e, InfraError):
+                    raise WorkerDied(f"cannot start a math verifier worker: {e}") from e
+            try:
                 self._restart_zygote(z)
+            except InfraError as e:  # the new zygote did not start
+                raise WorkerDied(f"cannot start a math verifier worker: {e}") from e
         raise AssertionError("unreachable")
 
     def _restart_zygote(self, dead: Zygote | None) -> None:
