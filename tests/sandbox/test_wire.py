@@ -216,3 +216,36 @@ def test_read_frame_times_out() -> None:
     assert time.monotonic() - t < 2
     os.close(r)
     os.close(w)
+
+
+def test_frame_stream_reads_small_frames_with_small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.read(fd, n)`` allocates ``n`` bytes: asking for 1 MiB to get a 100-byte reply cost
+    more than the rest of a worker round trip. Frames of every size still arrive whole."""
+    import socket
+    import threading
+
+    a, b = socket.socketpair()
+    sizes: list[int] = []
+    real_read = os.read
+
+    def read(fd: int, n: int) -> bytes:
+        if fd == b.fileno():  # (other threads of the test process read too)
+            sizes.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "read", read)
+    frames = [({"i": i}, [os.urandom(size)]) for i, size in enumerate([10, 65000, 3 << 20, 7])]
+
+    def write() -> None:
+        for h, bl in frames:
+            wire.write_all(a.fileno(), wire.pack_frame(h, bl))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    stream = wire.FrameStream(b.fileno())
+    got = [stream.recv() for _ in frames]
+    writer.join()
+    a.close()
+    b.close()
+    assert got == frames
+    assert sizes[0] <= wire.SMALL_READ and max(sizes) <= 1 << 20
