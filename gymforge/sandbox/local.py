@@ -72,7 +72,7 @@ class ZygotePool(BaseBackend):
             Worker(i, launcher, self.runtime, cgroups=cgroups, ready_timeout=ready_timeout)
             for i in range(workers)
         ]
-        self._workers = WorkerPool(self.workers, "sandbox")
+        self._workers = WorkerPool(self.workers, "sandbox backend")
         try:
             self._workers.start()
         except BaseException:

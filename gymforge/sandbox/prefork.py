@@ -174,7 +174,9 @@ W = TypeVar("W", bound=FramedWorker)
 
 
 class WorkerPool(Generic[W]):
-    """Exclusive, bounded use of a fixed set of workers (see the module docstring)."""
+    """Exclusive, bounded use of a fixed set of workers (see the module docstring). ``name``
+    ("sandbox backend", "math verifier") appears in errors and in the spawner thread's name;
+    ``wait_step_s`` is how often a waiting ``acquire`` checks that the pool is still open."""
 
     def __init__(self, workers: Sequence[W], name: str, wait_step_s: float = 0.5) -> None:
         self.workers = list(workers)
@@ -184,7 +186,8 @@ class WorkerPool(Generic[W]):
         self._idle: queue.SimpleQueue[W] = queue.SimpleQueue()
         self._busy: set[int] = set()
         self._lock = threading.Lock()
-        self._spawner = ThreadPoolExecutor(1, thread_name_prefix=f"gymforge-{name}-spawn")
+        prefix = f"gymforge-{name.replace(' ', '-')}-spawn"
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix=prefix)
 
     def start(self, strict: bool = True) -> None:
         """Start every worker (on the spawner thread) and make it idle. ``strict``: the first
