@@ -97,6 +97,13 @@ def unpack_body(body: bytes) -> tuple[dict[str, Any], list[bytes]]:
     return header, blobs
 
 
+def unpack_frame(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """One whole frame (e.g. a datagram): its length prefix must match. Raises ``FrameError``."""
+    if len(data) < 4 or _U32.unpack_from(data, 0)[0] != len(data) - 4:
+        raise FrameError("datagram is not one whole frame")
+    return unpack_body(data[4:])
+
+
 class FrameReader:
     """Incremental decoder for a non-blocking stream. ``feed`` returns complete frames.
 

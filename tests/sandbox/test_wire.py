@@ -249,3 +249,11 @@ def test_frame_stream_reads_small_frames_with_small_reads(monkeypatch: pytest.Mo
     b.close()
     assert got == frames
     assert sizes[0] <= wire.SMALL_READ and max(sizes) <= 1 << 20
+
+
+def test_unpack_frame_takes_exactly_one_whole_frame() -> None:
+    frame = wire.pack_frame({"cmd": "spawn"}, [b"x"])
+    assert wire.unpack_frame(frame) == ({"cmd": "spawn"}, [b"x"])
+    for bad in (frame[:-1], frame + b"\x00", b"", b'{"cmd": "spawn"}'):
+        with pytest.raises(wire.FrameError):
+            wire.unpack_frame(bad)

@@ -3,7 +3,7 @@
 The pool starts one *zygote* with ``python -c`` (a clean interpreter: no threads, no state of
 the parent), which imports sympy once, warms it up and then only forks. Each worker is a fork
 of the zygote, so it starts in milliseconds with everything imported. The zygote talks to
-the pool over a ``SOCK_SEQPACKET`` control socket:
+the pool over a ``SOCK_SEQPACKET`` control socket, one ``wire`` frame per datagram:
 
 - ``spawn`` (with the worker's socket passed as ``SCM_RIGHTS``): fork a worker, reply its pid;
 - ``reap``: SIGKILL a worker and reap it. The zygote reaps *only* on request, so a pid the
@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import json
 import os
 import resource
 import select
@@ -159,7 +158,7 @@ def zygote_main(ctl_fd: int) -> None:
     pending: set[int] = set()
     gc.collect()
     gc.freeze()  # workers share these pages copy-on-write
-    ctl.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    ctl.send(wire.pack_frame({"ev": "ready", "pid": os.getpid()}))
     try:
         while True:
             ready, _, _ = select.select([ctl], [], [], 0.05 if pending else None)
@@ -169,7 +168,10 @@ def zygote_main(ctl_fd: int) -> None:
             data, fds, _, _ = socket.recv_fds(ctl, 65536, 1)
             if not data:
                 return
-            req = json.loads(data)
+            try:
+                req, _ = wire.unpack_frame(data)
+            except wire.FrameError:
+                req = {}
             cmd = req.get("cmd")
             if cmd == "spawn" and fds:
                 me = os.getpid()
@@ -178,26 +180,26 @@ def zygote_main(ctl_fd: int) -> None:
                     _child(ctl, fds[0], req, me)
                 os.close(fds[0])
                 children.add(pid)
-                ctl.send(json.dumps({"pid": pid}).encode())
+                ctl.send(wire.pack_frame({"pid": pid}))
             elif cmd == "reap":
                 pid = int(req["pid"])
                 if pid in children:
                     _kill(pid)
                     pending.add(pid)
                     _reap(pending, children, block=False)
-                ctl.send(b'{"ok":true}')
+                ctl.send(wire.pack_frame({"ok": True}))
             elif cmd == "exit":
                 break
             else:
                 for fd in fds:
                     os.close(fd)
-                ctl.send(b'{"error":"bad request"}')
+                ctl.send(wire.pack_frame({"error": "bad request"}))
     finally:
         for pid in children:
             _kill(pid)
         _reap(set(children), children, block=True)
         with contextlib.suppress(OSError):
-            ctl.send(b'{"ok":true}')
+            ctl.send(wire.pack_frame({"ok": True}))
 
 
 def _kill(pid: int) -> None:

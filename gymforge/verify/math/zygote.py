@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import InfraError
+from gymforge.sandbox import wire
 
 _ZYGOTE_CODE = (
     "import sys; from gymforge.verify.math.worker import zygote_main; zygote_main(int(sys.argv[1]))"
@@ -21,7 +21,9 @@ _ZYGOTE_CODE = (
 
 class Zygote:
     """The host's handle on the zygote: its process and its ``SOCK_SEQPACKET`` control socket
-    (``spawn`` a worker on a socket of ours, ``reap`` a killed one, ``close``)."""
+    (``spawn`` a worker on a socket of ours, ``reap`` a killed one, ``close``). Each datagram
+    is one ``wire`` frame, the framing of every worker channel; a spawn passes the worker's
+    socket along as ``SCM_RIGHTS``."""
 
     def __init__(self, start_timeout_s: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -49,11 +51,15 @@ class Zygote:
             self.close()
             raise InfraError("math verifier zygote exited at start-up (see its stderr)")
         ours.settimeout(5.0)  # a zygote that takes longer to answer is replaced
-        self.pid = int(json.loads(hello)["pid"])
+        try:
+            self.pid = int(wire.unpack_frame(hello)[0]["pid"])
+        except (wire.FrameError, KeyError, ValueError, TypeError) as e:
+            self.close()
+            raise InfraError(f"math verifier zygote: bad ready frame ({e})") from None
 
     def _call(self, req: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
         with self.lock:
-            data = json.dumps(req).encode()
+            data = wire.pack_frame(req)
             if fds:
                 socket.send_fds(self.sock, [data], list(fds))
             else:
@@ -61,8 +67,10 @@ class Zygote:
             reply = self.sock.recv(4096)
         if not reply:
             raise OSError("zygote closed its control socket")
-        out: dict[str, Any] = json.loads(reply)
-        return out
+        try:
+            return wire.unpack_frame(reply)[0]
+        except wire.FrameError as e:
+            raise OSError(f"bad reply from the zygote: {e}") from None
 
     def spawn(self, hooks: bool, memory_mb: int) -> tuple[int, socket.socket]:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
