@@ -141,6 +141,23 @@ def test_worker_is_recycled_after_max_jobs(hook_pool: MathPool) -> None:
     assert len(set(seen)) >= 3 and all(seen[i] == seen[i + 1] for i in (1, 3))
 
 
+def test_zygote_imports_this_gymforge_not_one_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -c`` puts the working directory first on ``sys.path``: started from a
+    directory holding another ``gymforge`` (a second checkout), the zygote would run that
+    one's code, not the parent's, and fail or, worse, verify differently."""
+    fake = tmp_path / "gymforge"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise SystemExit('the wrong gymforge')\n")
+    monkeypatch.chdir(tmp_path)
+    pool = MathPool(workers=1)
+    try:
+        assert MathVerifier(pool=pool).verify(box("\\frac{1}{2}"), "0.5").passed
+    finally:
+        pool.shutdown()
+
+
 class _CrashingPool:
     """Stands in for a pool whose worker died twice on the job."""
 

@@ -28,10 +28,10 @@ class Zygote:
     def __init__(self, start_timeout_s: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         root = str(Path(__file__).resolve().parents[3])
-        env = dict(os.environ)
+        env = dict(os.environ)  # this gymforge first; ``-P``: not one in the working directory
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE_CODE, str(theirs.fileno())],
+            [sys.executable, "-P", "-c", _ZYGOTE_CODE, str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
