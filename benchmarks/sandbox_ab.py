@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def serve(root: str, uid_base: int) -> None:
     backend.close()
 
 
-def answer(ops: dict[str, Callable[[], object]], worker_cpu: Callable[[], float]) -> None:
+def answer(ops: Mapping[str, Callable[[], object]], worker_cpu: Callable[[], float]) -> None:
     """Say ``ready``, then answer each ``OP N`` line on stdin with one JSON line: p50 latency,
     CPU (this process plus ``worker_cpu()``) and wall per item. An op returning ``False``
     failed: the benchmark would not be measuring a pass."""
