@@ -63,6 +63,7 @@ class FramedWorker:
         self.starts = 0
         self.wfd = self.rfd = -1
         self.stream: wire.FrameStream | None = None
+        self._poll = select.poll()
 
     # ------------------------------------------------------------------ subclass hooks
     def _launch(self) -> tuple[int, int]:
@@ -101,6 +102,8 @@ class FramedWorker:
             self.kill()
             raise
         self.stream = wire.FrameStream(self.rfd, self.max_frame)
+        self._poll = select.poll()
+        self._poll.register(self.rfd, _READABLE)
         self.broken = False
         try:
             hdr, _ = self.recv(time.monotonic() + self.ready_timeout)
@@ -134,9 +137,7 @@ class FramedWorker:
             return False
         if self.stream.ready or self.stream.reader.pending:
             return False  # it said more than it was asked: already read, not yet taken
-        p = select.poll()
-        p.register(self.rfd, _READABLE)
-        return not p.poll(0)
+        return not self._poll.poll(0)
 
     # ------------------------------------------------------------------ protocol
     def send(self, header: dict[str, Any], blobs: Sequence[bytes] = ()) -> None:
