@@ -184,7 +184,10 @@ class WorkerPool(Generic[W]):
         self.name = name
         self.wait_step_s = wait_step_s
         self.closed = False
-        self._idle: queue.SimpleQueue[W] = queue.SimpleQueue()
+        # Idle workers, last in first out: the one used last has warm caches (handing out the
+        # longest idle one cost ~25 us per job). ``_tokens`` counts them, so waiting is C-fast.
+        self._idle: list[W] = []
+        self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._busy: set[int] = set()
         self._lock = threading.Lock()
         prefix = f"gymforge-{name.replace(' ', '-')}-spawn"
@@ -208,7 +211,7 @@ class WorkerPool(Generic[W]):
             self.close()
             raise
         for w in self.workers:
-            self._idle.put(w)
+            self._release(w)
 
     def restart(self, w: W) -> None:
         """Start ``w`` again now (on the spawner thread), for a caller that holds it."""
@@ -223,10 +226,11 @@ class WorkerPool(Generic[W]):
             if self.closed:
                 raise InfraError(f"the {self.name} pool is closed")
             try:
-                w = self._idle.get(timeout=self.wait_step_s)
-                break
+                self._tokens.get(timeout=self.wait_step_s)
             except queue.Empty:
                 continue
+            w = self._idle.pop()  # (a token is taken only when a worker is there)
+            break
         with self._lock:
             self._busy.add(id(w))
         try:
@@ -247,14 +251,18 @@ class WorkerPool(Generic[W]):
                 except RuntimeError:  # the spawner was shut down by a concurrent close
                     w.kill()
             else:
-                self._idle.put(w)
+                self._release(w)
+
+    def _release(self, w: W) -> None:
+        self._idle.append(w)
+        self._tokens.put(None)
 
     def _restart_then_release(self, w: W) -> None:
         if self.closed:
             return
         with contextlib.suppress(Exception):
             w.start()
-        self._idle.put(w)
+        self._release(w)
 
     def close(self, grace: float = 2.0) -> None:
         """Stop idle workers, interrupt busy ones (killed on release). Idempotent."""
@@ -265,11 +273,6 @@ class WorkerPool(Generic[W]):
             busy = [w for w in self.workers if id(w) in self._busy]
         for w in busy:
             w.interrupt()
-        while True:
-            try:
-                self._idle.get_nowait()
-            except queue.Empty:
-                break
         idle = [w for w in self.workers if w not in busy]
         for w in idle:
             w.stop(grace)
