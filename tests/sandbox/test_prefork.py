@@ -221,3 +221,19 @@ def test_a_lenient_start_retries_a_failed_worker_on_first_use() -> None:
             assert got is w and w.alive and w.starts == 1
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize(("lifo", "expected"), [(False, [0, 1, 0, 1]), (True, [1, 1, 1, 1])])
+def test_which_idle_worker_is_handed_out(lifo: bool, expected: list[int]) -> None:
+    """Round robin by default (a sandbox worker's housekeeping after a job overlaps the next
+    job on another worker); with ``lifo`` the worker used last (warm caches)."""
+    pool = WorkerPool([EchoWorker(i) for i in range(2)], "echo", lifo=lifo)
+    pool.start()
+    try:
+        got = []
+        for _ in range(4):
+            with pool.acquire() as w:
+                got.append(w.index)
+        assert got == expected
+    finally:
+        pool.close()

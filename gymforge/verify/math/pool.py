@@ -136,7 +136,8 @@ class MathPool:
         self.test_hooks = test_hooks
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._workers = WorkerPool([_MathWorker(i, self) for i in range(self.size)], _NAME)
+        procs = [_MathWorker(i, self) for i in range(self.size)]
+        self._workers = WorkerPool(procs, _NAME, lifo=True)  # (no work between jobs)
         self._threads: list[threading.Thread] = []
         self._zygote: Zygote | None = None
         self._pid = os.getpid()
