@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,21 +50,70 @@ def serve(root: str, uid_base: int) -> None:
     for fn in ops.values():
         for _ in range(5):
             fn()
+    answer(ops, lambda: bench.sandbox_cpu(backend))
+    backend.close()
+
+
+def answer(ops: Mapping[str, Callable[[], object]], worker_cpu: Callable[[], float]) -> None:
+    """Say ``ready``, then answer each ``OP N`` line on stdin with one JSON line: p50 latency,
+    CPU (this process plus ``worker_cpu()``) and wall per item. An op returning ``False``
+    failed: the benchmark would not be measuring a pass."""
     print("ready", flush=True)
     for line in sys.stdin:
         op, n = line.split()
-        h0, s0, t0 = time.process_time(), bench.sandbox_cpu(backend), time.perf_counter()
+        h0, s0, t0 = time.process_time(), worker_cpu(), time.perf_counter()
         lat = []
         for _ in range(int(n)):
             t = time.perf_counter()
             if ops[op]() is False:
                 raise SystemExit(f"{op} failed: the benchmark is not measuring a pass")
             lat.append(time.perf_counter() - t)
-        cpu = time.process_time() - h0 + bench.sandbox_cpu(backend) - s0
+        cpu = time.process_time() - h0 + worker_cpu() - s0
         wall = time.perf_counter() - t0
         row = {"p50": statistics.median(lat), "cpu": cpu / len(lat), "wall": wall / len(lat)}
         print(json.dumps(row), flush=True)
-    backend.close()
+
+
+def paired(
+    script: str, base: str, ops: tuple[str, ...], rounds: int, n: int, uid_base: int = 130_000
+) -> None:
+    """Start ``script --serve ROOT UID`` for both checkouts, alternate ``OP N`` batches between
+    them (order flipped every round) and print the paired median ratios per op and metric.
+    Also the driver of ``math_ab.py``."""
+    sides: dict[str, subprocess.Popen[str]] = {}
+    for i, (name, root) in enumerate((("base", base), ("new", str(ROOT)))):
+        env = dict(os.environ, PYTHONPATH=root, GYMFORGE_SANDBOX_CACHE=f"/var/tmp/gf-ab-{name}")
+        sides[name] = p = subprocess.Popen(
+            [sys.executable, script, "--serve", root, str(uid_base + 10 * i)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=root,  # what a child interpreter finds first on its path is that checkout too
+        )
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready", name
+    res: dict[tuple[str, str], list[dict[str, float]]] = {(s, o): [] for s in sides for o in ops}
+    for r in range(rounds):
+        for op in ops:
+            for s in ("base", "new") if r % 2 == 0 else ("new", "base"):
+                proc = sides[s]
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(f"{op} {n}\n")
+                proc.stdin.flush()
+                res[(s, op)].append(json.loads(proc.stdout.readline()))
+    print(f"{rounds} rounds x {n} items, alternating; load {os.getloadavg()[0]:.1f}")
+    for op in ops:
+        cells = []
+        for m in METRICS:
+            b_rows, n_rows = res[("base", op)], res[("new", op)]
+            ratio = statistics.median(y[m] / x[m] for x, y in zip(b_rows, n_rows, strict=True))
+            b, v = (statistics.median(x[m] for x in side) * 1e3 for side in (b_rows, n_rows))
+            cells.append(f"{m} {b:.2f} -> {v:.2f} ms (x{ratio:.3f})")
+        print(f"{op:<8} " + " | ".join(cells))
+    for proc in sides.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=60)
 
 
 def main() -> None:
@@ -72,39 +122,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--n", type=int, default=40, help="items per batch")
     a = ap.parse_args()
-    sides: dict[str, subprocess.Popen[str]] = {}
-    for i, (name, root) in enumerate((("base", a.base), ("new", str(ROOT)))):
-        env = dict(os.environ, PYTHONPATH=root, GYMFORGE_SANDBOX_CACHE=f"/var/tmp/gf-ab-{name}")
-        sides[name] = p = subprocess.Popen(
-            [sys.executable, __file__, "--serve", root, str(130_000 + 10 * i)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready", name
-    res: dict[tuple[str, str], list[dict[str, float]]] = {(s, o): [] for s in sides for o in OPS}
-    for r in range(a.rounds):
-        for op in OPS:
-            for s in ("base", "new") if r % 2 == 0 else ("new", "base"):
-                proc = sides[s]
-                assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(f"{op} {a.n}\n")
-                proc.stdin.flush()
-                res[(s, op)].append(json.loads(proc.stdout.readline()))
-    print(f"{a.rounds} rounds x {a.n} items, alternating; load {os.getloadavg()[0]:.1f}")
-    for op in OPS:
-        cells = []
-        for m in METRICS:
-            base, new = res[("base", op)], res[("new", op)]
-            ratio = statistics.median(y[m] / x[m] for x, y in zip(base, new, strict=True))
-            b, n = (statistics.median(x[m] for x in side) * 1e3 for side in (base, new))
-            cells.append(f"{m} {b:.2f} -> {n:.2f} ms (x{ratio:.3f})")
-        print(f"{op:<8} " + " | ".join(cells))
-    for proc in sides.values():
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=60)
+    paired(__file__, a.base, OPS, a.rounds, a.n)
 
 
 if __name__ == "__main__":

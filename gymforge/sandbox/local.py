@@ -4,9 +4,10 @@
 an idle worker, compiles if needed (artefacts cached), sends the job and turns the reply into a
 ``Result``. A worker that dies or stops answering is killed and respawned in the background;
 the job it held gets an ``internal_error`` result (or, past the host-side deadline, a
-``timeout`` result); callers never hang. Workers are launched from one long-lived thread
-because ``--die-with-parent`` (PR_SET_PDEATHSIG) fires when the *thread* that forked bwrap
-exits. ``close()`` (also run at interpreter exit) stops every worker and removes its cgroups
+``timeout`` result); callers never hang. That plumbing is ``prefork.WorkerPool``, shared with
+the math verifier; it launches workers from one long-lived thread because
+``--die-with-parent`` (PR_SET_PDEATHSIG) fires when the *thread* that forked bwrap exits.
+``close()`` (also run at interpreter exit) stops every worker and removes its cgroups
 and runtime files; no process survives it.
 """
 
@@ -14,22 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import shutil
 import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.errors import ConfigError, InfraError
+from gymforge.core.errors import ConfigError
 from gymforge.sandbox.backend import BaseBackend
 from gymforge.sandbox.cgroups import remove_stale
 from gymforge.sandbox.jobs import compile_request, job_files, run_request, to_result
 from gymforge.sandbox.languages import ArtefactCache, Language, get_language
 from gymforge.sandbox.launch import BwrapLauncher, Runtime, UnsafeLauncher
 from gymforge.sandbox.models import LimitsHit, Result, SandboxJob, Status
+from gymforge.sandbox.prefork import WorkerPool
 from gymforge.sandbox.worker import Worker, WorkerDied
 
 HOST_GRACE = 10.0  # default seconds the host waits beyond a job's limits before killing a worker
@@ -69,49 +68,21 @@ class ZygotePool(BaseBackend):
         if cgroups:
             remove_stale()
         self.runtime = Runtime()
-        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="gymforge-sandbox-spawn")
-        self._idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
         self.workers = [
             Worker(i, launcher, self.runtime, cgroups=cgroups, ready_timeout=ready_timeout)
             for i in range(workers)
         ]
+        self._workers = WorkerPool(self.workers, "sandbox backend")
         try:
-            for fut in [self._spawner.submit(w.start) for w in self.workers]:
-                fut.result()
+            self._workers.start()
         except BaseException:
             self.close()
             raise
-        for w in self.workers:
-            self._idle.put(w)
 
     # ------------------------------------------------------------------ pool
-    @contextlib.contextmanager
-    def acquire(self) -> Iterator[Worker]:
+    def acquire(self) -> contextlib.AbstractContextManager[Worker]:
         """Exclusive use of one live worker (restarting it first if it died)."""
-        while True:
-            if self.closed:
-                raise InfraError("the sandbox backend is closed")
-            try:
-                w = self._idle.get(timeout=0.5)
-                break
-            except queue.Empty:
-                continue
-        try:
-            if not w.alive:
-                self._spawner.submit(w.start).result()
-            yield w
-        finally:
-            if self.closed:
-                w.kill()
-            elif not w.alive:
-                self._spawner.submit(self._restart_then_release, w)
-            else:
-                self._idle.put(w)
-
-    def _restart_then_release(self, w: Worker) -> None:
-        with contextlib.suppress(Exception):
-            w.start()
-        self._idle.put(w)
+        return self._workers.acquire()
 
     # ------------------------------------------------------------------ run
     def run(self, job: SandboxJob) -> Result:
@@ -242,12 +213,11 @@ class ZygotePool(BaseBackend):
             return
         self._closing = True
         super().close()
+        pool = getattr(self, "_workers", None)
+        if pool is not None:
+            pool.close()
         for w in getattr(self, "workers", []):
-            w.stop()
             w.remove()
-        spawner = getattr(self, "_spawner", None)
-        if spawner is not None:
-            spawner.shutdown(wait=True, cancel_futures=True)
         runtime = getattr(self, "runtime", None)
         if runtime is not None:
             runtime.remove()

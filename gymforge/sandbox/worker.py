@@ -1,10 +1,11 @@
-"""The host's handle on one zygote: its process, its two pipes and the frame protocol.
+"""The host's handle on one sandbox worker: a zygote in its own jail (see ``launch``).
 
-A ``Worker`` is used by one thread at a time (the backend's pool guarantees it). Every read
-has a deadline; when it passes, or the pipe breaks, the worker is killed from the host (its
-whole process group; bubblewrap's ``--die-with-parent`` and the pid namespace take everything
-inside down with it) and must be restarted before further use. A worker therefore never
-hangs its caller.
+The plumbing (frames, deadlines, kill on timeout or a broken pipe, restart) is
+``prefork.FramedWorker``, shared with the math verifier's workers; this class adds what is
+the sandbox's own: launching the zygote through the launcher and its trampoline into the
+worker's cgroups, killing its whole process group (bubblewrap's ``--die-with-parent`` and the
+pid namespace take everything inside down with it), its log, and the cgroup limits and
+counters read around each job. A worker therefore never hangs its caller.
 """
 
 from __future__ import annotations
@@ -13,20 +14,16 @@ import contextlib
 import os
 import signal
 import subprocess
-import time
 from typing import Any
 
-from gymforge.core.errors import InfraError
-from gymforge.sandbox import wire
 from gymforge.sandbox.cgroups import WorkerCgroup
 from gymforge.sandbox.launch import Runtime, SandboxPaths, trampoline
+from gymforge.sandbox.prefork import FramedWorker, WorkerDied
+
+__all__ = ["Worker", "WorkerDied"]
 
 
-class WorkerDied(InfraError):
-    """The zygote went away (crashed, killed, or its pipe broke)."""
-
-
-class Worker:
+class Worker(FramedWorker):
     def __init__(
         self,
         index: int,
@@ -35,10 +32,9 @@ class Worker:
         cgroups: bool = True,
         ready_timeout: float = 60.0,
     ) -> None:
-        self.index = index
+        super().__init__(index, ready_timeout)
         self.launcher = launcher
         self.runtime = runtime
-        self.ready_timeout = ready_timeout
         self.paths: SandboxPaths = launcher.paths(runtime, index)
         self.host_dir = runtime.worker_dir(index)
         self.cgroup: WorkerCgroup | None = None
@@ -48,15 +44,12 @@ class Worker:
                 self.cgroup = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.info: dict[str, Any] = {}
-        self.broken = True
-        self.starts = 0
         self.pids_base = 0
         self.last_counters: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> None:
-        """Launch the zygote and wait for its ``ready`` frame. Raises ``WorkerDied``."""
-        self.kill()
+    def _launch(self) -> tuple[int, int]:
+        """Launch the zygote (its ``ready`` frame is awaited by ``start``)."""
         procs = self.cgroup.procs_files if self.cgroup else []
         root = os.getuid() == 0
         cmd = trampoline(procs, -500 if root else None)
@@ -75,20 +68,10 @@ class Worker:
         finally:
             log.close()
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.wfd = self.proc.stdin.fileno()
-        self.rfd = self.proc.stdout.fileno()
-        self.stream = wire.FrameStream(self.rfd)
-        self.broken = False
-        try:
-            hdr, _ = self.recv(time.monotonic() + self.ready_timeout)
-        except (TimeoutError, WorkerDied) as e:
-            self.kill()
-            raise WorkerDied(f"worker {self.index} did not start: {e}; {self.log_tail()}") from None
-        if hdr.get("ev") != "ready":
-            self.kill()
-            raise WorkerDied(f"worker {self.index}: unexpected first frame {hdr}")
-        self.info = hdr
-        self.starts += 1
+        return self.proc.stdin.fileno(), self.proc.stdout.fileno()
+
+    def _on_ready(self, header: dict[str, Any]) -> None:
+        self.info = header
         self.last_counters = None
         if self.cgroup and "pids" in self.cgroup.dirs:
             try:
@@ -97,6 +80,9 @@ class Worker:
             except (OSError, ValueError):
                 self.pids_base = 4
 
+    def failure_detail(self) -> str:
+        return self.log_tail()
+
     def log_tail(self, n: int = 800) -> str:
         try:
             data = (self.host_dir / "zygote.log").read_bytes()[-n:]
@@ -104,13 +90,17 @@ class Worker:
             return ""
         return "log: " + data.decode("utf-8", "replace").strip()
 
-    @property
-    def alive(self) -> bool:
-        return not self.broken and self.proc is not None and self.proc.poll() is None
+    def _running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
-    def kill(self) -> None:
+    def interrupt(self) -> None:
+        p = self.proc
+        if p is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+
+    def _terminate(self) -> None:
         """SIGKILL the worker's process group and reap it (idempotent)."""
-        self.broken = True
         p, self.proc = self.proc, None
         if p is None:
             return
@@ -143,35 +133,6 @@ class Worker:
         self.kill()
         if self.cgroup is not None:
             self.cgroup.remove()
-
-    # ------------------------------------------------------------------ protocol
-    def send(self, header: dict[str, Any], blobs: list[bytes] | tuple[bytes, ...] = ()) -> None:
-        if self.broken:
-            raise WorkerDied(f"worker {self.index} is not running")
-        try:
-            wire.write_all(self.wfd, wire.pack_frame(header, blobs))
-        except OSError as e:
-            self.kill()
-            raise WorkerDied(f"worker {self.index}: {e}") from None
-
-    def recv(self, deadline: float) -> tuple[dict[str, Any], list[bytes]]:
-        """One frame, or ``TimeoutError`` (the worker is then killed) or ``WorkerDied``."""
-        if self.broken:
-            raise WorkerDied(f"worker {self.index} is not running")
-        try:
-            return self.stream.recv(deadline)
-        except TimeoutError:
-            self.kill()
-            raise
-        except (wire.FrameError, OSError) as e:
-            self.kill()
-            raise WorkerDied(f"worker {self.index} died: {e}; {self.log_tail()}") from None
-
-    def request(
-        self, header: dict[str, Any], blobs: list[bytes], timeout: float
-    ) -> tuple[dict[str, Any], list[bytes]]:
-        self.send(header, blobs)
-        return self.recv(time.monotonic() + timeout)
 
     # ------------------------------------------------------------------ cgroup facts
     def limit(self, memory: int | None, processes: int) -> None:

@@ -218,3 +218,44 @@ def test_read_frame_times_out() -> None:
     assert 0.09 <= time.monotonic() - t < 30
     os.close(r)
     os.close(w)
+
+
+def test_frame_stream_reads_small_frames_with_small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.read(fd, n)`` allocates ``n`` bytes: asking for 1 MiB to get a 100-byte reply cost
+    more than the rest of a worker round trip. Frames of every size still arrive whole."""
+    import socket
+    import threading
+
+    a, b = socket.socketpair()
+    sizes: list[int] = []
+    real_read = os.read
+
+    def read(fd: int, n: int) -> bytes:
+        if fd == b.fileno():  # (other threads of the test process read too)
+            sizes.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "read", read)
+    frames = [({"i": i}, [os.urandom(size)]) for i, size in enumerate([10, 65000, 3 << 20, 7])]
+
+    def write() -> None:
+        for h, bl in frames:
+            wire.write_all(a.fileno(), wire.pack_frame(h, bl))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    stream = wire.FrameStream(b.fileno())
+    got = [stream.recv() for _ in frames]
+    writer.join()
+    a.close()
+    b.close()
+    assert got == frames
+    assert sizes[0] <= wire.SMALL_READ and max(sizes) <= 1 << 20
+
+
+def test_unpack_frame_takes_exactly_one_whole_frame() -> None:
+    frame = wire.pack_frame({"cmd": "spawn"}, [b"x"])
+    assert wire.unpack_frame(frame) == ({"cmd": "spawn"}, [b"x"])
+    for bad in (frame[:-1], frame + b"\x00", b"", b'{"cmd": "spawn"}'):
+        with pytest.raises(wire.FrameError):
+            wire.unpack_frame(bad)

@@ -127,6 +127,37 @@ def test_zygote_death_is_recovered(hook_pool: MathPool) -> None:
     assert hook_pool.pids()["zygote"] != pids["zygote"]
 
 
+def test_worker_is_recycled_after_max_jobs(hook_pool: MathPool) -> None:
+    """Past ``max_jobs_per_worker`` a worker is replaced off the job's path: the next job
+    runs on a fresh fork, first time (the replacement is ready before it is handed out)."""
+    hook_pool.run({"op": "ping"})
+    hook_pool.max_jobs_per_worker = 2
+    try:
+        pids = [hook_pool.run({"op": "ping"}) for _ in range(6)]
+    finally:
+        hook_pool.max_jobs_per_worker = 10_000
+    assert all(r.status == "ok" and r.attempts == 1 for r in pids)
+    seen = [r.value["pid"] for r in pids if r.value is not None]
+    assert len(set(seen)) >= 3 and all(seen[i] == seen[i + 1] for i in (1, 3))
+
+
+def test_zygote_imports_this_gymforge_not_one_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -c`` puts the working directory first on ``sys.path``: started from a
+    directory holding another ``gymforge`` (a second checkout), the zygote would run that
+    one's code, not the parent's, and fail or, worse, verify differently."""
+    fake = tmp_path / "gymforge"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise SystemExit('the wrong gymforge')\n")
+    monkeypatch.chdir(tmp_path)
+    pool = MathPool(workers=1)
+    try:
+        assert MathVerifier(pool=pool).verify(box("\\frac{1}{2}"), "0.5").passed
+    finally:
+        pool.shutdown()
+
+
 class _CrashingPool:
     """Stands in for a pool whose worker died twice on the job."""
 

@@ -5,13 +5,17 @@ Why processes and an external kill: sympy can hang in C-level big-integer arithm
 the main thread anyway. So each job runs in a worker process, and a job that overruns its
 deadline gets its worker SIGKILLed and replaced.
 
-- Workers are forks of a *zygote* (see ``worker``), a clean interpreter started once with
-  sympy imported; a respawn is a fork, a few milliseconds.
-- One driver thread per worker takes jobs from a shared queue, sends one job at a time over
-  the worker's socket and waits for the reply with the job's deadline as socket timeout.
-  ``submit`` returns a ``concurrent.futures.Future``; ``run`` blocks on it and ``arun``
-  awaits it without blocking the event loop. Any number of threads and coroutines may
-  submit concurrently.
+- Workers are forks of a *zygote* (see ``worker`` and ``zygote``), a clean interpreter
+  started once with sympy imported; a respawn is a fork, a few milliseconds.
+- The plumbing is the sandbox's: each worker is a ``prefork.FramedWorker`` (``wire`` frames,
+  a ready handshake, a deadline on every read, killed when it passes or the stream breaks) in
+  a ``prefork.WorkerPool`` (one worker per job at a time, replaced before reuse when it died,
+  respawned off the job's path). What is the verifier's own: how a worker is forked and
+  isolated (the zygote, ``RLIMIT_AS``, no jail), the retry and the job statistics.
+- One driver thread per worker takes jobs from a shared queue, acquires a worker, sends the
+  job and waits for the reply until the job's deadline. ``submit`` returns a
+  ``concurrent.futures.Future``; ``run`` blocks on it and ``arun`` awaits it without
+  blocking the event loop. Any number of threads and coroutines may submit concurrently.
 - A worker that died while idle is replaced before the job is sent. A worker that crashes
   mid-job (segfault, OOM kill, SIGKILL) is replaced and the job retried once within the
   same deadline; a second crash returns ``status="crash"``.
@@ -27,28 +31,24 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import json
 import os
 import queue
-import select
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from gymforge.core.errors import InfraError
-from gymforge.verify.math.wire import recv_msg, send_msg
+from gymforge.sandbox.prefork import FramedWorker, WorkerDied, WorkerPool
+from gymforge.verify.math.worker import MAX_FRAME
+from gymforge.verify.math.zygote import Zygote
 
-_ZYGOTE_CODE = (
-    "import sys; from gymforge.verify.math.worker import zygote_main; zygote_main(int(sys.argv[1]))"
-)
+_NAME = "math verifier"
+_READY_TIMEOUT_S = 30.0  # a fork of a warm zygote says ready in milliseconds
 
 
 @dataclass(frozen=True)
@@ -62,82 +62,46 @@ class JobResult:
     attempts: int = 1
 
 
-class _Zygote:
-    def __init__(self, start_timeout_s: float = 120.0) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        root = str(Path(__file__).resolve().parents[3])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE_CODE, str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-            env=env,
-        )
-        theirs.close()
-        self.sock = ours
-        self.lock = threading.Lock()
-        ours.settimeout(start_timeout_s)
-        try:
-            hello = ours.recv(4096)
-        except OSError as e:
-            self.close()
-            raise InfraError(f"math verifier zygote did not start: {e}") from e
-        if not hello:
-            self.close()
-            raise InfraError("math verifier zygote exited at start-up (see its stderr)")
-        ours.settimeout(5.0)  # a zygote that takes longer to answer is replaced
-        self.pid = int(json.loads(hello)["pid"])
+class _MathWorker(FramedWorker):
+    """A worker forked by the pool's zygote; its pid is the zygote's child, not ours, so it is
+    killed by pid and reaped by the zygote on request (at the next start: ``dead``)."""
 
-    def _call(self, req: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
-        with self.lock:
-            data = json.dumps(req).encode()
-            if fds:
-                socket.send_fds(self.sock, [data], list(fds))
-            else:
-                self.sock.send(data)
-            reply = self.sock.recv(4096)
-        if not reply:
-            raise OSError("zygote closed its control socket")
-        out: dict[str, Any] = json.loads(reply)
-        return out
+    label = "math verifier worker"
 
-    def spawn(self, hooks: bool, memory_mb: int) -> tuple[int, socket.socket]:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            reply = self._call(
-                {"cmd": "spawn", "hooks": hooks, "memory_mb": memory_mb}, (theirs.fileno(),)
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        return int(reply["pid"]), ours
-
-    def reap(self, pid: int) -> None:
-        with contextlib.suppress(OSError):  # the zygote is gone; its workers died with it
-            self._call({"cmd": "reap", "pid": pid})
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._call({"cmd": "exit"})
-        self.sock.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class _Slot:
-    def __init__(self) -> None:
+    def __init__(self, index: int, pool: MathPool) -> None:
+        super().__init__(index, ready_timeout=_READY_TIMEOUT_S, max_frame=MAX_FRAME)
+        self.pool = pool
         self.pid: int | None = None
         self.sock: socket.socket | None = None
         self.jobs = 0
         self.dead: list[int] = []  # killed, not yet reaped
+
+    def _launch(self) -> tuple[int, int]:
+        self.pool._reap(self.dead)
+        self.pid, self.sock = self.pool._fork_worker()
+        self.jobs = 0
+        return self.sock.fileno(), self.sock.fileno()
+
+    def _on_ready(self, header: dict[str, Any]) -> None:
+        self.pool._count("respawns")
+
+    def interrupt(self) -> None:
+        _kill(self.pid)
+
+    def _terminate(self) -> None:
+        pid, sock = self.pid, self.sock
+        self.pid, self.sock = None, None
+        _kill(pid)
+        if sock is not None:
+            sock.close()
+        if pid is not None:
+            self.dead.append(pid)
+
+    def detach(self) -> None:
+        """In a forked child: close the socket, leave the parent's process be."""
+        self.broken = True
+        if self.sock is not None:
+            self.sock.close()
 
 
 @dataclass
@@ -172,9 +136,10 @@ class MathPool:
         self.test_hooks = test_hooks
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._slots = [_Slot() for _ in range(self.size)]
+        procs = [_MathWorker(i, self) for i in range(self.size)]
+        self._workers = WorkerPool(procs, _NAME, lifo=True)  # (no work between jobs)
         self._threads: list[threading.Thread] = []
-        self._zygote: _Zygote | None = None
+        self._zygote: Zygote | None = None
         self._pid = os.getpid()
         self._started = False
         self.closed = False
@@ -188,14 +153,18 @@ class MathPool:
             self._check_usable()
             if self._started:
                 return self
-            self._zygote = _Zygote()
+            self._zygote = Zygote()
             self._started = True
             atexit.register(self.shutdown)
-            for i, slot in enumerate(self._slots):
-                t = threading.Thread(target=self._drive, args=(slot,), daemon=True,
-                                     name=f"gymforge-math-{i}")  # fmt: skip
+            for i in range(self.size):
+                t = threading.Thread(target=self._drive, daemon=True, name=f"gymforge-math-{i}")
                 t.start()
                 self._threads.append(t)
+        # Outside the lock: a worker's start may replace a dead zygote (``_restart_zygote``).
+        # Jobs submitted meanwhile wait for the workers; one that fails to start is started
+        # again on first use.
+        with contextlib.suppress(InfraError):
+            self._workers.start(strict=False)
         return self
 
     def _check_usable(self) -> None:
@@ -216,8 +185,7 @@ class MathPool:
             return
         for _ in self._threads:
             self._jobs.put(None)
-        for slot in self._slots:
-            self._kill(slot.pid)
+        self._workers.close()
         if self._zygote is not None:
             self._zygote.close()
         for t in self._threads:
@@ -232,16 +200,16 @@ class MathPool:
 
     def _detach(self) -> None:
         """In a forked child: close the inherited sockets, leave the parent's processes be."""
-        self.closed = True
-        socks = [s.sock for s in self._slots] + [self._zygote.sock if self._zygote else None]
-        for sock in socks:
-            if sock is not None:
-                sock.close()
+        self.closed = self._workers.closed = True
+        for w in self._workers.workers:
+            w.detach()
+        if self._zygote is not None:
+            self._zygote.sock.close()
 
     def pids(self) -> dict[str, Any]:
         """``{"zygote": pid, "workers": [pid, ...]}`` of the live processes (for tests)."""
         z = self._zygote.pid if self._zygote else None
-        return {"zygote": z, "workers": [s.pid for s in self._slots if s.pid is not None]}
+        return {"zygote": z, "workers": [w.pid for w in self._workers.workers if w.pid]}
 
     # ---- submitting ---------------------------------------------------------------------
     def submit(self, payload: dict[str, Any], timeout_s: float = 1.0) -> Future[JobResult]:
@@ -262,9 +230,7 @@ class MathPool:
         return await asyncio.wrap_future(self.submit(payload, timeout_s))
 
     # ---- driver threads -----------------------------------------------------------------
-    def _drive(self, slot: _Slot) -> None:
-        with contextlib.suppress(InfraError):  # eagerly, so the first jobs need not wait
-            self._spawn(slot)  # (on failure, retried when a job arrives)
+    def _drive(self) -> None:
         while True:
             job = self._jobs.get()
             if job is None:
@@ -272,105 +238,72 @@ class MathPool:
             if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                result = self._run(slot, job)
+                with self._workers.acquire() as w:
+                    job.future.set_result(self._run(w, job))
+                    # after the verdict is out, so it never adds to a job's latency; the pool
+                    # starts the worker again before it takes the next job
+                    if w.jobs >= self.max_jobs_per_worker:
+                        w.kill()
             except BaseException as e:
-                job.future.set_exception(e if isinstance(e, InfraError) else InfraError(str(e)))
-                continue
-            job.future.set_result(result)
-            # housekeeping after the verdict is out, so it never adds to a job's latency
-            if slot.sock is not None and slot.jobs >= self.max_jobs_per_worker:
-                self._discard(slot)
-            self._reap(slot)
-            if slot.sock is None and not self.closed:
-                with contextlib.suppress(InfraError):
-                    self._spawn(slot)  # before the next job, so it waits in the queue instead
-        self._discard(slot)
-        self._reap(slot)
+                if not job.future.done():
+                    job.future.set_exception(e if isinstance(e, InfraError) else InfraError(str(e)))
 
-    def _run(self, slot: _Slot, job: _Job) -> JobResult:
-        self._ensure_worker(slot)
+    def _run(self, w: _MathWorker, job: _Job) -> JobResult:
         t0 = time.perf_counter()
         queue_ms = (t0 - job.enqueued) * 1e3
-        deadline = t0 + job.timeout_s
+        deadline = time.monotonic() + job.timeout_s
         attempts = 0
         while True:
             attempts += 1
-            sock = slot.sock
-            assert sock is not None
             try:
-                sock.settimeout(max(deadline - time.perf_counter(), 0.001))
-                send_msg(sock, job.payload)
-                sock.settimeout(max(deadline - time.perf_counter(), 0.001))
-                reply = recv_msg(sock)
-            except TimeoutError:
+                w.send(job.payload)
+                reply, _ = w.recv(deadline)
+            except TimeoutError:  # the worker is killed; the pool replaces it
                 self._count("timeouts")
-                self._discard(slot)
                 return JobResult("timeout", None, _ms(t0), queue_ms, attempts)
-            except OSError:
+            except WorkerDied:
                 reply = None
             if reply is not None:
-                slot.jobs += 1
+                w.jobs += 1
                 self._count("jobs")
                 return JobResult("ok", reply, _ms(t0), queue_ms, attempts)
             self._count("crashes")
-            self._discard(slot)
-            if attempts >= 2 or time.perf_counter() >= deadline or self.closed:
+            if attempts >= 2 or time.monotonic() >= deadline or self.closed:
                 return JobResult("crash", None, _ms(t0), queue_ms, attempts)
-            self._ensure_worker(slot)
+            self._workers.restart(w)
 
-    def _ensure_worker(self, slot: _Slot) -> None:
-        if slot.sock is not None and _dead_or_dirty(slot.sock):
-            self._discard(slot)  # died while idle: replace it before sending anything
-        if slot.sock is None:
-            self._spawn(slot)
-
-    def _spawn(self, slot: _Slot) -> None:
-        if self.closed:
-            raise InfraError("the math verifier pool is shut down")
-        self._reap(slot)
+    # ---- the zygote (called by the workers, on the pool's spawner thread) ---------------
+    def _fork_worker(self) -> tuple[int, socket.socket]:
+        """A new worker from the zygote, replacing a dead zygote once. Raises ``WorkerDied``."""
         for attempt in range(2):
             z = self._zygote
             try:
+                if self.closed:
+                    raise InfraError("the math verifier pool is shut down")
                 if z is None:
                     raise OSError("no zygote")
-                slot.pid, slot.sock = z.spawn(self.test_hooks, self.memory_mb)
-                slot.jobs = 0
-                self._count("respawns")
-                return
-            except (OSError, ValueError, KeyError) as e:
-                if attempt == 1 or self.closed:
-                    raise InfraError(f"cannot start a math verifier worker: {e}") from e
+                return z.spawn(self.test_hooks, self.memory_mb)
+            except (OSError, ValueError, KeyError, InfraError) as e:
+                if attempt == 1 or self.closed or isinstance(e, InfraError):
+                    raise WorkerDied(f"cannot start a math verifier worker: {e}") from e
+            try:
                 self._restart_zygote(z)
+            except InfraError as e:  # the new zygote did not start
+                raise WorkerDied(f"cannot start a math verifier worker: {e}") from e
+        raise AssertionError("unreachable")
 
-    def _restart_zygote(self, dead: _Zygote | None) -> None:
+    def _restart_zygote(self, dead: Zygote | None) -> None:
         with self._lock:
             if self.closed or self._zygote is not dead:
-                return  # another driver already replaced it
+                return  # already replaced
             if dead is not None:
                 dead.close()
-            self._zygote = _Zygote()
+            self._zygote = Zygote()
 
-    def _kill(self, pid: int | None) -> None:
-        if pid is None:
-            return
-        # safe: the zygote reaps a worker only when asked, so the pid is still ours
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-    def _discard(self, slot: _Slot) -> None:
-        """Kill the slot's worker now; the zygote reaps it later (``_reap``)."""
-        pid, sock = slot.pid, slot.sock
-        slot.pid, slot.sock = None, None
-        self._kill(pid)
-        if sock is not None:
-            sock.close()
-        if pid is not None:
-            slot.dead.append(pid)
-
-    def _reap(self, slot: _Slot) -> None:
+    def _reap(self, dead: list[int]) -> None:
         z = self._zygote
-        while slot.dead:
-            pid = slot.dead.pop()
+        while dead:
+            pid = dead.pop()
             if z is not None:
                 z.reap(pid)
 
@@ -383,10 +316,12 @@ def _ms(t0: float) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
-def _dead_or_dirty(sock: socket.socket) -> bool:
-    p = select.poll()
-    p.register(sock, select.POLLIN | select.POLLHUP | select.POLLERR)
-    return bool(p.poll(0))
+def _kill(pid: int | None) -> None:
+    if pid is None:
+        return
+    # safe: the zygote reaps a worker only when asked, so the pid is still ours
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 # ---- the process-wide default pool ------------------------------------------------------

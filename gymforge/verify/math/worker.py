@@ -3,15 +3,17 @@
 The pool starts one *zygote* with ``python -c`` (a clean interpreter: no threads, no state of
 the parent), which imports sympy once, warms it up and then only forks. Each worker is a fork
 of the zygote, so it starts in milliseconds with everything imported. The zygote talks to
-the pool over a ``SOCK_SEQPACKET`` control socket:
+the pool over a ``SOCK_SEQPACKET`` control socket, one ``wire`` frame per datagram:
 
 - ``spawn`` (with the worker's socket passed as ``SCM_RIGHTS``): fork a worker, reply its pid;
 - ``reap``: SIGKILL a worker and reap it. The zygote reaps *only* on request, so a pid the
   pool holds can never be reused by another process while the pool may still signal it;
 - ``exit``, or end of stream (the pool's process died): kill and reap every worker, exit.
 
-A worker serves one job at a time on its own stream socket (``wire`` frames) and dies with
-the zygote (``PR_SET_PDEATHSIG``). Its address space is capped (``RLIMIT_AS``).
+A worker says ``ready``, then serves one job at a time on its own stream socket, in the
+sandbox's ``wire`` frames (the host side is ``sandbox.prefork``, the plumbing the sandbox's
+workers use too), and dies with the zygote (``PR_SET_PDEATHSIG``). Its address space is
+capped (``RLIMIT_AS``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import json
 import os
 import resource
 import select
@@ -29,7 +30,9 @@ import sys
 import time
 from typing import Any
 
-from gymforge.verify.math.wire import recv_msg, send_msg
+from gymforge.sandbox import wire
+
+MAX_FRAME = 64 * 1024 * 1024  # the largest job or reply either side accepts
 
 _WARMUP = [
     ("\\frac{1}{2}", "0.5"), ("x^2+2x+1", "(x+1)^2"), ("(1, 2]", "(1,2]"),
@@ -83,10 +86,13 @@ def verify_job(job: dict[str, Any]) -> dict[str, Any]:
         return {**out, "equal": False, "reason": "parse_error", "detail": detail}
 
 
-def _worker_loop(sock: socket.socket, hooks: bool) -> None:
+def _worker_loop(fd: int, hooks: bool) -> None:
+    stream = wire.FrameStream(fd, MAX_FRAME)
+    wire.write_all(fd, wire.pack_frame({"ev": "ready", "pid": os.getpid()}))
     while True:
-        job = recv_msg(sock)
-        if job is None:
+        try:
+            job, _ = stream.recv()
+        except wire.FrameError:
             return
         op = job.get("op")
         if op == "verify":
@@ -103,7 +109,7 @@ def _worker_loop(sock: socket.socket, hooks: bool) -> None:
             out = {}
         else:
             out = {"error": f"unknown op {op!r}"}
-        send_msg(sock, out)
+        wire.write_all(fd, wire.pack_frame(out))
 
 
 def _set_pdeathsig() -> None:
@@ -130,7 +136,7 @@ def _child(ctl: socket.socket, fd: int, req: dict[str, Any], zygote_pid: int) ->
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _limit_memory(int(req.get("memory_mb", 2048)))
         gc.unfreeze()
-        _worker_loop(socket.socket(fileno=fd), bool(req.get("hooks")))
+        _worker_loop(fd, bool(req.get("hooks")))
     except BaseException:
         code = 1
     finally:
@@ -152,7 +158,7 @@ def zygote_main(ctl_fd: int) -> None:
     pending: set[int] = set()
     gc.collect()
     gc.freeze()  # workers share these pages copy-on-write
-    ctl.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    ctl.send(wire.pack_frame({"ev": "ready", "pid": os.getpid()}))
     try:
         while True:
             ready, _, _ = select.select([ctl], [], [], 0.05 if pending else None)
@@ -162,7 +168,10 @@ def zygote_main(ctl_fd: int) -> None:
             data, fds, _, _ = socket.recv_fds(ctl, 65536, 1)
             if not data:
                 return
-            req = json.loads(data)
+            try:
+                req, _ = wire.unpack_frame(data)
+            except wire.FrameError:
+                req = {}
             cmd = req.get("cmd")
             if cmd == "spawn" and fds:
                 me = os.getpid()
@@ -171,26 +180,26 @@ def zygote_main(ctl_fd: int) -> None:
                     _child(ctl, fds[0], req, me)
                 os.close(fds[0])
                 children.add(pid)
-                ctl.send(json.dumps({"pid": pid}).encode())
+                ctl.send(wire.pack_frame({"pid": pid}))
             elif cmd == "reap":
                 pid = int(req["pid"])
                 if pid in children:
                     _kill(pid)
                     pending.add(pid)
                     _reap(pending, children, block=False)
-                ctl.send(b'{"ok":true}')
+                ctl.send(wire.pack_frame({"ok": True}))
             elif cmd == "exit":
                 break
             else:
                 for fd in fds:
                     os.close(fd)
-                ctl.send(b'{"error":"bad request"}')
+                ctl.send(wire.pack_frame({"error": "bad request"}))
     finally:
         for pid in children:
             _kill(pid)
         _reap(set(children), children, block=True)
         with contextlib.suppress(OSError):
-            ctl.send(b'{"ok":true}')
+            ctl.send(wire.pack_frame({"ok": True}))
 
 
 def _kill(pid: int) -> None:

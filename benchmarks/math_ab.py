@@ -1,0 +1,83 @@
+"""Paired A/B of the math verifier's worker pool between this checkout and another (e.g. a
+worktree of the parent commit), in the same run: does a change slow the pool down?
+
+Each side is a long-lived process of its own checkout with a warmed two-worker ``MathPool``;
+the driver (``sandbox_ab.paired``) alternates short batches of each workload between the sides,
+order flipped every round, so both see the same machine load, and prints per workload the
+medians and the **paired median ratio new/base** of p50 latency, CPU per item (this process
+plus the pool's zygote and workers) and wall per item. Workloads:
+
+- ``ping``: one job round trip through the pool and back (the plumbing alone);
+- ``verify``: ``MathVerifier(cache_gold=False).verify`` on the labelled answer forms of
+  ``tests/verify/data/math_answers.jsonl`` in turn (extraction, round trip, sympy), each
+  checked against the verdict its side gave while warming up.
+
+    git worktree add /tmp/base HEAD~1
+    .venv/bin/python benchmarks/math_ab.py --base /tmp/base [--rounds 12] [--n 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+from pathlib import Path
+
+from sandbox_ab import answer, paired
+
+OPS = ("ping", "verify")
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:  # a worker replaced since: its time is lost to both sides alike
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve(root: str, _uid_base: int) -> None:
+    """One side: answer ``OP N`` lines (see ``sandbox_ab.answer``)."""
+    sys.path[:0] = [root, f"{root}/tests/verify"]
+    from math_cases import load_cases
+
+    from gymforge.verify.math import MathPool, MathVerifier
+
+    pool = MathPool(workers=2).start()
+    ver = MathVerifier(pool=pool, cache_gold=False)
+    cases = load_cases()
+    expected = [ver.verify(c.response, c.gold, strict=c.strict, form=c.form).passed for c in cases]
+    turn = itertools.cycle(range(len(cases)))
+
+    def verify() -> bool:
+        i = next(turn)
+        c = cases[i]
+        return ver.verify(c.response, c.gold, strict=c.strict, form=c.form).passed == expected[i]
+
+    def ping() -> bool:
+        return pool.run({"op": "ping"}).status == "ok"
+
+    def pool_cpu() -> float:
+        p = pool.pids()
+        return sum(_cpu_s(pid) for pid in [p["zygote"], *p["workers"]])
+
+    answer({"ping": ping, "verify": verify}, pool_cpu)
+    pool.shutdown()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", required=True, help="the other checkout (the baseline)")
+    ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--n", type=int, default=40, help="items per batch")
+    a = ap.parse_args()
+    paired(str(Path(__file__).resolve()), a.base, OPS, a.rounds, a.n)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        serve(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()
