@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -82,5 +83,27 @@ def ledger_replay_oracle(*task_ids: str) -> Callable[[dict[str, Any]], ServedRep
         prompt = next(m["content"] for m in messages if m["role"] == "user")
         turns = sum(m["role"] == "assistant" for m in messages)
         return served(pool.submit(asyncio.run, next_action(by_prompt[prompt], turns)).result())
+
+    return respond
+
+
+def ledger_oracle_then_hang(
+    episodes: str, *task_ids: str
+) -> Callable[[dict[str, Any]], ServedReply]:
+    """``ledger_replay_oracle``, until it has sent the final reply of ``episodes`` episodes;
+    then it hangs (the whole server) on every later request, until the test kills it. So a
+    test that kills the server once those episodes are written knows exactly how many
+    finished, however slowly the machine lets it poll."""
+    oracle = ledger_replay_oracle(*task_ids)
+    finals = 0
+
+    def respond(request: dict[str, Any]) -> ServedReply:
+        nonlocal finals
+        if finals >= int(episodes):
+            time.sleep(3600)
+        reply = oracle(request)
+        if not reply.tool_calls:
+            finals += 1  # no tool call: the episode's final reply
+        return reply
 
     return respond

@@ -16,7 +16,8 @@ from gymforge.sandbox.local import LocalBackend
 from gymforge.verify.code import CodeJudge, JudgeConfig
 from gymforge.verify.code.checks import Tally, candidate_module, plan_calls
 
-LIMITS = Limits(wall_time=4, cpu_time=3, call_timeout=0.5, output_bytes=64 << 10)
+# call_timeout: an honest call must never hit it on a loaded machine; the looping candidate does
+LIMITS = Limits(wall_time=6, cpu_time=3, call_timeout=1.5, output_bytes=64 << 10)
 
 
 @pytest.fixture(scope="module")

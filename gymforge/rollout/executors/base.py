@@ -74,6 +74,9 @@ async def play_attempt(
     if timeout_s is None:
         return await episode
     try:
-        return await asyncio.wait_for(episode, timeout_s)
+        # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation (Ctrl-C)
+        # that arrives as the episode finishes
+        async with asyncio.timeout(timeout_s):
+            return await episode
     except TimeoutError as err:
         raise InfraError(f"episode exceeded its {timeout_s} s timeout") from err
