@@ -26,9 +26,7 @@ from gymforge.sandbox.models import (
     Result,
     SandboxJob,
     Status,
-    TestSpec,
 )
-from gymforge.sandbox.reports import TestReport, verify_test_reports
 from gymforge.sandbox.session import CallSession, CandidateCallError
 
 __all__ = [
@@ -49,10 +47,7 @@ __all__ = [
     "Result",
     "SandboxJob",
     "Status",
-    "TestReport",
-    "TestSpec",
     "UnsafeBackend",
     "get_backend",
     "register_language",
-    "verify_test_reports",
 ]

@@ -368,63 +368,6 @@ def _build(t: Any, mod: types.ModuleType, kept: dict[int, Any]) -> Any:
     raise ValueError(f"bad argument tree tag {tag!r}")
 
 
-def run_tests(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
-    """In-sandbox test mode, for callers that accept test code next to the candidate (the
-    code judge does not: it keeps tests in its own process; see ``SandboxJob.prelude`` and
-    ``keep``).
-
-    The read-only test file (outside every writable and importable path) is compiled and its
-    module body executed *before* the candidate loads, with a private copy of ``builtins``, so
-    patching ``builtins`` or shadowing modules from the job directory cannot reach it. The
-    candidate's return values are round-tripped through the plain-value codec when
-    ``plain_returns`` is set, so always-equal objects and int/str subclasses reach the tests as
-    plain builtins. Each test's outcome goes over the control channel (never stdout) tagged with
-    the judge's nonce and a sequence number; the judge checks the nonce and that exactly the
-    expected tests reported, in order, followed by ``tests_done``. Code in the same process can
-    in principle find the nonce by introspection: prefer the function-call service.
-    """
-    spec = job["tests"]
-    nonce, names = spec["nonce"], list(spec["names"])
-    path = os.path.join(jobdir, job["main"])
-    _python_env(job, jobdir, path, importable=False)
-    test_path = spec["path"]
-    tns: dict[str, Any] = {"__name__": "__gymforge_tests__", "__file__": test_path}
-    tns["__builtins__"] = dict(builtins.__dict__)
-    with open(test_path, "rb") as f:  # judge code: a failure here is a set-up error
-        exec(compile(f.read(), test_path, "exec"), tns)
-    send({"ev": "started"})
-    mod, loaded = _load(source, path)
-    send(loaded)
-    if mod is not None:
-        entry = spec.get("entry_point")
-        cand = mod.__dict__.get(entry) if entry else None
-        if cand is not None and spec.get("plain_returns", True):
-            cand = _plain_wrapper(cand, int(job["return_bytes"]))
-        tns["candidate"], tns["solution"] = cand, mod
-    write, pack = wire.write_all, wire.pack_frame
-    for seq, name in enumerate(names):
-        rec: dict[str, Any] = {"ev": "test", "nonce": nonce, "seq": seq, "name": name}
-        try:
-            if mod is None:
-                raise RuntimeError("candidate failed to load")
-            tns[name]()
-            rec["passed"] = True
-        except BaseException as e:
-            rec.update(passed=False, etype=_name(e), msg=_msg(e))
-        write(CTL_FD, pack(rec))
-    write(CTL_FD, pack({"ev": "tests_done", "nonce": nonce, "count": len(names)}))
-    _finish(0, None)
-
-
-def _plain_wrapper(fn: Any, max_bytes: int) -> Any:
-    dumps, loads = wire.dumps_plain, wire.loads_plain
-
-    def candidate(*args: Any, **kwargs: Any) -> Any:
-        return loads(dumps(fn(*args, **kwargs), max_bytes))
-
-    return candidate
-
-
 def main(fds: dict[str, int], jobdir: str) -> NoReturn:
     """Entry point after ``fork()``: prepare, then wait for the job frame on fd 4 (the zygote
     pre-forks this child before the job is known). Never returns; set-up failures exit 127."""
@@ -442,7 +385,7 @@ def main(fds: dict[str, int], jobdir: str) -> NoReturn:
         mode = job["mode"]
         if mode == "exec":
             run_exec(job)
-        runner = {"program": run_program, "calls": run_calls, "tests": run_tests}[mode]
+        runner = {"program": run_program, "calls": run_calls}[mode]
         runner(job, source, jobdir)
     except BaseException as e:
         try:

@@ -5,9 +5,9 @@ tests run only where ``docker info`` succeeds. Each worker is ``docker run -i --
 that has ``python3`` (and gcc/g++/node if those languages are wanted), with
 ``--network none --read-only --cap-drop ALL --security-opt no-new-privileges``, a per-worker
 uid, ``--pids-limit`` and ``--memory`` for the whole container, a size-capped tmpfs job
-directory, and the zygote code, the artefact cache and the judge directory mounted read-only.
-The zygote is pid 1 of the container, so the same cleanup guarantees hold (``kill(-1)`` after
-every job). The host directories are bind-mounted, so the engine must run on this host.
+directory, and the zygote code mounted read-only (never the artefact cache). The zygote is
+pid 1 of the container, so the same cleanup guarantees hold (``kill(-1)`` after every job).
+The host directories are bind-mounted, so the engine must run on this host.
 Per-job memory limits are rlimits; the container's ``--memory`` is the outer bound.
 """
 

@@ -111,7 +111,7 @@ def run_request(
     nproc_slack: int,
     memory_cgroup: bool = False,
 ) -> tuple[dict[str, Any], list[bytes]]:
-    """The ``run``/``calls``/``tests`` request for a job (after any compilation). ``prog``
+    """The ``run``/``calls`` request for a job (after any compilation). ``prog``
     is the job's compiled program: it travels in the request and becomes the job directory's
     ``ARTEFACT`` file, the only artefact the job can see."""
     hdr = base_header(job, lang, job.limits, nproc_slack)
@@ -120,7 +120,7 @@ def run_request(
     hdr["source_blob"], hdr["stdin_blob"] = 0, 1
     if prog is None and (lang.kind == "exec" or job.mode == "program"):
         files = job_files(job, lang)
-    else:  # compiled (the program is the artefact) or calls/tests (loaded from memory)
+    else:  # compiled (the program is the artefact) or calls (loaded from memory)
         files = {k: _bytes(v) for k, v in job.files.items()}
     if prog is not None:
         files.pop(ARTEFACT, None)  # the compiled program wins, as the source does
@@ -143,7 +143,7 @@ def run_request(
         ) + list(job.argv)
     elif mode == "program":
         hdr["op"], hdr["mode"], hdr["argv"] = "run", "program", list(job.argv)
-    elif mode == "calls":
+    else:
         hdr["op"] = hdr["mode"] = "calls"
         calls = []
         for i, c in enumerate(job.calls or []):
@@ -152,16 +152,6 @@ def run_request(
         hdr["calls"] = calls
         if job.prelude:
             hdr["prelude"] = job.prelude
-    else:
-        assert job.tests is not None
-        hdr["op"] = hdr["mode"] = "tests"
-        hdr["tests"] = {
-            "file": job.tests.file,
-            "names": job.tests.names,
-            "entry_point": job.tests.entry_point,
-            "nonce": job.tests.nonce,
-            "plain_returns": job.tests.plain_returns,
-        }
     return hdr, blobs
 
 
@@ -260,7 +250,6 @@ def to_result(
         exception=exc.get("etype") if isinstance(exc.get("etype"), str) else None,
         load=_load(load),
         calls=calls,
-        reports=f.get("reports"),
         restarts=f.get("restarts") or 0,
         stray_processes=f.get("strays") or 0,
         files=_kept(f, blobs) if job.keep_files else None,

@@ -14,10 +14,10 @@ The bubblewrap worker, from the outside in:
    job), ipc, uts and cgroup namespaces; no capabilities; no nested user namespaces. The root
    is an empty tmpfs remounted read-only, holding read-only binds of ``/usr`` (with the merged
    ``/bin``, ``/lib``... symlinks) and ``/etc``, a fresh ``/proc``, a minimal read-only
-   ``/dev``, the read-only ``/.gymforge`` (zygote code) and ``/judge`` (judge files), and
-   ``/tmp/job``: a size-capped tmpfs, the only writable place. The host's home, repository,
-   datasets, ``/tmp`` and the compiled-artefact cache are not mounted at all (a job gets its
-   own compiled program as a file in its directory, nothing else of the cache).
+   ``/dev``, the read-only ``/.gymforge`` (zygote code), and ``/tmp/job``: a size-capped
+   tmpfs, the only writable place. The host's home, repository, datasets, ``/tmp`` and the
+   compiled-artefact cache are not mounted at all (a job gets its own compiled program as a
+   file in its directory, nothing else of the cache).
 4. ``python3 -I -S /.gymforge/zygote.py``: the zygote, pid 1 of the namespace.
 """
 
@@ -58,13 +58,12 @@ class SandboxPaths:
     """Where the zygote sees things (inside the sandbox, or host paths when unisolated)."""
 
     jobdir: str
-    judgedir: str
     libdir: str
 
 
 class Runtime:
     """A private host directory: ``lib/`` (a copy of the zygote's files, readable by the
-    sandbox uids wherever gymforge is installed) and ``w<i>/judge`` per worker."""
+    sandbox uids wherever gymforge is installed) and ``w<i>/`` per worker."""
 
     def __init__(self) -> None:
         remove_stale_runtimes()
@@ -78,7 +77,7 @@ class Runtime:
 
     def worker_dir(self, index: int) -> Path:
         d = self.root / f"w{index}"
-        for sub, mode in (("", 0o755), ("judge", 0o755), ("job", 0o700)):
+        for sub, mode in (("", 0o755), ("job", 0o700)):
             p = d / sub if sub else d
             p.mkdir(exist_ok=True)
             os.chmod(p, mode)
@@ -138,7 +137,6 @@ def isolation_args() -> list[str]:
 def zygote_config(paths: SandboxPaths, seccomp: bool, own_ipc: bool | None = None) -> str:
     cfg: dict[str, object] = {
         "jobdir": paths.jobdir,
-        "judgedir": paths.judgedir,
         "seccomp": seccomp,
     }
     if own_ipc is not None:
@@ -172,7 +170,7 @@ class BwrapLauncher:
     isolated: bool = True
 
     def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/judge", "/.gymforge")
+        return SandboxPaths("/tmp/job", "/.gymforge")
 
     def uid(self, index: int) -> int:
         """The worker's uid: ``uid_base + index`` as root; otherwise our own uid (we cannot
@@ -181,7 +179,6 @@ class BwrapLauncher:
 
     def command(self, runtime: Runtime, index: int) -> list[str]:
         uid = self.uid(index)
-        wdir = runtime.worker_dir(index)
         paths = self.paths(runtime, index)
         drop = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if os.getuid() == 0 else []
         cmd = [
@@ -215,9 +212,6 @@ class BwrapLauncher:
             "--ro-bind",
             str(runtime.lib),
             paths.libdir,
-            "--ro-bind",
-            str(wdir / "judge"),
-            paths.judgedir,
             "--remount-ro",
             "/tmp",
             "--remount-ro",
@@ -262,7 +256,7 @@ class UnsafeLauncher:
 
     def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
         wdir = runtime.worker_dir(index)
-        return SandboxPaths(str(wdir / "job"), str(wdir / "judge"), str(runtime.lib))
+        return SandboxPaths(str(wdir / "job"), str(runtime.lib))
 
     def uid(self, index: int) -> int:
         return os.getuid()
@@ -287,7 +281,7 @@ class DockerLauncher:
     One long-lived container per worker runs the zygote as pid 1 over ``docker run -i``:
     ``--network none --read-only --cap-drop ALL --security-opt no-new-privileges``, its own
     uid, ``--pids-limit`` and ``--memory`` for the whole worker, a tmpfs job directory, and the
-    zygote code and judge directory mounted read-only (never the artefact cache)."""
+    zygote code mounted read-only (never the artefact cache)."""
 
     image: str = "python:3.11-slim"
     python: str = "python3"
@@ -301,7 +295,7 @@ class DockerLauncher:
     isolated: bool = True
 
     def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/judge", "/.gymforge")
+        return SandboxPaths("/tmp/job", "/.gymforge")
 
     def uid(self, index: int) -> int:
         return self.uid_base + index
@@ -320,7 +314,6 @@ class DockerLauncher:
 
     def command(self, runtime: Runtime, index: int) -> list[str]:
         uid = self.uid(index)
-        wdir = runtime.worker_dir(index)
         paths = self.paths(runtime, index)
         return [
             self.docker,
@@ -350,8 +343,6 @@ class DockerLauncher:
             f"{paths.jobdir}:rw,exec,size={self.jobdir_bytes},mode=1777",
             "-v",
             f"{runtime.lib}:{paths.libdir}:ro",
-            "-v",
-            f"{wdir / 'judge'}:{paths.judgedir}:ro",
             "-w",
             paths.jobdir,
             *(x for k, v in BASE_ENV.items() for x in ("-e", f"{k}={v}")),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -124,29 +123,22 @@ class ZygotePool(BaseBackend):
         hdr, blobs = run_request(
             job, lang, w.paths.jobdir, prog, self.nproc_slack(w), w.has_memory_cgroup
         )
-        judge = w.host_dir / "judge" if job.tests is not None else None
+        w.limit(
+            self.memory_cap(job.limits.memory_bytes, lang),
+            max(job.limits.processes, lang.min_processes),
+        )
+        c0 = w.counters_before()
         try:
-            if job.tests is not None and judge is not None:
-                _write_judge_files(judge, job.tests.files)
-            w.limit(
-                self.memory_cap(job.limits.memory_bytes, lang),
-                max(job.limits.processes, lang.min_processes),
+            f, out = w.request(hdr, blobs, job.limits.wall_time + self.host_grace)
+        except TimeoutError:
+            return Result(
+                status=Status.TIMEOUT,
+                limits_hit=LimitsHit(wall_time=True),
+                error="killed from the host: the worker did not answer in time",
+                wall_time=job.limits.wall_time + self.host_grace,
+                **extra,
             )
-            c0 = w.counters_before()
-            try:
-                f, out = w.request(hdr, blobs, job.limits.wall_time + self.host_grace)
-            except TimeoutError:
-                return Result(
-                    status=Status.TIMEOUT,
-                    limits_hit=LimitsHit(wall_time=True),
-                    error="killed from the host: the worker did not answer in time",
-                    wall_time=job.limits.wall_time + self.host_grace,
-                    **extra,
-                )
-            c1 = w.counters()
-        finally:
-            if judge is not None:
-                _clear(judge)
+        c1 = w.counters()
         if f.get("ev") != "done":
             w.kill()
             return Result(status=Status.INTERNAL_ERROR, error=f"bad reply {f}", **extra)
@@ -233,23 +225,6 @@ class ZygotePool(BaseBackend):
             )
             for w in self.workers
         ]
-
-
-def _write_judge_files(root: Path, files: dict[str, str]) -> None:
-    _clear(root)
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-        path.write_text(text)
-        os.chmod(path, 0o644)
-
-
-def _clear(root: Path) -> None:
-    for p in root.iterdir():
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            p.unlink(missing_ok=True)
 
 
 class LocalBackend(ZygotePool):

@@ -2,22 +2,19 @@
 program printed, and the ``status`` is derived from how the process ended and which limits the
 sandbox enforced.
 
-Three job modes share one ``SandboxJob`` type:
+Two job modes share one ``SandboxJob`` type:
 
 - **program** (default): run ``source`` (plus ``files``) with ``stdin`` and ``argv``; compiled
   languages are compiled first (inside the sandbox, artefacts cached by source hash).
 - **calls** (``calls`` set, Python only): the function-call service. The candidate is loaded
   once; each ``Call`` is answered with its return value serialised as plain data
-  (``CallResult.value`` is rebuilt from JSON in the judge's process; see ``wire``).
-- **tests** (``tests`` set, Python only): the in-sandbox fallback: judge-owned test code, placed
-  read-only outside every writable and importable path, runs next to the candidate and reports
-  over a control channel tagged with ``TestSpec.nonce`` (verify with ``verify_test_reports``).
+  (``CallResult.value`` is rebuilt from JSON in the judge's process; see ``wire``). Test code
+  never enters the sandbox: the judge compares decoded values in its own process.
 """
 
 from __future__ import annotations
 
 import posixpath
-import secrets
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -117,30 +114,6 @@ class Call(_Frozen):
     timeout: Annotated[float | None, Field(gt=0, description="default: Limits.call_timeout")] = None
 
 
-class TestSpec(_Frozen):
-    """In-sandbox test mode. ``files`` are judge files written read-only under the judge
-    directory (never importable or writable by the candidate); ``file`` among them is executed
-    as the test module, then each callable in ``names`` runs in order. ``candidate`` in the test
-    module is the candidate's ``entry_point`` and ``solution`` its module."""
-
-    __test__ = False  # not a pytest class
-
-    file: str = "tests.py"
-    files: dict[str, str]
-    names: list[str]
-    entry_point: str | None = None
-    nonce: str = Field(default_factory=lambda: secrets.token_hex(16))
-    plain_returns: bool = True
-
-    @model_validator(mode="after")
-    def _file_present(self) -> TestSpec:
-        if self.file not in self.files:
-            raise ValueError(f"tests.file {self.file!r} is not among tests.files")
-        for name in self.files:
-            check_relpath(name)
-        return self
-
-
 class SandboxJob(_Frozen):
     """What to run. ``source`` is the main file for ``language``; ``files`` are extra files
     (relative paths) in the job directory (one named like the main file is replaced by it).
@@ -156,7 +129,6 @@ class SandboxJob(_Frozen):
     limits: Limits = Field(default_factory=lambda: Limits())
     compile_limits: Limits = COMPILE_LIMITS
     calls: list[Call] | None = None
-    tests: TestSpec | None = None
     prelude: Annotated[
         str,
         Field(
@@ -189,15 +161,13 @@ class SandboxJob(_Frozen):
 
     @model_validator(mode="after")
     def _modes(self) -> SandboxJob:
-        if self.calls is not None and self.tests is not None:
-            raise ValueError("a job is either a calls job or a tests job, not both")
-        if self.keep_files and (self.calls is not None or self.tests is not None):
+        if self.keep_files and self.calls is not None:
             raise ValueError("keep_files is for program jobs only")
         return self
 
     @property
     def mode(self) -> str:
-        return "calls" if self.calls is not None else "tests" if self.tests else "program"
+        return "calls" if self.calls is not None else "program"
 
 
 def check_relpath(name: str) -> str:
@@ -229,7 +199,7 @@ class LimitsHit(_Frozen):
 
 
 class LoadInfo(_Frozen):
-    """How loading the candidate went (calls and tests modes)."""
+    """How loading the candidate went (calls mode)."""
 
     ok: bool
     error_type: str | None = None
@@ -275,7 +245,6 @@ class Result(_Frozen):
     )
     load: LoadInfo | None = None
     calls: list[CallResult] | None = None
-    reports: list[dict[str, Any]] | None = None
     restarts: int = 0
     files: Annotated[
         dict[str, bytes] | None,

@@ -12,8 +12,8 @@ every other process in the namespace but the template until ``/proc`` shows none
 wipes the job directory, and removes System V IPC objects: nothing of a job survives it.
 
 Ops (header ``op``): ``run`` (a program: Python in-process or ``execve``), ``calls`` (function-
-call service, batch), ``session`` + ``call``* + ``end`` (the same, interactive), ``tests`` (the
-in-sandbox test fallback), ``ping``, ``exit``. Replies carry raw facts; the host classifies.
+call service, batch), ``session`` + ``call``* + ``end`` (the same, interactive), ``ping``,
+``exit``. Replies carry raw facts; the host classifies.
 """
 
 from __future__ import annotations
@@ -58,10 +58,8 @@ PREIMPORT = [
     "string",
     "typing",
 ]
-REPORT_KEYS = ("ev", "nonce", "seq", "name", "passed", "etype", "msg", "count")
-LOAD_KEYS = ("ev", "ok", "etype", "msg")
 CTL_OVERHEAD = 1 << 16
-CTL_BUDGET = 4 << 20  # control bytes a program or tests job may send in all
+CTL_BUDGET = 4 << 20  # control bytes a program job may send in all
 MAX_EVENTS = 10000
 MAX_IPC_OBJECTS = 256  # System V IPC objects a job may hold (the kernel allows ~68k)
 
@@ -69,7 +67,6 @@ MAX_IPC_OBJECTS = 256  # System V IPC objects a job may hold (the kernel allows 
 class Zygote:
     def __init__(self, cfg: dict[str, Any]) -> None:
         self.jobdir: str = cfg["jobdir"]
-        self.judgedir: str = cfg.get("judgedir", "")
         self.pid1 = os.getpid() == 1
         self.own_ipc = bool(cfg.get("own_ipc", self.pid1))
         self.stdlib_path = [p for p in sys.path if p]
@@ -109,7 +106,7 @@ class Zygote:
                 self.retire_warm()
                 self.template.stop()
                 return
-            if op in ("run", "tests", "calls", "session"):
+            if op in ("run", "calls", "session"):
                 self.retire_warm_if_dead()
             if op == "ping":
                 self.reply({"ev": "pong", "clean": self.cleanup()})
@@ -117,8 +114,6 @@ class Zygote:
                 self.reply(*self.op_run(hdr, blobs))
             elif op in ("calls", "session"):
                 self.op_session(hdr, blobs)
-            elif op == "tests":
-                self.reply(*self.op_run(hdr, blobs))
             else:
                 self.reply({"ev": "error", "msg": f"unknown op {op!r}"})
             if not self.heal():
@@ -135,10 +130,6 @@ class Zygote:
         keys = ("mode", "argv", "main", "rlimits", "seed", "return_bytes", "prelude")
         job = {k: hdr.get(k) for k in keys}
         job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
-        if hdr.get("tests"):
-            spec = dict(hdr["tests"])
-            spec["path"] = self.safe_path(self.judgedir, spec["file"])
-            job["tests"] = spec
         return job
 
     def safe_path(self, root: str, rel: str) -> str:
@@ -186,7 +177,7 @@ class Zygote:
             for c in calls:
                 job["calls"].append({"id": c["id"], "name": c["name"], "blob": 1 + len(extra)})
                 extra.append(blobs[c["args_blob"]])
-        watch = hdr.get("mode") in ("calls", "tests")  # their harness waits on the channel
+        watch = hdr.get("mode") == "calls"  # its harness waits on the channel
         if self.own_fs and hdr.get("max_files"):
             proc.files_cap = int(hdr["max_files"])
         if self.own_ipc:
@@ -257,18 +248,18 @@ class Zygote:
     # ------------------------------------------------------------------ ops
     def op_run(self, hdr: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
         sink = Sink(int(hdr["output_bytes"]))
-        events: list[dict[str, Any]] = []
+        frames = 0
 
-        def keep(p: JobProc, h: dict[str, Any], _b: list[bytes]) -> None:
-            if len(events) > MAX_EVENTS:
+        def count(p: JobProc, _h: dict[str, Any], _b: list[bytes]) -> None:
+            nonlocal frames  # no program job needs these frames: bound the work they cost
+            frames += 1
+            if frames > MAX_EVENTS + 1:
                 p.violation = "too many control frames"
                 p.kill("protocol")
-            else:
-                events.append(h)
 
         try:
             self.write_files(hdr, blobs)
-            proc = self.new_proc(hdr, blobs, sink, keep)
+            proc = self.new_proc(hdr, blobs, sink, count)
         except Exception as e:
             self.cleanup()
             return {"ev": "done", "setup_error": f"{type(e).__name__}: {e}"}, [b"", b""]
@@ -293,11 +284,6 @@ class Zygote:
             truncated=sorted(sink.truncated),
             clean=self.cleanup(),
         )
-        if hdr.get("tests"):
-            reports = [e for e in events if e.get("ev") in ("test", "tests_done")]
-            facts["reports"] = [wire.flat(e, REPORT_KEYS) for e in reports]
-            load = next((e for e in events if e.get("ev") == "loaded"), None)
-            facts["load"] = None if load is None else wire.flat(load, LOAD_KEYS)
         return facts, out
 
     def keep_files(self, spec: dict[str, Any], out: list[bytes]) -> tuple[list[Any], bool]:

@@ -96,6 +96,7 @@ print({'w': {t: writable(t) for t in targets}, 'job': writable('gf'),
     assert f["cwd"] == f["tmp"] == f["home"] == "/tmp/job"
     assert not f["repo"] and not f["host_python"], "host files must not be visible"
     assert "work" not in f["top"] and "root" not in f["top"] and "home" not in f["top"]
+    assert "judge" not in f["top"], "no judge directory is mounted"
 
 
 def test_unprivileged_without_capabilities(sandbox: LocalBackend) -> None:
