@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from gymforge.core import EnvSpec, Task
 from gymforge.core.errors import EpisodeStateError
+from gymforge.core.seeding import derive_seed
 from gymforge.envs.code import CodeEnv
 from gymforge.envs.code.agent import CodeAgentEnv
 from gymforge.envs.code.truth import CodeTruth
@@ -29,6 +30,8 @@ from gymforge.envs.puzzles.countdown import CountdownTruth
 from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.envs.support_desk.truth import DeskTruth
 from gymforge.kit import ToolEnv
+from gymforge.registry.handle import task_source
+from gymforge.registry.resolve import BUILTIN, make_env
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily, UntypedTruth
 from gymforge.tasks.truth import TruthCodec, dump_truth
 from gymforge.verify import Verdict
@@ -83,6 +86,63 @@ def test_the_dict_boundary_keeps_unset_fields_absent_and_explicit_none() -> None
     task = LEDGER.task(2, 5)
     assert dump_truth(LEDGER.truth_of(task)) == task.truth
     assert "from" in task.truth["moves"][0]  # an alias, written under its wire name
+
+
+class Custom(BaseModel):
+    """Serialisation that only pydantic knows: dump_truth must hand it to pydantic."""
+
+    model_config = ConfigDict(frozen=True)
+
+    a: int
+    hidden: int = Field(default=0, exclude=True)
+
+    @field_serializer("a")
+    def _twice(self, a: int) -> int:
+        return 2 * a
+
+
+class Outer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    inner: Opt
+    many: list[Opt]
+    keyed: dict[str, Opt | None]
+    pair: tuple[Opt, int] | None = None
+    custom: Custom | None = None
+    note: Any = None
+
+
+def test_dump_truth_walks_nested_models_exactly_as_model_dump() -> None:
+    outer = Outer(
+        inner=Opt(a=1),
+        many=[Opt(a=2, b=None), Opt(a=3, b=4)],
+        keyed={"x": Opt(a=5), "y": None},
+        pair=(Opt(a=6), 7),
+        custom=Custom(a=8, hidden=9),
+    )
+    want = outer.model_dump(by_alias=True, exclude_unset=True)
+    assert dump_truth(outer) == want
+    assert want["custom"] == {"a": 16} and "note" not in want
+    assert dump_truth(Custom(a=1, hidden=2)) == {"a": 2}
+
+
+def test_dump_truth_of_every_builtin_family_equals_model_dump() -> None:
+    """The fast path of ``dump_truth`` against pydantic's own dump, on what every built-in
+    family really builds (one task per level)."""
+    checked = 0
+    for env_id in sorted(BUILTIN):
+        tasks = task_source(make_env(env_id))
+        for family in tasks.families.values() if tasks else ():
+            for level in sorted(family.levels):
+                params = family.params_for(level, 3)
+                r = random.Random(
+                    derive_seed(family.name, family.version, sorted(params.items()), 3)
+                )
+                _, truth = family.build(dict(params), r)
+                assert dump_truth(truth) == truth.model_dump(by_alias=True, exclude_unset=True)
+                assert dump_truth(truth) == family.task(level, 3).truth
+                checked += 1
+    assert checked >= 60
 
 
 def test_a_family_returning_a_dict_fails_with_a_clear_error() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from gymforge.envs.code.truth import CallsTruth, CallTest, CodeTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.truth import validate_bulk
 
 N_VISIBLE = 2
 
@@ -20,7 +21,8 @@ def _truth(entry: str, source: str, inputs: list[list[Any]], fn: Any = None) -> 
         ns: dict[str, Any] = {}
         exec(compile(source, f"<reference {entry}>", "exec"), ns)  # our own generated code
         fn = ns[entry]
-    tests = [CallTest(args=args, expected=fn(*args)) for args in inputs]
+    raw = [{"args": args, "expected": fn(*args)} for args in inputs]
+    tests = validate_bulk(list[CallTest], raw)
     return CodeTruth(CallsTruth(kind="calls", entry_point=entry, tests=tests, reference=source))
 
 

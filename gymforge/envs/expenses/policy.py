@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gymforge.envs.expenses.truth import Decision
+from gymforge.tasks.truth import validate_bulk
 from gymforge.verify.rules import Before, Match, NeverAfter, RequiresPrior, Rule
 from gymforge.world.writes import WRITE_RULES
 
@@ -80,19 +81,20 @@ def decide(
 ) -> dict[str, Decision]:
     """The correct decision of every report, by id."""
     seen: set[tuple[Any, ...]] = set()
-    out: dict[str, Decision] = {}
+    out: dict[str, dict[str, Any]] = {}
     for rep in sorted(reports, key=lambda r: r["seq"]):
         key = tuple(
             rep[k] for k in ("employee_id", "merchant", "expense_date", "amount_cents", "currency")
         )
         amount = usd(rep["amount_cents"], rates[rep["currency"]])
         if key in seen:
-            out[rep["id"]] = Decision(decision="reject", reason_code="duplicate", usd=amount)
+            verdict = ("reject", "duplicate")
         elif not rep["has_receipt"] and amount > receipt_threshold:
-            out[rep["id"]] = Decision(decision="reject", reason_code="missing_receipt", usd=amount)
+            verdict = ("reject", "missing_receipt")
         elif amount > limits[rep["category"]]:
-            out[rep["id"]] = Decision(decision="escalate", reason_code="over_limit", usd=amount)
+            verdict = ("escalate", "over_limit")
         else:
-            out[rep["id"]] = Decision(decision="approve", reason_code="within_policy", usd=amount)
+            verdict = ("approve", "within_policy")
         seen.add(key)
-    return out
+        out[rep["id"]] = {"decision": verdict[0], "reason_code": verdict[1], "usd": amount}
+    return validate_bulk(dict[str, Decision], out)  # one call: a batch has 30-60

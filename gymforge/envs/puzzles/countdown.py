@@ -263,10 +263,11 @@ class CountdownFamily(PuzzleFamily[CountdownTruth]):
             "and digits cannot be glued together into new numbers.\n\n"
             + answer_instruction("<expression>", "(10 - 4) * 7 + 2")
         )
-        truth = CountdownTruth(numbers=numbers, target=target, solution=solution)
-        if negatives is not None:
-            truth = truth.model_copy(update={"negatives": negatives})
-        return prompt, truth
+        if negatives is None:  # version 1: the key stays absent
+            return prompt, CountdownTruth(numbers=numbers, target=target, solution=solution)
+        return prompt, CountdownTruth(
+            numbers=numbers, target=target, solution=solution, negatives=negatives
+        )
 
     def from_row(self, row: Mapping[str, Any]) -> CountdownTruth:
         numbers = int_list(row, "numbers")

@@ -58,8 +58,7 @@ class DeskFamily(WorldFamily[DeskTruth]):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, DeskTruth]:
         kinds, fraud, wrong = self.pick(params, r)
-        prompt, truth = build_scenario(kinds, params, r, fraud=fraud, wrong=wrong)
-        return prompt, truth.model_copy(update={"outage": self.outage})
+        return build_scenario(kinds, params, r, fraud=fraud, wrong=wrong, outage=self.outage)
 
 
 def _multi(p: dict[str, Any], r: random.Random) -> tuple[list[str], bool, str | None]:

@@ -238,18 +238,13 @@ class Scenario:
                     f"on {pay['charged_at'][:10]}.",
                 )
             )
-            issue = Issue(
-                kind=kind,
-                ask="I'd like a refund for a charge on my account.",
-                code="refund_issued" if inside else "refund_denied_window",
-                payment_id=pay["id"],
+            ask = "I'd like a refund for a charge on my account."
+            if not inside:
+                return Issue(kind=kind, ask=ask, code="refund_denied_window", payment_id=pay["id"])
+            refund = Refund(payment_id=pay["id"], method_id=methods[1]["id"], amount_cents=item[1])
+            return Issue(
+                kind=kind, ask=ask, code="refund_issued", payment_id=pay["id"], refund=refund
             )
-            if inside:
-                refund = Refund(
-                    payment_id=pay["id"], method_id=methods[1]["id"], amount_cents=item[1]
-                )
-                issue = issue.model_copy(update={"refund": refund})
-            return issue
         amount = (
             r.randrange(10, P.GOODWILL_LIMIT_CENTS // 100 + 1) * 100
             if kind == "goodwill"
@@ -295,9 +290,11 @@ def build_scenario(
     *,
     fraud: bool = False,
     wrong: str | None = None,
+    outage: bool = False,
 ) -> tuple[str, DeskTruth]:
     """The opening message and hidden truth for a customer raising ``kinds`` issues.
-    ``fraud``: the account is on hold; ``wrong``: the caller gives a wrong ``zip``/``email``."""
+    ``fraud``: the account is on hold; ``wrong``: the caller gives a wrong ``zip``/``email``;
+    ``outage``: the task forces tool faults."""
     s = Scenario(params, r)
     for _ in range(params["distractors"]):  # other customers, never relevant
         s.customer(r.choice(("na", "eu", "apac")), False, months=2)
@@ -372,5 +369,6 @@ def build_scenario(
         payment_pages=pages,
         page_size=params["page_size"],
         persona=PersonaTruth(name=cust["name"], tone=tone, opening=opening, nudge=ask, slots=slots),
+        outage=outage,
     )
     return f"[Case {case_id}] {opening}", truth
