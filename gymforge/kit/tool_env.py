@@ -52,7 +52,7 @@ from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
-from gymforge.tasks.truth import TruthCodec, TruthT, UntypedTruth, type_argument
+from gymforge.tasks.truth import TruthT, codec_for, declared_truth
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.tool import Toolset
 
@@ -70,7 +70,6 @@ if TYPE_CHECKING:
 
 WorldT = TypeVar("WorldT")
 
-_CODECS: dict[type, TruthCodec[Any]] = {}
 
 _Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
 """What handling one action produced: messages, data, costs, end reason, verdict."""
@@ -124,15 +123,11 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     @classmethod
     def truth_model(cls) -> type[TruthT]:
         """The truth model this class is declared with (``UntypedTruth`` if it names none)."""
-        found = type_argument(cls, ToolEnv, 0)
-        return cast("type[TruthT]", found if isinstance(found, type) else UntypedTruth)
+        return cast("type[TruthT]", declared_truth(cls, ToolEnv))
 
     def truth_of(self, task: Task) -> TruthT:
         """``task``'s hidden truth as this environment's model (parsed once per task)."""
-        codec = _CODECS.get(type(self))
-        if codec is None:
-            codec = _CODECS[type(self)] = TruthCodec(self.truth_model())
-        return cast("TruthT", codec.parse(task))
+        return cast("TruthT", codec_for(type(self), ToolEnv).parse(task))
 
     @property
     def truth(self) -> TruthT:

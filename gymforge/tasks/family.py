@@ -25,7 +25,7 @@ from typing import Any, Generic, cast
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Task
-from gymforge.tasks.truth import TruthCodec, TruthT, UntypedTruth, dump_truth, type_argument
+from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth
 
 TASK_ID = re.compile(
     r"^(?P<family>[\w.\-]+)/v(?P<version>\d+)/d(?P<difficulty>\d+)/s(?P<seed>\d+)"
@@ -140,9 +140,6 @@ def parse_task_id(task_id: str) -> TaskId:
     return TaskId(m["family"], int(m["version"]), int(m["difficulty"]), int(m["seed"]), params)
 
 
-_CODECS: dict[type, TruthCodec[Any]] = {}
-
-
 @dataclass
 class TaskFamily(ABC, Generic[TruthT]):
     """Subclass and implement ``build``. ``levels`` maps difficulty level -> param region.
@@ -165,15 +162,11 @@ class TaskFamily(ABC, Generic[TruthT]):
     @classmethod
     def truth_model(cls) -> type[TruthT]:
         """The truth model this family is declared with (``UntypedTruth`` if it names none)."""
-        found = type_argument(cls, TaskFamily, 0)
-        return cast("type[TruthT]", found if isinstance(found, type) else UntypedTruth)
+        return cast("type[TruthT]", declared_truth(cls, TaskFamily))
 
     def truth_of(self, task: Task) -> TruthT:
         """``task``'s hidden truth as this family's model."""
-        codec = _CODECS.get(type(self))
-        if codec is None:
-            codec = _CODECS[type(self)] = TruthCodec(self.truth_model())
-        return cast("TruthT", codec.parse(task))
+        return cast("TruthT", codec_for(type(self), TaskFamily).parse(task))
 
     def difficulty(self, params: Mapping[str, Any]) -> int:
         """The lowest level whose region contains ``params``."""

@@ -198,3 +198,21 @@ class TruthCodec(Generic[TruthT]):
         if len(self._parsed) > self.size:
             self._parsed.popitem(last=False)
         return truth
+
+
+def declared_truth(cls: type, base: type) -> type[BaseModel]:
+    """The truth model ``cls`` binds to its generic ``base``'s first parameter
+    (``TaskFamily[T]``, ``ToolEnv[T, W]``); ``UntypedTruth`` if it names none."""
+    found = type_argument(cls, base, 0)
+    return found if isinstance(found, type) and issubclass(found, BaseModel) else UntypedTruth
+
+
+_CODECS: dict[tuple[type, type], TruthCodec[Any]] = {}
+
+
+def codec_for(cls: type, base: type) -> TruthCodec[Any]:
+    """The one ``TruthCodec`` of ``cls``'s declared truth (see ``declared_truth``)."""
+    codec = _CODECS.get((cls, base))
+    if codec is None:
+        codec = _CODECS[(cls, base)] = TruthCodec(declared_truth(cls, base))
+    return codec
