@@ -177,7 +177,9 @@ class LedgerEnv(ToolEnv[LedgerTruth, World]):
     )
 
     def init_world(self, task: Task, r: random.Random) -> World:
-        return self.truth_of(task).world.model_copy(deep=True)
+        # a fresh, mutable copy (the parsed truth is shared): dump and validate run in
+        # pydantic's core, 4x faster than a deep model_copy
+        return World.model_validate(self.truth_of(task).world.model_dump())
 
     def fault_plan(self, task: Task) -> FaultPlan:
         if task.difficulty < 2:
