@@ -8,7 +8,8 @@ policy's 1 s, the environment step and the runner's queueing; the baseline is th
 policy at concurrency 1, measured in the same run.
 
 Run: python benchmarks/concurrency.py [--episodes 8192] [--latency 1.0] [--out DIR]
-(``--out`` also writes every episode to ``DIR/trajectories.jsonl``, one fsync each.)
+(``--out`` also writes every episode to ``DIR/trajectories.jsonl``, durably, through the
+runner's group commit: one fsync per batch of episodes that finished together.)
 """
 
 from __future__ import annotations
