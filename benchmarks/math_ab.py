@@ -18,13 +18,11 @@ plus the pool's zygote and workers) and wall per item. Workloads:
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import sys
-from pathlib import Path
 
-from sandbox_ab import answer, paired
+from sandbox_ab import ab_main, answer
 
 OPS = ("ping", "verify")
 
@@ -67,17 +65,5 @@ def serve(root: str, _uid_base: int) -> None:
     pool.shutdown()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--base", required=True, help="the other checkout (the baseline)")
-    ap.add_argument("--rounds", type=int, default=12)
-    ap.add_argument("--n", type=int, default=40, help="items per batch")
-    a = ap.parse_args()
-    paired(str(Path(__file__).resolve()), a.base, OPS, a.rounds, a.n)
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        serve(sys.argv[2], int(sys.argv[3]))
-    else:
-        main()
+    ab_main(__file__, OPS, serve)

@@ -116,17 +116,20 @@ def paired(
         proc.wait(timeout=60)
 
 
-def main() -> None:
+def ab_main(script: str, ops: tuple[str, ...], serve: Callable[[str, int], None]) -> None:
+    """The command line of a paired A/B script: ``--serve ROOT UID`` runs one side's server
+    (``serve``); otherwise ``--base DIR [--rounds R] [--n N]`` drives both with ``paired``.
+    Shared by this script and ``math_ab.py``."""
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        serve(sys.argv[2], int(sys.argv[3]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", required=True, help="the other checkout (the baseline)")
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--n", type=int, default=40, help="items per batch")
     a = ap.parse_args()
-    paired(__file__, a.base, OPS, a.rounds, a.n)
+    paired(str(Path(script).resolve()), a.base, ops, a.rounds, a.n)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        serve(sys.argv[2], int(sys.argv[3]))
-    else:
-        main()
+    ab_main(__file__, OPS, serve)
