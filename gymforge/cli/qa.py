@@ -102,11 +102,22 @@ def new(
     name: str = typer.Argument(..., help="Environment name (a lowercase identifier)."),
     directory: Path = typer.Option(Path("."), "--dir", "-d", help="Where to write the files."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
+    package: bool = typer.Option(
+        False,
+        "--package",
+        help="Write an installable package DIR/NAME/ instead: pyproject.toml with the "
+        "gymforge.environments entry point NAME, README.md, NAME/env.py, tests/test_NAME.py.",
+    ),
 ) -> None:
-    """Write a one-file environment NAME.py and its QA test test_NAME.py."""
-    from gymforge.scaffold import class_name, scaffold
+    """Write a one-file environment NAME.py and its QA test test_NAME.py (or, with
+    --package, the same inside a package that pip install -e makes usable as NAME)."""
+    from gymforge.scaffold import class_name, scaffold, scaffold_package
 
-    written = scaffold(name, directory, force)
+    written = (scaffold_package if package else scaffold)(name, directory, force)
     for path in written:
         err.print(f"wrote {path}")
-    err.print(f"next: gymforge qa {written[0]}:{class_name(name)}")
+    if package:
+        root = written[0].parent
+        err.print(f"next: pip install -e {root} && gymforge qa {name}")
+    else:
+        err.print(f"next: gymforge qa {written[0]}:{class_name(name)}")
