@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import GymforgeError
 from gymforge.rollout.scripted import scripted_policy
@@ -113,7 +114,10 @@ def new(
     --package, the same inside a package that pip install -e makes usable as NAME)."""
     from gymforge.scaffold import class_name, scaffold, scaffold_package
 
-    written = (scaffold_package if package else scaffold)(name, directory, force)
+    if package:
+        written = scaffold_package(name, directory, __version__, force)
+    else:
+        written = scaffold(name, directory, force)
     for path in written:
         err.print(f"wrote {path}")
     if package:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import typer
 from rich.table import Table
 
+import gymforge
 from gymforge.cli.common import (
     SEAL_KEY_HELP,
     app,
@@ -49,7 +50,7 @@ from gymforge.trajectory.seal import load_key
 def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
     """List the built-in and the installed environments (with their package and version),
     their versions and task families; an installed one that cannot load is listed as broken."""
-    rows = environment_rows()
+    rows = environment_rows(gymforge.__version__)
     if as_json:
         print(json.dumps(rows, indent=2))
         return

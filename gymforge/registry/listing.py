@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gymforge import __version__
 from gymforge.core.errors import UserError
 from gymforge.registry.handle import task_source
 from gymforge.registry.installed import InstalledEnv, installed, one_line
@@ -52,14 +51,15 @@ def _installed_row(entry: InstalledEnv) -> dict[str, Any]:
     return row
 
 
-def environment_rows() -> list[dict[str, Any]]:
-    """Built-ins first (package ``gymforge``), then installed ones by id."""
+def environment_rows(gymforge_version: str) -> list[dict[str, Any]]:
+    """Built-ins first (package ``gymforge`` at ``gymforge_version``), then installed ones
+    by id."""
     rows = [
         {
             **_describe(env_id),
             "source": "builtin",
             "package": "gymforge",
-            "package_version": __version__,
+            "package_version": gymforge_version,
             "status": "ok",
             "error": None,
         }

@@ -8,7 +8,6 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from gymforge import __version__
 from gymforge.core.errors import UserError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -45,12 +44,12 @@ def _write(files: dict[Path, str], values: dict[str, str], force: bool) -> list[
     return list(files)
 
 
-def _values(name: str, check: str) -> dict[str, str]:
+def _values(name: str, check: str, gymforge_version: str = "") -> dict[str, str]:
     return {
         "NAME": name,
         "CLS": class_name(name),
         "DIST": dist_name(name),
-        "GYMFORGE": __version__,
+        "GYMFORGE": gymforge_version,
         "CHECK": check,
     }
 
@@ -65,10 +64,13 @@ def scaffold(name: str, directory: Path, force: bool = False) -> list[Path]:
     return _write(files, _values(name, f"gymforge qa {name}.py:{class_name(name)}"), force)
 
 
-def scaffold_package(name: str, directory: Path, force: bool = False) -> list[Path]:
-    """Write the package ``directory/NAME/``: ``pyproject.toml`` (entry point ``NAME``),
-    ``README.md``, ``NAME/env.py`` (the one-file environment), ``NAME/__init__.py`` and
-    ``tests/test_NAME.py``; return their paths, the pyproject first."""
+def scaffold_package(
+    name: str, directory: Path, gymforge_version: str, force: bool = False
+) -> list[Path]:
+    """Write the package ``directory/NAME/``: ``pyproject.toml`` (entry point ``NAME``,
+    requiring ``gymforge>=gymforge_version``), ``README.md``, ``NAME/env.py`` (the one-file
+    environment), ``NAME/__init__.py`` and ``tests/test_NAME.py``; return their paths, the
+    pyproject first."""
     _check(name)
     root = directory / name
     files = {
@@ -78,7 +80,8 @@ def scaffold_package(name: str, directory: Path, force: bool = False) -> list[Pa
         root / name / "__init__.py": "template_init.py.txt",
         root / "tests" / f"test_{name}.py": "template_test.py.txt",
     }
-    return _write(files, _values(name, f"gymforge qa {name}  (after pip install -e .)"), force)
+    check = f"gymforge qa {name}  (after pip install -e .)"
+    return _write(files, _values(name, check, gymforge_version), force)
 
 
 __all__ = ["class_name", "dist_name", "scaffold", "scaffold_package"]
