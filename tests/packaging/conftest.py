@@ -14,6 +14,7 @@ from gymforge.scaffold import scaffold_package
 
 @pytest.fixture
 def site(tmp_path: Path) -> Site:
+    (tmp_path / "site").mkdir()
     return Site(tmp_path / "site")
 
 

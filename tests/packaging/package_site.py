@@ -34,7 +34,7 @@ class Site:
         """``modules``: relative path -> text, written under the site. ``source``: a
         package directory whose import root goes on the path as well (an editable install)."""
         info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
-        info.mkdir(parents=True)
+        info.mkdir(parents=True)  # a second install of one name fails here, as it should
         (info / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8"
         )
