@@ -68,10 +68,13 @@ def read_embedded(entry: InstalledEnv) -> EmbeddedReport | None:
     if path is None or not path.is_file():
         return None
     try:
-        return EmbeddedReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        found = EmbeddedReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, ValidationError) as err:
         first = str(err).splitlines()[0]
         raise UserError(f"{path}: not an embedded QA report: {first}") from None
+    if found.env != entry.id or found.report.get("env") != entry.id:
+        raise UserError(f"{path}: the embedded QA report is about {found.env!r}, not {entry.id!r}")
+    return found
 
 
 __all__ = ["SUFFIX", "EmbeddedReport", "module_dir", "read_embedded", "report_name"]

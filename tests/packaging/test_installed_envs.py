@@ -155,3 +155,24 @@ def test_sort_entries_refuses_each_conflict_with_its_reason() -> None:
     assert "not an environment id" in str(problems["bad id!", "e"])
     assert "not module:attr" in str(problems["novalue", "f"])
     assert [(e.id, e.package) for e in scan.all()][:2] == [("bad id!", "e"), ("ledger", "b")]
+
+
+def test_eval_serve_and_the_python_api_take_installed_ids(
+    site: Site, install_stockroom: Callable[[], None], tmp_path: Path
+) -> None:
+    install_stockroom()
+    ev = site.gymforge("eval", "stockroom", "--policy", "oracle", "-n", "4", "--out", "ev")
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads((site.root / "ev" / "eval.json").read_text())["env"] == "stockroom"
+    made = subprocess.run(
+        [sys.executable, "-c", "import gymforge; print(gymforge.make('stockroom').spec.id)"],
+        env=site.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.stdout.strip() == "stockroom", made.stderr
+    with site.serve("stockroom", "--qa-hooks") as url:  # the oracle needs the QA hooks
+        ran = site.gymforge("run", url, "-n", "3", "--out", str(tmp_path / "remote"), "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["success_rate"] == 1.0
