@@ -61,16 +61,29 @@ class Installed:
 
 
 def _entries() -> Iterable[InstalledEnv]:
-    seen: set[tuple[str, str]] = set()
+    """The group's entry points (``entry_points`` keeps the first distribution of a name on
+    ``sys.path``, as imports do)."""
     for ep in metadata.entry_points(group=GROUP):
         dist = ep.dist
-        name = dist.metadata["Name"] if dist is not None else "?"
-        version = dist.version if dist is not None else "?"
-        key = (ep.name, str(name).lower())
-        if key in seen:  # one distribution found twice on sys.path
-            continue
-        seen.add(key)
-        yield InstalledEnv(ep.name, ep.value, str(name), str(version))
+        name = str(dist.metadata["Name"]) if dist is not None else "?"
+        version = str(dist.version) if dist is not None else "?"
+        yield InstalledEnv(ep.name, ep.value, name, version)
+
+
+def _problem(env_id: str, claims: list[InstalledEnv], reserved: set[str]) -> str | None:
+    if len(claims) > 1:
+        names = " and ".join(sorted(c.origin for c in claims))
+        return f"id {env_id!r} is claimed by {len(claims)} packages: {names}; uninstall one"
+    if env_id in reserved:
+        return f"claims the built-in id {env_id!r}; rename the entry point"
+    if not _ID.match(env_id):
+        return (
+            f"entry point name {env_id!r} is not an environment id (letters, digits, "
+            "'_', '.', '-'; at most 64 characters)"
+        )
+    if ":" not in claims[0].value:
+        return f"entry point value {claims[0].value!r} is not module:attr"
+    return None
 
 
 def sort_entries(entries: Iterable[InstalledEnv], builtin: Iterable[str]) -> Installed:
@@ -82,19 +95,7 @@ def sort_entries(entries: Iterable[InstalledEnv], builtin: Iterable[str]) -> Ins
     usable: dict[str, InstalledEnv] = {}
     refused: list[InstalledEnv] = []
     for env_id, claims in sorted(by_id.items()):
-        problem = None
-        if env_id in reserved:
-            problem = f"claims the built-in id {env_id!r}; rename the entry point"
-        elif not _ID.match(env_id):
-            problem = (
-                f"entry point name {env_id!r} is not an environment id (letters, digits, "
-                "'_', '.', '-'; at most 64 characters)"
-            )
-        elif ":" not in claims[0].value:
-            problem = f"entry point value {claims[0].value!r} is not module:attr"
-        if len(claims) > 1:
-            names = " and ".join(sorted(c.origin for c in claims))
-            problem = f"id {env_id!r} is claimed by two packages: {names}; uninstall one"
+        problem = _problem(env_id, claims, reserved)
         if problem is None:
             usable[env_id] = claims[0]
         else:

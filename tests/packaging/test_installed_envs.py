@@ -93,7 +93,7 @@ def test_two_packages_claiming_one_id_are_both_refused(
         assert "stockroom 0.1.0 and stockroom-fork 9.9" in found[key]["error"]
     ran = site.gymforge("qa", "stockroom", "--check", "heldout_exclusion")
     assert ran.returncode == 2 and "Traceback" not in ran.stderr
-    assert "claimed by two packages: stockroom 0.1.0 and stockroom-fork 9.9" in ran.stderr
+    assert "claimed by 2 packages: stockroom 0.1.0 and stockroom-fork 9.9" in ran.stderr
 
 
 def test_a_package_claiming_a_builtin_id_is_refused(site: Site, tmp_path: Path) -> None:
