@@ -87,6 +87,8 @@ def test_new_package_pip_install_e_then_pack_then_wheel_passes_qa_in_a_clean_ven
     }
     assert (listed["bins"]["package"], listed["bins"]["status"]) == ("bins", "ok")
     assert json.loads(gymforge(author, "qa", "bins", "--json", cwd=tmp_path).stdout)["passed"]
+    gymforge(author, "qa", "bins", "--record-golden", cwd=tmp_path)  # beside the source
+    assert (package / "bins" / "bins.golden.json").is_file()
     tests = _run(author, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=package)
     assert "10 passed" in tests.stdout, tests.stdout[-2000:]
 
@@ -101,6 +103,8 @@ def test_new_package_pip_install_e_then_pack_then_wheel_passes_qa_in_a_clean_ven
     assert str(tmp_path / "user") in where
     report = json.loads(gymforge(user, "qa", "bins", "--json", cwd=elsewhere).stdout)
     assert report["env"] == "bins" and report["passed"] and len(report["checks"]) == 10
+    details = " ".join(c["details"] for c in report["checks"])
+    assert "golden renderings of renderer_version '1' match" in details  # shipped in the wheel
     shown = gymforge(user, "qa", "bins", "--show-embedded", cwd=elsewhere)
     assert json.loads(shown.stdout)["report"]["passed"]
     ran = gymforge(user, "run", "bins", "-n", "3", "--out", "r", "--json", cwd=elsewhere)
