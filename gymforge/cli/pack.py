@@ -45,8 +45,9 @@ class PackedEnv:
     id: str
     value: str
     module_dir: Path
-    """The directory that holds the module's file, relative to the import root."""
+    """The directory that holds the module's file: its report is written there."""
     import_root: Path
+    """``DIR/src`` or ``DIR``: where the module's top-level package is (the QA child's path)."""
 
 
 @dataclass(frozen=True)
@@ -114,9 +115,12 @@ def run_qa(env: PackedEnv, episodes: int, workdir: Path) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "gymforge.cli", "qa", env.value, "-e", str(episodes)]
     cmd += ["--report", str(out)]
     err.print(f"qa {env.id} ({env.value})")
-    proc = subprocess.run(
-        cmd, env=child_env(env.import_root), cwd=env.import_root, timeout=QA_TIMEOUT_S
-    )
+    try:
+        proc = subprocess.run(
+            cmd, env=child_env(env.import_root), cwd=env.import_root, timeout=QA_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise UserError(f"gymforge qa {env.value} took over {QA_TIMEOUT_S:.0f} s") from None
     if proc.returncode not in (0, 1) or not out.is_file():
         raise UserError(f"gymforge qa {env.value} could not run (exit {proc.returncode})")
     report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
@@ -137,7 +141,10 @@ def _build(project: Project, outdir: Path, isolation: bool) -> list[Path]:
         if not isolation:
             cmd.append("--no-isolation")
         err.print(f"build {project.name} {project.version}")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"python -m build took over {BUILD_TIMEOUT_S:.0f} s") from None
         if proc.returncode != 0:
             tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-12:]
             raise UserError("python -m build failed:\n  " + "\n  ".join(tail))

@@ -62,6 +62,14 @@ def test_pack_refuses_an_environment_that_fails_qa(site: Site, stockroom: Path) 
     assert not (stockroom / "dist").exists()
     assert not (stockroom / "stockroom" / "stockroom.qa.json").exists()
 
+    code, out, err = pack(site, stockroom, "--allow-failed")  # built, and the report says so
+    assert code == 0, err[-2000:]
+    with zipfile.ZipFile(json.loads(out)["wheel"]) as z:
+        z.extractall(site.root)
+    shown = site.gymforge("qa", "stockroom", "--show-embedded")
+    assert shown.returncode == 1 and not json.loads(shown.stdout)["report"]["passed"]
+    assert "failed: " in shown.stderr and "verifier_redteam" in shown.stderr
+
 
 def test_pack_says_which_package_data_to_declare(site: Site, stockroom: Path) -> None:
     pyproject = stockroom / "pyproject.toml"
