@@ -146,7 +146,8 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
 
 def _load(module: str) -> vf.Environment:
     try:
-        env = load_environment(module)
+        with vf.log_level("CRITICAL"):  # its loader logs the failure too: one line is ours
+            env = load_environment(module)
     except Exception as err:
         raise UserError(
             f"verifiers:{module}: Verifiers could not load it ({type(err).__name__}: {err}); "

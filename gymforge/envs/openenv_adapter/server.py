@@ -1,0 +1,96 @@
+"""What an OpenEnv (0.10) server says about itself, read once over HTTP.
+
+An OpenEnv server (``openenv.core.env_server.http_server.create_app``) answers
+``GET /metadata`` (name, version), ``GET /schema`` (the JSON schemas of its action,
+observation and state), ``GET /list_environments`` and, when the environment implements
+OpenEnv's Task API, ``GET /{env}/splits`` and ``POST /{env}/num_tasks``. Episodes themselves
+go over its WebSocket (``/ws``): its HTTP ``/step`` builds a fresh environment per call.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.errors import UserError
+
+TIMEOUT_S = 10.0
+HELDOUT_SPLITS = frozenset({"test", "eval", "evaluation", "validation", "val", "dev", "heldout"})
+"""Split names (or ``type``s) that OpenEnv environments use for evaluation data."""
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """The server's self-description: ``splits`` is None when it has no Task API."""
+
+    url: str
+    env_name: str
+    version: str
+    action_schema: dict[str, Any]
+    splits: dict[str, int] | None
+    heldout: frozenset[str]
+
+    @property
+    def text_field(self) -> str | None:
+        """The one required string field a plain-text reply fills, if the action has one."""
+        props = self.action_schema.get("properties", {})
+        required = [p for p in self.action_schema.get("required", []) if p != "metadata"]
+        if len(required) == 1 and props.get(required[0], {}).get("type") == "string":
+            return str(required[0])
+        return None
+
+
+def _request(url: str, body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+        return json.loads(resp.read())
+
+
+def _optional(url: str, body: dict[str, Any] | None = None) -> Any:
+    """The JSON at ``url``, or None when the server refuses it (an unsupported Task API)."""
+    try:
+        return _request(url, body)
+    except urllib.error.HTTPError:
+        return None
+
+
+def read_server(url: str) -> ServerInfo:
+    """Ask the OpenEnv server at ``url`` (``http://HOST:PORT``) what it serves; a UserError
+    naming the URL when nothing OpenEnv-like answers there."""
+    base = url.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise UserError(f"openenv:{url}: give the server's http://HOST:PORT")
+    try:
+        meta = _request(f"{base}/metadata")
+        schema = _request(f"{base}/schema")
+        names = _optional(f"{base}/list_environments") or []
+    except (OSError, ValueError) as err:
+        raise UserError(f"openenv:{url}: no OpenEnv server answers there ({err})") from err
+    if not isinstance(schema, dict) or not isinstance(schema.get("action"), dict):
+        raise UserError(f"openenv:{url}: /schema has no action schema; is it an OpenEnv server?")
+    env_name = str(names[0]) if names else str(meta.get("name", "env"))
+    splits: dict[str, int] | None = None
+    heldout: set[str] = set()
+    listed = _optional(f"{base}/{env_name}/splits")
+    if isinstance(listed, list) and listed:
+        splits = {}
+        for entry in listed:
+            name = str(entry.get("name") if isinstance(entry, dict) else entry)
+            kind = str(entry.get("type", "")) if isinstance(entry, dict) else ""
+            count = _optional(f"{base}/{env_name}/num_tasks", {"split": name})
+            n = count.get("num_tasks", count) if isinstance(count, dict) else count
+            splits[name] = int(n) if isinstance(n, int) else 0
+            if name.lower() in HELDOUT_SPLITS or kind.lower() in HELDOUT_SPLITS:
+                heldout.add(name)
+    return ServerInfo(
+        url=base,
+        env_name=env_name,
+        version=str(meta.get("version", "0")),
+        action_schema=schema["action"],
+        splits=splits,
+        heldout=frozenset(heldout),
+    )
