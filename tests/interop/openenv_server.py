@@ -57,7 +57,9 @@ def serve(env_dir: Path) -> Iterator[str]:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"the OpenEnv server exited: {(env_dir / 'server.log').read_text()}")
+                raise RuntimeError(
+                    f"the OpenEnv server exited: {(env_dir / 'server.log').read_text()}"
+                )
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
                     if resp.status == 200:

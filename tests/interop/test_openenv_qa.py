@@ -49,7 +49,9 @@ def test_checks_that_pass(report: dict[str, Any]) -> None:
     }
     for name, phrase in ran.items():
         check = checks[name]
-        assert (check["status"], check["applicable"], check["passed"]) == ("pass", True, True), check
+        assert (check["status"], check["applicable"], check["passed"]) == ("pass", True, True), (
+            check
+        )
         assert phrase in check["details"], check
 
 
@@ -72,7 +74,9 @@ def test_not_supplied(report: dict[str, Any]) -> None:
         ), check
     check = checks["heldout_exclusion"]
     assert check["status"] == "not_applicable", check
-    assert check["details"] == NOT_SUPPLIED + "the server has no Task API splits, so no held-out split"
+    assert (
+        check["details"] == NOT_SUPPLIED + "the server has no Task API splits, so no held-out split"
+    )
 
 
 def test_episode_is_the_servers(server: str) -> None:

@@ -45,7 +45,9 @@ def test_checks_that_run(report: dict[str, Any]) -> None:
     }
     for name, phrase in ran.items():
         check = checks[name]
-        assert (check["status"], check["applicable"], check["passed"]) == ("pass", True, True), check
+        assert (check["status"], check["applicable"], check["passed"]) == ("pass", True, True), (
+            check
+        )
         assert phrase in check["details"], check
 
 

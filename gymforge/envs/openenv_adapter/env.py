@@ -25,6 +25,7 @@ episode ends (OpenEnv's sessions are capped per server: ``max_concurrent_envs``)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -129,10 +130,8 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
     async def _disconnect(self) -> None:
         client, self.client = self.client, None
         if client is not None:
-            try:
+            with contextlib.suppress(Exception):  # the session is gone either way
                 await client.close()
-            except Exception:  # the session is gone either way; nothing left to free
-                pass
 
     async def _call(self, what: str, coro: Any) -> Any:
         try:

@@ -182,7 +182,9 @@ def env_class(module: str) -> type[VerifiersEnv]:
     rows = [VfRowTruth.model_validate(t.truth).row for t in train.tasks[:ORACLE_PROBES]]
     oracle, gap = _probe_oracle(vf_env, rows, asyncio.run)
     if gap is not None:
-        not_applicable.update({c: not_supplied(FRAMEWORK, f"no oracle: {gap}") for c in ORACLE_CHECKS})
+        not_applicable.update(
+            {c: not_supplied(FRAMEWORK, f"no oracle: {gap}") for c in ORACLE_CHECKS}
+        )
     attrs: dict[str, Any] = {
         "vf_env": vf_env,
         "oracle_format": oracle,

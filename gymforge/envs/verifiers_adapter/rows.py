@@ -46,7 +46,9 @@ def prompt_text(row: Mapping[str, Any]) -> str:
     """The row's last user message (or its ``question``): the task's readable prompt."""
     prompt = row.get("prompt")
     if isinstance(prompt, list):
-        users = [m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
+        users = [
+            m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "user"
+        ]
         if users and isinstance(users[-1], str):
             return users[-1]
     question = row.get("question")
