@@ -43,6 +43,7 @@ from gymforge.core.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.core.types import Action, Message, Observation, State, Task
 from gymforge.core.verdict import Verdict
+from gymforge.envs.interop_rows import rows_dataset
 from gymforge.envs.openenv_adapter.server import ServerInfo, read_server
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.standard import StepCosts
@@ -75,19 +76,6 @@ class ResetSeeds(TaskFamily[OeTruth]):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, OeTruth]:
         return f"{self.env_name}: reset", OeTruth(seed=r.randrange(2**31))
-
-
-class TaskApiSplit(TaskFamily[OeTruth]):
-    """The tasks of one Task API split; the task seed picks the index."""
-
-    def __init__(self, env_name: str, split: str, count: int) -> None:
-        knob = ParamSpace({"split": ChoiceKnob((split,))})
-        super().__init__(f"openenv.{env_name}.{split}", 1, {0: knob})
-        self.env_name, self.split, self.count = env_name, split, count
-
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, OeTruth]:
-        index = r.randrange(self.count)
-        return f"{self.env_name}: {self.split}[{index}]", OeTruth(split=self.split, index=index)
 
 
 class ChannelReward:
@@ -226,6 +214,29 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         await super().close()
 
 
+def _task_api_source(server: ServerInfo) -> TaskSource:
+    """The Task API's splits as datasets (one per split, evaluation splits held out whole)."""
+    assert server.splits is not None
+    name = f"openenv.{server.env_name}"
+    datasets = [
+        rows_dataset(
+            f"{name}.{split}",
+            f"{server.url}/{server.env_name}/tasks",
+            specs,
+            "heldout" if split in server.heldout else "train",
+            lambda spec, s=split: f"{server.env_name}: {s} task {canonical_json(spec)[:200]}",
+            lambda i, spec, s=split: OeTruth(split=s, index=i),
+        )
+        for split, specs in server.splits.items()
+        if specs
+    ]
+    held = frozenset(d.name for d in datasets if d.tasks[0].split == "heldout")
+    source = TaskSource({}, Split(families=held))
+    for ds in datasets:
+        source = source.with_dataset(ds)
+    return source
+
+
 @cache
 def env_class(url: str) -> type[OpenEnvEnv]:
     """The gymforge environment class of the OpenEnv server at ``url`` (read once)."""
@@ -240,10 +251,8 @@ def env_class(url: str) -> type[OpenEnvEnv]:
             FRAMEWORK, "the server has no Task API splits, so no held-out split"
         )
     else:
-        families = [TaskApiSplit(server.env_name, s, n) for s, n in server.splits.items() if n]
-        held = frozenset(f.name for f in families if f.split in server.heldout)
-        tasks = TaskSource.of(families, Split(families=held))
-        if not held:
+        tasks = _task_api_source(server)
+        if not server.heldout:
             not_applicable["heldout_exclusion"] = not_supplied(
                 FRAMEWORK, f"no split is named or typed as evaluation ({', '.join(server.splits)})"
             )

@@ -3,8 +3,10 @@
 An OpenEnv server (``openenv.core.env_server.http_server.create_app``) answers
 ``GET /metadata`` (name, version), ``GET /schema`` (the JSON schemas of its action,
 observation and state), ``GET /list_environments`` and, when the environment implements
-OpenEnv's Task API, ``GET /{env}/splits`` and ``POST /{env}/num_tasks``. Episodes themselves
-go over its WebSocket (``/ws``): its HTTP ``/step`` builds a fresh environment per call.
+OpenEnv's Task API, ``GET /{env}/splits``, ``POST /{env}/num_tasks`` and ``POST /{env}/tasks``
+(the task specs of a split; a split too large to list is represented by its indices).
+Episodes themselves go over its WebSocket (``/ws``): its HTTP ``/step`` builds a fresh
+environment per call.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ HELDOUT_SPLITS = frozenset({"test", "eval", "evaluation", "validation", "val", "
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """The server's self-description: ``splits`` is None when it has no Task API."""
+    """The server's self-description: ``splits`` (split -> its task specs) is None when it
+    has no Task API."""
 
     url: str
     env_name: str
     version: str
     action_schema: dict[str, Any]
-    splits: dict[str, int] | None
+    splits: dict[str, list[Any]] | None
     heldout: frozenset[str]
 
     @property
@@ -83,7 +86,12 @@ def read_server(url: str) -> ServerInfo:
             kind = str(entry.get("type", "")) if isinstance(entry, dict) else ""
             count = _optional(f"{base}/{env_name}/num_tasks", {"split": name})
             n = count.get("num_tasks", count) if isinstance(count, dict) else count
-            splits[name] = int(n) if isinstance(n, int) else 0
+            n = n if isinstance(n, int) else 0
+            listed_tasks = _optional(f"{base}/{env_name}/tasks", {"split": name})
+            specs = listed_tasks.get("tasks") if isinstance(listed_tasks, dict) else None
+            if not isinstance(specs, list) or len(specs) != n:  # a preview, or no listing
+                specs = [{"index": i} for i in range(n)]
+            splits[name] = specs
             if name.lower() in HELDOUT_SPLITS or kind.lower() in HELDOUT_SPLITS:
                 heldout.add(name)
     return ServerInfo(
