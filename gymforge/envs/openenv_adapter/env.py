@@ -218,14 +218,21 @@ def _task_api_source(server: ServerInfo) -> TaskSource:
     """The Task API's splits as datasets (one per split, evaluation splits held out whole)."""
     assert server.splits is not None
     name = f"openenv.{server.env_name}"
+
+    def prompt(row: dict[str, Any]) -> str:
+        return f"{server.env_name}: {row['split']} task {canonical_json(row['spec'])[:200]}"
+
+    def truth(i: int, row: dict[str, Any]) -> OeTruth:
+        return OeTruth(split=row["split"], index=row["index"])
+
     datasets = [
         rows_dataset(
             f"{name}.{split}",
             f"{server.url}/{server.env_name}/tasks",
-            specs,
+            [{"split": split, "index": i, "spec": spec} for i, spec in enumerate(specs)],
             "heldout" if split in server.heldout else "train",
-            lambda spec, s=split: f"{server.env_name}: {s} task {canonical_json(spec)[:200]}",
-            lambda i, spec, s=split: OeTruth(split=s, index=i),
+            prompt,
+            truth,
         )
         for split, specs in server.splits.items()
         if specs

@@ -76,7 +76,7 @@ def read_server(url: str) -> ServerInfo:
     if not isinstance(schema, dict) or not isinstance(schema.get("action"), dict):
         raise UserError(f"openenv:{url}: /schema has no action schema; is it an OpenEnv server?")
     env_name = str(names[0]) if names else str(meta.get("name", "env"))
-    splits: dict[str, int] | None = None
+    splits: dict[str, list[Any]] | None = None
     heldout: set[str] = set()
     listed = _optional(f"{base}/{env_name}/splits")
     if isinstance(listed, list) and listed:
@@ -85,8 +85,8 @@ def read_server(url: str) -> ServerInfo:
             name = str(entry.get("name") if isinstance(entry, dict) else entry)
             kind = str(entry.get("type", "")) if isinstance(entry, dict) else ""
             count = _optional(f"{base}/{env_name}/num_tasks", {"split": name})
-            n = count.get("num_tasks", count) if isinstance(count, dict) else count
-            n = n if isinstance(n, int) else 0
+            found = count.get("num_tasks", count) if isinstance(count, dict) else count
+            n = found if isinstance(found, int) else 0
             listed_tasks = _optional(f"{base}/{env_name}/tasks", {"split": name})
             specs = listed_tasks.get("tasks") if isinstance(listed_tasks, dict) else None
             if not isinstance(specs, list) or len(specs) != n:  # a preview, or no listing
