@@ -6,18 +6,21 @@ Verifiers' own ``load_environment(env_id)`` imports it (``-`` in an id reads as 
 
 - **Tasks** are the environment's dataset rows (``rows.py``): ``get_dataset()`` is the training
   split, ``get_eval_dataset()`` the held-out one.
-- **The episode** renders the row's ``prompt`` messages (system prompt and few-shot included,
-  as Verifiers formats them); the first reply is the completion.
-- **The verdict** is the environment's own rubric (``rubric.score_rollout``) on a state built by
-  its own ``init_state``: its reward is the weighted sum of its reward functions, and it passes
-  at the environment's ``pass_threshold``. Each weighted function is one reward component, so
-  the scalar is the rubric's reward (zero-weight functions are kept as facts, not reward).
+- **The episode** follows Verifiers' own rollout loop (``episode.py``): the row's ``prompt``
+  messages as Verifiers formats them (system prompt and few-shot included), each reply a model
+  turn, the environment's ``env_response`` after it, its stop conditions ending the episode. A
+  multi-turn environment's ``max_turns`` truncates (gymforge's step budget); tool-calling
+  environments are refused with a clear error (only text turns are adapted).
+- **The verdict** is the environment's own rubric (``rubric.score_rollout``) on that state:
+  its reward is the weighted sum of its reward functions, and it passes at the environment's
+  ``pass_threshold``. Each weighted function is one reward component, so the scalar is the
+  rubric's reward (zero-weight functions are kept as facts, not reward).
 
 What the framework does not supply is declared not applicable with the reason, found by
 probing, never assumed: an oracle (a Verifiers row's ``answer`` is the rubric's input, not a
 reply; it is one only if the rubric gives a formatted ``answer`` full marks on every probed
-row), and a held-out split (when the environment has no eval dataset). Multi-turn environments
-(``env_response``) are refused with a clear error: only single-turn ones are adapted.
+row; a multi-turn environment has none), and a held-out split (when the environment has no
+eval dataset).
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import version
 from typing import Any
 
 import verifiers.legacy as vf
@@ -37,18 +39,21 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget, not_supplied
-from gymforge.core.types import Action, Message, Reply, Task
+from gymforge.core.types import Action, Message, Observation, Reply, State, Task
 from gymforge.core.verdict import Verdict
+from gymforge.envs.verifiers_adapter.episode import VF_VERSION, VfEpisode, to_messages
 from gymforge.envs.verifiers_adapter.rows import VfRowTruth, as_dataset
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.standard import StepCosts
 from gymforge.tasks import Split, TaskSource
 
-VF_VERSION = version("verifiers")
 FRAMEWORK = f"Verifiers {VF_VERSION}"
 
 ORACLE_CHECKS = ("scripted_baselines", "verifier_redteam", "error_paths")
 """The checks that need a known-good run (an oracle); without one they are not applicable."""
+
+MAX_TURNS_UNSET = 64
+"""The step budget of a multi-turn environment whose ``max_turns`` is unset (-1)."""
 
 ORACLE_PROBES = 3
 """Training rows on which a candidate oracle reply must pass the rubric."""
@@ -79,23 +84,10 @@ def _oracle_formats(env: vf.Environment) -> list[tuple[str, Callable[[str], str]
 
 
 async def score(env: vf.Environment, row: dict[str, Any], reply: str) -> Verdict:
-    """The rubric's verdict on ``reply`` as the completion of ``row``."""
-    state = await env.init_state(row, client=vf.ClientConfig(), model="gymforge")
-    state["completion"] = [{"role": "assistant", "content": reply}]
-    await env.rubric.score_rollout(state)
-    reward = float(state["reward"] or 0.0)
-    metrics = {k: float(v) for k, v in (state["metrics"] or {}).items()}
-    weights = dict(
-        zip(env.rubric._get_reward_func_names(), env.rubric._get_reward_weights(), strict=True)
-    )
-    weighted = {k: w * metrics[k] for k, w in weights.items() if w and k in metrics}
-    passed = reward >= env.pass_threshold
-    return Verdict(
-        passed=passed,
-        reason=None if passed else "below_pass_threshold",
-        facts={"reward": reward, "metrics": metrics, "weighted": weighted},
-        verifier=f"verifiers:{type(env).__name__}@{VF_VERSION}",
-    )
+    """The rubric's verdict on a one-turn episode of ``row`` answered with ``reply``."""
+    episode = await VfEpisode.start(env, row)
+    await episode.reply(reply)
+    return await episode.score()
 
 
 def _probe_oracle(
@@ -124,17 +116,32 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
     budget = Budget(max_steps=1, max_tokens=32_768)
     reward = RubricReward()
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.episode: VfEpisode | None = None
+
+    async def reset(self, task_id: str, seed: int) -> Observation:
+        task = self.tasks.resolve(task_id)
+        self.episode = await VfEpisode.start(self.vf_env, self.truth_of(task).row)
+        return await super().reset(task_id, seed)
+
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
+    def state(self) -> State:
+        return {"turns": self.episode.turns() if self.episode is not None else []}
+
     def render_reset(self, task: Task) -> list[Message]:
-        prompt = self.truth_of(task).row.get("prompt")
-        if not isinstance(prompt, list):
-            return super().render_reset(task)
-        return [Message(role=m["role"], content=str(m.get("content") or "")) for m in prompt]
+        assert self.episode is not None
+        return to_messages(self.episode.prompt)
+
+    async def on_reply(self, text: str) -> list[Message] | None:
+        assert self.episode is not None
+        return await self.episode.reply(text)
 
     async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
-        return await score(self.vf_env, self.truth_of(task).row, reply)
+        assert self.episode is not None
+        return await self.episode.score()
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         answer = self.truth_of(task).row.get("answer")
@@ -155,12 +162,26 @@ def _load(module: str) -> vf.Environment:
         ) from err
     if not isinstance(env, vf.Environment):
         raise UserError(f"verifiers:{module}: load_environment() returned {type(env).__name__}")
-    if not isinstance(env, vf.SingleTurnEnv):
+    if not isinstance(env, vf.MultiTurnEnv):
         raise UserError(
-            f"verifiers:{module}: {type(env).__name__} is multi-turn (env_response); only "
-            "single-turn Verifiers environments (SingleTurnEnv) are adapted"
+            f"verifiers:{module}: {type(env).__name__} is not a MultiTurnEnv (nor a "
+            "SingleTurnEnv), the rollout loop this adapter follows"
+        )
+    if env.tool_defs:
+        raise UserError(
+            f"verifiers:{module}: {type(env).__name__} has tools; tool calls are not adapted "
+            "(only text turns)"
         )
     return env
+
+
+def _budget(env: vf.Environment) -> Budget:
+    """One turn for a single-turn environment; a multi-turn one's ``max_turns`` (or 64 when
+    it sets none) as the step budget that truncates."""
+    if isinstance(env, vf.SingleTurnEnv):
+        return Budget(max_steps=1, max_tokens=32_768)
+    turns = env.max_turns if env.max_turns > 0 else MAX_TURNS_UNSET
+    return Budget(max_steps=turns, max_tokens=32_768)
 
 
 @cache
@@ -180,7 +201,10 @@ def env_class(module: str) -> type[VerifiersEnv]:
             FRAMEWORK, "the environment has no eval_dataset to hold out"
         )
     rows = [VfRowTruth.model_validate(t.truth).row for t in train.tasks[:ORACLE_PROBES]]
-    oracle, gap = _probe_oracle(vf_env, rows, asyncio.run)
+    oracle: str | None = None
+    gap: str | None = "a multi-turn Verifiers environment has no reference solution path"
+    if isinstance(vf_env, vf.SingleTurnEnv):
+        oracle, gap = _probe_oracle(vf_env, rows, asyncio.run)
     if gap is not None:
         not_applicable.update(
             {c: not_supplied(FRAMEWORK, f"no oracle: {gap}") for c in ORACLE_CHECKS}
@@ -195,6 +219,7 @@ def env_class(module: str) -> type[VerifiersEnv]:
             description=f"{FRAMEWORK} environment {type(vf_env).__name__} from {module!r}.",
         ),
         "tasks": tasks,
+        "budget": _budget(vf_env),
         "qa": QAProfile(
             # the rubric is the environment's own code: no generic verifier kind applies
             throughput=ThroughputBudget(reset_p50_ms=50.0, steps_per_s=20.0, concurrency=4),
