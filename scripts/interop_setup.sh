@@ -21,6 +21,7 @@ assert md.version("verifiers") == "0.3.1"
 assert md.version("openenv") == "0.10.0"
 import gymforge  # noqa: F401
 import openenv.core.generic_client  # noqa: F401
+import gymnasium  # noqa: F401
 import pytest  # noqa: F401
 import verifiers.legacy  # noqa: F401
 
@@ -38,7 +39,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 echo "interop-setup: installing gymforge[interop] and the test tools into $VENV" >&2
 "$VENV/bin/python" -m pip install -q --upgrade pip >&2
-"$VENV/bin/python" -m pip install -q -e ".[interop,serve]" "pytest>=8" "hypothesis>=6.100" >&2
+"$VENV/bin/python" -m pip install -q -e ".[interop,serve,gym]" "pytest>=8" "hypothesis>=6.100" >&2
 if ! check; then
   echo "interop-setup: $VENV does not import verifiers 0.3.1 and openenv 0.10.0; see the pip output" >&2
   exit 1

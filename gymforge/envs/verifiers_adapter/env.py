@@ -222,7 +222,9 @@ def env_class(module: str) -> type[VerifiersEnv]:
         "budget": _budget(vf_env),
         "qa": QAProfile(
             # the rubric is the environment's own code: no generic verifier kind applies
-            throughput=ThroughputBudget(reset_p50_ms=50.0, steps_per_s=20.0, concurrency=4),
+            # a reset is Verifiers' init_state and first prompt: 26 ms p50 for its GymEnv
+            # over FrozenLake on a loaded 2-core machine, a step 36/s there
+            throughput=ThroughputBudget(reset_p50_ms=250.0, steps_per_s=5.0, concurrency=4),
             not_applicable=not_applicable,
         ),
     }
