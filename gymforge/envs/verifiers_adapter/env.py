@@ -122,8 +122,17 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
 
     async def reset(self, task_id: str, seed: int) -> Observation:
         task = self.tasks.resolve(task_id)
+        await self._end_episode()  # an episode left unfinished still gets Verifiers' cleanup
         self.episode = await VfEpisode.start(self.vf_env, self.truth_of(task).row)
         return await super().reset(task_id, seed)
+
+    async def _end_episode(self) -> None:
+        if self.episode is not None:
+            await self.episode.cleanup()
+
+    async def close(self) -> None:
+        await self._end_episode()
+        await super().close()
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}

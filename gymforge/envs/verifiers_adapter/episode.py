@@ -64,6 +64,7 @@ class VfEpisode:
         self.state = state
         self.prompt: list[Any] = []
         self.reached_cap = False
+        self.cleaned = False
 
     @classmethod
     async def start(cls, env: vf.Environment, row: dict[str, Any]) -> VfEpisode:
@@ -129,9 +130,16 @@ class VfEpisode:
             for step in self.state["trajectory"]
         ]
 
+    async def cleanup(self) -> None:
+        """Verifiers' end-of-rollout cleanup (it renders the completion and frees what the
+        environment holds, a ``GymEnv``'s gym environment say), once."""
+        if not self.cleaned:
+            self.cleaned = True
+            await self.env.cleanup(self.state)
+
     async def score(self) -> Verdict:
         """Clean up as Verifiers does after a rollout, then the rubric's verdict."""
-        await self.env.cleanup(self.state)
+        await self.cleanup()
         await self.env.rubric.score_rollout(self.state)
         await self.env.rubric.cleanup(self.state)
         return verdict_of(self.env, self.state)
