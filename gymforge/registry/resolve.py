@@ -74,11 +74,6 @@ def adapter_factory(prefix: str, name: str) -> EnvFactory:
     return factory
 
 
-def reasoning_gym_factory(name: str) -> EnvFactory:
-    """The factory of reasoning-gym dataset ``name`` (see ``adapter_factory``)."""
-    return adapter_factory(REASONING_GYM, name)
-
-
 def resolve_factory(env: str) -> EnvFactory:
     """The factory behind a built-in id or an import path; UserError if there is none.
 
