@@ -133,3 +133,36 @@ def test_server_dies_mid_episode(tmp_path: Path) -> None:
         asyncio.run(env.reset(task_id, 0))
     with pytest.raises(InfraError, match="failed on step"):
         asyncio.run(env.step(Reply(text="anyone there?")))
+
+
+def test_json_actions_are_checked_before_sending() -> None:
+    """An action with several fields is the reply's JSON object, validated against the
+    server's own action schema: a policy's bad action is an answer it can fix, never a
+    server error counted as infrastructure."""
+    from gymforge.envs.openenv_adapter.server import ServerInfo
+
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "metadata": {"type": "object"},
+            "code": {"type": "string"},
+            "timeout_s": {"type": "number"},
+        },
+        "required": ["code", "timeout_s"],
+    }
+    server = ServerInfo("http://127.0.0.1:1", "coder", "1.0", schema, None, frozenset())
+    assert server.text_field is None
+    assert server.action_of('{"code": "print(1)", "timeout_s": 2}') == {
+        "code": "print(1)",
+        "timeout_s": 2,
+    }
+    assert server.action_of("print(1)") == (
+        "Reply with one JSON object of the action's fields (code, metadata, timeout_s)."
+    )
+    assert server.action_of('{"code": "x"}') == (
+        "Invalid action: the action: 'timeout_s' is a required property"
+    )
+    assert server.action_of('{"code": "x", "timeout_s": "soon"}') == (
+        "Invalid action: timeout_s: 'soon' is not of type 'number'"
+    )

@@ -9,9 +9,10 @@ episode ends (OpenEnv's sessions are capped per server: ``max_concurrent_envs``)
   ``(split, index)`` and ``reset`` passes both; splits named or typed ``test``/``eval``/... are
   the held-out split. Otherwise a task is one reset seed (family ``openenv.ENV``): OpenEnv's
   ``reset(seed, episode_id)`` is all a task can say, and held-out data is not supplied.
-- **Actions.** A reply is the action: its text fills the action's one required string field
-  (the template's ``message``), or, when the action has other fields, is read as their JSON
-  object. A reply that is not such an object gets a recoverable error, and no step is sent.
+- **Actions.** A reply is the action (``ServerInfo.action_of``): its text fills the action's
+  one required string field (the template's ``message``), or, when the action has other
+  fields, is read as their JSON object, checked against the server's action schema. A reply
+  that is not such an object gets a recoverable error, and no step is sent.
 - **Episode ends.** OpenEnv's ``done`` terminates; gymforge's budget truncates (OpenEnv has
   no truncation flag of its own).
 - **Reward.** Each step's OpenEnv reward is the component ``openenv.reward``. OpenEnv has no
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 import time
 from functools import cache
@@ -165,7 +165,7 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         return await super().reset(task_id, seed)
 
     async def on_reply(self, text: str) -> list[Message] | None:
-        action = self.action_of(text)
+        action = self.server.action_of(text)
         if isinstance(action, str):
             return [Message(role="user", content=action)]
         assert self.client is not None
@@ -173,20 +173,6 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         self.channel.last = float(result.reward or 0.0)
         message = Message(role="user", content=render(result.observation, result.reward, False))
         return None if result.done else [message]
-
-    def action_of(self, text: str) -> dict[str, Any] | str:
-        """The OpenEnv action for reply ``text``, or the error the agent is shown."""
-        field = self.server.text_field
-        if field is not None:
-            return {field: text}
-        try:
-            action = json.loads(text)
-        except ValueError:
-            action = None
-        if not isinstance(action, dict):
-            props = sorted(self.server.action_schema.get("properties", {}))
-            return f"Reply with one JSON object of the action's fields ({', '.join(props)})."
-        return action
 
     async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
         return Verdict(

@@ -17,6 +17,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema
+
 from gymforge.core.errors import UserError
 
 TIMEOUT_S = 10.0
@@ -44,6 +46,29 @@ class ServerInfo:
         if len(required) == 1 and props.get(required[0], {}).get("type") == "string":
             return str(required[0])
         return None
+
+    def action_of(self, text: str) -> dict[str, Any] | str:
+        """The OpenEnv action for reply ``text``, or the error the agent is shown. A JSON
+        action is checked against the server's action schema here, so that the policy's
+        mistake gets a recoverable answer rather than a server error (an infrastructure one)."""
+        field = self.text_field
+        if field is not None:
+            return {field: text}
+        schema = self.action_schema
+        try:
+            action = json.loads(text)
+        except ValueError:
+            action = None
+        if not isinstance(action, dict):
+            props = sorted(schema.get("properties", {}))
+            return f"Reply with one JSON object of the action's fields ({', '.join(props)})."
+        problem = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(schema).iter_errors(action)
+        )
+        if problem is not None:
+            where = "/".join(str(p) for p in problem.absolute_path) or "the action"
+            return f"Invalid action: {where}: {problem.message[:300]}"
+        return action
 
 
 def _request(url: str, body: dict[str, Any] | None = None) -> Any:
