@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
 # `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
 # part of `make test`.
-.PHONY: setup lock demo test test-slow test-perf test-engine lint typecheck bench golden clean
+.PHONY: setup lock demo test test-slow test-perf test-engine test-interop lint typecheck bench golden clean
 
 VENV := .venv/bin
 
@@ -32,6 +32,13 @@ test-engine: setup
 	scripts/engine_setup.sh
 	GYMFORGE_ENGINE=1 $(VENV)/python -m pytest tests/engine -m "" -p no:cacheprovider
 
+# Other frameworks' environments under gymforge QA (tests/interop): verifiers 0.3.1 and
+# openenv 0.10.0 need mcp<2, which the [mcp] extra in .venv cannot share, so they get their own
+# venv (scripts/interop_setup.sh); the default suite skips these tests.
+test-interop:
+	scripts/interop_setup.sh
+	.venv-interop/bin/python -m pytest tests/interop -p no:cacheprovider
+
 # Wall-clock budgets (ReDoS and bomb guards, reset speed): meaningful on an idle machine only,
 # so they stay out of `make test`.
 test-perf: setup
@@ -55,4 +62,4 @@ golden: setup
 	done
 
 clean:
-	rm -rf .venv .venv-engine runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .venv-engine .venv-interop runs .pytest_cache .mypy_cache .ruff_cache

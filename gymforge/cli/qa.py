@@ -100,11 +100,7 @@ def qa(
         print(json.dumps(data, indent=2))
     else:
         err.print(table)
-        failed = [c.name for c in outcome.checks if not c.passed]
-        err.print(
-            f"{env} {target.spec.version}: "
-            + ("all checks passed" if not failed else f"{len(failed)} failed: {', '.join(failed)}")
-        )
+        err.print(f"{env} {target.spec.version}: {outcome.summary()}", highlight=False)
     if not outcome.passed:
         raise typer.Exit(1)
 
