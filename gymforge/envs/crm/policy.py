@@ -23,8 +23,14 @@ from gymforge.world.verify import Finding
 from gymforge.world.writes import WRITE_RULES
 
 WRITE_TOOLS = frozenset(
-    {"create_contact", "update_record", "merge_records", "log_activity", "move_stage",
-     "request_change"}
+    {
+        "create_contact",
+        "update_record",
+        "merge_records",
+        "log_activity",
+        "move_stage",
+        "request_change",
+    }
 )
 READ_TOOLS = frozenset({"search", "get_record", "get_pipeline"})
 OWNED = ("accounts", "contacts", "opportunities", "activities")

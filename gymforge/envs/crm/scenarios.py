@@ -111,11 +111,14 @@ def build_log_activity(p: Plan, params: dict[str, Any], r: random.Random) -> Non
     acct = w.account()
     w.filler(acct, r.randrange(0, 2), 0)
     meant = _namesake(p, acct, amb)
-    deal = w.opportunity(acct, r.choice(("qualification", "proposal"))) if r.random() < 0.5 else None
+    deal = (
+        w.opportunity(acct, r.choice(("qualification", "proposal"))) if r.random() < 0.5 else None
+    )
     kind = r.choice(("call", "email", "meeting"))
     subject = r.choice(("Pricing follow-up", "Contract questions", "Demo recap", "Budget check"))
     who = meant["first_name"] if amb else _full(meant)
-    p.request = f'Log a {kind} with {who} at {acct["name"]}, subject "{subject}"'
+    article = "an" if kind == "email" else "a"
+    p.request = f'Log {article} {kind} with {who} at {acct["name"]}, subject "{subject}"'
     p.request += f", for the {deal['name']} deal." if deal else "."
     p.call("search", query=acct["name"], kind="accounts")
     p.call("get_record", record_id=acct["id"])
@@ -285,10 +288,7 @@ def build_merge_accounts(p: Plan, params: dict[str, Any], r: random.Random) -> N
         w.opportunity(dup)
     if r.random() < 0.6:
         w.activity(dup, people[0])
-    if w.r.random() < 0.5:  # the requester names either record
-        named = keep["name"]
-    else:
-        named = dup["name"]
+    named = keep["name"] if r.random() < 0.5 else dup["name"]  # either record, by name
     p.request = f"{named} seems to be in the CRM twice. Please merge the duplicate records."
     p.call("search", query=keep["domain"], kind="accounts")
     p.call("get_record", record_id=keep["id"])

@@ -17,25 +17,123 @@ from gymforge.world.clock import iso
 
 Row = dict[str, Any]
 TEAMS = {"T-EAST": "Enterprise East", "T-WEST": "Enterprise West", "T-MID": "Mid-Market"}
-COMPANIES = (
-    "Acme Tooling Abbott Freight Borealis Labs Cobalt Dynamics Dunmore Foods Ember Analytics "
-    "Fairlight Media Granite Health Harbor Logistics Ionic Power Juniper Retail Kestrel Aero "
-    "Lumen Bank Meridian Steel Northwind Traders Orchid Pharma Pioneer Mills Quarry Works "
-    "Redwood Clinics Sable Security Tidewater Energy Umber Textiles Vantage Motors Willow Schools "
-    "Xenon Optics Yardley Farms Zephyr Travel Atlas Insurance Beacon Hotels Cedar Robotics "
-    "Delta Paper Evergreen Water Falcon Mining Glacier Software"
-).split()
+COMPANIES = [
+    "Acme",
+    "Tooling",
+    "Abbott",
+    "Freight",
+    "Borealis",
+    "Labs",
+    "Cobalt",
+    "Dynamics",
+    "Dunmore",
+    "Foods",
+    "Ember",
+    "Analytics",
+    "Fairlight",
+    "Media",
+    "Granite",
+    "Health",
+    "Harbor",
+    "Logistics",
+    "Ionic",
+    "Power",
+    "Juniper",
+    "Retail",
+    "Kestrel",
+    "Aero",
+    "Lumen",
+    "Bank",
+    "Meridian",
+    "Steel",
+    "Northwind",
+    "Traders",
+    "Orchid",
+    "Pharma",
+    "Pioneer",
+    "Mills",
+    "Quarry",
+    "Works",
+    "Redwood",
+    "Clinics",
+    "Sable",
+    "Security",
+    "Tidewater",
+    "Energy",
+    "Umber",
+    "Textiles",
+    "Vantage",
+    "Motors",
+    "Willow",
+    "Schools",
+    "Xenon",
+    "Optics",
+    "Yardley",
+    "Farms",
+    "Zephyr",
+    "Travel",
+    "Atlas",
+    "Insurance",
+    "Beacon",
+    "Hotels",
+    "Cedar",
+    "Robotics",
+    "Delta",
+    "Paper",
+    "Evergreen",
+    "Water",
+    "Falcon",
+    "Mining",
+    "Glacier",
+    "Software",
+]
 PAIRS = [f"{COMPANIES[i]} {COMPANIES[i + 1]}" for i in range(0, len(COMPANIES) - 1, 2)]
 SUFFIXES = ("Inc", "Corp", "Group", "Co", "LLC")
 INDUSTRIES = ("manufacturing", "retail", "healthcare", "finance", "logistics", "software")
-FIRST = (
-    "Dana Alex Jordan Morgan Riley Casey Taylor Jamie Avery Quinn Rowan Sasha Emery Parker "
-    "Reese Skyler Hayden Logan Drew Blake"
-).split()
-LAST = (
-    "Kim Okafor Silva Novak Haddad Tanaka Weber Lopez Moreau Schmidt Rossi Costa Nguyen Patel "
-    "Berg Ivanova Dubois Murphy Keller Santos"
-).split()
+FIRST = [
+    "Dana",
+    "Alex",
+    "Jordan",
+    "Morgan",
+    "Riley",
+    "Casey",
+    "Taylor",
+    "Jamie",
+    "Avery",
+    "Quinn",
+    "Rowan",
+    "Sasha",
+    "Emery",
+    "Parker",
+    "Reese",
+    "Skyler",
+    "Hayden",
+    "Logan",
+    "Drew",
+    "Blake",
+]
+LAST = [
+    "Kim",
+    "Okafor",
+    "Silva",
+    "Novak",
+    "Haddad",
+    "Tanaka",
+    "Weber",
+    "Lopez",
+    "Moreau",
+    "Schmidt",
+    "Rossi",
+    "Costa",
+    "Nguyen",
+    "Patel",
+    "Berg",
+    "Ivanova",
+    "Dubois",
+    "Murphy",
+    "Keller",
+    "Santos",
+]
 TITLES = (
     "CFO",
     "VP Operations",

@@ -100,7 +100,9 @@ class CrmTools(WorldToolEnv[CrmTruth]):
             raise ToolError("validation", f"kind must be one of {', '.join(SEARCH)}")
         text, fields = SEARCH[kind]
         self.note(kind=kind)
-        where = f"lower({text}) LIKE ?" + (" AND status = 'active'" if kind != "opportunities" else "")
+        where = f"lower({text}) LIKE ?" + (
+            " AND status = 'active'" if kind != "opportunities" else ""
+        )
         like = "%" + query.strip().lower().replace("%", "").replace("_", "") + "%"
         total = self.db.scalar(f"SELECT COUNT(*) FROM {kind} WHERE {where}", like)
         size = self.truth.page_size if self.task else 5
@@ -211,8 +213,9 @@ class CrmTools(WorldToolEnv[CrmTruth]):
         self._touch(account_id, acct["team_id"])
         if not (first_name.strip() and last_name.strip()) or not EMAIL.match(email.lower()):
             raise ToolError("validation", "a contact needs a first name, a last name and an email")
-        row = {
-            "id": self.db.new_id("CT"),
+        new_id = self.db.new_id("CT")
+        row: dict[str, Any] = {
+            "id": new_id,
             "account_id": account_id,
             "first_name": first_name.strip(),
             "last_name": last_name.strip(),
@@ -222,7 +225,7 @@ class CrmTools(WorldToolEnv[CrmTruth]):
             "status": "active",
             "merged_into": None,
         }
-        row["created_at"] = row["updated_at"] = self.audit("create_contact", row["id"])
+        row["created_at"] = row["updated_at"] = self.audit("create_contact", new_id)
         self.db.insert("contacts", row)
         return view(row, ("id", "account_id", "first_name", "last_name", "email", "title"))
 
@@ -277,7 +280,9 @@ class CrmTools(WorldToolEnv[CrmTruth]):
 
     @tool(writes=True)
     @world_write
-    def merge_records(self, survivor_id: str, duplicate_id: str, idempotency_key: str = "") -> Result:
+    def merge_records(
+        self, survivor_id: str, duplicate_id: str, idempotency_key: str = ""
+    ) -> Result:
         """Merge a duplicate account into the account that survives: its contacts,
         opportunities and activities move over, and the duplicate is marked merged.
 
@@ -338,15 +343,16 @@ class CrmTools(WorldToolEnv[CrmTruth]):
                 found = self.db.get(tbl, ref)
                 if found is None or found["account_id"] != account_id:
                     raise ToolError("validation", f"{ref[:60]!r} is not in {tbl} of this account")
-        row = {
-            "id": self.db.new_id("AV"),
+        new_id = self.db.new_id("AV")
+        row: dict[str, Any] = {
+            "id": new_id,
             "kind": kind,
             "subject": subject.strip(),
             "account_id": account_id,
             "contact_id": contact_id or None,
             "opportunity_id": opportunity_id or None,
         }
-        row["created_at"] = self.audit("log_activity", row["id"], kind)
+        row["created_at"] = self.audit("log_activity", new_id, kind)
         self.db.insert("activities", row)
         return view(row, ("id", "kind", "subject", "account_id", "contact_id", "opportunity_id"))
 
