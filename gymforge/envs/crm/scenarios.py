@@ -71,8 +71,8 @@ def _namesake(p: Plan, account: Row, ambiguous: bool) -> Row:
     meant = w.contact(account)
     if ambiguous:
         twin = w.contact(account, first=meant["first_name"])
-        if w.r.random() < 0.5:  # the meant one is not always the first listed
-            w.contacts[-2:] = [twin, meant]
+        if w.r.random() < 0.5:  # the meant one is not always listed first (lists go by id)
+            meant["id"], twin["id"] = twin["id"], meant["id"]
         p.targets += [meant["id"], twin["id"]]
         p.decoys[meant["id"]] = twin["id"]
     return meant
@@ -192,7 +192,7 @@ def _deal_prelude(p: Plan, acct: Row, deal: Row, amb: bool) -> None:
 def build_advance_stage(p: Plan, params: dict[str, Any], r: random.Random) -> None:
     w, amb = p.w, bool(params["ambiguous"])
     acct = w.account()
-    people = [w.contact(acct) for _ in range(r.randrange(1, 3))]
+    people = [w.contact(acct) for _ in range(1 + int(r.random() * 2))]
     src = r.choice(STAGES[: 4 - params["stages"]])
     dst = STAGES[STAGES.index(src) + params["stages"]]
     deal = _deal(p, acct, src, amb)
@@ -207,7 +207,7 @@ def build_advance_stage(p: Plan, params: dict[str, Any], r: random.Random) -> No
 def build_close_deal(p: Plan, params: dict[str, Any], r: random.Random) -> None:
     w, amb = p.w, bool(params["ambiguous"])
     acct = w.account()
-    people = [w.contact(acct) for _ in range(r.randrange(1, 3))]
+    people = [w.contact(acct) for _ in range(1 + int(r.random() * 2))]
     deal = _deal(p, acct, r.choice(("proposal", "negotiation")), amb)
     what = _deal_request(p, deal, acct, amb)
     if params["outcome"] == "won":
@@ -238,7 +238,7 @@ def build_create_contact(p: Plan, params: dict[str, Any], r: random.Random) -> N
         title = r.choice([t for t in TITLES if t != person["title"]])
     else:  # drawn like a contact, then taken back out of the world
         person = w.contact(acct)
-        w.contacts.remove(person)
+        w.forget(person)
     name, email = _full(person), person["email"]
     p.request = (
         f"Please add {name}, {title}, as a contact at {acct['name']}."
