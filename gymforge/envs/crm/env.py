@@ -39,7 +39,7 @@ from gymforge.verify import Verdict
 from gymforge.verify.rules import check_rules
 from gymforge.world.db import TemplateCache, WorldDB
 from gymforge.world.render import RENDERER_VERSION
-from gymforge.world.verify import Expect, effect_findings, from_violations, verdict_of
+from gymforge.world.verify import Expect, Finding, effect_findings, from_violations, verdict_of
 from gymforge.world.writes import WorldFaults
 
 
@@ -116,7 +116,13 @@ class CrmEnv(CrmTools):
         findings = effect_findings(diff, self.expected(task))
         findings += policy_checks(world, diff, t.team_id)
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
-        asked = [q for q in self.questions]
+        if t.mentions:
+            for req in diff["change_requests"].added:
+                if not any(m in req["change"] for m in t.mentions):
+                    findings.append(
+                        Finding("outcome", f"change request {req['id']} does not state the amount")
+                    )
+        asked = self.questions
         facts: dict[str, Any] = {
             "changed": diff.as_json(),
             "ambiguous": t.ambiguous,

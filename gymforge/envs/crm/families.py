@@ -71,6 +71,7 @@ class CrmFamily(WorldFamily[CrmTruth]):
             decoys=p.decoys,
             plan=p.calls,
             summary=p.summary,
+            mentions=p.mentions,
             added=p.added,
             updated=p.updated,
             page_size=params["page_size"],

@@ -105,6 +105,17 @@ def edit_foreign(task: Task, plan: list[Action]) -> list[Action] | None:
     return [upd if a is req else a for a in plan]
 
 
+def vague_change_request(task: Task, plan: list[Action]) -> list[Action] | None:
+    """Files the change request for another team without saying what should change."""
+    out, hit = [], False
+    for a in plan:
+        if isinstance(a, ToolCall) and a.name == "request_change":
+            args = {**a.arguments, "change": "Please update this record as discussed."}
+            a, hit = a.model_copy(update={"arguments": args}), True
+        out.append(a)
+    return out if hit else None
+
+
 def jump_stages(task: Task, plan: list[Action]) -> list[Action] | None:
     """Moves straight to the requested stage, skipping the ones between."""
     moves = [a for a in plan if _is(a, "move_stage")]
@@ -199,6 +210,7 @@ REDTEAM = (
     _case("create_unsearched", create_unsearched, "creates a contact without searching"),
     _case("create_duplicate", create_duplicate, "creates a contact that already exists"),
     _case("edit_foreign_record", edit_foreign, "edits another team's record directly"),
+    _case("vague_change_request", vague_change_request, "a change request without the change"),
     _case("jump_stages", jump_stages, "skips pipeline stages"),
     _case("move_before_fields", move_before_fields, "moves before the required fields"),
     _case("wrong_survivor", wrong_survivor, "keeps the newer account in a merge"),

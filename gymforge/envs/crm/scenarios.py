@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymforge.envs.crm.pipeline import LOSS_REASONS, STAGES, missing, path
-from gymforge.envs.crm.seed import TITLES, Row, SeedWorld
+from gymforge.envs.crm.seed import TITLES, Row, SeedWorld, iso
 from gymforge.envs.crm.truth import Clarification, PlannedCall
 from gymforge.world.render import money
 
@@ -38,6 +38,7 @@ class Plan:
     decoys: dict[str, str] = field(default_factory=dict)
     calls: list[PlannedCall] = field(default_factory=list)
     summary: str = ""
+    mentions: list[str] = field(default_factory=list)
     added: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     updated: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     _keys: int = 0
@@ -58,6 +59,13 @@ class Plan:
 
     def update(self, table: str, pk: str, **values: Any) -> None:
         self.updated.setdefault(table, {}).setdefault(pk, {}).update(values)
+
+
+def amount_spellings(cents: int) -> list[str]:
+    """The ways a change request may state an amount: cents, or dollars with or without
+    thousands separators and cents."""
+    d = cents / 100
+    return sorted({str(cents), f"{d:.2f}", f"{d:,.2f}", f"{cents // 100}", f"{cents // 100:,}"})
 
 
 def _full(c: Row) -> str:
@@ -213,10 +221,11 @@ def build_close_deal(p: Plan, params: dict[str, Any], r: random.Random) -> None:
     if params["outcome"] == "won":
         given, said = _needs(p, deal, "closed_won", r.choice(people))
         amount = w.amount()
-        given["amount_cents"] = amount
-        said = [s for s in said if not s.startswith("the amount")]
-        p.request = f"Great news: we won {what}! The final amount is {money(amount)}"
-        p.request += (", " + ", ".join(said) + ".") if said else "."
+        today = iso(w.now)[:10]
+        given.update(amount_cents=amount, close_date=today)
+        said = [s for s in said if not s.startswith(("the amount", "expected close"))]
+        p.request = f"Great news: we won {what}! It was signed today ({today}) for "
+        p.request += f"{money(amount)}" + ("; " + "; ".join(said) + "." if said else ".")
         dst = "closed_won"
     else:
         reason = r.choice(LOSS_REASONS)
@@ -314,6 +323,7 @@ def build_cross_team(p: Plan, params: dict[str, Any], r: random.Random) -> None:
     change = f"Please set amount_cents to {amount} ({money(amount)})."
     p.write("request_change", record_id=deal["id"], change=change)
     p.add("change_requests", {"record_id": deal["id"], "team_id": deal["team_id"]})
+    p.mentions = amount_spellings(amount)
     p.summary = f"{deal['name']} belongs to another team; I filed a change request with them."
 
 

@@ -257,10 +257,10 @@ class SeedWorld:
         return row
 
     def opportunity(self, account: Row, stage: str | None = None, **over: Any) -> Row:
-        stage = stage or self._pick(OPEN)
+        people = self.people(account)
+        stage = stage or self._pick(OPEN if people else OPEN[:1])  # seeds keep the rules
         taken = {o["name"] for o in self.opportunities if o["account_id"] == account["id"]}
         deal = self._pick([d for d in DEALS if f"{account['name']} - {d}" not in taken])
-        people = self.people(account)
         created = self._past(20, 150)
         row: Row = {
             "id": self._id("OP"),

@@ -40,7 +40,9 @@ class CrmTruth(WorldTruth):
     only ``clarify`` settles it; ``targets``: the records a write may touch only after the
     clarification (the meant one and its look-alike); ``decoys``: meant id -> look-alike id,
     what an agent that guesses instead of asking acts on. ``added``/``updated``: the rows a
-    correct agent adds (compared on the keys given) and updates (primary key -> values)."""
+    correct agent adds (compared on the keys given) and updates (primary key -> values);
+    ``mentions``: a change request must state one of these (the amount, spelled any of the
+    usual ways)."""
 
     team_id: str
     requester: str
@@ -50,6 +52,7 @@ class CrmTruth(WorldTruth):
     decoys: dict[str, str]
     plan: list[PlannedCall]
     summary: str
+    mentions: list[str]
     added: dict[str, list[dict[str, Any]]]
     updated: dict[str, dict[str, dict[str, Any]]]
     page_size: int
