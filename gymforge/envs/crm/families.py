@@ -59,6 +59,7 @@ class CrmFamily(WorldFamily[CrmTruth]):
         w = SeedWorld(r, params["team"], now)
         p = Plan(w)
         BUILDERS[self.kind](p, params, r)
+        p.read_back()
         w.distractors(params["distractors"])
         truth = CrmTruth(
             world=w.rows(),

@@ -20,6 +20,8 @@ from gymforge.world.render import money
 WHICH = ["which", "who", "mean", "full name", "last name", "specify", "clarify"]
 DEAL_WORDS = ["which", "opportunit", "deal", "mean", "specify", "clarify"]
 EMAIL_WORDS = ["email", "e-mail", "address", "how can", "reach"]
+RECORD_ARGS = ("record_id", "opportunity_id", "survivor_id", "account_id")
+"""Where a write's arguments name the record to read back, in order of preference."""
 QUESTION = {
     "contact": "There is more than one contact with that name. Which one do you mean?",
     "opportunity": "That account has more than one open opportunity. Which deal do you mean?",
@@ -49,6 +51,17 @@ class Plan:
     def write(self, tool: str, **args: Any) -> None:
         self._keys += 1
         self.call(tool, **args, idempotency_key=f"crm-{self._keys}-{tool}")
+
+    def read_back(self) -> None:
+        """End with a read of what the last write changed, as a careful agent checks its
+        work (where a stale read shows the record as it was before the write)."""
+        last = self.calls[-1]
+        record = next(
+            (last.args[k] for k in RECORD_ARGS if k in last.args),
+            None,
+        )
+        if "idempotency_key" in last.args and isinstance(record, str):
+            self.call("get_record", record_id=record)
 
     def ask(self, name: str, value: str, keywords: list[str], say: str) -> None:
         self.clarify.append(Clarification(name=name, value=value, keywords=keywords, say=say))
