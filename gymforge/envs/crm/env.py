@@ -31,7 +31,7 @@ from gymforge.envs.crm.policy import (
 from gymforge.envs.crm.redteam import REDTEAM
 from gymforge.envs.crm.schema import SCHEMA
 from gymforge.envs.crm.seed import TEAMS
-from gymforge.envs.crm.tools import CrmTools
+from gymforge.envs.crm.writes import CrmTools
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan
@@ -89,13 +89,19 @@ class CrmEnv(CrmTools):
     def fault_plan(self, task: Task) -> FaultPlan:
         rate = float(task.params["fault_rate"])
         return FaultPlan(
-            rates={"timeout": rate / 3, "stale": rate / 3, "permission_denied": rate / 3},
-            tools=READ_TOOLS | WRITE_TOOLS,
+            rates={"timeout": rate / 2, "stale": rate / 2}, tools=READ_TOOLS | WRITE_TOOLS
         )
 
     def world_faults(self, task: Task) -> WorldFaults:
+        """Commit timeouts on writes; rate limits and expired sessions (a retryable
+        ``permission_denied``) on reads and writes."""
         rate = float(task.params["fault_rate"])
-        return WorldFaults(commit_timeout=rate, rate_limited=rate / 2, tools=WRITE_TOOLS)
+        return WorldFaults(
+            commit_timeout=rate,
+            rate_limited=rate / 3,
+            permission_denied=rate / 3,
+            tools=READ_TOOLS | WRITE_TOOLS,
+        )
 
     # ---- the oracle -----------------------------------------------------------------------
     def oracle_plan(self, task: Task) -> list[Action]:
