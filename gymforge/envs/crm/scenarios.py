@@ -295,10 +295,10 @@ def build_create_contact(p: Plan, params: dict[str, Any], r: random.Random) -> N
 
 def build_merge_accounts(p: Plan, params: dict[str, Any], r: random.Random) -> None:
     w = p.w
-    base = w._names.pop()
+    base = w.fresh_name()
     keep = w.account(base=base)
     w.filler(keep, r.randrange(1, 3), r.randrange(0, 2))
-    dup = w.account(base=base, created_at=w._past(5, 60))
+    dup = w.account(base=base, created_at=w.past(5, 60))
     dup["name"] = r.choice((base.upper(), base + " (new)", base)) + " " + keep["name"].split()[-1]
     dup["updated_at"] = dup["created_at"]
     if dup["name"] == keep["name"]:

@@ -197,7 +197,12 @@ class SeedWorld:
         n = self._n[prefix] = self._n.get(prefix, 0) + 1
         return f"{prefix}-{self._bases[prefix] + 7 * n}"
 
-    def _past(self, lo: int, hi: int) -> str:
+    def fresh_name(self) -> str:
+        """A company name no account of this world has yet."""
+        return self._names.pop()
+
+    def past(self, lo: int, hi: int) -> str:
+        """A time ``lo`` to ``hi`` days before now."""
         return iso(self.now - self._int(lo, hi) * DAY - self._int(0, 36_000))
 
     def other_team(self) -> str:
@@ -209,8 +214,8 @@ class SeedWorld:
 
     def account(self, team: str | None = None, base: str | None = None, **over: Any) -> Row:
         team = team or self.team
-        base = base or self._names.pop()
-        created = self._past(200, 900)
+        base = base or self.fresh_name()
+        created = self.past(200, 900)
         row: Row = {
             "id": self._id("AC"),
             "name": f"{base} {self._pick(SUFFIXES)}",
@@ -237,7 +242,7 @@ class SeedWorld:
         first = first or self._pick([f for f in FIRST if f not in taken])
         used = {c["last_name"] for c in mates if c["first_name"] == first}
         last = self._pick([n for n in LAST if n not in used])
-        created = self._past(30, 200)
+        created = self.past(30, 200)
         row: Row = {
             "id": self._id("CT"),
             "account_id": account["id"],
@@ -261,7 +266,7 @@ class SeedWorld:
         stage = stage or self._pick(OPEN if people else OPEN[:1])  # seeds keep the rules
         taken = {o["name"] for o in self.opportunities if o["account_id"] == account["id"]}
         deal = self._pick([d for d in DEALS if f"{account['name']} - {d}" not in taken])
-        created = self._past(20, 150)
+        created = self.past(20, 150)
         row: Row = {
             "id": self._id("OP"),
             "account_id": account["id"],
@@ -302,7 +307,7 @@ class SeedWorld:
             "account_id": account["id"],
             "contact_id": contact["id"] if contact else None,
             "opportunity_id": None,
-            "created_at": self._past(1, 60),
+            "created_at": self.past(1, 60),
         }
         self.activities.append(row)
         return row

@@ -10,7 +10,6 @@ search looked for), the transition facts of a stage move, and for a question whe
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from gymforge.core.errors import ToolError
@@ -24,18 +23,6 @@ from gymforge.world.writes import world_read
 
 Result = dict[str, Any]
 PREFIX = {"AC": "accounts", "CT": "contacts", "OP": "opportunities"}
-EDITABLE: dict[str, dict[str, type]] = {
-    "accounts": {"name": str, "domain": str, "industry": str, "phone": str},
-    "contacts": {"first_name": str, "last_name": str, "email": str, "phone": str, "title": str},
-    "opportunities": {
-        "name": str,
-        "amount_cents": int,
-        "close_date": str,
-        "contact_id": str,
-        "next_step": str,
-        "loss_reason": str,
-    },
-}
 SEARCH = {
     "accounts": ("name || ' ' || domain", ("id", "name", "domain", "team_id", "status")),
     "contacts": (
@@ -44,9 +31,6 @@ SEARCH = {
     ),
     "opportunities": ("name", ("id", "account_id", "name", "stage", "team_id")),
 }
-DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$")
-ACTIVITY_KINDS = ("call", "email", "meeting", "note")
 
 
 class CrmReads(WorldToolEnv[CrmTruth]):

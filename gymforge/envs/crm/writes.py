@@ -5,15 +5,33 @@ rules are the verifier's to enforce."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.crm.pipeline import LOSS_REASONS, STAGES
 from gymforge.envs.crm.policy import transition_facts
-from gymforge.envs.crm.tools import ACTIVITY_KINDS, DATE, EDITABLE, EMAIL, CrmReads, Result
+from gymforge.envs.crm.tools import CrmReads, Result
 from gymforge.tools import tool
 from gymforge.world.render import view
 from gymforge.world.writes import world_write
+
+
+EDITABLE: dict[str, dict[str, type]] = {
+    "accounts": {"name": str, "domain": str, "industry": str, "phone": str},
+    "contacts": {"first_name": str, "last_name": str, "email": str, "phone": str, "title": str},
+    "opportunities": {
+        "name": str,
+        "amount_cents": int,
+        "close_date": str,
+        "contact_id": str,
+        "next_step": str,
+        "loss_reason": str,
+    },
+}
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$")
+ACTIVITY_KINDS = ("call", "email", "meeting", "note")
 
 
 class CrmTools(CrmReads):
