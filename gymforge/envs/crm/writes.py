@@ -16,7 +16,6 @@ from gymforge.tools import tool
 from gymforge.world.render import view
 from gymforge.world.writes import world_write
 
-
 EDITABLE: dict[str, dict[str, type]] = {
     "accounts": {"name": str, "domain": str, "industry": str, "phone": str},
     "contacts": {"first_name": str, "last_name": str, "email": str, "phone": str, "title": str},
