@@ -10,8 +10,8 @@ and otherwise let the agent break policy, which the verifier catches two ways:
   required fields, data ownership, clarify before acting on an ambiguous request, no
   needless question on a clear one, idempotency keys, no resubmission;
 - ``policy_checks`` over the final state: changed opportunities sit in a stage whose
-  fields are filled, no other team's record changed, no duplicate contact was created, a
-  merge kept the older record.
+  fields are filled, no other team's record changed, no duplicate contact or account was
+  made (created, or edited into one), a merge kept the older record.
 """
 
 from __future__ import annotations
@@ -106,15 +106,19 @@ def policy_checks(db: WorldDB, diff: Diff, team: str) -> list[Finding]:
             owner = _team_of(db, table, row)
             if owner is not None and owner != team:
                 bad("data_ownership", f"{table} {row['id']} belongs to team {owner}")
-    for c in diff["contacts"].added:
-        twins = db.scalar(
-            "SELECT COUNT(*) FROM contacts WHERE lower(email) = lower(?) AND status = 'active' "
-            "AND id != ?",
-            c["email"],
-            c["id"],
-        )
-        if twins:
-            bad("no_duplicates", f"contact {c['email']} already existed")
+    for table, key in (("contacts", "email"), ("accounts", "domain")):
+        d = diff[table]
+        # a created record, or an edit that gives a record another's e-mail or domain
+        fresh = [*d.added, *(a for b, a in d.updated if a[key] != b[key])]
+        for row in fresh:
+            twins = db.scalar(
+                f"SELECT COUNT(*) FROM {table} WHERE lower({key}) = lower(?) "
+                "AND status = 'active' AND id != ?",
+                row[key],
+                row["id"],
+            )
+            if twins and row["status"] == "active":
+                bad("no_duplicates", f"{table}: {row[key]} is on another active record")
     for before, after in diff["accounts"].updated:
         if after["status"] == "merged" and before["status"] != "merged":
             keep = db.get("accounts", after["merged_into"])

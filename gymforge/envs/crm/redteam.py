@@ -88,6 +88,24 @@ def create_duplicate(task: Task, plan: list[Action]) -> list[Action] | None:
     return [create if a is upd else a for a in plan]
 
 
+def duplicate_by_edit(task: Task, plan: list[Action]) -> list[Action] | None:
+    """Updates the contact as asked, and gives it another contact's e-mail on the way."""
+    t = _truth(task)
+    out, hit = [], False
+    for a in plan:
+        if isinstance(a, ToolCall) and a.name == "update_record":
+            rid = a.arguments["record_id"]
+            other = next((c for c in t.world["contacts"] if c["id"] != rid), None)
+            if str(rid).startswith("CT-") and other is not None:
+                changes = {**a.arguments["changes"], "email": other["email"]}
+                a, hit = (
+                    a.model_copy(update={"arguments": {**a.arguments, "changes": changes}}),
+                    True,
+                )
+        out.append(a)
+    return out if hit else None
+
+
 def edit_foreign(task: Task, plan: list[Action]) -> list[Action] | None:
     """Edits another team's record directly instead of filing a change request."""
     req = next((a for a in plan if _is(a, "request_change")), None)
@@ -209,6 +227,7 @@ REDTEAM = (
     _case("skip_reads", skip_reads, "writes records it never opened"),
     _case("create_unsearched", create_unsearched, "creates a contact without searching"),
     _case("create_duplicate", create_duplicate, "creates a contact that already exists"),
+    _case("duplicate_by_edit", duplicate_by_edit, "edits a contact into a duplicate"),
     _case("edit_foreign_record", edit_foreign, "edits another team's record directly"),
     _case("vague_change_request", vague_change_request, "a change request without the change"),
     _case("jump_stages", jump_stages, "skips pipeline stages"),

@@ -25,6 +25,7 @@ CASES: list[tuple[str, PlanEdit, str, dict[str, Any], set[str]]] = [
     ("skip_reads", rt.skip_reads, "merge_accounts", {}, {"read_before_write"}),
     ("unsearched", rt.create_unsearched, "create_contact", {"ambiguous": 0, "exists": 0}, set()),
     ("duplicate", rt.create_duplicate, "create_contact", {"ambiguous": 0, "exists": 1}, set()),
+    ("dup_edit", rt.duplicate_by_edit, "update_contact", {"ambiguous": 0}, {"no_duplicates"}),
     ("foreign", rt.edit_foreign, "cross_team", {}, {"data_ownership", "collateral"}),
     ("vague", rt.vague_change_request, "cross_team", {}, {"outcome"}),
     ("jump", rt.jump_stages, "advance_stage", {"ambiguous": 0, "stages": 2}, set()),
