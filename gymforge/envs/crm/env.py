@@ -4,7 +4,8 @@ A colleague (the seeded requester) asks for a change in plain language: update a
 log an activity, move a deal along the pipeline, add a contact that may already exist,
 merge a duplicate account, change a record another team owns, close a deal. Some requests
 are ambiguous (two records fit, or a value is missing); ``ask_requester`` answers from the
-requester's hidden intent. The verifier judges the final database (expected rows changed,
+requester's hidden intent (``gymforge.envs.crm.requester``: scripted, or any ``Policy``
+given as ``user_policy``). The verifier judges the final database (expected rows changed,
 nothing else), the policy facts of the final state and the process rules over the action
 log (each charged at the step where it broke, ``process``); asking is shaped (``clarify``:
 +0.1 for the question that settles an ambiguous request, -0.1 per needless one) and a
@@ -14,12 +15,13 @@ needless question or acting before clarifying fails the task.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, cast
 
-from gymforge.core.env import EnvSpec
+from gymforge.core.env import Environment, EnvSpec
 from gymforge.core.episode import Budget
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
-from gymforge.core.types import Action, Message, Reply, State, Task, ToolCall
+from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.envs.crm.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.crm.policy import (
     PROCESS_RULES,
@@ -29,6 +31,7 @@ from gymforge.envs.crm.policy import (
     policy_checks,
 )
 from gymforge.envs.crm.redteam import REDTEAM
+from gymforge.envs.crm.requester import PolicyRequester, ScriptedRequester
 from gymforge.envs.crm.schema import SCHEMA
 from gymforge.envs.crm.seed import TEAMS
 from gymforge.envs.crm.writes import CrmTools
@@ -71,7 +74,18 @@ class CrmEnv(CrmTools):
 
     def init_world(self, task: Task, r: random.Random) -> WorldDB:
         self.questions = []
+        t = self.truth_of(task)
+        self.requester = (
+            ScriptedRequester(t)
+            if self.user_policy is None
+            else PolicyRequester(self.user_policy(), t)
+        )
         return super().init_world(task, r)
+
+    async def reset(self, task_id: str, seed: int) -> Observation:
+        obs = await super().reset(task_id, seed)
+        await self.requester.start(EpisodeContext(task_id, seed, cast(Environment, self)))
+        return obs
 
     def state(self) -> State:
         out = super().state()

@@ -14,11 +14,11 @@ from typing import Any
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.crm.pipeline import describe
+from gymforge.envs.crm.requester import Requester
 from gymforge.envs.crm.truth import CrmTruth
 from gymforge.tools import tool
 from gymforge.world.env import WorldToolEnv
 from gymforge.world.render import check_page, page_envelope
-from gymforge.world.sim import Persona, Slot, asked_slots
 from gymforge.world.writes import world_read
 
 Result = dict[str, Any]
@@ -37,6 +37,7 @@ class CrmReads(WorldToolEnv[CrmTruth]):
     """The read tools of ``CrmEnv``, the requester, and the helpers the writes share."""
 
     questions: list[dict[str, Any]]
+    requester: Requester
 
     # ---- helpers --------------------------------------------------------------------------
     def _team(self) -> str:
@@ -140,7 +141,7 @@ class CrmReads(WorldToolEnv[CrmTruth]):
         return describe()
 
     @tool
-    def ask_requester(self, question: str) -> Result:
+    async def ask_requester(self, question: str) -> Result:
         """Ask the colleague who made the request a clarifying question.
 
         Args:
@@ -148,19 +149,13 @@ class CrmReads(WorldToolEnv[CrmTruth]):
         """
         if not question.strip():
             raise ToolError("validation", "the question is empty")
-        t = self.truth
-        slots = tuple(Slot(c.name, c.value, tuple(c.keywords), c.say) for c in t.clarify)
-        hits = asked_slots(Persona("requester", "polite", t.requester, slots), question[:2000])
-        revealed = [s.name for s in hits]
+        text, revealed = await self.requester.answer(question)
         first = bool(revealed) and not any(q["revealed"] for q in self.questions)
         self.questions.append({"question": question[:200], "revealed": revealed})
-        needless = not t.ambiguous
+        needless = not self.truth.ambiguous
         self.note(revealed=bool(revealed), needless=needless, slots=",".join(revealed))
         if needless:
             self.shape("clarify", -0.1)
-            return {"answer": f"Everything you need is in my request: {t.requester}"}
-        if first:
+        elif first:
             self.shape("clarify", 0.1)
-        if not hits:
-            return {"answer": "Sorry, I'm not sure what you are asking. " + t.requester}
-        return {"answer": " ".join(s.text for s in hits)}
+        return {"answer": text}

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from crm_helpers import SOURCE, rules_broken, run, task_id
 
-from gymforge.core import SyncEnvironment, ToolCall
+from gymforge.core import Reply, SyncEnvironment, ToolCall
+from gymforge.core.policy import PolicyTurn
 from gymforge.envs import BUILTIN
 from gymforge.envs.crm import CrmEnv
 from gymforge.envs.crm import redteam as rt
@@ -21,6 +22,7 @@ from gymforge.qa import QAReport
 from gymforge.qa.episodes import play
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.tasks import TRAINING_PATHS, HeldOutError
+from gymforge.world.attacks import PlanAttack
 
 
 def test_registered() -> None:
@@ -204,3 +206,44 @@ def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) 
     assert report.passed, [(c.name, c.details) for c in report.checks if not c.passed]
     baselines = next(c for c in report.checks if c.name == "scripted_baselines")
     assert baselines.passed
+
+
+class Colleague:
+    """A Policy playing the requester (an LLM would sit here): it answers from the system
+    message it was given, or, when ``tight_lipped``, with nothing useful."""
+
+    name = checkpoint = "colleague"
+
+    def __init__(self, tight_lipped: bool = False) -> None:
+        self.tight_lipped = tight_lipped
+        self.seen: list[str] = []
+
+    async def start(self, ctx: Any) -> None:
+        return None
+
+    async def act(self, observation: Any) -> PolicyTurn:
+        self.seen += [m.content for m in observation.messages]
+        meant = [ln.split(": ", 1)[1] for ln in self.seen[0].splitlines() if ln.startswith("- ")]
+        text = "Hm, not sure." if self.tight_lipped or not meant else f"I meant {meant[0]}."
+        return PolicyTurn(Reply(text=text))
+
+
+@pytest.mark.parametrize("tight_lipped", [False, True])
+def test_a_policy_can_play_the_requester(tight_lipped: bool) -> None:
+    tid = task_id("advance_stage", 6, ambiguous=1, stages=1)
+    colleague = Colleague(tight_lipped)
+
+    async def go() -> list[dict[str, Any]]:
+        env = CrmEnv(user_policy=lambda: colleague)
+        return await play(env, PlanAttack(lambda t, p: p), tid, 0)
+
+    info = asyncio.run(go())[-2]["info"]
+    truth = SOURCE.resolve(tid).truth
+    system, question = colleague.seen[:2]
+    assert truth["requester"] in system and truth["clarify"][0]["value"] in system
+    assert question.startswith("That account has more than one open opportunity")
+    if tight_lipped:  # asking without learning anything does not license acting
+        assert rules_broken(info) == {"clarify_before_acting"}
+    else:
+        assert info["success"], info["verdict"]["facts"]
+        assert info["verdict"]["facts"]["clarified"] is True
