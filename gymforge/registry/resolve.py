@@ -40,6 +40,7 @@ BUILTIN: dict[str, str] = {
     "digits": "gymforge.envs.digits:DigitsEnv",
     "sql": "gymforge.envs.sql:SqlEnv",
     "extract": "gymforge.envs.extract:ExtractEnv",
+    "crm": "gymforge.envs.crm:CrmEnv",
 }
 
 EnvFactory = Callable[[], Any]
