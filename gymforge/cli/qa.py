@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from gymforge.cli.common import app, err, friendly
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import GymforgeError
 from gymforge.rollout.scripted import scripted_policy
 
@@ -38,8 +39,10 @@ def qa(
         help="Write the golden renderings of the current renderer_version beside the "
         "environment's code instead of running the checks.",
     ),
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
+    use_sandbox(sandbox)
     # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
     # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))

@@ -225,4 +225,3 @@ def docker_available() -> tuple[bool, str]:
         return False, str(e)
     kind = "podman" if eng.podman else "docker"
     return True, f"{kind} {eng.version} at {eng.cli}"
-

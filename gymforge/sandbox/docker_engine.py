@@ -194,3 +194,9 @@ def require_languages(facts: ImageFacts, languages: list[Language]) -> None:
                 f"code in {lang.name} cannot be judged in image {facts.image!r}: it has no "
                 f"{tool!r}; use {IMAGE_FULL} (built by `make containers`) or set {IMAGE_ENV}"
             )
+
+
+def require_container_languages(languages: list[Language]) -> None:
+    """Pre-flight of the docker backend: an engine, the image, and each language's runtime
+    in it; ``IsolationUnavailableError`` in one line otherwise."""
+    require_languages(image_facts(engine(), default_image()), languages)

@@ -91,9 +91,8 @@ class ZygotePool(BaseBackend):
             raise ConfigError(f"{job.mode} jobs need a Python language, not {lang.name!r}")
         t0 = time.monotonic()
         for _ in range(self.worker_death_retries):
-            with contextlib.suppress(WorkerDied):
-                with self.acquire() as w:
-                    return self._run_on(w, job, lang)
+            with contextlib.suppress(WorkerDied), self.acquire() as w:
+                return self._run_on(w, job, lang)
         try:
             with self.acquire() as w:
                 return self._run_on(w, job, lang)
