@@ -7,7 +7,9 @@ engine enforces, per container:
 
 - ``--network none``: no interface but ``lo``, no DNS, no route to a host listener;
 - ``--read-only`` root (and, on podman, ``--read-only-tmpfs=false``: no writable ``/tmp``,
-  ``/var/tmp`` or ``/run``), ``--ipc none`` (no ``/dev/shm``), and one writable place: the
+  ``/var/tmp`` or ``/run``), ``--ipc none`` (no ``/dev/shm``), a read-only empty
+  ``/dev/mqueue`` (the engine mounts a writable one, which would carry message queues from
+  job to job), and one writable place: the
   size-capped tmpfs job directory, wiped by the zygote after every job;
 - ``--user U:U`` (``uid_base + index``, unprivileged), ``--cap-drop ALL``,
   ``--security-opt no-new-privileges``, the engine's seccomp profile (and the zygote's own);
@@ -93,6 +95,8 @@ class DockerLauncher:
             # any --ulimit replaces the configured defaults, so nproc goes with nofile
             *("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"),
             *("--tmpfs", f"{paths.jobdir}:rw,exec,nosuid,nodev,size={self.jobdir_bytes},mode=1777"),
+            # the engine's writable mqueue mount would carry message queues from job to job
+            *("--tmpfs", "/dev/mqueue:ro,nosuid,nodev,noexec,size=4k,mode=0555"),
             *("-v", f"{runtime.lib}:{paths.libdir}:ro"),
             *("-w", paths.jobdir, "--hostname", "gymforge", "--entrypoint", self.python),
             *(x for k, v in BASE_ENV.items() for x in ("-e", f"{k}={v}")),
@@ -109,15 +113,37 @@ class DockerLauncher:
         pid = p.stdout.decode().strip()
         if p.returncode != 0 or not pid.isdigit() or pid == "0":
             return None
-        return container_cgroup(int(pid))
+        return container_cgroup(int(pid), self.memory_bytes, self.pids)
 
     def on_kill(self, runtime: Runtime, index: int) -> None:
         """Killing the ``run`` client does not always stop the container: remove it by name."""
         run_engine(self.engine.cli, "rm", "-f", "-t", "0", self.container(runtime, index))
 
 
-def container_cgroup(host_pid: int) -> WorkerCgroup | None:
-    """A ``WorkerCgroup`` over the memory and pids cgroups process ``host_pid`` is in."""
+class ContainerCgroup(WorkerCgroup):
+    """A container's own cgroups, which the engine created with the worker's outer bounds:
+    per-job limits may tighten them, never loosen them past those bounds, and the engine,
+    not we, removes the directories."""
+
+    def __init__(
+        self, name: str, hierarchies: dict[str, Hierarchy], memory_max: int, pids_max: int
+    ) -> None:
+        super().__init__(name, hierarchies)
+        self.memory_max, self.pids_max = memory_max, pids_max
+
+    def set_memory(self, limit: int) -> bool:
+        return super().set_memory(min(limit, self.memory_max))
+
+    def set_pids(self, limit: int) -> bool:
+        return super().set_pids(min(limit, self.pids_max))
+
+    def remove(self) -> None:
+        self.dirs.clear()
+        self._files.clear()
+
+
+def container_cgroup(host_pid: int, memory_max: int, pids_max: int) -> ContainerCgroup | None:
+    """The memory and pids cgroups process ``host_pid`` (a container's init) is in."""
     try:
         lines = Path(f"/proc/{host_pid}/cgroup").read_text().splitlines()
     except OSError:
@@ -133,13 +159,13 @@ def container_cgroup(host_pid: int) -> WorkerCgroup | None:
                 full, version = ROOT / path.lstrip("/"), 2
             else:
                 continue
-            if ctrl not in found and os.access(full, os.W_OK):
+            if ctrl not in found and full.is_dir() and os.access(full, os.W_OK):
                 found[ctrl] = Hierarchy(ctrl, version, full.parent)
                 leaf[ctrl] = full.name
     names = set(leaf.values())
     if len(names) != 1:  # one name for both controllers, as the engine creates them
         return None
-    cg = WorkerCgroup(names.pop(), found)
+    cg = ContainerCgroup(names.pop(), found, memory_max, pids_max)
     return cg if cg.available else None
 
 
@@ -213,7 +239,13 @@ class DockerBackend(ZygotePool):
                     run_engine(self.engine.cli, "rm", "-f", "-t", "0", *names, timeout=30)
 
 
-__all__ = ["DockerBackend", "DockerLauncher", "container_cgroup", "docker_available"]
+__all__ = [
+    "ContainerCgroup",
+    "DockerBackend",
+    "DockerLauncher",
+    "container_cgroup",
+    "docker_available",
+]
 
 
 def docker_available() -> tuple[bool, str]:
