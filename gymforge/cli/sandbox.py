@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gymforge.cli.common import app
+from gymforge.cli.common import app, friendly
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.sandbox.docker_doctor import docker_doctor_cli
 from gymforge.sandbox.doctor import doctor_cli
@@ -15,6 +15,7 @@ app.add_typer(sandbox_app, name="sandbox")
 
 
 @sandbox_app.command("doctor")
+@friendly
 def sandbox_doctor(
     as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
     sandbox: str | None = SANDBOX,

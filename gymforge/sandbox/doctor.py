@@ -132,7 +132,7 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
         h = cg.get(ctrl)
         check(f"cgroup {ctrl}", bool(h), f"v{h.version} at {h.base}" if h else "not writable")
     docker_ok, docker_why = docker_available()
-    check("container engine (--sandbox docker)", docker_ok, docker_why)
+    check("docker engine", docker_ok, docker_why)
     ray_spec = importlib.util.find_spec("ray")
     check("ray", bool(ray_spec), "importable" if ray_spec else "not installed")
     languages = {}
