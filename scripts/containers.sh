@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUITE="${SUITE:-bookworm}"
-MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+MIRROR="${MIRROR:-}"  # a Debian mirror URL; default: debootstrap's own
 WORK="${WORK:-/var/tmp/gymforge-rootfs}"
 APT_LOCK_TIMEOUT="${APT_LOCK_TIMEOUT:-600}"
 export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/gymforge/sandbox/containers.conf}"
@@ -43,9 +43,12 @@ build_base() {  # NAME PACKAGES(comma-separated)
   echo "containers: building $name from debootstrap ($SUITE: $include)" >&2
   rm -rf "$root"
   mkdir -p "$root"
-  debootstrap --variant=minbase --include="$include" "$SUITE" "$root" "$MIRROR" >"$WORK/$name.log" 2>&1 \
+  debootstrap --variant=minbase --include="$include" "$SUITE" "$root" ${MIRROR:+"$MIRROR"} >"$WORK/$name.log" 2>&1 \
     || { echo "containers: debootstrap failed, see $WORK/$name.log" >&2; exit 1; }
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  # a sandbox root, like the local backend's: no /var/tmp (the host's artefact cache lives in
+  # its namesake) and nothing in /tmp; the project image's Dockerfile makes /var/tmp again
+  rm -rf "$root/var/tmp" "$root"/tmp/* "$root"/tmp/.[!.]*
   tar -C "$root" -c . | podman import --quiet \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["/bin/bash"]' - "$name" >/dev/null
