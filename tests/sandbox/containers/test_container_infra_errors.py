@@ -2,7 +2,7 @@
 makes the code judge raise ``InfraError`` out of the episode, which runners retry and never
 score, instead of a ``verifier_error`` verdict written with reward 0. No engine needed: the
 backend here reports what a dead container worker reports (the real engine-stop run is
-``test_engine_stops.py``)."""
+``test_container_engine_stops.py``)."""
 
 from __future__ import annotations
 
