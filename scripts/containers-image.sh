@@ -22,14 +22,20 @@ mkdir -p wheelhouse
 if [ "${OFFLINE:-0}" != 1 ]; then
   echo "image: filling wheelhouse/ from requirements.lock" >&2
   # wheels for the base's python (the same minor version as this venv's: checked below)
-  want=$(podman run --rm --network none "$BASE" python3 -c 'import sys; print(sys.version_info[:2])')
-  have=$("$PY" -c 'import sys; print(sys.version_info[:2])')
-  if [ "$want" != "$have" ]; then
-    echo "image: $PY is python $have but the base has $want; set PYTHON=" >&2
+  version=$(podman run --rm --network none "$BASE" python3 -c 'import platform; print(platform.python_version())')
+  if [ "${version%.*}" != "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" ]; then
+    echo "image: $PY is not python ${version%.*}, the base's; set PYTHON=" >&2
     exit 1
   fi
   "$PY" -m pip wheel -q --no-deps -r requirements.lock -w wheelhouse >&2
   "$PY" -m pip wheel -q "setuptools>=68" wheel -w wheelhouse >&2
+  # what the lock's markers add on the base's exact version (e.g. async-timeout below 3.11.3)
+  extra=$("$PY" scripts/containers_wheelhouse.py wheelhouse "$version")
+  if [ -n "$extra" ]; then
+    echo "image: python $version also needs: $extra" >&2
+    # shellcheck disable=SC2086
+    "$PY" -m pip wheel -q --no-deps $extra -w wheelhouse >&2
+  fi
 fi
 
 echo "image: building $IMAGE from $BASE (no network)" >&2

@@ -67,7 +67,6 @@ class DockerLauncher:
     seccomp: bool = True
     name: str = "docker"
     isolated: bool = True
-    joins_cgroup: bool = False  # the engine puts the container in its own cgroup
 
     def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
         return SandboxPaths("/tmp/job", "/.gymforge")
