@@ -11,7 +11,7 @@ import socket
 import pytest
 from containers_helpers import CONTAINERS
 
-from gymforge.sandbox import Limits, SandboxJob, Status
+from gymforge.sandbox import Call, Limits, SandboxJob, Status
 from gymforge.sandbox.docker import DockerBackend
 from gymforge.sandbox.docker_engine import run_engine
 
@@ -126,3 +126,15 @@ def test_every_judge_language_runs_in_the_full_image(
     job = SandboxJob(language=language, source=src, stdin="20 22\n", limits=LIMITS)
     r = docker_sandbox.run(job)
     assert r.status is Status.OK and r.stdout == "42\n", (r.status, r.stderr, r.compile_output)
+
+
+def test_function_calls_and_the_wall_clock_kill(docker_sandbox: DockerBackend) -> None:
+    r = docker_sandbox.run(
+        SandboxJob(source="def f(x): return (x, x)", calls=[Call(name="f", args=(2,))])
+    )
+    assert r.calls and r.calls[0].value == (2, 2)
+    r = docker_sandbox.run(
+        SandboxJob(source="while True: pass", limits=Limits(wall_time=2, cpu_time=1))
+    )
+    assert r.status is Status.TIMEOUT
+    assert docker_sandbox.run(SandboxJob(source="print(1)", limits=LIMITS)).stdout == "1\n"
