@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gymforge.cli.common import app, friendly
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import UserError
 
 
@@ -56,6 +57,7 @@ def serve(
     ),
     dataset: Path | None = typer.Option(None, "--dataset", help="Also serve this JSONL dataset."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Serve ENV over WebSocket + HTTP: one session per episode stream, until interrupted.
 
@@ -63,6 +65,7 @@ def serve(
     with $GYMFORGE_TOKEN (`gymforge qa` and `--policy oracle` need a server started with
     --qa-hooks). Protocol and routes: GET /schema, gymforge.serve.protocol.
     """
+    use_sandbox(sandbox)
     try:
         from gymforge.serve.config import ServeConfig
         from gymforge.serve.launch import serve as run_server
