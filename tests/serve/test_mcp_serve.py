@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -129,6 +130,13 @@ def test_tool_errors_are_is_error_results_never_protocol_errors(
 
     out = asyncio.run(main())
     assert all(r.is_error for k, r in out.items() if k != "end")
+    for r in out.values():  # failed or not, every result carries the reward facts
+        assert r.structured_content is not None
+        assert {"reward", "reward_components", "terminated", "truncated"} <= set(
+            r.structured_content
+        )
+    after = out["after"].structured_content
+    assert after is not None and after["terminated"] and after["reward"] == 0.0
 
     def code(key: str) -> str:
         content = out[key].structured_content
@@ -212,3 +220,22 @@ def test_idle_sessions_are_reaped_and_release_their_environment(
     assert server.hub.metrics.sessions_reaped == 1
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     assert httpx.post(url, json=ping).status_code == 404
+
+
+def test_an_idle_stdio_session_is_reaped_and_the_process_exits() -> None:
+    cli = ["-m", "gymforge.cli", "serve", "ledger", "--mcp", "--transport", "stdio"]
+    proc = subprocess.Popen(
+        [sys.executable, *cli, "--idle-timeout", "0.5"],
+        stdin=subprocess.PIPE,  # held open: the client is alive but silent
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout is not None and proc.stdout.read() == b""  # stdout is the protocol's
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        assert proc.stdin is not None
+        proc.stdin.close()

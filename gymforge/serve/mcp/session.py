@@ -59,11 +59,21 @@ class Recorder:
             self.episodes_written += 1
 
 
-def error_result(code: ErrorCode, message: str) -> types.CallToolResult:
-    """An ``isError`` result that is not a step of the episode."""
+def error_result(
+    code: ErrorCode, message: str, terminated: bool = False, truncated: bool = False
+) -> types.CallToolResult:
+    """An ``isError`` result that is not a step of the episode: no reward, and the episode's
+    end flags as they stand."""
+    structured = {
+        "error": {"code": code, "message": message},
+        "reward": 0.0,
+        "reward_components": {},
+        "terminated": terminated,
+        "truncated": truncated,
+    }
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=f"{code}: {message}")],
-        structured_content={"error": {"code": code, "message": message}},
+        structured_content=structured,
         is_error=True,
     )
 
@@ -161,7 +171,10 @@ class McpSession:
 
     def _error(self, code: ErrorCode, message: str) -> types.CallToolResult:
         self.hub.metrics.errors[code] += 1
-        return error_result(code, message)
+        end = self.records[-1] if self.ended and self.records else {}
+        return error_result(
+            code, message, end.get("terminated", False), end.get("truncated", False)
+        )
 
     async def _reset(self, task_id: str, seed: int) -> types.CallToolResult:
         t0 = time.perf_counter()
