@@ -94,6 +94,8 @@ def serve(
             raise UserError("--record and --transport go with --mcp")
         run_server(env, host, port, config, log_level, dataset)
         return
+    if qa_hooks:
+        raise UserError("--qa-hooks is not offered over --mcp: an MCP client is the agent")
     if transport not in ("http", "stdio"):
         raise UserError(f"--transport must be http or stdio, not {transport!r}")
     try:

@@ -19,7 +19,9 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_helpers import TASK, mcp_client, open_session, oracle_plan, play
 from mcp_types import CallToolResult
 from serve_helpers import TOKEN
+from typer.testing import CliRunner
 
+from gymforge.cli import app
 from gymforge.registry.resolve import make_env
 from gymforge.rollout.replay import replay_file
 from gymforge.serve.config import ServeConfig
@@ -239,3 +241,18 @@ def test_an_idle_stdio_session_is_reaped_and_the_process_exits() -> None:
             proc.kill()
         assert proc.stdin is not None
         proc.stdin.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mcp", "--qa-hooks"], "--qa-hooks is not offered over --mcp"),
+        (["--mcp", "--transport", "ws"], "--transport must be http or stdio"),
+        (["--record", "x.jsonl"], "--record and --transport go with --mcp"),
+        (["--mcp", "--host", "0.0.0.0"], "refusing to bind 0.0.0.0"),
+    ],
+)
+def test_cli_refuses_bad_mcp_flags_in_one_line(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["serve", "ledger", "--port", "0", *args])
+    assert result.exit_code == 2 and message in result.output
+    assert len(result.output.strip().splitlines()) == 1
