@@ -141,6 +141,7 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
             await refused(scope, receive, send)
             return
         assert session is not None
+        session.touch()  # any request is activity: the reaper counts idleness from here
         token = CURRENT.set(session)
         try:
             await manager.handle_request(scope, receive, send)

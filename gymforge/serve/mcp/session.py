@@ -104,13 +104,18 @@ class McpSession:
 
     # ---- the reaper's side ---------------------------------------------------------------
     def check(self, now: float) -> None:
-        """Idle past ``idle_timeout``: the session is closed and its slot freed."""
+        """No request (``touch``) nor call for ``idle_timeout``: the session is closed and
+        its slot freed."""
         idle = self.phase == "idle" and now - self.since > self.hub.config.idle_timeout
         if self.killed is None and idle:
             self.killed = "idle_timeout"
             self.hub.metrics.sessions_reaped += 1
             self.hub.metrics.errors["idle_timeout"] += 1
             asyncio.get_running_loop().create_task(self.close())
+
+    def touch(self) -> None:
+        if self.phase == "idle":
+            self.since = time.monotonic()
 
     async def close(self) -> None:
         if self.killed is None:
