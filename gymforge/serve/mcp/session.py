@@ -52,11 +52,15 @@ class Recorder:
     writer: TrajectoryWriter | None
     run_id: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(4)}")
     episodes_written: int = 0
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def write(self, records: list[dict[str, Any]]) -> None:
+    async def write(self, records: list[dict[str, Any]]) -> None:
+        """Append one finished episode, durably, off the event loop (one at a time: the
+        file's digest chain runs from episode to episode)."""
         if self.writer is not None:
-            self.writer.write_episode(records)
-            self.episodes_written += 1
+            async with self._lock:
+                await asyncio.to_thread(self.writer.write_episode, records)
+                self.episodes_written += 1
 
 
 def error_result(
@@ -255,7 +259,7 @@ class McpSession:
         if result.terminated or result.truncated:
             self.ended = True
             self.records.append(episode_record(self.base, self.records, result, self.env))
-            self.recorder.write(self.records)
+            await self.recorder.write(self.records)
         info = {k: v for k, v in result.info.items() if k != "tool_result"}
         tool_result = result.info.get("tool_result")
         structured = {
