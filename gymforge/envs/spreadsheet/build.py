@@ -1,0 +1,64 @@
+"""Helpers that families use to lay out a seed workbook as world rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from openpyxl.utils.cell import get_column_letter
+
+from gymforge.envs.spreadsheet.cells import Value, addr, encode
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+class Layout:
+    """Seed sheets, cells and names, in the shape ``WorldTruth.world`` holds."""
+
+    def __init__(self) -> None:
+        self.sheets: list[str] = []
+        self.cells: dict[str, dict[str, Any]] = {}
+        self.names: dict[str, str] = {}
+
+    def sheet(self, name: str, grid: Sequence[Sequence[Value]] = ()) -> str:
+        self.sheets.append(name)
+        for i, row in enumerate(grid):
+            for j, v in enumerate(row):
+                self.put(name, i + 1, j + 1, v)
+        return name
+
+    def put(self, sheet: str, row: int, col: int, value: Value, formula: str | None = None) -> None:
+        cid = addr(sheet, row, col)
+        if value is None and formula is None:
+            self.cells.pop(cid, None)
+            return
+        self.cells[cid] = {
+            "id": cid,
+            "sheet": sheet,
+            "row": row,
+            "col": col,
+            **encode(value),
+            "formula": formula,
+            "pivot": None,
+        }
+
+    def rows(self) -> Rows:
+        return {
+            "sheets": [{"name": s, "pos": i + 1} for i, s in enumerate(self.sheets)],
+            "cells": list(self.cells.values()),
+            "names": [{"name": k, "ref": v} for k, v in sorted(self.names.items())],
+        }
+
+
+def span(sheet: str, c1: int, r1: int, c2: int, r2: int) -> str:
+    """``Sheet!A1:C9`` from 1-based column and row numbers."""
+    return f"{sheet}!{get_column_letter(c1)}{r1}:{get_column_letter(c2)}{r2}"
+
+
+def whole(sheet: str) -> str:
+    """Every cell of ``sheet`` as one range."""
+    return f"{sheet}!A1:AZ1000"
+
+
+def targets_of(sheet: str, grid: Sequence[Sequence[Value]], r0: int = 1) -> dict[str, Value]:
+    return {addr(sheet, r0 + i, j + 1): v for i, row in enumerate(grid) for j, v in enumerate(row)}
