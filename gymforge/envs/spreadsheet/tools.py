@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 from openpyxl.formula.translate import Translator
@@ -40,19 +41,28 @@ def _sort_key(v: Value) -> tuple[int, float, str]:
     return (1, 0.0, str(v).lower())
 
 
-def _matches(v: Value, op: str, want: CellIn) -> bool:
+def _number(text: str) -> float | None:
+    try:
+        x = float(text.replace(",", ""))
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _matches(v: Value, op: str, want: str) -> bool:
     if op == "blank":
         return v is None or v == ""
     if op == "nonblank":
         return not (v is None or v == "")
     if op == "contains":
         return str(want).lower() in str(v if v is not None else "").lower()
-    if isinstance(want, str) and isinstance(v, str):
+    num = _number(want)
+    if num is not None and isinstance(v, int | float) and not isinstance(v, bool):
+        x, y = float(v), num
+        return {"=": x == y, "!=": x != y, ">": x > y, ">=": x >= y, "<": x < y, "<=": x <= y}[op]
+    if isinstance(v, str) and num is None:
         a, b = v.lower(), want.lower()
         return {"=": a == b, "!=": a != b, ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b}[op]
-    if isinstance(want, int | float) and isinstance(v, int | float):
-        x, y = float(v), float(want)
-        return {"=": x == y, "!=": x != y, ">": x > y, ">=": x >= y, "<": x < y, "<=": x <= y}[op]
     return op == "!="
 
 
@@ -112,7 +122,7 @@ class SheetTools(WorldToolEnv[SheetTruth]):
     @tool
     @world_read
     def filter(
-        self, range: str, column: str, op: str, value: CellIn = None, header: bool = True
+        self, range: str, column: str, op: str, value: str = "", header: bool = True
     ) -> Result:
         """Show the rows of a table whose column passes a test (the sheet is not changed).
 
@@ -120,7 +130,8 @@ class SheetTools(WorldToolEnv[SheetTruth]):
             range: The table, such as Sales!A1:D80.
             column: The column to test: its header name, or its letter.
             op: One of =, !=, >, >=, <, <=, contains, blank, nonblank.
-            value: What to compare with (not needed for blank and nonblank).
+            value: What to compare with: a number compares with numbers, text with text
+                (case-insensitively); not needed for blank and nonblank.
             header: Whether the first row of the range is a header row.
         """
         if op not in OPS:

@@ -14,6 +14,7 @@ and the defined names.
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,10 +26,12 @@ from gymforge.envs.spreadsheet.cells import Value, addr, clean_number, decode
 from gymforge.envs.spreadsheet.workbook import Book
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+MODIFIED = re.compile(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)")
 
 
-def _stable_zip(blob: bytes) -> bytes:
-    """The same archive with every entry's timestamp fixed (zipfile stamps the wall clock)."""
+def _stable_zip(blob: bytes, stamp: str) -> bytes:
+    """The same archive with every entry's timestamp fixed (zipfile stamps the wall clock)
+    and the document's modified time set to ``stamp`` (openpyxl stamps the wall clock)."""
     out = io.BytesIO()
     with (
         zipfile.ZipFile(io.BytesIO(blob)) as src,
@@ -38,7 +41,10 @@ def _stable_zip(blob: bytes) -> bytes:
             fixed = zipfile.ZipInfo(info.filename, ZIP_TIME)
             fixed.compress_type = zipfile.ZIP_DEFLATED
             fixed.external_attr = info.external_attr
-            dst.writestr(fixed, src.read(info.filename))
+            data = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                data = MODIFIED.sub(rb"\g<1>" + stamp.encode() + rb"\g<2>", data)
+            dst.writestr(fixed, data)
     return out.getvalue()
 
 
@@ -60,7 +66,7 @@ def export_workbook(book: Book, now: str) -> bytes:
     wb.properties.creator = "gymforge"
     out = io.BytesIO()
     wb.save(out)
-    return _stable_zip(out.getvalue())
+    return _stable_zip(out.getvalue(), stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 @dataclass
