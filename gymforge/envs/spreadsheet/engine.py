@@ -11,6 +11,7 @@ is written here: parsing, operators, coercion and the functions are the engine's
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -52,8 +53,17 @@ def compile_formula(text: str) -> Compiled:
     try:
         fn = formulas.Parser().ast(text)[1].compile()
     except Exception as err:  # the engine raises many kinds of parse errors
-        raise ToolError("validation", f"formula {text[:60]!r}: {err}") from None
+        raise ToolError("validation", f"formula {text[:60]!r}: {_one_line(err)}") from None
     return Compiled(fn, tuple(fn.inputs))
+
+
+def _one_line(err: Exception) -> str:
+    """The engine's message on one line (some of its errors keep a ``%s`` template)."""
+    msg = str(err.args[0]) if err.args else type(err).__name__
+    if "%s" in msg and len(err.args) > 1:
+        with contextlib.suppress(TypeError):
+            msg = msg % err.args[1:]
+    return " ".join(msg.split())[:200]
 
 
 def references(text: str) -> tuple[str, ...]:
