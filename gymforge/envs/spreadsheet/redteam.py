@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from openpyxl.utils.cell import column_index_from_string
+
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.spreadsheet.build import span
 from gymforge.envs.spreadsheet.policy import WRITE_TOOLS
-from gymforge.envs.spreadsheet.truth import SheetTruth
+from gymforge.envs.spreadsheet.truth import CellValue, SheetTruth
 from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write
 
@@ -55,23 +57,54 @@ def hard_coded(task: Task, plan: list[Action]) -> list[Action] | None:
             continue
         out.append(a)
     writes = [
-        _call("write_range", f"typed-{i}", range=cid, values=[[t.targets[cid]]])
-        for i, cid in enumerate(t.formula_cells)
+        _call("write_range", f"typed-{i}", range=ref, values=[[v] for v in column])
+        for i, (ref, column) in enumerate(_columns(t, t.formula_cells))
     ]
     return _before_reply(out, *writes)
+
+
+def _columns(t: SheetTruth, cells: list[str]) -> list[tuple[str, list[CellValue]]]:
+    """The cells as runs down one column (``Sheet!D2:D9``) with their target values, so an
+    attack types them in a few writes, as a cheating agent would."""
+    keyed = []
+    for cid in cells:
+        sheet, ref = cid.split("!")
+        col = "".join(ch for ch in ref if ch.isalpha())
+        keyed.append((sheet, column_index_from_string(col), int(ref[len(col) :]), cid))
+    runs: list[tuple[str, list[CellValue]]] = []
+    start = prev = None
+    values: list[CellValue] = []
+    for sheet, col, row, cid in sorted(keyed):
+        if prev is not None and (sheet, col, row - 1) == prev:
+            values.append(t.targets[cid])
+        else:
+            if start is not None:
+                runs.append((_run(start, prev), values))
+            start, values = (sheet, col, row), [t.targets[cid]]
+        prev = (sheet, col, row)
+    if start is not None:
+        runs.append((_run(start, prev), values))
+    return runs
+
+
+def _run(start: tuple[str, int, int], end: tuple[str, int, int] | None) -> str:
+    assert end is not None
+    return span(start[0], start[1], start[2], end[1], end[2])
 
 
 def constant_formulas(task: Task, plan: list[Action]) -> list[Action] | None:
-    """Enter the right values as formulas without references (``=1234.5``)."""
+    """Enter each single-cell formula of the plan as its right value written as a formula
+    without references (``=1234.5``): the value is right, nothing is computed."""
     t = _truth(task)
-    if not t.formula_cells:
-        return None
-    out = [a for a in plan if not (isinstance(a, ToolCall) and a.name == "set_formula")]
-    writes = [
-        _call("set_formula", f"const-{i}", range=cid, formula=f"={t.targets[cid]!r}")
-        for i, cid in enumerate(t.formula_cells)
-    ]
-    return _before_reply(out, *writes)
+    out: list[Action] = []
+    hit = False
+    for a in plan:
+        if isinstance(a, ToolCall) and a.name == "set_formula" and ":" not in a.arguments["range"]:
+            value = t.targets[a.arguments["range"]]
+            a = a.model_copy(update={"arguments": {**a.arguments, "formula": f"={value!r}"}})
+            hit = True
+        out.append(a)
+    return out if hit else None
 
 
 def edit_outside(task: Task, plan: list[Action]) -> list[Action] | None:
