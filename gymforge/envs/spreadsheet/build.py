@@ -10,6 +10,7 @@ from openpyxl.utils.cell import get_column_letter
 from gymforge.envs.spreadsheet.cells import Value, addr, encode
 
 Rows = dict[str, list[dict[str, Any]]]
+LETTERS = [get_column_letter(c) for c in range(1, 53)]
 
 
 class Layout:
@@ -21,10 +22,31 @@ class Layout:
         self.names: dict[str, str] = {}
 
     def sheet(self, name: str, grid: Sequence[Sequence[Value]] = ()) -> str:
+        """Add a sheet holding ``grid`` from A1 (``None`` cells stay empty). The hot path of
+        task generation: plain numbers and text are encoded inline."""
         self.sheets.append(name)
-        for i, row in enumerate(grid):
+        cells = self.cells
+        for i, row in enumerate(grid, 1):
             for j, v in enumerate(row):
-                self.put(name, i + 1, j + 1, v)
+                if v is None:
+                    continue
+                cid = f"{name}!{LETTERS[j]}{i}"
+                t = type(v)
+                if (t is int or t is float) and not isinstance(v, str | bool):
+                    enc: dict[str, Any] = {"kind": "n", "num": float(v), "text": None}
+                elif isinstance(v, str) and not v.startswith("#"):
+                    enc = {"kind": "s", "num": None, "text": v}
+                else:
+                    enc = encode(v)
+                cells[cid] = {
+                    "id": cid,
+                    "sheet": name,
+                    "row": i,
+                    "col": j + 1,
+                    **enc,
+                    "formula": None,
+                    "pivot": None,
+                }
         return name
 
     def put(self, sheet: str, row: int, col: int, value: Value, formula: str | None = None) -> None:
