@@ -3,7 +3,7 @@ formula engine), so generating a task costs well under a millisecond; seed formu
 carry the values their formulas compute, which the engine reproduces (tested).
 
 - ``clean``: tidy a messy export into a new sheet (trim, Title Case, numbers from text,
-  blank rows and duplicates dropped, sorted);
+  blank rows and duplicates dropped, sorted), or reshape a wide table into a long one;
 - ``compute``: fill a column and a summary with formulas (hard-coded values fail);
 - ``pivot``: build a pivot table and answer a question from it;
 - ``reconcile``: list the records on which two sheets disagree (held out);
@@ -79,6 +79,10 @@ def _amount_text(cents: int, r: random.Random) -> Value:
 
 
 def clean(n: int, r: random.Random) -> tuple[str, SheetTruth]:
+    """Two shapes of tidying: four tasks in ten reshape a wide table (``unpivot``), the
+    rest clean a messy export."""
+    if r.random() < 0.4:
+        return unpivot(n, r)
     people = r.sample([f"{f} {s}" for f in FIRST for s in LAST], n)
     cents = r.sample(range(1_000, 500_000), n)
     records = [
@@ -118,6 +122,51 @@ def clean(n: int, r: random.Random) -> tuple[str, SheetTruth]:
             step("write_range", range=span("Clean", 1, 1, 3, len(out)), values=out),
         ],
         decoy="Raw!A2",
+    )
+
+
+PLACES = ["North", "South", "East", "West", "Harbor", "Hill", "Lake", "Park"]
+OUTLETS = ["Mall", "Plaza", "Market", "Depot", "Outlet", "Center"]
+
+
+def unpivot(n: int, r: random.Random) -> tuple[str, SheetTruth]:
+    """Reshape: a wide table (one column per quarter) into a long one (a row per value)."""
+    stores = r.sample([f"{p} {o}" for p in PLACES for o in OUTLETS], n)
+    wide: list[list[Value]] = [["Store", *QUARTERS]]
+    long: list[tuple[str, str, Value]] = []
+    for store in stores:
+        row: list[Value] = [_mess(store, r)]
+        for q in QUARTERS:
+            v: Value = None if r.random() < 0.15 else _pick(r, 90_000) / 100 + 100
+            row.append(v)
+            if v is not None:
+                long.append((store, q, v))
+        wide.append(row)
+    book = Layout()
+    book.sheet("Wide", wide)
+    out: list[list[Value]] = [["Store", "Quarter", "Revenue"]]
+    out += [[s, q, v] for s, q, v in sorted(long, key=lambda t: (t[0], t[1]))]
+    prompt = (
+        f"Sheet Wide (A1:E{n + 1}) has one row per store and one Revenue column per quarter. "
+        "Reshape it into a new sheet named Long with the header Store, Quarter, Revenue in "
+        "A1:C1 and, from row 2, one row per non-empty quarter cell of Wide: the store name "
+        "trimmed, inner runs of spaces collapsed to one and in Title Case, the quarter (Q1 "
+        "to Q4, from the header) and the revenue. Sort by Store, then Quarter. Change "
+        "nothing else."
+    )
+    return prompt, SheetTruth(
+        world=book.rows(),
+        now=NOW,
+        targets=targets_of("Long", out),
+        allowed=[whole("Long")],
+        new_sheets=["Long"],
+        exact_sheets=["Long"],
+        solution=[
+            step("read_range", range=f"Wide!A1:E{n + 1}"),
+            step("add_sheet", name="Long"),
+            step("write_range", range=span("Long", 1, 1, 3, len(out)), values=out),
+        ],
+        decoy="Wide!B2",
     )
 
 

@@ -4,6 +4,7 @@ rules enforced, and budgets that fit the oracle."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +15,8 @@ from gymforge.envs import BUILTIN
 from gymforge.envs.spreadsheet import SpreadsheetEnv
 from gymforge.envs.spreadsheet.families import FAMILIES, HELD_OUT_FAMILY
 from gymforge.qa import QAReport
+from gymforge.qa.episodes import play
+from gymforge.rollout.skilled import SkilledPolicy
 from gymforge.tasks import HeldOutError
 
 
@@ -75,3 +78,26 @@ def test_budget_fits_the_oracle_with_room_for_retries() -> None:
         assert budget.max_steps is not None and budget.max_steps >= 2 * len(plan)
         records = episode(task.task_id)
         assert records[-1]["success"] and records[-1]["tokens"] < (budget.max_tokens or 0)
+
+
+def test_scripted_skill_levels_pass_at_their_rates() -> None:
+    """``skilled:1=1,2=0.5,*=0``: the oracle on a seeded coin per task. Every level-1 task
+    passes, no level-3 task does, and level 2 lands near half (the oracle never fails, so the
+    pass rate is the coin's)."""
+
+    async def rates() -> dict[int, float]:
+        env = SpreadsheetEnv()
+        policy = SkilledPolicy({1: 1.0, 2: 0.5, None: 0.0})
+        out: dict[int, list[bool]] = {1: [], 2: [], 3: []}
+        try:
+            for level in out:
+                for i, tid in enumerate(f.task_id(level, s) for f in FAMILIES for s in range(8)):
+                    records = await play(env, policy, tid, i)
+                    out[level].append(bool(records[-1]["success"]))
+        finally:
+            await env.close()
+        return {k: sum(v) / len(v) for k, v in out.items()}
+
+    got = asyncio.run(rates())
+    assert got[1] == 1.0 and got[3] == 0.0
+    assert 0.25 <= got[2] <= 0.75

@@ -9,10 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from spreadsheet_helpers import Driver, all_tasks, episode, task_id
+from spreadsheet_helpers import SOURCE, Driver, all_tasks, episode, task_id
 
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.spreadsheet import redteam as rt
+from gymforge.envs.spreadsheet.env import solution
+from gymforge.envs.spreadsheet.truth import SheetTruth
+from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanEdit
 
 Make = Callable[..., Driver]
@@ -63,12 +66,12 @@ def test_attack_is_rejected_for_its_reason(name: str) -> None:
     assert judged >= 4, f"{name} was judged on only {judged} tasks"
 
 
-def episode_plan(task: Task) -> list[Action]:
-    from gymforge.envs.spreadsheet.env import solution
-    from gymforge.envs.spreadsheet.truth import SheetTruth
-    from gymforge.tasks.truth import TruthCodec
+def truth(task: Task) -> SheetTruth:
+    return TruthCodec(SheetTruth).parse(task)
 
-    return solution(TruthCodec(SheetTruth).parse(task))
+
+def episode_plan(task: Task) -> list[Action]:
+    return solution(truth(task))
 
 
 def test_repeated_write_is_a_duplicate_submission() -> None:
@@ -103,12 +106,15 @@ def test_sorting_the_source_in_place_is_collateral() -> None:
     assert not v["passed"] and "collateral" in checks(v)
 
 
-def test_a_stray_cell_beside_the_result_fails() -> None:
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stray_cell_beside_the_result_fails(seed: int) -> None:
+    tid = task_id("clean", seed=seed)
+    (sheet,) = truth(SOURCE.resolve(tid)).exact_sheets  # Clean or Long, by the task's shape
     extra = ToolCall(
         name="write_range",
-        arguments={"range": "Clean!F1", "values": [["x"]], "idempotency_key": "x"},
+        arguments={"range": f"{sheet}!F1", "values": [["x"]], "idempotency_key": "x"},
     )
-    v = verdict(episode(task_id("clean"), _insert_before_reply([extra])))
+    v = verdict(episode(tid, _insert_before_reply([extra])))
     assert not v["passed"] and "outcome" in checks(v)
 
 
