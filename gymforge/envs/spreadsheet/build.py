@@ -8,8 +8,13 @@ from typing import Any
 from openpyxl.utils.cell import get_column_letter
 
 from gymforge.envs.spreadsheet.cells import Value, addr, encode
+from gymforge.envs.spreadsheet.truth import Step
 
 Rows = dict[str, list[dict[str, Any]]]
+NOW = "2025-03-03T09:00:00Z"
+"""The simulated start time of every spreadsheet task."""
+QUARTERS = ["Q1", "Q2", "Q3", "Q4"]
+REGIONS = ["North", "South", "East", "West", "Central"]
 LETTERS = [get_column_letter(c) for c in range(1, 53)]
 
 
@@ -84,3 +89,8 @@ def whole(sheet: str) -> str:
 
 def targets_of(sheet: str, grid: Sequence[Sequence[Value]], r0: int = 1) -> dict[str, Value]:
     return {addr(sheet, r0 + i, j + 1): v for i, row in enumerate(grid) for j, v in enumerate(row)}
+
+
+def step(tool: str, **arguments: Any) -> Step:
+    """One call of a task's reference solution."""
+    return Step(name=tool, arguments=arguments)
