@@ -41,6 +41,7 @@ BUILTIN: dict[str, str] = {
     "sql": "gymforge.envs.sql:SqlEnv",
     "extract": "gymforge.envs.extract:ExtractEnv",
     "crm": "gymforge.envs.crm:CrmEnv",
+    "spreadsheet": "gymforge.envs.spreadsheet:SpreadsheetEnv",
 }
 
 EnvFactory = Callable[[], Any]

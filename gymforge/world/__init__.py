@@ -8,7 +8,7 @@ from gymforge.world.render import RENDERER_VERSION, paginate, view
 from gymforge.world.schema import Column, Schema, Table, table
 from gymforge.world.sim import Persona, PolicyUser, ScriptedUser, Slot, UserSimulator, UserTurn
 from gymforge.world.tasks import WorldFamily
-from gymforge.world.verify import Expect, Finding, effect_findings, verdict_of
+from gymforge.world.verify import Expect, Finding, effect_findings, stray_findings, verdict_of
 from gymforge.world.writes import WorldFaults, WriteGuard, world_read, world_write
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "effect_findings",
     "paginate",
     "rebuild",
+    "stray_findings",
     "table",
     "verdict_of",
     "view",

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +90,26 @@ def effect_findings(diff: Diff, expect: Expect) -> list[Finding]:
         if name in expect.updated or diff[name].updated:
             out += _updated(name, diff[name], expect.updated.get(name, {}))
     return out
+
+
+def stray_findings(
+    diff: Diff, name: str, allowed: Callable[[Mapping[str, Any]], bool], limit: int = 8
+) -> list[Finding]:
+    """``collateral`` findings for rows of table ``name`` that were added, updated or removed
+    although ``allowed(row)`` is false for them (an updated row is judged as it was before
+    and after: both must be allowed). For worlds whose tasks allow edits to a region of a
+    table (cells in a range, records of one owner) rather than to listed rows."""
+    d = diff[name]
+    stray = [r for r in d.added if not allowed(r)]
+    stray += [a for b, a in d.updated if not (allowed(b) and allowed(a))]
+    stray += [r for r in d.removed if not allowed(r)]
+    if not stray:
+        return []
+    keys = sorted(str(r.get(d.pk)) for r in stray)
+    more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
+    return [
+        Finding("collateral", f"{name}: changes outside the allowed rows: {keys[:limit]}{more}")
+    ]
 
 
 def _project(row: Mapping[str, Any], keys: Sequence[str]) -> str:
