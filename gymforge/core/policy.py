@@ -45,9 +45,16 @@ class PolicyTurn:
     finish_reason: str | None = None
     model: str | None = None
     weight_version: str | None = None
+    model_turns: list[dict[str, Any]] | None = None
+    """Every model request behind this action when the policy is an outside harness that
+    made its own requests (through ``gymforge proxy``): each with its ``branch`` and exact
+    ids. The top-level id fields are then None and exports read these instead."""
 
     def record(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "action"}
+        out = {k: v for k, v in self.__dict__.items() if k != "action"}
+        if out["model_turns"] is None:
+            del out["model_turns"]  # records of every other policy stay as they were
+        return out
 
 
 class Policy(Protocol):

@@ -151,8 +151,10 @@ def episode_tokens(records: list[dict[str, Any]]) -> int:
     total = 0
     for r in records:
         total += r["observation"]["tokens"]
-        ids = (r.get("policy") or {}).get("completion_token_ids")
-        total += len(ids) if ids else 0
+        policy = r.get("policy") or {}
+        for turn in policy.get("model_turns") or [policy]:
+            ids = turn.get("completion_token_ids")
+            total += len(ids) if ids else 0
     return total
 
 

@@ -118,7 +118,7 @@ def test_pass_through_then_token_in_exact_prompts(
         assert turn.prompt_token_ids == fake_tokenize(render_prompt(turn.messages, TOOLS))
         assert turn.completion_token_ids and turn.logprobs is not None
         assert len(turn.logprobs) == len(turn.completion_token_ids)
-        assert turn.capture_level == "logprobs"
+        assert turn.capture_level == "tokens"
     # the second and third turns went to the completions endpoint as token ids
     kinds = [("messages" in r and "chat") or "completion" for r in upstream.requests]
     assert kinds.count("completion") == 2
@@ -277,7 +277,7 @@ def test_control_api_and_limits(upstream: OpenAITestServer) -> None:
         client(proxy, "a").chat.completions.create(model="m", messages=first_messages())  # type: ignore[arg-type]
         status, body = http("GET", proxy.url + "/episodes/a")
         assert status == 200 and body["turns"][0]["weight_version"] == "step-7"
-        assert body["turns"][0]["capture_level"] == "logprobs"
+        assert body["turns"][0]["capture_level"] == "tokens"
         status, body = http("DELETE", proxy.url + "/episodes/a")
         assert status == 200 and len(body["turns"]) == 1
         assert http("GET", proxy.url + "/episodes/a")[0] == 404

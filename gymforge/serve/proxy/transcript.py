@@ -68,10 +68,11 @@ class ProxyTurn:
     weight_version: str | None = None
 
     @property
-    def capture_level(self) -> Literal["tokens", "logprobs", "text"]:
+    def capture_level(self) -> Literal["tokens", "text"]:
+        """``tokens`` when both id lists were returned (logprobs too, when served)."""
         if self.prompt_token_ids is None or self.completion_token_ids is None:
             return "text"
-        return "logprobs" if self.logprobs is not None else "tokens"
+        return "tokens"
 
     def as_record(self) -> dict[str, Any]:
         """The turn as plain JSON data."""
