@@ -56,12 +56,22 @@ def serve(
     ),
     dataset: Path | None = typer.Option(None, "--dataset", help="Also serve this JSONL dataset."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    mcp: bool = typer.Option(
+        False, "--mcp", help="Serve over MCP (one session per episode); see docs/mcp.md."
+    ),
+    transport: str = typer.Option(
+        "http", "--transport", help="With --mcp: http (streamable HTTP) or stdio."
+    ),
+    record: Path | None = typer.Option(
+        None, "--record", help="With --mcp: append each finished episode to this trajectory file."
+    ),
 ) -> None:
     """Serve ENV over WebSocket + HTTP: one session per episode stream, until interrupted.
 
     Clients: `gymforge run|qa ws://HOST:PORT --token T`, or make_env("ws://HOST:PORT")
     with $GYMFORGE_TOKEN (`gymforge qa` and `--policy oracle` need a server started with
     --qa-hooks). Protocol and routes: GET /schema, gymforge.serve.protocol.
+    With --mcp: an MCP server instead (POST /sessions, then MCP at /mcp/ID; docs/mcp.md).
     """
     try:
         from gymforge.serve.config import ServeConfig
@@ -79,4 +89,20 @@ def serve(
         fault_injection=fault_injection,
         allowed_origins=tuple(allow_origin or ()),
     )
-    run_server(env, host, port, config, log_level, dataset)
+    if not mcp:
+        if record is not None or transport != "http":
+            raise UserError("--record and --transport go with --mcp")
+        run_server(env, host, port, config, log_level, dataset)
+        return
+    if transport not in ("http", "stdio"):
+        raise UserError(f"--transport must be http or stdio, not {transport!r}")
+    try:
+        from gymforge.serve.mcp.launch import serve_http, serve_stdio
+    except ImportError as err:  # the [mcp] extra is missing
+        raise UserError(
+            f"gymforge serve --mcp needs the [mcp] extra ({err.name} is missing)"
+        ) from err
+    if transport == "stdio":
+        serve_stdio(env, config, dataset, record)
+    else:
+        serve_http(env, host, port, config, log_level, dataset, record)

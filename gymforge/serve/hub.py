@@ -16,7 +16,9 @@ import contextlib
 import hashlib
 import time
 from collections import Counter
+from typing import Protocol
 
+from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocket
 
 from gymforge.serve import protocol as p
@@ -26,12 +28,22 @@ from gymforge.serve.metrics import Metrics
 from gymforge.serve.session import Session, refuse
 
 
-def client_key(ws: WebSocket) -> tuple[str, str]:
+def client_key(conn: HTTPConnection) -> tuple[str, str]:
     """Who holds a session, for the per-client cap: the remote address and a digest of the
     ``Authorization`` header presented (the token itself is never kept)."""
-    host = ws.client.host if ws.client is not None else ""
-    header = (ws.headers.get("authorization") or "").encode()
+    host = conn.client.host if conn.client is not None else ""
+    header = (conn.headers.get("authorization") or "").encode()
     return host, hashlib.sha256(header).hexdigest()[:16]
+
+
+class Reapable(Protocol):
+    """What the hub keeps of a session: an id, the reaper's verdict, and its release."""
+
+    id: str
+
+    def check(self, now: float) -> None: ...
+
+    async def release(self) -> None: ...
 
 
 class Hub:
@@ -41,7 +53,7 @@ class Hub:
         self.catalog = catalog
         self.config = config
         self.metrics = metrics
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, Reapable] = {}
         self.per_client: Counter[tuple[str, str]] = Counter()
         self._reaper: asyncio.Task[None] | None = None
 
@@ -81,7 +93,25 @@ class Hub:
             await refuse(ws, "unauthorized", problem, p.CLOSE_POLICY_VIOLATION)
             return
         client = client_key(ws)
-        full = None  # check and reserve with no await between
+        full = self.capacity_problem(client)
+        if full is not None:
+            await refuse(ws, "capacity", full, p.CLOSE_TRY_AGAIN)
+            return
+        session = Session(ws, self)
+        self.enter(session, client)
+        try:
+            await session.run()
+        except asyncio.CancelledError:
+            if not session._absorb_cancel():  # not the reaper's doing: shutdown
+                raise
+        finally:
+            await self.leave(session, client)
+
+    def capacity_problem(self, client: tuple[str, str]) -> str | None:
+        """Why one more session of ``client`` cannot open (counted as refused), else None.
+        Call ``enter`` with no await in between, so the check and the reservation agree."""
+        cfg, m = self.config, self.metrics
+        full = None
         if len(self.sessions) >= cfg.max_sessions:
             full = f"server at capacity ({cfg.max_sessions} sessions); retry later"
         elif self.per_client[client] >= cfg.client_cap:
@@ -92,22 +122,20 @@ class Hub:
         if full is not None:
             m.sessions_refused += 1
             m.errors["capacity"] += 1
-            await refuse(ws, "capacity", full, p.CLOSE_TRY_AGAIN)
-            return
-        session = Session(ws, self)
+        return full
+
+    def enter(self, session: Reapable, client: tuple[str, str]) -> None:
+        """Hold a slot for an admitted session (after ``capacity_problem`` said yes)."""
         self.sessions[session.id] = session
         self.per_client[client] += 1
-        m.sessions_total += 1
-        m.sessions_open = len(self.sessions)
-        try:
-            await session.run()
-        except asyncio.CancelledError:
-            if not session._absorb_cancel():  # not the reaper's doing: shutdown
-                raise
-        finally:
-            self.sessions.pop(session.id, None)
+        self.metrics.sessions_total += 1
+        self.metrics.sessions_open = len(self.sessions)
+
+    async def leave(self, session: Reapable, client: tuple[str, str]) -> None:
+        """Free the slot and release the session's environment (idempotent)."""
+        if self.sessions.pop(session.id, None) is not None:
             self.per_client[client] -= 1
             if self.per_client[client] <= 0:
                 del self.per_client[client]
-            m.sessions_open = len(self.sessions)
-            await session.release()
+        self.metrics.sessions_open = len(self.sessions)
+        await session.release()

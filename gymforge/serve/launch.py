@@ -117,6 +117,7 @@ class ServerThread:
     """A server on ``host`` (loopback by default) and an ephemeral port, in a daemon thread.
 
     ``with ServerThread("ledger", ServeConfig(...)) as srv: srv.url`` -- always stopped.
+    ``app`` serves another application built for ``env`` (the MCP one) instead.
     """
 
     def __init__(
@@ -127,10 +128,11 @@ class ServerThread:
         port: int = 0,
         log_level: str = "warning",
         dataset: Path | None = None,
+        app: Any = None,
     ) -> None:
         self.config = config or ServeConfig()
         check_binding(host, self.config.token)
-        self.app = build_app(env, self.config, dataset)
+        self.app = app if app is not None else build_app(env, self.config, dataset)
         self.host = host
         self._sock = bind(host, port)
         self.port: int = self._sock.getsockname()[1]

@@ -4,7 +4,8 @@
 an OpenAI-compatible JSON Schema built from the signature, argument validation through
 pydantic (strict types, unknown arguments rejected), and a JSON-ready result built from the
 return annotation. ``Toolset`` dispatches ``ToolCall`` actions, applies the episode's
-``FaultPlan`` and turns every failure into a ``ToolResult`` error: nothing escapes.
+``FaultPlan`` and turns every failure into a ``ToolResult`` error: nothing escapes but an
+``InfraError`` (the tool's backend is down: the runner retries the episode, never scores it).
 
     class Shop:
         @tool
@@ -32,7 +33,13 @@ from typing import Any, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError, ToolErrorKind, UserError
+from gymforge.core.errors import (
+    TOOL_ERROR_KINDS,
+    InfraError,
+    ToolError,
+    ToolErrorKind,
+    UserError,
+)
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import ToolCall
 from gymforge.tools.faults import NO_FAULTS, FaultKind, FaultPlan
@@ -139,6 +146,9 @@ class Tool:
     error_effects: frozenset[str] = frozenset()
     """Error kinds after which the call may nonetheless have been applied (a timeout after
     the commit). Any other error result must leave the state unchanged (QA checks it)."""
+    parameters: dict[str, Any] | None = None
+    """The JSON Schema of the arguments when it comes from elsewhere (an MCP server's
+    ``inputSchema``) rather than from ``args_model``."""
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -146,9 +156,12 @@ class Tool:
         generation costs ~0.3 ms, and every environment instance offers its tools)."""
         cached = _SCHEMAS.get(self)
         if cached is None:
-            params = _strip_titles(self.args_model.model_json_schema())
-            params.setdefault("properties", {})
-            params["additionalProperties"] = False
+            if self.parameters is not None:
+                params = self.parameters
+            else:
+                params = _strip_titles(self.args_model.model_json_schema())
+                params.setdefault("properties", {})
+                params["additionalProperties"] = False
             cached = _SCHEMAS[self] = {
                 "type": "function",
                 "function": {
@@ -343,6 +356,8 @@ class Toolset:
             value = p.invoke()
             if inspect.isawaitable(value):
                 value = await value
+        except InfraError:  # the tool's backend failed: the episode is retried, never scored
+            raise
         except Exception as err:
             return self._record(_failure(p.tool.name, err), t0)
         return self._record(self._finish(p, lambda: value, sync=False), t0)
@@ -389,6 +404,8 @@ class Toolset:
                     value.close()
                 return _error(p.tool.name, "internal", "async tool called synchronously; use acall")
             content = p.tool.returns.dump_python(value, mode="json") if p.tool.returns else None
+        except InfraError:
+            raise
         except Exception as err:
             return _failure(p.tool.name, err)
         if not p.tool.writes:

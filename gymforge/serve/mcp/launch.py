@@ -1,0 +1,135 @@
+"""Starting MCP servers: over streamable HTTP (``serve_http``, ``McpServerThread``) or over
+stdio (``serve_stdio``: the process is one session, for clients that spawn their server)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.stdio import stdio_server
+
+from gymforge.core.errors import UserError
+from gymforge.registry.handle import open_env
+from gymforge.registry.resolve import resolve_factory
+from gymforge.serve.config import ServeConfig, check_binding
+from gymforge.serve.hub import Hub
+from gymforge.serve.launch import ServerThread, bind, raise_fd_limit, uvicorn_config
+from gymforge.serve.mcp.http import SESSION_PATH, create_mcp_app
+from gymforge.serve.mcp.server import CURRENT, build_server
+from gymforge.serve.mcp.session import McpSession, Recorder
+from gymforge.serve.meta import EnvCatalog
+from gymforge.serve.metrics import Metrics
+from gymforge.trajectory.io import TrajectoryWriter
+
+
+def catalog_for(env: str, config: ServeConfig, dataset: Path | None = None) -> EnvCatalog:
+    if env.startswith(("ws://", "wss://")):
+        raise UserError("serve a local environment (id or import path), not a remote one")
+    factory = resolve_factory(env) if dataset is None else open_env(env, dataset).factory
+    return EnvCatalog(factory, env, qa_hooks=False, fault_injection=False)
+
+
+def recorder_for(record: Path | None) -> Recorder:
+    """Finished episodes are appended to ``record`` (a trajectory JSONL file) when given."""
+    return Recorder(TrajectoryWriter(record, append=True) if record is not None else None)
+
+
+def build_mcp_app(
+    env: str, config: ServeConfig, record: Path | None = None, dataset: Path | None = None
+) -> Any:
+    return create_mcp_app(catalog_for(env, config, dataset), config, recorder_for(record))
+
+
+def serve_http(
+    env: str,
+    host: str,
+    port: int,
+    config: ServeConfig,
+    log_level: str = "warning",
+    dataset: Path | None = None,
+    record: Path | None = None,
+) -> None:
+    """Run the streamable-HTTP MCP server until interrupted."""
+    check_binding(host, config.token)
+    raise_fd_limit(config.max_sessions)
+    app = build_mcp_app(env, config, record, dataset)
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{sock.getsockname()[1]}"
+    auth = "bearer token required" if config.token else "no auth (loopback only)"
+    print(
+        f"gymforge serve --mcp: {app.state.hub.catalog.spec.id} on {base}; open a session "
+        f"with POST {base}/sessions, then speak MCP at {base}{SESSION_PATH}; {auth}; "
+        f"max {config.max_sessions} sessions ({config.client_cap} per client), "
+        f"idle timeout {config.idle_timeout:g} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.Server(uvicorn_config(app, config, log_level)).run(sockets=[sock])
+
+
+def McpServerThread(
+    env: str,
+    config: ServeConfig | None = None,
+    record: Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> ServerThread:
+    """A streamable-HTTP MCP server in a daemon thread (tests, benchmarks)."""
+    config = config or ServeConfig()
+    return ServerThread(env, config, host, port, app=build_mcp_app(env, config, record))
+
+
+def serve_stdio(
+    env: str, config: ServeConfig, dataset: Path | None = None, record: Path | None = None
+) -> None:
+    """Serve one session over this process's stdin/stdout until the client closes them, the
+    session is reaped (idle) or the process is interrupted. Nothing else goes to stdout."""
+    catalog = catalog_for(env, config, dataset)
+    recorder = recorder_for(record)
+    print(
+        f"gymforge serve --mcp --transport stdio: {catalog.spec.id}, "
+        f"idle timeout {config.idle_timeout:g} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        anyio.run(_stdio_main, catalog, config, recorder)
+    finally:
+        if recorder.writer is not None:
+            recorder.writer.close()
+
+
+async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> None:
+    hub = Hub(catalog, config, Metrics(max_sessions=1))
+    server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
+    session = McpSession(hub, ("stdio", ""), recorder)
+    hub.enter(session, session.client)
+    CURRENT.set(session)
+    hub.start()
+    main = asyncio.current_task()
+
+    async def watch() -> None:  # the reaper closed the session: end the process
+        while session.killed is None:
+            await asyncio.sleep(0.2)
+        if main is not None:
+            main.cancel()
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except asyncio.CancelledError:
+        if session.killed is None:
+            raise
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await hub.stop()
+        await catalog.probe.close()

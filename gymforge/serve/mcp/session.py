@@ -1,0 +1,275 @@
+"""One MCP session: one environment instance, its episodes, and their trajectory records.
+
+Every ``tools/call`` of the session is one operation on its environment:
+``gymforge_reset(task_id, seed)`` starts an episode, ``gymforge_submit(reply)`` is the
+``Reply`` action, and any other name is a ``ToolCall`` action. Each operation becomes a
+trajectory record built exactly as the runner builds it (``gymforge.rollout.episode``), so a
+finished episode is an ordinary gymforge trajectory that ``gymforge replay`` replays. An
+episode that is abandoned (a new reset, the session closed or reaped before it ended) is
+not written: only finished episodes are trajectories.
+
+Failures never become protocol errors: a call before a reset, after the episode ended,
+with bad arguments, or an environment that raises comes back as an ``isError`` result with
+``structuredContent.error = {code, message}``; a tool error of the environment is an
+``isError`` result that is also a step (its reward and record count).
+
+The hub's reaper (``gymforge.serve.hub``) applies the WebSocket server's rules: a session
+with no call for ``idle_timeout`` is closed and its environment released; one environment
+call may take ``request_timeout`` (past it the call fails with ``timeout`` and the session
+is closed)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import mcp_types as types
+
+from gymforge.core.env import StepResult
+from gymforge.core.errors import EpisodeStateError, UnknownTaskError
+from gymforge.core.seeding import fingerprint
+from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
+from gymforge.rollout.episode import episode_record, reset_outcome, step_outcome
+from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
+from gymforge.trajectory.io import TrajectoryWriter
+from gymforge.trajectory.schema import EpisodeKeys
+
+if TYPE_CHECKING:
+    from gymforge.serve.hub import Hub
+
+ErrorCode = Literal[
+    "episode_state", "bad_arguments", "unknown_task", "env_error", "timeout", "closed"
+]
+
+
+@dataclass
+class Recorder:
+    """Where finished episodes go: a trajectory file shared by the server's sessions."""
+
+    writer: TrajectoryWriter | None
+    run_id: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(4)}")
+    episodes_written: int = 0
+
+    def write(self, records: list[dict[str, Any]]) -> None:
+        if self.writer is not None:
+            self.writer.write_episode(records)
+            self.episodes_written += 1
+
+
+def error_result(code: ErrorCode, message: str) -> types.CallToolResult:
+    """An ``isError`` result that is not a step of the episode."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"{code}: {message}")],
+        structured_content={"error": {"code": code, "message": message}},
+        is_error=True,
+    )
+
+
+def _text(messages: tuple[Message, ...]) -> str:
+    return "\n\n".join(m.content for m in messages)
+
+
+class McpSession:
+    """One MCP session of a served environment. ``call`` never raises for the client's
+    mistakes or the environment's failures; see the module docstring."""
+
+    def __init__(self, hub: Hub, client: tuple[str, str], recorder: Recorder) -> None:
+        self.hub = hub
+        self.client = client
+        self.recorder = recorder
+        self.id = secrets.token_hex(16)  # the session's URL: unguessable, 128 bits
+        self.env: Any = hub.catalog.factory()
+        self.lock = asyncio.Lock()  # one call at a time: an episode is a sequence
+        self.phase: Literal["idle", "busy"] = "idle"
+        self.since = time.monotonic()
+        self.killed: str | None = None
+        self.episodes = 0
+        self.records: list[dict[str, Any]] | None = None  # the open episode's records
+        self.base: dict[str, Any] = {}
+        self.last_obs: Observation | None = None
+        self.ended = False
+
+    # ---- the reaper's side ---------------------------------------------------------------
+    def check(self, now: float) -> None:
+        """Idle past ``idle_timeout``: the session is closed and its slot freed."""
+        idle = self.phase == "idle" and now - self.since > self.hub.config.idle_timeout
+        if self.killed is None and idle:
+            self.killed = "idle_timeout"
+            self.hub.metrics.sessions_reaped += 1
+            self.hub.metrics.errors["idle_timeout"] += 1
+            asyncio.get_running_loop().create_task(self.close())
+
+    async def close(self) -> None:
+        if self.killed is None:
+            self.killed = "closed"
+        await self.hub.leave(self, self.client)
+
+    async def release(self) -> None:
+        env, self.env = self.env, None
+        if env is None:
+            return
+        try:
+            async with asyncio.timeout(10):
+                await env.close()
+        except Exception:  # a broken close must not keep the slot
+            self.hub.metrics.errors["env_close"] += 1
+
+    # ---- calls ---------------------------------------------------------------------------
+    async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Run one ``tools/call`` (serialised per session)."""
+        async with self.lock:
+            if self.killed is not None or self.env is None:
+                return error_result("closed", f"the session is closed ({self.killed})")
+            self.phase, self.since = "busy", time.monotonic()
+            t0 = time.perf_counter()
+            try:
+                async with asyncio.timeout(self.hub.config.request_timeout):
+                    return await self._dispatch(name, arguments)
+            except TimeoutError:
+                limit = self.hub.config.request_timeout
+                self.hub.metrics.errors["timeout"] += 1
+                asyncio.get_running_loop().create_task(self.close())
+                return error_result("timeout", f"{name} took over {limit:g} s; session closed")
+            finally:
+                self.hub.metrics.messages += 1
+                self.hub.metrics.observe(f"mcp_{_op(name)}", (time.perf_counter() - t0) * 1e3)
+                self.phase, self.since = "idle", time.monotonic()
+
+    async def _dispatch(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        try:
+            if name == RESET:
+                task_id, seed = reset_args(arguments)
+                return await self._reset(task_id, seed)
+            action: Action
+            if name == SUBMIT:
+                action = Reply(text=submit_args(arguments))
+            else:
+                call_id = f"call_{len(self.records or ())}"
+                action = ToolCall(name=name, arguments=arguments, call_id=call_id)
+            return await self._step(action)
+        except ToolArgsError as err:
+            return self._error("bad_arguments", str(err))
+        except EpisodeStateError as err:
+            return self._error("episode_state", str(err))
+        except UnknownTaskError as err:
+            return self._error("unknown_task", str(err))
+        except Exception as err:  # the environment's failure, never the protocol's
+            return self._error("env_error", f"{type(err).__name__}: {str(err)[:1000]}")
+
+    def _error(self, code: ErrorCode, message: str) -> types.CallToolResult:
+        self.hub.metrics.errors[code] += 1
+        return error_result(code, message)
+
+    async def _reset(self, task_id: str, seed: int) -> types.CallToolResult:
+        t0 = time.perf_counter()
+        obs = await self.env.reset(task_id, seed)
+        fp = fingerprint(await self.env.snapshot())
+        spec = self.env.spec
+        self.episodes += 1
+        self.base = EpisodeKeys(
+            run_id=self.recorder.run_id,
+            episode_id=f"{self.id[:12]}-{self.episodes}",
+            task_id=task_id,
+            seed=seed,
+            env_id=spec.id,
+            env_version=spec.version,
+            renderer_version=spec.renderer_version,
+            policy_checkpoint="mcp",
+        ).model_dump()
+        self.records = [
+            {
+                **self.base,
+                "record": "step",
+                "step": 0,
+                "action": None,
+                "policy": None,
+                **reset_outcome(obs, fp),
+                "timing": {"reset_ms": (time.perf_counter() - t0) * 1e3},
+                "timestamp": time.time(),
+            }
+        ]
+        self.last_obs, self.ended = obs, False
+        structured = {
+            "episode_id": self.base["episode_id"],
+            "task_id": task_id,
+            "seed": seed,
+            "step": 0,
+            "messages": [m.model_dump(mode="json") for m in obs.messages],
+            "reward": 0.0,
+            "reward_components": {},
+            "terminated": False,
+            "truncated": False,
+        }
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_text(obs.messages))],
+            structured_content=structured,
+        )
+
+    async def _step(self, action: Action) -> types.CallToolResult:
+        if self.records is None or self.ended:
+            raise EpisodeStateError(
+                f"no episode is running: call {RESET}(task_id, seed) first"
+                if self.records is None
+                else f"the episode has ended: call {RESET}(task_id, seed) for the next"
+            )
+        t0 = time.perf_counter()
+        result: StepResult = await self.env.step(action)
+        fp = fingerprint(await self.env.snapshot())
+        timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
+        step = len(self.records)
+        self.records.append(
+            {
+                **self.base,
+                "record": "step",
+                "step": step,
+                "action": action.model_dump(mode="json"),
+                "policy": None,
+                **step_outcome(result, fp),
+                "timing": timing,
+                "timestamp": time.time(),
+            }
+        )
+        new = _new_messages(self.last_obs, result.observation)
+        self.last_obs = result.observation
+        if result.terminated or result.truncated:
+            self.ended = True
+            self.records.append(episode_record(self.base, self.records, result, self.env))
+            self.recorder.write(self.records)
+        info = {k: v for k, v in result.info.items() if k != "tool_result"}
+        tool_result = result.info.get("tool_result")
+        structured = {
+            "episode_id": self.base["episode_id"],
+            "step": step,
+            "messages": [m.model_dump(mode="json") for m in new],
+            "tool_result": tool_result,
+            "reward": result.reward,
+            "reward_components": result.reward_components,
+            "terminated": result.terminated,
+            "truncated": result.truncated,
+            "info": info,
+        }
+        failed = isinstance(tool_result, dict) and tool_result.get("ok") is False
+        text = _text(new)
+        if self.ended:
+            total = self.records[-1]["reward"]
+            ended = f"episode ended: reward {total:g}, success {bool(result.info.get('success'))}"
+            text = f"{text}\n\n{ended}" if text else ended
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=structured,
+            is_error=failed,
+        )
+
+
+def _new_messages(before: Observation | None, after: Observation) -> tuple[Message, ...]:
+    """The messages ``after`` adds to ``before`` (all of them when it is not a continuation)."""
+    if before is not None and after.messages[: len(before.messages)] == before.messages:
+        return after.messages[len(before.messages) :]
+    return after.messages
+
+
+def _op(name: str) -> str:
+    return {RESET: "reset", SUBMIT: "submit"}.get(name, "tool")
