@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from gymforge.core.env import Environment
 from gymforge.core.types import Action, Observation
@@ -66,3 +66,13 @@ class Policy(Protocol):
     async def start(self, ctx: EpisodeContext) -> None: ...
 
     async def act(self, observation: Observation) -> PolicyTurn: ...
+
+
+@runtime_checkable
+class FinishingPolicy(Protocol):
+    """A policy with something to release when an episode ends, however it ends (the
+    environment ended it, the run timed it out or gave up on it): an outside harness's
+    process, its pending tool call. The runner awaits ``finish`` once per started
+    episode; it must be quick and must not raise."""
+
+    async def finish(self) -> None: ...

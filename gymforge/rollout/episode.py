@@ -10,7 +10,7 @@ from typing import Any
 from gymforge.core.capabilities import TASK, supported
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import ContextLengthExceeded, InfraError
-from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.core.policy import EpisodeContext, FinishingPolicy, Policy, PolicyTurn
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
 from gymforge.rollout.gcpace import paced_collections
@@ -74,7 +74,11 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     full garbage collections are paced (``gymforge.rollout.gcpace``).
     """
     with paced_collections():
-        return await _play(env, policy, keys)
+        try:
+            return await _play(env, policy, keys)
+        finally:
+            if isinstance(policy, FinishingPolicy):
+                await policy.finish()
 
 
 async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:

@@ -148,14 +148,14 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
         Route("/sessions", open_session, methods=["POST"]),
         Route("/sessions/{session}", close_session, methods=["DELETE"]),
         Route("/metrics", get_metrics, methods=["GET"]),
-        Route(SESSION_PATH, _Asgi(endpoint)),
+        Route(SESSION_PATH, AsgiEndpoint(endpoint)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
     return app
 
 
-class _Asgi:
+class AsgiEndpoint:
     """An ASGI callable Starlette routes as an app (a plain function it would wrap)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
