@@ -140,7 +140,5 @@ class ElementsEnv(ToolEnv[Formula, World]):
 
     def oracle_plan(self, task: Task) -> list[Any]:
         truth = self.truth_of(task)
-        calls: list[Any] = [
-            ToolCall(name="element", arguments={"symbol": s}) for s in truth.counts
-        ]
+        calls: list[Any] = [ToolCall(name="element", arguments={"symbol": s}) for s in truth.counts]
         return [*calls, Reply(text=f"{truth.answer:.2f}")]

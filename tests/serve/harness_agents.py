@@ -55,3 +55,19 @@ async def tool_agent(ctx: HarnessContext, max_turns: int = 8) -> str:
 def crashing_agent(ctx: HarnessContext) -> str:
     """A sync harness that fails before doing anything."""
     raise RuntimeError("the harness fell over")
+
+
+async def crash_after_one_call(ctx: HarnessContext) -> str:
+    """Calls one tool, then falls over mid-episode."""
+    http = create_mcp_http_client(headers=ctx.mcp_headers)
+    async with http, Client(streamable_http_client(ctx.mcp_url, http_client=http)) as mcp:
+        await mcp.call_tool("search_customers", {"name": "a"})
+    raise RuntimeError("lost the plot mid-episode")
+
+
+async def sleeper(ctx: HarnessContext) -> str:
+    """Never answers."""
+    import asyncio
+
+    await asyncio.sleep(3600)
+    return "too late"

@@ -27,7 +27,7 @@ from gymforge.testing.openai_server.fake import (
     scripted_responder,
 )
 from gymforge.trajectory.export import export
-from gymforge.trajectory.io import read_episodes
+from gymforge.trajectory.io import read_episodes, verify_chain
 
 HERE = Path(__file__).resolve().parent
 AGENTS = "tests.serve.harness_agents"
@@ -163,3 +163,35 @@ def test_failing_harness_command_is_retried_then_an_error(
     result = run_harness(f"harness-cmd:{cmd}", upstream, tmp_path, max_retries=1)
     assert result.errors and "exited with code 1" in str(result.errors[0])
     assert "no luck" in str(result.errors[0])
+
+
+def test_harness_crashing_mid_episode_is_retried_and_never_scored(
+    upstream: OpenAITestServer, tmp_path: Path
+) -> None:
+    result = run_harness(
+        f"harness:{AGENTS}:crash_after_one_call", upstream, tmp_path, max_retries=2
+    )
+    assert result.errors and "lost the plot mid-episode" in str(result.errors[0])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["infra_retries"] == 2 and summary["infra_errors"] == 1
+    path = tmp_path / "trajectories.jsonl"
+    assert not path.exists() or read_episodes(path) == []
+
+
+def test_harness_past_its_wall_clock_is_truncated(
+    upstream: OpenAITestServer, tmp_path: Path
+) -> None:
+    run = RunSpec(env="ledger", policy=f"harness:{AGENTS}:sleeper", n=1, seed=11, out=tmp_path)
+    options = {"base_url": upstream.base_url, "wall_clock_s": 0.5, "grace_s": 0.1}
+    ready = prepare(run, policy_options=options)
+    try:
+        result = run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
+    finally:
+        assert ready.source.close is not None
+        asyncio.run(ready.source.close())
+    assert not result.errors
+    [log] = read_episodes(tmp_path / "trajectories.jsonl")
+    assert log.end is not None and log.end.truncated and not log.end.success
+    assert log.end.failure_reason == "harness_timeout"
+    assert len(log.steps) == 1  # nothing but the reset: the harness never acted
+    verify_chain(log)  # a policy-side end is a valid episode

@@ -15,8 +15,10 @@ step: the step's policy record carries the proxy turns that led to it (``model_t
 When the harness returns or exits, its final message is the ``Reply`` action. The episode
 ends when the environment ends it (the harness's pending call is answered, and it gets
 ``grace_s`` to exit before it is cancelled or killed) or when the harness has run for
-``wall_clock_s`` (an empty reply is submitted, ``finish_reason`` ``harness_timeout``). A
-harness that raises or exits non-zero is an infrastructure error: retried, never scored.
+``wall_clock_s`` without a final message (truncated, ``harness_timeout``); if the
+environment wants more after the final message, the episode ends truncated
+(``harness_exited``). A harness that raises or exits non-zero is an infrastructure error:
+retried, never scored.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any
 
 import mcp_types as types
 
-from gymforge.core.errors import InfraError, UserError
+from gymforge.core.errors import HarnessExited, HarnessTimedOut, InfraError, UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
@@ -143,6 +145,7 @@ class HarnessPolicy:
         self.started = 0.0
         self.ctx: EpisodeContext | None = None
         self.process: asyncio.subprocess.Process | None = None
+        self.exited = False
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.ctx = ctx
@@ -156,18 +159,25 @@ class HarnessPolicy:
             self.pending.set_result(_result_of(observation))
             self.pending = None
         assert self.channel is not None
+        if self.exited:
+            raise HarnessExited(
+                "the harness gave its final message but the environment did not end the episode"
+            )
         remaining = self.factory.wall_clock_s - (time.monotonic() - self.started)
         try:
             async with asyncio.timeout(max(0.0, remaining)):
                 kind, a, b, answer = await self.channel.events.get()
         except TimeoutError:
-            return self._turn(Reply(text=""), finish="harness_timeout")
+            raise HarnessTimedOut(
+                f"the harness ran {self.factory.wall_clock_s:g} s without a final message"
+            ) from None
         if kind == "call":
             self.pending = answer
             self.calls += 1
             action = ToolCall(name=str(a), arguments=dict(b), call_id=f"call_{self.calls}")
             return self._turn(action)
         if kind == "done":
+            self.exited = True
             return self._turn(Reply(text=str(a)))
         raise InfraError(f"harness {self.factory.target} crashed: {a}")
 
@@ -236,7 +246,7 @@ class HarnessPolicy:
         else:
             self.channel.events.put_nowait(("crashed", f"{type(err).__name__}: {err}", None, None))
 
-    def _turn(self, action: ToolCall | Reply, finish: str | None = None) -> PolicyTurn:
+    def _turn(self, action: ToolCall | Reply) -> PolicyTurn:
         proxy = self.factory.proxy
         turns = proxy.transcript(self.episode_id).turns if proxy is not None else []
         fresh = [t.as_record() for t in turns[self.seen :]]
@@ -246,7 +256,7 @@ class HarnessPolicy:
         return PolicyTurn(
             action=action,
             capture_level=level,  # type: ignore[arg-type]
-            finish_reason=finish or (fresh[-1]["finish_reason"] if fresh else None),
+            finish_reason=fresh[-1]["finish_reason"] if fresh else None,
             model=fresh[-1]["model"] if fresh else None,
             weight_version=fresh[-1]["weight_version"] if fresh else None,
             model_turns=fresh,
