@@ -35,7 +35,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from gymforge.core.errors import UserError
+from gymforge.core.errors import InfraError, UserError
 from gymforge.rollout.chat_template import TemplateError
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.serve.config import auth_problem, check_binding
@@ -292,6 +292,8 @@ class ProxyServer:
         async with ep.lock:
             try:
                 return await self._serve_chat(request, ep.transcript, body, messages)
+            except (InfraError, UserError) as err:  # the template endpoint or a bad answer
+                return _error(502, f"upstream failed: {err}", "upstream")
             except (aiohttp.ClientError, TimeoutError) as err:
                 kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
                 return _error(
