@@ -36,6 +36,9 @@ def proxy(
     request_timeout: float = typer.Option(
         600.0, "--request-timeout", help="Seconds one upstream call may take (then 504)."
     ),
+    idle_timeout: float = typer.Option(
+        300.0, "--idle-timeout", help="Seconds without a request before an episode is closed."
+    ),
     tokenizer: str | None = typer.Option(
         None,
         "--tokenizer",
@@ -64,6 +67,7 @@ def proxy(
         request_timeout=request_timeout,
         tokenizer=tokenizer,
         token_in=token_in,
+        idle_timeout=idle_timeout,
     )
     server = ProxyServer(config).start()
     auth = "bearer token required" if token else "no auth (loopback only)"

@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -288,6 +289,23 @@ def test_control_api_and_limits(upstream: OpenAITestServer) -> None:
         ProxyConfig(upstream=upstream.base_url, host="0.0.0.0")
     with pytest.raises(UserError, match="http"):
         ProxyConfig(upstream="localhost:8000")
+
+
+def test_idle_episodes_are_reaped(upstream: OpenAITestServer) -> None:
+    config = ProxyConfig(upstream=upstream.base_url, token=TOKEN, idle_timeout=0.2)
+    with ProxyServer(config) as proxy:
+        proxy.open_episode("idle")
+        proxy.open_episode("busy")
+        deadline = time.monotonic() + 30
+        while proxy.reaped < 1 and time.monotonic() < deadline:
+            client(proxy, "busy").models.list()  # a request keeps its episode alive
+            time.sleep(0.05)
+        assert proxy.reaped == 1
+        with pytest.raises(UserError, match="no open episode"):
+            proxy.transcript("idle")
+        assert proxy.transcript("busy").turns == []
+    with pytest.raises(UserError, match="idle-timeout"):
+        ProxyConfig(upstream=upstream.base_url, idle_timeout=0)
 
 
 def test_plain_upstream_records_text_only() -> None:

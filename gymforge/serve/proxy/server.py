@@ -20,7 +20,8 @@ A request for an episode that is not open is refused (404, ``unknown_episode``).
 limits are those of ``gymforge serve``: with a token every route but ``/health`` needs
 ``Authorization: Bearer TOKEN`` (the OpenAI SDK sends its ``api_key`` so), binding beyond
 loopback needs one, bodies over ``max_body_bytes`` are refused, at most ``max_episodes``
-are open at once, and an upstream call taking over ``request_timeout`` is a 504.
+are open at once, an episode with no request for ``idle_timeout`` is closed by the reaper,
+and an upstream call taking over ``request_timeout`` is a 504.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import asyncio
 import json
 import re
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -61,10 +63,13 @@ class ProxyConfig:
     request_timeout: float = 600.0
     tokenizer: str | None = None
     token_in: bool = True
+    idle_timeout: float = 300.0
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
             raise UserError(f"--upstream must be an http(s) base URL, not {self.upstream!r}")
+        if self.idle_timeout <= 0:
+            raise UserError("--idle-timeout must be > 0 seconds (the reaper cannot be disabled)")
         if self.max_episodes < 1 or self.max_body_bytes < 1024 or self.request_timeout <= 0:
             raise UserError("proxy limits must be positive (max body >= 1024 bytes)")
         if self.token is not None and len(self.token) < 8:
@@ -81,6 +86,7 @@ def _error(status: int, message: str, code: str) -> web.Response:
 class _Episode:
     transcript: EpisodeTranscript
     lock: asyncio.Lock
+    last: float = field(default_factory=time.monotonic)  # the last request's arrival
 
 
 class ProxyServer:
@@ -96,6 +102,8 @@ class ProxyServer:
         self._loop = LoopThread("gymforge-proxy")
         self._runner: web.AppRunner | None = None
         self._http: aiohttp.ClientSession | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self.reaped = 0
         self._continuation = Continuation(
             config.upstream.rstrip("/"), config.upstream_api_key, config.tokenizer
         )
@@ -152,8 +160,28 @@ class ProxyServer:
         self._http = aiohttp.ClientSession(
             headers=headers, timeout=aiohttp.ClientTimeout(total=self.config.request_timeout)
         )
+        self._reaper = asyncio.get_running_loop().create_task(self._reap())
+
+    async def _reap(self) -> None:
+        """Close episodes with no request for ``idle_timeout`` (never-closed episodes would
+        hold capacity forever), checking a few times per timeout."""
+        period = min(5.0, self.config.idle_timeout / 4)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            with self._guard:
+                idle = [
+                    k
+                    for k, ep in self._episodes.items()
+                    if now - ep.last > self.config.idle_timeout and not ep.lock.locked()
+                ]
+                for k in idle:
+                    del self._episodes[k]
+                self.reaped += len(idle)
 
     async def _shutdown(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._http is not None:
@@ -260,6 +288,7 @@ class ProxyServer:
             return _error(
                 404, f"no live episode {episode_id[:80]!r} on this proxy", "unknown_episode"
             )
+        ep.last = time.monotonic()
         return ep
 
     async def _models(self, request: web.Request) -> web.Response:
