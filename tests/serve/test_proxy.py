@@ -295,15 +295,22 @@ def test_idle_episodes_are_reaped(upstream: OpenAITestServer) -> None:
     config = ProxyConfig(upstream=upstream.base_url, token=TOKEN, idle_timeout=0.2)
     with ProxyServer(config) as proxy:
         proxy.open_episode("idle")
-        proxy.open_episode("busy")
         deadline = time.monotonic() + 30
         while proxy.reaped < 1 and time.monotonic() < deadline:
-            client(proxy, "busy").models.list()  # a request keeps its episode alive
             time.sleep(0.05)
         assert proxy.reaped == 1
         with pytest.raises(UserError, match="no open episode"):
             proxy.transcript("idle")
-        assert proxy.transcript("busy").turns == []
+        with pytest.raises(openai.NotFoundError, match="no live episode"):
+            client(proxy, "idle").models.list()
+
+
+def test_a_request_keeps_its_episode_alive(upstream: OpenAITestServer) -> None:
+    with ProxyServer(ProxyConfig(upstream=upstream.base_url, token=TOKEN)) as proxy:
+        proxy.open_episode("busy")
+        before = proxy._episodes["busy"].last  # the reaper's clock for this episode
+        client(proxy, "busy").models.list()
+        assert proxy._episodes["busy"].last > before
     with pytest.raises(UserError, match="idle-timeout"):
         ProxyConfig(upstream=upstream.base_url, idle_timeout=0)
 

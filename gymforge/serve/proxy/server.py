@@ -27,7 +27,6 @@ and an upstream call taking over ``request_timeout`` is a 504.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import threading
 import time
@@ -38,13 +37,11 @@ import aiohttp
 from aiohttp import web
 
 from gymforge.core.errors import InfraError, UserError
-from gymforge.rollout.chat_template import TemplateError
-from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.serve.config import auth_problem, check_binding
 from gymforge.serve.loop_thread import LoopThread
-from gymforge.serve.proxy import sse
 from gymforge.serve.proxy.continuation import Continuation
-from gymforge.serve.proxy.transcript import EpisodeTranscript, ProxyTurn
+from gymforge.serve.proxy.forward import Forwarder
+from gymforge.serve.proxy.transcript import EpisodeTranscript
 
 EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
 
@@ -96,7 +93,6 @@ class ProxyServer:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.weight_version: str | None = None
-        self.token_in_disabled: str | None = None  # why token-in was switched off
         self._episodes: dict[str, _Episode] = {}
         self._guard = threading.Lock()
         self._loop = LoopThread("gymforge-proxy")
@@ -107,6 +103,7 @@ class ProxyServer:
         self._continuation = Continuation(
             config.upstream.rstrip("/"), config.upstream_api_key, config.tokenizer
         )
+        self._forward = Forwarder(config, self._continuation, lambda: self.weight_version)
         self.port = config.port
 
     # ---- lifecycle ----------------------------------------------------------------------
@@ -160,6 +157,7 @@ class ProxyServer:
         self._http = aiohttp.ClientSession(
             headers=headers, timeout=aiohttp.ClientTimeout(total=self.config.request_timeout)
         )
+        self._forward.http = self._http
         self._reaper = asyncio.get_running_loop().create_task(self._reap())
 
     async def _reap(self) -> None:
@@ -320,169 +318,14 @@ class ProxyServer:
             )
         async with ep.lock:
             try:
-                return await self._serve_chat(request, ep.transcript, body, messages)
-            except (InfraError, UserError) as err:  # the template endpoint or a bad answer
+                return await self._forward.chat(request, ep.transcript, body, messages)
+            except (InfraError, UserError, ValueError) as err:  # a bad answer upstream
                 return _error(502, f"upstream failed: {err}", "upstream")
             except (aiohttp.ClientError, TimeoutError) as err:
                 kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
                 return _error(
                     504 if kind == "timed out" else 502, f"upstream {kind}: {err}", "upstream"
                 )
-
-    async def _serve_chat(
-        self,
-        request: web.Request,
-        transcript: EpisodeTranscript,
-        body: dict[str, Any],
-        messages: list[dict[str, Any]],
-    ) -> web.StreamResponse:
-        tools = body.get("tools") or None
-        found = transcript.extension(messages, tools)
-        if found is not None and self.config.token_in and self.token_in_disabled is None:
-            try:
-                return await self._token_in(request, transcript, body, found)
-            except TokenInUnsupported as err:
-                self.token_in_disabled = str(err)  # not vLLM: pass every request through
-            except TemplateError:
-                pass  # this template cannot continue these messages: a new branch
-        return await self._pass_through(request, transcript, body)
-
-    async def _token_in(
-        self,
-        request: web.Request,
-        transcript: EpisodeTranscript,
-        body: dict[str, Any],
-        found: tuple[ProxyTurn, list[dict[str, Any]]],
-    ) -> web.StreamResponse:
-        previous, new_messages = found
-        model = str(body.get("model"))
-        tools = body.get("tools") or None
-        prompt = await self._continuation.prompt(previous, new_messages, tools, model)
-        completion_body = self._continuation.completion_body(body, prompt)
-        assert self._http is not None
-        url = self.config.upstream.rstrip("/") + "/completions"
-        async with self._http.post(url, json=completion_body) as r:
-            raw = await r.read()
-            if r.status != 200:
-                return web.Response(body=raw, status=r.status, content_type="application/json")
-        call_id = f"call_{len(transcript.turns)}"  # unique in the episode, and deterministic
-        response, completion, logprobs = await self._continuation.chat_response(
-            body, prompt, json.loads(raw), call_id
-        )
-        turn = ProxyTurn(
-            index=len(transcript.turns),
-            branch=transcript.branch_of(prompt),
-            mode="token-in",
-            stream=bool(body.get("stream")),
-            messages=body["messages"],
-            tools=tools,
-            response_message=response["choices"][0]["message"],
-            prompt_token_ids=prompt,
-            completion_token_ids=completion,
-            logprobs=logprobs,
-            finish_reason=response["choices"][0]["finish_reason"],
-            model=response.get("model"),
-            weight_version=self.weight_version,
-        )
-        transcript.add(turn)
-        if not body.get("stream"):
-            return web.json_response(response)
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await out.prepare(request)
-        for chunk in sse.stream_chunks(response, include_usage=include_usage):
-            await out.write(sse.encode(chunk))
-        await out.write(sse.DONE)
-        await out.write_eof()
-        return out
-
-    async def _pass_through(
-        self,
-        request: web.Request,
-        transcript: EpisodeTranscript,
-        body: dict[str, Any],
-    ) -> web.StreamResponse:
-        asked_ids, asked_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
-        sent = {**body, "return_token_ids": True, "logprobs": True}
-        assert self._http is not None
-        url = self.config.upstream.rstrip("/") + "/chat/completions"
-        stream = bool(body.get("stream"))
-        async with self._http.post(url, json=sent) as r:
-            if r.status != 200 or not stream:
-                raw = await r.read()
-                if r.status != 200:
-                    return web.Response(body=raw, status=r.status, content_type="application/json")
-                data = json.loads(raw)
-                self._record(transcript, body, data, stream)
-                if not (asked_ids and asked_lp):
-                    raw = json.dumps(_strip(data, asked_ids, asked_lp)).encode()
-                return web.Response(body=raw, content_type="application/json")
-            out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-            await out.prepare(request)
-            chunks: list[dict[str, Any]] = []
-            unchanged = asked_ids and asked_lp
-            async for line in r.content:
-                parsed = list(sse.decode_lines([line]))
-                chunks.extend(parsed)
-                if unchanged or not parsed:
-                    if unchanged or line.strip():
-                        await out.write(line)
-                    continue
-                await out.write(sse.encode(_strip(parsed[0], asked_ids, asked_lp)))
-            self._record(transcript, body, sse.merge_chunks(chunks), stream)
-            await out.write_eof()
-            return out
-
-    def _record(
-        self,
-        transcript: EpisodeTranscript,
-        body: dict[str, Any],
-        data: dict[str, Any],
-        stream: bool,
-    ) -> None:
-        choice = (data.get("choices") or [{}])[0]
-        ids = choice.get("token_ids")
-        prompt = data.get("prompt_token_ids")
-        entries = (choice.get("logprobs") or {}).get("content")
-        logprobs = [float(e["logprob"]) for e in entries] if isinstance(entries, list) else None
-        if logprobs is not None and (not isinstance(ids, list) or len(logprobs) != len(ids)):
-            logprobs = None
-        message = dict(choice.get("message") or {"role": "assistant", "content": None})
-        transcript.add(
-            ProxyTurn(
-                index=len(transcript.turns),
-                branch=transcript.branch_of(prompt if isinstance(prompt, list) else None),
-                mode="pass-through",
-                stream=stream,
-                messages=body["messages"],
-                tools=body.get("tools") or None,
-                response_message=message,
-                prompt_token_ids=prompt if isinstance(prompt, list) else None,
-                completion_token_ids=ids if isinstance(ids, list) else None,
-                logprobs=logprobs,
-                finish_reason=choice.get("finish_reason"),
-                model=data.get("model"),
-                weight_version=self.weight_version,
-            )
-        )
-
-
-def _strip(data: dict[str, Any], ids: bool, logprobs: bool) -> dict[str, Any]:
-    """``data`` without the fields the proxy asked for on the harness's behalf."""
-    out = dict(data)
-    if not ids:
-        out.pop("prompt_token_ids", None)
-    choices = []
-    for c in out.get("choices") or []:
-        c = dict(c)
-        if not ids:
-            c.pop("token_ids", None)
-        if not logprobs:
-            c["logprobs"] = None
-        choices.append(c)
-    if "choices" in out:
-        out["choices"] = choices
-    return out
 
 
 def _transcript_json(t: EpisodeTranscript) -> dict[str, Any]:
