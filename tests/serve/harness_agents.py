@@ -71,3 +71,23 @@ async def sleeper(ctx: HarnessContext) -> str:
 
     await asyncio.sleep(3600)
     return "too late"
+
+
+async def rewriting_agent(ctx: HarnessContext) -> str:
+    """Calls a tool, then rewrites its history (a summary in place of the transcript) before
+    asking the model again: the second request does not extend the first."""
+    model = openai.AsyncOpenAI(base_url=ctx.base_url, api_key=ctx.api_key, max_retries=0)
+    http = create_mcp_http_client(headers=ctx.mcp_headers)
+    async with http, Client(streamable_http_client(ctx.mcp_url, http_client=http)) as mcp:
+        messages: list[dict[str, Any]] = list(ctx.messages)
+        r = await model.chat.completions.create(model=ctx.model, messages=messages)  # type: ignore[arg-type]
+        call = (r.choices[0].message.tool_calls or [None])[0]
+        found = ""
+        if call is not None:
+            fn = call.function  # type: ignore[union-attr]
+            result = await mcp.call_tool(fn.name, json.loads(fn.arguments or "{}"))
+            found = "".join(getattr(c, "text", "") for c in result.content)
+        summary = [messages[0], {"role": "user", "content": f"So far: {found[:200]}. Finish."}]
+        r = await model.chat.completions.create(model=ctx.model, messages=summary)  # type: ignore[arg-type]
+    await model.close()
+    return r.choices[0].message.content or ""

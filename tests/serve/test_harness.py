@@ -26,7 +26,7 @@ from gymforge.testing.openai_server.fake import (
     render_prompt,
     scripted_responder,
 )
-from gymforge.trajectory.export import export
+from gymforge.trajectory.export import export, trl_row
 from gymforge.trajectory.io import read_episodes, verify_chain
 
 HERE = Path(__file__).resolve().parent
@@ -195,3 +195,26 @@ def test_harness_past_its_wall_clock_is_truncated(
     assert log.end.failure_reason == "harness_timeout"
     assert len(log.steps) == 1  # nothing but the reset: the harness never acted
     verify_chain(log)  # a policy-side end is a valid episode
+
+
+def test_rewritten_history_exports_one_row_per_branch(tmp_path: Path) -> None:
+    replies = scripted_responder(
+        [ServedReply(tool_calls=(ServedToolCall("search_customers", {"name": "a"}),)), "done"]
+    )
+    with OpenAITestServer(replies) as server:
+        result = run_harness(f"harness:{AGENTS}:rewriting_agent", server, tmp_path)
+    assert not result.errors
+    [log] = read_episodes(tmp_path / "trajectories.jsonl")
+    turns = [t for s in log.steps[1:] for t in s.policy.model_turns or []]  # type: ignore[union-attr]
+    assert [t["branch"] for t in turns] == [0, 1]
+    assert [t["mode"] for t in turns] == ["pass-through", "pass-through"]
+    rep = export(tmp_path / "trajectories.jsonl", "trl", tmp_path / "trl.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "trl.jsonl").read_text().splitlines()]
+    assert rep.written == 1 and len(rows) == 2  # one episode, two rows
+    assert [(r["branch"], r["branches"]) for r in rows] == [(0, 2), (1, 2)]
+    assert {r["reward"] for r in rows} == {log.end.reward}  # type: ignore[union-attr]
+    for row, turn in zip(rows, turns, strict=True):
+        assert row["prompt_ids"] == turn["prompt_token_ids"]
+        assert row["completion_ids"] == turn["completion_token_ids"]
+    # a trainer's rollout_func needs one row per rollout: a branched episode is refused
+    assert trl_row(log) == "branched_history"
