@@ -39,10 +39,10 @@ def test_a_library_value_error_is_a_bug_with_a_traceback() -> None:
     mistake and lost its traceback."""
     code = (
         "import sys\n"
-        "import gymforge.cli.run as run\n"
+        "import gymforge.registry.listing as listing\n"
         "def broken(env_id):\n"
         "    raise ValueError('an internal invariant broke')\n"
-        "run.make_env = broken\n"
+        "listing.make_env = broken\n"
         "sys.argv = ['gymforge', 'list']\n"
         "from gymforge.cli import main\n"
         "main()\n"
@@ -64,12 +64,12 @@ def test_a_library_value_error_is_a_bug_with_a_traceback() -> None:
 def test_a_value_error_in_process_propagates_instead_of_exit_2(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import gymforge.cli.run as run
+    import gymforge.registry.listing as listing
 
     def broken(env_id: str) -> None:
         raise ValueError("bug")
 
-    monkeypatch.setattr(run, "make_env", broken)
+    monkeypatch.setattr(listing, "make_env", broken)
     code, _, exc = cli("list")
     assert code == 1 and isinstance(exc, ValueError)
 

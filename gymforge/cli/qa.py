@@ -10,8 +10,12 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import GymforgeError
+from gymforge.registry.installed import find
+from gymforge.registry.packed import read_embedded
+from gymforge.registry.resolve import BUILTIN
 from gymforge.rollout.scripted import scripted_policy
 
 
@@ -38,8 +42,17 @@ def qa(
         help="Write the golden renderings of the current renderer_version beside the "
         "environment's code instead of running the checks.",
     ),
+    show_embedded: bool = typer.Option(
+        False,
+        "--show-embedded",
+        help="Print the QA report that `gymforge pack` embedded in the installed package of "
+        "ENV instead of running the checks (exit 0 only if that report passed).",
+    ),
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
+    if show_embedded:
+        _show_embedded(env)
+        return
     # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
     # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
@@ -96,17 +109,52 @@ def qa(
         raise typer.Exit(1)
 
 
+def _show_embedded(env: str) -> None:
+    entry = find(env, frozenset(BUILTIN)) if env not in BUILTIN else None
+    if entry is None:
+        raise GymforgeError(
+            f"{env!r} is not an installed package's environment: only those carry an "
+            "embedded QA report (see gymforge list)"
+        )
+    embedded = read_embedded(entry)
+    if embedded is None:
+        raise GymforgeError(
+            f"{entry.origin} carries no QA report for {env!r}: it was not built by "
+            "gymforge pack (an editable install reads the source tree)"
+        )
+    print(embedded.model_dump_json(indent=2))
+    stale = embedded.package_version != entry.package_version
+    note = f"; packed as {embedded.package_version}, installed {entry.package_version}"
+    err.print(f"{env} from {entry.origin}: embedded QA {embedded.summary()}{note if stale else ''}")
+    if not embedded.passed:
+        raise typer.Exit(1)
+
+
 @app.command()
 @friendly
 def new(
     name: str = typer.Argument(..., help="Environment name (a lowercase identifier)."),
     directory: Path = typer.Option(Path("."), "--dir", "-d", help="Where to write the files."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
+    package: bool = typer.Option(
+        False,
+        "--package",
+        help="Write an installable package DIR/NAME/ instead: pyproject.toml with the "
+        "gymforge.environments entry point NAME, README.md, NAME/env.py, tests/test_NAME.py.",
+    ),
 ) -> None:
-    """Write a one-file environment NAME.py and its QA test test_NAME.py."""
-    from gymforge.scaffold import class_name, scaffold
+    """Write a one-file environment NAME.py and its QA test test_NAME.py (or, with
+    --package, the same inside a package that pip install -e makes usable as NAME)."""
+    from gymforge.scaffold import class_name, scaffold, scaffold_package
 
-    written = scaffold(name, directory, force)
+    if package:
+        written = scaffold_package(name, directory, __version__, force)
+    else:
+        written = scaffold(name, directory, force)
     for path in written:
         err.print(f"wrote {path}")
-    err.print(f"next: gymforge qa {written[0]}:{class_name(name)}")
+    if package:
+        root = written[0].parent
+        err.print(f"next: pip install -e {root} && gymforge qa {name}")
+    else:
+        err.print(f"next: gymforge qa {written[0]}:{class_name(name)}")

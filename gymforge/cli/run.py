@@ -11,6 +11,7 @@ from typing import Any, Literal
 import typer
 from rich.table import Table
 
+import gymforge
 from gymforge.cli.common import (
     SEAL_KEY_HELP,
     app,
@@ -23,7 +24,6 @@ from gymforge.cli.common import (
     overwrite_option,
     progress_bar,
     resume_option,
-    task_source,
 )
 from gymforge.cli.policy_flags import (
     MAX_TOKENS,
@@ -33,7 +33,8 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
-from gymforge.registry.resolve import BUILTIN, make_env
+from gymforge.registry.listing import environment_rows
+from gymforge.registry.resolve import make_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.replay import replay_file
@@ -47,27 +48,20 @@ from gymforge.trajectory.seal import load_key
 @app.command("list")
 @friendly
 def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
-    """List the built-in environments with their versions and task families."""
-    rows: list[dict[str, Any]] = []
-    for env_id in sorted(BUILTIN):
-        env = make_env(env_id)
-        tasks = task_source(env)
-        rows.append(
-            {
-                "id": env.spec.id,
-                "version": env.spec.version,
-                "renderer_version": env.spec.renderer_version,
-                "description": env.spec.description,
-                "families": sorted(tasks.families) if tasks else [],
-            }
-        )
-        asyncio.run(env.close())
+    """List the built-in and the installed environments (with their package and version),
+    their versions and task families; an installed one that cannot load is listed as broken."""
+    rows = environment_rows(gymforge.__version__)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table("id", "version", "families", "description")
+    table = Table("id", "version", "package", "families", "description")
     for r in rows:
-        table.add_row(r["id"], r["version"], ", ".join(r["families"]), r["description"])
+        package = f"{r['package']} {r['package_version']}"
+        if r["status"] != "ok":
+            table.add_row(r["id"], "-", package, "", f"[bold red]broken[/]: {r['error']}")
+            continue
+        about = r["description"] + (f" [dim](QA: {r['qa']})[/]" if r.get("qa") else "")
+        table.add_row(r["id"], r["version"], package, ", ".join(r["families"]), about)
     err.print(table)
 
 

@@ -1,5 +1,6 @@
-"""Environment lookup: built-in ids, ``reasoning-gym:NAME``, or ``package.module:factory``
-import paths.
+"""Environment lookup: built-in ids, ids that installed packages register (the
+``gymforge.environments`` entry points, ``installed``), ``reasoning-gym:NAME``, or
+``package.module:factory`` import paths.
 
 A factory is an ``Environment`` class or a zero-argument callable returning an environment.
 ``reasoning-gym:NAME`` is any reasoning-gym dataset (the optional extra ``interop``); the
@@ -22,6 +23,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
+from gymforge.registry import installed
 from gymforge.registry.authoring import check_hooks, import_failure, in_user_code, name_the_class
 
 BUILTIN: dict[str, str] = {
@@ -81,10 +83,10 @@ def resolve_factory(env: str) -> EnvFactory:
     if ":" not in target:
         if target.endswith(".py") or Path(target).is_file():
             raise name_the_class(target, load_module)
-        raise UserError(
-            f"unknown environment {env!r}; built-in: {', '.join(sorted(BUILTIN))} "
-            "(or give an import path like my_pkg.my_env:make_env)"
-        )
+        entry = installed.find(env, frozenset(BUILTIN))  # only ids that are not built-in scan
+        if entry is not None:
+            return installed.load(entry)
+        raise UserError(f"unknown environment {env!r}; {known_ids()}")
     module_name, _, attr = target.rpartition(":")
     try:
         module = load_module(module_name)
@@ -101,6 +103,16 @@ def resolve_factory(env: str) -> EnvFactory:
         check_hooks(found)
     factory: EnvFactory = found
     return factory
+
+
+def known_ids() -> str:
+    """The ids a user can give, for an error message."""
+    usable = sorted(installed.installed(frozenset(BUILTIN)).usable)
+    extra = f"; installed: {', '.join(usable)}" if usable else ""
+    return (
+        f"built-in: {', '.join(sorted(BUILTIN))}{extra} "
+        "(or give an import path like my_pkg.my_env:make_env)"
+    )
 
 
 def load_module(module_name: str) -> ModuleType:
