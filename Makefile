@@ -1,7 +1,8 @@
 # The two commands of the README: `make demo` and `make test`. Both set everything up first.
 # `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
 # part of `make test`.
-.PHONY: setup lock demo test test-slow test-perf test-engine lint typecheck bench golden clean
+.PHONY: setup lock demo test test-slow test-perf test-engine test-interop lint typecheck bench \
+	golden clean containers image test-containers
 
 VENV := .venv/bin
 
@@ -32,6 +33,29 @@ test-engine: setup
 	scripts/engine_setup.sh
 	GYMFORGE_ENGINE=1 $(VENV)/python -m pytest tests/engine -m "" -p no:cacheprovider
 
+# Other frameworks' environments under gymforge QA (tests/interop): verifiers 0.3.1 and
+# openenv 0.10.0 need mcp<2, which the [mcp] extra in .venv cannot share, so they get their own
+# venv (scripts/interop_setup.sh); the default suite skips these tests.
+test-interop:
+	scripts/interop_setup.sh
+	.venv-interop/bin/python -m pytest tests/interop -p no:cacheprovider
+# The container sandbox (GYMFORGE_SANDBOX=docker): podman, runc and debootstrap from apt,
+# gymforge's containers.conf (via CONTAINERS_CONF) and the base images gymforge-base-python
+# and gymforge-base-full, built from a debootstrap rootfs; checked by `gymforge sandbox doctor
+# --sandbox docker`. Idempotent. `make image` builds the project image (Dockerfile) on the
+# local base, offline (wheelhouse/). `make test-containers` runs the container backend's tests
+# and the red-team corpus against the real engine; `make test` never needs an engine.
+containers:
+	@scripts/containers.sh
+
+image: containers
+	@scripts/containers-image.sh
+
+test-containers: setup image
+	$(VENV)/python -m pytest tests/sandbox/containers -m containers -p no:cacheprovider
+	GYMFORGE_REDTEAM_SANDBOX=docker $(VENV)/python -m pytest tests/redteam -m "not perf" \
+	  -p no:cacheprovider
+
 # Wall-clock budgets (ReDoS and bomb guards, reset speed): meaningful on an idle machine only,
 # so they stay out of `make test`.
 test-perf: setup
@@ -55,4 +79,4 @@ golden: setup
 	done
 
 clean:
-	rm -rf .venv .venv-engine runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .venv-engine .venv-interop runs .pytest_cache .mypy_cache .ruff_cache

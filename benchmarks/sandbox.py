@@ -15,10 +15,17 @@ cached compiled C++ program on stdin (``cpp``, when ``g++`` is installed): the a
 from the host-side cache and is handed to the job as a file of its own directory (jobs never
 see the cache itself).
 
-It prints p50/p95 latency and checks/s for each, and checks/s with both workers busy.
-Targets: gymforge check p50 <= 0.35x the plain subprocess, >= 300 checks/s on 2 cores.
+Where a container engine is set up (``make containers``), the container backend
+(``GYMFORGE_SANDBOX=docker``: the same zygotes in long-lived podman containers) is measured
+beside the local one in the same interleaved loop: its gymforge check, its batch primitive
+and its cached C++ run, plus a one-shot ``podman run --rm IMAGE python3 -c pass`` (what a
+container per check would cost; fewer samples, it is slow).
 
-    .venv/bin/python benchmarks/sandbox.py [--n 300] [--workers 2]
+It prints p50/p95 latency and checks/s for each, and checks/s with both workers busy.
+Targets: gymforge check p50 <= 0.35x the plain subprocess, >= 300 checks/s on 2 cores; the
+container backend's check p50 within 1.5x of the local backend's.
+
+    .venv/bin/python benchmarks/sandbox.py [--n 300] [--workers 2] [--no-containers]
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob, get_backend
+from gymforge.sandbox.docker import DockerBackend, docker_available
+from gymforge.sandbox.docker_engine import default_image, engine, engine_env
 from gymforge.sandbox.local import default_python
 from gymforge.verify.code import CodeJudge, JudgeConfig
 
@@ -251,6 +260,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-containers", action="store_true", help="Skip the container backend.")
     a = ap.parse_args()
     py = default_python()
     bwrap = shutil.which("bwrap")
@@ -283,7 +293,14 @@ def main() -> None:
         "session": "  primitive: session, 7 calls",
         "batch": "  primitive: batch of 7 calls",
         "cpp": "cached C++ program run on stdin",
+        "c-judge": "container backend: gymforge check",
+        "c-batch": "  container primitive: batch of 7 calls",
+        "c-cpp": "container backend: cached C++ run on stdin",
     }
+    containers, why = (False, "--no-containers") if a.no_containers else docker_available()
+    if not containers:
+        print(f"container backend not measured: {why}")
+    docker = DockerBackend(a.workers, languages=("cpp",)) if containers else None
     with get_backend("local", workers=a.workers) as backend:
         judge = CodeJudge(backend, JudgeConfig(limits=LIMITS))
         fns: dict[str, Callable[[], Any]] = {
@@ -294,6 +311,12 @@ def main() -> None:
             "batch": lambda: gymforge_check_batch(backend),
             "cpp": lambda: cached_cpp_run(backend),
         }
+        if docker is not None:
+            cjudge = CodeJudge(docker, JudgeConfig(limits=LIMITS))
+            fns["c-judge"] = lambda: gymforge_check_judge(cjudge)
+            fns["c-batch"] = lambda: gymforge_check_batch(docker)
+            docker.run(CPP_JOB)
+            fns["c-cpp"] = lambda: cached_cpp_run(docker)
         if not bwrap:
             del fns["bwrap"]
         if shutil.which("g++"):
@@ -310,6 +333,15 @@ def main() -> None:
         cpu["judge"] = cpu_per_check(backend, lambda: gymforge_check_judge(judge), a.n)
         if "cpp" in fns:
             cpu["cpp"] = cpu_per_check(backend, lambda: cached_cpp_run(backend), a.n)
+        if docker is not None:
+            one = [engine().cli, "run", "--rm", "--network", "none", default_image()]
+            one += ["python3", "-c", "pass"]
+            env = engine_env()
+            res["c-oneshot"] = row(
+                "one-shot `podman run --rm IMAGE python3 -c pass`",
+                measure({"o": lambda: subprocess.run(one, check=True, env=env)}, 20, 2)["o"],
+            )
+            docker.close()
     print(
         f"\nwith {a.workers} callers (both workers busy): "
         + ", ".join(f"{k} {v:.1f}/s" for k, v in tp.items())
@@ -333,6 +365,23 @@ def main() -> None:
         print(
             f"cached C++ run p50 / plain p50 = {res['cpp']['p50'] / base:.2f}; "
             f"{tp['cpp']:.0f} runs/s with both workers busy"
+        )
+    if "c-judge" in res:
+        ratios = {
+            "check": res["c-judge"]["p50"] / res["judge"]["p50"],
+            "batch": res["c-batch"]["p50"] / res["batch"]["p50"],
+        }
+        if "cpp" in res:
+            ratios["cached C++ run"] = res["c-cpp"]["p50"] / res["cpp"]["p50"]
+        print(
+            "container p50 / local p50: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items())
+            + " (target: check <= 1.5)"
+        )
+        print(
+            f"container checks/s with both workers busy = {tp['c-judge']:.0f} (local "
+            f"{tp['judge']:.0f}); a one-shot container costs "
+            f"{res['c-oneshot']['p50'] / res['c-judge']['p50']:.0f}x a container check"
         )
     print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min; 2 cores)")
 

@@ -32,6 +32,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import GymforgeError, UserError
 from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
@@ -237,12 +238,14 @@ def eval_cmd(
     top_p: float | None = TOP_P,
     tokenizer: str | None = TOKENIZER,
     tool_format: str | None = TOOL_FORMAT,
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
 
     Writes OUT/eval.json, OUT/failures.jsonl and the trajectories. Exits 3 when
     infrastructure failures left episodes unwritten (rerun with --resume)."""
+    use_sandbox(sandbox)
     data = evaluate_run(
         env,
         policy,

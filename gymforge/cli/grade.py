@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from gymforge.cli.common import app, err, friendly, open_env
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.evaluate.grade import grade_file
 
 
@@ -33,12 +34,14 @@ def grade(
         "--unsafe-no-isolation",
         help="Run untrusted code WITHOUT a sandbox when bubblewrap is unavailable (dangerous).",
     ),
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Grade final answers in batch: one verdict line per answer line, in order.
 
     Exits 0 whenever everything was graded, whatever the verdicts; non-zero only for usage
     errors, unreadable input or an infrastructure failure. Untrusted code only ever runs in
     the sandbox; gymforge refuses to run it without isolation unless told so explicitly."""
+    use_sandbox(sandbox)
     if unsafe_no_isolation:
         from gymforge.sandbox.preflight import UNSAFE_ENV
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import GymforgeError
 from gymforge.registry.installed import find
 from gymforge.registry.packed import read_embedded
@@ -48,11 +49,13 @@ def qa(
         help="Print the QA report that `gymforge pack` embedded in the installed package of "
         "ENV instead of running the checks (exit 0 only if that report passed).",
     ),
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
     if show_embedded:
         _show_embedded(env)
         return
+    use_sandbox(sandbox)
     # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
     # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
@@ -100,11 +103,7 @@ def qa(
         print(json.dumps(data, indent=2))
     else:
         err.print(table)
-        failed = [c.name for c in outcome.checks if not c.passed]
-        err.print(
-            f"{env} {target.spec.version}: "
-            + ("all checks passed" if not failed else f"{len(failed)} failed: {', '.join(failed)}")
-        )
+        err.print(f"{env} {target.spec.version}: {outcome.summary()}", highlight=False)
     if not outcome.passed:
         raise typer.Exit(1)
 

@@ -33,6 +33,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.registry.listing import environment_rows
 from gymforge.registry.resolve import make_env
 from gymforge.rollout.executors import executor_for
@@ -215,11 +216,13 @@ def run(
     top_p: float | None = TOP_P,
     tokenizer: str | None = TOKENIZER,
     tool_format: str | None = TOOL_FORMAT,
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
     never scored, and rerunning with --resume runs just those. With a seal key every record
     and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
+    use_sandbox(sandbox)
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     summary = _run(

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gymforge.cli.common import app, friendly
+from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import UserError
 
 
@@ -65,6 +66,7 @@ def serve(
     record: Path | None = typer.Option(
         None, "--record", help="With --mcp: append each finished episode to this trajectory file."
     ),
+    sandbox: str | None = SANDBOX,
 ) -> None:
     """Serve ENV over WebSocket + HTTP: one session per episode stream, until interrupted.
 
@@ -73,6 +75,7 @@ def serve(
     --qa-hooks). Protocol and routes: GET /schema, gymforge.serve.protocol.
     With --mcp: an MCP server instead (POST /sessions, then MCP at /mcp/ID; docs/mcp.md).
     """
+    use_sandbox(sandbox)
     try:
         from gymforge.serve.config import ServeConfig
         from gymforge.serve.launch import serve as run_server
@@ -94,6 +97,8 @@ def serve(
             raise UserError("--record and --transport go with --mcp")
         run_server(env, host, port, config, log_level, dataset)
         return
+    if qa_hooks:
+        raise UserError("--qa-hooks is not offered over --mcp: an MCP client is the agent")
     if transport not in ("http", "stdio"):
         raise UserError(f"--transport must be http or stdio, not {transport!r}")
     try:

@@ -27,6 +27,17 @@ CHECK_NAMES: tuple[str, ...] = (
     "heldout_exclusion",
 )
 
+NOT_SUPPLIED = "not supplied by the framework"
+"""How an adapter of another framework's environment (``gymforge.envs.*_adapter``) starts the
+``not_applicable`` reason of a check that framework's contract gives it nothing to run on (no
+oracle, no held-out split): the report says so instead of passing or faking the check."""
+
+
+def not_supplied(framework: str, why: str) -> str:
+    """The ``not_applicable`` reason for a check ``framework`` supplies nothing for."""
+    return f"{NOT_SUPPLIED} ({framework}): {why}"
+
+
 VerifierKind = Literal["math", "code", "match", "state"]
 
 

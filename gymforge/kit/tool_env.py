@@ -41,7 +41,7 @@ from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
-from gymforge.core.errors import EpisodeStateError, UserError
+from gymforge.core.errors import EpisodeStateError, InfraError, UserError
 from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
@@ -365,6 +365,8 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         t0 = time.perf_counter()
         try:
             verdict = await settle(self.verify(self.task, self.world, reply))
+        except InfraError:  # its infrastructure failed (a dead sandbox): retried, never scored
+            raise
         except Exception as err:  # the verifier's bug must not look like the policy's failure
             verdict = Verdict(
                 passed=False,

@@ -26,11 +26,30 @@ class QAReport:
     def passed(self) -> bool:
         return all(c.passed for c in self.checks)
 
+    @property
+    def not_applicable(self) -> list[str]:
+        """The checks that ran nothing (declared not applicable): ``passed`` does not cover them."""
+        return [c.name for c in self.checks if not c.applicable]
+
+    def summary(self) -> str:
+        """One line: how many checks passed, failed, and ran nothing."""
+        failed = [c.name for c in self.checks if not c.passed]
+        if not failed and not self.not_applicable:
+            return "all checks passed"
+        ran = len(self.checks) - len(self.not_applicable)
+        line = f"{ran - len(failed)} of {len(self.checks)} checks passed"
+        if failed:
+            line += f"; {len(failed)} failed: {', '.join(failed)}"
+        if self.not_applicable:
+            line += f"; not applicable: {', '.join(self.not_applicable)}"
+        return line
+
     def as_json(self) -> dict[str, Any]:
         return {
             "env": self.env,
             "version": self.version,
             "passed": self.passed,
+            "not_applicable": self.not_applicable,
             "checks": [c.as_json() for c in self.checks],
         }
 

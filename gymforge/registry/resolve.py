@@ -1,10 +1,13 @@
 """Environment lookup: built-in ids, ids that installed packages register (the
-``gymforge.environments`` entry points, ``installed``), ``reasoning-gym:NAME``, or
+``gymforge.environments`` entry points, ``installed``), other frameworks' environments
+(``reasoning-gym:NAME``, ``verifiers:MODULE``, ``openenv:URL``), or
 ``package.module:factory`` import paths.
 
 A factory is an ``Environment`` class or a zero-argument callable returning an environment.
-``reasoning-gym:NAME`` is any reasoning-gym dataset (the optional extra ``interop``); the
-adapter is imported only when such an id is resolved.
+The framework adapters (the optional extra ``interop``) are imported only when such an id is
+resolved: ``reasoning-gym:NAME`` is a reasoning-gym dataset, ``verifiers:MODULE`` the
+Verifiers environment that ``MODULE``'s ``load_environment()`` returns, ``openenv:URL`` the
+OpenEnv environment served at ``http://HOST:PORT``.
 Mistakes in an environment file are ``UserError``s of one or two lines naming the file, the
 line and the fix (``authoring``): a syntax error, an exception while importing it, a missing
 ``:Class``, a hook whose signature does not match the base class's.
@@ -37,11 +40,18 @@ BUILTIN: dict[str, str] = {
     "digits": "gymforge.envs.digits:DigitsEnv",
     "sql": "gymforge.envs.sql:SqlEnv",
     "extract": "gymforge.envs.extract:ExtractEnv",
+    "crm": "gymforge.envs.crm:CrmEnv",
 }
 
 EnvFactory = Callable[[], Any]
 REASONING_GYM = "reasoning-gym:"
 REASONING_GYM_ADAPTER = "gymforge.envs.reasoning_gym"
+ADAPTERS: dict[str, str] = {
+    REASONING_GYM: REASONING_GYM_ADAPTER,
+    "verifiers:": "gymforge.envs.verifiers_adapter",
+    "openenv:": "gymforge.envs.openenv_adapter",
+}
+"""Id prefix -> the adapter package whose ``env_class(rest)`` builds that environment's class."""
 
 
 REMOTE_CLIENT = "gymforge.serve.client"
@@ -54,14 +64,14 @@ def _remote_factory(url: str) -> EnvFactory:
     return factory(url)
 
 
-def reasoning_gym_factory(name: str) -> EnvFactory:
-    """The factory of reasoning-gym dataset ``name``; UserError naming the extra when
-    reasoning-gym is not installed or has no such dataset."""
+def adapter_factory(prefix: str, name: str) -> EnvFactory:
+    """The factory of framework environment ``prefix + name``; UserError naming the extra when
+    the framework is not installed (the adapter's own errors name a bad ``name``)."""
     try:
-        env_class = importlib.import_module(REASONING_GYM_ADAPTER).env_class
+        env_class = importlib.import_module(ADAPTERS[prefix]).env_class
     except ImportError as err:
         raise UserError(
-            f"reasoning-gym:{name} needs the optional extra 'interop' "
+            f"{prefix}{name} needs the optional extra 'interop' "
             f"(pip install 'gymforge[interop]'): {err}"
         ) from err
     factory: EnvFactory = env_class(name)  # the class is the factory; an unknown name fails here
@@ -77,8 +87,9 @@ def resolve_factory(env: str) -> EnvFactory:
     """
     if env.startswith(("ws://", "wss://")):
         return _remote_factory(env)
-    if env.startswith(REASONING_GYM):
-        return reasoning_gym_factory(env[len(REASONING_GYM) :])
+    for prefix in ADAPTERS:
+        if env.startswith(prefix):
+            return adapter_factory(prefix, env[len(prefix) :])
     target = BUILTIN.get(env, env)
     if ":" not in target:
         if target.endswith(".py") or Path(target).is_file():

@@ -6,7 +6,8 @@ One interface (``Backend``: ``run``, ``run_many``, ``arun``) over several backen
   zygote that forks one child per job (no network, read-only root, tmpfs job directory, no
   capabilities, an unprivileged uid per worker, rlimits, optional seccomp, wall-clock kill
   from outside, output caps, every job process killed afterwards);
-- ``DockerBackend`` (experimental), ``RayBackend`` (local backends on Ray actors);
+- ``DockerBackend`` (the same zygotes in long-lived podman/Docker containers; select it with
+  ``GYMFORGE_SANDBOX=docker``), ``RayBackend`` (local backends on Ray actors);
 - ``UnsafeBackend``: no isolation, only on explicit request.
 
 Use ``get_backend()`` to obtain one; it refuses to run without isolation unless asked to.

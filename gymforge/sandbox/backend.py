@@ -107,7 +107,8 @@ class BaseBackend:
 def get_backend(
     kind: str = "local", *, unsafe_no_isolation: bool = False, **kwargs: Any
 ) -> BaseBackend:
-    """A ready backend. ``kind``: ``local`` (bubblewrap + zygotes), ``docker`` (experimental),
+    """A ready backend. ``kind``: ``local`` (bubblewrap + zygotes), ``docker`` (zygotes in
+    long-lived containers of podman or another Docker-compatible engine),
     ``ray`` (a pool of local backends on Ray actors) or ``unsafe``.
 
     ``local`` raises ``IsolationUnavailableError`` when bubblewrap cannot run here, unless

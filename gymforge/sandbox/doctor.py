@@ -13,13 +13,13 @@ import functools
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from gymforge.sandbox.cgroups import discover
+from gymforge.sandbox.docker import docker_available
 from gymforge.sandbox.languages import LANGUAGES, tool_version
 from gymforge.sandbox.launch import BASE_ENV, isolation_args, tool_path
 
@@ -131,9 +131,8 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
     for ctrl in ("memory", "pids"):
         h = cg.get(ctrl)
         check(f"cgroup {ctrl}", bool(h), f"v{h.version} at {h.base}" if h else "not writable")
-    docker = shutil.which("docker")
-    drc, dout = _run([docker, "info", "--format", "{{.ServerVersion}}"], 10) if docker else (1, "")
-    check("docker engine", drc == 0, dout.splitlines()[0] if drc == 0 else "unavailable")
+    docker_ok, docker_why = docker_available()
+    check("docker engine", docker_ok, docker_why)
     ray_spec = importlib.util.find_spec("ray")
     check("ray", bool(ray_spec), "importable" if ray_spec else "not installed")
     languages = {}
@@ -155,12 +154,14 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
     return report
 
 
-def _deep_probe(check: Any) -> dict[str, Any]:
+def _deep_probe(check: Any, make_backend: Any = None) -> dict[str, Any]:
+    """Run ``PROBE`` in a one-worker backend (``make_backend()``, default a ``LocalBackend``)
+    and check what a job sees there."""
     from gymforge.sandbox.local import LocalBackend
     from gymforge.sandbox.models import SandboxJob
 
     try:
-        with LocalBackend(workers=1) as b:
+        with (make_backend or (lambda: LocalBackend(workers=1)))() as b:
             info = b.worker_info()[0]
             r = b.run(SandboxJob(source=PROBE))
     except Exception as e:

@@ -1,5 +1,6 @@
-"""How a worker's zygote is started: the bubblewrap command line (the default), a bare process
-(``--unsafe-no-isolation``), or a Docker container. Also the host-side runtime directory.
+"""How a worker's zygote is started: the bubblewrap command line (the default) or a bare process
+(``--unsafe-no-isolation``); containers are ``docker.DockerLauncher``. Also the host-side
+runtime directory.
 
 The bubblewrap worker, from the outside in:
 
@@ -27,7 +28,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -272,84 +272,4 @@ class UnsafeLauncher:
             "-S",
             f"{paths.libdir}/zygote.py",
             zygote_config(paths, self.seccomp, own_ipc=False),
-        ]
-
-
-@dataclass
-class DockerLauncher:
-    """EXPERIMENTAL (untested on the machine this was written on: it has no Docker engine).
-    One long-lived container per worker runs the zygote as pid 1 over ``docker run -i``:
-    ``--network none --read-only --cap-drop ALL --security-opt no-new-privileges``, its own
-    uid, ``--pids-limit`` and ``--memory`` for the whole worker, a tmpfs job directory, and the
-    zygote code mounted read-only (never the artefact cache)."""
-
-    image: str = "python:3.11-slim"
-    python: str = "python3"
-    uid_base: int = 60000
-    memory_bytes: int = 2 << 30
-    pids: int = 256
-    jobdir_bytes: int = 256 << 20
-    seccomp: bool = True
-    docker: str = "docker"
-    name: str = "docker"
-    isolated: bool = True
-
-    def paths(self, runtime: Runtime, index: int) -> SandboxPaths:
-        return SandboxPaths("/tmp/job", "/.gymforge")
-
-    def uid(self, index: int) -> int:
-        return self.uid_base + index
-
-    def container(self, runtime: Runtime, index: int) -> str:
-        return f"{runtime.root.name}-w{index}"
-
-    def on_kill(self, runtime: Runtime, index: int) -> None:
-        """Killing the ``docker run`` client does not stop the container: kill it by name."""
-        subprocess.run(
-            [self.docker, "kill", self.container(runtime, index)],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-
-    def command(self, runtime: Runtime, index: int) -> list[str]:
-        uid = self.uid(index)
-        paths = self.paths(runtime, index)
-        return [
-            self.docker,
-            "run",
-            "-i",
-            "--rm",
-            "--name",
-            self.container(runtime, index),
-            "--network",
-            "none",
-            "--read-only",
-            "--cap-drop",
-            "ALL",
-            "--security-opt",
-            "no-new-privileges",
-            "--user",
-            f"{uid}:{uid}",
-            "--pids-limit",
-            str(self.pids),
-            "--memory",
-            str(self.memory_bytes),
-            "--memory-swap",
-            str(self.memory_bytes),
-            "--ipc",
-            "private",
-            "--tmpfs",
-            f"{paths.jobdir}:rw,exec,size={self.jobdir_bytes},mode=1777",
-            "-v",
-            f"{runtime.lib}:{paths.libdir}:ro",
-            "-w",
-            paths.jobdir,
-            *(x for k, v in BASE_ENV.items() for x in ("-e", f"{k}={v}")),
-            self.image,
-            self.python,
-            "-I",
-            "-S",
-            f"{paths.libdir}/zygote.py",
-            zygote_config(paths, self.seccomp),
         ]

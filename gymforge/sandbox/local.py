@@ -46,6 +46,7 @@ class ZygotePool(BaseBackend):
     """A pool of zygote workers behind the ``Backend`` interface."""
 
     name = "zygote"
+    worker_death_retries = 0  # times a job whose worker died is retried on a fresh one
 
     def __init__(
         self,
@@ -89,6 +90,9 @@ class ZygotePool(BaseBackend):
         if job.mode != "program" and lang.kind != "python":
             raise ConfigError(f"{job.mode} jobs need a Python language, not {lang.name!r}")
         t0 = time.monotonic()
+        for _ in range(self.worker_death_retries):
+            with contextlib.suppress(WorkerDied), self.acquire() as w:
+                return self._run_on(w, job, lang)
         try:
             with self.acquire() as w:
                 return self._run_on(w, job, lang)

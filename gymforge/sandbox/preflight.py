@@ -13,7 +13,9 @@ import shutil
 from collections.abc import Iterable
 
 from gymforge.sandbox.backend import IsolationUnavailableError
+from gymforge.sandbox.docker_engine import require_container_languages
 from gymforge.sandbox.languages import Language, get_language
+from gymforge.sandbox.selection import selected_kind
 
 UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
 DOCTOR = "run `gymforge sandbox doctor` to see what works here"
@@ -47,9 +49,14 @@ def require_sandbox(
     Checks that the isolated sandbox starts (bubblewrap, and ``setpriv`` as root; skipped when
     unsafe execution was asked for: ``unsafe_no_isolation``, default: the
     ``GYMFORGE_UNSAFE_NO_ISOLATION`` variable) and that each language's compiler or runtime is
-    installed. Cheap after the first call (the bubblewrap probe is cached per process)."""
+    installed. Cheap after the first call (the bubblewrap probe is cached per process). With
+    ``GYMFORGE_SANDBOX=docker`` it checks the container engine and that its image has each
+    language's runtime instead."""
     from gymforge.sandbox.doctor import bwrap_works
 
+    if selected_kind() == "docker":
+        require_container_languages([get_language(name) for name in sorted(set(languages))])
+        return
     unsafe = unsafe_requested() if unsafe_no_isolation is None else unsafe_no_isolation
     if not unsafe:
         ok, why = bwrap_works()

@@ -55,9 +55,11 @@ class Worker(FramedWorker):
         cmd = trampoline(procs, -500 if root else None)
         cmd += self.launcher.command(self.runtime, self.index)
         log = open(self.host_dir / "zygote.log", "ab")  # noqa: SIM115 - owned by the Popen
+        env_of = getattr(self.launcher, "env", None)  # a container engine's configuration
         try:
             self.proc = subprocess.Popen(
                 cmd,
+                env=env_of() if env_of is not None else None,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -73,6 +75,9 @@ class Worker(FramedWorker):
     def _on_ready(self, header: dict[str, Any]) -> None:
         self.info = header
         self.last_counters = None
+        attach = getattr(self.launcher, "attach_cgroup", None)  # a container's own cgroups
+        if attach is not None:
+            self.cgroup = attach(self.runtime, self.index)
         if self.cgroup and "pids" in self.cgroup.dirs:
             try:
                 current = self.cgroup.dirs["pids"][1] / "pids.current"

@@ -78,10 +78,17 @@ def effect_findings(diff: Diff, expect: Expect) -> list[Finding]:
     for name in sorted(diff.changed_tables):
         if diff[name].removed:
             out.append(Finding("collateral", f"{len(diff[name].removed)} rows removed from {name}"))
-    for name, want in sorted(expect.added.items()):
-        out += _added(name, [dict(r) for r in diff[name].added], want)
-    for name, by_pk in sorted(expect.updated.items()):
-        out += _updated(name, diff[name], by_pk)
+    # a table expected to change one way is still checked for the other: rows added to a
+    # table the task only updates are wrong, updates to one it only adds to are collateral
+    checked = (set(expect.added) | set(expect.updated) | set(diff.changed_tables)) - set(
+        expect.touched
+    )
+    for name in sorted(checked):
+        want_added = expect.added.get(name, ())
+        if want_added or diff[name].added:
+            out += _added(name, [dict(r) for r in diff[name].added], want_added)
+        if name in expect.updated or diff[name].updated:
+            out += _updated(name, diff[name], expect.updated.get(name, {}))
     return out
 
 

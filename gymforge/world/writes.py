@@ -18,6 +18,10 @@ without running again; the same key with other arguments is a ``conflict``.
 - ``commit_timeout``: the write IS applied and committed, then the agent sees a retryable
   ``timeout``. Retrying with the same key is safe; retrying without one applies it twice.
 - ``rate_limited``: the call is refused before it runs, with a retryable ``rate_limited``.
+- ``permission_denied``: the call is refused before it runs, with a retryable
+  ``permission_denied`` (an expired session, a real API's 401: a retry after signing in
+  again succeeds). Unlike ``FaultPlan``'s non-retryable kind, the agent is told it may
+  retry, and a read is refused as well as a write.
 
 Every call also fills ``WriteGuard.attrs`` (``effect``, ``replay``, ``resubmit``...) for the
 action log that process rules read. ``resubmit`` marks a replay of a write whose success the
@@ -38,7 +42,7 @@ from gymforge.core.seeding import canonical_json, stable_hash, uniform
 from gymforge.verify.rules import Match, Never, Rule
 from gymforge.world.db import WorldDB
 
-WorldFaultKind = Literal["commit_timeout", "rate_limited"]
+WorldFaultKind = Literal["commit_timeout", "rate_limited", "permission_denied"]
 MAX_TEXT = 2000
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,9 +56,10 @@ class WorldFaults:
     rate_limited: float = 0.0
     tools: frozenset[str] | None = None
     forced: tuple[tuple[str, int, WorldFaultKind], ...] = ()
+    permission_denied: float = 0.0
 
     def __post_init__(self) -> None:
-        rates = (self.commit_timeout, self.rate_limited)
+        rates = (self.commit_timeout, self.rate_limited, self.permission_denied)
         if not all(math.isfinite(r) and r >= 0 for r in rates) or sum(rates) > 1:
             raise ValueError("world fault rates must be finite, >= 0 and sum to at most 1")
 
@@ -64,14 +69,18 @@ class WorldFaults:
         for f_tool, f_index, kind in self.forced:
             if (f_tool, f_index) == (tool, index):
                 return kind
-        if not (self.rate_limited or self.commit_timeout) or (
+        if not (self.rate_limited or self.commit_timeout or self.permission_denied) or (
             self.tools is not None and tool not in self.tools
         ):
             return None
         u = uniform("world-fault", task_id, seed, tool, index)
         if u < self.rate_limited:
             return "rate_limited"
-        if writes and u < self.rate_limited + self.commit_timeout:
+        # permission faults take the slice after rate limits: with none, nothing shifts
+        edge = self.rate_limited + self.permission_denied
+        if u < edge:
+            return "permission_denied"
+        if writes and u < edge + self.commit_timeout:
             return "commit_timeout"
         return None
 
@@ -105,6 +114,12 @@ class WriteGuard:
             self.attrs["world_fault"] = fault
         if fault == "rate_limited":
             raise ToolError("rate_limited", "rate limit exceeded; retry shortly", retryable=True)
+        if fault == "permission_denied":
+            raise ToolError(
+                "permission_denied",
+                "permission denied: your session expired; it was renewed, retry the call",
+                retryable=True,
+            )
         return fault
 
     def read(self, tool: str, call: Callable[[], Any]) -> Any:

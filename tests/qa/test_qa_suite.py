@@ -77,7 +77,7 @@ def test_cli_json_report_shape(qa_json: tuple[Any, Path]) -> None:
     proc, _ = qa_json
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)  # stdout is nothing but the JSON document
-    assert set(data) == {"env", "version", "checks", "passed"}
+    assert set(data) == {"env", "version", "checks", "passed", "not_applicable"}
     assert data["env"] == "ledger"
     assert data["version"] == LedgerEnv.spec.version
     assert data["passed"] is True
@@ -107,7 +107,7 @@ def test_cli_report_without_json_flag(tmp_path: Path) -> None:
     assert proc.stdout == ""  # human output goes to stderr only
     assert "distribution_audit" in proc.stderr and "all checks passed" in proc.stderr
     data = json.loads(report.read_text())
-    assert set(data) == {"env", "version", "checks", "passed"}
+    assert set(data) == {"env", "version", "checks", "passed", "not_applicable"}
     assert [c["name"] for c in data["checks"]] == ["distribution_audit", "heldout_exclusion"]
     assert data["passed"] is True
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_fixture import corpus_backend
 
 from gymforge.sandbox import Limits, Result, SandboxJob
-from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.languages import default_cache_dir
-from gymforge.sandbox.local import LocalBackend
+from gymforge.sandbox.local import LocalBackend, ZygotePool
 from gymforge.verify.code import CodeJudge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +40,6 @@ REDTEAM_LIMITS = Limits(
 )
 
 
-def _require_bwrap() -> None:
-    ok, why = bwrap_works()
-    if not ok:
-        pytest.skip(f"bubblewrap sandbox unavailable: {why}")
-
-
 @pytest.fixture(scope="session")
 def artefact_cache() -> Iterator[Path]:
     """A fresh compiled-artefact cache shared by the corpus (so attacks on it see only what
@@ -58,10 +52,10 @@ def artefact_cache() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def sandbox(artefact_cache: Path) -> Iterator[LocalBackend]:
-    """One two-worker bubblewrap backend for the whole corpus."""
-    _require_bwrap()
-    backend = LocalBackend(workers=2, uid_base=UID_BASE, host_grace=5.0, cache_dir=artefact_cache)
+def sandbox(artefact_cache: Path) -> Iterator[ZygotePool]:
+    """One two-worker bubblewrap backend for the whole corpus (containers under
+    ``GYMFORGE_REDTEAM_SANDBOX=docker``: see ``judge_fixture``)."""
+    backend = corpus_backend(2, UID_BASE, cache_dir=artefact_cache)
     yield backend
     backend.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +19,9 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_helpers import TASK, mcp_client, open_session, oracle_plan, play
 from mcp_types import CallToolResult
 from serve_helpers import TOKEN
+from typer.testing import CliRunner
 
+from gymforge.cli import app
 from gymforge.registry.resolve import make_env
 from gymforge.rollout.replay import replay_file
 from gymforge.serve.config import ServeConfig
@@ -129,6 +132,13 @@ def test_tool_errors_are_is_error_results_never_protocol_errors(
 
     out = asyncio.run(main())
     assert all(r.is_error for k, r in out.items() if k != "end")
+    for r in out.values():  # failed or not, every result carries the reward facts
+        assert r.structured_content is not None
+        assert {"reward", "reward_components", "terminated", "truncated"} <= set(
+            r.structured_content
+        )
+    after = out["after"].structured_content
+    assert after is not None and after["terminated"] and after["reward"] == 0.0
 
     def code(key: str) -> str:
         content = out[key].structured_content
@@ -197,14 +207,9 @@ def test_idle_sessions_are_reaped_and_release_their_environment(
     start_mcp: Callable[..., ServerThread],
 ) -> None:
     server = start_mcp(idle_timeout=0.3)
-    url = open_session(server, None)
-
-    async def reset() -> None:
-        async with mcp_client(url, None) as client:
-            await client.call_tool("gymforge_reset", {"task_id": TASK})
-
-    asyncio.run(reset())
+    url = open_session(server, None)  # and never used: nothing here races the reaper
     (session,) = server.hub.sessions.values()
+    assert session.env is not None
     deadline = time.monotonic() + 15
     while server.hub.sessions and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -212,3 +217,37 @@ def test_idle_sessions_are_reaped_and_release_their_environment(
     assert server.hub.metrics.sessions_reaped == 1
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     assert httpx.post(url, json=ping).status_code == 404
+
+
+def test_an_idle_stdio_session_is_reaped_and_the_process_exits() -> None:
+    cli = ["-m", "gymforge.cli", "serve", "ledger", "--mcp", "--transport", "stdio"]
+    proc = subprocess.Popen(
+        [sys.executable, *cli, "--idle-timeout", "0.5"],
+        stdin=subprocess.PIPE,  # held open: the client is alive but silent
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout is not None and proc.stdout.read() == b""  # stdout is the protocol's
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        assert proc.stdin is not None
+        proc.stdin.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mcp", "--qa-hooks"], "--qa-hooks is not offered over --mcp"),
+        (["--mcp", "--transport", "ws"], "--transport must be http or stdio"),
+        (["--record", "x.jsonl"], "--record and --transport go with --mcp"),
+        (["--mcp", "--host", "0.0.0.0"], "refusing to bind 0.0.0.0"),
+    ],
+)
+def test_cli_refuses_bad_mcp_flags_in_one_line(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["serve", "ledger", "--port", "0", *args])
+    assert result.exit_code == 2 and message in result.output
+    assert len(result.output.strip().splitlines()) == 1

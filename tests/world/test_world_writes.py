@@ -106,6 +106,40 @@ def test_rate_limit_refuses_before_running(
     assert notes(env) == ["a"]
 
 
+def test_an_expired_session_refuses_reads_and_writes_until_retried(
+    env: SyncEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_faults(
+        monkeypatch,
+        forced=(("add_note", 0, "permission_denied"), ("list_notes", 0, "permission_denied")),
+    )
+    env.reset(TASK, 0)
+    r = env.step(add("a", "k1")).info["tool_result"]
+    assert r["error"]["kind"] == "permission_denied" and r["error"]["retryable"] is True
+    assert "session" in r["error"]["message"]
+    assert notes(env) == [] and env.env.log[-1].attrs["world_fault"] == "permission_denied"
+    listed = env.step(ToolCall(name="list_notes")).info["tool_result"]
+    assert listed["error"]["kind"] == "permission_denied"
+    assert env.step(add("a", "k1")).info["tool_result"]["ok"]  # nothing ran, nothing stored
+    assert notes(env) == ["a"]
+
+
+def test_permission_faults_take_their_own_share_of_calls() -> None:
+    faults = WorldFaults(commit_timeout=0.2, rate_limited=0.1, permission_denied=0.2)
+    kinds = [faults.decide("t", 3, "add_note", i, writes=True) for i in range(400)]
+    assert {"commit_timeout", "rate_limited", "permission_denied", None} == set(kinds)
+    reads = {faults.decide("t", 3, "list_notes", i, writes=False) for i in range(400)}
+    assert reads == {"rate_limited", "permission_denied", None}
+    # without permission faults every other decision is what it was
+    plain = WorldFaults(commit_timeout=0.2, rate_limited=0.1)
+    with_zero = WorldFaults(commit_timeout=0.2, rate_limited=0.1, permission_denied=0.0)
+    assert [plain.decide("t", 3, "add_note", i, True) for i in range(200)] == [
+        with_zero.decide("t", 3, "add_note", i, True) for i in range(200)
+    ]
+    with pytest.raises(ValueError):
+        WorldFaults(commit_timeout=0.5, rate_limited=0.2, permission_denied=0.4)
+
+
 def test_world_faults_are_seeded_per_call() -> None:
     faults = WorldFaults(commit_timeout=0.3, rate_limited=0.2)
     a = [faults.decide("t", 1, "add_note", i, writes=True) for i in range(200)]

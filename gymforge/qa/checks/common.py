@@ -45,9 +45,18 @@ class CheckResult:
     applicable: bool = True
     metrics: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def status(self) -> str:
+        """``pass``, ``fail``, or ``not_applicable`` (declared so, with the reason in
+        ``details``: it ran nothing, so it proves nothing)."""
+        if not self.applicable:
+            return "not_applicable"
+        return "pass" if self.passed else "fail"
+
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,
+            "status": self.status,
             "passed": self.passed,
             "details": self.details,
             "seconds": round(self.seconds, 3),

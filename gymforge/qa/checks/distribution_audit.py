@@ -1,7 +1,7 @@
 """distribution_audit: what the environment generates matches what it declares.
 
-Over a large sample of training task ids: the duplicate rate (same prompt and hidden truth)
-stays under ``QAProfile.max_duplicate_rate``; each family's share is within
+Over a large sample of training task ids: the duplicate rate (distinct ids with the same
+prompt and hidden truth) stays under ``QAProfile.max_duplicate_rate``; each family's share is within
 ``family_share_tolerance`` of its declared weight (uniform when none is declared); every
 declared difficulty level of every family is generated. With ``--policy``, per-family
 success on training tasks must sit inside ``QAProfile.success_band`` (not ~0%, not ~100%).
@@ -43,8 +43,11 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     n = max(200, opts.episodes * 10)
     ids = tasks.sample(n, opts.seed + 6, "train")
     resolved = [tasks.resolve(task_id) for task_id in ids]
-    digests = Counter(stable_hash(t.prompt, canonical_json(t.truth)) for t in resolved)
-    dup_rate = 1 - len(digests) / n
+    # a duplicate is two task ids with one prompt and truth: a finite dataset, sampled with
+    # replacement, draws the same row twice, and that is not a duplicate task
+    distinct = {t.task_id: t for t in resolved}.values()
+    digests = Counter(stable_hash(t.prompt, canonical_json(t.truth)) for t in distinct)
+    dup_rate = 1 - len(digests) / len(distinct)
     shares = Counter(t.family for t in resolved)
     weights = dict(profile.family_weights or {f: 1.0 for f in tasks.families})
     total_w = sum(weights.values())

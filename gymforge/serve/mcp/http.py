@@ -69,11 +69,15 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
     metrics = Metrics(max_sessions=config.max_sessions)
     hub = Hub(catalog, config, metrics)
     server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
+    # The episode is the URL's; a handshake-era client also gets a transport session inside
+    # it (kept open: a new transport per request costs ~4x the round trip). The SDK reaps
+    # those on the same idle timeout; once the URL's session is gone they are unreachable.
     manager = StreamableHTTPSessionManager(
         app=server,
-        stateless=True,  # the session is the URL's, not the transport's: any era works
         json_response=True,
         max_request_body_size=config.max_message_bytes,
+        session_idle_timeout=config.idle_timeout,
+        max_sessions=4 * config.max_sessions,
     )
 
     @asynccontextmanager
@@ -137,6 +141,7 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
             await refused(scope, receive, send)
             return
         assert session is not None
+        session.touch()  # any request is activity: the reaper counts idleness from here
         token = CURRENT.set(session)
         try:
             await manager.handle_request(scope, receive, send)

@@ -3,8 +3,7 @@ stdio (``serve_stdio``: the process is one session, for clients that spawn their
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,7 +88,8 @@ def serve_stdio(
     env: str, config: ServeConfig, dataset: Path | None = None, record: Path | None = None
 ) -> None:
     """Serve one session over this process's stdin/stdout until the client closes them, the
-    session is reaped (idle) or the process is interrupted. Nothing else goes to stdout."""
+    session is reaped (idle: the process exits, status 0) or the process is interrupted.
+    Nothing else goes to stdout."""
     catalog = catalog_for(env, config, dataset)
     recorder = recorder_for(record)
     print(
@@ -101,8 +101,12 @@ def serve_stdio(
     try:
         anyio.run(_stdio_main, catalog, config, recorder)
     finally:
-        if recorder.writer is not None:
-            recorder.writer.close()
+        _close(recorder)
+
+
+def _close(recorder: Recorder) -> None:
+    if recorder.writer is not None:
+        recorder.writer.close()
 
 
 async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> None:
@@ -112,24 +116,27 @@ async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Record
     hub.enter(session, session.client)
     CURRENT.set(session)
     hub.start()
-    main = asyncio.current_task()
 
-    async def watch() -> None:  # the reaper closed the session: end the process
-        while session.killed is None:
-            await asyncio.sleep(0.2)
-        if main is not None:
-            main.cancel()
-
-    watcher = asyncio.get_running_loop().create_task(watch())
-    try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-    except asyncio.CancelledError:
-        if session.killed is None:
-            raise
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
+    async def shutdown() -> None:
         await hub.stop()
         await catalog.probe.close()
+
+    async def watch() -> None:
+        while session.killed is None:
+            await anyio.sleep(0.2)
+        # Reaped: the session is over, and so is the process. The transport's reader is a
+        # thread blocked in a read of stdin that nothing can cancel, so exit rather than wait.
+        await shutdown()
+        _close(recorder)
+        print(f"gymforge serve --mcp: session {session.killed}; exiting", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(0)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch)
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            tg.cancel_scope.cancel()  # the client closed stdin
+    finally:
+        await shutdown()

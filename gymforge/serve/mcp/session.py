@@ -52,18 +52,32 @@ class Recorder:
     writer: TrajectoryWriter | None
     run_id: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(4)}")
     episodes_written: int = 0
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def write(self, records: list[dict[str, Any]]) -> None:
+    async def write(self, records: list[dict[str, Any]]) -> None:
+        """Append one finished episode, durably, off the event loop (one at a time: the
+        file's digest chain runs from episode to episode)."""
         if self.writer is not None:
-            self.writer.write_episode(records)
-            self.episodes_written += 1
+            async with self._lock:
+                await asyncio.to_thread(self.writer.write_episode, records)
+                self.episodes_written += 1
 
 
-def error_result(code: ErrorCode, message: str) -> types.CallToolResult:
-    """An ``isError`` result that is not a step of the episode."""
+def error_result(
+    code: ErrorCode, message: str, terminated: bool = False, truncated: bool = False
+) -> types.CallToolResult:
+    """An ``isError`` result that is not a step of the episode: no reward, and the episode's
+    end flags as they stand."""
+    structured = {
+        "error": {"code": code, "message": message},
+        "reward": 0.0,
+        "reward_components": {},
+        "terminated": terminated,
+        "truncated": truncated,
+    }
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=f"{code}: {message}")],
-        structured_content={"error": {"code": code, "message": message}},
+        structured_content=structured,
         is_error=True,
     )
 
@@ -94,13 +108,18 @@ class McpSession:
 
     # ---- the reaper's side ---------------------------------------------------------------
     def check(self, now: float) -> None:
-        """Idle past ``idle_timeout``: the session is closed and its slot freed."""
+        """No request (``touch``) nor call for ``idle_timeout``: the session is closed and
+        its slot freed."""
         idle = self.phase == "idle" and now - self.since > self.hub.config.idle_timeout
         if self.killed is None and idle:
             self.killed = "idle_timeout"
             self.hub.metrics.sessions_reaped += 1
             self.hub.metrics.errors["idle_timeout"] += 1
             asyncio.get_running_loop().create_task(self.close())
+
+    def touch(self) -> None:
+        if self.phase == "idle":
+            self.since = time.monotonic()
 
     async def close(self) -> None:
         if self.killed is None:
@@ -161,7 +180,10 @@ class McpSession:
 
     def _error(self, code: ErrorCode, message: str) -> types.CallToolResult:
         self.hub.metrics.errors[code] += 1
-        return error_result(code, message)
+        end = self.records[-1] if self.ended and self.records else {}
+        return error_result(
+            code, message, end.get("terminated", False), end.get("truncated", False)
+        )
 
     async def _reset(self, task_id: str, seed: int) -> types.CallToolResult:
         t0 = time.perf_counter()
@@ -237,7 +259,7 @@ class McpSession:
         if result.terminated or result.truncated:
             self.ended = True
             self.records.append(episode_record(self.base, self.records, result, self.env))
-            self.recorder.write(self.records)
+            await self.recorder.write(self.records)
         info = {k: v for k, v in result.info.items() if k != "tool_result"}
         tool_result = result.info.get("tool_result")
         structured = {

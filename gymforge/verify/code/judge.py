@@ -51,6 +51,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.core.errors import InfraError
 from gymforge.core.verdict import Verdict
 from gymforge.sandbox import (
     Call,
@@ -89,6 +90,11 @@ from gymforge.verify.code.shared import (
 )
 from gymforge.verify.code.tally import Tally
 from gymforge.verify.code.tally import verdict as _verdict
+
+
+class SandboxDown(InfraError):
+    """The sandbox failed as infrastructure (its worker or container engine gone): the
+    answer was not judged, so the episode is retried, never scored."""
 
 
 class CodeJudge:
@@ -194,7 +200,7 @@ class CodeJudge:
         if not load_ok:
             t.notes.append(f"load failed: {r.load.error_type if r.load else r.status}")
         if r.status is Status.INTERNAL_ERROR:
-            raise RuntimeError(f"sandbox internal error: {r.error}")
+            raise SandboxDown(f"sandbox internal error: {r.error}")
         return _verdict(t, "calls", status=r.status)
 
     # ---- stdio: one run per test, every line compared here --------------------------------
@@ -218,7 +224,7 @@ class CodeJudge:
             t.run += 1
             t.result(r)
             if r.status is Status.INTERNAL_ERROR:
-                raise RuntimeError(f"sandbox internal error: {r.error}")
+                raise SandboxDown(f"sandbox internal error: {r.error}")
             ok = r.status is Status.OK and normalise_output(r.stdout) == normalise_output(
                 str(tc["output"])
             )
@@ -339,7 +345,7 @@ class CodeJudge:
         )
         r = self.backend.run(job)
         if r.status is Status.INTERNAL_ERROR:
-            raise RuntimeError(f"sandbox internal error: {r.error}")
+            raise SandboxDown(f"sandbox internal error: {r.error}")
         answers = r.calls or []
         if len(answers) != len(plan):
             return None

@@ -12,6 +12,7 @@ from typing import Any
 from gymforge.sandbox import Limits, get_backend
 from gymforge.sandbox.backend import BaseBackend
 from gymforge.sandbox.preflight import unsafe_requested
+from gymforge.sandbox.selection import selected_kind
 
 _lock = threading.Lock()
 _backend: BaseBackend | None = None
@@ -20,7 +21,8 @@ _backend: BaseBackend | None = None
 def shared_backend() -> BaseBackend:
     """The process's one sandbox backend: created on first use, closed at exit.
 
-    Workers: ``GYMFORGE_SANDBOX_WORKERS`` (default: the CPU count, at most 8). Set
+    Backend: ``GYMFORGE_SANDBOX`` (``local``, the default, or ``docker``). Workers:
+    ``GYMFORGE_SANDBOX_WORKERS`` (default: the CPU count, at most 8). Set
     ``GYMFORGE_UNSAFE_NO_ISOLATION=1`` to run without isolation (prints a loud warning);
     ``GYMFORGE_SANDBOX_UID_BASE`` picks the workers' uids."""
     global _backend
@@ -33,7 +35,7 @@ def shared_backend() -> BaseBackend:
             }
             if os.environ.get("GYMFORGE_SANDBOX_UID_BASE"):
                 kw["uid_base"] = int(os.environ["GYMFORGE_SANDBOX_UID_BASE"])
-            _backend = get_backend("local", **kw)
+            _backend = get_backend(selected_kind(), **kw)
             atexit.register(close_shared_backend)
         return _backend
 

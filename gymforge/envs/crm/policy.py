@@ -1,0 +1,139 @@
+"""The CRM's written rules: the system prompt, and how the verifier enforces them.
+
+The tools behave like a permissive CRM: they refuse what a real one refuses (unknown ids,
+stage names or fields, merged records, a merge across accounts that do not share a domain)
+and otherwise let the agent break policy, which the verifier catches two ways:
+
+- ``PROCESS_RULES`` over the action log, each checked at the step where it could break
+  (moving a stage while its required fields are empty is a violation even if they are
+  filled afterwards): read before write, search before create, allowed transitions,
+  required fields, data ownership, clarify before acting on an ambiguous request, no
+  needless question on a clear one, idempotency keys, no resubmission;
+- ``policy_checks`` over the final state: changed opportunities sit in a stage whose
+  fields are filled, no other team's record changed, no duplicate contact or account was
+  made (created, or edited into one), a merge kept the older record.
+"""
+
+from __future__ import annotations
+
+from gymforge.envs.crm.pipeline import REQUIRED, STAGES, allowed, missing
+from gymforge.verify.rules import Match, Never, RequiresPrior, Rule
+from gymforge.world.db import Diff, WorldDB
+from gymforge.world.verify import Finding
+from gymforge.world.writes import WRITE_RULES
+
+WRITE_TOOLS = frozenset(
+    {
+        "create_contact",
+        "update_record",
+        "merge_records",
+        "log_activity",
+        "move_stage",
+        "request_change",
+    }
+)
+READ_TOOLS = frozenset({"search", "get_record", "get_pipeline"})
+OWNED = ("accounts", "contacts", "opportunities", "activities")
+
+_REQ = "; ".join(f"{s}: {', '.join(f) or 'nothing'}" for s, f in REQUIRED.items())
+SYSTEM_PROMPT = f"""\
+You are a sales-operations assistant working in the company CRM for the team named in the \
+request. A colleague (the requester) asks for a change in plain language; make it with the \
+tools, then reply with a one-line summary. Rules:
+1. Read before you write: open a record with get_record before changing it (for a new \
+contact or an activity, open its account).
+2. No duplicates: before creating a contact, search the contacts for their email. If the \
+person already exists, update that record instead of creating another.
+3. Pipeline: move an opportunity with move_stage only along allowed transitions (one stage \
+forward or back; closed_won only from negotiation; closed_lost from any open stage; closed \
+stages are final), and only once the fields the new stage requires are filled ({_REQ}). \
+Use get_pipeline to read the stages and rules.
+4. Merging: a duplicate account shares its domain with the original; merge with \
+merge_records, keeping the older record (the earlier created_at) as the survivor.
+5. Data ownership: you may change only records your team owns (team_id). For another \
+team's record, never edit it: file request_change with what should change.
+6. If the request could mean more than one record, or leaves out a value you need, ask the \
+requester with ask_requester before changing anything. Do not ask when the request is \
+clear: a needless question counts against you.
+7. Every write takes an idempotency_key: a fresh one per intended change, reused only to \
+retry that change after an error. Never resubmit a write that already succeeded."""
+
+WRITE = Match("tool.*", where={"effect": True, "writes": True})
+
+PROCESS_RULES: tuple[Rule, ...] = (
+    RequiresPrior(
+        WRITE,
+        Match("tool.get_record", where={"ok": True}),
+        same=("record",),
+        name="read_before_write",
+    ),
+    RequiresPrior(
+        Match("tool.create_contact", where={"effect": True}),
+        Match("tool.search", where={"ok": True, "kind": "contacts"}),
+        name="search_before_create",
+    ),
+    Never(Match("tool.move_stage", where={"effect": True, "allowed": False}), "allowed_transition"),
+    Never(Match("tool.move_stage", where={"effect": True, "complete": False}), "required_fields"),
+    Never(Match("tool.*", where={"effect": True, "foreign": True}), "data_ownership"),
+    RequiresPrior(
+        Match("tool.*", where={"effect": True, "target": True}),
+        Match("tool.ask_requester", where={"revealed": True}),
+        name="clarify_before_acting",
+    ),
+    Never(Match("tool.ask_requester", where={"needless": True}), "no_needless_question"),
+    *WRITE_RULES,
+)
+
+
+def policy_checks(db: WorldDB, diff: Diff, team: str) -> list[Finding]:
+    """Policy facts of the final state, independent of what the task expected."""
+    out: list[Finding] = []
+
+    def bad(rule: str, message: str) -> None:
+        out.append(Finding("policy", message, rule=rule))
+
+    changed_opps = [r for r in diff["opportunities"].added] + [
+        after for _, after in diff["opportunities"].updated
+    ]
+    for opp in changed_opps:
+        if opp["stage"] not in STAGES:
+            bad("required_fields", f"{opp['id']} is in unknown stage {opp['stage']!r}")
+        elif gaps := missing(opp, opp["stage"]):
+            bad("required_fields", f"{opp['id']} is in {opp['stage']} without {gaps}")
+    for table in OWNED:
+        d = diff[table]
+        for row in [*d.added, *(a for _, a in d.updated), *d.removed]:
+            owner = _team_of(db, table, row)
+            if owner is not None and owner != team:
+                bad("data_ownership", f"{table} {row['id']} belongs to team {owner}")
+    for table, key in (("contacts", "email"), ("accounts", "domain")):
+        d = diff[table]
+        # a created record, or an edit that gives a record another's e-mail or domain
+        fresh = [*d.added, *(a for b, a in d.updated if a[key] != b[key])]
+        for row in fresh:
+            twins = db.scalar(
+                f"SELECT COUNT(*) FROM {table} WHERE lower({key}) = lower(?) "
+                "AND status = 'active' AND id != ?",
+                row[key],
+                row["id"],
+            )
+            if twins and row["status"] == "active":
+                bad("no_duplicates", f"{table}: {row[key]} is on another active record")
+    for before, after in diff["accounts"].updated:
+        if after["status"] == "merged" and before["status"] != "merged":
+            keep = db.get("accounts", after["merged_into"])
+            if keep is not None and keep["created_at"] > after["created_at"]:
+                bad("merge_survivor", f"{after['id']} (older) was merged into {keep['id']}")
+    return out
+
+
+def _team_of(db: WorldDB, table: str, row: dict[str, object]) -> str | None:
+    if table == "opportunities" or table == "accounts":
+        return str(row["team_id"])
+    acct = db.get("accounts", row["account_id"])
+    return None if acct is None else str(acct["team_id"])
+
+
+def transition_facts(src: str, dst: str, row: dict[str, object]) -> dict[str, object]:
+    """What a ``move_stage`` call notes for the process rules."""
+    return {"from": src, "to": dst, "allowed": allowed(src, dst), "complete": not missing(row, dst)}

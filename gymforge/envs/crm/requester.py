@@ -1,0 +1,87 @@
+"""The requester: the colleague behind a CRM request, who answers ``ask_requester``.
+
+``ScriptedRequester`` is deterministic: a question that contains one of a clarification's
+keywords gets that clarification (``gymforge.world.sim.asked_slots``); any other question
+gets a polite "not sure what you are asking" and the request again; on a clear request
+every question gets "everything you need is in my request".
+
+``PolicyRequester`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say)
+in the requester's place: it receives the request and the hidden intent as a system
+message, then each question as a user message, and answers with a ``Reply``. A
+clarification counts as revealed when its value appears in the answer.
+
+Both return ``(answer, revealed clarification names)``; whether a question was needless is
+the environment's to judge, from the task (``CrmTruth.ambiguous``), never the answer's.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.core.types import Message, Observation, Reply
+from gymforge.envs.crm.truth import CrmTruth
+from gymforge.world.sim import Persona, Slot, asked_slots
+
+MAX_QUESTION = 2000
+
+
+class Requester(Protocol):
+    async def start(self, ctx: EpisodeContext) -> None: ...
+
+    async def answer(self, question: str) -> tuple[str, list[str]]: ...
+
+
+def clear_answer(truth: CrmTruth) -> str:
+    return f"Everything you need is in my request: {truth.requester}"
+
+
+class ScriptedRequester:
+    def __init__(self, truth: CrmTruth) -> None:
+        self.truth = truth
+        slots = tuple(Slot(c.name, c.value, tuple(c.keywords), c.say) for c in truth.clarify)
+        self.persona = Persona("requester", "polite", truth.requester, slots)
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        return None
+
+    async def answer(self, question: str) -> tuple[str, list[str]]:
+        if not self.truth.ambiguous:
+            return clear_answer(self.truth), []
+        hits = asked_slots(self.persona, question[:MAX_QUESTION])
+        if not hits:
+            return "Sorry, I'm not sure what you are asking. " + self.truth.requester, []
+        return " ".join(s.text for s in hits), [s.name for s in hits]
+
+
+def instructions(truth: CrmTruth) -> str:
+    """The requester as a prompt, for an LLM-driven requester."""
+    if truth.clarify:
+        meant = "\n".join(f"- {c.name}: {c.value}" for c in truth.clarify)
+        intent = f"What you meant, which your request does not say:\n{meant}\n"
+    else:
+        intent = "Your request says everything that is needed.\n"
+    return (
+        "You are a sales colleague who asked an assistant to change the CRM. Your request: "
+        f"{truth.requester}\n{intent}The assistant may ask you questions. Answer briefly "
+        "and truthfully from what you meant; do not volunteer anything it did not ask for."
+    )
+
+
+class PolicyRequester:
+    def __init__(self, policy: Policy, truth: CrmTruth) -> None:
+        self.policy, self.truth = policy, truth
+        self.turns = 0
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await self.policy.start(ctx)
+
+    async def answer(self, question: str) -> tuple[str, list[str]]:
+        self.turns += 1
+        msgs = [Message(role="user", content=question[:MAX_QUESTION])]
+        if self.turns == 1:
+            msgs.insert(0, Message(role="system", content=instructions(self.truth)))
+        turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        reply = turn.action.text if isinstance(turn.action, Reply) else ""
+        low = reply.lower()
+        return reply, [c.name for c in self.truth.clarify if c.value.lower() in low]

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Create .venv-interop: gymforge with the [interop] extra (verifiers 0.3.1, openenv 0.10.0,
+# reasoning-gym) for `make test-interop`, apart from .venv.
+#   - verifiers 0.3.1 and openenv 0.10.0 (through fastmcp 3) require mcp<2, and the [mcp] extra
+#     in .venv needs mcp 2.x, so they cannot share .venv; they resolve with gymforge's other
+#     pins here (a plain venv, `pip install --dry-run` checked);
+#   - verifiers 0.4 is not an option: its rollout harness downloads a tool at run time.
+# Idempotent: when the venv already imports both frameworks at those versions, it does nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${INTEROP_VENV:-.venv-interop}"
+PYTHON="${PYTHON:-python3}"
+
+check() {
+  "$VENV/bin/python" - <<'PY' 2>/dev/null
+import importlib.metadata as md
+import sys
+
+assert md.version("verifiers") == "0.3.1"
+assert md.version("openenv") == "0.10.0"
+import gymforge  # noqa: F401
+import openenv.core.generic_client  # noqa: F401
+import gymnasium  # noqa: F401
+import pytest  # noqa: F401
+import verifiers.legacy  # noqa: F401
+
+sys.exit(0)
+PY
+}
+
+if [ -x "$VENV/bin/python" ] && check; then
+  echo "interop-setup: $VENV is ready (verifiers 0.3.1, openenv 0.10.0)" >&2
+  exit 0
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "interop-setup: creating $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+echo "interop-setup: installing gymforge[interop] and the test tools into $VENV" >&2
+"$VENV/bin/python" -m pip install -q --upgrade pip >&2
+"$VENV/bin/python" -m pip install -q -e ".[interop,serve,gym]" "pytest>=8" "hypothesis>=6.100" >&2
+if ! check; then
+  echo "interop-setup: $VENV does not import verifiers 0.3.1 and openenv 0.10.0; see the pip output" >&2
+  exit 1
+fi
+echo "interop-setup: $VENV is ready" >&2
