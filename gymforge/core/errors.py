@@ -49,9 +49,35 @@ class PolicyError(GymforgeError):
     """The policy produced something unusable (a parse failure, an impossible call)."""
 
 
-class ContextLengthExceeded(PolicyError):
-    """The conversation no longer fits the policy's context window. A budget end, not an
-    infrastructure failure: the runner ends the episode as truncated (``context_length``)."""
+POLICY_STOP_REASONS = frozenset({"context_length", "harness_exited", "harness_timeout"})
+"""The failure reasons of episodes the policy ended (:class:`PolicyStopped`)."""
+
+
+class PolicyStopped(PolicyError):
+    """The policy cannot go on with an episode the environment has not ended. A budget end,
+    not an infrastructure failure: the runner ends the episode as truncated, with
+    ``reason`` (one of :data:`POLICY_STOP_REASONS`) as its failure reason."""
+
+    reason = "context_length"
+
+    def __reduce__(self) -> tuple[object, ...]:  # picklable with its attributes (Ray)
+        return (type(self), (str(self),), self.__dict__)
+
+
+class HarnessExited(PolicyStopped):
+    """An outside harness returned or exited, and the environment asked for more."""
+
+    reason = "harness_exited"
+
+
+class HarnessTimedOut(PolicyStopped):
+    """An outside harness ran past its wall-clock limit without a final message."""
+
+    reason = "harness_timeout"
+
+
+class ContextLengthExceeded(PolicyStopped):
+    """The conversation no longer fits the policy's context window (``context_length``)."""
 
     def __init__(self, message: str, *, prompt_tokens: int | None = None) -> None:
         super().__init__(message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from gymforge.core.env import Environment
 from gymforge.core.types import Action, Observation
@@ -45,9 +45,16 @@ class PolicyTurn:
     finish_reason: str | None = None
     model: str | None = None
     weight_version: str | None = None
+    model_turns: list[dict[str, Any]] | None = None
+    """Every model request behind this action when the policy is an outside harness that
+    made its own requests (through ``gymforge proxy``): each with its ``branch`` and exact
+    ids. The top-level id fields are then None and exports read these instead."""
 
     def record(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "action"}
+        out = {k: v for k, v in self.__dict__.items() if k != "action"}
+        if out["model_turns"] is None:
+            del out["model_turns"]  # records of every other policy stay as they were
+        return out
 
 
 class Policy(Protocol):
@@ -59,3 +66,13 @@ class Policy(Protocol):
     async def start(self, ctx: EpisodeContext) -> None: ...
 
     async def act(self, observation: Observation) -> PolicyTurn: ...
+
+
+@runtime_checkable
+class FinishingPolicy(Protocol):
+    """A policy with something to release when an episode ends, however it ends (the
+    environment ended it, the run timed it out or gave up on it): an outside harness's
+    process, its pending tool call. The runner awaits ``finish`` once per started
+    episode; it must be quick and must not raise."""
+
+    async def finish(self) -> None: ...

@@ -9,8 +9,8 @@ from typing import Any
 
 from gymforge.core.capabilities import TASK, supported
 from gymforge.core.env import Environment, StepResult
-from gymforge.core.errors import ContextLengthExceeded, InfraError
-from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.core.errors import InfraError, PolicyStopped
+from gymforge.core.policy import EpisodeContext, FinishingPolicy, Policy, PolicyTurn
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Observation
 from gymforge.rollout.gcpace import paced_collections
@@ -74,7 +74,11 @@ async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> li
     full garbage collections are paced (``gymforge.rollout.gcpace``).
     """
     with paced_collections():
-        return await _play(env, policy, keys)
+        try:
+            return await _play(env, policy, keys)
+        finally:
+            if isinstance(policy, FinishingPolicy):
+                await policy.finish()
 
 
 async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:
@@ -110,12 +114,12 @@ async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dic
         }
     ]
     result: StepResult | None = None
-    context_full = False
+    stopped: str | None = None
     for step in range(1, MAX_STEPS_GUARD + 1):
         try:
             turn: PolicyTurn = await policy.act(obs)
-        except ContextLengthExceeded:
-            context_full = True  # the policy's budget ended the episode: truncated
+        except PolicyStopped as stop:
+            stopped = stop.reason  # the policy's budget ended the episode: truncated
             break
         except InfraError:
             raise
@@ -142,7 +146,7 @@ async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dic
             break
     else:
         raise InfraError(f"{keys.env_id} never ended episode {keys.episode_id}")
-    records.append(episode_record(base, records, None if context_full else result, env))
+    records.append(episode_record(base, records, result, env, stopped))
     return records
 
 
@@ -151,8 +155,10 @@ def episode_tokens(records: list[dict[str, Any]]) -> int:
     total = 0
     for r in records:
         total += r["observation"]["tokens"]
-        ids = (r.get("policy") or {}).get("completion_token_ids")
-        total += len(ids) if ids else 0
+        policy = r.get("policy") or {}
+        for turn in policy.get("model_turns") or [policy]:
+            ids = turn.get("completion_token_ids")
+            total += len(ids) if ids else 0
     return total
 
 
@@ -161,13 +167,16 @@ def episode_record(
     records: list[dict[str, Any]],
     last: StepResult | None,
     env: Environment,
+    stopped: str | None = None,
 ) -> dict[str, Any]:
-    """The closing record. ``last`` is None when the policy's context filled up before the
-    environment ended the episode: that budget end is a truncation (``context_length``)."""
+    """The closing record. ``stopped`` is the reason when the policy ended the episode
+    before the environment did (its context filled up, its harness exited): that budget end
+    is a truncation with that failure reason."""
     totals = component_totals([r["reward_components"] for r in records])
     reason: str | None
-    if last is None:
-        terminated, truncated, success, reason = False, True, False, CONTEXT_LENGTH
+    if stopped is not None or last is None:
+        terminated, truncated, success = False, True, False
+        reason = stopped or CONTEXT_LENGTH
     else:
         terminated, truncated = last.terminated, last.truncated
         success = bool(last.info.get("success"))

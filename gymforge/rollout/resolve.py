@@ -6,12 +6,16 @@
 - ``openai:MODEL`` (with ``base_url``): a model behind an OpenAI-compatible chat server;
 - ``vllm:MODEL`` (with ``base_url``): token-in/token-out against a vLLM server
   (:mod:`gymforge.rollout.vllm_policy`);
+- ``harness:pkg.module:func`` / ``harness-cmd:COMMAND`` (with ``base_url``): an outside
+  agent program behind ``gymforge proxy`` (:mod:`gymforge.serve.harness.policy`, loaded by
+  name: the serve layer sits above this one);
 - ``package.module:factory`` or ``path/to/file.py:factory``: any zero-argument callable
   returning a ``Policy``.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +27,8 @@ from gymforge.registry.resolve import load_module
 from gymforge.rollout.recorded import recorded_policy
 from gymforge.rollout.scripted import SCRIPTED, scripted_policy
 from gymforge.rollout.skilled import SkilledPolicy, parse_skill
+
+HARNESS_POLICY = "gymforge.serve.harness.policy"
 
 
 @dataclass
@@ -60,11 +66,16 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
 
         vllm_factory = make_vllm_policy_factory(spec, base_url=base_url, **options)
         return PolicySource(spec, vllm_factory, vllm_factory.aclose)
+    if sep and kind in ("harness", "harness-cmd") and rest:
+        module = importlib.import_module(HARNESS_POLICY)
+        harness = module.harness_policy_factory(spec, base_url=base_url, **options)
+        return PolicySource(spec, harness, harness.aclose)
     if sep and rest:
         return PolicySource(spec, _import_factory(kind, rest))
     raise UserError(
         f"unknown policy {spec!r}; use {', '.join(SCRIPTED)}, skilled:P, recorded:PATH, "
-        "openai:MODEL, vllm:MODEL or package.module:factory"
+        "openai:MODEL, vllm:MODEL, harness:pkg.module:func, harness-cmd:COMMAND or "
+        "package.module:factory"
     )
 
 

@@ -190,7 +190,7 @@ class VLLMPolicy:
                 raise TokenInUnsupported(str(err), status=err.status) from err
             raise
         choice = data["choices"][0]
-        completion = _checked_ids(choice, prompt, self.factory.base_url)
+        completion = checked_ids(choice, prompt, self.factory.base_url)
         self.turns += 1
         self.ids = prompt + completion
         self._ids_json = _extend_json(self._ids_json, completion)
@@ -207,7 +207,7 @@ class VLLMPolicy:
             tool_format=fmt,
             prompt_token_ids=prompt,
             completion_token_ids=completion,
-            logprobs=_logprobs(choice, len(completion)),
+            logprobs=sampled_logprobs(choice, len(completion)),
             finish_reason=finish if isinstance(finish, str) else None,
             model=model if isinstance(model, str) else None,
             weight_version=version,
@@ -249,7 +249,7 @@ def _extend_json(items: str, ids: list[int]) -> str:
     return f"{items},{more}" if items else more
 
 
-def _checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:
+def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:
     """The completion ids, after checking the server took the prompt ids verbatim."""
     completion = choice.get("token_ids")
     echoed = choice.get("prompt_token_ids")
@@ -266,7 +266,7 @@ def _checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -
     return completion
 
 
-def _logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
+def sampled_logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
     lp = choice.get("logprobs")
     values = lp.get("token_logprobs") if isinstance(lp, dict) else None
     if not isinstance(values, list) or len(values) != n:

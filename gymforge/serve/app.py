@@ -29,9 +29,9 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from gymforge.core.errors import UnknownTaskError
-from gymforge.serve.config import ServeConfig
+from gymforge.serve.config import ServeConfig, auth_problem
 from gymforge.serve.frames import FrameError, decode_frame
-from gymforge.serve.hub import Hub, auth_problem
+from gymforge.serve.hub import Hub
 from gymforge.serve.meta import TASK_OPS, EnvCatalog, OpError, ResolveReq
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.protocol import PROTOCOL_VERSION, protocol_json_schema

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from dataclasses import dataclass
 from typing import Any
@@ -99,3 +100,15 @@ def check_binding(host: str, token: str | None) -> None:
             f"refusing to bind {host}: beyond loopback a bearer token is required "
             f"(--token or ${TOKEN_ENV})"
         )
+
+
+def auth_problem(header: str | None, token: str | None) -> str | None:
+    """Why an ``Authorization`` header fails (None when it passes or no token is set)."""
+    if token is None:
+        return None
+    scheme, _, given = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        return "missing bearer token"
+    if not hmac.compare_digest(given.strip().encode(), token.encode()):
+        return "wrong bearer token"
+    return None

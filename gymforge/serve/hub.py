@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import hmac
 import time
 from collections import Counter
 from typing import Protocol
@@ -23,22 +22,10 @@ from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocket
 
 from gymforge.serve import protocol as p
-from gymforge.serve.config import ServeConfig
+from gymforge.serve.config import ServeConfig, auth_problem
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.session import Session, refuse
-
-
-def auth_problem(header: str | None, token: str | None) -> str | None:
-    """Why an ``Authorization`` header fails (None when it passes or no token is set)."""
-    if token is None:
-        return None
-    scheme, _, given = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
-        return "missing bearer token"
-    if not hmac.compare_digest(given.strip().encode(), token.encode()):
-        return "wrong bearer token"
-    return None
 
 
 def client_key(conn: HTTPConnection) -> tuple[str, str]:

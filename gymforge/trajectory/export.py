@@ -1,6 +1,7 @@
 """Export trajectories as training or analysis data.
 
-- ``trl``: one JSON line per episode, in the shape TRL's ``rollout_func`` returns:
+- ``trl``: one JSON line per episode (per branch, for a harness that rewrote its history:
+  see :func:`trl_rows`), in the shape TRL's ``rollout_func`` returns:
   ``prompt_ids`` (the first turn's prompt), ``completion_ids`` (every model turn plus the
   environment tokens between them), ``env_mask`` (1 = model token, 0 = environment token),
   ``logprobs`` (the server's, 0.0 on environment tokens), and the rewards. Token ids are
@@ -45,7 +46,17 @@ class ExportReport:
 
 
 def _turns(log: EpisodeLog) -> list[dict[str, Any]]:
-    return [s.policy.model_dump() for s in log.steps[1:] if s.policy is not None]
+    """The episode's model turns in order: each step's policy output, or the model requests
+    behind it when a harness made them (``model_turns``, each with its ``branch``)."""
+    out: list[dict[str, Any]] = []
+    for s in log.steps[1:]:
+        if s.policy is None:
+            continue
+        if s.policy.model_turns:
+            out += s.policy.model_turns
+        else:
+            out.append(s.policy.model_dump())
+    return out
 
 
 def _version(v: str | None) -> int | None:
@@ -55,8 +66,11 @@ def _version(v: str | None) -> int | None:
         return None
 
 
-def trl_row(log: EpisodeLog) -> dict[str, Any] | str:
-    """The TRL row of one episode, or the reason it is refused."""
+def trl_rows(log: EpisodeLog) -> list[dict[str, Any]] | str:
+    """The TRL rows of one episode, or the reason it is refused. One row per branch: an
+    episode whose requests form one extending sequence is one row; a harness that rewrote
+    its history made more branches (``gymforge.serve.proxy.transcript``), one row each, every
+    row with the episode's reward."""
     turns = _turns(log)
     if not turns or any(
         t["capture_level"] not in ("tokens", "logprobs")
@@ -65,6 +79,31 @@ def trl_row(log: EpisodeLog) -> dict[str, Any] | str:
         for t in turns
     ):
         return "below_tokens_capture"
+    branched = any("branch" in t for t in turns)
+    branches: dict[int, list[dict[str, Any]]] = {}
+    for t in turns:
+        branches.setdefault(int(t.get("branch", 0)), []).append(t)
+    rows = []
+    for k, branch in sorted(branches.items()):
+        row = _trl_row(log, branch)
+        if isinstance(row, str):
+            return row
+        if branched:
+            row["branch"], row["branches"] = k, len(branches)
+        rows.append(row)
+    return rows
+
+
+def trl_row(log: EpisodeLog) -> dict[str, Any] | str:
+    """The one TRL row of an episode (a trainer's ``rollout_func`` needs one per rollout),
+    or the reason it is refused; an episode with several branches is ``branched_history``."""
+    rows = trl_rows(log)
+    if isinstance(rows, str):
+        return rows
+    return rows[0] if len(rows) == 1 else "branched_history"
+
+
+def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | str:
     prompt = list(turns[0]["prompt_token_ids"])
     ids: list[int] = []
     mask: list[int] = []
@@ -217,21 +256,24 @@ def export(
         if is_stale and stale == "refuse":
             report.refused["stale"] += 1
             continue
+        made: list[dict[str, Any]]
         if fmt == "trl":
-            row = trl_row(log)
-            if isinstance(row, str):
-                report.refused[row] += 1
+            found = trl_rows(log)
+            if isinstance(found, str):
+                report.refused[found] += 1
                 continue
+            made = found
         elif fmt == "sft":
-            row = sft_row(log)
+            made = [sft_row(log)]
         else:
             rows += step_rows(log)
             report.written += 1
             continue
         if is_stale:
-            row["stale"] = True
+            for row in made:
+                row["stale"] = True
             report.flagged_stale += 1
-        rows.append(row)
+        rows += made
         report.written += 1
     _write(rows, fmt, Path(out))
     return report

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from gymforge.core.errors import IntegrityError, UserError
+from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
@@ -255,8 +255,9 @@ def verify_chain(log: EpisodeLog) -> None:
         raise IntegrityError(
             f"{where}: episode record counts {end.steps} steps, file holds {len(log.steps) - 1}"
         )
-    # a policy whose context filled up ends the episode itself: no terminal env step
-    cut_by_policy = end.truncated and end.failure_reason == "context_length"
+    # a policy that stopped (its context filled up, its harness exited) ends the episode
+    # itself: no terminal env step
+    cut_by_policy = end.truncated and end.failure_reason in POLICY_STOP_REASONS
     ended = last.terminated or last.truncated
     if (len(log.steps) < 2 or not ended) and not cut_by_policy:
         raise IntegrityError(f"{where}: the last step does not end the episode")

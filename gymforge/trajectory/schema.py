@@ -80,6 +80,8 @@ class PolicyRecord(_Record):
     finish_reason: str | None = None
     model: str | None = None
     weight_version: str | None = None
+    model_turns: list[dict[str, Any]] | None = None
+    """A harness policy's model requests behind this step (``PolicyTurn.model_turns``)."""
 
 
 class EpisodeKeys(_Record):

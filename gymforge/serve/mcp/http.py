@@ -28,8 +28,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from gymforge.serve.config import ServeConfig
-from gymforge.serve.hub import Hub, auth_problem, client_key
+from gymforge.serve.config import ServeConfig, auth_problem
+from gymforge.serve.hub import Hub, client_key
 from gymforge.serve.mcp.server import CURRENT, build_server
 from gymforge.serve.mcp.session import McpSession, Recorder
 from gymforge.serve.meta import EnvCatalog
@@ -153,14 +153,14 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
         Route("/sessions", open_session, methods=["POST"]),
         Route("/sessions/{session}", close_session, methods=["DELETE"]),
         Route("/metrics", get_metrics, methods=["GET"]),
-        Route(SESSION_PATH, _Asgi(endpoint)),
+        Route(SESSION_PATH, AsgiEndpoint(endpoint)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
     return app
 
 
-class _Asgi:
+class AsgiEndpoint:
     """An ASGI callable Starlette routes as an app (a plain function it would wrap)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:

@@ -47,13 +47,14 @@ import asyncio
 import collections
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
+from gymforge.serve.loop_thread import LoopThread
+from gymforge.serve.proxy import sse
 from gymforge.testing.openai_server import token_in
 from gymforge.testing.openai_server.fake import (
     FAULTS,
@@ -106,8 +107,7 @@ class OpenAITestServer:
         self.requests: list[dict[str, Any]] = []
         self.faults: collections.deque[str] = collections.deque()
         self.served: collections.Counter[str] = collections.Counter()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop_thread = LoopThread("openai-test-server")
         self._runner: web.AppRunner | None = None
 
     @property
@@ -123,48 +123,12 @@ class OpenAITestServer:
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self, timeout: float = 10.0) -> OpenAITestServer:
-        if self._thread is not None:
-            raise RuntimeError("server already running")
-        ready = threading.Event()
-        errors: list[BaseException] = []
-
-        def main() -> None:
-            loop = asyncio.new_event_loop()
-            asyncio.set_event_loop(loop)
-            self._loop = loop
-            try:
-                loop.run_until_complete(self._serve())
-            except BaseException as err:
-                errors.append(err)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-        self._thread = threading.Thread(target=main, name="openai-test-server", daemon=True)
-        self._thread.start()
-        if not ready.wait(timeout):
-            raise TimeoutError(f"test server did not start within {timeout} s")
-        if errors:
-            self._thread = None
-            raise RuntimeError(f"test server failed to start: {errors[0]!r}") from errors[0]
+        self._loop_thread.start(self._serve, timeout)
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
         """Kill the server: in-flight requests are cut, new connections refused."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        fut = asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
-        try:
-            fut.result(timeout)
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout)
-            self._thread = self._loop = None
+        self._loop_thread.stop(self._shutdown, timeout)
 
     def __enter__(self) -> OpenAITestServer:
         return self.start()
@@ -280,6 +244,8 @@ class OpenAITestServer:
                 return _error(err.status, err.message, code=err.code)
             if self.cache is not None and fault is None and len(self.cache) < 4096:
                 self.cache[raw] = data
+        if body.get("stream") and required == "messages" and fault != "drop":
+            return await _stream(request, json.loads(data), body)
         if fault == "drop":
             resp = web.StreamResponse(
                 headers={"Content-Type": "application/json", "Content-Length": str(len(data))}
@@ -390,6 +356,20 @@ def _context_message(prompt: int, completion: int, limit: int | None = None) -> 
         f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
         "completion). Please reduce the length of the messages or completion."
     )
+
+
+async def _stream(
+    request: web.Request, data: dict[str, Any], body: dict[str, Any]
+) -> web.StreamResponse:
+    """``data`` as vLLM streams it (``stream: true``)."""
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    for chunk in sse.stream_chunks(data, include_usage=include_usage):
+        await resp.write(sse.encode(chunk))
+    await resp.write(sse.DONE)
+    await resp.write_eof()
+    return resp
 
 
 def _error(status: int, message: str, code: str | None = None) -> web.Response:

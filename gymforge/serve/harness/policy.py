@@ -1,0 +1,360 @@
+"""Harness policies: an outside agent program plays the episode through its own loop.
+
+- ``harness:pkg.module:func``: ``func(ctx)`` (sync or async) is called once per episode
+  with a :class:`HarnessContext`; its return value is the final message;
+- ``harness-cmd:COMMAND``: ``COMMAND`` runs once per episode (through the shell) with
+  ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``GYMFORGE_MODEL``, ``GYMFORGE_MCP_URL`` and
+  ``GYMFORGE_PROMPT_FILE`` (a JSON file: prompt, messages, tools) set; its standard output,
+  stripped, is the final message, and a non-zero exit is a crash.
+
+The harness talks to the model through the episode's own base URL on a
+:class:`~gymforge.serve.proxy.server.ProxyServer` (every request recorded with exact token
+ids) and to the environment through the episode's MCP endpoint
+(:mod:`~gymforge.serve.harness.bridge`), where each tool call becomes one ``ToolCall``
+step: the step's policy record carries the proxy turns that led to it (``model_turns``).
+When the harness returns or exits, its final message is the ``Reply`` action. The episode
+ends when the environment ends it (the harness's pending call is answered, and it gets
+``grace_s`` to exit before it is cancelled or killed) or when the harness has run for
+``wall_clock_s`` without a final message (truncated, ``harness_timeout``); if the
+environment wants more after the final message, the episode ends truncated
+(``harness_exited``). A harness that raises or exits non-zero is an infrastructure error:
+retried, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import secrets
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from gymforge.core.errors import HarnessExited, HarnessTimedOut, InfraError, UserError
+from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.types import Observation, Reply, ToolCall
+from gymforge.registry.resolve import load_module
+from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
+from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
+
+RESULT_LIMIT = 64_000
+
+
+@dataclass(frozen=True)
+class HarnessContext:
+    """What a harness gets for one episode."""
+
+    episode_id: str
+    base_url: str
+    api_key: str
+    model: str
+    prompt: str
+    mcp_url: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    task_id: str = ""
+    seed: int = 0
+    sampling_seed: int = 0
+
+    @property
+    def mcp_headers(self) -> dict[str, str]:
+        """The header the MCP endpoint wants (the same bearer token as the proxy)."""
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+
+Target = Callable[[HarnessContext], Any]
+
+
+class HarnessPolicyFactory:
+    """Makes one :class:`HarnessPolicy` per episode; owns the run's proxy and bridge,
+    started on first use and stopped by :meth:`aclose`."""
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        upstream: str,
+        model: str | None = None,
+        api_key: str | None = None,
+        grace_s: float = 5.0,
+        wall_clock_s: float = 600.0,
+        checkpoint: str | None = None,
+    ) -> None:
+        kind, _, target = spec.partition(":")
+        if kind not in ("harness", "harness-cmd") or not target:
+            raise UserError(
+                f"policy spec must be harness:pkg.module:func or harness-cmd:COMMAND, got {spec!r}"
+            )
+        self.spec, self.kind, self.target = spec, kind, target
+        self.function: Target | None = _import_target(target) if kind == "harness" else None
+        self.upstream, self.api_key = upstream, api_key
+        self.model = model
+        self.grace_s, self.wall_clock_s = grace_s, wall_clock_s
+        self.checkpoint = checkpoint or spec
+        self.token = secrets.token_urlsafe(24)
+        self.proxy: ProxyServer | None = None
+        self.bridge: HarnessBridge | None = None
+
+    def __call__(self) -> HarnessPolicy:
+        return HarnessPolicy(self)
+
+    def ensure_started(self) -> tuple[ProxyServer, HarnessBridge, str]:
+        if self.proxy is None:
+            config = ProxyConfig(
+                upstream=self.upstream, upstream_api_key=self.api_key, token=self.token
+            )
+            self.proxy = ProxyServer(config).start()
+        if self.bridge is None:
+            self.bridge = HarnessBridge(self.token).start()
+        if self.model is None:
+            self.model = _first_model(self.upstream, self.api_key)
+        return self.proxy, self.bridge, self.model
+
+    async def aclose(self) -> None:
+        if self.proxy is not None:
+            await asyncio.to_thread(self.proxy.stop)
+            self.proxy = None
+        if self.bridge is not None:
+            await asyncio.to_thread(self.bridge.stop)
+            self.bridge = None
+
+
+class HarnessPolicy:
+    """One harness-driven episode (module docstring)."""
+
+    def __init__(self, factory: HarnessPolicyFactory) -> None:
+        self.factory = factory
+        self.name = factory.spec
+        self.checkpoint = factory.checkpoint
+        self.weight_version: str | None = None
+        self.episode_id = ""
+        self.channel: Channel | None = None
+        self.task: asyncio.Task[str] | None = None
+        self.pending: Any = None  # the answer future of the harness's current tool call
+        self.seen = 0
+        self.calls = 0
+        self.started = 0.0
+        self.ctx: EpisodeContext | None = None
+        self.process: asyncio.subprocess.Process | None = None
+        self.exited = False
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        self.ctx = ctx
+        self.episode_id = f"h{secrets.token_hex(8)}"
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        proxy, bridge, _ = await asyncio.to_thread(self.factory.ensure_started)
+        if self.task is None:
+            self._launch(observation, proxy, bridge)
+        elif self.pending is not None:
+            self.pending.set_result(_result_of(observation))
+            self.pending = None
+        assert self.channel is not None
+        if self.exited:
+            raise HarnessExited(
+                "the harness gave its final message but the environment did not end the episode"
+            )
+        remaining = self.factory.wall_clock_s - (time.monotonic() - self.started)
+        try:
+            async with asyncio.timeout(max(0.0, remaining)):
+                kind, a, b, answer = await self.channel.events.get()
+        except TimeoutError:
+            raise HarnessTimedOut(
+                f"the harness ran {self.factory.wall_clock_s:g} s without a final message"
+            ) from None
+        if kind == "call":
+            self.pending = answer
+            self.calls += 1
+            action = ToolCall(name=str(a), arguments=dict(b), call_id=f"call_{self.calls}")
+            return self._turn(action)
+        if kind == "done":
+            self.exited = True
+            return self._turn(Reply(text=str(a)))
+        raise InfraError(f"harness {self.factory.target} crashed: {a}")
+
+    def _launch(self, observation: Observation, proxy: ProxyServer, bridge: HarnessBridge) -> None:
+        assert self.ctx is not None
+        loop = asyncio.get_running_loop()
+        self.channel = bridge.open(loop, mcp_tool_list(observation.tools))
+        hctx = HarnessContext(
+            episode_id=self.episode_id,
+            base_url=proxy.open_episode(self.episode_id),
+            api_key=self.factory.token,
+            model=str(self.factory.model),
+            prompt=observation.text(),
+            mcp_url=bridge.channel_url(self.channel),
+            messages=[m.model_dump(mode="json", exclude_none=True) for m in observation.messages],
+            tools=[dict(t) for t in observation.tools],
+            task_id=self.ctx.task_id,
+            seed=self.ctx.seed,
+            sampling_seed=self.ctx.sampling_seed,
+        )
+        self.started = time.monotonic()
+        self.task = loop.create_task(self._run(hctx))
+        self.task.add_done_callback(self._ended)
+
+    async def _run(self, ctx: HarnessContext) -> str:
+        if self.factory.function is not None:
+            fn = self.factory.function
+            if inspect.iscoroutinefunction(fn):
+                final = await fn(ctx)
+            else:
+                final = await asyncio.to_thread(fn, ctx)
+            return _final_text(final)
+        return await self._run_command(ctx)
+
+    async def _run_command(self, ctx: HarnessContext) -> str:
+        with tempfile.TemporaryDirectory(prefix="gymforge-harness-") as tmp:
+            prompt_file = Path(tmp) / "prompt.json"
+            prompt_file.write_text(json.dumps(asdict(ctx) | {"mcp_headers": ctx.mcp_headers}))
+            env = {
+                **os.environ,
+                "OPENAI_BASE_URL": ctx.base_url,
+                "OPENAI_API_KEY": ctx.api_key,
+                "GYMFORGE_MODEL": ctx.model,
+                "GYMFORGE_MCP_URL": ctx.mcp_url,
+                "GYMFORGE_PROMPT_FILE": str(prompt_file),
+            }
+            self.process = await asyncio.create_subprocess_shell(
+                self.factory.target,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+            out, err = await self.process.communicate()
+            if self.process.returncode != 0:
+                tail = err.decode(errors="replace").strip()[-500:]
+                raise RuntimeError(f"exited with code {self.process.returncode}: {tail}")
+            return out.decode(errors="replace").strip()
+
+    def _ended(self, task: asyncio.Task[str]) -> None:
+        if self.channel is None or task.cancelled():
+            return
+        err = task.exception()
+        if err is None:
+            self.channel.events.put_nowait(("done", task.result(), None, None))
+        else:
+            self.channel.events.put_nowait(("crashed", f"{type(err).__name__}: {err}", None, None))
+
+    def _turn(self, action: ToolCall | Reply) -> PolicyTurn:
+        proxy = self.factory.proxy
+        turns = proxy.transcript(self.episode_id).turns if proxy is not None else []
+        fresh = [t.as_record() for t in turns[self.seen :]]
+        self.seen = len(turns)
+        levels = {t["capture_level"] for t in fresh}
+        level = "none" if not fresh else "tokens" if levels == {"tokens"} else "text"
+        return PolicyTurn(
+            action=action,
+            capture_level=level,  # type: ignore[arg-type]
+            finish_reason=fresh[-1]["finish_reason"] if fresh else None,
+            model=fresh[-1]["model"] if fresh else None,
+            weight_version=fresh[-1]["weight_version"] if fresh else None,
+            model_turns=fresh,
+        )
+
+    async def finish(self) -> None:
+        if self.pending is not None:
+            self.pending.set_result(_ended_result())
+            self.pending = None
+        if self.channel is not None and self.factory.bridge is not None:
+            self.factory.bridge.close(self.channel)
+        if self.task is not None and not self.task.done():
+            try:
+                async with asyncio.timeout(self.factory.grace_s):
+                    await asyncio.shield(self.task)
+            except (TimeoutError, Exception):
+                pass
+            if not self.task.done():
+                self.task.cancel()
+            if self.process is not None and self.process.returncode is None:
+                self.process.kill()
+        if self.factory.proxy is not None and self.episode_id:
+            # not open when the episode ended before its first turn
+            with contextlib.suppress(UserError):
+                self.factory.proxy.close_episode(self.episode_id)
+
+
+def _result_of(observation: Observation) -> types.CallToolResult:
+    """The environment's answer to a tool call, as the harness's MCP result: the new
+    messages' text, and the tool result (``isError`` when it failed) where there is one."""
+    text = observation.text()[:RESULT_LIMIT]
+    tool_result = observation.data.get("tool_result")
+    failed = isinstance(tool_result, dict) and tool_result.get("ok") is False
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content={"tool_result": tool_result} if isinstance(tool_result, dict) else None,
+        is_error=failed,
+    )
+
+
+def _ended_result() -> types.CallToolResult:
+    text = "the episode has ended; give your final answer"
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _final_text(final: Any) -> str:
+    """A harness's return value as the final message: a string, a message object or dict
+    with ``content``, or a LangGraph-style state with ``messages``."""
+    if final is None:
+        return ""
+    if isinstance(final, str):
+        return final
+    if isinstance(final, dict):
+        if final.get("messages"):
+            return _final_text(final["messages"][-1])
+        if "content" in final:
+            return str(final["content"] or "")
+    content = getattr(final, "content", None)
+    return str(content) if content is not None else str(final)
+
+
+def _import_target(target: str) -> Target:
+    module_name, sep, attr = target.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise UserError(f"harness:{target}: give pkg.module:func (or path/to/file.py:func)")
+    try:
+        module = load_module(module_name)
+    except ImportError as err:
+        raise UserError(f"cannot import harness module {module_name!r}: {err}") from err
+    fn = vars(module).get(attr)
+    if not callable(fn):
+        raise UserError(f"{module_name}:{attr} is not a callable harness(ctx)")
+    return fn  # type: ignore[no-any-return]
+
+
+def _first_model(upstream: str, api_key: str | None) -> str:
+    req = urllib.request.Request(upstream.rstrip("/") + "/models")
+    if api_key:
+        req.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            data = json.load(r)
+        return str(data["data"][0]["id"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as err:
+        raise InfraError(f"cannot read the model name from {upstream}/models: {err}") from err
+
+
+def harness_policy_factory(
+    spec: str, base_url: str | None = None, **options: Any
+) -> HarnessPolicyFactory:
+    """The factory for a CLI spec ``harness:...`` or ``harness-cmd:...`` (``base_url``: the
+    inference server the proxy fronts)."""
+    if not base_url:
+        raise UserError(f"{spec}: a harness policy needs --base-url (the inference server)")
+    known = {"model", "api_key", "grace_s", "wall_clock_s", "checkpoint"}
+    unknown = sorted(set(options) - known - {"max_tokens", "temperature", "top_p"})
+    if unknown:
+        raise UserError(f"harness policies do not take {', '.join(unknown)}")
+    return HarnessPolicyFactory(
+        spec, upstream=base_url, **{k: v for k, v in options.items() if k in known}
+    )

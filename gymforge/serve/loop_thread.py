@@ -1,0 +1,77 @@
+"""An asyncio event loop in a daemon thread, for servers that sync code starts and stops."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """Runs ``setup()`` on a fresh loop in a daemon thread, then keeps the loop running
+    until :meth:`stop` (which awaits ``shutdown()`` there first)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self, setup: Callable[[], Awaitable[None]], timeout: float = 10.0) -> None:
+        """Start the thread and wait (at most ``timeout`` s) for ``setup`` to finish;
+        RuntimeError carrying its exception if it failed."""
+        if self._thread is not None:
+            raise RuntimeError(f"{self.name} already running")
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self.loop = loop
+            try:
+                loop.run_until_complete(setup())
+            except BaseException as err:
+                errors.append(err)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name=self.name, daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise TimeoutError(f"{self.name} did not start within {timeout} s")
+        if errors:
+            self._thread = None
+            raise RuntimeError(f"{self.name} failed to start: {errors[0]!r}") from errors[0]
+
+    def call(self, coro: Awaitable[T], timeout: float = 30.0) -> T:
+        """Run ``coro`` on the loop from another thread and return its result."""
+        assert self.loop is not None, f"{self.name} is not running"
+        return asyncio.run_coroutine_threadsafe(_wrap(coro), self.loop).result(timeout)
+
+    def stop(self, shutdown: Callable[[], Awaitable[None]], timeout: float = 10.0) -> None:
+        loop, thread = self.loop, self._thread
+        if loop is None or thread is None:
+            return
+        fut = asyncio.run_coroutine_threadsafe(_wrap(shutdown()), loop)
+        try:
+            fut.result(timeout)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+            self._thread = self.loop = None
+
+
+async def _wrap(aw: Awaitable[T]) -> T:
+    return await aw

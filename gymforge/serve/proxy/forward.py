@@ -1,0 +1,195 @@
+"""How the proxy serves one chat request: token-in or pass-through, and what it records.
+
+See :mod:`gymforge.serve.proxy.server` for the routes; this module is the request path
+behind ``POST /e/{id}/v1/chat/completions``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp import web
+
+from gymforge.rollout.chat_template import TemplateError
+from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
+from gymforge.serve.proxy import sse
+from gymforge.serve.proxy.continuation import Continuation
+from gymforge.serve.proxy.transcript import EpisodeTranscript, ProxyTurn
+
+if TYPE_CHECKING:
+    from gymforge.serve.proxy.server import ProxyConfig
+
+
+class Forwarder:
+    """Serves chat requests against the upstream (module docstring). ``http`` is set once
+    the proxy's loop runs; ``weight_version`` reads the version to record."""
+
+    def __init__(
+        self,
+        config: ProxyConfig,
+        continuation: Continuation,
+        weight_version: Callable[[], str | None],
+    ) -> None:
+        self.config = config
+        self.continuation = continuation
+        self.weight_version = weight_version
+        self.http: aiohttp.ClientSession | None = None
+        self.token_in_disabled: str | None = None  # why token-in was switched off
+
+    async def chat(
+        self,
+        request: web.Request,
+        transcript: EpisodeTranscript,
+        body: dict[str, Any],
+        messages: list[dict[str, Any]],
+    ) -> web.StreamResponse:
+        tools = body.get("tools") or None
+        found = transcript.extension(messages, tools)
+        if found is not None and self.config.token_in and self.token_in_disabled is None:
+            try:
+                return await self._token_in(request, transcript, body, found)
+            except TokenInUnsupported as err:
+                self.token_in_disabled = str(err)  # not vLLM: pass every request through
+            except TemplateError:
+                pass  # this template cannot continue these messages: a new branch
+        return await self._pass_through(request, transcript, body)
+
+    async def _token_in(
+        self,
+        request: web.Request,
+        transcript: EpisodeTranscript,
+        body: dict[str, Any],
+        found: tuple[ProxyTurn, list[dict[str, Any]]],
+    ) -> web.StreamResponse:
+        previous, new_messages = found
+        model = str(body.get("model"))
+        tools = body.get("tools") or None
+        prompt = await self.continuation.prompt(previous, new_messages, tools, model)
+        completion_body = self.continuation.completion_body(body, prompt)
+        assert self.http is not None
+        url = self.config.upstream.rstrip("/") + "/completions"
+        async with self.http.post(url, json=completion_body) as r:
+            raw = await r.read()
+            if r.status != 200:
+                return web.Response(body=raw, status=r.status, content_type="application/json")
+        call_id = f"call_{len(transcript.turns)}"  # unique in the episode, and deterministic
+        response, completion, logprobs = await self.continuation.chat_response(
+            body, prompt, json.loads(raw), call_id
+        )
+        turn = ProxyTurn(
+            index=len(transcript.turns),
+            branch=transcript.branch_of(prompt),
+            mode="token-in",
+            stream=bool(body.get("stream")),
+            messages=body["messages"],
+            tools=tools,
+            response_message=response["choices"][0]["message"],
+            prompt_token_ids=prompt,
+            completion_token_ids=completion,
+            logprobs=logprobs,
+            finish_reason=response["choices"][0]["finish_reason"],
+            model=response.get("model"),
+            weight_version=self.weight_version(),
+        )
+        transcript.add(turn)
+        if not body.get("stream"):
+            return web.json_response(response)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await out.prepare(request)
+        for chunk in sse.stream_chunks(response, include_usage=include_usage):
+            await out.write(sse.encode(chunk))
+        await out.write(sse.DONE)
+        await out.write_eof()
+        return out
+
+    async def _pass_through(
+        self,
+        request: web.Request,
+        transcript: EpisodeTranscript,
+        body: dict[str, Any],
+    ) -> web.StreamResponse:
+        asked_ids, asked_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
+        sent = {**body, "return_token_ids": True, "logprobs": True}
+        assert self.http is not None
+        url = self.config.upstream.rstrip("/") + "/chat/completions"
+        stream = bool(body.get("stream"))
+        async with self.http.post(url, json=sent) as r:
+            if r.status != 200 or not stream:
+                raw = await r.read()
+                if r.status != 200:
+                    return web.Response(body=raw, status=r.status, content_type="application/json")
+                data = json.loads(raw)
+                self._record(transcript, body, data, stream)
+                if not (asked_ids and asked_lp):
+                    raw = json.dumps(strip_added(data, asked_ids, asked_lp)).encode()
+                return web.Response(body=raw, content_type="application/json")
+            out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await out.prepare(request)
+            chunks: list[dict[str, Any]] = []
+            unchanged = asked_ids and asked_lp
+            async for line in r.content:
+                parsed = list(sse.decode_lines([line]))
+                chunks.extend(parsed)
+                if unchanged or not parsed:
+                    if unchanged or line.strip():
+                        await out.write(line)
+                    continue
+                await out.write(sse.encode(strip_added(parsed[0], asked_ids, asked_lp)))
+            self._record(transcript, body, sse.merge_chunks(chunks), stream)
+            await out.write_eof()
+            return out
+
+    def _record(
+        self,
+        transcript: EpisodeTranscript,
+        body: dict[str, Any],
+        data: dict[str, Any],
+        stream: bool,
+    ) -> None:
+        choice = (data.get("choices") or [{}])[0]
+        ids = choice.get("token_ids")
+        prompt = data.get("prompt_token_ids")
+        entries = (choice.get("logprobs") or {}).get("content")
+        logprobs = [float(e["logprob"]) for e in entries] if isinstance(entries, list) else None
+        if logprobs is not None and (not isinstance(ids, list) or len(logprobs) != len(ids)):
+            logprobs = None
+        message = dict(choice.get("message") or {"role": "assistant", "content": None})
+        transcript.add(
+            ProxyTurn(
+                index=len(transcript.turns),
+                branch=transcript.branch_of(prompt if isinstance(prompt, list) else None),
+                mode="pass-through",
+                stream=stream,
+                messages=body["messages"],
+                tools=body.get("tools") or None,
+                response_message=message,
+                prompt_token_ids=prompt if isinstance(prompt, list) else None,
+                completion_token_ids=ids if isinstance(ids, list) else None,
+                logprobs=logprobs,
+                finish_reason=choice.get("finish_reason"),
+                model=data.get("model"),
+                weight_version=self.weight_version(),
+            )
+        )
+
+
+def strip_added(data: dict[str, Any], ids: bool, logprobs: bool) -> dict[str, Any]:
+    """``data`` without the fields the proxy asked for on the harness's behalf."""
+    out = dict(data)
+    if not ids:
+        out.pop("prompt_token_ids", None)
+    choices = []
+    for c in out.get("choices") or []:
+        c = dict(c)
+        if not ids:
+            c.pop("token_ids", None)
+        if not logprobs:
+            c["logprobs"] = None
+        choices.append(c)
+    if "choices" in out:
+        out["choices"] = choices
+    return out

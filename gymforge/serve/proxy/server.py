@@ -1,0 +1,336 @@
+"""``gymforge proxy``: an OpenAI-compatible proxy that records each episode's exact tokens.
+
+Each live episode has its own base URL, ``http://HOST:PORT/e/EPISODE_ID/v1``, so an
+unmodified OpenAI client pointed at it is attributed to exactly that episode. Routes:
+
+- ``POST /e/{id}/v1/chat/completions``: a request that extends the episode's previous one
+  is served token-in (:mod:`~gymforge.serve.proxy.continuation`); any other is passed
+  through to the upstream server with ``return_token_ids`` and ``logprobs`` added, and the
+  response goes back as the server sent it, minus only the fields the proxy added
+  (streaming responses are relayed chunk by chunk). Requests of one episode are served one
+  at a time, in arrival order. Either way the turn is recorded
+  (:class:`~gymforge.serve.proxy.transcript.ProxyTurn`).
+- ``GET /e/{id}/v1/models``: the upstream's model list.
+- ``POST /episodes`` (``{"episode_id": ...}``), ``GET /episodes/{id}``,
+  ``DELETE /episodes/{id}``: open an episode, read its transcript, close it (returning
+  the transcript); ``PUT /weight_version`` (``{"weight_version": ...}``) sets the version
+  recorded from then on; ``GET /health``.
+
+A request for an episode that is not open is refused (404, ``unknown_episode``). Auth and
+limits are those of ``gymforge serve``: with a token every route but ``/health`` needs
+``Authorization: Bearer TOKEN`` (the OpenAI SDK sends its ``api_key`` so), binding beyond
+loopback needs one, bodies over ``max_body_bytes`` are refused, at most ``max_episodes``
+are open at once, an episode with no request for ``idle_timeout`` is closed by the reaper,
+and an upstream call taking over ``request_timeout`` is a 504.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from gymforge.core.errors import InfraError, UserError
+from gymforge.serve.config import auth_problem, check_binding
+from gymforge.serve.loop_thread import LoopThread
+from gymforge.serve.proxy.continuation import Continuation
+from gymforge.serve.proxy.forward import Forwarder
+from gymforge.serve.proxy.transcript import EpisodeTranscript
+
+EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    """The proxy's upstream, auth and limits (module docstring)."""
+
+    upstream: str
+    upstream_api_key: str | None = None
+    token: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    max_episodes: int = 1024
+    max_body_bytes: int = 8 * 2**20
+    request_timeout: float = 600.0
+    tokenizer: str | None = None
+    token_in: bool = True
+    idle_timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        if not self.upstream.startswith(("http://", "https://")):
+            raise UserError(f"--upstream must be an http(s) base URL, not {self.upstream!r}")
+        if self.idle_timeout <= 0:
+            raise UserError("--idle-timeout must be > 0 seconds (the reaper cannot be disabled)")
+        if self.max_episodes < 1 or self.max_body_bytes < 1024 or self.request_timeout <= 0:
+            raise UserError("proxy limits must be positive (max body >= 1024 bytes)")
+        if self.token is not None and len(self.token) < 8:
+            raise UserError("the token must be at least 8 characters")
+        check_binding(self.host, self.token)
+
+
+def _error(status: int, message: str, code: str) -> web.Response:
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": code}}
+    return web.json_response(body, status=status)
+
+
+@dataclass
+class _Episode:
+    transcript: EpisodeTranscript
+    lock: asyncio.Lock
+    last: float = field(default_factory=time.monotonic)  # the last request's arrival
+
+
+class ProxyServer:
+    """The proxy in a background thread. ``open_episode``/``close_episode``/``transcript``
+    may be called from any thread; :attr:`url` is set once started."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.config = config
+        self.weight_version: str | None = None
+        self._episodes: dict[str, _Episode] = {}
+        self._guard = threading.Lock()
+        self._loop = LoopThread("gymforge-proxy")
+        self._runner: web.AppRunner | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self.reaped = 0
+        self._continuation = Continuation(
+            config.upstream.rstrip("/"), config.upstream_api_key, config.tokenizer
+        )
+        self._forward = Forwarder(config, self._continuation, lambda: self.weight_version)
+        self.port = config.port
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.config.host}:{self.port}"
+
+    def base_url(self, episode_id: str) -> str:
+        """The OpenAI base URL of one episode."""
+        return f"{self.url}/e/{episode_id}/v1"
+
+    def start(self) -> ProxyServer:
+        self._loop.start(self._serve)
+        return self
+
+    def stop(self) -> None:
+        self._loop.stop(self._shutdown)
+
+    def __enter__(self) -> ProxyServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def _serve(self) -> None:
+        app = web.Application(client_max_size=self.config.max_body_bytes)
+        app.middlewares.append(self._auth)
+        app.router.add_get("/health", self._health)
+        app.router.add_post("/e/{episode}/v1/chat/completions", self._chat)
+        app.router.add_get("/e/{episode}/v1/models", self._models)
+        app.router.add_post("/episodes", self._open_route)
+        app.router.add_get("/episodes/{episode}", self._read_route)
+        app.router.add_delete("/episodes/{episode}", self._close_route)
+        app.router.add_put("/weight_version", self._weight_route)
+        self._runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=1.0,
+            handler_cancellation=True,  # a harness that gives up frees its handler
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.host, self.config.port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        if server is not None and server.sockets:
+            self.port = server.sockets[0].getsockname()[1]
+        headers = {}
+        if self.config.upstream_api_key:
+            headers["Authorization"] = f"Bearer {self.config.upstream_api_key}"
+        self._http = aiohttp.ClientSession(
+            headers=headers, timeout=aiohttp.ClientTimeout(total=self.config.request_timeout)
+        )
+        self._forward.http = self._http
+        self._reaper = asyncio.get_running_loop().create_task(self._reap())
+
+    async def _reap(self) -> None:
+        """Close episodes with no request for ``idle_timeout`` (never-closed episodes would
+        hold capacity forever), checking a few times per timeout."""
+        period = min(5.0, self.config.idle_timeout / 4)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            with self._guard:
+                idle = [
+                    k
+                    for k, ep in self._episodes.items()
+                    if now - ep.last > self.config.idle_timeout and not ep.lock.locked()
+                ]
+                for k in idle:
+                    del self._episodes[k]
+                self.reaped += len(idle)
+
+    async def _shutdown(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._http is not None:
+            await self._http.close()
+        await self._continuation.aclose()
+
+    # ---- episodes -----------------------------------------------------------------------
+    def open_episode(self, episode_id: str) -> str:
+        """Open ``episode_id`` and return its base URL; UserError if the id is malformed,
+        already open, or the proxy is at ``max_episodes``."""
+        if not EPISODE_ID.match(episode_id):
+            raise UserError(f"episode id {episode_id[:80]!r} must match {EPISODE_ID.pattern}")
+        with self._guard:
+            if episode_id in self._episodes:
+                raise UserError(f"episode {episode_id!r} is already open on this proxy")
+            if len(self._episodes) >= self.config.max_episodes:
+                raise UserError(
+                    f"the proxy is at capacity ({self.config.max_episodes} open episodes)"
+                )
+            self._episodes[episode_id] = _Episode(EpisodeTranscript(episode_id), asyncio.Lock())
+        return self.base_url(episode_id)
+
+    def close_episode(self, episode_id: str) -> EpisodeTranscript:
+        """Close the episode (its URL is refused from now on) and return its transcript."""
+        with self._guard:
+            ep = self._episodes.pop(episode_id, None)
+        if ep is None:
+            raise UserError(f"no open episode {episode_id!r} on this proxy")
+        return ep.transcript
+
+    def transcript(self, episode_id: str) -> EpisodeTranscript:
+        with self._guard:
+            ep = self._episodes.get(episode_id)
+        if ep is None:
+            raise UserError(f"no open episode {episode_id!r} on this proxy")
+        return ep.transcript
+
+    # ---- routes -------------------------------------------------------------------------
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path != "/health":
+            problem = auth_problem(request.headers.get("authorization"), self.config.token)
+            if problem is not None:
+                status = 401 if problem.startswith("missing") else 403
+                return _error(status, problem, "unauthorized")
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def _health(self, request: web.Request) -> web.Response:
+        with self._guard:
+            n = len(self._episodes)
+        return web.json_response({"ok": True, "episodes": n, "upstream": self.config.upstream})
+
+    async def _json(self, request: web.Request) -> dict[str, Any] | web.Response:
+        try:
+            body = await request.json()
+        except web.HTTPRequestEntityTooLarge:
+            return _error(413, f"body over {self.config.max_body_bytes} bytes", "too_large")
+        except ValueError:
+            return _error(400, "request body is not JSON", "bad_json")
+        if not isinstance(body, dict):
+            return _error(400, "request body must be a JSON object", "bad_json")
+        return body
+
+    async def _open_route(self, request: web.Request) -> web.Response:
+        body = await self._json(request)
+        if isinstance(body, web.Response):
+            return body
+        try:
+            url = self.open_episode(str(body.get("episode_id", "")))
+        except UserError as err:
+            return _error(
+                409 if "already" in str(err) or "capacity" in str(err) else 400, str(err), "episode"
+            )
+        return web.json_response({"episode_id": body["episode_id"], "base_url": url})
+
+    async def _read_route(self, request: web.Request) -> web.Response:
+        try:
+            t = self.transcript(request.match_info["episode"])
+        except UserError as err:
+            return _error(404, str(err), "unknown_episode")
+        return web.json_response(_transcript_json(t))
+
+    async def _close_route(self, request: web.Request) -> web.Response:
+        try:
+            t = self.close_episode(request.match_info["episode"])
+        except UserError as err:
+            return _error(404, str(err), "unknown_episode")
+        return web.json_response(_transcript_json(t))
+
+    async def _weight_route(self, request: web.Request) -> web.Response:
+        body = await self._json(request)
+        if isinstance(body, web.Response):
+            return body
+        version = body.get("weight_version")
+        self.weight_version = None if version is None else str(version)
+        return web.json_response({"weight_version": self.weight_version})
+
+    def _episode(self, request: web.Request) -> _Episode | web.Response:
+        episode_id = request.match_info["episode"]
+        with self._guard:
+            ep = self._episodes.get(episode_id)
+        if ep is None:
+            return _error(
+                404, f"no live episode {episode_id[:80]!r} on this proxy", "unknown_episode"
+            )
+        ep.last = time.monotonic()
+        return ep
+
+    async def _models(self, request: web.Request) -> web.Response:
+        ep = self._episode(request)
+        if isinstance(ep, web.Response):
+            return ep
+        assert self._http is not None
+        try:
+            async with self._http.get(self.config.upstream.rstrip("/") + "/models") as r:
+                return web.Response(
+                    body=await r.read(), status=r.status, content_type="application/json"
+                )
+        except (aiohttp.ClientError, TimeoutError) as err:
+            return _error(502, f"upstream unreachable: {err}", "upstream")
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        ep = self._episode(request)
+        if isinstance(ep, web.Response):
+            return ep
+        body = await self._json(request)
+        if isinstance(body, web.Response):
+            return body
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            return _error(400, "messages must be a list of message objects", "bad_request")
+        if int(body.get("n") or 1) != 1:
+            return _error(
+                400, "n > 1 is not supported through the proxy (one sample per turn)", "bad_request"
+            )
+        async with ep.lock:
+            try:
+                return await self._forward.chat(request, ep.transcript, body, messages)
+            except (InfraError, UserError, ValueError) as err:  # a bad answer upstream
+                return _error(502, f"upstream failed: {err}", "upstream")
+            except (aiohttp.ClientError, TimeoutError) as err:
+                kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
+                return _error(
+                    504 if kind == "timed out" else 502, f"upstream {kind}: {err}", "upstream"
+                )
+
+
+def _transcript_json(t: EpisodeTranscript) -> dict[str, Any]:
+    return {
+        "episode_id": t.episode_id,
+        "branches": t.branches,
+        "turns": [turn.as_record() for turn in t.turns],
+    }
