@@ -139,7 +139,13 @@ class WorldDB:
         self.delta: Delta | None = None
 
     def load(self, template: Template, ids: IdGen, clock: SimClock) -> None:
-        """Reset: the database becomes the template again; ids and time start afresh."""
+        """Reset: the database becomes the template again; ids and time start afresh.
+
+        A world with a full-text index gets a fresh connection: FTS5 caches its index
+        structure per connection and would read the restored pages through a stale cache."""
+        if template.schema.fulltext:
+            self.conn.close()
+            self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.conn.deserialize(template.blob)
         self.template, self.ids, self.clock = template, ids, clock
         self._snap = None
