@@ -35,6 +35,7 @@ BUILTIN: dict[str, str] = {
     "digits": "gymforge.envs.digits:DigitsEnv",
     "sql": "gymforge.envs.sql:SqlEnv",
     "extract": "gymforge.envs.extract:ExtractEnv",
+    "research": "gymforge.envs.research:ResearchEnv",
 }
 
 EnvFactory = Callable[[], Any]
