@@ -242,7 +242,7 @@ def _products(b: _Builder, cs: list[Company], reseller: float) -> list[Product]:
             f"{name} | {c.name}",
             f"{c.name} website",
             _date(r, 2024),
-            f"The {name} is a {c.sector} {name.split()[1].lower()} made by {c.name}.",
+            f"The {name} is {c.sector} equipment, a {name.split()[1].lower()} made by {c.name}.",
             f"It launched in {p.launch}.",
             f"The list price of the {name} is {dollars(p.price)}.",
         )
@@ -270,7 +270,9 @@ def _blogs(b: _Builder, cs: list[Company], rate: float) -> None:
         for y in sorted(c.revenue):
             if r.random() >= rate:
                 continue
-            guess = round(c.revenue[y] * r.choice((-1, 1)) * r.uniform(0.08, 0.25) + c.revenue[y], 1)
+            guess = round(
+                c.revenue[y] * r.choice((-1, 1)) * r.uniform(0.08, 0.25) + c.revenue[y], 1
+            )
             text = f"We estimate that {c.name} brought in about {money(guess)} in fiscal {y}."
             doc = b.add(
                 "blog",
@@ -304,7 +306,7 @@ def _tables(b: _Builder, cs: list[Company]) -> None:
                 c.cites[("revenue", y)].append(Cite(doc, row.rsplit("|", 2)[0]))
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=256)
 def corpus(size: int, index: int) -> Corpus:
     """The corpus of ``size`` companies number ``index`` (built once per process)."""
     key = f"{size}x{index}"

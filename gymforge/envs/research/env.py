@@ -77,7 +77,7 @@ class ResearchEnv(ResearchTools):
         description="Multi-step retrieval over a seeded corpus; answers with verbatim citations.",
     )
     schema = SCHEMA
-    templates = TemplateCache(128)
+    templates = TemplateCache(256)
     tasks = TaskSource.of(FAMILIES, SPLIT)
     budget = Budget(max_steps=24, max_tokens=24_000)
     reward = StandardReward(step_cost=-0.001)
@@ -158,18 +158,20 @@ class ResearchEnv(ResearchTools):
                 findings.append(Finding("policy", f"citation {i + 1}: {c['problem']}"))
         for i, covered in enumerate(rep.covered):
             if not covered:
-                findings.append(Finding("policy", f"evidence {i + 1} of {len(t.evidence)} is not cited"))
+                findings.append(
+                    Finding("policy", f"evidence {i + 1} of {len(t.evidence)} is not cited")
+                )
         if t.kind == "none" and cites:
-            findings.append(Finding("policy", "a question the corpus cannot answer cites nothing"))
+            findings.append(Finding("policy", "cites documents on an unanswerable question"))
         unread = sorted(set(docs) - read_docs(self.log))
         if unread:
             findings.append(Finding("process", f"cited documents never read: {unread[:5]}"))
-        covered = sum(rep.covered) / len(rep.covered) if rep.covered else 1.0
+        share = sum(rep.covered) / len(rep.covered) if rep.covered else 1.0
         facts.update(
             answer=text[:200],
             answer_right=right,
             citations=rep.checked,
             covered=rep.covered,
         )
-        score = (0.5 * right + 0.5 * covered) if rep.all_valid else 0.0
+        score = (0.5 * right + 0.5 * share) if rep.all_valid else 0.0
         return verdict_of(findings, verifier="research.answer@1", facts=facts, score=score)

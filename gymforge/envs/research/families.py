@@ -94,7 +94,7 @@ def _city(c: Corpus, co: Company) -> Question:
         "entity": co.city,
         "candidates": list(CITIES),
         "answer": co.city,
-        "evidence": [evidence(c, co.cites[("city",)][:1], f"{co.name} headquarters")],
+        "evidence": [evidence(c, co.cites[("city",)], f"{co.name} headquarters")],
     }
 
 
@@ -212,9 +212,7 @@ def not_answerable(c: Corpus, params: dict[str, Any], r: random.Random) -> Quest
         for y in (2021, 2022, 2023):
             if y not in co.revenue:
                 options.append(f"What revenue did {co.name} report for fiscal {y}, in USD million?")
-                options.append(
-                    f"How many employees did {co.name} have at the end of fiscal {y}?"
-                )
+                options.append(f"How many employees did {co.name} have at the end of fiscal {y}?")
         if not co.ceos:
             options.append(f"Who is the current chief executive officer of {co.name}?")
         if co.parent is None:
@@ -244,14 +242,12 @@ LEVELS: dict[int, dict[str, Knob]] = {
     2: {"size": ChoiceKnob((12,)), "fault_rate": ChoiceKnob((0.05,))},
     3: {"size": ChoiceKnob((16,)), "fault_rate": ChoiceKnob((0.1,))},
 }
-CORPORA = IntKnob(0, 31)
+CORPORA = IntKnob(0, 63)
 
 
 def _levels(extra: dict[int, dict[str, Knob]] | None = None) -> dict[int, ParamSpace]:
     more = extra or {}
-    return {
-        d: ParamSpace({**k, "corpus": CORPORA, **more.get(d, {})}) for d, k in LEVELS.items()
-    }
+    return {d: ParamSpace({**k, "corpus": CORPORA, **more.get(d, {})}) for d, k in LEVELS.items()}
 
 
 FAMILIES = [

@@ -13,12 +13,10 @@ from typing import Any
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.research.corpus import corpus
-from gymforge.envs.research.truth import ResearchTruth
-from gymforge.tasks.truth import TruthCodec
+from gymforge.envs.research.truth import ResearchTruth, task_truth
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop
 
 Rewrite = Callable[[ResearchTruth, dict[str, Any]], dict[str, Any] | None]
-_truth = TruthCodec(ResearchTruth).parse
 
 
 def on_answer(rewrite: Rewrite) -> PlanEdit:
@@ -29,7 +27,7 @@ def on_answer(rewrite: Rewrite) -> PlanEdit:
         hit = False
         for a in plan:
             if isinstance(a, ToolCall) and a.name == "answer":
-                new = rewrite(_truth(task), dict(a.arguments))
+                new = rewrite(task_truth(task), dict(a.arguments))
                 if new is None:
                     return None
                 a, hit = a.model_copy(update={"arguments": new}), True
@@ -101,7 +99,11 @@ def believe_the_decoy(t: ResearchTruth, args: dict[str, Any]) -> dict[str, Any] 
     if t.decoy is None:
         return None
     d = t.decoy
-    return {**args, "text": d.answer, "citations": [*_cites(args)[:-1], {"doc_id": d.doc, "quote": d.quote}]}
+    return {
+        **args,
+        "text": d.answer,
+        "citations": [*_cites(args)[:-1], {"doc_id": d.doc, "quote": d.quote}],
+    }
 
 
 def abstain(t: ResearchTruth, args: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +119,7 @@ def answer_the_unanswerable(t: ResearchTruth, args: dict[str, Any]) -> dict[str,
 
 def skip_reading(task: Task, plan: list[Action]) -> list[Action] | None:
     """Cite from search results alone: every ``open`` is dropped."""
-    if _truth(task).kind == "none":
+    if task_truth(task).kind == "none":
         return None
     return drop(plan, lambda a: not (isinstance(a, ToolCall) and a.name == "open"))
 

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gymforge.tasks.truth import TruthCodec
 from gymforge.world.env import WorldTruth
 
 Unit = Literal["usd_million", "count", "usd", ""]
@@ -54,3 +55,7 @@ class ResearchTruth(WorldTruth):
     candidates: list[str] = []
     evidence: list[Evidence] = []
     decoy: Decoy | None = None
+
+
+task_truth = TruthCodec(ResearchTruth).parse
+"""A task's truth as a ``ResearchTruth`` (for policies and attacks, which see the task)."""
