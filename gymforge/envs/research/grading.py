@@ -38,7 +38,7 @@ ABSTAIN = (
     "no information",
 )
 _NUMBER = re.compile(
-    r"(?<![\w.])\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*(million|billion|thousand|bn|m|k)\b)?",
+    r"(?<![\w.-])\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*(million|billion|thousand|bn|m|k)\b)?",
     re.I,
 )
 _SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9}
