@@ -14,9 +14,8 @@ from gymforge.core import SyncEnvironment, ToolCall
 from gymforge.core.errors import InfraError
 from gymforge.core.policy import Policy
 from gymforge.envs import BUILTIN
-from gymforge.envs.research import ResearchEnv
+from gymforge.envs.research import ResearchEnv, skills
 from gymforge.envs.research import redteam as rt
-from gymforge.envs.research import skills
 from gymforge.envs.research.truth import task_truth
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.qa import QAReport
@@ -140,7 +139,7 @@ def test_believing_a_decoy_fails_on_each_kind_of_contradiction() -> None:
     kinds: Counter[str] = Counter()
     for tid in SOURCE.sample(120, 8, "train", families=["research.single_fact"]):
         t = task_truth(SOURCE.resolve(tid))
-        if t.decoy is None or len(kinds) == 3 and kinds[t.unit or "entity"] > 1:
+        if t.decoy is None or (len(kinds) == 3 and kinds[t.unit or "entity"] > 1):
             continue
         kinds[t.unit or "entity"] += 1
         info = episode(tid, PlanAttack(rt.on_answer(rt.believe_the_decoy)))[-2]["info"]
@@ -159,9 +158,7 @@ def test_attacks_that_do_not_apply_say_so() -> None:
 
 
 def rate(factory: Callable[[], Policy], tids: list[str]) -> float:
-    return sum(episode(t, factory(), seed=i)[-1]["success"] for i, t in enumerate(tids)) / len(
-        tids
-    )
+    return sum(episode(t, factory(), seed=i)[-1]["success"] for i, t in enumerate(tids)) / len(tids)
 
 
 def test_skill_levels_have_their_exact_rates() -> None:
