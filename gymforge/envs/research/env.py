@@ -23,6 +23,7 @@ from typing import Any
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
+from gymforge.core.seeding import uniform
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.research.corpus import SOURCE_RULES, corpus
 from gymforge.envs.research.families import FAMILIES, SPLIT, TRAIN_FAMILIES
@@ -43,6 +44,7 @@ from gymforge.world.render import RENDERER_VERSION
 from gymforge.world.verify import Finding, verdict_of
 from gymforge.world.writes import WorldFaults
 
+INDEX_LAG = "2022-12-31"
 SUBMITTED = "I have submitted my answer with its citations."
 SYSTEM_PROMPT = f"""\
 You are a research analyst. Answer the user's question from the document corpus only.
@@ -110,6 +112,19 @@ class ResearchEnv(ResearchTools):
         return FaultPlan(
             rates={"timeout": rate / 2, "permission_denied": rate / 4, "stale": rate / 4},
             tools=frozenset({"search", "open", "find_in_doc", "answer"}),
+        )
+
+    def index_lag(self) -> str | None:
+        """A stale index on a seeded ``fault_rate / 2`` of search calls: current only up to
+        ``INDEX_LAG`` (the latest appointments and reports are missing)."""
+        task = self.task
+        if task is None or not (rate := float(task.params["fault_rate"]) / 2):
+            return None
+        step = self.counters.steps
+        return (
+            INDEX_LAG
+            if uniform("research-index-lag", task.task_id, self.seed, step) < rate
+            else None
         )
 
     def world_faults(self, task: Task) -> WorldFaults:

@@ -57,10 +57,17 @@ class ResearchTools(WorldToolEnv[ResearchTruth]):
             raise ToolError("not_found", f"no document {doc_id[:60]!r}")
         return doc
 
+    def index_lag(self) -> str | None:
+        """The date up to which this ``search`` call's index is current, when it lags (a
+        seeded stale read: documents published later are missing from its results), else
+        None."""
+        return None
+
     @tool
     @world_read
     def search(self, query: str, limit: int = 5) -> Result:
-        """Full-text search of the corpus, best matches first (BM25 ranking).
+        """Full-text search of the corpus, best matches first (BM25 ranking). The index
+        can lag: ``index_as_of`` is the date it is current to.
 
         Args:
             query: Words to look for, such as a company name and what you want to know.
@@ -68,7 +75,8 @@ class ResearchTools(WorldToolEnv[ResearchTruth]):
         """
         if not 1 <= limit <= 10:
             raise ToolError("validation", "limit must be between 1 and 10")
-        hits = search(self.db, "docs", query, column="body", limit=limit)
+        lag = self.index_lag()
+        hits = search(self.db, "docs", query, column="body", limit=limit if lag is None else 60)
         rows = {
             r["id"]: r
             for r in self.db.all(
@@ -77,9 +85,11 @@ class ResearchTools(WorldToolEnv[ResearchTruth]):
                 *[h.pk for h in hits],
             )
         }
+        if lag is not None:
+            hits = [h for h in hits if rows[h.pk]["published"] <= lag][:limit]
         return {
             "results": [{**rows[h.pk], "score": h.score, "snippet": h.snippet} for h in hits],
-            "as_of": self.db.now(),
+            "index_as_of": lag or self.db.now()[:10],
         }
 
     @tool

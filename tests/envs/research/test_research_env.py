@@ -16,6 +16,7 @@ from gymforge.core.policy import Policy
 from gymforge.envs import BUILTIN
 from gymforge.envs.research import ResearchEnv, skills
 from gymforge.envs.research import redteam as rt
+from gymforge.envs.research.env import INDEX_LAG
 from gymforge.envs.research.truth import task_truth
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.qa import QAReport
@@ -72,6 +73,25 @@ def test_tools_on_the_real_index() -> None:
     assert ok["ok"]
     again = call(env, "answer", text=t.answer, citations=[])
     assert again["error"]["kind"] == "conflict"  # one answer per episode
+    env.close()
+
+
+def test_a_lagging_index_misses_later_documents() -> None:
+    """The seeded stale read of ``search``: results only up to ``INDEX_LAG``, and saying so."""
+    env = SyncEnvironment(ResearchEnv())
+    env.reset(task_id("single_fact", 3, size=16, fault_rate=0.1), 0)
+    query = "names chief executive"
+    fresh = call(env, "search", query=query, limit=10)["content"]
+    assert any(r["published"] > INDEX_LAG for r in fresh["results"])
+    assert fresh["index_as_of"] == "2025-01-15"
+    for _ in range(env.env.budget.max_steps - 2):
+        got = call(env, "search", query=query, limit=10)
+        if got["ok"] and got["content"]["index_as_of"] == INDEX_LAG:
+            break
+    else:
+        pytest.fail("no search lagged")
+    results = got["content"]["results"]
+    assert results and all(r["published"] <= INDEX_LAG for r in results)
     env.close()
 
 
