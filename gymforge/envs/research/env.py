@@ -1,6 +1,6 @@
 """``research``: answer a question from a seeded corpus, citing verbatim evidence.
 
-The agent searches a corpus of 60-130 generated documents (annual reports, product pages
+The agent searches a corpus of 56-135 generated documents (annual reports, product pages
 and reseller listings, news and wire reprints, analyst blogs, league tables) through a real
 SQLite FTS5 index with BM25 ranking, opens documents, finds passages in them, and submits
 one ``answer(text, citations)``. Documents contradict each other on purpose (a blog's

@@ -1,7 +1,7 @@
 """Research task families: questions over a seeded corpus, with their planted answers.
 
 Every family draws a corpus (``size`` companies, corpus number ``corpus``) and asks one
-question about it. Knobs: ``size`` (8, 12 or 16 companies: 60 to 130 documents) and
+question about it. Knobs: ``size`` (8, 12 or 16 companies: 56 to 135 documents) and
 ``fault_rate`` rise with the level; ``hops`` (multi-hop) and ``members`` (aggregation)
 too. Held out whole: ``research.comparison``.
 """
