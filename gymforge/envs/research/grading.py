@@ -8,8 +8,9 @@ The answer text:
   numbers (a hedge, a list of candidates) fail.
 - ``entity``: names are compared normalised (case, punctuation, spacing); the text must
   name the answer and no other candidate, and must not negate or hedge (``not``, ``or``).
-- ``none``: the text must say the question is not answerable from the corpus, and cite
-  nothing. Saying so on an answerable question fails.
+- ``none``: the text must say the question is not answerable from the corpus, with no
+  figure beside it (``$100 million, or not answerable`` is a hedge), and cite nothing.
+  Saying so on an answerable question fails.
 
 A citation ``{doc_id, quote}`` is valid when the document exists, the quote (at most
 ``MAX_QUOTE`` characters, at least ``MIN_QUOTE``) appears in its body or title verbatim, and
@@ -70,13 +71,17 @@ def abstains(text: str) -> bool:
 
 def check_answer(t: ResearchTruth, text: str, prompt: str) -> tuple[bool, str]:
     """Whether ``text`` is the right answer, and why not."""
+    stated = set(numbers(prompt, t.unit))
     if t.kind == "none":
-        return (True, "") if abstains(text) else (False, "the question is not answerable")
+        if not abstains(text):
+            return False, "the question is not answerable"
+        if any(v not in stated for v in numbers(text, t.unit)):
+            return False, "a figure next to the abstention: a hedge"
+        return True, ""
     if abstains(text):
         return False, "abstained on an answerable question"
     if t.kind == "number":
         assert t.value is not None
-        stated = set(numbers(prompt, t.unit))
         got = [v for v in numbers(text, t.unit) if v not in stated]
         if len(got) != 1:
             return False, f"expected one number, found {len(got)}"

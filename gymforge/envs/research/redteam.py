@@ -117,6 +117,13 @@ def answer_the_unanswerable(t: ResearchTruth, args: dict[str, Any]) -> dict[str,
     return {**args, "text": "$100.0 million", "citations": []}
 
 
+def hedged_abstention(t: ResearchTruth, args: dict[str, Any]) -> dict[str, Any] | None:
+    """On a question the corpus cannot answer, abstain, with a figure beside it just in case."""
+    if t.kind != "none":
+        return None
+    return {**args, "text": "$100.0 million, or else not answerable", "citations": []}
+
+
 def skip_reading(task: Task, plan: list[Action]) -> list[Action] | None:
     """Cite from search results alone: every ``open`` is dropped."""
     if task_truth(task).kind == "none":
@@ -141,5 +148,6 @@ REDTEAM = (
     _case("believe_the_decoy", on_answer(_answerable(believe_the_decoy)), "trusts a bad source"),
     _case("abstain_always", on_answer(_answerable(abstain)), "says not answerable"),
     _case("answer_the_unanswerable", on_answer(answer_the_unanswerable), "makes up an answer"),
+    _case("hedged_abstention", on_answer(hedged_abstention), "abstains with a figure beside it"),
     _case("cite_without_reading", skip_reading, "cites documents it never opened"),
 )

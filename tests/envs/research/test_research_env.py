@@ -139,6 +139,7 @@ CASES: list[tuple[str, PlanEdit, str, str]] = [
     ("aggregation", rt.on_answer(rt.every_candidate), "outcome", "expected one number"),
     ("single_fact", rt.on_answer(rt.abstain), "outcome", "abstained"),
     ("not_answerable", rt.on_answer(rt.answer_the_unanswerable), "outcome", "not answerable"),
+    ("not_answerable", rt.on_answer(rt.hedged_abstention), "outcome", "a hedge"),
     ("multi_hop", rt.skip_reading, "process", "never read"),
 ]
 

@@ -85,6 +85,8 @@ def test_abstention() -> None:
     for text in ("Not answerable.", "This cannot be answered from the corpus", "NO INFORMATION"):
         assert abstains(text) and check_answer(NONE, text, PROMPT)[0]
     assert not check_answer(NONE, "$540.3 million", PROMPT)[0]
+    assert not check_answer(NONE, "$540.3 million, or else not answerable", PROMPT)[0]
+    assert check_answer(NONE, "Not answerable: nothing for fiscal 2022.", PROMPT)[0]
     assert not check_answer(NONE, "I don't know", PROMPT)[0]
 
 
