@@ -28,7 +28,9 @@ from typing import Any
 
 from gymforge.envs.research.truth import ResearchTruth
 
-MAX_QUOTE = 300
+MAX_QUOTE = 160
+"""About two sentences: a quote points at the passage that states the fact, not at a whole
+report (which holds every figure of its year)."""
 MIN_QUOTE = 8
 MAX_CITATIONS = 8
 ABSTAIN = (

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from gymforge.envs.research.corpus import corpus
 from gymforge.envs.research.grading import (
     MAX_QUOTE,
     abstains,
@@ -134,11 +135,18 @@ def test_citations(doc_id: str, quote: str, valid: bool, covered: bool) -> None:
     assert rep.covered == [covered]
 
 
-def test_whole_document_quotes_are_refused() -> None:
-    body = DOCS["D-1"]["body"]
-    assert len(body) <= MAX_QUOTE  # short enough, and it does hold the evidence
-    rep = check_citations(EV, [{"doc_id": "D-1", "quote": body}], DOCS)
-    assert rep.all_valid and rep.covered == [True]
-    long_doc = {"D-1": {"title": "t", "body": body + " x" * MAX_QUOTE}}
-    rep = check_citations(EV, [{"doc_id": "D-1", "quote": long_doc["D-1"]["body"]}], long_doc)
-    assert not rep.all_valid
+def test_whole_report_quotes_are_refused() -> None:
+    """A report holds every figure of its year, so quoting it whole points at nothing; its
+    sentence does."""
+    report = next(d for d in corpus(8, 0).docs.values() if d.kind == "report")
+    docs = {report.id: report.row()}
+    figure = report.sentences[1].rsplit("of ", 1)[1][:-1]  # "$540.3 million"
+    t = EV.model_copy(
+        update={
+            "evidence": [EV.evidence[0].model_copy(update={"alternatives": [(report.id, figure)]})]
+        }
+    )
+    whole = check_citations(t, [{"doc_id": report.id, "quote": report.body}], docs)
+    assert len(report.body) > MAX_QUOTE and not whole.all_valid and whole.covered == [False]
+    one = check_citations(t, [{"doc_id": report.id, "quote": report.sentences[1]}], docs)
+    assert one.all_valid and one.covered == [True]
