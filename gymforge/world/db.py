@@ -44,6 +44,9 @@ def rebuild(
     for name, rows in data.items():
         t = schema[name]
         conn.executemany(t.insert_sql(), [t.row_tuple(r) for r in rows])
+    for t in schema.tables:  # full-text indexes: one bulk build, then triggers keep them
+        for stmt in t.fulltext_ddl():
+            conn.execute(stmt)
     conn.execute("COMMIT")
     return conn
 
@@ -56,7 +59,9 @@ def empty_schema(schema: Schema) -> bytes:
     DDL costs more than inserting a task's rows)."""
     found = _EMPTY.get(id(schema))
     if found is None or found[0] is not schema:
-        conn = rebuild(schema, {})
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        for stmt in schema.ddl():  # no full-text triggers yet: ``rebuild`` adds them
+            conn.execute(stmt)
         found = _EMPTY[id(schema)] = (schema, conn.serialize())
         conn.close()
     return found[1]

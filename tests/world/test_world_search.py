@@ -8,7 +8,7 @@ import random
 import pytest
 
 from gymforge.world.clock import IdGen, SimClock
-from gymforge.world.db import Template, WorldDB
+from gymforge.world.db import Template, WorldDB, rebuild
 from gymforge.world.schema import Schema, table
 from gymforge.world.search import match_query, search
 
@@ -87,3 +87,17 @@ def test_declarations_are_checked() -> None:
     with pytest.raises(ValueError, match="not a full-text column"):
         search(world(), "docs", "x", column="id")
     assert SCHEMA.fulltext and not Schema((table("t", "id"),)).fulltext
+
+
+def test_both_build_paths_index_in_bulk_then_keep_the_index_by_triggers() -> None:
+    """The template path (from the serialised empty schema) and the naive one (DDL) index the
+    loaded rows with one FTS5 rebuild, and only then install the triggers."""
+    naive = rebuild(SCHEMA, ROWS)
+    for conn in (naive, world().conn):
+        match = "SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?"
+        assert len(conn.execute(match, ("borel",)).fetchall()) == 2
+        conn.execute("INSERT INTO docs (id, title, body) VALUES ('D7', 't', 'Borel once more')")
+        assert len(conn.execute(match, ("borel",)).fetchall()) == 3
+        triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        assert sorted(r[0] for r in triggers) == ["docs_fts_ad", "docs_fts_ai", "docs_fts_au"]
+    assert not [s for s in SCHEMA.ddl() if "TRIGGER" in s]  # ddl() alone: no triggers yet
