@@ -42,6 +42,7 @@ BUILTIN: dict[str, str] = {
     "extract": "gymforge.envs.extract:ExtractEnv",
     "crm": "gymforge.envs.crm:CrmEnv",
     "spreadsheet": "gymforge.envs.spreadsheet:SpreadsheetEnv",
+    "research": "gymforge.envs.research:ResearchEnv",
 }
 
 EnvFactory = Callable[[], Any]

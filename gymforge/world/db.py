@@ -44,6 +44,9 @@ def rebuild(
     for name, rows in data.items():
         t = schema[name]
         conn.executemany(t.insert_sql(), [t.row_tuple(r) for r in rows])
+    for t in schema.tables:  # full-text indexes: one bulk build, then triggers keep them
+        for stmt in t.fulltext_ddl():
+            conn.execute(stmt)
     conn.execute("COMMIT")
     return conn
 
@@ -56,7 +59,9 @@ def empty_schema(schema: Schema) -> bytes:
     DDL costs more than inserting a task's rows)."""
     found = _EMPTY.get(id(schema))
     if found is None or found[0] is not schema:
-        conn = rebuild(schema, {})
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        for stmt in schema.ddl():  # no full-text triggers yet: ``rebuild`` adds them
+            conn.execute(stmt)
         found = _EMPTY[id(schema)] = (schema, conn.serialize())
         conn.close()
     return found[1]
@@ -139,7 +144,13 @@ class WorldDB:
         self.delta: Delta | None = None
 
     def load(self, template: Template, ids: IdGen, clock: SimClock) -> None:
-        """Reset: the database becomes the template again; ids and time start afresh."""
+        """Reset: the database becomes the template again; ids and time start afresh.
+
+        A world with a full-text index gets a fresh connection: FTS5 caches its index
+        structure per connection and would read the restored pages through a stale cache."""
+        if template.schema.fulltext:
+            self.conn.close()
+            self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.conn.deserialize(template.blob)
         self.template, self.ids, self.clock = template, ids, clock
         self._snap = None

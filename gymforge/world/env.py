@@ -115,6 +115,12 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         """The task's seed rows, table by table."""
         return self.truth_of(task).world
 
+    def world_key(self, task: Task) -> str:
+        """What identifies the task's seed rows in ``templates``: the task id by default.
+        Tasks that share one world (many questions over one corpus) return that world's key,
+        so its template (and any full-text index in it) is built once for all of them."""
+        return task.task_id
+
     def world_start(self, task: Task) -> int:
         """The simulated "now" at reset, as an epoch second."""
         return epoch(self.truth_of(task).now)
@@ -164,7 +170,7 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
 
     # ---- ToolEnv ------------------------------------------------------------------------
     def init_world(self, task: Task, r: random.Random) -> WorldDB:
-        key = f"{self.spec.id}@{self.spec.version}:{task.task_id}"
+        key = f"{self.spec.id}@{self.spec.version}:{self.world_key(task)}"
         template = self.templates.get(
             key, lambda: Template.build(self.schema, self.world_rows(task))
         )
