@@ -65,6 +65,15 @@ def test_builtin_env_passes_all_ten_checks(
     assert report.passed
 
 
+@pytest.mark.perf
+@pytest.mark.parametrize("env_id", sorted(BUILTIN))
+def test_builtin_throughput_budget(env_id: str) -> None:
+    """The throughput budgets themselves (wall clock: ``make test-perf`` only; the default
+    suite's reports keep the figures without judging them)."""
+    report = run_qa(QATarget.load(env_id), only=["throughput"])
+    assert report.passed, report.checks[0].details
+
+
 # ---- the CLI --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qa_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
