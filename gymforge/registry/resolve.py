@@ -35,6 +35,7 @@ BUILTIN: dict[str, str] = {
     "digits": "gymforge.envs.digits:DigitsEnv",
     "sql": "gymforge.envs.sql:SqlEnv",
     "extract": "gymforge.envs.extract:ExtractEnv",
+    "swe": "gymforge.envs.swe:SweEnv",
 }
 
 EnvFactory = Callable[[], Any]
