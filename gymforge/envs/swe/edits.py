@@ -1,5 +1,7 @@
 """The reference fix as editor-tool steps: the difference between two repositories, each
-changed file as the smallest ``edit_file`` whose old text occurs exactly once."""
+changed file as the smallest ``edit_file`` whose old text occurs exactly once before the edit
+and not at all after it (so the edit cannot apply twice: a repeated insertion would
+otherwise duplicate code)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def _edit(path: str, before: str, after: str) -> FixStep:
     lo, hi_a, hi_b = p, len(a) - s, len(b) - s
     while True:
         chunk = "".join(a[lo:hi_a])
-        if chunk and before.count(chunk) == 1:
+        if chunk and before.count(chunk) == 1 and chunk not in after:
             return FixStep(op="edit", path=path, old=chunk, new="".join(b[lo:hi_b]))
         if lo == 0 and hi_a == len(a):
             return FixStep(op="edit", path=path, old=before, new=after)

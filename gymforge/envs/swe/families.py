@@ -17,7 +17,8 @@ template); no training family uses either.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from gymforge.envs.swe.edits import edits_between
@@ -43,6 +44,7 @@ from gymforge.envs.swe.repogen import (
     units_of,
 )
 from gymforge.envs.swe.truth import ABSENT, Check, Issue, SweTruth
+from gymforge.core.types import Task
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily
 from gymforge.tasks.family import Knob
 
@@ -172,8 +174,10 @@ def _feature(
     opt = r.choice(feat.options)
     source = feat.source.format(**opt)
     new = Unit(feat.module, feat.name, source, feat.uses)
+    # before the module's last function: the reference edit then spans the insertion point,
+    # so it cannot apply twice (a repeated insertion would duplicate the function)
     last = max(i for i, u in enumerate(units) if u.module == feat.module)
-    solution = [*units[: last + 1], new, *units[last + 1 :]]
+    solution = [*units[:last], new, *units[last:]]
     fn = load(solution)[new.key]
     cases = []
     for args in _inputs(feat.gen, r):
@@ -312,11 +316,28 @@ LEVELS: dict[int, dict[str, Knob]] = {
 DISTANCE = {1: ChoiceKnob((1,)), 2: ChoiceKnob((1, 2)), 3: ChoiceKnob((2, 3))}
 
 
+CACHED_TASKS = 512
+
+
 @dataclass
 class SweFamily(TaskFamily[SweTruth]):
+    """A family builds a repository per task (a few ms); ``resolve`` keeps the last
+    ``CACHED_TASKS`` tasks, so a reset of a task seen before only copies its template."""
+
     kind: str = "bugfix"
     projects: tuple[str, ...] = TRAIN_PROJECTS
     classes: tuple[str, ...] = TRAIN_CLASSES
+    _cache: OrderedDict[str, Task] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
+
+    def resolve(self, task_id: str) -> Task:
+        task = self._cache.get(task_id)
+        if task is None:
+            task = self._cache[task_id] = super().resolve(task_id)
+            if len(self._cache) > CACHED_TASKS:
+                self._cache.popitem(last=False)
+        return task
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, SweTruth]:
         project = PROJECTS[r.choice(self.projects)]

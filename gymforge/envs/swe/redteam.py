@@ -118,9 +118,14 @@ def _special_case(t: SweTruth) -> list[Action] | None:
         return None
     path, name, cond = found
     text = t.files[path]
-    head = next(ln for ln in text.splitlines() if ln.startswith(f"def {name}("))
+    head = next((ln for ln in text.splitlines() if ln.startswith(f"def {name}(")), None)
+    answer = _answer(t)
+    if head is None:  # a feature: a new function that knows only the issue's example
+        args = cond.split(" == ")[0]
+        hack = f"\n\ndef {name}(*args, **kwargs):\n    if list(args) == {args}:\n"
+        return [_call("edit_file", path, old=text, new=text + hack + f"        return {answer!r}\n")]
     doc_end = text.index('"""\n', text.index(head) + len(head) + 8) + 4
-    hack = f"    if {cond}:\n        return {_answer(t)!r}\n"
+    hack = f"    if {cond}:\n        return {answer!r}\n"
     return [_call("edit_file", path, old=text, new=text[:doc_end] + hack + text[doc_end:])]
 
 
