@@ -33,7 +33,6 @@ from gymforge.envs.swe.projects import (
 )
 from gymforge.envs.swe.repogen import (
     PROTECTED,
-    REFACTOR_PROTECTED,
     Unit,
     add_fillers,
     callers,
@@ -64,7 +63,7 @@ class Draft:
     body: str
     labels: list[str]
     protected: tuple[str, ...] = PROTECTED
-    renamed: tuple[str, str] | None = None  # refactor: old key -> new key
+    renamed: tuple[str, str] | None = None  # refactor: (old key, new key)
 
 
 def _target(project: Project, u: Unit) -> str:
@@ -222,16 +221,7 @@ def _refactor(
         )
     )
     title, body = refactor_issue(project, f.module, f.name, new_name, new_module)
-    return Draft(
-        units,
-        solution,
-        checks,
-        title,
-        body,
-        ["refactor"],
-        REFACTOR_PROTECTED,
-        renamed=(f.key, moved.key),
-    )
+    return Draft(units, solution, checks, title, body, ["refactor"], renamed=(f.key, moved.key))
 
 
 def _visible(
@@ -266,14 +256,13 @@ def build_task(kind: str, project: Project, params: dict[str, Any], r: random.Ra
         d = _feature(project, units, gens, r)
     else:
         d = _refactor(project, units, gens, r)
+    # a refactor's visible tests cover the renamed function through its callers only, so
+    # the tests stay protected and pin the behaviour while the name changes
     tests = _visible(d.start, gens, d.solution, r)
-    if d.renamed:  # the fixed repository's tests call the new name
-        old, new = d.renamed
-        fixed_tests = {new if k == old else k: v for k, v in tests.items()}
-    else:
-        fixed_tests = tests
+    if d.renamed:
+        tests.pop(d.renamed[0], None)
     start_files = render(project, d.start, tests)
-    fixed_files = render(project, d.solution, fixed_tests)
+    fixed_files = render(project, d.solution, tests)
     issues, number = distractors(project, d.start, params["distractors"], r)
     issues.append(_issue(number, d))
     issues.sort(key=lambda i: i.number)
@@ -294,11 +283,8 @@ def _issue(number: int, d: Draft) -> Issue:
 
 def _prompt(project: Project, number: int, d: Draft) -> str:
     tests_rule = (
-        "Update the tests that use the old name; do not change the test configuration "
-        "(tests/conftest.py, pyproject.toml) or the CI files."
-        if d.renamed
-        else "Do not change the tests, the test configuration (conftest.py, pyproject.toml) "
-        "or the CI files."
+        "Do not change the tests, the test configuration (conftest.py, pyproject.toml) or "
+        "the CI files."
     )
     return (
         f"You are working in a checkout of `{project.package}`, {project.summary}. Resolve "

@@ -60,7 +60,7 @@ def refactor_issue(
     where = f"`{pkg}/{new_module}.py` (a new module)" if new_module else f"`{pkg}/{module}.py`"
     body = (
         f"`{pkg}.{module}.{old}` has an unclear name. Please rename it to `{new}`, defined in "
-        f"{where}. Update every caller in the package and the tests to the new name. "
+        f"{where}. Update every caller in the package to the new name. "
         f"`{old}` must no longer exist in `{pkg}.{module}` (no alias), and the behaviour of "
         "every function must stay exactly the same.\n"
     )

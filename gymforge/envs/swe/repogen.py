@@ -30,9 +30,7 @@ PROTECTED = (
     ".github/**",
 )
 """What the agent may not change in a generated repository (tests, test configuration,
-conftest, CI files). A refactor task lets the agent update ``tests/test_*.py``."""
-
-REFACTOR_PROTECTED = tuple(p for p in PROTECTED if p != "tests/**") + ("tests/conftest.py",)
+conftest, CI files)."""
 
 
 @dataclass(frozen=True)
