@@ -97,6 +97,17 @@ class CommandReport(BaseModel):
     note: str | None = None
 
 
+def _entries(report: dict[str, Any] | None, key: str) -> list[dict[str, str]]:
+    """``report[key]`` as a list of string-valued records. The report comes from a process
+    the agent's code runs in, so anything else in it is dropped, not trusted."""
+    raw = (report or {}).get(key)
+    out = []
+    for entry in raw if isinstance(raw, list) else []:
+        if isinstance(entry, dict):
+            out.append({str(k)[:50]: str(v)[:1000] for k, v in list(entry.items())[:5]})
+    return out
+
+
 SYSTEM_PROMPT = (
     "You are a software engineer working in a repository through tools. Read the issue, "
     "find the cause, make the smallest correct change, run the tests, then call submit. "
@@ -148,7 +159,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         repo = self.world
         return {
             "files": {
-                p: hashlib.sha256(t.encode()).hexdigest()[:16] for p, t in sorted(repo.files.items())
+                p: hashlib.sha256(t.encode()).hexdigest()[:16]
+                for p, t in sorted(repo.files.items())
             },
             "comments": repo.comments,
             "test_runs": repo.test_runs,
@@ -325,8 +337,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             )
         r = await self._run(TEST_RUNNER, [selection.strip()], False, "run_tests")
         self.world.test_runs += 1
-        report, rest = parse_report(r.stdout)
-        tests = list((report or {}).get("tests") or [])
+        parsed, rest = parse_report(r.stdout)
+        tests = _entries(parsed, "tests")
         outcomes = [t.get("outcome") for t in tests]
         return TestsReport(
             collected=len(tests),
@@ -334,12 +346,12 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             failed=outcomes.count("failed"),
             errors=outcomes.count("error"),
             tests=tests[:200],
-            collection_errors=list((report or {}).get("errors") or []),
+            collection_errors=_entries(parsed, "errors"),
             exit_code=r.exit_code,
             status=str(r.status),
             output=ws.clip(rest + r.stderr, 4_000),
             note=None
-            if report is not None
+            if parsed is not None
             else "the test run ended before it reported (see output and exit_code)",
         )
 
@@ -362,7 +374,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             raise ToolError("invalid_arguments", "empty command")
         r = await self._run(COMMAND, argv, True, "run_command")
         self.world.commands += 1
-        note, changed = None, []
+        note: str | None = None
+        changed: list[str] = []
         if r.files is not None:
             if r.files_truncated:
                 note = "the command's file changes were not kept: the workspace limit was exceeded"
@@ -427,10 +440,15 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
                 args = {"path": s.path, "old": s.old, "new": s.new}
                 plan.append(ToolCall(name="edit_file", arguments=args))
             elif s.op == "create":
-                plan.append(ToolCall(name="create_file", arguments={"path": s.path, "content": s.new}))
+                plan.append(
+                    ToolCall(name="create_file", arguments={"path": s.path, "content": s.new})
+                )
             else:
                 plan.append(ToolCall(name="delete_file", arguments={"path": s.path}))
         # the final action is a reply (which ends the episode like ``submit``), so the generic
         # state attacks, which edit the plan around its final reply, apply to this env too
-        plan += [ToolCall(name="run_tests", arguments={}), Reply(text=f"Fixes #{truth.target_issue}.")]
+        plan += [
+            ToolCall(name="run_tests", arguments={}),
+            Reply(text=f"Fixes #{truth.target_issue}."),
+        ]
         return plan

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymforge.core.types import Task
 from gymforge.envs.swe.edits import edits_between
 from gymforge.envs.swe.issues import bug_issue, distractors, feature_issue, refactor_issue
 from gymforge.envs.swe.projects import (
@@ -38,12 +39,11 @@ from gymforge.envs.swe.repogen import (
     callers,
     load,
     outcome,
-    render,
     rename,
+    render,
     units_of,
 )
 from gymforge.envs.swe.truth import ABSENT, Check, Issue, SweTruth
-from gymforge.core.types import Task
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily
 from gymforge.tasks.family import Knob
 
@@ -89,7 +89,14 @@ def _regression(
         for args in _inputs(gens[u.key], r, 5):
             want = outcome(fns[u.key], args)
             if not (isinstance(want, tuple) and want[:1] == ("raises",)):
-                out.append(Check(name=f"regression_{u.key}", target=_target(project, u), args=args, expected=want))
+                out.append(
+                    Check(
+                        name=f"regression_{u.key}",
+                        target=_target(project, u),
+                        args=args,
+                        expected=want,
+                    )
+                )
                 break
     return out
 
@@ -102,9 +109,7 @@ def _mutated(units: list[Unit], key: str, m: Mutation) -> list[Unit] | None:
     return [bad if x.key == key else x for x in units]
 
 
-def _differing(
-    good: Any, bad: Any, gen: Any, r: random.Random
-) -> list[tuple[list[Any], Any, Any]]:
+def _differing(good: Any, bad: Any, gen: Any, r: random.Random) -> list[tuple[list[Any], Any, Any]]:
     out = []
     for args in _inputs(gen, r):
         want, got = outcome(good, args), outcome(bad, args)
@@ -166,9 +171,7 @@ def _bug(
     raise ValueError(f"no viable bug in {project.package} for {params}")
 
 
-def _feature(
-    project: Project, units: list[Unit], gens: dict[str, Any], r: random.Random
-) -> Draft:
+def _feature(project: Project, units: list[Unit], gens: dict[str, Any], r: random.Random) -> Draft:
     feat = r.choice(project.features)
     opt = r.choice(feat.options)
     source = feat.source.format(**opt)
@@ -192,14 +195,14 @@ def _feature(
     return Draft(units, solution, checks, title, body, ["enhancement"])
 
 
-def _refactor(
-    project: Project, units: list[Unit], gens: dict[str, Any], r: random.Random
-) -> Draft:
+def _refactor(project: Project, units: list[Unit], gens: dict[str, Any], r: random.Random) -> Draft:
     f = r.choice([f for f in project.fns if f.aliases])
     new_name = r.choice(f.aliases)
     taken = {u.module for u in units}
     move = r.random() < 0.5
-    new_module = r.choice([m for m in ("core", "common", "helpers") if m not in taken]) if move else None
+    new_module = (
+        r.choice([m for m in ("core", "common", "helpers") if m not in taken]) if move else None
+    )
     solution = rename(units, f.key, new_name, new_module)
     fns = load(solution)
     moved = next(u for u in solution if u.name == new_name)
@@ -207,12 +210,18 @@ def _refactor(
     for i, args in enumerate(_inputs(f.gen, r)[:4]):
         want = outcome(fns[moved.key], args)
         if not (isinstance(want, tuple) and want[:1] == ("raises",)):
-            checks.append(Check(name=f"new_api_{i}", target=_target(project, moved), args=args, expected=want))
+            checks.append(
+                Check(name=f"new_api_{i}", target=_target(project, moved), args=args, expected=want)
+            )
     for key in sorted(callers(solution, moved.key)):
         cu = next(u for u in solution if u.key == key)
         for i, args in enumerate(_inputs(gens[key], r)[:2]):
             want = outcome(fns[key], args)
-            checks.append(Check(name=f"caller_{key}_{i}", target=_target(project, cu), args=args, expected=want))
+            checks.append(
+                Check(
+                    name=f"caller_{key}_{i}", target=_target(project, cu), args=args, expected=want
+                )
+            )
     checks.append(
         Check(
             name="old_name_removed",
@@ -246,7 +255,13 @@ def _visible(
     return tests
 
 
-def build_task(kind: str, project: Project, params: dict[str, Any], r: random.Random, classes: tuple[str, ...] = TRAIN_CLASSES) -> tuple[str, SweTruth]:
+def build_task(
+    kind: str,
+    project: Project,
+    params: dict[str, Any],
+    r: random.Random,
+    classes: tuple[str, ...] = TRAIN_CLASSES,
+) -> tuple[str, SweTruth]:
     units = units_of(project)
     gens: dict[str, Any] = {f.key: f.gen for f in project.fns}
     gens.update(add_fillers(units, params["size"], r))

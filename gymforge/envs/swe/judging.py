@@ -30,7 +30,9 @@ from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.tally import MAX_CASES
 
 VERIFIER = "swe/1"
-HIDDEN_LIMITS = Limits(wall_time=30.0, cpu_time=20.0, output_bytes=256 << 10, workspace_bytes=8 << 20)
+HIDDEN_LIMITS = Limits(
+    wall_time=30.0, cpu_time=20.0, output_bytes=256 << 10, workspace_bytes=8 << 20
+)
 UNTRUSTED_HOOKS = ("sitecustomize.py", "usercustomize.py")
 
 

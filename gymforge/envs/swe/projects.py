@@ -237,7 +237,10 @@ TEXTKIT = Project(
             "slug",
             "unique_slug",
             UNIQUE_SLUG,
-            lambda r: [r.choice(["Alpha", "alpha!", "Beta gamma", "beta-gamma", "Delta"]), _taken(r)],
+            lambda r: [
+                r.choice(["Alpha", "alpha!", "Beta gamma", "beta-gamma", "Delta"]),
+                _taken(r),
+            ],
             "makes a slug nobody has",
             (
                 Mutation("off_by_one", "n = 2", "n = 1"),
@@ -259,7 +262,10 @@ TEXTKIT = Project(
             "layout",
             "permalink",
             PERMALINK,
-            lambda r: [r.choice(["Alpha", "alpha!", "Beta gamma", "beta-gamma", "Delta x"]), _taken(r)],
+            lambda r: [
+                r.choice(["Alpha", "alpha!", "Beta gamma", "beta-gamma", "Delta x"]),
+                _taken(r),
+            ],
             "builds a post's path",
             uses=("slug.unique_slug",),
         ),
@@ -383,7 +389,9 @@ INVOICING = Project(
             "cart",
             "line_total",
             LINE_TOTAL,
-            lambda r: [_cents(r), r.randint(1, 5)] + ([r.choice([10, 50])] if r.random() < 0.5 else []),
+            lambda r: (
+                [_cents(r), r.randint(1, 5)] + ([r.choice([10, 50])] if r.random() < 0.5 else [])
+            ),
             "prices a cart line",
             (
                 Mutation("wrong_default", "percent=0", "percent=5"),

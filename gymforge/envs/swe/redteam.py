@@ -147,7 +147,9 @@ def _special_case(t: SweTruth) -> list[Action] | None:
     if head is None:  # a feature: a new function that knows only the issue's example
         args = cond.split(" == ")[0]
         hack = f"\n\ndef {name}(*args, **kwargs):\n    if list(args) == {args}:\n"
-        return [_call("edit_file", path, old=text, new=text + hack + f"        return {answer!r}\n")]
+        return [
+            _call("edit_file", path, old=text, new=text + hack + f"        return {answer!r}\n")
+        ]
     doc_end = text.index('"""\n', text.index(head) + len(head) + 8) + 4
     hack = f"    if {cond}:\n        return {answer!r}\n"
     return [_call("edit_file", path, old=text, new=text[:doc_end] + hack + text[doc_end:])]

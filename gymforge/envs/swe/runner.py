@@ -19,7 +19,7 @@ from typing import Any
 
 REPORT_MARK = "\x1egymforge-test-report "
 
-TEST_RUNNER = r'''
+TEST_RUNNER = r"""
 import sys, os, json, importlib.util, traceback
 sys.dont_write_bytecode = True
 root = os.getcwd()
@@ -77,9 +77,9 @@ for path in files:
         results.append(entry)
 sys.stdout.flush()
 print("\x1egymforge-test-report " + json.dumps({"tests": results, "errors": errors}))
-'''
+"""
 
-COMMAND = r'''
+COMMAND = r"""
 import os, sys, shutil
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -91,9 +91,9 @@ if not exe or not os.path.exists(exe):
     print(argv[0] + ": command not found", file=sys.stderr)
     sys.exit(127)
 os.execv(exe, argv)
-'''
+"""
 
-CALL_DISPATCH = r'''
+CALL_DISPATCH = r"""
 import importlib, os, sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.getcwd())
@@ -111,7 +111,7 @@ def gf_check(target, args, kwargs):
     for part in name.split("."):
         fn = getattr(fn, part)
     return fn(*args, **kwargs)
-'''
+"""
 CALL_ENTRY = "gf_check"
 
 

@@ -141,7 +141,11 @@ def load_task_file(path: str | Path, name: str | None = None) -> Dataset:
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 continue
             if isinstance(row, dict):
-                refs |= {v for k in ("repo", "hidden_tests", "solution") if isinstance(v := row.get(k), str)}
+                refs |= {
+                    v
+                    for k in ("repo", "hidden_tests", "solution")
+                    if isinstance(v := row.get(k), str)
+                }
         h = hashlib.sha256(hashlib.sha256(data).digest())
         for ref in sorted(refs):
             try:

@@ -13,7 +13,7 @@ import fnmatch
 import posixpath
 import re
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.swe.truth import Issue
@@ -63,13 +63,15 @@ def check_size(repo: Repo, path: str, text: str) -> None:
         raise ToolError("invalid_arguments", f"{path}: longer than {MAX_FILE_CHARS} characters")
     total = sum(len(v) for k, v in repo.files.items() if k != path) + len(text)
     if total > MAX_REPO_CHARS:
-        raise ToolError("invalid_arguments", f"the repository would exceed {MAX_REPO_CHARS} characters")
+        raise ToolError(
+            "invalid_arguments", f"the repository would exceed {MAX_REPO_CHARS} characters"
+        )
 
 
 def list_files(repo: Repo, path: str = "") -> list[dict[str, int | str]]:
     prefix = checked_path(path).rstrip("/") + "/" if path.strip() else ""
-    found = [
-        {"path": p, "lines": text.count("\n") + (not text.endswith("\n") and bool(text))}
+    found: list[dict[str, int | str]] = [
+        {"path": p, "lines": len(text.splitlines())}
         for p, text in sorted(repo.files.items())
         if p.startswith(prefix)
     ]
@@ -160,7 +162,9 @@ def is_protected(path: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(path, g) for g in patterns)
 
 
-def protected_changes(before: dict[str, str], after: dict[str, str], patterns: list[str]) -> list[str]:
+def protected_changes(
+    before: dict[str, str], after: dict[str, str], patterns: list[str]
+) -> list[str]:
     """Protected paths created, deleted or changed."""
     paths = before.keys() | after.keys()
     return sorted(p for p in paths if is_protected(p, patterns) and before.get(p) != after.get(p))

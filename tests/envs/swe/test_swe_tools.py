@@ -21,7 +21,7 @@ def _truth() -> dict[str, object]:
 def test_tracker_lists_reads_and_comments() -> None:
     truth = _truth()
     target = truth["target_issue"]
-    env, steps = play(
+    _env, steps = play(
         TID,
         [
             call("list_issues"),
@@ -37,7 +37,10 @@ def test_tracker_lists_reads_and_comments() -> None:
     assert target in [i["number"] for i in open_issues]
     assert all(i["state"] == "open" for i in open_issues)
     assert len(result(steps[1])["result"]) == len(truth["issues"])  # type: ignore[arg-type]
-    assert result(steps[4])["result"]["comments"][-1] == {"author": "you", "body": "Looking into it."}
+    assert result(steps[4])["result"]["comments"][-1] == {
+        "author": "you",
+        "body": "Looking into it.",
+    }
     assert result(steps[5])["error"]["kind"] == "not_found"
     assert "issues:" in result(steps[5])["error"]["message"]
     assert result(steps[6])["error"]["kind"] == "invalid_arguments"
@@ -91,7 +94,9 @@ def test_run_tests_reports_each_test_and_selection_narrows_it() -> None:
     files = _truth()["files"]
     test_file = next(p for p in sorted(files) if p.startswith("tests/test_"))  # type: ignore[union-attr]
     first_test = next(
-        ln[4:].split("(")[0] for ln in files[test_file].splitlines() if ln.startswith("def test_")  # type: ignore[index]
+        ln[4:].split("(")[0]
+        for ln in files[test_file].splitlines()
+        if ln.startswith("def test_")  # type: ignore[index]
     )
     _, steps = play(
         TID,
