@@ -11,7 +11,8 @@ run, and which hidden tests passed.
 - ``command`` mode (user task files): after ``submit``, one fresh sandbox job holds the
   agent's files with the judge's own copies of the protected files and the hidden test files
   laid over them (agent-made protected files, ``sitecustomize``/``usercustomize`` and ``.pth``
-  files left out); the hidden command's exit status decides. The agent's code runs in the
+  files left out); the hidden command's exit status decides, and a run that rewrote one of
+  the judge's files on disk fails (``tampered_during_run``). The agent's code runs in the
   tests' process, so this mode is weaker, and the verdict says ``weaker_mode: true``.
 """
 
@@ -54,10 +55,11 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         results = await _checks(judge, truth, repo.files)
         facts["hidden_tests"] = results
     else:
-        ok, status = await _command(judge, truth, repo.files)
+        ok, status, tampered = await _command(judge, truth, repo.files)
         results = {"hidden_command": ok}
         facts["hidden_tests"] = results
         facts["hidden_status"] = status
+        facts["tampered_during_run"] = tampered
     passed_n = sum(results.values())
     facts["hidden_passed"], facts["hidden_total"] = passed_n, len(results)
     all_pass = bool(results) and passed_n == len(results)
@@ -112,15 +114,27 @@ def hidden_files(truth: SweTruth, files: dict[str, str]) -> dict[str, str]:
     return kept
 
 
-async def _command(judge: CodeJudge, truth: SweTruth, files: dict[str, str]) -> tuple[bool, str]:
+async def _command(
+    judge: CodeJudge, truth: SweTruth, files: dict[str, str]
+) -> tuple[bool, str, list[str]]:
+    """(passed, status, judge-owned files the run changed). The job hands its files back, and
+    a run that rewrote a protected or hidden test file on disk fails whatever it exited with."""
+    laid = hidden_files(truth, files)
     job = SandboxJob(
         source=COMMAND,
         argv=shlex.split(truth.hidden_command),
-        files=dict[str, str | bytes](hidden_files(truth, files)),
+        files=dict[str, str | bytes](laid),
         env={"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"},
         limits=HIDDEN_LIMITS,
+        keep_files=True,
     )
     r = await judge.backend.arun(job)
     if r.status is Status.INTERNAL_ERROR:
         raise RuntimeError(f"sandbox internal error: {r.error}")
-    return r.status is Status.OK and r.exit_code == 0, str(r.status)
+    after = r.files or {}
+    owned = [p for p in laid if p in truth.hidden_files or is_protected(p, truth.protected)]
+    tampered = sorted(p for p in owned if after.get(p) != laid[p].encode())
+    if r.files_truncated:
+        tampered = tampered or ["(the run's files exceeded the workspace limit)"]
+    ok = r.status is Status.OK and r.exit_code == 0 and not tampered
+    return ok, str(r.status), tampered

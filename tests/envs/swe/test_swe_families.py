@@ -8,10 +8,12 @@ import pytest
 
 from gymforge.envs import BUILTIN
 from gymforge.envs.swe import FAMILIES, HELD_OUT, SweEnv
+from gymforge.envs.swe.env import RUN_LIMITS
 from gymforge.envs.swe.families import HELD_OUT_CLASS
 from gymforge.envs.swe.projects import HELD_OUT_PROJECT, PROJECTS
 from gymforge.envs.swe.repogen import callers, load, units_of
 from gymforge.envs.swe.truth import SweTruth
+from gymforge.sandbox.models import MAX_KEPT_FILES
 from gymforge.tasks import TRAINING_PATHS, HeldOutError
 
 SOURCE = SweEnv.tasks
@@ -113,3 +115,14 @@ def test_generated_code_runs_in_the_judge() -> None:
     for p in PROJECTS.values():
         fns = load(units_of(p))
         assert set(fns) == {f.key for f in p.fns}
+
+
+def test_the_largest_repositories_fit_the_sandbox_workspace() -> None:
+    """The size knob's top level stays well inside what a run hands back (RUN_LIMITS)."""
+    biggest = max(
+        (truth(f.task_id(3, s)) for f in FAMILIES for s in range(5)),
+        key=lambda t: sum(len(v) for v in t.files.values()),
+    )
+    size = sum(len(v.encode()) for v in biggest.files.values())
+    assert size < RUN_LIMITS.workspace_bytes // 20
+    assert len(biggest.files) < MAX_KEPT_FILES // 4
