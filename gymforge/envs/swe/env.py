@@ -18,11 +18,8 @@ from __future__ import annotations
 import hashlib
 import random
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
@@ -35,11 +32,12 @@ from gymforge.envs.swe import workspace as ws
 from gymforge.envs.swe.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.swe.judging import judge_repo
 from gymforge.envs.swe.redteam import REDTEAM
+from gymforge.envs.swe.reports import CommandReport, TestsReport, entries
+from gymforge.envs.swe.reward import SweReward
 from gymforge.envs.swe.runner import COMMAND, TEST_RUNNER, parse_report
 from gymforge.envs.swe.taskfile import load_task_file
 from gymforge.envs.swe.truth import Issue, SweTruth
 from gymforge.kit.tool_env import ToolEnv, _Outcome
-from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.sandbox import Limits, Result, SandboxJob, Status
 from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, TaskSource
@@ -50,62 +48,6 @@ RUN_LIMITS = Limits(
     wall_time=10.0, cpu_time=8.0, output_bytes=64 << 10, workspace_bytes=4 << 20, processes=32
 )
 MAX_COMMAND = 4_000
-
-
-@dataclass(frozen=True)
-class SweReward:
-    """``StandardReward`` (``task``, ``step_cost``, ``invalid_call``) plus ``hidden_tests``
-    (weight x the fraction of hidden tests passed; none for an unchanged repository or a
-    protected-file change) and ``diff_cost`` (per line added or removed, capped)."""
-
-    base: StandardReward = field(default_factory=StandardReward)
-    tests_weight: float = 0.3
-    per_line: float = -0.002
-    max_diff_cost: float = -0.2
-
-    def __call__(self, verdict: Verdict | None, costs: StepCosts) -> dict[str, float]:
-        out = self.base(verdict, costs)
-        if verdict is not None:
-            out["hidden_tests"] = self.tests_weight * (verdict.score or 0.0)
-            lines = int(verdict.facts.get("diff_lines") or 0)
-            out["diff_cost"] = max(self.max_diff_cost, self.per_line * lines)
-        return out
-
-
-class TestsReport(BaseModel):
-    __test__ = False  # not a pytest class
-
-    collected: int
-    passed: int
-    failed: int
-    errors: int
-    tests: list[dict[str, str]]
-    collection_errors: list[dict[str, str]]
-    exit_code: int | None
-    status: str
-    output: str
-    note: str | None = None
-
-
-class CommandReport(BaseModel):
-    status: str
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    limits_hit: list[str]
-    files_changed: list[str]
-    note: str | None = None
-
-
-def _entries(report: dict[str, Any] | None, key: str) -> list[dict[str, str]]:
-    """``report[key]`` as a list of string-valued records. The report comes from a process
-    the agent's code runs in, so anything else in it is dropped, not trusted."""
-    raw = (report or {}).get(key)
-    out = []
-    for entry in raw if isinstance(raw, list) else []:
-        if isinstance(entry, dict):
-            out.append({str(k)[:50]: str(v)[:1000] for k, v in list(entry.items())[:5]})
-    return out
 
 
 SYSTEM_PROMPT = (
@@ -338,7 +280,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         r = await self._run(TEST_RUNNER, [selection.strip()], False, "run_tests")
         self.world.test_runs += 1
         parsed, rest = parse_report(r.stdout)
-        tests = _entries(parsed, "tests")
+        tests = entries(parsed, "tests")
         outcomes = [t.get("outcome") for t in tests]
         return TestsReport(
             collected=len(tests),
@@ -346,7 +288,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             failed=outcomes.count("failed"),
             errors=outcomes.count("error"),
             tests=tests[:200],
-            collection_errors=_entries(parsed, "errors"),
+            collection_errors=entries(parsed, "errors"),
             exit_code=r.exit_code,
             status=str(r.status),
             output=ws.clip(rest + r.stderr, 4_000),

@@ -24,14 +24,7 @@ from typing import Any
 from gymforge.core.types import Task
 from gymforge.envs.swe.edits import edits_between
 from gymforge.envs.swe.issues import bug_issue, distractors, feature_issue, refactor_issue
-from gymforge.envs.swe.projects import (
-    BUG_CLASSES,
-    HELD_OUT_PROJECT,
-    PROJECTS,
-    TRAIN_PROJECTS,
-    Mutation,
-    Project,
-)
+from gymforge.envs.swe.projects import BUG_CLASSES, Mutation, Project
 from gymforge.envs.swe.repogen import (
     PROTECTED,
     Unit,
@@ -43,6 +36,7 @@ from gymforge.envs.swe.repogen import (
     render,
     units_of,
 )
+from gymforge.envs.swe.templates import HELD_OUT_PROJECT, PROJECTS, TRAIN_PROJECTS
 from gymforge.envs.swe.truth import ABSENT, Check, Issue, SweTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily
 from gymforge.tasks.family import Knob

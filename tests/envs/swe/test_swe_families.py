@@ -10,8 +10,8 @@ from gymforge.envs import BUILTIN
 from gymforge.envs.swe import FAMILIES, HELD_OUT, SweEnv
 from gymforge.envs.swe.env import RUN_LIMITS
 from gymforge.envs.swe.families import HELD_OUT_CLASS
-from gymforge.envs.swe.projects import HELD_OUT_PROJECT, PROJECTS
 from gymforge.envs.swe.repogen import callers, load, units_of
+from gymforge.envs.swe.templates import HELD_OUT_PROJECT, PROJECTS
 from gymforge.envs.swe.truth import SweTruth
 from gymforge.sandbox.models import MAX_KEPT_FILES
 from gymforge.tasks import TRAINING_PATHS, HeldOutError
