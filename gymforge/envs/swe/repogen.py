@@ -184,15 +184,17 @@ def fn_for(project: Project, key: str) -> Fn | None:
 
 
 def callers(units: list[Unit], key: str) -> dict[str, int]:
-    """Every unit that reaches ``key`` through calls, with its distance (1 = direct)."""
+    """Every unit that reaches ``key`` through calls, with its distance (1 = direct), in
+    (distance, key) order: never a set's order, which follows the process's string hash."""
     dist: dict[str, int] = {}
     frontier = {key}
     d = 0
     while frontier:
         d += 1
-        nxt = {u.key for u in units if set(u.uses) & frontier and u.key not in dist}
-        nxt.discard(key)
+        nxt = sorted(
+            u.key for u in units if set(u.uses) & frontier and u.key not in dist and u.key != key
+        )
         for k in nxt:
             dist[k] = d
-        frontier = nxt
+        frontier = set(nxt)
     return dist
