@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import replace
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
 

@@ -43,6 +43,7 @@ BUILTIN: dict[str, str] = {
     "crm": "gymforge.envs.crm:CrmEnv",
     "spreadsheet": "gymforge.envs.spreadsheet:SpreadsheetEnv",
     "research": "gymforge.envs.research:ResearchEnv",
+    "swe": "gymforge.envs.swe:SweEnv",
 }
 
 EnvFactory = Callable[[], Any]

@@ -126,12 +126,15 @@ def load_jsonl(
     row_model: type[BaseModel] = MathRow,
     to_task: RowToTask = math_row_to_task,
     strict: bool = True,
+    pin: Callable[[bytes], str] | None = None,
 ) -> Dataset:
     """Load and validate every line (``.jsonl`` or ``.jsonl.gz``). ``strict``: ConfigError
-    names the first bad line; else bad lines go to ``Dataset.errors`` and the rest load."""
+    names the first bad line; else bad lines go to ``Dataset.errors`` and the rest load.
+    ``pin``: the content hash from the file's bytes, for a format whose rows reference other
+    files that the hash must cover too (default: SHA-256 of the bytes)."""
     p = Path(path)
     data = read_dataset_bytes(p)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = pin(data) if pin is not None else hashlib.sha256(data).hexdigest()
     ds = Dataset(name or _stem(p), str(p), digest)
     row = -1
     for n, raw in enumerate(data.splitlines(), 1):

@@ -48,7 +48,7 @@ stdio task's output, compared here), or files the candidate wrote.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gymforge.core.errors import InfraError
@@ -135,16 +135,21 @@ class CodeJudge:
         language: str | None = None,
         *,
         detail: bool = False,
+        files: Mapping[str, str | bytes] | None = None,
     ) -> Verdict:
         """The verdict on ``answer``. ``detail=True`` adds ``facts["cases"]``: per test, the
         input, what was expected and what came back (values shortened). Use it only for tests
-        the agent may see (``code-agent``'s visible tests), never for hidden ones."""
+        the agent may see (``code-agent``'s visible tests), or where the verdict is read after
+        the episode. ``files`` (``calls`` tasks): extra files in the candidate's job directory,
+        such as a repository the calls import from."""
         start = self._start(truth, answer, language, detail)
         if isinstance(start, Verdict):
             return start
         code, lang, t = start
         if truth["kind"] in ("humaneval", "mbpp"):
             return await asyncio.to_thread(self._session_judge, truth, code, t)
+        if truth["kind"] == "calls":
+            return await self._calls(truth, code, t, files)
         return await self._async_kinds(truth, code, lang, t)
 
     def _start(
@@ -170,10 +175,17 @@ class CodeJudge:
         return await self._calls(truth, code, t)
 
     # ---- calls: one batch job, compared here --------------------------------------------
-    async def _calls(self, truth: dict[str, Any], code: str, t: Tally) -> Verdict:
+    async def _calls(
+        self,
+        truth: dict[str, Any],
+        code: str,
+        t: Tally,
+        files: Mapping[str, str | bytes] | None = None,
+    ) -> Verdict:
         entry, tests = truth["entry_point"], truth["tests"]
         job = SandboxJob(
             source=code,
+            files=dict(files or {}),
             calls=[Call(name=entry, args=tuple(t["args"])) for t in tests],
             limits=self.config.limits,
             respawn=False,  # one timeout or crash ends the run: the rest count as failed

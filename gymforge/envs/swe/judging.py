@@ -1,0 +1,140 @@
+"""Judging the final repository of a ``swe`` episode.
+
+Facts first, then the verdict: which protected files changed (any change fails the episode,
+whatever the tests say), the diff size against the template, whether the visible tests were
+run, and which hidden tests passed.
+
+- ``checks`` mode: each hidden check is one plain-data call through the code judge's call
+  path (``CodeJudge.ajudge`` on a ``calls`` truth, the workspace as the job's files): the
+  sandbox returns what the workspace's function returned, as plain data, and the judge
+  compares it type-strictly in its own process. Expected values never leave this process.
+- ``command`` mode (user task files): after ``submit``, one fresh sandbox job holds the
+  agent's files with the judge's own copies of the protected files and the hidden test files
+  laid over them (agent-made protected files, ``sitecustomize``/``usercustomize`` and ``.pth``
+  files left out); the hidden command's exit status decides, and a run that rewrote one of
+  the judge's files on disk fails (``tampered_during_run``). The agent's code runs in the
+  tests' process, so this mode is weaker, and the verdict says ``weaker_mode: true``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from typing import Any
+
+from gymforge.core.verdict import Verdict
+from gymforge.envs.swe.runner import CALL_DISPATCH, CALL_ENTRY, COMMAND
+from gymforge.envs.swe.truth import SweTruth
+from gymforge.envs.swe.workspace import Repo, diff_lines, is_protected, protected_changes
+from gymforge.sandbox import Limits, SandboxJob, Status
+from gymforge.verify.code import CodeJudge
+from gymforge.verify.code.tally import MAX_CASES
+
+VERIFIER = "swe/1"
+HIDDEN_LIMITS = Limits(
+    wall_time=30.0, cpu_time=20.0, output_bytes=256 << 10, workspace_bytes=8 << 20
+)
+UNTRUSTED_HOOKS = ("sitecustomize.py", "usercustomize.py")
+
+
+async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
+    changed = protected_changes(truth.files, repo.files, truth.protected)
+    lines, files = diff_lines(truth.files, repo.files)
+    facts: dict[str, Any] = {
+        "mode": "plain_value_calls" if truth.mode == "checks" else "post_submit_command",
+        "weaker_mode": truth.mode == "command",
+        "target_issue": truth.target_issue,
+        "protected_changed": changed,
+        "diff_lines": lines,
+        "files_changed": files,
+        "visible_tests_run": repo.test_runs > 0,
+        "visible_test_runs": repo.test_runs,
+        "submitted": repo.submitted,
+    }
+    if truth.mode == "checks":
+        results = await _checks(judge, truth, repo.files)
+        facts["hidden_tests"] = results
+    else:
+        ok, status, tampered = await _command(judge, truth, repo.files)
+        results = {"hidden_command": ok}
+        facts["hidden_tests"] = results
+        facts["hidden_status"] = status
+        facts["tampered_during_run"] = tampered
+    passed_n = sum(results.values())
+    facts["hidden_passed"], facts["hidden_total"] = passed_n, len(results)
+    all_pass = bool(results) and passed_n == len(results)
+    reason = None
+    if changed:
+        reason = "protected_files_changed"
+    elif lines == 0:
+        reason = "no_change"
+    elif not all_pass:
+        reason = "hidden_tests_failed"
+    score = passed_n / len(results) if results else 0.0
+    return Verdict(
+        passed=reason is None,
+        score=0.0 if changed else score,
+        reason=reason,
+        facts=facts,
+        verifier=VERIFIER,
+    )
+
+
+async def _checks(judge: CodeJudge, truth: SweTruth, files: dict[str, str]) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    checks = truth.checks
+    for i in range(0, len(checks), MAX_CASES):
+        batch = checks[i : i + MAX_CASES]
+        calls = {
+            "kind": "calls",
+            "entry_point": CALL_ENTRY,
+            "tests": [
+                {"args": [c.target, c.args, c.kwargs], "expected": c.expected} for c in batch
+            ],
+        }
+        v = await judge.ajudge(calls, CALL_DISPATCH, "python", detail=True, files=files)
+        cases = list(v.facts.get("cases") or [])
+        for j, c in enumerate(batch):
+            out[c.name] = bool(j < len(cases) and cases[j]["ok"])
+    return out
+
+
+def hidden_files(truth: SweTruth, files: dict[str, str]) -> dict[str, str]:
+    """The hidden run's job directory: the agent's files, minus protected files it made and
+    interpreter start-up hooks, with the judge's protected and hidden test files over them."""
+    kept = {
+        p: t
+        for p, t in files.items()
+        if not (is_protected(p, truth.protected) and p not in truth.files)
+        and posixpath.basename(p) not in UNTRUSTED_HOOKS
+        and not p.endswith(".pth")
+    }
+    kept.update({p: t for p, t in truth.files.items() if is_protected(p, truth.protected)})
+    kept.update(truth.hidden_files)
+    return kept
+
+
+async def _command(
+    judge: CodeJudge, truth: SweTruth, files: dict[str, str]
+) -> tuple[bool, str, list[str]]:
+    """(passed, status, judge-owned files the run changed). The job hands its files back, and
+    a run that rewrote a protected or hidden test file on disk fails whatever it exited with."""
+    laid = hidden_files(truth, files)
+    job = SandboxJob(
+        source=COMMAND,
+        argv=shlex.split(truth.hidden_command),
+        files=dict[str, str | bytes](laid),
+        env={"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+        limits=HIDDEN_LIMITS,
+        keep_files=True,
+    )
+    r = await judge.backend.arun(job)
+    if r.status is Status.INTERNAL_ERROR:
+        raise RuntimeError(f"sandbox internal error: {r.error}")
+    after = r.files or {}
+    owned = [p for p in laid if p in truth.hidden_files or is_protected(p, truth.protected)]
+    tampered = sorted(p for p in owned if after.get(p) != laid[p].encode())
+    if r.files_truncated:
+        tampered = tampered or ["(the run's files exceeded the workspace limit)"]
+    ok = r.status is Status.OK and r.exit_code == 0 and not tampered
+    return ok, str(r.status), tampered
