@@ -94,8 +94,9 @@ class HeldoutEval(TrainerCallback):  # type: ignore[misc]
             self.record(state.global_step)
 
 
-def train_seed(seed: int, opts: argparse.Namespace) -> dict[str, Any]:
-    t0 = time.perf_counter()
+def seed_setup(seed: int, opts: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """``(training rows, tokenizer, model)`` of one seed: the train split of difficulty 1,
+    a character tokenizer trained on its prompts, a random-init tiny Llama."""
     train = task_dataset(
         DigitsEnv,
         opts.rows,
@@ -108,6 +109,12 @@ def train_seed(seed: int, opts: argparse.Namespace) -> dict[str, Any]:
     model = tiny_llama(
         tokenizer, hidden_size=opts.hidden, intermediate_size=2 * opts.hidden, seed=seed
     )
+    return train, tokenizer, model
+
+
+def train_seed(seed: int, opts: argparse.Namespace) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    train, tokenizer, model = seed_setup(seed, opts)
     evals = HeldoutEval(model, tokenizer, opts.eval_every)
     before = evals.record(0)
     config = GRPOConfig(

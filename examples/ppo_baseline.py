@@ -35,12 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from grpo_baseline import DIFFICULTY, HeldoutEval, summarize, table
+from grpo_baseline import HeldoutEval, seed_setup, summarize, table
 from torch import nn
 
 from gymforge.envs.digits import DigitsEnv
-from gymforge.integrations.tiny import char_tokenizer, tiny_llama
-from gymforge.integrations.trl import reward_funcs, task_dataset
+from gymforge.integrations.trl import reward_funcs
 
 
 class Critic(nn.Module):
@@ -65,18 +64,7 @@ def train_seed(seed: int, opts: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     rng = random.Random(seed)
     torch.manual_seed(seed)
-    train = task_dataset(
-        DigitsEnv,
-        opts.rows,
-        seed=seed,
-        split="train",
-        difficulties=[DIFFICULTY],
-        prompt_format="text",
-    )
-    tokenizer = char_tokenizer(train["prompt"])
-    model = tiny_llama(
-        tokenizer, hidden_size=opts.hidden, intermediate_size=2 * opts.hidden, seed=seed
-    )
+    train, tokenizer, model = seed_setup(seed, opts)
     critic = Critic(opts.hidden)
     optim = torch.optim.Adam([*model.parameters(), *critic.parameters()], lr=opts.lr)
     [reward] = reward_funcs(DigitsEnv)

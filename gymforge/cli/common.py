@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -220,3 +221,13 @@ def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[[dict
             )
 
         yield tick
+
+
+def serve_until_interrupted(stop: Callable[[], None]) -> None:
+    """Block until Ctrl-C (a server running in its own threads), then ``stop`` it."""
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        err.print("stopped")
+    finally:
+        stop()

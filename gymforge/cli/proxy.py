@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-
 import typer
 
-from gymforge.cli.common import app, err, friendly
+from gymforge.cli.common import app, err, friendly, serve_until_interrupted
 
 
 @app.command()
@@ -72,9 +70,4 @@ def proxy(
     server = ProxyServer(config).start()
     auth = "bearer token required" if token else "no auth (loopback only)"
     err.print(f"proxy for {upstream} at {server.url} ({auth}); episodes at {server.url}/e/ID/v1")
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        err.print("stopped")
-    finally:
-        server.stop()
+    serve_until_interrupted(server.stop)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import typer
 
-from gymforge.cli.common import app, err, friendly
+from gymforge.cli.common import app, err, friendly, serve_until_interrupted
 
 
 @app.command()
@@ -24,9 +23,4 @@ def view(
 
     server = ViewServer(run_dir, port=port, interval=interval).start()
     err.print(f"following {run_dir} at {server.url} (Ctrl-C to stop)")
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        err.print("stopped")
-    finally:
-        server.stop()
+    serve_until_interrupted(server.stop)

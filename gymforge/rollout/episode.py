@@ -12,7 +12,7 @@ from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import InfraError, PolicyStopped
 from gymforge.core.policy import EpisodeContext, FinishingPolicy, Policy, PolicyTurn
 from gymforge.core.seeding import fingerprint
-from gymforge.core.types import Observation
+from gymforge.core.types import Action, Observation
 from gymforge.rollout.gcpace import paced_collections
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
 
@@ -66,6 +66,44 @@ def reset_outcome(obs: Observation, state_fp: str) -> dict[str, Any]:
     }
 
 
+def reset_record(
+    base: dict[str, Any], obs: Observation, state_fp: str, reset_ms: float
+) -> dict[str, Any]:
+    """Step 0's record: the reset, before any action."""
+    return {
+        **base,
+        "record": "step",
+        "step": 0,
+        "action": None,
+        "policy": None,
+        **reset_outcome(obs, state_fp),
+        "timing": {"reset_ms": reset_ms},
+        "timestamp": time.time(),
+    }
+
+
+def step_record(
+    base: dict[str, Any],
+    step: int,
+    action: Action,
+    policy: dict[str, Any] | None,
+    result: StepResult,
+    state_fp: str,
+    timing: dict[str, float],
+) -> dict[str, Any]:
+    """The record of step ``step``: the action, what the policy emitted, and the outcome."""
+    return {
+        **base,
+        "record": "step",
+        "step": step,
+        "action": action.model_dump(mode="json"),
+        "policy": policy,
+        **step_outcome(result, state_fp),
+        "timing": timing,
+        "timestamp": time.time(),
+    }
+
+
 async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:
     """Play one episode; return its step records and its closing episode record.
 
@@ -101,18 +139,7 @@ async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dic
     t0 = time.perf_counter()
     obs = await env.reset(keys.task_id, keys.seed)
     fp = fingerprint(await env.snapshot())
-    records: list[dict[str, Any]] = [
-        {
-            **base,
-            "record": "step",
-            "step": 0,
-            "action": None,
-            "policy": None,
-            **reset_outcome(obs, fp),
-            "timing": {"reset_ms": (time.perf_counter() - t0) * 1e3},
-            "timestamp": time.time(),
-        }
-    ]
+    records = [reset_record(base, obs, fp, (time.perf_counter() - t0) * 1e3)]
     result: StepResult | None = None
     stopped: str | None = None
     for step in range(1, MAX_STEPS_GUARD + 1):
@@ -129,18 +156,7 @@ async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dic
         result = await env.step(turn.action)
         fp = fingerprint(await env.snapshot())
         timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
-        records.append(
-            {
-                **base,
-                "record": "step",
-                "step": step,
-                "action": turn.action.model_dump(mode="json"),
-                "policy": turn.record(),
-                **step_outcome(result, fp),
-                "timing": timing,
-                "timestamp": time.time(),
-            }
-        )
+        records.append(step_record(base, step, turn.action, turn.record(), result, fp, timing))
         obs = result.observation
         if result.terminated or result.truncated:
             break

@@ -1,4 +1,5 @@
-"""An asyncio event loop in a daemon thread, for servers that sync code starts and stops."""
+"""An asyncio event loop in a daemon thread, for servers that sync code starts and stops, and
+the start of an aiohttp site on it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+
+from aiohttp import web
 
 T = TypeVar("T")
 
@@ -75,3 +78,15 @@ class LoopThread:
 
 async def _wrap(aw: Awaitable[T]) -> T:
     return await aw
+
+
+async def start_site(runner: web.AppRunner, host: str, port: int, backlog: int = 128) -> int:
+    """Set ``runner`` up, serve it on ``host:port`` and return the port it got (``port`` 0:
+    an ephemeral one)."""
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=backlog)
+    await site.start()
+    server = getattr(site, "_server", None)
+    if server is not None and server.sockets:
+        return int(server.sockets[0].getsockname()[1])
+    return port

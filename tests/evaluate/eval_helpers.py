@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,3 +43,27 @@ class Out:
 def run_cli(*args: str | Path) -> Out:
     result = CliRunner(env={"NO_COLOR": "1"}).invoke(app, [str(a) for a in args])
     return Out(result.exit_code, result.stdout, ANSI.sub("", result.stderr))
+
+
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+)
+"""Debian's chromium (scripts/setup.sh installs it), or None."""
+
+
+def chromium_args(profile: Path) -> list[str]:
+    """Headless chromium that reaches nothing outside (the flags NOTES.md measured), with a
+    fresh profile directory."""
+    assert CHROMIUM is not None
+    return [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from eval_helpers import run_cli
+from eval_helpers import CHROMIUM, chromium_args, run_cli
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
 CONSOLE = re.compile(r":CONSOLE|Uncaught|Refused to")
 
 
@@ -75,16 +71,7 @@ def chromium(url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess[st
     profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
     return subprocess.run(
         [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
+            *chromium_args(profile),
             "--enable-logging=stderr",
             "--v=0",
             "--window-size=1280,2000",

@@ -22,11 +22,7 @@ from gymforge.core.errors import UserError
 from gymforge.evaluate.episodes import load_stats
 from gymforge.evaluate.follow import RunFollower
 from gymforge.evaluate.live_server import ViewServer
-from tests.evaluate.eval_helpers import run_cli
-
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
+from tests.evaluate.eval_helpers import CHROMIUM, chromium_args, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -189,19 +185,9 @@ class Browser:
     def __init__(self, url: str, profile: Path) -> None:
         from websockets.sync.client import connect
 
-        assert CHROMIUM is not None
         self.proc = subprocess.Popen(
             [
-                CHROMIUM,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
+                *chromium_args(profile),
                 "--remote-debugging-address=127.0.0.1",
                 "--remote-debugging-port=0",
                 url,

@@ -32,7 +32,7 @@ from gymforge.core.env import StepResult
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
-from gymforge.rollout.episode import episode_record, reset_outcome, step_outcome
+from gymforge.rollout.episode import episode_record, reset_record, step_record
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
 from gymforge.trajectory.io import TrajectoryWriter
 from gymforge.trajectory.schema import EpisodeKeys
@@ -201,18 +201,7 @@ class McpSession:
             renderer_version=spec.renderer_version,
             policy_checkpoint="mcp",
         ).model_dump()
-        self.records = [
-            {
-                **self.base,
-                "record": "step",
-                "step": 0,
-                "action": None,
-                "policy": None,
-                **reset_outcome(obs, fp),
-                "timing": {"reset_ms": (time.perf_counter() - t0) * 1e3},
-                "timestamp": time.time(),
-            }
-        ]
+        self.records = [reset_record(self.base, obs, fp, (time.perf_counter() - t0) * 1e3)]
         self.last_obs, self.ended = obs, False
         structured = {
             "episode_id": self.base["episode_id"],
@@ -242,18 +231,7 @@ class McpSession:
         fp = fingerprint(await self.env.snapshot())
         timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
         step = len(self.records)
-        self.records.append(
-            {
-                **self.base,
-                "record": "step",
-                "step": step,
-                "action": action.model_dump(mode="json"),
-                "policy": None,
-                **step_outcome(result, fp),
-                "timing": timing,
-                "timestamp": time.time(),
-            }
-        )
+        self.records.append(step_record(self.base, step, action, None, result, fp, timing))
         new = _new_messages(self.last_obs, result.observation)
         self.last_obs = result.observation
         if result.terminated or result.truncated:

@@ -97,14 +97,7 @@ class Forwarder:
         transcript.add(turn)
         if not body.get("stream"):
             return web.json_response(response)
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await out.prepare(request)
-        for chunk in sse.stream_chunks(response, include_usage=include_usage):
-            await out.write(sse.encode(chunk))
-        await out.write(sse.DONE)
-        await out.write_eof()
-        return out
+        return await sse.respond(request, response, body)
 
     async def _pass_through(
         self,

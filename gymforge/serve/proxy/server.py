@@ -38,7 +38,7 @@ from aiohttp import web
 
 from gymforge.core.errors import InfraError, UserError
 from gymforge.serve.config import auth_problem, check_binding
-from gymforge.serve.loop_thread import LoopThread
+from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy.continuation import Continuation
 from gymforge.serve.proxy.forward import Forwarder
 from gymforge.serve.proxy.transcript import EpisodeTranscript
@@ -145,12 +145,7 @@ class ProxyServer:
             shutdown_timeout=1.0,
             handler_cancellation=True,  # a harness that gives up frees its handler
         )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.config.host, self.config.port)
-        await site.start()
-        server = getattr(site, "_server", None)
-        if server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
+        self.port = await start_site(self._runner, self.config.host, self.config.port)
         headers = {}
         if self.config.upstream_api_key:
             headers["Authorization"] = f"Bearer {self.config.upstream_api_key}"

@@ -6,7 +6,8 @@ objects a streaming server sends for it: a first chunk with the role (and vLLM's
 ``logprobs.content`` entries), tool calls (name first, then the arguments), a last chunk
 with the finish reason, and a usage chunk when asked. :func:`merge_chunks` is its inverse:
 the response a stream amounts to, which is what the proxy records of a streamed request.
-:func:`encode` and :func:`decode_lines` are the ``data: ...`` framing.
+:func:`encode` and :func:`decode_lines` are the ``data: ...`` framing, and :func:`respond`
+sends a whole response as a stream.
 """
 
 from __future__ import annotations
@@ -15,11 +16,28 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from aiohttp import web
+
 DONE = b"data: [DONE]\n\n"
 
 
 def encode(chunk: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+
+
+async def respond(
+    request: web.Request, response: dict[str, Any], body: dict[str, Any]
+) -> web.StreamResponse:
+    """Send ``response`` to ``request`` as the event stream a streaming server sends for it
+    (a usage chunk when ``body`` asks ``stream_options.include_usage``)."""
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await out.prepare(request)
+    for chunk in stream_chunks(response, include_usage=include_usage):
+        await out.write(encode(chunk))
+    await out.write(DONE)
+    await out.write_eof()
+    return out
 
 
 def decode_lines(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:

@@ -53,7 +53,7 @@ from typing import Any
 
 from aiohttp import web
 
-from gymforge.serve.loop_thread import LoopThread
+from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy import sse
 from gymforge.testing.openai_server import token_in
 from gymforge.testing.openai_server.fake import (
@@ -151,12 +151,7 @@ class OpenAITestServer:
             shutdown_timeout=0.2,
             handler_cancellation=True,  # a client that gives up frees its handler
         )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=8192)
-        await site.start()
-        server = getattr(site, "_server", None)
-        if server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
+        self.port = await start_site(self._runner, "127.0.0.1", self.port, backlog=8192)
 
     async def _shutdown(self) -> None:
         if self._runner is not None:
@@ -245,7 +240,7 @@ class OpenAITestServer:
             if self.cache is not None and fault is None and len(self.cache) < 4096:
                 self.cache[raw] = data
         if body.get("stream") and required == "messages" and fault != "drop":
-            return await _stream(request, json.loads(data), body)
+            return await sse.respond(request, json.loads(data), body)
         if fault == "drop":
             resp = web.StreamResponse(
                 headers={"Content-Type": "application/json", "Content-Length": str(len(data))}
@@ -356,20 +351,6 @@ def _context_message(prompt: int, completion: int, limit: int | None = None) -> 
         f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
         "completion). Please reduce the length of the messages or completion."
     )
-
-
-async def _stream(
-    request: web.Request, data: dict[str, Any], body: dict[str, Any]
-) -> web.StreamResponse:
-    """``data`` as vLLM streams it (``stream: true``)."""
-    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await resp.prepare(request)
-    for chunk in sse.stream_chunks(data, include_usage=include_usage):
-        await resp.write(sse.encode(chunk))
-    await resp.write(sse.DONE)
-    await resp.write_eof()
-    return resp
 
 
 def _error(status: int, message: str, code: str | None = None) -> web.Response:
