@@ -117,7 +117,8 @@ def test_two_harness_episodes_at_once_keep_their_own_turns(
         first_user = log.steps[0].observation.rendered[-1].content
         prompts.add(first_user)
         for step in log.steps[1:]:
-            for turn in step.policy.model_turns or []:  # type: ignore[union-attr]
+            assert step.policy is not None and step.policy.model_turns  # none went missing
+            for turn in step.policy.model_turns:
                 users = [m["content"] for m in turn["messages"] if m["role"] == "user"]
                 assert users == [first_user]  # exactly this episode's conversation
     assert len(prompts) == 4

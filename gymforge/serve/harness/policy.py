@@ -30,6 +30,7 @@ import json
 import os
 import secrets
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
@@ -103,21 +104,28 @@ class HarnessPolicyFactory:
         self.token = secrets.token_urlsafe(24)
         self.proxy: ProxyServer | None = None
         self.bridge: HarnessBridge | None = None
+        self._starting = threading.Lock()
 
     def __call__(self) -> HarnessPolicy:
         return HarnessPolicy(self)
 
     def ensure_started(self) -> tuple[ProxyServer, HarnessBridge, str]:
-        if self.proxy is None:
-            config = ProxyConfig(
-                upstream=self.upstream, upstream_api_key=self.api_key, token=self.token
-            )
-            self.proxy = ProxyServer(config).start()
-        if self.bridge is None:
-            self.bridge = HarnessBridge(self.token).start()
-        if self.model is None:
-            self.model = _first_model(self.upstream, self.api_key)
-        return self.proxy, self.bridge, self.model
+        """The run's proxy, bridge and model name, started once (episodes starting at the
+        same time call this from several threads)."""
+        with self._starting:
+            if self.proxy is None:
+                config = ProxyConfig(
+                    upstream=self.upstream,
+                    upstream_api_key=self.api_key,
+                    token=self.token,
+                    idle_timeout=self.wall_clock_s + self.grace_s,  # finish() closes episodes
+                )
+                self.proxy = ProxyServer(config).start()
+            if self.bridge is None:
+                self.bridge = HarnessBridge(self.token).start()
+            if self.model is None:
+                self.model = _first_model(self.upstream, self.api_key)
+            return self.proxy, self.bridge, self.model
 
     async def aclose(self) -> None:
         if self.proxy is not None:
