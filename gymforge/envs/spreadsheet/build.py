@@ -8,7 +8,7 @@ from typing import Any
 from openpyxl.utils.cell import get_column_letter
 
 from gymforge.envs.spreadsheet.cells import Value, addr, encode
-from gymforge.envs.spreadsheet.truth import Step
+from gymforge.envs.spreadsheet.truth import SheetTruth, Step
 
 Rows = dict[str, list[dict[str, Any]]]
 NOW = "2025-03-03T09:00:00Z"
@@ -94,3 +94,25 @@ def targets_of(sheet: str, grid: Sequence[Sequence[Value]], r0: int = 1) -> dict
 def step(tool: str, **arguments: Any) -> Step:
     """One call of a task's reference solution."""
     return Step(name=tool, arguments=arguments)
+
+
+def new_sheet_truth(
+    book: Layout, sheet: str, out: Sequence[Sequence[Value]], reads: Sequence[str], decoy: str
+) -> SheetTruth:
+    """The truth of a task whose answer is a new sheet ``sheet`` holding exactly ``out``
+    (header row first): nothing else may change, and the reference path reads ``reads``,
+    adds the sheet and writes ``out`` into it."""
+    return SheetTruth(
+        world=book.rows(),
+        now=NOW,
+        targets=targets_of(sheet, out),
+        allowed=[whole(sheet)],
+        new_sheets=[sheet],
+        exact_sheets=[sheet],
+        solution=[
+            *(step("read_range", range=r) for r in reads),
+            step("add_sheet", name=sheet),
+            step("write_range", range=span(sheet, 1, 1, len(out[0]), len(out)), values=out),
+        ],
+        decoy=decoy,
+    )

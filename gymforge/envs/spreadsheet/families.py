@@ -21,9 +21,9 @@ from gymforge.envs.spreadsheet.build import (
     QUARTERS,
     REGIONS,
     Layout,
+    new_sheet_truth,
     span,
     step,
-    targets_of,
     whole,
 )
 from gymforge.envs.spreadsheet.cells import Value, addr
@@ -199,20 +199,12 @@ def reconcile(n: int, r: random.Random) -> tuple[str, SheetTruth]:
         "the Ref is missing) and Difference = Ledger - Bank, a missing amount counting as 0, "
         "in whole cents. Change nothing else."
     )
-    return prompt, SheetTruth(
-        world=book.rows(),
-        now=NOW,
-        targets=targets_of("Recon", out),
-        allowed=[whole("Recon")],
-        new_sheets=["Recon"],
-        exact_sheets=["Recon"],
-        solution=[
-            step("read_range", range=f"Ledger!A1:B{len(ledger) + 1}"),
-            step("read_range", range=f"Bank!A1:B{len(bank) + 1}"),
-            step("add_sheet", name="Recon"),
-            step("write_range", range=span("Recon", 1, 1, 4, len(out)), values=out),
-        ],
-        decoy="Bank!B2",
+    return prompt, new_sheet_truth(
+        book,
+        "Recon",
+        out,
+        [f"Ledger!A1:B{len(ledger) + 1}", f"Bank!A1:B{len(bank) + 1}"],
+        "Bank!B2",
     )
 
 

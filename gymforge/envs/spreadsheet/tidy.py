@@ -6,14 +6,10 @@ from __future__ import annotations
 import random
 
 from gymforge.envs.spreadsheet.build import (
-    NOW,
     QUARTERS,
     REGIONS,
     Layout,
-    span,
-    step,
-    targets_of,
-    whole,
+    new_sheet_truth,
 )
 from gymforge.envs.spreadsheet.cells import Value
 from gymforge.envs.spreadsheet.truth import SheetTruth
@@ -85,20 +81,7 @@ def clean(n: int, r: random.Random) -> tuple[str, SheetTruth]:
         "that are the same record after cleaning kept once. Sort by Amount, largest first. "
         "Change nothing else."
     )
-    return prompt, SheetTruth(
-        world=book.rows(),
-        now=NOW,
-        targets=targets_of("Clean", out),
-        allowed=[whole("Clean")],
-        new_sheets=["Clean"],
-        exact_sheets=["Clean"],
-        solution=[
-            step("read_range", range=f"Raw!A1:C{last}"),
-            step("add_sheet", name="Clean"),
-            step("write_range", range=span("Clean", 1, 1, 3, len(out)), values=out),
-        ],
-        decoy="Raw!A2",
-    )
+    return prompt, new_sheet_truth(book, "Clean", out, [f"Raw!A1:C{last}"], "Raw!A2")
 
 
 PLACES = ["North", "South", "East", "West", "Harbor", "Hill", "Lake", "Park"]
@@ -130,17 +113,4 @@ def unpivot(n: int, r: random.Random) -> tuple[str, SheetTruth]:
         "to Q4, from the header) and the revenue. Sort by Store, then Quarter. Change "
         "nothing else."
     )
-    return prompt, SheetTruth(
-        world=book.rows(),
-        now=NOW,
-        targets=targets_of("Long", out),
-        allowed=[whole("Long")],
-        new_sheets=["Long"],
-        exact_sheets=["Long"],
-        solution=[
-            step("read_range", range=f"Wide!A1:E{n + 1}"),
-            step("add_sheet", name="Long"),
-            step("write_range", range=span("Long", 1, 1, 3, len(out)), values=out),
-        ],
-        decoy="Wide!B2",
-    )
+    return prompt, new_sheet_truth(book, "Long", out, [f"Wide!A1:E{n + 1}"], "Wide!B2")
