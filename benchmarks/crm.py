@@ -31,12 +31,11 @@ import sys
 import time
 from typing import Any
 
+from world_reset import TASKS, reset_timings  # the same reset measurement
+
 from gymforge.envs.crm import CrmEnv
 from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, TaskFamily
-from gymforge.world.db import rebuild
 
-TASKS = 40
-REPEATS = 25
 PASSES = 3
 MIN_TASKS_PER_S = 1_000
 MAX_RESET_P50_MS = 1.0
@@ -99,30 +98,8 @@ async def oracle_pass(env: CrmEnv, ids: list[str]) -> tuple[int, float, float]:
 async def resets() -> list[str]:
     env = CrmEnv()
     ids = CrmEnv.tasks.sample(TASKS, 1, "train")
-    cold = []
-    for i, task_id in enumerate(CrmEnv.tasks.sample(TASKS, 2, "train")):
-        t0 = time.perf_counter()
-        await env.reset(task_id, i)
-        cold.append((time.perf_counter() - t0) * 1e3)
-    for i, task_id in enumerate(ids):
-        await env.reset(task_id, i)  # warm the task and template caches
-    warm, restore, naive = [], [], []
-    for r in range(REPEATS):
-        for i, task_id in enumerate(ids):
-            t0 = time.perf_counter()
-            await env.reset(task_id, r * TASKS + i)
-            warm.append((time.perf_counter() - t0) * 1e3)
-            db = env.db
-            assert db.template is not None
-            t0 = time.perf_counter()
-            db.load(db.template, db.ids, db.clock)
-            restore.append((time.perf_counter() - t0) * 1e3)
-            if r < 5:
-                assert env.task is not None
-                rows = env.world_rows(env.task)
-                t0 = time.perf_counter()
-                rebuild(env.schema, rows).close()
-                naive.append((time.perf_counter() - t0) * 1e3)
+    t = await reset_timings(env, ids, CrmEnv.tasks.sample(TASKS, 2, "train"))
+    cold, warm, restore, naive = t["cold"], t["warm"], t["restore"], t["naive"]
     seed_rows = statistics.mean(
         sum(len(v) for v in CrmEnv.tasks.resolve(t).truth["world"].values()) for t in ids
     )

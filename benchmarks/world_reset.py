@@ -97,10 +97,11 @@ async def random_steps(env: Any, ids: list[str]) -> Timed:
     return steps, spent, cpu
 
 
-async def bench(env_cls: Any) -> None:
-    env = env_cls()
-    ids = env_cls.tasks.sample(TASKS, 1, "train")
-    cold_ids = env_cls.tasks.sample(TASKS, 2, "train")
+async def reset_timings(env: Any, ids: list[str], cold_ids: list[str]) -> dict[str, list[float]]:
+    """Milliseconds per reset of a world environment: ``cold`` (tasks never seen, so
+    generated and built), then over ``REPEATS`` rounds of ``ids`` (caches warm) ``warm``
+    (``env.reset``), ``restore`` (the template load alone) and ``naive`` (rebuilding the
+    database with CREATE and INSERT, the first five rounds)."""
     cold = []
     for i, task_id in enumerate(cold_ids):
         t0 = time.perf_counter()
@@ -124,6 +125,14 @@ async def bench(env_cls: Any) -> None:
                 t0 = time.perf_counter()
                 rebuild(env.schema, rows).close()
                 naive.append((time.perf_counter() - t0) * 1e3)
+    return {"cold": cold, "warm": warm, "restore": restore, "naive": naive}
+
+
+async def bench(env_cls: Any) -> None:
+    env = env_cls()
+    ids = env_cls.tasks.sample(TASKS, 1, "train")
+    t = await reset_timings(env, ids, env_cls.tasks.sample(TASKS, 2, "train"))
+    cold, warm, restore, naive = t["cold"], t["warm"], t["restore"], t["naive"]
     rows_per_task = statistics.mean(
         sum(len(v) for v in env_cls.tasks.resolve(t).truth["world"].values()) for t in ids
     )
