@@ -21,11 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -35,12 +32,12 @@ import httpx
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from serve_load import TOKEN, start_serve  # the same server start
 
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.serve.client import RemoteEnvFactory
 
-TOKEN = "bench-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 Plan = tuple[str, list[Action]]
 Stepper = Callable[[Plan, int, list[float]], Awaitable[None]]
@@ -51,29 +48,6 @@ def plans(n: int, seed: int) -> list[Plan]:
     env = LedgerEnv()
     ids = LedgerEnv.tasks.sample(n, seed, "train", [1])
     return [(t, list(env.oracle_plan(LedgerEnv.tasks.resolve(t)))) for t in ids]
-
-
-def start(extra: list[str]) -> tuple[subprocess.Popen[str], str]:
-    """A ``gymforge serve ledger`` process; its base URL, read from its banner."""
-    cmd = [sys.executable, "-m", "gymforge.cli", "serve", "ledger", "--port", "0"]
-    cmd += ["--token", TOKEN, *extra]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    match = re.search(r"(?:ws|http)://127\.0\.0\.1:(\d+)", line)
-    if not match:
-        proc.kill()
-        raise RuntimeError(f"server did not start: {line}")
-    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
-    base = f"http://127.0.0.1:{match.group(1)}"
-    for _ in range(300):
-        try:
-            httpx.get(base + "/health", timeout=1)
-            return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not answer /health")
 
 
 @asynccontextmanager
@@ -162,8 +136,8 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=120)
     ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
-    ws_proc, ws_base = start([])
-    mcp_proc, mcp_base = start(["--mcp"])
+    ws_proc, ws_base = start_serve()
+    mcp_proc, mcp_base = start_serve("--mcp")
     print(f"cpus: {os.cpu_count()}; load: {os.getloadavg()}")
     try:
         lat = asyncio.run(measure(ws_base, mcp_base, plans(args.episodes, 7), args.rounds))

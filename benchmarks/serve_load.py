@@ -121,27 +121,36 @@ async def local(sessions: int, work: list[tuple[str, list[Action]]]) -> Result:
     return Result("in-process", sessions, len(work), len(lat), seconds, lat, sum(wins))
 
 
-def start_server(max_sessions: int) -> tuple[subprocess.Popen[str], str]:
+def start_serve(*extra: str) -> tuple[subprocess.Popen[str], str]:
+    """A ``gymforge serve ledger`` process on a free port with ``extra`` flags, once it
+    answers ``/health``; its HTTP base URL, read from its banner."""
     cmd = [sys.executable, "-m", "gymforge.cli", "serve", "ledger", "--port", "0"]
-    cmd += ["--max-sessions", str(max_sessions), "--token", TOKEN]
-    cmd += ["--max-sessions-per-client", str(max_sessions)]  # every session is this client
+    cmd += ["--token", TOKEN, *extra]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()
-    match = re.search(r"ws://127\.0\.0\.1:(\d+)", line)
+    match = re.search(r"(?:ws|http)://127\.0\.0\.1:(\d+)", line)
     if not match:
         proc.kill()
         raise RuntimeError(f"server did not start: {line}")
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
-    url = f"ws://127.0.0.1:{match.group(1)}"
+    base = f"http://127.0.0.1:{match.group(1)}"
     for _ in range(300):
         try:
-            httpx.get(url.replace("ws://", "http://") + "/health", timeout=1)
-            return proc, url
+            httpx.get(base + "/health", timeout=1)
+            return proc, base
         except httpx.HTTPError:
             time.sleep(0.05)
     proc.kill()
     raise RuntimeError("server did not answer /health")
+
+
+def start_server(max_sessions: int) -> tuple[subprocess.Popen[str], str]:
+    """The WebSocket server with room for ``max_sessions`` sessions of this one client."""
+    proc, base = start_serve(
+        "--max-sessions", str(max_sessions), "--max-sessions-per-client", str(max_sessions)
+    )
+    return proc, base.replace("http://", "ws://")
 
 
 def server_latency(url: str) -> dict[str, Any]:
