@@ -25,36 +25,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import statistics
 import sys
 import time
-from typing import Any
 
+from task_generation import TRIVIAL, rate  # the same generation rate and baseline
 from world_reset import TASKS, reset_timings  # the same reset measurement
 
 from gymforge.envs.crm import CrmEnv
-from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, TaskFamily
 
 PASSES = 3
 MIN_TASKS_PER_S = 1_000
 MAX_RESET_P50_MS = 1.0
-
-
-class Trivial(TaskFamily[AnswerTruth]):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
-        a, b = r.randint(0, 99), r.randint(0, 99)
-        return f"{a}+{b}?", AnswerTruth(answer=str(a + b))
-
-
-def rate(family: TaskFamily[Any], level: int, seconds: float) -> tuple[float, float]:
-    """Tasks per wall-clock second and per CPU second of this process."""
-    n, seed = 0, 50_000
-    t0, c0 = time.perf_counter(), time.process_time()
-    while time.perf_counter() - t0 < seconds:
-        family.task(level, seed + n)
-        n += 1
-    return n / (time.perf_counter() - t0), n / max(time.process_time() - c0, 1e-9)
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -63,14 +45,13 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def generation(seconds: float) -> list[str]:
-    trivial = Trivial("trivial", 1, {1: ParamSpace({"x": IntKnob(0, 9)})})
-    base, base_cpu = rate(trivial, 1, seconds)
+    base, base_cpu = rate(TRIVIAL, 1, seconds, 50_000)
     print(f"{'family':<24}{'level':>6}{'tasks/s':>10}{'per CPU-s':>11}{'x baseline':>12}")
     print(f"{'(trivial baseline)':<24}{1:>6}{base:>10,.0f}{base_cpu:>11,.0f}{1.0:>12.2f}")
     failed = []
     for family in sorted(CrmEnv.tasks.families.values(), key=lambda f: f.name):
         for level in sorted(family.levels):
-            wall, cpu = rate(family, level, seconds)
+            wall, cpu = rate(family, level, seconds, 50_000)
             if cpu < MIN_TASKS_PER_S:
                 failed.append(f"{family.name} d{level}: {cpu:,.0f} tasks per CPU-s")
             ratio = cpu / base_cpu

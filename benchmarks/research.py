@@ -29,31 +29,17 @@ import statistics
 import time
 from typing import Any
 
+from task_generation import TRIVIAL, rate  # the same generation rate and baseline
+
 from gymforge.core.types import ToolCall
 from gymforge.envs.research import ResearchEnv
 from gymforge.envs.research.corpus import corpus
 from gymforge.envs.research.families import CORPORA, FAMILIES, LEVELS
-from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, TaskFamily
 from gymforge.tasks.family import ChoiceKnob
 from gymforge.world.db import Template
 
 SIZES = sorted(k["size"].values[0] for k in LEVELS.values() if isinstance(k["size"], ChoiceKnob))
 N_CORPORA = CORPORA.hi - CORPORA.lo + 1
-
-
-class Trivial(TaskFamily[AnswerTruth]):
-    def build(self, params: dict[str, Any], r: Any) -> tuple[str, AnswerTruth]:
-        a, b = r.randint(0, 99), r.randint(0, 99)
-        return f"{a}+{b}?", AnswerTruth(answer=str(a + b))
-
-
-def rate(family: TaskFamily[Any], level: int, seconds: float, seed: int) -> float:
-    n = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        family.task(level, seed + n)
-        n += 1
-    return n / (time.perf_counter() - t0)
 
 
 def ms(fn: Any) -> float:
@@ -87,13 +73,13 @@ def generation(seconds: float) -> list[str]:
                 family.generate({**family.params_for(level, i), "corpus": CORPORA.lo + i}, i)
                 n += 1
     cold_rate = n / (time.perf_counter() - cold)
-    base = rate(Trivial("trivial", 1, {1: ParamSpace({"x": IntKnob(0, 9)})}), 1, seconds, 0)
+    base, _ = rate(TRIVIAL, 1, seconds, 0)
     print(f"\n{'family':<28}{'level':>6}{'tasks/s':>12}{'x baseline':>12}")
     print(f"{'(trivial baseline)':<28}{1:>6}{base:>12,.0f}{1.0:>12.2f}")
     slow = []
     for family in FAMILIES:
         for level in sorted(family.levels):
-            r = rate(family, level, seconds, 10_000)
+            r, _ = rate(family, level, seconds, 10_000)
             slow += [f"{family.name} d{level}"] if r < 1000 else []
             print(f"{family.name:<28}{level:>6}{r:>12,.0f}{r / base:>12.2f}")
     print(f"first task of every corpus (cold, corpus built): {cold_rate:,.0f} tasks/s over {n}")

@@ -25,34 +25,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import statistics
 import time
-from typing import Any
+
+from task_generation import TRIVIAL, rate  # the same generation rate and baseline
 
 from gymforge.envs.spreadsheet import SpreadsheetEnv
 from gymforge.envs.spreadsheet.engine import recalc
 from gymforge.envs.spreadsheet.families import FAMILIES
 from gymforge.envs.spreadsheet.workbook import Book
-from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, TaskFamily
 from gymforge.world import tasks as world_tasks
-
-
-class Trivial(TaskFamily[AnswerTruth]):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
-        a, b = r.randint(0, 99), r.randint(0, 99)
-        return f"{a}+{b}?", AnswerTruth(answer=str(a + b))
-
-
-def rate(family: TaskFamily[Any], level: int, seconds: float) -> tuple[float, float]:
-    """Tasks per wall-clock second and per CPU second of this process (on a shared machine
-    the CPU rate is what generation itself costs)."""
-    n, seed = 0, 10_000
-    t0, c0 = time.perf_counter(), time.process_time()
-    while time.perf_counter() - t0 < seconds:
-        family.task(level, seed + n)
-        n += 1
-    return n / (time.perf_counter() - t0), n / max(time.process_time() - c0, 1e-9)
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -86,9 +68,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=20, help="tasks per family and level")
     ap.add_argument("--repeats", type=int, default=10, help="warm resets per task")
     args = ap.parse_args()
-    base, base_cpu = rate(
-        Trivial("trivial", 1, {1: ParamSpace({"x": IntKnob(0, 9)})}), 1, args.seconds
-    )
+    base, base_cpu = rate(TRIVIAL, 1, args.seconds)
     print(f"{'family':<26}{'level':>6}{'tasks/s':>10}{'CPU-s':>10}{'x base':>8}  verdict")
     print(f"{'(trivial baseline)':<26}{1:>6}{base:>10,.0f}{base_cpu:>10,.0f}{1.0:>8.2f}")
     slow = []
