@@ -38,6 +38,7 @@ from gymforge.core.types import Task
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
 from gymforge.serve.frames import FrameError, decode_frame
+from gymforge.serve.metrics import Metrics
 from gymforge.tools.tool import Toolset
 
 if TYPE_CHECKING:
@@ -178,13 +179,7 @@ class Session:
 
     async def release(self) -> None:
         env, self.env, self.policy = self.env, None, None
-        if env is None:
-            return
-        try:
-            async with asyncio.timeout(10):
-                await env.close()
-        except Exception:  # a broken close must not keep the slot
-            self.m.errors["env_close"] += 1
+        await close_env(env, self.m)
 
     # ---- dispatch -----------------------------------------------------------------------
     async def _dispatch(self, raw: str | bytes) -> tuple[str, int | None]:
@@ -336,3 +331,15 @@ def _summary(err: ValidationError) -> str:
         loc = ".".join(str(x) for x in e["loc"]) or "message"
         parts.append(f"{loc}: {e['msg']}")
     return "; ".join(parts)
+
+
+async def close_env(env: Any, metrics: Metrics) -> None:
+    """Close a released session's environment within 10 s; a close that fails or hangs is
+    counted (``env_close``) and never keeps the slot."""
+    if env is None:
+        return
+    try:
+        async with asyncio.timeout(10):
+            await env.close()
+    except Exception:
+        metrics.errors["env_close"] += 1

@@ -34,6 +34,7 @@ from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
 from gymforge.rollout.episode import episode_record, reset_record, step_record
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
+from gymforge.serve.session import close_env
 from gymforge.trajectory.io import TrajectoryWriter
 from gymforge.trajectory.schema import EpisodeKeys
 
@@ -128,13 +129,7 @@ class McpSession:
 
     async def release(self) -> None:
         env, self.env = self.env, None
-        if env is None:
-            return
-        try:
-            async with asyncio.timeout(10):
-                await env.close()
-        except Exception:  # a broken close must not keep the slot
-            self.hub.metrics.errors["env_close"] += 1
+        await close_env(env, self.hub.metrics)
 
     # ---- calls ---------------------------------------------------------------------------
     async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
