@@ -29,6 +29,7 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +234,15 @@ def main() -> None:
     opts = p.parse_args()
     torch.set_num_threads(opts.threads)
     hf_logging.set_verbosity_error()
+    run_or_combine(opts, train_seed)
+
+
+def run_or_combine(
+    opts: argparse.Namespace, train: Callable[[int, argparse.Namespace], Any]
+) -> None:
+    """Train ``opts.seeds`` with ``train`` (or, with ``--combine``, read the results of runs
+    made apart, refusing different settings or a repeated seed), then write
+    ``OUT/results.json`` and print the table."""
     Path(opts.out).mkdir(parents=True, exist_ok=True)
     runs = []
     configs = []
@@ -246,7 +256,7 @@ def main() -> None:
         if len({r["seed"] for r in runs}) != len(runs):
             raise SystemExit("--combine: a seed appears twice")
     for seed in [] if opts.combine else opts.seeds:
-        result = train_seed(seed, opts)
+        result = train(seed, opts)
         runs.append(result)
         print(json.dumps({k: result[k] for k in ("seed", "before", "selected", "final")}))
     summary = summarize(runs)

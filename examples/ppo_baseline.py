@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
-from grpo_baseline import HeldoutEval, seed_setup, summarize, table
+from grpo_baseline import HeldoutEval, run_or_combine, seed_setup
 from torch import nn
 
 from gymforge.envs.digits import DigitsEnv
@@ -151,18 +149,7 @@ def main() -> None:
     p.add_argument("--combine", nargs="+", metavar="DIR", help="summarise runs made apart")
     opts = p.parse_args()
     torch.set_num_threads(opts.threads)
-    Path(opts.out).mkdir(parents=True, exist_ok=True)
-    runs: list[dict[str, Any]] = []
-    for folder in opts.combine or []:
-        runs += json.loads((Path(folder) / "results.json").read_text())["runs"]
-    for seed in [] if opts.combine else opts.seeds:
-        result = train_seed(seed, opts)
-        runs.append(result)
-        print(json.dumps({k: result[k] for k in ("seed", "before", "selected", "final")}))
-    summary = summarize(runs)
-    report = {"config": vars(opts), "torch": torch.__version__, "runs": runs, "summary": summary}
-    (Path(opts.out) / "results.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(table(runs, summary))
+    run_or_combine(opts, train_seed)
 
 
 if __name__ == "__main__":
