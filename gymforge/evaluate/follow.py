@@ -4,8 +4,9 @@
 reads only what was appended since the last one and consumes complete lines only, so a
 line the writer has half written is read on the next poll, never parsed torn. A finished
 episode becomes one :class:`~gymforge.evaluate.episodes.EpisodeStats` plus the byte range
-of its lines (its records are re-read from the file when someone opens it, so memory grows
-by one small entry per episode, not by the trajectories). A line that is not valid JSON
+of its lines: an open episode's records are held until it ends, a finished one's are re-read
+from the file when someone opens it, so memory grows by one small entry per episode, not by
+the trajectories. A line that is not valid JSON
 or breaks the trajectory schema is reported in :attr:`RunState.problems` and skipped;
 the rest of the file is still followed. A file that shrinks or is replaced (``--resume``
 rewrites it, ``--overwrite`` removes it) is read again from the start.
@@ -47,6 +48,7 @@ class RunState:
     version: int = 0
     finished: list[Finished] = field(default_factory=list)
     open_episodes: dict[str, int] = field(default_factory=dict)
+    open_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     lines: int = 0
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -176,9 +178,10 @@ class RunFollower:
             return
         episode_id = record.episode_id
         start = state.open_episodes.setdefault(episode_id, position)
+        records = state.open_records.setdefault(episode_id, [])
+        records.append(raw)  # held only while the episode is open
         if isinstance(record, EpisodeRecord):
-            del state.open_episodes[episode_id]
-            records = self._records(start, position + len(line), episode_id)
+            del state.open_episodes[episode_id], state.open_records[episode_id]
             state.finished.append(
                 Finished(stats_from_records(records), start, position + len(line))
             )
