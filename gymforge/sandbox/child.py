@@ -36,9 +36,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 # bare name); the type checker sees the same files as modules of this package.
 if TYPE_CHECKING:
     from gymforge.sandbox import wire
+    from gymforge.sandbox.landlock import restrict_writes
     from gymforge.sandbox.warmup import warm_up
 else:
     import wire
+    from landlock import restrict_writes
     from warmup import warm_up
 
 CTL_FD = 3
@@ -90,8 +92,10 @@ def _cmd_waiting(timeout: float = 0.0) -> bool:
 
 
 def apply(job: dict[str, Any]) -> None:
-    """The job-specific half: rlimits (soft == hard: they cannot be raised again) and env
-    (changed key by key: the zygote's own environment is usually what a job needs already)."""
+    """The job-specific half: rlimits (soft == hard: they cannot be raised again), env
+    (changed key by key: the zygote's own environment is usually what a job needs already)
+    and, for a ``read_only_files`` job, Landlock (``landlock.restrict_writes``): nothing
+    under the job directory but its scratch directory can change from here on."""
     lim = job["rlimits"]
     for key, which in _RLIMITS.items():
         if lim.get(key) is not None:
@@ -104,6 +108,8 @@ def apply(job: dict[str, Any]) -> None:
     for k, v in env.items():
         if cur.get(k) != v:
             cur[k] = v
+    if job.get("writable") is not None:  # read_only_files: last, once nothing else writes
+        restrict_writes(job["writable"])
 
 
 def run_exec(job: dict[str, Any]) -> NoReturn:

@@ -20,6 +20,7 @@ from typing import Any
 
 from gymforge.sandbox.cgroups import discover
 from gymforge.sandbox.docker import docker_available
+from gymforge.sandbox.landlock import landlock_abi
 from gymforge.sandbox.languages import LANGUAGES, tool_version
 from gymforge.sandbox.launch import BASE_ENV, isolation_args, tool_path
 
@@ -42,6 +43,14 @@ print({'uid': os.getuid(), 'cap_eff': st['CapEff'].strip(), 'nnp': st['NoNewPriv
        'write_etc': can_write('/etc/gf_probe'), 'write_jobdir': can_write('gf_probe'),
        'net_ifaces': [l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]],
        'connect': can_connect(('1.1.1.1', 53))})
+"""
+READ_ONLY_PROBE = r"""
+import os
+try:
+    open('f', 'w').close(); print('written', end=' ')
+except PermissionError:
+    print('refused', end=' ')
+open(os.path.join(os.environ['TMPDIR'], 't'), 'w').close(); print('ok')
 """
 
 
@@ -127,6 +136,14 @@ def diagnose(deep: bool = True) -> dict[str, Any]:
         bool(lib),
         f"{lib or 'libseccomp not found'}; python modules: {mods or 'none (ctypes is used)'}",
     )
+    abi = landlock_abi()
+    check(
+        "landlock",
+        abi >= 1,
+        f"ABI {abi}: read-only job files (swe's post-submit hidden tests)"
+        if abi
+        else "not enabled in this kernel: jobs asking for read-only files fail",
+    )
     cg = discover()
     for ctrl in ("memory", "pids"):
         h = cg.get(ctrl)
@@ -164,6 +181,11 @@ def _deep_probe(check: Any, make_backend: Any = None) -> dict[str, Any]:
         with (make_backend or (lambda: LocalBackend(workers=1)))() as b:
             info = b.worker_info()[0]
             r = b.run(SandboxJob(source=PROBE))
+            ro = None
+            if landlock_abi() >= 1:
+                ro = b.run(
+                    SandboxJob(source=READ_ONLY_PROBE, files={"f": ""}, read_only_files=True)
+                )
     except Exception as e:
         check("zygote job runs", False, f"{type(e).__name__}: {e}")
         return {}
@@ -186,6 +208,12 @@ def _deep_probe(check: Any, make_backend: Any = None) -> dict[str, Any]:
         f"interfaces {facts['net_ifaces']}",
     )
     check("job sees only its pids", facts["pids"] <= 3, f"{facts['pids']} pids visible")
+    if ro is not None:
+        check(
+            "job files read-only on request",
+            ro.ok and ro.stdout.strip() == "refused ok",
+            "landlock in the job" if ro.ok else f"{ro.status}: {ro.error or ro.stderr[-200:]}",
+        )
     check(
         "worker cgroups",
         bool(info.get("cgroups")),

@@ -75,6 +75,7 @@ def base_header(
         "respawn": job.respawn,
         "stop_on_timeout": job.stop_on_timeout,
         "max_files": limits.files,
+        "read_only": job.read_only_files,
     }
 
 

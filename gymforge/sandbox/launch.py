@@ -40,6 +40,7 @@ ZYGOTE_FILES = (
     "jail.py",
     "callservice.py",
     "warmup.py",
+    "landlock.py",
     "template.py",
 )
 HERE = Path(__file__).resolve().parent

@@ -20,6 +20,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gymforge.sandbox.landlock import SCRATCH
+
 MiB = 1 << 20
 MAX_KEPT_FILES = 256
 
@@ -151,6 +153,16 @@ class SandboxJob(_Frozen):
             "them into its next job: a workspace that persists without pinning a worker"
         ),
     ] = False
+    read_only_files: Annotated[
+        bool,
+        Field(
+            description="the job cannot change its own files, not even for a moment: the "
+            "kernel (Landlock) refuses every write, create, rename, link, truncate or delete "
+            "under the job directory but in its scratch directory (HOME and TMPDIR, "
+            "landlock.SCRATCH); the job fails as internal_error where the kernel has no "
+            "Landlock (gymforge sandbox doctor says)"
+        ),
+    ] = False
 
     @field_validator("files")
     @classmethod
@@ -163,6 +175,10 @@ class SandboxJob(_Frozen):
     def _modes(self) -> SandboxJob:
         if self.keep_files and self.calls is not None:
             raise ValueError("keep_files is for program jobs only")
+        if self.read_only_files and any(
+            p == SCRATCH or p.startswith(SCRATCH + "/") for p in self.files
+        ):
+            raise ValueError(f"{SCRATCH}/ is the job's scratch directory, not a job file")
         return self
 
     @property

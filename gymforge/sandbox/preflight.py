@@ -71,3 +71,16 @@ def require_sandbox(
             raise IsolationUnavailableError(
                 f"code in {name} cannot be judged here: {tool!r} is not installed; {DOCTOR}"
             )
+
+
+def require_read_only_files() -> None:
+    """Raise ``IsolationUnavailableError`` unless jobs can ask for read-only files here
+    (``SandboxJob.read_only_files``: Landlock in the kernel, which every backend shares,
+    the unsafe one included)."""
+    from gymforge.sandbox.landlock import landlock_abi
+
+    if landlock_abi() < 1:
+        raise IsolationUnavailableError(
+            "read-only job files need Landlock (Linux 5.13+ with the landlock LSM enabled), "
+            f"which this kernel lacks; {DOCTOR}"
+        )

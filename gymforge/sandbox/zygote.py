@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gymforge.sandbox import jail, wire
     from gymforge.sandbox.callservice import Session
     from gymforge.sandbox.jobproc import JobProc, Sink
+    from gymforge.sandbox.landlock import SCRATCH
     from gymforge.sandbox.template import ForkTemplate, TemplateDown
 else:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -39,6 +40,7 @@ else:
     import wire
     from callservice import Session
     from jobproc import JobProc, Sink
+    from landlock import SCRATCH
     from template import ForkTemplate, TemplateDown
 
     del sys.path[0]
@@ -126,10 +128,15 @@ class Zygote:
     # ------------------------------------------------------------------ job set-up
     def child_job(self, hdr: dict[str, Any]) -> dict[str, Any]:
         env = dict(hdr.get("env", {}))
-        env.update(HOME=self.jobdir, TMPDIR=self.jobdir, PWD=self.jobdir)
+        home = self.jobdir
+        if hdr.get("read_only"):  # the job's one writable place; its files are read-only
+            home = os.path.join(self.jobdir, SCRATCH)
+            os.mkdir(home, 0o700)
+        env.update(HOME=home, TMPDIR=home, PWD=self.jobdir)
         keys = ("mode", "argv", "main", "rlimits", "seed", "return_bytes", "prelude")
         job = {k: hdr.get(k) for k in keys}
         job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
+        job["writable"] = [home] if hdr.get("read_only") else None
         return job
 
     def safe_path(self, root: str, rel: str) -> str:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gymforge.sandbox.doctor import bwrap_works, diagnose, doctor_cli, render
+from gymforge.sandbox.landlock import landlock_abi
 
 
 def test_diagnose_is_structured() -> None:
@@ -45,5 +46,8 @@ def test_deep_probe_runs_a_job(capsys: pytest.CaptureFixture[str]) -> None:
         "job sees only its pids",
     ):
         assert checks[name]["ok"] is True, checks[name]
+    assert checks["landlock"]["ok"] is (landlock_abi() >= 1)
+    if landlock_abi() >= 1:
+        assert checks["job files read-only on request"]["ok"] is True
     assert "gymforge sandbox doctor" in err and "isolated sandbox available" in err
     assert render(report).row_count == len(report["checks"])

@@ -39,7 +39,7 @@ from gymforge.envs.swe.taskfile import load_task_file
 from gymforge.envs.swe.truth import Issue, SweTruth
 from gymforge.kit.tool_env import ToolEnv, _Outcome
 from gymforge.sandbox import Limits, Result, SandboxJob, Status
-from gymforge.sandbox.preflight import require_sandbox
+from gymforge.sandbox.preflight import require_read_only_files, require_sandbox
 from gymforge.tasks import Dataset, TaskSource
 from gymforge.tools import tool
 from gymforge.verify.code import CodeJudge
@@ -91,6 +91,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         if not self._preflight_done:
             self.preflight()
             self._preflight_done = True
+        if self.shared_sandbox and self.truth_of(self.tasks.resolve(task_id)).mode == "command":
+            require_read_only_files()  # the post-submit hidden run's files are read-only
         return await super().reset(task_id, seed)
 
     def init_world(self, task: Task, r: random.Random) -> ws.Repo:

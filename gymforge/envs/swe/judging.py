@@ -11,9 +11,12 @@ run, and which hidden tests passed.
 - ``command`` mode (user task files): after ``submit``, one fresh sandbox job holds the
   agent's files with the judge's own copies of the protected files and the hidden test files
   laid over them (agent-made protected files, ``sitecustomize``/``usercustomize`` and ``.pth``
-  files left out); the hidden command's exit status decides, and a run that rewrote one of
-  the judge's files on disk fails (``tampered_during_run``). The agent's code runs in the
-  tests' process, so this mode is weaker, and the verdict says ``weaker_mode: true``.
+  files left out). Every file of that job is read-only to it (``read_only_files``: the kernel
+  refuses any write, create, rename or delete, so no file can be rewritten even for a moment
+  and put back; ``HOME``/``TMPDIR`` is the one writable place), and the verdict says
+  ``agent_files_read_only: true``. The hidden command's exit status decides; a run whose files
+  came back changed fails too (``tampered_during_run``, a second lock). The agent's code runs
+  in the tests' process, so this mode is weaker, and the verdict says ``weaker_mode: true``.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         facts["hidden_tests"] = results
         facts["hidden_status"] = status
         facts["tampered_during_run"] = tampered
+        facts["agent_files_read_only"] = True
     passed_n = sum(results.values())
     facts["hidden_passed"], facts["hidden_total"] = passed_n, len(results)
     all_pass = bool(results) and passed_n == len(results)
@@ -117,8 +121,9 @@ def hidden_files(truth: SweTruth, files: dict[str, str]) -> dict[str, str]:
 async def _command(
     judge: CodeJudge, truth: SweTruth, files: dict[str, str]
 ) -> tuple[bool, str, list[str]]:
-    """(passed, status, judge-owned files the run changed). The job hands its files back, and
-    a run that rewrote a protected or hidden test file on disk fails whatever it exited with."""
+    """(passed, status, judge-owned files the run changed). The job's files are read-only to
+    it; it still hands them back, and a run whose protected or hidden test files came back
+    changed fails whatever it exited with."""
     laid = hidden_files(truth, files)
     job = SandboxJob(
         source=COMMAND,
@@ -127,6 +132,7 @@ async def _command(
         env={"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"},
         limits=HIDDEN_LIMITS,
         keep_files=True,
+        read_only_files=True,
     )
     r = await judge.backend.arun(job)
     if r.status is Status.INTERNAL_ERROR:

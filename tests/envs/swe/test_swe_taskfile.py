@@ -183,9 +183,10 @@ def test_post_submit_mode_uses_the_judges_files_not_the_agents(task_file: Path) 
 
 
 @needs_sandbox
-def test_a_hidden_run_that_rewrites_the_judges_files_fails(task_file: Path) -> None:
+def test_a_hidden_run_that_rewrites_the_judges_files_is_refused(task_file: Path) -> None:
     """The real fix, but the package rewrites a protected test file on disk when imported
-    (during the hidden run): the exit status says pass, the files handed back say no."""
+    (during the hidden run): the kernel refuses the write, so the import fails, and the
+    files come back as the judge laid them."""
     plan = _oracle(task_file, "calc-1")
     rewrite = "open('tests/test_ops.py', 'w').write('# gone\\n')\n"
     tamper = call("create_file", path="calc/_boot.py", content=rewrite)
@@ -194,6 +195,89 @@ def test_a_hidden_run_that_rewrites_the_judges_files_fails(task_file: Path) -> N
     )
     steps = _play(task_file, "calc-1", [*plan[:-1], tamper, hook, plan[-1]])
     v = steps[-1].info["verdict"]
-    assert v["facts"]["hidden_status"] == "ok"
-    assert v["facts"]["tampered_during_run"] == ["tests/test_ops.py"]
+    assert v["facts"]["agent_files_read_only"] is True
+    assert v["facts"]["hidden_status"] == "runtime_error"
+    assert v["facts"]["tampered_during_run"] == []
     assert not v["passed"] and v["reason"] == "hidden_tests_failed"
+
+
+def test_files_that_come_back_changed_fail_the_run_whatever_it_exited_with(
+    task_file: Path,
+) -> None:
+    """The second lock, for a sandbox that let a write through: the judge compares the files
+    the job handed back with the ones it laid."""
+    from gymforge.envs.swe.judging import _command
+    from gymforge.envs.swe.truth import SweTruth
+    from gymforge.sandbox import Result, Status
+
+    class Leaky:
+        async def arun(self, job: Any) -> Result:
+            assert job.read_only_files and job.keep_files
+            files = {p: (d if isinstance(d, bytes) else d.encode()) for p, d in job.files.items()}
+            files["tests/test_ops.py"] = b"# gone\n"
+            return Result(status=Status.OK, exit_code=0, files=files)
+
+    class Judge:
+        backend = Leaky()
+
+    truth = SweTruth.model_validate(load_task_file(task_file).tasks[0].truth)
+    judge: Any = Judge()
+    ok, status, tampered = asyncio.run(_command(judge, truth, dict(truth.files)))
+    assert (ok, status, tampered) == (False, "ok", ["tests/test_ops.py"])
+
+
+HIDDEN_FIRST = (
+    "import unittest\nimport calc.ops\n\n\nclass A(unittest.TestCase):\n"
+    "    def test_imports(self):\n        pass\n"
+)
+REWRITE_AND_RESTORE = (
+    "import atexit, os\n"
+    "target = os.path.join('hidden', 'test_mean.py')\n"
+    "try:\n"
+    "    original = open(target).read()\n"
+    "    open(target, 'w').write('import unittest\\n\\n\\nclass H(unittest.TestCase):\\n'\n"
+    "                            '    def test_mean(self):\\n        pass\\n')\n"
+    "    atexit.register(lambda: open(target, 'w').write(original))\n"
+    "except OSError:\n"
+    "    pass\n"
+)
+
+
+@needs_sandbox
+def test_a_hidden_run_cannot_rewrite_a_test_and_put_it_back(tmp_path: Path) -> None:
+    """No fix. The package, imported by the first hidden test file, rewrites the second one to
+    pass and restores it at exit, so the files handed back look untouched. The agent's files
+    and the judge's are read-only during the hidden run: the rewrite is refused and the real
+    test runs."""
+    _write(tmp_path / "repos/calc", _repo(BUGGY))
+    hidden = {"hidden/test_a_first.py": HIDDEN_FIRST, "hidden/test_mean.py": HIDDEN}
+    _write(tmp_path / "hidden/calc-2", hidden)
+    path = tmp_path / "tasks.jsonl"
+    row = _row(task_id="calc-2", hidden_tests="hidden/calc-2", solution=None)
+    path.write_text(json.dumps(row) + "\n")
+    attack: list[Action] = [
+        call("create_file", path="calc/_boot.py", content=REWRITE_AND_RESTORE),
+        call("run_command", command="sh -c \"printf 'import calc._boot\\\\n' > calc/__init__.py\""),
+        Reply(text="done"),
+    ]
+    v = _play(path, "calc-2", attack)[-1].info["verdict"]
+    assert v["facts"]["agent_files_read_only"] is True
+    assert v["facts"]["tampered_during_run"] == []
+    assert v["facts"]["hidden_status"] == "runtime_error"  # the real test_mean ran and failed
+    assert not v["passed"] and v["reason"] == "hidden_tests_failed"
+
+
+@needs_sandbox
+def test_without_landlock_a_post_submit_task_refuses_to_start(
+    task_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gymforge.sandbox import IsolationUnavailableError, landlock
+
+    monkeypatch.setattr(landlock, "landlock_abi", lambda: 0)
+    env = SweEnv()
+    env.use_dataset(env.load_dataset(task_file))
+    with pytest.raises(IsolationUnavailableError, match="Landlock"):
+        asyncio.run(env.reset("calc-1", 0))
+    generated = SweEnv()  # plain-value calls need no read-only files
+    obs = asyncio.run(generated.reset("swe.bugfix/v1/d2/s4", 0))
+    assert obs.data["family"] == "swe.bugfix"

@@ -138,3 +138,20 @@ def test_function_calls_and_the_wall_clock_kill(docker_sandbox: DockerBackend) -
     )
     assert r.status is Status.TIMEOUT
     assert docker_sandbox.run(SandboxJob(source="print(1)", limits=LIMITS)).stdout == "1\n"
+
+
+def test_read_only_files_hold_in_a_container(docker_sandbox: DockerBackend) -> None:
+    """Landlock works under the engine's seccomp profile too: the job's files cannot change."""
+    src = (
+        "import os\nout = []\n"
+        "for f in (lambda: open('a.py', 'w'), lambda: os.unlink('a.py'),"
+        " lambda: os.rename('a.py', 'b.py'), lambda: open('new', 'x')):\n"
+        "    try:\n        f()\n        out.append('done')\n"
+        "    except PermissionError:\n        out.append('refused')\n"
+        "open(os.path.join(os.environ['TMPDIR'], 't'), 'w').write('ok')\n"
+        "print(out, open('a.py').read())\n"
+    )
+    job = SandboxJob(source=src, files={"a.py": "x"}, read_only_files=True, limits=LIMITS)
+    r = docker_sandbox.run(job)
+    assert r.status is Status.OK, (r.status, r.stderr[-500:], r.error)
+    assert r.stdout.strip() == "['refused', 'refused', 'refused', 'refused'] x"
