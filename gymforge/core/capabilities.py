@@ -79,6 +79,11 @@ class ToolView(Protocol):
         ...
 
     @property
+    def ends_episode(self) -> bool:
+        """Whether a successful call ends the episode (judged like a final reply)."""
+        ...
+
+    @property
     def schema(self) -> dict[str, Any]:
         """The OpenAI function schema."""
         ...

@@ -11,6 +11,15 @@ terminated/truncated bookkeeping — so an author writes only the domain:
 - ``verify(task, world, reply)``: the ``Verdict`` on the final reply and state;
 - optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_plan``.
 
+A tool declared ``@tool(ends_episode=True)`` (a ``submit``) ends the episode when a call of
+it succeeds: the call is validated, faulted and run like any other, and its result is in
+``info["tool_result"]``; then the episode is judged exactly like a final reply (``verify``,
+``info["verdict"]``, ``end_reason`` ``"verdict"``, terminated), the reply being the result
+(``ToolResult.as_reply``: a string as it is, other values as canonical JSON). That step's
+observation carries the tool message, and ``data`` has ``tool_result`` and ``final: True``;
+``on_reply`` is not asked. A call that fails (unknown or invalid arguments, a ``ToolError``,
+a crash) or is faulted ends nothing: the agent sees the error and may call again.
+
 ``verify`` and ``on_reply`` may be ``def`` or ``async def`` (``async`` when they wait on
 another process); ``ToolEnv`` awaits both through one adapter (``gymforge.kit.hooks``).
 
@@ -293,13 +302,12 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         message = Message(
             role="tool", content=result.render(), name=result.tool, tool_call_id=action.call_id
         )
-        return (
-            [message],
-            {"tool_result": info["tool_result"]},
-            StepCosts(invalid_call=bad_call),
-            None,
-            None,
-        )
+        data, costs = {"tool_result": info["tool_result"]}, StepCosts(invalid_call=bad_call)
+        tool = self.toolset.tools.get(action.name)
+        if not (result.ok and result.fault is None and tool is not None and tool.ends_episode):
+            return [message], data, costs, None, None
+        verdict = await self._verify(result.as_reply(), info, timing)
+        return [message], {**data, "final": True}, costs, "verdict", verdict
 
     async def _on_reply(
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]

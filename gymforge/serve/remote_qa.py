@@ -47,6 +47,7 @@ class RemoteTool:
     schema: dict[str, Any]
     fn: Callable[..., Any] | None = None
     error_effects: frozenset[str] = frozenset()  # not served: a remote tool claims none
+    ends_episode: bool = False  # not served either: QA's staller may pick a remote one
 
 
 class RemoteToolset:

@@ -45,3 +45,10 @@ class ToolResult(BaseModel):
             assert self.error is not None
             body = {"ok": False, "error": self.error.model_dump()}
         return canonical_json(body)
+
+    def as_reply(self) -> str:
+        """The final reply a successful call of an episode-ending tool is judged as: a string
+        result as it is, no result as ``""``, any other result as its canonical JSON."""
+        if isinstance(self.content, str):
+            return self.content
+        return "" if self.content is None else canonical_json(self.content)

@@ -149,6 +149,9 @@ class Tool:
     parameters: dict[str, Any] | None = None
     """The JSON Schema of the arguments when it comes from elsewhere (an MCP server's
     ``inputSchema``) rather than from ``args_model``."""
+    ends_episode: bool = False
+    """A successful call ends the episode and is judged like a final reply (``ToolEnv``);
+    not part of the schema the agent sees, so say so in the tool's description."""
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -190,6 +193,7 @@ def tool(
     name: str | None = None,
     writes: bool = False,
     error_effects: tuple[ToolErrorKind, ...] = (),
+    ends_episode: bool = False,
 ) -> Callable[[_F], _F]: ...
 
 
@@ -199,11 +203,14 @@ def tool(
     name: str | None = None,
     writes: bool = False,
     error_effects: tuple[ToolErrorKind, ...] = (),
+    ends_episode: bool = False,
 ) -> _F | Callable[[_F], _F]:
     """Decorate a typed function as a tool (``@tool`` or ``@tool(...)``); the function is
     returned unchanged, with its ``Tool`` attached. ``writes=True`` marks tools that change
     state; ``error_effects`` names the error kinds that may leave the call applied (a wrapper
-    such as ``world_write`` declares its own in ``__gymforge_error_effects__``)."""
+    such as ``world_write`` declares its own in ``__gymforge_error_effects__``);
+    ``ends_episode=True`` makes a successful call the episode's last step, judged like a
+    final reply (see ``ToolEnv``: a failed or faulted call does not end it)."""
 
     def wrap(f: _F) -> _F:
         here = f"{source_location(f)}: tool {f.__name__}"
@@ -253,6 +260,7 @@ def tool(
             takes_self=takes_self,
             error_effects=frozenset(error_effects)
             | frozenset(getattr(f, "__gymforge_error_effects__", ())),
+            ends_episode=ends_episode,
         )
         return f
 

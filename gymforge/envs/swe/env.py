@@ -37,7 +37,7 @@ from gymforge.envs.swe.reward import SweReward
 from gymforge.envs.swe.runner import COMMAND, TEST_RUNNER, parse_report
 from gymforge.envs.swe.taskfile import load_task_file
 from gymforge.envs.swe.truth import Issue, SweTruth
-from gymforge.kit.tool_env import ToolEnv, _Outcome
+from gymforge.kit.tool_env import ToolEnv
 from gymforge.sandbox import Limits, Result, SandboxJob, Status
 from gymforge.sandbox.preflight import require_read_only_files, require_sandbox
 from gymforge.tasks import Dataset, TaskSource
@@ -351,23 +351,15 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         note = f"{skipped} binary files were not kept (text files only)" if skipped else None
         return changed, note
 
-    @tool
+    @tool(ends_episode=True)
     def submit(self, summary: str = "") -> str:
         """Submit the repository as it is now; this ends the episode.
 
         Args:
             summary: What you changed and why (for the record).
         """
-        return "submitted"  # handled by the episode: see _on_tool_call
-
-    async def _on_tool_call(
-        self, action: ToolCall, info: dict[str, Any], timing: dict[str, float]
-    ) -> _Outcome:
-        if action.name != "submit":
-            return await super()._on_tool_call(action, info, timing)
-        summary = action.arguments.get("summary", "")
         self.world.submitted = True
-        return await self._on_reply(Reply(text=str(summary)), info, timing)
+        return summary  # the reply the episode is judged with, as a plain reply would be
 
     # ---- judging and the oracle -------------------------------------------------------------
     async def verify(self, task: Task, world: ws.Repo, reply: str) -> Verdict:

@@ -1,10 +1,10 @@
 """truncation_accounting: budget ends are ``truncated``, never ``terminated``.
 
-A staller policy that never finishes (it keeps calling a read-only tool, or, without
-tools, sends a reply larger than the token budget) must end every episode truncated, with
-an ``end_reason`` naming the budget, no success and no positive ``task`` reward. Across
-ordinary episodes too, no step may set both flags, and the episode record must carry the
-last step's flags.
+A staller policy that never finishes (it keeps calling a read-only tool that does not end
+the episode, or, without tools, sends a reply larger than the token budget) must end every
+episode truncated, with an ``end_reason`` naming the budget, no success and no positive
+``task`` reward. Across ordinary episodes too, no step may set both flags, and the episode
+record must carry the last step's flags.
 
 What it cannot catch: budgets the environment enforces outside ``Budget`` (its own step
 caps or wall-clock limits), or a truncation that is rewarded through a shaped component
@@ -68,7 +68,7 @@ def _read_tools(target: QATarget) -> set[str]:
     env = target.factory()
     found = supported(env, TOOLSET)
     tools = found.toolset.tools if found is not None else {}
-    return {name for name, t in tools.items() if not t.writes}
+    return {name for name, t in tools.items() if not (t.writes or t.ends_episode)}
 
 
 def _flags_consistent(episodes: list[list[dict[str, Any]]]) -> int:

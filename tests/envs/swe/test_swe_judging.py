@@ -5,7 +5,7 @@ named components."""
 from __future__ import annotations
 
 import pytest
-from swe_helpers import call, oracle, play, verdict
+from swe_helpers import call, oracle, play, result, verdict
 
 from gymforge.core.types import Reply, ToolCall
 from gymforge.envs.swe import FAMILIES, SweEnv
@@ -35,9 +35,26 @@ def test_the_reference_fix_passes_and_doing_nothing_fails(family: str) -> None:
 def test_submit_ends_the_episode_and_is_judged() -> None:
     tid = FAMILIES[0].task_id(1, 2)
     plan = oracle(tid)
-    _, steps = play(tid, [*plan[:-1], call("submit", summary="Fixes it.")])
-    assert steps[-1].done and steps[-1].info["success"]
+    env, steps = play(tid, [*plan[:-1], call("submit", summary="Fixes it.")])
+    assert steps[-1].terminated and steps[-1].info["success"]
+    assert steps[-1].info["end_reason"] == "verdict" and env.world.submitted
     assert verdict(steps)["facts"]["submitted"] is True
+    assert result(steps[-1]) == {"ok": True, "result": "Fixes it."}
+    assert steps[-1].observation.data["final"] is True
+
+
+def test_submit_is_an_ending_tool_not_an_override() -> None:
+    assert SweEnv().toolset.tools["submit"].ends_episode
+    assert "_on_tool_call" not in vars(SweEnv)
+
+
+def test_a_submit_with_bad_arguments_ends_nothing_and_may_be_retried() -> None:
+    tid = FAMILIES[0].task_id(1, 2)
+    env, steps = play(tid, [call("submit", summary="done", zzz=1), call("submit", summary=3)])
+    assert [s.done for s in steps] == [False, False, True]  # the helper's reply ends it
+    assert [result(s)["error"]["kind"] for s in steps[:2]] == ["invalid_arguments"] * 2
+    assert all("verdict" not in s.info for s in steps[:2])
+    assert not env.world.submitted and verdict(steps)["facts"]["submitted"] is False
 
 
 def test_a_protected_change_fails_even_when_every_hidden_test_passes() -> None:
