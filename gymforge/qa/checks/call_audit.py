@@ -10,7 +10,10 @@
 
 ``edge_calls`` builds the schema-valid edge cases: every typed parameter of every tool, one
 at a time, set to the empty string, a blank, a long string and odd unicode, to zero, minus
-one and huge magnitudes, to every enum member, starting from a known-good call.
+one and huge magnitudes, to every enum member, starting from a known-good call. A parameter's
+types and members are read through unions, ``Optional``, ``$ref``s to nested models and enums
+and ``const`` (``schema_types``); without an oracle call to start from, the neutral start
+fills a nested model's required fields.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from gymforge.core.capabilities import ToolView
+from gymforge.core.seeding import canonical_json
 from gymforge.core.types import ToolCall
 from gymforge.qa.checks.common import CheckFailed, first_difference, short
 from gymforge.qa.checks.effects import Prefix, effect_view, succeeded
+from gymforge.qa.checks.schema_types import admitted_types, named_values, subschemas
 
 LONG = "z" * 5000
 UNICODE = "Zo\u00eb \u6771\u4eac \U0001f680 e\u0301 \u202eabc"
@@ -47,22 +52,30 @@ NEUTRAL: dict[str, Any] = {
 }
 
 
-def _types(spec: Mapping[str, Any]) -> list[str]:
-    """The JSON types a parameter schema admits (``anyOf`` members included)."""
-    kinds = spec.get("type")
-    out = [kinds] if isinstance(kinds, str) else list(kinds or [])
-    for member in spec.get("anyOf", ()):
-        out += _types(member)
-    return out
-
-
-def edge_values(spec: Mapping[str, Any]) -> list[Any]:
-    values: list[Any] = list(spec.get("enum", ()))
-    for member in spec.get("anyOf", ()):
-        values += list(member.get("enum", ()))
-    for kind in _types(spec):
+def edge_values(spec: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> list[Any]:
+    """The members ``spec`` names and the edge values of every JSON type it admits (``$ref``
+    resolved in ``root``, the tool's parameter schema); callers keep the schema-valid ones."""
+    values = named_values(spec, root)
+    for kind in admitted_types(spec, root):
         values += EDGES.get(kind, ())
     return values
+
+
+def neutral_value(spec: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """A plain value ``spec`` likely accepts: the first member it names, else the neutral
+    value of the first type it admits (an object with its required properties filled in)."""
+    named = named_values(spec, root)
+    if named:
+        return named[0]
+    kinds = admitted_types(spec, root)
+    if kinds[:1] == ("object",) and depth < 8:
+        for sub in subschemas(spec, root):
+            if "properties" in sub or "required" in sub:
+                props = sub.get("properties", {})
+                return {
+                    p: neutral_value(props.get(p), root, depth + 1) for p in sub.get("required", ())
+                }
+    return NEUTRAL.get(kinds[0]) if kinds else None
 
 
 @dataclass
@@ -72,6 +85,7 @@ class CallAudit:
     validators: dict[str, Draft202012Validator]
     effects: dict[str, frozenset[str]]
     params: dict[str, dict[str, Any]]
+    """Each tool's parameter schema (the root its ``$ref``s resolve in)."""
     schemas: tuple[dict[str, Any], ...] = ()
     audited: int = 0
     declared_effects: int = 0
@@ -84,7 +98,7 @@ class CallAudit:
         for schema in copied:
             fn = schema["function"]
             validators[fn["name"]] = Draft202012Validator(fn["parameters"])
-            params[fn["name"]] = dict(fn["parameters"].get("properties", {}))
+            params[fn["name"]] = dict(fn["parameters"])
         effects = {n: frozenset(t.error_effects) for n, t in tools.items()}
         return cls(validators, effects, params, copied)
 
@@ -156,23 +170,22 @@ class CallAudit:
 
     def edge_calls(self, name: str, base: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         """Schema-valid variants of ``base`` (or of neutral values), one parameter at a time."""
-        props = self.params.get(name, {})
+        root = self.params.get(name, {})
         start = dict(base) if base is not None else self._neutral(name)
         if start is None:
             return []
         out: list[dict[str, Any]] = []
-        for param, spec in props.items():
-            for value in edge_values(spec):
+        seen = {canonical_json(start)}  # by JSON text: 0, 0.0 and False are distinct edges
+        for param, spec in root.get("properties", {}).items():
+            for value in edge_values(spec, root):
                 args = {**start, param: value}
-                if args != start and args not in out and self.schema_valid(name, args):
+                key = canonical_json(args)
+                if key not in seen and self.schema_valid(name, args):
+                    seen.add(key)
                     out.append(args)
         return out
 
     def _neutral(self, name: str) -> dict[str, Any] | None:
-        props = self.params.get(name, {})
-        args = {}
-        for param, spec in props.items():
-            kinds = _types(spec)
-            enum = spec.get("enum")
-            args[param] = enum[0] if enum else NEUTRAL.get(kinds[0] if kinds else "")
+        root = self.params.get(name, {})
+        args = {p: neutral_value(s, root) for p, s in root.get("properties", {}).items()}
         return args if self.schema_valid(name, args) else None

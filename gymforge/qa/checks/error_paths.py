@@ -1,9 +1,10 @@
 """error_paths: every bad input has a defined outcome, never an exception.
 
-Hand-written cases (malformed output, unknown and absurd tool names, missing, mistyped,
-extra, huge and deeply nested arguments, odd unicode, huge replies, forced timeouts on every
-tool, every world write applied and then timed out under the oracle, and every tool made
-to crash), schema-valid edge cases of every typed parameter
+Hand-written cases (malformed output, unknown and absurd tool names, missing, mistyped
+(plain JSON of a type the parameter's schema rejects, unions and ``$ref``s resolved; an
+``Any`` parameter is left out), extra, huge and deeply nested arguments, odd unicode, huge
+replies, forced timeouts on every tool, every world write applied and then timed out under
+the oracle, and every tool made to crash), schema-valid edge cases of every typed parameter
 (``call_audit.edge_calls``: empty, blank, long and unicode strings, zero, negative and huge
 numbers, enum members, starting from the oracle's own calls), and then hypothesis-fuzzed
 action sequences (which draw typed edge values too). Each step must return a well-formed
@@ -44,6 +45,7 @@ from gymforge.qa.checks.common import (
 )
 from gymforge.qa.checks.effects import Prefix, commit_timeouts, set_world_faults
 from gymforge.qa.checks.fuzz import audit_episode, fuzz
+from gymforge.qa.checks.schema_types import admits, admitted_types
 from gymforge.qa.episodes import play, probe_policy
 from gymforge.qa.target import QATarget
 from gymforge.tools.faults import FaultPlan
@@ -62,15 +64,27 @@ def _deep(n: int) -> Any:
     return value
 
 
-def _wrong_type(spec: dict[str, Any]) -> Any:
-    return {
-        "string": ["not", "a", "string"],
-        "integer": "12",
-        "number": "1.5",
-        "boolean": "yes",
-        "array": {"a": 1},
-        "object": [1],
-    }.get(spec.get("type", ""), object)
+WRONG: dict[str, Any] = {
+    "string": ["not", "a", "string"],
+    "integer": "12",
+    "number": "1.5",
+    "boolean": "yes",
+    "array": {"a": 1},
+    "object": [1],
+}
+"""For a parameter of each type, a wrong value that looks close to a right one."""
+ANY_WRONG = (["not", "a", "string"], {"a": 1}, "12", True, 1.5, None)
+"""One value of every JSON type, for the parameters whose own ``WRONG`` value they admit."""
+
+
+def _wrong_type(spec: Any, root: dict[str, Any]) -> list[Any]:
+    """A plain JSON value of a type ``spec`` rejects (in a one-item list), or no value when
+    it admits every type (``Any``): then there is no wrong type to send."""
+    types = admitted_types(spec, root)
+    for value in (*(WRONG[t] for t in types if t in WRONG), *ANY_WRONG):
+        if not admits(types, value):
+            return [value]
+    return []
 
 
 def cases(tools: tuple[dict[str, Any], ...]) -> list[tuple[str, Action]]:
@@ -87,14 +101,13 @@ def cases(tools: tuple[dict[str, Any], ...]) -> list[tuple[str, Action]]:
     ]
     for schema in tools:
         fn = schema["function"]
-        name, props = fn["name"], fn["parameters"].get("properties", {})
-        strings = [p for p, s in props.items() if s.get("type") == "string"]
+        name, params = fn["name"], fn["parameters"]
+        props = params.get("properties", {})
+        strings = [p for p, s in props.items() if "string" in admitted_types(s, params)]
+        wrong = {p: w[0] for p, s in props.items() if (w := _wrong_type(s, params))}
         out += [
             (f"{name}.missing_args", ToolCall(name=name, arguments={})),
-            (
-                f"{name}.wrong_types",
-                ToolCall(name=name, arguments={p: _wrong_type(s) for p, s in props.items()}),
-            ),
+            (f"{name}.wrong_types", ToolCall(name=name, arguments=wrong)),
             (f"{name}.extra_arg", ToolCall(name=name, arguments={"__proto__": 1, "zz": None})),
             (
                 f"{name}.deep_nesting",

@@ -57,26 +57,25 @@ def _strategy(tools: tuple[dict[str, Any], ...]) -> st.SearchStrategy[list[Actio
     )
     key = st.sampled_from(params) | st.text(max_size=8) if params else st.text(max_size=8)
     tool_name = st.sampled_from(names) | st.text(max_size=12) if names else st.text(max_size=12)
-    typed = [  # every parameter drawn from its type's edge values (or anything at all)
-        st.builds(
-            ToolCall,
-            name=st.just(t["function"]["name"]),
-            arguments=st.fixed_dictionaries(
-                {
-                    p: st.sampled_from(edge_values(spec)) | leaf if edge_values(spec) else leaf
-                    for p, spec in t["function"]["parameters"].get("properties", {}).items()
-                }
-            ),
-        )
-        for t in tools
-    ]
     action = st.one_of(
-        *typed,
+        *(_typed(t, leaf) for t in tools),
         st.builds(ToolCall, name=tool_name, arguments=st.dictionaries(key, value, max_size=4)),
         st.builds(Reply, text=st.text(max_size=60)),
         st.builds(Invalid, raw=st.text(max_size=60), error=st.text(max_size=30)),
     )
     return st.lists(action, min_size=1, max_size=8)
+
+
+def _typed(schema: dict[str, Any], leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[ToolCall]:
+    """Calls of one tool with every parameter drawn from its types' edge values (or anything
+    at all)."""
+    params = schema["function"]["parameters"]
+    args: dict[str, st.SearchStrategy[Any]] = {}
+    for param, spec in params.get("properties", {}).items():
+        edges = edge_values(spec, params)
+        args[param] = st.sampled_from(edges) | leaf if edges else leaf
+    name = st.just(schema["function"]["name"])
+    return st.builds(ToolCall, name=name, arguments=st.fixed_dictionaries(args))
 
 
 async def audit_episode(
