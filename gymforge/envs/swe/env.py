@@ -60,7 +60,7 @@ SYSTEM_PROMPT = (
 class SweEnv(ToolEnv[SweTruth, ws.Repo]):
     spec = EnvSpec(
         "swe",
-        "1.0.0",
+        "1.1.0",
         renderer_version="1",
         description="Resolve an issue in a repository: tracker, editor, tests; hidden tests judge.",
     )

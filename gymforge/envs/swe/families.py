@@ -1,7 +1,9 @@
 """The ``swe`` task families: a seeded repository and an issue to resolve in it.
 
 - ``swe.bugfix``: a seeded bug (off-by-one, wrong operator, swapped arguments, missing edge
-  case) in one function; the issue shows a failing call, not the diff.
+  case) in one function; the issue shows a failing call, not the diff. The bugs are the
+  template's hand-written mutations and every mutant the syntax tree offers (``mutate``),
+  kept only where behaviour differs on seeded inputs.
 - ``swe.cross_module``: the symptom shows in a function of one module, the bug is in a
   function of another that it reaches through ``distance`` calls.
 - ``swe.feature``: the issue specifies a new function; hidden tests check it.
@@ -24,9 +26,11 @@ from typing import Any
 from gymforge.core.types import Task
 from gymforge.envs.swe.edits import edits_between
 from gymforge.envs.swe.issues import bug_issue, distractors, feature_issue, refactor_issue
+from gymforge.envs.swe.mutate import bugs_of
 from gymforge.envs.swe.projects import BUG_CLASSES, Mutation, Project
 from gymforge.envs.swe.repogen import (
     PROTECTED,
+    UNBOUNDED,
     Unit,
     add_fillers,
     callers,
@@ -107,6 +111,8 @@ def _differing(good: Any, bad: Any, gen: Any, r: random.Random) -> list[tuple[li
     out = []
     for args in _inputs(gen, r):
         want, got = outcome(good, args), outcome(bad, args)
+        if got == UNBOUNDED:
+            return []  # a mutant that can hang is not a bug to train on
         if isinstance(want, tuple) and want[:1] == ("raises",):
             continue
         if got != want or type(got) is not type(want):
@@ -122,11 +128,12 @@ def _bug(
     r: random.Random,
     classes: tuple[str, ...],
     cross: bool,
+    derived: bool,
 ) -> Draft:
     good = load(units)
     options: list[tuple[int, str, Mutation, str]] = []
     for f in project.fns:
-        for m in f.mutations:
+        for m in bugs_of(f, derived):
             if m.bug not in classes:
                 continue
             if not cross:
@@ -255,12 +262,13 @@ def build_task(
     params: dict[str, Any],
     r: random.Random,
     classes: tuple[str, ...] = TRAIN_CLASSES,
+    derived_bugs: bool = True,
 ) -> tuple[str, SweTruth]:
     units = units_of(project)
     gens: dict[str, Any] = {f.key: f.gen for f in project.fns}
     gens.update(add_fillers(units, params["size"], r))
     if kind in ("bugfix", "cross_module"):
-        d = _bug(project, units, gens, params, r, classes, cross=kind == "cross_module")
+        d = _bug(project, units, gens, params, r, classes, kind == "cross_module", derived_bugs)
     elif kind == "feature":
         d = _feature(project, units, gens, r)
     else:
@@ -322,6 +330,7 @@ class SweFamily(TaskFamily[SweTruth]):
     kind: str = "bugfix"
     projects: tuple[str, ...] = TRAIN_PROJECTS
     classes: tuple[str, ...] = TRAIN_CLASSES
+    derived_bugs: bool = True  # version 1 had the hand-written bugs only
     _cache: OrderedDict[str, Task] = field(
         default_factory=OrderedDict, init=False, repr=False, compare=False
     )
@@ -336,7 +345,7 @@ class SweFamily(TaskFamily[SweTruth]):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, SweTruth]:
         project = PROJECTS[r.choice(self.projects)]
-        return build_task(self.kind, project, params, r, self.classes)
+        return build_task(self.kind, project, params, r, self.classes, self.derived_bugs)
 
 
 def _levels(cross: bool = False) -> dict[int, ParamSpace]:
@@ -346,13 +355,21 @@ def _levels(cross: bool = False) -> dict[int, ParamSpace]:
     }
 
 
+def _bug_family(name: str, kind: str = "bugfix", **kw: Any) -> SweFamily:
+    """Version 2 draws from the syntax tree's mutants too; version 1 (hand-written bugs only)
+    still resolves its ids to the very tasks it made, so recorded runs replay."""
+    levels = _levels(cross=kind == "cross_module")
+    v1 = SweFamily(name, 1, levels, kind, derived_bugs=False, **kw)
+    return SweFamily(name, 2, levels, kind, older={1: v1}, **kw)
+
+
 FAMILIES = [
-    SweFamily("swe.bugfix", 1, _levels(), "bugfix"),
-    SweFamily("swe.cross_module", 1, _levels(cross=True), "cross_module"),
+    _bug_family("swe.bugfix"),
+    _bug_family("swe.cross_module", "cross_module"),
     SweFamily("swe.feature", 1, _levels(), "feature"),
     SweFamily("swe.refactor", 1, _levels(), "refactor"),
-    SweFamily("swe.bugfix_wrong_default", 1, _levels(), "bugfix", classes=(HELD_OUT_CLASS,)),
-    SweFamily("swe.gridlib", 1, _levels(), "bugfix", projects=(HELD_OUT_PROJECT,)),
+    _bug_family("swe.bugfix_wrong_default", classes=(HELD_OUT_CLASS,)),
+    _bug_family("swe.gridlib", projects=(HELD_OUT_PROJECT,)),
 ]
 HELD_OUT = frozenset({"swe.bugfix_wrong_default", "swe.gridlib"})
 SPLIT = Split(families=HELD_OUT)

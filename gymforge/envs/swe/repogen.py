@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -165,12 +166,38 @@ def load(units: list[Unit]) -> dict[str, Callable[..., Any]]:
 _FAILED = object()
 
 
+MAX_LINES = 200_000
+"""Lines one call may execute here; a mutant can loop forever (``n += 1`` made ``n -= 1``)."""
+UNBOUNDED = ("raises", "Unbounded", f"more than {MAX_LINES} lines executed")
+
+
+class _Unbounded(BaseException):
+    """Raised by the line budget; a BaseException, so the code's own ``except`` misses it."""
+
+
 def outcome(fn: Callable[..., Any], args: list[Any]) -> Any:
-    """``fn(*args)``, or a ``("raises", type name)`` marker when it raises."""
+    """``fn(*args)``, or a ``("raises", type name, message)`` marker when it raises;
+    ``UNBOUNDED`` when it runs past ``MAX_LINES`` (generated code runs in this process)."""
+    left = MAX_LINES
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal left
+        if event == "line":
+            left -= 1
+            if left < 0:
+                raise _Unbounded
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: local)
     try:
         return fn(*[_copy(a) for a in args])
+    except _Unbounded:
+        return UNBOUNDED
     except Exception as err:  # the generated code's own behaviour, recorded as data
         return ("raises", type(err).__name__, str(err)[:80])
+    finally:
+        sys.settrace(previous)
 
 
 def _copy(v: Any) -> Any:
