@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -494,3 +495,21 @@ def test_non_finite_argument_is_refused_at_the_action_boundary(value: float, mak
     r = env.step(Invalid(raw='{"amount_cents": NaN}', error="non-finite number"))
     check_step(r)
     assert "parse_error" in r.observation.data
+
+
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [
+        ({"ids": {1, 2}}, "arguments.ids: set is not JSON"),
+        ({"when": [1, object()]}, "arguments.when[1]: object is not JSON"),
+        ({"by": {1: "a"}}, "arguments.by: key 1 (int) is not a string"),
+        ({"raw": b"bytes"}, "arguments.raw: bytes is not JSON"),
+    ],
+)
+def test_arguments_that_are_not_json_are_refused_by_path(
+    arguments: dict[str, object], where: str
+) -> None:
+    """A policy bug (a set, an object, a non-string key) is refused when the ToolCall is
+    built, naming where, instead of a TypeError deep inside an environment's step."""
+    with pytest.raises(ValidationError, match=re.escape(where)):
+        ToolCall(name="transfer", arguments=arguments)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import enum
 import json
 from typing import Any
 
@@ -102,6 +104,11 @@ def call(ts: Toolset, tool_name: str, /, **arguments: Any) -> ToolResult:
     result, latency = ts.call(ToolCall(name=tool_name, arguments=arguments))
     assert latency >= 0.0
     return result
+
+
+class Level(enum.Enum):
+    LOW = "low"
+    HIGH = "high"
 
 
 # ---- schema ------------------------------------------------------------------------------
@@ -223,6 +230,35 @@ def test_module_level_tools_in_toolset() -> None:
     r = call(ts, "add", a=2, b=3)
     assert r.ok and r.content == 5
     assert r.render() == '{"ok":true,"result":5}'
+
+
+def test_enum_tuple_and_date_parameters_take_their_json_values() -> None:
+    """The schema says an enum's value, an array for a tuple, an ISO date string: a call
+    that sends exactly that runs, and the tool gets the typed value; wrong values are still
+    refused with the usual message."""
+    got: list[Any] = []
+
+    @tool
+    def plan(level: Level, span: tuple[int, str], day: datetime.date) -> str:
+        """Plan something.
+
+        Args:
+            level: How much.
+            span: Count and unit.
+            day: When.
+        """
+        got.append((level, span, day))
+        return "planned"
+
+    ts = Toolset(None, [plan.__gymforge_tool__])
+    r = call(ts, "plan", level="high", span=[2, "days"], day="2026-12-01")
+    assert r.ok, r
+    assert got == [(Level.HIGH, (2, "days"), datetime.date(2026, 12, 1))]
+    bad = call(ts, "plan", level="medium", span=[2, "days"], day="2026-12-01")
+    assert not bad.ok and bad.error is not None and bad.error.kind == "invalid_arguments"
+    assert "level" in bad.error.message
+    wrong = call(ts, "plan", level="low", span="2 days", day=20261201)
+    assert wrong.error is not None and "span" in wrong.error.message
 
 
 # ---- calls and errors --------------------------------------------------------------------

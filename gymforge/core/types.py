@@ -11,7 +11,7 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 JSON = Any
 """A JSON-serialisable value (dict, list, str, int, float, bool or None)."""
@@ -48,6 +48,25 @@ def scrub_text(value: Any, _depth: int = 0) -> Any:
     return value
 
 
+def _not_json(value: Any, path: str) -> str | None:
+    """Where ``value`` holds something JSON cannot carry, and what; None when it is JSON."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return None
+    if isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            if (bad := _not_json(v, f"{path}[{i}]")) is not None:
+                return bad
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                return f"{path}: key {k!r} ({type(k).__name__}) is not a string"
+            if (bad := _not_json(v, f"{path}.{k}")) is not None:
+                return bad
+        return None
+    return f"{path}: {type(value).__name__} is not JSON"
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -77,6 +96,16 @@ class ToolCall(_Text):
     name: str
     arguments: dict[str, JSON] = Field(default_factory=dict)
     call_id: str = "call_0"
+
+    @field_validator("arguments")
+    @classmethod
+    def _plain_json(cls, v: dict[str, JSON]) -> dict[str, JSON]:
+        """Arguments are what a model's JSON parses to; anything else is the policy's bug,
+        refused here, by path, rather than deep inside an environment's step."""
+        bad = _not_json(v, "arguments")
+        if bad is not None:
+            raise ValueError(bad)
+        return v
 
 
 class Reply(_Text):

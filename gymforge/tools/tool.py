@@ -21,6 +21,7 @@ return annotation. ``Toolset`` dispatches ``ToolCall`` actions, applies the epis
 from __future__ import annotations
 
 import inspect
+import json
 import linecache
 import os
 import re
@@ -278,6 +279,20 @@ def tools_of(owner: Any) -> list[Tool]:
     return list(found.values())
 
 
+def _validate_args(model: type[BaseModel], arguments: dict[str, Any]) -> BaseModel:
+    """The arguments as the JSON they are. Strict validation of the Python objects is the
+    fast path; what it refuses is tried once more as JSON, where an enum's value, an array for
+    a tuple or an ISO date string is what the schema asked for. A call both refuse reports
+    the first refusal (the messages authors and recorded runs know)."""
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as err:
+        try:
+            return model.model_validate_json(json.dumps(arguments))
+        except ValidationError:
+            raise err from None
+
+
 def _error(
     tool_name: str, kind: Any, message: str, *, retryable: bool = False, fault: str | None = None
 ) -> ToolResult:
@@ -385,7 +400,7 @@ class Toolset:
                 f"no tool named {action.name[:200]!r}; available: {known}",
             )
         try:
-            args = t.args_model.model_validate(action.arguments)
+            args = _validate_args(t.args_model, action.arguments)
         except ValidationError as err:
             return _error(t.name, "invalid_arguments", _validation_message(err))
         index = self._calls.get(t.name, 0)
