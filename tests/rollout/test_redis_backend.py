@@ -345,3 +345,100 @@ def test_task_entries_carry_the_policy_settings_to_the_worker() -> None:
         job, 0, env_ref="ledger", policy_spec="oracle", run_id="r", result_stream="s"
     )
     assert "policy_options" not in plain
+
+
+GATED_ENV = '''
+import asyncio, os
+from gymforge.envs.ledger import LedgerEnv
+
+
+class GatedLedger(LedgerEnv):
+    """The ledger, whose reset waits while the gate file exists (at most 60 s)."""
+
+    async def reset(self, task_id, seed):
+        for _ in range(3000):
+            if not os.path.exists(GATE):
+                break
+            await asyncio.sleep(0.02)
+        return await super().reset(task_id, seed)
+'''
+
+
+def test_a_worker_killed_mid_episode_loses_nothing(redis_url: str, tmp_path: Path) -> None:
+    """A real worker process takes two jobs, is SIGKILLed while both are mid-episode, and a
+    second worker takes them over: every job is written exactly once, the chains verify."""
+    import json
+    import os
+    import signal
+    import sys
+
+    gate = tmp_path / "gate"
+    gate.write_text("hold")
+    env_file = tmp_path / "gated_env.py"
+    env_file.write_text(f"GATE = {str(gate)!r}\n" + GATED_ENV)
+    env_ref = f"{env_file}:GatedLedger"
+    cli = [sys.executable, "-m", "gymforge.cli"]
+    out = tmp_path / "run"
+    args = ["--backend", "redis", "--redis", redis_url, "-n", "4", "-g", "2", "--out", str(out)]
+    run = subprocess.Popen(
+        [*cli, "run", env_ref, *args, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    doomed = subprocess.Popen(
+        [*cli, "worker", "--redis", redis_url, "-c", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    rescuer: subprocess.Popen[str] | None = None
+    try:
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        streams = Streams()
+        deadline = time.monotonic() + 60
+        held: list[Any] = []
+        while len(held) < 2:  # both of the doomed worker's slots are inside a gated reset
+            assert time.monotonic() < deadline, "the worker never took two jobs"
+            assert doomed.poll() is None and run.poll() is None
+            try:
+                held = client.xpending_range(streams.tasks, streams.group, "-", "+", 10)
+            except redis.exceptions.ResponseError:  # the group is not made yet
+                held = []
+            time.sleep(0.05)
+        os.killpg(doomed.pid, signal.SIGKILL)
+        doomed.wait(timeout=10)
+        gate.unlink()
+        rescuer = subprocess.Popen(
+            [*cli, "worker", "--redis", redis_url, "-c", "2", "--reclaim-idle", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        stdout, stderr = run.communicate(timeout=240)
+        assert run.returncode == 0, stderr
+        summary = json.loads(stdout)
+        assert summary["episodes"] == 8 and summary["success_rate"] == 1.0
+        logs = read_episodes(out / "trajectories.jsonl")
+        assert len(logs) == 8
+        keys = [(lg.steps[0].task_id, lg.steps[0].seed, lg.steps[0].rollout) for lg in logs]
+        assert len(set(keys)) == 8  # the killed worker's two jobs exactly once each
+        for log in logs:
+            verify_chain(log)
+        assert client.xpending(streams.tasks, streams.group)["pending"] == 0
+        client.close()
+        rescuer.send_signal(signal.SIGTERM)
+        _, said = rescuer.communicate(timeout=30)
+        assert said.count("took over") >= 1, said  # the dead worker's jobs, by XAUTOCLAIM
+    finally:
+        for p in (run, doomed):
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+        if rescuer is not None:
+            rescuer.send_signal(signal.SIGTERM)
+            try:
+                rescuer.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                rescuer.kill()
+                rescuer.wait(timeout=10)
