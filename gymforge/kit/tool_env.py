@@ -63,6 +63,7 @@ from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
+from gymforge.tools.result import ToolResult
 from gymforge.tools.tool import Toolset
 
 if TYPE_CHECKING:
@@ -299,6 +300,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         info["tool_result"] = result.model_dump(mode="json")
         if result.fault:
             info["fault"] = result.fault
+        self.on_tool_result(action, result)
         message = Message(
             role="tool", content=result.render(), name=result.tool, tool_call_id=action.call_id
         )
@@ -362,6 +364,11 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         executed; the episode is truncated either way). Default None: no verdict. A
         single-turn environment can return one so that every answer gets a verdict."""
         return None
+
+    def on_tool_result(self, call: ToolCall, result: ToolResult) -> None:
+        """Called once per tool call, right after it ran, failed or was faulted, and before
+        the step can end or be judged (an ending tool's ``verify`` already sees what this
+        recorded). Default: nothing. World environments append their action-log event."""
 
     def env_rule_end(self) -> EndReason | None:
         """Override to end the episode on a hard domain rule (returns ``"env_rule"``)."""

@@ -46,6 +46,7 @@ from gymforge.core.types import (
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks.truth import PASSTHROUGH
+from gymforge.tools.result import ToolResult
 from gymforge.tools.tool import Toolset
 from gymforge.verify.rules import LogEvent
 from gymforge.world.clock import IdGen, SimClock, epoch
@@ -204,7 +205,6 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
     async def step(self, action: Action) -> StepResult:
         if self._done or self.task is None:
             return await super().step(action)  # raises EpisodeStateError
-        step = self.counters.steps + 1
         self.writes.attrs = {}
         self._shaped, self._pending = {}, None
         if (
@@ -216,8 +216,6 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         ):
             self._pending = await self.user.respond(action.text)
         result = await super().step(action)
-        if isinstance(action, ToolCall):
-            self._log_tool(step, action, result)
         if self.process is not None:
             for name, value in self.process(self.log).items():
                 self.shape(name, value)
@@ -282,16 +280,17 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         limit = self.budget.max_tokens
         return limit is None or self.counters.tokens + self.token_counter.count_text(text) <= limit
 
-    def _log_tool(self, step: int, action: ToolCall, result: StepResult) -> None:
-        tr = result.info.get("tool_result") or {}
-        tool = self.toolset.tools.get(action.name)
+    def on_tool_result(self, call: ToolCall, result: ToolResult) -> None:
+        """The call's action-log event, before anything can judge the step."""
+        tool = self.toolset.tools.get(call.name)
         writes = bool(tool and tool.writes)
-        attrs: dict[str, Any] = {"ok": bool(tr.get("ok")), "writes": writes}
+        attrs: dict[str, Any] = {"ok": result.ok, "writes": writes}
         if writes:
-            attrs["keyed"] = bool(action.arguments.get("idempotency_key"))
-        if tr.get("error"):
-            attrs["error"] = tr["error"]["kind"]
-        if tr.get("fault"):
-            attrs["fault"] = tr["fault"]
+            attrs["keyed"] = bool(call.arguments.get("idempotency_key"))
+        if result.error is not None:
+            attrs["error"] = result.error.kind
+        if result.fault:
+            attrs["fault"] = result.fault
         attrs.update(self.writes.attrs)
-        self.log.append(LogEvent(step, f"tool.{action.name if tool else '?'}", attrs))
+        step = self.counters.steps
+        self.log.append(LogEvent(step, f"tool.{call.name if tool else '?'}", attrs))
