@@ -37,7 +37,8 @@ from gymforge.core.capabilities import TOOLSET, supported
 from gymforge.core.env import Environment, StepResult, SyncEnvironment
 from gymforge.core.errors import UserError
 from gymforge.core.types import Reply, ToolCall
-from gymforge.tools.tool import Tool, Toolset, parse_docstring, tools_of
+from gymforge.tools.tool import Tool, parse_docstring, tools_of
+from gymforge.tools.toolset import Toolset
 
 RESERVED = frozenset({"reset", "get_reward"})
 _BASIC = (str, int, float, bool, list, dict, tuple, type(None), Any)

@@ -64,7 +64,7 @@ from gymforge.tasks.source import TaskSource
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth
 from gymforge.tools.faults import NO_FAULTS, FaultPlan
 from gymforge.tools.result import ToolResult
-from gymforge.tools.tool import Toolset
+from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from gymforge.core.capabilities import (

@@ -39,7 +39,7 @@ from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.metrics import Metrics
-from gymforge.tools.tool import Toolset
+from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub

@@ -2,7 +2,8 @@
 
 from gymforge.tools.faults import FAULT_KINDS, NO_FAULTS, FaultKind, FaultPlan
 from gymforge.tools.result import ToolErrorInfo, ToolResult
-from gymforge.tools.tool import Tool, Toolset, parse_docstring, tool, tools_of
+from gymforge.tools.tool import Tool, parse_docstring, tool, tools_of
+from gymforge.tools.toolset import Toolset
 
 __all__ = [
     "FAULT_KINDS",

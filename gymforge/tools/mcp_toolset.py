@@ -32,7 +32,8 @@ from pydantic_core import PydanticCustomError
 
 from gymforge.core.errors import TOOL_ERROR_KINDS, ToolError, ToolErrorKind, UserError
 from gymforge.tools.mcp_connection import McpCallError, McpConnection
-from gymforge.tools.tool import Tool, Toolset
+from gymforge.tools.tool import Tool
+from gymforge.tools.toolset import Toolset
 
 _CALL_ERROR_KINDS: dict[int, ToolErrorKind] = {
     types.METHOD_NOT_FOUND: "unknown_tool",

@@ -47,7 +47,7 @@ from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks.truth import PASSTHROUGH
 from gymforge.tools.result import ToolResult
-from gymforge.tools.tool import Toolset
+from gymforge.tools.toolset import Toolset
 from gymforge.verify.rules import LogEvent
 from gymforge.world.clock import IdGen, SimClock, epoch
 from gymforge.world.db import Template, TemplateCache, WorldDB
