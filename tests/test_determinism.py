@@ -29,6 +29,16 @@ class Ref:
     index: int
 
 
+@dataclass(frozen=True)
+class CallSpec:
+    """A tool call whose arguments may hold ``Ref`` placeholders (a ``ToolCall`` holds JSON
+    only): it becomes a ``ToolCall`` once the task is known."""
+
+    name: str
+    arguments: dict[str, Any]
+    call_id: str = "call_0"
+
+
 def resolve(value: Any, task: Task) -> Any:
     world = task.truth["world"]
     if isinstance(value, Ref):
@@ -52,7 +62,7 @@ def materialize(spec: Any, task: Task) -> Any:
         m = moves[spec[1] % len(moves)]
         args = {"from_account": m["from"], "to_account": m["to"], "amount_cents": m["amount"]}
         return ToolCall(name="transfer", arguments=args)
-    if isinstance(spec, ToolCall):
+    if isinstance(spec, CallSpec):
         return ToolCall(
             name=spec.name, arguments=resolve(spec.arguments, task), call_id=spec.call_id
         )
@@ -71,22 +81,22 @@ scalars = st.one_of(
 )
 values = st.one_of(scalars, refs, st.lists(st.one_of(scalars, refs), max_size=3))
 random_calls = st.builds(
-    ToolCall,
+    CallSpec,
     name=st.sampled_from(TOOL_NAMES),
     arguments=st.dictionaries(st.sampled_from(ARG_NAMES), values, max_size=4),
     call_id=st.sampled_from(["call_0", "call_1", "x"]),
 )
 well_formed_calls = st.one_of(
     st.builds(
-        lambda n: ToolCall(name="search_customers", arguments={"name": n}),
+        lambda n: CallSpec(name="search_customers", arguments={"name": n}),
         st.one_of(st.builds(Ref, st.just("name"), st.integers(0, 40)), st.text(max_size=6)),
     ),
     st.builds(
-        lambda c: ToolCall(name="list_accounts", arguments={"customer_id": c}),
+        lambda c: CallSpec(name="list_accounts", arguments={"customer_id": c}),
         st.one_of(st.builds(Ref, st.just("customer"), st.integers(0, 40)), st.just("C999")),
     ),
     st.builds(
-        lambda a, b, amount: ToolCall(
+        lambda a, b, amount: CallSpec(
             name="transfer",
             arguments={"from_account": a, "to_account": b, "amount_cents": amount},
         ),

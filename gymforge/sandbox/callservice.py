@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 # The sandbox runs these files with their own directory on sys.path (sibling imports by
 # bare name); the type checker sees the same files as modules of this package.
 if TYPE_CHECKING:
-    from gymforge.sandbox import wire
+    from gymforge.sandbox import jobdir, wire
     from gymforge.sandbox.jobproc import JobProc, Sink
 else:
+    import jobdir
     import wire
     from jobproc import JobProc, Sink
 
@@ -59,7 +60,7 @@ class Session:
     def start(self, batch: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Load the candidate; a ``batch`` of calls goes to the child with the job."""
         try:
-            self.z.write_files(self.hdr, self.blobs)
+            jobdir.write_files(self.z.jobdir, self.hdr, self.blobs)
         except Exception as e:
             self.load = {"ok": False, "setup_error": f"{type(e).__name__}: {e}"}
             return self.load

@@ -41,6 +41,7 @@ ZYGOTE_FILES = (
     "callservice.py",
     "warmup.py",
     "landlock.py",
+    "jobdir.py",
     "template.py",
 )
 HERE = Path(__file__).resolve().parent

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 # Run as a script: its siblings are imported by bare name from its own directory; the type
 # checker sees the same files as modules of this package.
 if TYPE_CHECKING:
-    from gymforge.sandbox import jail, wire
+    from gymforge.sandbox import jail, jobdir, wire
     from gymforge.sandbox.callservice import Session
     from gymforge.sandbox.jobproc import JobProc, Sink
     from gymforge.sandbox.landlock import SCRATCH
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 else:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import jail
+    import jobdir
     import wire
     from callservice import Session
     from jobproc import JobProc, Sink
@@ -138,22 +139,6 @@ class Zygote:
         job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
         job["writable"] = [home] if hdr.get("read_only") else None
         return job
-
-    def safe_path(self, root: str, rel: str) -> str:
-        path = os.path.normpath(os.path.join(root, rel))
-        if not rel or os.path.isabs(rel) or not path.startswith(root.rstrip("/") + "/"):
-            raise ValueError(f"bad path {rel!r}")
-        return path
-
-    def write_files(self, hdr: dict[str, Any], blobs: list[bytes]) -> None:
-        for (name, mode), idx in zip(hdr.get("files", []), hdr.get("file_blobs", []), strict=True):
-            path = self.safe_path(self.jobdir, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            try:
-                wire.write_all(fd, blobs[idx])
-            finally:
-                os.close(fd)
 
     def new_proc(
         self,
@@ -265,7 +250,7 @@ class Zygote:
                 p.kill("protocol")
 
         try:
-            self.write_files(hdr, blobs)
+            jobdir.write_files(self.jobdir, hdr, blobs)
             proc = self.new_proc(hdr, blobs, sink, count)
         except Exception as e:
             self.cleanup()
@@ -278,12 +263,14 @@ class Zygote:
         collect = hdr.get("collect")
         if collect and proc.exit_code == 0 and proc.setup_error is None:
             try:
-                with open(self.safe_path(self.jobdir, collect), "rb") as f:
+                with open(jobdir.safe_path(self.jobdir, collect), "rb") as f:
                     out.append(f.read(int(hdr.get("collect_max", 1 << 28))))
             except OSError as e:
                 facts["collect_error"] = str(e)
         if hdr.get("keep") and proc.setup_error is None:
-            facts["kept"], facts["kept_truncated"] = self.keep_files(hdr["keep"], out)
+            facts["kept"], facts["kept_truncated"] = jobdir.keep_files(
+                self.jobdir, hdr["keep"], out
+            )
         facts.update(
             ev="done",
             setup_error=proc.setup_error,
@@ -292,55 +279,6 @@ class Zygote:
             clean=self.cleanup(),
         )
         return facts, out
-
-    def keep_files(self, spec: dict[str, Any], out: list[bytes]) -> tuple[list[Any], bool]:
-        """Append the job directory's regular files to ``out`` (every job process is dead by
-        now, so nothing changes under us): ``[[relpath, blob index]...]``, and whether caps
-        left some out. Symlinks, fifos and devices are never followed or read."""
-        budget, max_files = int(spec["max_bytes"]), int(spec["max_files"])
-        skip = set(spec.get("skip") or [])
-        kept: list[Any] = []
-        truncated = False
-        scanned = 0
-        stack = [""]
-        while stack:
-            rel_dir = stack.pop()
-            try:
-                entries = sorted(os.scandir(os.path.join(self.jobdir, rel_dir)), key=_name)
-            except OSError:
-                truncated = True
-                continue
-            for entry in entries:
-                scanned += 1
-                if scanned > 16 * max_files:
-                    return kept, True
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(rel)
-                    continue
-                if rel in skip or not entry.is_file(follow_symlinks=False):
-                    continue
-                try:
-                    size = entry.stat(follow_symlinks=False).st_size
-                    if len(kept) >= max_files or size > budget:
-                        truncated = True
-                        continue
-                    os.chmod(entry.path, 0o600)
-                    fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                    try:
-                        data = os.read(fd, size + 1) if size else b""
-                    finally:
-                        os.close(fd)
-                except OSError:
-                    truncated = True
-                    continue
-                if len(data) > budget:
-                    truncated = True
-                    continue
-                budget -= len(data)
-                kept.append([rel, len(out)])
-                out.append(data)
-        return kept, truncated
 
     def op_session(self, hdr: dict[str, Any], blobs: list[bytes]) -> None:
         sess = Session(self, hdr, blobs)
@@ -439,36 +377,12 @@ class Zygote:
             # (not ours on a Docker tmpfs: then the job cannot chmod it either)
             with contextlib.suppress(PermissionError):
                 os.chmod(self.jobdir, 0o700)
-            _wipe(self.jobdir)
+            jobdir.wipe(self.jobdir)
             if self.own_ipc:
                 jail.ipc_cleanup()
-            return True  # _wipe raises if anything could not be removed
+            return True  # wipe raises if anything could not be removed
         except Exception:
             return False
-
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
-
-
-def _wipe(root: str) -> None:
-    """Delete everything below ``root`` (not ``root`` itself), iteratively (a job may nest
-    directories thousands deep), fixing permissions on the way: everything there belongs to
-    the zygote's uid, so ``chmod`` always works."""
-    stack = [(root, False)]
-    while stack:
-        path, visited = stack.pop()
-        if visited:
-            os.rmdir(path)
-            continue
-        if path != root:
-            stack.append((path, True))
-        for entry in os.scandir(path):
-            if entry.is_dir(follow_symlinks=False):
-                os.chmod(entry.path, 0o700)
-                stack.append((entry.path, False))
-            else:
-                os.unlink(entry.path)
 
 
 def main() -> None:
