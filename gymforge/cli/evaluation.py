@@ -25,6 +25,9 @@ from gymforge.cli.common import (
     resume_option,
 )
 from gymforge.cli.policy_flags import (
+    HARNESS_GRACE,
+    HARNESS_MODEL,
+    HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,
     TOKENIZER,
@@ -238,6 +241,9 @@ def eval_cmd(
     top_p: float | None = TOP_P,
     tokenizer: str | None = TOKENIZER,
     tool_format: str | None = TOOL_FORMAT,
+    harness_time_limit: float | None = HARNESS_TIME_LIMIT,
+    harness_grace: float | None = HARNESS_GRACE,
+    harness_model: str | None = HARNESS_MODEL,
     sandbox: str | None = SANDBOX,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
@@ -262,7 +268,16 @@ def eval_cmd(
         base_url=base_url,
         quiet=as_json,
         seal_key=load_key(seal_key_file),
-        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
+        options=policy_options(
+            max_tokens,
+            temperature,
+            top_p,
+            tokenizer,
+            tool_format,
+            harness_time_limit,
+            harness_grace,
+            harness_model,
+        ),
     )
     if wandb:
         _wandb("eval", data, out, wandb_project)
@@ -319,6 +334,9 @@ def calibrate(
     top_p: float | None = TOP_P,
     tokenizer: str | None = TOKENIZER,
     tool_format: str | None = TOOL_FORMAT,
+    harness_time_limit: float | None = HARNESS_TIME_LIMIT,
+    harness_grace: float | None = HARNESS_GRACE,
+    harness_model: str | None = HARNESS_MODEL,
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -371,7 +389,16 @@ def calibrate(
         command="calibrate",
         config=config.as_dict(),
         seal_key=load_key(seal_key_file),
-        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
+        options=policy_options(
+            max_tokens,
+            temperature,
+            top_p,
+            tokenizer,
+            tool_format,
+            harness_time_limit,
+            harness_grace,
+            harness_model,
+        ),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
     if wandb:

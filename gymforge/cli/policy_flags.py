@@ -2,7 +2,9 @@
 
 ``--max-tokens``, ``--temperature`` and ``--top-p`` set the request of ``openai:`` and
 ``vllm:`` policies (unset flags leave the policy's defaults); ``--tokenizer`` and
-``--tool-format`` are ``vllm:`` options. Scripted policies ignore them all.
+``--tool-format`` are ``vllm:`` options; ``--harness-time-limit``, ``--harness-grace`` and
+``--harness-model`` are ``harness:``/``harness-cmd:`` options (refused for any other policy).
+Scripted policies ignore the sampling flags.
 """
 
 from __future__ import annotations
@@ -24,6 +26,26 @@ TOOL_FORMAT = typer.Option(
     None, "--tool-format", help="vllm: policies: hermes, llama3_json or none (default: detect)."
 )
 
+HARNESS_TIME_LIMIT = typer.Option(
+    None,
+    "--harness-time-limit",
+    min=0.001,
+    help="harness: policies: seconds a harness may run without a final message before the "
+    "episode is truncated (harness_timeout; default 600).",
+)
+HARNESS_GRACE = typer.Option(
+    None,
+    "--harness-grace",
+    min=0.0,
+    help="harness: policies: seconds a harness gets to exit once its episode ended (default 5).",
+)
+HARNESS_MODEL = typer.Option(
+    None,
+    "--harness-model",
+    help="harness: policies: the model name the harness is told to use (default: the first "
+    "model the inference server lists).",
+)
+
 
 def policy_options(
     max_tokens: int | None,
@@ -31,6 +53,9 @@ def policy_options(
     top_p: float | None,
     tokenizer: str | None,
     tool_format: str | None,
+    harness_time_limit: float | None = None,
+    harness_grace: float | None = None,
+    harness_model: str | None = None,
 ) -> dict[str, Any]:
     """The set flags as policy settings (``resolve_policy`` keyword options)."""
     options = {
@@ -39,5 +64,8 @@ def policy_options(
         "top_p": top_p,
         "tokenizer": tokenizer,
         "tool_format": tool_format,
+        "wall_clock_s": harness_time_limit,
+        "grace_s": harness_grace,
+        "model": harness_model,
     }
     return {k: v for k, v in options.items() if v is not None}

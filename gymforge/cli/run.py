@@ -26,6 +26,9 @@ from gymforge.cli.common import (
     resume_option,
 )
 from gymforge.cli.policy_flags import (
+    HARNESS_GRACE,
+    HARNESS_MODEL,
+    HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,
     TOKENIZER,
@@ -216,6 +219,9 @@ def run(
     top_p: float | None = TOP_P,
     tokenizer: str | None = TOKENIZER,
     tool_format: str | None = TOOL_FORMAT,
+    harness_time_limit: float | None = HARNESS_TIME_LIMIT,
+    harness_grace: float | None = HARNESS_GRACE,
+    harness_model: str | None = HARNESS_MODEL,
     sandbox: str | None = SANDBOX,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
@@ -244,7 +250,16 @@ def run(
         seal_key=load_key(seal_key_file),
         overwrite=overwrite,
         epochs=epochs,
-        options=policy_options(max_tokens, temperature, top_p, tokenizer, tool_format),
+        options=policy_options(
+            max_tokens,
+            temperature,
+            top_p,
+            tokenizer,
+            tool_format,
+            harness_time_limit,
+            harness_grace,
+            harness_model,
+        ),
     )
     if as_json:
         print(json.dumps(summary, indent=2))

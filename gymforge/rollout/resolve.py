@@ -29,6 +29,12 @@ from gymforge.rollout.scripted import SCRIPTED, scripted_policy
 from gymforge.rollout.skilled import SkilledPolicy, parse_skill
 
 HARNESS_POLICY = "gymforge.serve.harness.policy"
+HARNESS_OPTIONS = {
+    "wall_clock_s": "--harness-time-limit",
+    "grace_s": "--harness-grace",
+    "model": "--harness-model",
+}
+"""Options only harness policies take, with the CLI flag that sets each."""
 
 
 @dataclass
@@ -42,9 +48,13 @@ class PolicySource:
 
 def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> PolicySource:
     """The policy factory named by ``spec`` (see the module docstring)."""
+    kind, sep, rest = spec.partition(":")
+    harness_only = sorted(k for k in HARNESS_OPTIONS if options.get(k) is not None)
+    if harness_only and not (sep and kind in ("harness", "harness-cmd")):
+        flags = ", ".join(HARNESS_OPTIONS[k] for k in harness_only)
+        raise UserError(f"{flags}: for harness: and harness-cmd: policies only, not {spec!r}")
     if spec in SCRIPTED:
         return PolicySource(spec, scripted_policy(spec))
-    kind, sep, rest = spec.partition(":")
     if sep and kind == "skilled":
         skill = parse_skill(rest)
         SkilledPolicy(skill)  # validate now, not inside the first episode

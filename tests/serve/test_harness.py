@@ -219,3 +219,23 @@ def test_rewritten_history_exports_one_row_per_branch(tmp_path: Path) -> None:
         assert row["completion_ids"] == turn["completion_token_ids"]
     # a trainer's rollout_func needs one row per rollout: a branched episode is refused
     assert trl_row(log) == "branched_history"
+
+
+def test_the_harness_flags_reach_the_policy_and_other_policies_refuse_them(
+    upstream: OpenAITestServer, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from gymforge.cli import app
+
+    runner = CliRunner()
+    args = ["run", "ledger", "-n", "1", "--seed", "11", "--json", "--base-url", upstream.base_url]
+    timed = [*args, "--harness-time-limit", "0.5", "--harness-grace", "0.1"]
+    out = tmp_path / "run"
+    r = runner.invoke(app, [*timed, "--policy", f"harness:{AGENTS}:sleeper", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    [log] = read_episodes(out / "trajectories.jsonl")
+    assert log.end is not None and log.end.failure_reason == "harness_timeout"
+    r = runner.invoke(app, [*timed, "--policy", "oracle", "--out", str(tmp_path / "o")])
+    assert r.exit_code != 0
+    assert "--harness-grace, --harness-time-limit: for harness: and harness-cmd:" in r.output
