@@ -10,7 +10,18 @@ import sys
 import typer
 
 from gymforge import __version__
-from gymforge.cli import evaluation, grade, logs, pack, qa, reproduce, run, sandbox, serve  # noqa: F401
+from gymforge.cli import (  # noqa: F401  (each module registers its commands)
+    calibration,
+    evaluation,
+    grade,
+    logs,
+    pack,
+    qa,
+    reproduce,
+    run,
+    sandbox,
+    serve,
+)
 from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymforge judge`)
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
