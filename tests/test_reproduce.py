@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import read_manifest
@@ -13,6 +16,7 @@ from gymforge.rollout.plan import prepare
 from gymforge.rollout.reproduce import reproduce
 from gymforge.rollout.runner import RunResult, run_sync
 from gymforge.rollout.spec import RunSpec
+from gymforge.sandbox.doctor import bwrap_works
 
 ENV_FILE = """
 from gymforge.envs.ledger import LedgerEnv
@@ -48,6 +52,7 @@ def test_manifest_records_what_reproduction_needs(tmp_path: Path) -> None:
     }
     assert m["gymforge"]["version"] and m["python"]["version"].startswith("3.")
     assert "pydantic" in m["dependencies"]
+    assert m["sandbox"] == {"kind": "local"}
     report = reproduce(tmp_path / "manifest.json", tmp_path / "again")
     assert report.ok and report.compared == report.identical == 8
     assert report.sampling_matches is True and report.policy == "random"
@@ -91,3 +96,32 @@ def test_changed_dataset_is_refused(tmp_path: Path) -> None:
     bad = cli("reproduce", str(tmp_path / "run" / "manifest.json"), "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "does not take datasets" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_reproduce_uses_the_sandbox_the_run_recorded(tmp_path: Path) -> None:
+    """A run judged in containers is reproduced in containers unless --sandbox says
+    otherwise: here the recorded docker backend has no engine, so reproduce refuses in one
+    line before any episode, and --sandbox local reproduces it."""
+    if not bwrap_works()[0]:
+        pytest.skip("bubblewrap unavailable")
+    run = tmp_path / "run"
+    assert cli("run", "code", "--policy", "oracle", "-n", "2", "--out", str(run)).returncode == 0
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["sandbox"] = {"kind": "docker", "image": "gymforge-base-full", "image_id": None}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    env = dict(os.environ, GYMFORGE_DOCKER=str(tmp_path / "no-such-engine"))
+    env.pop("GYMFORGE_SANDBOX", None)
+    args = [sys.executable, "-m", "gymforge.cli", "reproduce", str(run)]
+    refused = subprocess.run(
+        [*args, "--out", str(tmp_path / "a")], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert refused.returncode == 2 and "make containers" in refused.stderr, refused.stderr
+    assert not (tmp_path / "a" / "trajectories.jsonl").exists()
+    local = subprocess.run(
+        [*args, "--out", str(tmp_path / "b"), "--sandbox", "local"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert local.returncode == 0, local.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from gymforge.cli.common import app, err, fail, friendly, overwrite_option
+from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.evaluate.reproduce import compare_eval, redraw_for
 from gymforge.rollout.manifest import read_manifest
 from gymforge.rollout.reproduce import reproduce
@@ -22,6 +23,12 @@ def reproduce_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the new run."),
     overwrite: bool = overwrite_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the diff report to stdout."),
+    sandbox: str | None = typer.Option(
+        None,
+        "--sandbox",
+        help="Sandbox backend for untrusted code (local or docker). Default: the one the run "
+        "recorded in its manifest.",
+    ),
 ) -> None:
     """Re-run a run, eval or calibration from its manifest (scripted policies, or recorded
     actions for a model) and diff it against the original; for an eval, also recompute
@@ -29,6 +36,7 @@ def reproduce_cmd(
     if manifest.is_dir():
         manifest = manifest / "manifest.json"
     recorded = read_manifest(manifest)
+    use_sandbox(sandbox or (recorded.get("sandbox") or {}).get("kind"))
     report = reproduce(manifest, out, redraw=redraw_for(recorded), overwrite=overwrite)
     if report.command == "eval":
         report.results = compare_eval(recorded, manifest.parent, out)

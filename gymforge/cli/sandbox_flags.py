@@ -1,4 +1,5 @@
-"""The ``--sandbox`` flag of ``grade``, ``run``, ``eval``, ``qa`` and ``serve``, defined once.
+"""The ``--sandbox`` flag of ``grade``, ``run``, ``eval``, ``qa`` and ``serve``, defined once
+(``reproduce`` has its own, defaulting to the sandbox the run recorded).
 
 It chooses the backend untrusted code runs in (``local``: bubblewrap on this host, the
 default; ``docker``: long-lived containers of podman or another Docker-compatible engine) by

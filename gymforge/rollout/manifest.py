@@ -2,8 +2,9 @@
 
 Every run writes ``manifest.json`` beside its trajectories: the ``RunSpec`` (environment,
 policy, task sampling and group settings), the task ids it drew, the environment and
-renderer versions, dataset hashes, the gymforge version and git commit, the Python version
-and the exact versions of every installed distribution. ``gymforge reproduce`` reads it, and
+renderer versions, dataset hashes, the sandbox backend untrusted code ran in (with the
+container image's id), the gymforge version and git commit, the Python version and the exact
+versions of every installed distribution. ``gymforge reproduce`` reads it, and
 ``--resume`` compares a new invocation with it (``resume_mismatches``) so that two different
 runs never mix in one directory.
 """
@@ -25,6 +26,7 @@ import gymforge
 from gymforge.core.env import EnvSpec
 from gymforge.core.errors import ConfigError, validation_problem
 from gymforge.rollout.spec import RunSpec, recorded_fields
+from gymforge.sandbox.selection import describe_selection
 
 MANIFEST_VERSION = 1
 
@@ -100,6 +102,7 @@ def build_manifest(
         },
         "tasks": task_ids,
         "datasets": datasets,
+        "sandbox": describe_selection(),
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),

@@ -32,3 +32,19 @@ def select_kind(kind: str | None) -> None:
     """Make ``kind`` this process's backend (``None`` keeps what the environment says)."""
     if kind is not None:
         os.environ[SANDBOX_ENV] = check_kind(kind.strip().lower())
+
+
+def describe_selection() -> dict[str, str | None]:
+    """What the selected backend runs on, for a run's manifest: ``{"kind": "local"}``, or for
+    ``docker`` also the image and its id (``image_id`` None when the engine cannot say)."""
+    kind = selected_kind()
+    if kind != "docker":
+        return {"kind": kind}
+    from gymforge.sandbox.docker_engine import default_image, engine, image_facts
+
+    image = default_image()
+    try:
+        image_id: str | None = image_facts(engine(), image).image_id
+    except Exception:  # no engine or no image: the run's pre-flight says so, in one line
+        image_id = None
+    return {"kind": kind, "image": image, "image_id": image_id}

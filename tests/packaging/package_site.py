@@ -7,16 +7,15 @@ read by the real scan."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-import threading
-import time
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gymforge.testing.served import served
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,42 +69,10 @@ class Site:
 
     @contextmanager
     def serve(self, *args: str, timeout: float = 60.0) -> Iterator[str]:
-        """``gymforge serve ARGS --port 0`` on 127.0.0.1; yields its ``ws://`` URL (startup
-        bounded by ``timeout``), then stops the server."""
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gymforge.cli", "serve", *args, "--port", "0"],
-            env=self.env(),
-            cwd=self.root,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        found: list[str] = []
-
-        def read() -> None:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                match = re.search(r"ws://127\.0\.0\.1:\d+", line)
-                if match:
-                    found.append(match.group(0))
-                    break
-            for _ in proc.stderr:  # drain, so the server never blocks on a full pipe
-                pass
-
-        threading.Thread(target=read, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while not found and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        try:
-            assert found, f"gymforge serve {args} did not start (exit {proc.poll()})"
-            yield found[0]
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        """``gymforge serve ARGS`` on 127.0.0.1 with this site's path; yields its ``ws://``
+        URL, then stops the server."""
+        with served(*args, env=self.env(), cwd=self.root, timeout=timeout) as url:
+            yield url
 
 
 def entry_points_of(package: Path) -> dict[str, str]:
