@@ -91,9 +91,10 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         if not self._preflight_done:
             self.preflight()
             self._preflight_done = True
-        if self.shared_sandbox and self.truth_of(self.tasks.resolve(task_id)).mode == "command":
+        obs = await super().reset(task_id, seed)
+        if self.shared_sandbox and self.truth.mode == "command":
             require_read_only_files()  # the post-submit hidden run's files are read-only
-        return await super().reset(task_id, seed)
+        return obs
 
     def init_world(self, task: Task, r: random.Random) -> ws.Repo:
         truth = self.truth_of(task)

@@ -29,6 +29,7 @@ from gymforge.envs.swe.issues import bug_issue, distractors, feature_issue, refa
 from gymforge.envs.swe.mutate import bugs_of
 from gymforge.envs.swe.projects import BUG_CLASSES, Mutation, Project
 from gymforge.envs.swe.repogen import (
+    MAX_LINES,
     PROTECTED,
     UNBOUNDED,
     Unit,
@@ -110,7 +111,7 @@ def _mutated(units: list[Unit], key: str, m: Mutation) -> list[Unit] | None:
 def _differing(good: Any, bad: Any, gen: Any, r: random.Random) -> list[tuple[list[Any], Any, Any]]:
     out = []
     for args in _inputs(gen, r):
-        want, got = outcome(good, args), outcome(bad, args)
+        want, got = outcome(good, args), outcome(bad, args, MAX_LINES)
         if got == UNBOUNDED:
             return []  # a mutant that can hang is not a bug to train on
         if isinstance(want, tuple) and want[:1] == ("raises",):
@@ -246,7 +247,7 @@ def _visible(
             continue
         cases = []
         for args in _inputs(gens[u.key], r, 12):
-            got, want = outcome(a[u.key], args), outcome(b[u.key], args)
+            got, want = outcome(a[u.key], args, MAX_LINES), outcome(b[u.key], args)
             if got == want and type(got) is type(want) and not isinstance(got, tuple):
                 cases.append((args, got))
             if len(cases) == N_VISIBLE:

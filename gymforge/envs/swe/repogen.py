@@ -167,7 +167,8 @@ _FAILED = object()
 
 
 MAX_LINES = 200_000
-"""Lines one call may execute here; a mutant can loop forever (``n += 1`` made ``n -= 1``)."""
+"""Lines one call of mutated code may execute here; a mutant can loop forever (``n += 1``
+made ``n += 0``)."""
 UNBOUNDED = ("raises", "Unbounded", f"more than {MAX_LINES} lines executed")
 
 
@@ -175,10 +176,13 @@ class _Unbounded(BaseException):
     """Raised by the line budget; a BaseException, so the code's own ``except`` misses it."""
 
 
-def outcome(fn: Callable[..., Any], args: list[Any]) -> Any:
-    """``fn(*args)``, or a ``("raises", type name, message)`` marker when it raises;
-    ``UNBOUNDED`` when it runs past ``MAX_LINES`` (generated code runs in this process)."""
-    left = MAX_LINES
+def outcome(fn: Callable[..., Any], args: list[Any], max_lines: int | None = None) -> Any:
+    """``fn(*args)``, or a ``("raises", type name, message)`` marker when it raises. With
+    ``max_lines`` (for mutated code, which runs in this process and can loop forever), a call
+    that executes more lines than that is stopped and gives ``UNBOUNDED``."""
+    if max_lines is None:
+        return _call(fn, args)
+    left = max_lines
 
     def local(frame: Any, event: str, arg: Any) -> Any:
         nonlocal left
@@ -191,13 +195,18 @@ def outcome(fn: Callable[..., Any], args: list[Any]) -> Any:
     previous = sys.gettrace()
     sys.settrace(lambda frame, event, arg: local)
     try:
-        return fn(*[_copy(a) for a in args])
+        return _call(fn, args)
     except _Unbounded:
         return UNBOUNDED
-    except Exception as err:  # the generated code's own behaviour, recorded as data
-        return ("raises", type(err).__name__, str(err)[:80])
     finally:
         sys.settrace(previous)
+
+
+def _call(fn: Callable[..., Any], args: list[Any]) -> Any:
+    try:
+        return fn(*[_copy(a) for a in args])
+    except Exception as err:  # the generated code's own behaviour, recorded as data
+        return ("raises", type(err).__name__, str(err)[:80])
 
 
 def _copy(v: Any) -> Any:

@@ -9,7 +9,7 @@ import ast
 from gymforge.core.seeding import rng
 from gymforge.envs.swe.families import FAMILIES, _differing
 from gymforge.envs.swe.mutate import bugs_of, mutants
-from gymforge.envs.swe.repogen import UNBOUNDED, outcome
+from gymforge.envs.swe.repogen import MAX_LINES, UNBOUNDED, outcome
 from gymforge.envs.swe.templates import PROJECTS
 
 SOURCE = '''def f(xs, k=2, label="ab", strict=False):
@@ -77,7 +77,7 @@ def test_a_mutant_that_hangs_is_measured_and_never_chosen() -> None:
     hang = next(m for m in mutants(slug.source) if m.new.strip() == "n += 0")
     ns: dict[str, object] = {"slugify": lambda t: t.lower()}
     exec(slug.source.replace(hang.old, hang.new), ns)
-    assert outcome(ns["unique_slug"], ["a", ["a", "a-2"]]) == UNBOUNDED  # type: ignore[arg-type]
+    assert outcome(ns["unique_slug"], ["a", ["a", "a-2"]], MAX_LINES) == UNBOUNDED  # type: ignore[arg-type]
     good: dict[str, object] = {"slugify": lambda t: t.lower()}
     exec(slug.source, good)
     gen = lambda r: ["a", ["a", "a-2"]]  # noqa: E731
