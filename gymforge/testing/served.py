@@ -1,64 +1,88 @@
 """``gymforge serve`` as a child process, for tests and benchmarks that talk to it over the
-network: started on 127.0.0.1 with ``--port 0``, its ``ws://`` URL read from its log, and
-stopped afterwards. Every wait is bounded."""
+network: started on 127.0.0.1 with ``--port 0``, its port read from its log, and stopped
+afterwards. Every wait is bounded."""
 
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-_URL = re.compile(r"ws://127\.0\.0\.1:\d+")
 
+class ServeProcess:
+    """``gymforge serve ARGS --port 0`` in a subprocess (``env`` and ``cwd`` as given); the
+    port is read from its banner and ``url`` is ready once it accepts connections. Startup is
+    bounded by ``timeout``; ``stop`` terminates it (then kills it). A context manager too."""
 
-@contextmanager
-def served(
-    *args: str,
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
-    timeout: float = 60.0,
-) -> Iterator[str]:
-    """``gymforge serve ARGS --port 0``; yields its ``ws://`` URL (start-up bounded by
-    ``timeout``), then terminates it (killed if it does not stop within 10 s)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gymforge.cli", "serve", *args, "--port", "0"],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    found: list[str] = []
+    def __init__(
+        self,
+        *args: str,
+        timeout: float = 30.0,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gymforge.cli", "serve", *args, "--port", "0"],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.port = self._read_port(timeout)
+        self.url = f"ws://127.0.0.1:{self.port}"
 
-    def read() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            match = _URL.search(line)
-            if match:
-                found.append(match.group(0))
-                break
-        for _ in proc.stderr:  # drain, so the server never blocks on a full pipe
+    def _read_port(self, timeout: float) -> int:
+        found: list[int] = []
+        lines: list[str] = []
+
+        def read() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                lines.append(line)
+                match = re.search(r"ws://127\.0\.0\.1:(\d+)/ws", line)
+                if match:
+                    found.append(int(match.group(1)))
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if not found:
+            self.stop()
+            raise RuntimeError(f"gymforge serve did not start in {timeout:g} s: {''.join(lines)}")
+        threading.Thread(target=self._drain, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while True:  # the banner precedes uvicorn's startup by a moment
+            try:
+                socket.create_connection(("127.0.0.1", found[0]), timeout=1).close()
+                return found[0]
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise
+                time.sleep(0.05)
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for _ in self.proc.stderr:
             pass
 
-    threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while not found and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        if not found:
-            raise RuntimeError(
-                f"gymforge serve {' '.join(args)} did not start (exit {proc.poll()})"
-            )
-        yield found[0]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

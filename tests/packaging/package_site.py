@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gymforge.testing.served import served
+from gymforge.testing.served import ServeProcess
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,8 +71,8 @@ class Site:
     def serve(self, *args: str, timeout: float = 60.0) -> Iterator[str]:
         """``gymforge serve ARGS`` on 127.0.0.1 with this site's path; yields its ``ws://``
         URL, then stops the server."""
-        with served(*args, env=self.env(), cwd=self.root, timeout=timeout) as url:
-            yield url
+        with ServeProcess(*args, env=self.env(), cwd=self.root, timeout=timeout) as server:
+            yield server.url
 
 
 def entry_points_of(package: Path) -> dict[str, str]:

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import socket
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from websockets.sync.client import ClientConnection, connect
 
 from gymforge.serve.launch import ServerThread
+from gymforge.testing import served
 
 HERE = Path(__file__).resolve().parent
 ENVS = HERE / "serve_envs.py"
@@ -65,67 +60,8 @@ class Raw:
 REPO = HERE.parents[1]
 
 
-class ServeProcess:
-    """``gymforge serve ... --port 0`` in a subprocess; the port is read from its banner.
-    Startup is bounded; ``stop`` terminates it (then kills it)."""
-
-    def __init__(self, *args: str, timeout: float = 30.0) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        )
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gymforge.cli", "serve", *args, "--port", "0"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.port = self._read_port(timeout)
-        self.url = f"ws://127.0.0.1:{self.port}"
-
-    def _read_port(self, timeout: float) -> int:
-        found: list[int] = []
-        lines: list[str] = []
-
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for line in self.proc.stderr:
-                lines.append(line)
-                match = re.search(r"ws://127\.0\.0\.1:(\d+)/ws", line)
-                if match:
-                    found.append(int(match.group(1)))
-                    return
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if not found:
-            self.stop()
-            raise RuntimeError(f"gymforge serve did not start in {timeout:g} s: {''.join(lines)}")
-        threading.Thread(target=self._drain, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while True:  # the banner precedes uvicorn's startup by a moment
-            try:
-                socket.create_connection(("127.0.0.1", found[0]), timeout=1).close()
-                return found[0]
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise
-                time.sleep(0.05)
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for _ in self.proc.stderr:
-            pass
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+def ServeProcess(*args: str, timeout: float = 30.0) -> served.ServeProcess:
+    """``gymforge serve ARGS`` from this checkout (``gymforge.testing.served``)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return served.ServeProcess(*args, timeout=timeout, env=env, cwd=REPO)

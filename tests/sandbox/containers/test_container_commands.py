@@ -11,7 +11,7 @@ from pathlib import Path
 
 from containers_helpers import CONTAINERS
 
-from gymforge.testing.served import served
+from gymforge.testing.served import ServeProcess
 
 pytestmark = CONTAINERS
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,8 +49,10 @@ def test_eval_judges_in_containers(tmp_path: Path) -> None:
 
 def test_serve_judges_in_containers(tmp_path: Path) -> None:
     serve = ("code", "--sandbox", "docker", "--qa-hooks")  # the oracle is a QA hook
-    with served(*serve, env=_env(), cwd=ROOT, timeout=120) as url:
-        proc = _cli("run", url, "--policy", "oracle", "-n", "3", "--json", "--out", str(tmp_path))
+    with ServeProcess(*serve, env=_env(), cwd=ROOT, timeout=120) as server:
+        proc = _cli(
+            "run", server.url, "--policy", "oracle", "-n", "3", "--json", "--out", str(tmp_path)
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
     assert summary["episodes"] == 3 and summary["success_rate"] == 1.0, summary
