@@ -171,3 +171,28 @@ def test_edge_calls_reach_members_behind_refs_and_nested_models() -> None:
 def test_admitted_types(spec: Any, types: tuple[str, ...]) -> None:
     root = {"$defs": {"Model": {"type": "object"}, "Cycle": {"$ref": "#/$defs/Cycle"}}}
     assert admitted_types(spec, root) == types
+
+
+def test_a_schema_with_a_dangling_ref_is_a_finding_not_a_crash() -> None:
+    from gymforge.qa.checks.common import CheckFailed
+
+    dangling = {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look a thing up.",
+            "parameters": {
+                "type": "object",
+                "properties": {"key": {"$ref": "#/$defs/Missing"}},
+                "required": ["key"],
+            },
+        },
+    }
+    with pytest.raises(
+        CheckFailed, match=r"tool lookup: .*\$ref '#/\$defs/Missing' points nowhere"
+    ):
+        CallAudit.of([dangling], {})
+    bad = {**dangling, "function": {**dangling["function"], "parameters": {"type": 7}}}
+    with pytest.raises(CheckFailed, match="tool lookup: its parameter schema is not valid"):
+        CallAudit.of([bad], {})
+    CallAudit.of(_schemas(), {})  # the good schemas, refs and all, pass

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
 from gymforge.core.capabilities import ToolView
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import ToolCall
 from gymforge.qa.checks.common import CheckFailed, first_difference, short
 from gymforge.qa.checks.effects import Prefix, effect_view, succeeded
-from gymforge.qa.checks.schema_types import admitted_types, named_values, subschemas
+from gymforge.qa.checks.schema_types import admitted_types, named_values, resolve, subschemas
 
 LONG = "z" * 5000
 UNICODE = "Zo\u00eb \u6771\u4eac \U0001f680 e\u0301 \u202eabc"
@@ -50,6 +51,30 @@ NEUTRAL: dict[str, Any] = {
     "array": [],
     "object": {},
 }
+
+
+def _check_schema(name: str, params: Mapping[str, Any]) -> None:
+    """A tool schema the agent is shown must be usable: a valid JSON Schema whose every
+    ``$ref`` points inside it. CheckFailed naming the tool otherwise."""
+    try:
+        Draft202012Validator.check_schema(params)
+    except SchemaError as err:
+        raise CheckFailed(
+            f"tool {name}: its parameter schema is not valid JSON Schema: {err.message[:200]}"
+        ) from None
+    stack: list[Any] = [params]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and resolve(ref, params) is None:
+                raise CheckFailed(
+                    f"tool {name}: its parameter schema's $ref {ref!r} points nowhere in it; "
+                    "a model cannot fill in a parameter whose schema it cannot read"
+                )
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def edge_values(spec: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> list[Any]:
@@ -97,6 +122,7 @@ class CallAudit:
         copied = tuple(dict(s) for s in schemas)
         for schema in copied:
             fn = schema["function"]
+            _check_schema(fn["name"], fn["parameters"])
             validators[fn["name"]] = Draft202012Validator(fn["parameters"])
             params[fn["name"]] = dict(fn["parameters"])
         effects = {n: frozenset(t.error_effects) for n, t in tools.items()}
