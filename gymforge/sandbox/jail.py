@@ -103,16 +103,17 @@ def libc() -> ctypes.CDLL:
     return _libc
 
 
-def _prctl(option: int, arg: int) -> bool:
+def prctl(option: int, arg: int) -> bool:
+    """``prctl(option, arg)``; whether it succeeded (``ctypes.get_errno()`` says why not)."""
     return bool(libc().prctl(option, ctypes.c_ulong(arg), 0, 0, 0) == 0)
 
 
 def set_dumpable(on: bool) -> bool:
-    return _prctl(PR_SET_DUMPABLE, 1 if on else 0)
+    return prctl(PR_SET_DUMPABLE, 1 if on else 0)
 
 
 def set_subreaper() -> bool:
-    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def install_seccomp() -> str:

@@ -17,6 +17,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import TYPE_CHECKING
+
+# In the sandbox this file's siblings are imported by bare name (its directory is on
+# sys.path); on the host (doctor, preflight, models) it is a module of this package.
+if TYPE_CHECKING or __package__:
+    from gymforge.sandbox.jail import libc, prctl
+else:
+    from jail import libc, prctl
 
 SCRATCH = ".gf-scratch"
 """The one writable directory of a read-only job, under its job directory (``HOME``,
@@ -62,15 +70,9 @@ class _PathBeneath(ctypes.Structure):  # struct landlock_path_beneath_attr, pack
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-_libc: ctypes.CDLL | None = None
-
-
 def _syscall(*args: object) -> int:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
     ctypes.set_errno(0)
-    r = int(_libc.syscall(*args))
+    r = int(libc().syscall(*args))
     if r < 0:
         e = ctypes.get_errno()
         raise OSError(e, os.strerror(e))
@@ -119,7 +121,7 @@ def restrict_writes(writable: list[str], devices: str = "/dev") -> int:
                 )
             finally:
                 os.close(fd)
-        if _libc is not None and _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        if not prctl(_PR_SET_NO_NEW_PRIVS, 1):
             e = ctypes.get_errno()
             raise OSError(e, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(e)}")
         _syscall(ctypes.c_long(_RESTRICT_SELF), ruleset, 0)

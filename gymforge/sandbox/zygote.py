@@ -129,15 +129,16 @@ class Zygote:
     # ------------------------------------------------------------------ job set-up
     def child_job(self, hdr: dict[str, Any]) -> dict[str, Any]:
         env = dict(hdr.get("env", {}))
-        home = self.jobdir
+        home, writable = self.jobdir, None
         if hdr.get("read_only"):  # the job's one writable place; its files are read-only
             home = os.path.join(self.jobdir, SCRATCH)
             os.mkdir(home, 0o700)
+            writable = [home]
         env.update(HOME=home, TMPDIR=home, PWD=self.jobdir)
         keys = ("mode", "argv", "main", "rlimits", "seed", "return_bytes", "prelude")
         job = {k: hdr.get(k) for k in keys}
         job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
-        job["writable"] = [home] if hdr.get("read_only") else None
+        job["writable"] = writable
         return job
 
     def new_proc(
