@@ -49,6 +49,9 @@ class UnionParamsEnv(LedgerEnv):
             note: The note itself.
             extra: Anything else.
         """
+        return self.describe(ref, due, mode, note)
+
+    def describe(self, ref: int | str, due: float | None, mode: Any, note: Note) -> str:
         return f"noted {ref}: {note.text} ({mode}, {due})"
 
 
@@ -56,24 +59,7 @@ class EmptyRefCrashEnv(UnionParamsEnv):
     """Defect: ``annotate`` reads the first character of a string ``ref``, so the schema-valid
     empty string crashes it. Only a call with a valid nested ``note`` reaches that line."""
 
-    @tool
-    def annotate(
-        self,
-        ref: int | str,
-        due: float | None,
-        mode: Literal["x", 1],
-        note: Note,
-        extra: Any = None,
-    ) -> str:
-        """Attach a note to a reference (changes nothing).
-
-        Args:
-            ref: A transfer number or an account id.
-            due: Days until it is due, if any.
-            mode: How to file it.
-            note: The note itself.
-            extra: Anything else.
-        """
+    def describe(self, ref: int | str, due: float | None, mode: Any, note: Note) -> str:
         return f"noted {ref[0] if isinstance(ref, str) else ref}: {note.text}"
 
 
