@@ -71,7 +71,7 @@ def base_header(
         "return_bytes": limits.return_bytes,
         "call_timeout": limits.call_timeout,
         "seed": job.seed,
-        "main": lang.main,
+        "main": job.main_file or lang.main,
         "respawn": job.respawn,
         "stop_on_timeout": job.stop_on_timeout,
         "max_files": limits.files,
@@ -81,9 +81,10 @@ def base_header(
 
 def job_files(job: SandboxJob, lang: Language) -> dict[str, bytes]:
     """The files a job's directory starts with: its extra files, then its source under the
-    language's main file name (the source always wins over an extra file of that name)."""
+    language's main file name, or ``job.main_file`` (the source always wins over an extra file
+    of that name)."""
     files = {k: _bytes(v) for k, v in job.files.items()}
-    files[lang.main] = _bytes(job.source)
+    files[job.main_file or lang.main] = _bytes(job.source)
     return files
 
 
@@ -131,14 +132,14 @@ def run_request(
         hdr["keep"] = {
             "max_bytes": job.limits.workspace_bytes,
             "max_files": MAX_KEPT_FILES,
-            "skip": [lang.main, ARTEFACT] if prog is not None else [lang.main],
+            "skip": [hdr["main"], ARTEFACT] if prog is not None else [hdr["main"]],
         }
     mode = job.mode
     if lang.kind == "exec":
         hdr["op"], hdr["mode"] = "run", "exec"
         hdr["argv"] = lang.argv(
             lang.run,
-            main=f"{jobdir}/{lang.main}",
+            main=f"{jobdir}/{job.main_file or lang.main}",
             prog=f"{jobdir}/{ARTEFACT}",
             heap_mb=heap_mb(job.limits, memory_cgroup),
         ) + list(job.argv)
@@ -169,7 +170,9 @@ def compile_request(
     hdr = base_header(job, lang, limits, nproc_slack)
     hdr["rlimits"]["nproc"] = limits.processes + nproc_slack
     hdr["op"], hdr["mode"] = "run", "exec"
-    hdr["argv"] = lang.argv(lang.compile, main=f"{jobdir}/{lang.main}", out=f"{jobdir}/{ARTEFACT}")
+    hdr["argv"] = lang.argv(
+        lang.compile, main=f"{jobdir}/{job.main_file or lang.main}", out=f"{jobdir}/{ARTEFACT}"
+    )
     hdr["collect"] = ARTEFACT
     blobs: list[bytes] = [b"", b""]
     hdr["stdin_blob"] = 1

@@ -163,6 +163,14 @@ class SandboxJob(_Frozen):
             "Landlock (gymforge sandbox doctor says)"
         ),
     ] = False
+    main_file: Annotated[
+        str | None,
+        Field(
+            description="program mode: the main file's name in the job directory (default: "
+            "the language's, e.g. main.py), for jobs whose files may hold one of that name; "
+            "a plain file name that none of ``files`` has"
+        ),
+    ] = None
 
     @field_validator("files")
     @classmethod
@@ -179,6 +187,9 @@ class SandboxJob(_Frozen):
             p == SCRATCH or p.startswith(SCRATCH + "/") for p in self.files
         ):
             raise ValueError(f"{SCRATCH}/ is the job's scratch directory, not a job file")
+        m = self.main_file
+        if m is not None and ("/" in m or m == SCRATCH or m in self.files or check_relpath(m) != m):
+            raise ValueError(f"main_file must be a plain file name no job file has: {m!r}")
         return self
 
     @property
@@ -188,7 +199,8 @@ class SandboxJob(_Frozen):
 
 def check_relpath(name: str) -> str:
     norm = posixpath.normpath(name)
-    if not name or name.startswith("/") or norm.startswith("..") or "\0" in name or norm == ".":
+    escapes = norm == ".." or norm.startswith("../")  # ``..oops`` is a name like any other
+    if not name or name.startswith("/") or escapes or "\0" in name or norm == ".":
         raise ValueError(f"file name must be a relative path inside the job directory: {name!r}")
     return norm
 

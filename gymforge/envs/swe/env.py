@@ -9,7 +9,9 @@ The repository lives in this process as a dict of files (reset copies the templa
 ``workspace``); ``run_tests`` and ``run_command`` are one sandbox job each, given the files,
 with a per-call limit of ``RUN_LIMITS.wall_time`` seconds and ``RUN_LIMITS.output_bytes``
 bytes per stream (past it the job is killed; ``SHOWN_CHARS`` of each stream are shown).
-Files a command writes are kept (``__pycache__`` excepted). Durations never enter an
+Files a command writes are kept (``__pycache__`` excepted) as ``intake`` takes them in: a
+name or size the workspace cannot hold is left out and the report says so. The job's own
+entry program is ``runner.ENTRY``, a reserved name, so a repository's ``main.py`` stays. Durations never enter an
 observation, so a replay reproduces every one. Judging: ``judging``.
 """
 
@@ -30,11 +32,12 @@ from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.envs.swe import workspace as ws
 from gymforge.envs.swe.families import FAMILIES, SPLIT, TRAIN_FAMILIES
+from gymforge.envs.swe.intake import take_in
 from gymforge.envs.swe.judging import judge_repo
 from gymforge.envs.swe.redteam import REDTEAM
 from gymforge.envs.swe.reports import CommandReport, TestsReport, entries
 from gymforge.envs.swe.reward import SweReward
-from gymforge.envs.swe.runner import COMMAND, TEST_RUNNER, parse_report
+from gymforge.envs.swe.runner import COMMAND, ENTRY, TEST_RUNNER, parse_report
 from gymforge.envs.swe.taskfile import load_task_file
 from gymforge.envs.swe.truth import Issue, SweTruth
 from gymforge.kit.tool_env import ToolEnv
@@ -247,6 +250,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             env={"PYTHONDONTWRITEBYTECODE": "1"},
             limits=RUN_LIMITS,
             seed=derive_seed(self.task.task_id, self.seed, what, n),
+            main_file=ENTRY,
         )
         r = await self.judge.backend.arun(job)
         if r.status is Status.INTERNAL_ERROR:
@@ -325,7 +329,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             if r.files_truncated:
                 note = "the command's file changes were not kept: the workspace limit was exceeded"
             else:
-                changed, note = self._take_files(r.files)
+                taken = take_in(self.world.files, r.files)
+                self.world.files, changed, note = taken.files, taken.changed, taken.note()
         return CommandReport(
             status=str(r.status),
             exit_code=r.exit_code,
@@ -335,22 +340,6 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             files_changed=changed,
             note=note,
         )
-
-    def _take_files(self, raw: dict[str, bytes]) -> tuple[list[str], str | None]:
-        files: dict[str, str] = {}
-        skipped = 0
-        for p, data in raw.items():
-            if "__pycache__/" in p or p.endswith(".pyc"):
-                continue
-            try:
-                files[p] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                skipped += 1
-        before = self.world.files
-        changed = sorted(p for p in before.keys() | files.keys() if before.get(p) != files.get(p))
-        self.world.files = files
-        note = f"{skipped} binary files were not kept (text files only)" if skipped else None
-        return changed, note
 
     @tool(ends_episode=True)
     def submit(self, summary: str = "") -> str:

@@ -4,31 +4,42 @@ Facts first, then the verdict: which protected files changed (any change fails t
 whatever the tests say), the diff size against the template, whether the visible tests were
 run, and which hidden tests passed.
 
+Hidden runs are **built, not inherited** (``build``): they start from a fresh copy of the
+task's original files with only the agent's changes to source files applied; changes to
+protected files, test directories, runner and start-up files, and modules that could shadow
+the standard library or a test runner are dropped (``dropped_changes``). **No change, no
+reward**: when none of the agent's changes reached the hidden run, the verdict is
+``no_change`` with score 0, whatever the regression checks say. Agent data never makes the
+judge raise: the workspace's names and sizes were checked where they came in (``intake``),
+and a workspace that still holds an unacceptable file fails with ``unacceptable_files``.
+
 - ``checks`` mode: each hidden check is one plain-data call through the code judge's call
-  path (``CodeJudge.ajudge`` on a ``calls`` truth, the workspace as the job's files): the
+  path (``CodeJudge.ajudge`` on a ``calls`` truth, the built tree as the job's files): the
   sandbox returns what the workspace's function returned, as plain data, and the judge
   compares it type-strictly in its own process. Expected values never leave this process.
-- ``command`` mode (user task files): after ``submit``, one fresh sandbox job holds the
-  agent's files with the judge's own copies of the protected files and the hidden test files
-  laid over them (agent-made protected files, ``sitecustomize``/``usercustomize`` and ``.pth``
-  files left out). Every file of that job is read-only to it (``read_only_files``: the kernel
-  refuses any write, create, rename or delete, so no file can be rewritten even for a moment
-  and put back; ``HOME``/``TMPDIR`` is the one writable place), and the verdict says
-  ``agent_files_read_only: true``. The hidden command's exit status decides; a run whose files
-  came back changed fails too (``tampered_during_run``, a second lock). The agent's code runs
-  in the tests' process, so this mode is weaker, and the verdict says ``weaker_mode: true``.
+- ``command`` mode (user task files): after ``submit``, one fresh sandbox job holds the built
+  tree with the row's hidden test files laid over it, and runs the hidden command through
+  ``runner.HIDDEN_COMMAND``: no Python it starts puts the repository ahead of the standard
+  library on ``sys.path``. Every file of that job is read-only to it (``read_only_files``:
+  the kernel refuses any write, create, rename or delete, so no file can be rewritten even
+  for a moment and put back; ``HOME``/``TMPDIR`` is the one writable place), and the verdict
+  says ``agent_files_read_only: true``. The hidden command's exit status decides; a run whose
+  judge-owned files came back changed fails too (``tampered_during_run``, a second lock). The
+  agent's source code runs in the tests' process, so this mode is weaker, and the verdict
+  says ``weaker_mode: true``.
 """
 
 from __future__ import annotations
 
-import posixpath
 import shlex
 from typing import Any
 
 from gymforge.core.verdict import Verdict
-from gymforge.envs.swe.runner import CALL_DISPATCH, CALL_ENTRY, COMMAND
+from gymforge.envs.swe.build import Built, built_tree
+from gymforge.envs.swe.intake import refusal
+from gymforge.envs.swe.runner import BOOT_FILES, CALL_DISPATCH, CALL_ENTRY, ENTRY, HIDDEN_COMMAND
 from gymforge.envs.swe.truth import SweTruth
-from gymforge.envs.swe.workspace import Repo, diff_lines, is_protected, protected_changes
+from gymforge.envs.swe.workspace import Repo, diff_lines, protected_changes
 from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.tally import MAX_CASES
@@ -37,7 +48,6 @@ VERIFIER = "swe/1"
 HIDDEN_LIMITS = Limits(
     wall_time=30.0, cpu_time=20.0, output_bytes=256 << 10, workspace_bytes=8 << 20
 )
-UNTRUSTED_HOOKS = ("sitecustomize.py", "usercustomize.py")
 
 
 async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
@@ -54,11 +64,21 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         "visible_test_runs": repo.test_runs,
         "submitted": repo.submitted,
     }
+    refused = sorted(p for p in repo.files if refusal(p) is not None)
+    if refused:  # unreachable through the tools (``intake``); never a verifier error
+        facts["unacceptable_files"] = [
+            p.encode("utf-8", "backslashreplace").decode() for p in refused
+        ]
+        return Verdict(
+            passed=False, score=0.0, reason="unacceptable_files", facts=facts, verifier=VERIFIER
+        )
+    built = built_tree(truth.files, repo.files, truth.protected, truth.hidden_files)
+    facts["dropped_changes"] = sorted(built.dropped)
     if truth.mode == "checks":
-        results = await _checks(judge, truth, repo.files)
+        results = await _checks(judge, truth, built.files)
         facts["hidden_tests"] = results
     else:
-        ok, status, tampered = await _command(judge, truth, repo.files)
+        ok, status, tampered = await _command(judge, truth, built)
         results = {"hidden_command": ok}
         facts["hidden_tests"] = results
         facts["hidden_status"] = status
@@ -70,14 +90,15 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
     reason = None
     if changed:
         reason = "protected_files_changed"
-    elif lines == 0:
+    elif not built.changed:
         reason = "no_change"
     elif not all_pass:
         reason = "hidden_tests_failed"
-    score = passed_n / len(results) if results else 0.0
+    earned = not changed and built.changed  # no change, no reward
+    score = passed_n / len(results) if results and earned else 0.0
     return Verdict(
         passed=reason is None,
-        score=0.0 if changed else score,
+        score=score,
         reason=reason,
         facts=facts,
         verifier=VERIFIER,
@@ -103,43 +124,32 @@ async def _checks(judge: CodeJudge, truth: SweTruth, files: dict[str, str]) -> d
     return out
 
 
-def hidden_files(truth: SweTruth, files: dict[str, str]) -> dict[str, str]:
-    """The hidden run's job directory: the agent's files, minus protected files it made and
-    interpreter start-up hooks, with the judge's protected and hidden test files over them."""
-    kept = {
-        p: t
-        for p, t in files.items()
-        if not (is_protected(p, truth.protected) and p not in truth.files)
-        and posixpath.basename(p) not in UNTRUSTED_HOOKS
-        and not p.endswith(".pth")
-    }
-    kept.update({p: t for p, t in truth.files.items() if is_protected(p, truth.protected)})
-    kept.update(truth.hidden_files)
-    return kept
+def hidden_files(truth: SweTruth, built: Built) -> dict[str, str]:
+    """The hidden run's job directory: the built tree, the row's hidden test files over it, and
+    the judge's ``sys.path`` boot files."""
+    return {**built.files, **truth.hidden_files, **BOOT_FILES}
 
 
-async def _command(
-    judge: CodeJudge, truth: SweTruth, files: dict[str, str]
-) -> tuple[bool, str, list[str]]:
+async def _command(judge: CodeJudge, truth: SweTruth, built: Built) -> tuple[bool, str, list[str]]:
     """(passed, status, judge-owned files the run changed). The job's files are read-only to
-    it; it still hands them back, and a run whose protected or hidden test files came back
-    changed fails whatever it exited with."""
-    laid = hidden_files(truth, files)
+    it; it still hands them back, and a run whose files came back changed fails whatever it
+    exited with."""
+    laid = hidden_files(truth, built)
     job = SandboxJob(
-        source=COMMAND,
+        source=HIDDEN_COMMAND,
         argv=shlex.split(truth.hidden_command),
         files=dict[str, str | bytes](laid),
         env={"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"},
         limits=HIDDEN_LIMITS,
         keep_files=True,
         read_only_files=True,
+        main_file=ENTRY,
     )
     r = await judge.backend.arun(job)
     if r.status is Status.INTERNAL_ERROR:
         raise RuntimeError(f"sandbox internal error: {r.error}")
     after = r.files or {}
-    owned = [p for p in laid if p in truth.hidden_files or is_protected(p, truth.protected)]
-    tampered = sorted(p for p in owned if after.get(p) != laid[p].encode())
+    tampered = sorted(p for p in laid if after.get(p) != laid[p].encode())
     if r.files_truncated:
         tampered = tampered or ["(the run's files exceeded the workspace limit)"]
     ok = r.status is Status.OK and r.exit_code == 0 and not tampered

@@ -11,8 +11,10 @@ from gymforge.reward.standard import StandardReward, StepCosts
 @dataclass(frozen=True)
 class SweReward:
     """``StandardReward`` (``task``, ``step_cost``, ``invalid_call``) plus ``hidden_tests``
-    (weight x the fraction of hidden tests passed; none for an unchanged repository or a
-    protected-file change) and ``diff_cost`` (per line added or removed, capped)."""
+    (weight x the verdict's score: the fraction of hidden tests passed, 0 when none of the
+    agent's changes reached the hidden run or a protected file changed) and ``diff_cost``
+    (per line added or removed, capped). An unchanged repository earns 0 on every component
+    but the costs (``step_cost``, ``invalid_call``)."""
 
     base: StandardReward = field(default_factory=StandardReward)
     tests_weight: float = 0.3

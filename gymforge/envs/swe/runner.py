@@ -6,6 +6,15 @@ parsing of what comes back. None of them ever carries an expected value of a hid
   report line. The agent's code runs in this process, so the report is what the agent's code
   let it say: it is shown to the agent and never judged.
 - ``COMMAND``: ``run_command``: executes ``argv`` (``python`` means the sandbox's Python).
+- ``HIDDEN_COMMAND`` (with ``BOOT_FILES``): the post-submit hidden run: ``COMMAND`` with the
+  repository kept off the front of ``sys.path`` in every Python it starts
+  (``PYTHONSAFEPATH``: the current directory and a script's directory are not prepended;
+  ``PYTHONPATH`` is only the judge's ``.gf-boot`` directory, whose ``sitecustomize`` appends
+  the repository root after the standard library and site-packages), so the test runner and
+  every standard-library module come from the interpreter, never from the repository.
+
+Every job's main file is ``ENTRY``, a name under the sandbox's reserved ``.gf-`` prefix that
+no workspace file can have (``intake``), so a repository's own ``main.py`` is never replaced.
 - ``CALL_DISPATCH``: the hidden checks' candidate module: ``gf_check(target, args, kwargs)``
   imports ``package.module`` from the workspace and returns ``function(*args, **kwargs)``
   (``@absent:package.module:name`` returns whether ``name`` is gone). The return value
@@ -18,6 +27,8 @@ import json
 from typing import Any
 
 REPORT_MARK = "\x1egymforge-test-report "
+ENTRY = ".gf-entry.py"
+BOOT_DIR = ".gf-boot"
 
 TEST_RUNNER = r"""
 import sys, os, json, importlib.util, traceback
@@ -92,6 +103,41 @@ if not exe or not os.path.exists(exe):
     sys.exit(127)
 os.execv(exe, argv)
 """
+
+HIDDEN_COMMAND = r"""
+import os, sys
+sys.dont_write_bytecode = True
+root = os.getcwd()
+for k in ("PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONEXECUTABLE", "PYTHONUSERBASE"):
+    os.environ.pop(k, None)
+os.environ.update(
+    PYTHONSAFEPATH="1",
+    PYTHONNOUSERSITE="1",
+    PYTHONDONTWRITEBYTECODE="1",
+    PYTHONPATH=os.path.join(root, ".gf-boot"),
+)
+argv = sys.argv[1:]
+if argv[0] in ("python", "python3"):
+    argv[0] = sys.executable
+exe = argv[0] if "/" in argv[0] else None
+if exe is None:
+    for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
+        if d and os.path.isfile(os.path.join(d, argv[0])):
+            exe = os.path.join(d, argv[0])
+            break
+if not exe or not os.path.exists(exe):
+    print(argv[0] + ": command not found", file=sys.stderr)
+    sys.exit(127)
+os.execv(exe, argv)
+"""
+BOOT_FILES = {
+    BOOT_DIR + "/sitecustomize.py": (
+        "import os, sys\n"
+        "root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+        "if root not in sys.path:\n"
+        "    sys.path.append(root)  # after the standard library and site-packages\n"
+    )
+}
 
 CALL_DISPATCH = r"""
 import importlib, os, sys

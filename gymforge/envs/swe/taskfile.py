@@ -11,7 +11,9 @@ One row::
 ``solution`` (the fixed repository: the oracle's edits) are tarballs (``.tar``, ``.tar.gz``,
 ``.tgz``) or directories, relative to the task file. A tarball whose files all sit under one
 top directory is read from inside it. Text files only (UTF-8); ``.git`` and ``__pycache__``
-are skipped. ``protected`` defaults to the generated repositories' list.
+are skipped; a name the workspace could not hold (``intake.refusal``: the sandbox's reserved
+``.gf-`` names, control characters...) is an error of the row. ``protected`` defaults to the
+generated repositories' list.
 
 **Pinned whole.** The dataset's hash is the SHA-256 over the JSONL's own hash and, for every
 repository it references, the tarball's bytes' hash or the directory's file tree's hash
@@ -32,9 +34,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.envs.swe.edits import edits_between
+from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, refusal
 from gymforge.envs.swe.repogen import PROTECTED
 from gymforge.envs.swe.truth import Issue, SweTruth
-from gymforge.envs.swe.workspace import MAX_FILE_CHARS, MAX_FILES
 from gymforge.tasks import Dataset
 from gymforge.tasks.dataset import load_jsonl
 
@@ -125,6 +127,9 @@ def _capped(path: Path, files: Tree) -> Tree:
         raise ValueError(f"{path.name}: no files")
     if len(files) > MAX_FILES:
         raise ValueError(f"{path.name}: {len(files)} files; a repository holds at most {MAX_FILES}")
+    for name in files:
+        if (why := refusal(name)) is not None:
+            raise ValueError(f"{path.name}: {name!r} cannot be a repository file: {why}")
     return dict(sorted(files.items()))
 
 

@@ -2,8 +2,9 @@
 
 The workspace is a dict of text files: a reset copies the task's template dict (the file
 texts are shared, immutable strings), which costs microseconds whatever the repository's
-size. Every operation checks its path (relative, inside the repository, no ``..``) and the
-caps below, and fails with a ``ToolError`` a model can act on.
+size. Every operation checks its path (``intake.refusal``: a clean relative name the sandbox
+can take, none of its reserved ones) and the caps below, and fails with a ``ToolError`` a
+model can act on.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ import re
 from pydantic import BaseModel
 
 from gymforge.core.errors import ToolError
+from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, MAX_REPO_CHARS, refusal
 from gymforge.envs.swe.truth import Issue
 
-MAX_FILES = 200
-MAX_FILE_CHARS = 200_000
-MAX_REPO_CHARS = 2_000_000
 SHOWN_CHARS = 8_000
 MAX_MATCHES = 100
 MAX_PATTERN = 500
@@ -44,8 +43,11 @@ def clip(text: str, limit: int = SHOWN_CHARS) -> str:
 def checked_path(path: str) -> str:
     p = path.strip()
     norm = posixpath.normpath(p) if p else ""
-    if not p or p.startswith("/") or norm.startswith("..") or "\0" in p or norm == ".":
+    if not p or p.startswith("/") or norm == ".." or norm.startswith("../") or norm == ".":
         raise ToolError("invalid_arguments", f"path must be relative to the repository: {path!r}")
+    why = refusal(norm)
+    if why is not None:
+        raise ToolError("invalid_arguments", f"{path!r} cannot be a repository file: {why}")
     return norm
 
 

@@ -77,7 +77,9 @@ def test_every_attack_fails(name: str) -> None:
             continue
         applied += 1
         assert not v["passed"], (name, tid, v)
-        assert v["reason"] in ("protected_files_changed", "hidden_tests_failed"), v
+        # ``no_change``: every change was one the hidden run leaves out (start-up hooks)
+        assert v["reason"] in ("protected_files_changed", "hidden_tests_failed", "no_change"), v
+        assert v["score"] == 0.0 or v["reason"] == "hidden_tests_failed", v
     assert applied >= 4, name
 
 

@@ -174,7 +174,12 @@ def test_post_submit_mode_uses_the_judges_files_not_the_agents(task_file: Path) 
         Reply(text="done"),
     ]
     v = _play(task_file, "calc-1", attack)[-1].info["verdict"]
-    assert not v["passed"] and v["reason"] == "hidden_tests_failed"
+    assert not v["passed"] and v["reason"] == "no_change"  # every change was left out
+    assert v["facts"]["dropped_changes"] == [
+        "hidden/test_hidden.py",
+        "sitecustomize.py",
+        "usercustomize.py",
+    ]
     # the real fix with a test weakened: protected, fails whatever the tests say
     plan = _oracle(task_file, "calc-1")
     weaken = call("edit_file", path="tests/test_ops.py", old="assertIsInstance", new="assertTrue")
@@ -206,6 +211,7 @@ def test_files_that_come_back_changed_fail_the_run_whatever_it_exited_with(
 ) -> None:
     """The second lock, for a sandbox that let a write through: the judge compares the files
     the job handed back with the ones it laid."""
+    from gymforge.envs.swe.build import built_tree
     from gymforge.envs.swe.judging import _command
     from gymforge.envs.swe.truth import SweTruth
     from gymforge.sandbox import Result, Status
@@ -222,7 +228,8 @@ def test_files_that_come_back_changed_fail_the_run_whatever_it_exited_with(
 
     truth = SweTruth.model_validate(load_task_file(task_file).tasks[0].truth)
     judge: Any = Judge()
-    ok, status, tampered = asyncio.run(_command(judge, truth, dict(truth.files)))
+    built = built_tree(truth.files, truth.files, truth.protected, truth.hidden_files)
+    ok, status, tampered = asyncio.run(_command(judge, truth, built))
     assert (ok, status, tampered) == (False, "ok", ["tests/test_ops.py"])
 
 

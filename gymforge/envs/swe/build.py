@@ -1,0 +1,130 @@
+"""The tree a ``swe`` hidden run judges: BUILT from the original repository, never inherited
+from the agent's workspace.
+
+``built_tree`` starts from a fresh copy of the task's original files and applies the agent's
+changes (files created, changed or deleted: the workspace diffed against the original) one
+path at a time, only to source files. A change is dropped, and listed with its reason, when
+the path is:
+
+- ``protected``: matches the task's protected globs (a protected change also fails the
+  episode: ``judging``);
+- ``test``: under the hidden tests' directories or a ``tests``/``test``/``testing``
+  directory, or a new file named like a test module (``test*.py``, ``*_test.py``): the
+  judge's tests and whatever a runner would discover next to them;
+- ``runner``: a file a test runner or the interpreter loads by itself (``conftest.py``,
+  ``sitecustomize.py``, ``usercustomize.py``, ``*.pth``, runner configuration such as
+  ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``pyproject.toml``);
+- ``shadow``: a module that could be imported instead of a standard-library or test-runner
+  module (``unittest/``, ``argparse.py``, ``pytest.py``...): its name is one of those and it
+  sits where a runner may put a directory on ``sys.path`` (the repository root or any
+  directory that is not a package).
+
+So the hidden tests, the runner and everything on its import path ahead of the repository
+come from the judge; only the agent's source changes reach the run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import sys
+from dataclasses import dataclass, field
+
+from gymforge.envs.swe.workspace import is_protected
+
+TEST_DIRS = frozenset({"tests", "test", "testing"})
+RUNNER_FILES = frozenset(
+    {
+        "conftest.py",
+        "sitecustomize.py",
+        "usercustomize.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "noxfile.py",
+    }
+)
+RUNNER_MODULES = frozenset(
+    {"pytest", "_pytest", "py", "pluggy", "iniconfig", "nose", "nose2", "hypothesis", "coverage"}
+)
+SHADOWED = frozenset(sys.stdlib_module_names) | RUNNER_MODULES | {"conftest", "__main__"}
+
+
+@dataclass
+class Built:
+    """The hidden run's starting files (before the judge's hidden tests are laid over them),
+    the agent's changes that reached them and the ones dropped (path -> reason)."""
+
+    files: dict[str, str]
+    applied: list[str] = field(default_factory=list)
+    dropped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        """Whether any of the agent's changes reached the hidden run."""
+        return bool(self.applied)
+
+
+def built_tree(
+    original: dict[str, str],
+    agent: dict[str, str],
+    protected: list[str],
+    hidden: dict[str, str] | None = None,
+) -> Built:
+    hidden_dirs = {posixpath.dirname(p) for p in hidden or {}} - {""}
+    packages = {posixpath.dirname(p) for p in (*original, *agent) if _is_init(p)}
+    out = Built(files=dict(original))
+    for path in sorted(original.keys() | agent.keys()):
+        before, after = original.get(path), agent.get(path)
+        if before == after:
+            continue
+        why = drop_reason(path, before is None, protected, hidden_dirs, packages)
+        if hidden and path in hidden:
+            why = why or "test"
+        if why is not None:
+            out.dropped[path] = why
+        elif after is None:
+            del out.files[path]
+            out.applied.append(path)
+        else:
+            out.files[path] = after
+            out.applied.append(path)
+    return out
+
+
+def drop_reason(
+    path: str, new: bool, protected: list[str], hidden_dirs: set[str], packages: set[str]
+) -> str | None:
+    """Why a change to ``path`` never reaches a hidden run (None: it does)."""
+    parts = path.split("/")
+    name = parts[-1]
+    if is_protected(path, protected):
+        return "protected"
+    if any(path.startswith(d + "/") for d in hidden_dirs) or TEST_DIRS & set(parts[:-1]):
+        return "test"
+    if (
+        new
+        and name.endswith(".py")
+        and (fnmatch.fnmatch(name, "test*.py") or name.endswith("_test.py"))
+    ):
+        return "test"
+    if name in RUNNER_FILES or name.endswith(".pth"):
+        return "runner"
+    for depth in range(len(parts)):
+        parent = "/".join(parts[:depth])
+        if parent and parent in packages:
+            break  # below a package: imported by its dotted name, never found first
+        child = parts[depth]
+        last = depth == len(parts) - 1
+        module = child[:-3] if last and child.endswith(".py") else (None if last else child)
+        if module in SHADOWED:
+            return "shadow"
+    return None
+
+
+def _is_init(path: str) -> bool:
+    return posixpath.basename(path) == "__init__.py"
