@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from swe_attack import calc_task_file, call, play, swe_env, verdict
+from swe_attack import calc_task_file, call, oracle, play, swe_env, verdict
 
-from gymforge.core.types import Action, Reply
+from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.swe import FAMILIES
 from gymforge.verify.code import CodeJudge
 
@@ -46,3 +46,22 @@ def test_changes_the_judge_drops_are_no_change(code_judge: CodeJudge, tmp_path: 
     assert v["reason"] == "no_change" and v["score"] == 0.0
     assert sorted(v["facts"]["dropped_changes"]) == ["hidden/test_more.py", "sitecustomize.py"]
     assert _paid({**steps[-1].reward_components, "diff_cost": 0.0}) == {}
+
+
+@pytest.mark.parametrize("family", ["swe.bugfix", "swe.cross_module"])
+def test_a_cosmetic_change_earns_no_partial_credit(code_judge: CodeJudge, family: str) -> None:
+    """A comment appended to a source file is a change, but it earns none of the checks the
+    untouched repository already passes."""
+    env = swe_env(code_judge)
+    tid = next(f for f in FAMILIES if f.name == family).task_id(2, 5)
+    target = next(
+        a.arguments["path"]
+        for a in oracle(env, tid)
+        if isinstance(a, ToolCall) and a.name == "edit_file"
+    )
+    touch = call("run_command", command=f"sh -c 'echo \"# looked at it\" >> {target}'")
+    steps = play(env, tid, [touch])
+    v = verdict(steps)
+    assert v["reason"] == "hidden_tests_failed" and v["score"] == 0.0, v
+    assert v["facts"]["hidden_failing_before"] > 0
+    assert steps[-1].reward_components["hidden_tests"] == 0.0

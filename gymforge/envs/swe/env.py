@@ -11,8 +11,8 @@ with a per-call limit of ``RUN_LIMITS.wall_time`` seconds and ``RUN_LIMITS.outpu
 bytes per stream (past it the job is killed; ``SHOWN_CHARS`` of each stream are shown).
 Files a command writes are kept (``__pycache__`` excepted) as ``intake`` takes them in: a
 name or size the workspace cannot hold is left out and the report says so. The job's own
-entry program is ``runner.ENTRY``, a reserved name, so a repository's ``main.py`` stays. Durations never enter an
-observation, so a replay reproduces every one. Judging: ``judging``.
+entry program is ``runner.ENTRY``, a reserved name, so a repository's ``main.py`` stays.
+Durations never enter an observation, so a replay reproduces every one. Judging: ``judging``.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ SYSTEM_PROMPT = (
 class SweEnv(ToolEnv[SweTruth, ws.Repo]):
     spec = EnvSpec(
         "swe",
-        "1.1.0",
+        "1.2.0",
         renderer_version="1",
         description="Resolve an issue in a repository: tracker, editor, tests; hidden tests judge.",
     )

@@ -9,7 +9,9 @@ task's original files with only the agent's changes to source files applied; cha
 protected files, test directories, runner and start-up files, and modules that could shadow
 the standard library or a test runner are dropped (``dropped_changes``). **No change, no
 reward**: when none of the agent's changes reached the hidden run, the verdict is
-``no_change`` with score 0, whatever the regression checks say. Agent data never makes the
+``no_change`` with score 0, whatever the regression checks say; partial credit (``score``
+below 1) counts only what the change earned (``earned_score``: checks the original repository
+fails that now pass, less checks it broke). Agent data never makes the
 judge raise: the workspace's names and sizes were checked where they came in (``intake``),
 and a workspace that still holds an unacceptable file fails with ``unacceptable_files``.
 
@@ -31,7 +33,9 @@ and a workspace that still holds an unacceptable file fails with ``unacceptable_
 
 from __future__ import annotations
 
+import hashlib
 import shlex
+from collections import OrderedDict
 from typing import Any
 
 from gymforge.core.verdict import Verdict
@@ -45,6 +49,8 @@ from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.tally import MAX_CASES
 
 VERIFIER = "swe/1"
+MAX_BASELINES = 512
+_BASELINES: OrderedDict[str, dict[str, bool]] = OrderedDict()
 HIDDEN_LIMITS = Limits(
     wall_time=30.0, cpu_time=20.0, output_bytes=256 << 10, workspace_bytes=8 << 20
 )
@@ -94,8 +100,13 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         reason = "no_change"
     elif not all_pass:
         reason = "hidden_tests_failed"
-    earned = not changed and built.changed  # no change, no reward
-    score = passed_n / len(results) if results and earned else 0.0
+    score = 0.0  # no change (or a protected one), no reward
+    if results and not changed and built.changed:
+        score = float(all_pass)
+        if truth.mode == "checks" and not all_pass:
+            base = await _baseline(judge, truth)
+            facts["hidden_failing_before"] = sum(not base.get(k, False) for k in results)
+            score = earned_score(results, base)
     return Verdict(
         passed=reason is None,
         score=score,
@@ -103,6 +114,28 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         facts=facts,
         verifier=VERIFIER,
     )
+
+
+def earned_score(results: dict[str, bool], base: dict[str, bool]) -> float:
+    """Partial credit for what the change earned: the checks the original repository fails
+    that now pass, less the ones it passed that now fail, over the ones it fails (0 at
+    worst). A check the untouched repository already passes is worth nothing by itself."""
+    failing = [k for k in results if not base.get(k, False)]
+    if not failing:
+        return float(all(results.values()))
+    fixed = sum(results[k] for k in failing)
+    broken = sum(1 for k, ok in results.items() if base.get(k, False) and not ok)
+    return max(0, fixed - broken) / len(failing)
+
+
+async def _baseline(judge: CodeJudge, truth: SweTruth) -> dict[str, bool]:
+    """The hidden checks' results on the original repository (once per task and process)."""
+    key = hashlib.sha256(truth.model_dump_json(include={"files", "checks"}).encode()).hexdigest()
+    if key not in _BASELINES:
+        _BASELINES[key] = await _checks(judge, truth, dict(truth.files))
+        while len(_BASELINES) > MAX_BASELINES:
+            _BASELINES.popitem(last=False)
+    return _BASELINES[key]
 
 
 async def _checks(judge: CodeJudge, truth: SweTruth, files: dict[str, str]) -> dict[str, bool]:
