@@ -74,3 +74,28 @@ def test_the_source_wins_over_a_workspace_file_of_the_same_name(sandbox: LocalBa
     c = '#include <stdio.h>\nint main(){puts("real c");}'
     r = sandbox.run(SandboxJob(language="c", source=c, files={"main.c": "int main(){return 3;}"}))
     assert r.status is Status.OK and r.stdout == "real c\n"
+
+
+def test_a_main_file_name_keeps_a_workspace_file_called_main(sandbox: LocalBackend) -> None:
+    """``main_file`` names the job's entry file, so a workspace's own ``main.py`` runs as it
+    is and comes back unchanged (the entry file is never handed back)."""
+    files: dict[str, str | bytes] = {"main.py": "print('repo main')\n"}
+    src = "import runpy\nrunpy.run_path('main.py', run_name='__main__')\nprint(__file__[-12:])"
+    job = SandboxJob(source=src, files=files, main_file=".gf-entry.py", keep_files=True)
+    r = sandbox.run(job)
+    assert r.status is Status.OK and r.stdout == "repo main\n.gf-entry.py\n", r
+    assert r.files == {"main.py": b"print('repo main')\n"}
+
+
+@pytest.mark.parametrize("name", ["main.py", "a/entry.py", "../entry.py", ".gf-scratch", ""])
+def test_a_main_file_name_is_a_plain_name_no_job_file_has(name: str) -> None:
+    with pytest.raises(ValueError, match=r"main_file|relative path"):
+        SandboxJob(source="", files={"main.py": "x"}, main_file=name)
+
+
+def test_a_name_that_only_starts_with_two_dots_is_a_file(sandbox: LocalBackend) -> None:
+    r = sandbox.run(SandboxJob(source="print(open('..oops').read())", files={"..oops": "mine"}))
+    assert r.stdout == "mine\n", r
+    for bad in ("..", "../x", "a/../../x"):
+        with pytest.raises(ValueError, match="relative path"):
+            SandboxJob(source="", files={bad: "x"})

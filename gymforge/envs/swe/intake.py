@@ -96,7 +96,7 @@ def take_in(before: dict[str, str], raw: dict[str, bytes]) -> TakenIn:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
-                why = "binary (text files only)"
+                why = "binary: text files only"
             else:
                 if len(text) > MAX_FILE_CHARS:
                     why = f"longer than {MAX_FILE_CHARS} characters"
