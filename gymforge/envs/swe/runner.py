@@ -11,7 +11,9 @@ parsing of what comes back. None of them ever carries an expected value of a hid
   (``PYTHONSAFEPATH``: the current directory and a script's directory are not prepended;
   ``PYTHONPATH`` is only the judge's ``.gf-boot`` directory, whose ``sitecustomize`` appends
   the repository root after the standard library and site-packages), so the test runner and
-  every standard-library module come from the interpreter, never from the repository.
+  every standard-library module come from the interpreter, never from the repository
+  (``PYTHONSAFEPATH`` needs Python 3.11; an older sandbox interpreter ignores it, and the
+  built tree's shadow rule, ``build``, is then the guard).
 
 Every job's main file is ``ENTRY``, a name under the sandbox's reserved ``.gf-`` prefix that
 no workspace file can have (``intake``), so a repository's own ``main.py`` is never replaced.

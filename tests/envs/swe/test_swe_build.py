@@ -84,3 +84,14 @@ def test_only_dropped_changes_are_no_change() -> None:
     built = built_tree(ORIGINAL, agent, PROTECTED, HIDDEN)
     assert built.files == ORIGINAL and not built.changed
     assert built.dropped == {"hidden/test_x.py": "test", "sitecustomize.py": "runner"}
+
+
+def test_partial_credit_counts_only_what_the_change_earned() -> None:
+    from gymforge.envs.swe.judging import earned_score
+
+    base = {"issue": False, "edge": False, "reg1": True, "reg2": True}
+    assert earned_score(dict(base), base) == 0.0  # what the untouched repository passes
+    assert earned_score({**base, "issue": True}, base) == 0.5
+    assert earned_score({**base, "issue": True, "reg1": False}, base) == 0.0  # one broken
+    assert earned_score({k: True for k in base}, base) == 1.0
+    assert earned_score({"a": True}, {"a": True}) == 1.0  # nothing was failing: all pass
