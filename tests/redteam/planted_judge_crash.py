@@ -33,7 +33,8 @@ PROMPT = "Reply with the secret word. Hint: it is {word!r}."
 
 class WordFamily(TaskFamily[AnswerTruth]):
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
-        return PROMPT.format(word=params["word"]), AnswerTruth(answer=params["word"])
+        word = f"{params['word']}-{r.randrange(10**6)}"  # answers differ from task to task
+        return PROMPT.format(word=word), AnswerTruth(answer=word)
 
 
 SOLVE = WordFamily("crash.solve", 1, {1: ParamSpace({"word": ChoiceKnob(WORDS)})})

@@ -96,13 +96,13 @@ def test_hacks_names_the_policy_that_crashes_the_judge(cli: Any, tmp_path: Path)
     runs = {}
     for policy in ("oracle", "noop", SABOTEUR):
         runs[policy] = tmp_path / policy.split(":")[-1]
-        assert cli("run", ENV, "-p", policy, "-n", "4", "--out", str(runs[policy])).returncode == 0
+        assert cli("run", ENV, "-p", policy, "-n", "8", "--out", str(runs[policy])).returncode == 0
     base = ["--baseline", str(runs["oracle"]), "--baseline", str(runs["noop"])]
     proc = cli("hacks", str(runs[SABOTEUR]), *base, "--json", "--fail-on-suspicious")
     assert proc.returncode == 1
     found = [f for f in json.loads(proc.stdout)["findings"] if f["kind"] == "verifier_errors"]
     assert len(found) == 1 and SABOTEUR in found[0]["detail"], found
-    assert "50%" in found[0]["detail"]
+    assert "50% (4/8)" in found[0]["detail"] and "oracle 0% (0/8)" in found[0]["detail"]
     # the scripted baselines themselves are not flagged against each other
     clean = cli("hacks", str(runs["oracle"]), *base, "--json", "--fail-on-suspicious")
     assert clean.returncode == 0, clean.stdout
