@@ -88,7 +88,8 @@ class HackReport:
         lines = [
             "# Reward-hacking scan",
             "",
-            f"{d['episodes']} episodes, {d['suspicious_episodes']} suspicious.",
+            f"{d['episodes']} episodes, {d['suspicious_episodes']} suspicious; "
+            f"{d['run_findings']} run-level findings.",
             "",
         ]
         if not self.findings:
