@@ -106,3 +106,8 @@ def test_hacks_names_the_policy_that_crashes_the_judge(cli: Any, tmp_path: Path)
     # the scripted baselines themselves are not flagged against each other
     clean = cli("hacks", str(runs["oracle"]), *base, "--json", "--fail-on-suspicious")
     assert clean.returncode == 0, clean.stdout
+    # hacks can also play the baselines itself, on the run's own tasks and seeds
+    played = cli("hacks", str(runs[SABOTEUR]), "--play-baselines", "--json")
+    assert played.returncode == 0
+    found = [f for f in json.loads(played.stdout)["findings"] if f["kind"] == "verifier_errors"]
+    assert len(found) == 1 and "random 0% (0/8)" in found[0]["detail"], found
