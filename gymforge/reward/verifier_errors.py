@@ -13,8 +13,10 @@ for small runs, no normal approximation. With no baseline given, the reference i
 verifier error is flagged, and the finding says so.
 
 Baselines must be runs of the same environment id and version (anything else compares two
-different judges: a ``UserError``); they should cover the same task sample (the same
-``-n``, ``--seed`` and ``--split``).
+different judges: a ``UserError``) and should cover the same task sample: runs the user names
+(``--baseline``, made with the same ``-n``, ``--seed`` and ``--split``), or the scripted
+policies played on the run's own ``(task, seed)`` pairs (``--play-baselines``,
+``evaluate.baselines``).
 """
 
 from __future__ import annotations
