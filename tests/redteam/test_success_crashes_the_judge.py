@@ -66,17 +66,17 @@ def test_eval_counts_the_crashed_judge_as_a_failure(cli: Any, tmp_path: Path) ->
 
 
 def test_run_scores_the_trick_like_the_honest_policy(cli: Any, tmp_path: Path) -> None:
-    rates = {}
+    rates, tables = {}, {}
     for policy in (SABOTEUR, HONEST):
         out = tmp_path / policy.split(":")[1]
         proc = cli("run", ENV, "-p", policy, "-n", "4", "--out", str(out))
         assert proc.returncode == 0
-        assert "verifier" in proc.stderr  # the run table has the column
-        rates[policy] = read(out / "summary.json")
+        rates[policy], tables[policy] = read(out / "summary.json"), proc.stderr
     assert rates[SABOTEUR]["success_rate"] == rates[HONEST]["success_rate"] == 0.5
     assert rates[SABOTEUR]["episodes"] == 4
     assert rates[SABOTEUR]["verifier_error_rate"] == 0.5
     assert rates[HONEST]["verifier_error_rate"] == 0.0
+    assert "verifier" in tables[SABOTEUR]  # the run table has the column
 
 
 def test_calibrate_counts_the_crashed_rollouts(cli: Any, tmp_path: Path) -> None:
