@@ -141,7 +141,9 @@ def calibration_rows(
         }
         rewards = [e.reward for e in eps]
         row = calibration_row(base, sum(e.success for e in eps), len(eps), config.band)
-        row["verifier_errors"] = sum(e.verifier_error for e in eps)
+        row["verifier_errors"] = errors = sum(e.verifier_error for e in eps)
+        if errors:  # a judge that raised: the policy's doing, or the task's (see hacks)
+            row["detail"] += f"; {errors} of {len(eps)} rollouts ended in a verifier error"
         row["zero_reward_variance"] = len(eps) > 1 and max(rewards) == min(rewards)
         if task_id in heldout_ids:
             row.update(status="retired", reason="heldout", detail="held-out task", decisive=True)

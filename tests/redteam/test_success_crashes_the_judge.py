@@ -90,6 +90,7 @@ def test_calibrate_counts_the_crashed_rollouts(cli: Any, tmp_path: Path) -> None
     for row in failed:
         assert (row["n"], row["successes"], row["verifier_errors"]) == (2, 0, 2)
         assert row["pass_rate"] == 0.0 and row["hi"] < 1.0
+        assert "2 of 2 rollouts ended in a verifier error" in row["detail"]
 
 
 def test_hacks_names_the_policy_that_crashes_the_judge(cli: Any, tmp_path: Path) -> None:
