@@ -10,6 +10,10 @@ Output directory::
     hard_negatives.sqlite              the hard-negative pool (``HardNegativePool``)
     failures.jsonl                     one structured line per failed rollout
 
+Rollouts count as ``trajectory.outcome`` says: a verifier error after the agent acted is a
+failed rollout in its task's ``n`` (and in ``verifier_errors``, per row and overall), so a
+policy cannot lift a task's pass rate by making the judge raise.
+
 ``calibrated.jsonl`` feeds back in as ``--tasks``, so a set can be re-calibrated later
 against a stronger policy. A run in which no task lands in the band is not an error: the
 warning says why (``bands.no_band_reason``).
@@ -120,8 +124,11 @@ def calibration_rows(
     heldout_ids: Sequence[str],
     config: CalibrateConfig,
 ) -> list[dict[str, Any]]:
-    """One row per task, in task order, with its estimate and status."""
-    groups = {task_id: eps for (task_id, _), eps in group_outcomes(stats).items()}
+    """One row per task, in task order, with its estimate, status and ``verifier_errors``
+    (failed rollouts in ``n``, as ``trajectory.outcome`` counts them; an unscored rollout is
+    in no row)."""
+    counted = [s for s in stats if s.counted]
+    groups = {task_id: eps for (task_id, _), eps in group_outcomes(counted).items()}
     rows = []
     for task_id in [*train_ids, *heldout_ids]:
         eps = groups.get(task_id, [])
@@ -134,6 +141,9 @@ def calibration_rows(
         }
         rewards = [e.reward for e in eps]
         row = calibration_row(base, sum(e.success for e in eps), len(eps), config.band)
+        row["verifier_errors"] = errors = sum(e.verifier_error for e in eps)
+        if errors:  # a judge that raised: the policy's doing, or the task's (see hacks)
+            row["detail"] += f"; {errors} of {len(eps)} rollouts ended in a verifier error"
         row["zero_reward_variance"] = len(eps) > 1 and max(rewards) == min(rewards)
         if task_id in heldout_ids:
             row.update(status="retired", reason="heldout", detail="held-out task", decisive=True)
@@ -152,6 +162,8 @@ def write_calibration(
 ) -> dict[str, Any]:
     """Classify, feed the curriculum and the pool, and write every output file."""
     rows = calibration_rows(stats, tasks, train_ids, heldout_ids, config)
+    counted = [s for s in stats if s.counted]
+    errors = sum(s.verifier_error for s in counted)
     kept = [r for r in rows if r["status"] == "in_band"]
     retired = [r for r in rows if r["status"] != "in_band"]
     counts = {reason: sum(r["reason"] == reason for r in retired) for reason in REASONS}
@@ -167,7 +179,7 @@ def write_calibration(
             f"{undecided} retired tasks have intervals reaching into the band; "
             "more --samples would make those calls firmer"
         )
-    train_stats = [s for s in stats if s.split == "train"]
+    train_stats = [s for s in counted if s.split == "train"]
     curriculum = curriculum_feedback(tasks, train_stats, config.band, config.samples)
     pool = feed_hard_negatives(
         tasks, train_stats, out / POOL_FILE, seed=config.seed, spawn_top=config.spawn_top
@@ -181,7 +193,10 @@ def write_calibration(
         "config": config.as_dict(),
         "band": config.band.as_list(),
         "tasks": len(rows),
-        "episodes": len(stats),
+        "episodes": len(counted),
+        "verifier_errors": errors,
+        "verifier_error_rate": errors / len(counted) if counted else None,
+        "unscored": len(stats) - len(counted),
         "in_band": len(kept),
         "retired": len(retired),
         "retired_by_reason": counts,

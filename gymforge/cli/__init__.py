@@ -14,6 +14,7 @@ from gymforge.cli import (  # noqa: F401  (each module registers its commands)
     calibration,
     evaluation,
     grade,
+    hacks,
     logs,
     pack,
     qa,

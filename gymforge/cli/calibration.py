@@ -167,6 +167,12 @@ def _calibration_tables(
         if count:
             tbl.add_row(f"retired: {reason}", str(count))
     err.print(tbl)
+    if data["episodes"]:
+        err.print(
+            f"verifier errors: {data['verifier_errors']} of {data['episodes']} rollouts "
+            f"({data['verifier_error_rate']:.1%}), counted as failed rollouts"
+            + (f"; {data['unscored']} unscored" if data["unscored"] else "")
+        )
     zv, cur = data["zero_variance"], data["curriculum"]
     err.print(
         f"zero-variance groups: {zv['groups']} ({zv['all_failed']} all failed, "

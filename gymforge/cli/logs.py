@@ -20,7 +20,6 @@ from gymforge.cli.common import (
     open_env,
 )
 from gymforge.core.errors import GymforgeError
-from gymforge.reward.hacks import scan
 from gymforge.rollout.replay import replay_episodes
 from gymforge.trajectory.check import FileCheck, check_file, describe_check
 from gymforge.trajectory.export import Format, export
@@ -118,30 +117,3 @@ def export_cmd(
     )
     if not report.written:
         fail("no episode qualified for export", 1)
-
-
-@app.command()
-@friendly
-def hacks(
-    source: Path = typer.Argument(..., help="A run directory or a trajectories.jsonl file."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Report path (.md); JSON beside."),
-    fail_on_suspicious: bool = typer.Option(
-        False, "--fail-on-suspicious", help="Exit 1 when anything is flagged."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the findings JSON to stdout."),
-) -> None:
-    """Scan a run for reward hacking; exits 0 once the scan completes unless asked not to."""
-    path = source / "trajectories.jsonl" if source.is_dir() else source
-    report = scan(path)
-    target = out or path.with_name("hacks.md")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(report.markdown())
-    target.with_suffix(".json").write_text(json.dumps(report.as_dict(), indent=2) + "\n")
-    if as_json:
-        print(json.dumps(report.as_dict(), indent=2))
-    err.print(
-        f"scanned {report.episodes} episodes: {report.suspicious_episodes} suspicious; "
-        f"report at {target}"
-    )
-    if fail_on_suspicious and report.findings:
-        raise typer.Exit(1)

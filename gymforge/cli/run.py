@@ -146,6 +146,7 @@ def _summary_table(summaries: list[dict[str, Any]]) -> Table:
         "policy",
         "episodes",
         "success",
+        "verifier errors",
         "mean reward",
         "terminated",
         "truncated",
@@ -159,6 +160,7 @@ def _summary_table(summaries: list[dict[str, Any]]) -> Table:
             s["policy"],
             str(s["episodes"]),
             f"{s['success_rate']:.1%}",
+            f"{s.get('verifier_error_rate') or 0:.1%}",
             f"{s['mean_reward']:.3f}",
             str(s["terminated"]),
             str(s["truncated"]),
@@ -266,7 +268,7 @@ def run(
     else:
         err.print(_summary_table([summary]))
         err.print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
-    total = sum(summary.get(k) or 0 for k in ("episodes", "verifier_errors", "infra_errors"))
+    total = sum(summary.get(k) or 0 for k in ("episodes", "unscored", "infra_errors"))
     fail_if_incomplete(summary, total, "the summary covers the finished episodes only")
 
 

@@ -3,7 +3,9 @@
 - ``PolicyError``: the model misbehaved (malformed output, bad tool call). It becomes an
   observation or a penalty; it never escapes ``step()``.
 - ``ToolError``: a tool failed in a way the agent may see and recover from.
-- ``VerifierError``: the checker itself broke. The step is not scored as a policy failure.
+- ``VerifierError``: the checker itself broke. Once the agent has acted, the episode is a
+  failure all the same, with reason ``verifier_error: <kind>`` (``trajectory.outcome``): a
+  policy must not be able to take its failures out of the count by breaking the judge.
 - ``InfraError``: infrastructure (server, worker, sandbox) failed. The episode is retried.
 - ``UserError``: the human at the CLI asked for something impossible; printed on one line.
 """
@@ -98,7 +100,8 @@ class ToolError(GymforgeError):
 
 
 class VerifierError(GymforgeError):
-    """The verifier could not reach a verdict (crash, timeout). Not the policy's fault."""
+    """The verifier could not reach a verdict (crash, timeout). After the agent acted, a
+    failed episode that counts (``trajectory.outcome``); see the module docstring."""
 
 
 class InfraError(GymforgeError):

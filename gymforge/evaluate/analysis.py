@@ -142,7 +142,9 @@ def flag_for_review(
 
 
 def failure_log_rows(stats: Sequence[EpisodeStats]) -> list[dict[str, Any]]:
-    """One structured row per failed (or unscored) episode, for ``failures.jsonl``."""
+    """One structured row per failed (or unscored) episode, for ``failures.jsonl``; a
+    verifier error's reason is ``verifier_error: <kind>``, and ``counted`` says whether the
+    episode is in the rates (False only for an unscored one, see ``trajectory.outcome``)."""
     return [
         {
             "episode_id": s.episode_id,
@@ -152,7 +154,9 @@ def failure_log_rows(stats: Sequence[EpisodeStats]) -> list[dict[str, Any]]:
             "family": s.family,
             "difficulty": s.difficulty,
             "split": s.split,
-            "reason": "verifier_error" if s.verifier_error else _reason(s),
+            "reason": _reason(s),
+            "verifier_error": s.verifier_error,
+            "counted": s.counted,
             "terminated": s.terminated,
             "truncated": s.truncated,
             "steps": s.steps,
@@ -165,5 +169,5 @@ def failure_log_rows(stats: Sequence[EpisodeStats]) -> list[dict[str, Any]]:
             "malformed": s.malformed,
         }
         for s in stats
-        if not s.success or s.verifier_error
+        if not s.success
     ]

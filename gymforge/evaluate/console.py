@@ -1,4 +1,5 @@
-"""Console tables of an eval (rich, written to stderr by the CLI)."""
+"""Console tables of an eval (rich, written to stderr by the CLI). The verifier-error rate
+sits right under success: those episodes are failures in it (``trajectory.outcome``)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,15 @@ def eval_tables(data: dict[str, Any]) -> list[Table]:
         return "-" if v is None else f"{v:.1%}"
 
     s = m["success"]
-    head.add_row("episodes / tasks", f"{m['episodes']} / {m['tasks']}")
+    v = m["verifier_error"]
+    unscored = f" ({m['unscored']} unscored)" if m.get("unscored") else ""
+    head.add_row("episodes / tasks", f"{m['episodes']} / {m['tasks']}{unscored}")
     head.add_row("success [95% CI]", f"{pct(s['rate'])} [{pct(s['lo'])}, {pct(s['hi'])}]")
+    head.add_row(
+        "verifier error rate [95% CI]",
+        f"{pct(v['rate'])} [{pct(v['lo'])}, {pct(v['hi'])}] ({m['verifier_errors']} counted "
+        "as failures)",
+    )
     for key in ("pass@k", "pass^k"):
         head.add_row(key, "  ".join(f"k={j}: {pct(v)}" for j, v in m[key].items()))
     comps = ", ".join(f"{c} {v:+.3f}" for c, v in m["reward"]["components"].items())
@@ -45,7 +53,9 @@ def eval_tables(data: dict[str, Any]) -> list[Table]:
     head.add_row("top failure reasons", ", ".join(f"{r['reason']} {r['count']}" for r in reasons))
     head.add_row("flagged for review", str(data["review"]["flagged"]))
     kk = f"pass@{m['k']}"
-    parts = Table("breakdown", "key", "episodes", "success [95% CI]", kk, "mean reward")
+    parts = Table(
+        "breakdown", "key", "episodes", "success [95% CI]", "verifier errors", kk, "mean reward"
+    )
     for by in ("by_split", "by_family", "by_difficulty"):
         for row in m[by]:
             r = row["success"]
@@ -54,6 +64,7 @@ def eval_tables(data: dict[str, Any]) -> list[Table]:
                 str(row["key"]),
                 str(row["episodes"]),
                 f"{pct(r['rate'])} [{pct(r['lo'])}, {pct(r['hi'])}]",
+                pct(row.get("verifier_error_rate")),
                 pct(row["pass@k"]),
                 f"{row['mean_reward']:.3f}",
             )

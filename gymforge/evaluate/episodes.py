@@ -15,6 +15,7 @@ from typing import Any
 
 from gymforge.core.capabilities import ORACLE_PLAN, TASKS, supported
 from gymforge.trajectory.io import read_episodes
+from gymforge.trajectory.outcome import classify_outcome
 
 OracleSteps = Callable[[str], int | None]
 """Maps a task id to the length of its reference path (None when there is no oracle)."""
@@ -22,7 +23,10 @@ OracleSteps = Callable[[str], int | None]
 
 @dataclass(frozen=True)
 class EpisodeStats:
-    """One finished episode, as evaluation sees it."""
+    """One finished episode, as evaluation sees it. ``success``, ``failure_reason``,
+    ``verifier_error`` and ``counted`` are ``trajectory.outcome.classify_outcome``'s: a
+    verifier error after the agent acted is a counted failure; an unscored episode
+    (``counted`` False) is in no rate."""
 
     episode_id: str
     task_id: str
@@ -50,6 +54,7 @@ class EpisodeStats:
     error_kinds: dict[str, int] = field(default_factory=dict)
     verdict_facts: dict[str, Any] = field(default_factory=dict)
     verifier_error: bool = False
+    counted: bool = True
     oracle_steps: int | None = None
 
     @property
@@ -76,7 +81,6 @@ def stats_from_records(
     kinds: Counter[str] = Counter()
     calls = errors = invalid = malformed = replies = faults = 0
     facts: dict[str, Any] = {}
-    verifier_error = False
     for rec in records[:-1]:
         action = rec.get("action") or {}
         kind = action.get("kind")
@@ -102,7 +106,7 @@ def stats_from_records(
         verdict = info.get("verdict")
         if isinstance(verdict, dict):
             facts = dict(verdict.get("facts") or {})
-        verifier_error = verifier_error or bool(info.get("verifier_error"))
+    outcome = classify_outcome(end)
     return EpisodeStats(
         episode_id=end["episode_id"],
         task_id=end["task_id"],
@@ -117,7 +121,7 @@ def stats_from_records(
         steps=int(end["steps"]),
         terminated=bool(end["terminated"]),
         truncated=bool(end["truncated"]),
-        failure_reason=end.get("failure_reason"),
+        failure_reason=outcome.reason,
         tokens=int(end.get("tokens", 0)),
         tool_calls=calls,
         tool_errors=errors,
@@ -129,7 +133,8 @@ def stats_from_records(
         per_tool={k: (v[0], v[1]) for k, v in sorted(per_tool.items())},
         error_kinds=dict(sorted(kinds.items())),
         verdict_facts=facts,
-        verifier_error=verifier_error or end.get("failure_reason") == "verifier_error",
+        verifier_error=outcome.verifier_error,
+        counted=outcome.counted,
         oracle_steps=oracle_steps,
     )
 

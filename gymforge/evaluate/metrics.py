@@ -1,8 +1,12 @@
 """Evaluation metrics over :class:`EpisodeStats`: the numbers in ``eval.json``.
 
-Episodes whose verifier crashed are counted (``verifier_errors``) but never scored, as in
-``gymforge.rollout.summary``. Every success rate carries a Wilson interval; pass@k and pass^k
-are the unbiased per-task estimators averaged over tasks (see ``estimators``).
+Episodes count as ``trajectory.outcome.classify_outcome`` says, as in
+``gymforge.rollout.summary``: a verifier error after the agent acted is a failed episode in
+every rate (success, pass@k, pass^k, breakdowns, pass rates), and its rate is reported beside
+success (``verifier_error``, per breakdown row ``verifier_error_rate``); only a verifier
+error before any action is left out (``unscored``). Every success rate carries a Wilson
+interval; pass@k and pass^k are the unbiased per-task estimators averaged over tasks (see
+``estimators``).
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ def task_pass_rates(
     stats: Sequence[EpisodeStats], confidence: float = DEFAULT_CONFIDENCE
 ) -> list[dict[str, Any]]:
     """One row per group: ``n`` rollouts, ``successes``, the rate and its Wilson interval,
-    and whether the group's rewards all tie (zero variance: no GRPO signal)."""
+    its ``verifier_errors``, and whether the group's rewards all tie (zero variance: no GRPO
+    signal)."""
     rows = []
     for (task_id, seed), eps in group_outcomes(stats).items():
         prop = Proportion(sum(e.success for e in eps), len(eps), confidence)
@@ -65,6 +70,7 @@ def task_pass_rates(
                 "pass_rate": prop.rate,
                 "lo": lo,
                 "hi": hi,
+                "verifier_errors": sum(e.verifier_error for e in eps),
                 "reward_std": statistics.pstdev(rewards) if len(rewards) > 1 else None,
                 "zero_variance": len(eps) > 1 and max(rewards) == min(rewards),
             }
@@ -89,7 +95,8 @@ def breakdown(
     k: int,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> list[dict[str, Any]]:
-    """Success (with interval), pass@k, pass^k, mean reward and steps per value of ``key``."""
+    """Success (with interval), pass@k, pass^k, verifier-error rate, mean reward and steps
+    per value of ``key``."""
     buckets: dict[Any, list[EpisodeStats]] = defaultdict(list)
     for s in stats:
         buckets[key(s)].append(s)
@@ -108,6 +115,7 @@ def breakdown(
                 "k": int(kk),
                 "pass@k": table["pass@k"].get(kk),
                 "pass^k": table["pass^k"].get(kk),
+                "verifier_error_rate": _mean([float(e.verifier_error) for e in eps]),
                 "mean_reward": _mean([e.reward for e in eps]),
                 "mean_steps": _mean([float(e.steps) for e in eps]),
                 "truncation_rate": _mean([float(e.truncated) for e in eps]),
@@ -210,15 +218,18 @@ def compute_metrics(
     stats: Sequence[EpisodeStats], k: int = 1, confidence: float = DEFAULT_CONFIDENCE
 ) -> dict[str, Any]:
     """Every metric of ``eval.json`` except the behavioural analysis."""
-    scored = [s for s in stats if not s.verifier_error]
+    scored = [s for s in stats if s.counted]
     successes = sum(s.success for s in scored)
+    errors = sum(s.verifier_error for s in scored)
     truncated = sum(s.truncated for s in scored)
     return {
         "episodes": len(scored),
-        "verifier_errors": len(stats) - len(scored),
+        "verifier_errors": errors,
+        "unscored": len(stats) - len(scored),
         "tasks": len(group_outcomes(scored)),
         "confidence": confidence,
         "success": Proportion(successes, len(scored), confidence).as_dict(),
+        "verifier_error": Proportion(errors, len(scored), confidence).as_dict(),
         **pass_k_table(scored, k),
         "k": k,
         "reward": reward_metrics(scored),

@@ -118,8 +118,8 @@ def analyse(
     """Metrics plus the behavioural analysis, the body of ``eval.json``."""
     return {
         "metrics": compute_metrics(stats, k, confidence),
-        "failures": failure_analysis([s for s in stats if not s.verifier_error]),
-        "review": flag_for_review([s for s in stats if not s.verifier_error]),
+        "failures": failure_analysis([s for s in stats if s.counted]),
+        "review": flag_for_review([s for s in stats if s.counted]),
     }
 
 

@@ -112,6 +112,15 @@ def _top_k(m: dict[str, Any], key: str) -> tuple[str, float | None]:
     return k, table_[k]
 
 
+def _verifier_errors(m: dict[str, Any]) -> str:
+    """The verifier-error rate (failures in success, ``trajectory.outcome``); an
+    ``eval.json`` written before they were counted has only a count, left out of success."""
+    if "verifier_error" in m:
+        return ci(m["verifier_error"])
+    n = m.get("verifier_errors") or 0
+    return f"<span class='bad'>{n} left out of success</span>" if n else "&ndash;"
+
+
 def summary_section(runs: list[Run]) -> str:
     rows = []
     for r in runs:
@@ -134,6 +143,7 @@ def summary_section(runs: list[Run]) -> str:
                 escape(str(e.get("config", {}).get("split"))),
                 str(m.get("episodes")),
                 ci(m.get("success")),
+                _verifier_errors(m),
                 f"{pct(pk)} <span class='muted'>(k={k})</span>",
                 pct(phk),
                 gap,
@@ -151,6 +161,7 @@ def summary_section(runs: list[Run]) -> str:
         "split",
         "episodes",
         "success [95% CI]",
+        "verifier errors [95% CI]",
         "pass@k",
         "pass^k",
         "held-out gap (train &minus; held-out)",
@@ -233,7 +244,9 @@ def calibration_section(runs: list[Run]) -> str:
             f"<h3>{escape(r.name)}</h3><p>{escape(c['env'])} / {escape(c['policy'])}, "
             f"{c['config']['samples']} rollouts per task, band {pct(c['band'][0])}&ndash;"
             f"{pct(c['band'][1])}: <b>{c['in_band']}</b> of {c['tasks']} tasks in the band; "
-            f"retired: {escape(reasons or 'none')}. Zero-variance groups: "
+            f"retired: {escape(reasons or 'none')}. Verifier errors: "
+            f"{c.get('verifier_errors', 0)} of {c['episodes']} rollouts, counted as failures. "
+            "Zero-variance groups: "
             f"{c['zero_variance']['groups']} ({c['zero_variance']['all_failed']} all failed, "
             f"{c['zero_variance']['all_succeeded']} all succeeded).</p>"
             f"<p>Curriculum: suggested levels {escape(json.dumps(cur['suggested_levels']))}; "

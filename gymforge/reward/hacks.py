@@ -13,6 +13,10 @@ Heuristics, each a named finding with the episodes it flags:
 - ``echoes_prompt``: a final reply that contains a long stretch of the task prompt.
 - ``dominant_component``: run-level; a non-``task`` component carrying more than
   ``dominance`` of the run's total absolute reward.
+- ``verifier_errors``: run-level; the policy's verifier-error rate (failures that made the
+  judge raise, ``trajectory.outcome``) is above the scripted baselines' given as
+  ``baselines`` (or above 0 with none), by a one-sided Fisher exact test
+  (``reward.verifier_errors``).
 
 The scan reads verified trajectories only; it flags, it does not judge.
 """
@@ -22,11 +26,13 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
+from gymforge.reward.verifier_errors import DEFAULT_ALPHA, ErrorRate, error_rate, excess_errors
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
 
 COUNT_FACTS = (
@@ -60,6 +66,11 @@ class HackReport:
     def suspicious_episodes(self) -> int:
         return len({f.episode_id for f in self.findings if f.episode_id})
 
+    @property
+    def run_findings(self) -> int:
+        """Findings about the whole run (no episode): a dominant component, verifier errors."""
+        return sum(f.episode_id is None for f in self.findings)
+
     def as_dict(self) -> dict[str, Any]:
         kinds: dict[str, int] = defaultdict(int)
         for f in self.findings:
@@ -67,6 +78,7 @@ class HackReport:
         return {
             "episodes": self.episodes,
             "suspicious_episodes": self.suspicious_episodes,
+            "run_findings": self.run_findings,
             "by_kind": dict(sorted(kinds.items())),
             "findings": [f.as_dict() for f in self.findings],
         }
@@ -76,7 +88,8 @@ class HackReport:
         lines = [
             "# Reward-hacking scan",
             "",
-            f"{d['episodes']} episodes, {d['suspicious_episodes']} suspicious.",
+            f"{d['episodes']} episodes, {d['suspicious_episodes']} suspicious; "
+            f"{d['run_findings']} run-level findings.",
             "",
         ]
         if not self.findings:
@@ -129,12 +142,21 @@ def scan(
     min_repeats: int = 3,
     echo_chars: int = 60,
     dominance: float = 0.6,
+    baselines: Sequence[ErrorRate] = (),
+    label: str | None = None,
+    alpha: float = DEFAULT_ALPHA,
 ) -> HackReport:
+    """Scan the run in ``path`` (see the module docstring). ``baselines`` are the scripted
+    baselines' verifier-error rates (``reward.verifier_errors.baseline_rate``) and ``label``
+    the run's policy as findings name it (default: its policy checkpoint)."""
     episodes = [e for e in read_episodes(path) if e.end is not None]
     for log in episodes:
         verify_chain(log)
     report = HackReport(episodes=len(episodes))
     add = report.findings.append
+    excess = excess_errors(error_rate(episodes, label), baselines, alpha) if episodes else None
+    if excess:
+        add(Finding("verifier_errors", None, None, excess))
     steps_by_family: dict[str, list[int]] = defaultdict(list)
     for log in episodes:
         assert log.end is not None

@@ -14,6 +14,7 @@ from gymforge.core.policy import EpisodeContext, FinishingPolicy, Policy, Policy
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation
 from gymforge.rollout.gcpace import paced_collections
+from gymforge.trajectory.outcome import verifier_error_reason
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
 
 CONTEXT_LENGTH = "context_length"
@@ -187,7 +188,8 @@ def episode_record(
 ) -> dict[str, Any]:
     """The closing record. ``stopped`` is the reason when the policy ended the episode
     before the environment did (its context filled up, its harness exited): that budget end
-    is a truncation with that failure reason."""
+    is a truncation with that failure reason. A verifier that raised is the failure reason
+    ``verifier_error: <kind>`` (``trajectory.outcome``: a failed, counted episode)."""
     totals = component_totals([r["reward_components"] for r in records])
     reason: str | None
     if stopped is not None or last is None:
@@ -197,7 +199,13 @@ def episode_record(
         terminated, truncated = last.terminated, last.truncated
         success = bool(last.info.get("success"))
         verdict = last.info.get("verdict") or {}
-        reason = None if success else verdict.get("reason") or last.info.get("end_reason")
+        reason = (
+            None
+            if success
+            else verifier_error_reason(last.info)
+            or verdict.get("reason")
+            or last.info.get("end_reason")
+        )
     current = supported(env, TASK)
     task = current.task if current is not None else None
     return {

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from gymforge.trajectory.outcome import classify_outcome, count_outcomes
 from gymforge.trajectory.schema import component_totals
 
 ZERO_VARIANCE_LISTED = 50
@@ -34,12 +35,15 @@ def group_stats(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     """Aggregate episode records into the ``summary.json`` fields.
 
-    Episodes whose verifier crashed (``failure_reason == "verifier_error"``) are kept in the
-    trajectory file but not scored: they are counted in ``verifier_errors`` and left out of
-    every rate and mean, since the policy was never judged.
+    Every episode counts as ``trajectory.outcome.classify_outcome`` says: a verifier error
+    after the agent acted is a failed episode in every rate and mean (its reason
+    ``verifier_error: <kind>`` among ``failure_reasons``), and ``verifier_error_rate`` is
+    their share of ``episodes``. Only a verifier error before any action is left out, as
+    ``unscored``.
     """
-    errored = [e for e in episodes if e["failure_reason"] == "verifier_error"]
-    episodes = [e for e in episodes if e["failure_reason"] != "verifier_error"]
+    outcomes = [classify_outcome(e) for e in episodes]
+    counts = count_outcomes(outcomes)
+    episodes = [e for e, o in zip(episodes, outcomes, strict=True) if o.counted]
     n = len(episodes)
     comps = component_totals([e["reward_components"] for e in episodes])
 
@@ -49,8 +53,10 @@ def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any
     return {
         **extra,
         "episodes": n,
-        "verifier_errors": len(errored),
-        "success_rate": mean([float(e["success"]) for e in episodes]),
+        "success_rate": counts.success_rate or 0.0,
+        "verifier_errors": counts.verifier_errors,
+        "verifier_error_rate": counts.verifier_error_rate or 0.0,
+        "unscored": counts.unscored,
         "mean_reward": mean([e["reward"] for e in episodes]),
         "mean_reward_components": {k: v / n for k, v in sorted(comps.items())},
         "terminated": sum(e["terminated"] for e in episodes),

@@ -78,10 +78,23 @@ def test_gap_is_na_without_heldout_episodes() -> None:
     assert g["gap"] is None and "no held-out episodes" in g["reason"]  # eval adds the hint
 
 
-def test_verifier_errors_are_counted_not_scored() -> None:
-    stats = [ep(0), ep(1, success=False, verifier_error=True, failure_reason="verifier_error")]
-    m = compute_metrics(stats)
-    assert m["episodes"] == 1 and m["verifier_errors"] == 1 and m["success"]["rate"] == 1.0
+def test_verifier_errors_are_failures_in_every_rate_with_their_own_rate_beside() -> None:
+    crashed = {"success": False, "verifier_error": True, "failure_reason": "verifier_error: E"}
+    stats = [ep(0), ep(1, **crashed), ep(2, task="t1", **crashed), ep(3, task="t1")]
+    m = compute_metrics(stats, k=2)
+    assert m["episodes"] == 4 and m["verifier_errors"] == 2 and m["unscored"] == 0
+    assert m["success"]["rate"] == 0.5 and m["verifier_error"]["rate"] == 0.5
+    assert m["pass@k"]["1"] == 0.5 and m["pass^k"]["2"] == 0.0 and m["pass@k"]["2"] == 1.0
+    assert m["by_family"][0]["verifier_error_rate"] == 0.5
+    assert [r["verifier_errors"] for r in m["pass_rates"]] == [1, 1]
+    assert [r["reason"] for r in failure_log_rows(stats)] == ["verifier_error: E"] * 2
+
+
+def test_only_an_unscored_episode_is_left_out() -> None:
+    unscored = ep(1, success=False, verifier_error=True, counted=False, steps=0)
+    m = compute_metrics([ep(0), unscored])
+    assert m["episodes"] == 1 and m["unscored"] == 1 and m["success"]["rate"] == 1.0
+    assert m["verifier_errors"] == 0 and m["verifier_error"]["rate"] == 0.0
 
 
 def test_failure_analysis_counts_reasons_and_facts() -> None:

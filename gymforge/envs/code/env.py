@@ -237,8 +237,10 @@ def _cases() -> tuple[RedTeamCase, ...]:
 
 def _judged(verdict: Verdict) -> Verdict:
     """An unjudgeable task (its test must hand the candidate something that can neither
-    cross as plain data nor be built in the sandbox) is the judge's limit, not the policy's
-    failure: a ``VerifierError``, so the episode is kept but never scored or trained on."""
+    cross as plain data nor be built in the sandbox) is the judge's limit: a
+    ``VerifierError``. Raised after the agent answered, it is still a failed, counted
+    episode (``trajectory.outcome``) with reason ``verifier_error: VerifierError``, so it
+    shows in the verifier-error rate of every policy, the oracle's included."""
     if verdict.facts.get("trainable") is False:
         notes = verdict.facts.get("notes") or ["unjudgeable"]
         raise VerifierError(f"this task cannot be judged honestly: {notes[0]}")
