@@ -42,10 +42,10 @@ from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import Command
+from gymforge.rollout.output import seal_documents
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.rollout.runner import run_sync
-from gymforge.rollout.output import seal_documents
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
 

@@ -85,9 +85,7 @@ def load_runs(dirs: list[Path], key: bytes | None = None) -> list[Run]:
         if name in names:
             name = f"{d.parent.name}/{d.name}"
         names.add(name)
-        runs.append(
-            Run(name, d, docs.get("eval"), docs.get("calibration"), seal_warnings(d, key))
-        )
+        runs.append(Run(name, d, docs.get("eval"), docs.get("calibration"), seal_warnings(d, key)))
     return runs
 
 
@@ -258,7 +256,8 @@ def seals_notice(runs: list[Run]) -> str:
     items = "".join(f"<li>{escape(r.name)}: {escape(w)}</li>" for r in runs for w in r.seals)
     if not items:
         return ""
-    return f"<div class='bad' id='seals'><strong>Not vouched for by a seal:</strong><ul>{items}</ul></div>"
+    head = "<strong>Not vouched for by a seal:</strong>"
+    return f"<div class='bad' id='seals'>{head}<ul>{items}</ul></div>"
 
 
 def render_report(

@@ -65,9 +65,13 @@ class EmbeddedReport(BaseModel):
             )
             return
         now = source_hashes(where)
-        changed = sorted(p for p in set(self.sources) | set(now) if self.sources.get(p) != now.get(p))
+        changed = sorted(
+            p for p in set(self.sources) | set(now) if self.sources.get(p) != now.get(p)
+        )
         if changed:
-            shown = ", ".join(changed[:SHOWN_CHANGES]) + (", ..." if len(changed) > SHOWN_CHANGES else "")
+            shown = ", ".join(changed[:SHOWN_CHANGES]) + (
+                ", ..." if len(changed) > SHOWN_CHANGES else ""
+            )
             self._unverified = f"{shown} differ from the files QA ran on"
 
     def summary(self) -> str:
@@ -92,7 +96,9 @@ def source_hashes(where: Path) -> dict[str, str]:
         for path in where.rglob(pattern):
             if "__pycache__" in path.parts or not path.is_file():
                 continue
-            found[path.relative_to(where).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+            found[path.relative_to(where).as_posix()] = hashlib.sha256(
+                path.read_bytes()
+            ).hexdigest()
     return dict(sorted(found.items()))
 
 

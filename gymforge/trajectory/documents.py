@@ -60,7 +60,9 @@ def check_documents(directory: Path, check: FileCheck) -> list[DocumentCheck]:
         if not check.sealed:
             out.append(_unsealed(name, "the run was written without a seal key"))
         elif not check.finished:
-            out.append(_unsealed(name, f"no run seal closes {TRAJECTORIES} (the run is unfinished)"))
+            out.append(
+                _unsealed(name, f"no run seal closes {TRAJECTORIES} (the run is unfinished)")
+            )
         elif files is None or name not in files:
             why = "the run seal does not cover it (written after the run was sealed, or by an "
             out.append(_unsealed(name, why + "older gymforge)"))
