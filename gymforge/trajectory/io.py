@@ -409,11 +409,11 @@ def reseal(path: str | Path, key: bytes, files: dict[str, str]) -> bool:
     """Close a finished sealed file again with a run seal recording ``files`` (the sha256 of
     the run's documents, e.g. once ``eval.json`` is written): its run seal becomes
     ``continued`` and a copy of it, naming it, ends the file. Every seal is checked first.
-    Returns False, writing nothing, for a file that does not end with a run seal (an
-    unfinished run stays unfinished)."""
+    Returns False, writing nothing, for a file that does not end with a final run seal (an
+    unfinished or cut run stays unfinished)."""
     _, state = recover_run(path, key)
-    if state.trailing is None:
-        return False
+    if state.trailing is None or state.trailing.raw.get("continued"):
+        return False  # a continued run seal at the end: a cut file, not a finished one
     last = state.trailing.raw
     with TrajectoryWriter(path, append=True, key=key, config=last["config"], state=state) as w:
         w.seal_run(str(last["run_id"]), files)
