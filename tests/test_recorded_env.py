@@ -1,6 +1,7 @@
 """``recorded_env``: which environment names a file from elsewhere may resolve by itself.
 
-The attack (a shared file naming ``evil.py:Class``) is ``tests/redteam/test_replay_env_from_file.py``."""
+The attack (a shared file naming ``evil.py:Class``) is
+``tests/redteam/test_replay_env_from_file.py``."""
 
 from __future__ import annotations
 
