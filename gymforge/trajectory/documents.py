@@ -28,17 +28,30 @@ TRAJECTORIES = "trajectories.jsonl"
 Status = Literal["sealed", "edited", "unsealed", "unchecked", "missing"]
 
 
+PLURAL = {
+    "is not sealed": "are not sealed",
+    "is not checked": "are not checked",
+    "is not vouched for": "are not vouched for",
+    "is missing": "are missing",
+}
+
+
 @dataclass(frozen=True)
 class DocumentCheck:
-    """One document's standing: ``line`` says it in words (for stderr and the report)."""
+    """One document's standing, in words: ``NAME VERB: WHY`` (for stderr and the report)."""
 
     name: str
     status: Status
-    line: str
+    verb: str
+    why: str = ""
 
     @property
     def trusted(self) -> bool:
         return self.status == "sealed"
+
+    @property
+    def line(self) -> str:
+        return f"{self.name} {self.verb}" + (f": {self.why}" if self.why else "")
 
 
 def document_digests(directory: Path) -> dict[str, str]:
@@ -60,47 +73,66 @@ def check_documents(directory: Path, check: FileCheck) -> list[DocumentCheck]:
         if not check.sealed:
             out.append(_unsealed(name, "the run was written without a seal key"))
         elif not check.finished:
-            out.append(
-                _unsealed(name, f"no run seal closes {TRAJECTORIES} (the run is unfinished)")
-            )
+            out.append(_unsealed(name, f"no run seal closes {TRAJECTORIES} (unfinished)"))
         elif files is None or name not in files:
             why = "the run seal does not cover it (written after the run was sealed, or by an "
             out.append(_unsealed(name, why + "older gymforge)"))
         elif files[name] != digest:
-            line = (
-                f"{name} fails its seal: its sha256 is {digest[:12]}, the run seal recorded "
-                f"{files[name][:12]} (edited after the run was sealed)"
+            why = (
+                f"its sha256 is {digest[:12]}, the run seal recorded {files[name][:12]} "
+                "(edited after the run was sealed)"
             )
-            out.append(DocumentCheck(name, "edited", line))
+            out.append(DocumentCheck(name, "edited", "fails its seal", why))
         else:
-            out.append(DocumentCheck(name, "sealed", f"{name} is sealed"))
+            out.append(DocumentCheck(name, "sealed", "is sealed"))
     for name in sorted(set(files or {}) - set(present)):
-        out.append(DocumentCheck(name, "missing", f"{name} is missing: the run seal recorded it"))
+        out.append(DocumentCheck(name, "missing", "is missing", "the run seal recorded it"))
     return out
 
 
 def seal_warnings(directory: Path, key: bytes | None) -> list[str]:
-    """What a reader of ``directory``'s documents must be told: one line per document that
-    fails its seal, is not sealed or cannot be checked (empty when all are sealed)."""
+    """What a reader of ``directory``'s documents must be told: a line for each document
+    that fails its seal, and one for each group of documents not sealed or not checked for
+    the same reason (empty when every document is sealed)."""
+    return _grouped([d for d in _standing(directory, key) if not d.trusted])
+
+
+def _standing(directory: Path, key: bytes | None) -> list[DocumentCheck]:
     names = [n for n in SEALED_DOCUMENTS if (directory / n).is_file()]
     path = directory / TRAJECTORIES
     if not path.is_file():
-        return [f"{n} is not sealed: the directory has no {TRAJECTORIES}" for n in names]
+        return [_unsealed(n, f"the directory has no {TRAJECTORIES}") for n in names]
     try:
         check = check_file(path, key)
     except GymforgeError as err:
         if key is None and is_sealed(path):
-            return [
-                f"{n} is not checked: the run is sealed and this was run without the seal "
-                "key (set $GYMFORGE_SEAL_KEY or pass --seal-key-file)"
-                for n in names
-            ]
-        return [f"{n} is not vouched for: {TRAJECTORIES} fails its check: {err}" for n in names]
-    return [d.line for d in check_documents(directory, check) if not d.trusted]
+            why = (
+                "the run is sealed and this was run without the seal key (set "
+                "$GYMFORGE_SEAL_KEY or pass --seal-key-file)"
+            )
+            return [DocumentCheck(n, "unchecked", "is not checked", why) for n in names]
+        why = f"{TRAJECTORIES} fails its check: {err}"
+        return [DocumentCheck(n, "unchecked", "is not vouched for", why) for n in names]
+    return check_documents(directory, check)
+
+
+def _grouped(docs: list[DocumentCheck]) -> list[str]:
+    groups: dict[tuple[str, str], list[str]] = {}
+    lines = []
+    for doc in docs:
+        if doc.status == "edited":
+            lines.append(doc.line)
+        else:
+            groups.setdefault((doc.verb, doc.why), []).append(doc.name)
+    for (verb, why), names in groups.items():
+        if len(names) > 1:
+            names, verb = [", ".join(names[:-1]) + " and " + names[-1]], PLURAL.get(verb, verb)
+        lines.append(DocumentCheck(names[0], "unsealed", verb, why).line)
+    return lines
 
 
 def _unsealed(name: str, why: str) -> DocumentCheck:
-    return DocumentCheck(name, "unsealed", f"{name} is not sealed: {why}")
+    return DocumentCheck(name, "unsealed", "is not sealed", why)
 
 
 def is_sealed(path: Path) -> bool:
