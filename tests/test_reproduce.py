@@ -73,13 +73,12 @@ def test_environment_drift_is_detected(tmp_path: Path) -> None:
     ref = f"{env_file}:DriftingLedger"
     run = cli("run", ref, "--policy", "oracle", "-n", "4", "--out", str(tmp_path / "a"))
     assert run.returncode == 0, run.stderr
-    same = cli("reproduce", str(tmp_path / "a" / "manifest.json"), "--out", str(tmp_path / "b"))
+    manifest = str(tmp_path / "a" / "manifest.json")
+    same = cli("reproduce", manifest, "--out", str(tmp_path / "b"), "--env", ref)  # a file env
     assert same.returncode == 0, same.stderr
     # the environment changes behind the run's back: its prompt now reads differently
     env_file.write_text(ENV_FILE.format(body='system_prompt = "You are a careful clerk."'))
-    drift = cli(
-        "reproduce", str(tmp_path / "a" / "manifest.json"), "--out", str(tmp_path / "c"), "--json"
-    )
+    drift = cli("reproduce", manifest, "--out", str(tmp_path / "c"), "--json", "--env", ref)
     assert drift.returncode == 1, drift.stderr
     report = json.loads(drift.stdout)
     assert report["differences"] and "differs in" in report["differences"][0]

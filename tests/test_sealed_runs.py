@@ -18,8 +18,15 @@ from gymforge.core.errors import InfraError, UserError
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
-from gymforge.trajectory.check import check_file
-from gymforge.trajectory.io import read_episodes, recover_run, verify_chain
+from gymforge.trajectory.check import check_file, looks_finished
+from gymforge.trajectory.documents import check_documents, document_digests
+from gymforge.trajectory.io import (
+    TrajectoryWriter,
+    read_episodes,
+    recover_run,
+    reseal,
+    verify_chain,
+)
 from gymforge.trajectory.seal import KEY_ENV, key_id, load_key
 
 KEY = b"a test seal key \x00\xff with any bytes"
@@ -304,3 +311,57 @@ def test_a_refused_episode_leaves_the_keyed_chain_untouched(tmp_path: Path) -> N
         writer.seal_run("r")
     check = check_file(path, KEY)
     assert check.finished and len(check.episodes) == 2
+
+
+# ---- one final run seal, continued seals, sealed documents ---------------------------------
+def test_a_resume_continues_the_last_run_seal_and_names_it(tmp_path: Path) -> None:
+    path = sealed_run(tmp_path, JOBS[:2])
+    first = lines(path)[-1]
+    assert "previous_seal" not in first
+    assert first["files"].keys() == {"summary.json"}  # the library runner writes no manifest
+    sealed_run(tmp_path, JOBS, resume=True)
+    seals = [r for r in lines(path) if r["record"] == "run_seal"]
+    assert seals[0]["continued"] is True and "continued" not in seals[1]
+    assert seals[1]["previous_seal"] == seals[0]["seal"]  # the rewritten one
+    assert {k: v for k, v in seals[0].items() if k not in ("seal", "digest", "continued")} == {
+        k: v for k, v in first.items() if k not in ("seal", "digest")
+    }  # the same seal, only marked continued
+
+
+def test_a_resume_that_writes_nothing_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    path = sealed_run(tmp_path, JOBS[:2])
+    before = path.read_bytes()
+    _, state = recover_run(path, KEY)
+    assert state.trailing is not None
+    TrajectoryWriter(path, append=True, key=KEY, state=state).close()
+    assert path.read_bytes() == before and check_file(path, KEY).finished
+
+
+def test_reseal_covers_a_new_document_and_refuses_an_unfinished_file(tmp_path: Path) -> None:
+    path = sealed_run(tmp_path, JOBS[:2])
+    (tmp_path / "eval.json").write_text('{"metrics": {}}\n')
+    assert reseal(path, KEY, document_digests(tmp_path))
+    check = check_file(path, KEY)
+    assert check.finished and check.files is not None and "eval.json" in check.files
+    assert all(d.trusted for d in check_documents(tmp_path, check))
+
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    text = path.read_text().splitlines(keepends=True)
+    (cut / "trajectories.jsonl").write_text("".join(text[:-1]))  # ends at a continued seal
+    before = (cut / "trajectories.jsonl").read_bytes()
+    assert not check_file(cut / "trajectories.jsonl", KEY).finished
+    assert not reseal(cut / "trajectories.jsonl", KEY, {})
+    assert (cut / "trajectories.jsonl").read_bytes() == before
+
+
+def test_looks_finished_reads_the_structure_only(tmp_path: Path) -> None:
+    path = sealed_run(tmp_path, JOBS[:2])
+    assert looks_finished(path)
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(text[:-1]))
+    assert not looks_finished(path)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "seal"}) + "\n"
+                             for r in lines(path)))  # fmt: skip
+    assert looks_finished(plain)  # nothing marks the end of an unsealed file

@@ -33,6 +33,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
+from gymforge.rollout.output import seal_documents
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
 
@@ -132,7 +133,7 @@ def calibrate(
         quiet=as_json,
         command="calibrate",
         config=config.as_dict(),
-        seal_key=load_key(seal_key_file),
+        seal_key=(key := load_key(seal_key_file)),
         options=policy_options(
             max_tokens,
             temperature,
@@ -145,6 +146,7 @@ def calibrate(
         ),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)
+    seal_documents(out, key)
     if wandb:
         log_to_wandb("calibration", data, out, wandb_project)
     for warning in data["warnings"]:

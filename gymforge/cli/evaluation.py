@@ -42,6 +42,7 @@ from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import Command
+from gymforge.rollout.output import seal_documents
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.rollout.runner import run_sync
@@ -175,7 +176,9 @@ def evaluate_run(
         seal_key=seal_key,
         options=options,
     )
-    return write_eval(out, config, stats, summary, version)
+    data = write_eval(out, config, stats, summary, version)
+    seal_documents(out, seal_key)  # the run seal covers eval.json too
+    return data
 
 
 def eval_config_record(config: EvalConfig) -> dict[str, Any]:
@@ -297,12 +300,17 @@ def report(
     dirs: list[Path] = typer.Argument(..., help="Run directories (eval and/or calibrate)."),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file."),
     title: str = typer.Option("gymforge report", "--title"),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Write one self-contained HTML report (inline SVG plots, no JavaScript) comparing the
-    runs side by side."""
+    runs side by side; a run document that fails its seal or is not sealed is a warning on
+    the page and here."""
     from gymforge.evaluate.report import write_report
 
-    path = write_report(dirs, out, title)
+    def warn(line: str) -> None:
+        err.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
+
+    path = write_report(dirs, out, title, load_key(seal_key_file), warn)
     err.print(f"wrote {path} ({path.stat().st_size // 1024} KiB, {len(dirs)} runs)")
 
 

@@ -20,8 +20,10 @@ from gymforge.cli.common import (
     open_env,
 )
 from gymforge.core.errors import GymforgeError
+from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.replay import replay_episodes
-from gymforge.trajectory.check import FileCheck, check_file, describe_check
+from gymforge.trajectory.check import FileCheck, check_file, describe_check, looks_finished
+from gymforge.trajectory.documents import TRAJECTORIES, check_documents
 from gymforge.trajectory.export import Format, export
 from gymforge.trajectory.schema import trajectory_json_schema
 from gymforge.trajectory.seal import load_key
@@ -39,7 +41,12 @@ def _checked(path: Path, key_file: Path | None) -> FileCheck:
 @friendly
 def replay(
     path: Path = typer.Argument(..., help="A trajectories.jsonl file."),
-    env: str | None = typer.Option(None, "--env", help="Override the environment to replay on."),
+    env: str | None = typer.Option(
+        None,
+        "--env",
+        help="The environment to replay on (needed when the file names a file or import path: "
+        "a file never chooses the code replay imports).",
+    ),
     dataset: Path | None = typer.Option(None, "--dataset", help="The dataset the run used."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
@@ -49,6 +56,8 @@ def replay(
     check = _checked(path, seal_key_file)
     episodes = check.episodes
     names = {env} if env else {log.steps[0].env_id for log in episodes if log.steps}
+    if env is None:  # the file may name only built-in and installed ids, never code to import
+        names = {recorded_env(name, f"{path}") for name in names}
     handles = {name: open_env(name, dataset) for name in sorted(names)}
     report = asyncio.run(replay_episodes(episodes, lambda env_id: handles[env or env_id].factory()))
     if not report.ok:
@@ -66,12 +75,24 @@ def verify_log(
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Check schema, digest chains and (with a seal key) the seals of every record and run,
-    without re-running anything. Exit 1 names the first bad record; exit 3 means a sealed
-    file whose records verify but which no run seal closes (an interrupted run)."""
+    and the run's documents (manifest.json, summary.json, eval.json) against the run seal,
+    without re-running anything. Exit 1 names the first bad record or an edited document;
+    exit 3 means a sealed file whose records verify but which no run seal closes (an
+    interrupted run, or one cut back to an earlier run seal)."""
     check = _checked(path, seal_key_file)
     if not check.finished:
         fail(describe_check(check), UNFINISHED_EXIT)
-    err.print(describe_check(check), soft_wrap=True, highlight=False)
+    run_dir = path if path.is_dir() else path.parent if path.name == TRAJECTORIES else None
+    docs = check_documents(run_dir, check) if run_dir is not None else []
+    edited = [d.line for d in docs if d.status == "edited"]
+    if edited:
+        fail("; ".join(edited), 1)
+    sealed = [d.name for d in docs if d.trusted]
+    line = describe_check(check) + (f"; its run seal covers {', '.join(sealed)}" if sealed else "")
+    err.print(line, soft_wrap=True, highlight=False)
+    for doc in docs:
+        if not doc.trusted:
+            err.print(f"[yellow]warning:[/] {doc.line}", soft_wrap=True, highlight=False)
 
 
 @app.command()
@@ -95,17 +116,33 @@ def export_cmd(
     ),
     stale: str = typer.Option("refuse", "--stale", help="refuse or flag stale episodes."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
+    allow_unfinished: bool = typer.Option(
+        False,
+        "--allow-unfinished",
+        help="Export a sealed file that no run seal closes (an interrupted or cut run).",
+    ),
 ) -> None:
     """Export training data (trl, sft) or a flat step table (parquet). With a seal key the
-    file's seals are checked first, and a file that fails them exports nothing."""
+    file's seals are checked first, and a file that fails them exports nothing; a sealed
+    file that no run seal closes (interrupted, or cut) is refused (exit 3) unless
+    --allow-unfinished. Nothing is written when the export is refused."""
     form: Format = one_of("--format", fmt, ("trl", "sft", "parquet"))
     stale_rule: Literal["refuse", "flag"] = one_of("--stale", stale, ("refuse", "flag"))
-    path = source / "trajectories.jsonl" if source.is_dir() else source
+    path = source / TRAJECTORIES if source.is_dir() else source
     key = load_key(seal_key_file)
+    unfinished = None
     if key is not None:
         check = check_file(path, key)
-        if not check.finished:
-            err.print(f"[yellow]warning:[/] {describe_check(check)}", highlight=False)
+        unfinished = None if check.finished else describe_check(check)
+    elif not looks_finished(path):
+        unfinished = (
+            "log unfinished: the file is sealed but no final run seal closes it (checked "
+            "without the seal key: its structure only): the run was interrupted or cut"
+        )
+    if unfinished is not None:
+        if not allow_unfinished:
+            fail(f"{unfinished}; pass --allow-unfinished to export it anyway", UNFINISHED_EXIT)
+        err.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
     target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
     report = export(
         path, form, target, only_success=only_success, max_staleness=max_staleness, stale=stale_rule

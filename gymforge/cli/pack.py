@@ -5,7 +5,8 @@ Steps: read ``DIR/pyproject.toml``'s ``gymforge.environments`` entry points; run
 ``gymforge qa MODULE:ATTR`` on each from the source tree (a child process, so the package's
 modules are imported from DIR and nothing leaks into this process); refuse to build when a
 check fails (``--allow-failed`` embeds a failing report instead); write each report as
-``<id>.qa.json`` beside its module (``gymforge.registry.packed``); ``python -m build`` (the
+``<id>.qa.json`` beside its module, with the sha256 of the files QA ran on
+(``gymforge.registry.packed``: ``gymforge list`` checks them); ``python -m build`` (the
 sdist, then the wheel from the sdist); check that both archives carry every report; remove the
 reports from the source tree again. stdout gets one JSON object naming what was built.
 """
@@ -32,7 +33,7 @@ from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import UserError
 from gymforge.registry.installed import GROUP
-from gymforge.registry.packed import EmbeddedReport, report_name
+from gymforge.registry.packed import EmbeddedReport, report_name, source_hashes
 
 QA_TIMEOUT_S = 1800.0
 BUILD_TIMEOUT_S = 1800.0
@@ -205,7 +206,13 @@ def pack(
     try:
         with tempfile.TemporaryDirectory(prefix="gymforge-pack-qa-") as work:
             for env in project.envs:
+                sources = source_hashes(env.module_dir)
                 report = run_qa(env, episodes, Path(work))
+                if source_hashes(env.module_dir) != sources:
+                    raise UserError(
+                        f"the files under {env.module_dir} changed while QA ran on them: "
+                        "not packed (run gymforge pack again)"
+                    )
                 if not report.get("passed") and not allow_failed:
                     failed = [c["name"] for c in report["checks"] if not c["passed"]]
                     raise UserError(
@@ -218,6 +225,7 @@ def pack(
                     package_version=project.version,
                     gymforge_version=__version__,
                     report=report,
+                    sources=sources,
                 )
                 path = env.module_dir / report_name(env.id)
                 path.write_text(embedded.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import typer
 
-from gymforge.cli.common import app, err, fail, friendly, overwrite_option
+from gymforge.cli.common import SEAL_KEY_HELP, app, err, fail, friendly, overwrite_option
 from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.evaluate.reproduce import compare_eval, redraw_for
 from gymforge.rollout.manifest import read_manifest
 from gymforge.rollout.reproduce import reproduce
+from gymforge.trajectory.documents import seal_warnings
+from gymforge.trajectory.seal import load_key
 
 SAMPLING = {True: "matches", False: "DIFFERS", None: "not checked"}
 
@@ -29,6 +31,13 @@ def reproduce_cmd(
         help="Sandbox backend for untrusted code (local or docker). Default: the one the run "
         "recorded in its manifest.",
     ),
+    env: str | None = typer.Option(
+        None,
+        "--env",
+        help="The environment to run on (needed when the manifest names a file or import "
+        "path: a manifest never chooses the code that is imported).",
+    ),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Re-run a run, eval or calibration from its manifest (scripted policies, or recorded
     actions for a model) and diff it against the original; for an eval, also recompute
@@ -37,7 +46,9 @@ def reproduce_cmd(
         manifest = manifest / "manifest.json"
     recorded = read_manifest(manifest)
     use_sandbox(sandbox or (recorded.get("sandbox") or {}).get("kind"))
-    report = reproduce(manifest, out, redraw=redraw_for(recorded), overwrite=overwrite)
+    report = reproduce(manifest, out, redraw=redraw_for(recorded), overwrite=overwrite, env=env)
+    for warning in seal_warnings(manifest.parent, load_key(seal_key_file)):  # the original's
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     if report.command == "eval":
         report.results = compare_eval(recorded, manifest.parent, out)
     if as_json:

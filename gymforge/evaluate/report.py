@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from gymforge.core.errors import UserError
 from gymforge.evaluate.browser import browser_section
 from gymforge.evaluate.pipeline import run_folder_document
 from gymforge.evaluate.report_plots import plots_section
+from gymforge.trajectory.documents import seal_warnings
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1240px;color:#222;padding:0 16px}
@@ -46,6 +48,8 @@ class Run:
     path: Path
     eval: dict[str, Any] | None
     calibration: dict[str, Any] | None
+    seals: list[str] = field(default_factory=list)
+    """Documents of the run its seal does not vouch for (``trajectory.documents``)."""
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -53,9 +57,10 @@ class Run:
         return metrics
 
 
-def load_runs(dirs: list[Path]) -> list[Run]:
+def load_runs(dirs: list[Path], key: bytes | None = None) -> list[Run]:
     """Read each directory's ``eval.json``/``calibration.json`` (or analyse its plain
-    trajectories); UserError if it has none of them."""
+    trajectories), and check its documents against the run seal with ``key``; UserError if
+    it has none of them."""
     runs: list[Run] = []
     names: set[str] = set()
     for d in dirs:
@@ -80,7 +85,7 @@ def load_runs(dirs: list[Path]) -> list[Run]:
         if name in names:
             name = f"{d.parent.name}/{d.name}"
         names.add(name)
-        runs.append(Run(name, d, docs.get("eval"), docs.get("calibration")))
+        runs.append(Run(name, d, docs.get("eval"), docs.get("calibration"), seal_warnings(d, key)))
     return runs
 
 
@@ -259,9 +264,24 @@ def calibration_section(runs: list[Run]) -> str:
     return "".join(parts)
 
 
-def render_report(dirs: list[Path], title: str = "gymforge report") -> str:
-    """The whole HTML document for the runs in ``dirs``."""
-    runs = load_runs(dirs)
+def seals_notice(runs: list[Run]) -> str:
+    """The warning at the top of the page: each document no seal vouches for."""
+    items = "".join(f"<li>{escape(r.name)}: {escape(w)}</li>" for r in runs for w in r.seals)
+    if not items:
+        return ""
+    head = "<strong>Not vouched for by a seal:</strong>"
+    return f"<div class='bad' id='seals'>{head}<ul>{items}</ul></div>"
+
+
+def render_report(
+    dirs: list[Path], title: str = "gymforge report", key: bytes | None = None
+) -> str:
+    """The whole HTML document for the runs in ``dirs`` (their seals checked with ``key``)."""
+    return render_runs(load_runs(dirs, key), title)
+
+
+def render_runs(runs: list[Run], title: str) -> str:
+    """The whole HTML document for ``runs``."""
     calib = calibration_section(runs)
     sections = [
         ("summary", "Summary", summary_section(runs)),
@@ -288,11 +308,23 @@ def render_report(dirs: list[Path], title: str = "gymforge report") -> str:
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
         f"<h1>{escape(title)}</h1><p class='muted'>runs: {names} · generated "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by gymforge {__version__}</p>"
-        f"<nav>{nav}</nav>{body}</body></html>\n"
+        f"{seals_notice(runs)}<nav>{nav}</nav>{body}</body></html>\n"
     )
 
 
-def write_report(dirs: list[Path], out: Path, title: str = "gymforge report") -> Path:
+def write_report(
+    dirs: list[Path],
+    out: Path,
+    title: str = "gymforge report",
+    key: bytes | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Path:
+    """Write the report; ``warn`` is told each document no seal vouches for."""
+    runs = load_runs(dirs, key)
+    for run in runs:
+        for line in run.seals:
+            if warn is not None:
+                warn(f"{run.name}: {line}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(dirs, title), encoding="utf-8")
+    out.write_text(render_runs(runs, title), encoding="utf-8")
     return out

@@ -119,6 +119,29 @@ def resolve_factory(env: str) -> EnvFactory:
     return factory
 
 
+def recorded_env(env: str, where: str) -> str:
+    """``env`` as a record names it (a trajectory file's ``env_id``, a manifest's
+    ``run.env``) rather than the user: a file from elsewhere must never choose the code that
+    is imported or the server that is called. Only a built-in id, an id an installed
+    package registers, or a ``reasoning-gym:`` dataset (a name in the installed adapter's
+    table) resolve from a record; a file or import path, ``verifiers:MODULE``,
+    ``openenv:URL`` or ``ws://`` is a UserError saying to name it with ``--env``."""
+    if env in BUILTIN:
+        return env
+    dataset = env[len(REASONING_GYM) :] if env.startswith(REASONING_GYM) else ""
+    if dataset and all(c.isalnum() or c in "_-" for c in dataset):
+        return env
+    if all(c.isalnum() or c in "_-." for c in env) and not env.endswith(".py"):
+        found = installed.find(env, frozenset(BUILTIN))
+        if found is not None and found.problem is None:
+            return env
+    raise UserError(
+        f"{where} names the environment {env!r}, which is not a built-in or installed id: a "
+        "file never chooses the code gymforge imports; if you trust that code, name it "
+        f"yourself with --env {env} (or pass --env with the environment to use)"
+    )
+
+
 def known_ids() -> str:
     """The ids a user can give, for an error message."""
     usable = sorted(installed.installed(frozenset(BUILTIN)).usable)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.rollout.summary import summarize
-from gymforge.trajectory.io import TrajectoryWriter, recover_run
+from gymforge.trajectory.documents import document_digests, is_sealed
+from gymforge.trajectory.io import TrajectoryWriter, recover_run, reseal
 from gymforge.trajectory.seal import ChainState, load_key
 
 log = logging.getLogger("gymforge.runner")
@@ -138,3 +139,15 @@ def _settle(futures: list[asyncio.Future[None]], err: BaseException | None) -> N
             done.set_result(None)
         else:
             done.set_exception(err)
+
+
+def seal_documents(out_dir: Path, seal_key: bytes | None) -> bool:
+    """Re-seal ``out_dir``'s finished sealed run over its documents as they are now (once a
+    command has written ``eval.json`` or ``calibration.json`` beside it); ``seal_key``,
+    else ``$GYMFORGE_SEAL_KEY``. False, writing nothing, without a key or a finished sealed
+    ``trajectories.jsonl`` (those documents stay unsealed, and readers say so)."""
+    key = seal_key if seal_key is not None else load_key()
+    path = out_dir / TRAJECTORIES
+    if key is None or not path.is_file() or not is_sealed(path):
+        return False
+    return reseal(path, key, document_digests(out_dir))

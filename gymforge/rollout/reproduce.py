@@ -16,6 +16,7 @@ from typing import Any
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
 from gymforge.registry.handle import EnvHandle, open_env
+from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import manifest_spec, read_manifest
 from gymforge.rollout.plan import draw_tasks, prepare
@@ -99,12 +100,16 @@ def reproduce(
     *,
     redraw: Redraw | None = None,
     overwrite: bool = False,
+    env: str | None = None,
 ) -> ReproReport:
     """Re-run the run of ``manifest_path`` into ``out`` and diff the trajectories.
 
     ``redraw`` draws the tasks again the way the run's command did (default: ``run``'s
     ``draw_tasks``, for manifests that ``run`` wrote); ``sampling_matches`` reports whether
-    it still draws the recorded ids. ``out`` must not hold a run unless ``overwrite``."""
+    it still draws the recorded ids. ``out`` must not hold a run unless ``overwrite``.
+    ``env`` is the environment to run on, as the user names it; without it the manifest's
+    ``run.env`` is used only if it is a built-in or installed id (``recorded_env``): a
+    manifest from elsewhere never chooses the code that is imported."""
     manifest_path, out = Path(manifest_path), Path(out)
     manifest = read_manifest(manifest_path)
     command = manifest.get("command", "run")
@@ -112,6 +117,10 @@ def reproduce(
     original = manifest_path.parent / "trajectories.jsonl"
     if not original.exists():
         raise ConfigError(f"{original} is missing: reproduction diffs against it")
+    if env is None:
+        recorded_env(spec.env, str(manifest_path))
+    else:
+        spec = spec.model_copy(update={"env": env})
     handle = open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
     pinned = {d["name"]: d["sha256"] for d in manifest.get("datasets", [])}
     for ds in handle.datasets:

@@ -24,7 +24,8 @@ every executor:
   stopped is ``summary["infra_stopped"]``.
 - **Writing and sealing.** Only the runner writes, so only it holds the seal key
   (``spec.seal_key``, default ``$GYMFORGE_SEAL_KEY``): every record is sealed, and a run
-  that completes (stopped or not) ends the file with a run seal over it. Each job is
+  that completes (stopped or not) writes ``summary.json`` and then ends the file with a run
+  seal over it that records the sha256 of ``manifest.json`` and ``summary.json``. Each job is
   written at most once, whatever an executor delivers. Writing is a group commit
   (``output.GroupCommit``): off the event loop, one fsync for the episodes that finished
   together, and an episode counts as finished only once it is on disk.
@@ -51,6 +52,7 @@ from gymforge.rollout.output import (
 )
 from gymforge.rollout.spec import RunSpec
 from gymforge.rollout.summary import summarize
+from gymforge.trajectory.documents import document_digests
 
 log = logging.getLogger("gymforge.runner")
 
@@ -100,29 +102,31 @@ async def run(
     writer = output.writer(config)
     run.commit = GroupCommit(writer) if writer is not None else None
     try:
-        await executor.open(spec, run_id)
-        await run.play_all(jobs, executor.capacity(spec, len(jobs)))
-        if writer is not None:
-            writer.seal_run(run_id)
-    finally:
         try:
-            await executor.close()
+            await executor.open(spec, run_id)
+            await run.play_all(jobs, executor.capacity(spec, len(jobs)))
         finally:
-            if run.commit is not None:
-                await run.commit.drain()  # nothing may write after the file is closed
-            if writer is not None:
-                writer.close()
-    episodes = previous + [rec for _, rec in sorted(run.finished, key=lambda t: t[0])]
-    summary = summarize(episodes, run_id=run_id, **config)
-    summary.update(
-        backend=executor.name,
-        infra_errors=len(run.errors),
-        infra_retries=run.retries,
-        infra_stopped=run.stopped[0] if run.stopped else None,
-        resumed=len(previous),
-        **executor.stats(),
-    )
-    write_summary(spec.out, summary)
+            try:
+                await executor.close()
+            finally:
+                if run.commit is not None:
+                    await run.commit.drain()
+        episodes = previous + [rec for _, rec in sorted(run.finished, key=lambda t: t[0])]
+        summary = summarize(episodes, run_id=run_id, **config)
+        summary.update(
+            backend=executor.name,
+            infra_errors=len(run.errors),
+            infra_retries=run.retries,
+            infra_stopped=run.stopped[0] if run.stopped else None,
+            resumed=len(previous),
+            **executor.stats(),
+        )
+        write_summary(spec.out, summary)
+        if writer is not None and spec.out is not None:  # last: it covers the documents
+            writer.seal_run(run_id, document_digests(spec.out))
+    finally:
+        if writer is not None:
+            writer.close()  # nothing may write after the file is closed
     return RunResult(summary, episodes, run.errors)
 
 

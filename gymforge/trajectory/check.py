@@ -5,13 +5,15 @@ bad record. Without a key: each episode's unkeyed digest chain, numbering and to
 (``verify_chain``), which catches accidental corruption only; a sealed file is refused
 (a key is needed). With a key: additionally every line's seal on the file's keyed chain
 (see ``gymforge.trajectory.seal``), and every run seal's counts; an unsealed or partly
-sealed file is refused. A sealed file whose last line is not a run seal is *unfinished*:
-its lines verify, but the invocation that wrote them never completed (or its end was cut
-off), so nothing vouches that the file holds the whole run.
+sealed file is refused. A sealed file whose last line is not a final run seal (none, or
+one a later invocation ``continued``) is *unfinished*: its lines verify, but the invocation
+that wrote them never completed (or its end was cut off), so nothing vouches that the file
+holds the whole run.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from gymforge.trajectory.seal import (
     check_run_seal,
     describe,
     key_id,
+    passed_run_seal,
     refuse_unsealed,
     seal_step,
 )
@@ -43,6 +46,10 @@ class FileCheck:
     config: dict[str, Any] | None = None
     key_id: str | None = None
     torn: bool = False
+    continued: bool = False
+    """The file ends at a run seal that a later invocation carried on from (a cut)."""
+    files: dict[str, str] | None = None
+    """The sha256 of the run's documents, as the final run seal records them."""
 
     @property
     def steps(self) -> int:
@@ -56,6 +63,7 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
     current: EpisodeLog | None = None
     ended: set[str] = set()
     last_kind = None
+    last_seal: dict[str, Any] | None = None
     for n, raw, rec in read_records(path):
         if key is None:
             if "seal" in raw or isinstance(rec, RunSealRecord):
@@ -77,9 +85,10 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
                 raise IntegrityError(f"{describe(n, raw)}: a run seal inside an episode")
             assert key is not None
             check_run_seal(n, raw, state, key)
-            state.seal = raw["seal"]
+            passed_run_seal(state, 0, raw)
             result.run_seals += 1
             result.config = raw["config"]
+            last_seal = raw
             continue
         state.add(raw)
         if current is None or current.episode_id != rec.episode_id:
@@ -103,8 +112,31 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
         if key is None:
             verify_chain(current)  # an incomplete episode: raises, as it always has
         result.torn = True
-    result.finished = key is None or (last_kind == "run_seal" and not result.torn)
+    closed = last_kind == "run_seal" and last_seal is not None and not result.torn
+    result.continued = closed and bool(last_seal and last_seal.get("continued"))
+    result.finished = key is None or (closed and not result.continued)
+    if result.finished and last_seal is not None:
+        result.files = last_seal.get("files")
     return result
+
+
+def looks_finished(path: str | Path) -> bool:
+    """Without the key, what a file's structure says: False for a sealed file whose last
+    line is not a final (not ``continued``) run seal. Nothing here is checked against a
+    seal (anyone can append a line that looks like one): with a key, use ``check_file``."""
+    first = last = b""
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                first = first or line
+                last = line
+    if b'"seal":"' not in first:
+        return True  # an unsealed file: nothing marks its end
+    try:
+        raw = json.loads(last)
+    except ValueError:
+        return False
+    return isinstance(raw, dict) and raw.get("record") == "run_seal" and not raw.get("continued")
 
 
 def describe_check(check: FileCheck) -> str:
@@ -116,6 +148,13 @@ def describe_check(check: FileCheck) -> str:
             "detects accidental corruption only: anyone can recompute an unkeyed digest "
             "chain after an edit (write and check runs with $GYMFORGE_SEAL_KEY or "
             "--seal-key-file to detect deliberate edits)"
+        )
+    if check.continued:
+        return (
+            f"log unfinished: {counts}, every record sealed (key id {check.key_id}), but the "
+            "file ends at a run seal that a later invocation continued (--resume, or the "
+            "re-seal of its documents): what that invocation wrote was cut off, so nothing "
+            "vouches that the file holds the whole run"
         )
     if not check.finished:
         torn = "; the last episode is incomplete (a torn write)" if check.torn else ""

@@ -231,7 +231,8 @@ def export(
     max_staleness: int | None = None,
     stale: Literal["refuse", "flag"] = "refuse",
 ) -> ExportReport:
-    """Export a trajectory file (chains verified first) to ``out`` in ``fmt``."""
+    """Export a trajectory file (chains verified first) to ``out`` in ``fmt``; ``out`` is
+    not written when no episode qualifies."""
     episodes = [e for e in read_episodes(path) if e.end is not None]
     for log in episodes:
         verify_chain(log)
@@ -275,7 +276,8 @@ def export(
             report.flagged_stale += 1
         rows += made
         report.written += 1
-    _write(rows, fmt, Path(out))
+    if rows:  # nothing qualified: no empty file for a pipeline to pick up
+        _write(rows, fmt, Path(out))
     return report
 
 

@@ -30,7 +30,14 @@ from gymforge.trajectory.schema import (
     component_totals,
     unsealed_json,
 )
-from gymforge.trajectory.seal import NEED_KEY, ChainState, bad_seal, check_run_seal, seal_step
+from gymforge.trajectory.seal import (
+    NEED_KEY,
+    ChainState,
+    bad_seal,
+    check_run_seal,
+    passed_run_seal,
+    seal_step,
+)
 
 _PLACEHOLDER = "0" * 64
 
@@ -119,7 +126,11 @@ class TrajectoryWriter:
     With ``key`` every line is also sealed onto the file's keyed chain (``state``: where an
     appended-to file's chain stands, from ``recover_run``), and ``seal_run`` closes an
     invocation with a run seal covering the whole file. Without a key ``seal_run`` writes
-    nothing: the file keeps the unkeyed format of files written before seals existed."""
+    nothing: the file keeps the unkeyed format of files written before seals existed.
+
+    A continued file that ends with a run seal (``state.trailing``) has that line rewritten
+    as ``continued`` before this writer's first line (``gymforge.trajectory.seal``): a
+    writer that never writes leaves the file as it was."""
 
     def __init__(
         self,
@@ -140,24 +151,42 @@ class TrajectoryWriter:
         self._fh: IO[str] = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
 
     def write_episode(self, records: list[dict[str, Any]]) -> None:
+        self._continue_seal()
         self._write(_seal_lines(records, self.key, self.state))
 
     def encode_episode(self, records: list[dict[str, Any]]) -> list[str]:
         """The lines ``write_episode`` would write, the file's chain advanced past them:
         hand them to ``write_lines`` next (a writer that batches episodes into one fsync)."""
+        self._continue_seal()
         return _seal_lines(records, self.key, self.state)
 
     def write_lines(self, lines: list[str]) -> None:
         """Append lines from ``encode_episode``, in the order encoded, with one fsync."""
         self._write(lines)
 
-    def seal_run(self, run_id: str) -> None:
-        """End this invocation's writing with a run seal over the file so far (with a key)."""
+    def seal_run(self, run_id: str, files: dict[str, str] | None = None) -> None:
+        """End this invocation's writing with a run seal over the file so far (with a key),
+        recording the sha256 of the run's documents ``files``."""
         if self.key is None:
             return
-        body = self.state.run_seal_body(run_id, self.config, self.key)
+        self._continue_seal()
+        body = self.state.run_seal_body(run_id, self.config, self.key, files)
         _, self.state.seal, line = _encode("", body, self.key, self.state.seal)
+        self.state.last_run_seal = self.state.seal
         self._write([line])
+
+    def _continue_seal(self) -> None:
+        """Rewrite the run seal the file ends with as ``continued``, in place on the chain."""
+        trailing, self.state.trailing = self.state.trailing, None
+        if trailing is None or self.key is None:
+            return
+        body = {k: v for k, v in trailing.raw.items() if k not in ("digest", "seal")}
+        body["continued"] = True
+        _, seal, line = _encode("", body, self.key, trailing.before)
+        self._fh.flush()
+        os.truncate(self.path, trailing.offset)  # the handle appends: it writes at the new end
+        self._write([line])
+        self.state.seal = self.state.last_run_seal = seal
 
     def _write(self, lines: list[str]) -> None:
         self._fh.write("".join(line + "\n" for line in lines))
@@ -335,7 +364,8 @@ def recover_run(path: str | Path, key: bytes | None) -> tuple[list[dict[str, Any
                 raise IntegrityError(f"{p}: line {n}: a run seal inside an episode")
             assert key is not None  # _check_resumable refused a run seal without a key
             check_run_seal(n, raw, state, key)
-            state.seal, good_end = raw["seal"], pos
+            passed_run_seal(state, pos - len(line), raw)
+            good_end = pos
             continue
         if log is None or log.episode_id != rec.episode_id:
             log = EpisodeLog(rec.episode_id, first_line=n)
@@ -373,3 +403,44 @@ def _check_resumable(path: Path, n: int, raw: dict[str, Any], key: bytes | None,
     if raw["seal"] != seal_step(key, chain, unsealed_json(raw)):
         raise bad_seal(n, raw)
     return str(raw["seal"])
+
+
+def reseal(path: str | Path, key: bytes, files: dict[str, str]) -> bool:
+    """Close a finished sealed file again with a run seal recording ``files`` (the sha256 of
+    the run's documents, e.g. once ``eval.json`` is written): its run seal becomes
+    ``continued`` and a copy of it, naming it, ends the file. Every seal is checked first.
+    Returns False, writing nothing, for a file that does not end with a final run seal (an
+    unfinished or cut run stays unfinished)."""
+    state = _sealed_state(Path(path), key)
+    if state.trailing is None or state.trailing.raw.get("continued"):
+        return False  # a continued run seal at the end: a cut file, not a finished one
+    last = state.trailing.raw
+    with TrajectoryWriter(path, append=True, key=key, config=last["config"], state=state) as w:
+        w.seal_run(str(last["run_id"]), files)
+    return True
+
+
+def _sealed_state(path: Path, key: bytes) -> ChainState:
+    """Where the keyed chain of sealed file ``path`` stands, every line's seal and every run
+    seal's counts checked (IntegrityError at the first that fails). Only the seals: a line
+    whose seal verifies was written, schema-checked, by a holder of the key, so this skips
+    the schema and digest checks ``recover_run`` repeats (half its cost)."""
+    state = ChainState()
+    pos = 0
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, 1):
+            start, pos = pos, pos + len(line)
+            try:
+                raw = json.loads(line)
+            except ValueError:
+                raise IntegrityError(f"{path}: line {n} is not JSON; not a finished run") from None
+            if not isinstance(raw, dict) or "seal" not in raw:
+                raise IntegrityError(f"{path}: line {n} is not sealed")
+            if raw["seal"] != seal_step(key, state.seal, unsealed_json(raw)):
+                raise bad_seal(n, raw)
+            if raw.get("record") == "run_seal":
+                check_run_seal(n, raw, state, key)
+                passed_run_seal(state, start, raw)
+            else:
+                state.add(raw)
+    return state

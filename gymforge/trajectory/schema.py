@@ -144,10 +144,20 @@ class RunSealRecord(_Record):
     far. ``episodes`` and ``records`` count the episode records and the step + episode
     lines before it; ``run_ids`` are the runs those episodes belong to, in order of first
     appearance; ``config`` is the run's configuration (environment, policy, seed, ...);
-    ``key_id`` names the key (an HMAC of a fixed text, not the key)."""
+    ``key_id`` names the key (an HMAC of a fixed text, not the key).
+
+    ``continued`` marks a run seal that a later invocation (``--resume``, or the re-seal that
+    adds ``eval.json``) carried on from: it was the file's last line and is rewritten so
+    when that invocation starts writing, so a file cut back to it is unfinished, never
+    finished. ``previous_seal`` is the seal of the run seal line before this one (absent for
+    the first); ``files`` the sha256 of the run's documents (``manifest.json``,
+    ``summary.json``, ``eval.json``, ...) when this seal was written."""
 
     schema_version: int = SCHEMA_VERSION
     record: Literal["run_seal"] = "run_seal"
+    continued: bool = False
+    previous_seal: str | None = Field(default=None, pattern=HEX64)
+    files: dict[str, Annotated[str, Field(pattern=HEX64)]] | None = None
     run_id: str
     run_ids: list[str]
     episodes: int = Field(ge=0)

@@ -10,6 +10,14 @@ the key nobody can edit, insert, delete or reorder a record, nor splice in anoth
 sealed episodes (their chain starts elsewhere); a file cut after some line is a valid
 prefix, reported as *unfinished* (no run seal at its end) rather than as complete.
 
+A file has one final run seal, its last line. An invocation that continues a finished file
+(``--resume``; the re-seal that adds ``eval.json``) first rewrites that last run seal as
+``continued`` (sealed again at the same place on the chain) and closes the file with a new
+run seal naming it (``previous_seal``). So a file cut back to an earlier run seal ends in a
+``continued`` one: unfinished, like any other cut. The final run seal also records the
+sha256 of the run's documents (``files``), so an edited ``eval.json``, ``summary.json`` or
+``manifest.json`` is caught (``gymforge.trajectory.documents``).
+
 Checking with a key refuses any line without a seal, so stripping the seals does not
 downgrade a file to the keyless check; checking a sealed file without the key is refused
 with a message saying a key is needed.
@@ -73,14 +81,29 @@ def _keyed(key: bytes) -> hmac.HMAC:
 
 
 @dataclass
+class TrailingSeal:
+    """The run seal a file ends with, as a writer continuing the file finds it: where its
+    line starts, its fields, and the keyed chain's end before it."""
+
+    offset: int
+    raw: dict[str, Any]
+    before: str
+
+
+@dataclass
 class ChainState:
     """Where a file's keyed chain stands after its last line: what a writer continuing the
-    file (``--resume``) needs, and what a run seal counts."""
+    file (``--resume``) needs, and what a run seal counts. ``last_run_seal`` is the seal of
+    the file's last run seal line (what the next run seal names as ``previous_seal``);
+    ``trailing`` is set when the file ends with a run seal (a writer rewrites it as
+    ``continued`` before it writes anything)."""
 
     seal: str = ""
     episodes: int = 0
     records: int = 0
     run_ids: list[str] = field(default_factory=list)
+    last_run_seal: str | None = None
+    trailing: TrailingSeal | None = None
 
     def add(self, line: dict[str, Any]) -> None:
         """Count one step or episode line read back (its seal is the new chain end)."""
@@ -89,15 +112,29 @@ class ChainState:
     def count(self, record: str, run_id: str, seal: str) -> None:
         """Count one step or episode line of run ``run_id`` whose seal is ``seal``."""
         self.seal = seal
+        self.trailing = None
         self.records += 1
         if record == "episode":
             self.episodes += 1
             if run_id not in self.run_ids:
                 self.run_ids.append(run_id)
 
-    def run_seal_body(self, run_id: str, config: dict[str, Any], key: bytes) -> dict[str, Any]:
-        """The fields of the run seal closing the file as it stands (before digest/seal)."""
+    def run_seal_body(
+        self,
+        run_id: str,
+        config: dict[str, Any],
+        key: bytes,
+        files: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """The fields of the run seal closing the file as it stands (before digest/seal);
+        ``files``: the sha256 of the run's documents."""
+        extra: dict[str, Any] = {}
+        if self.last_run_seal is not None:
+            extra["previous_seal"] = self.last_run_seal
+        if files is not None:
+            extra["files"] = dict(sorted(files.items()))
         return {
+            **extra,
             "record": "run_seal",
             "schema_version": SCHEMA_VERSION,
             "run_id": run_id,
@@ -124,13 +161,26 @@ def check_run_seal(n: int, raw: dict[str, Any], state: ChainState, key: bytes) -
     where = describe(n, raw)
     if raw.get("key_id") != key_id(key):
         raise IntegrityError(f"{where}: sealed with another key (key id {raw.get('key_id')})")
-    counted = {"episodes": state.episodes, "records": state.records, "run_ids": state.run_ids}
+    counted: dict[str, Any] = {
+        "episodes": state.episodes,
+        "records": state.records,
+        "run_ids": state.run_ids,
+    }
+    if "previous_seal" in raw:  # files sealed before run seals named their predecessor lack it
+        counted["previous_seal"] = state.last_run_seal
     for name, value in counted.items():
         if raw.get(name) != value:
             raise IntegrityError(
                 f"{where}: the run seal records {name} = {raw.get(name)!r} but the file "
                 f"holds {value!r} before it"
             )
+
+
+def passed_run_seal(state: ChainState, offset: int, raw: dict[str, Any]) -> None:
+    """Advance ``state`` past run seal ``raw`` (already checked), whose line starts at byte
+    ``offset``: the file now ends with it."""
+    state.trailing = TrailingSeal(offset, raw, state.seal)
+    state.seal = state.last_run_seal = str(raw["seal"])
 
 
 def refuse_unsealed(n: int, raw: dict[str, Any]) -> IntegrityError:

@@ -40,6 +40,7 @@ def test_pack_builds_wheel_and_sdist_with_the_qa_report_inside(site: Site, stock
     )
     report = embedded["report"]
     assert report["passed"] and len(report["checks"]) == 10
+    assert {"__init__.py", "env.py"} <= set(embedded["sources"])  # tied to the files QA ran on
     with tarfile.open(sdist) as t:
         assert "stockroom-0.1.0/stockroom/stockroom.qa.json" in t.getnames()
     assert not (stockroom / "stockroom" / "stockroom.qa.json").exists()  # source tree clean
