@@ -258,7 +258,7 @@ class Session:
         t0 = time.perf_counter()
         result = await self.env.step(msg.action)
         self.last_obs = result.observation
-        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result)}
+        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result, self.cfg.qa_hooks)}
         if msg.state:
             reply["state"] = await self.env.snapshot()
         reply["server_ms"] = (time.perf_counter() - t0) * 1e3

@@ -24,9 +24,9 @@ from gymforge.serve.launch import ServerThread
 from gymforge.serve.mcp.launch import McpServerThread
 
 __all__ = [
-    "McpServeProcess",
     "TASK",
     "TOKEN",
+    "McpServeProcess",
     "http_from",
     "initialize",
     "mcp_client",

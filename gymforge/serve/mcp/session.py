@@ -34,6 +34,7 @@ from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
 from gymforge.rollout.episode import episode_record, reset_record, step_record
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
+from gymforge.serve.redact import public_info
 from gymforge.serve.session import close_env
 from gymforge.trajectory.io import TrajectoryWriter
 from gymforge.trajectory.schema import EpisodeKeys
@@ -233,7 +234,8 @@ class McpSession:
             self.ended = True
             self.records.append(episode_record(self.base, self.records, result, self.env))
             await self.recorder.write(self.records)
-        info = {k: v for k, v in result.info.items() if k != "tool_result"}
+        shown = public_info(result.info, self.hub.config.qa_hooks)  # the record keeps it all
+        info = {k: v for k, v in shown.items() if k != "tool_result"}
         tool_result = result.info.get("tool_result")
         structured = {
             "episode_id": self.base["episode_id"],
