@@ -2,7 +2,8 @@
 
 Capacity is counted twice: ``max_sessions`` over the server, and ``client_cap``
 (``--max-sessions-per-client``) per client, a client being the pair (remote address,
-bearer token presented), so one client cannot hold every slot.
+bearer token presented, normalised: ``gymforge.serve.config.credential_of``), so one
+client cannot hold every slot.
 
 See ``gymforge.serve.session`` for what a session does once admitted and for the reaper's
 rules; ``Hub`` owns the table of open sessions that both the WebSocket route and
@@ -22,18 +23,19 @@ from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocket
 
 from gymforge.serve import protocol as p
-from gymforge.serve.config import ServeConfig, auth_problem
+from gymforge.serve.config import ServeConfig, auth_problem, credential_of
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.session import Session, refuse
 
 
-def client_key(conn: HTTPConnection) -> tuple[str, str]:
-    """Who holds a session, for the per-client cap: the remote address and a digest of the
-    ``Authorization`` header presented (the token itself is never kept)."""
+def client_key(conn: HTTPConnection, token: str | None) -> tuple[str, str]:
+    """Who holds a session, for the per-client caps: the remote address and a digest of the
+    credential presented, normalised (``credential_of``: however the header spells the
+    scheme and spaces, one token is one client; the token itself is never kept)."""
     host = conn.client.host if conn.client is not None else ""
-    header = (conn.headers.get("authorization") or "").encode()
-    return host, hashlib.sha256(header).hexdigest()[:16]
+    credential = credential_of(conn.headers.get("authorization"), token).encode()
+    return host, hashlib.sha256(credential).hexdigest()[:16]
 
 
 class Reapable(Protocol):
@@ -92,7 +94,7 @@ class Hub:
             m.auth_failures += 1
             await refuse(ws, "unauthorized", problem, p.CLOSE_POLICY_VIOLATION)
             return
-        client = client_key(ws)
+        client = client_key(ws, cfg.token)
         full = self.capacity_problem(client)
         if full is not None:
             await refuse(ws, "capacity", full, p.CLOSE_TRY_AGAIN)

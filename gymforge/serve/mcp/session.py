@@ -5,8 +5,10 @@ Every ``tools/call`` of the session is one operation on its environment:
 ``Reply`` action, and any other name is a ``ToolCall`` action. Each operation becomes a
 trajectory record built exactly as the runner builds it (``gymforge.rollout.episode``), so a
 finished episode is an ordinary gymforge trajectory that ``gymforge replay`` replays. An
-episode that is abandoned (a new reset, the session closed or reaped before it ended) is
-not written: only finished episodes are trajectories.
+episode that ends otherwise (a new reset over it, the session closed, reaped, timed out or
+shut down) is written too, truncated and unsuccessful, its ``failure_reason`` saying which
+(``gymforge.serve.mcp.record.END_REASONS``): every episode a client starts is counted.
+What a client is shown of a step's ``info`` is ``gymforge.serve.redact.public_info``'s.
 
 Failures never become protocol errors: a call before a reset, after the episode ended,
 with bad arguments, or an environment that raises comes back as an ``isError`` result with
@@ -21,10 +23,10 @@ is closed)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import mcp_types as types
 
@@ -33,10 +35,10 @@ from gymforge.core.errors import EpisodeStateError, UnknownTaskError
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
 from gymforge.rollout.episode import episode_record, reset_record, step_record
+from gymforge.serve.mcp.record import Recorder
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
 from gymforge.serve.redact import public_info
 from gymforge.serve.session import close_env
-from gymforge.trajectory.io import TrajectoryWriter
 from gymforge.trajectory.schema import EpisodeKeys
 
 if TYPE_CHECKING:
@@ -45,24 +47,13 @@ if TYPE_CHECKING:
 ErrorCode = Literal[
     "episode_state", "bad_arguments", "unknown_task", "env_error", "timeout", "closed"
 ]
+log = logging.getLogger(__name__)
 
 
-@dataclass
-class Recorder:
-    """Where finished episodes go: a trajectory file shared by the server's sessions."""
+class Stoppable(Protocol):
+    """What a session owns besides its environment and ends with it (its transports)."""
 
-    writer: TrajectoryWriter | None
-    run_id: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(4)}")
-    episodes_written: int = 0
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    async def write(self, records: list[dict[str, Any]]) -> None:
-        """Append one finished episode, durably, off the event loop (one at a time: the
-        file's digest chain runs from episode to episode)."""
-        if self.writer is not None:
-            async with self._lock:
-                await asyncio.to_thread(self.writer.write_episode, records)
-                self.episodes_written += 1
+    async def stop(self) -> None: ...
 
 
 def error_result(
@@ -107,6 +98,7 @@ class McpSession:
         self.base: dict[str, Any] = {}
         self.last_obs: Observation | None = None
         self.ended = False
+        self.transports: Stoppable | None = None  # set by the HTTP app (none over stdio)
 
     # ---- the reaper's side ---------------------------------------------------------------
     def check(self, now: float) -> None:
@@ -123,14 +115,33 @@ class McpSession:
         if self.phase == "idle":
             self.since = time.monotonic()
 
-    async def close(self) -> None:
+    async def close(self, why: str = "session_closed") -> None:
         if self.killed is None:
-            self.killed = "closed"
+            self.killed = why
         await self.hub.leave(self, self.client)
 
     async def release(self) -> None:
+        """End the session however it ended: write its open episode (the reason is how the
+        session ended; ``server_shutdown`` when it had not), stop its transports, close
+        its environment. Idempotent."""
+        await self._abandon(self.killed or "server_shutdown")
+        transports, self.transports = self.transports, None
+        if transports is not None:
+            await transports.stop()
         env, self.env = self.env, None
         await close_env(env, self.hub.metrics)
+
+    async def _abandon(self, reason: str) -> None:
+        """Write the open episode, if any, unfinished: truncated, ``failure_reason`` reason."""
+        records, self.records = self.records, None
+        if records is None or self.ended or self.env is None:
+            return
+        end = episode_record(self.base, records, None, self.env, stopped=reason)
+        try:
+            await self.recorder.write([*records, end])
+        except Exception:  # a record the schema refuses must not keep the environment open
+            self.hub.metrics.errors["record_error"] += 1
+            log.exception("could not record episode %s", self.base.get("episode_id"))
 
     # ---- calls ---------------------------------------------------------------------------
     async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -146,7 +157,7 @@ class McpSession:
             except TimeoutError:
                 limit = self.hub.config.request_timeout
                 self.hub.metrics.errors["timeout"] += 1
-                asyncio.get_running_loop().create_task(self.close())
+                asyncio.get_running_loop().create_task(self.close("request_timeout"))
                 return error_result("timeout", f"{name} took over {limit:g} s; session closed")
             finally:
                 self.hub.metrics.messages += 1
@@ -182,6 +193,7 @@ class McpSession:
         )
 
     async def _reset(self, task_id: str, seed: int) -> types.CallToolResult:
+        await self._abandon("abandoned")
         t0 = time.perf_counter()
         obs = await self.env.reset(task_id, seed)
         fp = fingerprint(await self.env.snapshot())
