@@ -18,6 +18,10 @@ Client -> server (``type``):
 ``close``          end the session; the server then closes with 1000               ``closed``
 =================  ==========================================================  ==============
 
+A ``step_result``'s ``info`` is what ``gymforge.serve.redact.public_info`` shows: without QA
+hooks, only the allow-listed entries and verdict facts (nothing that reveals the answer),
+the rest named in ``info["withheld"]``.
+
 Any failure is an ``error`` reply: ``{"type": "error", "id", "code", "message", "fatal"}``.
 ``fatal`` errors are followed by a close. A frame that is not a message at all (not
 UTF-8, not JSON, not an object, nested deeper than ``MAX_DEPTH``, or over

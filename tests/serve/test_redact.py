@@ -79,10 +79,10 @@ def _math_failure(qa_hooks: bool) -> tuple[dict[str, Any], str]:
     gold = env.truth_of(env.tasks.resolve(task_id)).answer
     local = asyncio.run(_fail_locally(env, task_id))
     assert local["verdict"]["facts"]["gold"] == gold  # the verifier does report it
-    with ServerThread("math", ServeConfig(token=TOKEN, qa_hooks=qa_hooks)) as server:
-        with Raw(server) as raw:
-            raw.ask({"type": "reset", "task_id": task_id, "seed": 0})
-            step = raw.ask({"type": "step", "action": {"kind": "reply", "text": "no idea"}})
+    config = ServeConfig(token=TOKEN, qa_hooks=qa_hooks)
+    with ServerThread("math", config) as server, Raw(server) as raw:
+        raw.ask({"type": "reset", "task_id": task_id, "seed": 0})
+        step = raw.ask({"type": "step", "action": {"kind": "reply", "text": "no idea"}})
     return step["info"], gold
 
 
