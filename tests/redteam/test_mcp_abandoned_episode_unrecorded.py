@@ -17,6 +17,7 @@ from pathlib import Path
 from redteam_mcp import TASK, TOKEN, http_from, mcp_client, mcp_server, open_session, oracle_plan
 
 from gymforge.core.types import ToolCall
+from gymforge.trajectory.check import check_file
 from gymforge.trajectory.io import read_episodes
 
 
@@ -46,3 +47,4 @@ def test_every_started_episode_is_recorded(tmp_path: Path) -> None:
     assert all(e is not None and e.truncated and not e.success for e in ends)
     reasons = sorted(e.failure_reason or "" for e in ends if e is not None)
     assert reasons == ["abandoned", "idle_timeout", "session_closed"], reasons
+    assert len(check_file(record, None).episodes) == 3  # a valid trajectory file

@@ -32,7 +32,9 @@ END_REASONS: dict[str, str] = {
     "request_timeout": "a call took over --request-timeout; the session was closed",
     "server_shutdown": "the server shut down with the episode open",
 }
-"""``failure_reason`` of an episode that ended without the environment ending it."""
+"""``failure_reason`` of an episode that ended without the environment ending it (the keys
+are ``gymforge.core.errors.SERVED_STOP_REASONS``, which the trajectory check accepts as
+episodes cut short by the policy)."""
 
 
 @dataclass
