@@ -67,8 +67,8 @@ def serve(
     record: Path | None = typer.Option(
         None,
         "--record",
-        help="With --mcp: append every episode a client starts (finished or not) to this "
-        "trajectory file.",
+        help="Append every episode a client starts (finished or not) to this trajectory file "
+        "(sealed with $GYMFORGE_SEAL_KEY or --seal-key-file).",
     ),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
     sandbox: str | None = SANDBOX,
@@ -79,7 +79,8 @@ def serve(
     with $GYMFORGE_TOKEN (`gymforge qa` and `--policy oracle` need a server started with
     --qa-hooks). Protocol and routes: GET /schema, gymforge.serve.protocol.
     With --mcp: an MCP server instead (POST /sessions, then MCP at /mcp/ID; docs/mcp.md);
-    --record FILE is sealed with $GYMFORGE_SEAL_KEY or --seal-key-file, like `run`.
+    --record FILE keeps every episode clients start, sealed with $GYMFORGE_SEAL_KEY or
+    --seal-key-file like `run`.
     """
     use_sandbox(sandbox)
     try:
@@ -99,11 +100,12 @@ def serve(
         allowed_origins=tuple(allow_origin or ()),
     )
     if seal_key_file is not None and record is None:
-        raise UserError("--seal-key-file seals the --record file: it goes with --mcp --record")
+        raise UserError("--seal-key-file seals the --record file: it goes with --record")
+    seal_key = load_key(seal_key_file) if record is not None else None
     if not mcp:
-        if record is not None or transport != "http":
-            raise UserError("--record and --transport go with --mcp")
-        run_server(env, host, port, config, log_level, dataset)
+        if transport != "http":
+            raise UserError("--transport goes with --mcp")
+        run_server(env, host, port, config, log_level, dataset, record, seal_key)
         return
     if qa_hooks:
         raise UserError("--qa-hooks is not offered over --mcp: an MCP client is the agent")
@@ -115,7 +117,6 @@ def serve(
         raise UserError(
             f"gymforge serve --mcp needs the [mcp] extra ({err.name} is missing)"
         ) from err
-    seal_key = load_key(seal_key_file) if record is not None else None
     if transport == "stdio":
         serve_stdio(env, config, dataset, record, seal_key)
     else:

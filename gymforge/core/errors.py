@@ -53,7 +53,7 @@ SERVED_STOP_REASONS = frozenset(
     {"abandoned", "session_closed", "idle_timeout", "request_timeout", "server_shutdown"}
 )
 """The failure reasons of served episodes that ended because their client (the policy)
-walked away or its session ended (``gymforge.serve.mcp.record.END_REASONS``)."""
+walked away or its session ended (``gymforge.serve.record.END_REASONS``)."""
 
 POLICY_STOP_REASONS = (
     frozenset({"context_length", "harness_exited", "harness_timeout"}) | SERVED_STOP_REASONS

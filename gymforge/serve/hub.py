@@ -26,6 +26,7 @@ from gymforge.serve import protocol as p
 from gymforge.serve.config import ServeConfig, auth_problem, credential_of
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.record import Recorder
 from gymforge.serve.session import Session, refuse
 
 
@@ -51,10 +52,18 @@ class Reapable(Protocol):
 class Hub:
     """The server's sessions, shared by the HTTP routes (metrics) and the WebSocket route."""
 
-    def __init__(self, catalog: EnvCatalog, config: ServeConfig, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        catalog: EnvCatalog,
+        config: ServeConfig,
+        metrics: Metrics,
+        recorder: Recorder | None = None,
+    ) -> None:
         self.catalog = catalog
         self.config = config
         self.metrics = metrics
+        self.recorder = recorder or Recorder(None)
+        self.stopping = False
         self.sessions: dict[str, Reapable] = {}
         self.per_client: Counter[tuple[str, str]] = Counter()
         self._reaper: asyncio.Task[None] | None = None
@@ -64,6 +73,9 @@ class Hub:
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
 
     async def stop(self) -> None:
+        """Stop the reaper and release every session (their open episodes are recorded as
+        ``server_shutdown``); the caller then finishes the recorder."""
+        self.stopping = True
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -15,7 +15,7 @@ from gymforge.core.errors import POLICY_STOP_REASONS, SERVED_STOP_REASONS, UserE
 from gymforge.serve.config import ServeConfig, credential_of, presented_token
 from gymforge.serve.launch import ServerThread
 from gymforge.serve.mcp.launch import McpServerThread
-from gymforge.serve.mcp.record import END_REASONS, recorder_for
+from gymforge.serve.record import END_REASONS, recorder_for
 from gymforge.trajectory.check import check_file
 from gymforge.trajectory.io import read_episodes
 

@@ -31,12 +31,12 @@ from starlette.types import Receive, Scope, Send
 
 from gymforge.serve.config import ServeConfig, auth_problem
 from gymforge.serve.hub import Hub, client_key
-from gymforge.serve.mcp.record import Recorder
 from gymforge.serve.mcp.server import CURRENT, build_server
 from gymforge.serve.mcp.session import McpSession
 from gymforge.serve.mcp.transports import SessionTransports
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.record import Recorder
 
 SESSION_PATH = "/mcp/{session}"
 """The per-session MCP endpoint's path (see ``session_url``)."""
@@ -70,7 +70,7 @@ def _refusal(conn: HTTPConnection, config: ServeConfig, metrics: Metrics) -> Res
 def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> Starlette:
     """The application serving ``catalog``'s environment over MCP under ``config``."""
     metrics = Metrics(max_sessions=config.max_sessions)
-    hub = Hub(catalog, config, metrics)
+    hub = Hub(catalog, config, metrics, recorder)
     server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
     # The episode is the URL's; a handshake-era client also gets transport sessions inside
     # it (kept open: a new transport per request costs ~4x the round trip), from the

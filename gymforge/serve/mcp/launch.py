@@ -19,11 +19,11 @@ from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.hub import Hub
 from gymforge.serve.launch import ServerThread, bind, raise_fd_limit, uvicorn_config
 from gymforge.serve.mcp.http import SESSION_PATH, create_mcp_app
-from gymforge.serve.mcp.record import Recorder, recorder_for
 from gymforge.serve.mcp.server import CURRENT, build_server
 from gymforge.serve.mcp.session import McpSession
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.record import Recorder, serve_recorder
 
 
 def catalog_for(env: str, config: ServeConfig, dataset: Path | None = None) -> EnvCatalog:
@@ -36,9 +36,8 @@ def catalog_for(env: str, config: ServeConfig, dataset: Path | None = None) -> E
 def recorder_of(
     catalog: EnvCatalog, transport: str, record: Path | None, seal_key: bytes | None
 ) -> Recorder:
-    """The recorder of ``--record`` (``gymforge.serve.mcp.record``), sealed with ``seal_key``."""
-    config = {"serve": "mcp", "transport": transport, "env": catalog.spec.id}
-    return recorder_for(record, seal_key, config)
+    """The recorder of ``--record`` (``gymforge.serve.record``), sealed with ``seal_key``."""
+    return serve_recorder(record, seal_key, f"mcp-{transport}", catalog.spec.id)
 
 
 def build_mcp_app(
@@ -121,7 +120,7 @@ def serve_stdio(
 
 
 async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> None:
-    hub = Hub(catalog, config, Metrics(max_sessions=1))
+    hub = Hub(catalog, config, Metrics(max_sessions=1), recorder)
     server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
     session = McpSession(hub, ("stdio", ""), recorder)
     hub.enter(session, session.client)

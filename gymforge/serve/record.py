@@ -1,4 +1,4 @@
-"""The trajectory file of ``gymforge serve --mcp --record FILE``.
+"""The trajectory file of ``gymforge serve [--mcp] --record FILE``.
 
 Every episode a client starts is written, finished or not: a finished one as the runner
 writes it, an unfinished one when it ends some other way, truncated and unsuccessful with
@@ -26,8 +26,8 @@ from typing import Any
 from gymforge.trajectory.io import TrajectoryWriter, recover_run
 
 END_REASONS: dict[str, str] = {
-    "abandoned": "the client started another episode over it (gymforge_reset)",
-    "session_closed": "the client closed its session (DELETE /sessions/ID)",
+    "abandoned": "the client started another episode over it (a reset)",
+    "session_closed": "the client closed its session or disconnected",
     "idle_timeout": "the reaper closed the session after --idle-timeout without a call",
     "request_timeout": "a call took over --request-timeout; the session was closed",
     "server_shutdown": "the server shut down with the episode open",
@@ -71,6 +71,11 @@ class Recorder:
                 self.writer.seal_run(self.run_id)
             finally:
                 self.writer.close()
+
+
+def serve_recorder(record: Path | None, key: bytes | None, transport: str, env: str) -> Recorder:
+    """``recorder_for`` a server: its run seal records the transport and environment."""
+    return recorder_for(record, key, {"serve": transport, "env": env})
 
 
 def recorder_for(
