@@ -6,9 +6,10 @@ from pathlib import Path
 
 import typer
 
-from gymforge.cli.common import app, friendly
+from gymforge.cli.common import SEAL_KEY_HELP, app, friendly
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import UserError
+from gymforge.trajectory.seal import load_key
 
 
 @app.command()
@@ -64,8 +65,12 @@ def serve(
         "http", "--transport", help="With --mcp: http (streamable HTTP) or stdio."
     ),
     record: Path | None = typer.Option(
-        None, "--record", help="With --mcp: append each finished episode to this trajectory file."
+        None,
+        "--record",
+        help="Append every episode a client starts (finished or not) to this trajectory file "
+        "(sealed with $GYMFORGE_SEAL_KEY or --seal-key-file).",
     ),
+    seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
     sandbox: str | None = SANDBOX,
 ) -> None:
     """Serve ENV over WebSocket + HTTP: one session per episode stream, until interrupted.
@@ -73,7 +78,9 @@ def serve(
     Clients: `gymforge run|qa ws://HOST:PORT --token T`, or make_env("ws://HOST:PORT")
     with $GYMFORGE_TOKEN (`gymforge qa` and `--policy oracle` need a server started with
     --qa-hooks). Protocol and routes: GET /schema, gymforge.serve.protocol.
-    With --mcp: an MCP server instead (POST /sessions, then MCP at /mcp/ID; docs/mcp.md).
+    With --mcp: an MCP server instead (POST /sessions, then MCP at /mcp/ID; docs/mcp.md);
+    --record FILE keeps every episode clients start, sealed with $GYMFORGE_SEAL_KEY or
+    --seal-key-file like `run`.
     """
     use_sandbox(sandbox)
     try:
@@ -92,10 +99,13 @@ def serve(
         fault_injection=fault_injection,
         allowed_origins=tuple(allow_origin or ()),
     )
+    if seal_key_file is not None and record is None:
+        raise UserError("--seal-key-file seals the --record file: it goes with --record")
+    seal_key = load_key(seal_key_file) if record is not None else None
     if not mcp:
-        if record is not None or transport != "http":
-            raise UserError("--record and --transport go with --mcp")
-        run_server(env, host, port, config, log_level, dataset)
+        if transport != "http":
+            raise UserError("--transport goes with --mcp")
+        run_server(env, host, port, config, log_level, dataset, record, seal_key)
         return
     if qa_hooks:
         raise UserError("--qa-hooks is not offered over --mcp: an MCP client is the agent")
@@ -108,6 +118,6 @@ def serve(
             f"gymforge serve --mcp needs the [mcp] extra ({err.name} is missing)"
         ) from err
     if transport == "stdio":
-        serve_stdio(env, config, dataset, record)
+        serve_stdio(env, config, dataset, record, seal_key)
     else:
-        serve_http(env, host, port, config, log_level, dataset, record)
+        serve_http(env, host, port, config, log_level, dataset, record, seal_key)

@@ -51,8 +51,18 @@ class PolicyError(GymforgeError):
     """The policy produced something unusable (a parse failure, an impossible call)."""
 
 
-POLICY_STOP_REASONS = frozenset({"context_length", "harness_exited", "harness_timeout"})
-"""The failure reasons of episodes the policy ended (:class:`PolicyStopped`)."""
+SERVED_STOP_REASONS = frozenset(
+    {"abandoned", "session_closed", "idle_timeout", "request_timeout", "server_shutdown"}
+)
+"""The failure reasons of served episodes that ended because their client (the policy)
+walked away or its session ended (``gymforge.serve.record.END_REASONS``)."""
+
+POLICY_STOP_REASONS = (
+    frozenset({"context_length", "harness_exited", "harness_timeout"}) | SERVED_STOP_REASONS
+)
+"""The failure reasons of episodes the policy ended before the environment did
+(:class:`PolicyStopped`, and a served client's ``SERVED_STOP_REASONS``): truncated, with no
+terminal step."""
 
 
 class PolicyStopped(PolicyError):

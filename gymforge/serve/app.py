@@ -35,6 +35,7 @@ from gymforge.serve.hub import Hub
 from gymforge.serve.meta import TASK_OPS, EnvCatalog, OpError, ResolveReq
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.protocol import PROTOCOL_VERSION, protocol_json_schema
+from gymforge.serve.record import Recorder
 from gymforge.trajectory.schema import trajectory_json_schema
 
 
@@ -69,17 +70,23 @@ async def read_json(request: Request, limit: int) -> Any:
     return data
 
 
-def create_app(catalog: EnvCatalog, config: ServeConfig) -> FastAPI:
-    """The application serving ``catalog``'s environment under ``config``."""
+def create_app(
+    catalog: EnvCatalog, config: ServeConfig, recorder: Recorder | None = None
+) -> FastAPI:
+    """The application serving ``catalog``'s environment under ``config``; with a
+    ``recorder`` (``--record``) every episode a session starts is written to it."""
     metrics = Metrics(max_sessions=config.max_sessions)
-    hub = Hub(catalog, config, metrics)
+    hub = Hub(catalog, config, metrics, recorder)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub.start()
         yield
-        await hub.stop()
-        await catalog.probe.close()
+        try:
+            await hub.stop()
+            await catalog.probe.close()
+        finally:
+            await hub.recorder.finish()  # the run seal, once every session is written
 
     app = FastAPI(
         title=f"gymforge serve {catalog.spec.id}",

@@ -19,9 +19,12 @@ class ServeConfig:
 
     - ``max_sessions``: concurrent WebSocket sessions; one more gets a ``capacity`` error.
     - ``max_sessions_per_client``: concurrent sessions of one client, a client being one
-      (remote address, bearer token presented) pair; one more gets a ``capacity`` error, so
-      no client holds every slot. Default (None): a quarter of ``max_sessions``, at least
-      1 (``client_cap``). Behind a proxy every client shares the proxy's address.
+      (remote address, bearer token presented) pair, the token normalised (scheme case and
+      spaces ignored; without a server token the header does not count: ``credential_of``);
+      one more gets a ``capacity`` error, so no client holds every slot. Default (None): a
+      quarter of ``max_sessions``, at least 1 (``client_cap``). Behind a proxy every client
+      shares the proxy's address. Over MCP each session also holds at most
+      ``TRANSPORTS_PER_SESSION`` transport sessions (``gymforge.serve.mcp.transports``).
     - ``idle_timeout``: seconds a session may wait for its next message before the reaper
       closes it (code 4408) and releases its environment. Always on.
     - ``max_message_bytes``: a larger client message gets a fatal ``too_large`` error and
@@ -102,13 +105,28 @@ def check_binding(host: str, token: str | None) -> None:
         )
 
 
+def presented_token(header: str | None) -> str | None:
+    """The bearer token an ``Authorization`` header presents, normalised: the scheme matched
+    case-insensitively, surrounding whitespace stripped and inner runs collapsed to one
+    space (``"  bEaReR \t T "`` presents ``"T"``). None when it presents no bearer token."""
+    scheme, _, given = " ".join((header or "").split()).partition(" ")
+    return given if scheme.lower() == "bearer" and given else None
+
+
 def auth_problem(header: str | None, token: str | None) -> str | None:
     """Why an ``Authorization`` header fails (None when it passes or no token is set)."""
     if token is None:
         return None
-    scheme, _, given = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
+    given = presented_token(header)
+    if given is None:
         return "missing bearer token"
-    if not hmac.compare_digest(given.strip().encode(), token.encode()):
+    if not hmac.compare_digest(given.encode(), token.encode()):
         return "wrong bearer token"
     return None
+
+
+def credential_of(header: str | None, token: str | None) -> str:
+    """The credential a client is known by, for caps: the normalised token it presented
+    when the server has one, else nothing (without a token the header proves nothing, so
+    inventing headers must not make new clients). Only call it for an admitted request."""
+    return (presented_token(header) or "") if token is not None else ""

@@ -2,7 +2,8 @@
 
 Capacity is counted twice: ``max_sessions`` over the server, and ``client_cap``
 (``--max-sessions-per-client``) per client, a client being the pair (remote address,
-bearer token presented), so one client cannot hold every slot.
+bearer token presented, normalised: ``gymforge.serve.config.credential_of``), so one
+client cannot hold every slot.
 
 See ``gymforge.serve.session`` for what a session does once admitted and for the reaper's
 rules; ``Hub`` owns the table of open sessions that both the WebSocket route and
@@ -22,18 +23,20 @@ from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocket
 
 from gymforge.serve import protocol as p
-from gymforge.serve.config import ServeConfig, auth_problem
+from gymforge.serve.config import ServeConfig, auth_problem, credential_of
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.record import Recorder
 from gymforge.serve.session import Session, refuse
 
 
-def client_key(conn: HTTPConnection) -> tuple[str, str]:
-    """Who holds a session, for the per-client cap: the remote address and a digest of the
-    ``Authorization`` header presented (the token itself is never kept)."""
+def client_key(conn: HTTPConnection, token: str | None) -> tuple[str, str]:
+    """Who holds a session, for the per-client caps: the remote address and a digest of the
+    credential presented, normalised (``credential_of``: however the header spells the
+    scheme and spaces, one token is one client; the token itself is never kept)."""
     host = conn.client.host if conn.client is not None else ""
-    header = (conn.headers.get("authorization") or "").encode()
-    return host, hashlib.sha256(header).hexdigest()[:16]
+    credential = credential_of(conn.headers.get("authorization"), token).encode()
+    return host, hashlib.sha256(credential).hexdigest()[:16]
 
 
 class Reapable(Protocol):
@@ -49,10 +52,18 @@ class Reapable(Protocol):
 class Hub:
     """The server's sessions, shared by the HTTP routes (metrics) and the WebSocket route."""
 
-    def __init__(self, catalog: EnvCatalog, config: ServeConfig, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        catalog: EnvCatalog,
+        config: ServeConfig,
+        metrics: Metrics,
+        recorder: Recorder | None = None,
+    ) -> None:
         self.catalog = catalog
         self.config = config
         self.metrics = metrics
+        self.recorder = recorder or Recorder(None)
+        self.stopping = False
         self.sessions: dict[str, Reapable] = {}
         self.per_client: Counter[tuple[str, str]] = Counter()
         self._reaper: asyncio.Task[None] | None = None
@@ -62,6 +73,9 @@ class Hub:
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
 
     async def stop(self) -> None:
+        """Stop the reaper and release every session (their open episodes are recorded as
+        ``server_shutdown``); the caller then finishes the recorder."""
+        self.stopping = True
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -92,7 +106,7 @@ class Hub:
             m.auth_failures += 1
             await refuse(ws, "unauthorized", problem, p.CLOSE_POLICY_VIOLATION)
             return
-        client = client_key(ws)
+        client = client_key(ws, cfg.token)
         full = self.capacity_problem(client)
         if full is not None:
             await refuse(ws, "capacity", full, p.CLOSE_TRY_AGAIN)

@@ -22,14 +22,22 @@ from gymforge.registry.resolve import resolve_factory
 from gymforge.serve.app import create_app
 from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.meta import EnvCatalog
+from gymforge.serve.record import serve_recorder
 
 PING_INTERVAL_S = 20.0
 """Transport keep-alive: a peer that misses a pong for this long is dropped (half-open)."""
 
 
-def build_app(env: str, config: ServeConfig, dataset: Path | None = None) -> Any:
+def build_app(
+    env: str,
+    config: ServeConfig,
+    dataset: Path | None = None,
+    record: Path | None = None,
+    seal_key: bytes | None = None,
+) -> Any:
     """The app serving environment ``env`` (a built-in id or an import path), with the tasks
-    of ``dataset`` (a JSONL file, hash-pinned, loaded once) when given."""
+    of ``dataset`` (a JSONL file, hash-pinned, loaded once) when given; with ``record``
+    every episode a session starts is appended there (sealed with ``seal_key``)."""
     if env.startswith(("ws://", "wss://")):
         raise UserError("serve a local environment (id or import path), not a remote one")
     factory = resolve_factory(env) if dataset is None else open_env(env, dataset).factory
@@ -39,7 +47,7 @@ def build_app(env: str, config: ServeConfig, dataset: Path | None = None) -> Any
         qa_hooks=config.qa_hooks,
         fault_injection=config.fault_injection,
     )
-    return create_app(catalog, config)
+    return create_app(catalog, config, serve_recorder(record, seal_key, "ws", catalog.spec.id))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -93,11 +101,13 @@ def serve(
     config: ServeConfig,
     log_level: str = "warning",
     dataset: Path | None = None,
+    record: Path | None = None,
+    seal_key: bytes | None = None,
 ) -> None:
     """Run until interrupted (the ``gymforge serve`` command)."""
     check_binding(host, config.token)
     raise_fd_limit(config.max_sessions)
-    app = build_app(env, config, dataset)
+    app = build_app(env, config, dataset, record, seal_key)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

@@ -18,6 +18,10 @@ Client -> server (``type``):
 ``close``          end the session; the server then closes with 1000               ``closed``
 =================  ==========================================================  ==============
 
+A ``step_result``'s ``info`` is what ``gymforge.serve.redact.public_info`` shows: without QA
+hooks, only the allow-listed entries and verdict facts (nothing that reveals the answer),
+the rest named in ``info["withheld"]``.
+
 Any failure is an ``error`` reply: ``{"type": "error", "id", "code", "message", "fatal"}``.
 ``fatal`` errors are followed by a close. A frame that is not a message at all (not
 UTF-8, not JSON, not an object, nested deeper than ``MAX_DEPTH``, or over
@@ -37,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.seeding import canonical_json, stable_hash
 from gymforge.core.types import Action, Observation, Task
+from gymforge.serve.redact import public_info
 from gymforge.tools.faults import FaultKind, FaultPlan
 
 PROTOCOL_VERSION = 1
@@ -321,14 +326,16 @@ def spec_json(spec: EnvSpec) -> dict[str, str]:
     }
 
 
-def step_json(result: StepResult) -> dict[str, Any]:
+def step_json(result: StepResult, reveal: bool) -> dict[str, Any]:
+    """A step's outcome for the wire: its ``info`` as ``public_info`` shows it (whole only
+    when ``reveal``, i.e. QA hooks on; see ``gymforge.serve.redact``)."""
     return {
         "observation": result.observation.model_dump(mode="json"),
         "reward": result.reward,
         "reward_components": result.reward_components,
         "terminated": result.terminated,
         "truncated": result.truncated,
-        "info": result.info,
+        "info": public_info(result.info, reveal),
         "timing": result.timing,
     }
 

@@ -39,6 +39,7 @@ from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.tape import EpisodeTape, elapsed_ms
 from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class Session:
         self.since = time.monotonic()
         self.killed: str | None = None
         self.task = asyncio.current_task()
+        recording = hub.recorder.writer is not None  # else no snapshot per step for records
+        self.tape = EpisodeTape(hub.recorder, self.id, "ws", self.m) if recording else None
 
     def _enter(self, phase: Literal["idle", "busy", "sending"]) -> None:
         self.phase, self.since = phase, time.monotonic()
@@ -178,8 +181,19 @@ class Session:
             raise
 
     async def release(self) -> None:
+        """Write the open episode, if recording (unfinished, with how the session ended),
+        then close the environment. Idempotent."""
+        if self.tape is not None:
+            await self.tape.abandon(self.env, self._end_reason())
         env, self.env, self.policy = self.env, None, None
         await close_env(env, self.m)
+
+    def _end_reason(self) -> str:
+        if self.killed == "idle_timeout":
+            return "idle_timeout"
+        if self.killed == "timeout":
+            return "request_timeout"
+        return "server_shutdown" if self.hub.stopping else "session_closed"
 
     # ---- dispatch -----------------------------------------------------------------------
     async def _dispatch(self, raw: str | bytes) -> tuple[str, int | None]:
@@ -239,9 +253,13 @@ class Session:
 
     # ---- handlers: each returns the reply dict (without id) or raises --------------------
     async def _on_reset(self, msg: p.ResetMsg) -> dict[str, Any]:
+        if self.tape is not None:  # an open episode counts, unfinished
+            await self.tape.abandon(self.env, "abandoned")
         t0 = time.perf_counter()
         obs = await self.env.reset(msg.task_id, msg.seed)
         self.last_obs = obs
+        if self.tape is not None:
+            await self.tape.reset(self.env, msg.task_id, msg.seed, obs, elapsed_ms(t0))
         current = supported(self.env, TASK)
         task = current.task if current is not None else None
         reply: dict[str, Any] = {
@@ -258,7 +276,9 @@ class Session:
         t0 = time.perf_counter()
         result = await self.env.step(msg.action)
         self.last_obs = result.observation
-        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result)}
+        if self.tape is not None and self.tape.open:
+            await self.tape.step(self.env, msg.action, result, elapsed_ms(t0))
+        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result, self.cfg.qa_hooks)}
         if msg.state:
             reply["state"] = await self.env.snapshot()
         reply["server_ms"] = (time.perf_counter() - t0) * 1e3

@@ -32,7 +32,7 @@ class CountingEnv(LedgerEnv):
 
 
 class ExplodingEnv(CountingEnv):
-    """Raises inside ``step`` on the reply "boom", returns a NaN on "nan", hangs on "hang"."""
+    """Raises inside ``step`` on the reply "boom", times a NaN on "nan", hangs on "hang"."""
 
     async def step(self, action: Action) -> StepResult:
         if isinstance(action, Reply) and action.text == "boom":
@@ -41,7 +41,7 @@ class ExplodingEnv(CountingEnv):
             await asyncio.sleep(3600)
         result = await super().step(action)
         if isinstance(action, Reply) and action.text == "nan":
-            return dataclasses.replace(result, info={**result.info, "x": float("nan")})
+            return dataclasses.replace(result, timing={**result.timing, "x": float("nan")})
         return result
 
 

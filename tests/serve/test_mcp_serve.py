@@ -243,7 +243,8 @@ def test_an_idle_stdio_session_is_reaped_and_the_process_exits() -> None:
     [
         (["--mcp", "--qa-hooks"], "--qa-hooks is not offered over --mcp"),
         (["--mcp", "--transport", "ws"], "--transport must be http or stdio"),
-        (["--record", "x.jsonl"], "--record and --transport go with --mcp"),
+        (["--transport", "stdio"], "--transport goes with --mcp"),
+        (["--mcp", "--seal-key-file", "k"], "--seal-key-file seals the --record file"),
         (["--mcp", "--host", "0.0.0.0"], "refusing to bind 0.0.0.0"),
     ],
 )

@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+import anyio
+from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
@@ -31,9 +32,11 @@ from starlette.types import Receive, Scope, Send
 from gymforge.serve.config import ServeConfig, auth_problem
 from gymforge.serve.hub import Hub, client_key
 from gymforge.serve.mcp.server import CURRENT, build_server
-from gymforge.serve.mcp.session import McpSession, Recorder
+from gymforge.serve.mcp.session import McpSession
+from gymforge.serve.mcp.transports import SessionTransports
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.record import Recorder
 
 SESSION_PATH = "/mcp/{session}"
 """The per-session MCP endpoint's path (see ``session_url``)."""
@@ -67,28 +70,27 @@ def _refusal(conn: HTTPConnection, config: ServeConfig, metrics: Metrics) -> Res
 def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> Starlette:
     """The application serving ``catalog``'s environment over MCP under ``config``."""
     metrics = Metrics(max_sessions=config.max_sessions)
-    hub = Hub(catalog, config, metrics)
+    hub = Hub(catalog, config, metrics, recorder)
     server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
-    # The episode is the URL's; a handshake-era client also gets a transport session inside
-    # it (kept open: a new transport per request costs ~4x the round trip). The SDK reaps
-    # those on the same idle timeout; once the URL's session is gone they are unreachable.
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        json_response=True,
-        max_request_body_size=config.max_message_bytes,
-        session_idle_timeout=config.idle_timeout,
-        max_sessions=4 * config.max_sessions,
-    )
+    # The episode is the URL's; a handshake-era client also gets transport sessions inside
+    # it (kept open: a new transport per request costs ~4x the round trip), from the
+    # session's own bounded pool (``gymforge.serve.mcp.transports``).
+    groups: list[TaskGroup] = []
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub.start()
         try:
-            async with manager.run():
-                yield
+            async with anyio.create_task_group() as group:
+                groups.append(group)
+                try:
+                    yield
+                finally:
+                    groups.clear()
+                    await hub.stop()  # stops every session's transports: the group can end
         finally:
-            await hub.stop()
             await catalog.probe.close()
+            await recorder.finish()
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "transport": "mcp"})
@@ -97,7 +99,7 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
         refused = _refusal(request, config, metrics)
         if refused is not None:
             return refused
-        client = client_key(request)
+        client = client_key(request, config.token)
         full = hub.capacity_problem(client)
         if full is not None:
             return _error(503, "capacity", full, {"Retry-After": "1"})
@@ -107,7 +109,13 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
             metrics.errors["env_error"] += 1
             text = f"could not create the environment: {type(err).__name__}: {err}"
             return _error(500, "env_error", text)
-        hub.enter(session, client)
+        hub.enter(session, client)  # the slot is held before the await below
+        if not groups:  # shutting down
+            await hub.leave(session, client)
+            return _error(503, "capacity", "the server is shutting down")
+        transports = SessionTransports(server, config)
+        session.transports = transports
+        await transports.start(groups[0])
         body = {
             "session": session.id,
             "url": session_url(str(request.base_url), session.id),
@@ -144,7 +152,11 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
         session.touch()  # any request is activity: the reaper counts idleness from here
         token = CURRENT.set(session)
         try:
-            await manager.handle_request(scope, receive, send)
+            transports = session.transports
+            if isinstance(transports, SessionTransports):
+                await transports.handle(scope, receive, send)
+            else:  # released between the lookup and here
+                await _error(404, "unknown_session", "the session has ended")(scope, receive, send)
         finally:
             CURRENT.reset(token)
 

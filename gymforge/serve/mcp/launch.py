@@ -20,10 +20,10 @@ from gymforge.serve.hub import Hub
 from gymforge.serve.launch import ServerThread, bind, raise_fd_limit, uvicorn_config
 from gymforge.serve.mcp.http import SESSION_PATH, create_mcp_app
 from gymforge.serve.mcp.server import CURRENT, build_server
-from gymforge.serve.mcp.session import McpSession, Recorder
+from gymforge.serve.mcp.session import McpSession
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
-from gymforge.trajectory.io import TrajectoryWriter
+from gymforge.serve.record import Recorder, serve_recorder
 
 
 def catalog_for(env: str, config: ServeConfig, dataset: Path | None = None) -> EnvCatalog:
@@ -33,15 +33,22 @@ def catalog_for(env: str, config: ServeConfig, dataset: Path | None = None) -> E
     return EnvCatalog(factory, env, qa_hooks=False, fault_injection=False)
 
 
-def recorder_for(record: Path | None) -> Recorder:
-    """Finished episodes are appended to ``record`` (a trajectory JSONL file) when given."""
-    return Recorder(TrajectoryWriter(record, append=True) if record is not None else None)
+def recorder_of(
+    catalog: EnvCatalog, transport: str, record: Path | None, seal_key: bytes | None
+) -> Recorder:
+    """The recorder of ``--record`` (``gymforge.serve.record``), sealed with ``seal_key``."""
+    return serve_recorder(record, seal_key, f"mcp-{transport}", catalog.spec.id)
 
 
 def build_mcp_app(
-    env: str, config: ServeConfig, record: Path | None = None, dataset: Path | None = None
+    env: str,
+    config: ServeConfig,
+    record: Path | None = None,
+    dataset: Path | None = None,
+    seal_key: bytes | None = None,
 ) -> Any:
-    return create_mcp_app(catalog_for(env, config, dataset), config, recorder_for(record))
+    catalog = catalog_for(env, config, dataset)
+    return create_mcp_app(catalog, config, recorder_of(catalog, "http", record, seal_key))
 
 
 def serve_http(
@@ -52,11 +59,13 @@ def serve_http(
     log_level: str = "warning",
     dataset: Path | None = None,
     record: Path | None = None,
+    seal_key: bytes | None = None,
 ) -> None:
-    """Run the streamable-HTTP MCP server until interrupted."""
+    """Run the streamable-HTTP MCP server until interrupted (the record is sealed with
+    ``seal_key`` when given, its run seal written at shutdown)."""
     check_binding(host, config.token)
     raise_fd_limit(config.max_sessions)
-    app = build_mcp_app(env, config, record, dataset)
+    app = build_mcp_app(env, config, record, dataset, seal_key)
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{sock.getsockname()[1]}"
@@ -78,20 +87,26 @@ def McpServerThread(
     record: Path | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
+    seal_key: bytes | None = None,
 ) -> ServerThread:
     """A streamable-HTTP MCP server in a daemon thread (tests, benchmarks)."""
     config = config or ServeConfig()
-    return ServerThread(env, config, host, port, app=build_mcp_app(env, config, record))
+    app = build_mcp_app(env, config, record, seal_key=seal_key)
+    return ServerThread(env, config, host, port, app=app)
 
 
 def serve_stdio(
-    env: str, config: ServeConfig, dataset: Path | None = None, record: Path | None = None
+    env: str,
+    config: ServeConfig,
+    dataset: Path | None = None,
+    record: Path | None = None,
+    seal_key: bytes | None = None,
 ) -> None:
     """Serve one session over this process's stdin/stdout until the client closes them, the
     session is reaped (idle: the process exits, status 0) or the process is interrupted.
     Nothing else goes to stdout."""
     catalog = catalog_for(env, config, dataset)
-    recorder = recorder_for(record)
+    recorder = recorder_of(catalog, "stdio", record, seal_key)
     print(
         f"gymforge serve --mcp --transport stdio: {catalog.spec.id}, "
         f"idle timeout {config.idle_timeout:g} s",
@@ -101,16 +116,11 @@ def serve_stdio(
     try:
         anyio.run(_stdio_main, catalog, config, recorder)
     finally:
-        _close(recorder)
-
-
-def _close(recorder: Recorder) -> None:
-    if recorder.writer is not None:
-        recorder.writer.close()
+        recorder.close()  # idempotent: normally done at the session's end
 
 
 async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> None:
-    hub = Hub(catalog, config, Metrics(max_sessions=1))
+    hub = Hub(catalog, config, Metrics(max_sessions=1), recorder)
     server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
     session = McpSession(hub, ("stdio", ""), recorder)
     hub.enter(session, session.client)
@@ -118,8 +128,9 @@ async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Record
     hub.start()
 
     async def shutdown() -> None:
-        await hub.stop()
+        await hub.stop()  # writes the open episode, if any
         await catalog.probe.close()
+        await recorder.finish()
 
     async def watch() -> None:
         while session.killed is None:
@@ -127,7 +138,6 @@ async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Record
         # Reaped: the session is over, and so is the process. The transport's reader is a
         # thread blocked in a read of stdin that nothing can cancel, so exit rather than wait.
         await shutdown()
-        _close(recorder)
         print(f"gymforge serve --mcp: session {session.killed}; exiting", file=sys.stderr)
         sys.stderr.flush()
         os._exit(0)

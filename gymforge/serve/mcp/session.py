@@ -5,8 +5,10 @@ Every ``tools/call`` of the session is one operation on its environment:
 ``Reply`` action, and any other name is a ``ToolCall`` action. Each operation becomes a
 trajectory record built exactly as the runner builds it (``gymforge.rollout.episode``), so a
 finished episode is an ordinary gymforge trajectory that ``gymforge replay`` replays. An
-episode that is abandoned (a new reset, the session closed or reaped before it ended) is
-not written: only finished episodes are trajectories.
+episode that ends otherwise (a new reset over it, the session closed, reaped, timed out or
+shut down) is written too, truncated and unsuccessful, its ``failure_reason`` saying which
+(``gymforge.serve.record.END_REASONS``): every episode a client starts is counted.
+What a client is shown of a step's ``info`` is ``gymforge.serve.redact.public_info``'s.
 
 Failures never become protocol errors: a call before a reset, after the episode ended,
 with bad arguments, or an environment that raises comes back as an ``isError`` result with
@@ -23,20 +25,18 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import mcp_types as types
 
 from gymforge.core.env import StepResult
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError
-from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
-from gymforge.rollout.episode import episode_record, reset_record, step_record
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
+from gymforge.serve.record import Recorder
+from gymforge.serve.redact import public_info
 from gymforge.serve.session import close_env
-from gymforge.trajectory.io import TrajectoryWriter
-from gymforge.trajectory.schema import EpisodeKeys
+from gymforge.serve.tape import EpisodeTape, elapsed_ms
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
@@ -46,22 +46,10 @@ ErrorCode = Literal[
 ]
 
 
-@dataclass
-class Recorder:
-    """Where finished episodes go: a trajectory file shared by the server's sessions."""
+class Stoppable(Protocol):
+    """What a session owns besides its environment and ends with it (its transports)."""
 
-    writer: TrajectoryWriter | None
-    run_id: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(4)}")
-    episodes_written: int = 0
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    async def write(self, records: list[dict[str, Any]]) -> None:
-        """Append one finished episode, durably, off the event loop (one at a time: the
-        file's digest chain runs from episode to episode)."""
-        if self.writer is not None:
-            async with self._lock:
-                await asyncio.to_thread(self.writer.write_episode, records)
-                self.episodes_written += 1
+    async def stop(self) -> None: ...
 
 
 def error_result(
@@ -101,11 +89,9 @@ class McpSession:
         self.phase: Literal["idle", "busy"] = "idle"
         self.since = time.monotonic()
         self.killed: str | None = None
-        self.episodes = 0
-        self.records: list[dict[str, Any]] | None = None  # the open episode's records
-        self.base: dict[str, Any] = {}
+        self.tape = EpisodeTape(recorder, self.id, "mcp", hub.metrics)
         self.last_obs: Observation | None = None
-        self.ended = False
+        self.transports: Stoppable | None = None  # set by the HTTP app (none over stdio)
 
     # ---- the reaper's side ---------------------------------------------------------------
     def check(self, now: float) -> None:
@@ -122,12 +108,19 @@ class McpSession:
         if self.phase == "idle":
             self.since = time.monotonic()
 
-    async def close(self) -> None:
+    async def close(self, why: str = "session_closed") -> None:
         if self.killed is None:
-            self.killed = "closed"
+            self.killed = why
         await self.hub.leave(self, self.client)
 
     async def release(self) -> None:
+        """End the session however it ended: write its open episode (the reason is how the
+        session ended; ``server_shutdown`` when it had not), stop its transports, close
+        its environment. Idempotent."""
+        await self.tape.abandon(self.env, self.killed or "server_shutdown")
+        transports, self.transports = self.transports, None
+        if transports is not None:
+            await transports.stop()
         env, self.env = self.env, None
         await close_env(env, self.hub.metrics)
 
@@ -145,7 +138,7 @@ class McpSession:
             except TimeoutError:
                 limit = self.hub.config.request_timeout
                 self.hub.metrics.errors["timeout"] += 1
-                asyncio.get_running_loop().create_task(self.close())
+                asyncio.get_running_loop().create_task(self.close("request_timeout"))
                 return error_result("timeout", f"{name} took over {limit:g} s; session closed")
             finally:
                 self.hub.metrics.messages += 1
@@ -161,7 +154,7 @@ class McpSession:
             if name == SUBMIT:
                 action = Reply(text=submit_args(arguments))
             else:
-                call_id = f"call_{len(self.records or ())}"
+                call_id = f"call_{len(self.tape.records or ())}"
                 action = ToolCall(name=name, arguments=arguments, call_id=call_id)
             return await self._step(action)
         except ToolArgsError as err:
@@ -175,31 +168,20 @@ class McpSession:
 
     def _error(self, code: ErrorCode, message: str) -> types.CallToolResult:
         self.hub.metrics.errors[code] += 1
-        end = self.records[-1] if self.ended and self.records else {}
+        tape = self.tape
+        end = tape.records[-1] if tape.ended and tape.records else {}
         return error_result(
             code, message, end.get("terminated", False), end.get("truncated", False)
         )
 
     async def _reset(self, task_id: str, seed: int) -> types.CallToolResult:
+        await self.tape.abandon(self.env, "abandoned")  # an open episode counts, unfinished
         t0 = time.perf_counter()
         obs = await self.env.reset(task_id, seed)
-        fp = fingerprint(await self.env.snapshot())
-        spec = self.env.spec
-        self.episodes += 1
-        self.base = EpisodeKeys(
-            run_id=self.recorder.run_id,
-            episode_id=f"{self.id[:12]}-{self.episodes}",
-            task_id=task_id,
-            seed=seed,
-            env_id=spec.id,
-            env_version=spec.version,
-            renderer_version=spec.renderer_version,
-            policy_checkpoint="mcp",
-        ).model_dump()
-        self.records = [reset_record(self.base, obs, fp, (time.perf_counter() - t0) * 1e3)]
-        self.last_obs, self.ended = obs, False
+        await self.tape.reset(self.env, task_id, seed, obs, elapsed_ms(t0))
+        self.last_obs = obs
         structured = {
-            "episode_id": self.base["episode_id"],
+            "episode_id": self.tape.base["episode_id"],
             "task_id": task_id,
             "seed": seed,
             "step": 0,
@@ -215,28 +197,23 @@ class McpSession:
         )
 
     async def _step(self, action: Action) -> types.CallToolResult:
-        if self.records is None or self.ended:
+        tape = self.tape
+        if not tape.open:
             raise EpisodeStateError(
                 f"no episode is running: call {RESET}(task_id, seed) first"
-                if self.records is None
+                if tape.records is None
                 else f"the episode has ended: call {RESET}(task_id, seed) for the next"
             )
         t0 = time.perf_counter()
         result: StepResult = await self.env.step(action)
-        fp = fingerprint(await self.env.snapshot())
-        timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
-        step = len(self.records)
-        self.records.append(step_record(self.base, step, action, None, result, fp, timing))
+        step = await tape.step(self.env, action, result, elapsed_ms(t0))
         new = _new_messages(self.last_obs, result.observation)
         self.last_obs = result.observation
-        if result.terminated or result.truncated:
-            self.ended = True
-            self.records.append(episode_record(self.base, self.records, result, self.env))
-            await self.recorder.write(self.records)
-        info = {k: v for k, v in result.info.items() if k != "tool_result"}
+        shown = public_info(result.info, self.hub.config.qa_hooks)  # the record keeps it all
+        info = {k: v for k, v in shown.items() if k != "tool_result"}
         tool_result = result.info.get("tool_result")
         structured = {
-            "episode_id": self.base["episode_id"],
+            "episode_id": tape.base["episode_id"],
             "step": step,
             "messages": [m.model_dump(mode="json") for m in new],
             "tool_result": tool_result,
@@ -248,8 +225,8 @@ class McpSession:
         }
         failed = isinstance(tool_result, dict) and tool_result.get("ok") is False
         text = _text(new)
-        if self.ended:
-            total = self.records[-1]["reward"]
+        if tape.ended and tape.records:
+            total = tape.records[-1]["reward"]
             ended = f"episode ended: reward {total:g}, success {bool(result.info.get('success'))}"
             text = f"{text}\n\n{ended}" if text else ended
         return types.CallToolResult(
