@@ -2,8 +2,10 @@
 
 For every episode the digest chain is verified first; then the environment is reset and each
 recorded action is stepped again. Every step's observation, reward, reward components,
-flags, ``info`` and state fingerprint must equal the record. ``timing``, ``timestamp`` and
-the ids are run-specific and ignored. The first divergence is reported.
+flags, ``info`` and state fingerprint must equal the record (an ``info`` a served environment
+redacted, naming ``withheld`` keys, is compared with the replayed ``info`` redacted alike).
+``timing``, ``timestamp`` and the ids are run-specific and ignored. The first divergence is
+reported.
 
 Each recorded action must also be what the recorded policy output parses to (field
 ``policy``): the turn's ``text`` and ``tool_calls`` go through the same parser the policy
@@ -31,6 +33,7 @@ from gymforge.rollout.episode import reset_outcome, step_outcome
 from gymforge.rollout.parsing import parse_assistant_message
 from gymforge.rollout.tool_formats import parse_completion
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
+from gymforge.trajectory.redact import WITHHELD, public_info
 
 COMPARED = (
     "observation",
@@ -91,6 +94,9 @@ def _first_difference(recorded: dict[str, Any], replayed: dict[str, Any]) -> str
         if name == "observation" and isinstance(theirs, dict) and isinstance(ours, dict):
             missing = [f for f in DERIVED_OBSERVATION_FIELDS if f not in theirs]
             ours = {k: v for k, v in ours.items() if k not in missing}
+        if name == "info" and isinstance(theirs, dict) and isinstance(ours, dict):
+            if WITHHELD in theirs:  # recorded by a client of a server without --qa-hooks
+                ours = public_info(ours, reveal=False)
         if theirs != ours:
             return name
     return None

@@ -18,7 +18,7 @@ Client -> server (``type``):
 ``close``          end the session; the server then closes with 1000               ``closed``
 =================  ==========================================================  ==============
 
-A ``step_result``'s ``info`` is what ``gymforge.serve.redact.public_info`` shows: without QA
+A ``step_result``'s ``info`` is what ``gymforge.trajectory.redact.public_info`` shows: without QA
 hooks, only the allow-listed entries and verdict facts (nothing that reveals the answer),
 the rest named in ``info["withheld"]``.
 
@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.seeding import canonical_json, stable_hash
 from gymforge.core.types import Action, Observation, Task
-from gymforge.serve.redact import public_info
+from gymforge.trajectory.redact import public_info
 from gymforge.tools.faults import FaultKind, FaultPlan
 
 PROTOCOL_VERSION = 1
@@ -328,7 +328,7 @@ def spec_json(spec: EnvSpec) -> dict[str, str]:
 
 def step_json(result: StepResult, reveal: bool) -> dict[str, Any]:
     """A step's outcome for the wire: its ``info`` as ``public_info`` shows it (whole only
-    when ``reveal``, i.e. QA hooks on; see ``gymforge.serve.redact``)."""
+    when ``reveal``, i.e. QA hooks on; see ``gymforge.trajectory.redact``)."""
     return {
         "observation": result.observation.model_dump(mode="json"),
         "reward": result.reward,

@@ -81,3 +81,22 @@ def test_unreachable_server_is_one_line() -> None:
     assert done.returncode == 2
     assert "cannot reach the environment server ws://127.0.0.1:9" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_run_against_a_redacting_server_replays_locally(tmp_path: Path) -> None:
+    """Without ``--qa-hooks`` the server withholds answer-revealing facts (``gold``), so the
+    record holds a redacted ``info``; a local replay redacts its own ``info`` alike."""
+    proc = ServeProcess("math", "--token", TOKEN, "--max-sessions", "4")
+    try:
+        out = tmp_path / "run"
+        args = ("--policy", "random", "-n", "3", "--out", str(out), "--token", TOKEN)
+        done = cli("run", proc.url, *args)
+        assert done.returncode == 0, done.stderr
+    finally:
+        proc.stop()
+    records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    last_steps = [r for r in records if r["record"] == "step" and r["terminated"]]
+    assert last_steps and all("verdict.facts.gold" in r["info"]["withheld"] for r in last_steps)
+    local = cli("replay", str(out / "trajectories.jsonl"))
+    assert local.returncode == 0, local.stderr
+    assert "replay ok: 3 episodes" in local.stderr

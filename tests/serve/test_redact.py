@@ -14,7 +14,7 @@ from gymforge.core.verdict import Verdict
 from gymforge.envs.math.env import MathEnv
 from gymforge.serve.config import ServeConfig
 from gymforge.serve.launch import ServerThread
-from gymforge.serve.redact import PUBLIC_FACTS, WITHHELD, public_info
+from gymforge.trajectory.redact import PUBLIC_FACTS, WITHHELD, public_info
 
 INFO: dict[str, Any] = {
     "verdict": {

@@ -8,7 +8,7 @@ finished episode is an ordinary gymforge trajectory that ``gymforge replay`` rep
 episode that ends otherwise (a new reset over it, the session closed, reaped, timed out or
 shut down) is written too, truncated and unsuccessful, its ``failure_reason`` saying which
 (``gymforge.serve.record.END_REASONS``): every episode a client starts is counted.
-What a client is shown of a step's ``info`` is ``gymforge.serve.redact.public_info``'s.
+What a client is shown of a step's ``info`` is ``gymforge.trajectory.redact.public_info``'s.
 
 Failures never become protocol errors: a call before a reset, after the episode ended,
 with bad arguments, or an environment that raises comes back as an ``isError`` result with
@@ -34,7 +34,7 @@ from gymforge.core.errors import EpisodeStateError, UnknownTaskError
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
 from gymforge.serve.record import Recorder
-from gymforge.serve.redact import public_info
+from gymforge.trajectory.redact import public_info
 from gymforge.serve.session import close_env
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
 
