@@ -94,9 +94,9 @@ def _first_difference(recorded: dict[str, Any], replayed: dict[str, Any]) -> str
         if name == "observation" and isinstance(theirs, dict) and isinstance(ours, dict):
             missing = [f for f in DERIVED_OBSERVATION_FIELDS if f not in theirs]
             ours = {k: v for k, v in ours.items() if k not in missing}
-        if name == "info" and isinstance(theirs, dict) and isinstance(ours, dict):
-            if WITHHELD in theirs:  # recorded by a client of a server without --qa-hooks
-                ours = public_info(ours, reveal=False)
+        redacted = name == "info" and isinstance(theirs, dict) and WITHHELD in theirs
+        if redacted and isinstance(ours, dict):  # recorded through a server without --qa-hooks
+            ours = public_info(ours, reveal=False)
         if theirs != ours:
             return name
     return None

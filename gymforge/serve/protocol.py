@@ -41,8 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.seeding import canonical_json, stable_hash
 from gymforge.core.types import Action, Observation, Task
-from gymforge.trajectory.redact import public_info
 from gymforge.tools.faults import FaultKind, FaultPlan
+from gymforge.trajectory.redact import public_info
 
 PROTOCOL_VERSION = 1
 

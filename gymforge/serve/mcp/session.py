@@ -34,9 +34,9 @@ from gymforge.core.errors import EpisodeStateError, UnknownTaskError
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
 from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
 from gymforge.serve.record import Recorder
-from gymforge.trajectory.redact import public_info
 from gymforge.serve.session import close_env
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
+from gymforge.trajectory.redact import public_info
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
