@@ -66,7 +66,7 @@ def attack_env() -> None:
     /proc/PID/environ, and whether any other process's memory can be opened (ptrace)."""
     SEEN["own_env"] = dict(os.environ)
     others: dict[str, str] = {}
-    mem: list[str] = []
+    mem: dict[str, str] = {}
     for d in glob.glob("/proc/[0-9]*"):
         pid = d.rsplit("/", 1)[1]
         if int(pid) == os.getpid():
@@ -76,7 +76,7 @@ def attack_env() -> None:
             others[pid] = text.replace("\0", "\n")
         try:
             with open(f"{d}/mem", "rb"):
-                mem.append(pid)
+                mem[pid] = (try_read(f"{d}/cmdline") or "").replace("\0", " ")
         except OSError:
             pass
     SEEN["other_environs"] = others
