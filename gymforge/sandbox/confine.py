@@ -73,12 +73,12 @@ class Confinement:
             tuple(_real(p, links) for p in _unique(self.read_only) if os.path.exists(p))
         )
         for path in bound:
-            cmd += _parents(path, made) + ["--ro-bind", path, path]
+            cmd += [*_parents(path, made), "--ro-bind", path, path]
         for link, target in links.items():  # the symlinks on the way to a bound path
             if not _system(link) and not any(_inside(link, b) for b in bound):
-                cmd += _parents(link, made) + ["--symlink", target, link]
+                cmd += [*_parents(link, made), "--symlink", target, link]
         for host, inside in self.writable:
-            cmd += _parents(inside, made) + ["--bind", host, inside]
+            cmd += [*_parents(inside, made), "--bind", host, inside]
         for path in _unique(tuple(os.path.realpath(h) for h in self.hidden)):
             if os.path.exists(path) and any(_inside(path, r) for r in bound):
                 if os.path.isdir(path):
@@ -87,7 +87,7 @@ class Confinement:
                     cmd += ["--ro-bind", "/dev/null", path]
         mounted = [*bound, *(inside for _, inside in self.writable), "/tmp"]
         if self.chdir not in made and not any(_inside(self.chdir, p) for p in mounted):
-            cmd += _parents(self.chdir, made) + ["--perms", "0555", "--dir", self.chdir]
+            cmd += [*_parents(self.chdir, made), "--perms", "0555", "--dir", self.chdir]
         cmd += ["--remount-ro", "/", "--chdir", self.chdir, "--clearenv"]
         for k, v in sorted(self.env.items()):
             cmd += ["--setenv", k, v]

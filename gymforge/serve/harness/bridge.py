@@ -2,8 +2,8 @@
 
 The runner owns the environment; the harness owns its loop. Each harness-driven episode
 gets a :class:`Channel` and an MCP URL, ``http://HOST:PORT/mcp/<channel>`` (streamable
-HTTP, the episode's bearer token), that lists the episode's tools (from its reset observation) and turns
-each ``tools/call`` into an event the episode's policy receives
+HTTP, the episode's bearer token), that lists the episode's tools (from its reset
+observation) and turns each ``tools/call`` into an event the episode's policy receives
 (:class:`~gymforge.serve.harness.policy.HarnessPolicy`): the policy returns it to the
 runner as a ``ToolCall`` action and answers the call with what the environment said. So
 every tool call is one ordinary step, recorded and replayable like any other; a call to a

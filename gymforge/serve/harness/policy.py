@@ -51,11 +51,11 @@ from typing import Any
 import mcp_types as types
 
 from gymforge.core.errors import HarnessExited, HarnessTimedOut, InfraError, UserError
-from gymforge.sandbox.backend import IsolationUnavailableError
-from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
+from gymforge.sandbox.backend import IsolationUnavailableError
+from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
 from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
