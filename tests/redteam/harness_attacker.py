@@ -3,8 +3,8 @@
 ``python harness_attacker.py MODE ACCOMPLICE_URL [ARG]`` tries one attack of issue 30's
 finding 6 and reports what it tried and what it saw to the accomplice (an HTTP server the
 test runs on 127.0.0.1: the harness shares the host's loopback network), then prints a final
-message. Modes: ``env``, ``siblings``, ``tools``, ``weight``, ``survivor``, ``rundir``,
-``regen``. Every attempt is caught: the report says what failed and how.
+message. Modes: ``env``, ``siblings``, ``tools``, ``weight``, ``survivor``, ``linger``,
+``rundir``, ``regen``. Every attempt is caught: the report says what failed and how.
 """
 
 from __future__ import annotations
@@ -168,6 +168,14 @@ def attack_survivor() -> None:
     SEEN["spawned"] = ARG
 
 
+def attack_linger() -> None:
+    """The same detached child, then the harness itself never answers: the runner ends the
+    episode (its wall clock) while both are alive."""
+    attack_survivor()
+    report()
+    time.sleep(300)
+
+
 def attack_rundir() -> None:
     """Write into the run's output directory (its path is no secret: the user typed it)."""
     attempts: dict[str, str] = {}
@@ -209,6 +217,7 @@ ATTACKS = {
     "tools": attack_tools,
     "weight": attack_weight,
     "survivor": attack_survivor,
+    "linger": attack_linger,
     "rundir": attack_rundir,
     "regen": attack_regen,
 }

@@ -109,12 +109,15 @@ def run_attack(
     env: str = "ledger",
     n: int = 1,
     replies: tuple[str, ...] = ("I give up.",),
+    options: dict[str, Any] | None = None,
     **spec: Any,
 ) -> RunResult:
-    """A real run of ``policy`` on ``env``, the model a scripted test server."""
+    """A real run of ``policy`` on ``env``, the model a scripted test server; ``options``:
+    more policy options (``wall_clock_s``...)."""
     with OpenAITestServer(scripted_responder(list(replies))) as upstream:
         run = RunSpec(env=env, policy=policy, n=n, seed=11, out=out, max_retries=0, **spec)
-        ready = prepare(run, policy_options={"base_url": upstream.base_url})
+        policy_options = {"base_url": upstream.base_url, **(options or {})}
+        ready = prepare(run, policy_options=policy_options)
         try:
             return run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
         finally:
