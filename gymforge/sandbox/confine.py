@@ -22,6 +22,10 @@ it gets, from the outside in:
   same place), and its writable directories (``writable``). ``hidden`` paths that fall inside
   a bound one are covered by an empty read-only directory (or ``/dev/null`` for a file).
 - **An environment built from an allow-list**: exactly ``env``, nothing inherited.
+- **The jail's seccomp filter** (``jail.export_seccomp``, loaded by bubblewrap before the
+  program starts, when ``libseccomp`` is installed): no ptrace, no mount or namespace calls
+  (so no nested user namespace, which the root path above cannot otherwise disable), no
+  bpf, perf, keyrings, io_uring.
 - **The host's network namespace** (``share_net``): it can reach any service listening on
   the host's loopback, and the host's abstract unix sockets. Everything else is unshared.
 """
@@ -31,9 +35,12 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gymforge.sandbox.jail import export_seccomp
 from gymforge.sandbox.launch import SYSTEM_DIRS, tool_path
 
 DEFAULT_UID = 63000  # apart from the local backend's 60000+ and the container backend's 62000+
@@ -55,8 +62,9 @@ class Confinement:
     bwrap: str = field(default_factory=lambda: tool_path("bwrap") or "bwrap")
     setpriv: str = field(default_factory=lambda: tool_path("setpriv") or "setpriv")
 
-    def command(self, argv: list[str]) -> list[str]:
-        """The command line that runs ``argv`` confined."""
+    def command(self, argv: list[str], seccomp_fd: int | None = None) -> list[str]:
+        """The command line that runs ``argv`` confined; ``seccomp_fd``: an open file holding
+        the filter to load (:func:`seccomp_fd`; pass it to the child)."""
         as_root = os.getuid() == 0
         cmd = [self.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         cmd += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
@@ -91,6 +99,8 @@ class Confinement:
         cmd += ["--remount-ro", "/", "--chdir", self.chdir, "--clearenv"]
         for k, v in sorted(self.env.items()):
             cmd += ["--setenv", k, v]
+        if seccomp_fd is not None:
+            cmd += ["--add-seccomp-fd", str(seccomp_fd)]
         cmd += ["--"]
         if as_root:
             cmd += [self.setpriv, f"--reuid={self.uid}", f"--regid={self.uid}"]
@@ -151,6 +161,39 @@ def _unique(paths: tuple[str, ...]) -> list[str]:
 
 
 @functools.cache
+def seccomp_program() -> bytes | None:
+    """The jail's seccomp filter as a BPF program (``None`` without ``libseccomp``)."""
+    fd = os.memfd_create("gymforge-seccomp")
+    try:
+        if export_seccomp(fd) != "on":
+            return None
+        os.lseek(fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def seccomp_fd() -> Iterator[int | None]:
+    """A fresh file holding :func:`seccomp_program` for one bubblewrap (which reads it to the
+    end), closed on exit; ``None`` without ``libseccomp``."""
+    program = seccomp_program()
+    if program is None:
+        yield None
+        return
+    fd = os.memfd_create("gymforge-seccomp")
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@functools.cache
 def confinement_problem() -> str | None:
     """What stops a confined program from starting here (``None``: nothing), in one line:
     a missing ``bwrap`` or ``setpriv``, or a bubblewrap that cannot create the namespaces.
@@ -164,13 +207,15 @@ def confinement_problem() -> str | None:
         return "setpriv is not installed (apt-get install util-linux)"
     probe = Confinement(env={"PATH": "/usr/bin:/bin"}, chdir="/tmp")
     try:
-        r = subprocess.run(
-            probe.command(["/bin/sh", "-c", "exit 0"]),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        with seccomp_fd() as fd:
+            r = subprocess.run(
+                probe.command(["/bin/sh", "-c", "exit 0"], fd),
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+                pass_fds=() if fd is None else (fd,),
+            )
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"bubblewrap failed to start: {err}"
     if r.returncode != 0:

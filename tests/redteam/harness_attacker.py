@@ -4,7 +4,7 @@
 finding 6 and reports what it tried and what it saw to the accomplice (an HTTP server the
 test runs on 127.0.0.1: the harness shares the host's loopback network), then prints a final
 message. Modes: ``env``, ``siblings``, ``tools``, ``weight``, ``survivor``, ``linger``,
-``rundir``, ``regen``. Every attempt is caught: the report says what failed and how.
+``rundir``, ``userns``, ``regen``. Every attempt is caught: the report says what failed and how.
 """
 
 from __future__ import annotations
@@ -176,6 +176,23 @@ def attack_linger() -> None:
     time.sleep(300)
 
 
+def attack_userns() -> None:
+    """Enter a new user namespace (root in it: mount, more namespaces, the kernel surface
+    that comes with them) and trace a process of its own."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, flag in (("user", 0x10000000), ("mount", 0x00020000)):
+        rc = libc.unshare(flag)
+        SEEN[f"unshare_{name}"] = "entered" if rc == 0 else os.strerror(ctypes.get_errno())
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        rc = libc.ptrace(16, child.pid, None, None)  # PTRACE_ATTACH
+        SEEN["ptrace"] = "attached" if rc == 0 else os.strerror(ctypes.get_errno())
+    finally:
+        child.kill()
+
+
 def attack_rundir() -> None:
     """Write into the run's output directory (its path is no secret: the user typed it)."""
     attempts: dict[str, str] = {}
@@ -219,6 +236,7 @@ ATTACKS = {
     "survivor": attack_survivor,
     "linger": attack_linger,
     "rundir": attack_rundir,
+    "userns": attack_userns,
     "regen": attack_regen,
 }
 

@@ -55,7 +55,7 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
 from gymforge.sandbox.backend import IsolationUnavailableError
-from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem
+from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_fd
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
 from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
@@ -266,13 +266,15 @@ class HarnessPolicy:
                 hidden=self.factory.hidden,
                 uid=self.factory.uid,
             )
-            self.process = await asyncio.create_subprocess_exec(
-                *confinement.command(["/bin/sh", "-c", self.factory.target]),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
+            with seccomp_fd() as fd:
+                self.process = await asyncio.create_subprocess_exec(
+                    *confinement.command(["/bin/sh", "-c", self.factory.target], fd),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=() if fd is None else (fd,),
+                )
             try:
                 out, err = await self.process.communicate()
             finally:
