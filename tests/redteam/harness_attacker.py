@@ -196,6 +196,10 @@ def attack_userns() -> None:
 def attack_rundir() -> None:
     """Write into the run's output directory (its path is no secret: the user typed it)."""
     attempts: dict[str, str] = {}
+    try:
+        SEEN["listing"] = sorted(os.listdir(ARG))
+    except OSError as err:
+        SEEN["listing"] = f"{type(err).__name__}: {err}"
     for name in ("forged.txt", "trajectories.jsonl"):
         path = os.path.join(ARG, name)
         try:
