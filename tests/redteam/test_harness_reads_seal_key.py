@@ -1,6 +1,7 @@
 """A ``harness-cmd:`` program reads the seal key and the runner's API keys: from its own
-environment, from every ``/proc/PID/environ`` it can open, and checks whether it can open
-another process's memory (ptrace rights over the runner). Success would let it re-seal an
+environment, from every ``/proc/PID/environ`` it can open, from the runner's working
+directory and home, and checks whether it can open another process's memory (ptrace rights
+over the runner). Success would let it re-seal an
 edited run (``verify-log`` says ok) and spend the runner's accounts."""
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ def test_harness_sees_no_secret(gymforge_cli: Any, tmp_path: Path) -> None:
     # runner is not even visible
     for pid, cmdline in report["mem_openable"].items():
         assert "attacker.py" in cmdline, (pid, cmdline)
+    # the runner's working directory (the checkout here) is there by name only, empty; its
+    # home is the episode's own directory
+    assert report["cwd_listing"] == [], report["cwd_listing"]
+    assert report["home_listing"] == ["prompt.json"], report["home_listing"]
     own = report["own_env"]
     assert not [k for k in own if k.startswith("GYMFORGE_") and k not in ALLOWED]
     assert sys.executable not in seen  # nothing of the runner's command line or environment
