@@ -25,6 +25,7 @@ from gymforge.cli.evaluation import POLICY_HELP, env_tasks, log_to_wandb, play_r
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
+    HARNESS_PATH,
     HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,
@@ -82,6 +83,7 @@ def calibrate(
     harness_time_limit: float | None = HARNESS_TIME_LIMIT,
     harness_grace: float | None = HARNESS_GRACE,
     harness_model: str | None = HARNESS_MODEL,
+    harness_path: list[str] | None = HARNESS_PATH,
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -143,6 +145,7 @@ def calibrate(
             harness_time_limit,
             harness_grace,
             harness_model,
+            harness_path,
         ),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)

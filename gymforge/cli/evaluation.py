@@ -26,6 +26,7 @@ from gymforge.cli.common import (
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
+    HARNESS_PATH,
     HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,
@@ -246,6 +247,7 @@ def eval_cmd(
     harness_time_limit: float | None = HARNESS_TIME_LIMIT,
     harness_grace: float | None = HARNESS_GRACE,
     harness_model: str | None = HARNESS_MODEL,
+    harness_path: list[str] | None = HARNESS_PATH,
     sandbox: str | None = SANDBOX,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
@@ -279,6 +281,7 @@ def eval_cmd(
             harness_time_limit,
             harness_grace,
             harness_model,
+            harness_path,
         ),
     )
     if wandb:

@@ -2,8 +2,9 @@
 
 ``--max-tokens``, ``--temperature`` and ``--top-p`` set the request of ``openai:`` and
 ``vllm:`` policies (unset flags leave the policy's defaults); ``--tokenizer`` and
-``--tool-format`` are ``vllm:`` options; ``--harness-time-limit``, ``--harness-grace`` and
-``--harness-model`` are ``harness:``/``harness-cmd:`` options (refused for any other policy).
+``--tool-format`` are ``vllm:`` options; ``--harness-time-limit``, ``--harness-grace``,
+``--harness-model`` and ``--harness-path`` are ``harness:``/``harness-cmd:`` options (refused
+for any other policy).
 Scripted policies ignore the sampling flags.
 """
 
@@ -46,6 +47,13 @@ HARNESS_MODEL = typer.Option(
     "model the inference server lists).",
 )
 
+HARNESS_PATH = typer.Option(
+    None,
+    "--harness-path",
+    help="harness-cmd: policies: a file or directory the confined harness may read (repeat "
+    "for more); it also sees its interpreter and the paths its command names.",
+)
+
 
 def policy_options(
     max_tokens: int | None,
@@ -56,6 +64,7 @@ def policy_options(
     harness_time_limit: float | None = None,
     harness_grace: float | None = None,
     harness_model: str | None = None,
+    harness_path: list[str] | None = None,
 ) -> dict[str, Any]:
     """The set flags as policy settings (``resolve_policy`` keyword options)."""
     options = {
@@ -67,5 +76,6 @@ def policy_options(
         "wall_clock_s": harness_time_limit,
         "grace_s": harness_grace,
         "model": harness_model,
+        "paths": tuple(harness_path) if harness_path else None,
     }
     return {k: v for k, v in options.items() if v is not None}

@@ -21,8 +21,9 @@ def proxy(
         None,
         "--token",
         envvar="GYMFORGE_TOKEN",
-        help="Bearer token required on everything but /health (or $GYMFORGE_TOKEN); harnesses "
-        "send it as their OpenAI api_key.",
+        help="Bearer token required on everything but /health (or $GYMFORGE_TOKEN); it opens "
+        "every route. Each episode also gets its own token (POST /episodes returns it), which "
+        "opens that episode's routes only: give a harness that one.",
     ),
     upstream_api_key: str | None = typer.Option(
         None, "--upstream-api-key", envvar="OPENAI_API_KEY", help="Key for the upstream server."

@@ -28,6 +28,7 @@ from gymforge.cli.common import (
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
+    HARNESS_PATH,
     HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,
@@ -224,6 +225,7 @@ def run(
     harness_time_limit: float | None = HARNESS_TIME_LIMIT,
     harness_grace: float | None = HARNESS_GRACE,
     harness_model: str | None = HARNESS_MODEL,
+    harness_path: list[str] | None = HARNESS_PATH,
     sandbox: str | None = SANDBOX,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
@@ -261,6 +263,7 @@ def run(
             harness_time_limit,
             harness_grace,
             harness_model,
+            harness_path,
         ),
     )
     if as_json:

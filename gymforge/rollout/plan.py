@@ -83,7 +83,10 @@ def prepare(
     probe = handle.factory()
     env_spec = probe.spec
     asyncio.run(probe.close())
-    source = policy or resolve_policy(spec.policy, **(policy_options or {}))
+    options = dict(policy_options or {})
+    if spec.out is not None and spec.policy.startswith("harness-cmd:"):
+        options["hidden"] = (*options.get("hidden", ()), str(spec.out))  # the run's records
+    source = policy or resolve_policy(spec.policy, **options)
     if spec.out is not None:
         manifest = build_manifest(
             spec,

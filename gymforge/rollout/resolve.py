@@ -33,6 +33,7 @@ HARNESS_OPTIONS = {
     "wall_clock_s": "--harness-time-limit",
     "grace_s": "--harness-grace",
     "model": "--harness-model",
+    "paths": "--harness-path",
 }
 """Options only harness policies take, with the CLI flag that sets each."""
 

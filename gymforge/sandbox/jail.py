@@ -13,6 +13,8 @@ sandbox under ``python3 -I -S``, where site-packages such as ``seccomp`` are not
   caller (pid 0): a job of the same uid could otherwise lower the hard limits of the fork
   template or the zygote, which every later job inherits. Optional: it needs
   ``libseccomp.so.2``; when missing, the status says so and the sandbox still runs.
+- ``export_seccomp(fd)``: the same filter as a BPF program written to ``fd``, for a program
+  bubblewrap starts outside the zygote (``confine.py``: a confined harness).
 - ``ipc_cleanup()``: removes System V shared memory, message queues and semaphores left in the
   worker's private IPC namespace, so a job cannot leave state for the next one.
 - ``ipc_objects()``: how many such objects exist now (three cheap ``*_INFO`` calls), so the
@@ -25,6 +27,10 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+
+TYPE_CHECKING = False  # not typing's: the zygote imports no more than it needs
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -119,6 +125,23 @@ def set_subreaper() -> bool:
 def install_seccomp() -> str:
     """Load the deny-list filter into this process (and so into every future child).
     Returns ``"on"`` or ``"unavailable: <why>"``."""
+    return _with_filter(lambda lib, ctx: ("seccomp_load", lib.seccomp_load(ctx)))
+
+
+def export_seccomp(fd: int) -> str:
+    """Write the same filter, as a BPF program, to ``fd`` (for ``bwrap --add-seccomp-fd``,
+    which loads it into a program it starts). Returns ``"on"`` or ``"unavailable: <why>"``."""
+
+    def export(lib: ctypes.CDLL, ctx: int) -> tuple[str, int]:
+        lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        return "seccomp_export_bpf", lib.seccomp_export_bpf(ctx, fd)
+
+    return _with_filter(export)
+
+
+def _with_filter(use: Callable[[ctypes.CDLL, int], tuple[str, int]]) -> str:
+    """Build the deny-list filter and hand it to ``use`` (which returns the name of the call
+    it made and that call's return code)."""
     try:  # not ctypes.util.find_library: it would pull subprocess, tempfile and random in
         lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
     except OSError as e:
@@ -154,9 +177,9 @@ def install_seccomp() -> str:
             rc = lib.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO | errno.EPERM, nr, 1, cmp)
             if rc != 0:
                 return f"unavailable: rule prlimit64: {os.strerror(-rc)}"
-        rc = lib.seccomp_load(ctx)
+        call, rc = use(lib, ctx)
         if rc != 0:
-            return f"unavailable: seccomp_load: {os.strerror(-rc)}"
+            return f"unavailable: {call}: {os.strerror(-rc)}"
     finally:
         lib.seccomp_release(ctx)
     return "on"

@@ -239,7 +239,7 @@ def test_refusals(proxy: ProxyServer, upstream: OpenAITestServer) -> None:
         client(proxy, "ep-a", key="not-the-token").chat.completions.create(
             model="m", messages=first_messages()
         )  # type: ignore[arg-type]
-    with pytest.raises(openai.BadRequestError, match="messages must be a list"):
+    with pytest.raises(openai.BadRequestError, match="'messages' must be a list"):
         client(proxy, "ep-a").chat.completions.create(model="m", messages="hi")  # type: ignore[arg-type]
     with pytest.raises(openai.BadRequestError, match="n > 1"):
         client(proxy, "ep-a").chat.completions.create(model="m", messages=first_messages(), n=2)  # type: ignore[arg-type]

@@ -2,14 +2,18 @@
 
 The runner owns the environment; the harness owns its loop. Each harness-driven episode
 gets a :class:`Channel` and an MCP URL, ``http://HOST:PORT/mcp/<channel>`` (streamable
-HTTP, bearer token), that lists the episode's tools (from its reset observation) and turns
-each ``tools/call`` into an event the episode's policy receives
+HTTP, the episode's bearer token), that lists the episode's tools (from its reset
+observation) and turns each ``tools/call`` into an event the episode's policy receives
 (:class:`~gymforge.serve.harness.policy.HarnessPolicy`): the policy returns it to the
 runner as a ``ToolCall`` action and answers the call with what the environment said. So
 every tool call is one ordinary step, recorded and replayable like any other; a call to a
 tool the environment does not have is a step too, answered with its structured error.
 
-Calls on a closed channel (the episode ended) get an ``isError`` result saying so. The
+Each channel has a bearer token of its own (``Channel.token``, the episode's token, which
+the harness also holds for its proxy URL): a request to a channel with any other token,
+another episode's included, is refused (401/403) before the MCP layer sees it, and a
+request to a channel that does not exist is a 404. Calls on a closed channel (the episode
+ended) get an ``isError`` result saying so. The
 server runs on its own event loop in a thread; a channel hands events across to the loop
 its episode runs on.
 """
@@ -58,6 +62,7 @@ class Channel:
     loop: asyncio.AbstractEventLoop
     tools: list[types.Tool]
     id: str = field(default_factory=lambda: secrets.token_hex(16))
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     closed: bool = False
 
@@ -92,7 +97,7 @@ class HarnessBridge:
     """The MCP server of every harness-driven episode of a run (module docstring)."""
 
     def __init__(self, token: str, host: str = "127.0.0.1") -> None:
-        self.token = token
+        self.token = token  # the server's own; requests need their channel's token
         self.channels: dict[str, Channel] = {}
         self._thread = ServerThread(
             "harness-bridge", ServeConfig(token=token), host, app=self._app()
@@ -109,8 +114,11 @@ class HarnessBridge:
     def stop(self) -> None:
         self._thread.stop()
 
-    def open(self, loop: asyncio.AbstractEventLoop, tools: list[types.Tool]) -> Channel:
-        channel = Channel(loop, tools)
+    def open(
+        self, loop: asyncio.AbstractEventLoop, tools: list[types.Tool], token: str | None = None
+    ) -> Channel:
+        """A new channel; ``token`` is its bearer token (default: a fresh random one)."""
+        channel = Channel(loop, tools) if token is None else Channel(loop, tools, token=token)
         self.channels[channel.id] = channel
         return channel
 
@@ -150,12 +158,15 @@ class HarnessBridge:
 
         async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             conn = HTTPConnection(scope)
-            problem = auth_problem(conn.headers.get("authorization"), self.token)
             channel = self.channels.get(conn.path_params.get("session", ""))
-            if problem is not None or channel is None or channel.closed:
-                status = 401 if problem else 404
-                body = {"error": problem or "no such episode (it has ended?)"}
-                await JSONResponse(body, status_code=status)(scope, receive, send)
+            if channel is None or channel.closed:
+                body = {"error": "no such episode (it has ended?)"}
+                await JSONResponse(body, status_code=404)(scope, receive, send)
+                return
+            problem = auth_problem(conn.headers.get("authorization"), channel.token)
+            if problem is not None:
+                status = 401 if problem.startswith("missing") else 403
+                await JSONResponse({"error": problem}, status_code=status)(scope, receive, send)
                 return
             token = CURRENT.set(channel)  # the request's server task inherits it
             try:

@@ -2,10 +2,19 @@
 
 - ``harness:pkg.module:func``: ``func(ctx)`` (sync or async) is called once per episode
   with a :class:`HarnessContext`; its return value is the final message;
-- ``harness-cmd:COMMAND``: ``COMMAND`` runs once per episode (through the shell) with
-  ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``GYMFORGE_MODEL``, ``GYMFORGE_MCP_URL`` and
-  ``GYMFORGE_PROMPT_FILE`` (a JSON file: prompt, messages, tools) set; its standard output,
-  stripped, is the final message, and a non-zero exit is a crash.
+- ``harness-cmd:COMMAND``: ``COMMAND`` runs once per episode (through ``/bin/sh``),
+  confined (:mod:`~gymforge.serve.harness.confine`: its own user, pid namespace and
+  filesystem view, an allow-listed environment, killed with everything it started when the
+  episode ends), with ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``GYMFORGE_MODEL``,
+  ``GYMFORGE_MCP_URL``, ``GYMFORGE_EPISODE`` and ``GYMFORGE_PROMPT_FILE`` (a JSON file:
+  prompt, messages, tools) set; its standard output, stripped, is the final message, and a
+  non-zero exit is a crash. Where it cannot be confined (no bubblewrap, no namespaces), the
+  policy refuses to start, in one line that names what is missing.
+
+Each episode has a token of its own (``HarnessContext.api_key``), which opens its proxy URL
+and its MCP URL and nothing else: not another episode's, not the proxy's control routes
+(the weight version is the runner's alone). A harness learns its episode by an opaque
+handle (``episode_id``), never the task id or the environment seed.
 
 The harness talks to the model through the episode's own base URL on a
 :class:`~gymforge.serve.proxy.server.ProxyServer` (every request recorded with exact token
@@ -29,6 +38,7 @@ import inspect
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import threading
 import time
@@ -44,7 +54,10 @@ from gymforge.core.errors import HarnessExited, HarnessTimedOut, InfraError, Use
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
+from gymforge.sandbox.backend import IsolationUnavailableError
+from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_fd
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
+from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
 
 RESULT_LIMIT = 64_000
@@ -52,7 +65,8 @@ RESULT_LIMIT = 64_000
 
 @dataclass(frozen=True)
 class HarnessContext:
-    """What a harness gets for one episode."""
+    """What a harness gets for one episode. ``episode_id`` is an opaque random handle;
+    ``api_key`` is the episode's own token (its proxy URL and its MCP URL only)."""
 
     episode_id: str
     base_url: str
@@ -62,8 +76,6 @@ class HarnessContext:
     mcp_url: str
     messages: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
-    task_id: str = ""
-    seed: int = 0
     sampling_seed: int = 0
 
     @property
@@ -89,6 +101,9 @@ class HarnessPolicyFactory:
         grace_s: float = 5.0,
         wall_clock_s: float = 600.0,
         checkpoint: str | None = None,
+        paths: tuple[str, ...] = (),
+        hidden: tuple[str, ...] = (),
+        uid: int = DEFAULT_UID,
     ) -> None:
         kind, _, target = spec.partition(":")
         if kind not in ("harness", "harness-cmd") or not target:
@@ -97,11 +112,19 @@ class HarnessPolicyFactory:
             )
         self.spec, self.kind, self.target = spec, kind, target
         self.function: Target | None = _import_target(target) if kind == "harness" else None
+        if kind == "harness-cmd":
+            problem = confinement_problem()
+            if problem is not None:
+                raise IsolationUnavailableError(
+                    f"harness-cmd: cannot confine the harness here: {problem}; run "
+                    "`gymforge sandbox doctor`"
+                )
+        self.paths, self.hidden, self.uid = tuple(paths), tuple(hidden), uid
         self.upstream, self.api_key = upstream, api_key
         self.model = model
         self.grace_s, self.wall_clock_s = grace_s, wall_clock_s
         self.checkpoint = checkpoint or spec
-        self.token = secrets.token_urlsafe(24)
+        self.token = secrets.token_urlsafe(24)  # the runner's: control routes; never a harness's
         self.proxy: ProxyServer | None = None
         self.bridge: HarnessBridge | None = None
         self._starting = threading.Lock()
@@ -192,18 +215,17 @@ class HarnessPolicy:
     def _launch(self, observation: Observation, proxy: ProxyServer, bridge: HarnessBridge) -> None:
         assert self.ctx is not None
         loop = asyncio.get_running_loop()
-        self.channel = bridge.open(loop, mcp_tool_list(observation.tools))
+        token = secrets.token_urlsafe(24)  # this episode's, for its proxy URL and MCP URL
+        self.channel = bridge.open(loop, mcp_tool_list(observation.tools), token=token)
         hctx = HarnessContext(
             episode_id=self.episode_id,
-            base_url=proxy.open_episode(self.episode_id),
-            api_key=self.factory.token,
+            base_url=proxy.open_episode(self.episode_id, token=token),
+            api_key=token,
             model=str(self.factory.model),
             prompt=observation.text(),
             mcp_url=bridge.channel_url(self.channel),
             messages=[m.model_dump(mode="json", exclude_none=True) for m in observation.messages],
             tools=[dict(t) for t in observation.tools],
-            task_id=self.ctx.task_id,
-            seed=self.ctx.seed,
             sampling_seed=self.ctx.sampling_seed,
         )
         self.started = time.monotonic()
@@ -221,29 +243,57 @@ class HarnessPolicy:
         return await self._run_command(ctx)
 
     async def _run_command(self, ctx: HarnessContext) -> str:
-        with tempfile.TemporaryDirectory(prefix="gymforge-harness-") as tmp:
-            prompt_file = Path(tmp) / "prompt.json"
-            prompt_file.write_text(json.dumps(asdict(ctx) | {"mcp_headers": ctx.mcp_headers}))
-            env = {
-                **os.environ,
+        """Run the command confined (module docstring), its episode directory a fresh one."""
+        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-"))
+        try:
+            if os.getuid() == 0:
+                os.chown(episode_dir, self.factory.uid, self.factory.uid)
+            prompt = asdict(ctx) | {"mcp_headers": ctx.mcp_headers}
+            (episode_dir / "prompt.json").write_text(json.dumps(prompt))
+            endpoints = {
                 "OPENAI_BASE_URL": ctx.base_url,
                 "OPENAI_API_KEY": ctx.api_key,
                 "GYMFORGE_MODEL": ctx.model,
                 "GYMFORGE_MCP_URL": ctx.mcp_url,
-                "GYMFORGE_PROMPT_FILE": str(prompt_file),
+                "GYMFORGE_EPISODE": ctx.episode_id,
+                "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
             }
-            self.process = await asyncio.create_subprocess_shell(
+            confinement = harness_confinement(
                 self.factory.target,
-                env=env,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
+                episode_dir,
+                endpoints,
+                granted=self.factory.paths,
+                hidden=self.factory.hidden,
+                uid=self.factory.uid,
             )
-            out, err = await self.process.communicate()
+            with seccomp_fd() as fd:
+                self.process = await asyncio.create_subprocess_exec(
+                    *confinement.command(["/bin/sh", "-c", self.factory.target], fd),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=() if fd is None else (fd,),
+                )
+            try:
+                out, err = await self.process.communicate()
+            finally:
+                await self._kill()
             if self.process.returncode != 0:
                 tail = err.decode(errors="replace").strip()[-500:]
                 raise RuntimeError(f"exited with code {self.process.returncode}: {tail}")
             return out.decode(errors="replace").strip()
+        finally:
+            shutil.rmtree(episode_dir, ignore_errors=True)
+
+    async def _kill(self) -> None:
+        """Kill the harness's sandbox (``bwrap``; the kernel then kills every process of its
+        pid namespace) and reap it."""
+        process = self.process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
 
     def _ended(self, task: asyncio.Task[str]) -> None:
         if self.channel is None or task.cancelled():
@@ -284,8 +334,7 @@ class HarnessPolicy:
                 pass
             if not self.task.done():
                 self.task.cancel()
-            if self.process is not None and self.process.returncode is None:
-                self.process.kill()
+            await self._kill()
         if self.factory.proxy is not None and self.episode_id:
             # not open when the episode ended before its first turn
             with contextlib.suppress(UserError):
@@ -359,7 +408,7 @@ def harness_policy_factory(
     inference server the proxy fronts)."""
     if not base_url:
         raise UserError(f"{spec}: a harness policy needs --base-url (the inference server)")
-    known = {"model", "api_key", "grace_s", "wall_clock_s", "checkpoint"}
+    known = {"model", "api_key", "grace_s", "wall_clock_s", "checkpoint", "paths", "hidden"}
     unknown = sorted(set(options) - known - {"max_tokens", "temperature", "top_p"})
     if unknown:
         raise UserError(f"harness policies do not take {', '.join(unknown)}")

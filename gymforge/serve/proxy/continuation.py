@@ -25,7 +25,8 @@ from gymforge.rollout.tool_formats import parse_completion
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory, checked_ids, sampled_logprobs
 from gymforge.serve.proxy.transcript import ProxyTurn
 
-# chat request fields the completions endpoint takes under the same name
+# chat request fields the completions endpoint takes under the same name (the sampling
+# fields of the proxy's allow-list, gymforge.serve.proxy.request)
 SAMPLING_FIELDS = (
     "temperature",
     "top_p",
@@ -33,9 +34,6 @@ SAMPLING_FIELDS = (
     "min_p",
     "seed",
     "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "repetition_penalty",
 )
 
 

@@ -22,12 +22,23 @@ limits are those of ``gymforge serve``: with a token every route but ``/health``
 loopback needs one, bodies over ``max_body_bytes`` are refused, at most ``max_episodes``
 are open at once, an episode with no request for ``idle_timeout`` is closed by the reaper,
 and an upstream call taking over ``request_timeout`` is a 504.
+
+Tokens: the proxy's own token (``ProxyConfig.token``) is the operator's; it opens and
+closes episodes and sets the weight version. Each episode also gets a token of its own
+(:meth:`ProxyServer.episode_token`; returned by ``POST /episodes``), which opens that
+episode's routes and nothing else: not another episode's, not the control routes. A
+harness is given only its episode's token. ``/health`` says only whether the proxy is up
+and how many episodes are open (never the upstream URL, which may carry credentials).
+Chat requests are checked field by field (:mod:`~gymforge.serve.proxy.request`): a field
+that would constrain sampling, or one of the wrong type, is a 400 naming it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import re
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,6 +52,7 @@ from gymforge.serve.config import auth_problem, check_binding
 from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy.continuation import Continuation
 from gymforge.serve.proxy.forward import Forwarder
+from gymforge.serve.proxy.request import chat_problem
 from gymforge.serve.proxy.transcript import EpisodeTranscript
 
 EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
@@ -83,6 +95,7 @@ def _error(status: int, message: str, code: str) -> web.Response:
 class _Episode:
     transcript: EpisodeTranscript
     lock: asyncio.Lock
+    token: str
     last: float = field(default_factory=time.monotonic)  # the last request's arrival
 
 
@@ -182,9 +195,12 @@ class ProxyServer:
         await self._continuation.aclose()
 
     # ---- episodes -----------------------------------------------------------------------
-    def open_episode(self, episode_id: str) -> str:
+    def open_episode(self, episode_id: str, token: str | None = None) -> str:
         """Open ``episode_id`` and return its base URL; UserError if the id is malformed,
-        already open, or the proxy is at ``max_episodes``."""
+        already open, or the proxy is at ``max_episodes``. ``token``: the episode's own
+        bearer token (default: a fresh random one; :meth:`episode_token` reads it)."""
+        if token is not None and len(token) < 16:
+            raise UserError("an episode token must be at least 16 characters")
         if not EPISODE_ID.match(episode_id):
             raise UserError(f"episode id {episode_id[:80]!r} must match {EPISODE_ID.pattern}")
         with self._guard:
@@ -194,7 +210,11 @@ class ProxyServer:
                 raise UserError(
                     f"the proxy is at capacity ({self.config.max_episodes} open episodes)"
                 )
-            self._episodes[episode_id] = _Episode(EpisodeTranscript(episode_id), asyncio.Lock())
+            self._episodes[episode_id] = _Episode(
+                EpisodeTranscript(episode_id),
+                asyncio.Lock(),
+                token or secrets.token_urlsafe(24),
+            )
         return self.base_url(episode_id)
 
     def close_episode(self, episode_id: str) -> EpisodeTranscript:
@@ -204,6 +224,14 @@ class ProxyServer:
         if ep is None:
             raise UserError(f"no open episode {episode_id!r} on this proxy")
         return ep.transcript
+
+    def episode_token(self, episode_id: str) -> str:
+        """The bearer token that opens ``episode_id``'s routes (and no other episode's)."""
+        with self._guard:
+            ep = self._episodes.get(episode_id)
+        if ep is None:
+            raise UserError(f"no open episode {episode_id!r} on this proxy")
+        return ep.token
 
     def transcript(self, episode_id: str) -> EpisodeTranscript:
         with self._guard:
@@ -216,17 +244,30 @@ class ProxyServer:
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path != "/health":
-            problem = auth_problem(request.headers.get("authorization"), self.config.token)
+            header = request.headers.get("authorization")
+            problem = auth_problem(header, self.config.token)
+            if problem == "wrong bearer token" and self._episode_token_matches(request, header):
+                problem = None
             if problem is not None:
                 status = 401 if problem.startswith("missing") else 403
                 return _error(status, problem, "unauthorized")
         response: web.StreamResponse = await handler(request)
         return response
 
+    def _episode_token_matches(self, request: web.Request, header: str | None) -> bool:
+        """Whether ``header`` carries the token of the episode this route belongs to
+        (only ``/e/{id}/...`` routes take an episode's token)."""
+        if not request.path.startswith("/e/"):
+            return False
+        with self._guard:
+            ep = self._episodes.get(request.match_info.get("episode", ""))
+        given = (header or "").partition(" ")[2].strip()
+        return ep is not None and hmac.compare_digest(given.encode(), ep.token.encode())
+
     async def _health(self, request: web.Request) -> web.Response:
         with self._guard:
             n = len(self._episodes)
-        return web.json_response({"ok": True, "episodes": n, "upstream": self.config.upstream})
+        return web.json_response({"ok": True, "episodes": n})
 
     async def _json(self, request: web.Request) -> dict[str, Any] | web.Response:
         try:
@@ -249,7 +290,10 @@ class ProxyServer:
             return _error(
                 409 if "already" in str(err) or "capacity" in str(err) else 400, str(err), "episode"
             )
-        return web.json_response({"episode_id": body["episode_id"], "base_url": url})
+        token = self.episode_token(str(body["episode_id"]))
+        return web.json_response(
+            {"episode_id": body["episode_id"], "base_url": url, "token": token}
+        )
 
     async def _read_route(self, request: web.Request) -> web.Response:
         try:
@@ -304,13 +348,10 @@ class ProxyServer:
         body = await self._json(request)
         if isinstance(body, web.Response):
             return body
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            return _error(400, "messages must be a list of message objects", "bad_request")
-        if int(body.get("n") or 1) != 1:
-            return _error(
-                400, "n > 1 is not supported through the proxy (one sample per turn)", "bad_request"
-            )
+        problem = chat_problem(body)
+        if problem is not None:
+            return _error(400, problem, "bad_request")
+        messages = body["messages"]
         async with ep.lock:
             try:
                 return await self._forward.chat(request, ep.transcript, body, messages)
