@@ -113,7 +113,9 @@ def tool_version(cmd: tuple[str, ...]) -> str:
     return _VERSIONS[cmd]
 
 
-ARTEFACT = "prog"  # the compiled program's name in the job directory (compile and run)
+# the compiled program's name in the job directory (compile and run): under the sandbox's
+# reserved ``.gf-`` prefix (``intake.RESERVED``), so no kept workspace file is ever replaced by it
+ARTEFACT = ".gf-prog"
 
 
 def default_cache_dir() -> Path:

@@ -58,7 +58,7 @@ def test_the_workspace_persists_within_an_episode_and_never_across() -> None:
         await env.reset(TASK, 1)
         assert (await env.snapshot()) == {"files": {}, "runs": 0}
         r = _result(await env.step(_tool("run_code", code="import os\nprint(os.listdir('.'))")))
-        assert r["result"]["stdout"] == "['main.py']\n"
+        assert r["result"]["stdout"] == "['.gf-entry.py']\n"
         await env.close()
         await other.close()
 

@@ -14,6 +14,17 @@ Each run is a fresh sandbox job (``SandboxJob.keep_files``) given the workspace'
 episode never pins a sandbox worker while the model thinks, and a crashed worker loses nothing.
 Processes never outlive their run. The workspace is capped (``run_limits.workspace_bytes``,
 256 files); a run that exceeds it keeps what fitted and says so.
+
+**What the workspace takes in.** A run's files are checked where the workspace takes them in
+(``gymforge.sandbox.intake``, the rule ``swe`` uses): a name that is not valid UTF-8, holds a
+control character, is too long or deep, or starts with the sandbox's reserved ``.gf-`` is
+left out, and the run's report lists it; symlinks, fifos and devices never come back. So the
+state, the report and the next job only ever see names they can take. A job's program is
+written under the sandbox's reserved entry name (``.gf-entry.py``, ``.gf-entry.c``...), so a
+workspace ``main.py``, ``main.c`` or ``prog`` is never replaced or dropped by a run.
+
+**Judging.** A final reply is judged on the submitted code alone, as plain data: the
+workspace never reaches the judge (``plant_then_read`` is the red team's check).
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from gymforge.envs.code.truth import (
 )
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.sandbox import Limits, SandboxJob, Status
+from gymforge.sandbox.intake import entry_file, take_in
 from gymforge.tasks.truth import dump_truth
 from gymforge.tools import tool
 from gymforge.verify.code.extract import canonical_language, extract_code
@@ -169,7 +181,7 @@ class PlantThenRead:
 class CodeAgentEnv(CodeEnvBase[Workspace]):
     spec = EnvSpec(
         "code-agent",
-        "1.0.0",
+        "1.1.0",
         renderer_version="1",
         description="The code tasks, multi-turn: run code and the visible tests, then submit.",
     )
@@ -214,6 +226,7 @@ class CodeAgentEnv(CodeEnvBase[Workspace]):
             stdin=_checked(stdin),
             files=dict[str, str | bytes](ws.files),
             keep_files=True,
+            main_file=entry_file(lang),
             limits=self.run_limits,
             seed=derive_seed(self.task.task_id, self.seed, "run_code", ws.runs + 1),
         )
@@ -221,8 +234,13 @@ class CodeAgentEnv(CodeEnvBase[Workspace]):
         if r.status is Status.INTERNAL_ERROR:  # the workspace is left as it was
             raise ToolError("internal", "the sandbox failed; nothing was run", retryable=True)
         ws.runs += 1
+        notes = []
+        if r.files_truncated:
+            notes.append("some files did not fit in the workspace and were dropped")
         if r.files is not None:
-            ws.files = dict(r.files)
+            taken = take_in(r.files)
+            ws.files = taken.files
+            notes.append(taken.note() or "")
         return RunReport(
             status=str(r.status),
             exit_code=r.exit_code,
@@ -230,9 +248,7 @@ class CodeAgentEnv(CodeEnvBase[Workspace]):
             stderr=_shown(r.compile_output or r.stderr),
             limits_hit=r.limits_hit.names(),
             files=sorted(ws.files),
-            note="some files did not fit in the workspace and were dropped"
-            if r.files_truncated
-            else None,
+            note="; ".join(n for n in notes if n) or None,
         )
 
     @tool

@@ -40,11 +40,11 @@ from typing import Any
 
 from gymforge.core.verdict import Verdict
 from gymforge.envs.swe.build import Built, built_tree
-from gymforge.envs.swe.intake import refusal
 from gymforge.envs.swe.runner import BOOT_FILES, CALL_DISPATCH, CALL_ENTRY, ENTRY, HIDDEN_COMMAND
 from gymforge.envs.swe.truth import SweTruth
 from gymforge.envs.swe.workspace import Repo, diff_lines, protected_changes
 from gymforge.sandbox import Limits, SandboxJob, Status
+from gymforge.sandbox.intake import refusal
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.tally import MAX_CASES
 

@@ -15,8 +15,9 @@ parsing of what comes back. None of them ever carries an expected value of a hid
   (``PYTHONSAFEPATH`` needs Python 3.11; an older sandbox interpreter ignores it, and the
   built tree's shadow rule, ``build``, is then the guard).
 
-Every job's main file is ``ENTRY``, a name under the sandbox's reserved ``.gf-`` prefix that
-no workspace file can have (``intake``), so a repository's own ``main.py`` is never replaced.
+Every job's main file is ``ENTRY``, the sandbox's reserved entry name for Python
+(``gymforge.sandbox.intake.entry_file``), which no workspace file can have, so a repository's
+own ``main.py`` is never replaced.
 - ``CALL_DISPATCH``: the hidden checks' candidate module: ``gf_check(target, args, kwargs)``
   imports ``package.module`` from the workspace and returns ``function(*args, **kwargs)``
   (``@absent:package.module:name`` returns whether ``name`` is gone). The return value
@@ -28,8 +29,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gymforge.sandbox.intake import entry_file
+
 REPORT_MARK = "\x1egymforge-test-report "
-ENTRY = ".gf-entry.py"
+ENTRY = entry_file("python")
 BOOT_DIR = ".gf-boot"
 
 TEST_RUNNER = r"""

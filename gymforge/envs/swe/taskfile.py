@@ -34,9 +34,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.envs.swe.edits import edits_between
-from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, refusal
+from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES
 from gymforge.envs.swe.repogen import PROTECTED
 from gymforge.envs.swe.truth import Issue, SweTruth
+from gymforge.sandbox.intake import refusal
 from gymforge.tasks import Dataset
 from gymforge.tasks.dataset import load_jsonl
 

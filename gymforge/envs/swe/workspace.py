@@ -17,8 +17,9 @@ import re
 from pydantic import BaseModel
 
 from gymforge.core.errors import ToolError
-from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, MAX_REPO_CHARS, refusal
+from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, MAX_REPO_CHARS
 from gymforge.envs.swe.truth import Issue
+from gymforge.sandbox.intake import refusal
 
 SHOWN_CHARS = 8_000
 MAX_MATCHES = 100

@@ -8,9 +8,10 @@ import pytest
 from swe_helpers import call, play, result, verdict
 
 from gymforge.envs.swe import FAMILIES
-from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, refusal, take_in
+from gymforge.envs.swe.intake import MAX_FILE_CHARS, MAX_FILES, take_in
 from gymforge.sandbox import SandboxJob
 from gymforge.sandbox.doctor import bwrap_works
+from gymforge.sandbox.intake import refusal
 
 
 @pytest.mark.parametrize(
