@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
-from gymforge.cli.common import app, err, friendly, open_env
+from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
+from gymforge.core.env import Environment
 from gymforge.evaluate.grade import grade_file
 
 
@@ -35,6 +37,13 @@ def grade(
         help="Run untrusted code WITHOUT a sandbox when bubblewrap is unavailable (dangerous).",
     ),
     sandbox: str | None = SANDBOX,
+    answer_convention: str = typer.Option(
+        "boxed",
+        "--answer-convention",
+        help="math only: where each answer is read, for outputs made with another "
+        "instruction: boxed (the last \\boxed{}, as training asks), hashes (a last line "
+        "'#### N'), answer-is ('The answer is N'), any (the last of these).",
+    ),
 ) -> None:
     """Grade final answers in batch: one verdict line per answer line, in order.
 
@@ -51,7 +60,8 @@ def grade(
             "subprocesses with rlimits only, with full access to this machine.[/]"
         )
     handle = open_env(env, dataset)  # says which dataset rows did not load, one line each
-    summary = asyncio.run(grade_file(handle.factory, answers, out, concurrency=concurrency))
+    factory = with_answer_convention(handle.factory, answer_convention)
+    summary = asyncio.run(grade_file(factory, answers, out, concurrency=concurrency))
     data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}
     if as_json:
         print(json.dumps(data, indent=2))
@@ -62,3 +72,27 @@ def grade(
             f"{data['errors']} errors; latency p50 "
             f"{'-' if p50 is None else f'{p50:.1f} ms'}; wrote {out}"
         )
+
+
+def with_answer_convention(
+    factory: Callable[[], Environment], convention: str
+) -> Callable[[], Environment]:
+    """``factory`` whose environments read answers in ``convention`` (math only; ``boxed``,
+    the default, leaves every environment as it is)."""
+    if convention == "boxed":
+        return factory
+    probe = factory()
+    known = getattr(probe, "answer_convention", None)
+    choices = getattr(probe, "answer_conventions", ())
+    asyncio.run(probe.close())
+    if known is None:
+        fail(f"--answer-convention applies to math only, not to {probe.spec.id}")
+    if convention not in choices:
+        fail(f"--answer-convention must be one of {', '.join(choices)}, not {convention!r}")
+
+    def make() -> Environment:
+        env = factory()
+        setattr(env, "answer_convention", convention)  # noqa: B010 (duck-typed: any math env)
+        return env
+
+    return make
