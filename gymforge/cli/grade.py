@@ -14,6 +14,7 @@ from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.env import Environment
 from gymforge.evaluate.grade import grade_file
+from gymforge.verify.code.shared import near_limit
 
 
 @app.command()
@@ -62,7 +63,10 @@ def grade(
     handle = open_env(env, dataset)  # says which dataset rows did not load, one line each
     factory = with_answer_convention(handle.factory, answer_convention)
     summary = asyncio.run(grade_file(factory, answers, out, concurrency=concurrency))
+    slow = near_limit_tasks(out)
     data = {**summary.as_dict(), "datasets": handle.manifests, "out": str(out)}
+    if slow:
+        data["near_time_limit"] = slow
     if as_json:
         print(json.dumps(data, indent=2))
     else:
@@ -71,6 +75,15 @@ def grade(
             f"graded {data['lines']} answers: {data['passed']} passed, "
             f"{data['errors']} errors; latency p50 "
             f"{'-' if p50 is None else f'{p50:.1f} ms'}; wrote {out}"
+        )
+    if slow:
+        shown = ", ".join(slow[:10]) + (f" and {len(slow) - 10} more" if len(slow) > 10 else "")
+        err.print(
+            f"{len(slow)} tasks took half their per-call time limit or more (a slow reference "
+            f"may fail on a busier machine; a dataset row may set call_timeout): {shown}",
+            style="yellow",
+            markup=False,
+            soft_wrap=True,
         )
 
 
@@ -96,3 +109,15 @@ def with_answer_convention(
         return env
 
     return make
+
+
+def near_limit_tasks(out: Path) -> list[str]:
+    """Task ids (once each, in order) whose answer took ``NEAR_LIMIT`` of its per-call
+    limit or more: a slow but correct reference shows here instead of failing silently."""
+    found: dict[str, None] = {}
+    with out.open(encoding="utf-8") as f:
+        for raw in f:
+            line = json.loads(raw)
+            if near_limit(line.get("slowest_call_ms"), (line.get("call_limit_ms") or 0) / 1e3):
+                found.setdefault(str(line.get("task_id")), None)
+    return list(found)
