@@ -11,8 +11,8 @@ that (a list may hold anything); this check does, in time linear in the value.
 ``unflooded`` walks the standard containers the wire decodes too (``Counter``,
 ``defaultdict``, ``OrderedDict`` as dicts, a ``deque`` as a list, a named tuple as a tuple,
 the fields of a dataclass or enum value). It groups every scalar in the value, and every list
-or tuple whose own elements are at most ``HASHED_HEIGHT`` levels deep (the shapes a test turns into set
-elements or dict keys), by ``hash`` of the form a test would hash (a list as a tuple; the
+or tuple whose own elements are at most ``HASHED_HEIGHT`` levels deep (the shapes a test turns
+into set elements or dict keys), by ``hash`` of the form a test would hash (a list as a tuple; the
 elements of a set are noted, the set itself is not). More than ``MAX_SAME_HASH`` *distinct*
 values sharing one hash is flooding: honest data never has it (equal values share a hash
 legitimately and count once, as they do in a ``set``). ``refuse_flooded`` turns a call
