@@ -29,7 +29,6 @@ or field names), so building those classes interprets no text of the sender's.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import functools
 import json
@@ -37,7 +36,10 @@ import keyword
 import threading
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import dataclasses
 
 BUILTIN_TYPES: dict[str, type] = {
     t.__name__: t
@@ -88,7 +90,7 @@ def encode(v: Any, t: type, enc: Enc) -> Any:
         return {"$ntuple": [_ident(t.__name__), fields, [enc(x) for x in tuple.__iter__(v)]]}
     if isinstance(v, enum.Enum):
         return _encode_enum(v, t, enc)
-    if dataclasses.is_dataclass(t):
+    if getattr(t, "__dataclass_fields__", None) is not None:  # as ``dataclasses`` tells
         return _encode_dataclass(v, t, enc)
     raise NotStd(f"type {t.__module__}.{t.__qualname__} is not plain data")
 
@@ -108,6 +110,8 @@ def _encode_enum(v: Any, t: Any, enc: Enc) -> Any:
 
 
 def _encode_dataclass(v: Any, t: type, enc: Enc) -> Any:
+    import dataclasses  # here: the sandbox's start-up (and every fork of it) stays small
+
     p = t.__dataclass_params__  # type: ignore[attr-defined]
     eq, order, frozen = bool(p.eq), bool(p.order), bool(p.frozen)
     fields = [f.name for f in dataclasses.fields(t)]
@@ -260,6 +264,8 @@ def _enum_class(spec: str, base: str, name: str, members: list[tuple[str, Any]])
 def _dataclass_class(
     name: str, fields: tuple[str, ...], eq: bool, order: bool, frozen: bool
 ) -> Any:
+    import dataclasses
+
     return dataclasses.make_dataclass(
         name, list(fields), eq=eq, order=order and eq, frozen=frozen, namespace={}
     )
