@@ -34,6 +34,7 @@ from gymforge.envs.swe.judging import judge_repo
 from gymforge.envs.swe.redteam import REDTEAM
 from gymforge.envs.swe.reports import CommandReport, TestsReport, entries
 from gymforge.envs.swe.reward import SweReward
+from gymforge.envs.swe.normalize import normalize_output
 from gymforge.envs.swe.runner import COMMAND, TEST_RUNNER, parse_report
 from gymforge.envs.swe.taskfile import load_task_file
 from gymforge.envs.swe.truth import Issue, SweTruth
@@ -294,7 +295,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             collection_errors=entries(parsed, "errors"),
             exit_code=r.exit_code,
             status=str(r.status),
-            output=ws.clip(rest + r.stderr, 4_000),
+            output=ws.clip(normalize_output(rest + r.stderr), 4_000),
             note=None
             if parsed is not None
             else "the test run ended before it reported (see output and exit_code)",
@@ -329,8 +330,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         return CommandReport(
             status=str(r.status),
             exit_code=r.exit_code,
-            stdout=ws.clip(r.stdout, 4_000),
-            stderr=ws.clip(r.stderr, 4_000),
+            stdout=ws.clip(normalize_output(r.stdout), 4_000),
+            stderr=ws.clip(normalize_output(r.stderr), 4_000),
             limits_hit=r.limits_hit.names(),
             files_changed=changed,
             note=note,
