@@ -36,10 +36,7 @@ import keyword
 import threading
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import dataclasses
+from typing import Any
 
 BUILTIN_TYPES: dict[str, type] = {
     t.__name__: t

@@ -51,8 +51,8 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 @needs_sandbox
 def test_a_task_file_run_with_unittest_replays_exactly(tmp_path: Path) -> None:
     for name, ops in (("calc", BUGGY), ("calc-fixed", FIXED)):
-        _write(tmp_path / "repos" / name,
-               {"calc/__init__.py": "", "calc/ops.py": ops, "tests/test_ops.py": VISIBLE})  # fmt: skip
+        files = {"calc/__init__.py": "", "calc/ops.py": ops, "tests/test_ops.py": VISIBLE}
+        _write(tmp_path / "repos" / name, files)
     _write(tmp_path / "hidden/calc-1", {"hidden/test_hidden.py": HIDDEN})
     row = {
         "task_id": "calc-1",
