@@ -76,15 +76,7 @@ def grade(
             f"{data['errors']} errors; latency p50 "
             f"{'-' if p50 is None else f'{p50:.1f} ms'}; wrote {out}"
         )
-    if slow:
-        shown = ", ".join(slow[:10]) + (f" and {len(slow) - 10} more" if len(slow) > 10 else "")
-        err.print(
-            f"{len(slow)} tasks took half their per-call time limit or more (a slow reference "
-            f"may fail on a busier machine; a dataset row may set call_timeout): {shown}",
-            style="yellow",
-            markup=False,
-            soft_wrap=True,
-        )
+    say_near_limit(slow)
 
 
 def with_answer_convention(
@@ -111,13 +103,39 @@ def with_answer_convention(
     return make
 
 
-def near_limit_tasks(out: Path) -> list[str]:
+def near_limit_tasks(path: Path) -> list[str]:
     """Task ids (once each, in order) whose answer took ``NEAR_LIMIT`` of its per-call
-    limit or more: a slow but correct reference shows here instead of failing silently."""
+    limit or more, from ``grade`` verdict lines or a run's step records (their ``timing``):
+    a slow but correct reference shows here instead of failing silently."""
     found: dict[str, None] = {}
-    with out.open(encoding="utf-8") as f:
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8") as f:
         for raw in f:
-            line = json.loads(raw)
-            if near_limit(line.get("slowest_call_ms"), (line.get("call_limit_ms") or 0) / 1e3):
+            try:
+                line = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(line, dict):
+                continue
+            clocks = line.get("timing") if line.get("record") == "step" else line
+            if not isinstance(clocks, dict):
+                continue
+            limit_s = float(clocks.get("call_limit_ms") or 0) / 1e3
+            if near_limit(clocks.get("slowest_call_ms"), limit_s):
                 found.setdefault(str(line.get("task_id")), None)
     return list(found)
+
+
+def say_near_limit(slow: list[str]) -> None:
+    """One console line naming the tasks ``near_limit_tasks`` found (nothing if none)."""
+    if not slow:
+        return
+    shown = ", ".join(slow[:10]) + (f" and {len(slow) - 10} more" if len(slow) > 10 else "")
+    err.print(
+        f"{len(slow)} tasks took half their per-call time limit or more (a slow reference may "
+        f"fail on a busier machine; a dataset row may set call_timeout): {shown}",
+        style="yellow",
+        markup=False,
+        soft_wrap=True,
+    )

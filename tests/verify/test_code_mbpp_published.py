@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from code_helpers import UID_BASE
 
+from gymforge.cli.grade import near_limit_tasks
 from gymforge.core.errors import UnknownTaskError
 from gymforge.envs.code.env import CodeEnv
 from gymforge.sandbox import Limits
@@ -305,3 +306,28 @@ def test_humaneval_row_as_published_is_graded_right(judge: CodeJudge, tmp_path: 
     (truth,) = truths(tmp_path, row)
     assert judge.judge(truth, row["canonical_solution"]).passed
     assert not judge.judge(truth, "    return x - y\n").passed
+
+
+def test_grade_and_calibrate_name_the_tasks_near_their_time_limit(tmp_path: Path) -> None:
+    verdicts = tmp_path / "v.jsonl"
+    lines = [
+        {"task_id": "fast", "slowest_call_ms": 3.0, "call_limit_ms": 2000.0},
+        {"task_id": "123", "slowest_call_ms": 1500.0, "call_limit_ms": 2000.0},
+        {"task_id": "123", "slowest_call_ms": 1900.0, "call_limit_ms": 2000.0},
+        {"task_id": "math-1", "passed": True},
+    ]
+    verdicts.write_text("".join(json.dumps(x) + "\n" for x in lines) + "not json\n")
+    assert near_limit_tasks(verdicts) == ["123"]
+    steps = tmp_path / "trajectories.jsonl"
+    records = [
+        {
+            "record": "step",
+            "task_id": "a",
+            "timing": {"slowest_call_ms": 900.0, "call_limit_ms": 1000.0},
+        },
+        {"record": "step", "task_id": "b", "timing": {"verify_ms": 900.0}},
+        {"record": "episode", "task_id": "a", "timing": {}},
+    ]
+    steps.write_text("".join(json.dumps(x) + "\n" for x in records))
+    assert near_limit_tasks(steps) == ["a"]
+    assert near_limit_tasks(tmp_path / "missing.jsonl") == []
