@@ -29,11 +29,11 @@ or field names), so building those classes interprets no text of the sender's.
 
 from __future__ import annotations
 
+import _thread
 import enum
 import functools
 import json
 import keyword
-import threading
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable
 from typing import Any
@@ -242,7 +242,7 @@ def _ntuple_class(name: str, fields: tuple[str, ...]) -> Any:
 
 
 _ENUMS: dict[str, Any] = {}  # one class per enum shape (its tag's JSON), at most 256
-_ENUMS_LOCK = threading.Lock()
+_ENUMS_LOCK = _thread.allocate_lock()  # not ``threading``: the sandbox never imports it
 
 
 def _enum_class(spec: str, base: str, name: str, members: list[tuple[str, Any]]) -> Any:
