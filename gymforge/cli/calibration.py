@@ -22,6 +22,7 @@ from gymforge.cli.common import (
     resume_option,
 )
 from gymforge.cli.evaluation import POLICY_HELP, env_tasks, log_to_wandb, play_rollouts
+from gymforge.cli.grade import near_limit_tasks, say_near_limit
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
@@ -154,10 +155,13 @@ def calibrate(
         log_to_wandb("calibration", data, out, wandb_project)
     for warning in data["warnings"]:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    slow = near_limit_tasks(out / "trajectories.jsonl")
     if as_json:
-        print(json.dumps({k: v for k, v in data.items() if k != "rows"}, indent=2))
+        shown = {k: v for k, v in data.items() if k != "rows"}
+        print(json.dumps({**shown, **({"near_time_limit": slow} if slow else {})}, indent=2))
     else:
         _calibration_tables(data, config, env, policy, samples, out)
+        say_near_limit(slow)
     fail_if_incomplete(
         summary, len(train_ids) * samples, "the pass rates count the finished rollouts only"
     )

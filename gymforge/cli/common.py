@@ -51,10 +51,13 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 
 
 def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
-    """``envs.handle.open_env``, saying on stderr, one line each, which dataset rows did not
-    load (the environment serves the others)."""
+    """``envs.handle.open_env``, saying on stderr, one line each, how a dataset was read
+    (its shape, for environments that read several) and which rows did not load (the
+    environment serves the others)."""
     handle = _open_env(name, dataset)
     for ds in handle.datasets:
+        if ds.shape is not None:
+            err.print(f"dataset: {ds.pin}: {ds.shape.note}", markup=False, soft_wrap=True)
         for problem in ds.errors:
             err.print(f"dataset: {problem}", style="yellow", markup=False, soft_wrap=True)
     return handle

@@ -34,5 +34,5 @@ class Verdict(BaseModel):
         return self.model_copy(update={"facts": facts}), timing
 
 
-TIMING_FACTS = frozenset({"latency_ms", "queue_ms"})
+TIMING_FACTS = frozenset({"latency_ms", "queue_ms", "slowest_call_ms", "call_limit_ms"})
 """Fact keys that hold wall-clock measurements rather than facts about the answer."""

@@ -11,6 +11,9 @@ done::
     {"line", "task_id", "passed", "reward", "reward_components", "latency_ms", "facts"}
     {"line", "task_id", "passed": false, "error"}            # a bad line or unknown task
 
+A code verdict line also has ``slowest_call_ms`` and ``call_limit_ms`` (wall clock, like
+``latency_ms``): how close the answer came to its per-call time limit.
+
 An answer line may name its ``language`` (code environments: ``python`` by default, ``c``,
 ``cpp``, ``javascript``); the environment's ``grade_reply(answer, language)`` turns it into the
 reply, so the code is extracted and judged in that language.
@@ -134,6 +137,9 @@ async def _grade_one(env: Environment, line: int, raw: bytes) -> dict[str, Any]:
         "latency_ms": latency,
         "facts": {**facts, "reason": verdict.get("reason"), "verifier": verdict.get("verifier")},
     }
+    for clock in ("slowest_call_ms", "call_limit_ms"):  # code: how close to its time limit
+        if clock in result.timing:
+            out[clock] = result.timing[clock]
     if result.info.get("verifier_error"):
         out["error"] = f"verifier error: {facts.get('error', 'unknown')}"
     return out

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
+import json.decoder
+import json.encoder
 import os
 import resource
 import select
@@ -248,16 +251,20 @@ def run_program(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
 
 
 def _load(
-    source: bytes, path: str, prelude: str = ""
+    source: bytes, path: str, prelude: str = "", postlude: str = ""
 ) -> tuple[types.ModuleType | None, dict[str, Any]]:
     """The candidate as module ``solution``; a ``prelude`` (the task's own module code: a
-    HumanEval prompt, MBPP set-up code) runs first in the same namespace."""
+    HumanEval prompt, MBPP imports) runs first in the same namespace, a ``postlude`` (MBPP
+    set-up code) after it."""
     mod = _fresh_main(path)
     mod.__name__ = "solution"
+    sys.modules["solution"] = mod  # what ``dataclasses`` and ``pickle`` look a class's module up by
     try:
         if prelude:
             exec(compile(prelude, "<task module>", "exec"), mod.__dict__)
         exec(compile(source, path, "exec"), mod.__dict__)
+        if postlude:
+            exec(compile(postlude, "<task set-up>", "exec"), mod.__dict__)
     except BaseException as e:
         return None, {"ev": "loaded", "ok": False, "etype": _name(e), "msg": _msg(e)}
     return mod, {"ev": "loaded", "ok": True}
@@ -274,7 +281,7 @@ def run_calls(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
     path = os.path.join(jobdir, job["main"])
     _python_env(job, jobdir, path, importable=False)
     send({"ev": "started"})
-    mod, loaded = _load(source, path, job.get("prelude") or "")
+    mod, loaded = _load(source, path, job.get("prelude") or "", job.get("postlude") or "")
     send(loaded)
     if mod is None:
         _finish(1, None)
@@ -399,3 +406,9 @@ def main(fds: dict[str, int], jobdir: str) -> NoReturn:
         finally:
             os._exit(127)
     os._exit(127)
+
+
+# Before any candidate runs (see ``wire.pin_builtins``): this module and the codec's
+# standard-library helpers keep the real builtins.
+for _ns in (globals(), json.__dict__, json.encoder.__dict__, json.decoder.__dict__):
+    wire.pin_builtins(_ns)

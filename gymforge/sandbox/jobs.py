@@ -154,6 +154,8 @@ def run_request(
         hdr["calls"] = calls
         if job.prelude:
             hdr["prelude"] = job.prelude
+        if job.postlude:
+            hdr["postlude"] = job.postlude
     return hdr, blobs
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 ZYGOTE_FILES = (
     "zygote.py",
     "wire.py",
+    "stdvalues.py",
     "child.py",
     "jobproc.py",
     "jail.py",

@@ -135,7 +135,15 @@ class SandboxJob(_Frozen):
         str,
         Field(
             description="calls mode: the task's own module code (a HumanEval prompt, MBPP "
-            "set-up code), run in the candidate's module before the candidate; never tests"
+            "imports), run in the candidate's module before the candidate; never tests"
+        ),
+    ] = ""
+    postlude: Annotated[
+        str,
+        Field(
+            description="calls mode: the task's code that runs in the candidate's module "
+            "after the candidate (MBPP set-up code, which may use the solution's classes); "
+            "never tests"
         ),
     ] = ""
     seed: int | None = None

@@ -16,7 +16,11 @@ objects and compares data it built itself. Types JSON lacks are tagged with a on
 whose key starts with ``$``: ``{"$tuple": [...]}``, ``{"$set": [...]}``, ``{"$frozenset": [...]}``,
 ``{"$dict": [[k, v], ...]}`` (dicts whose keys are not all plain, ``$``-free strings),
 ``{"$float": "nan" | "inf" | "-inf"}``, ``{"$bytes": base64}``, ``{"$complex": [re, im]}``,
-``{"$int": hex}`` (integers too long for ``int`` -> ``str`` conversion).
+``{"$int": hex}`` (integers too long for ``int`` -> ``str`` conversion). Standard-library
+values tests compare all the time (``Counter``, ``defaultdict``, ``OrderedDict``, ``deque``,
+named tuples, enum members, dataclass instances, builtin types such as ``int`` passed as
+values) are tagged too (``stdvalues``): decoded, they are the standard library's own
+containers or classes the decoder makes itself, never the sender's.
 
 **Decoding is bounded** (the judge decodes what a job sent, so a job must not be able to make
 it work hard): the text's size (``max_bytes``), nesting depth (``MAX_DEPTH``) and the number
@@ -30,13 +34,21 @@ time outside every sandbox limit. With it, every decode is linear in its input.
 from __future__ import annotations
 
 import base64
+import builtins
 import json
 import math
 import os
 import select
 import struct
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# The sandbox imports this file as ``wire`` with ``stdvalues`` its sibling; the host as part
+# of the package.
+if TYPE_CHECKING or __package__:
+    from gymforge.sandbox import stdvalues
+else:  # pragma: no cover - inside the sandbox
+    import stdvalues
 
 _U32 = struct.Struct(">I")
 MAX_FRAME = 1 << 30
@@ -308,7 +320,26 @@ def _enc(v: Any, depth: int, budget: list[int], seen: set[int]) -> Any:
         if t is list:
             return items
         return {"$" + t.__name__: items}
-    raise Unserialisable(f"type {t.__module__}.{t.__qualname__} is not plain data")
+    return _enc_std(v, t, depth, budget, seen)
+
+
+def _enc_std(v: Any, t: type, depth: int, budget: list[int], seen: set[int]) -> Any:
+    """A ``stdvalues`` tag, or ``Unserialisable``. Whatever the value's own code raises while
+    it is read (a candidate's class can raise anything) means it is not plain data."""
+    if id(v) in seen:
+        raise Unserialisable("value contains a reference cycle")
+    seen.add(id(v))
+    _spend(budget, 8)
+    try:
+        return stdvalues.encode(v, t, lambda x: _enc(x, depth + 1, budget, seen))
+    except Unserialisable:
+        raise
+    except stdvalues.NotStd as e:
+        raise Unserialisable(str(e)) from None
+    except Exception as e:
+        raise Unserialisable(f"type {t.__module__}.{t.__qualname__} is not plain data") from e
+    finally:
+        seen.discard(id(v))
 
 
 def _enc_dict(v: dict[Any, Any], depth: int, budget: list[int], seen: set[int]) -> Any:
@@ -399,11 +430,8 @@ def _dec_tag(key: str, val: Any, depth: int, budget: list[int]) -> Any:
         if key == "$frozenset":
             return frozenset(unflooded([dec(x) for x in _as_list(val)]))
         if key == "$dict":
-            pairs = _as_list(val)
-            if not all(type(p) is list and len(p) == 2 for p in pairs):
-                raise Unserialisable("$dict wants [key, value] pairs")
-            keys = unflooded([dec(k) for k, _ in pairs])
-            return dict(zip(keys, [dec(x) for _, x in pairs], strict=True))
+            keys, values = _dec_pairs(val, dec)
+            return dict(zip(keys, values, strict=True))
         if key == "$float" and val in ("nan", "inf", "-inf"):
             return float(val)
         if key == "$bytes" and type(val) is str:
@@ -415,6 +443,10 @@ def _dec_tag(key: str, val: Any, depth: int, budget: list[int]) -> Any:
             return complex(re_, im)
         if key == "$int" and type(val) is str:
             return int(val, 16)
+        if key in stdvalues.TAGS:
+            return stdvalues.decode(key, val, dec, lambda v: _dec_pairs(v, dec))
+    except stdvalues.NotStd as e:
+        raise Unserialisable(str(e)) from None
     except TypeError as e:  # unhashable element in a set or dict key
         raise Unserialisable(str(e)) from None
     except ValueError as e:
@@ -422,7 +454,89 @@ def _dec_tag(key: str, val: Any, depth: int, budget: list[int]) -> Any:
     raise Unserialisable(f"unknown or malformed tag {key!r}")
 
 
+def _dec_pairs(val: Any, dec: Any) -> tuple[list[Any], list[Any]]:
+    """``[[key, value], ...]`` decoded: the keys (checked not to flood a dict), the values."""
+    pairs = _as_list(val)
+    if not all(type(p) is list and len(p) == 2 for p in pairs):
+        raise Unserialisable("wants [key, value] pairs")
+    return unflooded([dec(k) for k, _ in pairs]), [dec(x) for _, x in pairs]
+
+
 def _as_list(val: Any) -> list[Any]:
     if type(val) is not list:
         raise Unserialisable("tag payload must be a list")
     return val
+
+
+# ----------------------------------------------------------------------------- own builtins
+
+PINNED = [
+    "AttributeError",
+    "BaseException",
+    "Exception",
+    "IndexError",
+    "KeyError",
+    "NameError",
+    "OSError",
+    "RecursionError",
+    "StopIteration",
+    "TypeError",
+    "UnicodeDecodeError",
+    "ValueError",
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "bytes",
+    "callable",
+    "complex",
+    "dict",
+    "enumerate",
+    "float",
+    "frozenset",
+    "getattr",
+    "hasattr",
+    "hash",
+    "hex",
+    "id",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "next",
+    "object",
+    "print",
+    "range",
+    "repr",
+    "round",
+    "set",
+    "setattr",
+    "sorted",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+]
+
+
+def pin_builtins(ns: dict[str, Any]) -> None:
+    """Bind the builtins the harness uses (``PINNED``) as globals of the module whose
+    namespace is ``ns``, before any candidate runs. The candidate runs in the same process as
+    the in-sandbox harness (``child``, this codec) and may rebind ``builtins.len``,
+    ``builtins.isinstance``, ``builtins.type``...; a module's own globals are looked up before
+    the ``builtins`` module, so the harness keeps the real ones and goes on encoding what the
+    candidate returned, answering calls and reporting, whatever the candidate rebound."""
+    for name in PINNED:
+        ns.setdefault(name, getattr(builtins, name))
+
+
+pin_builtins(globals())
+pin_builtins(vars(stdvalues))

@@ -135,7 +135,7 @@ class Zygote:
             os.mkdir(home, 0o700)
             writable = [home]
         env.update(HOME=home, TMPDIR=home, PWD=self.jobdir)
-        keys = ("mode", "argv", "main", "rlimits", "seed", "return_bytes", "prelude")
+        keys = ("mode", "argv", "main", "rlimits", "seed", "return_bytes", "prelude", "postlude")
         job = {k: hdr.get(k) for k in keys}
         job.update(env=env, stdlib_path=self.stdlib_path, argv=hdr.get("argv") or [])
         job["writable"] = writable

@@ -16,6 +16,12 @@ position id ``{name}@{hash12}/{row}``. ``row`` counts every non-blank line, bad 
 so a bad line never shifts the ids of the rows after it onto other tasks.
 Rows are training tasks unless the file has a ``split`` column (``"train"`` or
 ``"heldout"`` per row).
+
+**Shapes.** An environment that reads several published row shapes passes ``shape``: a
+function from the file's first JSON-object row to a ``RowShape`` (its row model, its
+row-to-task function and one sentence saying how the file is read). The whole file is then
+read in that shape, so a row that does not fit it is a ``file:line`` error rather than a task
+read some other way; ``Dataset.shape`` and the manifest name the shape.
 """
 
 from __future__ import annotations
@@ -56,6 +62,21 @@ RowToTask = Callable[[BaseModel], tuple[str, BaseModel]]
 """A dataset row -> ``(prompt, truth)``; the truth model is dumped into ``Task.truth``."""
 
 
+@dataclass(frozen=True)
+class RowShape:
+    """How every row of one file is read: ``name`` goes into the manifest, ``note`` is the
+    one line a command prints (``read as GSM8K: gold after ####``)."""
+
+    name: str
+    note: str
+    row_model: type[BaseModel]
+    to_task: RowToTask
+
+
+ShapeOf = Callable[[dict[str, Any]], RowShape]
+"""The file's first JSON-object row -> the shape every row of the file is read in."""
+
+
 def math_row_to_task(row: BaseModel) -> tuple[str, BaseModel]:
     assert isinstance(row, MathRow)
     return row.question, AnswerTruth(answer=row.answer)
@@ -70,6 +91,7 @@ class Dataset:
     content_hash: str
     tasks: list[Task] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # strict=False: one line per bad row
+    shape: RowShape | None = None
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _bad: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -92,11 +114,13 @@ class Dataset:
         return len(self.tasks)
 
     def manifest(self) -> dict[str, Any]:
+        shape = {} if self.shape is None else {"shape": self.shape.name}
         return {
             "name": self.name,
             "path": self.path,
             "sha256": self.content_hash,
             "rows": len(self.tasks),
+            **shape,
         }
 
 
@@ -127,17 +151,24 @@ def load_jsonl(
     to_task: RowToTask = math_row_to_task,
     strict: bool = True,
     pin: Callable[[bytes], str] | None = None,
+    shape: ShapeOf | None = None,
 ) -> Dataset:
     """Load and validate every line (``.jsonl`` or ``.jsonl.gz``). ``strict``: ConfigError
     names the first bad line; else bad lines go to ``Dataset.errors`` and the rest load.
     ``pin``: the content hash from the file's bytes, for a format whose rows reference other
-    files that the hash must cover too (default: SHA-256 of the bytes)."""
+    files that the hash must cover too (default: SHA-256 of the bytes). ``shape``: decides,
+    from the first row, the row model and row-to-task function of the whole file (they
+    replace ``row_model`` and ``to_task``)."""
     p = Path(path)
     data = read_dataset_bytes(p)
     digest = pin(data) if pin is not None else hashlib.sha256(data).hexdigest()
     ds = Dataset(name or _stem(p), str(p), digest)
+    lines = data.splitlines()
+    if shape is not None:
+        ds.shape = shape(_first_object(lines))
+        row_model, to_task = ds.shape.row_model, ds.shape.to_task
     row = -1
-    for n, raw in enumerate(data.splitlines(), 1):
+    for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         row += 1
@@ -161,6 +192,20 @@ def _stem(p: Path) -> str:
     """``HumanEval.jsonl.gz`` -> ``HumanEval``; ``tasks.jsonl`` -> ``tasks``."""
     name = p.name[:-3] if p.name.endswith(".gz") else p.name
     return Path(name).stem
+
+
+def _first_object(lines: list[bytes]) -> dict[str, Any]:
+    """The first line that is a JSON object ({} if none is: every line then fails anyway)."""
+    for raw in lines:
+        if not raw.strip() or len(raw) > MAX_ROW_BYTES:
+            continue
+        try:
+            row = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            continue
+        if isinstance(row, dict):
+            return row
+    return {}
 
 
 def _own_id(raw: bytes) -> str | None:

@@ -97,13 +97,13 @@ def _summary(v: Any) -> tuple[Any, ...]:
 def test_planned_verdicts_equal_live_ones(judge: CodeJudge, task: str, name: str) -> None:
     truth, code = TASKS[task], CANDIDATES[name]
     planned = judge.judge(truth, code)
-    prelude, source = candidate_module(truth, code)
-    live = judge._in_session(truth, prelude, source, Tally())
+    module = candidate_module(truth, code)
+    live = judge._in_session(truth, module, Tally(), frozenset())
     assert _summary(planned) == _summary(live), (planned, live)
     assert planned.passed is (name == "good")
     plan = plan_calls(truth)
     assert plan is not None
-    direct = judge._planned(truth, prelude, source, plan, Tally())  # the batch path itself
+    direct = judge._planned(truth, module, plan, Tally(), frozenset())  # the batch path itself
     if task == "humaneval_loop" and name == "good":
         assert direct is None  # strayed from the plan: the live session decided
     elif name in ("always_equal", "int_subclass"):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
@@ -39,6 +39,7 @@ from gymforge.envs.code.truth import (
     MbppTruth,
     StdioTest,
     StdioTruth,
+    TaskLimits,
 )
 from gymforge.kit.tool_env import ToolEnv, WorldT
 from gymforge.reward.standard import StandardReward, StepCosts
@@ -47,6 +48,7 @@ from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.extract import ALIASES, canonical_language, extract_code
+from gymforge.verify.code.shared import MAX_CALL_TIMEOUT, MAX_TASK_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,14 @@ class CodeRow(BaseModel):
     code: str | None = None
     canonical_solution: str | None = None
     language: str | None = None
+    call_timeout: float | None = Field(default=None, gt=0, le=MAX_CALL_TIMEOUT)
+    task_timeout: float | None = Field(default=None, gt=0, le=MAX_TASK_TIMEOUT)
+
+    def limits(self) -> TaskLimits | None:
+        """The row's own time limits, when it sets any."""
+        if self.call_timeout is None and self.task_timeout is None:
+            return None
+        return TaskLimits(call_timeout=self.call_timeout, task_timeout=self.task_timeout)
 
     @field_validator("task_id", mode="before")
     @classmethod
@@ -118,6 +128,14 @@ class CodeRow(BaseModel):
 
 def row_to_task(row: BaseModel) -> tuple[str, CodeTruth]:
     assert isinstance(row, CodeRow)
+    prompt, truth = _row_to_task(row)
+    limits = row.limits()
+    if limits is not None:
+        truth = CodeTruth(truth.root.model_copy(update={"limits": limits}))
+    return prompt, truth
+
+
+def _row_to_task(row: CodeRow) -> tuple[str, CodeTruth]:
     truth: AnyCodeTruth
     if row.test is not None and row.entry_point:
         truth = HumanEvalTruth(

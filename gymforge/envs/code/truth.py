@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from gymforge.verify.code.shared import MAX_CALL_TIMEOUT, MAX_TASK_TIMEOUT
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -34,6 +36,18 @@ class StdioTest(BaseModel):
     output: str
 
 
+class TaskLimits(BaseModel):
+    """A dataset row's own time limits, seconds (``call_timeout``: per call, or per run of a
+    stdio program; ``task_timeout``: the whole task). Ceilings: ``MAX_CALL_TIMEOUT``,
+    ``MAX_TASK_TIMEOUT`` of ``gymforge.verify.code.shared``; the judge never goes below its
+    own defaults."""
+
+    model_config = _FROZEN
+
+    call_timeout: float | None = Field(default=None, gt=0, le=MAX_CALL_TIMEOUT)
+    task_timeout: float | None = Field(default=None, gt=0, le=MAX_TASK_TIMEOUT)
+
+
 class CallsTruth(BaseModel):
     model_config = _FROZEN
 
@@ -51,6 +65,7 @@ class HumanEvalTruth(BaseModel):
     test: str
     prompt: str
     reference: str | None = None
+    limits: TaskLimits | None = None
 
 
 class MbppTruth(BaseModel):
@@ -61,6 +76,7 @@ class MbppTruth(BaseModel):
     test_setup_code: str
     test_imports: list[str]
     reference: str | None = None
+    limits: TaskLimits | None = None
 
 
 class StdioTruth(BaseModel):
@@ -70,6 +86,7 @@ class StdioTruth(BaseModel):
     tests: list[StdioTest]
     language: str | None = None
     reference: str | None = None
+    limits: TaskLimits | None = None
 
 
 AnyCodeTruth = CallsTruth | HumanEvalTruth | MbppTruth | StdioTruth

@@ -2,8 +2,9 @@
 
 Six procedural families (arithmetic chains, linear equations and systems, rational
 expressions, polynomial roots, modular arithmetic, counting), each with difficulty levels
-and a held-out region, plus any user JSONL dataset (``{"task_id"?, "question", "answer",
-"form"?, "rel_tol"?}``, ``gymforge run math --dataset FILE``).
+and a held-out region, plus any user JSONL dataset (``gymforge run math --dataset FILE``) in
+one of the shapes of ``shapes``: plain ``{"task_id"?, "question", "answer", "form"?,
+"rel_tol"?}``, GSM8K (the gold after ``####``) or MATH (``problem``, ``solution``).
 
 - **The answer** is the last ``\\boxed{}`` outside ``<think>``: an earlier box the response
   corrected is ignored. ``MathEnv(strict=True)`` fails any response whose final answers
@@ -18,6 +19,9 @@ and a held-out region, plus any user JSONL dataset (``{"task_id"?, "question", "
   chain of thought with room to spare), counted by the environment's token counter. A
   reply over it is not read: its verdict is ``passed: false``, reason ``over_budget``, and
   the episode is truncated (``max_tokens``), never left without a verdict.
+- **Answer conventions** (``answer_convention``, see ``conventions``): ``boxed`` by default,
+  as the system prompt asks; grading existing outputs may choose ``hashes``, ``answer-is``
+  or ``any`` explicitly.
 """
 
 from __future__ import annotations
@@ -26,19 +30,18 @@ import random
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
-from gymforge.envs.math.truth import Form, MathTruth
+from gymforge.envs.math.conventions import CONVENTIONS, Convention, as_boxed_reply
+from gymforge.envs.math.shapes import detect
+from gymforge.envs.math.truth import MathTruth
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward import ComposedReward, FormReward, StandardReward
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
-from gymforge.tasks.dataset import MathRow
 from gymforge.verify import Verdict
 from gymforge.verify.math import MathVerifier
 
@@ -46,23 +49,10 @@ MODULES = (arith, linear, rationals, roots, modular, counting)
 MAX_TOKENS = 40_960
 
 
-class MathDatasetRow(MathRow):
-    """A math dataset row: ``form`` (the answer form the question demands) and ``rel_tol``
-    (the tolerance for decimals against an irrational gold) are optional."""
-
-    form: Form | None = None
-    rel_tol: float | None = Field(default=None, ge=0.0, le=0.1)
-
-
-def _row_to_task(row: BaseModel) -> tuple[str, MathTruth]:
-    assert isinstance(row, MathDatasetRow)
-    given = {"answer": row.answer, "form": row.form, "rel_tol": row.rel_tol}
-    return row.question, MathTruth.model_validate({k: v for k, v in given.items() if v is not None})
-
-
 class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
     """See the module docstring. ``strict``: fail responses whose final answers disagree;
-    ``require_form``: success needs the demanded form too; ``max_tokens``: the budget."""
+    ``require_form``: success needs the demanded form too; ``max_tokens``: the budget;
+    ``answer_convention``: where a reply's answer is read (``conventions``)."""
 
     spec = EnvSpec(
         "math",
@@ -82,6 +72,7 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
         "Solve the problem. Think step by step, then give only the final answer in \\boxed{}."
     )
     verifier = MathVerifier()
+    answer_conventions = CONVENTIONS
 
     def __init__(
         self,
@@ -90,8 +81,12 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
         strict: bool = False,
         require_form: bool = False,
         max_tokens: int = MAX_TOKENS,
+        answer_convention: Convention = "boxed",
     ) -> None:
         super().__init__(token_counter)
+        if answer_convention not in CONVENTIONS:
+            raise ValueError(f"answer_convention must be one of {', '.join(CONVENTIONS)}")
+        self.answer_convention: Convention = answer_convention
         self.strict = strict
         self.require_form = require_form
         if max_tokens != self.budget.max_tokens:
@@ -102,7 +97,8 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
 
     async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
         gold = self.truth_of(task).answer
-        return await self.verifier.averify(reply, gold, **self._options(task))
+        read = as_boxed_reply(reply, self.answer_convention)
+        return await self.verifier.averify(read, gold, **self._options(task))
 
     def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict:
         budget = self.budget.max_tokens or 0
@@ -125,5 +121,5 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
         return [Reply(text=f"The answer is \\boxed{{{self.truth_of(task).answer}}}.")]
 
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
-        """A JSONL file of ``MathDatasetRow`` rows, pinned by hash."""
-        return load_jsonl(path, name=name, row_model=MathDatasetRow, to_task=_row_to_task)
+        """A JSONL file in one of ``shapes.SHAPES`` (decided by its first row), pinned by hash."""
+        return load_jsonl(path, name=name, shape=detect)

@@ -11,10 +11,13 @@ Form = Literal["integer", "reduced_fraction", "simplest_radical"]
 
 
 class MathTruth(BaseModel):
-    """``form`` and ``rel_tol`` are absent from ``Task.truth`` unless a task sets them."""
+    """``form``, ``rel_tol`` and ``reference_solution`` (a dataset row's worked solution,
+    e.g. a GSM8K rationale; never shown to the model) are absent from ``Task.truth`` unless
+    a task sets them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     answer: str
     form: Form | None = None
     rel_tol: float | None = None
+    reference_solution: str | None = None

@@ -34,6 +34,7 @@ from gymforge.envs.swe import workspace as ws
 from gymforge.envs.swe.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.swe.intake import take_in
 from gymforge.envs.swe.judging import judge_repo
+from gymforge.envs.swe.normalize import normalize_output
 from gymforge.envs.swe.redteam import REDTEAM
 from gymforge.envs.swe.reports import CommandReport, TestsReport, entries
 from gymforge.envs.swe.reward import SweReward
@@ -298,7 +299,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
             collection_errors=entries(parsed, "errors"),
             exit_code=r.exit_code,
             status=str(r.status),
-            output=ws.clip(rest + r.stderr, 4_000),
+            output=normalize_output(ws.clip(rest + r.stderr, 4_000)),
             note=None
             if parsed is not None
             else "the test run ended before it reported (see output and exit_code)",
@@ -334,8 +335,8 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         return CommandReport(
             status=str(r.status),
             exit_code=r.exit_code,
-            stdout=ws.clip(r.stdout, 4_000),
-            stderr=ws.clip(r.stderr, 4_000),
+            stdout=normalize_output(ws.clip(r.stdout, 4_000)),
+            stderr=normalize_output(ws.clip(r.stderr, 4_000)),
             limits_hit=r.limits_hit.names(),
             files_changed=changed,
             note=note,

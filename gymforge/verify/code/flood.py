@@ -8,9 +8,11 @@ inside ``Limits.return_bytes``) makes the test's ``set()`` quadratic: about 10 s
 judge's own time per call, outside every sandbox limit. The decoder cannot refuse a list for
 that (a list may hold anything); this check does, in time linear in the value.
 
-``unflooded`` groups every scalar in the value, and every list or tuple whose
-own elements are at most ``HASHED_HEIGHT`` levels deep (the shapes a test turns into set
-elements or dict keys), by ``hash`` of the form a test would hash (a list as a tuple; the
+``unflooded`` walks the standard containers the wire decodes too (``Counter``,
+``defaultdict``, ``OrderedDict`` as dicts, a ``deque`` as a list, a named tuple as a tuple,
+the fields of a dataclass or enum value). It groups every scalar in the value, and every list
+or tuple whose own elements are at most ``HASHED_HEIGHT`` levels deep (the shapes a test turns
+into set elements or dict keys), by ``hash`` of the form a test would hash (a list as a tuple; the
 elements of a set are noted, the set itself is not). More than ``MAX_SAME_HASH`` *distinct*
 values sharing one hash is flooding: honest data never has it (equal values share a hash
 legitimately and count once, as they do in a ``set``). ``refuse_flooded`` turns a call
@@ -19,7 +21,9 @@ whose value floods into a failed call: the value never reaches the test.
 
 from __future__ import annotations
 
-from collections import Counter
+import dataclasses
+from collections import Counter, OrderedDict, defaultdict, deque
+from enum import Enum
 from itertools import compress, groupby, islice
 from typing import Any
 
@@ -29,6 +33,7 @@ MAX_SAME_HASH = 8
 HASHED_HEIGHT = 2
 _CHUNK = 64
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_DICTS = frozenset({dict, Counter, OrderedDict, defaultdict})
 
 
 class Flooded(Exception):
@@ -64,13 +69,19 @@ def unflooded(value: Any) -> None:
 
 def _walk(v: Any, parts: list[Any]) -> tuple[int, Any]:
     """``(height, hashable form or None)`` of ``v``; appends every form to ``parts``."""
-    t = type(v)
+    t: Any = type(v)
     if t in _SCALARS:
         parts.append(v)
         return 0, v
-    if t is dict:
-        for k, x in v.items():
+    if t in _DICTS:
+        for k, x in dict.items(v):
             _walk(k, parts)
+            _walk(x, parts)
+        return HASHED_HEIGHT + 1, None
+    if t is deque or (isinstance(v, tuple) and t is not tuple):  # a named tuple hashes as one
+        t, v = (list if t is deque else tuple), (list(v) if t is deque else tuple(v))
+    elif dataclasses.is_dataclass(v) or isinstance(v, Enum):  # decoded: classes of our own
+        for x in _fields(v):
             _walk(x, parts)
         return HASHED_HEIGHT + 1, None
     if t not in (list, tuple, set, frozenset):
@@ -92,6 +103,13 @@ def _walk(v: Any, parts: list[Any]) -> tuple[int, Any]:
     form = tuple(forms)
     parts.append(form)
     return height, form
+
+
+def _fields(v: Any) -> list[Any]:
+    """The values inside a decoded dataclass instance or enum member."""
+    if isinstance(v, Enum):
+        return [v.value]
+    return [getattr(v, f.name) for f in dataclasses.fields(v)]
 
 
 def refuse_flooded(res: CallResult, notes: list[str]) -> CallResult:

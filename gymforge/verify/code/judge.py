@@ -58,6 +58,7 @@ from gymforge.sandbox import (
     CallResult,
     CallStatus,
     CandidateCallError,
+    Limits,
     LoadInfo,
     Result,
     SandboxJob,
@@ -72,6 +73,7 @@ from gymforge.verify.code.checks import (
     plan_calls,
     run_humaneval,
     run_mbpp,
+    tested_builtins,
 )
 from gymforge.verify.code.extract import extract_code
 from gymforge.verify.code.flood import refuse_flooded
@@ -84,8 +86,10 @@ from gymforge.verify.code.remote import (
 )
 from gymforge.verify.code.shared import (
     JudgeConfig,
+    limits_for,
     normalise_output,
     shared_backend,
+    stdio_limits_for,
     strict_equal,
 )
 from gymforge.verify.code.tally import Tally
@@ -183,11 +187,13 @@ class CodeJudge:
         files: Mapping[str, str | bytes] | None = None,
     ) -> Verdict:
         entry, tests = truth["entry_point"], truth["tests"]
+        limits = limits_for(self.config.limits, truth, len(tests))
+        t.call_limit_s = limits.call_timeout
         job = SandboxJob(
             source=code,
             files=dict(files or {}),
             calls=[Call(name=entry, args=tuple(t["args"])) for t in tests],
-            limits=self.config.limits,
+            limits=limits,
             respawn=False,  # one timeout or crash ends the run: the rest count as failed
         )
         r = await self.backend.arun(job)
@@ -207,6 +213,7 @@ class CodeJudge:
             if c is None:
                 continue
             t.call(c.status)
+            t.took(c.wall_time)
             t.passed += ok
         load_ok = r.load.ok if r.load is not None else r.status is Status.OK
         if not load_ok:
@@ -218,10 +225,10 @@ class CodeJudge:
     # ---- stdio: one run per test, every line compared here --------------------------------
     async def _stdio(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
         tests = truth["tests"]
+        limits = stdio_limits_for(self.config.stdio_limits, truth)
+        t.call_limit_s = limits.wall_time
         jobs = [
-            SandboxJob(
-                language=lang, source=code, stdin=str(tc["input"]), limits=self.config.stdio_limits
-            )
+            SandboxJob(language=lang, source=code, stdin=str(tc["input"]), limits=limits)
             for tc in tests
         ]
         results: list[Result] = []
@@ -235,6 +242,7 @@ class CodeJudge:
         for tc, r in zip(tests, results, strict=True):
             t.run += 1
             t.result(r)
+            t.took(r.wall_time)
             if r.status is Status.INTERNAL_ERROR:
                 raise SandboxDown(f"sandbox internal error: {r.error}")
             ok = r.status is Status.OK and normalise_output(r.stdout) == normalise_output(
@@ -257,20 +265,26 @@ class CodeJudge:
 
     # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
     def _session_judge(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
-        prelude, code = candidate_module(truth, code)
+        tested = tested_builtins(truth, code)
+        module = candidate_module(truth, code)
+        tests = truth.get("test_list") or str(truth.get("test") or "").split("assert")[1:]
+        limits = limits_for(self.config.limits, truth, len(tests))
+        tally.call_limit_s = limits.call_timeout
         try:
-            plan = plan_calls(truth)
+            plan = plan_calls(truth, tested)
             if plan:
-                verdict = self._planned(truth, prelude, code, plan, tally)
+                verdict = self._planned(truth, module, plan, tally, tested, limits)
                 if verdict is not None:
                     return verdict
-            return self._in_session(truth, prelude, code, tally)
+            return self._in_session(truth, module, tally, tested, limits)
         except Unjudgeable as e:
             t = tally.fresh()
             t.notes.append(f"unjudgeable: {str(e)[:200]}")
             return _verdict(t, str(truth["kind"]), reason="unjudgeable", trainable=False)
 
-    def _run_check(self, truth: dict[str, Any], t: Tally, transport: Transport) -> None:
+    def _run_check(
+        self, truth: dict[str, Any], t: Tally, transport: Transport, tested: frozenset[str]
+    ) -> None:
         """Run the dataset's test code here, each candidate name a proxy over ``transport``;
         values that are not plain data stay in the sandbox (``remote``)."""
         ns, context = check_namespace(truth)
@@ -292,6 +306,7 @@ class CodeJudge:
             if res.restarted:
                 gen[0] += 1
             t.call(res.status)
+            t.took(res.wall_time)
             if res.status is CallStatus.REF and res.handle is not None:
                 return Remote(res.handle, gen[0], res.value_type or "?", call_remote)
             if not res.ok:
@@ -312,12 +327,26 @@ class CodeJudge:
         if kind_is(truth, "humaneval"):
             run_humaneval(truth, ns, proxy_for, t)
         else:
-            run_mbpp(truth, ns, proxy_for, t)
+            run_mbpp(truth, ns, proxy_for, t, tested)
 
-    def _in_session(self, truth: dict[str, Any], prelude: str, code: str, tally: Tally) -> Verdict:
+    def _in_session(
+        self,
+        truth: dict[str, Any],
+        module: Module,
+        tally: Tally,
+        tested: frozenset[str],
+        limits: Limits | None = None,
+    ) -> Verdict:
         """Live: every call the test makes is one round trip into an interactive session."""
         t = tally.fresh()
-        job = SandboxJob(source=code, prelude=prelude, limits=self.config.limits, calls=[])
+        prelude, code, postlude = module
+        job = SandboxJob(
+            source=code,
+            prelude=prelude,
+            postlude=postlude,
+            limits=limits or self.config.limits,
+            calls=[],
+        )
         with self.backend.session(job) as s:  # type: ignore[attr-defined]
 
             def transport(
@@ -331,27 +360,30 @@ class CodeJudge:
                 handle = None if target is None else object.__getattribute__(target, "_handle")
                 return s.call_encoded(name, payload, tree=tree, keep=True, target=handle)  # type: ignore[no-any-return]
 
-            self._run_check(truth, t, transport)
+            self._run_check(truth, t, transport, tested)
             load = s.load
         return _session_verdict(truth, t, s.result, load)
 
     def _planned(
         self,
         truth: dict[str, Any],
-        prelude: str,
-        code: str,
+        module: Module,
         plan: tuple[PlannedCall, ...],
         tally: Tally,
+        tested: frozenset[str],
+        limits: Limits | None = None,
     ) -> Verdict | None:
         """Batch: the planned calls run as one job first, then the test runs here and each
         call it makes is answered from the batch, in order. The same verdict as live (the
         candidate sees the same calls in the same order, crashes reload it, the first timeout
         stops it); None when the test strays from the plan, and the caller goes live."""
         calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
+        prelude, code, postlude = module
         job = SandboxJob(
             source=code,
             prelude=prelude,
-            limits=self.config.limits,
+            postlude=postlude,
+            limits=limits or self.config.limits,
             calls=calls,
             stop_on_timeout=True,
         )
@@ -376,12 +408,13 @@ class CodeJudge:
             return answers[pos - 1]
 
         try:
-            self._run_check(truth, t, answer)
+            self._run_check(truth, t, answer, tested)
         except PlanMiss:
             return None
         return _session_verdict(truth, t, r, r.load)
 
 
+Module = tuple[str, str, str]  # (prelude, candidate, postlude): ``checks.candidate_module``
 Transport = Callable[[str, Any, Any, "Remote | None", Callable[[], tuple[bytes, bool]]], CallResult]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,52 @@ class JudgeConfig:
     stdio_limits: Limits = field(
         default_factory=lambda: Limits(wall_time=4.0, cpu_time=3.0, output_bytes=4 << 20)
     )
+
+
+MAX_CALL_TIMEOUT = 60.0
+"""The ceiling of a task's own per-call limit (``truth["limits"]["call_timeout"]``), seconds."""
+MAX_TASK_TIMEOUT = 300.0
+"""The ceiling of a task's own whole-task limit (``truth["limits"]["task_timeout"]``), seconds."""
+NEAR_LIMIT = 0.5
+"""A call that takes this fraction of its limit or more is near it (``near_limit``)."""
+
+
+def limits_for(base: Limits, truth: Mapping[str, Any], calls: int) -> Limits:
+    """``base`` with a task's own time limits (``truth["limits"]``: ``call_timeout``, per
+    call or per stdio run, and ``task_timeout``, the whole job or session; seconds), each
+    capped at its ceiling. A task that raises only the per-call limit gets a whole-task limit
+    that fits ``calls`` calls of it. Never lower than ``base``: a row can give a slow,
+    correct reference room, not take room away."""
+    own = truth.get("limits") or {}
+    call, task = own.get("call_timeout"), own.get("task_timeout")
+    if not call and not task:
+        return base
+    upd: dict[str, Any] = {}
+    per_call = base.call_timeout
+    if call:
+        per_call = max(base.call_timeout, min(float(call), MAX_CALL_TIMEOUT))
+        upd["call_timeout"] = per_call
+    whole = float(task) if task else per_call * max(1, calls) + base.wall_time
+    wall = max(base.wall_time, min(whole, MAX_TASK_TIMEOUT))
+    if wall > base.wall_time:
+        upd["wall_time"] = wall
+        upd["cpu_time"] = wall
+    return base.model_copy(update=upd)
+
+
+def stdio_limits_for(base: Limits, truth: Mapping[str, Any]) -> Limits:
+    """A stdio task's limits per run: its own ``call_timeout`` (capped at the ceiling, never
+    below ``base``) is the wall and CPU time of each run."""
+    call = (truth.get("limits") or {}).get("call_timeout")
+    if not call:
+        return base
+    wall = max(base.wall_time, min(float(call), MAX_CALL_TIMEOUT))
+    return base.model_copy(update={"wall_time": wall, "cpu_time": wall})
+
+
+def near_limit(slowest_ms: float | None, limit_s: float) -> bool:
+    """Did the slowest call take ``NEAR_LIMIT`` of its limit or more?"""
+    return slowest_ms is not None and slowest_ms >= NEAR_LIMIT * limit_s * 1e3
 
 
 def strict_equal(a: Any, b: Any) -> bool:

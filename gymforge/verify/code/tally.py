@@ -23,10 +23,18 @@ class Tally:
     limits: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
+    call_limit_s: float | None = None  # the per-call limit the task ran under
+    slowest_ms: float | None = None  # wall clock: a timing fact, never a fact of the answer
 
     def fresh(self) -> Tally:
         """An empty tally in the same mode (with per-test detail or without)."""
-        return Tally(cases=[] if self.cases is not None else None)
+        return Tally(cases=[] if self.cases is not None else None, call_limit_s=self.call_limit_s)
+
+    def took(self, seconds: float | None) -> None:
+        """One call's (or stdio run's) wall time, for ``slowest_call_ms``."""
+        if seconds is not None:
+            ms = float(seconds) * 1e3
+            self.slowest_ms = ms if self.slowest_ms is None else max(self.slowest_ms, ms)
 
     def case(self, ok: bool, **what: Any) -> None:
         if self.cases is not None and len(self.cases) < MAX_CASES:
@@ -87,6 +95,9 @@ def verdict(
         facts["notes"] = t.notes[:5]
     if t.cases is not None:
         facts["cases"] = t.cases
+    if t.call_limit_s is not None and t.slowest_ms is not None:  # timing facts (split off)
+        facts["slowest_call_ms"] = round(t.slowest_ms, 3)
+        facts["call_limit_ms"] = round(t.call_limit_s * 1e3, 3)
     return Verdict(
         passed=passed,
         score=(t.passed / t.run) if t.run else 0.0,
