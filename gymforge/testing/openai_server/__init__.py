@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from gymforge.testing.openai_server.fake import (
+    CONTEXT_FAULTS,
     EOS,
     FAULTS,
     FORCED_TOKENS,
@@ -22,6 +23,7 @@ from gymforge.testing.openai_server.fake import (
     ServedReply,
     ServedToolCall,
     apply_stop,
+    context_refusal,
     echo_responder,
     fake_detokenize,
     fake_logprob,
@@ -35,6 +37,7 @@ from gymforge.testing.openai_server.fake import (
 from gymforge.testing.openai_server.server import OpenAITestServer
 
 __all__ = [
+    "CONTEXT_FAULTS",
     "EOS",
     "FAULTS",
     "FORCED_TOKENS",
@@ -44,6 +47,7 @@ __all__ = [
     "ServedReply",
     "ServedToolCall",
     "apply_stop",
+    "context_refusal",
     "echo_responder",
     "fake_detokenize",
     "fake_logprob",
