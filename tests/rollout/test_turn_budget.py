@@ -29,6 +29,7 @@ from gymforge.rollout.server import Sampling, ServerFactory
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing.openai_server import (
     CONTEXT_FAULTS,
+    VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS,
     OpenAITestServer,
     ServedReply,
     context_refusal,
@@ -49,6 +50,13 @@ class BudgetedLedger(LedgerEnv):
     """The ledger with a token budget (the built-in one has only a step budget)."""
 
     budget = Budget(max_steps=24, max_tokens=6000)
+
+
+def vllm_like(*args: Any, **kwargs: Any) -> OpenAITestServer:
+    """The test server with vLLM's completions default (16 tokens when none is asked)."""
+    return OpenAITestServer(
+        *args, completions_default=VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS, **kwargs
+    )
 
 
 def make(kind: str, srv: OpenAITestServer, **sampling: Any) -> ServerFactory:
@@ -89,7 +97,7 @@ def test_vllm_turns_are_not_cut_at_the_completions_default(tmp_path: Path) -> No
             return reply
         return ServedReply(content=(reply.content or "") + long.content)  # type: ignore[operator]
 
-    with OpenAITestServer(respond, max_context=4000) as srv:
+    with vllm_like(respond, max_context=4000) as srv:
         result = play("vllm", srv, tmp_path)
         sent = model_requests(srv)
     assert not result.errors and all(e["success"] for e in result.episodes)
@@ -100,7 +108,7 @@ def test_vllm_turns_are_not_cut_at_the_completions_default(tmp_path: Path) -> No
 def test_max_tokens_is_the_remaining_token_budget_capped_by_the_flag(
     kind: str, tmp_path: Path
 ) -> None:
-    with OpenAITestServer(ledger_oracle_responder(TASKS)) as srv:
+    with vllm_like(ledger_oracle_responder(TASKS)) as srv:
         result = play(kind, srv, tmp_path / "budget", env=BudgetedLedger)
         budgeted = model_requests(srv)
         srv.requests.clear()
@@ -123,7 +131,7 @@ def test_max_tokens_is_the_remaining_token_budget_capped_by_the_flag(
 
 def test_openai_sends_no_max_tokens_when_no_bound_is_known(tmp_path: Path) -> None:
     """Chat endpoints default to the rest of the context: nothing to send."""
-    with OpenAITestServer(ledger_oracle_responder(TASKS)) as srv:
+    with vllm_like(ledger_oracle_responder(TASKS)) as srv:
         result = play("openai", srv, tmp_path)
         sent = model_requests(srv)
     assert not result.errors and sent and not any("max_tokens" in r for r in sent)
@@ -131,7 +139,7 @@ def test_openai_sends_no_max_tokens_when_no_bound_is_known(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_max_tokens_below_one_is_refused_before_any_episode(kind: str) -> None:
-    with OpenAITestServer() as srv, pytest.raises(UserError, match="at least 1"):
+    with vllm_like() as srv, pytest.raises(UserError, match="at least 1"):
         make(kind, srv, max_tokens=0)
 
 
@@ -141,7 +149,7 @@ def test_max_tokens_below_one_is_refused_before_any_episode(kind: str) -> None:
 def test_every_context_full_wording_truncates_only_that_episode(
     kind: str, fault: str, tmp_path: Path
 ) -> None:
-    with OpenAITestServer(ledger_oracle_responder(TASKS)) as srv:
+    with vllm_like(ledger_oracle_responder(TASKS)) as srv:
         srv.inject(fault)
         result = play(kind, srv, tmp_path)
     assert not result.errors
@@ -154,7 +162,7 @@ def test_every_context_full_wording_truncates_only_that_episode(
 def test_an_ask_larger_than_the_room_left_is_sent_again_with_the_room(
     kind: str, tmp_path: Path
 ) -> None:
-    with OpenAITestServer(ledger_oracle_responder(TASKS)) as srv:
+    with vllm_like(ledger_oracle_responder(TASKS)) as srv:
         srv.inject("context-too-large")
         result = play(kind, srv, tmp_path, max_tokens=300)
         sent = model_requests(srv)
@@ -174,7 +182,7 @@ def test_vllm_prompt_as_long_as_the_context_is_not_sent(tmp_path: Path) -> None:
         return len(fake_tokenize(render_prompt(messages, tools)))
 
     length = asyncio.run(first_prompt_length())
-    with OpenAITestServer(ledger_oracle_responder(TASKS), max_context=length) as srv:
+    with vllm_like(ledger_oracle_responder(TASKS), max_context=length) as srv:
         factory = make("vllm", srv)
 
         async def go() -> RunResult:
@@ -197,7 +205,7 @@ def test_openai_prompt_exactly_filling_the_context_truncates() -> None:
     """No bound known, so no max_tokens sent: the server's own refusal (vLLM's "max_tokens
     must be at least 1, got 0") is a context-length end, not a rejected request."""
     prompt = len(fake_tokenize(render_prompt([m.model_dump() for m in RESET.messages])))
-    with OpenAITestServer(max_context=prompt) as srv:
+    with vllm_like(max_context=prompt) as srv:
         factory = make("openai", srv)
 
         async def go() -> None:
@@ -227,7 +235,7 @@ def test_the_mock_refuses_a_full_context_in_vllms_words() -> None:
             await client.close()
         return "accepted"
 
-    with OpenAITestServer(max_context=8) as srv:
+    with vllm_like(max_context=8) as srv:
         assert "max_tokens must be at least 1, got 0" in arun(ask(srv, [1] * 8))
         assert "at least 9 input tokens" in arun(ask(srv, [1] * 9))
         assert "is too large: 5" in arun(ask(srv, [1] * 6, max_tokens=5))

@@ -41,8 +41,10 @@ controlled from the test: ``latency`` (seconds, or a function of the request), a
 
 With ``max_context`` the server refuses what would overflow it as vLLM does, in vLLM's
 wordings (:func:`~gymforge.testing.openai_server.fake.vllm_max_tokens`); ``/tokenize`` and
-``/v1/models`` state it as ``max_model_len``. Chat requests without ``max_tokens`` get the
-rest of the context, completions requests 16 tokens (vLLM's defaults).
+``/v1/models`` state it as ``max_model_len``. A request without ``max_tokens`` gets the
+rest of the context, or on the completions endpoint ``completions_default`` tokens when set
+(vLLM's is :data:`~gymforge.testing.openai_server.fake.VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS`,
+16: set it to test what a real vLLM does to a request that sends none).
 
 ``stop()`` kills the server (in-flight requests are cut); ``start()`` brings it back on the
 same port. ``python -m gymforge.testing.openai_server --latency 1`` runs one standalone.
@@ -101,6 +103,7 @@ class OpenAITestServer:
         cache: bool = False,
         token_in: bool = True,
         noncanonical_grammar: bool = False,
+        completions_default: int | None = None,
     ) -> None:
         self.responder = responder
         self.model = model
@@ -114,6 +117,8 @@ class OpenAITestServer:
         self.cache: dict[bytes, bytes] | None = {} if cache else None  # request -> response
         self.token_in = token_in  # False: a plain server (no /tokenize, no ids back)
         self.noncanonical_grammar = noncanonical_grammar
+        # max_tokens of a completions request that sends none (vLLM's: 16); None: the rest
+        self.completions_default = completions_default
         self.requests: list[dict[str, Any]] = []
         self.faults: collections.deque[str] = collections.deque()
         self.served: collections.Counter[str] = collections.Counter()
@@ -194,7 +199,12 @@ class OpenAITestServer:
             if not self.token_in:
                 body = {**body, "return_token_ids": False}  # a plain server ignores it
             return token_in.text_completion(
-                self.responder, body, self.model, self.max_context, malformed
+                self.responder,
+                body,
+                self.model,
+                self.max_context,
+                malformed,
+                default_max_tokens=self.completions_default,
             )
 
         return await self._handle(request, "prompt", build)

@@ -6,9 +6,9 @@ A completion's prompt ids are read back into chat messages (:func:`parse_prompt`
 same responders answer chat and token-id requests. The completion is the reply's raw text
 (:func:`render_completion`, hermes-style ``<tool_call>`` blocks) followed by the fake EOS,
 cut at the first stop string (kept in the text only with ``include_stop_str_in_output``;
-its tokens stay in ``token_ids`` either way, as vLLM's do) or at ``max_tokens`` (16 when
-the request sends none, as vLLM's completions endpoint; a full context is refused in vLLM's
-wordings, :func:`~gymforge.testing.openai_server.fake.vllm_max_tokens`). The
+its tokens stay in ``token_ids`` either way, as vLLM's do) or at ``max_tokens`` (when the
+request sends none, ``default_max_tokens``: vLLM's is 16; a full context is refused in
+vLLM's wordings, :func:`~gymforge.testing.openai_server.fake.vllm_max_tokens`). The
 response has vLLM's per-choice ``token_ids`` and ``prompt_token_ids`` (when
 ``return_token_ids``) and completions-style ``logprobs`` (``tokens``, ``token_logprobs``,
 ``top_logprobs``, ``text_offset``).
@@ -22,7 +22,6 @@ from typing import Any
 
 from gymforge.testing.openai_server.fake import (
     EOS,
-    VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS,
     Responder,
     ServedError,
     ServedReply,
@@ -55,6 +54,7 @@ def text_completion(
     model: str,
     max_context: int | None,
     malformed: bool = False,
+    default_max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The completions response for ``body`` (see the module docstring)."""
     ids = prompt_ids(body)
@@ -70,9 +70,7 @@ def text_completion(
     generated = render_completion(reply.content, calls)
     if malformed and not calls:
         generated += '<tool_call>{"name": "x", "arguments": {'
-    max_tokens = vllm_max_tokens(
-        len(ids), body.get("max_tokens"), max_context, VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS
-    )
+    max_tokens = vllm_max_tokens(len(ids), body.get("max_tokens"), max_context, default_max_tokens)
     include = bool(body.get("include_stop_str_in_output"))
     out_text, cut, stop_string = apply_stop(generated, body.get("stop"), include)
     completion = fake_tokenize(generated[:cut])
