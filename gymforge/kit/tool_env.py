@@ -221,7 +221,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
             raise EpisodeStateError("step() before reset() or after the episode ended")
         c = self.counters
         c.steps += 1
-        action_tokens = self.token_counter.count_text(_action_text(action))
+        action_tokens = self.token_counter.count_text(action_text(action))
         c.tokens += action_tokens
         timing: dict[str, float] = {}
         info: dict[str, Any] = {}
@@ -412,7 +412,8 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         )
 
 
-def _action_text(action: Action) -> str:
+def action_text(action: Action) -> str:
+    """The text of an action that counts against the token budget."""
     if isinstance(action, Reply):
         return action.text
     if isinstance(action, Invalid):

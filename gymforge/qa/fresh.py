@@ -20,6 +20,7 @@ requests can be submitted early and collected later, so the suite sends the refe
 episodes of ``reset_isolation`` first (they then run where no episode ran before) and the
 child works while this process runs the in-process parts. Every wait is bounded: start-up
 by ``START_TIMEOUT_S``, a request by its items' ``timeout`` (the child is killed past it).
+The child dies with this process however it ends (:mod:`gymforge.qa.lifeline`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.qa.fresh_child import PROBE
+from gymforge.qa.lifeline import child_env, kill_group
 
 CLOCK_SHIFT_S = 40 * 86400 + 7 * 3600 + 13 * 60
 START_TIMEOUT_S = 120.0
@@ -63,7 +65,7 @@ class FreshProcess:
         faketime = shutil.which("faketime") if shift_clock else None
         self.clock_shift: int | None = CLOCK_SHIFT_S if faketime else None
         self._dir = tempfile.TemporaryDirectory(prefix="gymforge-qa-fresh-")
-        env = dict(os.environ)
+        env = child_env(dict(os.environ))
         env["PYTHONHASHSEED"] = self.hash_seed
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
         cmd = [sys.executable, "-m", "gymforge.qa.fresh_child", ref]
@@ -108,7 +110,7 @@ class FreshProcess:
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
-                self._proc.kill()
+                kill_group(self._proc.pid)
                 self.close()
                 raise FreshProcessError(f"{self.describe()} did not answer in time (killed)")
             ready, _, _ = select.select([fd], [], [], min(left, 1.0))
@@ -186,16 +188,20 @@ class FreshProcess:
 def _shutdown(
     proc: subprocess.Popen[bytes], stderr: Any, workdir: tempfile.TemporaryDirectory[str]
 ) -> None:
-    """Stop the child (EOF on its stdin, then a kill after 5 s) and remove its files. Runs
-    once: from ``close``, when the ``FreshProcess`` is garbage-collected, or at exit."""
+    """Stop the child (EOF on its stdin, then after 5 s a kill of its whole process group:
+    the ``faketime`` wrapper's child and tool subprocesses too) and remove its files. Runs
+    once: from ``close``, when the ``FreshProcess`` is garbage-collected, or at exit (after
+    Ctrl-C too)."""
     if proc.poll() is None:
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
             proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait(timeout=5)
+            pass
+    kill_group(proc.pid)  # what the direct child left behind, or all of it when it hangs
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
     if proc.stdout is not None:
         proc.stdout.close()
     stderr.close()

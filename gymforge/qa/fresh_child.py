@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.qa.lifeline import follow_parent
+
 PROBE = "gymforge-qa-hash-probe"
 _PRELOAD_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAKE_MONOTONIC")
 
@@ -75,6 +77,7 @@ async def _answer(factory: Callable[[], Any], request: dict[str, Any]) -> dict[s
 
 
 def main(argv: list[str]) -> int:
+    follow_parent()  # dies with the qa process that started it (gymforge.qa.lifeline)
     # The clock shift is for this process only: subprocesses it starts (sandboxes) get the
     # real clock, as they would in production.
     for name in _PRELOAD_VARS:

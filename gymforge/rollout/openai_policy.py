@@ -17,6 +17,9 @@ records ``prompt_token_ids``, ``completion_token_ids``, ``logprobs``, ``finish_r
 :func:`gymforge.rollout.parsing.capture_fields`), and the weight version read when the
 successful request was sent.
 
+**max_tokens** is sent on every request whose bound is known: the environment's remaining
+token budget, capped by ``--max-tokens`` (:mod:`gymforge.rollout.turn_budget`).
+
 **Failures** are handled as for every server policy (:mod:`gymforge.rollout.server`):
 retries with seeded backoff, then :class:`PolicyServerError`, :class:`PolicyRequestRejected`
 or :class:`ContextLengthExceeded`; their docstrings say what the runner should do.
@@ -56,11 +59,11 @@ from gymforge.rollout.server import (
     ServerFactory,
     Transport,
     WeightVersion,
-    call_with_retries,
     first_choice,
     post_json,
     split_settings,
 )
+from gymforge.rollout.turn_budget import TurnBudget, send_within
 
 __all__ = [
     "ContextLengthExceeded",
@@ -126,6 +129,7 @@ class OpenAIPolicy:
         self.turns = 0
         self._seed = 0
         self._rng = random.Random(0)
+        self.budget = TurnBudget(factory.sampling.max_tokens)
 
     @property
     def weight_version(self) -> str | None:
@@ -137,21 +141,31 @@ class OpenAIPolicy:
         self._rng = random.Random(
             derive_seed("openai-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
         )
+        self.budget.start(ctx.env)
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if observation.tools:
             self.tools = [dict(t) for t in observation.tools]
         self.messages.extend(message_dict(m) for m in observation.messages)
-        data, version = await self._complete(self.request_body())
+        self.budget.observe(observation)
+        data, version = await send_within(
+            self.factory,
+            self._rng,
+            lambda n: self._send(self.request_body(n)),
+            self.budget.max_tokens(),
+            _hint,
+        )
         self.turns += 1
         turn, assistant = turn_from_response(
             data, version, f"call_{self.turns}", self.factory.text_tool_calls
         )
         self.messages.append(assistant)
+        self.budget.acted(turn.action)
         return turn
 
-    def request_body(self) -> dict[str, Any]:
-        """The JSON body of the next request: the transcript so far plus sampling."""
+    def request_body(self, max_tokens: int | None = None) -> dict[str, Any]:
+        """The JSON body of the next request: the transcript so far plus sampling, asking
+        for at most ``max_tokens`` (the turn's bound, :mod:`gymforge.rollout.turn_budget`)."""
         s = self.factory.sampling
         body: dict[str, Any] = {"model": self.factory.model, "messages": self.messages}
         if self.tools:
@@ -162,7 +176,7 @@ class OpenAIPolicy:
         optional = {
             "temperature": s.temperature,
             "top_p": s.top_p,
-            "max_tokens": s.max_tokens,
+            "max_tokens": max_tokens,
             "stop": list(s.stop) if s.stop else None,
             "top_logprobs": s.top_logprobs if s.logprobs else None,
         }
@@ -173,10 +187,6 @@ class OpenAIPolicy:
             body["return_token_ids"] = True
         body.update(s.extra_body)
         return body
-
-    async def _complete(self, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-        """POST with retries: the decoded response and the weight version it was sent at."""
-        return await call_with_retries(self.factory, self._rng, lambda: self._send(body), _hint)
 
     async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         client = self.factory.client()

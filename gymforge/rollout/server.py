@@ -11,8 +11,9 @@ the official ``openai`` SDK. Everything about *how* they talk lives here, once:
 - :func:`call_with_retries`: connection errors, timeouts, 408, 429 and 5xx retried with
   exponential backoff and seeded jitter, each attempt bounded by ``call_timeout``; then
   :class:`PolicyServerError` (retries exhausted), :class:`PolicyRequestRejected` (another
-  4xx: configuration) or ``ContextLengthExceeded`` (the prompt outgrew the context: a
-  truncation, with the prompt's token count parsed from vLLM's message);
+  4xx: configuration) or ``ContextLengthExceeded`` (the context is full, in any engine's
+  wording (:mod:`gymforge.rollout.context_full`): a truncation, with the prompt's token
+  count parsed from the message);
 - :func:`post_json`: the SDK's documented generic ``client.post`` decoded with ``jiter``
   (about a third of the client CPU of the typed resource methods).
 """
@@ -23,7 +24,6 @@ import asyncio
 import inspect
 import os
 import random
-import re
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +33,7 @@ import jiter
 import openai
 
 from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
+from gymforge.rollout.context_full import is_context_full, prompt_tokens
 
 try:  # the SDK's HTTP library: httpx2 in openai>=3, httpx before
     import httpx2 as _http
@@ -49,15 +50,6 @@ except ImportError:  # pragma: no cover
 Transport = Literal["httpx", "aiohttp"]
 WeightVersion = str | Callable[[], str | None] | None
 RETRY_STATUS = frozenset({408, 429})
-_CONTEXT = re.compile(
-    r"context[ _]length|context window|maximum context|too many tokens|input tokens", re.I
-)
-# vLLM >= 0.10: "your prompt contains [at least ]N input tokens"; older: "(N in the
-# messages, ...)" and "your request has N input tokens".
-_PROMPT_TOKENS = re.compile(
-    r"contains (?:at least )?(\d+) input tokens|(\d+) (?:tokens )?in the messages"
-    r"|has (\d+) input tokens"
-)
 
 
 class PolicyServerError(InfraError):
@@ -146,6 +138,8 @@ class ServerFactory:
         checkpoint: str | None = None,
         weight_version: WeightVersion = None,
     ) -> None:
+        if sampling is not None and sampling.max_tokens is not None and sampling.max_tokens < 1:
+            raise UserError(f"--max-tokens must be at least 1, got {sampling.max_tokens}")
         self.model = model
         self.base_url = base_url
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
@@ -237,9 +231,7 @@ async def call_with_retries(
         except openai.APIStatusError as err:
             status = err.status_code
             message = error_message(err)
-            if status == 400 and (
-                _CONTEXT.search(message) or err.code == "context_length_exceeded"
-            ):
+            if is_context_full(status, message, err.code):
                 raise ContextLengthExceeded(
                     message[:500], prompt_tokens=prompt_tokens(message)
                 ) from err
@@ -297,12 +289,6 @@ def error_message(err: openai.APIStatusError) -> str:
         if detail is not None:
             return str(detail)
     return str(err.message)
-
-
-def prompt_tokens(message: str) -> int | None:
-    """The prompt's token count in a context-length error message, if it states one."""
-    m = _PROMPT_TOKENS.search(message)
-    return int(next(g for g in m.groups() if g)) if m else None
 
 
 def _root_cause(err: BaseException) -> str:

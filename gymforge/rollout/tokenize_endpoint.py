@@ -107,11 +107,18 @@ class ServerTemplate:
         gen = "true" if generation else "false"
         rest = json.dumps(messages, ensure_ascii=False)
         payload = f'{head}, "add_generation_prompt": {gen}, "messages": {rest}}}'.encode()
-        return _ids(await self._post("/tokenize", payload))
+        return self._ids(await self._post("/tokenize", payload))
 
     async def text_ids(self, text: str) -> list[int]:
         body = {"model": self.factory.model, "prompt": text, "add_special_tokens": False}
-        return _ids(await self._post("/tokenize", body))
+        return self._ids(await self._post("/tokenize", body))
+
+    def _ids(self, data: dict[str, Any]) -> list[int]:
+        """The ids of a ``/tokenize`` answer; the context length it states is kept."""
+        window = data.get("max_model_len")
+        if type(window) is int and window > 0:
+            self.factory.context_window = window
+        return _ids(data)
 
     async def text(self, ids: list[int]) -> str:
         data = await self._post("/detokenize", {"model": self.factory.model, "tokens": ids})

@@ -32,6 +32,12 @@ than were sent: a plain OpenAI-compatible server) fails the first request with
 :class:`TokenInUnsupported`, which names ``openai:MODEL`` as the alternative and stops the
 run (retrying cannot help). Retries, timeouts and context-length errors are those of every
 server policy (:mod:`gymforge.rollout.server`).
+
+Every request sends ``max_tokens`` (the completions endpoint's own default is 16): the
+environment's remaining token budget and the room left in the context (the model's
+``max_model_len``, which vLLM states in ``/tokenize`` and ``/v1/models``, less the prompt's
+ids), capped by ``--max-tokens``; a prompt that fills the context is not sent at all, the
+episode ends truncated (``context_length``; :mod:`gymforge.rollout.turn_budget`).
 """
 
 from __future__ import annotations
@@ -40,11 +46,14 @@ import json
 import random
 from typing import Any, Literal
 
-from gymforge.core.errors import UserError
+import openai
+
+from gymforge.core.errors import ContextLengthExceeded, UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
+from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.parsing import message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
@@ -53,13 +62,13 @@ from gymforge.rollout.server import (
     ServerFactory,
     Transport,
     WeightVersion,
-    call_with_retries,
     first_choice,
     post_json,
     split_settings,
 )
 from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, ServerTemplate, TokenInUnsupported
 from gymforge.rollout.tool_formats import FORMATS, ToolFormat, detect_format, parse_completion
+from gymforge.rollout.turn_budget import TurnBudget, send_within
 
 
 class VLLMPolicyFactory(ServerFactory):
@@ -99,6 +108,8 @@ class VLLMPolicyFactory(ServerFactory):
         self.tool_format: ToolFormat | None = None if tool_format == "auto" else tool_format
         renderer = LocalTemplate(tokenizer) if tokenizer else ServerTemplate(self)
         self.template = TemplateDelta(renderer)
+        self.context_window: int | None = None  # the model's, once a response states it
+        self._asked_models = False
 
     def __call__(self) -> VLLMPolicy:
         return VLLMPolicy(self)
@@ -115,6 +126,22 @@ class VLLMPolicyFactory(ServerFactory):
         if closer is not None:
             await closer()
         await super().aclose()
+
+    async def window(self) -> int | None:
+        """The model's context length: from ``/tokenize``'s ``max_model_len``, else asked of
+        ``/v1/models`` once (vLLM lists it there), else from a context-full refusal."""
+        if self.context_window is None and not self._asked_models:
+            self._asked_models = True
+            try:
+                models = await self.client().models.list()
+            except openai.OpenAIError:
+                return None
+            # the model by its name, else the one model there is (vLLM may serve one model
+            # under several names)
+            lens = {m.id: getattr(m, "max_model_len", None) for m in models.data}
+            n = lens.get(self.model, next(iter(lens.values())) if len(lens) == 1 else None)
+            self.context_window = n if type(n) is int and n > 0 else None
+        return self.context_window
 
     async def format_for(self, tools: Tools) -> ToolFormat:
         if self.tool_format is None:
@@ -143,6 +170,7 @@ class VLLMPolicy:
         self._last_call: str | None = None
         self._seed = 0
         self._rng = random.Random(0)
+        self.budget = TurnBudget(factory.sampling.max_tokens)
 
     @property
     def weight_version(self) -> str | None:
@@ -155,6 +183,7 @@ class VLLMPolicy:
         self._rng = random.Random(
             derive_seed("vllm-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
         )
+        self.budget.start(ctx.env)
 
     async def next_prompt(self, observation: Observation) -> list[int]:
         """The exact prompt ids of the coming turn (module docstring)."""
@@ -180,11 +209,28 @@ class VLLMPolicy:
         if first:
             self._ids_json = _extend_json("", prompt)
         fmt = await self.factory.format_for(self.tools)
-        body = self.request_body(self._ids_json)
-        try:
-            data, version = await call_with_retries(
-                self.factory, self._rng, lambda: self._send(body), _completion_hint
+        self.budget.observe(observation)
+        window = await self.factory.window()
+        max_tokens = self.budget.max_tokens(None if window is None else window - len(prompt))
+        if max_tokens is None:
+            raise PolicyRequestRejected(
+                f"vllm:{self.factory.model}: no bound for max_tokens (the server states no "
+                "context length and the environment no token budget; the completions "
+                f"endpoint would stop every turn at 16 tokens): pass --max-tokens; if the "
+                f"server is not vLLM, {ALTERNATIVE}"
             )
+        ids_json = self._ids_json
+        try:
+            data, version = await send_within(
+                self.factory,
+                self._rng,
+                lambda n: self._send(self.request_body(ids_json, n)),
+                max_tokens,
+                _completion_hint,
+            )
+        except ContextLengthExceeded as err:
+            self.factory.context_window = context_limit(str(err)) or window
+            raise
         except PolicyRequestRejected as err:
             if ALTERNATIVE in str(err):
                 raise TokenInUnsupported(str(err), status=err.status) from err
@@ -198,6 +244,7 @@ class VLLMPolicy:
         text = choice.get("text")
         text = text if isinstance(text, str) else ""
         action = parse_completion(text, fmt, f"call_{self.turns}")
+        self.budget.acted(action)
         self._last_call = action.name if isinstance(action, ToolCall) else None
         finish, model = choice.get("finish_reason"), data.get("model")
         return PolicyTurn(
@@ -213,9 +260,10 @@ class VLLMPolicy:
             weight_version=version,
         )
 
-    def request_body(self, prompt_json: str) -> bytes:
+    def request_body(self, prompt_json: str, max_tokens: int | None = None) -> bytes:
         """The completions request, JSON-encoded, for the prompt ids ``prompt_json`` (the
-        items of a JSON array: kept across turns, so each turn encodes only its new ids)."""
+        items of a JSON array: kept across turns, so each turn encodes only its new ids),
+        asking for at most ``max_tokens`` (:mod:`gymforge.rollout.turn_budget`)."""
         s = self.factory.sampling
         body: dict[str, Any] = {
             "model": self.factory.model,
@@ -226,7 +274,7 @@ class VLLMPolicy:
         optional = {
             "temperature": s.temperature,
             "top_p": s.top_p,
-            "max_tokens": s.max_tokens,
+            "max_tokens": max_tokens,
             "stop": list(s.stop) if s.stop else None,
         }
         body.update((k, v) for k, v in optional.items() if v is not None)

@@ -15,6 +15,7 @@ from gymforge.core.errors import InfraError, PolicyError, UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Invalid, Message, Observation, Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.rollout.context_full import prompt_tokens
 from gymforge.rollout.openai_policy import (
     ContextLengthExceeded,
     OpenAIPolicyFactory,
@@ -24,7 +25,6 @@ from gymforge.rollout.openai_policy import (
     Sampling,
     make_openai_policy_factory,
 )
-from gymforge.rollout.server import prompt_tokens
 from gymforge.testing import (
     OpenAITestServer,
     ServedError,

@@ -14,14 +14,17 @@ import sys
 from collections.abc import Sequence
 
 from gymforge.testing.openai_server.fake import (
+    CONTEXT_FAULTS,
     EOS,
     FAULTS,
     FORCED_TOKENS,
+    VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS,
     Responder,
     ServedError,
     ServedReply,
     ServedToolCall,
     apply_stop,
+    context_refusal,
     echo_responder,
     fake_detokenize,
     fake_logprob,
@@ -35,15 +38,18 @@ from gymforge.testing.openai_server.fake import (
 from gymforge.testing.openai_server.server import OpenAITestServer
 
 __all__ = [
+    "CONTEXT_FAULTS",
     "EOS",
     "FAULTS",
     "FORCED_TOKENS",
+    "VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS",
     "OpenAITestServer",
     "Responder",
     "ServedError",
     "ServedReply",
     "ServedToolCall",
     "apply_stop",
+    "context_refusal",
     "echo_responder",
     "fake_detokenize",
     "fake_logprob",

@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-FAULTS = frozenset({"429", "500", "503", "drop", "reset", "malformed", "context"})
+CONTEXT_FAULTS = frozenset(
+    {"context", "context-zero", "context-at-least", "context-too-large", "context-openai"}
+)
+"""Faults that refuse a request because the context is full, each in one engine's wording
+(:func:`context_refusal`)."""
+FAULTS = frozenset({"429", "500", "503", "drop", "reset", "malformed"}) | CONTEXT_FAULTS
+VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS = 16
+"""What vLLM's completions endpoint generates when a request sends no ``max_tokens``."""
 
 
 @dataclass(frozen=True)
@@ -191,3 +198,80 @@ def apply_stop(text: str, stop: Any, include: bool) -> tuple[str, int, str | Non
         return text, len(text), None
     i, s = min(hits)
     return (text[: i + len(s)] if include else text[:i]), i + len(s), s
+
+
+# ---- "the context is full", as engines word it -----------------------------------------
+def context_refusal(kind: str, prompt: int, asked: int | None) -> tuple[str, str | None]:
+    """``(message, code)`` of a 400 refusing a ``prompt``-token request that asked for
+    ``asked`` completion tokens (None: not sent), in the wording of ``kind``:
+
+    - ``context``: older vLLM (and OpenAI's) "you requested T tokens (P in the messages, C
+      in the completion)", the prompt alone one token over the context;
+    - ``context-zero``: vLLM when the prompt is exactly as long as the context and no
+      ``max_tokens`` was sent (its default is clamped to 0);
+    - ``context-at-least``: vLLM >= 0.10 when the prompt alone overflows the context;
+    - ``context-too-large``: vLLM when ``max_tokens`` is more than the room left (here the
+      room is one token less than was asked);
+    - ``context-openai``: OpenAI's ``context_length_exceeded`` code.
+    """
+    completion = asked if asked is not None else VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS
+    if kind == "context":
+        return vllm_requested_message(prompt, completion, max(prompt - 1, 1)), None
+    if kind == "context-zero":
+        return "max_tokens must be at least 1, got 0.", None
+    if kind == "context-at-least":
+        return vllm_at_least_message(prompt - 1, prompt), None
+    if kind == "context-too-large":
+        return vllm_too_large_message(completion, prompt + completion - 1, prompt), None
+    if kind == "context-openai":
+        return (
+            f"This model's maximum context length is {max(prompt - 1, 1)} tokens. However, "
+            f"your messages resulted in {prompt} tokens. Please reduce the length of the "
+            "messages.",
+            "context_length_exceeded",
+        )
+    raise ValueError(f"unknown context fault {kind!r}; known: {sorted(CONTEXT_FAULTS)}")
+
+
+def vllm_requested_message(prompt: int, completion: int, limit: int) -> str:
+    return (
+        f"This model's maximum context length is {limit} tokens. However, you requested "
+        f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+        "completion). Please reduce the length of the messages or completion."
+    )
+
+
+def vllm_at_least_message(limit: int, prompt: int) -> str:
+    return (
+        f"This model's maximum context length is {limit} tokens. However, your prompt "
+        f"contains at least {prompt} input tokens, which exceeds this limit even without "
+        "any output tokens. Please reduce the length of the input prompt."
+    )
+
+
+def vllm_too_large_message(asked: int, limit: int, prompt: int) -> str:
+    return (
+        f"'max_tokens' or 'max_completion_tokens' is too large: {asked}. This model's "
+        f"maximum context length is {limit} tokens and your request has {prompt} input "
+        f"tokens ({asked} > {limit} - {prompt})."
+    )
+
+
+def vllm_max_tokens(prompt: int, asked: int | None, limit: int | None, default: int | None) -> int:
+    """The completion length vLLM grants a ``prompt``-token request that asked for
+    ``asked`` tokens (None: ``default``, or the rest of the context when that is None too)
+    in a ``limit``-token context (None: unbounded), or :class:`ServedError` with vLLM's
+    wording when the context is full or the ask too large."""
+    if limit is not None and prompt > limit:
+        raise ServedError(400, vllm_at_least_message(limit, prompt))
+    room = None if limit is None else limit - prompt
+    if asked is None:
+        grant = default if room is None else min(default or room, room)
+        if grant is None:
+            return 1 << 30
+        if grant < 1:
+            raise ServedError(400, f"max_tokens must be at least 1, got {grant}.")
+        return grant
+    if room is not None and asked > room:
+        raise ServedError(400, vllm_too_large_message(asked, limit or 0, prompt))
+    return asked

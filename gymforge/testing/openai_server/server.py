@@ -35,7 +35,16 @@ controlled from the test: ``latency`` (seconds, or a function of the request), a
 - ``"drop"``: headers and half the body are sent, then the socket is closed;
 - ``"reset"``: the socket is closed before any response;
 - ``"malformed"``: the reply's tool-call arguments become invalid JSON;
-- ``"context"``: a 400 with vLLM's context-length message.
+- ``"context"``, ``"context-zero"``, ``"context-at-least"``, ``"context-too-large"``,
+  ``"context-openai"``: a 400 saying the context is full, in that engine wording
+  (:func:`~gymforge.testing.openai_server.fake.context_refusal`).
+
+With ``max_context`` the server refuses what would overflow it as vLLM does, in vLLM's
+wordings (:func:`~gymforge.testing.openai_server.fake.vllm_max_tokens`); ``/tokenize`` and
+``/v1/models`` state it as ``max_model_len``. A request without ``max_tokens`` gets the
+rest of the context, or on the completions endpoint ``completions_default`` tokens when set
+(vLLM's is :data:`~gymforge.testing.openai_server.fake.VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS`,
+16: set it to test what a real vLLM does to a request that sends none).
 
 ``stop()`` kills the server (in-flight requests are cut); ``start()`` brings it back on the
 same port. ``python -m gymforge.testing.openai_server --latency 1`` runs one standalone.
@@ -57,12 +66,14 @@ from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy import sse
 from gymforge.testing.openai_server import token_in
 from gymforge.testing.openai_server.fake import (
+    CONTEXT_FAULTS,
     FAULTS,
     FORCED_TOKENS,
     Responder,
     ServedError,
     ServedReply,
     apply_stop,
+    context_refusal,
     echo_responder,
     fake_detokenize,
     fake_logprob,
@@ -70,6 +81,7 @@ from gymforge.testing.openai_server.fake import (
     forced_tokenize,
     render_completion,
     render_prompt,
+    vllm_max_tokens,
 )
 
 
@@ -91,6 +103,7 @@ class OpenAITestServer:
         cache: bool = False,
         token_in: bool = True,
         noncanonical_grammar: bool = False,
+        completions_default: int | None = None,
     ) -> None:
         self.responder = responder
         self.model = model
@@ -104,6 +117,8 @@ class OpenAITestServer:
         self.cache: dict[bytes, bytes] | None = {} if cache else None  # request -> response
         self.token_in = token_in  # False: a plain server (no /tokenize, no ids back)
         self.noncanonical_grammar = noncanonical_grammar
+        # max_tokens of a completions request that sends none (vLLM's: 16); None: the rest
+        self.completions_default = completions_default
         self.requests: list[dict[str, Any]] = []
         self.faults: collections.deque[str] = collections.deque()
         self.served: collections.Counter[str] = collections.Counter()
@@ -165,7 +180,15 @@ class OpenAITestServer:
 
     # ---- handlers -----------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
-        data = [{"id": self.model, "object": "model", "created": 0, "owned_by": "gymforge"}]
+        data = [
+            {
+                "id": self.model,
+                "object": "model",
+                "created": 0,
+                "owned_by": "gymforge",
+                "max_model_len": self.max_context or 1 << 20,
+            }
+        ]
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -176,7 +199,12 @@ class OpenAITestServer:
             if not self.token_in:
                 body = {**body, "return_token_ids": False}  # a plain server ignores it
             return token_in.text_completion(
-                self.responder, body, self.model, self.max_context, malformed
+                self.responder,
+                body,
+                self.model,
+                self.max_context,
+                malformed,
+                default_max_tokens=self.completions_default,
             )
 
         return await self._handle(request, "prompt", build)
@@ -228,8 +256,10 @@ class OpenAITestServer:
             raise asyncio.CancelledError  # aiohttp drops the connection without a response
         if fault in ("429", "500", "503"):
             return _error(int(fault), f"injected {fault}", code=fault)
-        if fault == "context":
-            return _error(400, _context_message(len(fake_tokenize(str(body))), 1))
+        if fault in CONTEXT_FAULTS:
+            asked = body.get("max_tokens") or body.get("max_completion_tokens")
+            message, code = context_refusal(fault, self._prompt_length(body, required), asked)
+            return _error(400, message, code=code)
         if cached is not None and fault is None:
             data = cached
         else:
@@ -252,6 +282,15 @@ class OpenAITestServer:
         self.served["ok"] += 1
         return web.Response(body=data, content_type="application/json")
 
+    @staticmethod
+    def _prompt_length(body: dict[str, Any], required: str) -> int:
+        if required == "messages":
+            return len(fake_tokenize(render_prompt(body["messages"], body.get("tools"))))
+        try:
+            return len(token_in.prompt_ids(body))
+        except ServedError:
+            return 1
+
     def _completion(self, req: dict[str, Any], malformed: bool = False) -> dict[str, Any]:
         """The vLLM-shaped response for request ``req`` (raises ServedError)."""
         reply = self.responder(req)
@@ -259,11 +298,8 @@ class OpenAITestServer:
             reply = ServedReply(content=reply)
         prompt_text = render_prompt(req["messages"], req.get("tools"))
         prompt_ids = fake_tokenize(prompt_text)
-        max_tokens = req.get("max_tokens") or req.get("max_completion_tokens")
-        if self.max_context is not None and len(prompt_ids) + (max_tokens or 1) > self.max_context:
-            raise ServedError(
-                400, _context_message(len(prompt_ids), max_tokens or 1, self.max_context)
-            )
+        asked = req.get("max_tokens") or req.get("max_completion_tokens")
+        max_tokens = vllm_max_tokens(len(prompt_ids), asked, self.max_context, None)
         digest = hashlib.sha256(prompt_text.encode()).hexdigest()[:16]
         calls = [
             {
@@ -291,7 +327,7 @@ class OpenAITestServer:
         grammar = self.noncanonical_grammar and calls and "parallel_tool_calls" in req
         tokenize = forced_tokenize if grammar else fake_tokenize
         completion_ids = tokenize(generated)
-        if max_tokens is not None and len(completion_ids) > max_tokens:
+        if len(completion_ids) > max_tokens:
             completion_ids = completion_ids[:max_tokens]
             content = bytes(completion_ids).decode("utf-8", errors="ignore")
             calls, finish = [], "length"
@@ -342,15 +378,6 @@ def _logprobs(ids: list[int], top: int, as_ids: bool) -> list[dict[str, Any]]:
         {**entry(t, i), "top_logprobs": [entry((t + j) % 256, i) for j in range(top)]}
         for i, t in enumerate(ids)
     ]
-
-
-def _context_message(prompt: int, completion: int, limit: int | None = None) -> str:
-    limit = limit if limit is not None else prompt
-    return (
-        f"This model's maximum context length is {limit} tokens. However, you requested "
-        f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
-        "completion). Please reduce the length of the messages or completion."
-    )
 
 
 def _error(status: int, message: str, code: str | None = None) -> web.Response:

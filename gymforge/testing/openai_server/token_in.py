@@ -6,7 +6,9 @@ A completion's prompt ids are read back into chat messages (:func:`parse_prompt`
 same responders answer chat and token-id requests. The completion is the reply's raw text
 (:func:`render_completion`, hermes-style ``<tool_call>`` blocks) followed by the fake EOS,
 cut at the first stop string (kept in the text only with ``include_stop_str_in_output``;
-its tokens stay in ``token_ids`` either way, as vLLM's do) or at ``max_tokens``. The
+its tokens stay in ``token_ids`` either way, as vLLM's do) or at ``max_tokens`` (when the
+request sends none, ``default_max_tokens``: vLLM's is 16; a full context is refused in
+vLLM's wordings, :func:`~gymforge.testing.openai_server.fake.vllm_max_tokens`). The
 response has vLLM's per-choice ``token_ids`` and ``prompt_token_ids`` (when
 ``return_token_ids``) and completions-style ``logprobs`` (``tokens``, ``token_logprobs``,
 ``top_logprobs``, ``text_offset``).
@@ -30,6 +32,7 @@ from gymforge.testing.openai_server.fake import (
     parse_prompt,
     render_completion,
     render_prompt,
+    vllm_max_tokens,
 )
 
 
@@ -51,6 +54,7 @@ def text_completion(
     model: str,
     max_context: int | None,
     malformed: bool = False,
+    default_max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The completions response for ``body`` (see the module docstring)."""
     ids = prompt_ids(body)
@@ -66,22 +70,14 @@ def text_completion(
     generated = render_completion(reply.content, calls)
     if malformed and not calls:
         generated += '<tool_call>{"name": "x", "arguments": {'
-    max_tokens = body.get("max_tokens")
-    if max_context is not None and len(ids) + (max_tokens or 1) > max_context:
-        raise ServedError(
-            400,
-            f"This model's maximum context length is {max_context} tokens. However, your "
-            f"prompt contains at least {max_context + 1} input tokens, which exceeds this "
-            "limit even without any output tokens. Please reduce the length of the input "
-            "prompt.",
-        )
+    max_tokens = vllm_max_tokens(len(ids), body.get("max_tokens"), max_context, default_max_tokens)
     include = bool(body.get("include_stop_str_in_output"))
     out_text, cut, stop_string = apply_stop(generated, body.get("stop"), include)
     completion = fake_tokenize(generated[:cut])
     finish = "stop"
     if stop_string is None:
         completion += fake_tokenize(EOS)  # the EOS is in token_ids, not in the text
-    if max_tokens is not None and len(completion) > max_tokens:
+    if len(completion) > max_tokens:
         completion = completion[:max_tokens]
         out_text = fake_detokenize(completion)
         finish, stop_string = "length", None

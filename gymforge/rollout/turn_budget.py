@@ -1,0 +1,101 @@
+"""How many tokens the next model turn may generate: the ``max_tokens`` of every request.
+
+Left out, ``max_tokens`` is the server's choice, and vLLM's completions endpoint chooses 16:
+every ``vllm:`` turn would end on ``length``. Both server policies therefore send the
+smallest of the bounds they know (:meth:`TurnBudget.max_tokens`):
+
+- the environment's remaining token budget: ``Budget.max_tokens`` less what the episode
+  has used, counted as the environment counts it (each observation's ``tokens``, each
+  action's text through the environment's token counter);
+- ``--max-tokens`` (``Sampling.max_tokens``), a cap;
+- the room left in the model's context, when the policy knows both the prompt's length and
+  the context length (``vllm:``: its prompt ids and the ``max_model_len`` vLLM reports).
+
+When a known bound leaves less than one token, no request is sent: the policy raises
+``ContextLengthExceeded`` and the episode ends truncated (``context_length``). When no
+bound is known (``openai:`` with neither a token budget nor ``--max-tokens``) the field is
+left out, and chat endpoints (vLLM's, OpenAI's) default to the rest of the context.
+
+A refusal that the context is full (:mod:`gymforge.rollout.context_full`) stating room for
+a shorter completion than was asked is sent once more asking for that room
+(:func:`send_within`); any other such refusal ends the episode, never the run.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+from gymforge.core.capabilities import BUDGET, supported
+from gymforge.core.errors import ContextLengthExceeded
+from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
+from gymforge.core.types import Action, Observation
+from gymforge.kit.tool_env import action_text
+from gymforge.rollout.context_full import room
+from gymforge.rollout.server import Rejection, ServerFactory, call_with_retries
+
+
+class TurnBudget:
+    """One episode's token accounting for ``max_tokens`` (module docstring). ``cap`` is
+    ``--max-tokens``; call :meth:`start` at the episode's start, :meth:`observe` with each
+    observation and :meth:`acted` with each action."""
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = cap
+        self.limit: int | None = None
+        self.used = 0
+        self.counter: TokenCounter = ApproxTokenCounter()
+
+    def start(self, env: object) -> None:
+        """A new episode of ``env``: its token budget (if it declares one) and counter."""
+        has = supported(env, BUDGET)
+        self.limit = has.budget.max_tokens if has is not None else None
+        counter = getattr(env, "token_counter", None)
+        self.counter = (
+            cast(TokenCounter, counter) if hasattr(counter, "count_text") else ApproxTokenCounter()
+        )
+        self.used = 0
+
+    def observe(self, observation: Observation) -> None:
+        self.used += observation.tokens
+
+    def acted(self, action: Action) -> None:
+        self.used += self.counter.count_text(action_text(action))
+
+    def remaining(self) -> int | None:
+        """The environment's token budget left, or None when it declares none."""
+        return None if self.limit is None else self.limit - self.used
+
+    def max_tokens(self, context_room: int | None = None) -> int | None:
+        """The ``max_tokens`` to send: the smallest known bound, None when none is known.
+        ``ContextLengthExceeded`` when the budget or the context leaves no token."""
+        bounds = {
+            "the environment's token budget": self.remaining(),
+            "the model's context": context_room,
+        }
+        for what, left in bounds.items():
+            if left is not None and left < 1:
+                raise ContextLengthExceeded(
+                    f"no room for a completion: {what} leaves {left} tokens (not sent)"
+                )
+        known = [n for n in (self.cap, *bounds.values()) if n is not None]
+        return min(known) if known else None
+
+
+async def send_within(
+    factory: ServerFactory,
+    rng: random.Random,
+    send: Callable[[int | None], Awaitable[dict[str, Any]]],
+    max_tokens: int | None,
+    hint: Rejection | None = None,
+) -> tuple[dict[str, Any], str | None]:
+    """``send(max_tokens)`` with the retry policy; sent once more with the room a
+    context-full refusal states when that is less than was asked (module docstring)."""
+    try:
+        return await call_with_retries(factory, rng, lambda: send(max_tokens), hint)
+    except ContextLengthExceeded as err:
+        left = room(str(err))
+        if left is None or left < 1 or (max_tokens is not None and left >= max_tokens):
+            raise
+        return await call_with_retries(factory, rng, lambda: send(left), hint)
