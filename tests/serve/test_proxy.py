@@ -371,3 +371,23 @@ def test_cli_proxy_process(upstream: OpenAITestServer) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_token_in_turns_get_the_rest_of_the_context() -> None:
+    """A chat request without ``max_tokens`` gets the rest of the context from a chat
+    endpoint; the completions endpoint the token-in path uses defaults to 16 tokens (vLLM),
+    so the proxy sends the room left explicitly, and refuses a full context as vLLM does."""
+    with (
+        OpenAITestServer(
+            scripted_responder(REPLIES), max_context=4000, completions_default=16
+        ) as upstream,
+        ProxyServer(ProxyConfig(upstream=upstream.base_url, token=TOKEN)) as proxy,
+    ):
+        proxy.open_episode("ep-room")
+        play(client(proxy, "ep-room"))
+        t = proxy.close_episode("ep-room")
+        sent = [r for r in upstream.requests if "prompt" in r]
+        assert len(sent) == 2
+        for body in sent:
+            assert body["max_tokens"] == 4000 - len(body["prompt"])
+        assert [turn.mode for turn in t.turns] == ["pass-through", "token-in", "token-in"]

@@ -82,8 +82,18 @@ class Continuation:
         delta = await template.delta(messages, tools)
         return previous.prompt_token_ids + completion + close + delta
 
-    def completion_body(self, chat: dict[str, Any], prompt: list[int]) -> dict[str, Any]:
-        """The completions request for chat request ``chat`` with prompt ids ``prompt``."""
+    async def room(self, model: str, prompt: list[int]) -> int | None:
+        """What a chat endpoint gives a request without ``max_tokens``: the rest of the
+        model's context after ``prompt`` (None when the server states no context length).
+        The completions endpoint would default to 16 tokens instead."""
+        window = await self.factory(model).window()
+        return None if window is None else window - len(prompt)
+
+    def completion_body(
+        self, chat: dict[str, Any], prompt: list[int], room: int | None = None
+    ) -> dict[str, Any]:
+        """The completions request for chat request ``chat`` with prompt ids ``prompt``;
+        ``room`` is the ``max_tokens`` sent when the chat request names none."""
         body: dict[str, Any] = {
             "model": chat.get("model"),
             "prompt": prompt,
@@ -91,7 +101,7 @@ class Continuation:
             "include_stop_str_in_output": True,
             "logprobs": int(chat.get("top_logprobs") or 0),
         }
-        max_tokens = chat.get("max_completion_tokens") or chat.get("max_tokens")
+        max_tokens = chat.get("max_completion_tokens") or chat.get("max_tokens") or room
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         body.update((k, chat[k]) for k in SAMPLING_FIELDS if chat.get(k) is not None)

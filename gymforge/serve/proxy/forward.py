@@ -68,7 +68,17 @@ class Forwarder:
         model = str(body.get("model"))
         tools = body.get("tools") or None
         prompt = await self.continuation.prompt(previous, new_messages, tools, model)
-        completion_body = self.continuation.completion_body(body, prompt)
+        room = None
+        if not (body.get("max_completion_tokens") or body.get("max_tokens")):
+            room = await self.continuation.room(model, prompt)
+            if room is not None and room < 1:  # what vLLM's chat endpoint answers here
+                message = (
+                    f"This model's maximum context length is {room + len(prompt)} tokens. "
+                    f"However, your prompt contains at least {len(prompt)} input tokens."
+                )
+                error = {"message": message, "type": "BadRequestError", "code": 400}
+                return web.json_response({"error": error}, status=400)
+        completion_body = self.continuation.completion_body(body, prompt, room)
         assert self.http is not None
         url = self.config.upstream.rstrip("/") + "/completions"
         async with self.http.post(url, json=completion_body) as r:
