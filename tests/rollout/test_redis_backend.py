@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -16,6 +14,8 @@ from typing import Any
 import pytest
 
 redis = pytest.importorskip("redis")
+
+from redis_helpers import REDIS_SERVER, redis_server  # noqa: E402
 
 from gymforge.envs.ledger import LedgerEnv  # noqa: E402
 from gymforge.rollout.executors.redis import RedisExecutor  # noqa: E402
@@ -33,59 +33,13 @@ from gymforge.trajectory.io import read_episodes, verify_chain  # noqa: E402
 
 SEAL_KEY = b"redis coordinator seal key"
 
-REDIS_SERVER = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A throwaway redis-server: no persistence, killed at teardown."""
-    assert REDIS_SERVER is not None
-    for _ in range(5):
-        port = _free_port()
-        proc = subprocess.Popen(
-            [
-                REDIS_SERVER,
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(tmp_path),
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                client.ping()
-                break
-            except redis.exceptions.ConnectionError:
-                time.sleep(0.05)
-        client.close()
-        if proc.poll() is None:
-            break
-    else:
-        pytest.fail("redis-server did not start")
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    with redis_server(tmp_path) as url:
+        yield url
 
 
 JOBS = expand([(t, 3) for t in LedgerEnv.tasks.sample(20, 0)], group=2)  # 40 jobs

@@ -10,12 +10,16 @@ after they are handed over; the runner writes them before the next loop turn.
 
 Tasks stream through a bounded window: the runner keeps at most ``capacity`` attempts in
 flight (``window``, by default ``WINDOW_PER_SLOT`` times the spec's ``concurrency``: one
-playing and one queued behind it per worker slot), and puts the next job on the stream only
-once a result has been handed over and written. So the task stream and this process hold
-at most a window of a run's tasks, whatever its size (``peak_in_flight`` in the summary),
-and the client's pool holds ``concurrency + 1`` connections (the reader's blocking read
-and the attempts' XADDs, which wait for a free one), never one per queued task.
-``--concurrency`` of a Redis run is the number of episodes it keeps going across all
+playing and one queued behind it per worker slot) and queues the next job only once a
+result has been handed over and written. So this process and the task stream hold a
+window of a run's tasks, whatever its size. The summary says so: ``peak_in_flight`` (the
+most attempts waiting at once) and ``peak_task_stream`` (the stream's length after each of
+this run's XADDs: its peak while no other run adds; above the window by at most the entries
+workers have answered but not yet deleted, one per worker slot). The client's pool holds
+``concurrency + 1`` connections (the reader's blocking read; XADDs wait for a free one),
+never one per queued task.
+
+``--concurrency`` of a Redis run is the number of episodes it keeps going across all its
 workers: the total of the workers' ``-c``. ``idle_timeout_s`` without any result while
 attempts wait, or ``timeout_s`` in all, ends the run with ``ExecutorDown``.
 """
@@ -82,6 +86,7 @@ class RedisExecutor:
         self.duplicates = 0
         self.queued = 0  # task entries this run added
         self.peak_in_flight = 0  # the most attempts waiting for a result at once
+        self.peak_stream = 0  # the longest the task stream was after one of our XADDs
         self._r: Any = None
         self._spec: RunSpec | None = None
         self._run_id = ""
@@ -115,10 +120,14 @@ class RedisExecutor:
         self.peak_in_flight = max(self.peak_in_flight, len(self._waiting))
         try:
             try:
-                await self._r.xadd(self.streams.tasks, self._fields(job, n))
+                async with self._r.pipeline(transaction=False) as pipe:
+                    pipe.xadd(self.streams.tasks, self._fields(job, n))
+                    pipe.xlen(self.streams.tasks)  # the stream only grows here: its peak
+                    _id, length = await pipe.execute()
             except RedisError as err:
                 raise ExecutorDown(f"redis: cannot queue {job.label}: {err}") from err
             self.queued += 1
+            self.peak_stream = max(self.peak_stream, int(length))
             fields = await fut
         finally:
             self._waiting.pop((*job.key, n), None)
@@ -224,4 +233,5 @@ class RedisExecutor:
             "duplicate_results": self.duplicates,
             "tasks_queued": self.queued,
             "peak_in_flight": self.peak_in_flight,
+            "peak_task_stream": self.peak_stream,
         }
