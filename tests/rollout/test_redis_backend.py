@@ -455,3 +455,42 @@ def test_a_hundred_and_one_episodes_through_the_redis_executor(
         verify_chain(log)
     sealed = check_file(tmp_path / "trajectories.jsonl", SEAL_KEY)
     assert sealed.finished and len(sealed.episodes) == 101
+
+
+def test_a_resumed_redis_run_queues_only_the_missing_jobs(redis_url: str, tmp_path: Path) -> None:
+    """Resume through the window: a second run over the same directory queues only the jobs
+    the first did not write, and the file ends with every job once, seals intact."""
+
+    async def main() -> tuple[dict, dict]:
+        stop = asyncio.Event()
+        workers = [
+            asyncio.create_task(worker(redis_url, consumer=f"w{i}", block_ms=100, stop_event=stop))
+            for i in range(2)
+        ]
+        try:
+            first = await run_redis(
+                redis_url, JOBS[:15], tmp_path, seal_key=SEAL_KEY, concurrency=2, block_ms=100
+            )
+            spec = RunSpec(
+                env="ledger",
+                policy="oracle",
+                backend="redis",
+                jobs=JOBS,
+                out=tmp_path,
+                seal_key=SEAL_KEY,
+                concurrency=2,
+                resume=True,
+            )
+            second = await run(spec, RedisExecutor(redis_url, block_ms=100, timeout_s=60))
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*workers), 10)
+        return first.summary, second.summary
+
+    first, second = asyncio.run(main())
+    assert first["episodes"] == 15 and first["tasks_queued"] == 15
+    assert second["resumed"] == 15 and second["tasks_queued"] == 25
+    assert second["episodes"] == 40 and second["peak_in_flight"] <= 4
+    check_output(tmp_path, 40)
+    sealed = check_file(tmp_path / "trajectories.jsonl", SEAL_KEY)
+    assert sealed.finished and len(sealed.episodes) == 40

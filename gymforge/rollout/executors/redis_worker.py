@@ -45,6 +45,22 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     aioredis = None  # type: ignore[assignment]
     RedisError = ResponseError = Exception  # type: ignore[assignment,misc]
 
+__all__ = [
+    "CONNECTIONS_PER_WORKER",
+    "DEFAULT_PREFIX",
+    "DONE_TTL_S",
+    "RedisError",
+    "Streams",
+    "connect",
+    "ensure_group",
+    "job_key",
+    "run_task",
+    "serve_workers",
+    "task_fields",
+    "worker",
+    "worker_main",
+]
+
 log = logging.getLogger("gymforge.redis")
 
 DEFAULT_PREFIX = "gymforge"
