@@ -194,7 +194,13 @@ def run(
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling and episodes."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
+    concurrency: int = typer.Option(
+        1,
+        "--concurrency",
+        "-c",
+        min=1,
+        help="Episodes at once; with --backend redis, across all workers (the sum of their -c).",
+    ),
     split: str = typer.Option("train", "--split", help="train, heldout or all."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON to stdout."),
     dataset: Path | None = typer.Option(None, "--dataset", help="Run this JSONL dataset's tasks."),
@@ -305,7 +311,9 @@ def demo(
 @friendly
 def worker(
     redis: str = typer.Option(..., "--redis", envvar="GYMFORGE_REDIS_URL", help="Redis URL."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1),
+    concurrency: int = typer.Option(
+        1, "--concurrency", "-c", min=1, help="Episodes this worker plays at once."
+    ),
     reclaim_idle: float = typer.Option(
         60.0, "--reclaim-idle", help="Seconds before a dead worker's tasks are taken over."
     ),

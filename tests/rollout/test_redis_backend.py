@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -16,6 +14,8 @@ from typing import Any
 import pytest
 
 redis = pytest.importorskip("redis")
+
+from redis_helpers import REDIS_SERVER, redis_server  # noqa: E402
 
 from gymforge.envs.ledger import LedgerEnv  # noqa: E402
 from gymforge.rollout.executors.redis import RedisExecutor  # noqa: E402
@@ -33,70 +33,36 @@ from gymforge.trajectory.io import read_episodes, verify_chain  # noqa: E402
 
 SEAL_KEY = b"redis coordinator seal key"
 
-REDIS_SERVER = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A throwaway redis-server: no persistence, killed at teardown."""
-    assert REDIS_SERVER is not None
-    for _ in range(5):
-        port = _free_port()
-        proc = subprocess.Popen(
-            [
-                REDIS_SERVER,
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(tmp_path),
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                client.ping()
-                break
-            except redis.exceptions.ConnectionError:
-                time.sleep(0.05)
-        client.close()
-        if proc.poll() is None:
-            break
-    else:
-        pytest.fail("redis-server did not start")
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    with redis_server(tmp_path) as url:
+        yield url
 
 
 JOBS = expand([(t, 3) for t in LedgerEnv.tasks.sample(20, 0)], group=2)  # 40 jobs
 
 
 async def run_redis(
-    url: str, jobs: list[Job], out: Path, *, seal_key: bytes | None = None, **executor: Any
+    url: str,
+    jobs: list[Job],
+    out: Path,
+    *,
+    seal_key: bytes | None = None,
+    concurrency: int = 1,
+    **executor: Any,
 ) -> RunResult:
     """The ledger oracle's ``jobs`` through the runner on a ``RedisExecutor`` at ``url``."""
     spec = RunSpec(
-        env="ledger", policy="oracle", backend="redis", jobs=jobs, out=out, seal_key=seal_key
+        env="ledger",
+        policy="oracle",
+        backend="redis",
+        jobs=jobs,
+        out=out,
+        seal_key=seal_key,
+        concurrency=concurrency,
     )
     return await run(spec, RedisExecutor(url, **executor))
 
@@ -176,7 +142,7 @@ def test_dead_workers_job_is_reclaimed(
         # a worker that takes two jobs and dies without acking them
         dead = connect(redis_url)
         deadline = time.monotonic() + 10
-        while await dead.xlen(streams.tasks) < len(JOBS):
+        while await dead.xlen(streams.tasks) < 2:  # the window of concurrency 1
             assert time.monotonic() < deadline, "tasks were never queued"
             await asyncio.sleep(0.02)
         taken = await dead.xreadgroup(streams.group, "dead", {streams.tasks: ">"}, count=2)
@@ -226,6 +192,7 @@ def test_a_job_finished_twice_is_written_once(redis_url: str, tmp_path: Path) ->
                 block_ms=100,
                 timeout_s=30,
                 seal_key=SEAL_KEY,
+                concurrency=2,  # a window of all four
             )
         )
         r = connect(redis_url)
@@ -442,3 +409,88 @@ def test_a_worker_killed_mid_episode_loses_nothing(redis_url: str, tmp_path: Pat
             except subprocess.TimeoutExpired:
                 rescuer.kill()
                 rescuer.wait(timeout=10)
+
+
+def test_a_hundred_and_one_episodes_through_the_redis_executor(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Past redis-py's 100-connection pool: 101 jobs of the cheap ``digits`` oracle through
+    the runner and two workers. Pushing every task at once opened a connection per queued
+    task and failed with ``MaxConnectionsError``; the executor keeps a bounded window."""
+    from gymforge.envs.digits import DigitsEnv
+
+    jobs = expand([(t, 0) for t in DigitsEnv.tasks.sample(101, 0)], group=1)
+
+    async def main() -> tuple[dict, int]:
+        stop = asyncio.Event()
+        workers = [
+            asyncio.create_task(worker(redis_url, consumer=f"w{i}", block_ms=100, stop_event=stop))
+            for i in range(2)
+        ]
+        try:
+            spec = RunSpec(
+                env="digits",
+                policy="oracle",
+                backend="redis",
+                jobs=jobs,
+                concurrency=4,
+                out=tmp_path,
+                seal_key=SEAL_KEY,
+            )
+            executor = RedisExecutor(redis_url, block_ms=100, timeout_s=60, idle_timeout_s=20)
+            result = await run(spec, executor)
+        finally:
+            stop.set()
+            counts = await asyncio.wait_for(asyncio.gather(*workers), 10)
+        return result.summary, sum(counts)
+
+    summary, processed = asyncio.run(main())
+    assert summary["episodes"] == 101 and summary["success_rate"] == 1.0
+    assert summary["infra_errors"] == 0 and processed == 101
+    assert summary["tasks_queued"] == 101 and summary["duplicate_results"] == 0
+    assert 1 <= summary["peak_in_flight"] <= 8  # the window: twice the concurrency of 4
+    logs = read_episodes(tmp_path / "trajectories.jsonl")
+    assert len({(lg.end.task_id, lg.end.rollout) for lg in logs if lg.end}) == 101
+    for log in logs:
+        verify_chain(log)
+    sealed = check_file(tmp_path / "trajectories.jsonl", SEAL_KEY)
+    assert sealed.finished and len(sealed.episodes) == 101
+
+
+def test_a_resumed_redis_run_queues_only_the_missing_jobs(redis_url: str, tmp_path: Path) -> None:
+    """Resume through the window: a second run over the same directory queues only the jobs
+    the first did not write, and the file ends with every job once, seals intact."""
+
+    async def main() -> tuple[dict, dict]:
+        stop = asyncio.Event()
+        workers = [
+            asyncio.create_task(worker(redis_url, consumer=f"w{i}", block_ms=100, stop_event=stop))
+            for i in range(2)
+        ]
+        try:
+            first = await run_redis(
+                redis_url, JOBS[:15], tmp_path, seal_key=SEAL_KEY, concurrency=2, block_ms=100
+            )
+            spec = RunSpec(
+                env="ledger",
+                policy="oracle",
+                backend="redis",
+                jobs=JOBS,
+                out=tmp_path,
+                seal_key=SEAL_KEY,
+                concurrency=2,
+                resume=True,
+            )
+            second = await run(spec, RedisExecutor(redis_url, block_ms=100, timeout_s=60))
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*workers), 10)
+        return first.summary, second.summary
+
+    first, second = asyncio.run(main())
+    assert first["episodes"] == 15 and first["tasks_queued"] == 15
+    assert second["resumed"] == 15 and second["tasks_queued"] == 25
+    assert second["episodes"] == 40 and second["peak_in_flight"] <= 4
+    check_output(tmp_path, 40)
+    sealed = check_file(tmp_path / "trajectories.jsonl", SEAL_KEY)
+    assert sealed.finished and len(sealed.episodes) == 40

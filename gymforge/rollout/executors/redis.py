@@ -8,9 +8,20 @@ more (a reclaimed attempt that finished twice, one the runner gave up on) is cou
 ``duplicate_results`` and dropped, so the runner sees each attempt once. Results are acked
 after they are handed over; the runner writes them before the next loop turn.
 
-The workers bound how many episodes run at once, so the runner may put every job on the
-stream at once (``capacity``). ``idle_timeout_s`` without any result while attempts wait,
-or ``timeout_s`` in all, ends the run with ``ExecutorDown``.
+Tasks stream through a bounded window: the runner keeps at most ``capacity`` attempts in
+flight (``window``, by default ``WINDOW_PER_SLOT`` times the spec's ``concurrency``: one
+playing and one queued behind it per worker slot) and queues the next job only once a
+result has been handed over and written. So this process and the task stream hold a
+window of a run's tasks, whatever its size. The summary says so: ``peak_in_flight`` (the
+most attempts waiting at once) and ``peak_task_stream`` (the stream's length after each of
+this run's XADDs: its peak while no other run adds; above the window by at most the entries
+workers have answered but not yet deleted, one per worker slot). The client's pool holds
+``concurrency + 1`` connections (the reader's blocking read; XADDs wait for a free one),
+never one per queued task.
+
+``--concurrency`` of a Redis run is the number of episodes it keeps going across all its
+workers: the total of the workers' ``-c``. ``idle_timeout_s`` without any result while
+attempts wait, or ``timeout_s`` in all, ends the run with ``ExecutorDown``.
 """
 
 from __future__ import annotations
@@ -22,11 +33,12 @@ import logging
 import time
 from typing import Any
 
-from gymforge.core.errors import InfraError
+from gymforge.core.errors import ConfigError, InfraError
 from gymforge.rollout.executors.base import ExecutorDown, Records, Refused
 from gymforge.rollout.executors.redis_worker import (
     DEFAULT_PREFIX,
     DONE_TTL_S,
+    RedisError,
     Streams,
     connect,
     ensure_group,
@@ -39,6 +51,8 @@ from gymforge.rollout.spec import RunSpec
 log = logging.getLogger("gymforge.redis")
 
 COORDINATOR_GROUP = "coordinator"
+WINDOW_PER_SLOT = 2
+"""Attempts on the stream per unit of the spec's ``concurrency``."""
 
 Attempt = tuple[str, int, int, int]
 """A job key and the attempt number."""
@@ -47,7 +61,8 @@ Attempt = tuple[str, int, int, int]
 class RedisExecutor:
     """Queue attempts for the workers at ``url`` and collect their results. The env and
     policy travel by name (the spec's ``env``, ``dataset`` and ``policy``), with
-    ``policy_options`` (``base_url`` among them)."""
+    ``policy_options`` (``base_url`` among them). ``window`` overrides the number of
+    attempts on the stream at once (see the module docstring)."""
 
     name = "redis"
 
@@ -60,11 +75,18 @@ class RedisExecutor:
         block_ms: int = 1000,
         timeout_s: float | None = 24 * 3600.0,
         idle_timeout_s: float | None = None,
+        window: int | None = None,
     ) -> None:
+        if window is not None and window < 1:
+            raise ConfigError("the Redis executor's window must be at least 1")
         self.url, self.streams = url, Streams(prefix)
         self.policy_options = dict(policy_options or {})
         self.block_ms, self.timeout_s, self.idle_timeout_s = block_ms, timeout_s, idle_timeout_s
+        self.window = window
         self.duplicates = 0
+        self.queued = 0  # task entries this run added
+        self.peak_in_flight = 0  # the most attempts waiting for a result at once
+        self.peak_stream = 0  # the longest the task stream was after one of our XADDs
         self._r: Any = None
         self._spec: RunSpec | None = None
         self._run_id = ""
@@ -78,11 +100,11 @@ class RedisExecutor:
         return self.streams.results(self._run_id)
 
     def capacity(self, spec: RunSpec, jobs: int) -> int:
-        return max(1, jobs)
+        return max(1, min(jobs, self.window or WINDOW_PER_SLOT * spec.concurrency))
 
     async def open(self, spec: RunSpec, run_id: str) -> None:
         self._spec, self._run_id = spec, run_id
-        self._r = connect(self.url)
+        self._r = connect(self.url, spec.concurrency + 1)
         await ensure_group(self._r, self.results_key, COORDINATOR_GROUP)
         await ensure_group(self._r, self.streams.tasks, self.streams.group)
         self._reader = asyncio.create_task(self._read())
@@ -95,8 +117,17 @@ class RedisExecutor:
         n = self._attempts[job.key] = self._attempts.get(job.key, -1) + 1
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[(*job.key, n)] = fut
+        self.peak_in_flight = max(self.peak_in_flight, len(self._waiting))
         try:
-            await self._r.xadd(self.streams.tasks, self._fields(job, n))
+            try:
+                async with self._r.pipeline(transaction=False) as pipe:
+                    pipe.xadd(self.streams.tasks, self._fields(job, n))
+                    pipe.xlen(self.streams.tasks)  # the stream only grows here: its peak
+                    _id, length = await pipe.execute()
+            except RedisError as err:
+                raise ExecutorDown(f"redis: cannot queue {job.label}: {err}") from err
+            self.queued += 1
+            self.peak_stream = max(self.peak_stream, int(length))
             fields = await fut
         finally:
             self._waiting.pop((*job.key, n), None)
@@ -104,6 +135,7 @@ class RedisExecutor:
             error = fields["error"]
             raise InfraError(error) if fields.get("retryable") == "1" else Refused(error)
         records: Records = json.loads(fields["records"])
+        del self._attempts[job.key]  # done: the runner never plays a finished job again
         return records
 
     def _fields(self, job: Job, attempt: int) -> dict[str, str]:
@@ -197,4 +229,9 @@ class RedisExecutor:
             self._r = None
 
     def stats(self) -> dict[str, Any]:
-        return {"duplicate_results": self.duplicates}
+        return {
+            "duplicate_results": self.duplicates,
+            "tasks_queued": self.queued,
+            "peak_in_flight": self.peak_in_flight,
+            "peak_task_stream": self.peak_stream,
+        }

@@ -40,15 +40,33 @@ from gymforge.rollout.resolve import PolicySource, resolve_policy
 
 try:
     import redis.asyncio as aioredis
-    from redis.exceptions import ResponseError
+    from redis.exceptions import RedisError, ResponseError
 except ImportError:  # pragma: no cover - exercised only without the extra
     aioredis = None  # type: ignore[assignment]
-    ResponseError = Exception  # type: ignore[assignment,misc]
+    RedisError = ResponseError = Exception  # type: ignore[assignment,misc]
+
+__all__ = [
+    "CONNECTIONS_PER_WORKER",
+    "DEFAULT_PREFIX",
+    "DONE_TTL_S",
+    "RedisError",
+    "Streams",
+    "connect",
+    "ensure_group",
+    "job_key",
+    "run_task",
+    "serve_workers",
+    "task_fields",
+    "worker",
+    "worker_main",
+]
 
 log = logging.getLogger("gymforge.redis")
 
 DEFAULT_PREFIX = "gymforge"
 DONE_TTL_S = 7 * 24 * 3600
+CONNECTIONS_PER_WORKER = 2
+"""A worker's blocking read (or its episode's result and ack) and its heartbeat."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +90,23 @@ class Streams:
         return f"{self.prefix}:done:{run_id}"
 
 
-def connect(url: str) -> Any:
+POOL_WAIT_S = 60.0
+"""How long a command waits for a free pooled connection before it fails."""
+
+
+def connect(url: str, max_connections: int = 2) -> Any:
+    """A client whose pool holds at most ``max_connections`` connections: a command that
+    finds them all busy waits (up to ``POOL_WAIT_S``) for one rather than opening another,
+    so the connections a process holds follow its concurrency, never its queued work."""
     if aioredis is None:
         raise UserError("the redis backend needs the redis package: pip install 'gymforge[redis]'")
     try:
-        return aioredis.from_url(url, decode_responses=True)
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max(1, max_connections), timeout=POOL_WAIT_S, decode_responses=True
+        )
     except ValueError as err:  # the URL's scheme or form (redis parses it here, before I/O)
         raise UserError(f"bad Redis URL {url!r}: {err}") from None
+    return aioredis.Redis.from_pool(pool)
 
 
 async def ensure_group(r: Any, stream: str, group: str) -> None:
@@ -218,17 +246,20 @@ async def worker(
     stop_event: asyncio.Event | None = None,
     max_jobs: int | None = None,
     resources: _Resources | None = None,
+    client: Any = None,
 ) -> int:
     """Process task entries until ``stop_event`` is set or ``max_jobs`` are done; return the
     number processed. Every wait is bounded by ``block_ms``, so a set ``stop_event`` is seen
     within that time. Entries idle longer than ``reclaim_idle_ms`` (a dead worker's) are
-    taken over with XAUTOCLAIM, checked every ``reclaim_idle_ms / 2`` and whenever idle."""
+    taken over with XAUTOCLAIM, checked every ``reclaim_idle_ms / 2`` and whenever idle.
+    ``client`` (shared, left open) or a client of its own: a worker uses at most
+    ``CONNECTIONS_PER_WORKER`` connections (its blocking read or episode, its heartbeat)."""
     streams = Streams(prefix)
     group = group or streams.group
     consumer = consumer or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     res = resources or _Resources()
     own_resources = resources is None
-    r = connect(url)
+    r = client if client is not None else connect(url, CONNECTIONS_PER_WORKER)
     done = 0
     cursor = "0-0"
     last_reclaim = 0.0
@@ -280,7 +311,8 @@ async def worker(
     finally:
         if own_resources:
             await res.close()
-        await r.aclose()
+        if client is None:
+            await r.aclose()
     return done
 
 
@@ -294,10 +326,13 @@ async def serve_workers(
     stop_event: asyncio.Event | None = None,
 ) -> int:
     """``concurrency`` workers in one process (one episode each in flight), sharing env
-    handles and policy sources; returns when ``stop_event`` is set."""
+    handles, policy sources and one client whose pool is sized from ``concurrency``;
+    returns when ``stop_event`` is set."""
     stop = stop_event or asyncio.Event()
     res = _Resources()
     base = f"{socket.gethostname()}-{os.getpid()}"
+    slots = max(1, concurrency)
+    client = connect(url, CONNECTIONS_PER_WORKER * slots)
     try:
         counts = await asyncio.gather(
             *(
@@ -309,12 +344,14 @@ async def serve_workers(
                     reclaim_idle_ms=reclaim_idle_ms,
                     stop_event=stop,
                     resources=res,
+                    client=client,
                 )
-                for i in range(max(1, concurrency))
+                for i in range(slots)
             )
         )
     finally:
         await res.close()
+        await client.aclose()
     return sum(counts)
 
 
