@@ -10,11 +10,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "envs" / "spreadsheet"))
 
-from spreadsheet_helpers import episode, task_id  # noqa: E402
+from spreadsheet_helpers import episode, task_id
 
-from gymforge.core.types import Action, Task, ToolCall  # noqa: E402
-from gymforge.envs.spreadsheet.truth import SheetTruth  # noqa: E402
-from gymforge.tasks.truth import TruthCodec  # noqa: E402
+from gymforge.core.types import Action, Task, ToolCall
+from gymforge.envs.spreadsheet.truth import SheetTruth
+from gymforge.tasks.truth import TruthCodec
 
 
 def data_blind(task: Task, plan: list[Action]) -> list[Action]:

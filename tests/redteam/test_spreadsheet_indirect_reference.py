@@ -3,7 +3,8 @@
 order of recalculation nor the verifier's "formula over the data" rule can see them. Its
 success (the formula accepted) would let a policy hide what a formula depends on, or point
 it at cells chosen by a string. Such functions must be refused where the formula is taken in,
-with a message naming them; the workbook is left unchanged."""
+with a message naming them; the workbook is left unchanged. (A literal ``INDIRECT("B2")``
+is resolved by the parser into an ordinary reference, so it is tracked.)"""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "envs" / "spreadsheet"))
 
-from spreadsheet_helpers import Driver, task_id  # noqa: E402
+from spreadsheet_helpers import Driver, task_id
 
 BUILT = [
     ('=SUM(INDIRECT("Orders!D"&ROW(A2)&":D11"))', "INDIRECT"),
     ("=SUM(OFFSET(Orders!D1,1,0,10,1))", "OFFSET"),
-    ('=IFERROR(INDIRECT("Orders!B2"),0)+Orders!C2', "INDIRECT"),
+    ('=IFERROR(INDIRECT(Summary!A1&"2"),0)+Orders!C2', "INDIRECT"),
 ]
 
 
@@ -34,3 +35,11 @@ def test_text_built_references_are_refused(formula: str, name: str) -> None:
         assert d.call("read_range", range="Summary!A1:B3")["content"] == before
     finally:
         d.close()
+
+
+def test_a_literal_indirect_is_a_tracked_reference() -> None:
+    """The engine resolves ``INDIRECT("Orders!B2")`` (a literal) while parsing: it is an
+    ordinary reference, listed among the formula's inputs, so it is tracked, not hidden."""
+    from gymforge.envs.spreadsheet.engine import references
+
+    assert references('=INDIRECT("Orders!B2")*2') == ("ORDERS!B2",)
