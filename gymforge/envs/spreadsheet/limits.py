@@ -233,7 +233,23 @@ PRECHECKS: dict[str, Check] = {
     "FACTDOUBLE": _fact(300),
 }
 WILDCARDS = frozenset(
-    ["COUNTIF", "COUNTIFS", "SUMIF", "SUMIFS", "AVERAGEIF", "AVERAGEIFS", "MAXIFS", "MINIFS", "MATCH", "XMATCH", "VLOOKUP", "HLOOKUP", "XLOOKUP", "LOOKUP", "SEARCH"]
+    [
+        "COUNTIF",
+        "COUNTIFS",
+        "SUMIF",
+        "SUMIFS",
+        "AVERAGEIF",
+        "AVERAGEIFS",
+        "MAXIFS",
+        "MINIFS",
+        "MATCH",
+        "XMATCH",
+        "VLOOKUP",
+        "HLOOKUP",
+        "XLOOKUP",
+        "LOOKUP",
+        "SEARCH",
+    ]
 )
 
 

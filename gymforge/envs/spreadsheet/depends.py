@@ -1,0 +1,105 @@
+"""The "formula over the data" rule: a formula cell's value must follow the data it reads.
+
+For each cell that must be a formula, the verifier follows what the formula read
+(``Recalc.reads``, through other formula cells) down to the data cells (constants), then
+recomputes on copies of the workbook in which those data cells are perturbed
+(deterministically: numbers shifted by an offset derived from the cell and the round,
+text suffixed, booleans flipped). In each round the cell's value must equal what the
+task's reference formula computes on the same perturbed data; where the task has no
+reference formula it must at least change. A formula that ignores its data
+(``=IF(ISBLANK($A$1),v,v)``, ``=v+0*B2``) keeps its value and fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+from gymforge.envs.spreadsheet.cells import Value, same_value, split_sheet
+from gymforge.envs.spreadsheet.engine import Key, Recalc, fill_down
+from gymforge.envs.spreadsheet.truth import SheetTruth
+from gymforge.envs.spreadsheet.workbook import Book
+
+ROUNDS = 2
+MAX_DATA = 20_000
+"""The most data cells one check follows (the engine's work limits bound it anyway)."""
+
+
+def _key(cid: str) -> Key:
+    from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
+
+    sheet, ref = split_sheet(cid)
+    col, row = coordinate_from_string(ref)
+    return (str(sheet).upper(), int(row), column_index_from_string(col))
+
+
+def reference_formulas(book: Book, truth: SheetTruth) -> dict[Key, str]:
+    """The formulas the task's reference solution enters, cell by cell."""
+    out: dict[Key, str] = {}
+    for step in truth.solution:
+        if step.name == "set_formula":
+            box = book.box(str(step.arguments["range"]))
+            for r, c, text in fill_down(box, str(step.arguments["formula"])):
+                out[(box.sheet.upper(), r, c)] = text
+    return out
+
+
+def data_cells(run: Recalc, start: Iterable[Key]) -> set[Key]:
+    """The constant cells the formula cells ``start`` read, directly or through formulas."""
+    seen: set[Key] = set()
+    data: set[Key] = set()
+    todo = [k for k in start if k in run.formulas]
+    while todo and len(data) < MAX_DATA:
+        k = todo.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        run.compute(k)
+        for box in run.reads.get(k, []):
+            for r, c in box.cells()[:MAX_DATA]:
+                cell = (box.sheet, r, c)
+                if cell in run.formulas:
+                    todo.append(cell)
+                elif run.values.get(cell) is not None:
+                    data.add(cell)
+    return data
+
+
+def perturb(cell: Key, value: Value, round_: int) -> Value:
+    """A different value of the same type, fixed by the cell and the round."""
+    digest = hashlib.sha256(f"{cell}|{round_}".encode()).digest()
+    shift = 1 + digest[0] % 97
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + shift
+    if isinstance(value, str):
+        return f"{value}~{shift}"
+    return value
+
+
+def data_blind(book: Book, truth: SheetTruth, cells: Iterable[str]) -> list[str]:
+    """The cells among ``cells`` (formula cells) whose value does not follow their data."""
+    keys = {cid: _key(cid) for cid in cells}
+    if not keys:
+        return []
+    refs = reference_formulas(book, truth)
+    agent = Recalc(book)
+    reference = Recalc(book, formulas=refs)
+    data = data_cells(agent, keys.values()) | data_cells(reference, keys.values())
+    base = {cid: agent.compute(k) for cid, k in keys.items()}
+    moved: dict[str, bool] = dict.fromkeys(keys, False)
+    wrong: set[str] = set()
+    for round_ in range(ROUNDS):
+        changed: Mapping[Key, Value] = {
+            k: perturb(k, agent.values[k], round_) for k in sorted(data)
+        }
+        got_run = Recalc(book, overrides=changed)
+        want_run = Recalc(book, overrides=changed, formulas=refs)
+        for cid, k in keys.items():
+            got = got_run.compute(k)
+            if not same_value(got, base[cid]):
+                moved[cid] = True
+            if k in refs and not same_value(got, want_run.compute(k)):
+                wrong.add(cid)
+    return [cid for cid in keys if cid in wrong or (_key(cid) not in refs and not moved[cid])]
