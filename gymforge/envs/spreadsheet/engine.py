@@ -167,10 +167,8 @@ class Recalc:
             return None
 
     def value(self, key: Key) -> Any:
-        if key in self.formulas:
-            v = self.done[key] if key in self.done else CYCLE  # not done: on a cycle
-        else:
-            v = self.values.get(key)
+        # a formula cell not done when read is on a cycle (``compute`` did its inputs first)
+        v = self.done.get(key, CYCLE) if key in self.formulas else self.values.get(key)
         if v is None:
             return schedula.EMPTY
         if isinstance(v, str) and v in ERRORS:

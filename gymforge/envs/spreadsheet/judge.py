@@ -8,7 +8,8 @@
   differs from the truth, or an output sheet holds cells beyond its targets;
 - ``policy``: a cell that must be a formula holds a typed-in value, a formula without any
   reference (``=1234``), or a formula whose value does not follow the data it reads as the
-  task's reference formula does when that data is perturbed (``depends``); the pivot sheet holds no pivot table (values pasted instead), or
+  task's reference formula does when that data is perturbed (``depends``); the pivot
+  sheet holds no pivot table (values pasted instead), or
   the pivot's definition, recomputed from the source as it now stands, or its output cells
   differ from the expected grid;
 - ``process``: the written process rules over the action log.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -160,10 +160,8 @@ def _largest(x: Any) -> float:
         if isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool):
             out = max(out, float(v))
         elif isinstance(v, str):
-            try:
+            with suppress(ValueError):
                 out = max(out, float(v))
-            except ValueError:
-                pass
     return out
 
 
