@@ -111,8 +111,8 @@ def _formulas(book: Book, cells: Mapping[str, dict[str, Any]], truth: SheetTruth
             typed.append(cid)
         elif not references(formula):
             constant.append(cid)
-        else:
-            live.append(cid)
+        elif same_value(decode(row), truth.targets.get(cid)) if row else False:
+            live.append(cid)  # a wrong value is an ``outcome`` finding already
     out = []
     blind = data_blind(book, truth, live)
     if blind:
