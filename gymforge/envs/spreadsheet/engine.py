@@ -62,8 +62,7 @@ def compile_formula(text: str) -> Compiled:
     """The compiled formula; a ``ToolError`` (validation) if the engine cannot parse it."""
     if not text.startswith("="):
         raise ToolError("validation", "a formula starts with '='")
-    if len(text) > limits.MAX_FORMULA:
-        raise ToolError("validation", f"a formula has at most {limits.MAX_FORMULA} characters")
+    limits.screen(text)
     try:
         tokens, builder = formulas.Parser().ast(text)
     except Exception as err:  # the engine raises many kinds of parse errors

@@ -1,7 +1,9 @@
 """Bounds on formula evaluation: what a formula may call, and what one evaluation may cost.
 
-A formula is checked where it is taken in (``admit``): at most ``MAX_FORMULA`` characters,
-``MAX_NESTING`` levels of parentheses, and only functions in ``ALLOWED``. The allow-list
+A formula is checked where it is taken in: its text before the engine's parser sees it
+(``screen``: at most ``MAX_FORMULA`` characters, no ``LAMBDA(``/``LET(``, whose pattern in
+the parser backtracks exponentially), then its tokens (``admit``: ``MAX_NESTING`` levels of
+parentheses, and only functions in ``ALLOWED``). The allow-list
 holds functions whose work and output are set by the cells they read; refused are those
 that build references from text (``INDIRECT``, ``OFFSET``: what they read is not in the
 formula, so neither recalculation order nor the verifier could see it), lambdas and their
@@ -89,11 +91,24 @@ def base_name(name: str) -> str:
     return _PREFIX.sub("", _SUFFIX.sub("", name.upper()))
 
 
-def admit(text: str, tokens: Iterable[Any]) -> None:
-    """Refuse (``validation``) a formula over the size limits or calling a function not in
-    ``ALLOWED``, naming the function and why."""
+_LAMBDA_TEXT = re.compile(r"(?:LAMBDA|LET)\s*\(|_XLETA\.", re.IGNORECASE)
+
+
+def screen(text: str) -> None:
+    """Refuse (``validation``), before the engine's parser sees it, text the parser cannot
+    take in bounded time: over ``MAX_FORMULA`` characters, or ``LAMBDA(``/``LET(`` anywhere
+    (the parser's pattern for them backtracks exponentially on unterminated text)."""
     if len(text) > MAX_FORMULA:
         raise ToolError("validation", f"a formula has at most {MAX_FORMULA} characters")
+    found = _LAMBDA_TEXT.search(text)
+    if found is not None:
+        name = found.group(0).rstrip("( \t\n").upper()
+        raise ToolError("validation", f"{name} {_WHY.get(name, _WHY['LAMBDA'])}; write it out")
+
+
+def admit(text: str, tokens: Iterable[Any]) -> None:
+    """Refuse (``validation``) a formula over the size limits or calling a function not in
+    ``ALLOWED``, naming the function and why (``screen`` has seen the text)."""
     depth = deepest = 0
     for tok in tokens:
         kind = type(tok).__name__

@@ -22,7 +22,8 @@ Make = Callable[..., Driver]
         ("=NOW()", "NOW"),
         ("=COMBIN(Orders!B2,2)", "COMBIN"),  # not implemented by the engine: refused, named
         ("=ISFORMULA(Orders!D2)", "ISFORMULA"),
-        ("=_xlfn.MAKEARRAY(2,2,LAMBDA(r,c,r))", "MAKEARRAY"),
+        ("=_xlfn.MAKEARRAY(2,2,Orders!B2)", "MAKEARRAY"),
+        ("=MAP(Orders!B2:B3,lambda (x,x))", "LAMBDA"),  # refused before parsing
     ],
 )
 def test_functions_outside_the_allow_list_are_refused_by_name(formula: str, name: str) -> None:
