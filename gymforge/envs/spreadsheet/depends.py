@@ -5,7 +5,8 @@ For each cell that must be a formula, the verifier follows what the formula read
 recomputes on copies of the workbook in which those data cells are perturbed
 (deterministically: numbers shifted by an offset derived from the cell and the round,
 text suffixed, booleans flipped). In each round the cell's value must equal what the
-task's reference formula computes on the same perturbed data; where the task has no
+task's own formula (its reference solution's, or the seed's where the solution keeps it)
+computes on the same perturbed data; where the task has no
 reference formula it must at least change. A formula that ignores its data
 (``=IF(ISBLANK($A$1),v,v)``, ``=v+0*B2``) keeps its value and fails.
 """
@@ -34,8 +35,13 @@ def _key(cid: str) -> Key:
 
 
 def reference_formulas(book: Book, truth: SheetTruth) -> dict[Key, str]:
-    """The formulas the task's reference solution enters, cell by cell."""
-    out: dict[Key, str] = {}
+    """The task's own formulas, cell by cell: the seed workbook's, then those its reference
+    solution enters (a seed formula the task asks to fix is replaced by the fix)."""
+    out: dict[Key, str] = {
+        (str(row["sheet"]).upper(), int(row["row"]), int(row["col"])): str(row["formula"])
+        for row in truth.world.get("cells", [])
+        if row.get("formula")
+    }
     for step in truth.solution:
         if step.name == "set_formula":
             box = book.box(str(step.arguments["range"]))
@@ -44,25 +50,27 @@ def reference_formulas(book: Book, truth: SheetTruth) -> dict[Key, str]:
     return out
 
 
-def data_cells(run: Recalc, start: Iterable[Key]) -> set[Key]:
-    """The constant cells the formula cells ``start`` read, directly or through formulas."""
-    seen: set[Key] = set()
+def closure(run: Recalc, start: Key) -> tuple[set[Key], set[Key]]:
+    """The formula cells and the non-empty constant cells that formula cell ``start`` reads,
+    directly or through other formulas (from the references, without evaluating)."""
+    formulas: set[Key] = set()
     data: set[Key] = set()
-    todo = [k for k in start if k in run.formulas]
+    todo = [start]
     while todo and len(data) < MAX_DATA:
         k = todo.pop()
-        if k in seen:
+        if k in formulas or k not in run.formulas:
             continue
-        seen.add(k)
-        run.compute(k)
-        for box in run.reads.get(k, []):
-            for r, c in box.cells()[:MAX_DATA]:
+        formulas.add(k)
+        for box in run.inputs(k):
+            if box is None:
+                continue
+            for r, c in box.cells():
                 cell = (box.sheet, r, c)
                 if cell in run.formulas:
                     todo.append(cell)
                 elif run.values.get(cell) is not None:
                     data.add(cell)
-    return data
+    return formulas, data
 
 
 def perturb(cell: Key, value: Value, round_: int) -> Value:
@@ -81,14 +89,19 @@ def perturb(cell: Key, value: Value, round_: int) -> Value:
 def data_blind(book: Book, truth: SheetTruth, cells: Iterable[str]) -> list[str]:
     """The cells among ``cells`` (formula cells) whose value does not follow their data."""
     keys = {cid: _key(cid) for cid in cells}
-    if not keys:
-        return []
     refs = reference_formulas(book, truth)
     agent = Recalc(book)
-    reference = Recalc(book, formulas=refs)
-    data = data_cells(agent, keys.values()) | data_cells(reference, keys.values())
-    base = {cid: agent.compute(k) for cid, k in keys.items()}
-    moved: dict[str, bool] = dict.fromkeys(keys, False)
+    reference: Recalc | None = None
+    data: set[Key] = set()
+    check: dict[str, Key] = {}
+    for cid, k in keys.items():
+        formulas, reads = closure(agent, k)
+        if k in refs and all(agent.formulas[f] == refs[f] for f in formulas if f in refs):
+            continue  # the task's own formulas all the way down: they follow the data
+        check[cid] = k
+        reference = reference or Recalc(book, formulas=refs)
+        data |= reads | closure(reference, k)[1]
+    moved = dict.fromkeys(check, False)
     wrong: set[str] = set()
     for round_ in range(ROUNDS):
         changed: Mapping[Key, Value] = {
@@ -96,10 +109,9 @@ def data_blind(book: Book, truth: SheetTruth, cells: Iterable[str]) -> list[str]
         }
         got_run = Recalc(book, overrides=changed)
         want_run = Recalc(book, overrides=changed, formulas=refs)
-        for cid, k in keys.items():
+        for cid, k in check.items():
             got = got_run.compute(k)
-            if not same_value(got, base[cid]):
-                moved[cid] = True
+            moved[cid] = moved[cid] or not same_value(got, agent.values.get(k))
             if k in refs and not same_value(got, want_run.compute(k)):
                 wrong.add(cid)
-    return [cid for cid in keys if cid in wrong or (_key(cid) not in refs and not moved[cid])]
+    return [cid for cid, k in check.items() if cid in wrong or (k not in refs and not moved[cid])]

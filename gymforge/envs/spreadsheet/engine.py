@@ -149,6 +149,7 @@ class Recalc:
         self.budget = limits.Budget()
         self.reasons: dict[Key, str] = {}
         self.reads: dict[Key, list[Box]] = {}
+        self._named: dict[Key, list[Box | None]] = {}
 
     def box(self, ref: str, home: str) -> Box | None:
         """The box an input names; None for a name or sheet that does not exist."""
@@ -185,10 +186,13 @@ class Recalc:
             out[r - box.r1, c - box.c1] = self.value((box.sheet, r, c))
         return out
 
-    def _inputs(self, key: Key) -> list[Box | None]:
-        c = compile_formula(self.formulas[key])
-        boxes = [self.box(i, key[0]) for i in c.inputs]
-        self.reads[key] = [b for b in boxes if b is not None]
+    def inputs(self, key: Key) -> list[Box | None]:
+        """The boxes formula cell ``key``'s inputs name (None: a missing name or sheet)."""
+        boxes = self._named.get(key)
+        if boxes is None:
+            c = compile_formula(self.formulas[key])
+            boxes = self._named[key] = [self.box(i, key[0]) for i in c.inputs]
+            self.reads[key] = [b for b in boxes if b is not None]
         return boxes
 
     def _formula_deps(self, key: Key) -> list[Key]:
@@ -217,7 +221,7 @@ class Recalc:
                 self.busy.add(k)
                 self.budget.start()
                 try:
-                    self._inputs(k)
+                    self.inputs(k)
                     pending = [
                         d
                         for d in self._formula_deps(k)
@@ -245,7 +249,7 @@ class Recalc:
                 budget.charge(c.work)
                 if c.exhausted:
                     budget.exhausted = True
-                result = to_value(c.fn(*(self.arg(b) for b in self._inputs(key))))
+                result = to_value(c.fn(*(self.arg(b) for b in self.inputs(key))))
             except Exception:  # the engine's functions raise on inputs Excel shows as #VALUE!
                 result = "#VALUE!"
         if budget.exhausted:
