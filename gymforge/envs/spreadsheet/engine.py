@@ -57,7 +57,7 @@ class Compiled:
     exhausted: bool = False
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1024)  # about 90 KB a compiled formula
 def compile_formula(text: str) -> Compiled:
     """The compiled formula; a ``ToolError`` (validation) if the engine cannot parse it."""
     if not text.startswith("="):

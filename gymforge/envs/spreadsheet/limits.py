@@ -37,6 +37,10 @@ from formulas.functions import Error
 from gymforge.core.errors import ToolError
 
 MAX_FORMULA = 2_000
+MAX_FILL = 1_000
+"""The most cells one ``set_formula`` fills (a column of the grid)."""
+MAX_FORMULA_CELLS = 2_000
+"""The most formula cells a workbook holds: every write recalculates all of them."""
 MAX_NESTING = 64
 MAX_TEXT = 32_767
 MAX_ELEMENTS = 60_000

@@ -17,7 +17,7 @@ from openpyxl.utils.cell import column_index_from_string
 from gymforge.core.errors import ToolError
 from gymforge.envs.spreadsheet.cells import Box, Value, addr, decode
 from gymforge.envs.spreadsheet.engine import Recalculation, compile_formula, fill_down, recalc
-from gymforge.envs.spreadsheet.limits import MAX_TEXT
+from gymforge.envs.spreadsheet.limits import MAX_FILL, MAX_FORMULA_CELLS, MAX_TEXT
 from gymforge.envs.spreadsheet.pivot import AGGREGATIONS, pivot_grid
 from gymforge.envs.spreadsheet.truth import SheetTruth
 from gymforge.envs.spreadsheet.workbook import Book, check_size
@@ -221,6 +221,21 @@ class SheetTools(WorldToolEnv[SheetTruth]):
         box = book.box(range)
         check_size(box)
         book.guard_pivot(box)
+        if box.height * box.width > MAX_FILL:
+            raise ToolError("validation", f"a formula fills at most {MAX_FILL} cells per call")
+        elsewhere = book.db.scalar(
+            "SELECT COUNT(*) FROM cells WHERE formula IS NOT NULL AND NOT (sheet = ? AND row"
+            " BETWEEN ? AND ? AND col BETWEEN ? AND ?)",
+            box.sheet,
+            box.r1,
+            box.r2,
+            box.c1,
+            box.c2,
+        )
+        if elsewhere + box.height * box.width > MAX_FORMULA_CELLS:
+            raise ToolError(
+                "validation", f"a workbook holds at most {MAX_FORMULA_CELLS} formula cells"
+            )
         compile_formula(formula)
         filled = list(fill_down(box, formula))
         for _, _, text in filled:
