@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "envs" / "spreadsheet"))
 
-from spreadsheet_helpers import Driver, task_id  # noqa: E402
+from spreadsheet_helpers import Driver, task_id
 
 
 def _formula_cells(d: Driver) -> int:
