@@ -16,7 +16,7 @@ evaluator is written here: parsing, operators, coercion and the functions are th
 from __future__ import annotations
 
 import contextlib
-import functools
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,9 +57,45 @@ class Compiled:
     exhausted: bool = False
 
 
-@functools.lru_cache(maxsize=1024)  # about 90 KB a compiled formula
+class FormulaCache:
+    """Compiled formulas by text, least recently used first out, bounded by the total
+    length of the texts it holds (a compiled formula costs a few KB of memory per
+    character of its text, so a count of entries bounds nothing)."""
+
+    def __init__(self, max_text: int) -> None:
+        self.max_text = max_text
+        self.entries: OrderedDict[str, Compiled] = OrderedDict()
+        self.text = 0
+        self.misses = 0
+
+    def get(self, text: str) -> Compiled:
+        found = self.entries.get(text)
+        if found is not None:
+            self.entries.move_to_end(text)
+            return found
+        self.misses += 1
+        compiled = _compile(text)
+        self.entries[text] = compiled
+        self.text += len(text)
+        while self.text > self.max_text and len(self.entries) > 1:
+            old, _ = self.entries.popitem(last=False)
+            self.text -= len(old)
+        return compiled
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.entries
+
+
+CACHE = FormulaCache(limits.CACHE_TEXT)
+
+
 def compile_formula(text: str) -> Compiled:
-    """The compiled formula; a ``ToolError`` (validation) if the engine cannot parse it."""
+    """The compiled formula (cached); a ``ToolError`` (validation) if the engine cannot
+    parse it or ``limits`` refuses it."""
+    return CACHE.get(text)
+
+
+def _compile(text: str) -> Compiled:
     if not text.startswith("="):
         raise ToolError("validation", "a formula starts with '='")
     limits.screen(text)

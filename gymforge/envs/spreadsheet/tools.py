@@ -16,8 +16,20 @@ from openpyxl.utils.cell import column_index_from_string
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.spreadsheet.cells import Box, Value, addr, decode
-from gymforge.envs.spreadsheet.engine import Recalculation, compile_formula, fill_down, recalc
-from gymforge.envs.spreadsheet.limits import MAX_FILL, MAX_FORMULA_CELLS, MAX_TEXT
+from gymforge.envs.spreadsheet.engine import (
+    CACHE,
+    Recalculation,
+    compile_formula,
+    fill_down,
+    recalc,
+)
+from gymforge.envs.spreadsheet.limits import (
+    MAX_BOOK_TEXT,
+    MAX_FILL,
+    MAX_FILL_TEXT,
+    MAX_FORMULA_CELLS,
+    MAX_TEXT,
+)
 from gymforge.envs.spreadsheet.pivot import AGGREGATIONS, pivot_grid
 from gymforge.envs.spreadsheet.truth import SheetTruth
 from gymforge.envs.spreadsheet.workbook import Book, check_size
@@ -223,22 +235,35 @@ class SheetTools(WorldToolEnv[SheetTruth]):
         book.guard_pivot(box)
         if box.height * box.width > MAX_FILL:
             raise ToolError("validation", f"a formula fills at most {MAX_FILL} cells per call")
-        elsewhere = book.db.scalar(
-            "SELECT COUNT(*) FROM cells WHERE formula IS NOT NULL AND NOT (sheet = ? AND row"
-            " BETWEEN ? AND ? AND col BETWEEN ? AND ?)",
+        others = book.db.one(
+            "SELECT COUNT(*) n, COALESCE(SUM(LENGTH(formula)), 0) chars FROM cells WHERE"
+            " formula IS NOT NULL AND NOT (sheet = ? AND row BETWEEN ? AND ? AND col BETWEEN"
+            " ? AND ?)",
             box.sheet,
             box.r1,
             box.r2,
             box.c1,
             box.c2,
         )
-        if elsewhere + box.height * box.width > MAX_FORMULA_CELLS:
+        if others["n"] + box.height * box.width > MAX_FORMULA_CELLS:
             raise ToolError(
                 "validation", f"a workbook holds at most {MAX_FORMULA_CELLS} formula cells"
             )
         compile_formula(formula)
         filled = list(fill_down(box, formula))
-        for _, _, text in filled:
+        if others["chars"] + sum(len(t) for _, _, t in filled) > MAX_BOOK_TEXT:
+            raise ToolError(
+                "validation", f"a workbook holds at most {MAX_BOOK_TEXT} characters of formulas"
+            )
+        fresh = {t for _, _, t in filled if t not in CACHE}
+        if sum(len(t) for t in fresh) > MAX_FILL_TEXT:
+            raise ToolError(
+                "validation",
+                f"this fill would compile {len(fresh)} distinct formulas; a call compiles at"
+                f" most {MAX_FILL_TEXT} characters of formula text (anchor references with $"
+                " or fill fewer cells)",
+            )
+        for text in fresh:
             compile_formula(text)
         for r, c, text in filled:
             book.put(box.sheet, r, c, 0, formula=text)
