@@ -235,23 +235,22 @@ class SheetTools(WorldToolEnv[SheetTruth]):
         book.guard_pivot(box)
         if box.height * box.width > MAX_FILL:
             raise ToolError("validation", f"a formula fills at most {MAX_FILL} cells per call")
-        others = book.db.one(
-            "SELECT COUNT(*) n, COALESCE(SUM(LENGTH(formula)), 0) chars FROM cells WHERE"
-            " formula IS NOT NULL AND NOT (sheet = ? AND row BETWEEN ? AND ? AND col BETWEEN"
-            " ? AND ?)",
+        others = book.db.all(
+            "SELECT LENGTH(formula) n FROM cells WHERE formula IS NOT NULL AND NOT (sheet = ?"
+            " AND row BETWEEN ? AND ? AND col BETWEEN ? AND ?)",
             box.sheet,
             box.r1,
             box.r2,
             box.c1,
             box.c2,
         )
-        if others["n"] + box.height * box.width > MAX_FORMULA_CELLS:
+        if len(others) + box.height * box.width > MAX_FORMULA_CELLS:
             raise ToolError(
                 "validation", f"a workbook holds at most {MAX_FORMULA_CELLS} formula cells"
             )
         compile_formula(formula)
         filled = list(fill_down(box, formula))
-        if others["chars"] + sum(len(t) for _, _, t in filled) > MAX_BOOK_TEXT:
+        if sum(r["n"] for r in others) + sum(len(t) for _, _, t in filled) > MAX_BOOK_TEXT:
             raise ToolError(
                 "validation", f"a workbook holds at most {MAX_BOOK_TEXT} characters of formulas"
             )
