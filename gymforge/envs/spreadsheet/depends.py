@@ -8,13 +8,15 @@ text suffixed, booleans flipped). In each round the cell's value must equal what
 task's own formula (its reference solution's, or the seed's where the solution keeps it)
 computes on the same perturbed data; where the task has no
 reference formula it must at least change. A formula that ignores its data
-(``=IF(ISBLANK($A$1),v,v)``, ``=v+0*B2``) keeps its value and fails.
+(``=IF(ISBLANK($A$1),v,v)``, ``=v+0*B2``) keeps its value and fails; so does one whose
+references lead through more than ``MAX_VISITS`` cells (it cannot be shown to follow them).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from gymforge.envs.spreadsheet.cells import Value, same_value, split_sheet
 from gymforge.envs.spreadsheet.engine import Key, Recalc, fill_down
@@ -22,8 +24,9 @@ from gymforge.envs.spreadsheet.truth import SheetTruth
 from gymforge.envs.spreadsheet.workbook import Book
 
 ROUNDS = 2
-MAX_DATA = 20_000
-"""The most data cells one check follows (the engine's work limits bound it anyway)."""
+MAX_VISITS = 200_000
+"""Cells one check may visit following references; a cell whose references lead further
+cannot be shown to follow its data, and fails."""
 
 
 def _key(cid: str) -> Key:
@@ -50,27 +53,40 @@ def reference_formulas(book: Book, truth: SheetTruth) -> dict[Key, str]:
     return out
 
 
-def closure(run: Recalc, start: Key) -> tuple[set[Key], set[Key]]:
-    """The formula cells and the non-empty constant cells that formula cell ``start`` reads,
-    directly or through other formulas (from the references, without evaluating)."""
-    formulas: set[Key] = set()
-    data: set[Key] = set()
-    todo = [start]
-    while todo and len(data) < MAX_DATA:
-        k = todo.pop()
-        if k in formulas or k not in run.formulas:
-            continue
-        formulas.add(k)
-        for box in run.inputs(k):
-            if box is None:
+class TooFar(Exception):
+    """Following a formula's references visited more than ``MAX_VISITS`` cells."""
+
+
+@dataclass
+class Walk:
+    """The cells visited so far by one check (``MAX_VISITS`` in all)."""
+
+    visits: int = 0
+
+    def closure(self, run: Recalc, start: Key) -> tuple[set[Key], set[Key]]:
+        """The formula cells and the non-empty constant cells that formula cell ``start``
+        reads, directly or through other formulas (from the references, not evaluating)."""
+        formulas: set[Key] = set()
+        data: set[Key] = set()
+        todo = [start]
+        while todo:
+            k = todo.pop()
+            if k in formulas or k not in run.formulas:
                 continue
-            for r, c in box.cells():
-                cell = (box.sheet, r, c)
-                if cell in run.formulas:
-                    todo.append(cell)
-                elif run.values.get(cell) is not None:
-                    data.add(cell)
-    return formulas, data
+            formulas.add(k)
+            for box in run.inputs(k):
+                if box is None:
+                    continue
+                self.visits += box.height * box.width
+                if self.visits > MAX_VISITS:
+                    raise TooFar(start)
+                for r, c in box.cells():
+                    cell = (box.sheet, r, c)
+                    if cell in run.formulas:
+                        todo.append(cell)
+                    elif run.values.get(cell) is not None:
+                        data.add(cell)
+        return formulas, data
 
 
 def perturb(cell: Key, value: Value, round_: int) -> Value:
@@ -94,13 +110,19 @@ def data_blind(book: Book, truth: SheetTruth, cells: Iterable[str]) -> list[str]
     reference: Recalc | None = None
     data: set[Key] = set()
     check: dict[str, Key] = {}
+    walk = Walk()
+    too_far: list[str] = []
     for cid, k in keys.items():
-        formulas, reads = closure(agent, k)
-        if k in refs and all(agent.formulas[f] == refs[f] for f in formulas if f in refs):
-            continue  # the task's own formulas all the way down: they follow the data
+        try:
+            formulas, reads = walk.closure(agent, k)
+            if k in refs and all(agent.formulas[f] == refs[f] for f in formulas if f in refs):
+                continue  # the task's own formulas all the way down: they follow the data
+            reference = reference or Recalc(book, formulas=refs)
+            data |= reads | walk.closure(reference, k)[1]
+        except TooFar:
+            too_far.append(cid)
+            continue
         check[cid] = k
-        reference = reference or Recalc(book, formulas=refs)
-        data |= reads | closure(reference, k)[1]
     moved = dict.fromkeys(check, False)
     wrong: set[str] = set()
     for round_ in range(ROUNDS):
@@ -114,4 +136,5 @@ def data_blind(book: Book, truth: SheetTruth, cells: Iterable[str]) -> list[str]
             moved[cid] = moved[cid] or not same_value(got, agent.values.get(k))
             if k in refs and not same_value(got, want_run.compute(k)):
                 wrong.add(cid)
-    return [cid for cid, k in check.items() if cid in wrong or (k not in refs and not moved[cid])]
+    blind = {cid for cid, k in check.items() if cid in wrong or (k not in refs and not moved[cid])}
+    return [cid for cid in keys if cid in blind or cid in too_far]

@@ -178,3 +178,19 @@ def test_a_formula_must_follow_its_data_as_the_task_asks(
     assert v["passed"] is passes, v["facts"]
     if not passes:
         assert checks(v) == {"policy"}, v["facts"]
+
+
+def test_following_references_is_bounded(driver: Make) -> None:
+    """A formula whose references lead through more than ``MAX_VISITS`` cells cannot be
+    shown to follow its data: the walk stops there (and the rule fails the cell)."""
+    from gymforge.envs.spreadsheet.depends import MAX_VISITS, TooFar, Walk
+    from gymforge.envs.spreadsheet.engine import Recalc
+
+    d = driver(task_id("compute", rows=10))
+    assert d.write("set_formula", range="Orders!H1:H5", formula="=COUNT($A$1:$AZ$1000)")["ok"]
+    run = Recalc(d.env.book)
+    assert MAX_VISITS < 52_000 * 5
+    with pytest.raises(TooFar):
+        Walk().closure(run, ("ORDERS", 1, 8))
+    formulas, data = Walk().closure(run, ("ORDERS", 2, 4))  # D2 is not set: no formula
+    assert formulas == set() and data == set()
