@@ -180,16 +180,24 @@ def _total(x: Any) -> int:
     return sum(_text_len(v) for v in _flat(x))
 
 
-def _largest(x: Any) -> float:
-    """The largest number among ``x``'s elements (0 if none)."""
-    out = 0.0
+def _extremes(x: Any) -> tuple[float, float]:
+    """The smallest and largest numbers among ``x``'s elements, numeric text included
+    (``(0, 0)`` if there are none)."""
+    low = high = 0.0
     for v in _flat(x):
+        num: float | None = None
         if isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool):
-            out = max(out, float(v))
+            num = float(v)
         elif isinstance(v, str):
             with suppress(ValueError):
-                out = max(out, float(v))
-    return out
+                num = float(v)
+        if num is not None:
+            low, high = min(low, num), max(high, num)
+    return low, high
+
+
+def _largest(x: Any) -> float:
+    return _extremes(x)[1]
 
 
 _STAR = re.compile(r"(?<!~)\*")
@@ -247,7 +255,18 @@ def _fact(limit: int) -> Check:
     return check
 
 
+def _digits(args: tuple[Any, ...]) -> tuple[str, str] | None:
+    """``ROUND``'s digits: the engine computes ``10 ** int(d)`` in Python integers."""
+    low, high = _extremes(args[1]) if len(args) >= 2 else (0.0, 0.0)
+    if max(high, -low) > 308:
+        return "#NUM!", "rounding to more than 308 digits either side of the point is #NUM!"
+    return None
+
+
 PRECHECKS: dict[str, Check] = {
+    "ROUND": _digits,
+    "ROUNDUP": _digits,
+    "ROUNDDOWN": _digits,
     "REPT": _rept,
     "&": _concat,
     "CONCAT": _join,
