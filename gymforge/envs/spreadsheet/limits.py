@@ -256,7 +256,8 @@ def _fact(limit: int) -> Check:
 
 
 def _digits(args: tuple[Any, ...]) -> tuple[str, str] | None:
-    """``ROUND``'s digits: the engine computes ``10 ** int(d)`` in Python integers."""
+    """``ROUND``'s (and ``TRUNC``'s) digits: the engine computes ``10 ** int(d)`` in Python
+    integers."""
     low, high = _extremes(args[1]) if len(args) >= 2 else (0.0, 0.0)
     if max(high, -low) > 308:
         return "#NUM!", "rounding to more than 308 digits either side of the point is #NUM!"
@@ -267,6 +268,7 @@ PRECHECKS: dict[str, Check] = {
     "ROUND": _digits,
     "ROUNDUP": _digits,
     "ROUNDDOWN": _digits,
+    "TRUNC": _digits,
     "REPT": _rept,
     "&": _concat,
     "CONCAT": _join,
