@@ -218,7 +218,7 @@ def _rept(args: tuple[Any, ...]) -> tuple[str, str] | None:
 
 def _concat(args: tuple[Any, ...]) -> tuple[str, str] | None:
     if sum(_longest(a) for a in args) > MAX_TEXT:
-        return "#VALUE!", f"& would make text longer than {MAX_TEXT} characters"
+        return "#VALUE!", f"the concatenated text would be longer than {MAX_TEXT} characters"
     return None
 
 
