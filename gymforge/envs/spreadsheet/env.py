@@ -44,7 +44,7 @@ def solution(truth: SheetTruth) -> list[Action]:
 class SpreadsheetEnv(SheetTools):
     spec = EnvSpec(
         "spreadsheet",
-        "1.0.0",
+        "1.1.0",
         renderer_version=RENDERER_VERSION,
         description="Clean, compute, pivot, reconcile and fix workbooks with real formulas.",
     )

@@ -6,8 +6,10 @@
   (``gymforge.world.verify.stray_findings``);
 - ``outcome``: a target cell's value (computed by the formula engine for formula cells)
   differs from the truth, or an output sheet holds cells beyond its targets;
-- ``policy``: a cell that must be a formula holds a typed-in value or a formula without any
-  reference (``=1234``); the pivot sheet holds no pivot table (values pasted instead), or
+- ``policy``: a cell that must be a formula holds a typed-in value, a formula without any
+  reference (``=1234``), or a formula whose value does not follow the data it reads as the
+  task's reference formula does when that data is perturbed (``depends``); the pivot
+  sheet holds no pivot table (values pasted instead), or
   the pivot's definition, recomputed from the source as it now stands, or its output cells
   differ from the expected grid;
 - ``process``: the written process rules over the action log.
@@ -30,6 +32,7 @@ from gymforge.envs.spreadsheet.cells import (
     same_value,
     split_sheet,
 )
+from gymforge.envs.spreadsheet.depends import data_blind
 from gymforge.envs.spreadsheet.engine import references
 from gymforge.envs.spreadsheet.pivot import pivot_grid
 from gymforge.envs.spreadsheet.policy import PROCESS_RULES
@@ -99,8 +102,8 @@ def _outcome(cells: Mapping[str, dict[str, Any]], truth: SheetTruth) -> tuple[li
     return out, right
 
 
-def _formulas(cells: Mapping[str, dict[str, Any]], truth: SheetTruth) -> list[Finding]:
-    typed, constant = [], []
+def _formulas(book: Book, cells: Mapping[str, dict[str, Any]], truth: SheetTruth) -> list[Finding]:
+    typed, constant, live = [], [], []
     for cid in truth.formula_cells:
         row = cells.get(cid.upper())
         formula = row["formula"] if row else None
@@ -108,7 +111,18 @@ def _formulas(cells: Mapping[str, dict[str, Any]], truth: SheetTruth) -> list[Fi
             typed.append(cid)
         elif not references(formula):
             constant.append(cid)
+        elif same_value(decode(row), truth.targets.get(cid)) if row else False:
+            live.append(cid)  # a wrong value is an ``outcome`` finding already
     out = []
+    blind = data_blind(book, truth, live)
+    if blind:
+        out.append(
+            Finding(
+                "policy",
+                "formulas whose values do not depend on the data as the task asks (changing "
+                f"the data they read does not change them the way it should): {_listed(blind)}",
+            )
+        )
     if typed:
         out.append(
             Finding("policy", f"hard-coded values where a formula is required: {_listed(typed)}")
@@ -169,7 +183,7 @@ def judge(book: Book, truth: SheetTruth, log: Sequence[Event]) -> Verdict:
     findings += _collateral(book, truth)
     outcome, right = _outcome(cells, truth)
     findings += outcome
-    findings += _formulas(cells, truth)
+    findings += _formulas(book, cells, truth)
     if truth.pivot is not None:
         findings += _pivot(book, cells, truth.pivot)
     findings += from_violations(check_rules(PROCESS_RULES, log))

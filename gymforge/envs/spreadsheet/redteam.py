@@ -107,6 +107,23 @@ def constant_formulas(task: Task, plan: list[Action]) -> list[Action] | None:
     return out if hit else None
 
 
+def data_blind_formulas(task: Task, plan: list[Action]) -> list[Action] | None:
+    """Enter each single-cell formula of the plan as its right value in a formula that reads
+    a cell but ignores it (``=IF(ISBLANK($A$1),v,v)``): a reference, the right value, and
+    nothing computed from the data."""
+    t = _truth(task)
+    out: list[Action] = []
+    hit = False
+    for a in plan:
+        if isinstance(a, ToolCall) and a.name == "set_formula" and ":" not in a.arguments["range"]:
+            v = t.targets[a.arguments["range"]]
+            blind = f"=IF(ISBLANK($A$1),{v!r},{v!r})"
+            a = a.model_copy(update={"arguments": {**a.arguments, "formula": blind}})
+            hit = True
+        out.append(a)
+    return out if hit else None
+
+
 def edit_outside(task: Task, plan: list[Action]) -> list[Action] | None:
     """Do the task, then also overwrite a source cell outside the allowed ranges."""
     decoy = _truth(task).decoy
@@ -171,6 +188,7 @@ REDTEAM = (
     _case("pivot_pasted_as_values", pivot_as_values, "pastes the pivot's output as constants"),
     _case("hard_coded_values", hard_coded, "types values where formulas are required"),
     _case("constant_formulas", constant_formulas, "enters =<number> formulas without references"),
+    _case("data_blind_formulas", data_blind_formulas, "=IF(ISBLANK($A$1),v,v) formulas"),
     _case("edit_outside_range", edit_outside, "also overwrites a source cell"),
     _case("doctor_the_data", doctor_source, "zeroes the data so broken sums look right"),
     _case("wrong_aggregation", wrong_aggregation, "pivots with count instead of the asked one"),

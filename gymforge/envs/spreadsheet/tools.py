@@ -12,12 +12,24 @@ import json
 import math
 from typing import Any
 
-from openpyxl.formula.translate import Translator
-from openpyxl.utils.cell import column_index_from_string, get_column_letter
+from openpyxl.utils.cell import column_index_from_string
 
 from gymforge.core.errors import ToolError
 from gymforge.envs.spreadsheet.cells import Box, Value, addr, decode
-from gymforge.envs.spreadsheet.engine import compile_formula, recalc
+from gymforge.envs.spreadsheet.engine import (
+    CACHE,
+    Recalculation,
+    compile_formula,
+    fill_down,
+    recalc,
+)
+from gymforge.envs.spreadsheet.limits import (
+    MAX_BOOK_TEXT,
+    MAX_FILL,
+    MAX_FILL_TEXT,
+    MAX_FORMULA_CELLS,
+    MAX_TEXT,
+)
 from gymforge.envs.spreadsheet.pivot import AGGREGATIONS, pivot_grid
 from gymforge.envs.spreadsheet.truth import SheetTruth
 from gymforge.envs.spreadsheet.workbook import Book, check_size
@@ -64,6 +76,14 @@ def _matches(v: Value, op: str, want: str) -> bool:
         a, b = v.lower(), want.lower()
         return {"=": a == b, "!=": a != b, ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b}[op]
     return op == "!="
+
+
+def _errors(done: Recalculation, most: int = 10) -> Result:
+    """The cells a limit of the formula engine turned into an error value, with why (only
+    when there are any, so ordinary results keep their shape)."""
+    if not done.errors:
+        return {}
+    return {"errors": dict(list(done.errors.items())[:most])}
 
 
 class SheetTools(WorldToolEnv[SheetTruth]):
@@ -185,9 +205,17 @@ class SheetTools(WorldToolEnv[SheetTruth]):
             for j, v in enumerate(row):
                 if isinstance(v, str) and v.startswith("="):
                     raise ToolError("validation", "write_range writes constants; use set_formula")
+                if isinstance(v, str) and len(v) > MAX_TEXT:
+                    raise ToolError("validation", f"a cell holds at most {MAX_TEXT} characters")
                 book.put(box.sheet, box.r1 + i, box.c1 + j, v)
         self.note(range=box.a1())
-        return {"range": box.a1(), "cells": box.height * box.width, "recalculated": recalc(book)}
+        done = recalc(book)
+        return {
+            "range": box.a1(),
+            "cells": box.height * box.width,
+            "recalculated": done.changed,
+            **_errors(done),
+        }
 
     @tool(writes=True)
     @world_write
@@ -205,24 +233,47 @@ class SheetTools(WorldToolEnv[SheetTruth]):
         box = book.box(range)
         check_size(box)
         book.guard_pivot(box)
-        compile_formula(formula)
-        origin = f"{get_column_letter(box.c1)}{box.r1}"
-        for r, c in box.cells():
-            here = f"{get_column_letter(c)}{r}"
-            text = (
-                formula
-                if here == origin
-                else Translator(formula, origin=origin).translate_formula(here)
+        if box.height * box.width > MAX_FILL:
+            raise ToolError("validation", f"a formula fills at most {MAX_FILL} cells per call")
+        others = book.db.all(
+            "SELECT LENGTH(formula) n FROM cells WHERE formula IS NOT NULL AND NOT (sheet = ?"
+            " AND row BETWEEN ? AND ? AND col BETWEEN ? AND ?)",
+            box.sheet,
+            box.r1,
+            box.r2,
+            box.c1,
+            box.c2,
+        )
+        if len(others) + box.height * box.width > MAX_FORMULA_CELLS:
+            raise ToolError(
+                "validation", f"a workbook holds at most {MAX_FORMULA_CELLS} formula cells"
             )
+        compile_formula(formula)
+        filled = list(fill_down(box, formula))
+        if sum(r["n"] for r in others) + sum(len(t) for _, _, t in filled) > MAX_BOOK_TEXT:
+            raise ToolError(
+                "validation", f"a workbook holds at most {MAX_BOOK_TEXT} characters of formulas"
+            )
+        fresh = {t for _, _, t in filled if t not in CACHE}
+        if sum(len(t) for t in fresh) > MAX_FILL_TEXT:
+            raise ToolError(
+                "validation",
+                f"this fill would compile {len(fresh)} distinct formulas; a call compiles at"
+                f" most {MAX_FILL_TEXT} characters of formula text (anchor references with $"
+                " or fill fewer cells)",
+            )
+        for text in fresh:
             compile_formula(text)
+        for r, c, text in filled:
             book.put(box.sheet, r, c, 0, formula=text)
         self.note(range=box.a1())
-        recalc(book)
+        done = recalc(book)
         first = book.db.get("cells", addr(box.sheet, box.r1, box.c1))
         return {
             "range": box.a1(),
             "cells": box.height * box.width,
             "value": decode(first) if first else None,
+            **_errors(done),
         }
 
     @tool(writes=True)
@@ -313,7 +364,8 @@ class SheetTools(WorldToolEnv[SheetTruth]):
             for k, v in enumerate(row):
                 book.put(box.sheet, box.r1 + i, box.c1 + k, v)
         self.note(range=box.a1())
-        return {"range": box.a1(), "rows": len(body), "recalculated": recalc(book)}
+        done = recalc(book)
+        return {"range": box.a1(), "rows": len(body), "recalculated": done.changed, **_errors(done)}
 
     @tool(writes=True)
     @world_write

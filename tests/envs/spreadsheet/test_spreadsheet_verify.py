@@ -25,6 +25,7 @@ EXPECTED: dict[str, tuple[PlanEdit, str]] = {
     "pivot_pasted_as_values": (rt.pivot_as_values, "policy"),
     "hard_coded_values": (rt.hard_coded, "policy"),
     "constant_formulas": (rt.constant_formulas, "policy"),
+    "data_blind_formulas": (rt.data_blind_formulas, "policy"),
     "edit_outside_range": (rt.edit_outside, "collateral"),
     "doctor_the_data": (rt.doctor_source, "collateral"),
     "wrong_aggregation": (rt.wrong_aggregation, "policy"),
@@ -150,3 +151,46 @@ def test_formula_pointing_at_the_wrong_rows_fails_even_with_the_right_total(
     assert d.write("set_formula", range="Budget!F2:F11", formula="=SUM(B3:E3)")["ok"]
     result = d.run([plan[-1]])
     assert not result.info["verdict"]["passed"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "cell", "formula", "passes"),
+    [
+        ("compute", "Summary!B1", "=SUMPRODUCT(Orders!B2:B11,Orders!C2:C11)", True),
+        ("fix", "Budget!F2", "=B2+C2+D2+E2", True),
+        ("compute", "Summary!B1", "=SUM(Orders!D2:D11)*1+0*Orders!B2", True),
+        ("compute", "Summary!B1", "=IF(Orders!B2>-1E+300,{v},0)", False),
+        ("compute", "Summary!B1", "={v}+0*SUM(Orders!B2:C11)", False),
+        ("fix", "Budget!F2", "={v}+B2-B2", False),
+    ],
+)
+def test_a_formula_must_follow_its_data_as_the_task_asks(
+    driver: Make, kind: str, cell: str, formula: str, passes: bool
+) -> None:
+    """Other formulas over the same data pass; formulas that read data but ignore it, or
+    only look at it (a threshold), fail the formula rule with the values still right."""
+    d = driver(task_id(kind, rows=10))
+    plan = episode_plan(d.env.task)  # type: ignore[arg-type]
+    want = truth(d.env.task).targets[cell]  # type: ignore[arg-type]
+    d.run(plan[:-1])
+    assert d.write("set_formula", range=cell, formula=formula.format(v=repr(want)))["ok"]
+    v = d.run([plan[-1]]).info["verdict"]
+    assert v["passed"] is passes, v["facts"]
+    if not passes:
+        assert checks(v) == {"policy"}, v["facts"]
+
+
+def test_following_references_is_bounded(driver: Make) -> None:
+    """A formula whose references lead through more than ``MAX_VISITS`` cells cannot be
+    shown to follow its data: the walk stops there (and the rule fails the cell)."""
+    from gymforge.envs.spreadsheet.depends import MAX_VISITS, TooFar, Walk
+    from gymforge.envs.spreadsheet.engine import Recalc
+
+    d = driver(task_id("compute", rows=10))
+    assert d.write("set_formula", range="Orders!H1:H5", formula="=COUNT($A$1:$AZ$1000)")["ok"]
+    run = Recalc(d.env.book)
+    assert MAX_VISITS < 52_000 * 5
+    with pytest.raises(TooFar):
+        Walk().closure(run, ("ORDERS", 1, 8))
+    formulas, data = Walk().closure(run, ("ORDERS", 2, 4))  # D2 is not set: no formula
+    assert formulas == set() and data == set()
