@@ -148,6 +148,11 @@ class ReasoningGymFamily(TaskFamily[RgTruth]):
         """The level reserved for evaluation, or None for a single-level dataset."""
         return len(self.configs) if len(self.configs) > 1 else None
 
+    def classes(self) -> tuple[type, type]:
+        """reasoning-gym's dataset class and configuration class of this dataset."""
+        dataset_cls, config_cls = DATASETS[self.dataset]
+        return dataset_cls, config_cls
+
     def make_dataset(self, level: int, item_seed: int) -> ProceduralDataset:
         dataset_cls, config_cls = DATASETS[self.dataset]
         config = config_cls(**{**self.configs[level - 1], "seed": item_seed, "size": 1})
