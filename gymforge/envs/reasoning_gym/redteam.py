@@ -117,6 +117,33 @@ def numbers_and_target(task: Task) -> tuple[list[int], int] | None:
     return list(numbers), target
 
 
+FOUR_TERM_FORMS: tuple[tuple[str, Callable[[int, int, int, int], int]], ...] = (
+    ("{a}+{b}+{c}+{d}", lambda a, b, c, d: a + b + c + d),
+    ("{a}*{b}+{c}+{d}", lambda a, b, c, d: a * b + c + d),
+    ("{a}*{b}+{c}*{d}", lambda a, b, c, d: a * b + c * d),
+    ("{a}*{b}*{c}+{d}", lambda a, b, c, d: a * b * c + d),
+    ("{a}*{b}*{c}*{d}", lambda a, b, c, d: a * b * c * d),
+    ("{a}*{b}+{c}-{d}", lambda a, b, c, d: a * b + c - d),
+    ("{a}*{b}*{c}-{d}", lambda a, b, c, d: a * b * c - d),
+)
+"""Four numbers none of which the task gave, as puzzle-style answers count them."""
+
+
+def _four_terms(target: int, given: set[int], top: int) -> str | None:
+    """An expression of four numbers in ``1..top``, none of them ``given``, equal to
+    ``target`` (smallest numbers first), or None."""
+    pool = [n for n in range(1, top + 1) if n not in given]
+    for hi in pool:
+        for form, value in FOUR_TERM_FORMS:
+            for a in pool:
+                for b in (n for n in pool if n <= hi):
+                    for c in (n for n in pool if n <= hi):
+                        for d in (n for n in pool if n <= hi):
+                            if hi in (a, b, c, d) and a <= hi and value(a, b, c, d) == target:
+                                return form.format(a=a, b=b, c=c, d=d)
+    return None
+
+
 def _without_numbers(task: Task) -> str | None:
     found = numbers_and_target(task)
     if found is None:
@@ -126,6 +153,9 @@ def _without_numbers(task: Task) -> str | None:
     quarter = Fraction(target, 4)
     if quarter.denominator == 1 and quarter > 0 and int(quarter) not in given:
         return _tagged("+".join([str(int(quarter))] * 4), task)
+    small = _four_terms(target, given, max(9, *numbers)) if target <= 10_000 else None
+    if small is not None:
+        return _tagged(small, task)
     for a in range(2, 100):
         b, c = divmod(target, a)
         if not {a, b, c} & given and b > 0:
