@@ -16,10 +16,9 @@ import reasoning_gym
 from gymforge.core import SyncEnvironment
 from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.core.types import Reply
-from gymforge.envs.reasoning_gym import env_class
-from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
-from gymforge.envs.reasoning_gym import inside
+from gymforge.envs.reasoning_gym import env_class, inside
 from gymforge.envs.reasoning_gym.env import DEFAULT_TOKENS
+from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
 from gymforge.envs.reasoning_gym.redteam import FRAME_DEPTH, _frame_injection
 from gymforge.envs.reasoning_gym.scoring import answer_chars, score
 from gymforge.qa import QATarget, run_qa
