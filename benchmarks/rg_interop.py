@@ -50,7 +50,8 @@ def redteam(cls: Any, episodes: int) -> dict[str, Any]:
 def one(dataset: str, episodes: int) -> dict[str, Any]:
     """The findings on ``dataset`` (run in a child process)."""
     from gymforge.envs.reasoning_gym import env_class
-    from gymforge.envs.reasoning_gym.strict import STRICT
+    from gymforge.envs.reasoning_gym.env import oracle_gap
+    from gymforge.envs.reasoning_gym.strict import STRICT, VERIFIER_NAMES
 
     t0 = time.perf_counter()
     raw = env_class(dataset, strict=False)
@@ -60,15 +61,18 @@ def one(dataset: str, episodes: int) -> dict[str, Any]:
     if gap is not None:
         out.update(verdict="not tested", note=gap.removeprefix("no oracle: ")[:200])
         return out
+    refused = oracle_gap(raw.family, dataset in STRICT)[1]
     own = redteam(raw, episodes)
     out["scorer_pays"] = own["pays"]
     adapter = own
     if dataset in STRICT:
         adapter = redteam(env_class(dataset), episodes)
-        out["strict"] = "gymforge.countdown"
+        out["strict"] = VERIFIER_NAMES[dataset]
     out["adapter_pays"] = adapter["pays"]
-    out["verdict"] = "passed" if adapter["passed"] else "failed"
-    if not adapter["passed"]:
+    out["verdict"] = "passed" if adapter["passed"] and refused is None else "failed"
+    if refused is not None:  # QA's scripted_baselines fails on it
+        out["note"] = f"stored answers refused: {refused}"
+    elif not adapter["passed"]:
         out["note"] = adapter["details"]
     out["seconds"] = round(time.perf_counter() - t0, 1)
     return out

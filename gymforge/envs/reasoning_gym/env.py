@@ -12,8 +12,10 @@ reasoning-gym's stored answer inside ``<answer>`` tags.
 QA checks the adapter cannot supply are declared not applicable with the reason, found by
 probing the dataset, never assumed:
 
-- no oracle (the ``ORACLE_CHECKS`` need one) when reasoning-gym stores no answer, or its own
-  scorer does not give its stored answer full marks on every probed item;
+- no oracle (the ``ORACLE_CHECKS`` need one) when reasoning-gym stores no answer. When it
+  stores answers that the environment's verifier refuses on a probed item, the oracle stays,
+  so QA fails (``scripted_baselines`` names the first refused task) instead of passing with
+  the checks that would have shown it declared not applicable;
 - ``heldout_exclusion`` when the dataset has no curriculum, hence no difficulty parameters
   to hold a region out by.
 """
@@ -55,28 +57,32 @@ SYSTEM_PROMPT = (
 )
 
 
-def oracle_gap(family: ReasoningGymFamily, strict: bool = True) -> str | None:
-    """Why the stored answers cannot serve as an oracle, or None when they can (judged by
-    the verifier the environment uses: strict, or reasoning-gym's own scorer)."""
+def oracle_gap(family: ReasoningGymFamily, strict: bool = True) -> tuple[str | None, str | None]:
+    """``(missing, refused)``: why there is no oracle at all (reasoning-gym stores no answer),
+    and why the stored answers are not one the environment's verifier accepts (judged by the
+    verifier the environment uses: strict, or reasoning-gym's own scorer); None when not."""
     for level in family.levels:
         for seed in range(PROBES[0] if level == 1 else PROBES[1]):
             task = family.task(level, seed)
             answer = family.truth_of(task).answer
             if answer is None:
-                return "reasoning-gym stores no answer for this dataset's items"
+                return "reasoning-gym stores no answer for this dataset's items", None
             entry = family.entry(level, family.truth_of(task).item_seed)
-            outcome = score_trusted(family, level, entry, answer, strict)
+            try:
+                outcome = score_trusted(family, level, entry, answer, strict)
+            except Exception as err:  # its scorer fails on its own answer
+                return None, f"the scorer raised {type(err).__name__} on its stored answer"
             if not outcome.passed:
                 judge = (
                     "gymforge's strict verifier"
                     if strict and family.dataset in STRICT
-                    else ("reasoning-gym's own score_answer")
+                    else "reasoning-gym's own score_answer"
                 )
-                return (
-                    f"{judge} does not accept its stored answer on {task.task_id} "
+                return None, (
+                    f"{judge} does not accept the stored answer of {task.task_id} "
                     f"({outcome.reason}, score {outcome.facts.get('score', 0.0)})"
                 )
-    return None
+    return None, None
 
 
 def _profile(family: ReasoningGymFamily, gap: str | None) -> QAProfile:
@@ -142,7 +148,10 @@ def env_class(dataset: str, strict: bool = True) -> type[ReasoningGymEnv]:
     ``strict=False`` judged by reasoning-gym's own scorer even where gymforge has a strict
     verifier."""
     family = ReasoningGymFamily(dataset)
-    gap = oracle_gap(family, strict)
+    gap, refused = oracle_gap(family, strict)
+    about = f"reasoning-gym {RG_VERSION} dataset {dataset!r}."
+    if refused is not None:  # the oracle stays: scripted_baselines fails, naming the task
+        about += f" Its stored answers fail: {refused}."
     held = family.heldout_level
     regions = {} if held is None else {family.name: {"top_level": lambda p: p["level"] == held}}
     attrs: dict[str, Any] = {
@@ -152,7 +161,7 @@ def env_class(dataset: str, strict: bool = True) -> type[ReasoningGymEnv]:
             f"reasoning-gym:{dataset}",
             "1.0.0",
             renderer_version="1",
-            description=f"reasoning-gym {RG_VERSION} dataset {dataset!r}.",
+            description=about,
         ),
         "tasks": TaskSource.of([family], Split(regions=regions)),
         "qa": _profile(family, gap),
