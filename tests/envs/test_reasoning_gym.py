@@ -132,23 +132,34 @@ def test_oracle_passes_and_a_wrong_answer_fails(name: str) -> None:
         env.reset(task.task_id, 0)
         bad = env.step(Reply(text="<answer>no idea</answer>"))
         assert not bad.info["verdict"]["passed"]
-        assert bad.info["verdict"]["facts"]["reason"] in ("wrong_answer", "unsafe_answer")
+        assert bad.info["verdict"]["facts"]["reason"] in ("wrong_answer", "parse_error")
 
 
 def rg_score(fam: ReasoningGymFamily, level: int, entry: dict[str, Any], reply: str) -> Any:
     return asyncio.run(score(fam, level, entry, reply, answer_chars(DEFAULT_TOKENS)))
 
 
-def test_the_scorer_is_reasoning_gyms_own(kk: ReasoningGymFamily) -> None:
-    task = kk.task(1, 7)
-    entry = kk.entry(1, task.truth["item_seed"])
-    native = reasoning_gym.create_dataset("knights_knaves").score_answer
-    for answer in (task.truth["answer"], "Nobody is anything.", ""):
-        outcome = rg_score(kk, 1, entry, f"<answer>{answer}</answer>")
+def test_the_scorer_is_reasoning_gyms_own() -> None:
+    """Datasets without a strict verifier are judged by their own score_answer (in the
+    sandbox): the same scores as reasoning-gym gives in-process."""
+    fam = ReasoningGymFamily("leg_counting")
+    task = fam.task(1, 7)
+    entry = fam.entry(1, task.truth["item_seed"])
+    native = reasoning_gym.create_dataset("leg_counting").score_answer
+    for answer in (task.truth["answer"], "12 legs", "7", ""):
+        outcome = rg_score(fam, 1, entry, f"<answer>{answer}</answer>")
         expected = native(answer or None, entry)
         assert outcome.facts.get("score", 0.0) == pytest.approx(expected) or (
             not answer and outcome.reason == "no_answer"
         )
+
+
+def test_knights_and_knaves_is_judged_by_the_validity_checker(kk: ReasoningGymFamily) -> None:
+    task = kk.task(1, 7)
+    entry = kk.entry(1, task.truth["item_seed"])
+    outcome = rg_score(kk, 1, entry, f"<answer>{task.truth['answer']}</answer>")
+    assert outcome.passed and outcome.facts["verifier"] == "gymforge.knights_knaves"
+    assert not rg_score(kk, 1, entry, "<answer>Nobody is anything.</answer>").passed
 
 
 def test_frame_injection_fools_reasoning_gym_but_not_the_strict_verifier() -> None:
@@ -180,10 +191,10 @@ SANDBOXED = (
     "spiral_matrix",
     "string_insertion",
     "time_intervals",
-    "graph_color",
+    "word_sorting",
 )
-"""Scorers that evaluate text, or whose entries or configs hold tuples, integer keys, enums
-or dates: the plain-data encoding must carry them exactly."""
+"""Scorers that evaluate text, or whose entries or configs hold tuples, enums or dates: the
+plain-data encoding must carry them exactly."""
 
 
 @pytest.mark.parametrize("name", SANDBOXED)
