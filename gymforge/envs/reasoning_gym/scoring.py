@@ -24,13 +24,12 @@ model text never goes there.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from typing import TYPE_CHECKING, Any
 
 from gymforge.envs.puzzles.answer import Outcome, fail, ok, visible_text
 from gymforge.envs.reasoning_gym import inside
+from gymforge.envs.reasoning_gym.quiet import quiet
 from gymforge.envs.reasoning_gym.sandboxed import score_in_sandbox
 from gymforge.envs.reasoning_gym.strict import strict_check
 
@@ -100,7 +99,6 @@ def score_trusted(
     if checked is not None:
         return checked
     plain = inside.decode(inside.encode(entry))
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    with quiet():
         value = float(family.scorer(level).score_answer(answer, plain))
     return _outcome(value)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gymforge.envs.puzzles import countdown, knights_knaves, sudoku
-from gymforge.envs.puzzles.answer import Outcome
+from gymforge.envs.puzzles.answer import MAX_ANSWER_CHARS, Outcome
 from gymforge.envs.puzzles.base import PuzzleFamily
 
 PUZZLE24_TARGET = 24
@@ -102,6 +102,8 @@ def strict_check(dataset: str, entry: Mapping[str, Any], answer: str) -> Outcome
     found = STRICT.get(dataset)
     if found is None:
         return None
+    if len(answer) > MAX_ANSWER_CHARS:  # the puzzle checkers' own input bound
+        return Outcome(False, "too_long", {"chars": len(answer), "limit": MAX_ANSWER_CHARS})
     family, truth_of = found
     outcome = family.check(truth_of(entry), answer)
     facts = {**outcome.facts, "verifier": VERIFIER_NAMES[dataset]}
