@@ -8,7 +8,7 @@ same run. Answers alternate between the stored answer and a wrong one; the sandb
 ``--workers`` workers and the answers are judged ``--concurrency`` at a time, as a run
 with that many episodes in flight would.
 
-Run: python benchmarks/rg_scorer.py [--datasets knights_knaves,n_queens,sudoku] [--answers 40]
+Run: python benchmarks/rg_scorer.py [--datasets leg_counting,n_queens,spiral_matrix] [--answers 40]
      [--workers 2] [--concurrency 2]
 """
 
@@ -71,7 +71,7 @@ async def sandboxed(cases: list[tuple[Any, ...]], concurrency: int) -> list[floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", default="knights_knaves,n_queens,sudoku")
+    ap.add_argument("--datasets", default="leg_counting,n_queens,spiral_matrix")
     ap.add_argument("--answers", type=int, default=40, help="answers per dataset")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=2)

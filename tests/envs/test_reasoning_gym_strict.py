@@ -90,3 +90,25 @@ def test_qa_fails_the_raw_scorer_and_passes_the_strict_verifier(dataset: str) ->
     strict = QATarget.from_factory(lambda: env_class(dataset)(), ref="strict")
     report = run_qa(strict, opts, only=["verifier_redteam", "scripted_baselines"])
     assert report.passed, [c.as_json() for c in report.checks]
+
+
+def test_stored_answers_the_verifier_refuses_fail_qa_naming_the_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A verifier that refuses reasoning-gym's own answers (here: leg_counting checked as a
+    countdown over numbers its answers never use) must fail QA, not pass with the oracle's
+    checks declared not applicable."""
+    from gymforge.envs.puzzles import countdown
+    from gymforge.envs.reasoning_gym import strict
+
+    truth = countdown.CountdownTruth(numbers=[1], target=2, use_all=True)
+    monkeypatch.setitem(strict.STRICT, "leg_counting", (countdown.FAMILY, lambda e: truth))
+    monkeypatch.setitem(strict.VERIFIER_NAMES, "leg_counting", "gymforge.countdown")
+    cls = env_class.__wrapped__("leg_counting")  # type: ignore[attr-defined]
+    assert "scripted_baselines" not in cls.qa.not_applicable
+    assert "Its stored answers fail" in cls.spec.description
+    target = QATarget.from_factory(lambda: cls(), ref="refused")
+    report = run_qa(target, QAOptions(episodes=6), only=["scripted_baselines"])
+    (check,) = report.checks
+    assert not check.passed and check.applicable, check.details
+    assert "first: " in check.details and "reasoning_gym.leg_counting/" in check.details
