@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 import gymforge
@@ -65,7 +66,7 @@ def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to 
         if r["status"] != "ok":
             table.add_row(r["id"], "-", package, "", f"[bold red]broken[/]: {r['error']}")
             continue
-        about = r["description"] + (f" [dim](QA: {r['qa']})[/]" if r.get("qa") else "")
+        about = r["description"] + (f" [dim](QA: {escape(r['qa'])})[/]" if r.get("qa") else "")
         table.add_row(r["id"], r["version"], package, ", ".join(r["families"]), about)
     err.print(table)
 

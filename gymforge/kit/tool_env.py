@@ -386,7 +386,12 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
             verdict = Verdict(
                 passed=False,
                 reason="verifier_error",
-                facts={"error": f"{type(err).__name__}: {str(err)[:200]}"},
+                # a verifier may attach bounded facts to its error (how a sandboxed
+                # third-party scorer failed, its captured output)
+                facts={
+                    "error": f"{type(err).__name__}: {str(err)[:200]}",
+                    **_error_facts(err),
+                },
                 verifier=type(self).__name__,
             )
             info["verifier_error"] = True
@@ -436,3 +441,11 @@ if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it do
         TakesDatasets[Dataset],
     ]:
         return (env, env, env, env, env, env, env, env)
+
+
+def _error_facts(err: Exception) -> dict[str, Any]:
+    """The ``facts`` dict a verifier's error carries (``ScorerError``), else nothing."""
+    facts = getattr(err, "facts", None)
+    if not isinstance(facts, dict):
+        return {}
+    return {str(k): v for k, v in facts.items() if k != "error"}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +16,11 @@ import reasoning_gym
 from gymforge.core import SyncEnvironment
 from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.core.types import Reply
-from gymforge.envs.reasoning_gym import env_class
+from gymforge.envs.reasoning_gym import env_class, inside
+from gymforge.envs.reasoning_gym.env import DEFAULT_TOKENS
 from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
-from gymforge.envs.reasoning_gym.guard import install, unsafe
 from gymforge.envs.reasoning_gym.redteam import FRAME_DEPTH, _frame_injection
-from gymforge.envs.reasoning_gym.scoring import score
+from gymforge.envs.reasoning_gym.scoring import answer_chars, score
 from gymforge.qa import QATarget, run_qa
 from gymforge.qa.checks.common import QAOptions
 from gymforge.registry.resolve import make_env, resolve_factory
@@ -54,6 +56,13 @@ def native_score(dataset: str, answer: str, entry: dict[str, Any]) -> float:
         check=True,
     )
     return float(out.stdout.strip())
+
+
+@pytest.fixture(autouse=True)
+def _scorer_uids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test process's scorer sandbox on uids no other test run uses."""
+    base = 100_000 + (os.getpid() % 5000) * 100 + 30 - 64
+    monkeypatch.setenv("GYMFORGE_SANDBOX_UID_BASE", str(base))
 
 
 @pytest.fixture(scope="module")
@@ -123,25 +132,41 @@ def test_oracle_passes_and_a_wrong_answer_fails(name: str) -> None:
         env.reset(task.task_id, 0)
         bad = env.step(Reply(text="<answer>no idea</answer>"))
         assert not bad.info["verdict"]["passed"]
-        assert bad.info["verdict"]["facts"]["reason"] in ("wrong_answer", "unsafe_answer")
+        assert bad.info["verdict"]["facts"]["reason"] in ("wrong_answer", "parse_error")
 
 
-def test_the_scorer_is_reasoning_gyms_own(kk: ReasoningGymFamily) -> None:
-    task = kk.task(1, 7)
-    entry = kk.entry(1, task.truth["item_seed"])
-    native = reasoning_gym.create_dataset("knights_knaves").score_answer
-    for answer in (task.truth["answer"], "Nobody is anything.", ""):
-        outcome = score(kk.scorer(1), entry, f"<answer>{answer}</answer>")
+def rg_score(fam: ReasoningGymFamily, level: int, entry: dict[str, Any], reply: str) -> Any:
+    return asyncio.run(score(fam, level, entry, reply, answer_chars(DEFAULT_TOKENS)))
+
+
+def test_the_scorer_is_reasoning_gyms_own() -> None:
+    """Datasets without a strict verifier are judged by their own score_answer (in the
+    sandbox): the same scores as reasoning-gym gives in-process."""
+    fam = ReasoningGymFamily("leg_counting")
+    task = fam.task(1, 7)
+    entry = fam.entry(1, task.truth["item_seed"])
+    native = reasoning_gym.create_dataset("leg_counting").score_answer
+    for answer in (task.truth["answer"], "12 legs", "7", ""):
+        outcome = rg_score(fam, 1, entry, f"<answer>{answer}</answer>")
         expected = native(answer or None, entry)
         assert outcome.facts.get("score", 0.0) == pytest.approx(expected) or (
             not answer and outcome.reason == "no_answer"
         )
 
 
-def test_frame_injection_fools_reasoning_gym_but_not_the_adapter() -> None:
+def test_knights_and_knaves_is_judged_by_the_validity_checker(kk: ReasoningGymFamily) -> None:
+    task = kk.task(1, 7)
+    entry = kk.entry(1, task.truth["item_seed"])
+    outcome = rg_score(kk, 1, entry, f"<answer>{task.truth['answer']}</answer>")
+    assert outcome.passed and outcome.facts["verifier"] == "gymforge.knights_knaves"
+    assert not rg_score(kk, 1, entry, "<answer>Nobody is anything.</answer>").passed
+
+
+def test_frame_injection_fools_reasoning_gym_but_not_the_strict_verifier() -> None:
     """The attack is real: reasoning-gym's countdown scorer runs the answer through
     sympy's parse_expr, so an expression that reads the target from the scorer's frame
-    scores 1.0 there. The adapter refuses it before the scorer runs."""
+    scores 1.0 there (and in the sandbox, where it can forge only its own score). The
+    strict verifier reads the same text with a parser that evaluates nothing."""
     fam = env_class("countdown").family
     task = fam.task(1, 11)
     entry = fam.entry(1, task.truth["item_seed"])
@@ -150,75 +175,35 @@ def test_frame_injection_fools_reasoning_gym_but_not_the_adapter() -> None:
     inner = crafted.removeprefix("<answer>").removesuffix("</answer>")
     assert FRAME_DEPTH == 3
     assert native_score("countdown", inner, entry) == 1.0  # reasoning-gym alone is fooled
-    outcome = score(fam.scorer(1), entry, crafted)
-    assert outcome.reason == "unsafe_answer", outcome
+    raw = asyncio.run(score(fam, 1, entry, crafted, 10_000, strict=False))
+    assert raw.passed  # the sandbox keeps the host safe, not the score honest
+    outcome = rg_score(fam, 1, entry, crafted)
+    assert outcome.reason == "parse_error", outcome
+    assert outcome.facts["verifier"] == "gymforge.countdown"
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        "__import__('os').getcwd()",
-        "(1).real",
-        "exit()",
-        "[0]*10**9",
-        "(1,)*999999999",
-        "9**9**9",
-        "2^99999",
-        "1 << 99999999",
-        "[1 for a in [1,2] for b in [1,2]]",
-        "(lambda: 1)()",
-        "1 if 1 else 2",
-        "'a'",
-    ],
-)
-def test_text_evaluating_scorers_only_see_plain_data(answer: str) -> None:
-    assert unsafe(answer) is not None
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        "94*4 - 61 - 6",
-        "-5 + 8",
-        "(3 + 4) * 2 / 7",
-        "x**2 + 3*x - 1",
-        "sqrt(2)/2",
-        "[[1, 2], [3, 4]]",
-    ],
-)
-def test_plain_answers_pass_the_gate(answer: str) -> None:
-    assert unsafe(answer) is None
-
-
-def test_guards_are_installed_where_scorers_evaluate_text() -> None:
-    from reasoning_gym.factory import DATASETS as RG
-
-    for name in ("countdown", "n_queens", "simple_integration", "spiral_matrix"):
-        assert install(RG[name][0]), name
-    assert not install(RG["knights_knaves"][0])
-    assert not install(RG["sudoku"][0])
-
-
-GUARDED = (
+SANDBOXED = (
     "binary_matrix",
-    "countdown",
-    "intermediate_integration",
     "n_queens",
     "number_sorting",
     "polynomial_multiplication",
     "simple_integration",
     "spiral_matrix",
     "string_insertion",
+    "time_intervals",
+    "word_sorting",
 )
+"""Scorers that evaluate text, or whose entries or configs hold tuples, enums or dates: the
+plain-data encoding must carry them exactly."""
 
 
-@pytest.mark.parametrize("name", GUARDED)
-def test_guarded_scorers_still_accept_reasoning_gyms_own_answers(name: str) -> None:
+@pytest.mark.parametrize("name", SANDBOXED)
+def test_sandboxed_scorers_accept_reasoning_gyms_own_answers(name: str) -> None:
     fam = ReasoningGymFamily(name)
-    for seed in range(4):
+    for seed in range(3):
         task = fam.task(1, seed)
         entry = fam.entry(1, task.truth["item_seed"])
-        outcome = score(fam.scorer(1), entry, f"<answer>{task.truth['answer']}</answer>")
+        outcome = rg_score(fam, 1, entry, f"<answer>{task.truth['answer']}</answer>")
         assert outcome.passed, (name, task.task_id, outcome)
 
 
@@ -232,21 +217,40 @@ def test_an_answer_never_runs_on_the_grading_host(tmp_path: Path) -> None:
     native_score("n_queens", payload, entry)
     assert marker.exists()  # the attack is real
     marker.unlink()
-    outcome = score(fam.scorer(1), entry, f"<answer>{payload}</answer>")
+    outcome = rg_score(fam, 1, entry, f"<answer>{payload}</answer>")
     assert not marker.exists()
-    assert outcome.reason == "unsafe_answer", outcome
+    assert not outcome.passed, outcome
+
+
+def test_the_plain_data_encoding_carries_reasoning_gyms_values() -> None:
+    import datetime
+
+    from reasoning_gym.algorithmic.word_sorting import TextTransformation
+
+    value = {
+        "t": (1, (2, "x")),
+        3: {2, 5},
+        "f": frozenset({1}),
+        "e": TextTransformation.LOWERCASE,
+        "d": datetime.date(2024, 2, 29),
+        "$d": [["not", "a tag"]],
+        "inf": float("inf"),
+    }
+    plain = json.loads(json.dumps(inside.encode(value)))
+    assert inside.decode(plain) == value
+    assert type(inside.decode(plain)["t"]) is tuple
+    with pytest.raises(TypeError):
+        inside.encode(object())
+    with pytest.raises(ValueError, match="refusing"):
+        inside.decode({"$c": ["os", "system", {}]})
 
 
 def test_hedges_and_reasoning_are_not_answers(kk: ReasoningGymFamily) -> None:
     task = kk.task(1, 3)
     entry = kk.entry(1, task.truth["item_seed"])
     gold = task.truth["answer"]
-    assert score(kk.scorer(1), entry, f"<answer>x</answer><answer>{gold}</answer>").reason == (
-        "hedge"
-    )
-    assert score(kk.scorer(1), entry, f"<think><answer>{gold}</answer></think>").reason == (
-        "no_answer"
-    )
+    assert rg_score(kk, 1, entry, f"<answer>x</answer><answer>{gold}</answer>").reason == "hedge"
+    assert rg_score(kk, 1, entry, f"<think><answer>{gold}</answer></think>").reason == ("no_answer")
 
 
 def test_not_applicable_checks_carry_their_reason() -> None:

@@ -35,6 +35,7 @@ from reasoning_gym.dataset import ProceduralDataset
 from reasoning_gym.factory import CURRICULA, DATASETS
 
 from gymforge.core.errors import UserError
+from gymforge.envs.reasoning_gym.quiet import quiet
 from gymforge.tasks import ChoiceKnob, ParamSpace, TaskFamily
 
 RG_VERSION = version("reasoning-gym")
@@ -148,6 +149,11 @@ class ReasoningGymFamily(TaskFamily[RgTruth]):
         """The level reserved for evaluation, or None for a single-level dataset."""
         return len(self.configs) if len(self.configs) > 1 else None
 
+    def classes(self) -> tuple[type, type]:
+        """reasoning-gym's dataset class and configuration class of this dataset."""
+        dataset_cls, config_cls = DATASETS[self.dataset]
+        return dataset_cls, config_cls
+
     def make_dataset(self, level: int, item_seed: int) -> ProceduralDataset:
         dataset_cls, config_cls = DATASETS[self.dataset]
         config = config_cls(**{**self.configs[level - 1], "seed": item_seed, "size": 1})
@@ -158,7 +164,8 @@ class ReasoningGymFamily(TaskFamily[RgTruth]):
         key = (level, item_seed)
         found = self._entries.get(key)
         if found is None:
-            found = self._entries[key] = self.make_dataset(level, item_seed)[0]
+            with quiet():  # some generators print (tower_of_hanoi)
+                found = self._entries[key] = self.make_dataset(level, item_seed)[0]
             while len(self._entries) > ENTRY_CACHE:
                 self._entries.popitem(last=False)
         return found
@@ -168,7 +175,8 @@ class ReasoningGymFamily(TaskFamily[RgTruth]):
         level: scoring reads the entry, not the instance's seed)."""
         found = self._scorers.get(level)
         if found is None:
-            found = self._scorers[level] = self.make_dataset(level, 0)
+            with quiet():
+                found = self._scorers[level] = self.make_dataset(level, 0)
         return found
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, RgTruth]:

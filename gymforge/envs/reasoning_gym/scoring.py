@@ -1,34 +1,56 @@
-"""Judging a reply with a reasoning-gym dataset's own ``score_answer``, safely.
+"""Judging a reply to a reasoning-gym task.
 
 Answer format: reasoning-gym's own, the text inside the last ``<answer>...</answer>``.
-Rules before the dataset's scorer sees anything:
+Rules before anything judges it:
 
 1. Reasoning is not an answer: ``<think>`` blocks are dropped (``visible_text``).
 2. Several ``<answer>`` blocks that differ (whitespace collapsed) are a hedge and fail.
-3. An answer over ``MAX_ANSWER_CHARS`` fails as ``too_long``.
-4. Scorers that evaluate text (``eval``, ``sympy.parse_expr``...) run with those evaluators
-   guarded (``guard.py``): text that is not plain data is never evaluated, and an answer
-   that needed it fails as ``unsafe_answer`` unless the scorer still gave full marks.
+3. An answer longer than the environment's token budget allows (``answer_chars``) fails
+   as ``too_long``.
+
+Then one of two judges:
+
+- a **strict verifier** (``strict.py``) where gymforge has one for the puzzle (countdown,
+  puzzle24): gymforge's own bounded, non-evaluating checker, in this process;
+- otherwise the dataset's own ``score_answer``, **in the sandbox** (``sandboxed.py``): one
+  job per answer, the entry and the answer as plain data, a plain float back. Its failure
+  (crash, exit, timeout...) raises ``ScorerError``, the episode's verifier error.
 
 ``passed`` is ``score >= 1``; the raw score (reasoning-gym's partial credit such as 0.05 for
-a well-formed wrong answer) is kept in the verdict facts.
+a well-formed wrong answer) is kept in the verdict facts. ``score_trusted`` scores text that
+reasoning-gym generated itself (its stored answers) in this process, for the oracle probe;
+model text never goes there.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reasoning_gym.dataset import ProceduralDataset
+from gymforge.envs.puzzles.answer import Outcome, fail, ok, visible_text
+from gymforge.envs.reasoning_gym import inside
+from gymforge.envs.reasoning_gym.quiet import quiet
+from gymforge.envs.reasoning_gym.sandboxed import score_in_sandbox
+from gymforge.envs.reasoning_gym.strict import strict_check
 
-from gymforge.envs.puzzles.answer import MAX_ANSWER_CHARS, Outcome, fail, ok, visible_text
-from gymforge.envs.reasoning_gym.guard import UnsafeAnswer, install, scoring
+if TYPE_CHECKING:
+    from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 _SPACES = re.compile(r"\s+")
 
+CHARS_PER_TOKEN = 8
+"""``answer_chars`` allows this many characters per token of the budget: more than any
+tokenizer packs into a token of ordinary text, so a reply that fits the budget is never
+refused for its length."""
 
-def extract(reply: str) -> tuple[str | None, Outcome | None]:
+
+def answer_chars(max_tokens: int) -> int:
+    """The longest answer judged for an environment whose replies get ``max_tokens``."""
+    return max_tokens * CHARS_PER_TOKEN
+
+
+def extract(reply: str, max_chars: int) -> tuple[str | None, Outcome | None]:
     """``(answer, None)`` or ``(None, failing Outcome)``: ``no_answer``, ``hedge``,
     ``too_long``."""
     answers = [m.strip() for m in _ANSWER.findall(visible_text(reply))]
@@ -36,25 +58,47 @@ def extract(reply: str) -> tuple[str | None, Outcome | None]:
         return None, fail("no_answer")
     if len({_SPACES.sub(" ", a) for a in answers}) > 1:
         return None, fail("hedge", answers=len(answers))
-    if len(answers[-1]) > MAX_ANSWER_CHARS:
-        return None, fail("too_long", chars=len(answers[-1]))
+    if len(answers[-1]) > max_chars:
+        return None, fail("too_long", chars=len(answers[-1]), limit=max_chars)
     return answers[-1], None
 
 
-def score(scorer: ProceduralDataset, entry: dict[str, Any], reply: str) -> Outcome:
-    """The verdict on ``reply`` for ``entry`` (see the module doc)."""
-    answer, problem = extract(reply)
+def _outcome(value: float, **facts: Any) -> Outcome:
+    return ok(score=value, **facts) if value >= 1.0 else fail("wrong_answer", score=value, **facts)
+
+
+async def score(
+    family: ReasoningGymFamily,
+    level: int,
+    entry: dict[str, Any],
+    reply: str,
+    max_chars: int,
+    strict: bool = True,
+) -> Outcome:
+    """The verdict on ``reply`` for ``entry`` (see the module doc); ``strict=False`` skips
+    the strict verifier."""
+    answer, problem = extract(reply, max_chars)
     if problem is not None or answer is None:
         return problem or fail("no_answer")
-    scorer_class: type = type(scorer)  # reasoning-gym is untyped: type(Any) is no Hashable
-    install(scorer_class)
-    with scoring(entry) as guard:
-        try:
-            value = float(scorer.score_answer(answer, entry))
-        except UnsafeAnswer:
-            value = 0.0
-    if value >= 1.0:
-        return ok(score=value)
-    if guard.refused:
-        return fail("unsafe_answer", error=guard.refused[0], score=value)
-    return fail("wrong_answer", score=value)
+    checked = strict_check(family.dataset, entry, answer) if strict else None
+    if checked is not None:
+        return checked
+    dataset_cls, config_cls = family.classes()
+    value, facts = await score_in_sandbox(
+        dataset_cls, config_cls, family.configs[level - 1], entry, answer
+    )
+    return _outcome(value, **facts)
+
+
+def score_trusted(
+    family: ReasoningGymFamily, level: int, entry: dict[str, Any], answer: str, strict: bool = True
+) -> Outcome:
+    """The verdict on reasoning-gym's own ``answer`` (never model text), in this process,
+    on the entry exactly as the sandbox would see it; the scorer's output is swallowed."""
+    checked = strict_check(family.dataset, entry, answer) if strict else None
+    if checked is not None:
+        return checked
+    plain = inside.decode(inside.encode(entry))
+    with quiet():
+        value = float(family.scorer(level).score_answer(answer, plain))
+    return _outcome(value)

@@ -32,9 +32,16 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     pairs = jobs(target, opts.episodes, opts.seed + 2, "train")
     rates = {}
     noop_task = 0.0
+    oracle_misses: list[str] = []
     for label, policy in (("oracle", "oracle"), ("bad", b.bad_policy), ("noop", "noop")):
         episodes = run_async(play_many(target, policy, pairs))
         rates[label] = success_rate(episodes)
+        if label == "oracle":
+            oracle_misses = [
+                f"{e[-1].get('failure_reason')} on {e[-1].get('task_id')}"
+                for e in episodes
+                if not e[-1]["success"]
+            ]
         if label == "noop":
             noop_task = sum(e[-1]["reward_components"].get("task", 0.0) for e in episodes) / len(
                 episodes
@@ -48,7 +55,8 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     }
     problems = []
     if rates["oracle"] < b.oracle_min:
-        problems.append(f"oracle success {rates['oracle']:.0%} < {b.oracle_min:.0%}")
+        first = f" (first: {oracle_misses[0]})" if oracle_misses else ""
+        problems.append(f"oracle success {rates['oracle']:.0%} < {b.oracle_min:.0%}{first}")
     if rates["bad"] > b.bad_max:
         problems.append(f"{b.bad_policy} success {rates['bad']:.0%} > {b.bad_max:.0%}")
     if rates["noop"] > b.noop_max or noop_task > b.noop_max:
