@@ -93,7 +93,8 @@ class Confinement:
                     cmd += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
                 else:
                     cmd += ["--ro-bind", "/dev/null", path]
-        mounted = [*bound, *(inside for _, inside in self.writable), "/tmp"]
+        # the working directory, empty where nothing bound holds it (a fresh /tmp does not)
+        mounted = [*bound, *(inside for _, inside in self.writable)]
         if self.chdir not in made and not any(_inside(self.chdir, p) for p in mounted):
             cmd += [*_parents(self.chdir, made), "--perms", "0555", "--dir", self.chdir]
         cmd += ["--remount-ro", "/", "--chdir", self.chdir, "--clearenv"]

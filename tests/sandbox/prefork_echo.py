@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(sys.argv[2]))  # wire's siblings (stdvalues), as in the jail
 _spec = importlib.util.spec_from_file_location("wire", sys.argv[2])
 assert _spec is not None and _spec.loader is not None
 wire = importlib.util.module_from_spec(_spec)

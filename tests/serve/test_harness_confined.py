@@ -144,3 +144,20 @@ def _http(method: str, url: str, body: Any, token: str = "the-operator-token") -
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read() or b"null")
+
+
+@pytest.mark.skipif(confinement_problem() is not None, reason="bubblewrap cannot confine here")
+def test_a_runner_working_under_tmp_starts_its_harness(tmp_path: Path) -> None:
+    """A runner whose working directory is under ``/tmp`` (a checkout there, a job's scratch
+    directory) starts its harness there: the harness's ``/tmp`` is a fresh tmpfs, so the
+    directory is made empty inside it rather than assumed."""
+    work = Path(tempfile.mkdtemp(prefix="gf-runner-cwd-", dir="/tmp"))
+    try:
+        c = Confinement(env={"PATH": "/usr/bin:/bin"}, chdir=str(work))
+        done = subprocess.run(
+            c.command(["/bin/sh", "-c", "pwd; ls -A"]), capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == [str(work)]  # there, and empty
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
