@@ -6,7 +6,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from wf_helpers import cli, write_jsonl
 
 from gymforge.registry.handle import open_env
@@ -14,24 +13,40 @@ from gymforge.registry.handle import open_env
 DOC = Path(__file__).resolve().parents[2] / "docs" / "datasets.md"
 
 
-def example_rows(section: str) -> list[dict[str, object]]:
-    """The JSON example lines of the page's ``## section``."""
+def example_blocks(section: str) -> list[list[dict[str, object]]]:
+    """The JSON example blocks of the page's ``## section``, each a list of rows."""
     text = DOC.read_text()
     body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```json\n(.*?)```", body, re.DOTALL)
-    return [json.loads(line) for block in blocks for line in block.splitlines() if line.strip()]
+    return [[json.loads(line) for line in block.splitlines() if line.strip()] for block in blocks]
 
 
-@pytest.mark.parametrize(("env", "count"), [("math", 2), ("code", 3)])
-def test_the_documented_rows_load(tmp_path: Path, env: str, count: int) -> None:
-    rows = example_rows(env)
-    assert len(rows) == count
-    handle = open_env(env, write_jsonl(tmp_path / f"{env}.jsonl", rows))
-    assert len(handle.datasets[0]) == count
+def example_rows(section: str) -> list[dict[str, object]]:
+    return [row for block in example_blocks(section) for row in block]
+
+
+def test_the_documented_math_shapes_load_one_file_each(tmp_path: Path) -> None:
+    """Plain rows, a GSM8K row and a MATH row: a math file holds one shape."""
+    blocks = example_blocks("math")
+    assert [len(b) for b in blocks] == [2, 1, 1]
+    golds = []
+    for i, block in enumerate(blocks):
+        handle = open_env("math", write_jsonl(tmp_path / f"math{i}.jsonl", block))
+        assert len(handle.datasets[0]) == len(block)
+        golds.append(next(iter(handle.datasets[0])).truth["answer"])
+    assert golds == ["56", "18", "12"]
+
+
+def test_the_documented_code_rows_load_in_one_file(tmp_path: Path) -> None:
+    """Code rows of every format mix freely in one file."""
+    rows = example_rows("code")
+    assert len(rows) == 4
+    handle = open_env("code", write_jsonl(tmp_path / "code.jsonl", rows))
+    assert len(handle.datasets[0]) == 4
 
 
 def test_the_documented_math_answers_grade(tmp_path: Path) -> None:
-    data = write_jsonl(tmp_path / "p.jsonl", example_rows("math"))
+    data = write_jsonl(tmp_path / "p.jsonl", example_blocks("math")[0])
     answers = write_jsonl(
         tmp_path / "a.jsonl",
         [
