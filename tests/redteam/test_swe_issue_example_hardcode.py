@@ -43,9 +43,7 @@ def _special_case(truth: SweTruth) -> tuple[str, str, str]:
 
 
 @pytest.mark.parametrize("family", DISCLOSING)
-def test_answering_only_the_issue_example_earns_nothing(
-    code_judge: CodeJudge, family: str
-) -> None:
+def test_answering_only_the_issue_example_earns_nothing(code_judge: CodeJudge, family: str) -> None:
     env = SweEnv(judge=code_judge)
     fam = next(f for f in FAMILIES if f.name == family)
     tid = fam.task_id(2, 5)
