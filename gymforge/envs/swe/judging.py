@@ -111,9 +111,7 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         if truth.mode == "checks" and not all_pass:
             base = await _baseline(judge, truth)
             facts["hidden_failing_before"] = sum(not base.get(k, False) for k in results)
-            alone = not_credited(truth)
-            facts["hidden_not_credited"] = sum(k in alone for k in results)
-            score = earned_score(results, base, alone)
+            score = earned_score(results, base, not_credited(truth))
     return Verdict(
         passed=reason is None,
         score=score,
