@@ -144,6 +144,41 @@ def test_episode_timeout_is_an_infra_failure() -> None:
     assert "timeout" in result.errors[0]
 
 
+class StallAfterActing(OraclePolicy):
+    """Acts once (the oracle's first action), then never again within the budget."""
+
+    turns = 0
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        self.turns += 1
+        if self.turns > 1:
+            await asyncio.sleep(10)
+        return await super().act(observation)
+
+
+def test_an_episode_past_its_timeout_after_acting_is_a_counted_failure(tmp_path: Path) -> None:
+    result = asyncio.run(
+        run(
+            RunSpec(
+                env="ledger",
+                policy="StallAfterActing",
+                jobs=PAIRS[:1],
+                episode_timeout=1.0,
+                max_retries=1,
+                out=tmp_path,
+            ),
+            LocalExecutor(LedgerEnv, StallAfterActing),
+        )
+    )
+    s = result.summary
+    assert s["episodes"] == 1 and s["success_rate"] == 0.0 and s["infra_errors"] == 0, s
+    assert s["infra_retries"] == 0 and s["truncated"] == 1
+    (log,) = read_episodes(tmp_path / "trajectories.jsonl")
+    verify_chain(log)
+    assert log.end is not None
+    assert log.end.failure_reason == "episode_timeout" and log.end.steps == 1
+
+
 class DeadServer(OraclePolicy):
     """A policy server that serves the first task and then is gone: rollout 0 of any
     other task fails at once (connection refused), later rollouts hang (a dead connection)."""

@@ -212,7 +212,10 @@ def run(
     resume: bool = resume_option(),
     overwrite: bool = overwrite_option(),
     episode_timeout: float | None = typer.Option(
-        None, "--episode-timeout", min=0.001, help="Seconds; an episode over it is retried."
+        None,
+        "--episode-timeout",
+        min=0.001,
+        help="Seconds; over it an episode fails (episode_timeout), retried if nothing acted.",
     ),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of failed episodes."),
     backend: str = typer.Option("local", "--backend", help="local, ray or redis."),

@@ -57,12 +57,18 @@ SERVED_STOP_REASONS = frozenset(
 """The failure reasons of served episodes that ended because their client (the policy)
 walked away or its session ended (``gymforge.serve.record.END_REASONS``)."""
 
+EPISODE_TIMEOUT = "episode_timeout"
+"""The failure reason of an episode that ran past its ``--episode-timeout`` after the agent
+acted: its time budget is spent by the agent's actions and turns, so it is the episode's
+counted failure, not an infrastructure error (``rollout.episode.run_episode``)."""
+
 POLICY_STOP_REASONS = (
-    frozenset({"context_length", "harness_exited", "harness_timeout"}) | SERVED_STOP_REASONS
+    frozenset({"context_length", "harness_exited", "harness_timeout", EPISODE_TIMEOUT})
+    | SERVED_STOP_REASONS
 )
 """The failure reasons of episodes the policy ended before the environment did
-(:class:`PolicyStopped`, and a served client's ``SERVED_STOP_REASONS``): truncated, with no
-terminal step."""
+(:class:`PolicyStopped`, a served client's ``SERVED_STOP_REASONS``, a time budget the agent
+spent: ``EPISODE_TIMEOUT``): truncated, with no terminal step."""
 
 
 class PolicyStopped(PolicyError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
@@ -9,7 +10,7 @@ from typing import Any
 
 from gymforge.core.capabilities import TASK, supported
 from gymforge.core.env import Environment, StepResult
-from gymforge.core.errors import InfraError, PolicyStopped
+from gymforge.core.errors import EPISODE_TIMEOUT, InfraError, PolicyStopped
 from gymforge.core.policy import EpisodeContext, FinishingPolicy, Policy, PolicyTurn
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation
@@ -105,23 +106,61 @@ def step_record(
     }
 
 
-async def run_episode(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:
+async def run_episode(
+    env: Environment, policy: Policy, keys: EpisodeKeys, timeout_s: float | None = None
+) -> list[dict[str, Any]]:
     """Play one episode; return its step records and its closing episode record.
 
     A policy that raises is an infrastructure failure (``InfraError``): the episode is not
-    scored. Anything the *agent* does wrong is handled inside ``env.step``. While it runs,
-    full garbage collections are paced (``gymforge.rollout.gcpace``).
+    scored. Anything the *agent* does wrong is handled inside ``env.step``. ``timeout_s`` is
+    the episode's time budget: once the agent has acted (its first action reached
+    ``env.step``), running past it ends the episode as a truncated, counted failure
+    (``EPISODE_TIMEOUT``), like any other budget, since the agent's actions (commands that
+    wait, slow turns) spend it; before that, it is an ``InfraError`` (a stalled start,
+    retried). While it runs, full garbage collections are paced
+    (``gymforge.rollout.gcpace``).
     """
     with paced_collections():
         try:
-            return await _play(env, policy, keys)
+            return await _play(env, policy, keys, timeout_s)
         finally:
             if isinstance(policy, FinishingPolicy):
                 await policy.finish()
 
 
-async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dict[str, Any]]:
+class _Played:
+    """What an episode has recorded so far (read when its time budget ends it)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.result: StepResult | None = None
+        self.acted = False
+
+
+async def _play(
+    env: Environment, policy: Policy, keys: EpisodeKeys, timeout_s: float | None
+) -> list[dict[str, Any]]:
     base = keys.model_dump()
+    played = _Played()
+    when = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
+    try:
+        async with asyncio.timeout_at(when) as budget:
+            stopped = await _steps(env, policy, keys, base, played)
+    except TimeoutError:
+        if not budget.expired():
+            raise
+        if not played.acted:
+            raise InfraError(f"episode exceeded its {timeout_s} s timeout") from None
+        stopped = EPISODE_TIMEOUT
+    records = played.records
+    records.append(episode_record(base, records, played.result, env, stopped))
+    return records
+
+
+async def _steps(
+    env: Environment, policy: Policy, keys: EpisodeKeys, base: dict[str, Any], played: _Played
+) -> str | None:
+    """Play into ``played``; the reason the policy stopped the episode early, if it did."""
     try:
         ctx = EpisodeContext(
             keys.task_id,
@@ -140,31 +179,28 @@ async def _play(env: Environment, policy: Policy, keys: EpisodeKeys) -> list[dic
     t0 = time.perf_counter()
     obs = await env.reset(keys.task_id, keys.seed)
     fp = fingerprint(await env.snapshot())
-    records = [reset_record(base, obs, fp, (time.perf_counter() - t0) * 1e3)]
-    result: StepResult | None = None
-    stopped: str | None = None
+    records = played.records
+    records.append(reset_record(base, obs, fp, (time.perf_counter() - t0) * 1e3))
     for step in range(1, MAX_STEPS_GUARD + 1):
         try:
             turn: PolicyTurn = await policy.act(obs)
         except PolicyStopped as stop:
-            stopped = stop.reason  # the policy's budget ended the episode: truncated
-            break
+            return stop.reason  # the policy's budget ended the episode: truncated
         except InfraError:
             raise
         except Exception as err:
             raise InfraError(f"policy {policy.name} failed: {type(err).__name__}: {err}") from err
         t0 = time.perf_counter()
+        played.acted = True
         result = await env.step(turn.action)
         fp = fingerprint(await env.snapshot())
         timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
         records.append(step_record(base, step, turn.action, turn.record(), result, fp, timing))
+        played.result = result
         obs = result.observation
         if result.terminated or result.truncated:
-            break
-    else:
-        raise InfraError(f"{keys.env_id} never ended episode {keys.episode_id}")
-    records.append(episode_record(base, records, result, env, stopped))
-    return records
+            return None
+    raise InfraError(f"{keys.env_id} never ended episode {keys.episode_id}")
 
 
 def episode_tokens(records: list[dict[str, Any]]) -> int:

@@ -19,6 +19,12 @@ the path is:
   sits where a runner may put a directory on ``sys.path`` (the repository root or any
   directory that is not a package).
 
+- ``conflict``: a file where the tree the judge keeps needs a directory, or under a path the
+  judge keeps as a file (a file named like the hidden tests' directory; files under a
+  protected file the agent turned into a directory, whose deletion is dropped): the built
+  tree, with the hidden tests laid over it, is always a tree the sandbox can lay out, so
+  agent data never makes the hidden run fail to start.
+
 So the hidden tests, the runner and everything on its import path ahead of the repository
 come from the judge; only the agent's source changes reach the run.
 """
@@ -93,7 +99,28 @@ def built_tree(
         else:
             out.files[path] = after
             out.applied.append(path)
+    _drop_conflicts(out, original, hidden or {})
     return out
+
+
+def _drop_conflicts(out: Built, original: dict[str, str], hidden: dict[str, str]) -> None:
+    """Undo the applied changes whose path clashes, as a file against a directory, with a
+    path the judge keeps (a hidden test file, a file whose change was dropped)."""
+    kept = set(hidden) | {p for p in out.files if p not in out.applied}
+    kept_dirs = {posixpath.dirname(p) for p in kept}
+    for d in list(kept_dirs):
+        while d:
+            kept_dirs.add(d)
+            d = posixpath.dirname(d)
+    for path in list(out.applied):
+        parts = path.split("/")
+        if path in kept_dirs or any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
+            out.applied.remove(path)
+            out.dropped[path] = "conflict"
+            if path in original:
+                out.files[path] = original[path]
+            else:
+                out.files.pop(path, None)
 
 
 def drop_reason(

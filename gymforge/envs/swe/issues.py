@@ -13,7 +13,8 @@ from gymforge.envs.swe.truth import Comment, Issue
 REPORTERS = ("mhoffmann", "priya-k", "jl-dev", "tanaka", "ops-bot", "rcarvalho")
 
 
-def _call(name: str, args: list[Any]) -> str:
+def call_text(name: str, args: list[Any]) -> str:
+    """A call as an issue shows it (``name(arg, ...)``, each argument its ``repr``)."""
     return f"{name}({', '.join(repr(a) for a in args)})"
 
 
@@ -35,7 +36,7 @@ def bug_issue(
         ]
     )
     body = (
-        f"Calling\n\n```python\nfrom {where} import {u.name}\n{_call(u.name, args)}\n```\n\n"
+        f"Calling\n\n```python\nfrom {where} import {u.name}\n{call_text(u.name, args)}\n```\n\n"
         f"{_shown(got)}, but it should return `{want!r}`. "
         "Other inputs are probably affected too; please fix the cause, not just this case.\n"
     )
@@ -48,7 +49,7 @@ def feature_issue(
     args, want = example
     body = (
         feat.spec.format(**opt)
-        + f"\n\nFor example, `{_call(feat.name, args)}` should return `{want!r}`.\n"
+        + f"\n\nFor example, `{call_text(feat.name, args)}` should return `{want!r}`.\n"
     )
     return f"Feature request: `{feat.name}`", body
 

@@ -11,7 +11,11 @@ the standard library or a test runner are dropped (``dropped_changes``). **No ch
 reward**: when none of the agent's changes reached the hidden run, the verdict is
 ``no_change`` with score 0, whatever the regression checks say; partial credit (``score``
 below 1) counts only what the change earned (``earned_score``: checks the original repository
-fails that now pass, less checks it broke). Agent data never makes the
+fails that now pass, less checks it broke), and a check whose call the agent was shown
+(the issue's example, a visible test with the same call) earns nothing by
+itself, so answering the disclosed example with a literal is not paid; nor does a removal
+check (``@absent``: deleting the function satisfies it), so deleting is not paid either
+(``not_credited``). Agent data never makes the
 judge raise: the workspace's names and sizes were checked where they came in (``intake``),
 and a workspace that still holds an unacceptable file fails with ``unacceptable_files``.
 
@@ -40,8 +44,9 @@ from typing import Any
 
 from gymforge.core.verdict import Verdict
 from gymforge.envs.swe.build import Built, built_tree
+from gymforge.envs.swe.issues import call_text
 from gymforge.envs.swe.runner import BOOT_FILES, CALL_DISPATCH, CALL_ENTRY, ENTRY, HIDDEN_COMMAND
-from gymforge.envs.swe.truth import SweTruth
+from gymforge.envs.swe.truth import ABSENT, Check, SweTruth
 from gymforge.envs.swe.workspace import Repo, diff_lines, protected_changes
 from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.intake import refusal
@@ -106,7 +111,7 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
         if truth.mode == "checks" and not all_pass:
             base = await _baseline(judge, truth)
             facts["hidden_failing_before"] = sum(not base.get(k, False) for k in results)
-            score = earned_score(results, base)
+            score = earned_score(results, base, not_credited(truth))
     return Verdict(
         passed=reason is None,
         score=score,
@@ -116,16 +121,35 @@ async def judge_repo(judge: CodeJudge, truth: SweTruth, repo: Repo) -> Verdict:
     )
 
 
-def earned_score(results: dict[str, bool], base: dict[str, bool]) -> float:
+def earned_score(
+    results: dict[str, bool], base: dict[str, bool], alone: frozenset[str] = frozenset()
+) -> float:
     """Partial credit for what the change earned: the checks the original repository fails
     that now pass, less the ones it passed that now fail, over the ones it fails (0 at
-    worst). A check the untouched repository already passes is worth nothing by itself."""
+    worst). A check the untouched repository already passes is worth nothing by itself, and
+    neither is a check in ``alone`` (``not_credited``: a literal or a deletion passes it)."""
     failing = [k for k in results if not base.get(k, False)]
-    if not failing:
+    if not failing or all(results.values()):
         return float(all(results.values()))
-    fixed = sum(results[k] for k in failing)
+    fixed = sum(results[k] for k in failing if k not in alone)
     broken = sum(1 for k, ok in results.items() if base.get(k, False) and not ok)
     return max(0, fixed - broken) / len(failing)
+
+
+def not_credited(truth: SweTruth) -> frozenset[str]:
+    """The hidden checks that earn no partial credit by themselves, because passing one
+    proves no fix: a removal check (``@absent``: deleting the function passes it), and a
+    check whose call the agent can read verbatim (``name(args...)`` as an issue shows it) in
+    a tracker issue, one of its comments or a file of the original repository (its answer was
+    shown: a literal passes it)."""
+    texts = [t for i in truth.issues for t in (i.title, i.body, *(c.body for c in i.comments))]
+    texts += truth.files.values()
+
+    def shown(c: Check) -> bool:
+        name = c.target.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+        return not c.kwargs and any(call_text(name, c.args) in t for t in texts)
+
+    return frozenset(c.name for c in truth.checks if c.target.startswith(ABSENT) or shown(c))
 
 
 async def _baseline(judge: CodeJudge, truth: SweTruth) -> dict[str, bool]:

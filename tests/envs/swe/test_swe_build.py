@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from gymforge.envs.swe import FAMILIES
 from gymforge.envs.swe.build import built_tree, drop_reason
 
 ORIGINAL = {
@@ -95,3 +96,20 @@ def test_partial_credit_counts_only_what_the_change_earned() -> None:
     assert earned_score({**base, "issue": True, "reg1": False}, base) == 0.0  # one broken
     assert earned_score({k: True for k in base}, base) == 1.0
     assert earned_score({"a": True}, {"a": True}) == 1.0  # nothing was failing: all pass
+    alone = frozenset({"issue"})  # a check a literal or a deletion passes earns nothing alone
+    assert earned_score({**base, "issue": True}, base, alone) == 0.0
+    assert earned_score({**base, "issue": True, "reg1": False}, base, alone) == 0.0
+    assert earned_score({**base, "edge": True}, base, alone) == 0.5
+    assert earned_score({k: True for k in base}, base, alone) == 1.0
+
+
+def test_disclosed_and_removal_checks_are_not_credited() -> None:
+    from gymforge.envs.swe.judging import not_credited
+    from gymforge.envs.swe.truth import SweTruth
+
+    for fam in FAMILIES:
+        truth = SweTruth.model_validate(fam.resolve(fam.task_id(2, 5)).truth)
+        alone = not_credited(truth)
+        shown = {"issue_example", "feature_0", "old_name_removed"} & {c.name for c in truth.checks}
+        assert shown <= alone, fam.name
+        assert len(alone) < len(truth.checks), fam.name  # the rest still earn

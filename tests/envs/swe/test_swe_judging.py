@@ -77,15 +77,16 @@ def test_partial_credit_and_reward_components() -> None:
     comps = good[-1].reward_components
     assert comps["task"] == 1.0 and comps["hidden_tests"] == pytest.approx(0.3)
     assert -0.2 <= comps["diff_cost"] < 0 and comps["step_cost"] == -0.01
-    # the fix, then every other module deleted: partial credit, no task reward
-    files = SweEnv.tasks.resolve(tid).truth["files"]
+    # the fix, then the module of one regression check deleted: partial credit, no task reward
+    truth = SweEnv.tasks.resolve(tid).truth
     plan = oracle(tid)
     fixed = {a.arguments["path"] for a in plan if isinstance(a, ToolCall) and "path" in a.arguments}
-    wreck = [
-        call("delete_file", path=p)
-        for p in sorted(files)
-        if p.endswith(".py") and not p.startswith("tests/") and p not in fixed
+    regressed = [
+        c["target"].split(":")[0].replace(".", "/") + ".py"
+        for c in truth["checks"]
+        if c["name"].startswith("regression_")
     ]
+    wreck = [call("delete_file", path=next(p for p in regressed if p not in fixed))]
     _, partial = play(tid, [*plan[:-1], *wreck, plan[-1]])
     v = verdict(partial)
     assert not v["passed"] and v["reason"] == "hidden_tests_failed"
