@@ -1,15 +1,14 @@
 """Attack: use a second MCP session's ``success`` as an answer oracle, then pass first try.
 
 The gold is redacted, but every episode still ends with ``success`` and ``reward``: one bit
-per guess about the hidden answer. An agent holding the server's token opens a side session
-(``POST /sessions``), replays the task it was given there with candidate answers (a math
-task whose answer is a small integer: a few dozen guesses) until one succeeds, then submits
-that answer in the session it was given and passes on its first attempt; the given session's
-record shows one clean pass. Success of the attack would mean a served environment pays an
-agent that never solved the task. Closing it needs sessions whose credential cannot open
-others (an operator token for ``POST /sessions``, a per-session token for its URL), so an
-agent handed one session has no side session to probe in; until then it is an expected
-failure.
+per guess about the hidden answer. An agent that can open a side session (``POST
+/sessions``) replays the task it was given there with candidate answers (a math task whose
+answer is a small integer: a few dozen guesses) until one succeeds, then submits that answer
+in the session it was given and passes on its first attempt; the given session's record
+shows one clean pass. Success of the attack would mean a served environment pays an agent
+that never solved the task. The agent is handed what an operator hands it: its session's
+URL and that session's own token (``POST /sessions`` answers it), which opens that endpoint
+and nothing else, so there is no side session to probe in.
 """
 
 from __future__ import annotations
@@ -34,9 +33,9 @@ def _small_integer_task() -> tuple[str, int]:
     raise AssertionError("no math task with a small integer answer in 400")
 
 
-async def _probe(url: str, task_id: str) -> int | None:
-    """The first guess the side session calls a success (None: none did)."""
-    async with mcp_client(url, TOKEN) as client:
+async def _probe(url: str, token: str, task_id: str) -> int | None:
+    """The first guess a session calls a success (None: none did)."""
+    async with mcp_client(url, token) as client:
         for guess in GUESSES:
             await client.call_tool("gymforge_reset", {"task_id": task_id, "seed": 0})
             r = await client.call_tool("gymforge_submit", {"reply": f"\\boxed{{{guess}}}"})
@@ -45,26 +44,32 @@ async def _probe(url: str, task_id: str) -> int | None:
     return None
 
 
-async def _first_try(url: str, task_id: str, answer: int) -> dict[str, Any]:
-    async with mcp_client(url, TOKEN) as client:
+async def _first_try(url: str, token: str, task_id: str, answer: int) -> dict[str, Any]:
+    async with mcp_client(url, token) as client:
         await client.call_tool("gymforge_reset", {"task_id": task_id, "seed": 0})
         r = await client.call_tool("gymforge_submit", {"reply": f"\\boxed{{{answer}}}"})
         return dict(r.structured_content)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one credential opens every session: a side session's success is an answer "
-    "oracle (needs per-session credentials; see the module docstring)",
-)
 def test_a_side_session_is_no_answer_oracle() -> None:
     task_id, gold = _small_integer_task()
-    with mcp_server("math", token=TOKEN) as server, http_from() as http:
-        given = open_session(http, server).json()["url"]
-        side = open_session(http, server).json()["url"]
-        found = asyncio.run(_probe(side, task_id))
-        print(task_id, "gold", gold, "found by probing", found)
-        passed = False
-        if found is not None:
-            passed = bool(asyncio.run(_first_try(given, task_id, found))["info"]["success"])
-        assert not passed, f"probing a side session found {found}; the given session passed"
+    with mcp_server("math", token=TOKEN) as server, http_from() as operator:
+        given = open_session(operator, server).json()
+        other = open_session(operator, server).json()
+        assert given["token"] != other["token"] and TOKEN not in (given["token"], other["token"])
+        # the agent holds its session's URL and token, nothing else
+        with http_from(token=given["token"]) as agent:
+            side = open_session(agent, server)
+            print("POST /sessions with the session token:", side.status_code)
+            assert side.status_code == 403
+            foreign = agent.post(other["url"], json={})
+            print("another session's endpoint with the session token:", foreign.status_code)
+            assert foreign.status_code == 403
+        # an operator's side session still works (the server's token opens any session)
+        found = asyncio.run(_probe(other["url"], TOKEN, task_id))
+        assert found == gold
+        # but the agent's own token cannot reach it: only its own session answers it
+        with pytest.raises(Exception):  # noqa: B017 - refused at the HTTP layer
+            asyncio.run(_probe(other["url"], given["token"], task_id))
+        done = asyncio.run(_first_try(given["url"], given["token"], task_id, gold))
+        assert done["info"]["success"] is True  # the session token works where it belongs

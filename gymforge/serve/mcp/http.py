@@ -7,10 +7,13 @@ not in ``--allow-origin`` 403):
 - ``GET /health``: liveness, never authenticated.
 - ``POST /sessions``: open a session (one environment instance, admitted under the same
   capacity rules as the WebSocket server: 503 ``capacity`` when full). Answers 201 with
-  ``{"session": ID, "url": "http://HOST:PORT/mcp/ID", "idle_timeout_s": ...}``.
+  ``{"session": ID, "url": "http://HOST:PORT/mcp/ID", "token": T, "idle_timeout_s": ...}``.
 - ``/mcp/{ID}``: the session's MCP endpoint (streamable HTTP, either protocol era; JSON
-  responses). Hand this URL, with the token as a bearer header, to any MCP client.
-  An unknown, closed or reaped ID is 404.
+  responses). Hand this URL, with the session's own token ``T`` as a bearer header, to the
+  agent's MCP client: ``T`` opens this endpoint and nothing else (no other session, no
+  ``POST /sessions``), so an agent handed one session has no side session to try answers
+  in. The server's token opens it too (an operator's). An unknown, closed or reaped ID is
+  404.
 - ``DELETE /sessions/{ID}``: close the session and release its environment.
 - ``GET /metrics``: the server's metrics (JSON), as for the WebSocket server.
 """
@@ -67,6 +70,14 @@ def _refusal(conn: HTTPConnection, config: ServeConfig, metrics: Metrics) -> Res
     return _error(403, "unauthorized", problem)
 
 
+def _holds(conn: HTTPConnection, config: ServeConfig, session_token: str) -> bool:
+    """Whether ``conn`` presents ``session_token``, from no Origin or an allowed one."""
+    origin = conn.headers.get("origin")
+    if origin is not None and origin not in config.allowed_origins:
+        return False
+    return auth_problem(conn.headers.get("authorization"), session_token) is None
+
+
 def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> Starlette:
     """The application serving ``catalog``'s environment over MCP under ``config``."""
     metrics = Metrics(max_sessions=config.max_sessions)
@@ -119,6 +130,7 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
         body = {
             "session": session.id,
             "url": session_url(str(request.base_url), session.id),
+            "token": session.token,
             "env": catalog.spec.id,
             "idle_timeout_s": config.idle_timeout,
         }
@@ -140,11 +152,11 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
 
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         conn = HTTPConnection(scope)
-        refused = _refusal(conn, config, metrics)
-        if refused is None:
-            session = _session(hub, conn.path_params.get("session", ""))
-            if session is None:
-                refused = _error(404, "unknown_session", "no such session (closed or reaped?)")
+        session = _session(hub, conn.path_params.get("session", ""))
+        own = session is not None and _holds(conn, config, session.token)
+        refused = None if own else _refusal(conn, config, metrics)
+        if refused is None and session is None:
+            refused = _error(404, "unknown_session", "no such session (closed or reaped?)")
         if refused is not None:
             await refused(scope, receive, send)
             return

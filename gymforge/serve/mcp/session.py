@@ -84,6 +84,8 @@ class McpSession:
         self.client = client
         self.recorder = recorder
         self.id = secrets.token_hex(16)  # the session's URL: unguessable, 128 bits
+        # the session's own bearer token: it opens this session's endpoint and nothing else
+        self.token = secrets.token_urlsafe(24)
         self.env: Any = hub.catalog.factory()
         self.lock = asyncio.Lock()  # one call at a time: an episode is a sequence
         self.phase: Literal["idle", "busy"] = "idle"
