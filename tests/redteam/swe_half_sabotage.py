@@ -5,9 +5,8 @@ odd ones, a judge sabotage and nothing else (``..oops`` on ``calc-1``, ``calc-5`
 
 from __future__ import annotations
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Action, Observation, Reply, ToolCall
-from gymforge.rollout.scripted import OraclePolicy
+from gymforge.core.types import Action, Reply, ToolCall
+from gymforge.testing.half_oracle import HalfOracle
 
 SABOTAGE = {
     1: "sh -c 'echo x > ..oops'",
@@ -15,30 +14,10 @@ SABOTAGE = {
 }
 
 
-class HalfSabotage:
-    name = checkpoint = "half-sabotage"
-
-    def __init__(self) -> None:
-        self._oracle = OraclePolicy()
-        self._plan: list[Action] | None = None
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        n = int(ctx.task_id.rsplit("-", 1)[1])
-        if n % 2 == 0:
-            await self._oracle.start(ctx)
-            self._plan = None
-        else:
-            command = SABOTAGE[n % 4]
-            self._plan = [
-                ToolCall(name="run_command", arguments={"command": command}),
-                Reply(text="Fixed."),
-            ]
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        if self._plan is None:
-            return await self._oracle.act(observation)
-        return PolicyTurn(self._plan.pop(0))
+def _sabotage(n: int) -> list[Action]:
+    command = SABOTAGE[n % 4]
+    return [ToolCall(name="run_command", arguments={"command": command}), Reply(text="Fixed.")]
 
 
-def policy() -> HalfSabotage:
-    return HalfSabotage()
+def policy() -> HalfOracle:
+    return HalfOracle("half-sabotage", _sabotage)
