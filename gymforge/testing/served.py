@@ -18,13 +18,18 @@ class ServeProcess:
     port is read from its banner and ``url`` is ready once it accepts connections. Startup is
     bounded by ``timeout``; ``stop`` terminates it (then kills it). A context manager too."""
 
+    WS_BANNER = r"ws://127\.0\.0\.1:(\d+)/ws"
+    MCP_BANNER = r"on http://127\.0\.0\.1:(\d+)"  # ``serve --mcp``'s
+
     def __init__(
         self,
         *args: str,
         timeout: float = 30.0,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
+        banner: str = WS_BANNER,
     ) -> None:
+        self.banner = banner
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gymforge.cli", "serve", *args, "--port", "0"],
             cwd=cwd,
@@ -35,6 +40,7 @@ class ServeProcess:
         )
         self.port = self._read_port(timeout)
         self.url = f"ws://127.0.0.1:{self.port}"
+        self.http_url = f"http://127.0.0.1:{self.port}"
 
     def _read_port(self, timeout: float) -> int:
         found: list[int] = []
@@ -44,7 +50,7 @@ class ServeProcess:
             assert self.proc.stderr is not None
             for line in self.proc.stderr:
                 lines.append(line)
-                match = re.search(r"ws://127\.0\.0\.1:(\d+)/ws", line)
+                match = re.search(self.banner, line)
                 if match:
                     found.append(int(match.group(1)))
                     return
@@ -72,14 +78,16 @@ class ServeProcess:
         for _ in self.proc.stderr:
             pass
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 10.0) -> int:
+        """SIGTERM (a graceful shutdown), SIGKILL after ``grace`` seconds; the exit code."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(grace)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        return self.proc.returncode
 
     def __enter__(self) -> ServeProcess:
         return self

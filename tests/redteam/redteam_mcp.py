@@ -4,12 +4,7 @@
 from __future__ import annotations
 
 import os
-import re
-import signal
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +17,7 @@ from mcp_helpers import TASK, mcp_client, oracle_plan
 from gymforge.serve.config import ServeConfig
 from gymforge.serve.launch import ServerThread
 from gymforge.serve.mcp.launch import McpServerThread
+from gymforge.testing.served import ServeProcess
 
 __all__ = [
     "TASK",
@@ -71,57 +67,16 @@ def initialize(http: httpx.Client, url: str) -> httpx.Response:
     return http.post(url, json=INITIALIZE, headers=headers)
 
 
-class McpServeProcess:
+class McpServeProcess(ServeProcess):
     """``gymforge serve ENV --mcp ARGS --port 0`` in a subprocess of this checkout, its
     port read from the banner (bounded wait); ``stop`` sends SIGTERM (a graceful shutdown)."""
 
     def __init__(self, *args: str, env: dict[str, str], timeout: float = 60.0) -> None:
         root = Path(__file__).resolve().parents[2]
-        cmd = [sys.executable, "-m", "gymforge.cli", "serve", *args, "--mcp", "--port", "0"]
         full = dict(os.environ, PYTHONPATH=str(root), **env)
-        self.proc = subprocess.Popen(
-            cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=full, cwd=root
+        super().__init__(
+            *args, "--mcp", timeout=timeout, env=full, cwd=root, banner=self.MCP_BANNER
         )
-        found: list[str] = []
 
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for line in self.proc.stderr:
-                match = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
-                if match:
-                    found.append(match.group(1))
-                    return
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if not found:
-            self.stop()
-            raise RuntimeError("gymforge serve --mcp did not start")
-        self.http_url = found[0]
-        threading.Thread(target=self._drain, daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while True:  # the banner precedes uvicorn's startup by a moment
-            try:
-                httpx.get(f"{self.http_url}/health", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise
-                time.sleep(0.05)
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for _ in self.proc.stderr:
-            pass
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        return self.proc.returncode
+    def stop(self, grace: float = 30.0) -> int:
+        return super().stop(grace)
