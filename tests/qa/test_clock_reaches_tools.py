@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gymforge.qa import QATarget, run_qa
+from gymforge.qa import QATarget, clock, run_qa
 from gymforge.qa.checks.common import QAOptions
 from gymforge.qa.fresh import FreshProcess
 
@@ -31,10 +31,20 @@ def _shifted() -> bool:
         proc.close()
 
 
-pytestmark = pytest.mark.skipif(not _shifted(), reason="libfaketime does not work here")
+@pytest.fixture(autouse=True, scope="module")
+def _needs_a_shifted_clock() -> None:
+    if not _shifted():
+        pytest.skip("libfaketime does not work here")
 
 
-def test_a_date_from_an_mcp_tool_server_diverges_on_another_day() -> None:
+@pytest.mark.parametrize("how", ["library", "command"])
+def test_a_date_from_an_mcp_tool_server_diverges_on_another_day(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if how == "command":  # libfaketime's own wrapper, as where no library is found
+        if shutil.which("faketime") is None:
+            pytest.skip("no faketime command")
+        monkeypatch.setattr(clock, "library_dirs", lambda: [])
     report = run_qa(
         QATarget.load(f"{ENV}:DatedToolEnv"), QAOptions(episodes=4), only=["replay_determinism"]
     )
