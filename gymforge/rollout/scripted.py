@@ -29,11 +29,12 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z_]*")
 
 def scramble(text: str, r: random.Random) -> str:
     """``text`` with its content randomised and its form kept: each run of digits becomes a
-    random one of the same length (at least one of them changes), or, without digits, one
-    word becomes another word of the text, case-insensitively different (or, with no other
-    word to swap in, one letter of a word becomes another letter of the same case; with no
-    word at all, a random word is appended). Never returns ``text``, nor an answer that
-    differs from it only in case or by an appended word (which lenient scorers still pay)."""
+    random one of the same length (at least one of them changes), or, without digits, each
+    word (at least one) becomes another word of the text, case-insensitively different
+    (with no other word to swap in, one letter of a word becomes another letter of the same
+    case; with no word at all, a random word is appended). Never returns ``text``, nor an
+    answer that differs from it only in case or by an appended word (which lenient scorers
+    still pay)."""
     digits = list(_NUMBER.finditer(text))
     if digits:
         forced = r.randrange(len(digits))
@@ -57,15 +58,19 @@ def scramble(text: str, r: random.Random) -> str:
     words = words[1:] if len(words) > 1 else words
     plain = [m for m in words if not (m.group().isupper() and len(m.group()) > 1)]
     words = plain or words
-    options = [
-        (m, w)
-        for m in words
-        for w in {x.group() for x in words}
-        if w.casefold() != m.group().casefold()
-    ]
+    # each word changes with probability 1/2 (at least one does): a single changed word is
+    # often a filler word ("is" for "a") that leaves a sentence answer right
+    vocabulary = sorted({x.group() for x in words})
+    options = [(m, [w for w in vocabulary if w.casefold() != m.group().casefold()]) for m in words]
+    options = [(m, choices) for m, choices in options if choices]
     if options:
-        m, word = r.choice(sorted(options, key=lambda o: (o[0].start(), o[1])))
-        return text[: m.start()] + word + text[m.end() :]
+        forced = r.randrange(len(options))
+        parts, last = [], 0
+        for i, (m, choices) in enumerate(options):
+            if i == forced or r.random() < 0.5:
+                parts += [text[last : m.start()], r.choice(choices)]
+                last = m.end()
+        return "".join([*parts, text[last:]])
     if words:
         return _change_letter(text, words, r)
     return f"{text} {r.choice(WORDS[1:])}".strip() or r.choice(WORDS[1:])
