@@ -108,8 +108,10 @@ def schema(what: str = typer.Argument("trajectory", help="Which schema: trajecto
 @friendly
 def export_cmd(
     source: Path = typer.Argument(..., help="A run directory or a trajectories.jsonl file."),
-    fmt: str = typer.Option(..., "--format", "-f", help="trl, sft or parquet."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Output file."),
+    fmt: str = typer.Option(..., "--format", "-f", help="trl, sft, parquet or xlsx."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output file (for xlsx: a directory, default workbooks/)."
+    ),
     only_success: bool = typer.Option(False, "--only-success", help="Successful episodes only."),
     max_staleness: int | None = typer.Option(
         None, "--max-staleness", min=0, help="Weight versions a turn may lag the newest."
@@ -122,11 +124,13 @@ def export_cmd(
         help="Export a sealed file that no run seal closes (an interrupted or cut run).",
     ),
 ) -> None:
-    """Export training data (trl, sft) or a flat step table (parquet). With a seal key the
+    """Export training data (trl, sft), a flat step table (parquet), or the spreadsheet
+    environment's final workbooks (xlsx: each episode replayed, its workbook written with
+    cached formula values). With a seal key the
     file's seals are checked first, and a file that fails them exports nothing; a sealed
     file that no run seal closes (interrupted, or cut) is refused (exit 3) unless
     --allow-unfinished. Nothing is written when the export is refused."""
-    form: Format = one_of("--format", fmt, ("trl", "sft", "parquet"))
+    choice = one_of("--format", fmt, ("trl", "sft", "parquet", "xlsx"))
     stale_rule: Literal["refuse", "flag"] = one_of("--stale", stale, ("refuse", "flag"))
     path = source / TRAJECTORIES if source.is_dir() else source
     key = load_key(seal_key_file)
@@ -143,6 +147,10 @@ def export_cmd(
         if not allow_unfinished:
             fail(f"{unfinished}; pass --allow-unfinished to export it anyway", UNFINISHED_EXIT)
         err.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
+    if choice == "xlsx":
+        _export_workbooks(path, out or path.with_name("workbooks"))
+        return
+    form: Format = one_of("--format", fmt, ("trl", "sft", "parquet"))
     target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
     report = export(
         path, form, target, only_success=only_success, max_staleness=max_staleness, stale=stale_rule
@@ -154,3 +162,14 @@ def export_cmd(
     )
     if not report.written:
         fail("no episode qualified for export", 1)
+
+
+def _export_workbooks(path: Path, out: Path) -> None:
+    from gymforge.cli.workbooks import final_workbooks, write_workbooks
+    from gymforge.trajectory.io import read_episodes
+
+    books, others = asyncio.run(final_workbooks(read_episodes(path)))
+    if not books:
+        fail(f"no spreadsheet episodes in {path} ({others} of other environments)")
+    written = write_workbooks(books, out)
+    err.print(f"exported {len(written)} workbooks to {out}; other environments' episodes {others}")

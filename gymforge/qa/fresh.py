@@ -8,12 +8,14 @@ starts ``gymforge.qa.fresh_child`` with:
 - ``PYTHONHASHSEED`` set to a value other than this process's (checked: the child reports
   ``hash()`` of a probe string, which must differ from ours);
 - the wall clock shifted forward by ``CLOCK_SHIFT_S`` (40 days, 7 hours and 13 minutes)
-  through Debian's libfaketime (``faketime``), which shifts every clock call of the process
-  (``time.time``, ``datetime.now``, SQLite's ``datetime('now')``, C extensions), not just the
-  Python functions a patching library replaces. Monotonic clocks move by the same constant,
+  through libfaketime (found as installed, library or command: :mod:`gymforge.qa.clock`),
+  which shifts every clock call of the process (``time.time``, ``datetime.now``, SQLite's
+  ``datetime('now')``, C extensions), not just the Python functions a patching library
+  replaces, and of the tool subprocesses the environment starts (an MCP tool server); those
+  it cannot reach are named (``unshifted``). Monotonic clocks move by the same constant,
   so durations and timeouts are unchanged (libfaketime 0.9.10's ``--exclude-monotonic``
-  breaks Python's ``time.sleep``, hence not used). Without ``faketime`` on PATH the child
-  runs unshifted and the checks say so (``clock_shift`` is then None).
+  breaks Python's ``time.sleep``, hence not used). Without libfaketime the child runs
+  unshifted and the checks say why (``clock_shift`` is then None, ``clock_note`` the reason).
 
 One child serves every request of a QA run, in order (see ``gymforge.qa.fresh_child``);
 requests can be submitted early and collected later, so the suite sends the reference
@@ -29,7 +31,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from gymforge.qa.clock import find_faketime, not_found
 from gymforge.qa.fresh_child import PROBE
 from gymforge.qa.lifeline import child_env, kill_group
 
@@ -62,15 +64,18 @@ class FreshProcess:
     def __init__(self, ref: str, *, shift_clock: bool = True) -> None:
         self.ref = ref
         self.hash_seed = child_hash_seed()
-        faketime = shutil.which("faketime") if shift_clock else None
+        faketime = find_faketime() if shift_clock else None
         self.clock_shift: int | None = CLOCK_SHIFT_S if faketime else None
+        self.clock_note = "" if faketime else not_found() if shift_clock else "not shifted"
+        self.unshifted: list[str] = []
+        """Tool subprocesses of the child that the shifted clock did not reach."""
         self._dir = tempfile.TemporaryDirectory(prefix="gymforge-qa-fresh-")
         env = child_env(dict(os.environ))
         env["PYTHONHASHSEED"] = self.hash_seed
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
         cmd = [sys.executable, "-m", "gymforge.qa.fresh_child", ref]
         if faketime:
-            cmd = [faketime, "-f", f"+{CLOCK_SHIFT_S}", *cmd]
+            cmd = faketime.wrap(cmd, env, CLOCK_SHIFT_S)
         self._stderr = open(Path(self._dir.name) / "stderr.txt", "w+", encoding="utf-8")  # noqa: SIM115
         self._proc = subprocess.Popen(
             cmd,
@@ -95,11 +100,13 @@ class FreshProcess:
         return Path(self._dir.name)
 
     def describe(self) -> str:
-        clock = (
-            f"the wall clock +{self.clock_shift / 86400:.1f} days"
-            if self.clock_shift
-            else "the real clock (faketime not installed)"
-        )
+        if self.clock_shift:
+            clock = f"the wall clock +{self.clock_shift / 86400:.1f} days"
+            if self.unshifted:
+                names = "; ".join(self.unshifted[:3])
+                clock += f", not reaching its tool subprocesses {names}"
+        else:
+            clock = f"the real clock ({self.clock_note})"
         return f"a fresh process (PYTHONHASHSEED={self.hash_seed}, {clock})"
 
     def _line(self, deadline: float) -> dict[str, Any]:
@@ -136,7 +143,8 @@ class FreshProcess:
             if self._ready.get("hash_probe") == hash(PROBE):
                 raise FreshProcessError(f"{self.describe()} hashes like this one")
             if self.clock_shift and self._ready["time"] - self._started < self.clock_shift / 2:
-                self.clock_shift = None  # faketime present but not effective here
+                self.clock_shift = None
+                self.clock_note = "libfaketime is installed but did not shift the clock here"
         return self._ready
 
     def submit(self, op: str, items: list[dict[str, Any]], timeout: float = ITEM_TIMEOUT_S) -> int:
@@ -170,6 +178,9 @@ class FreshProcess:
             answer = self._line(deadline)
             self._answers[answer["id"]] = answer
         answer = self._answers[ticket]
+        for name in answer.get("unshifted", []):
+            if name not in self.unshifted:
+                self.unshifted.append(name)
         if not answer.get("ok"):
             raise FreshProcessError(f"{self.describe()}: {answer.get('error')}")
         results: list[dict[str, Any]] = answer["results"]

@@ -21,10 +21,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.qa.clock import CLOCK_VARS, ClockAudit, propagate, tool_clock
 from gymforge.qa.lifeline import follow_parent
 
 PROBE = "gymforge-qa-hash-probe"
-_PRELOAD_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAKE_MONOTONIC")
+AUDITS: list[ClockAudit] = []
+"""The clock audit of this process, when its clock is shifted (see ``main``)."""
+
+
+def _scan() -> None:
+    """Look for unshifted tool subprocesses while the episode's environment still runs."""
+    for audit in AUDITS:
+        audit.scan()
 
 
 async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any]:
@@ -38,6 +46,7 @@ async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any
         try:
             steps, divergence = await replay_episode(env, log)
         finally:
+            _scan()
             await env.close()
         if divergence is None:
             episodes.append({"steps": steps, "divergence": None})
@@ -59,6 +68,7 @@ async def _play(factory: Callable[[], Any], item: dict[str, Any]) -> dict[str, A
         try:
             episodes.append(await play(env, probe_policy(item["policy"]), task_id, seed))
         finally:
+            _scan()
             await env.close()
     return {"episodes": episodes}
 
@@ -78,10 +88,18 @@ async def _answer(factory: Callable[[], Any], request: dict[str, Any]) -> dict[s
 
 def main(argv: list[str]) -> int:
     follow_parent()  # dies with the qa process that started it (gymforge.qa.lifeline)
-    # The clock shift is for this process only: subprocesses it starts (sandboxes) get the
-    # real clock, as they would in production.
-    for name in _PRELOAD_VARS:
+    # The shifted clock reaches the tool subprocesses the environment starts, whatever
+    # environment they are given; gymforge's sandbox gets the real clock, as in production.
+    # The audit names the subprocesses it does not reach (gymforge.qa.clock).
+    clock = tool_clock(os.environ)
+    for name in CLOCK_VARS:
         os.environ.pop(name, None)
+    exempt: set[int] = set()
+    propagate(clock, exempt)
+    audit = ClockAudit(exempt) if clock else None
+    if audit is not None:
+        AUDITS.append(audit)
+        audit.start()
     # The protocol owns the original stdout; anything the environment prints (Python or C)
     # goes to stderr instead of corrupting it.
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -97,6 +115,7 @@ def main(argv: list[str]) -> int:
         request = json.loads(line)
         try:
             answer = asyncio.run(_answer(factory, request))
+            answer["unshifted"] = audit.scan() if audit is not None else []
             text = json.dumps({"id": request["id"], **answer}, allow_nan=False)
         except Exception as err:
             error = f"{type(err).__name__}: {str(err)[:500]}"

@@ -101,6 +101,10 @@ class QATarget:
             self._fresh = FreshProcess(self.import_ref)
         return self._fresh
 
+    def fresh_unshifted(self) -> list[str]:
+        """Tool subprocesses of the fresh process that its shifted clock did not reach."""
+        return list(self._fresh.unshifted) if self._fresh is not None else []
+
     def close_fresh_process(self) -> None:
         if self._fresh is not None:
             self._fresh.close()

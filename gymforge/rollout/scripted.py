@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+import string
 from collections.abc import Callable
 from typing import Any
 
@@ -28,9 +29,12 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z_]*")
 
 def scramble(text: str, r: random.Random) -> str:
     """``text`` with its content randomised and its form kept: each run of digits becomes a
-    random one of the same length (at least one of them changes), or, without digits, one
-    word becomes another word of the text (or a random word is appended). Never returns
-    ``text``."""
+    random one of the same length (at least one of them changes), or, without digits, each
+    word (at least one) becomes another word of the text, case-insensitively different
+    (with no other word to swap in, one letter of a word becomes another letter of the same
+    case; with no word at all, a random word is appended). Never returns ``text``, nor an
+    answer that differs from it only in case or by an appended word (which lenient scorers
+    still pay)."""
     digits = list(_NUMBER.finditer(text))
     if digits:
         forced = r.randrange(len(digits))
@@ -46,18 +50,43 @@ def scramble(text: str, r: random.Random) -> str:
             parts += [text[last : m.start()], new]
             last = m.end()
         return "".join([*parts, text[last:]])
-    # a word (not the leading one, nor an upper-case keyword such as SELECT) becomes
-    # another word of the same text
-    words = [
-        m
-        for m in list(_WORD.finditer(text))[1:]
-        if not (m.group().isupper() and len(m.group()) > 1)
-    ]
-    options = [(m, w) for m in words for w in {x.group() for x in words} if w != m.group()]
-    if not options:
-        return f"{text} {r.choice(WORDS[1:])}".strip() or r.choice(WORDS[1:])
-    m, word = r.choice(sorted(options, key=lambda o: (o[0].start(), o[1])))
-    return text[: m.start()] + word + text[m.end() :]
+    # a word becomes another word of the same text, compared case-insensitively; upper-case
+    # keywords (SELECT) are kept while the text has other words to change, so a query keeps
+    # its form, but an all-capitals answer (a cipher's plaintext) is changed like any other;
+    # markup tag names (<answer>) are form, not content
+    words = [m for m in _WORD.finditer(text) if not text[: m.start()].endswith(("<", "</"))]
+    words = words[1:] if len(words) > 1 else words
+    plain = [m for m in words if not (m.group().isupper() and len(m.group()) > 1)]
+    words = plain or words
+    # each word changes with probability 1/2 (at least one does): a single changed word is
+    # often a filler word ("is" for "a") that leaves a sentence answer right
+    vocabulary = sorted({x.group() for x in words})
+    options = [(m, [w for w in vocabulary if w.casefold() != m.group().casefold()]) for m in words]
+    options = [(m, choices) for m, choices in options if choices]
+    if options:
+        forced = r.randrange(len(options))
+        parts, last = [], 0
+        for i, (m, choices) in enumerate(options):
+            if i == forced or r.random() < 0.5:
+                parts += [text[last : m.start()], r.choice(choices)]
+                last = m.end()
+        return "".join([*parts, text[last:]])
+    if words:
+        return _change_letter(text, words, r)
+    return f"{text} {r.choice(WORDS[1:])}".strip() or r.choice(WORDS[1:])
+
+
+def _change_letter(text: str, words: list[re.Match[str]], r: random.Random) -> str:
+    """``text`` with one letter of one of ``words`` replaced by another letter of the same
+    case (a word the text has no other word to swap with: ``EACADDDDB``, ``B → B → B``)."""
+    spots = [m.start() + i for m in words for i, c in enumerate(m.group()) if c.isalpha()]
+    if not spots:  # words of underscores only
+        return f"{text} {r.choice(WORDS[1:])}"
+    at = r.choice(spots)
+    old = text[at]
+    alphabet = string.ascii_uppercase if old.isupper() else string.ascii_lowercase
+    new = r.choice([c for c in alphabet if c != old.upper() and c != old.lower()])
+    return text[:at] + new + text[at + 1 :]
 
 
 class OraclePolicy:

@@ -12,8 +12,11 @@
   kind is the result's ``structuredContent.error.kind`` when that is a gymforge kind, else
   ``validation`` (the tool refused the call). A JSON-RPC error from the live server is
   ``unknown_tool``/``invalid_arguments``/``internal`` by its code;
-- **writes**: a tool is a read when its annotations say ``readOnlyHint``; anything else
-  may write (read faults such as ``empty`` and ``stale`` only fire on reads);
+- **writes**: a tool is a read when its annotations say ``readOnlyHint`` or the
+  environment declares it read-only (``read_only=[names]``: many servers annotate nothing,
+  and the environment, which chose the server, knows what its tools do); anything else may
+  write (read faults such as ``empty`` and ``stale`` only fire on reads, and QA's
+  ``truncation_accounting`` stalls with a read);
 - everything else is the ``Toolset``'s: ``FaultPlan`` faults, call accounting, structured
   errors, and the calls recorded in trajectories by the environment;
 - a server that dies or stops answering raises ``InfraError`` out of the step
@@ -102,13 +105,15 @@ def _error_of(result: types.CallToolResult) -> ToolError:
     return ToolError(kind, str(message)[:2000] or "the tool failed", retryable=retryable)
 
 
-def mcp_tool(spec: types.Tool, connection: McpConnection) -> Tool:
-    """The gymforge ``Tool`` calling ``spec`` on ``connection``."""
+def mcp_tool(spec: types.Tool, connection: McpConnection, *, read_only: bool = False) -> Tool:
+    """The gymforge ``Tool`` calling ``spec`` on ``connection``; a read when ``read_only``
+    (declared by the environment) or when the server's annotations say so."""
     schema = dict(spec.input_schema)
     model = args_model(spec.name, schema)
     required = set(schema.get("required") or ())
     out_type = (spec.output_schema or {}).get("type")
-    read_only = spec.annotations is not None and spec.annotations.read_only_hint is True
+    hinted = spec.annotations is not None and spec.annotations.read_only_hint is True
+    read_only = read_only or hinted
 
     async def call(**kwargs: Any) -> Any:
         arguments = {k: v for k, v in kwargs.items() if v is not None or k in required}
@@ -135,19 +140,26 @@ def mcp_tool(spec: types.Tool, connection: McpConnection) -> Tool:
 
 
 class McpToolset(Toolset):
-    """The tools of an MCP server (``only``: a subset, by name, in that order). The
-    connection belongs to the caller, who closes it; see the module docstring."""
+    """The tools of an MCP server (``only``: a subset, by name, in that order;
+    ``read_only``: tools the environment declares read-only, whatever their annotations).
+    The connection belongs to the caller, who closes it; see the module docstring."""
 
     def __init__(
         self,
         connection: McpConnection,
         *,
         only: Iterable[str] | None = None,
+        read_only: Iterable[str] = (),
     ) -> None:
         specs = {t.name: t for t in connection.list_tools()}
         names = list(only) if only is not None else list(specs)
-        missing = [n for n in names if n not in specs]
+        reads = set(read_only)
+        missing = [n for n in [*names, *sorted(reads)] if n not in specs]
         if missing:
             raise UserError(f"MCP server {connection.label} has no tools {missing}")
+        unused = sorted(reads - set(names))
+        if unused:
+            raise UserError(f"read_only names tools not in the toolset: {unused}")
         self.connection = connection
-        super().__init__(connection, [mcp_tool(specs[n], connection) for n in names])
+        tools = [mcp_tool(specs[n], connection, read_only=n in reads) for n in names]
+        super().__init__(connection, tools)

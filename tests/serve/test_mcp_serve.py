@@ -80,6 +80,7 @@ def test_sdk_client_plays_ledger_over_http_and_the_trajectory_replays(
         async with mcp_client(url, TOKEN, mode) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert names == [
+                "gymforge_tasks",
                 "gymforge_reset",
                 "gymforge_submit",
                 "search_customers",

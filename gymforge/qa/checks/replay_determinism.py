@@ -6,7 +6,10 @@ instance; every step must match. Episodes with injected faults are counted and r
 A few of them (up to ``FRESH_EPISODES`` per policy within ``FRESH_STEPS`` steps, those with
 injected faults first) are replayed again in a fresh process with
 another ``PYTHONHASHSEED`` and the wall clock shifted by weeks (``gymforge.qa.fresh``): an
-RNG seeded from ``hash()``, or a date or seconds value in an observation, diverges there.
+RNG seeded from ``hash()``, or a date or seconds value in an observation (from the
+environment or from a tool subprocess it starts, such as an MCP server), diverges there.
+Tool subprocesses the shifted clock cannot reach are named in the details and in the
+``clock_not_shifted_in`` metric.
 On such a divergence a second process with the real clock tells the two causes apart.
 
 What it cannot catch: nondeterminism that no replay here triggers (a race that needs
@@ -112,7 +115,8 @@ def _cross_process(target: QATarget, picked: list[list[dict[str, Any]]]) -> tupl
             " (it diverges with the real clock too: state depends on the process, e.g. "
             "hash() seeding)"
             if again is not None
-            else " (only with the clock shifted: the environment reads the wall clock)"
+            else " (only with the clock shifted: the environment or a tool it starts reads "
+            "the wall clock)"
         )
     raise CheckFailed(
         f"replay diverged in {proc.describe()}{cause}: {report}",
@@ -152,6 +156,8 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         raise CheckFailed(f"replay diverged: {divergence}", metrics)
     fresh_note, fresh_steps = _cross_process(target, picked)
     metrics["fresh_process_steps"] = fresh_steps
+    if target.fresh_unshifted():
+        metrics["clock_not_shifted_in"] = target.fresh_unshifted()
     return (
         f"{len(episodes)} episodes ({', '.join(policies)}; {faulted} with injected faults), "
         f"{steps} steps replayed identically on a fresh instance{fresh_note}",

@@ -92,7 +92,11 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     reads = _read_tools(target)
     max_tokens = target.budget.max_tokens if target.budget else None
     if not reads and max_tokens is None:
-        raise NothingToTest("no read-only tool to stall with and no token budget to overrun")
+        raise NothingToTest(
+            "no read-only tool to stall with and no token budget to overrun (an MCP tool "
+            "without readOnlyHint is a read when the environment declares it: "
+            "McpToolset(connection, read_only=[...]))"
+        )
     pairs = jobs(target, max(4, opts.episodes // 4), opts.seed + 5, "all")
     stalled = run_async(play_many(target, lambda: Staller(reads, max_tokens), pairs))
     for e in stalled:

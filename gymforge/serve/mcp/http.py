@@ -82,7 +82,7 @@ def create_mcp_app(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder)
     """The application serving ``catalog``'s environment over MCP under ``config``."""
     metrics = Metrics(max_sessions=config.max_sessions)
     hub = Hub(catalog, config, metrics, recorder)
-    server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
+    server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools, catalog.tasks)
     # The episode is the URL's; a handshake-era client also gets transport sessions inside
     # it (kept open: a new transport per request costs ~4x the round trip), from the
     # session's own bounded pool (``gymforge.serve.mcp.transports``).

@@ -121,7 +121,7 @@ def serve_stdio(
 
 async def _stdio_main(catalog: EnvCatalog, config: ServeConfig, recorder: Recorder) -> None:
     hub = Hub(catalog, config, Metrics(max_sessions=1), recorder)
-    server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools)
+    server = build_server(catalog.spec.id, catalog.spec.version, catalog.tools, catalog.tasks)
     session = McpSession(hub, ("stdio", ""), recorder)
     hub.enter(session, session.client)
     CURRENT.set(session)

@@ -16,6 +16,7 @@ from mcp.server.lowlevel.server import Server
 
 from gymforge.serve.mcp.session import McpSession, error_result
 from gymforge.serve.mcp.tools import mcp_tools
+from gymforge.tasks.source import TaskSource
 
 CURRENT: contextvars.ContextVar[McpSession | None] = contextvars.ContextVar(
     "gymforge_mcp_session", default=None
@@ -23,9 +24,15 @@ CURRENT: contextvars.ContextVar[McpSession | None] = contextvars.ContextVar(
 """The session of the request being handled."""
 
 
-def build_server(name: str, version: str, env_tools: list[dict[str, Any]] | None) -> Server[Any]:
-    """The MCP server of an environment whose tools are ``env_tools`` (``EnvCatalog.tools``)."""
-    tools = types.ListToolsResult(tools=mcp_tools(env_tools))
+def build_server(
+    name: str,
+    version: str,
+    env_tools: list[dict[str, Any]] | None,
+    tasks: TaskSource | None = None,
+) -> Server[Any]:
+    """The MCP server of an environment whose tools are ``env_tools`` (``EnvCatalog.tools``)
+    and whose tasks are ``tasks`` (``EnvCatalog.tasks``)."""
+    tools = types.ListToolsResult(tools=mcp_tools(env_tools, tasks))
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -44,7 +51,8 @@ def build_server(name: str, version: str, env_tools: list[dict[str, Any]] | None
         f"gymforge-{name}",
         version=version,
         instructions=(
-            "A gymforge environment. Call gymforge_reset(task_id, seed) to start an episode, "
+            "A gymforge environment. gymforge_tasks lists task ids; call "
+            "gymforge_reset(task_id, seed) to start an episode, "
             "use the tools, then gymforge_submit(reply). Every result's structuredContent "
             "carries reward, reward_components, terminated and truncated."
         ),

@@ -1,8 +1,10 @@
 """One MCP session: one environment instance, its episodes, and their trajectory records.
 
 Every ``tools/call`` of the session is one operation on its environment:
-``gymforge_reset(task_id, seed)`` starts an episode, ``gymforge_submit(reply)`` is the
-``Reply`` action, and any other name is a ``ToolCall`` action. Each operation becomes a
+``gymforge_tasks`` samples task ids (not a step), ``gymforge_reset(task_id, seed)`` starts
+an episode, ``gymforge_submit(reply)`` is the ``Reply`` action, and any other name is a
+``ToolCall`` action. The server's metrics count the resets, the steps and the steps that
+hit an injected fault (``faults_injected``), as the WebSocket server's do. Each operation becomes a
 trajectory record built exactly as the runner builds it (``gymforge.rollout.episode``), so a
 finished episode is an ordinary gymforge trajectory that ``gymforge replay`` replays. An
 episode that ends otherwise (a new reset over it, the session closed, reaped, timed out or
@@ -32,7 +34,15 @@ import mcp_types as types
 from gymforge.core.env import StepResult
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError
 from gymforge.core.types import Action, Message, Observation, Reply, ToolCall
-from gymforge.serve.mcp.tools import RESET, SUBMIT, ToolArgsError, reset_args, submit_args
+from gymforge.serve.mcp.tools import (
+    RESET,
+    SUBMIT,
+    TASKS,
+    ToolArgsError,
+    reset_args,
+    sample_tasks,
+    submit_args,
+)
 from gymforge.serve.record import Recorder
 from gymforge.serve.session import close_env
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
@@ -149,6 +159,13 @@ class McpSession:
 
     async def _dispatch(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         try:
+            if name == TASKS:
+                found = sample_tasks(self.hub.catalog.tasks, arguments)
+                text = "\n".join(found["task_ids"])
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=text)],
+                    structured_content=found,
+                )
             if name == RESET:
                 task_id, seed = reset_args(arguments)
                 return await self._reset(task_id, seed)
@@ -181,6 +198,7 @@ class McpSession:
         t0 = time.perf_counter()
         obs = await self.env.reset(task_id, seed)
         await self.tape.reset(self.env, task_id, seed, obs, elapsed_ms(t0))
+        self.hub.metrics.ops["reset"] += 1
         self.last_obs = obs
         structured = {
             "episode_id": self.tape.base["episode_id"],
@@ -209,6 +227,9 @@ class McpSession:
         t0 = time.perf_counter()
         result: StepResult = await self.env.step(action)
         step = await tape.step(self.env, action, result, elapsed_ms(t0))
+        self.hub.metrics.ops["step"] += 1
+        if "fault" in result.info:
+            self.hub.metrics.faults_injected += 1
         new = _new_messages(self.last_obs, result.observation)
         self.last_obs = result.observation
         shown = public_info(result.info, self.hub.config.qa_hooks)  # the record keeps it all
@@ -246,4 +267,4 @@ def _new_messages(before: Observation | None, after: Observation) -> tuple[Messa
 
 
 def _op(name: str) -> str:
-    return {RESET: "reset", SUBMIT: "submit"}.get(name, "tool")
+    return {TASKS: "tasks", RESET: "reset", SUBMIT: "submit"}.get(name, "tool")
