@@ -77,6 +77,7 @@ def test_puzzle24_attack_is_the_constant_from_the_issue() -> None:
         assert reply == "<answer>6+6+6+6</answer>"
 
 
+@pytest.mark.slow  # 36 episodes of attacks, each answer a sandbox job: a minute or more
 @pytest.mark.parametrize("dataset", ["countdown", "puzzle24"])
 def test_qa_fails_the_raw_scorer_and_passes_the_strict_verifier(dataset: str) -> None:
     opts = QAOptions(episodes=36)
