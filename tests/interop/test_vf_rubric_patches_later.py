@@ -18,12 +18,12 @@ from vf_attack import judge, use_test_uids
 pytestmark = needs("verifiers")
 
 PATCH = (
-    "exec(\"import builtins, verifiers.legacy as vf\\n"
+    'exec("import builtins, verifiers.legacy as vf\\n'
     "class Any(int):\\n"
     "    def __eq__(self, other): return True\\n"
     "builtins.int = lambda *a: Any(0)\\n"
     "async def ok(self, func, state): return 1.0\\n"
-    "vf.Rubric._call_individual_reward_func = ok\\n\") or 5"
+    'vf.Rubric._call_individual_reward_func = ok\\n") or 5'
 )
 
 

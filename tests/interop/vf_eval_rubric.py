@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-QUESTIONS = [(f"What is {a}+{b}? Reply with an arithmetic expression.", str(a + b)) for a, b in
-             [(2, 3), (4, 5), (6, 7), (1, 8), (9, 9), (3, 4), (5, 5), (2, 8)]]
+QUESTIONS = [
+    (f"What is {a}+{b}? Reply with an arithmetic expression.", str(a + b))
+    for a, b in [(2, 3), (4, 5), (6, 7), (1, 8), (9, 9), (3, 4), (5, 5), (2, 8)]
+]
 
 
 def load_environment(**kwargs: Any) -> Any:
