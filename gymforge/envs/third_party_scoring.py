@@ -32,7 +32,7 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -235,13 +235,13 @@ def site_env(backend: BaseBackend, extra: tuple[str, ...] = ()) -> str:
 
 
 def scoring_job(
-    source: str, files: dict[str, str], env: dict[str, str], limits: Limits = LIMITS
+    source: str, files: Mapping[str, str], env: Mapping[str, str], limits: Limits = LIMITS
 ) -> SandboxJob:
     """A one-call job: ``source`` (an adapter's ``inside.py``) loaded with ``files`` (plain
     data) and ``env``, its ``score()`` called once, the process not reused."""
     return SandboxJob(
         source=source,
-        files=files,
+        files=dict[str, str | bytes](files),
         calls=[Call(name="score")],
         env={**JOB_ENV, **env},
         limits=limits,

@@ -20,6 +20,7 @@ from vf_attack import REF, SCORER_UID_BASE, attack_policy_file
 
 pytestmark = needs("verifiers")
 
+RUN = ("-n", "2", "--out")
 COMPLETIONS = {
     "exit_builtin": "exit(0)",
     "os_exit": "__import__('os')._exit(0)",
@@ -40,8 +41,7 @@ def test_an_exiting_or_printing_completion_is_one_episodes_verifier_error(
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     env["GYMFORGE_SANDBOX_UID_BASE"] = str(SCORER_UID_BASE - 64)
     proc = subprocess.run(
-        [sys.executable, "-m", "gymforge.cli", "run", REF, "--policy", policy]
-        + ["-n", "2", "--out", str(out)],
+        [sys.executable, "-m", "gymforge.cli", "run", REF, "--policy", policy, *RUN, str(out)],
         cwd=REPO,
         env=env,
         capture_output=True,

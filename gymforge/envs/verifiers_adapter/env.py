@@ -13,7 +13,8 @@ Verifiers' own ``load_environment(env_id)`` imports it (``-`` in an id reads as 
   environments are refused with a clear error (only text turns are adapted).
 - **The verdict** is the environment's own rubric (``rubric.score_rollout``) on that state,
   run in the sandbox (``sandboxed.py``: the state as plain data in, plain floats out; a
-  rubric that crashes, exits or times out is that episode's verifier error): its reward is the weighted sum of its reward functions, and it passes at the environment's
+  rubric that crashes, exits or times out is that episode's verifier error): its reward is
+  the weighted sum of its reward functions, and it passes at the environment's
   ``pass_threshold``. Each weighted function is one reward component, so the scalar is the
   rubric's reward (zero-weight functions are kept as facts, not reward).
 
