@@ -2,7 +2,8 @@
 them) call ``exit(0)``, ``os._exit(0)`` or print, during ``gymforge run``.
 
 Scored in the gymforge process, ``exit`` raised ``SystemExit`` there and ``os._exit`` ended
-it: the run stopped with exit status 0 and wrote no complete trajectory, and printed text
+it: the run stopped with exit status 0 and wrote no complete trajectory, a loop stalled
+the run for good, and printed text
 landed in gymforge's own stdout (its machine-readable output). Success of the attack means
 the run ends before recording every episode, or the rubric's output reaches gymforge's
 streams.
@@ -24,6 +25,7 @@ RUN = ("-n", "2", "--out")
 COMPLETIONS = {
     "exit_builtin": "exit(0)",
     "os_exit": "__import__('os')._exit(0)",
+    "loops": "[0 for _ in iter(int, 1)]",
     "prints": "print('RUBRIC-SAYS-HELLO') or __import__('sys').stderr.write('RUBRIC-ERR') or 5",
 }
 
@@ -57,4 +59,4 @@ def test_an_exiting_or_printing_completion_is_one_episodes_verifier_error(
     for rec in finals:
         assert rec["success"] is False
         if how != "prints":  # a printing rubric still returns its score (the sum is wrong)
-            assert rec["failure_reason"].startswith("verifier_error"), rec["failure_reason"]
+            assert rec["failure_reason"] == "verifier_error: ScorerError", rec["failure_reason"]

@@ -49,4 +49,4 @@ def test_an_exiting_answer_is_one_episodes_verifier_error(
     assert len(finals) == 2, lines[-1:]
     for rec in finals:
         assert rec["success"] is False
-        assert rec["failure_reason"] == "verifier_error", rec["failure_reason"]
+        assert rec["failure_reason"] == "verifier_error: ScorerError", rec["failure_reason"]
