@@ -30,6 +30,12 @@ WHO = "Verifiers rubrics"
 MAX_METRICS = 64
 """Reward functions a rubric may report; more is a malformed result."""
 
+LIMITS = tps.LIMITS.model_copy(update={"wall_time": 90.0, "cpu_time": 60.0, "call_timeout": 45.0})
+"""Per rollout. The job's start-up imports Verifiers (about 3.5 s of CPU) and Hugging Face
+``datasets`` (1.7 s) and loads the environment: 8 s on a loaded 2-core machine, so the
+start-up budget (``call_timeout``, which also bounds the rubric's call) is wider than
+reasoning-gym's."""
+
 JOB_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HOME": "/tmp"}
 
 _DROP = frozenset({"client", "usage_tracker", "timing", "usage", "sampling_args", "tool_defs"})
@@ -101,7 +107,7 @@ async def score_in_sandbox(
         inside.MODULE_ENV: module,
     }
     payload = json.dumps({"state": plain_state(state)})
-    job = tps.scoring_job(_source(), {inside.PAYLOAD: payload}, env)
+    job = tps.scoring_job(_source(), {inside.PAYLOAD: payload}, env, LIMITS)
     value, facts = tps.call_value(await backend.arun(job))
     reward, metrics = _decode(value, facts)
     return reward, metrics, facts
