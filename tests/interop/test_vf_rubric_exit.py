@@ -25,7 +25,7 @@ RUN = ("-n", "2", "--out")
 COMPLETIONS = {
     "exit_builtin": "exit(0)",
     "os_exit": "__import__('os')._exit(0)",
-    "loops": "[0 for _ in iter(int, 1)]",
+    "loops": "any(iter(int, 1))",
     "prints": "print('RUBRIC-SAYS-HELLO') or __import__('sys').stderr.write('RUBRIC-ERR') or 5",
 }
 
