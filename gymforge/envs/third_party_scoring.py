@@ -184,13 +184,18 @@ def bound_dirs(extra: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(out)
 
 
-def scorer_backend(who: str, extra: tuple[str, ...] = ()) -> BaseBackend:
+def scorer_backend(
+    who: str, extra: tuple[str, ...] = (), preimport: tuple[str, ...] = ()
+) -> BaseBackend:
     """The process's scorer sandbox that binds ``bound_dirs(extra)`` (created on first use,
     after ``require_scorer_sandbox(who, extra)``; closed at exit):
-    ``GYMFORGE_RG_SCORER_WORKERS`` workers (default: the CPU count, at most 4)."""
+    ``GYMFORGE_RG_SCORER_WORKERS`` workers (default: the CPU count, at most 4). Its fork
+    template imports the trusted modules ``preimport`` from those directories once, so
+    each job (a fresh copy of the template) starts with them imported."""
     dirs = bound_dirs(extra)
+    key = (*dirs, "", *preimport)
     with _lock:
-        found = _backends.get(dirs)
+        found = _backends.get(key)
         if found is not None:
             return found
         import atexit
@@ -207,12 +212,19 @@ def scorer_backend(who: str, extra: tuple[str, ...] = ()) -> BaseBackend:
             binds = tuple((d, f"{MOUNT}/{i}") for i, d in enumerate(dirs))
             base = int(os.environ.get("GYMFORGE_SANDBOX_UID_BASE") or 60000)
             uid_base = base + UID_OFFSET + UID_STRIDE * len(_backends)
-            backend = LocalBackend(workers, uid_base=uid_base, ro_binds=binds)
+            inside_dirs = tuple(dst for _, dst in binds)
+            backend = LocalBackend(
+                workers,
+                uid_base=uid_base,
+                ro_binds=binds,
+                preimport=preimport,
+                preimport_path=inside_dirs,
+            )
         else:  # require_scorer_sandbox let this through: unsafe execution was asked for
             backend = UnsafeBackend(workers)
         if not _backends:
             atexit.register(close_scorer_backend)
-        _backends[dirs] = backend
+        _backends[key] = backend
         return backend
 
 

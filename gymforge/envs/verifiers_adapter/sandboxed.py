@@ -36,6 +36,12 @@ LIMITS = tps.LIMITS.model_copy(update={"wall_time": 90.0, "cpu_time": 60.0, "cal
 start-up budget (``call_timeout``, which also bounds the rubric's call) is wider than
 reasoning-gym's."""
 
+PREIMPORT = ("verifiers.legacy",)
+"""Imported once by the sandbox's fork template (trusted code from the read-only site
+directories): each rollout's job is a fresh copy of it, so it skips that import, and what a
+completion does to it stays in its own copy. Not ``datasets``: a child forked from a
+template that imported pyarrow fails to load (no output), so each job imports it."""
+
 JOB_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HOME": "/tmp"}
 
 _DROP = frozenset({"client", "usage_tracker", "timing", "usage", "sampling_args", "tool_defs"})
@@ -100,7 +106,7 @@ async def score_in_sandbox(
     """``(reward, metrics, output facts)`` of ``module``'s rubric on ``state``, in the
     sandbox."""
     extra = tps.module_roots(module)
-    backend = tps.scorer_backend(WHO, extra)
+    backend = tps.scorer_backend(WHO, extra, PREIMPORT)
     env = {
         **JOB_ENV,
         inside.SITE_ENV: tps.site_env(backend, extra),
