@@ -42,7 +42,13 @@ directories): each rollout's job is a fresh copy of it, so it skips that import,
 completion does to it stays in its own copy. Not ``datasets``: a child forked from a
 template that imported pyarrow fails to load (no output), so each job imports it."""
 
-JOB_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HOME": "/tmp"}
+JOB_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",  # timings in the captured output: not replayable
+    "TQDM_DISABLE": "1",
+    "HOME": "/tmp",
+}
 
 _DROP = frozenset({"client", "usage_tracker", "timing", "usage", "sampling_args", "tool_defs"})
 """State keys that hold the rollout's machinery, not its data."""
