@@ -137,13 +137,22 @@ def isolation_args() -> list[str]:
     return args
 
 
-def zygote_config(paths: SandboxPaths, seccomp: bool, own_ipc: bool | None = None) -> str:
+def zygote_config(
+    paths: SandboxPaths,
+    seccomp: bool,
+    own_ipc: bool | None = None,
+    preimport: tuple[str, ...] = (),
+    preimport_path: tuple[str, ...] = (),
+) -> str:
     cfg: dict[str, object] = {
         "jobdir": paths.jobdir,
         "seccomp": seccomp,
     }
     if own_ipc is not None:
         cfg["own_ipc"] = own_ipc
+    if preimport:
+        cfg["preimport"] = list(preimport)
+        cfg["preimport_path"] = list(preimport_path)
     return json.dumps(cfg)
 
 
@@ -167,6 +176,11 @@ class BwrapLauncher:
     seccomp: bool = True
     jobdir_bytes: int = 256 << 20
     ro_binds: tuple[tuple[str, str], ...] = ()
+    preimport: tuple[str, ...] = ()
+    """Trusted modules the fork template imports (from ``preimport_path``, paths inside the
+    jail such as ``ro_binds`` targets) before any job: every job then starts with them
+    imported, in a copy of its own."""
+    preimport_path: tuple[str, ...] = ()
     bwrap: str = field(default_factory=lambda: tool_path("bwrap") or "bwrap")
     setpriv: str = field(default_factory=lambda: tool_path("setpriv") or "setpriv")
     name: str = "local"
@@ -234,7 +248,7 @@ class BwrapLauncher:
             "-I",
             "-S",
             f"{paths.libdir}/zygote.py",
-            zygote_config(paths, self.seccomp),
+            zygote_config(paths, self.seccomp, None, self.preimport, self.preimport_path),
         ]
         return cmd
 

@@ -245,6 +245,8 @@ class LocalBackend(ZygotePool):
         seccomp: bool = True,
         jobdir_bytes: int = 256 << 20,
         ro_binds: tuple[tuple[str, str], ...] = (),
+        preimport: tuple[str, ...] = (),
+        preimport_path: tuple[str, ...] = (),
         cache_dir: Path | str | None = None,
         cgroups: bool = True,
         ready_timeout: float = 60.0,
@@ -256,6 +258,8 @@ class LocalBackend(ZygotePool):
             seccomp=seccomp,
             jobdir_bytes=jobdir_bytes,
             ro_binds=ro_binds,
+            preimport=preimport,
+            preimport_path=preimport_path,
         )
         super().__init__(
             launcher,

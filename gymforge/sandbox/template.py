@@ -228,9 +228,12 @@ def main() -> None:
         with contextlib.suppress(OSError, ValueError):
             signal.signal(s, signal.SIG_IGN)
     child.install_builtins()
+    extra = [p for p in cfg.get("preimport_path", []) if p not in sys.path]
+    sys.path.extend(extra)  # trusted read-only directories; every child resets its path
     for name in cfg.get("preimport", []):
         with contextlib.suppress(Exception):
             __import__(name)
+    del sys.path[len(sys.path) - len(extra) :]
     warm_up(lambda: False)  # constant input only: warm pages every child then shares
     gc.collect()
     gc.freeze()  # keep the warm objects' pages shared with children (no GC writes)

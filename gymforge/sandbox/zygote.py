@@ -78,7 +78,11 @@ class Zygote:
         self.warm: JobProc | None = None
         self.sabotage: str | None = None  # what the job now running did to the fork template
         self.template = ForkTemplate(
-            {"jobdir": self.jobdir, "preimport": PREIMPORT + list(cfg.get("preimport", []))}
+            {
+                "jobdir": self.jobdir,
+                "preimport": PREIMPORT + list(cfg.get("preimport", [])),
+                "preimport_path": list(cfg.get("preimport_path", [])),
+            }
         )
         self.host = wire.FrameStream(0)
         # A job directory that is its own filesystem (a tmpfs) counts its inodes exactly.

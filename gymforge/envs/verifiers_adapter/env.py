@@ -11,8 +11,10 @@ Verifiers' own ``load_environment(env_id)`` imports it (``-`` in an id reads as 
   turn, the environment's ``env_response`` after it, its stop conditions ending the episode. A
   multi-turn environment's ``max_turns`` truncates (gymforge's step budget); tool-calling
   environments are refused with a clear error (only text turns are adapted).
-- **The verdict** is the environment's own rubric (``rubric.score_rollout``) on that state:
-  its reward is the weighted sum of its reward functions, and it passes at the environment's
+- **The verdict** is the environment's own rubric (``rubric.score_rollout``) on that state,
+  run in the sandbox (``sandboxed.py``: the state as plain data in, plain floats out; a
+  rubric that crashes, exits or times out is that episode's verifier error): its reward is
+  the weighted sum of its reward functions, and it passes at the environment's
   ``pass_threshold``. Each weighted function is one reward component, so the scalar is the
   rubric's reward (zero-weight functions are kept as facts, not reward).
 
@@ -43,6 +45,7 @@ from gymforge.core.types import Action, Message, Observation, Reply, State, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.verifiers_adapter.episode import VF_VERSION, VfEpisode, to_messages
 from gymforge.envs.verifiers_adapter.rows import VfRowTruth, as_dataset
+from gymforge.envs.verifiers_adapter.sandboxed import require
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.standard import StepCosts
 from gymforge.tasks import Split, TaskSource
@@ -83,22 +86,25 @@ def _oracle_formats(env: vf.Environment) -> list[tuple[str, Callable[[str], str]
     return formats
 
 
-async def score(env: vf.Environment, row: dict[str, Any], reply: str) -> Verdict:
-    """The rubric's verdict on a one-turn episode of ``row`` answered with ``reply``."""
-    episode = await VfEpisode.start(env, row)
+async def score_trusted(
+    env: vf.Environment, module: str, row: dict[str, Any], reply: str
+) -> Verdict:
+    """The rubric's verdict, in this process, on a one-turn episode of ``row`` answered with
+    ``reply``: only for the environment's own text (the oracle probe), never a policy's."""
+    episode = await VfEpisode.start(env, module, row)
     await episode.reply(reply)
-    return await episode.score()
+    return await episode.score_trusted()
 
 
 def _probe_oracle(
-    env: vf.Environment, rows: list[dict[str, Any]], run: Callable[[Any], Any]
+    env: vf.Environment, module: str, rows: list[dict[str, Any]], run: Callable[[Any], Any]
 ) -> tuple[str | None, str | None]:
     """(the oracle format that passes every probed row, None) or (None, why there is none)."""
     if not rows or any(not isinstance(r.get("answer"), str) or not r["answer"] for r in rows):
         return None, "its dataset rows have no answer to build a reply from"
     tried = []
     for label, fmt in _oracle_formats(env):
-        verdicts = [run(score(env, r, fmt(r["answer"]))) for r in rows]
+        verdicts = [run(score_trusted(env, module, r, fmt(r["answer"]))) for r in rows]
         if all(v.passed for v in verdicts):
             return label, None
         tried.append(f"{label}: reward {min(v.facts['reward'] for v in verdicts)}")
@@ -112,6 +118,7 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
     """Base of the per-module classes ``env_class`` builds; not used directly."""
 
     vf_env: vf.Environment
+    module: str
     oracle_format: str | None = None
     budget = Budget(max_steps=1, max_tokens=32_768)
     reward = RubricReward()
@@ -123,8 +130,12 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
     async def reset(self, task_id: str, seed: int) -> Observation:
         task = self.tasks.resolve(task_id)
         await self._end_episode()  # an episode left unfinished still gets Verifiers' cleanup
-        self.episode = await VfEpisode.start(self.vf_env, self.truth_of(task).row)
+        self.episode = await VfEpisode.start(self.vf_env, self.module, self.truth_of(task).row)
         return await super().reset(task_id, seed)
+
+    def preflight(self) -> None:
+        """Refuse, in one line, a machine where the rubric cannot run sandboxed."""
+        require(self.module)
 
     async def _end_episode(self) -> None:
         if self.episode is not None:
@@ -213,13 +224,14 @@ def env_class(module: str) -> type[VerifiersEnv]:
     oracle: str | None = None
     gap: str | None = "a multi-turn Verifiers environment has no reference solution path"
     if isinstance(vf_env, vf.SingleTurnEnv):
-        oracle, gap = _probe_oracle(vf_env, rows, asyncio.run)
+        oracle, gap = _probe_oracle(vf_env, module, rows, asyncio.run)
     if gap is not None:
         not_applicable.update(
             {c: not_supplied(FRAMEWORK, f"no oracle: {gap}") for c in ORACLE_CHECKS}
         )
     attrs: dict[str, Any] = {
         "vf_env": vf_env,
+        "module": module,
         "oracle_format": oracle,
         "spec": EnvSpec(
             f"verifiers:{module}",
@@ -232,8 +244,10 @@ def env_class(module: str) -> type[VerifiersEnv]:
         "qa": QAProfile(
             # the rubric is the environment's own code: no generic verifier kind applies
             # a reset is Verifiers' init_state and first prompt: 26 ms p50 for its GymEnv
-            # over FrozenLake on a loaded 2-core machine, a step 36/s there
-            throughput=ThroughputBudget(reset_p50_ms=250.0, steps_per_s=5.0, concurrency=4),
+            # over FrozenLake on a loaded 2-core machine; a scored step runs the rubric in a
+            # sandbox job that loads the environment (1.8 s p50): 2 steps/s at concurrency 4
+            # for ReasoningGymEnv there
+            throughput=ThroughputBudget(reset_p50_ms=250.0, steps_per_s=1.0, concurrency=4),
             not_applicable=not_applicable,
         ),
     }

@@ -7,6 +7,10 @@ environment's ``env_response`` after the first turn), the completion recorded as
 step, and the stop conditions (``is_completed``); at the end ``cleanup`` (which renders the
 completion) and the rubric's ``score_rollout``. Nothing here re-implements the environment.
 
+The rubric runs in the sandbox (``sandboxed.py``), on the state as plain data: its reward
+functions may evaluate the completion, which must never happen in gymforge. Only
+``score_trusted`` (the oracle probe, on the dataset's own answers) runs it in this process.
+
 A multi-turn environment's ``max_turns`` is a budget, which Verifiers reports as an ordinary
 stop; gymforge truncates at the same turn instead (``Budget.max_steps``), so ``reached_cap``
 tells the adapter not to verify. A single-turn environment's one turn is its definition, not
@@ -22,6 +26,7 @@ from verifiers.legacy.types import TrajectoryStep
 
 from gymforge.core.types import Message
 from gymforge.core.verdict import Verdict
+from gymforge.envs.verifiers_adapter.sandboxed import score_in_sandbox
 
 VF_VERSION = vf.__version__
 
@@ -57,19 +62,21 @@ def to_messages(messages: list[Any]) -> list[Message]:
 
 
 class VfEpisode:
-    """The Verifiers state of one episode of ``env`` on dataset row ``row``."""
+    """The Verifiers state of one episode of ``env`` (loaded from ``module``) on a dataset
+    row."""
 
-    def __init__(self, env: vf.Environment, state: Any) -> None:
+    def __init__(self, env: vf.Environment, module: str, state: Any) -> None:
         self.env = env
+        self.module = module
         self.state = state
         self.prompt: list[Any] = []
         self.reached_cap = False
         self.cleaned = False
 
     @classmethod
-    async def start(cls, env: vf.Environment, row: dict[str, Any]) -> VfEpisode:
+    async def start(cls, env: vf.Environment, module: str, row: dict[str, Any]) -> VfEpisode:
         state = await env.init_state(row, client=vf.ClientConfig(), model="gymforge")
-        episode = cls(env, state)
+        episode = cls(env, module, state)
         try:
             found = await env.setup_state(state)
             if found is not None:
@@ -138,14 +145,23 @@ class VfEpisode:
             await self.env.cleanup(self.state)
 
     async def score(self) -> Verdict:
-        """Clean up as Verifiers does after a rollout, then the rubric's verdict."""
+        """Clean up as Verifiers does after a rollout, then the rubric's verdict, computed in
+        the sandbox (``ScorerError`` when the rubric does not return one)."""
+        await self.cleanup()
+        reward, metrics, facts = await score_in_sandbox(self.module, self.state)
+        self.state["reward"], self.state["metrics"] = reward, metrics
+        return verdict_of(self.env, self.state, facts)
+
+    async def score_trusted(self) -> Verdict:
+        """The rubric's verdict in this process: only for text the environment supplied
+        itself (the oracle probe's formatted dataset answers), never a policy's."""
         await self.cleanup()
         await self.env.rubric.score_rollout(self.state)
         await self.env.rubric.cleanup(self.state)
         return verdict_of(self.env, self.state)
 
 
-def verdict_of(env: vf.Environment, state: Any) -> Verdict:
+def verdict_of(env: vf.Environment, state: Any, output: dict[str, Any] | None = None) -> Verdict:
     """The rubric's scores in ``state`` as a gymforge verdict: passed at ``pass_threshold``;
     ``weighted`` holds each reward function's contribution to the reward."""
     reward = float(state["reward"] or 0.0)
@@ -161,6 +177,7 @@ def verdict_of(env: vf.Environment, state: Any) -> Verdict:
         facts["error"] = f"{type(error).__name__}: {str(error)[:200]}"
     if state.get("stop_condition"):
         facts["stop_condition"] = str(state["stop_condition"])
+    facts.update(output or {})  # the rubric's captured output, bounded
     return Verdict(
         passed=passed,
         reason=None if passed else "below_pass_threshold",
