@@ -13,11 +13,11 @@ the run report says so.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from code_agent_attack import TASK, add_dataset, agent_env, call, play, ran
+from half_eval import eval_half_policy
 
 from gymforge.verify.code import CodeJudge
 
@@ -41,27 +41,11 @@ def test_an_undecodable_name_is_left_out_where_it_is_taken_in(code_judge: CodeJu
 
 def test_the_sabotage_is_a_failure_in_eval(gymforge_cli: Any, tmp_path: Path) -> None:
     tasks = add_dataset(tmp_path, rows=4)
-    out = tmp_path / "out"
-    proc = gymforge_cli(
-        "eval",
-        "code-agent",
-        "--dataset",
-        str(tasks),
-        "--policy",
-        f"{POLICY}:policy",
-        "--out",
-        str(out),
-        timeout=600,
+    verdicts, metrics = eval_half_policy(
+        gymforge_cli, "code-agent", tasks, POLICY, tmp_path / "out"
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    verdicts: dict[str, dict[str, Any]] = {}
-    for line in (out / "trajectories.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        if "verdict" in (row.get("info") or {}):
-            verdicts[row["task_id"]] = row["info"]["verdict"]
     assert sorted(verdicts) == ["add-0", "add-1", "add-2", "add-3"], sorted(verdicts)
     assert all(v["reason"] != "verifier_error" for v in verdicts.values()), verdicts
     assert [v["passed"] for _, v in sorted(verdicts.items())] == [True, False, True, False]
-    metrics = json.loads((out / "eval.json").read_text())["metrics"]
     assert metrics["verifier_errors"] == 0, metrics
     assert metrics["success"]["rate"] == 0.5 and metrics["success"]["n"] == 4, metrics
