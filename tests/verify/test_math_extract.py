@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gymforge.verify.math import extract_answer, split_reasoning
 from gymforge.verify.math.extract import MAX_OTHERS, precheck
 
@@ -60,3 +62,29 @@ def test_precheck() -> None:
     assert precheck("7" * 5000) is not None
     assert precheck("(" * 60 + "1" + ")" * 60) is not None
     assert precheck("1+" * 6000) is not None
+
+
+def test_nested_boxes_cost_one_brace_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """5,000 nested boxes (40 KB) once took 10 s of CPU: each peeled box re-matched every
+    brace. Now the braces of the text and of the answer are matched once each."""
+    from gymforge.verify.math import extract as ex
+
+    calls: list[int] = []
+    real = ex._brace_pairs
+
+    def counting(text: str) -> dict[int, int]:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(ex, "_brace_pairs", counting)
+    n = 5_000
+    r = extract_answer("\\boxed{" * n + "3" + "}" * n)
+    assert r.answer == "3"
+    assert len(calls) <= 2, calls
+
+
+def test_unbox_peels_only_a_box_spanning_the_whole_answer() -> None:
+    assert extract_answer("\\boxed{ \\boxed{ \\fbox{7} } }").answer == "7"
+    assert extract_answer("\\boxed{\\boxed{3} + \\boxed{4}}").answer == "\\boxed{3} + \\boxed{4}"
+    assert extract_answer("\\boxed{\\boxed{3} + {4}}").answer == "\\boxed{3} + {4}"
+    assert extract_answer("\\boxed{\\boxed 5}").answer == "\\boxed 5"

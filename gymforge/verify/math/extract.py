@@ -73,20 +73,29 @@ def split_reasoning(text: str) -> tuple[str, str]:
     return "\n".join(visible), "\n".join(reasoning)
 
 
-def boxed_contents(text: str) -> list[str]:
-    """The contents of the outermost ``\\boxed``/``\\fbox`` groups of ``text``, in order."""
-    if "\\boxed" not in text and "\\fbox" not in text:
-        return []
+def _brace_pairs(text: str) -> dict[int, int]:
+    """Index of each ``{`` -> index of its matching ``}``; escapes (``\\\\``, ``\\{``, ``\\}``)
+    are not braces. One pass over ``text``."""
     match: dict[int, int] = {}
     stack: list[int] = []
     # blank out escapes (same length, so indices hold): \\ first, then \{ and \}
     plain = text.replace("\\\\", "  ").replace("\\{", "  ").replace("\\}", "  ")
     for m in _BRACES.finditer(plain):
-        tok = m.group(0)
-        if tok == "{":
+        if m.group(0) == "{":
             stack.append(m.start())
-        elif tok == "}" and stack:
+        elif stack:
             match[stack.pop()] = m.start()
+    return match
+
+
+def boxed_contents(text: str) -> list[str]:
+    """The contents of the outermost ``\\boxed``/``\\fbox`` groups of ``text``, in order.
+
+    Linear in ``len(text)``: braces are matched once, and a box nested in another is skipped
+    by one comparison."""
+    if "\\boxed" not in text and "\\fbox" not in text:
+        return []
+    match = _brace_pairs(text)
     out: list[str] = []
     end = -1
     for m in _BOX.finditer(text):
@@ -148,13 +157,24 @@ def extract_answer(text: str, accept_answer_line: bool = False) -> ExtractionRes
 
 
 def _unbox(s: str) -> str:
-    """``\\boxed{\\boxed{3}}`` is 3."""
+    """``\\boxed{\\boxed{3}}`` is 3: peel boxes that span the whole text, in one pass (a
+    5,000-deep nest of boxes costs one brace match, not 5,000)."""
+    match = _brace_pairs(s)
+    lo, hi = 0, len(s)
     while True:
-        inner = boxed_contents(s)
-        if len(inner) == 1 and _BOX.match(s) and s.rstrip().endswith("}"):
-            s = inner[0]
-        else:
-            return s
+        while lo < hi and s[lo].isspace():
+            lo += 1
+        while hi > lo and s[hi - 1].isspace():
+            hi -= 1
+        m = _BOX.match(s, lo, hi)
+        if m is None:
+            return s[lo:hi]
+        j = m.end()
+        while j < hi and s[j] in " \t":
+            j += 1
+        if j >= hi or s[j] != "{" or match.get(j) != hi - 1:
+            return s[lo:hi]
+        lo, hi = j + 1, hi - 1
 
 
 def _squash(s: str) -> str:
