@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from gymforge.tasks.split import HeldOutError, Split
     from gymforge.tasks.truth import AnswerTruth, validate_bulk
     from gymforge.tools.faults import FaultPlan
+    from gymforge.tools.mcp_connection import McpConnection
+    from gymforge.tools.mcp_toolset import McpToolset
     from gymforge.tools.result import ToolResult
     from gymforge.tools.tool import tool
     from gymforge.world.env import WorldToolEnv, WorldTruth
@@ -71,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     "tool": "gymforge.tools.tool",
     "FaultPlan": "gymforge.tools.faults",
     "ToolResult": "gymforge.tools.result",
+    "McpConnection": "gymforge.tools.mcp_connection",  # an environment on an MCP tool server
+    "McpToolset": "gymforge.tools.mcp_toolset",
     # the environment classes, reward and world state
     "ToolEnv": "gymforge.kit.tool_env",
     "StandardReward": "gymforge.reward.standard",
@@ -107,6 +111,8 @@ __all__ = [
     "HeldOutError",
     "IntKnob",
     "MalformedPolicy",
+    "McpConnection",
+    "McpToolset",
     "ParamSpace",
     "QAProfile",
     "RedTeamCase",

@@ -31,6 +31,8 @@ from gymforge.registry import installed
 from gymforge.registry.resolve import BUILTIN
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+SOFT_KEYWORDS = frozenset({"_", "case", "match", "type", *keyword.softkwlist})
+"""``type`` is a soft keyword from Python 3.12 on; gymforge runs on 3.11 as well."""
 TEMPLATES = (
     "template_env.py.txt",
     "template_init.py.txt",
@@ -49,8 +51,8 @@ def _instead(name: str) -> str:
 
 
 def _importable_elsewhere(name: str, directory: Path) -> str | None:
-    """Where ``name`` imports from, unless that is ``directory`` or the current directory
-    themselves (a file the user wrote there before, which ``--force`` may overwrite)."""
+    """Where ``name`` imports from, unless that is what ``gymforge new`` writes itself
+    (``directory/NAME.py`` or ``directory/NAME/``, a scaffold ``--force`` may overwrite)."""
     if name in sys.stdlib_module_names:
         return "the standard library"
     try:
@@ -61,13 +63,13 @@ def _importable_elsewhere(name: str, directory: Path) -> str | None:
         return None
     places = [spec.origin] if spec.origin and spec.has_location else []
     places += list(spec.submodule_search_locations or [])
-    here = {Path.cwd().resolve(), directory.resolve()}
-    origin = [Path(p).resolve() for p in places]
-    if not origin:
+    if not places:
         return "a built-in module"
-    if any(p.parent in here for p in origin):
+    ours = (directory / f"{name}.py").resolve(), (directory / name).resolve()
+    found = [Path(p).resolve() for p in places]
+    if any(p == ours[0] or p.is_relative_to(ours[1]) for p in found):
         return None
-    return str(origin[0])
+    return str(found[0])
 
 
 def check_name(name: str, directory: Path) -> None:
@@ -78,7 +80,7 @@ def check_name(name: str, directory: Path) -> None:
             f"environment name {name!r} must be a lowercase Python identifier "
             "(letters, digits, underscores; at most 40 characters)"
         )
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+    if keyword.iskeyword(name) or name in SOFT_KEYWORDS:
         raise UserError(
             f"environment name {name!r} is a Python keyword, so the written test's "
             f"`from {name} import {class_name(name)}` would not parse; {_instead(name)}"
