@@ -48,7 +48,7 @@ def test_a_keyword_is_refused(tmp_path: Path, name: str, flags: tuple[str, ...])
 
 @pytest.mark.parametrize("name", ["match", "case", "type"])
 def test_a_soft_keyword_is_refused(tmp_path: Path, name: str) -> None:
-    assert "Python keyword" in refused(tmp_path, name)
+    assert "Python soft keyword" in refused(tmp_path, name)
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))

@@ -43,7 +43,7 @@ def _values(name: str, check: str, gymforge_version: str = "") -> dict[str, str]
 def scaffold(name: str, directory: Path, force: bool = False) -> list[Path]:
     """Write ``NAME.py`` and ``test_NAME.py`` into ``directory``; return their paths. A name
     that cannot work is refused first (``names.check_name``)."""
-    check_name(name, directory)
+    check_name(name)
     files = {
         directory / f"{name}.py": "template_env.py.txt",
         directory / f"test_{name}.py": "template_test.py.txt",
@@ -58,7 +58,7 @@ def scaffold_package(
     requiring ``gymforge>=gymforge_version``), ``README.md``, ``NAME/env.py`` (the one-file
     environment), ``NAME/__init__.py`` and ``tests/test_NAME.py``; return their paths, the
     pyproject first. A name that cannot work is refused first (``names.check_name``)."""
-    check_name(name, directory)
+    check_name(name)
     root = directory / name
     files = {
         root / "pyproject.toml": "template_pyproject.toml.txt",

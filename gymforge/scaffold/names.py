@@ -12,19 +12,18 @@ is refused, with one line naming the fix, when any of the four would not work:
   the new environment records that id, and ``gymforge replay``, ``reproduce`` and every
   tool that reads a record resolve it to the built-in, whose episodes differ;
 - an id that an installed package registers: the same, resolved to that package;
-- a module that is already importable (the standard library's ``random``, an installed
+- a module of the standard library or of an installed distribution (``random``,
   ``pydantic``): the written file shadows it, for the template's own imports too;
 - a name whose class name the templates already use (``tool`` makes ``ToolEnv``).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import functools
 import keyword
 import re
 import sys
-from importlib import resources
-from pathlib import Path
+from importlib import metadata, resources
 
 from gymforge.core.errors import UserError
 from gymforge.registry import installed
@@ -50,40 +49,40 @@ def _instead(name: str) -> str:
     return f"pick another name, e.g. {'my_' + name if len('my_' + name) <= 40 else 'my_env'!r}"
 
 
-def _importable_elsewhere(name: str, directory: Path) -> str | None:
-    """Where ``name`` imports from, unless that is what ``gymforge new`` writes itself
-    (``directory/NAME.py`` or ``directory/NAME/``, a scaffold ``--force`` may overwrite)."""
+@functools.cache
+def _installed_modules() -> dict[str, list[str]]:
+    """Top-level import name -> the installed distributions that provide it (read once per
+    process: it reads every distribution's metadata)."""
+    return dict(metadata.packages_distributions())
+
+
+def _shadowed(name: str) -> str | None:
+    """What ``name``, written as a module, would hide: a standard-library module or one an
+    installed distribution provides (a file the user wrote before is neither)."""
     if name in sys.stdlib_module_names:
-        return "the standard library"
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    places = [spec.origin] if spec.origin and spec.has_location else []
-    places += list(spec.submodule_search_locations or [])
-    if not places:
-        return "a built-in module"
-    ours = (directory / f"{name}.py").resolve(), (directory / name).resolve()
-    found = [Path(p).resolve() for p in places]
-    if any(p == ours[0] or p.is_relative_to(ours[1]) for p in found):
-        return None
-    return str(found[0])
+        return "the standard library's"
+    owners = _installed_modules().get(name)
+    return f"{' and '.join(sorted(set(owners)))}'s" if owners else None
 
 
-def check_name(name: str, directory: Path) -> None:
-    """Raise a one-line ``UserError`` naming the fix unless ``name`` can be scaffolded into
-    ``directory`` (module doc: the rules and why)."""
+def check_name(name: str) -> None:
+    """Raise a one-line ``UserError`` naming the fix unless ``name`` can be scaffolded
+    (module doc: the rules and why)."""
     if not _NAME.match(name):
         raise UserError(
             f"environment name {name!r} must be a lowercase Python identifier "
             "(letters, digits, underscores; at most 40 characters)"
         )
-    if keyword.iskeyword(name) or name in SOFT_KEYWORDS:
+    if keyword.iskeyword(name):
         raise UserError(
             f"environment name {name!r} is a Python keyword, so the written test's "
             f"`from {name} import {class_name(name)}` would not parse; {_instead(name)}"
+        )
+    if name in SOFT_KEYWORDS:
+        raise UserError(
+            f"environment name {name!r} is a Python soft keyword (a keyword inside its own "
+            f"statement), so code that names the module reads as that statement; "
+            f"{_instead(name)}"
         )
     taken = next((i for i in (name, name.replace("_", "-")) if i in BUILTIN), None)
     if taken is not None:
@@ -98,11 +97,11 @@ def check_name(name: str, directory: Path) -> None:
             f"registers: records of your runs would replay with it; {_instead(name)} "
             f"(or pip uninstall {entry.package})"
         )
-    where = _importable_elsewhere(name, directory)
-    if where is not None:
+    owner = _shadowed(name)
+    if owner is not None:
         raise UserError(
-            f"environment name {name!r} is a module that Python already imports (from "
-            f"{where}): the written {name!r} would shadow it; {_instead(name)}"
+            f"environment name {name!r} is {owner} module {name!r}: the written module "
+            f"{name!r} would shadow it; {_instead(name)}"
         )
     cls = class_name(name)
     folder = resources.files(__package__)
