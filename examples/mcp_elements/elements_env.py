@@ -27,15 +27,25 @@ from typing import Any
 from mcp import StdioServerParameters
 from pydantic import BaseModel
 
-from gymforge.core import Budget, EnvSpec, Reply, Task, ToolCall
-from gymforge.core.qa_profile import ThroughputBudget
-from gymforge.kit import ToolEnv
-from gymforge.qa import QAProfile
-from gymforge.tasks import IntKnob, ParamSpace, Split, TaskFamily, TaskSource
-from gymforge.tools import FaultPlan
-from gymforge.tools.mcp_connection import McpConnection
-from gymforge.tools.mcp_toolset import McpToolset
-from gymforge.verify import Verdict
+from gymforge.authoring import (
+    Budget,
+    EnvSpec,
+    FaultPlan,
+    IntKnob,
+    McpConnection,
+    McpToolset,
+    ParamSpace,
+    QAProfile,
+    Reply,
+    Split,
+    Task,
+    TaskFamily,
+    TaskSource,
+    ThroughputBudget,
+    ToolCall,
+    ToolEnv,
+    Verdict,
+)
 
 HERE = Path(__file__).resolve().parent
 MASSES: dict[str, float] = {

@@ -4,30 +4,16 @@ package (pyproject with the ``gymforge.environments`` entry point, README)."""
 
 from __future__ import annotations
 
-import re
 from importlib import resources
 from pathlib import Path
 
 from gymforge.core.errors import UserError
-
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-
-
-def class_name(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_")) + "Env"
+from gymforge.scaffold.names import check_name, class_name
 
 
 def dist_name(name: str) -> str:
     """The distribution name of a scaffolded package (``my_env`` -> ``my-env``)."""
     return name.replace("_", "-")
-
-
-def _check(name: str) -> None:
-    if not _NAME.match(name):
-        raise UserError(
-            f"environment name {name!r} must be a lowercase Python identifier "
-            "(letters, digits, underscores; at most 40 characters)"
-        )
 
 
 def _write(files: dict[Path, str], values: dict[str, str], force: bool) -> list[Path]:
@@ -55,8 +41,9 @@ def _values(name: str, check: str, gymforge_version: str = "") -> dict[str, str]
 
 
 def scaffold(name: str, directory: Path, force: bool = False) -> list[Path]:
-    """Write ``NAME.py`` and ``test_NAME.py`` into ``directory``; return their paths."""
-    _check(name)
+    """Write ``NAME.py`` and ``test_NAME.py`` into ``directory``; return their paths. A name
+    that cannot work is refused first (``names.check_name``)."""
+    check_name(name)
     files = {
         directory / f"{name}.py": "template_env.py.txt",
         directory / f"test_{name}.py": "template_test.py.txt",
@@ -70,8 +57,8 @@ def scaffold_package(
     """Write the package ``directory/NAME/``: ``pyproject.toml`` (entry point ``NAME``,
     requiring ``gymforge>=gymforge_version``), ``README.md``, ``NAME/env.py`` (the one-file
     environment), ``NAME/__init__.py`` and ``tests/test_NAME.py``; return their paths, the
-    pyproject first."""
-    _check(name)
+    pyproject first. A name that cannot work is refused first (``names.check_name``)."""
+    check_name(name)
     root = directory / name
     files = {
         root / "pyproject.toml": "template_pyproject.toml.txt",
@@ -84,4 +71,4 @@ def scaffold_package(
     return _write(files, _values(name, check, gymforge_version), force)
 
 
-__all__ = ["class_name", "dist_name", "scaffold", "scaffold_package"]
+__all__ = ["check_name", "class_name", "dist_name", "scaffold", "scaffold_package"]

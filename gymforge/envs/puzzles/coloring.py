@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
-from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
-from gymforge.envs.puzzles.rows import NAMING, Name, draw_names, edge_list, field, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
+from gymforge.verify.puzzles.answer import Outcome, answer_instruction, fail, ok
+from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
+from gymforge.verify.puzzles.rows import NAMING, Name, draw_names, edge_list, field, key_of, names
 
 _ITEM = re.compile(r"\s*([A-Za-z])\s*[=:]\s*(\d{1,3})\s*")
 _ITEM_V2 = re.compile(r"\s*([A-Za-z]\w{0,30}|\d{1,6})\s*[=:]\s*(\d{1,3})\s*")

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gymforge.envs.puzzles.answer import answer_instruction, extract_answer
-from gymforge.envs.puzzles.base import PuzzleTruth
 from gymforge.envs.puzzles.families import family_named
 from gymforge.tasks.dataset import Dataset, load_jsonl
+from gymforge.verify.puzzles.answer import answer_instruction, extract_answer
+from gymforge.verify.puzzles.base import PuzzleTruth
 
 
 class PuzzleRow(BaseModel):

@@ -28,8 +28,6 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
-from gymforge.envs.puzzles.answer import extract_answer
-from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.envs.puzzles.dataset import load_puzzles
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.envs.puzzles.redteam import CASES
@@ -37,6 +35,8 @@ from gymforge.kit.tool_env import ToolEnv
 from gymforge.tasks import Split, TaskSource
 from gymforge.tasks.dataset import Dataset
 from gymforge.verify import Verdict
+from gymforge.verify.puzzles.answer import extract_answer
+from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
 
 __all__ = ["BY_NAME", "FAMILIES", "PuzzleFamily", "PuzzlesEnv"]
 

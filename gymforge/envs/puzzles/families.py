@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gymforge.core.types import Task
-from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
-from gymforge.envs.puzzles.base import PuzzleFamily, RowMark
+from gymforge.envs.puzzles import coloring, shortest_path
+from gymforge.verify.puzzles import countdown, knights_knaves, sudoku
+from gymforge.verify.puzzles.base import PuzzleFamily, RowMark
 
 FAMILIES: tuple[PuzzleFamily[Any], ...] = (
     countdown.FAMILY,

@@ -15,16 +15,17 @@ from typing import Generic, TypeVar
 
 from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
-from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
-from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
+from gymforge.envs.puzzles import coloring, shortest_path
 from gymforge.envs.puzzles.coloring import ColoringTruth
-from gymforge.envs.puzzles.countdown import CountdownTruth
-from gymforge.envs.puzzles.kk_logic import holds
-from gymforge.envs.puzzles.knights_knaves import KnightsTruth
-from gymforge.envs.puzzles.rows import Name
 from gymforge.envs.puzzles.shortest_path import PathTruth
-from gymforge.envs.puzzles.sudoku import SudokuTruth
 from gymforge.kit.redteam import CraftedReply
+from gymforge.verify.puzzles import countdown, knights_knaves, sudoku
+from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
+from gymforge.verify.puzzles.countdown import CountdownTruth
+from gymforge.verify.puzzles.kk_logic import holds
+from gymforge.verify.puzzles.knights_knaves import KnightsTruth
+from gymforge.verify.puzzles.rows import Name
+from gymforge.verify.puzzles.sudoku import SudokuTruth
 
 T = TypeVar("T", bound=PuzzleTruth)
 

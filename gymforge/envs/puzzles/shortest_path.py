@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from gymforge.envs.puzzles.answer import Outcome, answer_instruction, fail, ok
-from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
-from gymforge.envs.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
+from gymforge.verify.puzzles.answer import Outcome, answer_instruction, fail, ok
+from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
+from gymforge.verify.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
 
 _SEP = re.compile(r"\s*(?:->|→|-|,)\s*")
 

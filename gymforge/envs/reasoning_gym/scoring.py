@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gymforge.envs.puzzles.answer import Outcome, fail, ok, visible_text
 from gymforge.envs.reasoning_gym import inside
 from gymforge.envs.reasoning_gym.quiet import quiet
 from gymforge.envs.reasoning_gym.sandboxed import score_in_sandbox
 from gymforge.envs.reasoning_gym.strict import strict_check
+from gymforge.verify.puzzles.answer import Outcome, fail, ok, visible_text
 
 if TYPE_CHECKING:
     from gymforge.envs.reasoning_gym.family import ReasoningGymFamily

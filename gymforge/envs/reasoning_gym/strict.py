@@ -5,7 +5,7 @@ in its text, and compare the value with the target. That pays answers which solv
 ``(n1+n2+...)*(log(E)-log(E)) + <the target built from log(E)>`` uses every number and equals
 the target, and puzzle24 accepts the constant ``6+6+6+6`` on any task whose numbers range
 reaches 6. For these datasets the adapter judges with gymforge's countdown checker instead
-(``gymforge.envs.puzzles.countdown``): a bounded hand-written parser (integers, ``+ - * /``,
+(``gymforge.verify.puzzles.countdown``): a bounded hand-written parser (integers, ``+ - * /``,
 parentheses, unary minus; nothing is evaluated), every given number used exactly once
 (reasoning-gym's rule) and nothing else, exact rational arithmetic, the value equal to the
 target. knights_knaves, sudoku and mini_sudoku are judged by gymforge's validity checkers of
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gymforge.envs.puzzles import countdown, knights_knaves, sudoku
-from gymforge.envs.puzzles.answer import MAX_ANSWER_CHARS, Outcome
-from gymforge.envs.puzzles.base import PuzzleFamily
+from gymforge.verify.puzzles import countdown, knights_knaves, sudoku
+from gymforge.verify.puzzles.answer import MAX_ANSWER_CHARS, Outcome
+from gymforge.verify.puzzles.base import PuzzleFamily
 
 PUZZLE24_TARGET = 24
 
