@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -22,11 +23,22 @@ class TaskSource:
     """Procedural families and loaded datasets, plus the held-out split over both.
 
     A dataset is held out as a whole by naming it in ``Split.families``.
+
+    ``resolve`` keeps the last ``RESOLVED`` tasks it built, by id: resetting the same task
+    again (a group of rollouts, a served session, a replay) neither regenerates it nor
+    re-parses its truth (``TruthCodec`` memoises on the task object). Generation is
+    deterministic in the id, so a kept task is the one a fresh build would give; tasks are
+    frozen models, and an environment must not mutate ``Task.truth`` or ``Task.params``.
     """
+
+    RESOLVED = 128
 
     families: Mapping[str, TaskFamily[Any]]
     split: Split = field(default_factory=Split)
     datasets: tuple[Dataset, ...] = ()
+    _resolved: OrderedDict[str, Task] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, families: Iterable[TaskFamily[Any]], split: Split | None = None) -> TaskSource:
@@ -39,6 +51,17 @@ class TaskSource:
 
     def resolve(self, task_id: str) -> Task:
         """Rebuild the task from its id alone, stamped with its split."""
+        kept = self._resolved.get(task_id)
+        if kept is not None:
+            self._resolved.move_to_end(task_id)
+            return kept
+        task = self._resolve(task_id)
+        self._resolved[task_id] = task
+        if len(self._resolved) > self.RESOLVED:
+            self._resolved.popitem(last=False)
+        return task
+
+    def _resolve(self, task_id: str) -> Task:
         for ds in self.datasets:
             found = ds.resolve(task_id)
             if found is not None:

@@ -24,6 +24,7 @@ runaway queries are refused. The oracle answers with the gold query.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
@@ -68,9 +69,13 @@ class SqlEnv(ToolEnv[SqlTruth, dict[str, Any]]):
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
 
-    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+    async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
         truth = self.truth_of(task)
-        verdict = VERIFIER.verify(reply, truth.sql, lambda: fixtures(truth), ordered=truth.ordered)
+        # A query may run up to its limits (SqlLimits: ops and wall time); it runs in a worker
+        # thread with its own connection, so a slow query stalls no other session's loop.
+        verdict = await asyncio.to_thread(
+            VERIFIER.verify, reply, truth.sql, lambda: fixtures(truth), ordered=truth.ordered
+        )
         facts = {**verdict.facts, "kind": truth.kind, "ordered": truth.ordered}
         return verdict.model_copy(update={"facts": facts})
 
