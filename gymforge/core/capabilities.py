@@ -24,7 +24,7 @@ toolsets, datasets) are described structurally: what tooling calls, nothing more
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
@@ -52,8 +52,8 @@ class TaskCatalog(Protocol):
         n: int,
         seed: int,
         split: Literal["train", "heldout", "all"] = "train",
-        difficulties: Any = None,
-        families: Any = None,
+        difficulties: Iterable[int] | None = None,
+        families: Iterable[str] | None = None,
     ) -> list[str]:
         """``n`` task ids of ``split``, deterministic in ``seed``."""
         ...
