@@ -23,14 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from gymforge.core.errors import UserError
+
 SHAPING = "shaping"
 """The reward component that carries potential-based shaping."""
 
 
 def check_gamma(gamma: float) -> None:
-    """Refuse a discount outside (0, 1]."""
+    """Refuse a discount outside (0, 1] (a ``UserError``: the class declared it)."""
     if not (isinstance(gamma, int | float) and 0 < gamma <= 1):
-        raise ValueError(f"shaping_gamma must be in (0, 1], got {gamma!r}")
+        raise UserError(f"shaping_gamma must be in (0, 1], got {gamma!r}")
 
 
 def finite(phi: float) -> float:

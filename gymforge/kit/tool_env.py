@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
-from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
+from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import EpisodeStateError, UserError
 from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import rng
@@ -63,6 +63,7 @@ from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.kit.declarations import check_declarations
+from gymforge.kit.env_hooks import ToolEnvHooks
 from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
 from gymforge.kit.oracle import OracleWalk
 from gymforge.kit.shaping import SHAPING, PotentialShaping, add_components, check_gamma
@@ -73,8 +74,6 @@ from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth
-from gymforge.tools.faults import NO_FAULTS, FaultPlan
-from gymforge.tools.result import ToolResult
 from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
@@ -92,7 +91,7 @@ if TYPE_CHECKING:
 WorldT = TypeVar("WorldT")
 
 
-class ToolEnv(ABC, Generic[TruthT, WorldT]):
+class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
     """Base class for tool-use and single-turn environments. See the module docstring."""
 
     spec: ClassVar[EnvSpec]
@@ -164,7 +163,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     def world(self, value: WorldT) -> None:
         self._world = value
 
-    # ---- the author's hooks -------------------------------------------------------------
+    # ---- the author's hooks (the optional ones, with their defaults: ToolEnvHooks) ---------
     @abstractmethod
     def init_world(self, task: Task, r: random.Random) -> WorldT:
         """The episode's world state, built from the task and the ``world`` RNG stream only."""
@@ -175,10 +174,6 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         it ``async def`` when judging waits on other processes (a sandbox, a verifier
         pool), so that other episodes keep running meanwhile."""
 
-    def fault_plan(self, task: Task) -> FaultPlan:
-        """Faults for this task's tool calls. Default: none."""
-        return NO_FAULTS
-
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """Parse a dataset file into tasks. Environments that take datasets override this."""
         raise UserError(f"the {self.spec.id} environment does not take datasets")
@@ -186,36 +181,6 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     def use_dataset(self, dataset: Dataset) -> None:
         """Serve ``dataset``'s tasks too, on this instance (ids resolve through it)."""
         self.tasks = self.tasks.with_dataset(dataset)
-
-    def on_reply(self, text: str) -> MaybeAsync[list[Message] | None]:
-        """A non-final reply's answer (a user simulator), or None to end and verify. Write it
-        ``async def`` when the answer comes from another process (an LLM-driven user)."""
-        return None
-
-    def oracle_plan(self, task: Task) -> list[Action] | None:
-        """The reference solution path for ``task``, or None if this env has no oracle."""
-        return None
-
-    def on_reset(self, task: Task) -> MaybeAsync[None]:
-        """Set up what the episode needs beyond its world (a user simulator, a remote
-        session), after ``init_world`` and before the first observation is rendered. Write it
-        ``async def`` when it waits on another process. Default: nothing."""
-
-    def on_end(self) -> MaybeAsync[None]:
-        """Release what ``on_reset`` set up, once the episode has ended (its last step's
-        result is built). Default: nothing."""
-
-    def extra_reward(self) -> dict[str, float]:
-        """Reward components this step adds next to the reward function's (process credit,
-        say), at the end of every step. Summed by name with ``shape``'s. Default: none."""
-        return {}
-
-    def potential(self) -> float | None:
-        """The potential of the current state for potential-based shaping, or None (the
-        default) for none. When it returns a number after ``reset``, every step of that
-        episode gets ``shaping = shaping_gamma * phi(s') - phi(s)`` (``phi`` of a terminal
-        state is 0), which cannot change the optimal policy (``gymforge.kit.shaping``)."""
-        return None
 
     def shape(self, component: str, value: float) -> None:
         """Add ``value`` to reward component ``component`` of this step (for tools)."""
@@ -385,26 +350,6 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
                 raise NotImplementedError(f"{self.spec.id} gave an empty oracle plan")
             self._oracle = OracleWalk(plan)
         return self._oracle.next(self.toolset.last_result)
-
-    def succeeded(self, verdict: Verdict | None) -> bool:
-        """Whether the episode that ended with ``verdict`` is a success. Default: the verdict
-        passed. Override when success needs more than the verdict's ``passed``."""
-        return bool(verdict and verdict.passed)
-
-    def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict | None:
-        """The verdict on an action that overran the token budget (it is cut off, never
-        executed; the episode is truncated either way). Default None: no verdict. A
-        single-turn environment can return one so that every answer gets a verdict."""
-        return None
-
-    def on_tool_result(self, call: ToolCall, result: ToolResult) -> None:
-        """Called once per tool call, right after it ran, failed or was faulted, and before
-        the step can end or be judged (an ending tool's ``verify`` already sees what this
-        recorded). Default: nothing. World environments append their action-log event."""
-
-    def env_rule_end(self) -> EndReason | None:
-        """Override to end the episode on a hard domain rule (returns ``"env_rule"``)."""
-        return None
 
     # ---- helpers ------------------------------------------------------------------------
     async def _verify(self, reply: str, info: dict[str, Any], timing: dict[str, float]) -> Verdict:
