@@ -45,13 +45,22 @@ ADAPTER_BASES = (
 
 def _environment_classes() -> list[type]:
     classes: list[type] = [ToolEnv, WorldToolEnv]
-    classes += [resolve_factory(env_id) for env_id in sorted(BUILTIN)]  # type: ignore[misc]
+    for env_id in sorted(BUILTIN):
+        factory = resolve_factory(env_id)
+        assert isinstance(factory, type), f"{env_id}: the built-in factory is its class"
+        classes.append(factory)
     for ref in ADAPTER_BASES:
         module, name = ref.split(":")
         try:
             classes.append(getattr(importlib.import_module(module), name))
         except ImportError:  # the optional framework is not installed here
             continue
+    stack = [ToolEnv]
+    while stack:  # and every other ToolEnv subclass of gymforge these imports defined
+        for sub in stack.pop().__subclasses__():
+            stack.append(sub)
+            if sub.__module__.startswith("gymforge."):
+                classes.append(sub)
     return classes
 
 
