@@ -13,9 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
-from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.envs.spreadsheet.env import SpreadsheetEnv
 from gymforge.envs.spreadsheet.xlsx import export_workbook
@@ -49,7 +47,7 @@ async def final_workbooks(episodes: list[EpisodeLog]) -> tuple[dict[str, bytes],
         verify_chain(log)
         env = SpreadsheetEnv()
         try:
-            _, divergence = await replay_episode(cast(Environment, env), log)
+            _, divergence = await replay_episode(env, log)
             if divergence is not None:
                 raise UserError(
                     f"episode {log.episode_id} does not replay ({divergence.describe()}): "

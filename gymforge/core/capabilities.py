@@ -24,7 +24,7 @@ toolsets, datasets) are described structurally: what tooling calls, nothing more
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
@@ -32,6 +32,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_check
 from gymforge.core.env import SupportsOracle
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
+from gymforge.core.faults import FaultPlan
 from gymforge.core.qa_profile import QAProfile
 from gymforge.core.types import Action, Task
 
@@ -52,8 +53,8 @@ class TaskCatalog(Protocol):
         n: int,
         seed: int,
         split: Literal["train", "heldout", "all"] = "train",
-        difficulties: Any = None,
-        families: Any = None,
+        difficulties: Iterable[int] | None = None,
+        families: Iterable[str] | None = None,
     ) -> list[str]:
         """``n`` task ids of ``split``, deterministic in ``seed``."""
         ...
@@ -98,8 +99,8 @@ class ToolsetView(Protocol):
     @property
     def schemas(self) -> tuple[dict[str, Any], ...]: ...
 
-    def set_fault_plan(self, plan: Any) -> None:
-        """Replace the fault plan (a ``gymforge.tools.FaultPlan``) until the next reset."""
+    def set_fault_plan(self, plan: FaultPlan) -> None:
+        """Replace the fault plan until the next reset."""
         ...
 
 

@@ -105,9 +105,13 @@ class StepResult:
 
 @runtime_checkable
 class Environment(Protocol):
-    """The async contract. See the module docstring for the rules."""
+    """The async contract. See the module docstring for the rules.
 
-    spec: EnvSpec
+    ``spec`` is a read-only property here so that a class attribute (``spec = EnvSpec(...)``
+    on the class, the usual case), an instance attribute or a property each satisfy it."""
+
+    @property
+    def spec(self) -> EnvSpec: ...
 
     async def reset(self, task_id: str, seed: int) -> Observation: ...
 

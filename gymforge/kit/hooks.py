@@ -1,7 +1,7 @@
 """One name, one code path per author hook: the hooks are awaited, a sync hook is adapted.
 
-``ToolEnv`` awaits its waiting hooks (``verify``, ``on_reply``) through :func:`settle`, so an
-author writes each hook once, as ``def`` or as ``async def``:
+``ToolEnv`` awaits its waiting hooks (``verify``, ``on_reply``, ``on_reset``, ``on_end``)
+through :func:`settle`, so an author writes each hook once, as ``def`` or as ``async def``:
 
 - ``def verify(...)`` for a verifier that computes its verdict in this process;
 - ``async def verify(...)`` when judging waits on other processes (a sandbox, a verifier

@@ -11,6 +11,13 @@ terminated/truncated bookkeeping — so an author writes only the domain:
 - ``verify(task, world, reply)``: the ``Verdict`` on the final reply and state;
 - optionally ``fault_plan(task)``, ``on_reply`` (multi-turn dialogue), ``oracle_plan``.
 
+Environments extend ``ToolEnv`` through hooks, never by overriding ``reset`` or ``step``
+(whose bookkeeping every rule of the contract depends on): ``on_reset(task)`` sets up what
+an episode needs beyond its world (a user simulator, a remote session), ``on_end()`` releases
+it when the episode ends, ``extra_reward()`` adds reward components to a step (tools call
+``shape(component, value)`` for the same), and ``potential()`` opts into potential-based
+shaping, which leaves the optimal policy unchanged (``gymforge.kit.shaping``).
+
 A tool declared ``@tool(ends_episode=True)`` (a ``submit``) ends the episode when a call of
 it succeeds: the call is validated, faulted and run like any other, and its result is in
 ``info["tool_result"]``; then the episode is judged exactly like a final reply (``verify``,
@@ -41,7 +48,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
@@ -49,21 +55,25 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
-from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
-from gymforge.core.errors import EpisodeStateError, InfraError, UserError
+from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
+from gymforge.core.errors import EpisodeStateError, UserError
 from gymforge.core.qa_profile import QAProfile
-from gymforge.core.seeding import canonical_json, rng
+from gymforge.core.seeding import rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.kit.declarations import check_declarations
+from gymforge.kit.env_hooks import ToolEnvHooks
 from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
+from gymforge.kit.oracle import OracleWalk
+from gymforge.kit.shaping import SHAPING, PotentialShaping, add_components, check_gamma
+from gymforge.kit.turns import PARSE_ERROR_HINT as PARSE_ERROR_HINT  # re-exported
+from gymforge.kit.turns import Outcome, judge, on_invalid
+from gymforge.kit.turns import action_text as action_text  # re-exported: the old path
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth
-from gymforge.tools.faults import NO_FAULTS, FaultPlan
-from gymforge.tools.result import ToolResult
 from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
@@ -81,16 +91,7 @@ if TYPE_CHECKING:
 WorldT = TypeVar("WorldT")
 
 
-_Outcome = tuple[list[Message], dict[str, Any], StepCosts, EndReason | None, Verdict | None]
-"""What handling one action produced: messages, data, costs, end reason, verdict."""
-
-PARSE_ERROR_HINT = (
-    "Your last message could not be parsed as a tool call or reply ({error}). "
-    "Call one of the tools with valid JSON arguments, or reply in plain text."
-)
-
-
-class ToolEnv(ABC, Generic[TruthT, WorldT]):
+class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
     """Base class for tool-use and single-turn environments. See the module docstring."""
 
     spec: ClassVar[EnvSpec]
@@ -100,6 +101,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     malformed: MalformedPolicy = MalformedPolicy()
     reward: RewardFn = StandardReward()
     system_prompt: str = ""
+    shaping_gamma: ClassVar[float] = 1.0
 
     DECLARED: ClassVar[dict[str, type]] = {
         "spec": EnvSpec,
@@ -108,6 +110,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         "budget": Budget,
         "malformed": MalformedPolicy,
         "system_prompt": str,
+        "shaping_gamma": float,
     }
     """The class-level declarations tooling reads, and the type each value must have."""
 
@@ -115,6 +118,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         super().__init_subclass__(**kwargs)
         refuse_twins(cls)
         check_declarations(cls, ToolEnv.DECLARED)
+        check_gamma(cls.shaping_gamma)
 
     def __init__(self, token_counter: TokenCounter | None = None) -> None:
         self.token_counter: TokenCounter = token_counter or ApproxTokenCounter()
@@ -127,7 +131,9 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         self.transcript: list[Message] = []
         self._done = True
         self._closed = False
-        self._oracle: tuple[list[Action], int] | None = None
+        self._oracle: OracleWalk | None = None
+        self._shaped: dict[str, float] = {}
+        self._potential: PotentialShaping | None = None
 
     # ---- typed truth and world ------------------------------------------------------------
     @classmethod
@@ -157,7 +163,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     def world(self, value: WorldT) -> None:
         self._world = value
 
-    # ---- the author's hooks -------------------------------------------------------------
+    # ---- the author's hooks (the optional ones, with their defaults: ToolEnvHooks) ---------
     @abstractmethod
     def init_world(self, task: Task, r: random.Random) -> WorldT:
         """The episode's world state, built from the task and the ``world`` RNG stream only."""
@@ -168,10 +174,6 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         it ``async def`` when judging waits on other processes (a sandbox, a verifier
         pool), so that other episodes keep running meanwhile."""
 
-    def fault_plan(self, task: Task) -> FaultPlan:
-        """Faults for this task's tool calls. Default: none."""
-        return NO_FAULTS
-
     def load_dataset(self, path: str | Path, name: str | None = None) -> Dataset:
         """Parse a dataset file into tasks. Environments that take datasets override this."""
         raise UserError(f"the {self.spec.id} environment does not take datasets")
@@ -180,14 +182,9 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         """Serve ``dataset``'s tasks too, on this instance (ids resolve through it)."""
         self.tasks = self.tasks.with_dataset(dataset)
 
-    def on_reply(self, text: str) -> MaybeAsync[list[Message] | None]:
-        """A non-final reply's answer (a user simulator), or None to end and verify. Write it
-        ``async def`` when the answer comes from another process (an LLM-driven user)."""
-        return None
-
-    def oracle_plan(self, task: Task) -> list[Action] | None:
-        """The reference solution path for ``task``, or None if this env has no oracle."""
-        return None
+    def shape(self, component: str, value: float) -> None:
+        """Add ``value`` to reward component ``component`` of this step (for tools)."""
+        self._shaped[component] = self._shaped.get(component, 0.0) + value
 
     def render_reset(self, task: Task) -> list[Message]:
         msgs = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
@@ -204,6 +201,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     async def reset(self, task_id: str, seed: int) -> Observation:
         if self._closed:
             raise EpisodeStateError("reset() on a closed environment")
+        self._done = True  # a reset that fails leaves no episode to step
         task = self.tasks.resolve(task_id)
         self.task, self.seed = task, seed
         self._truth = self.truth_of(task)
@@ -212,6 +210,10 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         self._oracle = None
         self.counters = EpisodeCounters()
         self.transcript = []
+        self._shaped = {}
+        await settle(self.on_reset(task))
+        phi = self.potential()
+        self._potential = None if phi is None else PotentialShaping(self.shaping_gamma, phi)
         self._done = False
         data = {"task_id": task_id, "family": task.family, "difficulty": task.difficulty}
         return self._observe(self.render_reset(task), data, tools=self.toolset.schemas)
@@ -219,6 +221,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
     async def step(self, action: Action) -> StepResult:
         if self._done or self.task is None:
             raise EpisodeStateError("step() before reset() or after the episode ended")
+        self._shaped = {}
         c = self.counters
         c.steps += 1
         action_tokens = self.token_counter.count_text(action_text(action))
@@ -236,11 +239,10 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
                 verdict, clock = verdict.split_timing()
                 timing.update(clock)
                 info["verdict"] = verdict.model_dump(mode="json")
-            return StepResult.make(
-                obs, self.reward(verdict, costs), truncated=True, info=info, timing=timing
-            )
+            components = self.reward(verdict, costs)
+            return await self._result(obs, components, False, True, info, timing)
         if isinstance(action, Invalid):
-            out = self._on_invalid(action, info)
+            out = on_invalid(c, self.malformed, action, info)
         elif isinstance(action, ToolCall):
             out = await self._on_tool_call(action, info, timing)
         else:
@@ -260,33 +262,38 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
             self._done = True
             info["end_reason"] = end
             info["success"] = self.succeeded(verdict)
-        return StepResult.make(
+        return await self._result(obs, components, terminated, truncated, info, timing)
+
+    async def _result(
+        self,
+        obs: Observation,
+        components: dict[str, float],
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        timing: dict[str, float],
+    ) -> StepResult:
+        """The step's result: the reward function's components plus ``shape``'s,
+        ``extra_reward``'s and the potential-based term; ``on_end`` once it ended."""
+        for name, value in self.extra_reward().items():
+            self.shape(name, value)
+        components = dict(components)
+        add_components(components, self._shaped)
+        if self._potential is not None:
+            if SHAPING in components:
+                raise ValueError(f"{self.spec.id} already has a {SHAPING!r} reward component")
+            phi = None if terminated else self.potential()
+            components[SHAPING] = self._potential.step(phi, terminated)
+        result = StepResult.make(
             obs, components, terminated=terminated, truncated=truncated, info=info, timing=timing
         )
-
-    def _on_invalid(self, action: Invalid, info: dict[str, Any]) -> _Outcome:
-        c, pol = self.counters, self.malformed
-        c.malformed += 1
-        c.consecutive_malformed += 1
-        info["malformed"] = action.error[:500]
-        end: EndReason | None = None
-        if pol.mode == "end":
-            end = "malformed"
-        elif c.consecutive_malformed >= pol.max_consecutive:
-            end = "malformed_cap"
-        hint = PARSE_ERROR_HINT.format(error=action.error[:300])
-        costs = StepCosts(malformed_penalty=pol.penalty if pol.mode != "recover" else 0.0)
-        return (
-            [Message(role="user", content=hint)],
-            {"parse_error": action.error[:300]},
-            costs,
-            end,
-            None,
-        )
+        if result.done:
+            await settle(self.on_end())
+        return result
 
     async def _on_tool_call(
         self, action: ToolCall, info: dict[str, Any], timing: dict[str, float]
-    ) -> _Outcome:
+    ) -> Outcome:
         c = self.counters
         c.consecutive_malformed = 0
         result, timing["tool_ms"] = await self.toolset.acall(action)
@@ -313,7 +320,7 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
 
     async def _on_reply(
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]
-    ) -> _Outcome:
+    ) -> Outcome:
         self.counters.consecutive_malformed = 0
         follow_up = await settle(self.on_reply(action.text))
         if follow_up is not None:
@@ -331,75 +338,26 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         self._done = True
 
     async def oracle_action(self) -> Action:
-        """Walk ``oracle_plan``; a tool call that hit a fault or a retryable error is redone."""
+        """Walk ``oracle_plan`` (``gymforge.kit.oracle``): a tool call that hit a fault or a
+        retryable error is sent again; past the plan's end its last action repeats."""
         if self.task is None:
             raise EpisodeStateError("oracle_action() before reset()")
         if self._oracle is None:
             plan = self.oracle_plan(self.task)
             if plan is None:
                 raise NotImplementedError(f"{self.spec.id} has no oracle")
-            self._oracle = (plan, 0)
-        plan, i = self._oracle
-        if not plan:
-            raise NotImplementedError(f"{self.spec.id} gave an empty oracle plan")
-        i = min(i, len(plan))  # past the end, keep repeating the final action
-        last = self.toolset.last_result
-        if (
-            i > 0
-            and isinstance(plan[i - 1], ToolCall)
-            and last is not None
-            and (last.fault or (last.error is not None and last.error.retryable))
-        ):
-            i -= 1
-        self._oracle = (plan, i + 1)
-        return plan[i] if i < len(plan) else plan[-1]
-
-    def succeeded(self, verdict: Verdict | None) -> bool:
-        """Whether the episode that ended with ``verdict`` is a success. Default: the verdict
-        passed. Override when success needs more than the verdict's ``passed``."""
-        return bool(verdict and verdict.passed)
-
-    def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict | None:
-        """The verdict on an action that overran the token budget (it is cut off, never
-        executed; the episode is truncated either way). Default None: no verdict. A
-        single-turn environment can return one so that every answer gets a verdict."""
-        return None
-
-    def on_tool_result(self, call: ToolCall, result: ToolResult) -> None:
-        """Called once per tool call, right after it ran, failed or was faulted, and before
-        the step can end or be judged (an ending tool's ``verify`` already sees what this
-        recorded). Default: nothing. World environments append their action-log event."""
-
-    def env_rule_end(self) -> EndReason | None:
-        """Override to end the episode on a hard domain rule (returns ``"env_rule"``)."""
-        return None
+            if not plan:
+                raise NotImplementedError(f"{self.spec.id} gave an empty oracle plan")
+            self._oracle = OracleWalk(plan)
+        return self._oracle.next(self.toolset.last_result)
 
     # ---- helpers ------------------------------------------------------------------------
     async def _verify(self, reply: str, info: dict[str, Any], timing: dict[str, float]) -> Verdict:
-        assert self.task is not None
-        t0 = time.perf_counter()
-        try:
-            verdict = await settle(self.verify(self.task, self.world, reply))
-        except InfraError:  # its infrastructure failed (a dead sandbox): retried, never scored
-            raise
-        except Exception as err:  # the verifier's bug must not look like the policy's failure
-            verdict = Verdict(
-                passed=False,
-                reason="verifier_error",
-                # a verifier may attach bounded facts to its error (how a sandboxed
-                # third-party scorer failed, its captured output)
-                facts={
-                    "error": f"{type(err).__name__}: {str(err)[:200]}",
-                    **_error_facts(err),
-                },
-                verifier=type(self).__name__,
-            )
-            info["verifier_error"] = True
-        timing["verify_ms"] = (time.perf_counter() - t0) * 1e3
-        verdict, clock = verdict.split_timing()  # wall-clock facts must not reach info
-        timing.update(clock)
-        info["verdict"] = verdict.model_dump(mode="json")
-        return verdict
+        task = self.task
+        assert task is not None
+        return await judge(
+            lambda: self.verify(task, self.world, reply), type(self).__name__, info, timing
+        )
 
     def _observe(
         self, messages: list[Message], data: dict[str, Any], tools: tuple[dict[str, Any], ...] = ()
@@ -417,15 +375,6 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
         )
 
 
-def action_text(action: Action) -> str:
-    """The text of an action that counts against the token budget."""
-    if isinstance(action, Reply):
-        return action.text
-    if isinstance(action, Invalid):
-        return action.raw
-    return action.name + canonical_json(action.arguments)
-
-
 if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it does
 
     def _provides(
@@ -441,11 +390,3 @@ if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it do
         TakesDatasets[Dataset],
     ]:
         return (env, env, env, env, env, env, env, env)
-
-
-def _error_facts(err: Exception) -> dict[str, Any]:
-    """The ``facts`` dict a verifier's error carries (``ScorerError``), else nothing."""
-    facts = getattr(err, "facts", None)
-    if not isinstance(facts, dict):
-        return {}
-    return {str(k): v for k, v in facts.items() if k != "error"}

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gymforge.core.env import Environment
 from gymforge.qa.clock import CLOCK_VARS, ClockAudit, propagate, tool_clock
 from gymforge.qa.lifeline import follow_parent
 
@@ -35,7 +36,7 @@ def _scan() -> None:
         audit.scan()
 
 
-async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any]:
+async def _replay(factory: Callable[[], Environment], paths: list[str]) -> dict[str, Any]:
     from gymforge.rollout.replay import replay_episode
     from gymforge.trajectory.io import read_episodes
 
@@ -59,7 +60,7 @@ async def _replay(factory: Callable[[], Any], paths: list[str]) -> dict[str, Any
     return {"episodes": episodes}
 
 
-async def _play(factory: Callable[[], Any], item: dict[str, Any]) -> dict[str, Any]:
+async def _play(factory: Callable[[], Environment], item: dict[str, Any]) -> dict[str, Any]:
     from gymforge.qa.episodes import play, probe_policy
 
     episodes = []
@@ -73,7 +74,7 @@ async def _play(factory: Callable[[], Any], item: dict[str, Any]) -> dict[str, A
     return {"episodes": episodes}
 
 
-async def _answer(factory: Callable[[], Any], request: dict[str, Any]) -> dict[str, Any]:
+async def _answer(factory: Callable[[], Environment], request: dict[str, Any]) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     for item in request["items"]:
         try:

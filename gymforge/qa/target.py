@@ -6,7 +6,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gymforge.core.capabilities import BUDGET, ORACLE, QA, TASKS, supported
 from gymforge.core.env import Environment, EnvSpec
@@ -61,7 +61,7 @@ class QATarget:
 
     @classmethod
     def from_factory(
-        cls, factory: Callable[[], Any], ref: str = "", builtin: bool = False
+        cls, factory: Callable[[], Environment], ref: str = "", builtin: bool = False
     ) -> QATarget:
         probe = factory()
         try:
@@ -111,7 +111,7 @@ class QATarget:
             self._fresh = None
 
 
-def import_ref(factory: Callable[[], Any]) -> str | None:
+def import_ref(factory: Callable[[], Environment]) -> str | None:
     """``module:qualname`` of a module-level class or function, else None."""
     module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
     if not module or not name or "<" in name or "." in name:

@@ -11,8 +11,9 @@ Each of the ten checks becomes a test method; a failure shows the check's detail
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from gymforge.core.env import Environment
 from gymforge.qa.checks.common import CheckResult, QAOptions
 from gymforge.qa.suite import run_check
 from gymforge.qa.target import QATarget
@@ -22,7 +23,7 @@ class EnvironmentQA:
     """Mixin for a pytest class. Set ``env`` (id or import path) or ``make_env``."""
 
     env: ClassVar[str | None] = None
-    make_env: ClassVar[Callable[[], Any] | None] = None
+    make_env: ClassVar[Callable[[], Environment] | None] = None
     qa_options: ClassVar[QAOptions] = QAOptions()
     _targets: ClassVar[dict[type, QATarget]] = {}
 

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
@@ -120,7 +119,7 @@ def one_line(err: BaseException) -> str:
     return (str(err).strip().splitlines() or [type(err).__name__])[0]
 
 
-def load(entry: InstalledEnv) -> Callable[[], Any]:
+def load(entry: InstalledEnv) -> Callable[[], Environment]:
     """The factory behind a usable entry, checked to make an environment whose ``spec.id``
     is the entry's id; a ``UserError`` of one line naming the package otherwise."""
     if entry.problem is not None:
@@ -140,8 +139,8 @@ def load(entry: InstalledEnv) -> Callable[[], Any]:
     if isinstance(found, type):
         check_hooks(found)
 
-    def factory() -> Any:
-        env = found()
+    def factory() -> Environment:
+        env: Environment = found()
         if isinstance(env, Environment) and env.spec.id != entry.id:
             raise UserError(
                 f"environment {entry.id!r} from {entry.origin}: {entry.value} made an "

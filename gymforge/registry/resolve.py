@@ -22,7 +22,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
@@ -46,7 +45,9 @@ BUILTIN: dict[str, str] = {
     "swe": "gymforge.envs.swe:SweEnv",
 }
 
-EnvFactory = Callable[[], Any]
+EnvFactory = Callable[[], Environment]
+"""What the registry resolves a name to: an ``Environment`` class or a zero-argument callable
+returning one."""
 REASONING_GYM = "reasoning-gym:"
 REASONING_GYM_ADAPTER = "gymforge.envs.reasoning_gym"
 ADAPTERS: dict[str, str] = {

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.core.capabilities import BUDGET, ORACLE, ORACLE_PLAN, QA, TOOLSET, supported
+from gymforge.core.env import Environment
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.qa_profile import QAProfile
 from gymforge.registry.handle import task_source
@@ -148,7 +149,7 @@ class EnvCatalog:
     """The probe instance and everything derived from it. ``limits`` goes into metadata."""
 
     def __init__(
-        self, factory: Callable[[], Any], ref: str, *, qa_hooks: bool, fault_injection: bool
+        self, factory: Callable[[], Environment], ref: str, *, qa_hooks: bool, fault_injection: bool
     ) -> None:
         self.factory = factory
         self.ref = ref

@@ -15,7 +15,7 @@ import logging
 import time
 from typing import Any
 
-from gymforge.core.env import StepResult
+from gymforge.core.env import Environment, StepResult
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation
 from gymforge.rollout.episode import episode_record, reset_record, step_record
@@ -46,7 +46,7 @@ class EpisodeTape:
         return self.records is not None and not self.ended
 
     async def reset(
-        self, env: Any, task_id: str, seed: int, obs: Observation, reset_ms: float
+        self, env: Environment, task_id: str, seed: int, obs: Observation, reset_ms: float
     ) -> None:
         """Start the records of a new episode (an open one is written as ``abandoned``
         first: call ``abandon`` before the environment's reset, while it still holds it)."""
@@ -66,7 +66,9 @@ class EpisodeTape:
         self.records = [reset_record(self.base, obs, fp, reset_ms)]
         self.ended = False
 
-    async def step(self, env: Any, action: Action, result: StepResult, step_ms: float) -> int:
+    async def step(
+        self, env: Environment, action: Action, result: StepResult, step_ms: float
+    ) -> int:
         """Record one step (the episode is written when it ends); returns its number."""
         assert self.records is not None and not self.ended
         fp = fingerprint(await env.snapshot())
@@ -79,7 +81,7 @@ class EpisodeTape:
             await self._write(self.records)
         return step
 
-    async def abandon(self, env: Any, reason: str) -> None:
+    async def abandon(self, env: Environment, reason: str) -> None:
         """Write the open episode, if any, unfinished: truncated, ``failure_reason`` reason.
         ``env`` must still be the episode's (not yet reset or closed)."""
         records, self.records = self.records, None

@@ -10,9 +10,14 @@ On top of ``ToolEnv`` it adds, for every world environment:
   declarative process rules of ``gymforge.verify.rules``;
 - an optional user simulator: a non-final reply gets the user's answer; the reply is final
   once the environment's ``user_stop`` condition holds or the user gives up;
-- per-episode budgets (``episode_budget``) and shaped reward components (``shape``) that are
-  added to the step's components next to the sparse ``task`` one;
+- per-episode budgets (``episode_budget``) and per-step process credit (``process_credit``,
+  through ``ToolEnv``'s ``extra_reward`` hook), added next to the sparse ``task`` component
+  like the components tools ``shape``;
 - cached tool schemas (building JSON Schemas per reset would dominate reset time).
+
+Like every ``ToolEnv``, it extends the base through hooks (``on_reset`` starts the user
+simulator, ``on_reply`` asks it, ``extra_reward`` pays process credit), never by overriding
+``reset`` or ``step``; its subclasses do the same.
 
 Subclasses declare ``schema``, ``templates`` and the ``ToolEnv`` parts. Their truth model
 extends ``WorldTruth``: the seed rows in ``world`` (or override ``world_rows``) and the start
@@ -23,26 +28,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, ClassVar, TypeVar, cast
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, SkipValidation
 
-from gymforge.core.env import Environment, StepResult
 from gymforge.core.episode import Budget
-from gymforge.core.errors import EpisodeStateError
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
-from gymforge.core.types import (
-    JSON,
-    Action,
-    Message,
-    Observation,
-    Reply,
-    State,
-    Task,
-    ToolCall,
-)
+from gymforge.core.types import JSON, Message, State, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks.truth import PASSTHROUGH
@@ -107,9 +101,6 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         self.user: UserSimulator | None = None
         self.user_policy = user_policy
         self.budget = type(self).budget
-        self._pending: UserTurn | None = None
-        self._shaped: dict[str, float] = {}
-        self._walk: tuple[list[Action], int] | None = None
 
     # ---- hooks ----------------------------------------------------------------------------
     def world_rows(self, task: Task) -> Mapping[str, Sequence[Mapping[str, Any]]]:
@@ -149,10 +140,6 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         """Attach attributes to this step's action-log event (entity ids, flags)."""
         self.writes.attrs.update(attrs)
 
-    def shape(self, component: str, value: float) -> None:
-        """Add a shaped reward component to this step (logged apart from ``task``)."""
-        self._shaped[component] = self._shaped.get(component, 0.0) + value
-
     def audit(self, action: str, entity_id: str, detail: str = "") -> str:
         """Append to the world's ``audit_log`` table; returns the (simulated) time."""
         at = self.db.tick()
@@ -186,8 +173,6 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         self.process = self.process_credit()
         self.user = self.make_user(task, rng(tid, seed, "user"))
         self.budget = self.episode_budget(task)
-        self._pending, self._shaped = None, {}
-        self._walk = None
         return self.db
 
     def state(self) -> State:
@@ -196,47 +181,22 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
             out["user"] = self.user.state()
         return out
 
-    async def reset(self, task_id: str, seed: int) -> Observation:
-        obs = await super().reset(task_id, seed)
+    async def on_reset(self, task: Task) -> None:
         if self.user is not None:
-            await self.user.start(EpisodeContext(task_id, seed, cast(Environment, self)))
-        return obs
+            await self.user.start(EpisodeContext(task.task_id, self.seed, self))
 
-    async def step(self, action: Action) -> StepResult:
-        if self._done or self.task is None:
-            return await super().step(action)  # raises EpisodeStateError
-        self.writes.attrs = {}
-        self._shaped, self._pending = {}, None
-        if (
-            isinstance(action, Reply)
-            and self.user is not None
-            and self._fits(action.text)
-            and self.user_stop() is None
-            and self.user.stop_reason is None
-        ):
-            self._pending = await self.user.respond(action.text)
-        result = await super().step(action)
-        if self.process is not None:
-            for name, value in self.process(self.log).items():
-                self.shape(name, value)
-        if not self._shaped:
-            return result
-        components = dict(result.reward_components)
-        for name, value in self._shaped.items():
-            components[name] = components.get(name, 0.0) + value
-        return StepResult.make(
-            result.observation,
-            components,
-            terminated=result.terminated,
-            truncated=result.truncated,
-            info=result.info,
-            timing=result.timing,
-        )
+    def extra_reward(self) -> dict[str, float]:
+        """This step's process credit (``process_credit``), if the environment gives any."""
+        return self.process(self.log) if self.process is not None else {}
 
-    def on_reply(self, text: str) -> list[Message] | None:
+    async def on_reply(self, text: str) -> list[Message] | None:
+        """The user's answer to a non-final reply, or None to verify: the reply is final
+        once the environment's ``user_stop`` holds or the user stopped (or there is none)."""
+        turn: UserTurn | None = None
+        if self.user is not None and self.user_stop() is None and self.user.stop_reason is None:
+            turn = await self.user.respond(text)
         step = self.counters.steps
         self.log.append(LogEvent(step, "agent.reply", {}))
-        turn, self._pending = self._pending, None
         if turn is None:
             return None
         for kind, attrs in turn.events:
@@ -245,41 +205,11 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
             return None
         return [Message(role="user", content=turn.text)]
 
-    async def oracle_action(self) -> Action:
-        """Walk ``oracle_plan`` like ``ToolEnv.oracle_action`` (a call that hit a fault or a
-        retryable error is sent again), but keep answering with the plan's last action once
-        the plan is used up: in a dialogue the episode can outlive the plan (an attack that
-        skipped a step leaves the customer talking)."""
-        if self.task is None:
-            raise EpisodeStateError("oracle_action() before reset()")
-        if self._walk is None:
-            plan = self.oracle_plan(self.task)
-            if not plan:
-                raise NotImplementedError(f"{self.spec.id} has no oracle")
-            self._walk = (plan, 0)
-        plan, i = self._walk
-        last = self.toolset.last_result
-        if (
-            0 < i <= len(plan)
-            and isinstance(plan[i - 1], ToolCall)
-            and last is not None
-            and (last.fault or (last.error is not None and last.error.retryable))
-        ):
-            i -= 1
-        self._walk = (plan, min(i + 1, len(plan)))
-        return plan[min(i, len(plan) - 1)]
-
     async def close(self) -> None:
         await super().close()
         self.db.close()
 
     # ---- internals ------------------------------------------------------------------------
-    def _fits(self, text: str) -> bool:
-        """Whether the reply stays inside the token budget (``ToolEnv.step`` cuts it off
-        unexecuted otherwise, and the user must not have answered it)."""
-        limit = self.budget.max_tokens
-        return limit is None or self.counters.tokens + self.token_counter.count_text(text) <= limit
-
     def on_tool_result(self, call: ToolCall, result: ToolResult) -> None:
         """The call's action-log event, before anything can judge the step."""
         tool = self.toolset.tools.get(call.name)
@@ -292,5 +222,6 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         if result.fault:
             attrs["fault"] = result.fault
         attrs.update(self.writes.attrs)
+        self.writes.attrs = {}  # what the call noted belongs to its event only
         step = self.counters.steps
         self.log.append(LogEvent(step, f"tool.{call.name if tool else '?'}", attrs))

@@ -30,7 +30,7 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ConfigError, VerifierError
 from gymforge.core.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
-from gymforge.core.types import Action, Observation, Reply, Task
+from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.envs.code.truth import (
     AnyCodeTruth,
@@ -299,11 +299,10 @@ class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
         if self.shared_sandbox:
             require_sandbox(languages or {"python"})
 
-    async def reset(self, task_id: str, seed: int) -> Observation:
+    def on_reset(self, task: Task) -> None:
         if not self._preflight_done:  # no episode starts whose verdict could only be an error
             self.preflight()
             self._preflight_done = True
-        return await super().reset(task_id, seed)
 
     async def verify(self, task: Task, world: WorldT, reply: str) -> Verdict:
         lang = answer_language(reply, self.truth_of(task))

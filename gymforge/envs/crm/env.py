@@ -15,13 +15,13 @@ needless question or acting before clarifying fails the task.
 from __future__ import annotations
 
 import random
-from typing import Any, cast
+from typing import Any
 
-from gymforge.core.env import Environment, EnvSpec
+from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.policy import EpisodeContext
 from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
-from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
+from gymforge.core.types import Action, Message, Reply, State, Task, ToolCall
 from gymforge.envs.crm.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.crm.policy import (
     PROCESS_RULES,
@@ -82,10 +82,9 @@ class CrmEnv(CrmTools):
         )
         return super().init_world(task, r)
 
-    async def reset(self, task_id: str, seed: int) -> Observation:
-        obs = await super().reset(task_id, seed)
-        await self.requester.start(EpisodeContext(task_id, seed, cast(Environment, self)))
-        return obs
+    async def on_reset(self, task: Task) -> None:
+        await super().on_reset(task)
+        await self.requester.start(EpisodeContext(task.task_id, self.seed, self))
 
     def state(self) -> State:
         out = super().state()

@@ -36,12 +36,12 @@ from typing import Any
 from openenv.core.generic_client import GenericEnvClient
 from pydantic import BaseModel, ConfigDict
 
-from gymforge.core.env import EnvSpec, StepResult
+from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import InfraError
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.core.seeding import canonical_json, derive_seed
-from gymforge.core.types import Action, Message, Observation, State, Task
+from gymforge.core.types import Message, State, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.interop_rows import rows_dataset
 from gymforge.envs.openenv_adapter.server import ServerInfo, read_server
@@ -150,8 +150,8 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
             await asyncio.sleep(CAPACITY_POLL_S)
             self.client = GenericEnvClient(base_url=self.server.url, connect_timeout_s=10.0)
 
-    async def reset(self, task_id: str, seed: int) -> Observation:
-        truth = self.truth_of(self.tasks.resolve(task_id))
+    async def on_reset(self, task: Task) -> None:
+        task_id, seed, truth = task.task_id, self.seed, self.truth_of(task)
         await self._disconnect()
         self.client = GenericEnvClient(base_url=self.server.url, connect_timeout_s=10.0)
         episode_id = f"gymforge-{derive_seed('openenv-episode', task_id, seed):016x}"
@@ -162,7 +162,6 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
             kwargs["seed"] = truth.seed
         result = await self._call("reset", self._reset_when_free(kwargs))
         self.first = render(result.observation, result.reward, bool(result.done))
-        return await super().reset(task_id, seed)
 
     async def on_reply(self, text: str) -> list[Message] | None:
         action = self.server.action_of(text)
@@ -182,11 +181,8 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
             verifier=f"openenv:{self.server.env_name}@{OPENENV_VERSION}",
         )
 
-    async def step(self, action: Action) -> StepResult:
-        result = await super().step(action)
-        if result.done:
-            await self._disconnect()
-        return result
+    async def on_end(self) -> None:
+        await self._disconnect()  # the server's session slot is free for the next episode
 
     async def snapshot(self) -> State:
         await super().snapshot()  # refuses before reset

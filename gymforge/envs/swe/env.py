@@ -28,7 +28,7 @@ from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
 from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.seeding import derive_seed
-from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
+from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.envs.swe import workspace as ws
 from gymforge.envs.swe.families import FAMILIES, SPLIT, TRAIN_FAMILIES
@@ -91,14 +91,12 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
         if self.shared_sandbox:
             require_sandbox({"python"})
 
-    async def reset(self, task_id: str, seed: int) -> Observation:
+    def on_reset(self, task: Task) -> None:
         if not self._preflight_done:
             self.preflight()
             self._preflight_done = True
-        obs = await super().reset(task_id, seed)
         if self.shared_sandbox and self.truth.mode == "command":
             require_read_only_files()  # the post-submit hidden run's files are read-only
-        return obs
 
     def init_world(self, task: Task, r: random.Random) -> ws.Repo:
         truth = self.truth_of(task)

@@ -41,7 +41,7 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
 from gymforge.core.qa_profile import QAProfile, ThroughputBudget, not_supplied
-from gymforge.core.types import Action, Message, Observation, Reply, State, Task
+from gymforge.core.types import Action, Message, Reply, State, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.verifiers_adapter.episode import VF_VERSION, VfEpisode, to_messages
 from gymforge.envs.verifiers_adapter.rows import VfRowTruth, as_dataset
@@ -127,11 +127,9 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
         super().__init__()
         self.episode: VfEpisode | None = None
 
-    async def reset(self, task_id: str, seed: int) -> Observation:
-        task = self.tasks.resolve(task_id)
+    async def on_reset(self, task: Task) -> None:
         await self._end_episode()  # an episode left unfinished still gets Verifiers' cleanup
         self.episode = await VfEpisode.start(self.vf_env, self.module, self.truth_of(task).row)
-        return await super().reset(task_id, seed)
 
     def preflight(self) -> None:
         """Refuse, in one line, a machine where the rubric cannot run sandboxed."""

@@ -33,7 +33,7 @@ import math
 from typing import Any
 
 from gymforge.core.capabilities import ORACLE, TOOLSET, supported
-from gymforge.core.env import StepResult
+from gymforge.core.env import Environment, StepResult
 from gymforge.core.types import Action, Invalid, Reply, ToolCall
 from gymforge.qa.checks.call_audit import CallAudit
 from gymforge.qa.checks.common import (
@@ -156,7 +156,7 @@ def _toolset(env: object) -> Any:
 
 
 async def _audited_step(
-    env: Any,
+    env: Environment,
     audit: CallAudit,
     label: str,
     action: Action,
@@ -229,12 +229,14 @@ def short_args(args: dict[str, Any]) -> str:
     return text if len(text) <= 120 else text[:120] + "...}"
 
 
-async def _injected(target: QATarget, env: Any, audit: CallAudit, task_id: str, seed: int) -> int:
+async def _injected(
+    target: QATarget, env: Environment, audit: CallAudit, task_id: str, seed: int
+) -> int:
     """Under the oracle's actions: forced timeouts on every tool, every write of a world
     applied and then timed out (each checked against the same call succeeding), and every
     tool crashing."""
-    toolset = _toolset(env)
-    if toolset is None or supported(env, ORACLE) is None:
+    toolset, oracle = _toolset(env), supported(env, ORACLE)
+    if toolset is None or oracle is None:
         return 0
     ran = 0
     forced = FaultPlan(forced=tuple((n, i, "timeout") for n in toolset.tools for i in range(64)))
@@ -256,7 +258,7 @@ async def _injected(target: QATarget, env: Any, audit: CallAudit, task_id: str, 
             prefix = None
         try:
             for _ in range(ORACLE_STEPS if label == "commit_timeouts" else 6):
-                action = await env.oracle_action()
+                action = await oracle.oracle_action()
                 expected = label == "crashing_tools"
                 result = await _audited_step(env, audit, label, action, prefix, expected)
                 if prefix is not None:
