@@ -60,9 +60,16 @@ def redraw_for(manifest: dict[str, Any]) -> Redraw | None:
     return None
 
 
-def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[str]:
+def compare_eval(
+    manifest: dict[str, Any],
+    original: Path,
+    out: Path,
+    env: str | None = None,
+    dataset: str | None = None,
+) -> list[str]:
     """Recompute ``eval.json`` in ``out`` from its trajectories; one line per result that
-    differs from ``original/eval.json`` (a missing original is itself a difference)."""
+    differs from ``original/eval.json`` (a missing original is itself a difference).
+    ``env`` and ``dataset`` are what the reproduction ran on (default: the manifest's)."""
     before_file = original / "eval.json"
     if not before_file.exists():
         return [f"{before_file} is missing: nothing to compare the recomputed eval with"]
@@ -72,7 +79,8 @@ def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[st
         raise UserError(f"{before_file} is not valid JSON: {err}") from None
     spec = manifest_spec(manifest, original / "manifest.json")
     config = eval_config(manifest)
-    handle = open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
+    dataset = dataset if env is not None else spec.dataset
+    handle = open_env(env or spec.env, Path(dataset) if dataset else None)
     probe = handle.factory()
     try:
         stats = job_stats(
