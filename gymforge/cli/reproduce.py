@@ -58,9 +58,7 @@ def reproduce_cmd(
     for warning in seal_warnings(manifest.parent, load_key(seal_key_file)):  # the original's
         err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     if report.command == "eval":
-        report.results = compare_eval(
-            recorded, manifest.parent, out, report.env, report.dataset
-        )
+        report.results = compare_eval(recorded, manifest.parent, out, report.env, report.dataset)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     err.print(

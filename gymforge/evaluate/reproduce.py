@@ -16,20 +16,17 @@ from typing import Any
 from gymforge.core.errors import UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
-from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
+from gymforge.evaluate.folder import eval_config
+from gymforge.evaluate.pipeline import eval_tasks, job_stats, write_eval
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import manifest_spec
 from gymforge.rollout.reproduce import Redraw
 from gymforge.rollout.spec import RunSpec
 
+__all__ = ["compare_eval", "eval_config", "redraw_for"]
+
 RESULTS = ("metrics", "failures", "review")
 """The parts of ``eval.json`` a reproduction must match (not timestamps or run ids)."""
-
-
-def eval_config(manifest: dict[str, Any]) -> EvalConfig:
-    """The ``EvalConfig`` an eval's manifest recorded."""
-    fields = {k: v for k, v in manifest.get("config", {}).items() if k != "warnings"}
-    return EvalConfig(**fields)
 
 
 def redraw_for(manifest: dict[str, Any]) -> Redraw | None:

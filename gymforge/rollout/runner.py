@@ -44,6 +44,7 @@ from typing import Any
 from gymforge.core.errors import InfraError, UserError
 from gymforge.rollout.executors.base import Executor, ExecutorDown
 from gymforge.rollout.jobs import Job
+from gymforge.rollout.live_progress import LiveProgress
 from gymforge.rollout.output import (
     GroupCommit,
     interrupted_summary,
@@ -99,6 +100,7 @@ async def run(
     previous, done = output.previous, output.done
     jobs = [j for j in spec.job_list() if j.key not in done]
     run = _Run(spec, executor, on_episode)
+    run.live = LiveProgress(spec.out)
     writer = output.writer(config)
     run.commit = GroupCommit(writer) if writer is not None else None
     try:
@@ -125,6 +127,7 @@ async def run(
         if writer is not None and spec.out is not None:  # last: it covers the documents
             writer.seal_run(run_id, document_digests(spec.out))
     finally:
+        run.live.close()
         if writer is not None:
             writer.close()  # nothing may write after the file is closed
     return RunResult(summary, episodes, run.errors)
@@ -145,6 +148,7 @@ class _Run:
         self.failing: set[tuple[str, int]] = set()  # tasks given up on since the last finish
         self.stopped: list[str] = []  # why the run stopped, once it has
         self.in_flight: set[asyncio.Task[list[dict[str, Any]]]] = set()
+        self.live = LiveProgress(None)
 
     async def play_all(self, jobs: list[Job], capacity: int) -> None:
         for job in jobs:
@@ -177,6 +181,13 @@ class _Run:
     async def attempts(self, job: Job) -> list[dict[str, Any]]:
         """Play ``job`` until an attempt succeeds; [] when it is given up or cut short."""
         max_retries = self.spec.max_retries
+        self.live.change(+1)
+        try:
+            return await self._attempts(job, max_retries)
+        finally:
+            self.live.change(-1)
+
+    async def _attempts(self, job: Job, max_retries: int) -> list[dict[str, Any]]:
         for n in range(max_retries + 1):
             current = asyncio.create_task(self.executor.play(job))
             self.in_flight.add(current)
