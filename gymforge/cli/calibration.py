@@ -113,7 +113,7 @@ def calibrate(
         held_ids: list[str] = []
         config.n = len(train_ids)
         if not as_json:
-            dataset_note(handle, None if whole else n, len(train_ids), "train")
+            dataset_note(handle, None if whole else n, len(train_ids), "train", group=samples)
     else:
         train_ids, held_ids = select_tasks(source, config)
     spec = RunSpec(

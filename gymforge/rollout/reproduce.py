@@ -15,6 +15,7 @@ from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
+from gymforge.core.wording import plural
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import manifest_spec, read_manifest
@@ -66,19 +67,27 @@ def _episodes(path: Path) -> dict[tuple[str, int, int], EpisodeLog]:
     return out
 
 
+def episode_label(key: tuple[str, int, int]) -> str:
+    """How a message names an episode by its job key (as ``Job.label`` does)."""
+    task_id, seed, rollout = key
+    return f"{task_id} seed {seed} rollout {rollout}"
+
+
 def diff_runs(original: Path, new: Path, limit: int = 20) -> ReproReport:
     """Compare two trajectory files episode by episode, step by step (deterministic fields)."""
     a, b = _episodes(original), _episodes(new)
     report = ReproReport(
-        missing=[f"{k}" for k in sorted(a.keys() - b.keys())],
-        extra=[f"{k}" for k in sorted(b.keys() - a.keys())],
+        missing=[episode_label(k) for k in sorted(a.keys() - b.keys())],
+        extra=[episode_label(k) for k in sorted(b.keys() - a.keys())],
     )
     for key in sorted(a.keys() & b.keys()):
         report.compared += 1
         ra, rb = a[key].raw, b[key].raw
         diff = None
         if len(ra) != len(rb):
-            diff = f"{key}: {len(ra) - 1} steps recorded, {len(rb) - 1} now"
+            diff = (
+                f"{episode_label(key)}: {plural(len(ra) - 1, 'step')} recorded, {len(rb) - 1} now"
+            )
         else:
             for x, y in zip(ra[:-1], rb[:-1], strict=True):
                 name = next(
@@ -86,7 +95,7 @@ def diff_runs(original: Path, new: Path, limit: int = 20) -> ReproReport:
                     None,
                 )
                 if name:
-                    diff = f"{key}: step {x['step']} differs in {name!r}"
+                    diff = f"{episode_label(key)}: step {x['step']} differs in {name!r}"
                     break
         if diff is None:
             report.identical += 1

@@ -58,6 +58,7 @@ from gymforge.trajectory.documents import document_digests
 log = logging.getLogger("gymforge.runner")
 
 OnEpisode = Callable[[dict[str, Any]], None]
+OnResumed = Callable[[list[dict[str, Any]]], None]
 
 
 @dataclass
@@ -77,28 +78,42 @@ class RunInterrupted(KeyboardInterrupt):
         self.summary = summary
 
 
-def run_sync(spec: RunSpec, executor: Executor, on_episode: OnEpisode | None = None) -> RunResult:
+def run_sync(
+    spec: RunSpec,
+    executor: Executor,
+    on_episode: OnEpisode | None = None,
+    on_resumed: OnResumed | None = None,
+) -> RunResult:
     """``run`` on a fresh event loop. Interrupted (Ctrl-C), it still writes ``summary.json``
     over the episodes that finished and raises ``RunInterrupted`` carrying it; ``--resume``
     continues from there."""
     try:
-        return asyncio.run(run(spec, executor, on_episode=on_episode))
+        return asyncio.run(run(spec, executor, on_episode=on_episode, on_resumed=on_resumed))
     except KeyboardInterrupt:
         summary = interrupted_summary(spec.out, spec.summary_config(), spec.seal_key)
         raise RunInterrupted(spec.out, summary) from None
 
 
 async def run(
-    spec: RunSpec, executor: Executor, *, on_episode: OnEpisode | None = None
+    spec: RunSpec,
+    executor: Executor,
+    *,
+    on_episode: OnEpisode | None = None,
+    on_resumed: OnResumed | None = None,
 ) -> RunResult:
     """Play every job of ``spec`` on ``executor``; see the module docstring.
     ``spec.out=None`` keeps records in memory only. ``on_episode`` sees each episode record
-    as it is written."""
+    as it is written; ``on_resumed`` sees, once before any is played, the episode records a
+    resumed file already holds."""
     run_id = uuid.uuid4().hex[:12]
     config = spec.summary_config()
     output = prepare_output(spec.out, spec.resume, spec.seal_key)
     previous, done = output.previous, output.done
-    jobs = [j for j in spec.job_list() if j.key not in done]
+    all_jobs = spec.job_list()
+    jobs = [j for j in all_jobs if j.key not in done]
+    if on_resumed is not None:  # this run's jobs a resumed file already holds
+        keys = {j.key for j in all_jobs}
+        on_resumed([e for e in previous if (e["task_id"], e["seed"], e.get("rollout", 0)) in keys])
     run = _Run(spec, executor, on_episode)
     run.live = LiveProgress(spec.out)
     writer = output.writer(config)

@@ -36,6 +36,7 @@ from gymforge.trajectory.seal import (
     bad_seal,
     check_run_seal,
     passed_run_seal,
+    record_label,
     seal_step,
 )
 
@@ -267,10 +268,8 @@ def verify_chain(log: EpisodeLog) -> None:
     for i, raw in enumerate(log.raw):
         expected = chain_digest(previous, raw)
         if raw.get("digest") != expected:
-            kind = raw.get("record")
-            step = f" step {raw.get('step')}" if kind == "step" else ""
             raise IntegrityError(
-                f"{where}: digest mismatch at record {i} ({kind}{step}): the "
+                f"{where}: digest mismatch at record {i} ({record_label(raw)}): the "
                 "record was edited, reordered or removed"
             )
         previous = expected
