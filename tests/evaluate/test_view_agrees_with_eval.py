@@ -48,15 +48,15 @@ def test_the_view_of_an_eval_folder_shows_eval_json(eval_k2: Path) -> None:
     assert written["metrics"]["k"] == 2
     assert written["metrics"]["steps"]["efficiency"]["mean"] is not None
     with ViewServer(eval_k2, interval=0.1) as server:
-        shown = json.loads(fetch(server.url + "api/eval"))
         overview = fetch(server.url + "fragment/overview")
+        # the page's summary row is the report's summary row for this folder, cell for cell
+        report_row = summary_section([Run("e", eval_k2, written, None)])
+        assert "(k=2)" in overview
+        assert report_row in overview
+        shown = json.loads(fetch(server.url + "api/eval"))
     for name in FIGURES:
         assert shown["metrics"][name] == written["metrics"][name], name
     assert shown["failures"] == written["failures"] and shown["review"] == written["review"]
-    # the page's summary row is the report's summary row for this folder, cell for cell
-    report_row = summary_section([Run("e", eval_k2, written, None)])
-    assert report_row in overview
-    assert "(k=2)" in overview
 
 
 class Held:
