@@ -28,15 +28,19 @@ class EpisodeProgress:
         self.tally = Tally()
         self.tokens = 0
         self.start = time.perf_counter()
-        self.bar = progress.add_task(label, total=total, **self._fields())
+        self.bar = progress.add_task(label, total=total, rate="-", reward="-", tps="0")
+        self._show()
 
-    def _fields(self) -> dict[str, str]:
+    def _show(self, advance: int = 0, description: str | None = None) -> None:
         tps = self.tokens / max(time.perf_counter() - self.start, 1e-9)
-        return {
-            "rate": percent(self.tally.success_rate),
-            "reward": decimal(self.tally.mean_reward),
-            "tps": f"{tps:,.0f}",
-        }
+        self.progress.update(
+            self.bar,
+            advance=advance,
+            description=description,
+            rate=percent(self.tally.success_rate),
+            reward=decimal(self.tally.mean_reward),
+            tps=f"{tps:,.0f}",
+        )
 
     def resumed(self, episodes: list[dict[str, Any]]) -> None:
         """Count the episodes a resumed run already holds (no tokens per second: they were
@@ -44,15 +48,12 @@ class EpisodeProgress:
         for e in episodes:
             self.tally.add(e)
         if episodes:
-            label = f"{self.label} ({len(episodes)} resumed)"
-            self.progress.update(
-                self.bar, completed=len(episodes), description=label, **self._fields()
-            )
+            self._show(len(episodes), f"{self.label} ({len(episodes)} resumed)")
 
     def __call__(self, episode: dict[str, Any]) -> None:
         self.tally.add(episode)
         self.tokens += episode.get("tokens", 0)
-        self.progress.update(self.bar, advance=1, **self._fields())
+        self._show(1)
 
 
 @contextmanager
