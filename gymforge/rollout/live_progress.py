@@ -71,10 +71,20 @@ class LiveProgress:
 
 
 def read_in_flight(run_dir: Path) -> int | None:
-    """The in-flight count a running run published, or None when none is running."""
+    """The in-flight count a running run published, or None when none is running (no
+    file, or the process that wrote it is gone)."""
     try:
         data = json.loads((run_dir / LIVE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    count = data.get("in_flight") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    count, pid = data.get("in_flight"), data.get("pid")
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.kill(pid, 0)  # a run killed outright left its file behind: nothing is in flight
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass  # it exists (another user's process, say)
     return count if isinstance(count, int) and count >= 0 else None
