@@ -167,7 +167,8 @@ def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str)
         stopped = summary.get("infra_stopped")
         why = f"; the run stopped early: {stopped}" if stopped else ""
         fail(
-            f"{missing}{f' of {total}' if total else ''} episodes were not written: "
+            f"{missing} of {plural(total, 'episode') if total else 'the episodes'} "
+            f"{'was' if missing == 1 else 'were'} not written: "
             "infrastructure failures "
             f"(see the log above){why}. They were not scored, so {results}. The finished "
             "episodes are kept: run the same command with --resume to run the missing ones.",

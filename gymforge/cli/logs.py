@@ -20,6 +20,7 @@ from gymforge.cli.common import (
     open_env,
 )
 from gymforge.core.errors import GymforgeError
+from gymforge.core.wording import plural
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.recorded_run import RecordedRun
 from gymforge.rollout.replay import replay_episodes
@@ -75,7 +76,10 @@ def replay(
     if not report.ok:
         assert report.divergence is not None
         fail(report.divergence.describe(), 1)
-    err.print(f"replay ok: {report.episodes} episodes, {report.steps} steps match the record")
+    err.print(
+        f"replay ok: {plural(report.episodes, 'episode')}, {plural(report.steps, 'step')} "
+        "match the record"
+    )
     if not check.finished:
         fail(describe_check(check), UNFINISHED_EXIT)
 
@@ -169,7 +173,7 @@ def export_cmd(
     )
     data = report.as_dict()
     err.print(
-        f"exported {data['written']} episodes to {target}; refused {data['refused']}; "
+        f"exported {plural(data['written'], 'episode')} to {target}; refused {data['refused']}; "
         f"flagged stale {data['flagged_stale']}"
     )
     if not report.written:

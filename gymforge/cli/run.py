@@ -39,7 +39,7 @@ from gymforge.cli.policy_flags import (
     policy_options,
 )
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
-from gymforge.core.wording import decimal, percent
+from gymforge.core.wording import decimal, percent, plural
 from gymforge.registry.listing import environment_rows
 from gymforge.registry.resolve import make_env
 from gymforge.rollout.executors import executor_for
@@ -302,7 +302,7 @@ def demo(
     report = asyncio.run(replay_file(out / "oracle" / "trajectories.jsonl", make_env))
     err.print(
         f"replay of the oracle run: {'ok' if report.ok else 'DIVERGED'} "
-        f"({report.episodes} episodes, {report.steps} steps)"
+        f"({plural(report.episodes, 'episode')}, {plural(report.steps, 'step')})"
     )
     err.print(f"trajectories and summaries under {out}/{{oracle,random,noop}}/")
     from gymforge.cli.evaluation import demo_eval_and_report
@@ -330,4 +330,4 @@ def worker(
     from gymforge.rollout.executors.redis_worker import worker_main
 
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
-    err.print(f"processed {n} tasks")
+    err.print(f"processed {plural(n, 'task')}")

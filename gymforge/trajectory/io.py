@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
+from gymforge.core.wording import plural
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     AnyLine,
@@ -281,7 +282,8 @@ def verify_chain(log: EpisodeLog) -> None:
     end, last = log.end, log.steps[-1]
     if end.steps != len(log.steps) - 1:
         raise IntegrityError(
-            f"{where}: episode record counts {end.steps} steps, file holds {len(log.steps) - 1}"
+            f"{where}: episode record counts {plural(end.steps, 'step')}, file holds "
+            f"{len(log.steps) - 1}"
         )
     # a policy that stopped (its context filled up, its harness exited) ends the episode
     # itself: no terminal env step

@@ -146,3 +146,42 @@ def test_building_metadata_warns_nothing_about_the_licence(tmp_path: Path, which
     )
     assert done.returncode == 0, done.stderr
     assert "license" not in done.stderr.lower(), done.stderr
+
+
+NOUNS = "episode|row|task|step|rollout|answer|error|variant|file|line|record|attack|check|call"
+COUNTED = re.compile(rf"^ ({NOUNS})s\b")
+CHECKED = [
+    *sorted((ROOT / "gymforge" / "cli").glob("*.py")),
+    ROOT / "gymforge" / "rollout" / "reproduce.py",
+    ROOT / "gymforge" / "trajectory" / "seal.py",
+    ROOT / "gymforge" / "evaluate" / "browser.py",
+]
+
+
+def counted_plurals(path: Path) -> list[str]:
+    """f-strings of ``path`` that put a number straight before a plural noun ("{n} rows"),
+    which reads "1 rows" when n is 1: ``plural(n, "row")`` says it right. "{a}/{b} rows" and
+    "{a} of {b} rows" are left alone (the total is what the noun counts)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        parts = node.values
+        for i, part in enumerate(parts[1:], 1):
+            before = parts[i - 1]
+            earlier = parts[i - 2] if i >= 2 else None
+            if not (isinstance(before, ast.FormattedValue) and isinstance(part, ast.Constant)):
+                continue
+            if not COUNTED.match(str(part.value)):
+                continue
+            if isinstance(earlier, ast.Constant) and str(earlier.value).endswith((" of ", "/")):
+                continue
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:90]}")
+    return found
+
+
+def test_no_message_puts_a_bare_count_before_a_plural_noun() -> None:
+    found = [line for path in CHECKED for line in counted_plurals(path)]
+    assert not found, "use core.wording.plural:\n" + "\n".join(found)
