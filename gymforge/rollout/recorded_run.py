@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.errors import UserError
+from gymforge.core.errors import ConfigError, UserError
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.manifest import file_env_path, read_manifest
 
@@ -37,11 +37,15 @@ class RecordedRun:
 
     @classmethod
     def beside(cls, trajectories: Path) -> RecordedRun:
-        """The manifest next to a trajectory file, if there is one."""
+        """The manifest next to a trajectory file, if there is one (replay needs none: an
+        unreadable one is ignored and the records alone are used)."""
         candidate = trajectories.parent / "manifest.json"
         if not candidate.is_file():
             return cls(None)
-        return cls(candidate, read_manifest(candidate))
+        try:
+            return cls(candidate, read_manifest(candidate))
+        except ConfigError:
+            return cls(None)
 
     @classmethod
     def at(cls, manifest_path: Path) -> RecordedRun:

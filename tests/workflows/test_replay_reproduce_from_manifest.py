@@ -115,3 +115,21 @@ def test_a_manifest_without_paths_is_still_read(file_run: Path) -> None:
     (file_run / "manifest.json").write_text(json.dumps(manifest))
     done = cli("replay", file_run / "trajectories.jsonl")
     assert done.code == 2 and "'fx.py:FxEnv'" in done.stderr and "--env" in done.stderr
+
+
+def test_a_manifest_pointing_elsewhere_never_imports_that_file(
+    file_run: Path, tmp_path: Path
+) -> None:
+    """The manifest locates a file only to name it in the error: a shared folder whose
+    manifest points at another ``.py`` does not get it imported by replay or reproduce."""
+    marker = tmp_path / "imported.txt"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('x')\n")
+    manifest = json.loads((file_run / "manifest.json").read_text())
+    manifest["paths"]["env"] = {"given": "fx.py", "absolute": str(evil), "relative": "nowhere.py"}
+    (file_run / "manifest.json").write_text(json.dumps(manifest))
+    replayed = cli("replay", file_run / "trajectories.jsonl")
+    reproduced = cli("reproduce", file_run, "--out", tmp_path / "again")
+    assert not marker.exists(), "a manifest chose the code that was imported"
+    for done in (replayed, reproduced):
+        assert done.code == 2 and f"--env {evil}:FxEnv" in done.stderr, done.stderr
