@@ -35,6 +35,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
+from gymforge.core.wording import plural
 from gymforge.rollout.output import seal_documents
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
@@ -113,7 +114,7 @@ def calibrate(
         held_ids: list[str] = []
         config.n = len(train_ids)
         if not as_json:
-            dataset_note(handle, None if whole else n, len(train_ids), "train")
+            dataset_note(handle, None if whole else n, len(train_ids), "train", group=samples)
     else:
         train_ids, held_ids = select_tasks(source, config)
     spec = RunSpec(
@@ -195,7 +196,8 @@ def _calibration_tables(
     err.print(f"curriculum suggested levels: {cur['suggested_levels']}")
     pool = data["hard_negatives"]
     err.print(
-        f"hard-negative pool: {pool['tasks']} tasks ({pool['variants_added']} variants) "
+        f"hard-negative pool: {plural(pool['tasks'], 'task')} "
+        f"({plural(pool['variants_added'], 'variant')}) "
         f"in {pool['path']}"
     )
     err.print(f"wrote {out}/calibration.json, calibrated.jsonl, retired.jsonl")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shlex
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,10 +16,12 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from gymforge.cli.progress import EpisodeProgress
+from gymforge.cli.progress import progress_bar as _progress_bar
 from gymforge.core.errors import GymforgeError, IntegrityError
+from gymforge.core.wording import plural, times
 from gymforge.registry.handle import EnvHandle, task_source
 from gymforge.registry.handle import open_env as _open_env
 from gymforge.rollout.runner import RunInterrupted
@@ -80,19 +81,32 @@ def overwrite_option() -> Any:
     )
 
 
-def dataset_note(handle: EnvHandle, n: int | None, count: int, split: str) -> None:
-    """Say how a dataset's rows are used: all of them in file order, or a sample."""
+def dataset_note_text(
+    pins: str, n: int | None, count: int, split: str, epochs: int = 1, group: int = 1
+) -> str:
+    """How a dataset's rows are used, in words: all of the split's rows in file order, or a
+    sample; each row's rollouts and passes counted (``--group``, ``--epochs``)."""
+    rows = "row" if split == "all" else f"{split} row"
+    each = "" if group == 1 else f", {plural(group, 'rollout')} each"
+    if n is None:
+        return (
+            f"running every {rows} of {pins} {times(epochs)}, in file order "
+            f"({plural(count, 'row')}{each})"
+        )
+    return (
+        f"sampling {plural(count, rows)} of {pins} without replacement (by --seed{each}); "
+        "omit -n to run every row"
+    )
+
+
+def dataset_note(
+    handle: EnvHandle, n: int | None, count: int, split: str, epochs: int = 1, group: int = 1
+) -> None:
+    """Say how a dataset's rows are used (``dataset_note_text``), on stderr."""
     if not handle.datasets:
         return
     pins = ", ".join(d.pin for d in handle.datasets)
-    if n is None:
-        err.print(f"running every {split} row of {pins} once, in file order ({count} rows)")
-    else:
-        err.print(
-            f"sampling {count} {split} rows of {pins} without replacement (by --seed); "
-            "omit -n to run every row",
-            highlight=False,
-        )
+    err.print(dataset_note_text(pins, n, count, split, epochs, group), highlight=False)
 
 
 def resume_command(argv: list[str] | None = None) -> str:
@@ -153,7 +167,8 @@ def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str)
         stopped = summary.get("infra_stopped")
         why = f"; the run stopped early: {stopped}" if stopped else ""
         fail(
-            f"{missing}{f' of {total}' if total else ''} episodes were not written: "
+            f"{missing} of {plural(total, 'episode') if total else 'the episodes'} "
+            f"{'was' if missing == 1 else 'were'} not written: "
             "infrastructure failures "
             f"(see the log above){why}. They were not scored, so {results}. The finished "
             "episodes are kept: run the same command with --resume to run the missing ones.",
@@ -193,37 +208,11 @@ def interrupted(stop: RunInterrupted) -> None:
 
 
 @contextmanager
-def progress_bar(label: str, total: int, quiet: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
-    """A stderr progress bar with success rate, mean reward and tokens per second; yields the
-    runner's ``on_episode`` callback."""
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "success {task.fields[rate]:.0%}  reward {task.fields[reward]:+.3f}  "
-            "{task.fields[tps]:,.0f} tok/s"
-        ),
-        TimeElapsedColumn(),
-        console=err,
-        disable=quiet,
-    ) as progress:
-        bar = progress.add_task(label, total=total, rate=0.0, reward=0.0, tps=0.0)
-        seen = {"n": 0, "wins": 0, "reward": 0.0, "tokens": 0}
-        start = time.perf_counter()
-
-        def tick(episode: dict[str, Any]) -> None:
-            seen["n"] += 1
-            seen["wins"] += episode["success"]
-            seen["reward"] += episode["reward"]
-            seen["tokens"] += episode.get("tokens", 0)
-            n = seen["n"]
-            tps = seen["tokens"] / max(time.perf_counter() - start, 1e-9)
-            progress.update(
-                bar, advance=1, rate=seen["wins"] / n, reward=seen["reward"] / n, tps=tps
-            )
-
-        yield tick
+def progress_bar(label: str, total: int, quiet: bool) -> Iterator[EpisodeProgress]:
+    """``cli.progress.progress_bar`` on stderr; yields the runner's ``on_episode`` callback
+    (its ``resumed`` method is the runner's ``on_resumed``)."""
+    with _progress_bar(label, total, quiet, err) as bar:
+        yield bar
 
 
 def serve_until_interrupted(stop: Callable[[], None]) -> None:

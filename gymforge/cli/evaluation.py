@@ -92,7 +92,7 @@ def play_rollouts(
     )
     executor = executor_for(ready.spec, handle, source)
     with progress_bar(f"{handle.name}/{spec.policy}", len(task_ids) * spec.group, quiet) as tick:
-        result = run_sync(ready.spec, executor, on_episode=tick)
+        result = run_sync(ready.spec, executor, on_episode=tick, on_resumed=tick.resumed)
     for line in result.errors[:5]:
         err.print(f"[yellow]infrastructure error:[/] {line}", highlight=False)
     probe = handle.factory()
@@ -152,7 +152,7 @@ def evaluate_run(
     if whole:
         config.n = len(ids)
     if not quiet:
-        dataset_note(handle, None if whole else n, len(ids), split)
+        dataset_note(handle, None if whole else n, len(ids), split, group=config.samples)
     spec = RunSpec(
         env=env,
         policy=policy,

@@ -13,6 +13,7 @@ import typer
 from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.env import Environment
+from gymforge.core.wording import plural
 from gymforge.evaluate.grade import grade_file
 from gymforge.verify.code.shared import near_limit
 
@@ -72,8 +73,8 @@ def grade(
     else:
         p50 = data["latency_ms_p50"]
         err.print(
-            f"graded {data['lines']} answers: {data['passed']} passed, "
-            f"{data['errors']} errors; latency p50 "
+            f"graded {plural(data['lines'], 'answer')}: {data['passed']} passed, "
+            f"{plural(data['errors'], 'error')}; latency p50 "
             f"{'-' if p50 is None else f'{p50:.1f} ms'}; wrote {out}"
         )
     say_near_limit(slow)
@@ -133,7 +134,8 @@ def say_near_limit(slow: list[str]) -> None:
         return
     shown = ", ".join(slow[:10]) + (f" and {len(slow) - 10} more" if len(slow) > 10 else "")
     err.print(
-        f"{len(slow)} tasks took half their per-call time limit or more (a slow reference may "
+        f"{plural(len(slow), 'task')} took half their per-call time limit or more (a slow "
+        "reference may "
         f"fail on a busier machine; a dataset row may set call_timeout): {shown}",
         style="yellow",
         markup=False,

@@ -12,6 +12,7 @@ import typer
 from gymforge.cli.common import app, err, friendly
 from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.core.errors import UserError
+from gymforge.core.wording import plural
 from gymforge.reward.hacks import scan
 from gymforge.reward.verifier_errors import ErrorRate, baseline_rate
 from gymforge.rollout.manifest import read_manifest
@@ -53,8 +54,8 @@ def hacks(
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     err.print(
-        f"scanned {report.episodes} episodes: {report.suspicious_episodes} suspicious, "
-        f"{report.run_findings} run-level findings; report at {target}"
+        f"scanned {plural(report.episodes, 'episode')}: {report.suspicious_episodes} "
+        f"suspicious, {plural(report.run_findings, 'run-level finding')}; report at {target}"
     )
     if fail_on_suspicious and report.findings:
         raise typer.Exit(1)

@@ -20,7 +20,9 @@ from gymforge.cli.common import (
     open_env,
 )
 from gymforge.core.errors import GymforgeError
+from gymforge.core.wording import plural
 from gymforge.registry.resolve import recorded_env
+from gymforge.rollout.recorded_run import RecordedRun
 from gymforge.rollout.replay import replay_episodes
 from gymforge.trajectory.check import FileCheck, check_file, describe_check, looks_finished
 from gymforge.trajectory.documents import TRAJECTORIES, check_documents
@@ -55,15 +57,29 @@ def replay(
     policy output it was parsed from. Exit 3 for a sealed file no run seal closes."""
     check = _checked(path, seal_key_file)
     episodes = check.episodes
+    file = path / "trajectories.jsonl" if path.is_dir() else path
+    recorded = RecordedRun.beside(file)  # the run's manifest, when the file sits in its folder
+    dataset = recorded.dataset(dataset, str(recorded.manifest_path))
     names = {env} if env else {log.steps[0].env_id for log in episodes if log.steps}
-    if env is None:  # the file may name only built-in and installed ids, never code to import
+    if env is None and recorded.manifest:
+        # the manifest names the code (a file's path) where the records name only its id
+        names = {recorded.env(None, str(recorded.manifest_path))}
+    elif env is None:  # the file may name only built-in and installed ids, never code to import
         names = {recorded_env(name, f"{path}") for name in names}
+    else:
+        recorded.env(env, str(path))  # a --env FILE that is not here: say where the run's is
     handles = {name: open_env(name, dataset) for name in sorted(names)}
+    if env is None and recorded.manifest:
+        only = next(iter(names))
+        handles = {log.steps[0].env_id: handles[only] for log in episodes if log.steps}
     report = asyncio.run(replay_episodes(episodes, lambda env_id: handles[env or env_id].factory()))
     if not report.ok:
         assert report.divergence is not None
         fail(report.divergence.describe(), 1)
-    err.print(f"replay ok: {report.episodes} episodes, {report.steps} steps match the record")
+    err.print(
+        f"replay ok: {plural(report.episodes, 'episode')}, {plural(report.steps, 'step')} "
+        "match the record"
+    )
     if not check.finished:
         fail(describe_check(check), UNFINISHED_EXIT)
 
@@ -157,7 +173,7 @@ def export_cmd(
     )
     data = report.as_dict()
     err.print(
-        f"exported {data['written']} episodes to {target}; refused {data['refused']}; "
+        f"exported {plural(data['written'], 'episode')} to {target}; refused {data['refused']}; "
         f"flagged stale {data['flagged_stale']}"
     )
     if not report.written:

@@ -37,6 +37,12 @@ def reproduce_cmd(
         help="The environment to run on (needed when the manifest names a file or import "
         "path: a manifest never chooses the code that is imported).",
     ),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        help="The dataset the run used, when it is no longer where the manifest says (its "
+        "sha256 must match the manifest's).",
+    ),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
 ) -> None:
     """Re-run a run, eval or calibration from its manifest (scripted policies, or recorded
@@ -46,11 +52,13 @@ def reproduce_cmd(
         manifest = manifest / "manifest.json"
     recorded = read_manifest(manifest)
     use_sandbox(sandbox or (recorded.get("sandbox") or {}).get("kind"))
-    report = reproduce(manifest, out, redraw=redraw_for(recorded), overwrite=overwrite, env=env)
+    report = reproduce(
+        manifest, out, redraw=redraw_for(recorded), overwrite=overwrite, env=env, dataset=dataset
+    )
     for warning in seal_warnings(manifest.parent, load_key(seal_key_file)):  # the original's
         err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     if report.command == "eval":
-        report.results = compare_eval(recorded, manifest.parent, out)
+        report.results = compare_eval(recorded, manifest.parent, out, report.env, report.dataset)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     err.print(

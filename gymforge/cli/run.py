@@ -39,6 +39,7 @@ from gymforge.cli.policy_flags import (
     policy_options,
 )
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
+from gymforge.core.wording import decimal, percent, plural
 from gymforge.registry.listing import environment_rows
 from gymforge.registry.resolve import make_env
 from gymforge.rollout.executors import executor_for
@@ -129,7 +130,7 @@ def _run(
     ready = prepare(spec, policy=source, handle=handle, guard=True, overwrite=overwrite)
     task_ids = ready.spec.tasks or []
     if not quiet:
-        dataset_note(handle, n, len(task_ids), split)
+        dataset_note(handle, n, len(task_ids), split, epochs, group)
     executor = executor_for(
         ready.spec,
         handle,
@@ -138,7 +139,7 @@ def _run(
         policy_options={"base_url": base_url, **options},
     )
     with progress_bar(f"{env_name}/{policy}", len(task_ids) * group * epochs, quiet) as tick:
-        result = run_sync(ready.spec, executor, on_episode=tick)
+        result = run_sync(ready.spec, executor, on_episode=tick, on_resumed=tick.resumed)
     return result.summary
 
 
@@ -161,9 +162,9 @@ def _summary_table(summaries: list[dict[str, Any]]) -> Table:
             s["env"],
             s["policy"],
             str(s["episodes"]),
-            f"{s['success_rate']:.1%}",
-            f"{s.get('verifier_error_rate') or 0:.1%}",
-            f"{s['mean_reward']:.3f}",
+            percent(s["success_rate"]),
+            percent(s.get("verifier_error_rate") or 0),
+            decimal(s["mean_reward"]),
             str(s["terminated"]),
             str(s["truncated"]),
             f"{s['mean_steps']:.1f}",
@@ -301,7 +302,7 @@ def demo(
     report = asyncio.run(replay_file(out / "oracle" / "trajectories.jsonl", make_env))
     err.print(
         f"replay of the oracle run: {'ok' if report.ok else 'DIVERGED'} "
-        f"({report.episodes} episodes, {report.steps} steps)"
+        f"({plural(report.episodes, 'episode')}, {plural(report.steps, 'step')})"
     )
     err.print(f"trajectories and summaries under {out}/{{oracle,random,noop}}/")
     from gymforge.cli.evaluation import demo_eval_and_report
@@ -329,4 +330,4 @@ def worker(
     from gymforge.rollout.executors.redis_worker import worker_main
 
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
-    err.print(f"processed {n} tasks")
+    err.print(f"processed {plural(n, 'task')}")

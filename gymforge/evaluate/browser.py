@@ -14,6 +14,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.wording import decimal, plural
+
 TEXT_LIMIT = 600
 
 
@@ -109,7 +111,8 @@ def render_episode(records: Sequence[dict[str, Any]], why: str) -> str:
     status = "success" if end.get("success") else f"fail: {end.get('failure_reason')}"
     summary = (
         f"{escape(str(end.get('task_id')))} · rollout {end.get('rollout', 0)} · "
-        f"{escape(status)} · reward {end.get('reward', 0):.3f} · {end.get('steps')} steps"
+        f"{escape(status)} · reward {decimal(end.get('reward', 0))} · "
+        f"{plural(int(end.get('steps') or 0), 'step')}"
         f" — <em>{escape(why)}</em>"
     )
     rows = []

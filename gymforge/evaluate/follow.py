@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gymforge.evaluate.episodes import EpisodeStats, stats_from_records
-from gymforge.evaluate.pipeline import EvalConfig, eval_document
+from gymforge.evaluate.folder import FolderOracle, folder_document
 from gymforge.trajectory.schema import LINE_ADAPTER, EpisodeRecord, RunSealRecord
 
 TRAJECTORIES = "trajectories.jsonl"
@@ -89,6 +89,7 @@ class RunFollower:
         self._inode: int | None = None
         self._meta_mtimes: dict[str, float] = {}
         self._document: tuple[int, dict[str, Any]] | None = None
+        self.oracle = FolderOracle(self.run_dir / "manifest.json")
 
     def poll(self) -> bool:
         """Read what was appended since the last poll; True if the state changed."""
@@ -183,7 +184,11 @@ class RunFollower:
         if isinstance(record, EpisodeRecord):
             del state.open_episodes[episode_id], state.open_records[episode_id]
             state.finished.append(
-                Finished(stats_from_records(records), start, position + len(line))
+                Finished(
+                    stats_from_records(records, self.oracle(record.task_id)),
+                    start,
+                    position + len(line),
+                )
             )
 
     def _records(self, start: int, end: int, episode_id: str) -> list[dict[str, Any]]:
@@ -209,25 +214,21 @@ class RunFollower:
             return self._records(f.start, f.end, f.stats.episode_id)
 
     def document(self) -> dict[str, Any]:
-        """The ``eval.json``-shaped analysis of the episodes finished so far (k = 1),
-        computed once per state version."""
+        """The analysis of the episodes finished so far, by ``folder.folder_document`` (what
+        ``eval`` writes to ``eval.json`` for the same folder), once per state version."""
         with self.lock:
             version = self.state.version
             if self._document is not None and self._document[0] == version:
                 return self._document[1]
             stats = [f.stats for f in self.state.finished]
             manifest, summary = self.state.manifest, self.state.summary
-        run = manifest.get("run", {}) if isinstance(manifest.get("run"), dict) else {}
-        config = EvalConfig(
-            str(summary.get("env") or run.get("env") or "?"),
-            str(summary.get("policy") or run.get("policy") or "?"),
-            str(run.get("split") or "train"),
-            len({s.group for s in stats}),
-            1,
-            max(1, int(run.get("group", 1))),
-        )
-        version_of_env = manifest.get("env", {}).get("version") if manifest else None
-        doc = eval_document(config, stats, summary, version_of_env, kind="run")
+        doc = folder_document(manifest, summary, stats)
+        if self.oracle.reason:
+            doc["warnings"].append(self.oracle.reason)
         with self.lock:
             self._document = (version, doc)
         return doc
+
+    def close(self) -> None:
+        """Close the environment opened for oracle path lengths, if any."""
+        self.oracle.close()

@@ -15,7 +15,7 @@ from typing import Any
 
 from gymforge import __version__
 from gymforge.evaluate.browser import render_episode
-from gymforge.evaluate.follow import RunFollower
+from gymforge.evaluate.follow import RunFollower, RunState
 from gymforge.evaluate.report import (
     CSS,
     Run,
@@ -26,6 +26,7 @@ from gymforge.evaluate.report import (
     table,
 )
 from gymforge.evaluate.report_plots import plots_section
+from gymforge.rollout.live_progress import read_in_flight
 
 CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; "
@@ -128,9 +129,17 @@ def state_json(follower: RunFollower) -> dict[str, Any]:
             "status": status,
             "finished": len(s.finished),
             "expected": s.expected,
-            "in_flight": len(s.open_episodes),
+            "in_flight": len(s.open_episodes) if s.done else in_flight(follower, s),
             "problems": list(s.problems),
         }
+
+
+def in_flight(follower: RunFollower, s: RunState) -> int:
+    """Episodes being played now: what the running run publishes (``live.json``; the
+    trajectory file holds an episode only once it ended), else the episodes whose records
+    are in the file without their end."""
+    published = read_in_flight(follower.run_dir)
+    return published if published is not None else len(s.open_episodes)
 
 
 def episodes_json(follower: RunFollower, after: int, limit: int = 500) -> dict[str, Any]:

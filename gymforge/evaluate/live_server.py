@@ -2,7 +2,8 @@
 
 A background thread polls the run directory every ``interval`` seconds
 (:class:`~gymforge.evaluate.follow.RunFollower`); requests read its state. Routes:
-``/`` (the page), ``/app.js``, ``/api/state``, ``/api/episodes?after=N``,
+``/`` (the page), ``/app.js``, ``/api/state``, ``/api/eval`` (the ``eval.json``-shaped
+analysis of the episodes finished so far), ``/api/episodes?after=N``,
 ``/fragment/overview`` and ``/fragment/episode/I``. Anything else is 404; only GET is
 served.
 """
@@ -40,7 +41,16 @@ class ViewServer:
         self.title = title or f"gymforge view: {path.name or path}"
         self.name = path.name or str(path)
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer((LOOPBACK, port), self._handler())
+        if not 0 <= port <= 65535:
+            raise UserError(f"--port must be 0 to 65535, not {port}")
+        try:
+            self._httpd = ThreadingHTTPServer((LOOPBACK, port), self._handler())
+        except OSError as err:  # busy, or a privileged port
+            reason = err.strerror or str(err)
+            raise UserError(
+                f"cannot listen on {LOOPBACK}:{port}: {reason} (pick another --port, or 0 "
+                "for a free one)"
+            ) from None
         self._httpd.daemon_threads = True
         self._threads: list[threading.Thread] = []
 
@@ -70,6 +80,7 @@ class ViewServer:
         self._httpd.server_close()
         for t in self._threads:
             t.join(timeout=5)
+        self.follower.close()
 
     def __enter__(self) -> ViewServer:
         return self.start()
@@ -95,6 +106,8 @@ class ViewServer:
             return 200, "text/javascript", live_page.script(poll_ms)
         if path == "/api/state":
             return 200, "application/json", json.dumps(live_page.state_json(self.follower))
+        if path == "/api/eval":
+            return 200, "application/json", json.dumps(self.follower.document())
         if path == "/api/episodes":
             after = _int(query.get("after", ["0"])[0])
             if after is None:

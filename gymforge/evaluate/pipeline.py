@@ -27,7 +27,7 @@ from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
 from gymforge.evaluate.episodes import EpisodeStats, OracleSteps, load_stats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
-from gymforge.evaluate.metrics import compute_metrics, group_outcomes
+from gymforge.evaluate.metrics import compute_metrics
 from gymforge.tasks.source import TaskSource
 
 SPLITS = ("train", "heldout", "all")
@@ -172,23 +172,13 @@ def write_eval(
 
 
 def run_folder_document(run_dir: Path) -> dict[str, Any]:
-    """An ``eval.json``-shaped analysis of a plain run folder (``gymforge run``: a
-    trajectory file, a summary, a manifest), computed in memory, nothing written. k is 1
-    and step efficiency is n/a (no oracle path lengths without the environment)."""
-    summary = _json_or_empty(run_dir / "summary.json")
-    manifest = _json_or_empty(run_dir / "manifest.json")
-    run = manifest.get("run", {})
-    stats = load_stats(run_dir / "trajectories.jsonl")
-    env = summary.get("env") or run.get("env") or "?"
-    policy = summary.get("policy") or run.get("policy") or "?"
-    samples = max((len(g) for g in group_outcomes(stats).values()), default=1)
-    split = summary.get("split") or run.get("split") or "train"
-    config = EvalConfig(env, policy, split, len(group_outcomes(stats)), 1, samples)
-    version = manifest.get("env", {}).get("version")
-    return eval_document(config, stats, summary, version, kind="run")
+    """``folder.run_folder_document`` (kept here for existing imports)."""
+    from gymforge.evaluate.folder import run_folder_document as document
+
+    return document(run_dir)
 
 
-def _json_or_empty(path: Path) -> dict[str, Any]:
+def json_or_empty(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:

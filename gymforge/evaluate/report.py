@@ -22,7 +22,7 @@ from typing import Any
 from gymforge import __version__
 from gymforge.core.errors import UserError
 from gymforge.evaluate.browser import browser_section
-from gymforge.evaluate.pipeline import run_folder_document
+from gymforge.evaluate.folder import run_folder_document
 from gymforge.evaluate.report_plots import plots_section
 from gymforge.trajectory.documents import seal_warnings
 

@@ -16,20 +16,17 @@ from typing import Any
 from gymforge.core.errors import UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
-from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
+from gymforge.evaluate.folder import eval_config
+from gymforge.evaluate.pipeline import eval_tasks, job_stats, write_eval
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import manifest_spec
 from gymforge.rollout.reproduce import Redraw
 from gymforge.rollout.spec import RunSpec
 
+__all__ = ["compare_eval", "eval_config", "redraw_for"]
+
 RESULTS = ("metrics", "failures", "review")
 """The parts of ``eval.json`` a reproduction must match (not timestamps or run ids)."""
-
-
-def eval_config(manifest: dict[str, Any]) -> EvalConfig:
-    """The ``EvalConfig`` an eval's manifest recorded."""
-    fields = {k: v for k, v in manifest.get("config", {}).items() if k != "warnings"}
-    return EvalConfig(**fields)
 
 
 def redraw_for(manifest: dict[str, Any]) -> Redraw | None:
@@ -60,9 +57,16 @@ def redraw_for(manifest: dict[str, Any]) -> Redraw | None:
     return None
 
 
-def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[str]:
+def compare_eval(
+    manifest: dict[str, Any],
+    original: Path,
+    out: Path,
+    env: str | None = None,
+    dataset: str | None = None,
+) -> list[str]:
     """Recompute ``eval.json`` in ``out`` from its trajectories; one line per result that
-    differs from ``original/eval.json`` (a missing original is itself a difference)."""
+    differs from ``original/eval.json`` (a missing original is itself a difference).
+    ``env`` and ``dataset`` are what the reproduction ran on (default: the manifest's)."""
     before_file = original / "eval.json"
     if not before_file.exists():
         return [f"{before_file} is missing: nothing to compare the recomputed eval with"]
@@ -72,7 +76,8 @@ def compare_eval(manifest: dict[str, Any], original: Path, out: Path) -> list[st
         raise UserError(f"{before_file} is not valid JSON: {err}") from None
     spec = manifest_spec(manifest, original / "manifest.json")
     config = eval_config(manifest)
-    handle = open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
+    dataset = dataset if env is not None else spec.dataset
+    handle = open_env(env or spec.env, Path(dataset) if dataset else None)
     probe = handle.factory()
     try:
         stats = job_stats(

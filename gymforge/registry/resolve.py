@@ -136,10 +136,17 @@ def recorded_env(env: str, where: str) -> str:
         found = installed.find(env, frozenset(BUILTIN))
         if found is not None and found.problem is None:
             return env
+    names_code = ":" in env or env.endswith(".py")
+    fix = (
+        f"if you trust that code, name it yourself with --env {env}"
+        if names_code  # an id alone (a file environment's spec id) is no import path
+        else "if it came from a file or an installed package, name it yourself with "
+        "--env FILE.py:Class or --env package.module:factory"
+    )
     raise UserError(
         f"{where} names the environment {env!r}, which is not a built-in or installed id: a "
-        "file never chooses the code gymforge imports; if you trust that code, name it "
-        f"yourself with --env {env} (or pass --env with the environment to use)"
+        f"file never chooses the code gymforge imports; {fix} (or pass --env with the "
+        "environment to use)"
     )
 
 

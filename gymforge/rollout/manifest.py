@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -102,6 +103,7 @@ def build_manifest(
         },
         "tasks": task_ids,
         "datasets": datasets,
+        "paths": recorded_paths(spec.env, spec.dataset, spec.out or Path.cwd()),
         "sandbox": describe_selection(),
         "python": {
             "version": platform.python_version(),
@@ -109,6 +111,34 @@ def build_manifest(
             "platform": sys.platform,
         },
         "dependencies": locked_dependencies(),
+    }
+
+
+def file_env_path(env: str) -> str | None:
+    """The ``FILE.py`` part of a ``FILE.py:Class`` (or bare ``FILE.py``) environment."""
+    module = env.rpartition(":")[0] if ":" in env else env
+    if "://" in env or not module.endswith(".py"):
+        return None
+    return module
+
+
+def path_record(given: str, out: Path) -> dict[str, str]:
+    """``given`` (a path as typed, relative to the working directory) as a manifest in
+    ``out`` records it: as given, absolute, and relative to ``out``."""
+    absolute = Path(given).resolve()
+    return {
+        "given": given,
+        "absolute": str(absolute),
+        "relative": os.path.relpath(absolute, Path(out).resolve()),
+    }
+
+
+def recorded_paths(env: str, dataset: str | None, out: Path) -> dict[str, Any]:
+    """The ``paths`` entry of a manifest written in ``out``."""
+    file = file_env_path(env)
+    return {
+        "env": None if file is None else path_record(file, out),
+        "dataset": None if dataset is None else path_record(dataset, out),
     }
 
 

@@ -67,6 +67,7 @@ def prepare(
     handle: EnvHandle | None = None,
     guard: bool = False,
     overwrite: bool = False,
+    resumable: bool = True,
     command: Command = "run",
     config: dict[str, Any] | None = None,
 ) -> Prepared:
@@ -76,7 +77,8 @@ def prepare(
     With ``spec.out``, ``guard`` (the CLI's setting) checks it first with
     ``rundir.prepare_out``: a previous run there is continued only when ``spec.resume`` is
     set and the manifests agree (``manifest.resume_mismatches``), and deleted first when
-    ``overwrite`` is. ``command`` and ``config`` go into the manifest."""
+    ``overwrite`` is (``resumable`` False: the command has no ``--resume`` to suggest).
+    ``command`` and ``config`` go into the manifest."""
     handle = handle or open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
     task_ids = spec.tasks if spec.tasks is not None else draw_tasks(handle, spec)
     spec = spec.model_copy(update={"tasks": task_ids, "dataset_manifests": handle.manifests})
@@ -98,6 +100,8 @@ def prepare(
             policy_checkpoint=policy_checkpoint(source),
         )
         if guard:
-            prepare_out(spec.out, manifest, resume=spec.resume, overwrite=overwrite)
+            prepare_out(
+                spec.out, manifest, resume=spec.resume, overwrite=overwrite, resumable=resumable
+            )
         write_manifest(spec.out, manifest)
     return Prepared(spec, handle, source)

@@ -15,11 +15,12 @@ from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
+from gymforge.core.wording import plural
 from gymforge.registry.handle import EnvHandle, open_env
-from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import manifest_spec, read_manifest
 from gymforge.rollout.plan import draw_tasks, prepare
+from gymforge.rollout.recorded_run import RecordedRun
 from gymforge.rollout.replay import COMPARED
 from gymforge.rollout.runner import run_sync
 from gymforge.rollout.scripted import SCRIPTED
@@ -40,6 +41,10 @@ class ReproReport:
     env_version: tuple[str, str] | None = None
     policy: str = ""
     command: str = "run"
+    env: str = ""
+    """The environment the reproduction ran on (``--env``, or the recorded id)."""
+    dataset: str | None = None
+    """The dataset file it loaded (found from the manifest, or ``--dataset``)."""
     results: list[str] = field(default_factory=list)
     """Differences in the command's own results (``eval.json``), filled in by the caller
     that recomputes them."""
@@ -62,19 +67,27 @@ def _episodes(path: Path) -> dict[tuple[str, int, int], EpisodeLog]:
     return out
 
 
+def episode_label(key: tuple[str, int, int]) -> str:
+    """How a message names an episode by its job key (as ``Job.label`` does)."""
+    task_id, seed, rollout = key
+    return f"{task_id} seed {seed} rollout {rollout}"
+
+
 def diff_runs(original: Path, new: Path, limit: int = 20) -> ReproReport:
     """Compare two trajectory files episode by episode, step by step (deterministic fields)."""
     a, b = _episodes(original), _episodes(new)
     report = ReproReport(
-        missing=[f"{k}" for k in sorted(a.keys() - b.keys())],
-        extra=[f"{k}" for k in sorted(b.keys() - a.keys())],
+        missing=[episode_label(k) for k in sorted(a.keys() - b.keys())],
+        extra=[episode_label(k) for k in sorted(b.keys() - a.keys())],
     )
     for key in sorted(a.keys() & b.keys()):
         report.compared += 1
         ra, rb = a[key].raw, b[key].raw
         diff = None
         if len(ra) != len(rb):
-            diff = f"{key}: {len(ra) - 1} steps recorded, {len(rb) - 1} now"
+            diff = (
+                f"{episode_label(key)}: {plural(len(ra) - 1, 'step')} recorded, {len(rb) - 1} now"
+            )
         else:
             for x, y in zip(ra[:-1], rb[:-1], strict=True):
                 name = next(
@@ -82,7 +95,7 @@ def diff_runs(original: Path, new: Path, limit: int = 20) -> ReproReport:
                     None,
                 )
                 if name:
-                    diff = f"{key}: step {x['step']} differs in {name!r}"
+                    diff = f"{episode_label(key)}: step {x['step']} differs in {name!r}"
                     break
         if diff is None:
             report.identical += 1
@@ -101,6 +114,7 @@ def reproduce(
     redraw: Redraw | None = None,
     overwrite: bool = False,
     env: str | None = None,
+    dataset: Path | None = None,
 ) -> ReproReport:
     """Re-run the run of ``manifest_path`` into ``out`` and diff the trajectories.
 
@@ -109,7 +123,9 @@ def reproduce(
     it still draws the recorded ids. ``out`` must not hold a run unless ``overwrite``.
     ``env`` is the environment to run on, as the user names it; without it the manifest's
     ``run.env`` is used only if it is a built-in or installed id (``recorded_env``): a
-    manifest from elsewhere never chooses the code that is imported."""
+    manifest from elsewhere never chooses the code that is imported. The dataset is the
+    recorded one wherever it is now (``RecordedRun.dataset``), or ``dataset``; either way
+    its hash must match the manifest's."""
     manifest_path, out = Path(manifest_path), Path(out)
     manifest = read_manifest(manifest_path)
     command = manifest.get("command", "run")
@@ -117,13 +133,17 @@ def reproduce(
     original = manifest_path.parent / "trajectories.jsonl"
     if not original.exists():
         raise ConfigError(f"{original} is missing: reproduction diffs against it")
-    if env is None:
-        recorded_env(spec.env, str(manifest_path))
-    else:
-        spec = spec.model_copy(update={"env": env})
-    handle = open_env(spec.env, Path(spec.dataset) if spec.dataset else None)
+    recorded = RecordedRun(manifest_path, manifest)
+    spec = spec.model_copy(update={"env": recorded.env(env, str(manifest_path))})
+    dataset_file = recorded.dataset(dataset, str(manifest_path))
+    handle = open_env(spec.env, dataset_file)
     pinned = {d["name"]: d["sha256"] for d in manifest.get("datasets", [])}
     for ds in handle.datasets:
+        if pinned and ds.name not in pinned:
+            raise ConfigError(
+                f"the run used the dataset {', '.join(sorted(pinned))}, not {ds.name}: its task "
+                f"ids carry the file's name, so pass it as {sorted(pinned)[0]}.jsonl"
+            )
         if pinned.get(ds.name) != ds.content_hash:
             raise ConfigError(
                 f"dataset {ds.name} changed: manifest sha256 {pinned.get(ds.name)}, "
@@ -142,6 +162,7 @@ def reproduce(
         handle=handle,
         guard=True,
         overwrite=overwrite,
+        resumable=False,
         command=command,
         config=manifest.get("config"),
     )
@@ -150,6 +171,7 @@ def reproduce(
     report.sampling_matches = resampled == manifest["tasks"] if resampled is not None else None
     report.policy = replay_spec.policy
     report.command = command
+    report.env, report.dataset = spec.env, str(dataset_file) if dataset_file else None
     env_now = result.episodes[0]["env_version"] if result.episodes else None
     report.env_version = (manifest["env"]["version"], env_now or "?")
     return report

@@ -44,9 +44,12 @@ def remove_run(out: Path) -> list[Path]:
     return found
 
 
-def prepare_out(out: Path, new: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
+def prepare_out(
+    out: Path, new: dict[str, Any], *, resume: bool, overwrite: bool, resumable: bool = True
+) -> None:
     """Check that the run described by manifest ``new`` may write into ``out``; with
-    ``overwrite``, remove a previous run's files. ``UserError`` says what to do otherwise."""
+    ``overwrite``, remove a previous run's files. ``UserError`` says what to do otherwise
+    (suggesting ``--resume`` only for a ``resumable`` command)."""
     if resume and overwrite:
         raise UserError("--resume and --overwrite contradict each other: pick one")
     if out.exists() and not out.is_dir():
@@ -58,9 +61,11 @@ def prepare_out(out: Path, new: dict[str, Any], *, resume: bool, overwrite: bool
         remove_run(out)
         return
     if not resume:
+        held = f"{out} already holds a run ({', '.join(p.name for p in found)})"
+        if not resumable:
+            raise UserError(f"{held}: pass --overwrite to replace it, or give another --out")
         raise UserError(
-            f"{out} already holds a run ({', '.join(p.name for p in found)}): pass --resume "
-            "to continue it, or --overwrite to delete it and start afresh"
+            f"{held}: pass --resume to continue it, or --overwrite to delete it and start afresh"
         )
     manifest = out / "manifest.json"
     if not manifest.exists():

@@ -44,6 +44,7 @@ from typing import Any
 from gymforge.core.errors import InfraError, UserError
 from gymforge.rollout.executors.base import Executor, ExecutorDown
 from gymforge.rollout.jobs import Job
+from gymforge.rollout.live_progress import LiveProgress
 from gymforge.rollout.output import (
     GroupCommit,
     interrupted_summary,
@@ -57,6 +58,7 @@ from gymforge.trajectory.documents import document_digests
 log = logging.getLogger("gymforge.runner")
 
 OnEpisode = Callable[[dict[str, Any]], None]
+OnResumed = Callable[[list[dict[str, Any]]], None]
 
 
 @dataclass
@@ -76,29 +78,44 @@ class RunInterrupted(KeyboardInterrupt):
         self.summary = summary
 
 
-def run_sync(spec: RunSpec, executor: Executor, on_episode: OnEpisode | None = None) -> RunResult:
+def run_sync(
+    spec: RunSpec,
+    executor: Executor,
+    on_episode: OnEpisode | None = None,
+    on_resumed: OnResumed | None = None,
+) -> RunResult:
     """``run`` on a fresh event loop. Interrupted (Ctrl-C), it still writes ``summary.json``
     over the episodes that finished and raises ``RunInterrupted`` carrying it; ``--resume``
     continues from there."""
     try:
-        return asyncio.run(run(spec, executor, on_episode=on_episode))
+        return asyncio.run(run(spec, executor, on_episode=on_episode, on_resumed=on_resumed))
     except KeyboardInterrupt:
         summary = interrupted_summary(spec.out, spec.summary_config(), spec.seal_key)
         raise RunInterrupted(spec.out, summary) from None
 
 
 async def run(
-    spec: RunSpec, executor: Executor, *, on_episode: OnEpisode | None = None
+    spec: RunSpec,
+    executor: Executor,
+    *,
+    on_episode: OnEpisode | None = None,
+    on_resumed: OnResumed | None = None,
 ) -> RunResult:
     """Play every job of ``spec`` on ``executor``; see the module docstring.
     ``spec.out=None`` keeps records in memory only. ``on_episode`` sees each episode record
-    as it is written."""
+    as it is written; ``on_resumed`` sees, once before any is played, the episode records a
+    resumed file already holds."""
     run_id = uuid.uuid4().hex[:12]
     config = spec.summary_config()
     output = prepare_output(spec.out, spec.resume, spec.seal_key)
     previous, done = output.previous, output.done
-    jobs = [j for j in spec.job_list() if j.key not in done]
+    all_jobs = spec.job_list()
+    jobs = [j for j in all_jobs if j.key not in done]
+    if on_resumed is not None:  # this run's jobs a resumed file already holds
+        keys = {j.key for j in all_jobs}
+        on_resumed([e for e in previous if (e["task_id"], e["seed"], e.get("rollout", 0)) in keys])
     run = _Run(spec, executor, on_episode)
+    run.live = LiveProgress(spec.out)
     writer = output.writer(config)
     run.commit = GroupCommit(writer) if writer is not None else None
     try:
@@ -125,6 +142,7 @@ async def run(
         if writer is not None and spec.out is not None:  # last: it covers the documents
             writer.seal_run(run_id, document_digests(spec.out))
     finally:
+        run.live.close()
         if writer is not None:
             writer.close()  # nothing may write after the file is closed
     return RunResult(summary, episodes, run.errors)
@@ -145,6 +163,7 @@ class _Run:
         self.failing: set[tuple[str, int]] = set()  # tasks given up on since the last finish
         self.stopped: list[str] = []  # why the run stopped, once it has
         self.in_flight: set[asyncio.Task[list[dict[str, Any]]]] = set()
+        self.live = LiveProgress(None)
 
     async def play_all(self, jobs: list[Job], capacity: int) -> None:
         for job in jobs:
@@ -177,6 +196,13 @@ class _Run:
     async def attempts(self, job: Job) -> list[dict[str, Any]]:
         """Play ``job`` until an attempt succeeds; [] when it is given up or cut short."""
         max_retries = self.spec.max_retries
+        self.live.change(+1)
+        try:
+            return await self._attempts(job, max_retries)
+        finally:
+            self.live.change(-1)
+
+    async def _attempts(self, job: Job, max_retries: int) -> list[dict[str, Any]]:
         for n in range(max_retries + 1):
             current = asyncio.create_task(self.executor.play(job))
             self.in_flight.add(current)

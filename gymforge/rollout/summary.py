@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from gymforge.trajectory.outcome import classify_outcome, count_outcomes
+from gymforge.trajectory.outcome import EpisodeOutcome, classify_outcome, count_outcomes
 from gymforge.trajectory.schema import component_totals
 
 ZERO_VARIANCE_LISTED = 50
@@ -32,6 +32,31 @@ def group_stats(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+class Tally:
+    """The headline figures of ``summarize`` (success rate, mean reward), kept as episodes
+    arrive: the progress bar shows these, computed as the summary table's are."""
+
+    def __init__(self, episodes: Sequence[dict[str, Any]] = ()) -> None:
+        self.outcomes: list[EpisodeOutcome] = []
+        self.rewards: list[float] = []
+        for e in episodes:
+            self.add(e)
+
+    def add(self, episode: dict[str, Any]) -> None:
+        outcome = classify_outcome(episode)
+        self.outcomes.append(outcome)
+        if outcome.counted:
+            self.rewards.append(float(episode["reward"]))
+
+    @property
+    def success_rate(self) -> float:
+        return count_outcomes(self.outcomes).success_rate or 0.0
+
+    @property
+    def mean_reward(self) -> float:
+        return math.fsum(self.rewards) / len(self.rewards) if self.rewards else 0.0
+
+
 def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     """Aggregate episode records into the ``summary.json`` fields.
 
@@ -41,7 +66,8 @@ def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any
     their share of ``episodes``. Only a verifier error before any action is left out, as
     ``unscored``.
     """
-    outcomes = [classify_outcome(e) for e in episodes]
+    tally = Tally(episodes)
+    outcomes = tally.outcomes
     counts = count_outcomes(outcomes)
     episodes = [e for e, o in zip(episodes, outcomes, strict=True) if o.counted]
     n = len(episodes)
@@ -53,11 +79,11 @@ def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any
     return {
         **extra,
         "episodes": n,
-        "success_rate": counts.success_rate or 0.0,
+        "success_rate": tally.success_rate,
         "verifier_errors": counts.verifier_errors,
         "verifier_error_rate": counts.verifier_error_rate or 0.0,
         "unscored": counts.unscored,
-        "mean_reward": mean([e["reward"] for e in episodes]),
+        "mean_reward": tally.mean_reward,
         "mean_reward_components": {k: v / n for k, v in sorted(comps.items())},
         "terminated": sum(e["terminated"] for e in episodes),
         "truncated": sum(e["truncated"] for e in episodes),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -14,6 +15,9 @@ from gymforge.core.types import Task
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.family import TaskFamily, parse_task_id
 from gymforge.tasks.split import Split
+
+DATASET_ROW_ID = re.compile(r"@[0-9a-f]{12}/\d+$")
+"""The default id of a dataset row, ``name@hash12/row``."""
 
 SplitName = Literal["train", "heldout", "all"]
 
@@ -68,8 +72,13 @@ class TaskSource:
                 return self._stamp(found)
         try:
             family_name = parse_task_id(task_id).family
-        except UnknownTaskError:
+        except UnknownTaskError as err:
             if not self.datasets:
+                if DATASET_ROW_ID.search(task_id):  # name@hash12/row: a dataset's row
+                    raise UnknownTaskError(
+                        f"{err}; it names a row of the dataset {task_id.split('/')[0]!r}: "
+                        "load that dataset (--dataset FILE)"
+                    ) from None
                 raise
             pins = ", ".join(d.pin for d in self.datasets)
             raise UnknownTaskError(

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
+from gymforge.core.wording import plural
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     AnyLine,
@@ -36,6 +37,7 @@ from gymforge.trajectory.seal import (
     bad_seal,
     check_run_seal,
     passed_run_seal,
+    record_label,
     seal_step,
 )
 
@@ -267,10 +269,8 @@ def verify_chain(log: EpisodeLog) -> None:
     for i, raw in enumerate(log.raw):
         expected = chain_digest(previous, raw)
         if raw.get("digest") != expected:
-            kind = raw.get("record")
-            step = f" step {raw.get('step')}" if kind == "step" else ""
             raise IntegrityError(
-                f"{where}: digest mismatch at record {i} ({kind}{step}): the "
+                f"{where}: digest mismatch at record {i} ({record_label(raw)}): the "
                 "record was edited, reordered or removed"
             )
         previous = expected
@@ -282,7 +282,8 @@ def verify_chain(log: EpisodeLog) -> None:
     end, last = log.end, log.steps[-1]
     if end.steps != len(log.steps) - 1:
         raise IntegrityError(
-            f"{where}: episode record counts {end.steps} steps, file holds {len(log.steps) - 1}"
+            f"{where}: episode record counts {plural(end.steps, 'step')}, file holds "
+            f"{len(log.steps) - 1}"
         )
     # a policy that stopped (its context filled up, its harness exited) ends the episode
     # itself: no terminal env step

@@ -147,13 +147,21 @@ class ChainState:
         }
 
 
+def record_label(raw: dict[str, Any]) -> str:
+    """How a message names one record: ``step 2``, ``episode record``, ``run seal``."""
+    kind = raw.get("record")
+    if kind == "step":
+        return f"step {raw.get('step')}"
+    if kind == "run_seal":
+        return "run seal"
+    return f"{kind} record"
+
+
 def describe(n: int, raw: dict[str, Any]) -> str:
     """How an error names line ``n``: its kind, episode and step."""
-    kind = raw.get("record")
-    if kind == "run_seal":
+    if raw.get("record") == "run_seal":
         return f"line {n} (run seal of run {raw.get('run_id')})"
-    step = f" step {raw.get('step')}" if kind == "step" else ""
-    return f"line {n} ({kind}{step} of episode {raw.get('episode_id')})"
+    return f"line {n} ({record_label(raw)} of episode {raw.get('episode_id')})"
 
 
 def check_run_seal(n: int, raw: dict[str, Any], state: ChainState, key: bytes) -> None:

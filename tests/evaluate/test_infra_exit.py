@@ -23,7 +23,7 @@ def test_unwritten_episodes_exit_3_and_say_resume(tmp_path: Path, command: str) 
         args += ["--samples", "2", "--variants", "0"]
     r = run_cli(*args)
     assert r.code == INFRA_EXIT, r.stderr
-    assert "were not written" in r.stderr and "--resume" in r.stderr
+    assert " not written: infrastructure" in r.stderr and "--resume" in r.stderr
     assert "Traceback" not in r.stderr
     result = out / ("eval.json" if command == "eval" else "calibration.json")
     assert result.exists()  # what finished is written before the exit

@@ -19,10 +19,14 @@ from typing import Any
 import pytest
 
 from gymforge.core.errors import UserError
-from gymforge.evaluate.episodes import load_stats
+from gymforge.envs.ledger import LedgerEnv
+from gymforge.evaluate.episodes import load_stats, oracle_path_lengths
 from gymforge.evaluate.follow import RunFollower
 from gymforge.evaluate.live_server import ViewServer
 from tests.evaluate.eval_helpers import CHROMIUM, chromium_args, run_cli
+
+LEDGER_ORACLE = oracle_path_lengths(LedgerEnv())
+"""What eval gives each episode too: the view opens the run's (built-in) environment."""
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +80,7 @@ def test_follower_reads_only_complete_lines_as_the_file_grows(
         fh.write(data[torn:])
     follower.poll()
     got = [f.stats for f in follower.state.finished]
-    assert got == load_stats(finished_run / "trajectories.jsonl")
+    assert got == load_stats(finished_run / "trajectories.jsonl", LEDGER_ORACLE)
     assert follower.state.open_episodes == {}
     assert follower.state.problems == []
     assert not follower.state.done  # no summary yet
@@ -322,5 +326,5 @@ def test_follows_a_run_the_runner_is_writing(tmp_path: Path) -> None:
         assert state["status"] == "finished" and state["expected"] == 30, state
         assert state["problems"] == []
         finished = [f.stats for f in server.follower.state.finished]
-        assert finished == load_stats(out / "trajectories.jsonl")
+        assert finished == load_stats(out / "trajectories.jsonl", LEDGER_ORACLE)
         assert max(seen) == 30
