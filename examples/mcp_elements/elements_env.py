@@ -28,7 +28,7 @@ from mcp import StdioServerParameters
 from pydantic import BaseModel
 
 from gymforge.core import Budget, EnvSpec, Reply, Task, ToolCall
-from gymforge.core.qa_profile import ThroughputBudget
+from gymforge.qa_profile import ThroughputBudget
 from gymforge.kit import ToolEnv
 from gymforge.qa import QAProfile
 from gymforge.tasks import IntKnob, ParamSpace, Split, TaskFamily, TaskSource

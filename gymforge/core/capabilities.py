@@ -32,7 +32,6 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_check
 from gymforge.core.env import SupportsOracle
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
-from gymforge.core.qa_profile import QAProfile
 from gymforge.core.types import Action, Task
 
 D = TypeVar("D")
@@ -128,15 +127,6 @@ class SupportsOraclePlan(Protocol):
     adapt to faults; tooling uses it for path lengths and plan-editing attacks."""
 
     def oracle_plan(self, task: Task) -> Sequence[Action] | None: ...
-
-
-@runtime_checkable
-class HasQAProfile(Protocol):
-    """``qa``: what ``gymforge qa`` should expect of this environment (verifier kinds,
-    red-team cases, baselines, throughput)."""
-
-    @property
-    def qa(self) -> QAProfile: ...
 
 
 @runtime_checkable
@@ -240,7 +230,6 @@ ORACLE: Capability[SupportsOracle] = Capability("oracle", SupportsOracle, "oracl
 ORACLE_PLAN: Capability[SupportsOraclePlan] = Capability(
     "oracle_plan", SupportsOraclePlan, "reference solution plan"
 )
-QA: Capability[HasQAProfile] = Capability("qa", HasQAProfile, "QA profile")
 TOOLSET: Capability[HasToolset] = Capability("toolset", HasToolset, "toolset")
 BUDGET: Capability[HasBudget] = Capability("budget", HasBudget, "budget")
 DATASETS: Capability[TakesDatasets[Any]] = Capability("datasets", TakesDatasets, "dataset loading")
@@ -258,7 +247,6 @@ CAPABILITIES: tuple[Capability[Any], ...] = (
     TASK,
     ORACLE,
     ORACLE_PLAN,
-    QA,
     TOOLSET,
     BUDGET,
     DATASETS,
@@ -304,7 +292,6 @@ __all__ = [
     "ORACLE",
     "ORACLE_PLAN",
     "PREFLIGHT",
-    "QA",
     "TASK",
     "TASKS",
     "TOOLSET",
@@ -314,7 +301,6 @@ __all__ = [
     "GradesReply",
     "HasBudget",
     "HasPreflight",
-    "HasQAProfile",
     "HasTask",
     "HasTasks",
     "HasToolset",

@@ -30,8 +30,8 @@ from functools import partial
 from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
 from gymforge.core.env import SupportsOracle
 from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import RedTeamCase, VerifierKind
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
+from gymforge.qa_profile import RedTeamCase, VerifierKind
 
 CLAIMS = (
     "Done. All requested changes have been completed successfully.",

@@ -51,13 +51,13 @@ from pydantic import BaseModel
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import EpisodeStateError, InfraError, UserError
-from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.kit.declarations import check_declarations
 from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
+from gymforge.qa_profile import QAProfile
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
@@ -69,7 +69,6 @@ from gymforge.tools.toolset import Toolset
 if TYPE_CHECKING:
     from gymforge.core.capabilities import (
         HasBudget,
-        HasQAProfile,
         HasTask,
         HasTasks,
         HasToolset,
@@ -77,6 +76,7 @@ if TYPE_CHECKING:
         SupportsOraclePlan,
         TakesDatasets,
     )
+    from gymforge.qa_profile import HasQAProfile
 
 WorldT = TypeVar("WorldT")
 

@@ -27,8 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import TypeAdapter
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Observation
+from gymforge.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.serve.http import RemoteError
 from gymforge.serve.protocol import FaultPlanModel
 from gymforge.tools.faults import FaultPlan

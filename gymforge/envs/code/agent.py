@@ -43,7 +43,6 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
 from gymforge.envs.code.env import CodeEnv, CodeEnvBase, answer_language
@@ -57,6 +56,7 @@ from gymforge.envs.code.truth import (
     StdioTruth,
 )
 from gymforge.kit.redteam import AttackNotApplicable
+from gymforge.qa_profile import RedTeamCase
 from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.intake import entry_file, take_in
 from gymforge.tasks.truth import dump_truth

@@ -20,7 +20,6 @@ from typing import Any, cast
 from gymforge.core.env import Environment, EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.policy import EpisodeContext
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.envs.crm.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.crm.policy import (
@@ -35,6 +34,7 @@ from gymforge.envs.crm.requester import PolicyRequester, ScriptedRequester
 from gymforge.envs.crm.schema import SCHEMA
 from gymforge.envs.crm.seed import TEAMS
 from gymforge.envs.crm.writes import CrmTools
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan

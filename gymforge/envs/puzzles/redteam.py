@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.puzzles import coloring, countdown, knights_knaves, shortest_path, sudoku
 from gymforge.envs.puzzles.base import PuzzleFamily, PuzzleTruth
@@ -25,6 +24,7 @@ from gymforge.envs.puzzles.rows import Name
 from gymforge.envs.puzzles.shortest_path import PathTruth
 from gymforge.envs.puzzles.sudoku import SudokuTruth
 from gymforge.kit.redteam import CraftedReply
+from gymforge.qa_profile import RedTeamCase
 
 T = TypeVar("T", bound=PuzzleTruth)
 

@@ -31,11 +31,11 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.puzzles import countdown
 from gymforge.envs.reasoning_gym.family import RgTruth
 from gymforge.kit.redteam import CraftedReply, wrong_answer
+from gymforge.qa_profile import RedTeamCase
 
 if TYPE_CHECKING:
     from gymforge.envs.reasoning_gym.family import ReasoningGymFamily
