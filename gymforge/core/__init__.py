@@ -17,7 +17,7 @@ from gymforge.core.errors import (
 )
 from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import canonical_json, derive_seed, fingerprint, rng, stable_hash
-from gymforge.core.tokens import ApproxTokenCounter, HFTokenCounter, TokenCounter
+from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import (
     JSON,
     Action,
@@ -45,7 +45,6 @@ __all__ = [
     "EpisodeCounters",
     "EpisodeStateError",
     "GymforgeError",
-    "HFTokenCounter",
     "InfraError",
     "IntegrityError",
     "Invalid",
