@@ -34,7 +34,7 @@ from gymforge.core.capabilities import (
 )
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.errors import UserError
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.envs.code import CodeEnv
@@ -175,7 +175,7 @@ def test_oracle_path_lengths_of_a_bare_env_are_unknown() -> None:
 
 
 async def _first_turn(attack: Any, env: Any) -> Any:
-    await attack.start(EpisodeContext("t", 0, env))
+    await attack.start(episode_context(attack, env, "t", 0))
     return await attack.act(await env.reset("t", 0))
 
 

@@ -28,9 +28,8 @@ from mcp import StdioServerParameters
 from pydantic import BaseModel
 
 from gymforge.core import Budget, EnvSpec, Reply, Task, ToolCall
-from gymforge.qa_profile import ThroughputBudget
 from gymforge.kit import ToolEnv
-from gymforge.qa import QAProfile
+from gymforge.qa import QAProfile, ThroughputBudget
 from gymforge.tasks import IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.tools import FaultPlan
 from gymforge.tools.mcp_connection import McpConnection

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, SkipValidation
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.episode import Budget
 from gymforge.core.errors import EpisodeStateError
-from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.core.policy import Policy, episode_context
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import (
@@ -199,7 +199,9 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
     async def reset(self, task_id: str, seed: int) -> Observation:
         obs = await super().reset(task_id, seed)
         if self.user is not None:
-            await self.user.start(EpisodeContext(task_id, seed, cast(Environment, self)))
+            await self.user.start(
+                episode_context(self.user, cast(Environment, self), task_id, seed)
+            )
         return obs
 
     async def step(self, action: Action) -> StepResult:

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from gymforge.core.env import Environment, EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.envs.crm.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.crm.policy import (
@@ -84,7 +84,9 @@ class CrmEnv(CrmTools):
 
     async def reset(self, task_id: str, seed: int) -> Observation:
         obs = await super().reset(task_id, seed)
-        await self.requester.start(EpisodeContext(task_id, seed, cast(Environment, self)))
+        await self.requester.start(
+            episode_context(self.requester, cast(Environment, self), task_id, seed)
+        )
         return obs
 
     def state(self) -> State:
