@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from typing import Literal, Protocol, cast, runtime_checkable
 
 from gymforge.core.capabilities import BUDGET, supported
 from gymforge.core.env import Environment
@@ -41,9 +41,9 @@ class EpisodeContext:
 @dataclass(frozen=True)
 class ScriptedContext(EpisodeContext):
     """The context of a scripted policy (``scripted = True``: the oracle, the scripted
-    baselines, red-team attacks, an environment's simulated user): the public facts plus the
-    environment itself, for its oracle, plan, current task and toolset. Only
-    :func:`episode_context` builds one, and only for a policy that declares itself scripted."""
+    baselines, red-team attacks): the public facts plus the environment itself, for its
+    oracle, plan, current task and toolset. Only :func:`episode_context` builds one, and
+    only for a policy that declares itself scripted."""
 
     env: Environment = field(kw_only=True)
 
@@ -68,16 +68,27 @@ def episode_context(
     :class:`ScriptedContext` (with ``env``) when the policy is scripted, else the public
     :class:`EpisodeContext`. Every runner builds contexts here and nowhere else."""
     has_budget = supported(env, BUDGET)
-    counter = getattr(env, "token_counter", None)
-    public: dict[str, Any] = {
-        "sampling_seed": sampling_seed,
-        "rollout": rollout,
-        "max_tokens": has_budget.budget.max_tokens if has_budget is not None else None,
-        "token_counter": cast(TokenCounter, counter) if hasattr(counter, "count_text") else None,
-    }
+    max_tokens = has_budget.budget.max_tokens if has_budget is not None else None
+    found = getattr(env, "token_counter", None)
+    counter = cast(TokenCounter, found) if hasattr(found, "count_text") else None
     if is_scripted(policy):
-        return ScriptedContext(task_id, seed, env=env, **public)
-    return EpisodeContext(task_id, seed, **public)
+        return ScriptedContext(
+            task_id,
+            seed,
+            sampling_seed=sampling_seed,
+            rollout=rollout,
+            max_tokens=max_tokens,
+            token_counter=counter,
+            env=env,
+        )
+    return EpisodeContext(
+        task_id,
+        seed,
+        sampling_seed=sampling_seed,
+        rollout=rollout,
+        max_tokens=max_tokens,
+        token_counter=counter,
+    )
 
 
 def scripted_env(ctx: EpisodeContext, who: str) -> Environment:
