@@ -66,7 +66,7 @@ def test_only_scripted_true_is_a_declaration() -> None:
 
 
 def test_a_scripted_policy_started_with_a_public_context_is_refused_by_name() -> None:
-    with pytest.raises(UserError, match="the oracle policy .* declare scripted = True"):
+    with pytest.raises(UserError, match=r"the oracle policy .* declare scripted = True"):
         asyncio.run(OraclePolicy().start(EpisodeContext("t", 0)))
 
 
