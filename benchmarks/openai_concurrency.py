@@ -122,7 +122,7 @@ async def measure(
         sampling=Sampling(temperature=1.0),
         retry=Retry(max_attempts=1, call_timeout=60.0),
     )
-    ctx = EpisodeContext("bench/v1/d1/s0", 0, None)  # type: ignore[arg-type]
+    ctx = EpisodeContext("bench/v1/d1/s0", 0)
     latencies: list[float] = []
     errors = 0
     phase = {"measuring": False, "stop": False}

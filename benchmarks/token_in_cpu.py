@@ -51,7 +51,7 @@ async def round_cpu(factory: Any, conversations: int, turns: int, seed: int) -> 
 
     async def conversation(i: int) -> None:
         policy = factory()
-        await policy.start(EpisodeContext(f"bench/v1/d1/s{i}", 0, None, sampling_seed=seed + i))  # type: ignore[arg-type]
+        await policy.start(EpisodeContext(f"bench/v1/d1/s{i}", 0, sampling_seed=seed + i))
         await policy.act(RESET)
         for _ in range(turns - 1):
             await policy.act(RESULT)

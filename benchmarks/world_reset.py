@@ -29,7 +29,7 @@ import statistics
 import time
 from typing import Any
 
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.core.seeding import fingerprint
 from gymforge.envs.expenses import ExpensesEnv
 from gymforge.envs.support_desk import SupportDeskEnv
@@ -82,7 +82,7 @@ async def random_steps(env: Any, ids: list[str]) -> Timed:
     steps, spent, cpu = 0, 0.0, 0.0
     for i, task_id in enumerate(ids * 3):
         policy = RandomPolicy()
-        await policy.start(EpisodeContext(task_id, i, env))
+        await policy.start(episode_context(policy, env, task_id, i))
         obs = await env.reset(task_id, i)
         while True:
             action = (await policy.act(obs)).action

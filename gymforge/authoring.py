@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     from gymforge.core.env import EnvSpec
     from gymforge.core.episode import Budget, MalformedPolicy
     from gymforge.core.errors import ToolError
-    from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
     from gymforge.core.seeding import rng
     from gymforge.core.types import JSON, Action, Reply, Task, ToolCall
     from gymforge.core.verdict import Verdict
     from gymforge.kit.tool_env import ToolEnv
     from gymforge.qa.testing import EnvironmentQA
+    from gymforge.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
     from gymforge.reward.compose import ComposedReward
     from gymforge.reward.standard import StandardReward
     from gymforge.tasks.family import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
@@ -87,10 +87,10 @@ _EXPORTS: dict[str, str] = {
     "world_read": "gymforge.world.writes",
     "world_write": "gymforge.world.writes",
     # what QA reads, and QA from pytest
-    "QAProfile": "gymforge.core.qa_profile",
-    "Baselines": "gymforge.core.qa_profile",
-    "RedTeamCase": "gymforge.core.qa_profile",
-    "ThroughputBudget": "gymforge.core.qa_profile",
+    "QAProfile": "gymforge.qa_profile",
+    "Baselines": "gymforge.qa_profile",
+    "RedTeamCase": "gymforge.qa_profile",
+    "ThroughputBudget": "gymforge.qa_profile",
     "EnvironmentQA": "gymforge.qa.testing",
 }
 """Exported name -> the module that defines it (``tests/test_authoring_api.py`` holds this

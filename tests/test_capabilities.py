@@ -24,7 +24,6 @@ from gymforge.core.capabilities import (
     ORACLE,
     ORACLE_PLAN,
     PREFLIGHT,
-    QA,
     TASK,
     TASKS,
     TOOLSET,
@@ -35,8 +34,7 @@ from gymforge.core.capabilities import (
 )
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.errors import UserError
-from gymforge.core.policy import EpisodeContext
-from gymforge.core.qa_profile import QAProfile
+from gymforge.core.policy import episode_context
 from gymforge.core.types import Action, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
 from gymforge.envs.code import CodeEnv
@@ -53,6 +51,7 @@ from gymforge.kit.redteam import (
 )
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa.target import QATarget
+from gymforge.qa_profile import QA, QAProfile
 from gymforge.registry.handle import open_env
 from gymforge.registry.resolve import make_env
 from gymforge.world.attacks import PlanAttack
@@ -87,7 +86,7 @@ class BareEnv:
         return None
 
 
-@pytest.mark.parametrize("cap", CAPABILITIES, ids=lambda c: c.name)
+@pytest.mark.parametrize("cap", (*CAPABILITIES, QA), ids=lambda c: c.name)
 def test_an_env_lacking_a_capability_gets_one_error_naming_env_and_member(
     cap: Capability[Any],
 ) -> None:
@@ -176,7 +175,7 @@ def test_oracle_path_lengths_of_a_bare_env_are_unknown() -> None:
 
 
 async def _first_turn(attack: Any, env: Any) -> Any:
-    await attack.start(EpisodeContext("t", 0, env))
+    await attack.start(episode_context(attack, env, "t", 0))
     return await attack.act(await env.reset("t", 0))
 
 

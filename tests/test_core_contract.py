@@ -16,7 +16,6 @@ from gymforge.core import (
     Environment,
     EnvSpec,
     EpisodeStateError,
-    HFTokenCounter,
     Message,
     Observation,
     Reply,
@@ -29,6 +28,7 @@ from gymforge.core import (
     stable_hash,
 )
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.integrations.hf_tokens import HFTokenCounter
 
 TASK = "ledger.transfer/v1/d1/s251756608"
 OBS = Observation(messages=(Message(role="user", content="hi"),))

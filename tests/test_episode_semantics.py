@@ -19,7 +19,7 @@ from gymforge.core import (
     ToolCall,
     fingerprint,
 )
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.core.tokens import ApproxTokenCounter
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.kit.tool_env import PARSE_ERROR_HINT
@@ -224,7 +224,7 @@ def test_reward_is_sum_of_components_on_every_step() -> None:
         env = PenalizeLedger()
         for i, task_id in enumerate(SOURCE.sample(12, 21, "all")):
             policy = RandomPolicy(reply_rate=0.03)
-            await policy.start(EpisodeContext(task_id, i, env))
+            await policy.start(episode_context(policy, env, task_id, i))
             obs = await env.reset(task_id, i)
             while True:
                 r = await env.step((await policy.act(obs)).action)

@@ -11,7 +11,15 @@ import pytest
 
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext, LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
+from gymforge.rollout import (
+    CapturedTurn,
+    EpisodeContext,
+    LocalExecutor,
+    OraclePolicy,
+    PolicyTurn,
+    RunSpec,
+    run,
+)
 from gymforge.trajectory.export import export
 
 PAIRS = [(t, 1) for t in LedgerEnv.tasks.sample(3, 0, difficulties=[1])]
@@ -42,7 +50,7 @@ class TokenOracle(OraclePolicy):
             prompt[-observation.tokens - 1] = 999
         completion = [500 + self.turn, 600 + self.turn]
         self.context += completion
-        return PolicyTurn(
+        return CapturedTurn(
             action,
             capture_level="tokens",
             prompt_token_ids=prompt,

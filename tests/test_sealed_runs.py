@@ -152,6 +152,7 @@ class DiesOnTask:
     """The oracle, until the named task: then a refused request, which stops the run."""
 
     name = checkpoint = "dies"
+    scripted = True
     task = JOBS[3][0]
 
     def __init__(self) -> None:

@@ -31,11 +31,12 @@ from typing import Any
 from gymforge import __version__
 from gymforge.calibrate.bands import REASONS, Band, calibration_row, no_band_reason
 from gymforge.calibrate.feedback import curriculum_feedback, feed_hard_negatives
-from gymforge.core.errors import ConfigError, UserError, utf8_text
+from gymforge.core.errors import ConfigError, UserError
 from gymforge.evaluate.analysis import failure_log_rows
 from gymforge.evaluate.episodes import EpisodeStats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
 from gymforge.evaluate.metrics import group_outcomes
+from gymforge.tasks.files import utf8_text
 from gymforge.tasks.source import TaskSource
 
 POOL_FILE = "hard_negatives.sqlite"

@@ -61,8 +61,8 @@ def qa(
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
-    from gymforge.core.qa_profile import CHECK_NAMES
     from gymforge.qa import QAOptions, QATarget, run_qa
+    from gymforge.qa_profile import CHECK_NAMES
 
     unknown = sorted(set(check or []) - set(CHECK_NAMES))
     if unknown:

@@ -16,9 +16,8 @@ from gymforge.core.errors import (
     VerifierError,
 )
 from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
-from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.seeding import canonical_json, derive_seed, fingerprint, rng, stable_hash
-from gymforge.core.tokens import ApproxTokenCounter, HFTokenCounter, TokenCounter
+from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import (
     JSON,
     Action,
@@ -36,7 +35,6 @@ __all__ = [
     "JSON",
     "Action",
     "ApproxTokenCounter",
-    "Baselines",
     "Budget",
     "Capability",
     "CaptureLevel",
@@ -47,7 +45,6 @@ __all__ = [
     "EpisodeCounters",
     "EpisodeStateError",
     "GymforgeError",
-    "HFTokenCounter",
     "InfraError",
     "IntegrityError",
     "Invalid",
@@ -57,15 +54,12 @@ __all__ = [
     "Policy",
     "PolicyError",
     "PolicyTurn",
-    "QAProfile",
-    "RedTeamCase",
     "Reply",
     "State",
     "StepResult",
     "SupportsOracle",
     "SyncEnvironment",
     "Task",
-    "ThroughputBudget",
     "TokenCounter",
     "ToolCall",
     "ToolError",

@@ -33,7 +33,6 @@ from gymforge.core.env import SupportsOracle
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
 from gymforge.core.faults import FaultPlan
-from gymforge.core.qa_profile import QAProfile
 from gymforge.core.types import Action, Task
 
 D = TypeVar("D")
@@ -129,15 +128,6 @@ class SupportsOraclePlan(Protocol):
     adapt to faults; tooling uses it for path lengths and plan-editing attacks."""
 
     def oracle_plan(self, task: Task) -> Sequence[Action] | None: ...
-
-
-@runtime_checkable
-class HasQAProfile(Protocol):
-    """``qa``: what ``gymforge qa`` should expect of this environment (verifier kinds,
-    red-team cases, baselines, throughput)."""
-
-    @property
-    def qa(self) -> QAProfile: ...
 
 
 @runtime_checkable
@@ -241,7 +231,6 @@ ORACLE: Capability[SupportsOracle] = Capability("oracle", SupportsOracle, "oracl
 ORACLE_PLAN: Capability[SupportsOraclePlan] = Capability(
     "oracle_plan", SupportsOraclePlan, "reference solution plan"
 )
-QA: Capability[HasQAProfile] = Capability("qa", HasQAProfile, "QA profile")
 TOOLSET: Capability[HasToolset] = Capability("toolset", HasToolset, "toolset")
 BUDGET: Capability[HasBudget] = Capability("budget", HasBudget, "budget")
 DATASETS: Capability[TakesDatasets[Any]] = Capability("datasets", TakesDatasets, "dataset loading")
@@ -259,7 +248,6 @@ CAPABILITIES: tuple[Capability[Any], ...] = (
     TASK,
     ORACLE,
     ORACLE_PLAN,
-    QA,
     TOOLSET,
     BUDGET,
     DATASETS,
@@ -305,7 +293,6 @@ __all__ = [
     "ORACLE",
     "ORACLE_PLAN",
     "PREFLIGHT",
-    "QA",
     "TASK",
     "TASKS",
     "TOOLSET",
@@ -315,7 +302,6 @@ __all__ = [
     "GradesReply",
     "HasBudget",
     "HasPreflight",
-    "HasQAProfile",
     "HasTask",
     "HasTasks",
     "HasToolset",

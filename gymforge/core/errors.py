@@ -12,10 +12,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
+from typing import Literal, get_args
 
 ToolErrorKind = Literal[
     "invalid_arguments",
@@ -133,21 +130,3 @@ class EpisodeStateError(GymforgeError):
 
 class IntegrityError(GymforgeError):
     """A trajectory file failed its digest chain or schema: it was edited or truncated."""
-
-
-def utf8_text(raw: bytes, path: object) -> str:
-    """``raw`` (the bytes of file ``path``) as text; ConfigError naming the first line that
-    is not UTF-8."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text") from None
-
-
-def validation_problem(err: ValidationError) -> str:
-    """A pydantic ``ValidationError`` on one line (its first problem: where, then what), for
-    the ``ConfigError`` that names a bad file's field."""
-    first = err.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "value"
-    return f"{where}: {first['msg']}"

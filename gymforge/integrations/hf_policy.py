@@ -23,6 +23,7 @@ from typing import Any
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation
+from gymforge.rollout.capture import CapturedTurn
 from gymforge.rollout.parsing import parse_text
 
 
@@ -120,7 +121,7 @@ class TransformersPolicy:
         eos = f.tokenizer.eos_token_id
         finish = "stop" if completion and completion[-1] == eos else "length"
         text = f.tokenizer.decode(completion, skip_special_tokens=True)
-        return PolicyTurn(
+        return CapturedTurn(
             parse_text(text, f"call_{self.turns}"),
             capture_level="tokens",
             text=text,

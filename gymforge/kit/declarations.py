@@ -13,6 +13,7 @@ from typing import Any
 
 from gymforge.core.capabilities import CAPABILITIES
 from gymforge.core.errors import UserError
+from gymforge.qa_profile import QA
 
 
 def _norm(name: str) -> str:
@@ -39,7 +40,7 @@ def check_declarations(cls: type, declared: Mapping[str, type]) -> None:
       QAProfile(...)``): tooling reads a ``QAProfile`` only from ``qa``.
 
     ``declared`` maps each declared name to the type its value must have."""
-    known = {*declared, *(m for cap in CAPABILITIES for m in cap.attributes)}
+    known = {*declared, *(m for cap in (*CAPABILITIES, QA) for m in cap.attributes)}
     by_norm = {_norm(n): n for n in known}
     for name, value in vars(cls).items():
         if name.startswith("_"):

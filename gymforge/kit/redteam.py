@@ -29,9 +29,9 @@ from functools import partial
 
 from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
 from gymforge.core.env import SupportsOracle
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import RedTeamCase, VerifierKind
+from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
+from gymforge.qa_profile import RedTeamCase, VerifierKind
 
 CLAIMS = (
     "Done. All requested changes have been completed successfully.",
@@ -44,13 +44,18 @@ class AttackNotApplicable(Exception):
     """Raised by an attack that cannot be built for this task; the episode is not counted."""
 
 
+def _env(ctx: EpisodeContext) -> object:
+    return scripted_env(ctx, "a red-team attack")
+
+
 def _oracle(ctx: EpisodeContext) -> SupportsOracle:
-    return require(ctx.env, ORACLE, "a red-team attack")
+    return require(_env(ctx), ORACLE, "a red-team attack")
 
 
 def _plan(ctx: EpisodeContext) -> list[Action]:
     """The oracle's plan for the current task ([] when the env has no plan or no task)."""
-    planner, current = supported(ctx.env, ORACLE_PLAN), supported(ctx.env, TASK)
+    env = _env(ctx)
+    planner, current = supported(env, ORACLE_PLAN), supported(env, TASK)
     task = current.task if current is not None else None
     if planner is None or task is None:
         return []
@@ -58,13 +63,14 @@ def _plan(ctx: EpisodeContext) -> list[Action]:
 
 
 def _task(ctx: EpisodeContext) -> Task | None:
-    current = supported(ctx.env, TASK)
+    current = supported(_env(ctx), TASK)
     return current.task if current is not None else None
 
 
 class _Attack:
     name = "attack"
     checkpoint = "redteam"
+    scripted = True  # attacks play from the oracle and the hidden task
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.ctx = ctx
@@ -136,7 +142,7 @@ class OracleStopShort(_Attack):
 
 
 def _looks_like_write(ctx: EpisodeContext, action: ToolCall) -> bool:
-    found = supported(ctx.env, TOOLSET)
+    found = supported(_env(ctx), TOOLSET)
     tool = found.toolset.tools.get(action.name) if found is not None else None
     return tool is not None and tool.writes
 

@@ -57,7 +57,6 @@ from pydantic import BaseModel
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import EpisodeStateError, UserError
-from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
@@ -70,6 +69,7 @@ from gymforge.kit.shaping import SHAPING, PotentialShaping, add_components, chec
 from gymforge.kit.turns import PARSE_ERROR_HINT as PARSE_ERROR_HINT  # re-exported
 from gymforge.kit.turns import Outcome, judge, on_invalid
 from gymforge.kit.turns import action_text as action_text  # re-exported: the old path
+from gymforge.qa_profile import QAProfile
 from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
@@ -79,7 +79,6 @@ from gymforge.tools.toolset import Toolset
 if TYPE_CHECKING:
     from gymforge.core.capabilities import (
         HasBudget,
-        HasQAProfile,
         HasTask,
         HasTasks,
         HasToolset,
@@ -87,6 +86,7 @@ if TYPE_CHECKING:
         SupportsOraclePlan,
         TakesDatasets,
     )
+    from gymforge.qa_profile import HasQAProfile
 
 WorldT = TypeVar("WorldT")
 

@@ -1,6 +1,6 @@
 """Environment QA: the ten checks, the red-team library, and the pytest mixin.
 
-The names below load on first use: environments import ``gymforge.core.qa_profile`` to declare
+The names below load on first use: environments import ``gymforge.qa_profile`` to declare
 their ``QAProfile``, and that must not pull in the checks (hypothesis, jsonschema) with it,
 neither in every process that merely uses an environment nor in the fresh process of the
 cross-process checks, whose start-up is part of every QA run.
@@ -12,25 +12,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gymforge.core.qa_profile import (
+    from gymforge.qa.checks.common import CheckResult, QAOptions
+    from gymforge.qa.suite import QAReport, run_check, run_qa
+    from gymforge.qa.target import QATarget
+    from gymforge.qa_profile import (
         CHECK_NAMES,
         Baselines,
         QAProfile,
         RedTeamCase,
         ThroughputBudget,
     )
-    from gymforge.qa.checks.common import CheckResult, QAOptions
-    from gymforge.qa.suite import QAReport, run_check, run_qa
-    from gymforge.qa.target import QATarget
 
 _WHERE = {
     "CheckResult": "gymforge.qa.checks.common",
     "QAOptions": "gymforge.qa.checks.common",
-    "CHECK_NAMES": "gymforge.core.qa_profile",
-    "Baselines": "gymforge.core.qa_profile",
-    "QAProfile": "gymforge.core.qa_profile",
-    "RedTeamCase": "gymforge.core.qa_profile",
-    "ThroughputBudget": "gymforge.core.qa_profile",
+    "CHECK_NAMES": "gymforge.qa_profile",
+    "Baselines": "gymforge.qa_profile",
+    "QAProfile": "gymforge.qa_profile",
+    "RedTeamCase": "gymforge.qa_profile",
+    "ThroughputBudget": "gymforge.qa_profile",
     "QAReport": "gymforge.qa.suite",
     "run_check": "gymforge.qa.suite",
     "run_qa": "gymforge.qa.suite",

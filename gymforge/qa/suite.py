@@ -6,11 +6,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymforge.core.qa_profile import CHECK_NAMES
 from gymforge.qa.checks import MODULES
 from gymforge.qa.checks.common import CheckResult, QAOptions, timed
 from gymforge.qa.fresh import prestart
 from gymforge.qa.target import QATarget
+from gymforge.qa_profile import CHECK_NAMES
 
 CHECKS: dict[str, Any] = {m.NAME: m for m in MODULES}
 assert tuple(CHECKS) == CHECK_NAMES, "check modules and CHECK_NAMES disagree"

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gymforge.core.capabilities import BUDGET, ORACLE, QA, TASKS, supported
+from gymforge.core.capabilities import BUDGET, ORACLE, TASKS, supported
 from gymforge.core.env import Environment, EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile
+from gymforge.qa_profile import QA, QAProfile
 from gymforge.registry.resolve import BUILTIN, resolve_factory
 from gymforge.tasks.source import TaskSource
 

@@ -1,6 +1,7 @@
 """Rollouts: policies, scripted baselines, the episode loop, the runner and its executors."""
 
 from gymforge.core.policy import CaptureLevel, EpisodeContext, Policy, PolicyTurn
+from gymforge.rollout.capture import CapturedTurn, turn_record
 from gymforge.rollout.episode import run_episode
 from gymforge.rollout.executors import Executor, LocalExecutor
 from gymforge.rollout.jobs import Job, epoch_jobs, expand
@@ -17,6 +18,7 @@ from gymforge.trajectory.schema import EpisodeKeys
 
 __all__ = [
     "CaptureLevel",
+    "CapturedTurn",
     "EpisodeContext",
     "EpisodeKeys",
     "Executor",
@@ -37,4 +39,5 @@ __all__ = [
     "run_sync",
     "scripted_policy",
     "summarize",
+    "turn_record",
 ]

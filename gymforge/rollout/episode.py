@@ -11,9 +11,10 @@ from typing import Any
 from gymforge.core.capabilities import TASK, supported
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import EPISODE_TIMEOUT, InfraError, PolicyStopped
-from gymforge.core.policy import EpisodeContext, FinishingPolicy, Policy, PolicyTurn
+from gymforge.core.policy import FinishingPolicy, Policy, PolicyTurn, episode_context
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation
+from gymforge.rollout.capture import turn_record
 from gymforge.rollout.gcpace import paced_collections
 from gymforge.trajectory.outcome import verifier_error_reason
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
@@ -162,10 +163,11 @@ async def _steps(
 ) -> str | None:
     """Play into ``played``; the reason the policy stopped the episode early, if it did."""
     try:
-        ctx = EpisodeContext(
+        ctx = episode_context(
+            policy,
+            env,
             keys.task_id,
             keys.seed,
-            env,
             sampling_seed=keys.sampling_seed or 0,
             rollout=keys.rollout,
         )
@@ -195,7 +197,7 @@ async def _steps(
         result = await env.step(turn.action)
         fp = fingerprint(await env.snapshot())
         timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
-        records.append(step_record(base, step, turn.action, turn.record(), result, fp, timing))
+        records.append(step_record(base, step, turn.action, turn_record(turn), result, fp, timing))
         played.result = result
         obs = result.observation
         if result.terminated or result.truncated:

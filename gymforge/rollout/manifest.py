@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 import gymforge
 from gymforge.core.env import EnvSpec
-from gymforge.core.errors import ConfigError, validation_problem
+from gymforge.core.errors import ConfigError
 from gymforge.rollout.spec import RunSpec, recorded_fields
 from gymforge.sandbox.selection import describe_selection
 
@@ -169,7 +169,7 @@ def manifest_spec(manifest: dict[str, Any], path: str | Path) -> RunSpec:
     try:
         return RunSpec.model_validate(manifest["run"])
     except ValidationError as err:
-        raise ConfigError(f"{path}: run.{validation_problem(err)}") from None
+        raise ConfigError(f"{path}: run.{_validation_problem(err)}") from None
 
 
 def resume_mismatches(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -224,3 +224,11 @@ def _hashes(manifest: dict[str, Any]) -> list[str]:
 def _show(value: Any) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _validation_problem(err: ValidationError) -> str:
+    """A pydantic ``ValidationError`` on one line (its first problem: where, then what), for
+    the ``ConfigError`` that names a bad file's field."""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "value"
+    return f"{where}: {first['msg']}"

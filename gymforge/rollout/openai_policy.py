@@ -141,7 +141,7 @@ class OpenAIPolicy:
         self._rng = random.Random(
             derive_seed("openai-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
         )
-        self.budget.start(ctx.env)
+        self.budget.start(ctx)
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if observation.tools:

@@ -46,8 +46,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gymforge.core.policy import CaptureLevel, PolicyTurn
+from gymforge.core.policy import CaptureLevel
 from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall
+from gymforge.rollout.capture import CapturedTurn
 
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
@@ -283,8 +284,8 @@ def turn_from_response(
     weight_version: str | None,
     call_id: str = "call_0",
     text_tool_calls: bool = True,
-) -> tuple[PolicyTurn, dict[str, Any]]:
-    """The ``PolicyTurn`` of a chat-completion response and its transcript message."""
+) -> tuple[CapturedTurn, dict[str, Any]]:
+    """The ``CapturedTurn`` of a chat-completion response and its transcript message."""
     choice = data["choices"][0]
     message = choice.get("message")
     parsed = parse_assistant_message(message, call_id, text_tool_calls=text_tool_calls)
@@ -292,7 +293,7 @@ def turn_from_response(
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     finish = choice.get("finish_reason")
     model = data.get("model")
-    turn = PolicyTurn(
+    turn = CapturedTurn(
         action=parsed.action,
         text=content if isinstance(content, str) else None,
         tool_calls=calls if isinstance(calls, list) and calls else None,

@@ -17,7 +17,7 @@ from typing import Any
 
 from gymforge.core.env import SupportsOracle, has_oracle
 from gymforge.core.errors import UserError
-from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn, scripted_env
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Invalid, Observation, Reply, ToolCall
 
@@ -93,11 +93,13 @@ class OraclePolicy:
     """Follows the environment's reference solution (``SupportsOracle.oracle_action``)."""
 
     name = checkpoint = "oracle"
+    scripted = True
 
     async def start(self, ctx: EpisodeContext) -> None:
-        if not has_oracle(ctx.env):
-            raise UserError(f"{ctx.env.spec.id} has no oracle (no oracle_action)")
-        self._env: SupportsOracle = ctx.env
+        env = scripted_env(ctx, "the oracle policy")
+        if not has_oracle(env):
+            raise UserError(f"{env.spec.id} has no oracle (no oracle_action)")
+        self._env: SupportsOracle = env
 
     async def act(self, observation: Observation) -> PolicyTurn:
         return PolicyTurn(await self._env.oracle_action())
@@ -122,6 +124,7 @@ class RandomPolicy:
     module docstring), and now and then an empty or evasive reply."""
 
     name = checkpoint = "random"
+    scripted = True  # its single-turn answers take the form of the oracle's
 
     def __init__(self, reply_rate: float = 0.08, junk_rate: float = 0.15) -> None:
         self.reply_rate = reply_rate
@@ -130,7 +133,7 @@ class RandomPolicy:
     async def start(self, ctx: EpisodeContext) -> None:
         self._r = random.Random(derive_seed("random-policy", ctx.task_id, ctx.seed, ctx.rollout))
         self._tools: list[dict[str, Any]] = []
-        self._env = ctx.env
+        self._env = scripted_env(ctx, "the random policy")
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if observation.tools:

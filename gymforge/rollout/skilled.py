@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import UnknownTaskError, UserError
-from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
 from gymforge.tasks.family import parse_task_id
@@ -33,6 +33,7 @@ class SkilledPolicy:
     """
 
     name = "skilled"
+    scripted = True
 
     def __init__(self, skill: float | Mapping[int | None, float]) -> None:
         values = [skill] if isinstance(skill, int | float) else list(skill.values())
@@ -55,9 +56,10 @@ class SkilledPolicy:
     async def start(self, ctx: EpisodeContext) -> None:
         coin = random.Random(derive_seed("skilled-coin", ctx.task_id, ctx.sampling_seed))
         self.followed = coin.random() < self.probability(ctx.task_id)
-        if self.followed and not isinstance(ctx.env, SupportsOracle):
-            raise UserError(f"{ctx.env.spec.id} has no oracle for a skilled policy to follow")
-        self._env = ctx.env
+        env = scripted_env(ctx, "the skilled policy")
+        if self.followed and not isinstance(env, SupportsOracle):
+            raise UserError(f"{env.spec.id} has no oracle for a skilled policy to follow")
+        self._env = env
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if self.followed:

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
-from gymforge.core.capabilities import BUDGET, supported
 from gymforge.core.errors import ContextLengthExceeded
+from gymforge.core.policy import EpisodeContext
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Observation
 from gymforge.kit.tool_env import action_text
@@ -47,14 +47,12 @@ class TurnBudget:
         self.used = 0
         self.counter: TokenCounter = ApproxTokenCounter()
 
-    def start(self, env: object) -> None:
-        """A new episode of ``env``: its token budget (if it declares one) and counter."""
-        has = supported(env, BUDGET)
-        self.limit = has.budget.max_tokens if has is not None else None
-        counter = getattr(env, "token_counter", None)
-        self.counter = (
-            cast(TokenCounter, counter) if hasattr(counter, "count_text") else ApproxTokenCounter()
-        )
+    def start(self, ctx: EpisodeContext) -> None:
+        """A new episode: the environment's token budget (if it declares one) and counter,
+        as its context gives them."""
+        self.limit = ctx.max_tokens
+        counter = ctx.token_counter
+        self.counter = counter if counter is not None else ApproxTokenCounter()
         self.used = 0
 
     def observe(self, observation: Observation) -> None:

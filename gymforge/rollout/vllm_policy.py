@@ -52,6 +52,7 @@ from gymforge.core.errors import ContextLengthExceeded, UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, ToolCall
+from gymforge.rollout.capture import CapturedTurn
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
 from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.parsing import message_dict
@@ -183,7 +184,7 @@ class VLLMPolicy:
         self._rng = random.Random(
             derive_seed("vllm-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
         )
-        self.budget.start(ctx.env)
+        self.budget.start(ctx)
 
     async def next_prompt(self, observation: Observation) -> list[int]:
         """The exact prompt ids of the coming turn (module docstring)."""
@@ -247,7 +248,7 @@ class VLLMPolicy:
         self.budget.acted(action)
         self._last_call = action.name if isinstance(action, ToolCall) else None
         finish, model = choice.get("finish_reason"), data.get("model")
-        return PolicyTurn(
+        return CapturedTurn(
             action=action,
             capture_level="tokens",
             text=text,

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gymforge.core.capabilities import BUDGET, ORACLE, ORACLE_PLAN, QA, TOOLSET, supported
+from gymforge.core.capabilities import BUDGET, ORACLE, ORACLE_PLAN, TOOLSET, supported
 from gymforge.core.env import Environment
 from gymforge.core.errors import UnknownTaskError
-from gymforge.core.qa_profile import QAProfile
+from gymforge.qa_profile import QA, QAProfile
 from gymforge.registry.handle import task_source
 from gymforge.serve.protocol import PROTOCOL_VERSION, spec_json, task_view
 from gymforge.tasks.family import ChoiceKnob, IntKnob

@@ -26,9 +26,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
+from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.types import Action, Observation
+from gymforge.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.serve.http import RemoteError
 from gymforge.serve.protocol import FaultPlanModel
 from gymforge.tools.faults import FaultPlan
@@ -107,15 +107,17 @@ class RemoteCasePolicy:
     """Drives a server-side red-team case for one episode on a remote environment."""
 
     checkpoint = "redteam"
+    scripted = True  # it drives a server-side attack through the session the runner hands it
 
     def __init__(self, case: str) -> None:
         self.case = case
         self.name = f"redteam:{case}"
 
     async def start(self, ctx: EpisodeContext) -> None:
-        if not isinstance(ctx.env, ServedSession):
+        env = scripted_env(ctx, f"red-team case {self.case!r}")
+        if not isinstance(env, ServedSession):
             raise RemoteError(f"red-team case {self.case!r} runs only on a served environment")
-        self._request = ctx.env._policy_request
+        self._request = env._policy_request
         await self._request(
             {"type": "policy_start", "case": self.case, "task_id": ctx.task_id, "seed": ctx.seed}
         )

@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from gymforge.core.capabilities import TASK, TOOLSET, supported
 from gymforge.core.env import SupportsOracle
 from gymforge.core.errors import EpisodeStateError, UnknownTaskError
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.core.types import Task
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
@@ -300,7 +300,7 @@ class Session:
         if case is None:
             raise Refused("unsupported", f"no red-team case {msg.case!r}")
         policy = case.make_policy()
-        await policy.start(EpisodeContext(msg.task_id, msg.seed, self.env))
+        await policy.start(episode_context(policy, self.env, msg.task_id, msg.seed))
         self.policy = policy
         return {"type": "ok"}
 

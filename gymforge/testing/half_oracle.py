@@ -16,6 +16,8 @@ class HalfOracle:
     """The oracle where the task id's number is even, ``plan(n)`` (played in order) where it
     is odd."""
 
+    scripted = True
+
     def __init__(self, name: str, plan: Callable[[int], list[Action]]) -> None:
         self.name = self.checkpoint = name
         self._build = plan

@@ -15,7 +15,7 @@ from typing import Any
 
 from gymforge.core.capabilities import ORACLE_PLAN, TASK, require
 from gymforge.core.errors import EpisodeStateError
-from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.types import Action, Observation, Task, ToolCall
 from gymforge.kit.redteam import AttackNotApplicable
 
@@ -24,6 +24,7 @@ PlanEdit = Callable[[Task, list[Action]], list[Action] | None]
 
 class PlanAttack:
     name = checkpoint = "redteam"
+    scripted = True  # it edits the oracle's plan of the hidden task
 
     def __init__(self, edit: PlanEdit, applies_after: Callable[[Any], bool] | None = None) -> None:
         self.edit = edit
@@ -35,7 +36,7 @@ class PlanAttack:
         self.i = 0
 
     async def act(self, observation: Observation) -> PolicyTurn:
-        env = self.ctx.env
+        env = scripted_env(self.ctx, "a plan-editing attack")
         if self.plan is None:
             task = require(env, TASK, "a plan-editing attack").task
             if task is None:

@@ -33,7 +33,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from gymforge.core.episode import Budget
-from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.core.policy import Policy, episode_context
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import JSON, Message, State, Task, ToolCall
@@ -183,7 +183,7 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
 
     async def on_reset(self, task: Task) -> None:
         if self.user is not None:
-            await self.user.start(EpisodeContext(task.task_id, self.seed, self))
+            await self.user.start(episode_context(self.user, self, task.task_id, self.seed))
 
     def extra_reward(self) -> dict[str, float]:
         """This step's process credit (``process_credit``), if the environment gives any."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.types import Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
@@ -156,12 +156,13 @@ class Cheater:
     anything up: success in fewer steps than the reference path. The screen must flag it."""
 
     name = checkpoint = "cheater"
+    scripted = True  # it reads the hidden moves off the environment
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.inner = SkilledPolicy(1.0)
         await self.inner.start(ctx)
         self.cheat = ctx.task_id.endswith(("1", "3"))
-        self.env = ctx.env
+        self.env = scripted_env(ctx, "the cheater")
         self.moves: list[Any] | None = None
 
     async def act(self, observation: Any) -> PolicyTurn:

@@ -31,7 +31,7 @@ from gymforge.integrations.trl import (
     task_rows,
 )
 from gymforge.integrations.trl_rollout import server_policy_for
-from gymforge.rollout import EpisodeContext, OraclePolicy, PolicyTurn
+from gymforge.rollout import CapturedTurn, EpisodeContext, OraclePolicy, PolicyTurn
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.tasks import HeldOutError
 from gymforge.testing import (
@@ -201,7 +201,7 @@ class TokenOracle(OraclePolicy):
         prompt = list(self.context)
         completion = [500 + self.turn, 600 + self.turn]
         self.context += completion
-        return PolicyTurn(
+        return CapturedTurn(
             action,
             capture_level="tokens",
             prompt_token_ids=prompt,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from gymforge.core.qa_profile import NOT_SUPPLIED, not_supplied
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.qa.checks.common import CheckResult, QAOptions
 from gymforge.qa.suite import QAReport, run_check
 from gymforge.qa.target import QATarget
+from gymforge.qa_profile import NOT_SUPPLIED, not_supplied
 
 WHY = not_supplied("SomeFramework 1.0", "the server has no held-out split")
 

@@ -79,6 +79,7 @@ class TextOracle:
     carries the text, and the action is what that text parses to."""
 
     name = checkpoint = "text-oracle"
+    scripted = True
 
     def __init__(self) -> None:
         self.inner = OraclePolicy()

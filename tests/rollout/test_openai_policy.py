@@ -12,7 +12,7 @@ import pytest
 from openai_helpers import arun
 
 from gymforge.core.errors import InfraError, PolicyError, UserError
-from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.policy import EpisodeContext, PolicyTurn, episode_context
 from gymforge.core.types import Invalid, Message, Observation, Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout.context_full import prompt_tokens
@@ -46,7 +46,8 @@ Factory = Callable[..., OpenAIPolicyFactory]
 
 
 def ctx(sampling_seed: int = 0) -> EpisodeContext:
-    return EpisodeContext("t/v1/d1/s1", 3, LedgerEnv(), sampling_seed=sampling_seed)
+    """A model policy's context for an episode of the ledger (its budget, its counter)."""
+    return episode_context(None, LedgerEnv(), "t/v1/d1/s1", 3, sampling_seed=sampling_seed)
 
 
 def play(

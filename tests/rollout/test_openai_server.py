@@ -42,7 +42,7 @@ def test_many_concurrent_conversations_share_one_client(server: OpenAITestServer
 
     async def conversation(i: int) -> list[Reply]:
         policy = factory()
-        await policy.start(EpisodeContext("t", i, None, sampling_seed=i))  # type: ignore[arg-type]
+        await policy.start(EpisodeContext("t", i, sampling_seed=i))
         return [(await policy.act(obs)).action for _ in range(2)]  # type: ignore[misc]
 
     async def go() -> list[list[Reply]]:

@@ -17,11 +17,12 @@ from openai_helpers import FAST_RETRY, arun, ledger_oracle_responder
 
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ContextLengthExceeded, UserError
+from gymforge.core.policy import episode_context
 from gymforge.core.tokens import ApproxTokenCounter
 from gymforge.core.types import Message, Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.kit.tool_env import action_text
-from gymforge.rollout import EpisodeContext, LocalExecutor, RunSpec
+from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.context_full import is_context_full, room
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.rollout.runner import RunResult, run
@@ -211,7 +212,7 @@ def test_openai_prompt_exactly_filling_the_context_truncates() -> None:
         async def go() -> None:
             policy = factory()
             try:
-                await policy.start(EpisodeContext("t", 0, LedgerEnv()))
+                await policy.start(episode_context(policy, LedgerEnv(), "t", 0))
                 await policy.act(RESET)
             finally:
                 await factory.aclose()

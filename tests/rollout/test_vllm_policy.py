@@ -11,9 +11,10 @@ import pytest
 from openai_helpers import FAST_RETRY, arun, ledger_oracle_responder
 
 from gymforge.core.errors import UserError
+from gymforge.core.policy import episode_context
 from gymforge.core.types import Invalid, Message, Observation, Reply, ToolCall
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.rollout import EpisodeContext, LocalExecutor, RunSpec
+from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.resolve import resolve_policy
 from gymforge.rollout.runner import run
 from gymforge.rollout.server import Sampling
@@ -102,7 +103,7 @@ def test_delta_is_what_the_template_adds_after_an_assistant_turn() -> None:
 
         async def go() -> list[Any]:
             policy = made()
-            await policy.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            await policy.start(episode_context(policy, LedgerEnv(), "t/v1/d1/s1", 0))
             one = await policy.act(RESET)
             tool = Message(role="tool", content='{"ok": true}', tool_call_id="call_1")
             two = await policy.act(Observation(messages=(tool,)))
@@ -130,7 +131,7 @@ def test_stop_string_stays_in_the_token_sequence() -> None:
 
         async def go() -> list[Any]:
             policy = made()
-            await policy.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            await policy.start(episode_context(policy, LedgerEnv(), "t/v1/d1/s1", 0))
             one = await policy.act(RESET)
             two = await policy.act(Observation(messages=(Message(role="user", content="go"),)))
             await made.aclose()
@@ -175,7 +176,7 @@ def test_a_plain_server_is_detected_at_the_first_request(
 
         async def go() -> None:
             policy = made()
-            await policy.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            await policy.start(episode_context(policy, LedgerEnv(), "t/v1/d1/s1", 0))
             try:
                 await policy.act(RESET)
             finally:
@@ -267,11 +268,11 @@ def test_factory_pickles_for_ray_after_use() -> None:
 
         async def go() -> Any:
             policy = made()
-            await policy.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            await policy.start(episode_context(policy, LedgerEnv(), "t/v1/d1/s1", 0))
             turn = await policy.act(RESET)
             copy = pickle.loads(pickle.dumps(made))
             again = copy()
-            await again.start(EpisodeContext("t/v1/d1/s1", 0, LedgerEnv()))
+            await again.start(episode_context(again, LedgerEnv(), "t/v1/d1/s1", 0))
             turn2 = await again.act(RESET)
             await copy.aclose()
             await made.aclose()

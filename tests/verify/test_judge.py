@@ -16,11 +16,11 @@ import pytest
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
-from gymforge.core.qa_profile import QAProfile
 from gymforge.core.types import Action, Reply, Task
 from gymforge.core.verdict import Verdict
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa import QAOptions, QATarget, run_qa
+from gymforge.qa_profile import QAProfile
 from gymforge.tasks import AnswerTruth, ChoiceKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.verify.llm_judge import (
     ATTACKS,

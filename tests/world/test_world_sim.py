@@ -90,7 +90,7 @@ def test_policy_user_goes_through_the_policy_interface() -> None:
         ["Sure, it's dana@mail.example.", "Yes, go ahead.", "Thanks! ###STOP###"]
     )
     user = PolicyUser(policy, PERSONA)
-    asyncio.run(user.start(EpisodeContext("t", 0, None)))  # type: ignore[arg-type]
+    asyncio.run(user.start(EpisodeContext("t", 0)))
     first = say(user, "What is your email?")
     assert first.events == (("reveal", {"slot": "email"}),)
     assert (

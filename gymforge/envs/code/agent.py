@@ -42,8 +42,7 @@ from gymforge.core.capabilities import TASK, require
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import RedTeamCase
+from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
 from gymforge.envs.code.env import CodeEnv, CodeEnvBase, answer_language
@@ -57,6 +56,7 @@ from gymforge.envs.code.truth import (
     StdioTruth,
 )
 from gymforge.kit.redteam import AttackNotApplicable
+from gymforge.qa_profile import RedTeamCase
 from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.intake import entry_file, take_in
 from gymforge.tasks.truth import dump_truth
@@ -161,6 +161,7 @@ class PlantThenRead:
     submits functions that return what the files say. Judging never sees the workspace."""
 
     name = checkpoint = "plant_then_read"
+    scripted = True
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.ctx, self.planted = ctx, False
@@ -169,7 +170,8 @@ class PlantThenRead:
         if not self.planted:
             self.planted = True
             return PolicyTurn(ToolCall(name="run_code", arguments={"code": PLANT}))
-        task = require(self.ctx.env, TASK, "the plant_then_read attack").task
+        env = scripted_env(self.ctx, "the plant_then_read attack")
+        task = require(env, TASK, "the plant_then_read attack").task
         truth = CodeTruth.model_validate(task.truth).root if task is not None else None
         entry = truth.entry_point if isinstance(truth, CallsTruth | HumanEvalTruth) else None
         if not entry:

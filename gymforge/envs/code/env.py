@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ConfigError, VerifierError
-from gymforge.core.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.envs.code.truth import (
@@ -42,6 +41,7 @@ from gymforge.envs.code.truth import (
     TaskLimits,
 )
 from gymforge.kit.tool_env import ToolEnv, WorldT
+from gymforge.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl

@@ -19,8 +19,7 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.policy import EpisodeContext
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
+from gymforge.core.policy import episode_context
 from gymforge.core.types import Action, Message, Reply, State, Task, ToolCall
 from gymforge.envs.crm.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.crm.policy import (
@@ -35,6 +34,7 @@ from gymforge.envs.crm.requester import PolicyRequester, ScriptedRequester
 from gymforge.envs.crm.schema import SCHEMA
 from gymforge.envs.crm.seed import TEAMS
 from gymforge.envs.crm.writes import CrmTools
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan
@@ -84,7 +84,7 @@ class CrmEnv(CrmTools):
 
     async def on_reset(self, task: Task) -> None:
         await super().on_reset(task)
-        await self.requester.start(EpisodeContext(task.task_id, self.seed, self))
+        await self.requester.start(episode_context(self.requester, self, task.task_id, self.seed))
 
     def state(self) -> State:
         out = super().state()

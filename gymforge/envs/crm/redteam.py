@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.crm.pipeline import missing
 from gymforge.envs.crm.policy import WRITE_TOOLS
 from gymforge.envs.crm.scenarios import QUESTION
 from gymforge.envs.crm.truth import CrmTruth
+from gymforge.qa_profile import RedTeamCase
 from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write
 

@@ -24,10 +24,10 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.kit.redteam import CraftedReply
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.tasks.split import Region

@@ -17,13 +17,13 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.expenses.policy import PROCESS_RULES, SYSTEM_PROMPT
 from gymforge.envs.expenses.redteam import REDTEAM
 from gymforge.envs.expenses.scenarios import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.expenses.schema import SCHEMA
 from gymforge.envs.expenses.tools import STATUS, ExpenseTools
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.standard import StandardReward
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.expenses.policy import WRITE_TOOLS
 from gymforge.envs.expenses.truth import ExpenseTruth
+from gymforge.qa_profile import RedTeamCase
 from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write
 

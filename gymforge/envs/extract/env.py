@@ -23,13 +23,13 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.extract import invoice, shipping, ticket
 from gymforge.envs.extract.base import ExtractFamily, ExtractTruth, fenced_json
 from gymforge.envs.extract.redteam import CASES
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.reward.standard import StandardReward
 from gymforge.tasks import Split, TaskSource
 from gymforge.verify.json_schema import JsonSchemaVerifier

@@ -25,10 +25,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.extract.base import ExtractTruth, fenced_json
 from gymforge.kit.redteam import CraftedReply
+from gymforge.qa_profile import RedTeamCase
 
 Craft = Callable[[Task], str | None]
 

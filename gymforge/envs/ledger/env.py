@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.tools import FaultPlan, tool
 from gymforge.verify import Verdict

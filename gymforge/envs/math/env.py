@@ -32,7 +32,6 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
@@ -40,6 +39,7 @@ from gymforge.envs.math.conventions import CONVENTIONS, Convention, as_boxed_rep
 from gymforge.envs.math.shapes import detect
 from gymforge.envs.math.truth import MathTruth
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.reward import ComposedReward, FormReward, StandardReward
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict

@@ -39,13 +39,13 @@ from pydantic import BaseModel, ConfigDict
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import InfraError
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.core.types import Message, State, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.interop_rows import rows_dataset
 from gymforge.envs.openenv_adapter.server import ServerInfo, read_server
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.reward.standard import StepCosts
 from gymforge.tasks import ChoiceKnob, ParamSpace, Split, TaskFamily, TaskSource
 

@@ -26,12 +26,12 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.puzzles.dataset import load_puzzles
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.envs.puzzles.redteam import CASES
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.tasks import Split, TaskSource
 from gymforge.tasks.dataset import Dataset
 from gymforge.verify import Verdict

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.puzzles import coloring, shortest_path
 from gymforge.envs.puzzles.coloring import ColoringTruth
 from gymforge.envs.puzzles.shortest_path import PathTruth
 from gymforge.kit.redteam import CraftedReply
+from gymforge.qa_profile import RedTeamCase
 from gymforge.verify.puzzles import countdown, knights_knaves, sudoku
 from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.verify.puzzles.countdown import CountdownTruth

@@ -28,7 +28,6 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.envs.reasoning_gym.family import RG_VERSION, ReasoningGymFamily, RgTruth
 from gymforge.envs.reasoning_gym.redteam import cases_for
@@ -36,6 +35,7 @@ from gymforge.envs.reasoning_gym.sandboxed import require_scorer_sandbox
 from gymforge.envs.reasoning_gym.scoring import answer_chars, score, score_trusted
 from gymforge.envs.reasoning_gym.strict import STRICT
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.tasks import Split, TaskSource
 from gymforge.verify import Verdict
 

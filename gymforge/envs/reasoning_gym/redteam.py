@@ -31,10 +31,10 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Task
 from gymforge.envs.reasoning_gym.family import RgTruth
 from gymforge.kit.redteam import CraftedReply, wrong_answer
+from gymforge.qa_profile import RedTeamCase
 from gymforge.verify.puzzles import countdown
 
 if TYPE_CHECKING:

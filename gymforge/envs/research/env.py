@@ -22,7 +22,6 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.seeding import uniform
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.research.corpus import SOURCE_RULES, corpus
@@ -35,6 +34,7 @@ from gymforge.envs.research.grading import (
 )
 from gymforge.envs.research.redteam import REDTEAM
 from gymforge.envs.research.tools import READ_TOOLS, SCHEMA, ResearchTools
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.standard import StandardReward
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.research.corpus import corpus
 from gymforge.envs.research.truth import ResearchTruth, task_truth
+from gymforge.qa_profile import RedTeamCase
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop
 
 Rewrite = Callable[[ResearchTruth, dict[str, Any]], dict[str, Any] | None]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.spreadsheet.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.spreadsheet.judge import judge
@@ -21,6 +20,7 @@ from gymforge.envs.spreadsheet.redteam import REDTEAM
 from gymforge.envs.spreadsheet.schema import SCHEMA
 from gymforge.envs.spreadsheet.tools import SheetTools
 from gymforge.envs.spreadsheet.truth import SheetTruth
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.standard import StandardReward
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan

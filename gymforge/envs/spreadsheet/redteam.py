@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from openpyxl.utils.cell import column_index_from_string
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.spreadsheet.build import span
 from gymforge.envs.spreadsheet.policy import WRITE_TOOLS
 from gymforge.envs.spreadsheet.truth import CellValue, SheetTruth
+from gymforge.qa_profile import RedTeamCase
 from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write
 

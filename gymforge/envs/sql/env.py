@@ -30,12 +30,12 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.sql.family import FAMILIES, HELD_OUT_FAMILY, SqlTruth, fixtures
 from gymforge.envs.sql.redteam import CASES, fenced
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.tasks import Split, TaskSource
 from gymforge.verify.sql import SqlVerifier
 

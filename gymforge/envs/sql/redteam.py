@@ -20,9 +20,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.envs.sql.family import SqlTruth, database, fixtures
 from gymforge.kit.redteam import CraftedReply
+from gymforge.qa_profile import RedTeamCase
 from gymforge.verify.sql import QueryRefused, compare_results, run_query
 
 Craft = Callable[[SqlTruth], str | None]

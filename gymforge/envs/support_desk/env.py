@@ -15,7 +15,6 @@ from typing import Any
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.support_desk.families import FAMILIES, SPLIT, TRAIN_FAMILIES
 from gymforge.envs.support_desk.policy import (
@@ -28,6 +27,7 @@ from gymforge.envs.support_desk.policy import (
 from gymforge.envs.support_desk.redteam import REDTEAM
 from gymforge.envs.support_desk.schema import SCHEMA
 from gymforge.envs.support_desk.tools import DeskTools
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.process import RuleCredit
 from gymforge.tasks import TaskSource
 from gymforge.tools import FaultPlan

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.support_desk.policy import WRITE_TOOLS
 from gymforge.envs.support_desk.truth import DeskTruth, Issue
+from gymforge.qa_profile import RedTeamCase
 from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack, PlanEdit, drop, repeat_last_write, replace_args
 

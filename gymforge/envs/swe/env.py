@@ -26,7 +26,6 @@ from typing import Any
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
-from gymforge.core.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.core.verdict import Verdict
@@ -42,6 +41,7 @@ from gymforge.envs.swe.runner import COMMAND, ENTRY, TEST_RUNNER, parse_report
 from gymforge.envs.swe.taskfile import load_task_file
 from gymforge.envs.swe.truth import Issue, SweTruth
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.sandbox import Limits, Result, SandboxJob, Status
 from gymforge.sandbox.preflight import require_read_only_files, require_sandbox
 from gymforge.tasks import Dataset, TaskSource

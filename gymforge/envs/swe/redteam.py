@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.envs.swe.truth import ABSENT, SweTruth
+from gymforge.qa_profile import RedTeamCase
 from gymforge.tasks.truth import TruthCodec
 from gymforge.world.attacks import PlanAttack
 

@@ -40,13 +40,13 @@ from verifiers.legacy.utils.env_utils import load_environment
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
-from gymforge.core.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.core.types import Action, Message, Reply, State, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.verifiers_adapter.episode import VF_VERSION, VfEpisode, to_messages
 from gymforge.envs.verifiers_adapter.rows import VfRowTruth, as_dataset
 from gymforge.envs.verifiers_adapter.sandboxed import require
 from gymforge.kit.tool_env import ToolEnv
+from gymforge.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.reward.standard import StepCosts
 from gymforge.tasks import Split, TaskSource
 

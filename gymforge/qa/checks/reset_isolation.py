@@ -29,7 +29,7 @@ import contextlib
 from typing import Any
 
 from gymforge.core.env import Environment
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.core.seeding import canonical_json, fingerprint
 from gymforge.qa.checks.common import (
     CheckFailed,
@@ -153,7 +153,7 @@ async def _explain_state(target: QATarget, dirty: Environment, ref: Records, k: 
 async def _abandon(env: Environment, task_id: str, seed: int) -> None:
     """Start an episode with a few random actions and walk away from it."""
     policy = RandomPolicy(reply_rate=0.0)
-    await policy.start(EpisodeContext(task_id, seed, env))
+    await policy.start(episode_context(policy, env, task_id, seed))
     obs = await env.reset(task_id, seed)
     for _ in range(3):
         result = await env.step((await policy.act(obs)).action)

@@ -19,7 +19,7 @@ import statistics
 import time
 from typing import Any
 
-from gymforge.core.policy import EpisodeContext
+from gymforge.core.policy import episode_context
 from gymforge.qa.checks.common import CheckFailed, QAOptions, jobs, run_async
 from gymforge.qa.checks.machine_speed import Slowdown, measure_workload
 from gymforge.qa.target import QATarget
@@ -42,7 +42,7 @@ async def _measure(
             while queue:
                 task_id, seed = queue.pop()
                 policy = RandomPolicy()
-                await policy.start(EpisodeContext(task_id, seed, env))
+                await policy.start(episode_context(policy, env, task_id, seed))
                 t0 = time.perf_counter()
                 obs = await env.reset(task_id, seed)
                 resets.append((time.perf_counter() - t0) * 1e3)

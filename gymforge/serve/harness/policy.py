@@ -54,6 +54,7 @@ from gymforge.core.errors import HarnessExited, HarnessTimedOut, InfraError, Use
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
+from gymforge.rollout.capture import CapturedTurn
 from gymforge.sandbox.backend import IsolationUnavailableError
 from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_fd
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
@@ -304,14 +305,14 @@ class HarnessPolicy:
         else:
             self.channel.events.put_nowait(("crashed", f"{type(err).__name__}: {err}", None, None))
 
-    def _turn(self, action: ToolCall | Reply) -> PolicyTurn:
+    def _turn(self, action: ToolCall | Reply) -> CapturedTurn:
         proxy = self.factory.proxy
         turns = proxy.transcript(self.episode_id).turns if proxy is not None else []
         fresh = [t.as_record() for t in turns[self.seen :]]
         self.seen = len(turns)
         levels = {t["capture_level"] for t in fresh}
         level = "none" if not fresh else "tokens" if levels == {"tokens"} else "text"
-        return PolicyTurn(
+        return CapturedTurn(
             action=action,
             capture_level=level,  # type: ignore[arg-type]
             finish_reason=fresh[-1]["finish_reason"] if fresh else None,

@@ -36,7 +36,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gymforge.core.errors import ConfigError, utf8_text
+from gymforge.core.errors import ConfigError
+from gymforge.tasks.files import utf8_text
 
 
 class JudgeRecord(BaseModel):

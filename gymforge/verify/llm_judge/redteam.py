@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.qa_profile import RedTeamCase
 from gymforge.core.types import Observation, Reply
+from gymforge.qa_profile import RedTeamCase
 
 ATTACKS: dict[str, str] = {
     "empty": "",

@@ -39,7 +39,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gymforge.core.env import EnvSpec
 from gymforge.core.errors import UserError
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import derive_seed
@@ -99,7 +98,6 @@ _APPEAL = re.compile(
     r"|\b(?:dear|note to (?:the )?)(?:judge|grader|evaluator)\b",
     re.I,
 )
-_JUDGE_SPEC = EnvSpec("judge", VERSION, description="stand-in environment for judge calls")
 
 
 def _fold(text: str) -> str:
@@ -129,28 +127,6 @@ def screen_answer(answer: str, max_chars: int = 20_000) -> tuple[str, str | None
     if _APPEAL.search(visible):
         return visible, "grader_manipulation"
     return visible, None
-
-
-class _StandIn:
-    """The environment handed to the judge policy's ``start``: it has a spec and nothing
-    else (a judge model must not read an environment)."""
-
-    spec = _JUDGE_SPEC
-
-    async def reset(self, task_id: str, seed: int) -> Observation:
-        raise NotImplementedError
-
-    async def step(self, action: Any) -> Any:
-        raise NotImplementedError
-
-    async def snapshot(self) -> dict[str, Any]:
-        return {}
-
-    async def close(self) -> None:
-        return None
-
-
-_STAND_IN: Any = _StandIn()
 
 
 class ScriptedJudge:
@@ -240,7 +216,7 @@ class RubricJudge:
         key = f"judge/{derive_seed('judge', self.version, question, visible, reference):016x}"
         for i in range(self.samples):
             policy = self.policy_factory()
-            await policy.start(EpisodeContext(key, 0, _STAND_IN, sampling_seed=i, rollout=i))
+            await policy.start(EpisodeContext(key, 0, sampling_seed=i, rollout=i))
             turn = await policy.act(obs)
             text = turn.text if turn.text is not None else getattr(turn.action, "text", "")
             parsed = parse_scores(text or "", self.rubric)

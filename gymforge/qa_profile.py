@@ -1,5 +1,10 @@
 """What an environment declares so that the QA checks have something real to test.
 
+This is a declaration, not the checks: environments (``kit``, ``world``, ``envs``) and
+verifiers import it, so it sits in the layer just above ``core``; ``gymforge.qa`` (the
+checks, far above) re-exports these names for authors. The ``QA`` capability handle lives
+here with the profile it reads, so that ``core`` names no QA type.
+
 Every built-in environment sets ``qa = QAProfile(...)``. Nothing is skipped silently: a check
 with nothing to test fails, unless a *user* environment lists it in ``not_applicable`` with a
 reason (built-in environments never do).
@@ -9,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from gymforge.core.capabilities import Capability
 
 if TYPE_CHECKING:
     from gymforge.core.policy import Policy
@@ -64,7 +71,8 @@ class ThroughputBudget:
 class RedTeamCase:
     """An environment-specific attack: a scripted policy that must never be judged a success.
 
-    ``make_policy`` builds a fresh policy per episode (it may consult ``ctx.env``'s oracle).
+    ``make_policy`` builds a fresh policy per episode (a scripted policy:
+    it may consult the environment's oracle).
     """
 
     name: str
@@ -92,3 +100,16 @@ class QAProfile:
             raise ValueError(f"not_applicable names unknown checks: {sorted(unknown)}")
         if any(not reason.strip() for reason in self.not_applicable.values()):
             raise ValueError("every not_applicable entry needs a reason")
+
+
+@runtime_checkable
+class HasQAProfile(Protocol):
+    """``qa``: what ``gymforge qa`` should expect of this environment (verifier kinds,
+    red-team cases, baselines, throughput)."""
+
+    @property
+    def qa(self) -> QAProfile: ...
+
+
+QA: Capability[HasQAProfile] = Capability("qa", HasQAProfile, "QA profile")
+"""The QA-profile capability (``gymforge.core.capabilities`` has the others)."""

@@ -1,0 +1,44 @@
+"""What an inference server returned for one policy turn, and the record a step keeps of it.
+
+``core.PolicyTurn`` is the contract: the action, how much was captured, the text. A model
+policy returns a :class:`CapturedTurn`, which adds the capture verbatim (token ids, logprobs,
+the finish reason, the model and its weight version, a harness's own model requests);
+:func:`turn_record` turns either into the ``policy`` field of a step record
+(``trajectory.schema.PolicyRecord``), with the same keys for every turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gymforge.core.policy import PolicyTurn
+
+
+@dataclass(frozen=True)
+class CapturedTurn(PolicyTurn):
+    """A model turn: the action plus whatever the inference server returned, verbatim."""
+
+    tool_calls: list[Any] | None = None
+    tool_format: str | None = None  # how ``text`` was parsed into ``action`` (token-in policies)
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    weight_version: str | None = None
+    model_turns: list[dict[str, Any]] | None = None
+    """Every model request behind this action when the policy is an outside harness that
+    made its own requests (through ``gymforge proxy``): each with its ``branch`` and exact
+    ids. The top-level id fields are then None and exports read these instead."""
+
+
+def turn_record(turn: PolicyTurn) -> dict[str, Any]:
+    """The ``policy`` field of a step record: every capture field (None where the turn
+    captured nothing, as a scripted turn), ``model_turns`` only when the turn has them."""
+    if not isinstance(turn, CapturedTurn):
+        turn = CapturedTurn(turn.action, turn.capture_level, turn.text)
+    out = {k: v for k, v in turn.__dict__.items() if k != "action"}
+    if out["model_turns"] is None:
+        del out["model_turns"]  # records of every other policy stay as they were
+    return out
