@@ -17,6 +17,7 @@ from pathlib import Path
 from mypy import api
 
 from gymforge.core.capabilities import CAPABILITIES
+from gymforge.qa_profile import QA
 from gymforge.registry.resolve import BUILTIN, resolve_factory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,8 @@ BASES = {
         "tasks task oracle oracle_plan qa toolset budget datasets"
     ),
 }
-PROTOCOLS = {cap.name: cap.protocol.__name__ for cap in CAPABILITIES}
+ALL_CAPABILITIES = (*CAPABILITIES, QA)  # the QA profile's capability lives with its types
+PROTOCOLS = {cap.name: cap.protocol.__name__ for cap in ALL_CAPABILITIES}
 PLANTED = "class NoSpec:\n" + "".join(
     f"    async def {m}(self, *a: Any) -> Any: ...\n"
     for m in ("reset", "step", "snapshot", "close")
@@ -54,7 +56,7 @@ def builtin_classes() -> dict[str, list[str]]:
         assert isinstance(factory, type), f"{env_id}: the built-in factory is its class"
         env = factory()
         out[f"{factory.__module__}:{factory.__qualname__}"] = [
-            cap.name for cap in CAPABILITIES if cap.present(env)
+            cap.name for cap in ALL_CAPABILITIES if cap.present(env)
         ]
     return out
 
@@ -65,6 +67,7 @@ def seam_module() -> str:
         "from typing import Any, TypeVar",
         "from gymforge.core.env import Environment",
         "from gymforge.core.capabilities import *",
+        "from gymforge.qa_profile import HasQAProfile",
         "D = TypeVar('D')",
         "def datasets(env: TakesDatasets[D]) -> None: ...",
         PLANTED,
