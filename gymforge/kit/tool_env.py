@@ -50,7 +50,7 @@ from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EndReason, EpisodeCounters, MalformedPolicy
-from gymforge.core.errors import EpisodeStateError, InfraError, UserError
+from gymforge.core.errors import EpisodeStateError, InfraError, NoOracle, UserError
 from gymforge.core.qa_profile import QAProfile
 from gymforge.core.seeding import canonical_json, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
@@ -336,12 +336,10 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
             raise EpisodeStateError("oracle_action() before reset()")
         if self._oracle is None:
             plan = self.oracle_plan(self.task)
-            if plan is None:
-                raise NotImplementedError(f"{self.spec.id} has no oracle")
+            if not plan:
+                raise NoOracle(self.no_oracle_reason(self.task))
             self._oracle = (plan, 0)
         plan, i = self._oracle
-        if not plan:
-            raise NotImplementedError(f"{self.spec.id} gave an empty oracle plan")
         i = min(i, len(plan))  # past the end, keep repeating the final action
         last = self.toolset.last_result
         if (
@@ -353,6 +351,15 @@ class ToolEnv(ABC, Generic[TruthT, WorldT]):
             i -= 1
         self._oracle = (plan, i + 1)
         return plan[i] if i < len(plan) else plan[-1]
+
+    def no_oracle_reason(self, task: Task) -> str:
+        """Why the oracle cannot play ``task`` (``oracle_plan`` gave no plan), naming the fix:
+        the one ``error:`` line of ``--policy oracle`` on it. Override to say which field of
+        a dataset row holds the reference solution."""
+        return (
+            f"{self.spec.id} has no reference solution for task {task.task_id}, so --policy oracle "
+            "cannot play it: run another --policy"
+        )
 
     def succeeded(self, verdict: Verdict | None) -> bool:
         """Whether the episode that ended with ``verdict`` is a success. Default: the verdict

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from gymforge.core.env import Environment, StepResult
 from gymforge.core.episode import Budget
-from gymforge.core.errors import EpisodeStateError
+from gymforge.core.errors import EpisodeStateError, NoOracle
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import TokenCounter
@@ -255,7 +255,7 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         if self._walk is None:
             plan = self.oracle_plan(self.task)
             if not plan:
-                raise NotImplementedError(f"{self.spec.id} has no oracle")
+                raise NoOracle(self.no_oracle_reason(self.task))
             self._walk = (plan, 0)
         plan, i = self._walk
         last = self.toolset.last_result
