@@ -19,7 +19,7 @@ from gymforge.cli.common import (
     one_of,
     open_env,
 )
-from gymforge.core.errors import GymforgeError
+from gymforge.core.errors import GymforgeError, UserError
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.replay import replay_episodes
 from gymforge.trajectory.check import FileCheck, check_file, describe_check, looks_finished
@@ -33,8 +33,18 @@ UNFINISHED_EXIT = INFRA_EXIT
 
 
 def _checked(path: Path, key_file: Path | None) -> FileCheck:
-    """``check_file`` with the key of ``--seal-key-file`` or ``$GYMFORGE_SEAL_KEY``."""
-    return check_file(path / "trajectories.jsonl" if path.is_dir() else path, load_key(key_file))
+    """``check_file`` with the key of ``--seal-key-file`` or ``$GYMFORGE_SEAL_KEY``; a
+    finished file without a single episode (empty, or only a run seal) is a ``UserError``:
+    "ok: 0 episodes" would pass a run that recorded nothing."""
+    file = path / TRAJECTORIES if path.is_dir() else path
+    check = check_file(file, load_key(key_file))
+    if not check.episodes and check.finished:
+        held = "only a run seal" if check.run_seals else "no records"
+        raise UserError(
+            f"{file} holds {held}, no episode: nothing to check (give the trajectories of a "
+            "run that finished at least one episode)"
+        )
+    return check
 
 
 @app.command()

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from gymforge.core.errors import UserError
 from gymforge.evaluate import live_page
 from gymforge.evaluate.follow import RunFollower
+from gymforge.serve.binding import binding
 
 LOOPBACK = "127.0.0.1"
 
@@ -40,7 +41,8 @@ class ViewServer:
         self.title = title or f"gymforge view: {path.name or path}"
         self.name = path.name or str(path)
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer((LOOPBACK, port), self._handler())
+        with binding(LOOPBACK, port):  # a busy or bad --port: one line, as for serve
+            self._httpd = ThreadingHTTPServer((LOOPBACK, port), self._handler())
         self._httpd.daemon_threads = True
         self._threads: list[threading.Thread] = []
 

@@ -17,13 +17,12 @@ and the CLI (the message and the exit code) all ask this module, so the rule liv
   (``IntegrityError``): ``INTEGRITY_EXIT`` (1).
 - **A stop**: Ctrl-C, SIGTERM or SIGHUP: the finished episodes and ``summary.json`` are kept,
   the resume command is printed, and the exit code is ``128 + the signal number``
-  (``stop_exit``: 130, 143, 129).
+  (``stop_exit``: 130, 143, 129; ``gymforge.cli.stops``).
 - Anything else is a bug (in gymforge or the environment): it keeps its traceback (exit 1).
 """
 
 from __future__ import annotations
 
-import signal
 from typing import Literal
 
 from gymforge.core.errors import GymforgeError, InfraError, IntegrityError, UserError
@@ -91,14 +90,6 @@ def exit_code(kind: Kind) -> int:
 def stop_exit(signum: int) -> int:
     """The exit code of a run stopped by signal ``signum`` (the shell's convention)."""
     return 128 + int(signum)
-
-
-STOP_SIGNALS = tuple(
-    s
-    for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
-    if s is not None
-)
-"""The signals that stop a run cleanly (``gymforge.cli.stops``)."""
 
 
 def as_mistake(err: BaseException) -> UserError:
