@@ -9,12 +9,14 @@ from pathlib import Path
 
 import typer
 
+from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
 from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.core.errors import UserError
 from gymforge.reward.hacks import scan
 from gymforge.reward.verifier_errors import ErrorRate, baseline_rate
 from gymforge.rollout.manifest import read_manifest
+from gymforge.rollout.rundir import HACKS_REPORT
 
 
 @app.command()
@@ -46,7 +48,7 @@ def hacks(
     if play_baselines:
         rates += _played_baselines(path.parent)
     report = scan(path, baselines=rates, label=_policy_of(source))
-    target = out or path.with_name("hacks.md")
+    target = out_file(out) if out is not None else path.parent / HACKS_REPORT
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(report.markdown())
     target.with_suffix(".json").write_text(json.dumps(report.as_dict(), indent=2) + "\n")

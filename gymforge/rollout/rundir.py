@@ -5,8 +5,8 @@ A directory holding a previous run's files is refused unless the invocation says
 with them: ``--resume`` continues that run (refused, naming the fields, when the new
 invocation differs from the run's ``manifest.json``), ``--overwrite`` deletes the run's own
 files and what other commands derived from it there (``DERIVED_FILES``: the reward-hacking
-report, exports, workbooks) first, and nothing else. The library runner does none of this; it is the CLI's
-promise to a user who reuses a directory by mistake.
+report, exports, workbooks) first, and nothing else. The library runner does none of this;
+it is the CLI's promise to a user who reuses a directory by mistake.
 """
 
 from __future__ import annotations

@@ -18,10 +18,8 @@ PORT_RANGE = (0, 65535)
 
 def bind_error(host: str, port: int, err: OSError | OverflowError) -> UserError:
     """The one-line error of a failed bind of ``host:port``."""
-    if isinstance(err, OSError) and err.errno:  # the system's words, however it was wrapped
-        reason = os.strerror(err.errno)
-    else:
-        reason = str(err)
+    # the system's words, however the server library wrapped them
+    reason = os.strerror(err.errno) if isinstance(err, OSError) and err.errno else str(err)
     return UserError(f"cannot bind {host}:{port}: {reason}")
 
 

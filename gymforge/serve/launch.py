@@ -19,7 +19,7 @@ from gymforge.core.errors import UserError
 from gymforge.registry.handle import open_env
 from gymforge.registry.resolve import resolve_factory
 from gymforge.serve.app import create_app
-from gymforge.serve.binding import bind
+from gymforge.serve.binding import bind as bind  # re-exported: the old import path
 from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.record import serve_recorder
