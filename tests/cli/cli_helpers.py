@@ -8,11 +8,13 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import gymforge
 from gymforge.cli import app
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+SOURCE = Path(gymforge.__file__).resolve().parents[1]
+"""The checkout whose gymforge these tests import (a subprocess must run the same one)."""
 
 
 def policy(factory: str) -> str:

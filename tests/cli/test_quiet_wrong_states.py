@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import ROOT, cli, one_error_line, policy
+from cli_helpers import SOURCE, cli, one_error_line, policy
 
 from gymforge.cli.common import INFRA_EXIT
 
@@ -89,8 +89,8 @@ def test_a_stop_signal_is_handled_like_ctrl_c(signum: signal.Signals, tmp_path: 
     args = ["run", "ledger", "-n", "40", "--policy", policy("slow"), "--out", str(out)]
     proc = subprocess.Popen(
         [sys.executable, "-m", "gymforge.cli", *args],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "200"},
+        cwd=SOURCE,
+        env={**os.environ, "PYTHONPATH": str(SOURCE), "NO_COLOR": "1", "COLUMNS": "200"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
