@@ -1,7 +1,9 @@
 """Arguments several commands share, declared and checked once: ``--port`` (every server:
 ``serve``, ``proxy``, ``view``) is checked where it is bound (``gymforge.serve.binding``), so
-a bad, busy or forbidden port is the same one ``error:`` line for each; ``--out`` files are
-checked before anything is written (``out_file``)."""
+a bad, busy or forbidden port is the same one ``error:`` line for each; every ``--out``
+(file or directory), ``--outdir`` and ``--report`` is checked before anything is written, by
+the one check that ``run``, ``eval`` and ``calibrate`` apply to theirs
+(``rollout.rundir.check_out``)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 import typer
 
-from gymforge.core.errors import UserError
+from gymforge.rollout.rundir import check_out
 
 
 def port_option(default: int, *names: str, help: str = "0 picks a free port.") -> Any:
@@ -20,14 +22,10 @@ def port_option(default: int, *names: str, help: str = "0 picks a free port.") -
 
 
 def out_file(path: Path, flag: str = "--out") -> Path:
-    """``path`` checked as a file a command is about to write: not a directory, and its
-    parent a directory (or creatable); a ``UserError`` naming ``flag`` otherwise. Nothing is
-    created here."""
-    if path.is_dir():
-        raise UserError(f"{flag} {path} is a directory: give a file name")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"{flag} {path}: {parent} is a file, not a directory")
-            break
-    return path
+    """``path`` checked as a file a command is about to write (``rundir.check_out``)."""
+    return check_out(path, flag=flag, directory=False)
+
+
+def out_dir(path: Path, flag: str = "--out") -> Path:
+    """``path`` checked as a directory a command is about to write (``rundir.check_out``)."""
+    return check_out(path, flag=flag)

@@ -9,7 +9,7 @@ from typing import Literal
 
 import typer
 
-from gymforge.cli.args import out_file
+from gymforge.cli.args import out_dir, out_file
 from gymforge.cli.common import (
     INFRA_EXIT,
     SEAL_KEY_HELP,
@@ -147,7 +147,9 @@ def export_cmd(
     path = source / TRAJECTORIES if source.is_dir() else source
     if not path.is_file():
         raise UserError(f"{path} does not exist: give a run directory or a trajectories file")
-    if choice != "xlsx" and out is not None:
+    if out is not None and choice == "xlsx":
+        out_dir(out)
+    elif out is not None:
         out_file(out)
     key = load_key(seal_key_file)
     unfinished = None

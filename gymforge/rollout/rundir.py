@@ -11,6 +11,7 @@ it is the CLI's promise to a user who reuses a directory by mistake.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +76,32 @@ def remove_run(out: Path) -> list[Path]:
     return found
 
 
+def check_out(path: Path, *, flag: str = "--out", directory: bool = True) -> Path:
+    """``path`` checked as the directory (or, ``directory=False``, the file) a command is
+    about to write, before anything is written: a ``UserError`` naming ``flag`` when it is the
+    other kind, or when the nearest existing parent is a file or not writable. Nothing is
+    created here; every command's ``--out`` goes through this one check."""
+    if path.exists():
+        if directory and not path.is_dir():
+            raise UserError(f"{flag} {path} is a file, not a directory")
+        if not directory and path.is_dir():
+            raise UserError(f"{flag} {path} is a directory: give a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"{flag} {path}: {parent} is a file, not a directory")
+            if not os.access(parent, os.W_OK | os.X_OK) and not path.exists():
+                raise UserError(f"{flag} {path}: cannot write into {parent} (permission denied)")
+            break
+    return path
+
+
 def prepare_out(out: Path, new: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
     """Check that the run described by manifest ``new`` may write into ``out``; with
     ``overwrite``, remove a previous run's files. ``UserError`` says what to do otherwise."""
     if resume and overwrite:
         raise UserError("--resume and --overwrite contradict each other: pick one")
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a directory")
+    check_out(out)
     if overwrite:
         if out.is_dir():
             remove_run(out)

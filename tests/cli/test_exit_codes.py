@@ -57,6 +57,22 @@ MISTAKES: dict[str, tuple[Args, str]] = {
         lambda tmp, done, _: ["run", "ledger", "-n", "1", "--out", done / "summary.json"],
         "is a file",
     ),
+    "run: --out under a file": (
+        lambda tmp, done, _: ["run", "ledger", "-n", "1", "--out", done / "summary.json" / "r"],
+        "is a file",
+    ),
+    "report: --out is a directory": (
+        lambda tmp, done, _: ["report", done, "--out", tmp],
+        "is a directory",
+    ),
+    "qa: --report under a file, refused before any check runs": (
+        lambda tmp, done, _: ["qa", "ledger", "--report", done / "summary.json" / "qa.json"],
+        "is a file",
+    ),
+    "pack: --outdir is a file": (
+        lambda tmp, done, _: ["pack", tmp, "--outdir", done / "summary.json"],
+        "is a file",
+    ),
     "run: unknown environment": (
         lambda tmp, _, __: ["run", "no-such-env", "-n", "1", "--out", tmp / "r"],
         "no-such-env",
