@@ -27,6 +27,7 @@ from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymf
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
 from gymforge.cli.common import app, err
+from gymforge.cli.stops import exit_code, install, stopped_by
 
 __all__ = ["app", "main"]
 
@@ -74,8 +75,10 @@ tidy_help(app)
 
 
 def main() -> None:
+    install()  # SIGTERM and SIGHUP stop a command like Ctrl-C
     try:
         app()
     except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+        by = stopped_by()
+        err.print("interrupted" + ("" if by == "SIGINT" else f" by {by}"))
+        sys.exit(exit_code())

@@ -18,12 +18,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from gymforge.cli import stops
 from gymforge.cli.progress import EpisodeProgress
 from gymforge.cli.progress import progress_bar as _progress_bar
-from gymforge.core.errors import GymforgeError, IntegrityError
+from gymforge.core.errors import GymforgeError
 from gymforge.core.wording import plural, times
 from gymforge.registry.handle import EnvHandle, task_source
 from gymforge.registry.handle import open_env as _open_env
+from gymforge.rollout import failures
 from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 
@@ -155,9 +157,12 @@ def fail(message: str, code: int = 2) -> None:
 
 SEAL_KEY_HELP = "Seal key file (its exact bytes); default: $GYMFORGE_SEAL_KEY."
 
-INFRA_EXIT = 3
+INFRA_EXIT = failures.INFRA_EXIT
 """The exit code of ``run``, ``eval`` and ``calibrate`` when infrastructure failures left
-episodes unwritten (after everything else was written and printed)."""
+episodes unwritten (after everything else was written and printed): the rule is
+``gymforge.rollout.failures``'s."""
+RESUMABLE = ("run", "eval", "calibrate")
+"""The commands that take ``--resume``."""
 
 
 def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str) -> None:
@@ -177,10 +182,12 @@ def fail_if_incomplete(summary: dict[str, Any], total: int | None, results: str)
 
 
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn gymforge's own errors (``GymforgeError``: a bad id, file, line or option) and a
-    path that cannot be opened into one readable line and exit code 2 (1 for a failed
-    integrity check). Anything else is a bug and keeps its traceback: a ``ValueError`` is not
-    a user error until the code that read the input says so (a ``ConfigError``)."""
+    """Apply the one rule for failures (``gymforge.rollout.failures``) to a command: a
+    mistake (``GymforgeError``: a bad id, file, line or option; a path that cannot be opened)
+    is one readable line and exit code 2, a failed integrity check exit 1, a transient
+    failure that ended the run (``ExecutorDown``) exit 3 with the resume command. Anything
+    else is a bug and keeps its traceback: a ``ValueError`` is not a user error until the
+    code that read the input says so (a ``ConfigError``)."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -189,22 +196,47 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
                 return fn(*args, **kwargs)
         except RunInterrupted as stop:
             interrupted(stop)
-        except IntegrityError as e:
-            fail(f"integrity check failed: {e}", 1)
-        except (GymforgeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-            fail(str(e))
+        except (GymforgeError, OSError) as e:
+            kind = failures.kind_of(e)
+            if kind == "bug":
+                raise
+            if kind == "integrity":
+                fail(f"integrity check failed: {e}", failures.INTEGRITY_EXIT)
+            if kind == "transient":
+                fail(f"{e}; {_resume_advice()}", failures.INFRA_EXIT)
+            fail(str(failures.as_mistake(e)), failures.USER_EXIT)
 
     return wrapper
 
 
+def _resume_advice() -> str:
+    if len(sys.argv) > 1 and sys.argv[1] in RESUMABLE:
+        return f"the finished episodes are kept: continue with {resume_command()}"
+    return "run the same command again once it is back"
+
+
 def interrupted(stop: RunInterrupted) -> None:
-    """Ctrl-C during a run: say what was kept and how to continue; exit 130."""
-    done = stop.summary.get("episodes", 0)
+    """Ctrl-C, SIGTERM or SIGHUP during a run (``stops``): say what was kept and how to
+    continue; exit 128 + the signal number."""
+    summary = stop.summary
+    done = summary.get("episodes", 0)
     where = f" in {stop.out}" if stop.out is not None else ""
-    err.print(f"interrupted: {done} finished episodes are kept{where}, with summary.json")
-    if len(sys.argv) > 1 and sys.argv[1] in ("run", "eval", "calibrate"):
+    by = stops.stopped_by()
+    rate = summary.get("success_rate")
+    figures = (
+        f" (success {rate:.1%}, mean reward {summary.get('mean_reward') or 0:.3f})"
+        if done and rate is not None
+        else ""
+    )
+    err.print(
+        f"interrupted{'' if by == 'SIGINT' else f' by {by}'}: {done} finished episodes are "
+        f"kept{where}, with summary.json{figures}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if len(sys.argv) > 1 and sys.argv[1] in RESUMABLE:
         err.print(f"continue with: {resume_command()}", highlight=False, soft_wrap=True)
-    raise typer.Exit(130)
+    raise typer.Exit(stops.exit_code())
 
 
 @contextmanager

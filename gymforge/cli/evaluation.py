@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from gymforge.cli.args import out_file
 from gymforge.cli.common import (
     SEAL_KEY_HELP,
     EnvHandle,
@@ -309,6 +310,8 @@ def report(
     runs side by side; a run document that fails its seal or is not sealed is a warning on
     the page and here."""
     from gymforge.evaluate.report import write_report
+
+    out_file(out)
 
     def warn(line: str) -> None:
         err.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)

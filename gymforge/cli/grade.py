@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.env import Environment
@@ -52,6 +53,7 @@ def grade(
     Exits 0 whenever everything was graded, whatever the verdicts; non-zero only for usage
     errors, unreadable input or an infrastructure failure. Untrusted code only ever runs in
     the sandbox; gymforge refuses to run it without isolation unless told so explicitly."""
+    out_file(out)
     use_sandbox(sandbox)
     if unsafe_no_isolation:
         from gymforge.sandbox.preflight import UNSAFE_ENV

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
 from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.core.errors import UserError
@@ -16,6 +17,7 @@ from gymforge.core.wording import plural
 from gymforge.reward.hacks import scan
 from gymforge.reward.verifier_errors import ErrorRate, baseline_rate
 from gymforge.rollout.manifest import read_manifest
+from gymforge.rollout.rundir import HACKS_REPORT
 
 
 @app.command()
@@ -47,7 +49,7 @@ def hacks(
     if play_baselines:
         rates += _played_baselines(path.parent)
     report = scan(path, baselines=rates, label=_policy_of(source))
-    target = out or path.with_name("hacks.md")
+    target = out_file(out) if out is not None else path.parent / HACKS_REPORT
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(report.markdown())
     target.with_suffix(".json").write_text(json.dumps(report.as_dict(), indent=2) + "\n")

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import ConfigError
 
@@ -51,6 +52,8 @@ def calibrate(
     stamps on every verdict."""
     from gymforge.verify import llm_judge as J
 
+    if out is not None:
+        out_file(out)
     items, digest = J.load_labels(labels)
     if judge is None:
         records, version = J.recorded(items)

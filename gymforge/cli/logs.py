@@ -9,6 +9,7 @@ from typing import Literal
 
 import typer
 
+from gymforge.cli.args import out_dir, out_file
 from gymforge.cli.common import (
     INFRA_EXIT,
     SEAL_KEY_HELP,
@@ -19,11 +20,12 @@ from gymforge.cli.common import (
     one_of,
     open_env,
 )
-from gymforge.core.errors import GymforgeError
+from gymforge.core.errors import GymforgeError, UserError
 from gymforge.core.wording import plural
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.recorded_run import RecordedRun
 from gymforge.rollout.replay import replay_episodes
+from gymforge.rollout.rundir import WORKBOOKS, export_file
 from gymforge.trajectory.check import FileCheck, check_file, describe_check, looks_finished
 from gymforge.trajectory.documents import TRAJECTORIES, check_documents
 from gymforge.trajectory.export import Format, export
@@ -35,8 +37,18 @@ UNFINISHED_EXIT = INFRA_EXIT
 
 
 def _checked(path: Path, key_file: Path | None) -> FileCheck:
-    """``check_file`` with the key of ``--seal-key-file`` or ``$GYMFORGE_SEAL_KEY``."""
-    return check_file(path / "trajectories.jsonl" if path.is_dir() else path, load_key(key_file))
+    """``check_file`` with the key of ``--seal-key-file`` or ``$GYMFORGE_SEAL_KEY``; a
+    finished file without a single episode (empty, or only a run seal) is a ``UserError``:
+    "ok: 0 episodes" would pass a run that recorded nothing."""
+    file = path / TRAJECTORIES if path.is_dir() else path
+    check = check_file(file, load_key(key_file))
+    if not check.episodes and check.finished:
+        held = "only a run seal" if check.run_seals else "no records"
+        raise UserError(
+            f"{file} holds {held}, no episode: nothing to check (give the trajectories of a "
+            "run that finished at least one episode)"
+        )
+    return check
 
 
 @app.command()
@@ -149,6 +161,12 @@ def export_cmd(
     choice = one_of("--format", fmt, ("trl", "sft", "parquet", "xlsx"))
     stale_rule: Literal["refuse", "flag"] = one_of("--stale", stale, ("refuse", "flag"))
     path = source / TRAJECTORIES if source.is_dir() else source
+    if not path.is_file():
+        raise UserError(f"{path} does not exist: give a run directory or a trajectories file")
+    if out is not None and choice == "xlsx":
+        out_dir(out)
+    elif out is not None:
+        out_file(out)
     key = load_key(seal_key_file)
     unfinished = None
     if key is not None:
@@ -164,20 +182,20 @@ def export_cmd(
             fail(f"{unfinished}; pass --allow-unfinished to export it anyway", UNFINISHED_EXIT)
         err.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
     if choice == "xlsx":
-        _export_workbooks(path, out or path.with_name("workbooks"))
+        _export_workbooks(path, out or path.parent / WORKBOOKS)
         return
     form: Format = one_of("--format", fmt, ("trl", "sft", "parquet"))
-    target = out or path.with_name(f"export.{fmt}" + (".jsonl" if fmt != "parquet" else ""))
+    target = out or export_file(path.parent, fmt)
     report = export(
         path, form, target, only_success=only_success, max_staleness=max_staleness, stale=stale_rule
     )
+    if not report.written:  # nothing was written: a refusal of the request, not an integrity
+        raise UserError(f"nothing exported: {report.why_nothing(fmt)}")  # failure (that is 1)
     data = report.as_dict()
     err.print(
         f"exported {plural(data['written'], 'episode')} to {target}; refused {data['refused']}; "
         f"flagged stale {data['flagged_stale']}"
     )
-    if not report.written:
-        fail("no episode qualified for export", 1)
 
 
 def _export_workbooks(path: Path, out: Path) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 import typer
 
 from gymforge import __version__
+from gymforge.cli.args import out_dir
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import UserError
 from gymforge.registry.installed import GROUP
@@ -201,6 +202,8 @@ def pack(
 ) -> None:
     """Run QA on a package's environments, then build its sdist and wheel with the QA reports
     embedded; prints {"sdist", "wheel", "envs"} as JSON."""
+    if outdir is not None:
+        out_dir(outdir, "--outdir")
     project = read_project(directory.resolve())
     written: list[Path] = []
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from gymforge.cli.args import port_option
 from gymforge.cli.common import app, err, friendly, serve_until_interrupted
 
 
@@ -16,7 +17,7 @@ def proxy(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Bind address; beyond loopback needs a token."
     ),
-    port: int = typer.Option(8766, "--port", "-p", min=0, max=65535, help="0 picks a free port."),
+    port: int = port_option(8766, "-p"),
     token: str | None = typer.Option(
         None,
         "--token",

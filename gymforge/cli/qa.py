@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from gymforge import __version__
+from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import GymforgeError
@@ -52,6 +53,8 @@ def qa(
     sandbox: str | None = SANDBOX,
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
+    if report is not None:
+        out_file(report, "--report")
     if show_embedded:
         _show_embedded(env)
         return

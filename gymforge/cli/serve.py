@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from gymforge.cli.args import port_option
 from gymforge.cli.common import SEAL_KEY_HELP, app, friendly
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import UserError
@@ -19,7 +20,7 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Bind address; beyond loopback needs a token."
     ),
-    port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="0 picks a free port."),
+    port: int = port_option(8765, "-p"),
     token: str | None = typer.Option(
         None,
         "--token",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from gymforge.cli.args import port_option
 from gymforge.cli.common import app, err, friendly, serve_until_interrupted
 
 
@@ -13,7 +14,7 @@ from gymforge.cli.common import app, err, friendly, serve_until_interrupted
 @friendly
 def view(
     run_dir: Path = typer.Argument(..., help="The run directory (run, eval or calibrate --out)."),
-    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one)."),
+    port: int = port_option(0, help="Port on 127.0.0.1 (0: a free one)."),
     interval: float = typer.Option(1.0, "--interval", help="Seconds between file polls."),
 ) -> None:
     """Serve a live page on 127.0.0.1 that follows a run while it is written: progress,

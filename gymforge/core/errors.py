@@ -44,6 +44,11 @@ class UnknownTaskError(UserError):
     """A task id that no family or dataset can resolve."""
 
 
+class NoOracle(UserError, NotImplementedError):
+    """The oracle cannot play a task: the environment has no reference solution for it (a
+    dataset row without one, say). The same task always hits it: a mistake, never retried."""
+
+
 class PolicyError(GymforgeError):
     """The policy produced something unusable (a parse failure, an impossible call)."""
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 from gymforge.core.errors import UserError
 from gymforge.evaluate import live_page
 from gymforge.evaluate.follow import RunFollower
+from gymforge.serve.binding import binding
 
 LOOPBACK = "127.0.0.1"
 
@@ -41,16 +42,8 @@ class ViewServer:
         self.title = title or f"gymforge view: {path.name or path}"
         self.name = path.name or str(path)
         self._stop = threading.Event()
-        if not 0 <= port <= 65535:
-            raise UserError(f"--port must be 0 to 65535, not {port}")
-        try:
+        with binding(LOOPBACK, port):  # a busy or bad --port: one line, as for serve
             self._httpd = ThreadingHTTPServer((LOOPBACK, port), self._handler())
-        except OSError as err:  # busy, or a privileged port
-            reason = err.strerror or str(err)
-            raise UserError(
-                f"cannot listen on {LOOPBACK}:{port}: {reason} (pick another --port, or 0 "
-                "for a free one)"
-            ) from None
         self._httpd.daemon_threads = True
         self._threads: list[threading.Thread] = []
 

@@ -34,6 +34,16 @@ class ToolEnvHooks:
         """The reference solution path for ``task``, or None if this env has no oracle."""
         return None
 
+    def no_oracle_reason(self, task: Task) -> str:
+        """Why the oracle cannot play ``task`` (``oracle_plan`` gave no plan), naming the fix:
+        the one ``error:`` line of ``--policy oracle`` on it. Override to say which field of
+        a dataset row holds the reference solution."""
+        env_id = getattr(getattr(self, "spec", None), "id", type(self).__name__)
+        return (
+            f"{env_id} has no reference solution for task {task.task_id}, so --policy oracle "
+            "cannot play it: run another --policy"
+        )
+
     def on_reset(self, task: Task) -> MaybeAsync[None]:
         """Set up what the episode needs beyond its world (a user simulator, a remote
         session), after ``init_world`` and before the first observation is rendered. Write it

@@ -56,7 +56,7 @@ from pydantic import BaseModel
 
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
-from gymforge.core.errors import EpisodeStateError, UserError
+from gymforge.core.errors import EpisodeStateError, NoOracle, UserError
 from gymforge.core.seeding import rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
@@ -344,10 +344,8 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
             raise EpisodeStateError("oracle_action() before reset()")
         if self._oracle is None:
             plan = self.oracle_plan(self.task)
-            if plan is None:
-                raise NotImplementedError(f"{self.spec.id} has no oracle")
-            if not plan:
-                raise NotImplementedError(f"{self.spec.id} gave an empty oracle plan")
+            if not plan:  # None (no oracle) or empty: the same task always hits it
+                raise NoOracle(self.no_oracle_reason(self.task))
             self._oracle = OracleWalk(plan)
         return self._oracle.next(self.toolset.last_result)
 

@@ -15,6 +15,7 @@ from gymforge.core.policy import FinishingPolicy, Policy, PolicyTurn, episode_co
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation
 from gymforge.rollout.capture import turn_record
+from gymforge.rollout.failures import policy_failure
 from gymforge.rollout.gcpace import paced_collections
 from gymforge.trajectory.outcome import verifier_error_reason
 from gymforge.trajectory.schema import EpisodeKeys, component_totals
@@ -112,10 +113,13 @@ async def run_episode(
 ) -> list[dict[str, Any]]:
     """Play one episode; return its step records and its closing episode record.
 
-    A policy that raises is an infrastructure failure (``InfraError``): the episode is not
-    scored. Anything the *agent* does wrong is handled inside ``env.step``. ``timeout_s`` is
-    the episode's time budget: once the agent has acted (its first action reached
-    ``env.step``), running past it ends the episode as a truncated, counted failure
+    A policy that raises is an infrastructure failure (``InfraError``, retried): the episode
+    is not scored; one that raises a ``UserError`` (it cannot play this task: the oracle
+    without a reference solution) raises it as it is, a mistake no retry fixes
+    (``failures.policy_failure``). Anything the *agent* does wrong is handled inside
+    ``env.step``. ``timeout_s`` is the episode's time budget: once the agent has acted (its
+    first action reached ``env.step``), running past it ends the episode as a truncated,
+    counted failure
     (``EPISODE_TIMEOUT``), like any other budget, since the agent's actions (commands that
     wait, slow turns) spend it; before that, it is an ``InfraError`` (a stalled start,
     retried). While it runs, full garbage collections are paced
@@ -172,12 +176,11 @@ async def _steps(
             rollout=keys.rollout,
         )
         await policy.start(ctx)
-    except InfraError:
-        raise
     except Exception as err:
-        raise InfraError(
-            f"policy {policy.name} failed to start: {type(err).__name__}: {err}"
-        ) from err
+        failure = policy_failure(policy.name, "failed to start", err)
+        if failure is err:
+            raise
+        raise failure from err
     t0 = time.perf_counter()
     obs = await env.reset(keys.task_id, keys.seed)
     fp = fingerprint(await env.snapshot())
@@ -188,10 +191,11 @@ async def _steps(
             turn: PolicyTurn = await policy.act(obs)
         except PolicyStopped as stop:
             return stop.reason  # the policy's budget ended the episode: truncated
-        except InfraError:
-            raise
         except Exception as err:
-            raise InfraError(f"policy {policy.name} failed: {type(err).__name__}: {err}") from err
+            failure = policy_failure(policy.name, "failed", err)
+            if failure is err:
+                raise
+            raise failure from err
         t0 = time.perf_counter()
         played.acted = True
         result = await env.step(turn.action)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from gymforge.core.errors import InfraError
+from gymforge.core.errors import InfraError, UserError
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.types import Action, Observation
 from gymforge.trajectory.io import read_episodes, verify_chain
@@ -41,8 +41,12 @@ def recorded_policy(path: str | Path) -> Callable[[], Policy]:
 
         async def start(self, ctx: EpisodeContext) -> None:
             key = (ctx.task_id, ctx.seed, ctx.rollout)
-            if key not in book:
-                raise InfraError(f"no recorded episode for {key}")
+            if key not in book:  # every attempt would miss it: a mistake, never retried
+                raise UserError(
+                    f"recorded:{path} holds no episode for task {ctx.task_id} seed {ctx.seed} "
+                    f"rollout {ctx.rollout} (it holds {_holds(book)}): play back a run of "
+                    "the same tasks, seed and rollouts"
+                )
             self.actions = list(book[key])
 
         async def act(self, observation: Observation) -> PolicyTurn:
@@ -54,3 +58,13 @@ def recorded_policy(path: str | Path) -> Callable[[], Policy]:
             return PolicyTurn(self.actions.pop(0), capture_level="none")
 
     return Recorded
+
+
+def _holds(book: dict[Key, list[Action]]) -> str:
+    """What a recorded file holds, in a few words (for the error of a key it lacks)."""
+    if not book:
+        return "no finished episode"
+    tasks = sorted({task for task, _, _ in book})
+    shown = ", ".join(tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+    n = len(book)
+    return f"{n} episode{'s' if n != 1 else ''} of task{'s' if len(tasks) != 1 else ''} {shown}"

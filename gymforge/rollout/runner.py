@@ -11,11 +11,13 @@ every executor:
   the seals verified) and runs only the missing jobs, so a crash or a dead server loses no
   finished episode and duplicates none. (Whether a directory may be resumed at all, the
   manifest comparison and ``--overwrite``, is ``plan.prepare``'s guard.)
-- **Retries.** An attempt that fails for infrastructure reasons (``InfraError``: a policy
-  server down, an episode over its timeout, a dead actor or node) is retried, up to
-  ``spec.max_retries`` times, and never scored. A non-retryable one (a refused request)
-  stops the run with a ``UserError``; ``ExecutorDown`` (no workers, a lost cluster) is
-  raised as it is.
+- **Retries.** The rule is ``failures``'s: an attempt that fails for a reason a retry can
+  fix (a retryable ``InfraError``: a policy server down, an episode over its timeout, a dead
+  actor or node) is retried, up to ``spec.max_retries`` times, and never scored. A mistake,
+  which the same input always hits (a ``UserError``: the oracle on a task without a
+  reference solution, ``recorded:R`` without the episode; a refused request), is never
+  retried: it stops the run as a ``UserError``. ``ExecutorDown`` (no workers, a lost
+  cluster) is raised as it is.
 - **Stop after failures.** When jobs of ``spec.stop_after_failed_tasks`` different tasks
   have used up their retries with no episode finishing in between, the infrastructure is
   down: the run stops (the attempts in flight are cut short) and reports every job it did
@@ -41,8 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.errors import InfraError, UserError
+from gymforge.core.errors import InfraError
 from gymforge.rollout.executors.base import Executor, ExecutorDown
+from gymforge.rollout.failures import as_mistake, retryable
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.live_progress import LiveProgress
 from gymforge.rollout.output import (
@@ -217,8 +220,8 @@ class _Run:
             except ExecutorDown:
                 raise
             except InfraError as err:
-                if not err.retryable:  # a refused request: every episode would fail
-                    raise UserError(f"the policy's requests are refused: {err}") from err
+                if not retryable(err):  # every attempt would fail the same way
+                    raise as_mistake(err) from err
                 log.warning("%s: attempt %d failed: %s", job.label, n + 1, err)
                 if n == max_retries or self.stopped:
                     self.give_up(job, err)

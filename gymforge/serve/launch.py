@@ -7,7 +7,6 @@ is known before the first request, and a bind failure is an immediate, readable 
 from __future__ import annotations
 
 import contextlib
-import socket
 import sys
 import threading
 import time
@@ -20,6 +19,7 @@ from gymforge.core.errors import UserError
 from gymforge.registry.handle import open_env
 from gymforge.registry.resolve import resolve_factory
 from gymforge.serve.app import create_app
+from gymforge.serve.binding import bind as bind  # re-exported: the old import path
 from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.record import serve_recorder
@@ -48,22 +48,6 @@ def build_app(
         fault_injection=config.fault_injection,
     )
     return create_app(catalog, config, serve_recorder(record, seal_key, "ws", catalog.spec.id))
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A bound (not yet listening) TCP socket; UserError when the address is unavailable."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when the
-    # listening socket says TCP (with proto 0, every reply waits ~40 ms on delayed ACKs)
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError as err:
-        sock.close()
-        raise UserError(f"cannot bind {host}:{port}: {err.strerror or err}") from err
-    sock.set_inheritable(True)
-    return sock
 
 
 def uvicorn_config(app: Any, config: ServeConfig, log_level: str = "warning") -> uvicorn.Config:

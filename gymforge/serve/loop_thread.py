@@ -10,6 +10,9 @@ from typing import TypeVar
 
 from aiohttp import web
 
+from gymforge.core.errors import UserError
+from gymforge.serve.binding import binding
+
 T = TypeVar("T")
 
 
@@ -56,6 +59,8 @@ class LoopThread:
             raise TimeoutError(f"{self.name} did not start within {timeout} s")
         if errors:
             self._thread = None
+            if isinstance(errors[0], UserError):  # a busy --port, say: the user's to fix
+                raise errors[0]
             raise RuntimeError(f"{self.name} failed to start: {errors[0]!r}") from errors[0]
 
     def call(self, coro: Awaitable[T], timeout: float = 30.0) -> T:
@@ -85,7 +90,8 @@ async def start_site(runner: web.AppRunner, host: str, port: int, backlog: int =
     an ephemeral one)."""
     await runner.setup()
     site = web.TCPSite(runner, host, port, backlog=backlog)
-    await site.start()
+    with binding(host, port):
+        await site.start()
     server = getattr(site, "_server", None)
     if server is not None and server.sockets:
         return int(server.sockets[0].getsockname()[1])

@@ -19,6 +19,7 @@ flagged (``stale="flag"``).
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,34 @@ class ExportReport:
             "refused": dict(self.refused),
             "flagged_stale": self.flagged_stale,
         }
+
+    def why_nothing(self, fmt: str) -> str:
+        """Why no episode qualified for ``fmt``, each refusal reason in words with its fix
+        (the one ``error:`` line of an export that writes nothing)."""
+        if not self.refused:
+            return "the file holds no finished episode"
+        reasons = "; ".join(
+            f"{n} {REFUSALS.get(reason, reason)}" for reason, n in self.refused.most_common()
+        )
+        return f"every episode was refused for {fmt}: {reasons}"
+
+
+REFUSALS = {
+    "below_tokens_capture": (
+        "recorded no token ids (scripted policies record none): trl needs the exact tokens of "
+        "a model's run (vllm:MODEL, or a harness through gymforge proxy); --format sft "
+        "exports the transcripts of any run"
+    ),
+    "prefix_mismatch": (
+        "had a turn whose prompt does not extend the previous turn's tokens (a chat "
+        "template that is not prefix-stable): --format sft exports their transcripts"
+    ),
+    "logprobs_length_mismatch": "had logprobs that do not match their completion tokens",
+    "branched_history": "had several branches (a harness that rewrote its history)",
+    "not_successful": "did not succeed (--only-success)",
+    "stale": "were staler than --max-staleness (--stale flag keeps them, marked)",
+}
+"""Each refusal reason of ``ExportReport.refused``, in words with its fix."""
 
 
 def _turns(log: EpisodeLog) -> list[dict[str, Any]]:
@@ -287,13 +316,21 @@ def _staleness(log: EpisodeLog, newest: int | None) -> int | None:
 
 
 def _write(rows: list[dict[str, Any]], fmt: Format, out: Path) -> None:
+    """Write ``rows`` to ``out`` whole or not at all: into a temporary file beside it, renamed
+    over ``out`` once complete (a failure midway leaves no empty or partial file)."""
+    if fmt == "parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as err:
+            raise UserError("parquet export needs pyarrow: pip install 'gymforge[export]'") from err
     out.parent.mkdir(parents=True, exist_ok=True)
-    if fmt != "parquet":
-        out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        return
+    partial = out.with_name(f".{out.name}.partial")
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as err:
-        raise UserError("parquet export needs pyarrow: pip install 'gymforge[export]'") from err
-    pq.write_table(pa.Table.from_pylist(rows), out)
+        if fmt == "parquet":
+            pq.write_table(pa.Table.from_pylist(rows), partial)
+        else:
+            partial.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -315,6 +315,13 @@ class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
             return None
         return [Reply(text=f"```{truth.language}\n{truth.reference.rstrip()}\n```")]
 
+    def no_oracle_reason(self, task: Task) -> str:
+        return (
+            f"{self.spec.id} task {task.task_id} has no reference solution, so --policy oracle "
+            "cannot play it: its dataset row needs one (canonical_solution for HumanEval, code "
+            "for MBPP and stdio rows), or run another --policy"
+        )
+
     def grade_reply(self, answer: str, language: str) -> str:
         """The reply for an answer line that names its ``language`` (``gymforge grade``)."""
         return fenced_answer(answer, language)

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.env import Environment
-from gymforge.core.errors import ConfigError, InfraError
+from gymforge.core.errors import ConfigError, InfraError, UserError
 from gymforge.core.policy import Policy
 from gymforge.rollout.executors.base import ExecutorDown, Records, Refused, play_attempt
+from gymforge.rollout.failures import worker_report
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.spec import RunSpec
 
@@ -106,10 +107,11 @@ class EpisodeActor:
             policy = self.policy_factory()
             keys = j.keys(self.run_id, env, policy)
             records = await play_attempt(env, policy, keys, self.episode_timeout_s)
-        except InfraError as err:
+        except (InfraError, UserError) as err:  # retried, or a mistake that stops the run
             with contextlib.suppress(Exception):
                 await env.close()  # a failed episode may leave the env mid-step
-            return {"error": str(err), "retryable": err.retryable}
+            message, again = worker_report(err)
+            return {"error": message, "retryable": again}
         self._idle.append(env)
         self.played += 1
         return {"records": records}

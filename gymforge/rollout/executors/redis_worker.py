@@ -35,6 +35,7 @@ from typing import Any
 from gymforge.core.errors import InfraError, UserError
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
+from gymforge.rollout.failures import worker_report
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.resolve import PolicySource, resolve_policy
 
@@ -217,9 +218,10 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
         policy = source.factory()
         records = await play_attempt(env, policy, job.keys(run_id, env, policy), timeout)
         return {**result, "records": json.dumps(records)}
-    except InfraError as err:
+    except (InfraError, UserError) as err:  # retried, or a mistake that stops the run
         log.warning("%s: attempt failed: %s", job.label, err)
-        return {**result, "error": str(err), "retryable": "1" if err.retryable else "0"}
+        message, again = worker_report(err)
+        return {**result, "error": message, "retryable": "1" if again else "0"}
     finally:
         with contextlib.suppress(Exception):
             await env.close()

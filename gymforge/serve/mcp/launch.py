@@ -15,9 +15,10 @@ from mcp.server.stdio import stdio_server
 from gymforge.core.errors import UserError
 from gymforge.registry.handle import open_env
 from gymforge.registry.resolve import resolve_factory
+from gymforge.serve.binding import bind
 from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.hub import Hub
-from gymforge.serve.launch import ServerThread, bind, raise_fd_limit, uvicorn_config
+from gymforge.serve.launch import ServerThread, raise_fd_limit, uvicorn_config
 from gymforge.serve.mcp.http import SESSION_PATH, create_mcp_app
 from gymforge.serve.mcp.server import CURRENT, build_server
 from gymforge.serve.mcp.session import McpSession

@@ -1,0 +1,32 @@
+"""``gymforge.rollout.failures``: each kind of failure, its exit code, and whether the
+runner retries it (only a retryable ``InfraError``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gymforge.core.errors import InfraError, IntegrityError, NoOracle, UserError
+from gymforge.rollout import failures
+from gymforge.rollout.executors.base import ExecutorDown, Refused
+from gymforge.rollout.server import PolicyRequestRejected
+
+RULE: list[tuple[BaseException, failures.Kind, int]] = [
+    (UserError("bad flag"), "mistake", 2),
+    (NoOracle("no reference solution"), "mistake", 2),
+    (FileNotFoundError(2, "No such file"), "mistake", 2),
+    (PolicyRequestRejected("401 bad key", status=401), "mistake", 2),
+    (Refused("a worker's report"), "mistake", 2),
+    (InfraError("connection refused"), "transient", 3),
+    (ExecutorDown("no workers"), "transient", 3),
+    (IntegrityError("digest chain broken"), "integrity", 1),
+    (ValueError("an internal invariant"), "bug", 1),
+]
+
+
+@pytest.mark.parametrize(("error", "kind", "code"), RULE, ids=lambda x: type(x).__name__)
+def test_the_rule_names_each_failure_and_its_exit_code(
+    error: BaseException, kind: failures.Kind, code: int
+) -> None:
+    assert failures.kind_of(error) == kind
+    assert failures.exit_code(kind) == code
+    assert failures.retryable(error) == (kind == "transient" and error.__class__ is InfraError)
