@@ -9,7 +9,6 @@ import sys
 
 import typer
 
-from gymforge import __version__
 from gymforge.cli import (  # noqa: F401  (each module registers its commands)
     calibration,
     evaluation,
@@ -27,6 +26,7 @@ from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymf
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
 from gymforge.cli.common import app, err
+from gymforge.version import __version__
 
 __all__ = ["app", "main"]
 

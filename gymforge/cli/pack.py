@@ -29,11 +29,11 @@ from typing import Any
 
 import typer
 
-from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import UserError
 from gymforge.registry.installed import GROUP
 from gymforge.registry.packed import EmbeddedReport, report_name, source_hashes
+from gymforge.version import __version__
 
 QA_TIMEOUT_S = 1800.0
 BUILD_TIMEOUT_S = 1800.0

@@ -10,7 +10,6 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import GymforgeError
@@ -18,6 +17,7 @@ from gymforge.registry.installed import find
 from gymforge.registry.packed import read_embedded
 from gymforge.registry.resolve import BUILTIN
 from gymforge.rollout.scripted import scripted_policy
+from gymforge.version import __version__
 
 
 def user_cache_dir() -> Path:

@@ -12,7 +12,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-import gymforge
 from gymforge.cli.common import (
     SEAL_KEY_HELP,
     app,
@@ -49,6 +48,7 @@ from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.tasks.source import SplitName
 from gymforge.trajectory.seal import load_key
+from gymforge.version import __version__
 
 
 @app.command("list")
@@ -56,7 +56,7 @@ from gymforge.trajectory.seal import load_key
 def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
     """List the built-in and the installed environments (with their package and version),
     their versions and task families; an installed one that cannot load is listed as broken."""
-    rows = environment_rows(gymforge.__version__)
+    rows = environment_rows(__version__)
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -23,7 +23,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-import gymforge
+from gymforge import version as gymforge_version
 from gymforge.sandbox.confine import DEFAULT_UID, Confinement
 
 EPISODE_DIR = "/episode"
@@ -98,7 +98,7 @@ def interpreter_tree(exe: str) -> list[str]:
 def gymforge_paths(roots: Iterable[str]) -> list[str]:
     """What would let the harness import gymforge: the runner's own package, and in each
     bound tree a ``site-packages/gymforge`` and the hooks of an editable install."""
-    out = [str(Path(p).resolve()) for p in gymforge.__path__]
+    out = [str(Path(gymforge_version.__file__).resolve().parent)]  # the package's one directory
     for root in roots:
         if os.path.isdir(root):
             for sp in Path(root).glob("lib/python3*/site-packages"):
