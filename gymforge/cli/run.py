@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +36,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
-from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
+from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.registry.listing import environment_rows
 from gymforge.registry.resolve import make_env
 from gymforge.rollout.executors import executor_for
@@ -242,9 +241,7 @@ def run(
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
     never scored, and rerunning with --resume runs just those. With a seal key every record
     and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
-    use_sandbox(sandbox)
-    if token:
-        os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
+    use_settings(sandbox=sandbox, token=token or None)  # the ws:// client gets the token
     summary = _run(
         env,
         policy,
@@ -328,5 +325,6 @@ def worker(
     only writer of the trajectories, and it seals them."""
     from gymforge.rollout.executors.redis_worker import worker_main
 
+    use_settings()  # this worker's own settings (its environment), for its whole life
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
     err.print(f"processed {n} tasks")

@@ -27,6 +27,7 @@ from gymforge.core.env import EnvSpec
 from gymforge.core.errors import ConfigError, validation_problem
 from gymforge.rollout.spec import RunSpec, recorded_fields
 from gymforge.sandbox.selection import describe_selection
+from gymforge.verify.services import current
 
 MANIFEST_VERSION = 1
 
@@ -102,7 +103,7 @@ def build_manifest(
         },
         "tasks": task_ids,
         "datasets": datasets,
-        "sandbox": describe_selection(),
+        "sandbox": describe_selection(current().settings.sandbox),  # the run's choice
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),

@@ -52,7 +52,9 @@ from gymforge.rollout.output import (
 )
 from gymforge.rollout.spec import RunSpec
 from gymforge.rollout.summary import summarize
+from gymforge.settings import Settings
 from gymforge.trajectory.documents import document_digests
+from gymforge.verify.services import run_services
 
 log = logging.getLogger("gymforge.runner")
 
@@ -88,11 +90,23 @@ def run_sync(spec: RunSpec, executor: Executor, on_episode: OnEpisode | None = N
 
 
 async def run(
-    spec: RunSpec, executor: Executor, *, on_episode: OnEpisode | None = None
+    spec: RunSpec,
+    executor: Executor,
+    *,
+    on_episode: OnEpisode | None = None,
+    settings: Settings | None = None,
 ) -> RunResult:
     """Play every job of ``spec`` on ``executor``; see the module docstring.
     ``spec.out=None`` keeps records in memory only. ``on_episode`` sees each episode record
-    as it is written."""
+    as it is written. ``settings`` configure the run's verifier services (its sandbox, its
+    math pool; ``gymforge.verify.services``), which the run owns and closes at its end;
+    without them the caller's active services are used (a CLI command's), else new ones
+    from the process environment."""
+    with run_services(settings):
+        return await _run(spec, executor, on_episode)
+
+
+async def _run(spec: RunSpec, executor: Executor, on_episode: OnEpisode | None) -> RunResult:
     run_id = uuid.uuid4().hex[:12]
     config = spec.summary_config()
     output = prepare_output(spec.out, spec.resume, spec.seal_key)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gymforge import version as gymforge_version
 from gymforge.sandbox.confine import DEFAULT_UID, Confinement
+from gymforge.settings import inherited_environ
 
 EPISODE_DIR = "/episode"
 PASSED_ENV = ("PATH", "LANG", "LC_ALL")
@@ -44,7 +45,8 @@ def harness_confinement(
     host directory bound writable at ``/episode``; ``endpoint_env``: the episode's own
     variables (URLs, token, model, prompt file)."""
     cwd = os.getcwd()
-    env = {k: os.environ[k] for k in PASSED_ENV if os.environ.get(k)}
+    mine = inherited_environ()
+    env = {k: mine[k] for k in PASSED_ENV if mine.get(k)}
     env.setdefault("PATH", DEFAULT_PATH)
     env |= {"HOME": EPISODE_DIR, **endpoint_env}
     read_only = [*named_paths(command, cwd, env["PATH"]), *(os.path.abspath(p) for p in granted)]
