@@ -26,6 +26,7 @@ from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymf
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
 from gymforge.cli.common import app, err
+from gymforge.cli.sandbox_flags import close_command_services
 from gymforge.version import __version__
 
 __all__ = ["app", "main"]
@@ -39,6 +40,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False,
         "--version",
@@ -48,6 +50,7 @@ def _root(
     ),
 ) -> None:
     """gymforge: seeded, verifiable, QA-checked RL environments for LLMs."""
+    ctx.call_on_close(close_command_services)  # the command's services end with it
 
 
 def _one_paragraph(doc: str | None) -> str | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
-import click
 import typer
 
 from gymforge.settings import SANDBOX_ENV, Settings
@@ -40,12 +39,20 @@ def use_settings(
     )
     services = RunServices(settings)
     services.__enter__()
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(lambda: services.__exit__(None, None, None))
-    else:  # called outside a command (a test calling the function): closed at exit
-        atexit.register(services.close)
+    _OPENED.append(services)
     return settings
+
+
+_OPENED: list[RunServices] = []
+"""The services of the command running now; the root command closes them when it ends."""
+
+
+@atexit.register
+def close_command_services() -> None:
+    """End the services ``use_settings`` started (the app's root callback calls this when the
+    command ends; at exit for a caller outside the app)."""
+    while _OPENED:
+        _OPENED.pop().__exit__(None, None, None)
 
 
 def use_sandbox(kind: str | None) -> Settings:
