@@ -26,11 +26,10 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gymforge.sandbox.backend import BaseBackend
-from gymforge.sandbox.factory import get_backend
 from gymforge.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: a run that judges no code starts no sandbox code
+    from gymforge.sandbox.backend import BaseBackend
     from gymforge.verify.math.pool import MathPool
 
 T = TypeVar("T")
@@ -80,6 +79,8 @@ class RunServices:
         """The code judge's sandbox backend: ``settings.sandbox`` (``local`` or ``docker``),
         ``settings.sandbox_workers`` workers (default: the CPU count, at most 8), refusing to
         run without isolation unless ``settings.unsafe_no_isolation``."""
+        from gymforge.sandbox.factory import get_backend
+
         s = self.settings
 
         def make() -> BaseBackend:
