@@ -130,10 +130,11 @@ class Settings:
     def child_vars(self) -> dict[str, str]:
         """These settings as the variables a gymforge child process reads back with
         :meth:`from_environ` (every field: the child sees exactly the parent's settings, not
-        whatever its own environment happens to hold). The seal key is not among them: a
-        child process writes no records."""
+        whatever its own environment happens to hold), but no secret: the seal key and the
+        token are empty there (a child process writes no records and, built from an import
+        path, calls no server), so neither spreads to the processes it starts."""
         out = {SANDBOX_ENV: self.sandbox, UNSAFE_ENV: "1" if self.unsafe_no_isolation else ""}
-        out[TOKEN_ENV] = self.token or ""
+        out[TOKEN_ENV] = out[SEAL_KEY_ENV] = ""
         for name, var in _INT_VARS.items():
             value = getattr(self, name)
             out[var] = "" if value is None else str(value)

@@ -118,8 +118,8 @@ def test_settings_from_the_environment_and_back() -> None:
     )
     assert (s.sandbox_workers, s.math_workers) == (3, None)
     assert Settings.from_environ({"GYMFORGE_UNSAFE_NO_ISOLATION": "0"}).unsafe_no_isolation is False
-    # what a child process gets: the same settings (the seal key stays with the parent)
-    assert Settings.from_environ(s.child_vars()) == replace(s, seal_key=None)
+    # what a child process gets: the same settings, without the secrets
+    assert Settings.from_environ(s.child_vars()) == replace(s, seal_key=None, token=None)
     assert "tok-123" not in repr(s) and "key-456" not in repr(s)  # secrets are never printed
     with pytest.raises(ConfigError, match="GYMFORGE_MATH_WORKERS='two'"):
         Settings.from_environ({"GYMFORGE_MATH_WORKERS": "two"})

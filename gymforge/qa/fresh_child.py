@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
     # the parent's settings, which it wrote into this process's environment (FreshProcess)
     services = RunServices(Settings.from_environ())
     services.__enter__()  # for the child's whole life
-    factory = resolve_factory(argv[1], token=services.settings.token)
+    factory = resolve_factory(argv[1])  # an import path: no server, no token
     ready = {"ready": True, "hash_probe": hash(PROBE), "time": time.time(), "pid": os.getpid()}
     protocol.write(json.dumps(ready) + "\n")
     protocol.flush()
