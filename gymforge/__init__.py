@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from gymforge.version import __version__
 
 TYPE_CHECKING = False  # ``typing`` itself is not imported: it would double this import's cost
 if TYPE_CHECKING:

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymforge import __version__
 from gymforge.calibrate.bands import REASONS, Band, calibration_row, no_band_reason
 from gymforge.calibrate.feedback import curriculum_feedback, feed_hard_negatives
 from gymforge.core.errors import ConfigError, UserError
@@ -38,6 +37,7 @@ from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.tasks.files import utf8_text
 from gymforge.tasks.source import TaskSource
+from gymforge.version import __version__
 
 POOL_FILE = "hard_negatives.sqlite"
 

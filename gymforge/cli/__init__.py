@@ -9,7 +9,6 @@ import sys
 
 import typer
 
-from gymforge import __version__
 from gymforge.cli import (  # noqa: F401  (each module registers its commands)
     calibration,
     evaluation,
@@ -28,6 +27,8 @@ from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge pro
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
 from gymforge.cli.common import app, err
 from gymforge.cli.stops import exit_code, install, stopped_by
+from gymforge.cli.sandbox_flags import close_command_services
+from gymforge.version import __version__
 
 __all__ = ["app", "main"]
 
@@ -40,6 +41,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False,
         "--version",
@@ -49,6 +51,7 @@ def _root(
     ),
 ) -> None:
     """gymforge: seeded, verifiable, QA-checked RL environments for LLMs."""
+    ctx.call_on_close(close_command_services)  # the command's services end with it
 
 
 def _one_paragraph(doc: str | None) -> str | None:

@@ -28,6 +28,7 @@ from gymforge.registry.handle import open_env as _open_env
 from gymforge.rollout import failures
 from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
+from gymforge.verify.services import active
 
 __all__ = [
     "EnvHandle",
@@ -57,7 +58,8 @@ def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
     """``envs.handle.open_env``, saying on stderr, one line each, how a dataset was read
     (its shape, for environments that read several) and which rows did not load (the
     environment serves the others)."""
-    handle = _open_env(name, dataset)
+    found = active()  # the command's services (``cli.sandbox_flags.use_settings``)
+    handle = _open_env(name, dataset, token=found.settings.token if found is not None else None)
     for ds in handle.datasets:
         if ds.shape is not None:
             err.print(f"dataset: {ds.pin}: {ds.shape.note}", markup=False, soft_wrap=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import typer
 
 from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, fail, friendly, open_env
-from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
+from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.env import Environment
 from gymforge.core.wording import plural
 from gymforge.evaluate.grade import grade_file
@@ -54,11 +53,9 @@ def grade(
     errors, unreadable input or an infrastructure failure. Untrusted code only ever runs in
     the sandbox; gymforge refuses to run it without isolation unless told so explicitly."""
     out_file(out)
-    use_sandbox(sandbox)
+    # the command's settings, passed to the run's services (the code judge's sandbox)
+    use_settings(sandbox=sandbox, unsafe_no_isolation=unsafe_no_isolation)
     if unsafe_no_isolation:
-        from gymforge.sandbox.preflight import UNSAFE_ENV
-
-        os.environ[UNSAFE_ENV] = "1"  # read by the code judge's sandbox backend
         err.print(
             "[bold red]WARNING: --unsafe-no-isolation: untrusted code will run as plain "
             "subprocesses with rlimits only, with full access to this machine.[/]"

@@ -29,12 +29,13 @@ from typing import Any
 
 import typer
 
-from gymforge import __version__
 from gymforge.cli.args import out_dir
 from gymforge.cli.common import app, err, friendly
 from gymforge.core.errors import UserError
 from gymforge.registry.installed import GROUP
 from gymforge.registry.packed import EmbeddedReport, report_name, source_hashes
+from gymforge.settings import inherited_environ
+from gymforge.version import __version__
 
 QA_TIMEOUT_S = 1800.0
 BUILD_TIMEOUT_S = 1800.0
@@ -108,7 +109,7 @@ def read_project(directory: Path) -> Project:
 def child_env(import_root: Path) -> dict[str, str]:
     """This process's environment with ``import_root`` first on the child's path."""
     path = [str(import_root), *(p for p in sys.path if p and Path(p).is_dir())]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    return inherited_environ(PYTHONPATH=os.pathsep.join(path))
 
 
 def run_qa(env: PackedEnv, episodes: int, workdir: Path) -> dict[str, Any]:

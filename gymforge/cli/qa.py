@@ -3,27 +3,27 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from gymforge import __version__
 from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
-from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
+from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.errors import GymforgeError
 from gymforge.registry.installed import find
 from gymforge.registry.packed import read_embedded
 from gymforge.registry.resolve import BUILTIN
 from gymforge.rollout.scripted import scripted_policy
+from gymforge.settings import cache_home, library_default
+from gymforge.version import __version__
 
 
 def user_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/gymforge``, else ``~/.cache/gymforge``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = cache_home() or str(Path.home() / ".cache")
     return Path(base) / "gymforge"
 
 
@@ -58,12 +58,10 @@ def qa(
     if show_embedded:
         _show_embedded(env)
         return
-    use_sandbox(sandbox)
+    use_settings(sandbox=sandbox, token=token or None)
     # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
     # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
-    if token:
-        os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
+    library_default("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
     from gymforge.qa import QAOptions, QATarget, run_qa
     from gymforge.qa_profile import CHECK_NAMES
 

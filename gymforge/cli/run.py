@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,7 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-import gymforge
 from gymforge.cli.common import (
     SEAL_KEY_HELP,
     app,
@@ -38,7 +36,7 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
-from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
+from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.wording import decimal, percent, plural
 from gymforge.registry.listing import environment_rows
 from gymforge.registry.resolve import make_env
@@ -50,6 +48,7 @@ from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.tasks.source import SplitName
 from gymforge.trajectory.seal import load_key
+from gymforge.version import __version__
 
 
 @app.command("list")
@@ -57,7 +56,7 @@ from gymforge.trajectory.seal import load_key
 def list_envs(as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
     """List the built-in and the installed environments (with their package and version),
     their versions and task families; an installed one that cannot load is listed as broken."""
-    rows = environment_rows(gymforge.__version__)
+    rows = environment_rows(__version__)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
@@ -243,9 +242,7 @@ def run(
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
     never scored, and rerunning with --resume runs just those. With a seal key every record
     and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
-    use_sandbox(sandbox)
-    if token:
-        os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
+    use_settings(sandbox=sandbox, token=token or None)  # the ws:// client gets the token
     summary = _run(
         env,
         policy,
@@ -329,5 +326,6 @@ def worker(
     only writer of the trajectories, and it seals them."""
     from gymforge.rollout.executors.redis_worker import worker_main
 
+    use_settings()  # this worker's own settings (its environment), for its whole life
     n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
     err.print(f"processed {plural(n, 'task')}")

@@ -8,7 +8,6 @@ from gymforge.cli.common import app, friendly
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.sandbox.docker_doctor import docker_doctor_cli
 from gymforge.sandbox.doctor import doctor_cli
-from gymforge.sandbox.selection import selected_kind
 
 sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox for untrusted code.")
 app.add_typer(sandbox_app, name="sandbox")
@@ -23,7 +22,6 @@ def sandbox_doctor(
     """Report which isolation works on this machine (bubblewrap, namespaces, seccomp,
     cgroups, languages; with --sandbox docker: the container engine, its images and the
     limits it enforces); exit 0 only if the selected sandbox is available."""
-    use_sandbox(sandbox)
-    if selected_kind() == "docker":
+    if use_sandbox(sandbox).sandbox == "docker":
         raise typer.Exit(docker_doctor_cli(as_json=as_json))
     raise typer.Exit(doctor_cli(as_json=as_json))

@@ -1,18 +1,24 @@
 """The ``--sandbox`` flag of ``grade``, ``run``, ``eval``, ``qa`` and ``serve``, defined once
-(``reproduce`` has its own, defaulting to the sandbox the run recorded).
+(``reproduce`` has its own, defaulting to the sandbox the run recorded), and the one way a
+command turns its flags into the run's :class:`~gymforge.settings.Settings`.
 
-It chooses the backend untrusted code runs in (``local``: bubblewrap on this host, the
-default; ``docker``: long-lived containers of podman or another Docker-compatible engine) by
-setting ``GYMFORGE_SANDBOX`` for the whole process, which is where every component reads it.
+``--sandbox`` chooses the backend untrusted code runs in (``local``: bubblewrap on this host,
+the default; ``docker``: long-lived containers of podman or another Docker-compatible engine).
+The command's flags override what the environment says (``Settings.from_environ``, read once
+here); the settings go to the :class:`~gymforge.verify.services.RunServices` the command owns
+for its whole run, and are returned for the command to pass on. Nothing is written to
+``os.environ``.
 """
 
 from __future__ import annotations
 
+import atexit
 from typing import Any
 
 import typer
 
-from gymforge.sandbox.selection import SANDBOX_ENV, select_kind
+from gymforge.settings import SANDBOX_ENV, Settings
+from gymforge.verify.services import RunServices
 
 SANDBOX: Any = typer.Option(
     None,
@@ -22,6 +28,33 @@ SANDBOX: Any = typer.Option(
 )
 
 
-def use_sandbox(kind: str | None) -> None:
-    """Apply a ``--sandbox`` value (``None``: keep ``GYMFORGE_SANDBOX``'s choice)."""
-    select_kind(kind)
+def use_settings(
+    *, sandbox: str | None = None, token: str | None = None, unsafe_no_isolation: bool = False
+) -> Settings:
+    """The command's settings: its flags (``None``/``False``: not given) over the process
+    environment. Starts the command's ``RunServices`` with them, active until the command
+    ends (then closed)."""
+    settings = Settings.from_environ().with_(
+        sandbox=sandbox, token=token, unsafe_no_isolation=True if unsafe_no_isolation else None
+    )
+    services = RunServices(settings)
+    services.__enter__()
+    _OPENED.append(services)
+    return settings
+
+
+_OPENED: list[RunServices] = []
+"""The services of the command running now; the root command closes them when it ends."""
+
+
+@atexit.register
+def close_command_services() -> None:
+    """End the services ``use_settings`` started (the app's root callback calls this when the
+    command ends; at exit for a caller outside the app)."""
+    while _OPENED:
+        _OPENED.pop().__exit__(None, None, None)
+
+
+def use_sandbox(kind: str | None) -> Settings:
+    """``use_settings`` with just a ``--sandbox`` value (``None``: ``GYMFORGE_SANDBOX``'s)."""
+    return use_settings(sandbox=kind)

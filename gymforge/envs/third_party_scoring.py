@@ -31,7 +31,6 @@ import os
 import stat
 import subprocess
 import sys
-import threading
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -41,7 +40,8 @@ from gymforge.core.errors import VerifierError
 from gymforge.sandbox import Call, Limits, SandboxJob
 from gymforge.sandbox.backend import BaseBackend, IsolationUnavailableError
 from gymforge.sandbox.models import CallStatus, Result, Status
-from gymforge.sandbox.preflight import DOCTOR, UNSAFE_ENV, unsafe_requested
+from gymforge.sandbox.preflight import DOCTOR, UNSAFE_ENV
+from gymforge.verify.services import current
 
 MOUNT = "/.gf-site"
 KEEP_CHARS = 2_000
@@ -50,6 +50,9 @@ KEEP_CHARS = 2_000
 UID_OFFSET = 64
 """The scorer sandboxes' uids: ``GYMFORGE_SANDBOX_UID_BASE`` (default 60000) plus this (plus
 ``UID_STRIDE`` per further set of binds), apart from the code judge's workers."""
+
+SCORER = "scorer"
+"""The kind of a scorer sandbox among a run's resources (``RunServices``)."""
 
 UID_STRIDE = 16
 MAX_WORKERS = UID_STRIDE
@@ -143,7 +146,7 @@ def require_scorer_sandbox(who: str, extra: Iterable[str] = ()) -> None:
     from gymforge.sandbox.doctor import bwrap_works
     from gymforge.sandbox.local import default_python
 
-    unsafe = unsafe_requested()
+    unsafe = current().settings.unsafe_no_isolation
     if not unsafe:
         ok, why = bwrap_works()
         if not ok:
@@ -170,10 +173,6 @@ def require_scorer_sandbox(who: str, extra: Iterable[str] = ()) -> None:
             )
 
 
-_lock = threading.Lock()
-_backends: dict[tuple[str, ...], BaseBackend] = {}
-
-
 def bound_dirs(extra: Iterable[str] = ()) -> tuple[str, ...]:
     """The host directories a job imports from, in path order: ``extra``, then the site
     directories."""
@@ -187,31 +186,28 @@ def bound_dirs(extra: Iterable[str] = ()) -> tuple[str, ...]:
 def scorer_backend(
     who: str, extra: tuple[str, ...] = (), preimport: tuple[str, ...] = ()
 ) -> BaseBackend:
-    """The process's scorer sandbox that binds ``bound_dirs(extra)`` (created on first use,
-    after ``require_scorer_sandbox(who, extra)``; closed at exit):
-    ``GYMFORGE_RG_SCORER_WORKERS`` workers (default: the CPU count, at most 4). Its fork
-    template imports the trusted modules ``preimport`` from those directories once, so
-    each job (a fresh copy of the template) starts with them imported."""
+    """The run's scorer sandbox that binds ``bound_dirs(extra)`` (a resource of the current
+    ``RunServices``: created on first use, after ``require_scorer_sandbox(who, extra)``;
+    closed at the run's end): ``settings.rg_scorer_workers`` workers (default: the CPU count,
+    at most 4). Its fork template imports the trusted modules ``preimport`` from those
+    directories once, so each job (a fresh copy of the template) starts with them imported."""
     dirs = bound_dirs(extra)
-    key = (*dirs, "", *preimport)
-    with _lock:
-        found = _backends.get(key)
-        if found is not None:
-            return found
-        import atexit
+    services = current()
+    settings = services.settings
 
+    def make() -> BaseBackend:
         require_scorer_sandbox(who, extra)
 
         from gymforge.sandbox.doctor import bwrap_works
         from gymforge.sandbox.local import LocalBackend, UnsafeBackend
 
-        workers = int(os.environ.get("GYMFORGE_RG_SCORER_WORKERS") or min(4, os.cpu_count() or 2))
+        workers = settings.rg_scorer_workers or min(4, os.cpu_count() or 2)
         workers = max(1, min(MAX_WORKERS, workers))
         backend: BaseBackend
         if bwrap_works()[0]:
             binds = tuple((d, f"{MOUNT}/{i}") for i, d in enumerate(dirs))
-            base = int(os.environ.get("GYMFORGE_SANDBOX_UID_BASE") or 60000)
-            uid_base = base + UID_OFFSET + UID_STRIDE * len(_backends)
+            base = 60000 if settings.sandbox_uid_base is None else settings.sandbox_uid_base
+            uid_base = base + UID_OFFSET + UID_STRIDE * services.count(SCORER)
             inside_dirs = tuple(dst for _, dst in binds)
             backend = LocalBackend(
                 workers,
@@ -222,19 +218,14 @@ def scorer_backend(
             )
         else:  # require_scorer_sandbox let this through: unsafe execution was asked for
             backend = UnsafeBackend(workers)
-        if not _backends:
-            atexit.register(close_scorer_backend)
-        _backends[key] = backend
         return backend
+
+    return services.resource((SCORER, *dirs, "", *preimport), make)
 
 
 def close_scorer_backend() -> None:
-    """Close every scorer sandbox of this process."""
-    with _lock:
-        backends = list(_backends.values())
-        _backends.clear()
-    for b in backends:
-        b.close()
+    """Close every scorer sandbox of the current run (outside a run: of the library default)."""
+    current().close_kind(SCORER)
 
 
 def site_env(backend: BaseBackend, extra: tuple[str, ...] = ()) -> str:

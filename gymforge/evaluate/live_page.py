@@ -13,7 +13,6 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from gymforge import __version__
 from gymforge.evaluate.browser import render_episode
 from gymforge.evaluate.follow import RunFollower, RunState
 from gymforge.evaluate.report import (
@@ -27,6 +26,7 @@ from gymforge.evaluate.report import (
 )
 from gymforge.evaluate.report_plots import plots_section
 from gymforge.rollout.live_progress import read_in_flight
+from gymforge.version import __version__
 
 CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; "

@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gymforge import __version__
 from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.evaluate.analysis import failure_analysis, failure_log_rows, flag_for_review
 from gymforge.evaluate.episodes import EpisodeStats, OracleSteps, load_stats
 from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
 from gymforge.evaluate.metrics import compute_metrics
 from gymforge.tasks.source import TaskSource
+from gymforge.version import __version__
 
 SPLITS = ("train", "heldout", "all")
 

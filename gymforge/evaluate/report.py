@@ -19,12 +19,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from gymforge import __version__
 from gymforge.core.errors import UserError
 from gymforge.evaluate.browser import browser_section
 from gymforge.evaluate.folder import run_folder_document
 from gymforge.evaluate.report_plots import plots_section
 from gymforge.trajectory.documents import seal_warnings
+from gymforge.version import __version__
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1240px;color:#222;padding:0 16px}

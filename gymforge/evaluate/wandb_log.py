@@ -11,12 +11,12 @@ optional extra: ``pip install 'gymforge[wandb]'``.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import UserError
+from gymforge.settings import wandb_project
 
 BREAKDOWNS = ("by_family", "by_difficulty", "by_split")
 SKIPPED = frozenset({"histogram", "config"})
@@ -102,7 +102,7 @@ def log_to_wandb(
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with _quiet_stdout():
         run = wandb.init(
-            project=project or os.environ.get("WANDB_PROJECT", "gymforge"),
+            project=project or wandb_project() or "gymforge",
             name=name,
             job_type=kind,
             dir=str(out_dir),

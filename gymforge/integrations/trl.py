@@ -32,6 +32,7 @@ from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Message, Reply
+from gymforge.integrations.trl_common import EnvLike, completion_text, env_factory
 from gymforge.integrations.trl_env import environment_class, submit_final_replies
 from gymforge.integrations.trl_rollout import GymforgeRollout, prompt_key
 from gymforge.registry.handle import task_source
@@ -54,21 +55,8 @@ __all__ = [
     "task_rows",
 ]
 
-EnvLike = str | Callable[[], Environment]
-"""A built-in environment id / import path (``"digits"``), or a zero-argument factory."""
 PromptFormat = Literal["chat", "text"]
 LogMetric = Callable[[str, float], None]
-
-
-def env_factory(env: EnvLike) -> Callable[[], Environment]:
-    """The zero-argument factory behind ``env`` (ids resolve through the registry)."""
-    if isinstance(env, str):
-        from gymforge.registry.resolve import resolve_factory
-
-        return resolve_factory(env)
-    if not callable(env):
-        raise UserError(f"expected an environment id or factory, got {type(env).__name__}")
-    return env
 
 
 def _task_source(env: Environment) -> TaskSource:
@@ -157,22 +145,6 @@ def task_dataset(env: EnvLike, n: int | None = None, **options: Any) -> datasets
     except ImportError as err:  # pragma: no cover - depends on the install
         raise UserError("task_dataset needs datasets: pip install 'gymforge[train]'") from err
     return datasets.Dataset.from_list(task_rows(env, n, **options))
-
-
-def completion_text(completion: Any) -> str:
-    """The final assistant text of a TRL completion: a string, or a list of chat messages
-    (the last assistant message's content)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        for message in reversed(completion):
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                content = message.get("content")
-                if isinstance(content, list):  # content parts
-                    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-                return "" if content is None else str(content)
-        return ""
-    raise TypeError(f"unsupported completion type {type(completion).__name__}")
 
 
 class GymforgeReward:

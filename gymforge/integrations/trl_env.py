@@ -37,6 +37,7 @@ from gymforge.core.capabilities import TOOLSET, supported
 from gymforge.core.env import Environment, StepResult, SyncEnvironment
 from gymforge.core.errors import UserError
 from gymforge.core.types import Reply, ToolCall
+from gymforge.integrations.trl_common import completion_text, env_factory
 from gymforge.tools.tool import Tool, parse_docstring, tools_of
 from gymforge.tools.toolset import Toolset
 
@@ -112,8 +113,6 @@ def environment_class(env: str | Callable[[], Environment]) -> type:
     ``"ledger"`` or a zero-argument factory). One method per gymforge tool of the
     environment; ``UserError`` if a tool name clashes with ``reset``/``get_reward``, is not
     a plain identifier, or starts with an underscore."""
-    from gymforge.integrations.trl import env_factory
-
     factory = env_factory(env)
     probe = factory()
     try:
@@ -225,8 +224,6 @@ def submit_final_replies(
     components through ``log_metric``. It contributes 0.0 itself: list it in
     ``reward_funcs`` *before* any async reward function, and keep it synchronous, so that it
     runs before TRL calls ``get_reward``."""
-    from gymforge.integrations.trl import completion_text
-
     environments = kwargs.get("environments") or []
     log_metric = kwargs.get("log_metric")
     totals: dict[str, float] = {}

@@ -54,6 +54,7 @@ from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import canonical_json
+from gymforge.integrations.trl_common import env_factory
 from gymforge.rollout.executors import LocalExecutor
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.runner import run
@@ -115,8 +116,6 @@ class GymforgeRollout:
         max_retries: int = 2,
         **server: Any,
     ) -> None:
-        from gymforge.integrations.trl import env_factory
-
         self.env_factory = env_factory(env)
         self.env_name = env if isinstance(env, str) else getattr(env, "__name__", "env")
         self.policy = policy

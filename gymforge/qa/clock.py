@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gymforge.settings import inherited_environ
+
 LIBRARY = "libfaketime.so.1"
 CLOCK_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAKE_MONOTONIC")
 EXEMPT_MODULES = ("gymforge.sandbox",)
@@ -123,7 +125,7 @@ def propagate(clock: dict[str, str], exempt: set[int]) -> None:
         sandbox = _from_sandbox()
         if not sandbox:
             base = kwargs.get("env")
-            kwargs["env"] = {**(os.environ if base is None else base), **clock}
+            kwargs["env"] = {**(inherited_environ() if base is None else base), **clock}
         original(self, *args, **kwargs)
         if sandbox:
             exempt.add(self.pid)

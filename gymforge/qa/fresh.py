@@ -42,6 +42,8 @@ from typing import Any
 from gymforge.qa.clock import find_faketime, not_found
 from gymforge.qa.fresh_child import PROBE
 from gymforge.qa.lifeline import child_env, kill_group
+from gymforge.settings import Settings, inherited_environ, python_hash_seed
+from gymforge.verify.services import current
 
 CLOCK_SHIFT_S = 40 * 86400 + 7 * 3600 + 13 * 60
 START_TIMEOUT_S = 120.0
@@ -54,14 +56,16 @@ class FreshProcessError(Exception):
 
 def child_hash_seed() -> str:
     """A ``PYTHONHASHSEED`` different from this process's (whose own may be random)."""
-    mine = os.environ.get("PYTHONHASHSEED", "")
+    mine = python_hash_seed()
     return "2" if mine == "1" else "1"
 
 
 class FreshProcess:
     """The child process. ``request`` sends one op and waits (bounded) for its answer."""
 
-    def __init__(self, ref: str, *, shift_clock: bool = True) -> None:
+    def __init__(
+        self, ref: str, *, shift_clock: bool = True, settings: Settings | None = None
+    ) -> None:
         self.ref = ref
         self.hash_seed = child_hash_seed()
         faketime = find_faketime() if shift_clock else None
@@ -70,7 +74,10 @@ class FreshProcess:
         self.unshifted: list[str] = []
         """Tool subprocesses of the child that the shifted clock did not reach."""
         self._dir = tempfile.TemporaryDirectory(prefix="gymforge-qa-fresh-")
-        env = child_env(dict(os.environ))
+        # the run's settings cross into the child as its environment, explicitly (the child
+        # reads them back with ``Settings.from_environ``): the same sandbox, the same mode
+        run_settings = settings if settings is not None else current().settings
+        env = child_env(inherited_environ(**run_settings.child_vars()))
         env["PYTHONHASHSEED"] = self.hash_seed
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
         cmd = [sys.executable, "-m", "gymforge.qa.fresh_child", ref]

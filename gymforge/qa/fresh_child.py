@@ -107,8 +107,13 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     from gymforge.registry.resolve import resolve_factory
+    from gymforge.settings import Settings
+    from gymforge.verify.services import RunServices
 
-    factory = resolve_factory(argv[1])
+    # the parent's settings, which it wrote into this process's environment (FreshProcess)
+    services = RunServices(Settings.from_environ())
+    services.__enter__()  # for the child's whole life
+    factory = resolve_factory(argv[1])  # an import path: no server, no token
     ready = {"ready": True, "hash_probe": hash(PROBE), "time": time.time(), "pid": os.getpid()}
     protocol.write(json.dumps(ready) + "\n")
     protocol.flush()
@@ -123,6 +128,7 @@ def main(argv: list[str]) -> int:
             text = json.dumps({"id": request["id"], "ok": False, "error": error})
         protocol.write(text + "\n")
         protocol.flush()
+    services.__exit__(None, None, None)
     return 0
 
 

@@ -11,6 +11,7 @@ from gymforge.qa.checks.common import CheckResult, QAOptions, timed
 from gymforge.qa.fresh import prestart
 from gymforge.qa.target import QATarget
 from gymforge.qa_profile import CHECK_NAMES
+from gymforge.verify.services import run_services
 
 CHECKS: dict[str, Any] = {m.NAME: m for m in MODULES}
 assert tuple(CHECKS) == CHECK_NAMES, "check modules and CHECK_NAMES disagree"
@@ -77,23 +78,25 @@ def run_qa(
     only: Sequence[str] | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
 ) -> QAReport:
-    """Run the checks in order. The fresh process the cross-process checks share lives for
-    this run only."""
-    opts = opts or QAOptions()
-    report = QAReport(target.spec.id, target.spec.version)
-    names = list(only or CHECK_NAMES)
-    if {"replay_determinism", "reset_isolation"} & set(names):
-        prestart(target)
-    for name in names:  # work the fresh process can start on while earlier checks run
-        prefetch = getattr(CHECKS.get(name), "prefetch", None)
-        if prefetch is not None and name not in target.profile.not_applicable:
-            prefetch(target, opts)
-    try:
-        for name in names:
-            result = run_check(name, target, opts)
-            report.checks.append(result)
-            if on_result is not None:
-                on_result(result)
-    finally:
-        target.close_fresh_process()
-    return report
+    """Run the checks in order. The fresh process the cross-process checks share, and the
+    verifiers' services (``gymforge.verify.services``: a sandbox, a math pool) live for this
+    run only (the caller's active services are used when their settings are the target's)."""
+    with run_services(target.settings):  # the run owns them: closed at its end
+        opts = opts or QAOptions()
+        report = QAReport(target.spec.id, target.spec.version)
+        names = list(only or CHECK_NAMES)
+        if {"replay_determinism", "reset_isolation"} & set(names):
+            prestart(target)
+        for name in names:  # work the fresh process can start on while earlier checks run
+            prefetch = getattr(CHECKS.get(name), "prefetch", None)
+            if prefetch is not None and name not in target.profile.not_applicable:
+                prefetch(target, opts)
+        try:
+            for name in names:
+                result = run_check(name, target, opts)
+                report.checks.append(result)
+                if on_result is not None:
+                    on_result(result)
+        finally:
+            target.close_fresh_process()
+        return report

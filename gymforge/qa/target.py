@@ -13,7 +13,9 @@ from gymforge.core.env import Environment, EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.qa_profile import QA, QAProfile
 from gymforge.registry.resolve import BUILTIN, resolve_factory
+from gymforge.settings import Settings
 from gymforge.tasks.source import TaskSource
+from gymforge.verify.services import current
 
 if TYPE_CHECKING:
     from gymforge.qa.fresh import FreshProcess
@@ -37,25 +39,33 @@ class QATarget:
     builtin: bool
     import_ref: str | None = None
     env_type: type | None = None
+    settings: Settings = field(default_factory=Settings, compare=False)
+    """The run's settings (the fresh process gets them; a ``ws://`` ref's token)."""
     _fresh: FreshProcess | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def load(cls, ref: str, *, start_fresh: bool = False) -> QATarget:
+    def load(
+        cls, ref: str, *, start_fresh: bool = False, settings: Settings | None = None
+    ) -> QATarget:
         """The target named by ``ref``. ``start_fresh`` starts its fresh process first, so
-        that the child's start-up overlaps this process's own imports and probe."""
+        that the child's start-up overlaps this process's own imports and probe.
+        ``settings``: the run's (default: the current services', ``gymforge.verify.services``)."""
+        settings = settings if settings is not None else current().settings
         remote = ref.startswith(("ws://", "wss://"))
         fresh = None
         if start_fresh and not remote:
             from gymforge.qa.fresh import FreshProcess
 
-            fresh = FreshProcess(ref)
+            fresh = FreshProcess(ref, settings=settings)
         try:
-            target = cls.from_factory(resolve_factory(ref), ref=ref, builtin=ref in BUILTIN)
+            factory = resolve_factory(ref, token=settings.token)
+            target = cls.from_factory(factory, ref=ref, builtin=ref in BUILTIN)
         except BaseException:
             if fresh is not None:
                 fresh.close()
             raise
         target.import_ref = None if remote else ref
+        target.settings = settings
         target._fresh = fresh
         return target
 
@@ -79,6 +89,7 @@ class QATarget:
                 builtin=builtin,
                 import_ref=import_ref(factory),
                 env_type=type(probe),
+                settings=current().settings,
             )
         finally:
             asyncio.run(probe.close())
@@ -98,7 +109,7 @@ class QATarget:
                 "can build it; give a module-level class or function"
             )
         if self._fresh is None:
-            self._fresh = FreshProcess(self.import_ref)
+            self._fresh = FreshProcess(self.import_ref, settings=self.settings)
         return self._fresh
 
     def fresh_unshifted(self) -> list[str]:

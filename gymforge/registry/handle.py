@@ -43,10 +43,10 @@ class EnvHandle:
         return [d.manifest() for d in self.datasets]
 
 
-def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
+def open_env(name: str, dataset: Path | None = None, *, token: str | None = None) -> EnvHandle:
     """Resolve ``name`` once; load ``dataset`` once (hash-pinned) and serve it on every
-    instance the factory makes."""
-    probe = make_env(name)
+    instance the factory makes. ``token``: a ``ws://`` server's bearer token."""
+    probe = make_env(name, token=token)
     try:
         checked = supported(probe, PREFLIGHT)
         if checked is not None:  # what the env's verifier needs must work, before any episode
@@ -58,7 +58,7 @@ def open_env(name: str, dataset: Path | None = None) -> EnvHandle:
         asyncio.run(probe.close())
 
     def factory() -> Environment:
-        env = make_env(name)
+        env = make_env(name, token=token)
         for ds in datasets:
             _takes_datasets(env).use_dataset(ds)
         return env

@@ -63,9 +63,11 @@ REMOTE_CLIENT = "gymforge.serve.client"
 serve layer sits above the registry)."""
 
 
-def _remote_factory(url: str) -> EnvFactory:
-    factory: Callable[[str], EnvFactory] = importlib.import_module(REMOTE_CLIENT).remote_factory
-    return factory(url)
+def _remote_factory(url: str, token: str | None) -> EnvFactory:
+    factory: Callable[[str, str | None], EnvFactory] = importlib.import_module(
+        REMOTE_CLIENT
+    ).remote_factory
+    return factory(url, token)
 
 
 def adapter_factory(prefix: str, name: str) -> EnvFactory:
@@ -82,15 +84,17 @@ def adapter_factory(prefix: str, name: str) -> EnvFactory:
     return factory
 
 
-def resolve_factory(env: str) -> EnvFactory:
+def resolve_factory(env: str, *, token: str | None = None) -> EnvFactory:
     """The factory behind a built-in id or an import path; UserError if there is none.
 
     Import paths are ``package.module:attr`` (the current directory is importable, as with
     ``python -m``) or ``path/to/file.py:attr``. ``ws://HOST:PORT`` and ``wss://`` refs name a
-    served environment (``gymforge serve``); its token comes from ``$GYMFORGE_TOKEN``.
+    served environment (``gymforge serve``); its bearer token is ``token`` (the CLI passes
+    ``--token``), else ``$GYMFORGE_TOKEN`` (read by ``gymforge.settings`` when the client is
+    made).
     """
     if env.startswith(("ws://", "wss://")):
-        return _remote_factory(env)
+        return _remote_factory(env, token)
     for prefix in ADAPTERS:
         if env.startswith(prefix):
             return adapter_factory(prefix, env[len(prefix) :])
@@ -180,9 +184,10 @@ def load_module(module_name: str) -> ModuleType:
     return importlib.import_module(module_name)
 
 
-def make_env(env: str) -> Environment:
-    """A fresh environment instance for ``env`` (built-in id or import path)."""
-    instance = resolve_factory(env)()
+def make_env(env: str, *, token: str | None = None) -> Environment:
+    """A fresh environment instance for ``env`` (built-in id or import path; ``token``: a
+    ``ws://`` server's, see ``resolve_factory``)."""
+    instance = resolve_factory(env, token=token)()
     check_hooks(type(instance))
     if not isinstance(instance, Environment):
         raise UserError(f"{env!r} did not produce an Environment (reset/step/snapshot/close/spec)")

@@ -23,11 +23,12 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-import gymforge
+from gymforge import version as gymforge_version
 from gymforge.core.env import EnvSpec
 from gymforge.core.errors import ConfigError
 from gymforge.rollout.spec import RunSpec, recorded_fields
 from gymforge.sandbox.selection import describe_selection
+from gymforge.verify.services import current
 
 MANIFEST_VERSION = 1
 
@@ -45,7 +46,7 @@ are. ``dataset`` (a path) is compared by content hash instead; ``n`` may only gr
 
 def git_commit() -> str | None:
     """The commit of the gymforge checkout in use, if it is one (with ``-dirty`` if edited)."""
-    root = Path(gymforge.__file__).resolve().parents[1]
+    root = Path(gymforge_version.__file__).resolve().parents[1]
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],
@@ -95,7 +96,7 @@ def build_manifest(
         "config": config or {},
         "policy": {"spec": spec.policy, "checkpoint": policy_checkpoint},
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "gymforge": {"version": gymforge.__version__, "git_commit": git_commit()},
+        "gymforge": {"version": gymforge_version.__version__, "git_commit": git_commit()},
         "env": {
             "id": env_spec.id,
             "version": env_spec.version,
@@ -104,7 +105,7 @@ def build_manifest(
         "tasks": task_ids,
         "datasets": datasets,
         "paths": recorded_paths(spec.env, spec.dataset, spec.out or Path.cwd()),
-        "sandbox": describe_selection(),
+        "sandbox": describe_selection(current().settings.sandbox),  # the run's choice
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),

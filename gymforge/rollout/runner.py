@@ -56,7 +56,9 @@ from gymforge.rollout.output import (
 )
 from gymforge.rollout.spec import RunSpec
 from gymforge.rollout.summary import summarize
+from gymforge.settings import Settings
 from gymforge.trajectory.documents import document_digests
+from gymforge.verify.services import run_services
 
 log = logging.getLogger("gymforge.runner")
 
@@ -103,11 +105,25 @@ async def run(
     *,
     on_episode: OnEpisode | None = None,
     on_resumed: OnResumed | None = None,
+    settings: Settings | None = None,
 ) -> RunResult:
     """Play every job of ``spec`` on ``executor``; see the module docstring.
     ``spec.out=None`` keeps records in memory only. ``on_episode`` sees each episode record
     as it is written; ``on_resumed`` sees, once before any is played, the episode records a
-    resumed file already holds."""
+    resumed file already holds. ``settings`` configure the run's verifier services (its
+    sandbox, its math pool; ``gymforge.verify.services``), which the run owns and closes at
+    its end; without them the caller's active services are used (a CLI command's), else new
+    ones from the process environment."""
+    with run_services(settings):
+        return await _run(spec, executor, on_episode, on_resumed)
+
+
+async def _run(
+    spec: RunSpec,
+    executor: Executor,
+    on_episode: OnEpisode | None,
+    on_resumed: OnResumed | None,
+) -> RunResult:
     run_id = uuid.uuid4().hex[:12]
     config = spec.summary_config()
     output = prepare_output(spec.out, spec.resume, spec.seal_key)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 import random
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -34,6 +33,7 @@ import openai
 
 from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
 from gymforge.rollout.context_full import is_context_full, prompt_tokens
+from gymforge.settings import openai_api_key
 
 try:  # the SDK's HTTP library: httpx2 in openai>=3, httpx before
     import httpx2 as _http
@@ -142,7 +142,7 @@ class ServerFactory:
             raise UserError(f"--max-tokens must be at least 1, got {sampling.max_tokens}")
         self.model = model
         self.base_url = base_url
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+        self.api_key = api_key or openai_api_key() or "EMPTY"
         self.sampling = sampling or Sampling()
         self.retry = retry or Retry()
         self.transport: Transport = transport or ("aiohttp" if _HAVE_AIOHTTP else "httpx")

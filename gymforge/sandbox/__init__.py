@@ -14,7 +14,8 @@ Use ``get_backend()`` to obtain one; it refuses to run without isolation unless 
 Function-call service: ``SandboxJob(calls=[Call(...)])`` (batch) or ``backend.session(job)``.
 """
 
-from gymforge.sandbox.backend import Backend, BaseBackend, IsolationUnavailableError, get_backend
+from gymforge.sandbox.backend import Backend, BaseBackend, IsolationUnavailableError
+from gymforge.sandbox.factory import get_backend
 from gymforge.sandbox.languages import LANGUAGES, Language, register_language
 from gymforge.sandbox.local import LocalBackend, UnsafeBackend
 from gymforge.sandbox.models import (

@@ -1,11 +1,11 @@
-"""The one interface every execution backend implements, and the factory that picks one.
+"""The one interface every execution backend implements.
 
 ``run(job) -> Result`` is the primitive; ``run_many`` (ordered batch) and ``arun``/``arun_many``
 (asyncio) are built on it by ``BaseBackend`` with a private thread pool sized to the backend's
 capacity, so they never starve the event loop's default executor.
 
-``get_backend`` refuses to hand out a backend without isolation unless the caller passes
-``unsafe_no_isolation=True``; then it returns an ``UnsafeBackend`` and prints a loud warning.
+The factory that picks a backend is ``gymforge.sandbox.factory.get_backend`` (re-exported as
+``gymforge.sandbox.get_backend``): it sits above every backend, so no backend imports it back.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import threading
 import weakref
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
-from gymforge.core.errors import ConfigError, GymforgeError
+from gymforge.core.errors import GymforgeError
 from gymforge.sandbox.models import Result, SandboxJob
 
 
@@ -102,47 +102,3 @@ class BaseBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def get_backend(
-    kind: str = "local", *, unsafe_no_isolation: bool = False, **kwargs: Any
-) -> BaseBackend:
-    """A ready backend. ``kind``: ``local`` (bubblewrap + zygotes), ``docker`` (zygotes in
-    long-lived containers of podman or another Docker-compatible engine),
-    ``ray`` (a pool of local backends on Ray actors) or ``unsafe``.
-
-    ``local`` raises ``IsolationUnavailableError`` when bubblewrap cannot run here, unless
-    ``unsafe_no_isolation=True``, which falls back to ``UnsafeBackend`` with a loud warning.
-    """
-    if kind == "local":
-        from gymforge.sandbox.doctor import bwrap_works
-
-        ok, why = bwrap_works()
-        if ok:
-            from gymforge.sandbox.local import LocalBackend
-
-            return LocalBackend(**kwargs)
-        if not unsafe_no_isolation:
-            raise IsolationUnavailableError(
-                f"sandbox isolation is unavailable here ({why}); run `gymforge sandbox doctor`, "
-                "or pass --unsafe-no-isolation to run untrusted code WITHOUT isolation"
-            )
-        kind = "unsafe"
-    if kind == "unsafe":
-        if not unsafe_no_isolation:
-            raise IsolationUnavailableError(
-                "the unsafe backend runs untrusted code without isolation; "
-                "pass unsafe_no_isolation=True (--unsafe-no-isolation) to accept that"
-            )
-        from gymforge.sandbox.local import UnsafeBackend
-
-        return UnsafeBackend(**kwargs)
-    if kind == "docker":
-        from gymforge.sandbox.docker import DockerBackend
-
-        return DockerBackend(**kwargs)
-    if kind == "ray":
-        from gymforge.sandbox.ray_pool import RayBackend
-
-        return RayBackend(**kwargs)
-    raise ConfigError(f"unknown sandbox backend {kind!r}; use local, docker, ray or unsafe")

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from gymforge.sandbox.jail import export_seccomp
 from gymforge.sandbox.launch import SYSTEM_DIRS, tool_path
+from gymforge.settings import host_tool
 
 DEFAULT_UID = 63000  # apart from the local backend's 60000+ and the container backend's 62000+
 TMP_BYTES = 64 << 20
@@ -200,7 +201,7 @@ def confinement_problem() -> str | None:
     a missing ``bwrap`` or ``setpriv``, or a bubblewrap that cannot create the namespaces.
     Cached per process."""
     if not tool_path("bwrap"):
-        where = os.environ.get("GYMFORGE_BWRAP")
+        where = host_tool("bwrap")
         if where:
             return f"GYMFORGE_BWRAP={where} is not an executable bubblewrap"
         return "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"

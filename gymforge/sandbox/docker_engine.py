@@ -24,6 +24,7 @@ from pathlib import Path
 
 from gymforge.sandbox.backend import IsolationUnavailableError
 from gymforge.sandbox.languages import Language
+from gymforge.settings import container_cli, inherited_environ, sandbox_image
 
 CLI_ENV = "GYMFORGE_DOCKER"
 IMAGE_ENV = "GYMFORGE_SANDBOX_IMAGE"
@@ -36,13 +37,13 @@ SETUP_HINT = "run `make containers` to set up podman and the gymforge base image
 def default_image() -> str:
     """The image sandboxes run in: ``GYMFORGE_SANDBOX_IMAGE``, else the full base image (every
     language of the code judge)."""
-    return os.environ.get(IMAGE_ENV) or IMAGE_FULL
+    return sandbox_image() or IMAGE_FULL
 
 
 def engine_env() -> dict[str, str]:
     """The environment engine commands run with: ours, plus gymforge's ``containers.conf``
     unless the user chose one."""
-    env = dict(os.environ)
+    env = inherited_environ()
     if "CONTAINERS_CONF" not in env and CONTAINERS_CONF.is_file():
         env["CONTAINERS_CONF"] = str(CONTAINERS_CONF)
     return env
@@ -76,7 +77,7 @@ class Engine:
 
 
 def _candidates() -> list[str]:
-    chosen = os.environ.get(CLI_ENV)
+    chosen = container_cli()
     if chosen:
         return [chosen]
     return [c for c in ("podman", "docker") if shutil.which(c)]

@@ -23,6 +23,7 @@ from gymforge.sandbox.docker import docker_available
 from gymforge.sandbox.landlock import landlock_abi
 from gymforge.sandbox.languages import LANGUAGES, tool_version
 from gymforge.sandbox.launch import BASE_ENV, isolation_args, tool_path
+from gymforge.settings import host_tool
 
 PROBE = r"""
 import os, socket
@@ -85,7 +86,7 @@ def _bwrap_probe_cmd(extra: list[str]) -> list[str]:
 def bwrap_works() -> tuple[bool, str]:
     """Can the default sandbox start here? (cached per process)"""
     if not tool_path("bwrap"):
-        where = os.environ.get("GYMFORGE_BWRAP")
+        where = host_tool("bwrap")
         if where:
             return False, f"GYMFORGE_BWRAP={where} is not an executable bubblewrap"
         return False, "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"

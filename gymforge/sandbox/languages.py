@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from gymforge.core.errors import ConfigError
+from gymforge.settings import sandbox_cache
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ ARTEFACT = ".gf-prog"
 
 def default_cache_dir() -> Path:
     """The host directory of compiled artefacts (only this user's processes read it)."""
-    env = os.environ.get("GYMFORGE_SANDBOX_CACHE")
+    env = sandbox_cache()
     if env:
         return Path(env)
     return Path("/var/tmp") / f"gymforge-sandbox-cache-{os.getuid()}"

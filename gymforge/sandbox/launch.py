@@ -32,6 +32,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gymforge.settings import host_tool
+
 ZYGOTE_FILES = (
     "zygote.py",
     "wire.py",
@@ -93,7 +95,7 @@ class Runtime:
 def tool_path(name: str) -> str | None:
     """The ``bwrap`` or ``setpriv`` the sandbox uses: the path in ``GYMFORGE_BWRAP`` /
     ``GYMFORGE_SETPRIV`` when set, else the one on ``PATH``; ``None`` when it is missing."""
-    override = os.environ.get(f"GYMFORGE_{name.upper()}")
+    override = host_tool(name)
     if override:
         return override if os.access(override, os.X_OK) else None
     return shutil.which(name)

@@ -15,15 +15,11 @@ from collections.abc import Iterable
 from gymforge.sandbox.backend import IsolationUnavailableError
 from gymforge.sandbox.docker_engine import require_container_languages
 from gymforge.sandbox.languages import Language, get_language
-from gymforge.sandbox.selection import selected_kind
+from gymforge.settings import UNSAFE_ENV, Settings
 
-UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
+__all__ = ["DOCTOR", "UNSAFE_ENV", "missing_tool", "require_read_only_files", "require_sandbox"]
+
 DOCTOR = "run `gymforge sandbox doctor` to see what works here"
-
-
-def unsafe_requested() -> bool:
-    """Whether this process was told to run untrusted code without isolation."""
-    return os.environ.get(UNSAFE_ENV, "") not in ("", "0")
 
 
 def missing_tool(lang: Language) -> str | None:
@@ -41,24 +37,21 @@ def missing_tool(lang: Language) -> str | None:
     return None if found else exe
 
 
-def require_sandbox(
-    languages: Iterable[str] = ("python",), *, unsafe_no_isolation: bool | None = None
-) -> None:
-    """Raise ``IsolationUnavailableError`` unless jobs in ``languages`` can run here.
+def require_sandbox(languages: Iterable[str], settings: Settings) -> None:
+    """Raise ``IsolationUnavailableError`` unless jobs in ``languages`` can run in the sandbox
+    ``settings`` choose.
 
     Checks that the isolated sandbox starts (bubblewrap, and ``setpriv`` as root; skipped when
-    unsafe execution was asked for: ``unsafe_no_isolation``, default: the
-    ``GYMFORGE_UNSAFE_NO_ISOLATION`` variable) and that each language's compiler or runtime is
+    ``settings.unsafe_no_isolation``) and that each language's compiler or runtime is
     installed. Cheap after the first call (the bubblewrap probe is cached per process). With
-    ``GYMFORGE_SANDBOX=docker`` it checks the container engine and that its image has each
-    language's runtime instead."""
+    ``settings.sandbox == "docker"`` it checks the container engine and that its image has
+    each language's runtime instead."""
     from gymforge.sandbox.doctor import bwrap_works
 
-    if selected_kind() == "docker":
+    if settings.sandbox == "docker":
         require_container_languages([get_language(name) for name in sorted(set(languages))])
         return
-    unsafe = unsafe_requested() if unsafe_no_isolation is None else unsafe_no_isolation
-    if not unsafe:
+    if not settings.unsafe_no_isolation:
         ok, why = bwrap_works()
         if not ok:
             raise IsolationUnavailableError(

@@ -21,6 +21,7 @@ from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.sandbox.backend import BaseBackend
+from gymforge.sandbox.host import host_backend
 from gymforge.sandbox.models import Result, SandboxJob, Status
 
 
@@ -28,11 +29,9 @@ class SandboxActor:
     """The body of a Ray actor: a local sandbox backend and methods to use it."""
 
     def __init__(self, workers: int, backend_kwargs: dict[str, Any]) -> None:
-        from gymforge.sandbox.backend import get_backend
-
         kwargs = dict(backend_kwargs)
         kind = kwargs.pop("kind", "local")
-        self.backend: Any = get_backend(kind, workers=workers, **kwargs)
+        self.backend: Any = host_backend(kind, workers=workers, **kwargs)
 
     def info(self) -> list[dict[str, Any]]:
         return list(self.backend.worker_info())
@@ -50,7 +49,7 @@ class SandboxActor:
 class RayBackend(BaseBackend):
     """``actors`` Ray actors x ``workers_per_actor`` zygote workers each.
 
-    ``backend_kwargs`` go to ``get_backend`` on each actor (e.g. ``{"unsafe_no_isolation":
+    ``backend_kwargs`` go to ``host_backend`` on each actor (e.g. ``{"unsafe_no_isolation":
     True}`` or ``{"seccomp": False}``); ``actor_options`` to ``ray.remote(...).options``
     (``num_cpus`` defaults to ``workers_per_actor``). Ray must be initialised by the caller,
     or ``init_kwargs`` are passed to ``ray.init``.

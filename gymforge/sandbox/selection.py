@@ -1,43 +1,29 @@
-"""Which sandbox backend this process uses: ``GYMFORGE_SANDBOX=local|docker``.
+"""Which sandbox backend a run uses: ``Settings.sandbox``, ``local`` or ``docker``.
 
 ``local`` (the default) is bubblewrap and zygotes on this host; ``docker`` is the same zygotes
-in long-lived containers of a Docker-compatible engine (``gymforge.sandbox.docker``). The CLI's
-``--sandbox`` flag sets the variable, so every component of the process (the code judge's
-shared backend, the pre-flight check, ``sandbox doctor``) agrees on one choice.
+in long-lived containers of a Docker-compatible engine (``gymforge.sandbox.docker``). The choice
+is a field of the run's :class:`~gymforge.settings.Settings` (``--sandbox``, else
+``$GYMFORGE_SANDBOX``, read once at the edge), passed to everything that needs it: the run's
+code-judge backend, the pre-flight check, ``sandbox doctor``, the manifest.
 """
 
 from __future__ import annotations
 
-import os
+from gymforge.settings import SANDBOX_ENV, SANDBOX_KINDS, check_sandbox_kind
 
-from gymforge.core.errors import ConfigError
-
-SANDBOX_ENV = "GYMFORGE_SANDBOX"
-KINDS = ("local", "docker")
+KINDS = SANDBOX_KINDS
+__all__ = ["KINDS", "SANDBOX_ENV", "check_kind", "describe_selection"]
 
 
 def check_kind(kind: str) -> str:
     """``kind`` when it names a selectable backend, else a one-line ``ConfigError``."""
-    if kind not in KINDS:
-        raise ConfigError(f"unknown sandbox backend {kind!r} ({SANDBOX_ENV}); use local or docker")
-    return kind
+    return check_sandbox_kind(kind)
 
 
-def selected_kind() -> str:
-    """The backend ``GYMFORGE_SANDBOX`` selects (``local`` when unset or empty)."""
-    return check_kind(os.environ.get(SANDBOX_ENV, "").strip().lower() or "local")
-
-
-def select_kind(kind: str | None) -> None:
-    """Make ``kind`` this process's backend (``None`` keeps what the environment says)."""
-    if kind is not None:
-        os.environ[SANDBOX_ENV] = check_kind(kind.strip().lower())
-
-
-def describe_selection() -> dict[str, str | None]:
-    """What the selected backend runs on, for a run's manifest: ``{"kind": "local"}``, or for
+def describe_selection(kind: str) -> dict[str, str | None]:
+    """What backend ``kind`` runs on, for a run's manifest: ``{"kind": "local"}``, or for
     ``docker`` also the image and its id (``image_id`` None when the engine cannot say)."""
-    kind = selected_kind()
+    kind = check_kind(kind)
     if kind != "docker":
         return {"kind": kind}
     from gymforge.sandbox.docker_engine import default_image, engine, image_facts

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gymforge.core.errors import UserError
-
-TOKEN_ENV = "GYMFORGE_TOKEN"
-"""The environment variable both ``gymforge serve`` and the client read the token from."""
+from gymforge.settings import TOKEN_ENV as TOKEN_ENV  # re-exported: the name serve has used
 
 
 @dataclass(frozen=True)

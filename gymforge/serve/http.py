@@ -7,7 +7,6 @@ never taken from the URL, so it cannot leak into run summaries or logs.
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 from typing import Any
@@ -17,6 +16,7 @@ import httpx
 
 from gymforge.core.errors import InfraError, UnknownTaskError, UserError
 from gymforge.serve.config import TOKEN_ENV
+from gymforge.settings import environ_token
 
 
 class AuthError(UserError):
@@ -57,7 +57,8 @@ def split_ref(ref: str) -> tuple[str, str]:
 
 
 def resolve_token(token: str | None) -> str | None:
-    return token if token is not None else (os.environ.get(TOKEN_ENV) or None)
+    """``token``, else ``$GYMFORGE_TOKEN`` (read by ``gymforge.settings``), else None."""
+    return token if token is not None else environ_token()
 
 
 class HttpService:

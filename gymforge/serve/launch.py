@@ -7,6 +7,8 @@ is known before the first request, and a bind failure is an immediate, readable 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import socket
 import sys
 import threading
 import time
@@ -131,8 +133,12 @@ class ServerThread:
         self._sock = bind(host, port)
         self.port: int = self._sock.getsockname()[1]
         self._server = uvicorn.Server(uvicorn_config(self.app, self.config, log_level))
+        # the server's thread sees the creator's run services (gymforge.verify.services)
         self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+            target=contextvars.copy_context().run,
+            args=(self._server.run,),
+            kwargs={"sockets": [self._sock]},
+            daemon=True,
         )
 
     @property

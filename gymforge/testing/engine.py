@@ -26,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
+from gymforge.settings import inherited_environ
 from gymforge.testing.tiny_chat import chat_tokenizer, ledger_transcripts
 
 MAX_NEW_TOKENS = 48
@@ -145,7 +146,7 @@ class VLLMServer:
     def start(self, timeout: float = 420.0) -> VLLMServer:
         if self.proc is not None and self.proc.poll() is None:
             raise RuntimeError("this vLLM server is already running")
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1"}
+        env = inherited_environ(VLLM_CPU_KVCACHE_SPACE="1", VLLM_NO_USAGE_STATS="1")
         env["DO_NOT_TRACK"] = "1"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log.open("wb")

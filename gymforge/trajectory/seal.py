@@ -28,16 +28,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import IntegrityError, UserError
+from gymforge.settings import SEAL_KEY_ENV, environ_seal_key
 from gymforge.trajectory.schema import SCHEMA_VERSION
 
-KEY_ENV = "GYMFORGE_SEAL_KEY"
+KEY_ENV = SEAL_KEY_ENV
 """The environment variable whose (non-empty) UTF-8 bytes are the seal key."""
 
 NEED_KEY = (
@@ -48,7 +48,8 @@ NEED_KEY = (
 
 def load_key(key_file: Path | None = None) -> bytes | None:
     """The seal key: the bytes of ``key_file`` when given (it must exist and be non-empty),
-    else the UTF-8 bytes of a non-empty ``$GYMFORGE_SEAL_KEY``, else None (no sealing)."""
+    else the UTF-8 bytes of a non-empty ``$GYMFORGE_SEAL_KEY`` (read by ``gymforge.settings``),
+    else None (no sealing)."""
     if key_file is not None:
         try:
             data = Path(key_file).read_bytes()
@@ -57,8 +58,7 @@ def load_key(key_file: Path | None = None) -> bytes | None:
         if not data:
             raise UserError(f"--seal-key-file {key_file} is empty; a seal key needs bytes")
         return data
-    value = os.environ.get(KEY_ENV)
-    return value.encode("utf-8") if value else None
+    return environ_seal_key()
 
 
 def key_id(key: bytes) -> str:

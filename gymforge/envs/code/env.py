@@ -49,6 +49,7 @@ from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.extract import ALIASES, canonical_language, extract_code
 from gymforge.verify.code.shared import MAX_CALL_TIMEOUT, MAX_TASK_TIMEOUT
+from gymforge.verify.services import current
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,7 @@ class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
         before the first episode and on ``load_dataset``; building the env needs no sandbox
         (``gymforge list`` works anywhere)."""
         if self.shared_sandbox:
-            require_sandbox(languages or {"python"})
+            require_sandbox(languages or {"python"}, current().settings)
 
     def on_reset(self, task: Task) -> None:
         if not self._preflight_done:  # no episode starts whose verdict could only be an error

@@ -47,6 +47,7 @@ from gymforge.sandbox.preflight import require_read_only_files, require_sandbox
 from gymforge.tasks import Dataset, TaskSource
 from gymforge.tools import tool
 from gymforge.verify.code import CodeJudge
+from gymforge.verify.services import current
 
 RUN_LIMITS = Limits(
     wall_time=10.0, cpu_time=8.0, output_bytes=64 << 10, workspace_bytes=4 << 20, processes=32
@@ -89,7 +90,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
     def preflight(self) -> None:
         """``IsolationUnavailableError`` (one line) unless the sandbox can run Python here."""
         if self.shared_sandbox:
-            require_sandbox({"python"})
+            require_sandbox({"python"}, current().settings)
 
     def on_reset(self, task: Task) -> None:
         if not self._preflight_done:

@@ -38,6 +38,8 @@ from gymforge.rollout.executors.base import ExecutorDown, Records, Refused, play
 from gymforge.rollout.failures import worker_report
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.spec import RunSpec
+from gymforge.settings import Settings, library_default
+from gymforge.verify.services import RunServices, current
 
 log = logging.getLogger("gymforge.runner.ray")
 
@@ -45,12 +47,18 @@ EnvRef = str | Callable[[], Environment]
 PolicyRef = str | Callable[[], Policy]
 
 
-def _env_factory(env_ref: EnvRef, dataset: str | None) -> Callable[[], Environment]:
+def _env_factory(
+    env_ref: EnvRef, dataset: str | None, services: RunServices
+) -> Callable[[], Environment]:
     if callable(env_ref):
         return env_ref
     from gymforge.registry.handle import open_env
 
-    return open_env(env_ref, Path(dataset) if dataset else None).factory
+    with services.activate():  # the preflight checks the run's sandbox
+        handle = open_env(
+            env_ref, Path(dataset) if dataset else None, token=services.settings.token
+        )
+    return handle.factory
 
 
 def _policy_factory(
@@ -69,7 +77,10 @@ class EpisodeActor:
     """The body of the Ray actor: an environment pool, a policy factory and ``play``.
 
     ``env_ref`` and ``policy_ref`` are resolved on the actor: names (``"ledger"``,
-    ``"oracle"``, ``"openai:MODEL"``) or zero-argument factories (pickled to the actor)."""
+    ``"oracle"``, ``"openai:MODEL"``) or zero-argument factories (pickled to the actor).
+    ``settings`` are the driver's run settings (pickled to the actor: the actor's process
+    reads no configuration of its own); the actor owns the ``RunServices`` they make and
+    closes them with itself."""
 
     def __init__(
         self,
@@ -80,11 +91,13 @@ class EpisodeActor:
         episode_timeout_s: float | None = None,
         dataset: str | None = None,
         policy_options: dict[str, Any] | None = None,
+        settings: Settings | None = None,
     ) -> None:
+        self.services = RunServices(settings if settings is not None else Settings())
         # an async actor's __init__ runs on its event loop, and open_env uses asyncio.run:
         # resolve both in a thread
         with ThreadPoolExecutor(1) as pool:
-            self.env_factory = pool.submit(_env_factory, env_ref, dataset).result()
+            self.env_factory = pool.submit(_env_factory, env_ref, dataset, self.services).result()
             self.policy_factory, self._policy_close = pool.submit(
                 _policy_factory, policy_ref, policy_options or {}
             ).result()
@@ -102,11 +115,13 @@ class EpisodeActor:
         """One attempt at a job (``dataclasses.asdict(Job)``): ``{"records": [...]}``, or
         ``{"error": str, "retryable": bool}`` after an infrastructure failure."""
         j = Job(**job)
-        env = self._idle.pop() if self._idle else self.env_factory()
+        with self.services.activate():
+            env = self._idle.pop() if self._idle else self.env_factory()
         try:
             policy = self.policy_factory()
             keys = j.keys(self.run_id, env, policy)
-            records = await play_attempt(env, policy, keys, self.episode_timeout_s)
+            with self.services.activate():
+                records = await play_attempt(env, policy, keys, self.episode_timeout_s)
         except (InfraError, UserError) as err:  # retried, or a mistake that stops the run
             with contextlib.suppress(Exception):
                 await env.close()  # a failed episode may leave the env mid-step
@@ -124,6 +139,7 @@ class EpisodeActor:
         if self._policy_close is not None:
             with contextlib.suppress(Exception):
                 await self._policy_close()
+        self.services.close()
 
 
 def _node_id() -> str | None:
@@ -146,7 +162,7 @@ def ensure_ray(
         raise ConfigError("the ray backend needs `pip install gymforge[ray]`") from None
     if ray.is_initialized():
         return False
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    library_default("RAY_AUTH_MODE", "disabled")
     if address is None:
         init_kwargs.setdefault("num_cpus", local_cpus or os.cpu_count() or 1)
         init_kwargs.setdefault("include_dashboard", False)
@@ -217,6 +233,7 @@ class RayExecutor:
             "episode_timeout_s": spec.episode_timeout,
             "dataset": spec.dataset,
             "policy_options": self.policy_options,
+            "settings": current().settings,  # the run's, not the actors' environment's
         }
 
         def new(slot: int | None) -> Any:

@@ -23,8 +23,9 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-import gymforge
+from gymforge import version as gymforge_version
 from gymforge.sandbox.confine import DEFAULT_UID, Confinement
+from gymforge.settings import inherited_environ
 
 EPISODE_DIR = "/episode"
 PASSED_ENV = ("PATH", "LANG", "LC_ALL")
@@ -44,7 +45,8 @@ def harness_confinement(
     host directory bound writable at ``/episode``; ``endpoint_env``: the episode's own
     variables (URLs, token, model, prompt file)."""
     cwd = os.getcwd()
-    env = {k: os.environ[k] for k in PASSED_ENV if os.environ.get(k)}
+    mine = inherited_environ()
+    env = {k: mine[k] for k in PASSED_ENV if mine.get(k)}
     env.setdefault("PATH", DEFAULT_PATH)
     env |= {"HOME": EPISODE_DIR, **endpoint_env}
     read_only = [*named_paths(command, cwd, env["PATH"]), *(os.path.abspath(p) for p in granted)]
@@ -98,7 +100,7 @@ def interpreter_tree(exe: str) -> list[str]:
 def gymforge_paths(roots: Iterable[str]) -> list[str]:
     """What would let the harness import gymforge: the runner's own package, and in each
     bound tree a ``site-packages/gymforge`` and the hooks of an editable install."""
-    out = [str(Path(p).resolve()) for p in gymforge.__path__]
+    out = [str(Path(gymforge_version.__file__).resolve().parent)]  # the package's one directory
     for root in roots:
         if os.path.isdir(root):
             for sp in Path(root).glob("lib/python3*/site-packages"):

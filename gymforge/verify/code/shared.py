@@ -1,52 +1,28 @@
-"""What every code judge in a process shares: the sandbox backend, the limits, and the two
+"""What every code judge of a run shares: the sandbox backend, the limits, and the two
 comparisons that decide a test (type-strict equality of plain data; stdio output lines)."""
 
 from __future__ import annotations
 
-import atexit
-import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymforge.sandbox import Limits, get_backend
+from gymforge.sandbox import Limits
 from gymforge.sandbox.backend import BaseBackend
-from gymforge.sandbox.preflight import unsafe_requested
-from gymforge.sandbox.selection import selected_kind
-
-_lock = threading.Lock()
-_backend: BaseBackend | None = None
+from gymforge.verify.services import current
 
 
 def shared_backend() -> BaseBackend:
-    """The process's one sandbox backend: created on first use, closed at exit.
-
-    Backend: ``GYMFORGE_SANDBOX`` (``local``, the default, or ``docker``). Workers:
-    ``GYMFORGE_SANDBOX_WORKERS`` (default: the CPU count, at most 8). Set
-    ``GYMFORGE_UNSAFE_NO_ISOLATION=1`` to run without isolation (prints a loud warning);
-    ``GYMFORGE_SANDBOX_UID_BASE`` picks the workers' uids."""
-    global _backend
-    with _lock:
-        if _backend is None:
-            workers = int(os.environ.get("GYMFORGE_SANDBOX_WORKERS") or min(8, os.cpu_count() or 2))
-            kw: dict[str, Any] = {
-                "workers": max(1, workers),
-                "unsafe_no_isolation": unsafe_requested(),
-            }
-            if os.environ.get("GYMFORGE_SANDBOX_UID_BASE"):
-                kw["uid_base"] = int(os.environ["GYMFORGE_SANDBOX_UID_BASE"])
-            _backend = get_backend(selected_kind(), **kw)
-            atexit.register(close_shared_backend)
-        return _backend
+    """The sandbox backend of the run this code runs in (``RunServices.sandbox``: the run's
+    settings choose the kind, the workers, the uids and whether isolation may be skipped);
+    outside any run, the library default's."""
+    return current().sandbox()
 
 
 def close_shared_backend() -> None:
-    global _backend
-    with _lock:
-        b, _backend = _backend, None
-    if b is not None:
-        b.close()
+    """Close the current services' resources (outside any run: the library default's, which
+    start again from the environment on next use)."""
+    current().close()
 
 
 @dataclass(frozen=True)

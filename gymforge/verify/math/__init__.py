@@ -6,7 +6,8 @@
   step (last ``\\boxed{}`` outside ``<think>``).
 - ``is_equivalent(answer, gold, rel_tol)``: the equivalence used inside the workers. It
   evaluates sympy, so call it only where a hung call can be killed.
-- ``MathPool`` and ``default_pool()``: the pre-forked worker pool with hard timeouts.
+- ``MathPool``: the pre-forked worker pool with hard timeouts; ``default_pool()``: the one
+  of the current run (``gymforge.verify.services``).
 
 Importing this package does not import sympy; only the worker processes do.
 """
@@ -16,8 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gymforge.verify.math.extract import ExtractionResult, extract_answer, split_reasoning
-from gymforge.verify.math.pool import JobResult, MathPool, configure_default_pool, default_pool
-from gymforge.verify.math.verifier import REASONS, VERIFIER_ID, VERSION, MathVerifier
+from gymforge.verify.math.pool import JobResult, MathPool
+from gymforge.verify.math.verifier import REASONS, VERIFIER_ID, VERSION, MathVerifier, default_pool
 
 if TYPE_CHECKING:
     from gymforge.verify.math.equiv import Outcome, is_equivalent
@@ -31,7 +32,6 @@ __all__ = [
     "MathPool",
     "MathVerifier",
     "Outcome",
-    "configure_default_pool",
     "default_pool",
     "extract_answer",
     "is_equivalent",

@@ -324,40 +324,16 @@ def _kill(pid: int | None) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-# ---- the process-wide default pool ------------------------------------------------------
-_default: MathPool | None = None
+# ---- forks ------------------------------------------------------------------------------
+# Pools are owned by a run (``gymforge.verify.services.RunServices.math_pool``); this set only
+# lets a forked child detach every pool it inherited.
 _all_pools: weakref.WeakSet[MathPool] = weakref.WeakSet()
-_default_lock = threading.Lock()
-_default_workers: int | None = None
-
-
-def configure_default_pool(workers: int | None = None) -> None:
-    """Set the default pool's size (else ``$GYMFORGE_MATH_WORKERS``, else min(2, cpus)).
-    A default pool already running is shut down and recreated on next use."""
-    global _default, _default_workers
-    with _default_lock:
-        _default_workers = workers
-        old, _default = _default, None
-    if old is not None:
-        old.shutdown()
-
-
-def default_pool() -> MathPool:
-    """The process-wide pool, created on first use and shut down at exit."""
-    global _default
-    with _default_lock:
-        if _default is None or _default.closed:
-            env = os.environ.get("GYMFORGE_MATH_WORKERS")
-            workers = _default_workers or (int(env) if env else None)
-            _default = MathPool(workers)
-        return _default
 
 
 def _after_fork_in_child() -> None:
-    """A forked child gets its own default pool on first use; it must not hold the parent's
-    sockets open (the zygote would outlive the parent) nor shut the parent's pools down."""
-    global _default, _default_lock
-    _default, _default_lock = None, threading.Lock()
+    """A forked child gets its own pools on first use (``RunServices.math_pool`` replaces a
+    detached one); it must not hold the parent's sockets open (the zygote would outlive the
+    parent) nor shut the parent's pools down."""
     for pool in list(_all_pools):
         pool._detach()
 

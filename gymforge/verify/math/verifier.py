@@ -15,7 +15,8 @@ from gymforge.verify.math.extract import (
     precheck,
 )
 from gymforge.verify.math.form import FORMS
-from gymforge.verify.math.pool import JobResult, MathPool, default_pool
+from gymforge.verify.math.pool import JobResult, MathPool
+from gymforge.verify.services import current
 
 VERSION = "1.1.0"
 VERIFIER_ID = f"math@{VERSION}"
@@ -57,6 +58,12 @@ class _Pending:
     prep_ms: float  # extraction and checks in the caller, before the job is queued
 
 
+def default_pool() -> MathPool:
+    """The math pool of the run this code runs in (``gymforge.verify.services``; outside any
+    run, the library default's)."""
+    return current().math_pool()
+
+
 class MathVerifier:
     """Checks a response's final answer against a gold answer; hack-resistant by design.
 
@@ -74,7 +81,7 @@ class MathVerifier:
     **Equivalence** (``is_equivalent``): exact for rational golds, ``rel_tol`` (relative) for
     decimals against irrational golds, sympy and probe points for expressions, plus sets,
     intervals, tuples, matrices, equations and units. Evaluation runs in ``pool`` (default:
-    the process-wide ``default_pool()``) under a hard ``timeout_s`` enforced by killing the
+    the current run's ``default_pool()``) under a hard ``timeout_s`` enforced by killing the
     worker.
 
     **Form** (``form``, one of ``FORMS``: ``integer``, ``reduced_fraction``,

@@ -13,6 +13,7 @@ from typing import Any
 
 from gymforge.core.errors import InfraError
 from gymforge.sandbox import wire
+from gymforge.settings import inherited_environ
 
 _ZYGOTE_CODE = (
     "import sys; from gymforge.verify.math.worker import zygote_main; zygote_main(int(sys.argv[1]))"
@@ -28,7 +29,7 @@ class Zygote:
     def __init__(self, start_timeout_s: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         root = str(Path(__file__).resolve().parents[3])
-        env = dict(os.environ)  # this gymforge first; ``-P``: not one in the working directory
+        env = inherited_environ()  # this gymforge first; ``-P``: not one in the working directory
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-c", _ZYGOTE_CODE, str(theirs.fileno())],

@@ -20,6 +20,7 @@ from gymforge.sandbox import IsolationUnavailableError, Limits, SandboxJob, Stat
 from gymforge.sandbox.docker import DockerBackend
 from gymforge.sandbox.docker_engine import IMAGE_PYTHON, _probe, engine, run_engine
 from gymforge.sandbox.preflight import require_sandbox
+from gymforge.settings import Settings
 
 pytestmark = CONTAINERS
 
@@ -101,8 +102,8 @@ def test_an_image_without_the_language_is_refused_naming_the_runtime(
         with pytest.raises(IsolationUnavailableError, match="no 'node'"):
             b.run(job)
         assert b.workers[0].starts == 1  # refused before any worker was asked
-    monkeypatch.setenv("GYMFORGE_SANDBOX", "docker")
     monkeypatch.setenv("GYMFORGE_SANDBOX_IMAGE", IMAGE_PYTHON)
-    require_sandbox(["python"])
+    docker = Settings(sandbox="docker")
+    require_sandbox(["python"], docker)
     with pytest.raises(IsolationUnavailableError, match=r"in cpp .*no 'g\+\+'.*make containers"):
-        require_sandbox(["python", "cpp"])
+        require_sandbox(["python", "cpp"], docker)

@@ -15,7 +15,7 @@ from gymforge.core.errors import ConfigError
 from gymforge.sandbox import IsolationUnavailableError, get_backend
 from gymforge.sandbox.docker import DockerBackend, docker_available
 from gymforge.sandbox.docker_engine import _probe
-from gymforge.sandbox.selection import selected_kind
+from gymforge.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -92,8 +92,8 @@ def test_grade_with_the_docker_sandbox_and_no_engine_is_refused(tmp_path: Path) 
 def test_an_unknown_backend_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GYMFORGE_SANDBOX", "vm")
     with pytest.raises(ConfigError, match=r"unknown sandbox backend 'vm'.*local or docker"):
-        selected_kind()
+        Settings.from_environ()
     monkeypatch.setenv("GYMFORGE_SANDBOX", "")
-    assert selected_kind() == "local"
+    assert Settings.from_environ().sandbox == "local"
     proc = cli("sandbox", "doctor", "--sandbox", "vm")
     one_error_line(proc, "unknown sandbox backend 'vm'")
