@@ -26,8 +26,8 @@ from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymf
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
 from gymforge.cli.common import app, err
-from gymforge.cli.stops import exit_code, install, stopped_by
 from gymforge.cli.sandbox_flags import close_command_services
+from gymforge.cli.stops import exit_code, install, stopped_by
 from gymforge.version import __version__
 
 __all__ = ["app", "main"]

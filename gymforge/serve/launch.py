@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import socket
 import sys
 import threading
 import time
