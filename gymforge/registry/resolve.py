@@ -49,10 +49,12 @@ BUILTIN: dict[str, str] = {
 EnvFactory = Callable[[], Any]
 REASONING_GYM = "reasoning-gym:"
 REASONING_GYM_ADAPTER = "gymforge.envs.reasoning_gym"
+HARBOR = "harbor:"
 ADAPTERS: dict[str, str] = {
     REASONING_GYM: REASONING_GYM_ADAPTER,
     "verifiers:": "gymforge.envs.verifiers_adapter",
     "openenv:": "gymforge.envs.openenv_adapter",
+    "harbor:": "gymforge.envs.harbor",
 }
 """Id prefix -> the adapter package whose ``env_class(rest)`` builds that environment's class."""
 
@@ -73,6 +75,8 @@ def adapter_factory(prefix: str, name: str) -> EnvFactory:
     try:
         env_class = importlib.import_module(ADAPTERS[prefix]).env_class
     except ImportError as err:
+        if prefix == HARBOR:  # needs no extra: a failed import is a real error
+            raise
         raise UserError(
             f"{prefix}{name} needs the optional extra 'interop' "
             f"(pip install 'gymforge[interop]'): {err}"
