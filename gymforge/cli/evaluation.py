@@ -23,6 +23,7 @@ from gymforge.cli.common import (
     progress_bar,
     resume_option,
 )
+from gymforge.cli.harbor_flags import IMAGE_MAP, use_image_map
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
@@ -249,6 +250,7 @@ def eval_cmd(
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
     sandbox: str | None = SANDBOX,
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
@@ -256,6 +258,7 @@ def eval_cmd(
     Writes OUT/eval.json, OUT/failures.jsonl and the trajectories. Exits 3 when
     infrastructure failures left episodes unwritten (rerun with --resume)."""
     use_sandbox(sandbox)
+    use_image_map(image_map)
     data = evaluate_run(
         env,
         policy,

@@ -19,6 +19,7 @@ from gymforge.cli.common import (
     one_of,
     open_env,
 )
+from gymforge.cli.harbor_flags import IMAGE_MAP, use_image_map
 from gymforge.core.errors import GymforgeError
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.replay import replay_episodes
@@ -49,10 +50,12 @@ def replay(
     ),
     dataset: Path | None = typer.Option(None, "--dataset", help="The dataset the run used."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Check the file (seals too, with a key), then re-run every episode from its task id,
     seed and actions; exit 0 only if all match, including each action against the recorded
     policy output it was parsed from. Exit 3 for a sealed file no run seal closes."""
+    use_image_map(image_map)
     check = _checked(path, seal_key_file)
     episodes = check.episodes
     names = {env} if env else {log.steps[0].env_id for log in episodes if log.steps}

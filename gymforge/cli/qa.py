@@ -12,6 +12,7 @@ from rich.table import Table
 
 from gymforge import __version__
 from gymforge.cli.common import app, err, friendly
+from gymforge.cli.harbor_flags import IMAGE_MAP, use_image_map
 from gymforge.cli.sandbox_flags import SANDBOX, use_sandbox
 from gymforge.core.errors import GymforgeError
 from gymforge.registry.installed import find
@@ -50,12 +51,14 @@ def qa(
         "ENV instead of running the checks (exit 0 only if that report passed).",
     ),
     sandbox: str | None = SANDBOX,
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
     if show_embedded:
         _show_embedded(env)
         return
     use_sandbox(sandbox)
+    use_image_map(image_map)
     # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
     # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))

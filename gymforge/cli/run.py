@@ -26,6 +26,7 @@ from gymforge.cli.common import (
     progress_bar,
     resume_option,
 )
+from gymforge.cli.harbor_flags import IMAGE_MAP, use_image_map
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
@@ -237,12 +238,14 @@ def run(
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
     sandbox: str | None = SANDBOX,
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
     never scored, and rerunning with --resume runs just those. With a seal key every record
     and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
     use_sandbox(sandbox)
+    use_image_map(image_map)
     if token:
         os.environ["GYMFORGE_TOKEN"] = token  # read by the ws:// client (gymforge.serve)
     summary = _run(

@@ -118,6 +118,7 @@ class AgentBox:
             timeout=120,
         )  # fmt: skip
         if r.exit_code != 0:
+            await engine_run("rm", "-f", "-t", "0", self.name, timeout=60)  # created, not run
             err = r.stderr.decode("utf-8", "replace").strip()[-300:]
             raise InfraError(f"harbor task {self.task.name}: the container did not start: {err}")
         self.started = True
