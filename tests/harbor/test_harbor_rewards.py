@@ -63,3 +63,10 @@ def test_a_killed_or_timed_out_test_sh_is_a_failure_whatever_the_file_says() -> 
     assert HarborReward()(killed, StepCosts()) == {}
     late = verdict_of(run({"reward.txt": b"1"}, exit_code=124, timed_out=True), {})
     assert not late.passed and late.reason == "verifier_timeout"
+
+
+def test_a_reward_from_a_test_sh_that_failed_pays_nothing() -> None:
+    v = verdict_of(run({"reward.txt": b"1"}, exit_code=1), {})
+    assert not v.passed and v.reason == "test_sh_failed"
+    assert v.facts["reported"] == {"reward": 1.0} and "components" not in v.facts
+    assert HarborReward()(v, StepCosts()) == {}

@@ -4,9 +4,10 @@
 (when there is no ``reward.txt``, Harbor's own order) ``reward.json`` holding an object of
 named numbers, each a reward component ``harbor.NAME``. The episode passes when the reward
 (the number, or the components' sum) is at least ``PASS_AT``, and only when ``test.sh``
-ended on its own: a run killed by a signal (exit code 128 or more), or past the verifier
-timeout, is a failure whatever the file says (an agent's code the tests import could
-otherwise write the file and kill the script before it writes its own). A missing,
+exited 0: the agent's code, which the tests import or run, can write the file itself, so
+a reward from a ``test.sh`` that failed (``set -e`` stopping it before it writes its own),
+was killed (exit code 128 or more) or passed the verifier timeout pays nothing (the
+numbers it reported are kept as the ``reported`` fact). A missing,
 empty or unparsable file is a failure with the reason named, never a silent zero. The
 verdict records ``test.sh``'s exit code and the tail of its output.
 """
@@ -90,6 +91,13 @@ def verdict_of(run: JudgeRun, facts: dict[str, object]) -> Verdict:
             passed=False, reason="no_reward", facts={**base, "detail": str(err)}, verifier="harbor"
         )
     total = sum(components.values())
+    if run.exit_code != 0:
+        detail = (
+            f"test.sh exited {run.exit_code}; a reward counts only from a test.sh that exits "
+            "0 (code the tests ran may have written the file before the script failed)"
+        )
+        facts = {**base, "reward_file": source, "reported": components, "detail": detail}
+        return Verdict(passed=False, reason="test_sh_failed", facts=facts, verifier="harbor")
     passed = total >= PASS_AT
     return Verdict(
         passed=passed,
