@@ -42,6 +42,7 @@ from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
+from gymforge.registry.resolve import HARBOR
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import Command
 from gymforge.rollout.output import seal_documents
@@ -145,7 +146,7 @@ def evaluate_run(
     With a dataset and no ``n``, every row of the split is evaluated once."""
     handle = open_env(env, dataset)
     families = [d.name for d in handle.datasets] or None
-    whole = n is None and bool(handle.datasets)
+    whole = n is None and (bool(handle.datasets) or env.startswith(HARBOR))  # fixed task lists
     config = EvalConfig(
         env, policy, split, n or DEFAULT_EVAL_N, k, samples or k, seed, families=families
     )
@@ -225,7 +226,8 @@ def eval_cmd(
         None,
         "-n",
         min=1,
-        help=f"Tasks per split (default {DEFAULT_EVAL_N}; with --dataset, every row, and -n "
+        help=f"Tasks per split (default {DEFAULT_EVAL_N}; with --dataset or a harbor: path, every "
+        "row, and -n "
         "samples rows without replacement).",
     ),
     seed: int = typer.Option(0, "--seed", "-s"),

@@ -110,7 +110,9 @@ def test_dockerfile_bases_exclude_stages_and_workdir_follows_relative_steps() ->
 
 def test_the_image_map_rewrites_only_the_named_from_images() -> None:
     mapping = parse_image_map("python:3.12=local-py, debian:12=local-deb")
-    out = mapped_dockerfile("FROM python:3.12 AS b\nFROM python:3.12-slim\nRUN echo python:3.12\n", mapping)
+    out = mapped_dockerfile(
+        "FROM python:3.12 AS b\nFROM python:3.12-slim\nRUN echo python:3.12\n", mapping
+    )
     assert out == "FROM local-py AS b\nFROM python:3.12-slim\nRUN echo python:3.12\n"
     with pytest.raises(UserError, match="FROM=LOCAL"):
         parse_image_map("python:3.12")

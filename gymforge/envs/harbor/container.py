@@ -20,6 +20,7 @@ that did not exist while the agent acted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import shlex
 import shutil
@@ -76,18 +77,26 @@ async def engine_run(
         stderr=asyncio.subprocess.PIPE,
         env=engine_env(),
     )
-    if stdin is not None and proc.stdin is not None:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    reads = asyncio.gather(_read(proc.stdout, cap, tail), _read(proc.stderr, cap, tail))
+
+    async def talk() -> Exec:
+        if stdin is not None and proc.stdin is not None:
+            proc.stdin.write(stdin)
+            with contextlib.suppress(ConnectionError):  # it ended without reading all of it
+                await proc.stdin.drain()
+            proc.stdin.close()
+        (out, cut_o), (err, cut_e) = await asyncio.gather(
+            _read(proc.stdout, cap, tail), _read(proc.stderr, cap, tail)
+        )
+        return Exec(await proc.wait(), out, err, False, cut_o or cut_e)
+
     try:
-        (out, cut_o), (err, cut_e) = await asyncio.wait_for(reads, timeout)
-        code = await proc.wait()
-        return Exec(code, out, err, False, cut_o or cut_e)
+        return await asyncio.wait_for(talk(), timeout)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
         return Exec(124, b"", b"", True, False)
+    finally:  # a timeout, or the episode cancelled: no engine client outlives its call
+        if proc.returncode is None:
+            proc.kill()
+            await asyncio.shield(proc.wait())
 
 
 def _limits(task: HarborTask) -> list[str]:
