@@ -145,8 +145,11 @@ class AgentBox:
         return await engine_run(*argv, stdin=stdin, timeout=timeout + ENGINE_SLACK, cap=cap)
 
     async def stop(self) -> None:
+        """Kill every process of the container at once (nothing of the agent's may run on
+        while it is judged); its files stay for ``copy_out``."""
         if self.started:
-            await engine_run("stop", "-t", "1", self.name, timeout=60)
+            await engine_run("kill", "--signal", "KILL", self.name, timeout=60)
+            await engine_run("wait", self.name, timeout=60)
 
     async def copy_out(self, path: str, dest: Path) -> bool:
         """Copy ``path`` of the (stopped) container to ``dest`` with the engine; False when
