@@ -1,7 +1,8 @@
 """Environment lookup: built-in ids, ids that installed packages register (the
 ``gymforge.environments`` entry points, ``installed``), other frameworks' environments
-(``reasoning-gym:NAME``, ``verifiers:MODULE``, ``openenv:URL``), or
-``package.module:factory`` import paths.
+(``reasoning-gym:NAME``, ``verifiers:MODULE``, ``openenv:URL``), Harbor task directories
+(``harbor:PATH``, ``docs/harbor.md``; no extra needed), or ``package.module:factory`` import
+paths.
 
 A factory is an ``Environment`` class or a zero-argument callable returning an environment.
 The framework adapters (the optional extra ``interop``) are imported only when such an id is

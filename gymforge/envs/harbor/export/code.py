@@ -28,9 +28,9 @@ def render_code(task: Task) -> dict[str, str | bytes]:
             {
                 "name": f"call_{i}",
                 "target": f"solution:{entry}",
-                "args": t["args"],  # type: ignore[index,call-overload]
+                "args": t["args"],
                 "kwargs": {},
-                "expected": t["expected"],  # type: ignore[index,call-overload]
+                "expected": t["expected"],
             }
             for i, t in enumerate(tests)
         ],
