@@ -44,7 +44,8 @@ test-interop:
 # and gymforge-base-full, built from a debootstrap rootfs; checked by `gymforge sandbox doctor
 # --sandbox docker`. Idempotent. `make image` builds the project image (Dockerfile) on the
 # local base, offline (wheelhouse/). `make test-containers` runs the container backend's tests
-# and the red-team corpus against the real engine; `make test` never needs an engine.
+# and the red-team corpus against the real engine, and the Harbor tasks (tests/harbor); `make
+# test` never needs an engine.
 containers:
 	@scripts/containers.sh
 
@@ -52,7 +53,7 @@ image: containers
 	@scripts/containers-image.sh
 
 test-containers: setup image
-	$(VENV)/python -m pytest tests/sandbox/containers -m containers -p no:cacheprovider
+	$(VENV)/python -m pytest tests/sandbox/containers tests/harbor -m containers -p no:cacheprovider
 	GYMFORGE_REDTEAM_SANDBOX=docker $(VENV)/python -m pytest tests/redteam -m "not perf" \
 	  -p no:cacheprovider
 

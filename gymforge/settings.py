@@ -31,6 +31,8 @@ Run configuration (fields of :class:`Settings`):
 - ``GYMFORGE_MATH_WORKERS``: the math verifier's worker processes (default: min(2, CPUs)).
 - ``GYMFORGE_RG_SCORER_WORKERS``: the sandbox workers of third-party scorers (reasoning-gym,
   Verifiers rubrics; default: min(4, CPUs)).
+- ``GYMFORGE_HARBOR_IMAGE_MAP``: ``FROM=LOCAL[,FROM=LOCAL...]``, the local image that stands
+  for each base image a ``harbor:`` task's Dockerfile names; ``--image-map`` adds entries.
 
 Facts about this host, read where they are used (:func:`host_tool` and the functions below):
 
@@ -51,6 +53,7 @@ setting changed under the parent's own feet.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Self
@@ -61,6 +64,7 @@ SANDBOX_ENV = "GYMFORGE_SANDBOX"
 UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
 TOKEN_ENV = "GYMFORGE_TOKEN"
 SEAL_KEY_ENV = "GYMFORGE_SEAL_KEY"
+IMAGE_MAP_ENV = "GYMFORGE_HARBOR_IMAGE_MAP"
 SANDBOX_KINDS = ("local", "docker")
 
 _INT_VARS = {
@@ -80,6 +84,20 @@ def check_sandbox_kind(kind: str) -> str:
     return kind
 
 
+def parse_image_map(text: str) -> tuple[tuple[str, str], ...]:
+    """``FROM=LOCAL[,FROM=LOCAL...]`` as ``(FROM, LOCAL)`` pairs (a later entry for the same
+    ``FROM`` wins); a one-line ``ConfigError`` on a malformed entry."""
+    out: dict[str, str] = {}
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        src, sep, dst = entry.partition("=")
+        if not sep or not src.strip() or not dst.strip() or re.search(r"\s", src + dst):
+            raise ConfigError(f"--image-map {entry!r}: write it FROM=LOCAL, e.g. python:3.12=my-py")
+        out[src.strip()] = dst.strip()
+    return tuple(out.items())
+
+
 @dataclass(frozen=True)
 class Settings:
     """What a run is configured with, beyond its own spec. Immutable: a change is a new
@@ -93,6 +111,7 @@ class Settings:
     sandbox_uid_base: int | None = None
     math_workers: int | None = None
     rg_scorer_workers: int | None = None
+    image_map: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sandbox", check_sandbox_kind(self.sandbox))
@@ -119,6 +138,7 @@ class Settings:
             unsafe_no_isolation=env.get(UNSAFE_ENV, "") not in ("", "0"),
             token=environ_token(env),
             seal_key=environ_seal_key(env),
+            image_map=parse_image_map(env.get(IMAGE_MAP_ENV, "")),
             **ints,
         )
 
@@ -135,6 +155,7 @@ class Settings:
         path, calls no server), so neither spreads to the processes it starts."""
         out = {SANDBOX_ENV: self.sandbox, UNSAFE_ENV: "1" if self.unsafe_no_isolation else ""}
         out[TOKEN_ENV] = out[SEAL_KEY_ENV] = ""
+        out[IMAGE_MAP_ENV] = ",".join(f"{k}={v}" for k, v in self.image_map)
         for name, var in _INT_VARS.items():
             value = getattr(self, name)
             out[var] = "" if value is None else str(value)

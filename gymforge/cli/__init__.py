@@ -24,6 +24,7 @@ from gymforge.cli import (  # noqa: F401  (each module registers its commands)
 )
 from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymforge judge`)
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
+from gymforge.cli import tasks as _tasks  # noqa: F401  (registers `gymforge tasks`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
 from gymforge.cli.common import app, err
 from gymforge.cli.sandbox_flags import close_command_services

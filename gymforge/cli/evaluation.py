@@ -24,6 +24,7 @@ from gymforge.cli.common import (
     progress_bar,
     resume_option,
 )
+from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
@@ -42,6 +43,7 @@ from gymforge.evaluate.console import eval_tables
 from gymforge.evaluate.episodes import EpisodeStats, load_stats, oracle_path_lengths
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.evaluate.pipeline import EvalConfig, eval_tasks, job_stats, write_eval
+from gymforge.registry.resolve import HARBOR
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import Command
 from gymforge.rollout.output import seal_documents
@@ -145,7 +147,7 @@ def evaluate_run(
     With a dataset and no ``n``, every row of the split is evaluated once."""
     handle = open_env(env, dataset)
     families = [d.name for d in handle.datasets] or None
-    whole = n is None and bool(handle.datasets)
+    whole = n is None and (bool(handle.datasets) or env.startswith(HARBOR))  # fixed task lists
     config = EvalConfig(
         env, policy, split, n or DEFAULT_EVAL_N, k, samples or k, seed, families=families
     )
@@ -225,7 +227,8 @@ def eval_cmd(
         None,
         "-n",
         min=1,
-        help=f"Tasks per split (default {DEFAULT_EVAL_N}; with --dataset, every row, and -n "
+        help=f"Tasks per split (default {DEFAULT_EVAL_N}; with --dataset or a harbor: path, every "
+        "row, and -n "
         "samples rows without replacement).",
     ),
     seed: int = typer.Option(0, "--seed", "-s"),
@@ -250,13 +253,14 @@ def eval_cmd(
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
     sandbox: str | None = SANDBOX,
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Evaluate a policy: success, pass@k, pass^k, reward components, step efficiency, tool
     errors, truncation, breakdowns, held-out gap, failure reasons and review flags.
 
     Writes OUT/eval.json, OUT/failures.jsonl and the trajectories. Exits 3 when
     infrastructure failures left episodes unwritten (rerun with --resume)."""
-    use_sandbox(sandbox)
+    use_sandbox(sandbox, image_map)
     data = evaluate_run(
         env,
         policy,

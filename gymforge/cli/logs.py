@@ -20,6 +20,8 @@ from gymforge.cli.common import (
     one_of,
     open_env,
 )
+from gymforge.cli.harbor_flags import IMAGE_MAP
+from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.core.errors import GymforgeError, UserError
 from gymforge.core.wording import plural
 from gymforge.registry.resolve import recorded_env
@@ -63,10 +65,12 @@ def replay(
     ),
     dataset: Path | None = typer.Option(None, "--dataset", help="The dataset the run used."),
     seal_key_file: Path | None = typer.Option(None, "--seal-key-file", help=SEAL_KEY_HELP),
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Check the file (seals too, with a key), then re-run every episode from its task id,
     seed and actions; exit 0 only if all match, including each action against the recorded
     policy output it was parsed from. Exit 3 for a sealed file no run seal closes."""
+    use_sandbox(None, image_map)
     check = _checked(path, seal_key_file)
     episodes = check.episodes
     file = path / "trajectories.jsonl" if path.is_dir() else path

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
+from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.errors import GymforgeError
 from gymforge.registry.installed import find
@@ -51,6 +52,7 @@ def qa(
         "ENV instead of running the checks (exit 0 only if that report passed).",
     ),
     sandbox: str | None = SANDBOX,
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Run the ten QA checks; exit 0 only if every check passes."""
     if report is not None:
@@ -58,7 +60,7 @@ def qa(
     if show_embedded:
         _show_embedded(env)
         return
-    use_settings(sandbox=sandbox, token=token or None)
+    use_settings(sandbox=sandbox, token=token or None, image_map=image_map)
     # hypothesis (the error_paths fuzzer) keeps its caches under the user's cache directory,
     # not in a .hypothesis/ folder of whatever directory gymforge qa runs in
     library_default("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))

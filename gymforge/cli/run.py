@@ -24,6 +24,7 @@ from gymforge.cli.common import (
     progress_bar,
     resume_option,
 )
+from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
     HARNESS_MODEL,
@@ -39,7 +40,7 @@ from gymforge.cli.policy_flags import (
 from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.wording import decimal, percent, plural
 from gymforge.registry.listing import environment_rows
-from gymforge.registry.resolve import make_env
+from gymforge.registry.resolve import HARBOR, make_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.replay import replay_file
@@ -99,13 +100,14 @@ def _run(
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run from the command line: ``n=None`` runs every row of ``dataset`` (or
-    ``DEFAULT_N`` tasks without one); ``out`` is checked first (see ``rundir``)."""
+    ``DEFAULT_N`` tasks without one, every task of a ``harbor:`` path); ``out`` is checked
+    first (see ``rundir``)."""
     split_name: SplitName = one_of("--split", split, ("train", "heldout", "all"))
     backend_name: Literal["local", "ray", "redis"] = one_of(
         "--backend", backend, ("local", "ray", "redis")
     )
-    if n is None and dataset is None:
-        n = DEFAULT_N
+    if n is None and dataset is None and not env_name.startswith(HARBOR):
+        n = DEFAULT_N  # a harbor: path is a fixed task list: every task once
     spec = RunSpec(
         env=env_name,
         policy=policy,
@@ -190,7 +192,8 @@ def run(
         None,
         "-n",
         min=1,
-        help=f"Number of tasks (default {DEFAULT_N}; with --dataset, every row once, and -n "
+        help=f"Number of tasks (default {DEFAULT_N}; with --dataset or a harbor: path, every row "
+        "once, and -n "
         "samples rows without replacement).",
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling and episodes."),
@@ -237,12 +240,15 @@ def run(
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
     sandbox: str | None = SANDBOX,
+    image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
     """Run N tasks x G rollouts; write OUT/trajectories.jsonl and OUT/summary.json. Exits 3
     if infrastructure failures (a dead policy server, say) left episodes unwritten: they are
     never scored, and rerunning with --resume runs just those. With a seal key every record
     and the finished run are sealed (HMAC-SHA256; see docs/reproducibility.md)."""
-    use_settings(sandbox=sandbox, token=token or None)  # the ws:// client gets the token
+    use_settings(
+        sandbox=sandbox, token=token or None, image_map=image_map
+    )  # the ws:// client gets the token
     summary = _run(
         env,
         policy,

@@ -17,7 +17,7 @@ from typing import Any
 
 import typer
 
-from gymforge.settings import SANDBOX_ENV, Settings
+from gymforge.settings import SANDBOX_ENV, Settings, parse_image_map
 from gymforge.verify.services import RunServices
 
 SANDBOX: Any = typer.Option(
@@ -29,13 +29,26 @@ SANDBOX: Any = typer.Option(
 
 
 def use_settings(
-    *, sandbox: str | None = None, token: str | None = None, unsafe_no_isolation: bool = False
+    *,
+    sandbox: str | None = None,
+    token: str | None = None,
+    unsafe_no_isolation: bool = False,
+    image_map: list[str] | None = None,
 ) -> Settings:
     """The command's settings: its flags (``None``/``False``: not given) over the process
-    environment. Starts the command's ``RunServices`` with them, active until the command
-    ends (then closed)."""
-    settings = Settings.from_environ().with_(
-        sandbox=sandbox, token=token, unsafe_no_isolation=True if unsafe_no_isolation else None
+    environment (``--image-map`` entries add to ``$GYMFORGE_HARBOR_IMAGE_MAP``'s). Starts the
+    command's ``RunServices`` with them, active until the command ends (then closed)."""
+    base = Settings.from_environ()
+    mapped = None
+    if image_map:
+        mapped = tuple(
+            {**dict(base.image_map), **dict(parse_image_map(",".join(image_map)))}.items()
+        )
+    settings = base.with_(
+        sandbox=sandbox,
+        token=token,
+        unsafe_no_isolation=True if unsafe_no_isolation else None,
+        image_map=mapped,
     )
     services = RunServices(settings)
     services.__enter__()
@@ -55,6 +68,7 @@ def close_command_services() -> None:
         _OPENED.pop().__exit__(None, None, None)
 
 
-def use_sandbox(kind: str | None) -> Settings:
-    """``use_settings`` with just a ``--sandbox`` value (``None``: ``GYMFORGE_SANDBOX``'s)."""
-    return use_settings(sandbox=kind)
+def use_sandbox(kind: str | None, image_map: list[str] | None = None) -> Settings:
+    """``use_settings`` with just a ``--sandbox`` value (``None``: ``GYMFORGE_SANDBOX``'s) and
+    any ``--image-map`` entries."""
+    return use_settings(sandbox=kind, image_map=image_map)

@@ -1,7 +1,8 @@
 """Environment lookup: built-in ids, ids that installed packages register (the
 ``gymforge.environments`` entry points, ``installed``), other frameworks' environments
-(``reasoning-gym:NAME``, ``verifiers:MODULE``, ``openenv:URL``), or
-``package.module:factory`` import paths.
+(``reasoning-gym:NAME``, ``verifiers:MODULE``, ``openenv:URL``), Harbor task directories
+(``harbor:PATH``, ``docs/harbor.md``; no extra needed), or ``package.module:factory`` import
+paths.
 
 A factory is an ``Environment`` class or a zero-argument callable returning an environment.
 The framework adapters (the optional extra ``interop``) are imported only when such an id is
@@ -50,10 +51,12 @@ EnvFactory = Callable[[], Environment]
 returning one."""
 REASONING_GYM = "reasoning-gym:"
 REASONING_GYM_ADAPTER = "gymforge.envs.reasoning_gym"
+HARBOR = "harbor:"
 ADAPTERS: dict[str, str] = {
     REASONING_GYM: REASONING_GYM_ADAPTER,
     "verifiers:": "gymforge.envs.verifiers_adapter",
     "openenv:": "gymforge.envs.openenv_adapter",
+    "harbor:": "gymforge.envs.harbor",
 }
 """Id prefix -> the adapter package whose ``env_class(rest)`` builds that environment's class."""
 
@@ -76,6 +79,8 @@ def adapter_factory(prefix: str, name: str) -> EnvFactory:
     try:
         env_class = importlib.import_module(ADAPTERS[prefix]).env_class
     except ImportError as err:
+        if prefix == HARBOR:  # needs no extra: a failed import is a real error
+            raise
         raise UserError(
             f"{prefix}{name} needs the optional extra 'interop' "
             f"(pip install 'gymforge[interop]'): {err}"

@@ -3,7 +3,9 @@ policy, check ``--out`` and write the manifest. The CLI's ``run``, ``eval``, ``c
 and ``reproduce`` call ``prepare`` and then ``runner.run`` with the spec it returns.
 
 Tasks: with a dataset, every row once in file order (``n=None``) or ``n`` distinct rows
-drawn without replacement; otherwise ``n`` tasks sampled from the environment's families.
+drawn without replacement; otherwise ``n`` tasks sampled from the environment's families
+(with ``n=None``, an environment that is a fixed task list and no families, such as a
+``harbor:`` path, runs every row once).
 Each task gets ``group`` rollouts per epoch, and epoch ``e`` plays rollouts
 ``e*group .. e*group+group-1`` (``jobs.epoch_jobs``), so every episode of a multi-epoch run
 has its own ``(task_id, seed, rollout)`` key and resume and de-duplication still work.
@@ -32,6 +34,8 @@ def draw_tasks(handle: EnvHandle, spec: RunSpec) -> list[str]:
         names = [d.name for d in handle.datasets]
         return handle.tasks.dataset_rows(spec.split, names, spec.n, spec.seed)
     if spec.n is None:
+        if handle.tasks.datasets and not handle.tasks.families:  # a fixed task list
+            return handle.tasks.dataset_rows(spec.split, None, None, spec.seed)
         raise UserError("-n is needed unless a --dataset gives the tasks")
     return handle.tasks.sample(spec.n, spec.seed, spec.split)
 

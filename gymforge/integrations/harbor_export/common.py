@@ -1,0 +1,71 @@
+"""What every exported Harbor task shares: ``task.toml``, ``test.sh``, the verifier script."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+from gymforge.core.types import Task
+from gymforge.integrations.harbor_export import judge_script
+
+BASE_IMAGE = "python:3.11-slim"
+"""The base image exported tasks name (map it with ``--image-map`` where it cannot be pulled)."""
+DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
+TEST_SH = """#!/bin/bash
+# gymforge's exported verifier: judge.py judges /app on plain data and writes the reward
+mkdir -p /logs/verifier
+python3 /tests/judge.py
+"""
+
+
+def toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+def task_toml(task: Task, env_id: str, verifier_timeout: float = 120.0) -> str:
+    difficulty = DIFFICULTY.get(task.difficulty, "medium" if task.difficulty > 3 else "easy")
+    return (
+        'version = "1.0"\n\n[metadata]\n'
+        f'author_name = "gymforge tasks export"\n'
+        f"difficulty = {toml_string(difficulty)}\n"
+        f"category = {toml_string(task.family)}\n"
+        f"split = {toml_string(task.split)}\n"
+        f"gymforge_env = {toml_string(env_id)}\n"
+        f"gymforge_task_id = {toml_string(task.task_id)}\n\n"
+        f"[verifier]\ntimeout_sec = {verifier_timeout}\n\n"
+        "[agent]\ntimeout_sec = 600.0\n\n"
+        "[environment]\nbuild_timeout_sec = 600.0\ncpus = 1\nmemory_mb = 1024\n"
+    )
+
+
+def verifier_files(spec: dict[str, Any]) -> dict[str, str | bytes]:
+    """``tests/test.sh``, ``tests/judge.py`` and ``tests/spec.json``."""
+    return {
+        "tests/test.sh": TEST_SH,
+        "tests/judge.py": inspect.getsource(judge_script),
+        "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True) + "\n",
+    }
+
+
+def heredoc_file(path: str, text: str) -> str:
+    """A shell line writing ``text`` to ``path`` exactly (a quoted here-document)."""
+    mark = "GYMFORGE_EOF"
+    while mark in text:
+        mark += "_"
+    body = text if text.endswith("\n") else text + "\n"
+    trim = "" if text.endswith("\n") else f"\ntruncate -s -1 {path}"
+    return f"mkdir -p \"$(dirname {path})\"\ncat > {path} <<'{mark}'\n{body}{mark}{trim}\n"
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, data in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            p.write_text(data, encoding="utf-8")
+        if rel.endswith(".sh"):
+            p.chmod(0o755)

@@ -1,0 +1,161 @@
+"""``gymforge tasks export ENV --format harbor``: the files, read back by ``harbor:``; the
+verifier script's rules without an engine; and, on the container engine, the round trip:
+``harbor:DIR`` gives the verdicts the original environment gives, on the oracle, a no-op and
+a wrong answer, for ``swe`` and ``code``."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harbor_helpers import IMAGE_MAP, cli_env
+
+from gymforge.core.types import Action, Reply, ToolCall
+from gymforge.envs.harbor.taskdir import read_dataset
+from gymforge.integrations.harbor_export import judge_script
+from gymforge.registry.resolve import make_env
+
+
+def export(env: str, out: Path, n: int = 2) -> list[Path]:
+    p = subprocess.run(
+        [sys.executable, "-m", "gymforge.cli", "tasks", "export", env, "--format", "harbor",
+         "--out", str(out), "-n", str(n)],
+        capture_output=True, text=True, env=cli_env(), timeout=300, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    return [Path(line) for line in p.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("env", ["swe", "code"])
+def test_an_export_reads_back_as_harbor_tasks_naming_their_source(env: str, tmp_path: Path) -> None:
+    written = export(env, tmp_path / env)
+    assert len(written) == 2
+    tasks = read_dataset(tmp_path / env)
+    assert [t.root for t in tasks] == sorted(written)
+    for t in tasks:
+        assert t.has_solution and t.metadata["gymforge_env"] == env
+        assert str(t.metadata["gymforge_task_id"]).startswith(f"{env}.")
+        assert (t.root / "tests" / "judge.py").read_text().startswith('"""The verifier gymforge')
+
+
+def test_export_refuses_other_envs_and_a_used_directory(tmp_path: Path) -> None:
+    bad = subprocess.run(
+        [sys.executable, "-m", "gymforge.cli", "tasks", "export", "ledger", "--out", str(tmp_path)],
+        capture_output=True, text=True, env=cli_env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert bad.returncode != 0 and "supports swe, code, not 'ledger'" in bad.stderr
+    export("code", tmp_path / "c", n=1)
+    again = subprocess.run(
+        [sys.executable, "-m", "gymforge.cli", "tasks", "export", "code", "--out",
+         str(tmp_path / "c"), "-n", "1"],
+        capture_output=True, text=True, env=cli_env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_the_exported_judge_compares_type_strictly() -> None:
+    eq = judge_script.strict_equal
+    assert eq(1.0, 1.0 + 1e-12) and not eq(1, 1.0) and not eq(True, 1)
+    assert not eq((1, 2), [1, 2]) and eq(judge_script.from_json({"$tuple": [1, 2]}), (1, 2))
+    assert not eq(
+        judge_script.decode({"$repr": "Always"}), judge_script.decode({"$repr": "Always"})
+    )
+
+
+def test_the_exported_judge_drops_what_swe_drops(tmp_path: Path) -> None:
+    original, work = tmp_path / "orig", tmp_path / "work"
+    for root in (original, work):
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "__init__.py").write_text("")
+        (root / "pkg" / "core.py").write_text("X = 1\n")
+        (root / "tests").mkdir()
+        (root / "tests" / "test_core.py").write_text("assert True\n")
+    (work / "pkg" / "core.py").write_text("X = 2\n")
+    (work / "conftest.py").write_text("planted\n")
+    (work / "json.py").write_text("shadow\n")
+    (work / "tests" / "test_core.py").write_text("changed\n")
+    spec = {
+        "protected": ["tests/*"],
+        "test_dirs": ["tests"],
+        "runner_files": ["conftest.py"],
+        "shadowed": ["json"],
+    }
+    tree, applied, protected = judge_script.build(spec, work, original)
+    assert applied == ["pkg/core.py"] and protected == ["tests/test_core.py"]
+    assert tree["pkg/core.py"] == b"X = 2\n" and "conftest.py" not in tree
+
+
+# ---- the round trip, on the container engine -------------------------------------------
+
+
+def wrong(env: str, entry: str) -> tuple[list[Action], list[Action]]:
+    """A wrong answer as (gymforge actions, Harbor actions)."""
+    if env == "code":
+        code = f"def {entry}(*args, **kwargs):\n    return None\n"
+        return [Reply(text=f"```python\n{code}```")], [
+            ToolCall(name="write_file", arguments={"path": "solution.py", "content": code}),
+            Reply(text="Done."),
+        ]
+    note = "Looked into it.\n"
+    return [
+        ToolCall(name="create_file", arguments={"path": "NOTES.md", "content": note}),
+        Reply(text="Done."),
+    ], [
+        ToolCall(name="write_file", arguments={"path": "NOTES.md", "content": note}),
+        Reply(text="Done."),
+    ]
+
+
+async def verdict(env: Any, task_id: str, actions: list[Action] | None) -> tuple[bool, str | None]:
+    """Play ``actions`` (None: the oracle's) and return (passed, reason)."""
+    await env.reset(task_id, 0)
+    steps = actions if actions is not None else env.oracle_plan(env.task)
+    for a in steps:
+        r = await env.step(a)
+        if r.terminated or r.truncated:
+            v = r.info["verdict"]
+            return bool(v["passed"]), v["reason"]
+    raise AssertionError("the episode did not end")
+
+
+@pytest.mark.containers
+@pytest.mark.parametrize("env_id", ["swe", "code"])
+def test_the_round_trip_gives_the_same_verdicts(
+    env_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harbor_helpers import READY, WHY
+
+    if not READY:
+        pytest.skip(WHY)
+    monkeypatch.setenv("GYMFORGE_HARBOR_IMAGE_MAP", IMAGE_MAP)
+    export(env_id, tmp_path / env_id)
+    harbor = make_env(f"harbor:{tmp_path / env_id}")
+    original = make_env(env_id)
+
+    async def go() -> list[tuple[str, str, bool, bool]]:
+        rows = []
+        for ht in harbor.harbor_tasks.values():  # type: ignore[attr-defined]
+            gid = str(ht.metadata["gymforge_task_id"])
+            entry = str(original.tasks.resolve(gid).truth.get("entry_point", ""))  # type: ignore[attr-defined]
+            g_wrong, h_wrong = wrong(env_id, entry)
+            for label, g_acts, h_acts in (
+                ("oracle", None, None),
+                ("noop", [Reply(text="Done.")], [Reply(text="Done.")]),
+                ("wrong", g_wrong, h_wrong),
+            ):
+                g, _ = await verdict(original, gid, g_acts)
+                h, _ = await verdict(harbor, ht.task_id, h_acts)
+                rows.append((gid, label, g, h))
+        await harbor.close()
+        await original.close()
+        return rows
+
+    rows = asyncio.run(go())
+    assert len(rows) == 6
+    assert all(g == h for _, _, g, h in rows), rows
+    assert [g for _, label, g, _ in rows if label == "oracle"] == [True, True]
+    assert not any(g for _, label, g, _ in rows if label != "oracle")
