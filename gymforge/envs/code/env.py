@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ConfigError, VerifierError
-from gymforge.core.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
+from gymforge.core.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.core.types import Action, Observation, Reply, Task
 from gymforge.envs.code.families import FAMILIES, HELDOUT
 from gymforge.envs.code.truth import (
@@ -282,6 +282,11 @@ class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
         verifier_kinds=("code",),
         redteam=_cases(),
         throughput=ThroughputBudget(reset_p50_ms=20.0, steps_per_s=20.0, concurrency=8),
+        # the random baseline is the reference with its numbers re-drawn, a near miss that
+        # can pass some hidden tests, and tests_passed pays that by design (0.07 measured);
+        # a near miss passing over a fifth of the tests on average (0.5 x 1/5) would mean a
+        # weak test suite
+        baselines=Baselines(bad_reward_max=0.1),
     )
     system_prompt = "You write correct, efficient code. Put your final code in one fenced block."
 
