@@ -4,13 +4,11 @@ Thresholds come from the environment's ``QAProfile.baselines`` (defaults: oracle
 bad <= 0.2, noop <= 0.05 success on training tasks). The noop agent's mean ``task``
 component must also stay at or below its threshold. Success is not the only thing a policy
 is trained on: the reward is. So the noop and bad agents' mean *earned* reward on the
-episodes they failed (the positive components: what the environment paid, costs and
-penalties, which total below zero, left out) must stay at or below ``baselines.noop_reward_max`` and ``bad_reward_max`` (default 0): an
-environment that pays doing nothing (a "tidiness" bonus, a partial score for an untouched
-workspace) teaches doing nothing.
-
-What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
-tasks only the oracle's exact path solves, or thresholds declared too loosely.
+episodes they failed (the positive component totals: what the environment paid; costs and
+penalties total below zero and do not count) must stay at or below the profile's
+``baselines.noop_reward_max`` and ``bad_reward_max`` (default 0): an environment that pays
+doing nothing (a "tidiness" bonus, a partial score for an untouched workspace) teaches doing
+nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ def earned(episode: Sequence[dict[str, Any]]) -> float:
     """What an episode was paid beyond its costs: the sum of its components' positive
     totals (the episode record's per-component sums; shaping that nets to zero earns 0)."""
     totals = episode[-1].get("reward_components", {})
-    return sum(value for value in totals.values() if value > 0)
+    return float(sum(value for value in totals.values() if value > 0))
 
 
 def mean_earned_when_failed(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:
