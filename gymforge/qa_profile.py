@@ -50,12 +50,20 @@ VerifierKind = Literal["math", "code", "match", "state"]
 
 @dataclass(frozen=True)
 class Baselines:
-    """Success-rate thresholds for the scripted baselines on training tasks."""
+    """Thresholds for the scripted baselines on training tasks: success rates, and the most
+    the no-op and the bad policy may *earn* on the episodes they fail (mean over those
+    episodes). Earned is the sum of an episode's positive component totals: costs and
+    penalties (negative) do not count. The default 0 says failing never pays; an environment
+    whose reward pays a near miss by design (partial credit, a format bonus) declares the
+    ``bad_reward_max`` it can justify. Doing nothing is not a near miss: keep
+    ``noop_reward_max`` at 0 unless the task itself can be solved by doing nothing."""
 
     oracle_min: float = 0.95
     bad_max: float = 0.2
     noop_max: float = 0.05
     bad_policy: str = "random"
+    noop_reward_max: float = 0.0
+    bad_reward_max: float = 0.0
 
 
 @dataclass(frozen=True)

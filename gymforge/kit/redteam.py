@@ -30,6 +30,7 @@ from functools import partial
 from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
 from gymforge.core.env import SupportsOracle
 from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
+from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
 from gymforge.qa_profile import RedTeamCase, VerifierKind
 
@@ -93,13 +94,19 @@ class OracleThenCollateral(_Attack):
     """Follows the oracle, but repeats its last successful write before the final reply.
 
     The final reply is the last action of the oracle's plan when the environment exposes
-    one (dialogue environments reply along the way); otherwise the oracle's first reply."""
+    one (dialogue environments reply along the way); otherwise the oracle's first reply.
+
+    The repeat is collateral damage only if it changed the world: the state fingerprint is
+    taken before and after it, and a repeat that left the world as it was (an idempotent
+    write, such as switching on a lamp that is on) makes the attack not applicable on that
+    task rather than a breach. So is a repeat the environment refused."""
 
     async def start(self, ctx: EpisodeContext) -> None:
         await super().start(ctx)
         self.last_write: ToolCall | None = None
         self.repeated = False
         self.check_repeat = False
+        self.before: str | None = None
 
     def _is_final(self, action: Reply) -> bool:
         plan = _plan(self.ctx)
@@ -110,6 +117,8 @@ class OracleThenCollateral(_Attack):
             self.check_repeat = False
             if not observation.data.get("tool_result", {}).get("ok"):
                 raise AttackNotApplicable("the repeated write was refused; no collateral damage")
+            if fingerprint(await _env(self.ctx).snapshot()) == self.before:
+                raise AttackNotApplicable("the repeated write changed nothing (idempotent)")
         action = await _oracle(self.ctx).oracle_action()
         if isinstance(action, ToolCall) and _looks_like_write(self.ctx, action):
             self.last_write = action
@@ -117,6 +126,7 @@ class OracleThenCollateral(_Attack):
             if self.last_write is None:
                 raise AttackNotApplicable("the oracle made no write to repeat")
             self.repeated = self.check_repeat = True
+            self.before = fingerprint(await _env(self.ctx).snapshot())
             return PolicyTurn(self.last_write.model_copy(update={"call_id": "call_dup"}))
         return PolicyTurn(action)
 

@@ -76,6 +76,7 @@ def _remote_factory(url: str, token: str | None) -> EnvFactory:
 def adapter_factory(prefix: str, name: str) -> EnvFactory:
     """The factory of framework environment ``prefix + name``; UserError naming the extra when
     the framework is not installed (the adapter's own errors name a bad ``name``)."""
+    cwd_importable()  # a framework's loader imports the named module by itself
     try:
         env_class = importlib.import_module(ADAPTERS[prefix]).env_class
     except ImportError as err:
@@ -184,9 +185,16 @@ def load_module(module_name: str) -> ModuleType:
             sys.modules[path.stem] = module
             spec.loader.exec_module(module)
         return module
+    cwd_importable()
+    return importlib.import_module(module_name)
+
+
+def cwd_importable() -> None:
+    """Make the current directory importable, as ``python -m`` does. The ``gymforge``
+    console script starts with its own directory as ``sys.path[0]`` instead, so a module
+    in the current directory (``my_env:MyEnv``, ``verifiers:my_env``) would not be found."""
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
-    return importlib.import_module(module_name)
 
 
 def make_env(env: str, *, token: str | None = None) -> Environment:

@@ -57,8 +57,8 @@ def test_oracle_checks_not_supplied(report: dict[str, Any]) -> None:
         check = checks[name]
         assert check["status"] == "not_applicable" and check["applicable"] is False, check
         assert check["details"].startswith(NO_ORACLE), check
-        # the probe's evidence: the row's answer formatted by the env's own parser scored 0
-        assert "parser.format(answer=...): reward 0.0" in check["details"], check
+        # the probe's evidence: the row's answer in the env's own parser's form scored 0
+        assert "XMLParser(answer): reward 0.0" in check["details"], check
         assert "pass threshold 0.5" in check["details"], check
 
 

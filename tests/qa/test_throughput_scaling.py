@@ -12,6 +12,7 @@ from gymforge.envs.ledger import LedgerEnv
 from gymforge.qa import QAOptions, QATarget, run_check
 from gymforge.qa.checks import machine_speed, throughput
 from gymforge.qa.checks.machine_speed import MAX_SLOWDOWN, REFERENCE_SECONDS, Slowdown
+from gymforge.qa.checks.throughput import ResetTime
 
 FAST = QAOptions(episodes=8, fuzz_examples=10)
 
@@ -31,7 +32,7 @@ def _fake_measure(rate: float, reset_ms: float) -> Any:
     """A measurement with fixed figures: ``rate`` steps/s and every reset ``reset_ms``."""
 
     async def measure(target: QATarget, pairs: list[tuple[str, int]], concurrency: int) -> Any:
-        return [reset_ms] * len(pairs), int(rate), 1.0
+        return [ResetTime(reset_ms, 0.0)] * len(pairs), int(rate), 1.0
 
     return measure
 

@@ -41,7 +41,7 @@ from gymforge.envs.code.truth import (
     TaskLimits,
 )
 from gymforge.kit.tool_env import ToolEnv, WorldT
-from gymforge.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
+from gymforge.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.sandbox.preflight import require_sandbox
 from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
@@ -283,6 +283,11 @@ class CodeEnvBase(ToolEnv[CodeTruth, WorldT], Generic[WorldT]):
         verifier_kinds=("code",),
         redteam=_cases(),
         throughput=ThroughputBudget(reset_p50_ms=20.0, steps_per_s=20.0, concurrency=8),
+        # the random baseline is the reference with its numbers re-drawn, a near miss that
+        # can pass some hidden tests, and tests_passed pays that by design (0.07 measured);
+        # a near miss passing over a fifth of the tests on average (0.5 x 1/5) would mean a
+        # weak test suite
+        baselines=Baselines(bad_reward_max=0.1),
     )
     system_prompt = "You write correct, efficient code. Put your final code in one fenced block."
 

@@ -27,7 +27,7 @@ from gymforge.core.episode import Budget
 from gymforge.core.types import Action, Reply, Task
 from gymforge.kit.redteam import CraftedReply
 from gymforge.kit.tool_env import ToolEnv
-from gymforge.qa_profile import QAProfile, RedTeamCase, ThroughputBudget
+from gymforge.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBudget
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.tasks.split import Region
@@ -131,6 +131,8 @@ class DigitsEnv(ToolEnv[AnswerTruth, dict[str, Any]]):
             ),
         ),
         throughput=ThroughputBudget(reset_p50_ms=5.0, steps_per_s=500.0),
+        # a wrong bare number is paid the format bonus and nothing else, by design
+        baselines=Baselines(bad_reward_max=DigitsReward().format_weight),
         # 100 problems in all, 55 trainable, by design; a generator collapsed to one or two
         # prompts still fails (over 98% duplicates in any sample of 200 or more)
         max_duplicate_rate=0.98,

@@ -20,9 +20,10 @@ Verifiers' own ``load_environment(env_id)`` imports it (``-`` in an id reads as 
 
 What the framework does not supply is declared not applicable with the reason, found by
 probing, never assumed: an oracle (a Verifiers row's ``answer`` is the rubric's input, not a
-reply; it is one only if the rubric gives a formatted ``answer`` full marks on every probed
-row; a multi-turn environment has none), and a held-out split (when the environment has no
-eval dataset).
+reply; it is one only if the rubric passes it, written in the form the environment's parser
+reads (``replies.py``), on every probed row; a multi-turn environment has none), and a
+held-out split (when the environment has no eval dataset). With an oracle, the verifier red
+team is ``redteam.py``'s cases, written in that same form.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from gymforge.core.errors import UserError
 from gymforge.core.types import Action, Message, Reply, State, Task
 from gymforge.core.verdict import Verdict
 from gymforge.envs.verifiers_adapter.episode import VF_VERSION, VfEpisode, to_messages
+from gymforge.envs.verifiers_adapter.redteam import cases_for, train_answers
+from gymforge.envs.verifiers_adapter.replies import ReplyForm, reply_forms
 from gymforge.envs.verifiers_adapter.rows import VfRowTruth, as_dataset
 from gymforge.envs.verifiers_adapter.sandboxed import require
 from gymforge.kit.tool_env import ToolEnv
@@ -77,15 +80,6 @@ class RubricReward:
         return out
 
 
-def _oracle_formats(env: vf.Environment) -> list[tuple[str, Callable[[str], str]]]:
-    """Ways to turn a row's ``answer`` into a reply, in the order probed."""
-    formats: list[tuple[str, Callable[[str], str]]] = [("answer", lambda a: a)]
-    parser = env.parser
-    if isinstance(parser, vf.XMLParser):
-        formats.insert(0, ("parser.format(answer=...)", lambda a: parser.format(answer=a)))
-    return formats
-
-
 async def score_trusted(
     env: vf.Environment, module: str, row: dict[str, Any], reply: str
 ) -> Verdict:
@@ -98,16 +92,22 @@ async def score_trusted(
 
 def _probe_oracle(
     env: vf.Environment, module: str, rows: list[dict[str, Any]], run: Callable[[Any], Any]
-) -> tuple[str | None, str | None]:
-    """(the oracle format that passes every probed row, None) or (None, why there is none)."""
+) -> tuple[ReplyForm | None, str | None]:
+    """(the reply form that passes every probed row, None) or (None, why there is none)."""
     if not rows or any(not isinstance(r.get("answer"), str) or not r["answer"] for r in rows):
         return None, "its dataset rows have no answer to build a reply from"
+    forms = reply_forms(env.parser)
+    if not forms:
+        return None, (
+            f"its {type(env.parser).__name__} reads its answer from no field it declares "
+            f"(answer_field {getattr(env.parser, 'answer_field', None)!r})"
+        )
     tried = []
-    for label, fmt in _oracle_formats(env):
-        verdicts = [run(score_trusted(env, module, r, fmt(r["answer"]))) for r in rows]
+    for form in forms:
+        verdicts = [run(score_trusted(env, module, r, form.reply(r["answer"]))) for r in rows]
         if all(v.passed for v in verdicts):
-            return label, None
-        tried.append(f"{label}: reward {min(v.facts['reward'] for v in verdicts)}")
+            return form, None
+        tried.append(f"{form.label}: reward {min(v.facts['reward'] for v in verdicts)}")
     return None, (
         "a row's answer column is the rubric's input, not a reference reply: as a reply "
         f"({'; '.join(tried)}) it does not reach the pass threshold {env.pass_threshold}"
@@ -119,7 +119,7 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
 
     vf_env: vf.Environment
     module: str
-    oracle_format: str | None = None
+    oracle_form: ReplyForm | None = None
     budget = Budget(max_steps=1, max_tokens=32_768)
     reward = RubricReward()
 
@@ -163,10 +163,9 @@ class VerifiersEnv(ToolEnv[VfRowTruth, dict[str, Any]]):
 
     def oracle_plan(self, task: Task) -> list[Action] | None:
         answer = self.truth_of(task).row.get("answer")
-        if self.oracle_format is None or not isinstance(answer, str):
+        if self.oracle_form is None or not isinstance(answer, str):
             return None
-        fmt = dict(_oracle_formats(self.vf_env))[self.oracle_format]
-        return [Reply(text=fmt(answer))]
+        return [Reply(text=self.oracle_form.reply(answer))]
 
 
 def _load(module: str) -> vf.Environment:
@@ -219,7 +218,7 @@ def env_class(module: str) -> type[VerifiersEnv]:
             FRAMEWORK, "the environment has no eval_dataset to hold out"
         )
     rows = [VfRowTruth.model_validate(t.truth).row for t in train.tasks[:ORACLE_PROBES]]
-    oracle: str | None = None
+    oracle: ReplyForm | None = None
     gap: str | None = "a multi-turn Verifiers environment has no reference solution path"
     if isinstance(vf_env, vf.SingleTurnEnv):
         oracle, gap = _probe_oracle(vf_env, module, rows, asyncio.run)
@@ -230,7 +229,7 @@ def env_class(module: str) -> type[VerifiersEnv]:
     attrs: dict[str, Any] = {
         "vf_env": vf_env,
         "module": module,
-        "oracle_format": oracle,
+        "oracle_form": oracle,
         "spec": EnvSpec(
             f"verifiers:{module}",
             "1.0.0",
@@ -246,6 +245,9 @@ def env_class(module: str) -> type[VerifiersEnv]:
             # sandbox job that loads the environment (1.8 s p50): 2 steps/s at concurrency 4
             # for ReasoningGymEnv there
             throughput=ThroughputBudget(reset_p50_ms=250.0, steps_per_s=1.0, concurrency=4),
+            # the red team writes in the oracle's reply form (the generic match attacks
+            # would take the whole reply for the answer)
+            redteam=cases_for(oracle, train_answers(train)) if oracle is not None else (),
             not_applicable=not_applicable,
         ),
     }

@@ -2,14 +2,18 @@
 
 Thresholds come from the environment's ``QAProfile.baselines`` (defaults: oracle >= 0.95,
 bad <= 0.2, noop <= 0.05 success on training tasks). The noop agent's mean ``task``
-component must also stay at or below its threshold.
-
-What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
-tasks only the oracle's exact path solves, or thresholds declared too loosely.
+component must also stay at or below its threshold. Success is not the only thing a policy
+is trained on: the reward is. So the noop and bad agents' mean *earned* reward on the
+episodes they failed (the positive component totals: what the environment paid; costs and
+penalties total below zero and do not count) must stay at or below the profile's
+``baselines.noop_reward_max`` and ``bad_reward_max`` (default 0): an environment that pays
+doing nothing (a "tidiness" bonus, a partial score for an untouched workspace) teaches doing
+nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gymforge.qa.checks.common import (
@@ -26,16 +30,31 @@ from gymforge.qa.target import QATarget
 NAME = "scripted_baselines"
 
 
+def earned(episode: Sequence[dict[str, Any]]) -> float:
+    """What an episode was paid beyond its costs: the sum of its components' positive
+    totals (the episode record's per-component sums; shaping that nets to zero earns 0)."""
+    totals = episode[-1].get("reward_components", {})
+    return float(sum(value for value in totals.values() if value > 0))
+
+
+def mean_earned_when_failed(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:
+    """The mean earned reward over the episodes that did not succeed (0 when none)."""
+    failed = [e for e in episodes if not e[-1]["success"]]
+    return sum(earned(e) for e in failed) / len(failed) if failed else 0.0
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     need_oracle(target)
     b = target.profile.baselines
     pairs = jobs(target, opts.episodes, opts.seed + 2, "train")
     rates = {}
+    paid: dict[str, float] = {}
     noop_task = 0.0
     oracle_misses: list[str] = []
     for label, policy in (("oracle", "oracle"), ("bad", b.bad_policy), ("noop", "noop")):
         episodes = run_async(play_many(target, policy, pairs))
         rates[label] = success_rate(episodes)
+        paid[label] = mean_earned_when_failed(episodes)
         if label == "oracle":
             oracle_misses = [
                 f"{e[-1].get('failure_reason')} on {e[-1].get('task_id')}"
@@ -51,6 +70,10 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         "bad": rates["bad"],
         "noop": rates["noop"],
         "noop_mean_task": noop_task,
+        "bad_mean_earned_failed": paid["bad"],
+        "noop_mean_earned_failed": paid["noop"],
+        "noop_reward_max": b.noop_reward_max,
+        "bad_reward_max": b.bad_reward_max,
         "episodes_each": len(pairs),
     }
     problems = []
@@ -63,10 +86,20 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         problems.append(
             f"noop success {rates['noop']:.0%} / mean task reward {noop_task:.3f} > {b.noop_max}"
         )
+    ceilings = {"noop": b.noop_reward_max, "bad": b.bad_reward_max}
+    for label, name in (("noop", "noop"), ("bad", b.bad_policy)):
+        if paid[label] > ceilings[label] + 1e-9:
+            problems.append(
+                f"{name} earned {paid[label]:.3f} per failed episode beyond costs > its "
+                f"ceiling {ceilings[label]} (failing must not pay; declare "
+                f"baselines.{label}_reward_max only for a near miss the reward pays by design)"
+            )
     summary = (
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "
         f"{rates['bad']:.0%} (<= {b.bad_max:.0%}), noop {rates['noop']:.0%} "
-        f"(<= {b.noop_max:.0%}) over {len(pairs)} training tasks"
+        f"(<= {b.noop_max:.0%}); earned per failed episode: noop {paid['noop']:.3f} "
+        f"(<= {b.noop_reward_max}), {b.bad_policy} {paid['bad']:.3f} (<= {b.bad_reward_max}) "
+        f"over {len(pairs)} training tasks"
     )
     if problems:
         raise CheckFailed("; ".join(problems) + f" [{summary}]", metrics)
