@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
-from gymforge.core.env import SupportsOracle
+from gymforge.core.env import Environment, SupportsOracle
 from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
@@ -45,7 +45,7 @@ class AttackNotApplicable(Exception):
     """Raised by an attack that cannot be built for this task; the episode is not counted."""
 
 
-def _env(ctx: EpisodeContext) -> object:
+def _env(ctx: EpisodeContext) -> Environment:
     return scripted_env(ctx, "a red-team attack")
 
 

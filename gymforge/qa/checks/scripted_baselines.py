@@ -9,6 +9,10 @@ penalties total below zero and do not count) must stay at or below the profile's
 ``baselines.noop_reward_max`` and ``bad_reward_max`` (default 0): an environment that pays
 doing nothing (a "tidiness" bonus, a partial score for an untouched workspace) teaches doing
 nothing.
+
+What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
+tasks only the oracle's exact path solves, reward paid to a policy smarter than random but
+short of solving, or thresholds and ceilings declared too loosely.
 """
 
 from __future__ import annotations
