@@ -14,7 +14,6 @@ from gymforge.core.capabilities import (
     BUDGET,
     ORACLE,
     ORACLE_PLAN,
-    QA,
     TASK,
     TASKS,
     TOOLSET,
@@ -24,6 +23,7 @@ from gymforge.core.capabilities import (
 )
 from gymforge.core.errors import UserError
 from gymforge.envs.ledger import LedgerEnv
+from gymforge.qa_profile import QA
 from gymforge.serve.client import remote_factory
 from gymforge.serve.launch import ServerThread
 
