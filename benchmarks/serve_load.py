@@ -10,7 +10,7 @@ started in its own process: OpenEnv's ``openenv init`` template echo environment
 own ``create_app`` + uvicorn (from ``.venv-interop``; skipped, saying so, when that venv or
 OpenEnv is absent), ``gymforge serve benchmarks/echo_env.py:EchoEnv`` doing the same work
 (like for like), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from
-a pool of 256, reference plans computed client-side, a reset whenever an episode ends).
+a pool of 100, reference plans computed client-side, a reset whenever an episode ends).
 Each session resets and then sends ``--steps`` steps; the timed phase starts once every
 session is open. gymforge runs with bearer-token auth on, as deployed. Reported per peer:
 steps/s, server CPU per step (``/proc/PID/stat``), server CPU utilisation, p50/p99 step

@@ -23,6 +23,9 @@ from ws_load import LoadResult, Peer, Script, raise_nofile, run_load
 ROOT = Path(__file__).resolve().parents[1]
 INTEROP_PYTHON = ROOT / ".venv-interop" / "bin" / "python"
 ECHO_TEXT = "hello from the load client"
+LEDGER_POOL = 100
+"""Distinct ledger tasks the sessions cycle through: rollout groups share tasks, and 100 is
+under the 128 tasks ``TaskSource.resolve`` keeps, so a repeated reset is not a regeneration."""
 GYMFORGE_REPLIES = frozenset({"reset_result", "step_result"})
 
 
@@ -86,8 +89,8 @@ def gymforge_echo_scripts(n: int, steps: int) -> list[Script]:
 
 
 def ledger_scripts(n: int, steps: int) -> list[Script]:
-    """Each session: reset a task of a 256-task pool, its reference plan, the next task..."""
-    pool = cycle(plans(256, seed=35))
+    """Each session: reset a task of the pool, its reference plan, the next task..."""
+    pool = cycle(plans(LEDGER_POOL, seed=35))
     out = []
     for _ in range(n):
         frames: list[str] = []
