@@ -39,7 +39,7 @@ def free_port() -> int:
 def openenv_available() -> str | None:
     """Why the OpenEnv peer cannot run here, or None."""
     if not INTEROP_PYTHON.exists():
-        return f"{INTEROP_PYTHON} is absent (make setup-interop); OpenEnv peer skipped"
+        return f"{INTEROP_PYTHON} is absent (scripts/interop_setup.sh); OpenEnv peer skipped"
     probe = subprocess.run(
         [str(INTEROP_PYTHON), "-c", "import openenv.core.env_server.http_server, uvicorn"],
         capture_output=True,
