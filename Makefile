@@ -72,6 +72,7 @@ typecheck: setup
 
 bench: setup
 	$(VENV)/python benchmarks/runner_overhead.py
+	PYTHONPATH=. $(VENV)/python benchmarks/serve_load.py --sessions 256 1024 --reps 1
 
 # Re-record every built-in environment's golden renderings (after an intended renderer change).
 golden: setup

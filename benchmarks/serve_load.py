@@ -1,20 +1,25 @@
 """Load test of ``gymforge serve``: many concurrent WebSocket sessions on one server.
 
-Claim: a served ledger sustains hundreds to a thousand concurrent sessions with bounded
-step latency, and we say what the service costs against in-process stepping.
+Claim (issue 35): a served gymforge environment does >= 3x the steps/s of OpenEnv 0.10's
+server at <= 0.3x its CPU per step, with p99 step latency at or below it, at N = 256,
+1,024 and 4,096 concurrent sessions.
 
-Method: ``gymforge serve ledger`` runs in its own process (as deployed: one server, one
-client process; on this 2-core machine each gets about one core). The client opens N
-sessions at once (``RemoteEnvironment``, token auth on) and each runs E short episodes of
-difficulty-1 ledger tasks with a scripted policy: the task's reference plan computed
-client-side beforehand, so the policy costs nothing and needs no extra round trips. Every
-step's round trip is timed on the client. The same episodes are then stepped in-process
-on N ``LedgerEnv`` instances driven concurrently on one event loop, for the ratio.
-Reported per N: sessions, episodes, steps, steps/s, p50/p99 step latency, success, session
-open time, and the server's own handling-time percentiles from ``/metrics``.
+Default mode, ``--peers``: the same raw multi-process WebSocket client
+(``benchmarks/ws_load.py``) drives, per N and in interleaved repetitions, each peer freshly
+started in its own process: OpenEnv's ``openenv init`` template echo environment under its
+own ``create_app`` + uvicorn (from ``.venv-interop``; skipped, saying so, when that venv or
+OpenEnv is absent), ``gymforge serve benchmarks/echo_env.py:EchoEnv`` doing the same work
+(like for like), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from
+a pool of 100, reference plans computed client-side, a reset whenever an episode ends).
+Each session resets and then sends ``--steps`` steps; the timed phase starts once every
+session is open. gymforge runs with bearer-token auth on, as deployed. Reported per peer:
+steps/s, server CPU per step (``/proc/PID/stat``), server CPU utilisation, p50/p99 step
+round trip, peak RSS, open time; then gymforge-echo / OpenEnv ratios, best of the reps.
 
-Run: python benchmarks/serve_load.py [--sessions 8 256 1024] [--episodes 2]
-(8 sessions is the reference row: round-trip latency without queueing.)
+``--in-process``: the earlier comparison of a served ledger (``RemoteEnvironment``
+clients) against the same episodes stepped in-process.
+
+Run: python benchmarks/serve_load.py [--sessions 256 1024 4096] [--steps 10] [--reps 2]
 """
 
 from __future__ import annotations
@@ -121,10 +126,10 @@ async def local(sessions: int, work: list[tuple[str, list[Action]]]) -> Result:
     return Result("in-process", sessions, len(work), len(lat), seconds, lat, sum(wins))
 
 
-def start_serve(*extra: str) -> tuple[subprocess.Popen[str], str]:
-    """A ``gymforge serve ledger`` process on a free port with ``extra`` flags, once it
+def start_serve(*extra: str, env: str = "ledger") -> tuple[subprocess.Popen[str], str]:
+    """A ``gymforge serve ENV`` process on a free port with ``extra`` flags, once it
     answers ``/health``; its HTTP base URL, read from its banner."""
-    cmd = [sys.executable, "-m", "gymforge.cli", "serve", "ledger", "--port", "0"]
+    cmd = [sys.executable, "-m", "gymforge.cli", "serve", env, "--port", "0"]
     cmd += ["--token", TOKEN, *extra]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None
@@ -161,9 +166,22 @@ def server_latency(url: str) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sessions", type=int, nargs="+", default=[8, 256, 1024])
-    ap.add_argument("--episodes", type=int, default=2, help="Episodes per session (min).")
+    ap.add_argument("--sessions", type=int, nargs="+", default=None)
+    ap.add_argument("--episodes", type=int, default=2, help="--in-process: episodes per session")
+    ap.add_argument("--steps", type=int, default=10, help="--peers: steps per session")
+    ap.add_argument("--reps", type=int, default=2, help="--peers: interleaved repetitions")
+    ap.add_argument("--processes", type=int, default=3, help="--peers: load client processes")
+    ap.add_argument("--only", nargs="+", default=None, help="--peers: peer names to run")
+    ap.add_argument("--in-process", action="store_true", help="the served vs in-process mode")
     args = ap.parse_args()
+    if not args.in_process:
+        from serve_peers import compare
+
+        compare(
+            args.sessions or [256, 1024, 4096], args.steps, args.reps, args.processes, args.only
+        )
+        return
+    args.sessions = args.sessions or [8, 256, 1024]
     proc, url = start_server(max(args.sessions) + 16)
     print(f"server: {url} (pid {proc.pid}); cpus: {os.cpu_count()}; load: {os.getloadavg()}")
     head = (

@@ -1,0 +1,206 @@
+"""A raw multi-process WebSocket load client, the same for every served peer.
+
+``run_load`` spreads N sessions over P worker processes (each an asyncio loop holding
+N/P connections, the ``websockets`` package, no compression, no keep-alive pings), so the
+client is not what limits a server on a small machine. A session is a script of frames
+already encoded as text: the first ``opening`` frames (hello is read first when the peer
+sends one) are sent while connecting; once every worker has opened every session the
+parent starts the clock and the rest of every script runs concurrently, each frame waiting
+for its reply. Replies are checked (``expect``) so that an error reply cannot pass for a
+fast step. Per-frame round-trip latencies are returned for the frames marked as steps.
+
+The server's CPU (user + system) and peak RSS are read from ``/proc/PID`` before and after
+the timed phase (Linux), so no dependency is needed for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import resource
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+OPEN_CONCURRENCY = 64
+"""Connections a worker opens at once (a burst of thousands overflows accept backlogs)."""
+
+
+@dataclass(frozen=True)
+class Script:
+    """One session: ``frames`` to send in order, the first ``opening`` of them while
+    connecting; ``steps[i]`` marks frame i as a step (timed); every reply's ``type`` must
+    be in ``expect``."""
+
+    frames: tuple[str, ...]
+    steps: tuple[bool, ...]
+    opening: int = 1
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    url: str
+    pid: int
+    headers: tuple[tuple[str, str], ...] = ()
+    hello: bool = False
+    expect: frozenset[str] = frozenset()
+
+
+@dataclass
+class LoadResult:
+    peer: str
+    sessions: int
+    steps: int
+    seconds: float
+    open_s: float
+    cpu_s: float
+    peak_rss_mb: float
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.steps / self.seconds
+
+    @property
+    def cpu_per_step_us(self) -> float:
+        return self.cpu_s / self.steps * 1e6
+
+    def pct(self, q: float) -> float:
+        values = sorted(self.latencies)
+        return values[min(len(values) - 1, int(q * len(values)))] * 1e3
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (its threads included)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_peak_rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def raise_nofile(want: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(hard, want)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+async def _session_open(peer: Peer, script: Script, gate: asyncio.Semaphore) -> Any:
+    from websockets.asyncio.client import connect
+
+    async with gate:
+        ws = await connect(
+            peer.url,
+            additional_headers=list(peer.headers),
+            compression=None,
+            max_size=None,
+            ping_interval=None,
+            open_timeout=300,
+            close_timeout=30,
+        )
+        if peer.hello:
+            await ws.recv()
+        for frame in script.frames[: script.opening]:
+            await ws.send(frame)
+            _check(peer, await ws.recv())
+    return ws
+
+
+def _check(peer: Peer, reply: str | bytes) -> None:
+    kind = json.loads(reply).get("type")
+    if kind not in peer.expect:
+        raise RuntimeError(f"{peer.name}: unexpected reply {str(reply)[:300]}")
+
+
+async def _session_run(peer: Peer, ws: Any, script: Script, lat: list[float]) -> None:
+    clock = time.perf_counter
+    for frame, is_step in zip(
+        script.frames[script.opening :], script.steps[script.opening :], strict=True
+    ):
+        t0 = clock()
+        await ws.send(frame)
+        reply = await ws.recv()
+        if is_step:
+            lat.append(clock() - t0)
+        _check(peer, reply)
+
+
+async def _worker_main(peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any) -> None:
+    gate = asyncio.Semaphore(OPEN_CONCURRENCY)
+    conns = await asyncio.gather(*(_session_open(peer, s, gate) for s in scripts))
+    await asyncio.get_running_loop().run_in_executor(None, opened.wait)
+    await asyncio.get_running_loop().run_in_executor(None, go.wait)
+    lat: list[float] = []
+    runs = (_session_run(peer, c, s, lat) for c, s in zip(conns, scripts, strict=True))
+    await asyncio.gather(*runs)
+    out.put(("done", lat))
+    await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+
+
+def _worker(peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any) -> None:
+    raise_nofile(len(scripts) + 256)
+    try:
+        asyncio.run(_worker_main(peer, scripts, opened, go, out))
+    except BaseException as err:
+        out.put(("error", f"{type(err).__name__}: {err}"))
+        opened.abort()
+        raise
+
+
+def run_load(peer: Peer, scripts: list[Script], processes: int) -> LoadResult:
+    """Drive ``scripts`` (one per session) against ``peer`` from ``processes`` workers."""
+    ctx = mp.get_context("fork")  # no re-import of the caller: workers start at once
+    processes = max(1, min(processes, len(scripts)))
+    opened, go, out = ctx.Barrier(processes + 1), ctx.Event(), ctx.Queue()
+    shares = [scripts[i::processes] for i in range(processes)]
+    workers = [
+        ctx.Process(target=_worker, args=(peer, share, opened, go, out), daemon=True)
+        for share in shares
+    ]
+    t_open = time.perf_counter()
+    for w in workers:
+        w.start()
+    try:
+        try:
+            opened.wait(timeout=900)
+        except threading.BrokenBarrierError:
+            kind, payload = out.get(timeout=60)
+            raise RuntimeError(f"{peer.name}: load worker failed: {payload}") from None
+        open_s = time.perf_counter() - t_open
+        cpu0 = proc_cpu_s(peer.pid)
+        t0 = time.perf_counter()
+        go.set()
+        lat: list[float] = []
+        for _ in workers:
+            kind, payload = out.get(timeout=900)
+            if kind == "error":
+                raise RuntimeError(f"{peer.name}: load worker failed: {payload}")
+            lat.extend(payload)
+        seconds = time.perf_counter() - t0
+        cpu_s = proc_cpu_s(peer.pid) - cpu0
+    finally:
+        for w in workers:
+            w.join(60)
+            if w.is_alive():
+                w.kill()
+    return LoadResult(
+        peer.name,
+        len(scripts),
+        len(lat),
+        seconds,
+        open_s,
+        cpu_s,
+        proc_peak_rss_mb(peer.pid),
+        lat,
+    )
