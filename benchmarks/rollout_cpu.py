@@ -261,7 +261,9 @@ def main() -> None:
     if "verifiers" in ms:
         ratio = ms["gymforge"] / ms["verifiers"]
         verdict = "PASS" if ratio <= TARGET_VS_VERIFIERS else "FAIL"
-        pairs = ", ".join(f"{g / v:.2f}" for g, v in zip(cpu["gymforge"], cpu["verifiers"]))
+        pairs = ", ".join(
+            f"{g / v:.2f}" for g, v in zip(cpu["gymforge"], cpu["verifiers"], strict=True)
+        )
         print(
             f"gymforge / Verifiers: {ratio:.2f}x (reps {pairs}; target <= "
             f"{TARGET_VS_VERIFIERS}): {verdict}"
