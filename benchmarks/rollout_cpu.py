@@ -18,10 +18,13 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 - ``bare``: the same requests with no environment and no records: the body gymforge sends
   (messages, seed, ``logprobs``, ``return_token_ids``) posted with the SDK's generic
   ``client.post`` and the answer decoded with ``jiter``, the floor of that wire traffic;
+- ``lean``: the same requests over gymforge's own keep-alive JSON client
+  (``gymforge.rollout.json_http``, used for ``/tokenize``) instead of the SDK: how much of
+  ``bare`` is the SDK and httpx rather than the calls themselves;
 - ``verifiers``: ``SingleTurnEnv.evaluate`` over the same prompts with its defaults (its
   requests ask for no token ids), a parser and an exact-match rubric, results in memory.
 
-Workers take turns (gymforge, bare, verifiers; repeated ``--reps`` times) so a change in the
+Workers take turns (gymforge, bare, lean, verifiers; repeated ``--reps`` times) so a change in the
 machine's load hits them alike; the figure is each side's median over reps, and the ratios
 are of medians. gymforge/bare is what gymforge itself adds to the calls.
 
@@ -123,6 +126,39 @@ def bare_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> floa
     return asyncio.run(main())
 
 
+def lean_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> float:
+    import jiter
+
+    from gymforge.rollout.json_http import JsonHttp
+
+    http = JsonHttp(args.base_url, {"Authorization": "Bearer bench"})
+
+    async def main() -> float:
+        sem = asyncio.Semaphore(args.concurrency)
+
+        async def call(p: dict[str, Any]) -> None:
+            body = {
+                "model": MODEL,
+                "messages": p["messages"],
+                "seed": p["seed"],
+                "logprobs": True,
+                "return_token_ids": True,
+            }
+            async with sem:
+                status, data = await http.post("/chat/completions", json.dumps(body).encode(), 60)
+            if status != 200 or not jiter.from_json(data)["choices"]:
+                raise RuntimeError(f"status {status}")
+
+        await asyncio.gather(*(call(p) for p in prompts[: args.concurrency]))
+        cpu0 = time.process_time()
+        await asyncio.gather(*(call(p) for p in prompts))
+        cpu = time.process_time() - cpu0
+        await http.aclose()
+        return cpu
+
+    return asyncio.run(main())
+
+
 def verifiers_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> float:
     import logging
 
@@ -163,7 +199,12 @@ def verifiers_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) ->
     return asyncio.run(main())
 
 
-WORKERS = {"gymforge": gymforge_worker, "bare": bare_worker, "verifiers": verifiers_worker}
+WORKERS = {
+    "gymforge": gymforge_worker,
+    "bare": bare_worker,
+    "lean": lean_worker,
+    "verifiers": verifiers_worker,
+}
 
 
 # --- the driver ---------------------------------------------------------------------------
@@ -223,7 +264,7 @@ def main() -> None:
 
     from openai_concurrency import start_server  # the same test server, its own process
 
-    sides = ["gymforge", "bare"]
+    sides = ["gymforge", "bare", "lean"]
     if INTEROP_PYTHON.exists() and not args.no_verifiers:
         sides.append("verifiers")
     else:
@@ -256,7 +297,8 @@ def main() -> None:
         print(f"{s:<10}{ms[s]:>16.3f}   {reps}")
     print(
         f"gymforge / bare SDK calls: {ms['gymforge'] / ms['bare']:.2f}x "
-        f"(gymforge adds {ms['gymforge'] - ms['bare']:.3f} ms per episode)"
+        f"(gymforge adds {ms['gymforge'] - ms['bare']:.3f} ms per episode); the SDK's own "
+        f"share: bare / lean {ms['bare'] / ms['lean']:.2f}x"
     )
     if "verifiers" in ms:
         ratio = ms["gymforge"] / ms["verifiers"]
