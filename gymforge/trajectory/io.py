@@ -121,20 +121,17 @@ def _encode(
     # and every cut piece keeps the commas that separated it from the placeholders
     i = full.index(_DIGEST_MARK)
     head, rest = full[:i], full[i + len(_DIGEST_MARK) :]
-    j = rest.index(_SEAL_MARK) if key is not None else len(rest) - 1
-    between, tail = rest[:j], rest[j + len(_SEAL_MARK) :] if key is not None else ""
     if key is None:  # rest is [",<after>"] "}"
-        pieces = (head[1:-1], between[1:])
-    else:  # between is "," or ",<middle>,"; tail is [",<after>"] "}"
-        pieces = (head[1:-1], between[1:-1], tail[1:-1])
+        unsealed = "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
+        digest = chain_step(previous, unsealed)
+        return digest, previous_seal, head + '"digest":"' + digest + '"' + rest
+    j = rest.index(_SEAL_MARK)  # between is "," or ",<middle>,"; tail is [",<after>"] "}"
+    between, tail = rest[:j], rest[j + len(_SEAL_MARK) :]
+    pieces = (head[1:-1], between[1:-1], tail[1:-1])
     unsealed = "{" + ",".join(p for p in pieces if p) + "}"
     digest = chain_step(previous, unsealed)
-    line = head + '"digest":"' + digest + '"' + between
-    seal = previous_seal
-    if key is None:
-        return digest, seal, line + "}"
     seal = seal_step(key, previous_seal, unsealed)
-    return digest, seal, line + '"seal":"' + seal + '"' + tail
+    return digest, seal, f'{head}"digest":"{digest}"{between}"seal":"{seal}"{tail}'
 
 
 def _encode_parts(
