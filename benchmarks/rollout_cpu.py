@@ -15,6 +15,8 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 
 - ``gymforge``: ``run()`` on the ``math`` environment with ``openai:bench``, writing
   ``trajectories.jsonl`` as the CLI does (no seal key);
+- ``gymforge-lean``: the same with the policy's ``request_path="lean"`` (the chat request
+  over gymforge's own JSON client instead of the SDK's);
 - ``bare``: the same requests with no environment and no records: the body gymforge sends
   (messages, seed, ``logprobs``, ``return_token_ids``) posted with the SDK's generic
   ``client.post`` and the answer decoded with ``jiter``, the floor of that wire traffic;
@@ -24,8 +26,8 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 - ``verifiers``: ``SingleTurnEnv.evaluate`` over the same prompts with its defaults (its
   requests ask for no token ids), a parser and an exact-match rubric, results in memory.
 
-Workers take turns (gymforge, bare, lean, verifiers; repeated ``--reps`` times) so a change in the
-machine's load hits them alike; the figure is each side's median over reps, and the ratios
+Workers take turns (each side in turn, ``--reps`` times) so a change in the machine's load
+hits them alike; the figure is each side's median over reps, and the ratios
 are of medians. gymforge/bare is what gymforge itself adds to the calls.
 
 Run: python benchmarks/rollout_cpu.py [--rollouts 2000] [--concurrency 64] [--reps 3]
@@ -55,7 +57,9 @@ INTEROP_PYTHON = HERE.parent / ".venv-interop" / "bin" / "python"
 # the Verifiers worker runs in .venv-interop without gymforge) -----------------------------
 
 
-def gymforge_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> float:
+def gymforge_worker(
+    args: argparse.Namespace, prompts: list[dict[str, Any]], lean: bool = False
+) -> float:
     from gymforge.registry.handle import open_env
     from gymforge.rollout import run
     from gymforge.rollout.executors import LocalExecutor
@@ -63,7 +67,9 @@ def gymforge_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> 
     from gymforge.rollout.spec import RunSpec
 
     handle = open_env("math", None)
-    factory = OpenAIPolicyFactory(MODEL, base_url=args.base_url)
+    factory = OpenAIPolicyFactory(
+        MODEL, base_url=args.base_url, request_path="lean" if lean else "fast"
+    )
     pairs = [(p["task_id"], p["seed"]) for p in prompts]
     warm = pairs[: args.concurrency]
 
@@ -89,9 +95,13 @@ def gymforge_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> 
 
 
 def bare_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> float:
-    import httpx
     import jiter
     import openai
+
+    try:  # the SDK's HTTP library, as gymforge.rollout.server imports it
+        import httpx2 as httpx
+    except ImportError:
+        import httpx  # type: ignore[no-redef]
 
     async def main() -> float:
         limits = httpx.Limits(max_connections=4096, max_keepalive_connections=4096)
@@ -201,6 +211,7 @@ def verifiers_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) ->
 
 WORKERS = {
     "gymforge": gymforge_worker,
+    "gymforge-lean": lambda args, prompts: gymforge_worker(args, prompts, lean=True),
     "bare": bare_worker,
     "lean": lean_worker,
     "verifiers": verifiers_worker,
@@ -264,7 +275,7 @@ def main() -> None:
 
     from openai_concurrency import start_server  # the same test server, its own process
 
-    sides = ["gymforge", "bare", "lean"]
+    sides = ["gymforge", "gymforge-lean", "bare", "lean"]
     if INTEROP_PYTHON.exists() and not args.no_verifiers:
         sides.append("verifiers")
     else:
@@ -291,25 +302,30 @@ def main() -> None:
         f"in its own process; {os.cpu_count()} cores, load average {load0:.2f} -> "
         f"{os.getloadavg()[0]:.2f}; median of {args.reps} interleaved reps"
     )
-    print(f"{'side':<10}{'CPU ms/episode':>16}   reps (ms/episode)")
+    print(f"{'side':<14}{'CPU ms/episode':>16}   reps (ms/episode)")
     for s in sides:
         reps = ", ".join(f"{c / n * 1e3:.3f}" for c in cpu[s])
-        print(f"{s:<10}{ms[s]:>16.3f}   {reps}")
+        print(f"{s:<14}{ms[s]:>16.3f}   {reps}")
     print(
         f"gymforge / bare SDK calls: {ms['gymforge'] / ms['bare']:.2f}x "
         f"(gymforge adds {ms['gymforge'] - ms['bare']:.3f} ms per episode); the SDK's own "
         f"share: bare / lean {ms['bare'] / ms['lean']:.2f}x"
     )
+    print(
+        f"gymforge-lean / lean calls: {ms['gymforge-lean'] / ms['lean']:.2f}x "
+        f"(gymforge adds {ms['gymforge-lean'] - ms['lean']:.3f} ms per episode)"
+    )
     if "verifiers" in ms:
-        ratio = ms["gymforge"] / ms["verifiers"]
-        verdict = "PASS" if ratio <= TARGET_VS_VERIFIERS else "FAIL"
-        pairs = ", ".join(
-            f"{g / v:.2f}" for g, v in zip(cpu["gymforge"], cpu["verifiers"], strict=True)
-        )
-        print(
-            f"gymforge / Verifiers: {ratio:.2f}x (reps {pairs}; target <= "
-            f"{TARGET_VS_VERIFIERS}): {verdict}"
-        )
+        for side in ("gymforge", "gymforge-lean"):
+            ratio = ms[side] / ms["verifiers"]
+            verdict = "PASS" if ratio <= TARGET_VS_VERIFIERS else "FAIL"
+            pairs = ", ".join(
+                f"{g / v:.2f}" for g, v in zip(cpu[side], cpu["verifiers"], strict=True)
+            )
+            print(
+                f"{side} / Verifiers: {ratio:.2f}x (reps {pairs}; target <= "
+                f"{TARGET_VS_VERIFIERS}): {verdict}"
+            )
 
 
 if __name__ == "__main__":
