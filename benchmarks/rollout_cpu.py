@@ -19,7 +19,8 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
   over gymforge's own JSON client instead of the SDK's);
 - ``bare``: the same requests with no environment and no records: the body gymforge sends
   (messages, seed, ``logprobs``, ``return_token_ids``) posted with the SDK's generic
-  ``client.post`` and the answer decoded with ``jiter``, the floor of that wire traffic;
+  ``client.post`` on the transport gymforge picks (aiohttp when installed) and the answer
+  decoded with ``jiter``, the floor of that wire traffic;
 - ``lean``: the same requests over gymforge's own keep-alive JSON client
   (``gymforge.rollout.json_http``, used for ``/tokenize``) instead of the SDK: how much of
   ``bare`` is the SDK and httpx rather than the calls themselves;
@@ -105,11 +106,14 @@ def bare_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> floa
 
     async def main() -> float:
         limits = httpx.Limits(max_connections=4096, max_keepalive_connections=4096)
+        try:  # the transport gymforge's factory picks by default (rollout.server)
+            import aiohttp  # noqa: F401
+
+            http: Any = openai.DefaultAioHttpClient(limits=limits)
+        except ImportError:
+            http = openai.DefaultAsyncHttpxClient(limits=limits)
         client = openai.AsyncOpenAI(
-            base_url=args.base_url,
-            api_key="bench",
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(limits=limits),
+            base_url=args.base_url, api_key="bench", max_retries=0, http_client=http
         )
         sem = asyncio.Semaphore(args.concurrency)
 

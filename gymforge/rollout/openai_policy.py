@@ -119,6 +119,7 @@ class OpenAIPolicyFactory(ServerFactory):
         self.request_path = request_path
         self.text_tool_calls = text_tool_calls
         self._lean: JsonHttp | None = None
+        self._lean_url = ""
 
     def __call__(self) -> OpenAIPolicy:
         return OpenAIPolicy(self)
@@ -126,10 +127,10 @@ class OpenAIPolicyFactory(ServerFactory):
     def lean(self) -> tuple[JsonHttp, str]:
         """The lean client of ``request_path="lean"`` (its pools are per event loop) and the
         base URL it posts under (the SDK client's, so ``$OPENAI_BASE_URL`` applies alike)."""
-        url = str(self.client().base_url).rstrip("/")
         if self._lean is None:
-            self._lean = JsonHttp(url, {"Authorization": f"Bearer {self.api_key}"})
-        return self._lean, url
+            self._lean_url = str(self.client().base_url).rstrip("/")
+            self._lean = JsonHttp(self._lean_url, {"Authorization": f"Bearer {self.api_key}"})
+        return self._lean, self._lean_url
 
     async def aclose(self) -> None:
         if self._lean is not None:
@@ -212,8 +213,11 @@ class OpenAIPolicy:
         return body
 
     async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        client = self.factory.client()
         timeout = self.factory.retry.call_timeout
+        if self.factory.request_path == "lean":
+            http, url = self.factory.lean()
+            return first_choice(await post_json_lean(http, url, "/chat/completions", body, timeout))
+        client = self.factory.client()
         if self.factory.request_path == "typed":
             params = {k: v for k, v in body.items() if k in _TYPED_PARAMS}
             extra = {k: v for k, v in body.items() if k not in _TYPED_PARAMS}
@@ -221,9 +225,6 @@ class OpenAIPolicy:
                 **params, extra_body=extra or None, timeout=timeout
             )
             data: Any = completion.model_dump(mode="json", exclude_unset=True)
-        elif self.factory.request_path == "lean":
-            http, url = self.factory.lean()
-            data = await post_json_lean(http, url, "/chat/completions", body, timeout)
         else:
             data = await post_json(client, "/chat/completions", body, timeout)
         return first_choice(data)

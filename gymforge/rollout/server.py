@@ -280,11 +280,10 @@ async def post_json_lean(
     error classes, so ``call_with_retries`` treats them alike: a failed connection is
     ``APIConnectionError``, an error status ``APIStatusError`` (carrying the decoded body;
     the lean client reads no ``Retry-After``), a 2xx that is not JSON ``BadResponse``."""
-    request = _http.Request("POST", url + path)
     try:
         status, content = await http.post(path, json.dumps(body).encode(), timeout)
     except (OSError, EOFError) as err:
-        raise openai.APIConnectionError(request=request) from err
+        raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
     try:
         data = jiter.from_json(content) if content else None
     except ValueError as err:
@@ -292,6 +291,7 @@ async def post_json_lean(
             raise BadResponse(f"response is not JSON: {err}") from err
         data = content.decode("utf-8", "replace")
     if status >= 400:
+        request = _http.Request("POST", url + path)  # built on failure only: it parses the URL
         response = _http.Response(status, content=content, request=request)
         raise openai.APIStatusError(f"Error code: {status} - {data}", response=response, body=data)
     return data
