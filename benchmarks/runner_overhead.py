@@ -1,6 +1,7 @@
 """Runner overhead per step, trajectory writing included.
 
-Claim: the runner adds at most 0.5 ms per step on top of the environment and the policy.
+Claim: the runner adds at most 0.1 ms of CPU per step on top of the environment and the
+policy, with every record validated, digest-chained and written with fsync-group commit.
 
 Method: a zero-work environment (it returns a fixed observation and ends after K steps)
 driven by a zero-latency scripted policy. Three variants in the same run:
@@ -12,20 +13,25 @@ driven by a zero-latency scripted policy. Three variants in the same run:
 - ``runner (sealed)``: the same with a seal key: an HMAC-SHA256 per record over the bytes
   the digest already covers, and a run seal at the end.
 
-The overhead per step is (runner time - bare time) / steps; the seal's own cost is the
-sealed variant against the jsonl one, measured in the same run.
+The overhead per step is (runner - bare) / steps, in process CPU time (every thread, the
+writer's included: ``time.process_time``), the claim's figure, and in wall time (which adds
+the fsync waits and, on a shared machine, time other processes held the cores). The
+variants take turns, best of 3 each; the seal's own cost is the sealed variant against the
+jsonl one, measured in the same run.
 Run: python benchmarks/runner_overhead.py
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import time
 
 from gymforge.core import EnvSpec, Message, Observation, Reply, StepResult
 from gymforge.rollout import EpisodeContext, LocalExecutor, PolicyTurn, RunSpec, run
 
+TARGET_MS = 0.1
 STEPS_PER_EPISODE = 20
 EPISODES = 300
 OBS = Observation(
@@ -67,9 +73,12 @@ class ZeroPolicy:
         return self.turn
 
 
-async def bare() -> float:
+Times = tuple[float, float]  # (wall seconds, CPU seconds)
+
+
+async def bare() -> Times:
     env, pol = ZeroEnv(), ZeroPolicy()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(EPISODES):
         obs = await env.reset(f"zero/{i}", i)
         while True:
@@ -77,18 +86,18 @@ async def bare() -> float:
             await env.snapshot()
             if r.terminated:
                 break
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
-async def runner(out_dir: str | None, seal_key: bytes | None = None) -> float:
+async def runner(out_dir: str | None, seal_key: bytes | None = None) -> Times:
     jobs = [(f"zero/{i}", i) for i in range(EPISODES)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = await run(
         RunSpec(env="zero", policy="zero", jobs=jobs, out=out_dir, seal_key=seal_key),
         LocalExecutor(ZeroEnv, ZeroPolicy),
     )
     assert result.summary["episodes"] == EPISODES
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float]:
@@ -110,36 +119,46 @@ def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float
     return [b / (100 * len(records)) * 1e6 for b in best]
 
 
+def best(a: Times, b: Times) -> Times:
+    return min(a[0], b[0]), min(a[1], b[1])
+
+
 def main() -> None:
     steps = EPISODES * STEPS_PER_EPISODE
-    base = min(asyncio.run(bare()) for _ in range(3))
-    mem = min(asyncio.run(runner(None)) for _ in range(3))
-    disk = sealed = float("inf")
-    for _ in range(3):  # interleaved, so load changes hit both variants alike
+    inf = (float("inf"), float("inf"))
+    base = mem = disk = sealed = inf
+    for _ in range(3):  # interleaved, so load changes hit every variant alike
+        base = best(base, asyncio.run(bare()))
+        mem = best(mem, asyncio.run(runner(None)))
         with tempfile.TemporaryDirectory() as tmp:
-            disk = min(disk, asyncio.run(runner(tmp)))
+            disk = best(disk, asyncio.run(runner(tmp)))
         with tempfile.TemporaryDirectory() as tmp:
-            sealed = min(sealed, asyncio.run(runner(tmp, b"benchmark seal key")))
-    print(f"{steps} steps per variant ({EPISODES} episodes x {STEPS_PER_EPISODE}), best of 3")
-    print(f"{'variant':<24}{'us/step':>10}{'overhead us/step':>18}{'x bare':>9}")
+            sealed = best(sealed, asyncio.run(runner(tmp, b"benchmark seal key")))
+    print(
+        f"{steps} steps per variant ({EPISODES} episodes x {STEPS_PER_EPISODE}), best of 3; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
+    )
+    print(f"{'variant':<24}{'CPU us/step':>12}{'overhead':>10}{'wall us/step':>14}{'overhead':>10}")
     variants = (
         ("bare loop", base),
         ("runner (memory)", mem),
         ("runner (jsonl+fsync)", disk),
         ("runner (sealed)", sealed),
     )
-    for name, t in variants:
+    for name, (wall, cpu) in variants:
         print(
-            f"{name:<24}{t / steps * 1e6:>10.1f}{(t - base) / steps * 1e6:>18.1f}{t / base:>9.1f}"
+            f"{name:<24}{cpu / steps * 1e6:>12.1f}{(cpu - base[1]) / steps * 1e6:>10.1f}"
+            f"{wall / steps * 1e6:>14.1f}{(wall - base[0]) / steps * 1e6:>10.1f}"
         )
-    overhead_ms = (disk - base) / steps * 1e3
-    verdict = "PASS" if overhead_ms <= 0.5 else "FAIL"
+    overhead_ms = (disk[1] - base[1]) / steps * 1e3
+    wall_ms = (disk[0] - base[0]) / steps * 1e3
+    verdict = "PASS" if overhead_ms <= TARGET_MS else "FAIL"
     print(
-        f"runner overhead with trajectory writing: {overhead_ms:.3f} ms/step "
-        f"(target <= 0.5 ms): {verdict}"
+        f"runner overhead with trajectory writing: {overhead_ms:.3f} ms CPU/step "
+        f"(target <= {TARGET_MS} ms): {verdict}; {wall_ms:.3f} ms wall/step"
     )
-    seal_us = (sealed - disk) / steps * 1e6
-    print(f"sealing adds {seal_us:.1f} us/step end to end ({sealed / disk:.2f}x the unsealed run)")
+    seal_us = (sealed[1] - disk[1]) / steps * 1e6
+    print(f"sealing adds {seal_us:.1f} us CPU/step ({sealed[1] / disk[1]:.2f}x the unsealed run)")
     from gymforge.rollout import EpisodeKeys, run_episode
 
     ids = {"run_id": "b", "episode_id": "b-0", "task_id": "zero/0", "env_id": "zero"}

@@ -41,11 +41,19 @@ def scrub_text(value: Any, _depth: int = 0) -> Any:
         raise ValueError("NaN and infinities are not JSON; refused")
     if _depth > MAX_NESTING and isinstance(value, dict | list | tuple):
         raise ValueError(f"nested deeper than {MAX_NESTING} levels")
-    if isinstance(value, dict):
-        return {scrub_text(k): scrub_text(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, dict):  # ASCII text, None, ints and bools are kept without a call
+        return {
+            k if type(k) is str and k.isascii() else scrub_text(k): v
+            if v is None or type(v) in _KEPT or (type(v) is str and v.isascii())
+            else scrub_text(v, _depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return type(value)(scrub_text(v, _depth + 1) for v in value)
     return value
+
+
+_KEPT = (int, bool)
 
 
 def _not_json(value: Any, path: str) -> str | None:

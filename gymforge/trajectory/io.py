@@ -96,14 +96,52 @@ def _chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
     return digest, line
 
 
+_SEAL_PLACEHOLDER = "f" * 64
+_DIGEST_MARK = '"digest":"' + _PLACEHOLDER + '"'
+_SEAL_MARK = '"seal":"' + _SEAL_PLACEHOLDER + '"'
+
+
 def _encode(
     previous: str, body: dict[str, Any], key: bytes | None, previous_seal: str
 ) -> tuple[str, str, str]:
     """``(digest, seal, line)`` of ``body``: the same bytes as ``chain_digest`` (and, with
     ``key``, ``seal_step`` onto ``previous_seal``) followed by ``canonical_json`` of the body
-    with its digest (and seal) set, but with the body encoded once. Canonical JSON sorts
-    keys, so the ``digest`` and ``seal`` entries sit between the keys sorting around them.
-    Without a key the seal returned is ``previous_seal`` and the line has none."""
+    with its digest (and seal) set, but with the body encoded once: with placeholders in the
+    ``digest`` (and ``seal``) slots, which are then cut out (for the bytes the chain covers)
+    and filled in (for the line). Without a key the seal returned is ``previous_seal`` and
+    the line has none. A body that holds a placeholder entry of its own, deeper down, is
+    encoded in parts instead (``_encode_parts``): the cut must find exactly one."""
+    marked = {**body, "digest": _PLACEHOLDER}
+    if key is None:
+        marked.pop("seal", None)
+    else:
+        marked["seal"] = _SEAL_PLACEHOLDER
+    full = canonical_json(marked)
+    if full.count(_DIGEST_MARK) != 1 or (key is not None and full.count(_SEAL_MARK) != 1):
+        return _encode_parts(previous, body, key, previous_seal)
+    # canonical JSON sorts keys: full is "{" head-entries "digest" [middle "seal"] tail "}",
+    # and every cut piece keeps the commas that separated it from the placeholders
+    i = full.index(_DIGEST_MARK)
+    head, rest = full[:i], full[i + len(_DIGEST_MARK) :]
+    if key is None:  # rest is [",<after>"] "}"
+        unsealed = "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
+        digest = chain_step(previous, unsealed)
+        return digest, previous_seal, head + '"digest":"' + digest + '"' + rest
+    j = rest.index(_SEAL_MARK)  # between is "," or ",<middle>,"; tail is [",<after>"] "}"
+    between, tail = rest[:j], rest[j + len(_SEAL_MARK) :]
+    pieces = (head[1:-1], between[1:-1], tail[1:-1])
+    unsealed = "{" + ",".join(p for p in pieces if p) + "}"
+    digest = chain_step(previous, unsealed)
+    seal = seal_step(key, previous_seal, unsealed)
+    return digest, seal, f'{head}"digest":"{digest}"{between}"seal":"{seal}"{tail}'
+
+
+def _encode_parts(
+    previous: str, body: dict[str, Any], key: bytes | None, previous_seal: str
+) -> tuple[str, str, str]:
+    """``_encode`` with the body encoded in parts, for bodies the placeholder cut cannot
+    serve; the same bytes. Canonical JSON sorts keys, so the ``digest`` and ``seal`` entries
+    sit between the keys sorting around them."""
     before = canonical_json({k: v for k, v in body.items() if k < "digest"})[1:-1]
     if key is None:  # two parts, as the unkeyed chain has always been encoded
         rest = {k: v for k, v in body.items() if k > "digest" and k != "seal"}

@@ -82,7 +82,7 @@ def tool_result(turn: PolicyTurn) -> Observation:
 
 
 @pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
-@pytest.mark.parametrize("request_path", ["fast", "typed"])
+@pytest.mark.parametrize("request_path", ["fast", "typed", "lean"])
 def test_tokens_recorded_exactly_as_served(
     server: OpenAITestServer, make_factory: Factory, transport: str, request_path: str
 ) -> None:
@@ -234,29 +234,38 @@ def test_capture_levels_follow_what_the_server_returns(make_factory: Factory) ->
         assert "return_token_ids" not in srv.requests[-1] and "logprobs" not in srv.requests[-1]
 
 
-@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+@pytest.mark.parametrize(
+    ("transport", "request_path"), [("httpx", "fast"), ("aiohttp", "fast"), ("httpx", "lean")]
+)
 def test_retries_transient_failures_then_succeeds(
-    server: OpenAITestServer, make_factory: Factory, transport: str
+    server: OpenAITestServer, make_factory: Factory, transport: str, request_path: str
 ) -> None:
     server.inject("429", "500", "drop", "reset", "503")
-    factory = make_factory(transport=transport, retry=Retry(max_attempts=6, base_delay=0.01))
+    retry = Retry(max_attempts=6, base_delay=0.01)
+    factory = make_factory(transport=transport, request_path=request_path, retry=retry)
     (turn,) = play(factory, [RESET])
     assert turn.action == Reply(text="echo: Hi ü")
     assert server.served == {"429": 1, "500": 1, "drop": 1, "reset": 1, "503": 1, "ok": 1}
 
 
+@pytest.mark.parametrize("request_path", ["fast", "lean"])
 def test_exhausted_retries_raise_infra_error(
-    server: OpenAITestServer, make_factory: Factory
+    server: OpenAITestServer, make_factory: Factory, request_path: str
 ) -> None:
     server.inject(*["500"] * 3)
+    retry = Retry(max_attempts=3, base_delay=0.01)
     with pytest.raises(PolicyServerError, match="failed 3 attempts; last: HTTP 500") as info:
-        play(make_factory(retry=Retry(max_attempts=3, base_delay=0.01)), [RESET])
+        play(make_factory(request_path=request_path, retry=retry), [RESET])
     assert isinstance(info.value, InfraError) and info.value.retryable
     assert pickle.loads(pickle.dumps(info.value)).status == 500
 
 
-def test_dead_server_is_infra_error(server: OpenAITestServer, make_factory: Factory) -> None:
-    factory = make_factory(retry=Retry(max_attempts=2, base_delay=0.01))
+@pytest.mark.parametrize("request_path", ["fast", "lean"])
+def test_dead_server_is_infra_error(
+    server: OpenAITestServer, make_factory: Factory, request_path: str
+) -> None:
+    retry = Retry(max_attempts=2, base_delay=0.01)
+    factory = make_factory(request_path=request_path, retry=retry)
     server.stop()
     with pytest.raises(PolicyServerError, match=r"failed 2 attempts.*(Connect|connect)"):
         play(factory, [RESET])
@@ -264,29 +273,38 @@ def test_dead_server_is_infra_error(server: OpenAITestServer, make_factory: Fact
     assert play(factory, [RESET])[0].action == Reply(text="echo: Hi ü")
 
 
-def test_per_call_timeout(server: OpenAITestServer, make_factory: Factory) -> None:
+@pytest.mark.parametrize("request_path", ["fast", "lean"])
+def test_per_call_timeout(
+    server: OpenAITestServer, make_factory: Factory, request_path: str
+) -> None:
     server.latency = 60.0  # the server's stop cancels the sleeping handlers
-    factory = make_factory(retry=Retry(max_attempts=2, base_delay=0.01, call_timeout=0.3))
+    retry = Retry(max_attempts=2, base_delay=0.01, call_timeout=0.3)
+    factory = make_factory(request_path=request_path, retry=retry)
     t0 = time.perf_counter()
     with pytest.raises(PolicyServerError, match=r"no response within 0\.3 s"):
         play(factory, [RESET])
     assert time.perf_counter() - t0 < 30  # it never waited for a reply (~0.6 s when idle)
 
 
-def test_client_errors_are_not_retried(server: OpenAITestServer, make_factory: Factory) -> None:
+@pytest.mark.parametrize("request_path", ["fast", "lean"])
+def test_client_errors_are_not_retried(
+    server: OpenAITestServer, make_factory: Factory, request_path: str
+) -> None:
     def refuse(req: dict[str, Any]) -> str:
         raise ServedError(404, "The model `nope` does not exist.")
 
     server.responder = refuse
     with pytest.raises(PolicyRequestRejected, match="404") as info:
-        play(make_factory(), [RESET])
+        play(make_factory(request_path=request_path), [RESET])
     assert len(server.requests) == 1 and not info.value.retryable
 
 
-def test_context_length_is_its_own_error(make_factory: Factory) -> None:
+@pytest.mark.parametrize("request_path", ["fast", "lean"])
+def test_context_length_is_its_own_error(request_path: Any) -> None:
     with OpenAITestServer(max_context=50) as srv:
+        factory = OpenAIPolicyFactory("m", base_url=srv.base_url, request_path=request_path)
         with pytest.raises(ContextLengthExceeded, match="maximum context length") as info:
-            play(OpenAIPolicyFactory("m", base_url=srv.base_url), [RESET])
+            play(factory, [RESET])
         assert isinstance(info.value, PolicyError) and info.value.prompt_tokens is not None
         assert len(srv.requests) == 1
 
