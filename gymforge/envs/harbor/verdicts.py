@@ -1,8 +1,8 @@
 """From the verifier's run to a ``Verdict`` and reward components.
 
 ``test.sh`` reports through ``/logs/verifier``: ``reward.txt`` holding one number, or
-(when there is no ``reward.txt``, Harbor's own order) ``reward.json`` holding an object of
-named numbers, each a reward component ``harbor.NAME``. The episode passes when the reward
+``reward.json`` holding an object of named numbers, each a reward component
+``harbor.NAME``; exactly one of them, a regular file (``parse_rewards``). The episode passes when the reward
 (the number, or the components' sum) is at least ``PASS_AT``, and only when ``test.sh``
 exited 0: the agent's code, which the tests import or run, can write the file itself, so
 a reward from a ``test.sh`` that failed (``set -e`` stopping it before it writes its own),
@@ -41,8 +41,25 @@ def _number(text: str, where: str) -> float:
     return value
 
 
-def parse_rewards(logs: dict[str, bytes]) -> tuple[str, dict[str, float]]:
-    """(the file read, its components) from the files of ``/logs/verifier``."""
+def parse_rewards(
+    logs: dict[str, bytes], refused: dict[str, str] | None = None
+) -> tuple[str, dict[str, float]]:
+    """(the file read, its components) from the reward files of ``/logs/verifier``.
+
+    Exactly one reward file is read: an entry named like one that is not a regular file
+    (``refused``) or both files at once is a failure, never a reason to read the other.
+    The tests' process (the agent's code) can write ``/logs/verifier`` as the verifier's
+    user, so the file ``test.sh`` did not write may be the agent's; a ``test.sh`` writes
+    one of them.
+    """
+    if refused:
+        name, what = next(iter(refused.items()))
+        raise RewardFileError(f"{name} is {what}, not a reward file; no reward is read")
+    if "reward.txt" in logs and "reward.json" in logs:
+        raise RewardFileError(
+            "both reward.txt and reward.json exist; a test.sh writes one, so the other may "
+            "be the tested code's and neither is read"
+        )
     if "reward.txt" in logs:
         text = logs["reward.txt"].decode("utf-8", "replace")
         if not text.strip():
@@ -85,7 +102,7 @@ def verdict_of(run: JudgeRun, facts: dict[str, object]) -> Verdict:
             verifier="harbor",
         )
     try:
-        source, components = parse_rewards(run.logs)
+        source, components = parse_rewards(run.logs, run.refused)
     except RewardFileError as err:
         return Verdict(
             passed=False, reason="no_reward", facts={**base, "detail": str(err)}, verifier="harbor"
