@@ -2,7 +2,8 @@
 
 ``test.sh`` reports through ``/logs/verifier``: ``reward.txt`` holding one number, or
 ``reward.json`` holding an object of named numbers, each a reward component
-``harbor.NAME``; exactly one of them, a regular file (``parse_rewards``). The episode passes when the reward
+``harbor.NAME``; exactly one of them, a regular file (``parse_rewards``). The episode
+passes when the reward
 (the number, or the components' sum) is at least ``PASS_AT``, and only when ``test.sh``
 exited 0: the agent's code, which the tests import or run, can write the file itself, so
 a reward from a ``test.sh`` that failed (``set -e`` stopping it before it writes its own),
