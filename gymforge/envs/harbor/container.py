@@ -153,6 +153,31 @@ class AgentBox:
             await engine_run("kill", "--signal", "KILL", self.name, timeout=60)
             await engine_run("wait", self.name, timeout=60)
 
+    async def archive_size(self, path: str, cap: int) -> int | None:
+        """The size of the engine's tar stream of ``path`` in the (stopped) container, read
+        and dropped; None past ``cap`` bytes (the stream is then cut). A sparse file costs
+        the agent no disk but is copied out whole, so this bounds what ``copy_out`` writes
+        on this host before it writes anything."""
+        proc = await asyncio.create_subprocess_exec(
+            engine().cli, "cp", f"{self.name}:{path}", "-",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, env=engine_env(),
+        )  # fmt: skip
+        size = 0
+        try:
+            assert proc.stdout is not None
+            async with asyncio.timeout(300):
+                while chunk := await proc.stdout.read(1 << 20):
+                    size += len(chunk)
+                    if size > cap:
+                        return None
+                await proc.wait()
+            return size
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await asyncio.shield(proc.wait())
+
     async def copy_out(self, path: str, dest: Path) -> bool:
         """Copy ``path`` of the (stopped) container to ``dest`` with the engine; False when
         there is no such path."""
@@ -176,9 +201,13 @@ class JudgeRun:
     timed_out: bool
     logs: dict[str, bytes]
     refused: dict[str, str] = field(default_factory=dict)
+    workspace_too_large: bool = False
 
 
 LOG_FILE_CAP = 1 << 20
+WORKSPACE_CAP = 1 << 30
+"""The most of the agent's workspace (the engine's tar stream of it) copied out to be
+judged; a larger one is a failure, ``workspace_too_large``, and the verifier never runs."""
 REWARD_FILES = ("reward.txt", "reward.json")
 
 
@@ -235,6 +264,8 @@ async def judge(
         mounts = [f"--volume={tests}:/tests:ro", f"--volume={logs}:/logs/verifier:rw"]
         if agent is not None:
             await agent.stop()
+            if await agent.archive_size(workdir, WORKSPACE_CAP) is None:
+                return JudgeRun(-1, "", False, {}, workspace_too_large=True)
             if await agent.copy_out(workdir, ws):
                 mounts.append(f"--volume={ws}:{workdir}:rw")
         name = f"gymforge-harbor-judge-{secrets.token_hex(8)}"

@@ -3,14 +3,14 @@
 ``test.sh`` reports through ``/logs/verifier``: ``reward.txt`` holding one number, or
 ``reward.json`` holding an object of named numbers, each a reward component
 ``harbor.NAME``; exactly one of them, a regular file (``parse_rewards``). The episode
-passes when the reward
-(the number, or the components' sum) is at least ``PASS_AT``, and only when ``test.sh``
-exited 0: the agent's code, which the tests import or run, can write the file itself, so
-a reward from a ``test.sh`` that failed (``set -e`` stopping it before it writes its own),
-was killed (exit code 128 or more) or passed the verifier timeout pays nothing (the
-numbers it reported are kept as the ``reported`` fact). A missing,
-empty or unparsable file is a failure with the reason named, never a silent zero. The
-verdict records ``test.sh``'s exit code and the tail of its output.
+passes when the reward (the number, or the components' sum) is at least ``PASS_AT``, and
+only when ``test.sh`` exited 0: the agent's code, which the tests import or run, can write
+the file itself, so a reward from a ``test.sh`` that failed (``set -e`` stopping it before
+it writes its own), was killed (exit code 128 or more) or passed the verifier timeout pays
+nothing (the numbers it reported are kept as the ``reported`` fact). A missing, empty or
+unparsable file is a failure with the reason named, never a silent zero, and so is a
+workspace too large to copy out. The verdict records ``test.sh``'s exit code and the tail
+of its output.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from gymforge.core.verdict import Verdict
-from gymforge.envs.harbor.container import JudgeRun
+from gymforge.envs.harbor.container import WORKSPACE_CAP, JudgeRun
 from gymforge.reward.standard import StepCosts
 
 PASS_AT = 1.0
@@ -92,6 +92,17 @@ def verdict_of(run: JudgeRun, facts: dict[str, object]) -> Verdict:
         "output_tail": run.output_tail,
         "timed_out": run.timed_out,
     }
+    if run.workspace_too_large:
+        detail = (
+            f"the workspace is larger than {WORKSPACE_CAP} bytes as copied out (sparse files "
+            "count at their full size); the verifier did not run"
+        )
+        return Verdict(
+            passed=False,
+            reason="workspace_too_large",
+            facts={**base, "detail": detail},
+            verifier="harbor",
+        )
     if run.timed_out:
         return Verdict(passed=False, reason="verifier_timeout", facts=base, verifier="harbor")
     if run.exit_code >= 128:
