@@ -1,11 +1,11 @@
-"""Attack: a Verifiers rubric that reads the last line of the reply as the answer
-(``tests/interop/vf_ex_last_line.py``) pays ``WRONG`` then ``RIGHT`` on two lines: a hedge
-with the right answer last. The adapter's red team put the right answer first (``hedge_or``:
-``RIGHT or WRONG``) or in the middle (``enumerate_candidates``), so such a rubric was never
-paid by any case and the environment passed ``verifier_redteam``. Success would be that
-pass: a policy trained on it learns to list candidates with its best guess last. The cases
-now put the right answer in each position (first, last, first line, last line), so a rubric
-reading any one end of the reply is caught.
+"""Attack: a Verifiers rubric that reads the last line of the parsed ``<answer>`` field as
+the answer (``tests/interop/vf_ex_last_line.py``) pays ``WRONG`` then ``RIGHT`` on two lines
+of that field: a hedge with the right answer last. The adapter's red team put the right
+answer first (``hedge_or``: ``RIGHT or WRONG``) or in the middle (``enumerate_candidates``),
+so no case paid such a rubric and the environment passed ``verifier_redteam``. Success would
+be that pass: a policy trained on it learns to list candidates with its best guess last.
+The cases now put the right answer at each end of the answer field and of its lines (in
+forms where the answer has a field of its own), so a rubric reading either end is caught.
 """
 
 from __future__ import annotations

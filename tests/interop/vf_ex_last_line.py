@@ -1,6 +1,7 @@
-"""A lenient rubric that reads the final line of the reply as the answer (the default
-``Parser``; "the last line is the final answer"). Its oracle passes; a hedge with the right
-answer on the last line is paid, and the red team must catch it."""
+"""A lenient rubric that reads the last line of the parsed ``<answer>`` as the answer
+(``XMLParser(["think", "answer"])``: the reasoning has its own field). Its oracle passes; a
+list of candidates in the answer field with the right one last is paid, and the red team
+must catch it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from tests.interop.vf_examples_data import datasets
 def load_environment(**kwargs: Any) -> Any:
     import verifiers.legacy as vf
 
-    parser = vf.Parser()
+    parser = vf.XMLParser(["think", "answer"])
 
     def last_line_is_answer(completion: Any, answer: str, **_: Any) -> float:
         lines = [x.strip() for x in (parser.parse_answer(completion) or "").splitlines()]
