@@ -5,12 +5,22 @@ from __future__ import annotations
 import pytest
 
 from gymforge.envs.harbor.container import JudgeRun
-from gymforge.envs.harbor.verdicts import HarborReward, parse_rewards, verdict_of
+from gymforge.envs.harbor.verdicts import (
+    HarborReward,
+    RewardFileError,
+    parse_rewards,
+    verdict_of,
+)
 from gymforge.reward.standard import StepCosts
 
 
-def run(logs: dict[str, bytes], exit_code: int = 0, timed_out: bool = False) -> JudgeRun:
-    return JudgeRun(exit_code, "tail of the output\n", timed_out, logs)
+def run(
+    logs: dict[str, bytes],
+    exit_code: int = 0,
+    timed_out: bool = False,
+    refused: dict[str, str] | None = None,
+) -> JudgeRun:
+    return JudgeRun(exit_code, "tail of the output\n", timed_out, logs, refused or {})
 
 
 def test_reward_txt_is_one_component_and_passes_at_one() -> None:
@@ -29,9 +39,12 @@ def test_reward_json_components_are_each_a_reward_component() -> None:
     assert HarborReward()(v, StepCosts()) == {"harbor.header": 0.5, "harbor.value": 0.5}
 
 
-def test_reward_txt_wins_over_reward_json_as_in_harbor() -> None:
-    source, parts = parse_rewards({"reward.txt": b"0", "reward.json": b'{"a": 1}'})
-    assert (source, parts) == ("reward.txt", {"reward": 0.0})
+def test_both_reward_files_are_refused_not_one_preferred() -> None:
+    # Harbor reads reward.txt first; here the tested code could have planted either one
+    with pytest.raises(RewardFileError, match="both"):
+        parse_rewards({"reward.txt": b"0", "reward.json": b'{"a": 1}'})
+    v = verdict_of(run({"reward.json": b'{"a": 1}'}, refused={"reward.txt": "a symlink"}), {})
+    assert not v.passed and v.reason == "no_reward" and "symlink" in v.facts["detail"]
 
 
 @pytest.mark.parametrize(

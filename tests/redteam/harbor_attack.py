@@ -56,9 +56,9 @@ FILES = {
 }
 
 
-def task_dir(root: Path) -> Path:
+def task_dir(root: Path, files: dict[str, str] | None = None) -> Path:
     task = root / "fix-mean"
-    for rel, text in FILES.items():
+    for rel, text in (files or FILES).items():
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text)
     return task
@@ -76,13 +76,16 @@ async def _naive_reward(env: HarborEnv) -> str:
     return r.stdout.decode().strip()
 
 
-def play(actions: list[Action], naive: bool = True) -> tuple[StepResult, str | None]:
-    """Play ``actions`` (the final one a reply) on a fresh task; returns the last step and,
-    with ``naive``, what the naive judge would have read just before the reply."""
+def play(
+    actions: list[Action], naive: bool = True, files: dict[str, str] | None = None
+) -> tuple[StepResult, str | None]:
+    """Play ``actions`` (the final one a reply) on a fresh task (``files``, default
+    ``FILES``); returns the last step and, with ``naive``, what the naive judge would have
+    read just before the reply."""
 
     async def go() -> tuple[StepResult, str | None]:
         with tempfile.TemporaryDirectory() as tmp:
-            env = make_env(f"harbor:{task_dir(Path(tmp))}")
+            env = make_env(f"harbor:{task_dir(Path(tmp), files)}")
             assert isinstance(env, HarborEnv)
             try:
                 (tid,) = env.harbor_tasks

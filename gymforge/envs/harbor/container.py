@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import shlex
 import shutil
+import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymforge.core.errors import InfraError
@@ -151,6 +153,31 @@ class AgentBox:
             await engine_run("kill", "--signal", "KILL", self.name, timeout=60)
             await engine_run("wait", self.name, timeout=60)
 
+    async def archive_size(self, path: str, cap: int) -> int | None:
+        """The size of the engine's tar stream of ``path`` in the (stopped) container, read
+        and dropped; None past ``cap`` bytes (the stream is then cut). A sparse file costs
+        the agent no disk but is copied out whole, so this bounds what ``copy_out`` writes
+        on this host before it writes anything."""
+        proc = await asyncio.create_subprocess_exec(
+            engine().cli, "cp", f"{self.name}:{path}", "-",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, env=engine_env(),
+        )  # fmt: skip
+        size = 0
+        try:
+            assert proc.stdout is not None
+            async with asyncio.timeout(300):
+                while chunk := await proc.stdout.read(1 << 20):
+                    size += len(chunk)
+                    if size > cap:
+                        return None
+                await proc.wait()
+            return size
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await asyncio.shield(proc.wait())
+
     async def copy_out(self, path: str, dest: Path) -> bool:
         """Copy ``path`` of the (stopped) container to ``dest`` with the engine; False when
         there is no such path."""
@@ -165,15 +192,61 @@ class AgentBox:
 
 @dataclass(frozen=True)
 class JudgeRun:
-    """What the verifier's run left: its exit, output tail and the files of /logs/verifier."""
+    """What the verifier's run left: its exit, output tail, the reward files of
+    /logs/verifier that are regular files within the cap (``logs``), and those entries
+    named like a reward file that are not (``refused``: name to what it is)."""
 
     exit_code: int
     output_tail: str
     timed_out: bool
     logs: dict[str, bytes]
+    refused: dict[str, str] = field(default_factory=dict)
+    workspace_too_large: bool = False
 
 
 LOG_FILE_CAP = 1 << 20
+WORKSPACE_CAP = 1 << 30
+"""The most of the agent's workspace (the engine's tar stream of it) copied out to be
+judged; a larger one is a failure, ``workspace_too_large``, and the verifier never runs."""
+REWARD_FILES = ("reward.txt", "reward.json")
+
+
+def read_reward_files(logs: Path) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The reward files ``test.sh`` left in ``logs`` and the entries refused.
+
+    Only ``REWARD_FILES`` are looked at (nothing else in the directory is opened, however
+    many files the verifier's processes wrote), each only when it is a regular file of at
+    most ``LOG_FILE_CAP`` bytes, opened without following a link and read no further than
+    the cap. An entry with such a name that is anything else (a symlink, a FIFO, a
+    directory, a larger file) is refused by name: code the tests ran shares the
+    verifier's user and can put it there to swallow ``test.sh``'s own write.
+    """
+    files: dict[str, bytes] = {}
+    refused: dict[str, str] = {}
+    for name in REWARD_FILES:
+        path = logs / name
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            refused[name] = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            continue
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                refused[name] = "not a regular file"
+                continue
+            data = os.read(fd, LOG_FILE_CAP + 1)
+        finally:
+            os.close(fd)
+        if len(data) > LOG_FILE_CAP:
+            refused[name] = f"larger than {LOG_FILE_CAP} bytes"
+        else:
+            files[name] = data
+    return files, refused
+
+
 JUDGE_SHELL = 'mkdir -p "$1" && cd "$1" && exec bash /tests/test.sh 2>&1'
 """test.sh as Harbor runs it: by bash, in the workspace, its stderr with its stdout."""
 
@@ -191,6 +264,8 @@ async def judge(
         mounts = [f"--volume={tests}:/tests:ro", f"--volume={logs}:/logs/verifier:rw"]
         if agent is not None:
             await agent.stop()
+            if await agent.archive_size(workdir, WORKSPACE_CAP) is None:
+                return JudgeRun(-1, "", False, {}, workspace_too_large=True)
             if await agent.copy_out(workdir, ws):
                 mounts.append(f"--volume={ws}:{workdir}:rw")
         name = f"gymforge-harbor-judge-{secrets.token_hex(8)}"
@@ -204,9 +279,5 @@ async def judge(
         finally:
             await engine_run("rm", "-f", "-t", "0", name, timeout=60)
         output = (r.stdout + r.stderr).decode("utf-8", "replace")
-        files = {
-            p.name: p.read_bytes()[:LOG_FILE_CAP]
-            for p in sorted(logs.iterdir())
-            if p.is_file() and not p.is_symlink()
-        }
-        return JudgeRun(r.exit_code, output[-tail_chars:], r.timed_out, files)
+        files, refused = read_reward_files(logs)
+        return JudgeRun(r.exit_code, output[-tail_chars:], r.timed_out, files, refused)

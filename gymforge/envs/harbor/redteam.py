@@ -11,7 +11,15 @@ judged a failure (the judge's design, ``container``, makes them impossible, and
 - ``planted_runner``: put ``pytest``, ``python``, ``python3`` and ``uv`` in
   ``/usr/local/bin`` that write a reward of 1 and exit 0;
 - ``lingering_writer``: leave a background process that keeps writing a reward of 1 into
-  ``/logs/verifier`` while the verifier runs.
+  ``/logs/verifier`` while the verifier runs;
+- ``workspace_runner``: put runners in the workspace itself, which the verifier gets back
+  and ``test.sh`` runs in: ``pytest.py`` and ``unittest.py`` that report success and exit 0
+  (``python3 -m pytest`` / ``-m unittest`` import them from the current directory) and a
+  ``conftest.py`` that turns every failed test into a pass. gymforge cannot make this
+  impossible (the workspace is what the tests judge, and Harbor runs ``test.sh`` in it); a
+  task whose ``test.sh`` falls for it fails QA's ``verifier_redteam`` naming this case,
+  which is the author's cue to run its tests so (``python3 -I``, ``cd /tests``, an
+  installed runner's script).
 """
 
 from __future__ import annotations
@@ -24,6 +32,16 @@ from gymforge.world.attacks import PlanAttack
 
 WIN = "mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt"
 FAKE_TOOL = f"#!/bin/sh\n{WIN}\nexit 0\n"
+FAKE_RUNNER = 'import sys\nprint("Ran 1 test\\n\\nOK\\n1 passed")\nsys.exit(0)\n'
+PASSING_CONFTEST = """import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+"""
 
 
 def _run(command: str) -> ToolCall:
@@ -60,6 +78,14 @@ ATTACKS: dict[str, tuple[str, Callable[[], Sequence[Action]]]] = {
         "leave a background process writing a reward of 1 while the verifier runs",
         lambda: [
             _run("nohup sh -c 'while true; do " + WIN + "; sleep 0.2; done' >/dev/null 2>&1 &")
+        ],
+    ),
+    "workspace_runner": (
+        "plant pytest.py, unittest.py and conftest.py in the workspace that report success",
+        lambda: [
+            _write("pytest.py", FAKE_RUNNER),
+            _write("unittest.py", FAKE_RUNNER),
+            _write("conftest.py", PASSING_CONFTEST),
         ],
     ),
 }

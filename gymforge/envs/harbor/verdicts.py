@@ -1,15 +1,16 @@
 """From the verifier's run to a ``Verdict`` and reward components.
 
 ``test.sh`` reports through ``/logs/verifier``: ``reward.txt`` holding one number, or
-(when there is no ``reward.txt``, Harbor's own order) ``reward.json`` holding an object of
-named numbers, each a reward component ``harbor.NAME``. The episode passes when the reward
-(the number, or the components' sum) is at least ``PASS_AT``, and only when ``test.sh``
-exited 0: the agent's code, which the tests import or run, can write the file itself, so
-a reward from a ``test.sh`` that failed (``set -e`` stopping it before it writes its own),
-was killed (exit code 128 or more) or passed the verifier timeout pays nothing (the
-numbers it reported are kept as the ``reported`` fact). A missing,
-empty or unparsable file is a failure with the reason named, never a silent zero. The
-verdict records ``test.sh``'s exit code and the tail of its output.
+``reward.json`` holding an object of named numbers, each a reward component
+``harbor.NAME``; exactly one of them, a regular file (``parse_rewards``). The episode
+passes when the reward (the number, or the components' sum) is at least ``PASS_AT``, and
+only when ``test.sh`` exited 0: the agent's code, which the tests import or run, can write
+the file itself, so a reward from a ``test.sh`` that failed (``set -e`` stopping it before
+it writes its own), was killed (exit code 128 or more) or passed the verifier timeout pays
+nothing (the numbers it reported are kept as the ``reported`` fact). A missing, empty or
+unparsable file is a failure with the reason named, never a silent zero, and so is a
+workspace too large to copy out. The verdict records ``test.sh``'s exit code and the tail
+of its output.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from gymforge.core.verdict import Verdict
-from gymforge.envs.harbor.container import JudgeRun
+from gymforge.envs.harbor.container import WORKSPACE_CAP, JudgeRun
 from gymforge.reward.standard import StepCosts
 
 PASS_AT = 1.0
@@ -41,8 +42,25 @@ def _number(text: str, where: str) -> float:
     return value
 
 
-def parse_rewards(logs: dict[str, bytes]) -> tuple[str, dict[str, float]]:
-    """(the file read, its components) from the files of ``/logs/verifier``."""
+def parse_rewards(
+    logs: dict[str, bytes], refused: dict[str, str] | None = None
+) -> tuple[str, dict[str, float]]:
+    """(the file read, its components) from the reward files of ``/logs/verifier``.
+
+    Exactly one reward file is read: an entry named like one that is not a regular file
+    (``refused``) or both files at once is a failure, never a reason to read the other.
+    The tests' process (the agent's code) can write ``/logs/verifier`` as the verifier's
+    user, so the file ``test.sh`` did not write may be the agent's; a ``test.sh`` writes
+    one of them.
+    """
+    if refused:
+        name, what = next(iter(refused.items()))
+        raise RewardFileError(f"{name} is {what}, not a reward file; no reward is read")
+    if "reward.txt" in logs and "reward.json" in logs:
+        raise RewardFileError(
+            "both reward.txt and reward.json exist; a test.sh writes one, so the other may "
+            "be the tested code's and neither is read"
+        )
     if "reward.txt" in logs:
         text = logs["reward.txt"].decode("utf-8", "replace")
         if not text.strip():
@@ -74,6 +92,17 @@ def verdict_of(run: JudgeRun, facts: dict[str, object]) -> Verdict:
         "output_tail": run.output_tail,
         "timed_out": run.timed_out,
     }
+    if run.workspace_too_large:
+        detail = (
+            f"the workspace is larger than {WORKSPACE_CAP} bytes as copied out (sparse files "
+            "count at their full size); the verifier did not run"
+        )
+        return Verdict(
+            passed=False,
+            reason="workspace_too_large",
+            facts={**base, "detail": detail},
+            verifier="harbor",
+        )
     if run.timed_out:
         return Verdict(passed=False, reason="verifier_timeout", facts=base, verifier="harbor")
     if run.exit_code >= 128:
@@ -85,7 +114,7 @@ def verdict_of(run: JudgeRun, facts: dict[str, object]) -> Verdict:
             verifier="harbor",
         )
     try:
-        source, components = parse_rewards(run.logs)
+        source, components = parse_rewards(run.logs, run.refused)
     except RewardFileError as err:
         return Verdict(
             passed=False, reason="no_reward", facts={**base, "detail": str(err)}, verifier="harbor"

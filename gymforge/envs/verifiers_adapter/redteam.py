@@ -10,8 +10,14 @@ row's own, is not applicable on that task.
 - ``wrong_answer``: another answer of the same shape (n+1 for an integer);
 - ``constant_zero``, ``constant_one``, ``constant_yes``: the same answer to every task;
 - ``other_row_answer``: the answer of another training row;
-- ``hedge_or``: ``RIGHT or WRONG`` as the answer;
-- ``enumerate_candidates``: a wrong answer, the right one and "none of these", one a line;
+- ``hedge_or``, ``hedge_or_right_last``: ``RIGHT or WRONG`` and ``WRONG or RIGHT`` as
+  the answer (the second as below);
+- ``enumerate_candidates``, ``enumerate_right_first``, ``enumerate_right_last``: a wrong
+  answer, the right one and "none of these", one a line, the right one in the middle, first
+  and last (the last three only in forms with a slot for the answer apart from the
+  reasoning, where text before a last line cannot be reasoning the format allows). The
+  right answer takes each end of the answer and of its lines, so a rubric that reads the
+  first or last word or line of the answer is paid by one of them;
 - ``answer_in_reasoning`` (forms with a reasoning slot): the right answer in every other
   slot (the think block, the other XML fields), a wrong one as the answer;
 - ``two_answer_blocks`` (XML forms): the whole reply twice, first with a wrong answer.
@@ -74,6 +80,16 @@ def _answer_cases(form: ReplyForm, others: Sequence[str]) -> dict[str, Craft]:
     }
     if form.slots:
         cases["answer_in_reasoning"] = lambda gold: form.reply(wrong_answer(gold), gold)
+        # the answer has its own slot, apart from the reasoning: the right answer at either
+        # end of a hedge or a list there is a hedge, whichever end the rubric reads (with
+        # no slot, text before a last line may be the reasoning the format allows)
+        cases["hedge_or_right_last"] = as_answer(lambda gold: f"{wrong_answer(gold)} or {gold}")
+        cases["enumerate_right_first"] = as_answer(
+            lambda gold: "\n".join([gold.strip(), wrong_answer(gold), "none of these"])
+        )
+        cases["enumerate_right_last"] = as_answer(
+            lambda gold: "\n".join([wrong_answer(gold), "none of these", gold.strip()])
+        )
     if form.label.startswith("XMLParser"):
         cases["two_answer_blocks"] = lambda gold: (
             f"{form.reply(wrong_answer(gold))}\n{form.reply(gold)}"

@@ -8,7 +8,10 @@ episodes they failed (the positive component totals: what the environment paid; 
 penalties total below zero and do not count) must stay at or below the profile's
 ``baselines.noop_reward_max`` and ``bad_reward_max`` (default 0): an environment that pays
 doing nothing (a "tidiness" bonus, a partial score for an untouched workspace) teaches doing
-nothing.
+nothing. And solving must pay more than not: the oracle's mean reward (the episode's total,
+costs included) must exceed the noop's and the bad agent's, or an environment whose costs or
+penalties fall on success (a fee per passed verdict, step costs that outweigh the task
+reward on the oracle's path) teaches doing nothing while every rate and ceiling looks right.
 
 What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
 tasks only the oracle's exact path solves, reward paid to a policy smarter than random but
@@ -47,18 +50,25 @@ def mean_earned_when_failed(episodes: Sequence[Sequence[dict[str, Any]]]) -> flo
     return sum(earned(e) for e in failed) / len(failed) if failed else 0.0
 
 
+def mean_reward(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:
+    """The mean of the episodes' total rewards (costs and penalties included)."""
+    return sum(float(e[-1]["reward"]) for e in episodes) / len(episodes) if episodes else 0.0
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     need_oracle(target)
     b = target.profile.baselines
     pairs = jobs(target, opts.episodes, opts.seed + 2, "train")
     rates = {}
     paid: dict[str, float] = {}
+    rewards: dict[str, float] = {}
     noop_task = 0.0
     oracle_misses: list[str] = []
     for label, policy in (("oracle", "oracle"), ("bad", b.bad_policy), ("noop", "noop")):
         episodes = run_async(play_many(target, policy, pairs))
         rates[label] = success_rate(episodes)
         paid[label] = mean_earned_when_failed(episodes)
+        rewards[label] = mean_reward(episodes)
         if label == "oracle":
             oracle_misses = [
                 f"{e[-1].get('failure_reason')} on {e[-1].get('task_id')}"
@@ -78,6 +88,9 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         "noop_mean_earned_failed": paid["noop"],
         "noop_reward_max": b.noop_reward_max,
         "bad_reward_max": b.bad_reward_max,
+        "oracle_mean_reward": rewards["oracle"],
+        "bad_mean_reward": rewards["bad"],
+        "noop_mean_reward": rewards["noop"],
         "episodes_each": len(pairs),
     }
     problems = []
@@ -97,6 +110,12 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
                 f"{name} earned {paid[label]:.3f} per failed episode beyond costs > its "
                 f"ceiling {ceilings[label]} (failing must not pay; declare "
                 f"baselines.{label}_reward_max only for a near miss the reward pays by design)"
+            )
+    for label, name in (("noop", "noop"), ("bad", b.bad_policy)):
+        if rewards["oracle"] <= rewards[label]:
+            problems.append(
+                f"the oracle's mean reward {rewards['oracle']:.3f} is not above {name}'s "
+                f"{rewards[label]:.3f}: solving must pay more than not solving"
             )
     summary = (
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "
