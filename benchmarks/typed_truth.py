@@ -58,6 +58,10 @@ for env_id in sorted(BUILTIN):
     source = task_source(env)
     if source is None:
         continue
+    # one reset first: an environment's first reset imports and builds what it keeps
+    # (the toolset, lazily imported modules), which no later reset pays
+    first = next(iter(sorted(source.families.values(), key=lambda f: f.name)))
+    asyncio.run(env.reset(first.task(min(first.levels), 1).task_id, 0))
     for name, family in sorted(source.families.items()):
         levels = sorted(family.levels)
         c0 = time.process_time()
