@@ -77,15 +77,18 @@ def replay(
     recorded = RecordedRun.beside(file)  # the run's manifest, when the file sits in its folder
     dataset = recorded.dataset(dataset, str(recorded.manifest_path))
     names = {env} if env else {log.steps[0].env_id for log in episodes if log.steps}
-    if env is None and recorded.manifest:
-        # the manifest names the code (a file's path) where the records name only its id
+    # the manifest names the code (a file's path) where the records name only its id; a run
+    # against a served environment (ws://) names the server there, and its records the id
+    served = str(recorded.run.get("env") or "").startswith(("ws://", "wss://"))
+    from_manifest = env is None and bool(recorded.manifest) and not served
+    if from_manifest:
         names = {recorded.env(None, str(recorded.manifest_path))}
     elif env is None:  # the file may name only built-in and installed ids, never code to import
         names = {recorded_env(name, f"{path}") for name in names}
     else:
         recorded.env(env, str(path))  # a --env FILE that is not here: say where the run's is
     handles = {name: open_env(name, dataset) for name in sorted(names)}
-    if env is None and recorded.manifest:
+    if from_manifest:
         only = next(iter(names))
         handles = {log.steps[0].env_id: handles[only] for log in episodes if log.steps}
     report = asyncio.run(replay_episodes(episodes, lambda env_id: handles[env or env_id].factory()))
