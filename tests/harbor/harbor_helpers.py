@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gymforge.testing.containers import engine_ready
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DATASET = FIXTURES / "dataset"
 MISSING_BASE = FIXTURES / "missing-base"
@@ -42,19 +44,7 @@ def minimal_task(root: Path, overrides: dict[str, str] | None = None) -> Path:
     return write_task(root, files)
 
 
-def _ready() -> tuple[bool, str]:
-    from gymforge.sandbox.docker import docker_available
-    from gymforge.sandbox.docker_engine import IMAGE_PYTHON, engine, run_engine
-
-    ok, why = docker_available()
-    if not ok:
-        return False, f"no container engine here ({why})"
-    if run_engine(engine().cli, "image", "exists", IMAGE_PYTHON).returncode != 0:
-        return False, f"image {IMAGE_PYTHON} is missing; run `make containers`"
-    return True, ""
-
-
-READY, WHY = _ready()
+READY, WHY = engine_ready()
 CONTAINERS = [pytest.mark.containers, pytest.mark.skipif(not READY, reason=WHY)]
 
 

@@ -18,21 +18,9 @@ from gymforge.core.env import StepResult
 from gymforge.core.types import Action, Reply
 from gymforge.envs.harbor.env import HarborEnv
 from gymforge.registry.resolve import make_env
+from gymforge.testing.containers import engine_ready
 
-
-def _ready() -> tuple[bool, str]:
-    from gymforge.sandbox.docker import docker_available
-    from gymforge.sandbox.docker_engine import IMAGE_PYTHON, engine, run_engine
-
-    ok, why = docker_available()
-    if not ok:
-        return False, f"no container engine here ({why})"
-    if run_engine(engine().cli, "image", "exists", IMAGE_PYTHON).returncode != 0:
-        return False, f"image {IMAGE_PYTHON} is missing; run `make containers`"
-    return True, ""
-
-
-READY, WHY = _ready()
+READY, WHY = engine_ready()
 CONTAINERS = [pytest.mark.containers, pytest.mark.skipif(not READY, reason=WHY)]
 
 CHECK = """import sys

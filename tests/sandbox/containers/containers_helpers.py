@@ -8,7 +8,8 @@ import os
 import pytest
 
 from gymforge.sandbox.docker import docker_available
-from gymforge.sandbox.docker_engine import IMAGE_FULL, IMAGE_PYTHON, engine, run_engine
+from gymforge.sandbox.docker_engine import IMAGE_FULL, IMAGE_PYTHON
+from gymforge.testing.containers import engine_ready
 
 ENGINE_OK, ENGINE_WHY = docker_available()
 
@@ -16,14 +17,5 @@ ENGINE_OK, ENGINE_WHY = docker_available()
 UID_BASE = 100_000 + (os.getpid() % 5000) * 100 + 72
 
 
-def _images_ok() -> tuple[bool, str]:
-    if not ENGINE_OK:
-        return False, f"no container engine here ({ENGINE_WHY})"
-    for image in (IMAGE_PYTHON, IMAGE_FULL):
-        if run_engine(engine().cli, "image", "exists", image).returncode != 0:
-            return False, f"image {image} is missing; run `make containers`"
-    return True, ""
-
-
-READY, WHY = _images_ok()
+READY, WHY = engine_ready((IMAGE_PYTHON, IMAGE_FULL))
 CONTAINERS = [pytest.mark.containers, pytest.mark.skipif(not READY, reason=WHY)]
