@@ -88,6 +88,14 @@ def _brace_pairs(text: str) -> dict[int, int]:
     return match
 
 
+def _skip_blanks(s: str, j: int, hi: int) -> int:
+    """The first index at or after ``j`` (below ``hi``) that is not a space or a tab: a box
+    keyword may be followed by blanks before its group."""
+    while j < hi and s[j] in " \t":
+        j += 1
+    return j
+
+
 def boxed_contents(text: str) -> list[str]:
     """The contents of the outermost ``\\boxed``/``\\fbox`` groups of ``text``, in order.
 
@@ -101,9 +109,7 @@ def boxed_contents(text: str) -> list[str]:
     for m in _BOX.finditer(text):
         if m.start() < end:
             continue  # nested inside the previous box
-        j = m.end()
-        while j < len(text) and text[j] in " \t":
-            j += 1
+        j = _skip_blanks(text, m.end(), len(text))
         if j < len(text) and text[j] == "{":
             close = match.get(j)
             if close is None:
@@ -169,9 +175,7 @@ def _unbox(s: str) -> str:
         m = _BOX.match(s, lo, hi)
         if m is None:
             return s[lo:hi]
-        j = m.end()
-        while j < hi and s[j] in " \t":
-            j += 1
+        j = _skip_blanks(s, m.end(), hi)
         if j >= hi or s[j] != "{" or match.get(j) != hi - 1:
             return s[lo:hi]
         lo, hi = j + 1, hi - 1
