@@ -1,7 +1,7 @@
 """Policies the CLI tests name by path (``FILE:factory``):
 
-- ``slow``: the oracle, pausing before each action, so a run is still going when a test
-  stops it;
+- ``slow``: the oracle, pausing ``$SLOW_PAUSE_S`` (default 0.2 s) before each action, so a
+  run is still going when a test stops it (a test resuming the stopped run sets it to 0);
 - ``flaky``: the oracle behind a policy server that is down for the first
   ``$FLAKY_FAILURES`` attempts of every episode (default 2), an injected transient failure;
 - ``cannot_play``: raises a ``UserError`` at the start of every episode (a policy that can
@@ -27,7 +27,7 @@ class Slow(OraclePolicy):
     name = checkpoint = "slow-oracle"
 
     async def act(self, observation: Observation) -> PolicyTurn:
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(float(os.environ.get("SLOW_PAUSE_S", "0.2")))
         return await super().act(observation)
 
 

@@ -84,7 +84,9 @@ def _wait_for_episode(path: Path, proc: subprocess.Popen[str]) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_stop_signal_is_handled_like_ctrl_c(signum: signal.Signals, tmp_path: Path) -> None:
+def test_a_stop_signal_is_handled_like_ctrl_c(
+    signum: signal.Signals, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "run"
     args = ["run", "ledger", "-n", "40", "--policy", policy("slow"), "--out", str(out)]
     proc = subprocess.Popen(
@@ -108,6 +110,7 @@ def test_a_stop_signal_is_handled_like_ctrl_c(signum: signal.Signals, tmp_path: 
     summary = json.loads((out / "summary.json").read_text())
     assert 1 <= summary["episodes"] < 40
     assert "Traceback" not in stderr
+    monkeypatch.setenv("SLOW_PAUSE_S", "0")  # the pause only kept the first run going
     resumed = cli(*args, "--resume")
     assert resumed.code == 0, resumed.stderr
     assert json.loads((out / "summary.json").read_text())["episodes"] == 40
