@@ -11,6 +11,13 @@
   non-zero exit is a crash. Where it cannot be confined (no bubblewrap, no namespaces), the
   policy refuses to start, in one line that names what is missing.
 
+``mode="workspace"`` (``--harness-mode workspace``) gives the harness a shell instead of the
+MCP tools (:mod:`~gymforge.serve.harness.shell`): ``GYMFORGE_SHELL_URL`` and ``gymforge-sh``
+on its ``PATH`` in place of ``GYMFORGE_MCP_URL``, each command one ``ToolCall`` of the
+environment's shell tool (:mod:`gymforge.tools.shell`). Before it starts, the tool calls
+of the shell tool's briefing (if any) are played as steps, and their results complete its
+instruction (``prompt``, ``GYMFORGE_INSTRUCTION_FILE``).
+
 Each episode has a token of its own (``HarnessContext.api_key``), which opens its proxy URL
 and its MCP URL and nothing else: not another episode's, not the proxy's control routes
 (the weight version is the runner's alone). A harness learns its episode by an opaque
@@ -57,11 +64,14 @@ from gymforge.registry.resolve import load_module
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.sandbox.backend import IsolationUnavailableError
 from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_fd
+from gymforge.tools.shell import ShellTool
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
 from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
+from gymforge.serve.harness.shell import workspace_endpoints
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
 
 RESULT_LIMIT = 64_000
+MODES = ("tools", "workspace")
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,7 @@ class HarnessContext:
     messages: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     sampling_seed: int = 0
+    shell_url: str = ""
 
     @property
     def mcp_headers(self) -> dict[str, str]:
@@ -105,6 +116,8 @@ class HarnessPolicyFactory:
         paths: tuple[str, ...] = (),
         hidden: tuple[str, ...] = (),
         uid: int = DEFAULT_UID,
+        mode: str = "tools",
+        shell: ShellTool | None = None,
     ) -> None:
         kind, _, target = spec.partition(":")
         if kind not in ("harness", "harness-cmd") or not target:
@@ -120,6 +133,11 @@ class HarnessPolicyFactory:
                     f"harness-cmd: cannot confine the harness here: {problem}; run "
                     "`gymforge sandbox doctor`"
                 )
+        if mode not in MODES:
+            raise UserError(f"--harness-mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode == "workspace" and shell is None:
+            raise UserError("--harness-mode workspace: the environment has no shell tool")
+        self.mode, self.shell = mode, shell if mode == "workspace" else None
         self.paths, self.hidden, self.uid = tuple(paths), tuple(hidden), uid
         self.upstream, self.api_key = upstream, api_key
         self.model = model
@@ -178,6 +196,9 @@ class HarnessPolicy:
         self.ctx: EpisodeContext | None = None
         self.process: asyncio.subprocess.Process | None = None
         self.exited = False
+        self.briefing: list[tuple[str, dict[str, Any]]] | None = None
+        self.reset_observation: Observation | None = None
+        self.instruction: list[str] = []
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.ctx = ctx
@@ -185,10 +206,27 @@ class HarnessPolicy:
 
     async def act(self, observation: Observation) -> PolicyTurn:
         proxy, bridge, _ = await asyncio.to_thread(self.factory.ensure_started)
+        shell = self.factory.shell
+        if self.task is None and shell is not None:
+            if self.briefing is None:  # the reset observation
+                self.reset_observation = observation
+                found = shell.briefing(observation.text()) if shell.briefing else ()
+                self.briefing, self.instruction = list(found), [observation.text()]
+            else:
+                self.instruction.append(observation.text())
+            if self.briefing:
+                name, arguments = self.briefing.pop(0)
+                self.calls += 1
+                return self._turn(ToolCall(name=name, arguments=arguments, call_id=f"call_{self.calls}"))
+            assert self.reset_observation is not None
+            observation = self.reset_observation
         if self.task is None:
             self._launch(observation, proxy, bridge)
         elif self.pending is not None:
-            self.pending.set_result(_result_of(observation))
+            if shell is not None:
+                self.pending.set_result(shell.outcome(observation.data.get("tool_result")).as_json())
+            else:
+                self.pending.set_result(_result_of(observation))
             self.pending = None
         assert self.channel is not None
         if self.exited:
@@ -208,6 +246,11 @@ class HarnessPolicy:
             self.calls += 1
             action = ToolCall(name=str(a), arguments=dict(b), call_id=f"call_{self.calls}")
             return self._turn(action)
+        if kind == "shell" and shell is not None:
+            self.pending = answer
+            self.calls += 1
+            arguments = shell.arguments(str(a))
+            return self._turn(ToolCall(name=shell.name, arguments=arguments, call_id=f"call_{self.calls}"))
         if kind == "done":
             self.exited = True
             return self._turn(Reply(text=str(a)))
@@ -217,17 +260,21 @@ class HarnessPolicy:
         assert self.ctx is not None
         loop = asyncio.get_running_loop()
         token = secrets.token_urlsafe(24)  # this episode's, for its proxy URL and MCP URL
-        self.channel = bridge.open(loop, mcp_tool_list(observation.tools), token=token)
+        workspace = self.factory.shell is not None
+        tools = [] if workspace else mcp_tool_list(observation.tools)
+        self.channel = bridge.open(loop, tools, token=token, shell=workspace)
+        url = bridge.channel_url(self.channel)
         hctx = HarnessContext(
             episode_id=self.episode_id,
             base_url=proxy.open_episode(self.episode_id, token=token),
             api_key=token,
             model=str(self.factory.model),
-            prompt=observation.text(),
-            mcp_url=bridge.channel_url(self.channel),
+            prompt="\n\n".join(self.instruction) if workspace else observation.text(),
+            mcp_url="" if workspace else url,
             messages=[m.model_dump(mode="json", exclude_none=True) for m in observation.messages],
-            tools=[dict(t) for t in observation.tools],
+            tools=[] if workspace else [dict(t) for t in observation.tools],
             sampling_seed=self.ctx.sampling_seed,
+            shell_url=url if workspace else "",
         )
         self.started = time.monotonic()
         self.task = loop.create_task(self._run(hctx))
@@ -259,6 +306,10 @@ class HarnessPolicy:
                 "GYMFORGE_EPISODE": ctx.episode_id,
                 "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
             }
+            if ctx.shell_url:
+                endpoints = workspace_endpoints(
+                    endpoints, ctx.shell_url, ctx.api_key, ctx.prompt, episode_dir
+                )
             confinement = harness_confinement(
                 self.factory.target,
                 episode_dir,
@@ -307,7 +358,8 @@ class HarnessPolicy:
 
     def _turn(self, action: ToolCall | Reply) -> CapturedTurn:
         proxy = self.factory.proxy
-        turns = proxy.transcript(self.episode_id).turns if proxy is not None else []
+        launched = proxy is not None and self.task is not None  # briefing steps come first
+        turns = proxy.transcript(self.episode_id).turns if launched else []
         fresh = [t.as_record() for t in turns[self.seen :]]
         self.seen = len(turns)
         levels = {t["capture_level"] for t in fresh}
@@ -322,11 +374,16 @@ class HarnessPolicy:
         )
 
     async def finish(self) -> None:
+        ended = None if self.factory.shell is not None else _ended_result()
         if self.pending is not None:
-            self.pending.set_result(_ended_result())
+            self.pending.set_result(ended)
             self.pending = None
         if self.channel is not None and self.factory.bridge is not None:
             self.factory.bridge.close(self.channel)
+            while not self.channel.events.empty():  # calls that came after the last step
+                answer = self.channel.events.get_nowait()[3]
+                if answer is not None and not answer.done():
+                    answer.set_result(ended)
         if self.task is not None and not self.task.done():
             try:
                 async with asyncio.timeout(self.factory.grace_s):
@@ -410,6 +467,7 @@ def harness_policy_factory(
     if not base_url:
         raise UserError(f"{spec}: a harness policy needs --base-url (the inference server)")
     known = {"model", "api_key", "grace_s", "wall_clock_s", "checkpoint", "paths", "hidden"}
+    known |= {"mode", "shell"}
     unknown = sorted(set(options) - known - {"max_tokens", "temperature", "top_p"})
     if unknown:
         raise UserError(f"harness policies do not take {', '.join(unknown)}")
