@@ -63,7 +63,7 @@ def test_a_shell_harness_fixes_an_swe_task(tmp_path: Path) -> None:
     # the recorded actions replay to the same observations and verdict
     replay = run_cli("replay", tmp_path / "run" / "trajectories.jsonl")
     assert replay.code == 0, replay.stderr
-    assert "replay ok: 1 episodes" in replay.stderr
+    assert "replay ok: 1 episode," in replay.stderr
 
 
 def test_workspace_mode_needs_a_shell_tool(tmp_path: Path) -> None:
