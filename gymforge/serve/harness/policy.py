@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -67,7 +68,8 @@ from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_f
 from gymforge.tools.shell import ShellTool
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
 from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
-from gymforge.serve.harness.shell import workspace_endpoints
+from gymforge.serve.harness.netrelay import EpisodeRelay
+from gymforge.serve.harness.shell import CLIENT_PYTHON, client_paths, ports, workspace_endpoints
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
 
 RESULT_LIMIT = 64_000
@@ -293,6 +295,7 @@ class HarnessPolicy:
     async def _run_command(self, ctx: HarnessContext) -> str:
         """Run the command confined (module docstring), its episode directory a fresh one."""
         episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-"))
+        relay: EpisodeRelay | None = None
         try:
             if os.getuid() == 0:
                 os.chown(episode_dir, self.factory.uid, self.factory.uid)
@@ -306,21 +309,26 @@ class HarnessPolicy:
                 "GYMFORGE_EPISODE": ctx.episode_id,
                 "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
             }
-            if ctx.shell_url:
+            argv, granted = ["/bin/sh", "-c", self.factory.target], self.factory.paths
+            if ctx.shell_url:  # workspace mode: a shell, and a network of its endpoints only
                 endpoints = workspace_endpoints(
                     endpoints, ctx.shell_url, ctx.api_key, ctx.prompt, episode_dir
                 )
+                relay = await EpisodeRelay(episode_dir, ports(ctx.base_url, ctx.shell_url)).start()
+                argv, granted = relay.command(argv, CLIENT_PYTHON), (*granted, *client_paths())
             confinement = harness_confinement(
                 self.factory.target,
                 episode_dir,
                 endpoints,
-                granted=self.factory.paths,
+                granted=granted,
                 hidden=self.factory.hidden,
                 uid=self.factory.uid,
             )
+            if relay is not None:
+                confinement = dataclasses.replace(confinement, share_net=False)
             with seccomp_fd() as fd:
                 self.process = await asyncio.create_subprocess_exec(
-                    *confinement.command(["/bin/sh", "-c", self.factory.target], fd),
+                    *confinement.command(argv, fd),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
@@ -336,6 +344,8 @@ class HarnessPolicy:
                 raise RuntimeError(f"exited with code {self.process.returncode}: {tail}")
             return out.decode(errors="replace").strip()
         finally:
+            if relay is not None:
+                await relay.stop()
             shutil.rmtree(episode_dir, ignore_errors=True)
 
     async def _kill(self) -> None:

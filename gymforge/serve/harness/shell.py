@@ -23,12 +23,14 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from gymforge.serve.config import auth_problem
-from gymforge.serve.harness.confine import DEFAULT_PATH, EPISODE_DIR
+from gymforge.serve.harness.confine import DEFAULT_PATH, EPISODE_DIR, interpreter_tree
+from gymforge.serve.harness.netrelay import install_client as install_relay
 from gymforge.settings import inherited_environ
 
 if TYPE_CHECKING:
@@ -38,6 +40,8 @@ SHELL_PATH = "/sh/{session}"
 MAX_BODY = 256 << 10
 CLIENT_NAME = "gymforge-sh"
 CLIENT = Path(__file__).with_name("shell_client.py")
+CLIENT_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+"""The interpreter of the clients (standard library only): the system's where there is one."""
 ENDED = {"error": "the episode has ended; no more commands"}
 
 
@@ -89,16 +93,31 @@ def workspace_endpoints(
     }
 
 
-def install_client(episode_dir: Path, python: str | None = None) -> Path:
-    """Write ``gymforge-sh`` into ``episode_dir/bin`` (returned), run by ``python`` (default:
-    the system's ``/usr/bin/python3``, visible to every confined harness; else this one)."""
-    interpreter = python or (
-        "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-    )
+def install_client(episode_dir: Path) -> Path:
+    """Write ``gymforge-sh`` and ``gymforge-net`` (:mod:`~gymforge.serve.harness.netrelay`)
+    into ``episode_dir/bin`` (returned), run by :data:`CLIENT_PYTHON`."""
     bin_dir = episode_dir / "bin"
     bin_dir.mkdir(exist_ok=True)
     target = bin_dir / CLIENT_NAME
-    target.write_text(f"#!{interpreter}\n" + CLIENT.read_text())
+    target.write_text(f"#!{CLIENT_PYTHON}\n" + CLIENT.read_text())
     target.chmod(0o755)
+    install_relay(episode_dir, CLIENT_PYTHON)
     bin_dir.chmod(0o755)
     return bin_dir
+
+
+def client_paths() -> tuple[str, ...]:
+    """What the harness must see to run :data:`CLIENT_PYTHON` (nothing when it is the
+    system's, under ``/usr``)."""
+    return tuple(interpreter_tree(CLIENT_PYTHON))
+
+
+def ports(*urls: str) -> tuple[int, ...]:
+    """The loopback ports of the episode's endpoint URLs."""
+    out = []
+    for url in urls:
+        parsed = urlsplit(url)
+        if parsed.hostname != "127.0.0.1" or parsed.port is None:
+            raise ValueError(f"a workspace harness's endpoint must be on 127.0.0.1: {url}")
+        out.append(parsed.port)
+    return tuple(out)
