@@ -30,7 +30,9 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
 os.environ.setdefault("MSWEA_COST_TRACKING", "ignore_errors")
-os.environ.setdefault("MSWEA_GLOBAL_CONFIG_DIR", os.path.join(os.environ.get("HOME", "/tmp"), ".mswea"))
+os.environ.setdefault(
+    "MSWEA_GLOBAL_CONFIG_DIR", os.path.join(os.environ.get("HOME", "/tmp"), ".mswea")
+)
 
 COMMAND_TIMEOUT = 600  # the environment's shell tool enforces its own, shorter limit
 SHELL = "gymforge-sh"
@@ -43,7 +45,9 @@ class GymforgeShell:
     def __init__(self) -> None:
         self.config: dict[str, Any] = {}
 
-    def execute(self, action: dict[str, Any], cwd: str = "", *, timeout: int | None = None) -> dict[str, Any]:
+    def execute(
+        self, action: dict[str, Any], cwd: str = "", *, timeout: int | None = None
+    ) -> dict[str, Any]:
         command = str(action.get("command", ""))
         try:
             r = subprocess.run(
@@ -56,7 +60,11 @@ class GymforgeShell:
             )
             output = {"output": r.stdout, "returncode": r.returncode, "exception_info": ""}
         except (OSError, subprocess.TimeoutExpired) as err:
-            output = {"output": "", "returncode": -1, "exception_info": f"{type(err).__name__}: {err}"}
+            output = {
+                "output": "",
+                "returncode": -1,
+                "exception_info": f"{type(err).__name__}: {err}",
+            }
         self._check_finished(output)
         return output
 
@@ -64,10 +72,18 @@ class GymforgeShell:
         from minisweagent.exceptions import Submitted
 
         lines = output.get("output", "").lstrip().splitlines(keepends=True)
-        if lines and lines[0].strip() == "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" and output["returncode"] == 0:
+        if (
+            lines
+            and lines[0].strip() == "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+            and output["returncode"] == 0
+        ):
             submission = "".join(lines[1:])
             raise Submitted(
-                {"role": "exit", "content": submission, "extra": {"exit_status": "Submitted", "submission": submission}}
+                {
+                    "role": "exit",
+                    "content": submission,
+                    "extra": {"exit_status": "Submitted", "submission": submission},
+                }
             )
 
     def get_template_vars(self, **kwargs: Any) -> dict[str, Any]:
@@ -95,16 +111,24 @@ def main() -> None:
     with open(os.environ["GYMFORGE_INSTRUCTION_FILE"]) as f:
         task = f.read()
     config = yaml.safe_load((package_dir / "config" / "mini.yaml").read_text())  # the `mini` CLI's
-    agent_config = {k: v for k, v in config["agent"].items() if k != "mode"}  # mode: interactive only
+    agent_config = {
+        k: v for k, v in config["agent"].items() if k != "mode"
+    }  # mode: interactive only
     agent_config["step_limit"] = args.step_limit
     model_config = dict(config["model"])
-    model_config["model_kwargs"] = dict(model_config.get("model_kwargs") or {}) | {
-        "api_base": os.environ["OPENAI_BASE_URL"],
-        "api_key": os.environ["OPENAI_API_KEY"],
-        "temperature": 0.0,
-    } | ({"max_tokens": args.max_tokens} if args.max_tokens else {})
+    model_config["model_kwargs"] = (
+        dict(model_config.get("model_kwargs") or {})
+        | {
+            "api_base": os.environ["OPENAI_BASE_URL"],
+            "api_key": os.environ["OPENAI_API_KEY"],
+            "temperature": 0.0,
+        }
+        | ({"max_tokens": args.max_tokens} if args.max_tokens else {})
+    )
     model = LitellmModel(
-        model_name=f"openai/{os.environ['GYMFORGE_MODEL']}", cost_tracking="ignore_errors", **model_config
+        model_name=f"openai/{os.environ['GYMFORGE_MODEL']}",
+        cost_tracking="ignore_errors",
+        **model_config,
     )
     agent = DefaultAgent(model, GymforgeShell(), **agent_config)
     with contextlib.redirect_stdout(sys.stderr):

@@ -25,9 +25,9 @@ from gymforge.cli.evaluation import POLICY_HELP, env_tasks, log_to_wandb, play_r
 from gymforge.cli.grade import near_limit_tasks, say_near_limit
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
+    HARNESS_MODE,
     HARNESS_MODEL,
     HARNESS_PATH,
-    HARNESS_MODE,
     HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,

@@ -3,8 +3,8 @@
 ``--max-tokens``, ``--temperature`` and ``--top-p`` set the request of ``openai:`` and
 ``vllm:`` policies (unset flags leave the policy's defaults); ``--tokenizer`` and
 ``--tool-format`` are ``vllm:`` options; ``--harness-time-limit``, ``--harness-grace``,
-``--harness-model``, ``--harness-path`` and ``--harness-mode`` are ``harness:``/``harness-cmd:`` options (refused
-for any other policy).
+``--harness-model``, ``--harness-path`` and ``--harness-mode`` are ``harness:``/``harness-cmd:``
+options (refused for any other policy).
 Scripted policies ignore the sampling flags.
 """
 

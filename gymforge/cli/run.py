@@ -27,9 +27,9 @@ from gymforge.cli.common import (
 from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
+    HARNESS_MODE,
     HARNESS_MODEL,
     HARNESS_PATH,
-    HARNESS_MODE,
     HARNESS_TIME_LIMIT,
     MAX_TOKENS,
     TEMPERATURE,

@@ -19,7 +19,7 @@ from gymforge.trajectory.io import read_episodes
 from tests.evaluate.eval_helpers import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
-from mini_swe_agent_helpers import AGENT, assert_token_exact, mini_swe_agent_policy  # noqa: E402
+from mini_swe_agent_helpers import AGENT, assert_token_exact, mini_swe_agent_policy
 
 
 def test_mini_swe_agent_on_vllm(

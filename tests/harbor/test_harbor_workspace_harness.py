@@ -17,12 +17,12 @@ from gymforge.testing.openai_server.fake import Responder, scripted_responder
 from gymforge.trajectory.io import EpisodeLog, read_episodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
-from mini_swe_agent_helpers import (  # noqa: E402
+from mini_swe_agent_helpers import (
     assert_token_exact,
     bash_script,
     mini_swe_agent_policy,
 )
-from workspace_helpers import SYSTEM_PYTHON, program_dir, write_plan  # noqa: E402
+from workspace_helpers import SYSTEM_PYTHON, program_dir, write_plan
 
 pytestmark = CONTAINERS
 TASK = DATASET / "hello-shell"

@@ -15,7 +15,7 @@ def test_a_flood_is_capped(tmp_path: Path) -> None:
     with workspace_attacker("flood") as policy:
         result = run_workspace(policy, out)
     assert not result.errors, result.errors
-    log, report = the_episode(out)
+    _, report = the_episode(out)
     [ran] = report["ran"]
     assert 0 < ran["out_bytes"] <= 8_000, ran["out_bytes"]  # swe shows 4000 chars a stream
     assert "limits" in ran["err"], ran["err"]  # the harness is told the command was stopped

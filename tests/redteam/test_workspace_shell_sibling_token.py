@@ -30,7 +30,8 @@ def test_a_token_opens_only_its_own_episode_shell(tmp_path: Path) -> None:
         commands = [
             s.action.arguments["command"]  # type: ignore[union-attr]
             for s in log.steps[1:]
-            if s.action is not None and s.action.kind == "tool_call"
+            if s.action is not None
+            and s.action.kind == "tool_call"
             and s.action.name == "run_command"
         ]
         assert commands == ["sh -c 'echo mine'"], commands

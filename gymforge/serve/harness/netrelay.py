@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from gymforge.serve.harness.confine import EPISODE_DIR
@@ -44,9 +45,7 @@ class EpisodeRelay:
         self.dir.mkdir(mode=0o755, exist_ok=True)
         for port in self.ports:
             path = self.dir / f"{port}.sock"
-            server = await asyncio.start_unix_server(
-                lambda r, w, port=port: self._connect(r, w, port), path=str(path)
-            )
+            server = await asyncio.start_unix_server(self._handler(port), path=str(path))
             os.chmod(path, 0o777)  # the harness's uid connects; the directory is the episode's
             self.servers.append(server)
         return self
@@ -55,6 +54,14 @@ class EpisodeRelay:
         """``argv`` run behind the inside half of the relay."""
         inside = [f"{port}={EPISODE_DIR}/net/{port}.sock" for port in self.ports]
         return [python, f"{EPISODE_DIR}/bin/{CLIENT_NAME}", *inside, "--", *argv]
+
+    def _handler(
+        self, port: int
+    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+        async def connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await self._connect(reader, writer, port)
+
+        return connect
 
     async def _connect(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int

@@ -9,6 +9,7 @@ directory.
 """
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -28,10 +29,8 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
     except OSError:
         pass
     finally:
-        try:
+        with contextlib.suppress(Exception):
             writer.close()
-        except Exception:
-            pass
 
 
 def forwarder(socket_path: str) -> Handler:

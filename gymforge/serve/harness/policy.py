@@ -41,19 +41,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import json
-import os
 import secrets
-import shutil
-import tempfile
 import threading
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -64,38 +58,15 @@ from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.sandbox.backend import IsolationUnavailableError
-from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_fd
-from gymforge.tools.shell import ShellTool
+from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
-from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
-from gymforge.serve.harness.netrelay import EpisodeRelay
-from gymforge.serve.harness.shell import CLIENT_PYTHON, client_paths, ports, workspace_endpoints
+from gymforge.serve.harness.command import ConfinedCommand
+from gymforge.serve.harness.context import HarnessContext
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
+from gymforge.tools.shell import ShellTool
 
 RESULT_LIMIT = 64_000
 MODES = ("tools", "workspace")
-
-
-@dataclass(frozen=True)
-class HarnessContext:
-    """What a harness gets for one episode. ``episode_id`` is an opaque random handle;
-    ``api_key`` is the episode's own token (its proxy URL and its MCP URL only)."""
-
-    episode_id: str
-    base_url: str
-    api_key: str
-    model: str
-    prompt: str
-    mcp_url: str
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    sampling_seed: int = 0
-    shell_url: str = ""
-
-    @property
-    def mcp_headers(self) -> dict[str, str]:
-        """The header the MCP endpoint wants (the same bearer token as the proxy)."""
-        return {"Authorization": f"Bearer {self.api_key}"}
 
 
 Target = Callable[[HarnessContext], Any]
@@ -196,7 +167,7 @@ class HarnessPolicy:
         self.calls = 0
         self.started = 0.0
         self.ctx: EpisodeContext | None = None
-        self.process: asyncio.subprocess.Process | None = None
+        self.command = ConfinedCommand(factory.target, factory.paths, factory.hidden, factory.uid)
         self.exited = False
         self.briefing: list[tuple[str, dict[str, Any]]] | None = None
         self.reset_observation: Observation | None = None
@@ -219,14 +190,18 @@ class HarnessPolicy:
             if self.briefing:
                 name, arguments = self.briefing.pop(0)
                 self.calls += 1
-                return self._turn(ToolCall(name=name, arguments=arguments, call_id=f"call_{self.calls}"))
+                return self._turn(
+                    ToolCall(name=name, arguments=arguments, call_id=f"call_{self.calls}")
+                )
             assert self.reset_observation is not None
             observation = self.reset_observation
         if self.task is None:
             self._launch(observation, proxy, bridge)
         elif self.pending is not None:
             if shell is not None:
-                self.pending.set_result(shell.outcome(observation.data.get("tool_result")).as_json())
+                self.pending.set_result(
+                    shell.outcome(observation.data.get("tool_result")).as_json()
+                )
             else:
                 self.pending.set_result(_result_of(observation))
             self.pending = None
@@ -252,7 +227,9 @@ class HarnessPolicy:
             self.pending = answer
             self.calls += 1
             arguments = shell.arguments(str(a))
-            return self._turn(ToolCall(name=shell.name, arguments=arguments, call_id=f"call_{self.calls}"))
+            return self._turn(
+                ToolCall(name=shell.name, arguments=arguments, call_id=f"call_{self.calls}")
+            )
         if kind == "done":
             self.exited = True
             return self._turn(Reply(text=str(a)))
@@ -290,72 +267,7 @@ class HarnessPolicy:
             else:
                 final = await asyncio.to_thread(fn, ctx)
             return _final_text(final)
-        return await self._run_command(ctx)
-
-    async def _run_command(self, ctx: HarnessContext) -> str:
-        """Run the command confined (module docstring), its episode directory a fresh one."""
-        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-"))
-        relay: EpisodeRelay | None = None
-        try:
-            if os.getuid() == 0:
-                os.chown(episode_dir, self.factory.uid, self.factory.uid)
-            prompt = asdict(ctx) | {"mcp_headers": ctx.mcp_headers}
-            (episode_dir / "prompt.json").write_text(json.dumps(prompt))
-            endpoints = {
-                "OPENAI_BASE_URL": ctx.base_url,
-                "OPENAI_API_KEY": ctx.api_key,
-                "GYMFORGE_MODEL": ctx.model,
-                "GYMFORGE_MCP_URL": ctx.mcp_url,
-                "GYMFORGE_EPISODE": ctx.episode_id,
-                "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
-            }
-            argv, granted = ["/bin/sh", "-c", self.factory.target], self.factory.paths
-            if ctx.shell_url:  # workspace mode: a shell, and a network of its endpoints only
-                endpoints = workspace_endpoints(
-                    endpoints, ctx.shell_url, ctx.api_key, ctx.prompt, episode_dir
-                )
-                relay = await EpisodeRelay(episode_dir, ports(ctx.base_url, ctx.shell_url)).start()
-                argv, granted = relay.command(argv, CLIENT_PYTHON), (*granted, *client_paths())
-            confinement = harness_confinement(
-                self.factory.target,
-                episode_dir,
-                endpoints,
-                granted=granted,
-                hidden=self.factory.hidden,
-                uid=self.factory.uid,
-            )
-            if relay is not None:
-                confinement = dataclasses.replace(confinement, share_net=False)
-            with seccomp_fd() as fd:
-                self.process = await asyncio.create_subprocess_exec(
-                    *confinement.command(argv, fd),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                    pass_fds=() if fd is None else (fd,),
-                )
-            try:
-                out, err = await self.process.communicate()
-            finally:
-                await self._kill()
-            if self.process.returncode != 0:
-                tail = err.decode(errors="replace").strip()[-500:]
-                raise RuntimeError(f"exited with code {self.process.returncode}: {tail}")
-            return out.decode(errors="replace").strip()
-        finally:
-            if relay is not None:
-                await relay.stop()
-            shutil.rmtree(episode_dir, ignore_errors=True)
-
-    async def _kill(self) -> None:
-        """Kill the harness's sandbox (``bwrap``; the kernel then kills every process of its
-        pid namespace) and reap it."""
-        process = self.process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+        return await self.command.run(ctx)
 
     def _ended(self, task: asyncio.Task[str]) -> None:
         if self.channel is None or task.cancelled():
@@ -368,8 +280,8 @@ class HarnessPolicy:
 
     def _turn(self, action: ToolCall | Reply) -> CapturedTurn:
         proxy = self.factory.proxy
-        launched = proxy is not None and self.task is not None  # briefing steps come first
-        turns = proxy.transcript(self.episode_id).turns if launched else []
+        launched = self.task is not None  # briefing steps come before the proxy episode
+        turns = proxy.transcript(self.episode_id).turns if proxy and launched else []
         fresh = [t.as_record() for t in turns[self.seen :]]
         self.seen = len(turns)
         levels = {t["capture_level"] for t in fresh}
@@ -402,7 +314,7 @@ class HarnessPolicy:
                 pass
             if not self.task.done():
                 self.task.cancel()
-            await self._kill()
+            await self.command.kill()
         if self.factory.proxy is not None and self.episode_id:
             # not open when the episode ended before its first turn
             with contextlib.suppress(UserError):
