@@ -12,16 +12,13 @@ from pathlib import Path
 
 from harbor_helpers import CONTAINERS, DATASET, IMAGE_MAP, cli_env
 
+from examples.mini_swe_agent.scripted import bash_script
 from gymforge.testing.openai_server import OpenAITestServer
 from gymforge.testing.openai_server.fake import Responder, scripted_responder
 from gymforge.trajectory.io import EpisodeLog, read_episodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
-from mini_swe_agent_helpers import (
-    assert_token_exact,
-    bash_script,
-    mini_swe_agent_policy,
-)
+from mini_swe_agent_helpers import assert_token_exact, mini_swe_agent_policy
 from workspace_helpers import SYSTEM_PYTHON, program_dir, write_plan
 
 pytestmark = CONTAINERS

@@ -1,5 +1,6 @@
 """What the mini-swe-agent tests share: where its venv is, the harness command that runs the
-example under it, and a scripted model that plays a fix as ``bash`` tool calls."""
+example under it, and the token-exactness check (the scripted model that plays a fix as
+``bash`` tool calls is the example's own, ``examples.mini_swe_agent.scripted``)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,9 @@ from typing import Any
 
 import pytest
 
-from gymforge.testing.openai_server.fake import Responder, ServedReply, ServedToolCall
-
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("MINI_SWE_AGENT_VENV") or ROOT / ".venv-mini-swe-agent")
 AGENT = ROOT / "examples" / "mini_swe_agent" / "agent.py"
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
 def mini_swe_agent_policy() -> str:
@@ -25,20 +23,6 @@ def mini_swe_agent_policy() -> str:
     if not python.exists():
         pytest.skip(f"no {VENV}: run scripts/mini_swe_agent_setup.sh (make test-harness does)")
     return f"harness-cmd:{python} {AGENT}"
-
-
-def bash_script(commands: Sequence[str]) -> Responder:
-    """A model that answers turn k with a ``bash`` tool call of ``commands[k]`` (then submits),
-    the way mini-swe-agent's tool-calling models answer."""
-    script = [*commands, SUBMIT]
-
-    def respond(request: dict[str, Any]) -> ServedReply:
-        k = sum(m.get("role") == "assistant" for m in request.get("messages", []))
-        command = script[min(k, len(script) - 1)]
-        call = ServedToolCall("bash", {"command": command})
-        return ServedReply(content=f"THOUGHT: step {k + 1}.", tool_calls=(call,))
-
-    return respond
 
 
 def assert_token_exact(turns: Sequence[dict[str, Any]], *, one_branch: bool = True) -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mini_swe_agent_helpers import assert_token_exact, bash_script, mini_swe_agent_policy
-from workspace_helpers import fix_commands, run_workspace, swe_task_ids
+from mini_swe_agent_helpers import assert_token_exact, mini_swe_agent_policy
+from workspace_helpers import run_workspace, swe_task_ids
 
+from examples.mini_swe_agent.scripted import bash_script, fix_commands
 from gymforge.trajectory.io import read_episodes
 from tests.evaluate.eval_helpers import run_cli
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from workspace_helpers import (
     SYSTEM_PYTHON,
-    fix_commands,
     program_dir,
     run_workspace,
     swe_task_ids,
     write_plan,
 )
 
+from examples.mini_swe_agent.scripted import fix_commands
 from gymforge.core.errors import UserError
 from gymforge.trajectory.io import read_episodes
 from tests.evaluate.eval_helpers import run_cli

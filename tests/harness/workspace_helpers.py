@@ -1,13 +1,13 @@
-"""Shared pieces of the workspace-harness tests: an ``swe`` task's reference fix as shell
-commands (what a harness that solved the task would type), and a real run (``prepare`` +
-``run_sync``, the path ``gymforge run`` takes) of a harness in workspace mode."""
+"""Shared pieces of the workspace-harness tests: the ``swe`` tasks they draw, world-readable
+copies of this folder's harness programs, and a real run (``prepare`` + ``run_sync``, the
+path ``gymforge run`` takes) of a harness in workspace mode. (An ``swe`` task's reference
+fix as shell commands is the example's: ``examples.mini_swe_agent.scripted.fix_commands``.)"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import shlex
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gymforge.envs.swe.env import SweEnv
 from gymforge.registry.handle import open_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.plan import prepare
@@ -28,32 +27,11 @@ HERE = Path(__file__).resolve().parent
 SYSTEM_PYTHON = "/usr/bin/python3"  # readable by any uid, standard library only
 SEED = 11
 
-EDIT = (
-    "import json, sys; p, old, new = json.loads(sys.argv[1]); s = open(p).read(); "
-    "assert s.count(old) == 1, 'old text not found once'; open(p, 'w').write(s.replace(old, new))"
-)
-
 
 def swe_task_ids(n: int, seed: int = SEED) -> list[str]:
     handle = open_env("swe")
     assert handle.tasks is not None
     return handle.tasks.sample(n, seed, "train")
-
-
-def fix_commands(task_id: str) -> list[str]:
-    """The task's reference fix as shell commands (``python3 -c`` edits, ``cat >`` files)."""
-    env = SweEnv()
-    truth = env.truth_of(env.tasks.resolve(task_id))
-    out = []
-    for step in truth.fix:
-        if step.op == "edit":
-            payload = json.dumps([step.path, step.old, step.new])
-            out.append(f"python3 -c {shlex.quote(EDIT)} {shlex.quote(payload)}")
-        elif step.op == "create":
-            out.append(f"printf %s {shlex.quote(step.new)} > {shlex.quote(step.path)}")
-        else:
-            out.append(f"rm -- {shlex.quote(step.path)}")
-    return out
 
 
 @contextmanager
