@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gymforge.core.capabilities import env_name, supported
+from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.core.policy import Policy
 from gymforge.registry.resolve import load_module
@@ -93,7 +95,9 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
     )
 
 
-def with_harness_shell(options: dict[str, Any], env_factory: Callable[[], Any]) -> dict[str, Any]:
+def with_harness_shell(
+    options: dict[str, Any], env_factory: Callable[[], Environment]
+) -> dict[str, Any]:
     """``options`` with ``shell``, the environment's shell tool, when they ask for
     ``--harness-mode workspace``; a ``UserError`` when the environment has none."""
     if options.get("mode") != "workspace" or options.get("shell") is not None:
@@ -108,11 +112,7 @@ def with_harness_shell(options: dict[str, Any], env_factory: Callable[[], Any]) 
             )
         return {**options, "shell": found.shell_tool}
     finally:
-        close = getattr(probe, "close", None)
-        if close is not None:
-            import asyncio
-
-            asyncio.run(close())
+        asyncio.run(probe.close())
 
 
 def _import_factory(module_name: str, attr: str) -> Callable[[], Policy]:
