@@ -83,8 +83,10 @@ class ShellTool:
         if content.get("output_truncated"):
             notes.append("the output was cut at the tool's cap")
         stderr += "".join(f"gymforge: {n}\n" for n in notes)
-        if isinstance(code, bool) or not isinstance(code, int):
-            code = LIMIT_EXIT if stopped else REFUSED_EXIT
+        if stopped:
+            code = LIMIT_EXIT
+        elif isinstance(code, bool) or not isinstance(code, int):
+            code = REFUSED_EXIT
         return ShellOutcome(stdout, stderr, code)
 
 

@@ -87,6 +87,11 @@ TOOL = ShellTool("run_command", via_sh=True)
             ("", "gymforge: the command was stopped by its limits\n", 124),
         ),
         (
+            {"ok": True, "content": {"exit_code": -9, "stdout": "x", "limits_hit": ["output"]}},
+            ("x", "gymforge: the command was stopped by its limits (output)\n", LIMIT_EXIT),
+        ),
+        ({"ok": True, "content": {"exit_code": None, "stdout": ""}}, ("", "", REFUSED_EXIT)),
+        (
             {"ok": False, "error": {"kind": "invalid_arguments", "message": "too long"}},
             ("", "gymforge: invalid_arguments: too long\n", REFUSED_EXIT),
         ),
