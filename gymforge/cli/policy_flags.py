@@ -3,8 +3,8 @@
 ``--max-tokens``, ``--temperature`` and ``--top-p`` set the request of ``openai:`` and
 ``vllm:`` policies (unset flags leave the policy's defaults); ``--tokenizer`` and
 ``--tool-format`` are ``vllm:`` options; ``--harness-time-limit``, ``--harness-grace``,
-``--harness-model`` and ``--harness-path`` are ``harness:``/``harness-cmd:`` options (refused
-for any other policy).
+``--harness-model``, ``--harness-path`` and ``--harness-mode`` are ``harness:``/``harness-cmd:``
+options (refused for any other policy).
 Scripted policies ignore the sampling flags.
 """
 
@@ -53,6 +53,13 @@ HARNESS_PATH = typer.Option(
     help="harness-cmd: policies: a file or directory the confined harness may read (repeat "
     "for more); it also sees its interpreter and the paths its command names.",
 )
+HARNESS_MODE = typer.Option(
+    None,
+    "--harness-mode",
+    help="harness: policies: tools (default: the environment's tools over MCP) or workspace "
+    "(a shell whose commands run in the episode's workspace, each one a step of the "
+    "environment's shell tool; docs/harness.md).",
+)
 
 
 def policy_options(
@@ -65,6 +72,7 @@ def policy_options(
     harness_grace: float | None = None,
     harness_model: str | None = None,
     harness_path: list[str] | None = None,
+    harness_mode: str | None = None,
 ) -> dict[str, Any]:
     """The set flags as policy settings (``resolve_policy`` keyword options)."""
     options = {
@@ -77,5 +85,6 @@ def policy_options(
         "grace_s": harness_grace,
         "model": harness_model,
         "paths": tuple(harness_path) if harness_path else None,
+        "mode": harness_mode,
     }
     return {k: v for k, v in options.items() if v is not None}

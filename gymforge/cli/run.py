@@ -27,6 +27,7 @@ from gymforge.cli.common import (
 from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.policy_flags import (
     HARNESS_GRACE,
+    HARNESS_MODE,
     HARNESS_MODEL,
     HARNESS_PATH,
     HARNESS_TIME_LIMIT,
@@ -44,7 +45,7 @@ from gymforge.registry.resolve import HARBOR, make_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.replay import replay_file
-from gymforge.rollout.resolve import resolve_policy
+from gymforge.rollout.resolve import resolve_policy, with_harness_shell
 from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.tasks.source import SplitName
@@ -125,9 +126,9 @@ def _run(
         resume=resume,
         seal_key=seal_key,
     )
-    options = options or {}
-    source = resolve_policy(policy, base_url, **options)
     handle = open_env(env_name, dataset)  # resolve before any progress output
+    options = options or {}
+    source = resolve_policy(policy, base_url, **with_harness_shell(options, handle.factory))
     ready = prepare(spec, policy=source, handle=handle, guard=True, overwrite=overwrite)
     task_ids = ready.spec.tasks or []
     if not quiet:
@@ -239,6 +240,7 @@ def run(
     harness_grace: float | None = HARNESS_GRACE,
     harness_model: str | None = HARNESS_MODEL,
     harness_path: list[str] | None = HARNESS_PATH,
+    harness_mode: str | None = HARNESS_MODE,
     sandbox: str | None = SANDBOX,
     image_map: list[str] | None = IMAGE_MAP,
 ) -> None:
@@ -278,6 +280,7 @@ def run(
             harness_grace,
             harness_model,
             harness_path,
+            harness_mode,
         ),
     )
     if as_json:

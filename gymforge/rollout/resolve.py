@@ -15,18 +15,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gymforge.core.capabilities import env_name, supported
+from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.core.policy import Policy
 from gymforge.registry.resolve import load_module
 from gymforge.rollout.recorded import recorded_policy
 from gymforge.rollout.scripted import SCRIPTED, scripted_policy
 from gymforge.rollout.skilled import SkilledPolicy, parse_skill
+from gymforge.tools.shell import SHELL
 
 HARNESS_POLICY = "gymforge.serve.harness.policy"
 HARNESS_OPTIONS = {
@@ -34,6 +38,7 @@ HARNESS_OPTIONS = {
     "grace_s": "--harness-grace",
     "model": "--harness-model",
     "paths": "--harness-path",
+    "mode": "--harness-mode",
 }
 """Options only harness policies take, with the CLI flag that sets each."""
 
@@ -88,6 +93,26 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
         "openai:MODEL, vllm:MODEL, harness:pkg.module:func, harness-cmd:COMMAND or "
         "package.module:factory"
     )
+
+
+def with_harness_shell(
+    options: dict[str, Any], env_factory: Callable[[], Environment]
+) -> dict[str, Any]:
+    """``options`` with ``shell``, the environment's shell tool, when they ask for
+    ``--harness-mode workspace``; a ``UserError`` when the environment has none."""
+    if options.get("mode") != "workspace" or options.get("shell") is not None:
+        return options
+    probe = env_factory()
+    try:
+        found = supported(probe, SHELL)
+        if found is None:
+            raise UserError(
+                f"--harness-mode workspace: the {env_name(probe)} environment has no shell "
+                "tool (capability 'shell_tool'); use --harness-mode tools"
+            )
+        return {**options, "shell": found.shell_tool}
+    finally:
+        asyncio.run(probe.close())
 
 
 def _import_factory(module_name: str, attr: str) -> Callable[[], Policy]:

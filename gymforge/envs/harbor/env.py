@@ -41,6 +41,7 @@ from gymforge.sandbox.docker_engine import engine
 from gymforge.sandbox.normalize import normalize_output
 from gymforge.tasks import Split, TaskSource
 from gymforge.tools import tool
+from gymforge.tools.shell import ShellTool
 
 FRAMEWORK = "Harbor"
 SHOWN_BYTES = 16_000
@@ -85,6 +86,7 @@ class HarborEnv(ToolEnv[HarborTruth, HarborWorld]):
     budget = Budget(max_steps=100, max_tokens=262_144)
     reward = HarborReward()
     system_prompt = SYSTEM_PROMPT
+    shell_tool = ShellTool("run")
 
     def __init__(self) -> None:
         super().__init__()

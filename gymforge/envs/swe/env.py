@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from gymforge.sandbox import Limits, Result, SandboxJob, Status
 from gymforge.sandbox.preflight import require_read_only_files, require_sandbox
 from gymforge.tasks import Dataset, TaskSource
 from gymforge.tools import tool
+from gymforge.tools.shell import ShellTool
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.services import current
 
@@ -60,6 +62,16 @@ SYSTEM_PROMPT = (
     "find the cause, make the smallest correct change, run the tests, then call submit. "
     "Tests, test configuration and CI files are protected: changing them fails the task."
 )
+ISSUE_REF = re.compile(r"issue #(\d+)")
+
+
+def issue_briefing(prompt: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """A workspace harness's briefing: the issue the prompt names (only ``read_issue`` shows
+    it; the shell sees the repository alone), or the open issues when it names none."""
+    found = ISSUE_REF.search(prompt)
+    if found is None:
+        return (("list_issues", {"state": "open"}),)
+    return (("read_issue", {"number": int(found.group(1))}),)
 
 
 class SweEnv(ToolEnv[SweTruth, ws.Repo]):
@@ -73,6 +85,7 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
     budget = Budget(max_steps=40, max_tokens=131072)
     reward = SweReward()
     system_prompt = SYSTEM_PROMPT
+    shell_tool = ShellTool("run_command", via_sh=True, briefing=issue_briefing)
     qa = QAProfile(
         verifier_kinds=("state",),
         redteam=REDTEAM,

@@ -13,7 +13,9 @@ Each channel has a bearer token of its own (``Channel.token``, the episode's tok
 the harness also holds for its proxy URL): a request to a channel with any other token,
 another episode's included, is refused (401/403) before the MCP layer sees it, and a
 request to a channel that does not exist is a 404. Calls on a closed channel (the episode
-ended) get an ``isError`` result saying so. The
+ended) get an ``isError`` result saying so. A workspace episode's channel (``shell=True``)
+has no MCP tools: its one route is the shell endpoint (:mod:`~gymforge.serve.harness.shell`),
+each command a step of the environment's shell tool. The
 server runs on its own event loop in a thread; a channel hands events across to the loop
 its episode runs on.
 """
@@ -34,12 +36,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
-from starlette.requests import HTTPConnection
-from starlette.responses import JSONResponse
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from gymforge.serve.config import ServeConfig, auth_problem
+from gymforge.serve.harness.shell import SHELL_PATH, shell_endpoint, shell_url
 from gymforge.serve.launch import ServerThread
 from gymforge.serve.mcp.http import SESSION_PATH, AsgiEndpoint, session_url
 from gymforge.serve.mcp.session import error_result
@@ -49,9 +52,12 @@ CURRENT: contextvars.ContextVar[Channel | None] = contextvars.ContextVar(
 )
 """The channel of the request being handled."""
 
-Event = tuple[str, Any, Any, "concurrent.futures.Future[types.CallToolResult] | None"]
-"""``(kind, a, b, answer)``: ``("call", name, arguments, answer)`` from the harness, or
-``("done", final_text, None, None)`` / ``("crashed", error, None, None)`` from its runner."""
+Event = tuple[str, Any, Any, "concurrent.futures.Future[Any] | None"]
+"""``(kind, a, b, answer)``: ``("call", name, arguments, answer)`` from the harness (a tool
+call; a shell command as ``("shell", command, None, answer)``), or
+``("done", final_text, None, None)`` / ``("crashed", error, None, None)`` from its runner.
+``answer`` gets an MCP ``CallToolResult`` (a shell command: its outcome's JSON, or None
+when the episode ended first)."""
 
 
 @dataclass
@@ -65,6 +71,7 @@ class Channel:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     closed: bool = False
+    shell: bool = False
 
     def put(self, event: Event) -> None:
         """Queue an event from any thread."""
@@ -75,6 +82,14 @@ class Channel:
             return error_result("closed", "the episode has ended; no more tool calls")
         answer: concurrent.futures.Future[types.CallToolResult] = concurrent.futures.Future()
         self.put(("call", name, arguments, answer))
+        return await asyncio.wrap_future(answer)
+
+    async def run(self, command: str) -> dict[str, Any] | None:
+        """One shell command: its outcome's JSON, or None when the episode ended first."""
+        if self.closed:
+            return None
+        answer: concurrent.futures.Future[dict[str, Any] | None] = concurrent.futures.Future()
+        self.put(("shell", command, None, answer))
         return await asyncio.wrap_future(answer)
 
 
@@ -115,10 +130,17 @@ class HarnessBridge:
         self._thread.stop()
 
     def open(
-        self, loop: asyncio.AbstractEventLoop, tools: list[types.Tool], token: str | None = None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        tools: list[types.Tool],
+        token: str | None = None,
+        shell: bool = False,
     ) -> Channel:
-        """A new channel; ``token`` is its bearer token (default: a fresh random one)."""
-        channel = Channel(loop, tools) if token is None else Channel(loop, tools, token=token)
+        """A new channel; ``token`` is its bearer token (default: a fresh random one);
+        ``shell``: a workspace episode's (its shell endpoint, no MCP tools)."""
+        channel = Channel(loop, tools, shell=shell)
+        if token is not None:
+            channel.token = token
         self.channels[channel.id] = channel
         return channel
 
@@ -127,6 +149,9 @@ class HarnessBridge:
         self.channels.pop(channel.id, None)
 
     def channel_url(self, channel: Channel) -> str:
+        """The channel's MCP URL, or its shell URL for a workspace episode."""
+        if channel.shell:
+            return shell_url(self.url, channel.id)
         return session_url(self.url, channel.id)
 
     def _app(self) -> Starlette:
@@ -159,7 +184,7 @@ class HarnessBridge:
         async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             conn = HTTPConnection(scope)
             channel = self.channels.get(conn.path_params.get("session", ""))
-            if channel is None or channel.closed:
+            if channel is None or channel.closed or channel.shell:
                 body = {"error": "no such episode (it has ended?)"}
                 await JSONResponse(body, status_code=404)(scope, receive, send)
                 return
@@ -179,4 +204,11 @@ class HarnessBridge:
             async with manager.run():
                 yield
 
-        return Starlette(routes=[Route(SESSION_PATH, AsgiEndpoint(endpoint))], lifespan=lifespan)
+        async def shell(request: Request) -> Response:
+            return await shell_endpoint(request, self.channels.get(request.path_params["session"]))
+
+        routes = [
+            Route(SESSION_PATH, AsgiEndpoint(endpoint)),
+            Route(SHELL_PATH, shell, methods=["POST"]),
+        ]
+        return Starlette(routes=routes, lifespan=lifespan)

@@ -11,6 +11,13 @@
   non-zero exit is a crash. Where it cannot be confined (no bubblewrap, no namespaces), the
   policy refuses to start, in one line that names what is missing.
 
+``mode="workspace"`` (``--harness-mode workspace``) gives the harness a shell instead of the
+MCP tools (:mod:`~gymforge.serve.harness.shell`): ``GYMFORGE_SHELL_URL`` and ``gymforge-sh``
+on its ``PATH`` in place of ``GYMFORGE_MCP_URL``, each command one ``ToolCall`` of the
+environment's shell tool (:mod:`gymforge.tools.shell`). Before it starts, the tool calls
+of the shell tool's briefing (if any) are played as steps, and their results complete its
+instruction (``prompt``, ``GYMFORGE_INSTRUCTION_FILE``).
+
 Each episode has a token of its own (``HarnessContext.api_key``), which opens its proxy URL
 and its MCP URL and nothing else: not another episode's, not the proxy's control routes
 (the weight version is the runner's alone). A harness learns its episode by an opaque
@@ -36,16 +43,11 @@ import asyncio
 import contextlib
 import inspect
 import json
-import os
 import secrets
-import shutil
-import tempfile
 import threading
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -56,33 +58,15 @@ from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.sandbox.backend import IsolationUnavailableError
-from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem, seccomp_fd
+from gymforge.sandbox.confine import DEFAULT_UID, confinement_problem
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
-from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
+from gymforge.serve.harness.command import ConfinedCommand
+from gymforge.serve.harness.context import HarnessContext
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
+from gymforge.tools.shell import ShellTool
 
 RESULT_LIMIT = 64_000
-
-
-@dataclass(frozen=True)
-class HarnessContext:
-    """What a harness gets for one episode. ``episode_id`` is an opaque random handle;
-    ``api_key`` is the episode's own token (its proxy URL and its MCP URL only)."""
-
-    episode_id: str
-    base_url: str
-    api_key: str
-    model: str
-    prompt: str
-    mcp_url: str
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    sampling_seed: int = 0
-
-    @property
-    def mcp_headers(self) -> dict[str, str]:
-        """The header the MCP endpoint wants (the same bearer token as the proxy)."""
-        return {"Authorization": f"Bearer {self.api_key}"}
+MODES = ("tools", "workspace")
 
 
 Target = Callable[[HarnessContext], Any]
@@ -105,6 +89,8 @@ class HarnessPolicyFactory:
         paths: tuple[str, ...] = (),
         hidden: tuple[str, ...] = (),
         uid: int = DEFAULT_UID,
+        mode: str = "tools",
+        shell: ShellTool | None = None,
     ) -> None:
         kind, _, target = spec.partition(":")
         if kind not in ("harness", "harness-cmd") or not target:
@@ -120,6 +106,11 @@ class HarnessPolicyFactory:
                     f"harness-cmd: cannot confine the harness here: {problem}; run "
                     "`gymforge sandbox doctor`"
                 )
+        if mode not in MODES:
+            raise UserError(f"--harness-mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode == "workspace" and shell is None:
+            raise UserError("--harness-mode workspace: the environment has no shell tool")
+        self.mode, self.shell = mode, shell if mode == "workspace" else None
         self.paths, self.hidden, self.uid = tuple(paths), tuple(hidden), uid
         self.upstream, self.api_key = upstream, api_key
         self.model = model
@@ -176,8 +167,11 @@ class HarnessPolicy:
         self.calls = 0
         self.started = 0.0
         self.ctx: EpisodeContext | None = None
-        self.process: asyncio.subprocess.Process | None = None
+        self.command = ConfinedCommand(factory.target, factory.paths, factory.hidden, factory.uid)
         self.exited = False
+        self.briefing: list[tuple[str, dict[str, Any]]] | None = None
+        self.reset_observation: Observation | None = None
+        self.instruction: list[str] = []
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.ctx = ctx
@@ -185,10 +179,31 @@ class HarnessPolicy:
 
     async def act(self, observation: Observation) -> PolicyTurn:
         proxy, bridge, _ = await asyncio.to_thread(self.factory.ensure_started)
+        shell = self.factory.shell
+        if self.task is None and shell is not None:
+            if self.briefing is None:  # the reset observation
+                self.reset_observation = observation
+                found = shell.briefing(observation.text()) if shell.briefing else ()
+                self.briefing, self.instruction = list(found), [observation.text()]
+            else:
+                self.instruction.append(observation.text())
+            if self.briefing:
+                name, arguments = self.briefing.pop(0)
+                self.calls += 1
+                return self._turn(
+                    ToolCall(name=name, arguments=arguments, call_id=f"call_{self.calls}")
+                )
+            assert self.reset_observation is not None
+            observation = self.reset_observation
         if self.task is None:
             self._launch(observation, proxy, bridge)
         elif self.pending is not None:
-            self.pending.set_result(_result_of(observation))
+            if shell is not None:
+                self.pending.set_result(
+                    shell.outcome(observation.data.get("tool_result")).as_json()
+                )
+            else:
+                self.pending.set_result(_result_of(observation))
             self.pending = None
         assert self.channel is not None
         if self.exited:
@@ -208,6 +223,13 @@ class HarnessPolicy:
             self.calls += 1
             action = ToolCall(name=str(a), arguments=dict(b), call_id=f"call_{self.calls}")
             return self._turn(action)
+        if kind == "shell" and shell is not None:
+            self.pending = answer
+            self.calls += 1
+            arguments = shell.arguments(str(a))
+            return self._turn(
+                ToolCall(name=shell.name, arguments=arguments, call_id=f"call_{self.calls}")
+            )
         if kind == "done":
             self.exited = True
             return self._turn(Reply(text=str(a)))
@@ -217,17 +239,21 @@ class HarnessPolicy:
         assert self.ctx is not None
         loop = asyncio.get_running_loop()
         token = secrets.token_urlsafe(24)  # this episode's, for its proxy URL and MCP URL
-        self.channel = bridge.open(loop, mcp_tool_list(observation.tools), token=token)
+        workspace = self.factory.shell is not None
+        tools = [] if workspace else mcp_tool_list(observation.tools)
+        self.channel = bridge.open(loop, tools, token=token, shell=workspace)
+        url = bridge.channel_url(self.channel)
         hctx = HarnessContext(
             episode_id=self.episode_id,
             base_url=proxy.open_episode(self.episode_id, token=token),
             api_key=token,
             model=str(self.factory.model),
-            prompt=observation.text(),
-            mcp_url=bridge.channel_url(self.channel),
+            prompt="\n\n".join(self.instruction) if workspace else observation.text(),
+            mcp_url="" if workspace else url,
             messages=[m.model_dump(mode="json", exclude_none=True) for m in observation.messages],
-            tools=[dict(t) for t in observation.tools],
+            tools=[] if workspace else [dict(t) for t in observation.tools],
             sampling_seed=self.ctx.sampling_seed,
+            shell_url=url if workspace else "",
         )
         self.started = time.monotonic()
         self.task = loop.create_task(self._run(hctx))
@@ -241,60 +267,7 @@ class HarnessPolicy:
             else:
                 final = await asyncio.to_thread(fn, ctx)
             return _final_text(final)
-        return await self._run_command(ctx)
-
-    async def _run_command(self, ctx: HarnessContext) -> str:
-        """Run the command confined (module docstring), its episode directory a fresh one."""
-        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-"))
-        try:
-            if os.getuid() == 0:
-                os.chown(episode_dir, self.factory.uid, self.factory.uid)
-            prompt = asdict(ctx) | {"mcp_headers": ctx.mcp_headers}
-            (episode_dir / "prompt.json").write_text(json.dumps(prompt))
-            endpoints = {
-                "OPENAI_BASE_URL": ctx.base_url,
-                "OPENAI_API_KEY": ctx.api_key,
-                "GYMFORGE_MODEL": ctx.model,
-                "GYMFORGE_MCP_URL": ctx.mcp_url,
-                "GYMFORGE_EPISODE": ctx.episode_id,
-                "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
-            }
-            confinement = harness_confinement(
-                self.factory.target,
-                episode_dir,
-                endpoints,
-                granted=self.factory.paths,
-                hidden=self.factory.hidden,
-                uid=self.factory.uid,
-            )
-            with seccomp_fd() as fd:
-                self.process = await asyncio.create_subprocess_exec(
-                    *confinement.command(["/bin/sh", "-c", self.factory.target], fd),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                    pass_fds=() if fd is None else (fd,),
-                )
-            try:
-                out, err = await self.process.communicate()
-            finally:
-                await self._kill()
-            if self.process.returncode != 0:
-                tail = err.decode(errors="replace").strip()[-500:]
-                raise RuntimeError(f"exited with code {self.process.returncode}: {tail}")
-            return out.decode(errors="replace").strip()
-        finally:
-            shutil.rmtree(episode_dir, ignore_errors=True)
-
-    async def _kill(self) -> None:
-        """Kill the harness's sandbox (``bwrap``; the kernel then kills every process of its
-        pid namespace) and reap it."""
-        process = self.process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+        return await self.command.run(ctx)
 
     def _ended(self, task: asyncio.Task[str]) -> None:
         if self.channel is None or task.cancelled():
@@ -307,7 +280,8 @@ class HarnessPolicy:
 
     def _turn(self, action: ToolCall | Reply) -> CapturedTurn:
         proxy = self.factory.proxy
-        turns = proxy.transcript(self.episode_id).turns if proxy is not None else []
+        launched = self.task is not None  # briefing steps come before the proxy episode
+        turns = proxy.transcript(self.episode_id).turns if proxy and launched else []
         fresh = [t.as_record() for t in turns[self.seen :]]
         self.seen = len(turns)
         levels = {t["capture_level"] for t in fresh}
@@ -322,11 +296,16 @@ class HarnessPolicy:
         )
 
     async def finish(self) -> None:
+        ended = None if self.factory.shell is not None else _ended_result()
         if self.pending is not None:
-            self.pending.set_result(_ended_result())
+            self.pending.set_result(ended)
             self.pending = None
         if self.channel is not None and self.factory.bridge is not None:
             self.factory.bridge.close(self.channel)
+            while not self.channel.events.empty():  # calls that came after the last step
+                answer = self.channel.events.get_nowait()[3]
+                if answer is not None and not answer.done():
+                    answer.set_result(ended)
         if self.task is not None and not self.task.done():
             try:
                 async with asyncio.timeout(self.factory.grace_s):
@@ -335,7 +314,7 @@ class HarnessPolicy:
                 pass
             if not self.task.done():
                 self.task.cancel()
-            await self._kill()
+            await self.command.kill()
         if self.factory.proxy is not None and self.episode_id:
             # not open when the episode ended before its first turn
             with contextlib.suppress(UserError):
@@ -410,6 +389,7 @@ def harness_policy_factory(
     if not base_url:
         raise UserError(f"{spec}: a harness policy needs --base-url (the inference server)")
     known = {"model", "api_key", "grace_s", "wall_clock_s", "checkpoint", "paths", "hidden"}
+    known |= {"mode", "shell"}
     unknown = sorted(set(options) - known - {"max_tokens", "temperature", "top_p"})
     if unknown:
         raise UserError(f"harness policies do not take {', '.join(unknown)}")
