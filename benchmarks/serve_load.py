@@ -172,13 +172,24 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2, help="--peers: interleaved repetitions")
     ap.add_argument("--processes", type=int, default=3, help="--peers: load client processes")
     ap.add_argument("--only", nargs="+", default=None, help="--peers: peer names to run")
+    ap.add_argument(
+        "--client",
+        choices=("raw", "websockets"),
+        default="raw",
+        help="--peers: the load client's connections (ws_raw.py, or the websockets package)",
+    )
     ap.add_argument("--in-process", action="store_true", help="the served vs in-process mode")
     args = ap.parse_args()
     if not args.in_process:
         from serve_peers import compare
 
         compare(
-            args.sessions or [256, 1024, 4096], args.steps, args.reps, args.processes, args.only
+            args.sessions or [256, 1024, 4096],
+            args.steps,
+            args.reps,
+            args.processes,
+            args.only,
+            args.client,
         )
         return
     args.sessions = args.sessions or [8, 256, 1024]
