@@ -126,10 +126,18 @@ async def local(sessions: int, work: list[tuple[str, list[Action]]]) -> Result:
     return Result("in-process", sessions, len(work), len(lat), seconds, lat, sum(wins))
 
 
-def start_serve(*extra: str, env: str = "ledger") -> tuple[subprocess.Popen[str], str]:
+NO_UVLOOP = "import sys; sys.modules['uvloop'] = None; from gymforge.cli import main; main()"
+"""``gymforge`` with uvloop made unimportable: uvicorn's loop=auto falls back to asyncio."""
+
+
+def start_serve(
+    *extra: str, env: str = "ledger", asyncio_loop: bool = False
+) -> tuple[subprocess.Popen[str], str]:
     """A ``gymforge serve ENV`` process on a free port with ``extra`` flags, once it
-    answers ``/health``; its HTTP base URL, read from its banner."""
-    cmd = [sys.executable, "-m", "gymforge.cli", "serve", env, "--port", "0"]
+    answers ``/health``; its HTTP base URL, read from its banner. ``asyncio_loop``: on
+    plain asyncio even where uvloop is installed."""
+    launcher = ["-c", NO_UVLOOP] if asyncio_loop else ["-m", "gymforge.cli"]
+    cmd = [sys.executable, *launcher, "serve", env, "--port", "0"]
     cmd += ["--token", TOKEN, *extra]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None

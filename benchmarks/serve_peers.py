@@ -118,18 +118,15 @@ def run_peer(
         peer = Peer(name, proc.url, proc.pid, expect=frozenset({"observation"}))  # type: ignore[attr-defined]
         scripts = openenv_scripts(n, steps)
     else:
-        env = (
-            f"{Path(__file__).with_name('echo_env.py')}:EchoEnv"
-            if name == "gymforge-echo"
-            else "ledger"
-        )
+        echo = name.startswith("gymforge-echo")
+        env = f"{Path(__file__).with_name('echo_env.py')}:EchoEnv" if echo else "ledger"
         limits = ("--max-sessions", cap, "--max-sessions-per-client", cap)
-        proc, base = start_serve(*limits, env=env)
+        proc, base = start_serve(*limits, env=env, asyncio_loop=name.endswith("-asyncio"))
         url = base.replace("http://", "ws://") + "/ws"
         auth = (("Authorization", f"Bearer {TOKEN}"),)
         peer = Peer(name, url, proc.pid, auth, hello=True, expect=GYMFORGE_REPLIES)
         maker: Callable[[int, int], list[Script]] = (
-            gymforge_echo_scripts if name == "gymforge-echo" else ledger_scripts
+            gymforge_echo_scripts if echo else ledger_scripts
         )
         scripts = maker(n, steps)
     try:
@@ -173,7 +170,13 @@ def compare(
     client: str = "raw",
 ) -> None:
     raise_nofile(20_000)
-    names = ["openenv-echo", "openenv-echo-asyncio", "gymforge-echo", "gymforge-ledger"]
+    names = [
+        "openenv-echo",
+        "openenv-echo-asyncio",
+        "gymforge-echo",
+        "gymforge-echo-asyncio",
+        "gymforge-ledger",
+    ]
     why_not = openenv_available()
     if why_not is not None:
         print(f"NOTE: {why_not}", file=sys.stderr)
@@ -182,7 +185,10 @@ def compare(
     print(
         f"cpus: {os.cpu_count()}; load: {os.getloadavg()}; client: {client}, {processes} processes"
     )
-    print(f"gymforge event loop: {serve_loop()} (uvicorn loop=auto picks uvloop when installed)")
+    print(
+        f"gymforge event loop: {serve_loop()} (uvicorn loop=auto picks uvloop when installed; "
+        "the -asyncio rows run on asyncio)"
+    )
     with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         wants_openenv = any(x.startswith("openenv") for x in names)
         env_dir = openenv_template(Path(tmp)) if wants_openenv else None

@@ -167,10 +167,20 @@ async def _worker_main(
     await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
 
 
+def _run(main: Any) -> None:
+    """``asyncio.run``, on uvloop where it is installed (a cheaper client, for every peer)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
+
+
 def _worker(peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any, client: str) -> None:
     raise_nofile(len(scripts) + 256)
     try:
-        asyncio.run(_worker_main(peer, scripts, opened, go, out, client))
+        _run(_worker_main(peer, scripts, opened, go, out, client))
     except BaseException as err:
         out.put(("error", f"{type(err).__name__}: {err}"))
         opened.abort()

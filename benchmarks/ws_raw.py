@@ -18,6 +18,7 @@ import hashlib
 import os
 import struct
 from collections import deque
+from typing import cast
 from urllib.parse import urlsplit
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -93,8 +94,7 @@ class RawSession(asyncio.Protocol):
         return session
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
