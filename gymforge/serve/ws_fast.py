@@ -98,7 +98,11 @@ class Inbox:
                 self._waiter = None
         event = self._items.popleft()
         self._bytes -= _size(event)
-        if self._proto.read_paused and len(self._items) < INBOX_MESSAGES // 2:
+        if (
+            self._proto.read_paused
+            and len(self._items) < INBOX_MESSAGES // 2
+            and self._bytes <= self._budget
+        ):
             self._proto.resume()
         return event
 
