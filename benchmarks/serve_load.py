@@ -8,13 +8,15 @@ Default mode, ``--peers``: the same raw multi-process WebSocket client
 (``benchmarks/ws_load.py``) drives, per N and in interleaved repetitions, each peer freshly
 started in its own process: OpenEnv's ``openenv init`` template echo environment under its
 own ``create_app`` + uvicorn (from ``.venv-interop``; skipped, saying so, when that venv or
-OpenEnv is absent), ``gymforge serve benchmarks/echo_env.py:EchoEnv`` doing the same work
-(like for like), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from
+OpenEnv is absent), each on uvloop and on asyncio, ``gymforge serve
+benchmarks/echo_env.py:EchoEnv`` doing the same work (like for like; on uvloop when installed,
+and with uvloop made unimportable: the ``-asyncio`` row), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from
 a pool of 100, reference plans computed client-side, a reset whenever an episode ends).
 Each session resets and then sends ``--steps`` steps; the timed phase starts once every
 session is open. gymforge runs with bearer-token auth on, as deployed. Reported per peer:
 steps/s, server CPU per step (``/proc/PID/stat``), server CPU utilisation, p50/p99 step
-round trip, peak RSS, open time; then gymforge-echo / OpenEnv ratios, best of the reps.
+round trip, peak RSS, open time, the load client's CPU per step; then each peer / OpenEnv
+ratios, best of the reps.
 
 ``--in-process``: the earlier comparison of a served ledger (``RemoteEnvironment``
 clients) against the same episodes stepped in-process.
@@ -126,10 +128,18 @@ async def local(sessions: int, work: list[tuple[str, list[Action]]]) -> Result:
     return Result("in-process", sessions, len(work), len(lat), seconds, lat, sum(wins))
 
 
-def start_serve(*extra: str, env: str = "ledger") -> tuple[subprocess.Popen[str], str]:
+NO_UVLOOP = "import sys; sys.modules['uvloop'] = None; from gymforge.cli import main; main()"
+"""``gymforge`` with uvloop made unimportable: uvicorn's loop=auto falls back to asyncio."""
+
+
+def start_serve(
+    *extra: str, env: str = "ledger", asyncio_loop: bool = False
+) -> tuple[subprocess.Popen[str], str]:
     """A ``gymforge serve ENV`` process on a free port with ``extra`` flags, once it
-    answers ``/health``; its HTTP base URL, read from its banner."""
-    cmd = [sys.executable, "-m", "gymforge.cli", "serve", env, "--port", "0"]
+    answers ``/health``; its HTTP base URL, read from its banner. ``asyncio_loop``: on
+    plain asyncio even where uvloop is installed."""
+    launcher = ["-c", NO_UVLOOP] if asyncio_loop else ["-m", "gymforge.cli"]
+    cmd = [sys.executable, *launcher, "serve", env, "--port", "0"]
     cmd += ["--token", TOKEN, *extra]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None
@@ -172,13 +182,24 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2, help="--peers: interleaved repetitions")
     ap.add_argument("--processes", type=int, default=3, help="--peers: load client processes")
     ap.add_argument("--only", nargs="+", default=None, help="--peers: peer names to run")
+    ap.add_argument(
+        "--client",
+        choices=("raw", "websockets"),
+        default="raw",
+        help="--peers: the load client's connections (ws_raw.py, or the websockets package)",
+    )
     ap.add_argument("--in-process", action="store_true", help="the served vs in-process mode")
     args = ap.parse_args()
     if not args.in_process:
         from serve_peers import compare
 
         compare(
-            args.sessions or [256, 1024, 4096], args.steps, args.reps, args.processes, args.only
+            args.sessions or [256, 1024, 4096],
+            args.steps,
+            args.reps,
+            args.processes,
+            args.only,
+            args.client,
         )
         return
     args.sessions = args.sessions or [8, 256, 1024]

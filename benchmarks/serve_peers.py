@@ -107,7 +107,9 @@ def ledger_scripts(n: int, steps: int) -> list[Script]:
     return out
 
 
-def run_peer(name: str, n: int, steps: int, processes: int, env_dir: Path | None) -> LoadResult:
+def run_peer(
+    name: str, n: int, steps: int, processes: int, env_dir: Path | None, client: str = "raw"
+) -> LoadResult:
     cap = str(n + 16)
     if name.startswith("openenv-echo"):
         assert env_dir is not None
@@ -116,22 +118,19 @@ def run_peer(name: str, n: int, steps: int, processes: int, env_dir: Path | None
         peer = Peer(name, proc.url, proc.pid, expect=frozenset({"observation"}))  # type: ignore[attr-defined]
         scripts = openenv_scripts(n, steps)
     else:
-        env = (
-            f"{Path(__file__).with_name('echo_env.py')}:EchoEnv"
-            if name == "gymforge-echo"
-            else "ledger"
-        )
+        echo = name.startswith("gymforge-echo")
+        env = f"{Path(__file__).with_name('echo_env.py')}:EchoEnv" if echo else "ledger"
         limits = ("--max-sessions", cap, "--max-sessions-per-client", cap)
-        proc, base = start_serve(*limits, env=env)
+        proc, base = start_serve(*limits, env=env, asyncio_loop=name.endswith("-asyncio"))
         url = base.replace("http://", "ws://") + "/ws"
         auth = (("Authorization", f"Bearer {TOKEN}"),)
         peer = Peer(name, url, proc.pid, auth, hello=True, expect=GYMFORGE_REPLIES)
         maker: Callable[[int, int], list[Script]] = (
-            gymforge_echo_scripts if name == "gymforge-echo" else ledger_scripts
+            gymforge_echo_scripts if echo else ledger_scripts
         )
         scripts = maker(n, steps)
     try:
-        return run_load(peer, scripts, processes)
+        return run_load(peer, scripts, processes, client)
     finally:
         proc.terminate()
         try:
@@ -149,7 +148,7 @@ def serve_loop() -> str:
 
 HEAD = (
     f"{'peer':<20} {'N':>5} {'steps':>6} {'sec':>6} {'steps/s':>8} {'cpu us/st':>9} "
-    f"{'cpu %':>6} {'p50 ms':>8} {'p99 ms':>8} {'rss MB':>7} {'open s':>6}  load"
+    f"{'cpu %':>6} {'p50 ms':>8} {'p99 ms':>8} {'rss MB':>7} {'open s':>6} {'client us':>9}  load"
 )
 
 
@@ -157,23 +156,39 @@ def row(r: LoadResult) -> str:
     return (
         f"{r.peer:<20} {r.sessions:>5} {r.steps:>6} {r.seconds:>6.2f} {r.rate:>8.0f} "
         f"{r.cpu_per_step_us:>9.0f} {r.cpu_s / r.seconds:>6.0%} {r.pct(0.5):>8.2f} "
-        f"{r.pct(0.99):>8.2f} {r.peak_rss_mb:>7.0f} {r.open_s:>6.2f}  "
+        f"{r.pct(0.99):>8.2f} {r.peak_rss_mb:>7.0f} {r.open_s:>6.2f} {r.client_per_step_us:>9.0f}  "
         f"{os.getloadavg()[0]:.1f}"
     )
 
 
 def compare(
-    sessions: list[int], steps: int, reps: int, processes: int, only: list[str] | None
+    sessions: list[int],
+    steps: int,
+    reps: int,
+    processes: int,
+    only: list[str] | None,
+    client: str = "raw",
 ) -> None:
     raise_nofile(20_000)
-    names = ["openenv-echo", "openenv-echo-asyncio", "gymforge-echo", "gymforge-ledger"]
+    names = [
+        "openenv-echo",
+        "openenv-echo-asyncio",
+        "gymforge-echo",
+        "gymforge-echo-asyncio",
+        "gymforge-ledger",
+    ]
     why_not = openenv_available()
     if why_not is not None:
         print(f"NOTE: {why_not}", file=sys.stderr)
         names = names[2:]
     names = [x for x in names if only is None or x in only]
-    print(f"cpus: {os.cpu_count()}; load: {os.getloadavg()}; client processes: {processes}")
-    print(f"gymforge event loop: {serve_loop()} (uvicorn loop=auto picks uvloop when installed)")
+    print(
+        f"cpus: {os.cpu_count()}; load: {os.getloadavg()}; client: {client}, {processes} processes"
+    )
+    print(
+        f"gymforge event loop: {serve_loop()} (uvicorn loop=auto picks uvloop when installed; "
+        "the -asyncio rows run on asyncio)"
+    )
     with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         wants_openenv = any(x.startswith("openenv") for x in names)
         env_dir = openenv_template(Path(tmp)) if wants_openenv else None
@@ -182,7 +197,7 @@ def compare(
             print(f"\n{HEAD}")
             for _ in range(reps):
                 for name in names:
-                    r = run_peer(name, n, steps, processes, env_dir)
+                    r = run_peer(name, n, steps, processes, env_dir, client)
                     print(row(r), flush=True)
                     if name not in best or r.rate > best[name].rate:
                         best[name] = r

@@ -1,8 +1,11 @@
 """A raw multi-process WebSocket load client, the same for every served peer.
 
 ``run_load`` spreads N sessions over P worker processes (each an asyncio loop holding
-N/P connections, the ``websockets`` package, no compression, no keep-alive pings), so the
-client is not what limits a server on a small machine. A session is a script of frames
+N/P connections), so the client is not what limits a server on a small machine. Each
+connection is a ``RawSession`` (``ws_raw.py``): an RFC 6455 client on a bare asyncio
+protocol (no compression, answers pings, frames masked once per distinct frame), about a
+fifth of the ``websockets`` client's CPU per round trip; ``--client websockets`` uses
+that package instead (no keep-alive pings of its own). A session is a script of frames
 already encoded as text: the first ``opening`` frames (hello is read first when the peer
 sends one) are sent while connecting; once every worker has opened every session the
 parent starts the clock and the rest of every script runs concurrently, each frame waiting
@@ -24,6 +27,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from ws_raw import RawSession
 
 OPEN_CONCURRENCY = 64
 """Connections a worker opens at once (a burst of thousands overflows accept backlogs)."""
@@ -60,6 +65,7 @@ class LoadResult:
     cpu_s: float
     peak_rss_mb: float
     latencies: list[float] = field(default_factory=list)
+    client_cpu_s: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -68,6 +74,11 @@ class LoadResult:
     @property
     def cpu_per_step_us(self) -> float:
         return self.cpu_s / self.steps * 1e6
+
+    @property
+    def client_per_step_us(self) -> float:
+        """The load client's CPU (every worker process) per step."""
+        return self.client_cpu_s / self.steps * 1e6
 
     def pct(self, q: float) -> float:
         values = sorted(self.latencies)
@@ -96,19 +107,25 @@ def raise_nofile(want: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
-async def _session_open(peer: Peer, script: Script, gate: asyncio.Semaphore) -> Any:
+async def _connect(peer: Peer, client: str) -> Any:
+    if client == "raw":
+        return await RawSession.connect(peer.url, peer.headers)
     from websockets.asyncio.client import connect
 
+    return await connect(
+        peer.url,
+        additional_headers=list(peer.headers),
+        compression=None,
+        max_size=None,
+        ping_interval=None,
+        open_timeout=300,
+        close_timeout=30,
+    )
+
+
+async def _session_open(peer: Peer, script: Script, gate: asyncio.Semaphore, client: str) -> Any:
     async with gate:
-        ws = await connect(
-            peer.url,
-            additional_headers=list(peer.headers),
-            compression=None,
-            max_size=None,
-            ping_interval=None,
-            open_timeout=300,
-            close_timeout=30,
-        )
+        ws = await _connect(peer, client)
         if peer.hello:
             await ws.recv()
         for frame in script.frames[: script.opening]:
@@ -136,9 +153,11 @@ async def _session_run(peer: Peer, ws: Any, script: Script, lat: list[float]) ->
         _check(peer, reply)
 
 
-async def _worker_main(peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any) -> None:
+async def _worker_main(
+    peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any, client: str
+) -> None:
     gate = asyncio.Semaphore(OPEN_CONCURRENCY)
-    conns = await asyncio.gather(*(_session_open(peer, s, gate) for s in scripts))
+    conns = await asyncio.gather(*(_session_open(peer, s, gate, client) for s in scripts))
     await asyncio.get_running_loop().run_in_executor(None, opened.wait)
     await asyncio.get_running_loop().run_in_executor(None, go.wait)
     lat: list[float] = []
@@ -148,24 +167,35 @@ async def _worker_main(peer: Peer, scripts: list[Script], opened: Any, go: Any, 
     await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
 
 
-def _worker(peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any) -> None:
+def _run(main: Any) -> None:
+    """``asyncio.run``, on uvloop where it is installed (a cheaper client, for every peer)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
+
+
+def _worker(peer: Peer, scripts: list[Script], opened: Any, go: Any, out: Any, client: str) -> None:
     raise_nofile(len(scripts) + 256)
     try:
-        asyncio.run(_worker_main(peer, scripts, opened, go, out))
+        _run(_worker_main(peer, scripts, opened, go, out, client))
     except BaseException as err:
         out.put(("error", f"{type(err).__name__}: {err}"))
         opened.abort()
         raise
 
 
-def run_load(peer: Peer, scripts: list[Script], processes: int) -> LoadResult:
-    """Drive ``scripts`` (one per session) against ``peer`` from ``processes`` workers."""
+def run_load(peer: Peer, scripts: list[Script], processes: int, client: str = "raw") -> LoadResult:
+    """Drive ``scripts`` (one per session) against ``peer`` from ``processes`` workers,
+    each connection a ``RawSession`` (``client="raw"``) or a ``websockets`` client."""
     ctx = mp.get_context("fork")  # no re-import of the caller: workers start at once
     processes = max(1, min(processes, len(scripts)))
     opened, go, out = ctx.Barrier(processes + 1), ctx.Event(), ctx.Queue()
     shares = [scripts[i::processes] for i in range(processes)]
     workers = [
-        ctx.Process(target=_worker, args=(peer, share, opened, go, out), daemon=True)
+        ctx.Process(target=_worker, args=(peer, share, opened, go, out, client), daemon=True)
         for share in shares
     ]
     t_open = time.perf_counter()
@@ -179,6 +209,7 @@ def run_load(peer: Peer, scripts: list[Script], processes: int) -> LoadResult:
             raise RuntimeError(f"{peer.name}: load worker failed: {payload}") from None
         open_s = time.perf_counter() - t_open
         cpu0 = proc_cpu_s(peer.pid)
+        client0 = sum(proc_cpu_s(w.pid) for w in workers if w.pid is not None)
         t0 = time.perf_counter()
         go.set()
         lat: list[float] = []
@@ -189,6 +220,7 @@ def run_load(peer: Peer, scripts: list[Script], processes: int) -> LoadResult:
             lat.extend(payload)
         seconds = time.perf_counter() - t0
         cpu_s = proc_cpu_s(peer.pid) - cpu0
+        client_s = sum(proc_cpu_s(w.pid) for w in workers if w.pid is not None) - client0
     finally:
         for w in workers:
             w.join(60)
@@ -203,4 +235,5 @@ def run_load(peer: Peer, scripts: list[Script], processes: int) -> LoadResult:
         cpu_s,
         proc_peak_rss_mb(peer.pid),
         lat,
+        client_s,
     )

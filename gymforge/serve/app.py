@@ -97,6 +97,7 @@ def create_app(
     )
     app.add_exception_handler(HTTPError, _error_response)
     app.state.hub = hub
+    app.state.session_route = "/ws"  # served by gymforge.serve.ws_fast under gymforge serve
 
     def authorized(request: Request) -> None:
         problem = auth_problem(request.headers.get("authorization"), config.token)

@@ -19,18 +19,15 @@ import time
 from collections import Counter
 from typing import Protocol
 
-from starlette.requests import HTTPConnection
-from starlette.websockets import WebSocket
-
 from gymforge.serve import protocol as p
 from gymforge.serve.config import ServeConfig, auth_problem, credential_of
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.record import Recorder
-from gymforge.serve.session import Session, refuse
+from gymforge.serve.session import Peer, Session, SessionSocket, refuse
 
 
-def client_key(conn: HTTPConnection, token: str | None) -> tuple[str, str]:
+def client_key(conn: Peer, token: str | None) -> tuple[str, str]:
     """Who holds a session, for the per-client caps: the remote address and a digest of the
     credential presented, normalised (``credential_of``: however the header spells the
     scheme and spaces, one token is one client; the token itself is never kept)."""
@@ -92,7 +89,7 @@ class Hub:
             for session in list(self.sessions.values()):
                 session.check(now)
 
-    async def handle(self, ws: WebSocket) -> None:
+    async def handle(self, ws: SessionSocket) -> None:
         await ws.accept()
         cfg, m = self.config, self.metrics
         origin = ws.headers.get("origin")

@@ -24,6 +24,7 @@ from gymforge.serve.binding import bind as bind  # re-exported: the old import p
 from gymforge.serve.config import ServeConfig, check_binding
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.record import serve_recorder
+from gymforge.serve.ws_fast import session_protocol
 
 PING_INTERVAL_S = 20.0
 """Transport keep-alive: a peer that misses a pong for this long is dropped (half-open)."""
@@ -52,8 +53,15 @@ def build_app(
 
 
 def uvicorn_config(app: Any, config: ServeConfig, log_level: str = "warning") -> uvicorn.Config:
+    """uvicorn's settings for ``app``: its event loop is uvloop when installed (``loop``
+    auto), and an app with a session route (``create_app``'s) has that route served by
+    ``gymforge.serve.ws_fast``, the others by uvicorn's own WebSocket protocol."""
+    state = getattr(app, "state", None)
+    route = getattr(state, "session_route", None)
+    ws: Any = "auto" if route is None else session_protocol(state.hub, route)  # type: ignore[union-attr]
     return uvicorn.Config(
         app,
+        ws=ws,
         lifespan="on",
         log_level=log_level,
         access_log=False,

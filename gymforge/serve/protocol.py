@@ -286,11 +286,28 @@ def protocol_json_schema() -> dict[str, Any]:
 # ---- encoding helpers shared by server and client ----------------------------------------
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 """One encoder for every frame (``json.dumps`` with options builds one per call: ~1 us)."""
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
 
 
 def dumps(message: dict[str, Any]) -> str:
-    """Wire encoding: ASCII-escaped (lone surrogates survive), NaN refused (ValueError)."""
-    return _ENCODER.encode(message)
+    """Wire encoding: ASCII-escaped (lone surrogates survive), NaN refused (ValueError).
+
+    The C encoder is called directly (what ``JSONEncoder.encode`` does after building a
+    float formatter per call): the same bytes, ~1.5 us less per frame."""
+    if _C_ENCODER is None:
+        return _ENCODER.encode(message)
+    encode = _C_ENCODER(
+        {},
+        _ENCODER.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        False,
+    )
+    return "".join(encode(message, 0))
 
 
 def error(code: ErrorCode, message: str, msg_id: Any = None, fatal: bool = False) -> str:

@@ -25,10 +25,12 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.datastructures import Address, Headers
+from starlette.websockets import WebSocketDisconnect
 
 from gymforge.core.capabilities import TASK, TOOLSET, supported
 from gymforge.core.env import SupportsOracle
@@ -46,6 +48,29 @@ if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
 
 
+class Peer(Protocol):
+    """Who is connecting: the request's headers and remote address."""
+
+    @property
+    def headers(self) -> Headers: ...
+
+    @property
+    def client(self) -> Address | None: ...
+
+
+class SessionSocket(Peer, Protocol):
+    """What a session uses of its connection: Starlette's ``WebSocket`` (under any ASGI
+    server), or ``gymforge.serve.ws_fast.FastSocket`` (``gymforge serve``'s own route)."""
+
+    async def accept(self) -> None: ...
+
+    async def receive(self) -> MutableMapping[str, Any]: ...
+
+    async def send_text(self, data: str) -> None: ...
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
+
+
 class Refused(Exception):
     """An operation the server declines; becomes an ``error`` reply with ``code``."""
 
@@ -58,7 +83,7 @@ def _crash(*args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("injected tool crash")
 
 
-async def refuse(ws: WebSocket, code: p.ErrorCode, message: str, close_code: int) -> None:
+async def refuse(ws: SessionSocket, code: p.ErrorCode, message: str, close_code: int) -> None:
     try:
         async with asyncio.timeout(5):
             await ws.send_text(p.error(code, message, fatal=True))
@@ -70,7 +95,7 @@ async def refuse(ws: WebSocket, code: p.ErrorCode, message: str, close_code: int
 class Session:
     """The message loop of one admitted connection. See the module docstring."""
 
-    def __init__(self, ws: WebSocket, hub: Hub) -> None:
+    def __init__(self, ws: SessionSocket, hub: Hub) -> None:
         self.ws = ws
         self.hub = hub
         self.cfg = hub.config
