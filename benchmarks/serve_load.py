@@ -8,10 +8,10 @@ Default mode, ``--peers``: the same raw multi-process WebSocket client
 (``benchmarks/ws_load.py``) drives, per N and in interleaved repetitions, each peer freshly
 started in its own process: OpenEnv's ``openenv init`` template echo environment under its
 own ``create_app`` + uvicorn (from ``.venv-interop``; skipped, saying so, when that venv or
-OpenEnv is absent), each on uvloop and on asyncio, ``gymforge serve
-benchmarks/echo_env.py:EchoEnv`` doing the same work (like for like; on uvloop when installed,
-and with uvloop made unimportable: the ``-asyncio`` row), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from
-a pool of 100, reference plans computed client-side, a reset whenever an episode ends).
+OpenEnv is absent), ``gymforge serve benchmarks/echo_env.py:EchoEnv`` doing the same work
+(like for like; on uvloop when installed, and with uvloop made unimportable: the ``-asyncio``
+row), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from a pool of
+100, reference plans computed client-side, a reset whenever an episode ends).
 Each session resets and then sends ``--steps`` steps; the timed phase starts once every
 session is open. gymforge runs with bearer-token auth on, as deployed. Reported per peer:
 steps/s, server CPU per step (``/proc/PID/stat``), server CPU utilisation, p50/p99 step
