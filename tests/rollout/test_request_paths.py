@@ -14,6 +14,7 @@ import openai
 import pytest
 from openai._utils._json import openapi_dumps
 from openai_helpers import arun
+from test_openai_policy import RESET, ctx
 
 from gymforge.core.seeding import canonical_json
 from gymforge.registry.handle import open_env
@@ -30,7 +31,6 @@ from gymforge.rollout.server import (
 )
 from gymforge.rollout.spec import RunSpec
 from gymforge.testing import OpenAITestServer, ServedError
-from test_openai_policy import RESET, ctx
 
 PATHS = ("fast", "lean")
 RUN_SPECIFIC = ("run_id", "episode_id", "timestamp", "timing", "digest")
@@ -113,9 +113,10 @@ def test_an_error_response_is_the_same_error_on_both_paths(fault: str) -> None:
                     server.inject(fault)
                 try:
                     if path == "fast":
-                        first_choice(await post_json(factory.client(), "/chat/completions", body, 10))
+                        data = await post_json(factory.client(), "/chat/completions", body, 10)
                     else:
-                        first_choice(await post_json_lean(http, url, "/chat/completions", body, 10))
+                        data = await post_json_lean(http, url, "/chat/completions", body, 10)
+                    first_choice(data)
                 except Exception as err:
                     seen[path] = err
             await factory.aclose()
