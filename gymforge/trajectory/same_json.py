@@ -30,7 +30,19 @@ def same_json(a: Any, b: Any) -> bool:
     if kind is not type(b):
         return False
     if kind is dict:
-        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+        if a.keys() != b.keys():
+            return False
+        for key, value in a.items():  # a loop, not a call per leaf: most leaves are scalars
+            other = b[key]
+            leaf = type(value)
+            if leaf is not type(other):
+                return False
+            if leaf in _SCALARS:
+                if value != other:
+                    return False
+            elif not same_json(value, other):
+                return False
+        return True
     if kind is list:
         if len(a) != len(b):
             return False
