@@ -35,10 +35,10 @@ class CapturedTurn(PolicyTurn):
 
 def turn_record(turn: PolicyTurn) -> dict[str, Any]:
     """The ``policy`` field of a step record: every capture field (None where the turn
-    captured nothing, as a scripted turn), as the written line holds it (the schema's
-    ``PolicyRecord`` dumps every field, ``model_turns`` included), so the writer finds the
-    validated record equal to this one and writes the text it validated
-    (``trajectory.same_json``)."""
+    captured nothing, as a scripted turn), ``model_turns`` only when the turn has them."""
     if not isinstance(turn, CapturedTurn):
         turn = CapturedTurn(turn.action, turn.capture_level, turn.text)
-    return {k: v for k, v in turn.__dict__.items() if k != "action"}
+    out = {k: v for k, v in turn.__dict__.items() if k != "action"}
+    if out["model_turns"] is None:
+        del out["model_turns"]  # records of every other policy stay as they were
+    return out

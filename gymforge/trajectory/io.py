@@ -25,6 +25,7 @@ from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     AnyLine,
     EpisodeRecord,
+    PolicyRecord,
     RunSealRecord,
     StepRecord,
     chain_digest,
@@ -46,6 +47,26 @@ _PLACEHOLDER = "0" * 64
 _EPISODE_LINES = ("step", "episode")
 
 
+def _none_defaults(model: type[PolicyRecord]) -> dict[str, None]:
+    """``model``'s fields that default to None and validate an explicit None alike."""
+    out: dict[str, None] = {}
+    for name, spec in model.model_fields.items():
+        if spec.is_required() or spec.default is not None:
+            continue
+        try:
+            model.model_validate({"capture_level": "none", name: None})
+        except ValidationError:
+            continue
+        out[name] = None
+    return out
+
+
+_POLICY_UNSET = _none_defaults(PolicyRecord)
+"""A step's policy record fields that default to None: a record that leaves them out
+(``model_turns``, of every policy but a harness) validates and dumps as one that sets them
+to None, so the text the writer validates can be the line it writes (``same_json``)."""
+
+
 def seal_episode(records: list[dict[str, Any]]) -> list[str]:
     """Validate ``records`` (steps then the episode record), chain their digests, and return
     the canonical JSON lines. Raises IntegrityError naming the first invalid record.
@@ -65,6 +86,8 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     seal = state.seal  # the keyed chain runs on from the file's last line
     for i, rec in enumerate(records):
         marked = {**rec, "digest": _PLACEHOLDER}
+        if type(rec.get("policy")) is dict:  # its unset fields, as the validated dump has them
+            marked["policy"] = {**_POLICY_UNSET, **rec["policy"]}
         # sealed: the seal's slot is in the text too, so the line can be this text
         slotted = key is not None and "seal" not in rec and rec.get("record") in _EPISODE_LINES
         if slotted:
