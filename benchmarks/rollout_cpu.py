@@ -4,8 +4,15 @@ Claim: a gymforge rollout (``gymforge run math --policy openai:MODEL``: environm
 records validated, digest-chained and written with fsync) costs at most 0.15x the client CPU
 per episode of Verifiers 0.3.1's ``SingleTurnEnv`` on the same server, prompts and
 concurrency. The Verifiers side runs only where ``.venv-interop`` exists (``make
-test-interop`` builds it); the anchor every checkout can run is the bare cost of the same
-chat-completion calls.
+test-interop`` builds it).
+
+The claim every checkout can check alone, against its own mock server: gymforge costs at
+most ``TARGET_VS_BARE`` (0.46) times the client CPU of the bare SDK calls measured in the
+same run (the same requests through the SDK, nothing else). That is the Verifiers claim
+carried over by Verifiers' own cost in bare calls: its ``SingleTurnEnv`` measured 3.18x to
+3.97x the bare SDK calls per episode in the five runs on this machine (2-core x86_64, load
+average 1 to 13; the script prints that ratio whenever Verifiers runs, so the carry-over
+stays checked), and 0.15 x 3.1 = 0.46.
 
 Method: the local OpenAI-compatible test server (``gymforge.testing.openai_server``, zero
 latency, 200-character replies) runs in its own process, so its CPU is never counted. Each
@@ -14,9 +21,10 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 ``--concurrency``, after a discarded warm-up of one batch on the same client:
 
 - ``gymforge``: ``run()`` on the ``math`` environment with ``openai:bench``, writing
-  ``trajectories.jsonl`` as the CLI does (no seal key);
-- ``gymforge-lean``: the same with the policy's ``request_path="lean"`` (the chat request
-  over gymforge's own JSON client instead of the SDK's);
+  ``trajectories.jsonl`` as the CLI does (no seal key), on the policy's default request path
+  (``"auto"``: gymforge's own JSON client where it does what the SDK would, here);
+- ``gymforge-sdk``: the same with ``request_path="fast"`` (the request through the SDK's
+  generic ``client.post``);
 - ``bare``: the same requests with no environment and no records: the body gymforge sends
   (messages, seed, ``logprobs``, ``return_token_ids``) posted with the SDK's generic
   ``client.post`` on the transport gymforge picks (aiohttp when installed) and the answer
@@ -29,7 +37,8 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 
 Workers take turns (each side in turn, ``--reps`` times) so a change in the machine's load
 hits them alike; the figure is each side's median over reps, and the ratios
-are of medians. gymforge/bare is what gymforge itself adds to the calls.
+are of medians. gymforge-sdk/bare is what gymforge itself adds to the SDK's calls, and
+gymforge/lean what it adds to its own client's.
 
 Run: python benchmarks/rollout_cpu.py [--rollouts 2000] [--concurrency 64] [--reps 3]
 """
@@ -49,6 +58,9 @@ from pathlib import Path
 from typing import Any
 
 TARGET_VS_VERIFIERS = 0.15
+VERIFIERS_OVER_BARE = 3.1
+"""Below the lowest ratio of Verifiers' CPU per episode to the bare SDK calls' measured here."""
+TARGET_VS_BARE = round(TARGET_VS_VERIFIERS * VERIFIERS_OVER_BARE, 2)
 MODEL = "bench"
 HERE = Path(__file__).resolve().parent
 INTEROP_PYTHON = HERE.parent / ".venv-interop" / "bin" / "python"
@@ -59,7 +71,7 @@ INTEROP_PYTHON = HERE.parent / ".venv-interop" / "bin" / "python"
 
 
 def gymforge_worker(
-    args: argparse.Namespace, prompts: list[dict[str, Any]], lean: bool = False
+    args: argparse.Namespace, prompts: list[dict[str, Any]], sdk: bool = False
 ) -> float:
     from gymforge.registry.handle import open_env
     from gymforge.rollout import run
@@ -69,7 +81,7 @@ def gymforge_worker(
 
     handle = open_env("math", None)
     factory = OpenAIPolicyFactory(
-        MODEL, base_url=args.base_url, request_path="lean" if lean else "fast"
+        MODEL, base_url=args.base_url, request_path="fast" if sdk else "auto"
     )
     pairs = [(p["task_id"], p["seed"]) for p in prompts]
     warm = pairs[: args.concurrency]
@@ -89,6 +101,8 @@ def gymforge_worker(
         with tempfile.TemporaryDirectory() as tmp:
             await play(warm, Path(tmp) / "warm")
             cpu = await play(pairs, Path(tmp) / "run")
+        if factory.path() != ("fast" if sdk else "lean"):
+            raise RuntimeError(f"request path {factory.path()}: {factory.sdk_reason}")
         await factory.aclose()
         return cpu
 
@@ -215,7 +229,7 @@ def verifiers_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) ->
 
 WORKERS = {
     "gymforge": gymforge_worker,
-    "gymforge-lean": lambda args, prompts: gymforge_worker(args, prompts, lean=True),
+    "gymforge-sdk": lambda args, prompts: gymforge_worker(args, prompts, sdk=True),
     "bare": bare_worker,
     "lean": lean_worker,
     "verifiers": verifiers_worker,
@@ -279,7 +293,7 @@ def main() -> None:
 
     from openai_concurrency import start_server  # the same test server, its own process
 
-    sides = ["gymforge", "gymforge-lean", "bare", "lean"]
+    sides = ["gymforge", "gymforge-sdk", "bare", "lean"]
     if INTEROP_PYTHON.exists() and not args.no_verifiers:
         sides.append("verifiers")
     else:
@@ -311,25 +325,34 @@ def main() -> None:
         reps = ", ".join(f"{c / n * 1e3:.3f}" for c in cpu[s])
         print(f"{s:<14}{ms[s]:>16.3f}   {reps}")
     print(
-        f"gymforge / bare SDK calls: {ms['gymforge'] / ms['bare']:.2f}x "
-        f"(gymforge adds {ms['gymforge'] - ms['bare']:.3f} ms per episode); the SDK's own "
-        f"share: bare / lean {ms['bare'] / ms['lean']:.2f}x"
+        f"gymforge-sdk / bare SDK calls: {ms['gymforge-sdk'] / ms['bare']:.2f}x (gymforge adds "
+        f"{ms['gymforge-sdk'] - ms['bare']:.3f} ms per episode); the SDK's own share: "
+        f"bare / lean {ms['bare'] / ms['lean']:.2f}x"
     )
     print(
-        f"gymforge-lean / lean calls: {ms['gymforge-lean'] / ms['lean']:.2f}x "
-        f"(gymforge adds {ms['gymforge-lean'] - ms['lean']:.3f} ms per episode)"
+        f"gymforge / lean calls: {ms['gymforge'] / ms['lean']:.2f}x "
+        f"(gymforge adds {ms['gymforge'] - ms['lean']:.3f} ms per episode)"
     )
+    verdicts = [_verdict("gymforge / bare SDK calls", cpu["gymforge"], cpu["bare"], TARGET_VS_BARE)]
     if "verifiers" in ms:
-        for side in ("gymforge", "gymforge-lean"):
-            ratio = ms[side] / ms["verifiers"]
-            verdict = "PASS" if ratio <= TARGET_VS_VERIFIERS else "FAIL"
-            pairs = ", ".join(
-                f"{g / v:.2f}" for g, v in zip(cpu[side], cpu["verifiers"], strict=True)
+        print(
+            f"Verifiers / bare SDK calls: {ms['verifiers'] / ms['bare']:.2f}x (the carry-over "
+            f"of the Verifiers-free claim assumes >= {VERIFIERS_OVER_BARE})"
+        )
+        for side in ("gymforge", "gymforge-sdk"):
+            verdicts.append(
+                _verdict(f"{side} / Verifiers", cpu[side], cpu["verifiers"], TARGET_VS_VERIFIERS)
             )
-            print(
-                f"{side} / Verifiers: {ratio:.2f}x (reps {pairs}; target <= "
-                f"{TARGET_VS_VERIFIERS}): {verdict}"
-            )
+    for line in verdicts:
+        print(line)
+
+
+def _verdict(label: str, side: list[float], anchor: list[float], target: float) -> str:
+    """``label: ratio of medians (per-rep ratios; target): PASS/FAIL``."""
+    ratio = statistics.median(side) / statistics.median(anchor)
+    reps = ", ".join(f"{a / b:.2f}" for a, b in zip(side, anchor, strict=True))
+    verdict = "PASS" if ratio <= target else "FAIL"
+    return f"{label}: {ratio:.2f}x (reps {reps}; target <= {target}): {verdict}"
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 Claim: ``vllm:MODEL`` costs at most 1.2x the client CPU per turn of ``openai:MODEL`` on the
 same server, although it sends the prompt as token ids and asks ``/tokenize`` for every
 turn's template delta (one extra small request per turn; the chat policy instead sends the
-whole transcript as messages and decodes the server's prompt ids back).
+whole transcript as messages and decodes the server's prompt ids back). Both send their
+completions through the SDK (``openai:`` on its ``request_path="fast"``; its default lean
+path costs less, ``benchmarks/rollout_cpu.py``).
 
 Method: the local OpenAI-compatible test server (``gymforge.testing.openai_server``) runs in
 its own process, so only the client's CPU is counted (``time.process_time``). Each round
@@ -68,7 +70,8 @@ async def measure(base_url: str, rounds: int, conversations: int, turns: int) ->
         "retry": Retry(max_attempts=3, call_timeout=60.0),
     }
     factories = {
-        "openai": OpenAIPolicyFactory("bench", **options),
+        # on the SDK's path, as vllm: sends its completions: the claim is what token-in adds
+        "openai": OpenAIPolicyFactory("bench", request_path="fast", **options),
         "vllm": VLLMPolicyFactory("bench", **options),
     }
     per_turn: dict[str, list[float]] = {name: [] for name in factories}

@@ -7,9 +7,12 @@ client CPU caps how many episodes run at once (``benchmarks/token_in_cpu.py``). 
 just what that needs: ``POST`` with a JSON body over ``http`` or ``https``, responses with
 ``Content-Length`` or chunked bodies, one pool of idle connections per event loop.
 
-:meth:`JsonHttp.post` returns ``(status, body bytes)`` and raises ``OSError`` (or
+:meth:`JsonHttp.post` returns ``(status, body bytes)`` (:meth:`JsonHttp.exchange` also the
+response headers, names lower-cased) and raises ``OSError`` (or
 ``asyncio.IncompleteReadError``, a subclass of ``EOFError``) when the connection fails; a
-connection that failed is dropped, so a retry opens a fresh one.
+connection that failed is dropped, so a retry opens a fresh one. ``https`` uses the given
+``ssl_context`` (the ``openai:`` policy passes the one its SDK client would use), else the
+system's default.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ MAX_HEADER = 64 * 1024
 class JsonHttp:
     """Keep-alive JSON POSTs to the server at ``root`` (``scheme://host:port``)."""
 
-    def __init__(self, root: str, headers: dict[str, str]) -> None:
+    def __init__(
+        self, root: str, headers: dict[str, str], ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         parts = urlsplit(root)
         self.tls = parts.scheme == "https"
         self.host = parts.hostname or "127.0.0.1"
@@ -34,14 +39,22 @@ class JsonHttp:
         self.prefix = parts.path.rstrip("/")
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         self._head = f"Host: {parts.netloc}\r\nContent-Type: application/json\r\n{extra}"
+        self._ssl = ssl_context
         self._idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Connection]]
         self._idle = weakref.WeakKeyDictionary()
 
     async def post(self, path: str, body: bytes, timeout: float) -> tuple[int, bytes]:
+        status, _, data = await self.exchange(path, body, timeout)
+        return status, data
+
+    async def exchange(
+        self, path: str, body: bytes, timeout: float
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``post``, with the response's headers (names lower-cased) too."""
         async with asyncio.timeout(timeout):
             conn = await self._connection()
             try:
-                status, data, keep = await self._exchange(conn, path, body)
+                status, headers, data, keep = await self._exchange(conn, path, body)
             except BaseException:
                 conn[1].close()
                 raise
@@ -49,7 +62,7 @@ class JsonHttp:
             self._pool().append(conn)
         else:
             conn[1].close()
-        return status, data
+        return status, headers, data
 
     def _pool(self) -> list[Connection]:
         loop = asyncio.get_running_loop()
@@ -65,10 +78,14 @@ class JsonHttp:
             if not writer.is_closing() and not reader.at_eof():
                 return reader, writer
             writer.close()
-        context = ssl.create_default_context() if self.tls else None
+        if self.tls and self._ssl is None:  # built once: it loads the trust store
+            self._ssl = ssl.create_default_context()
+        context = self._ssl if self.tls else None
         return await asyncio.open_connection(self.host, self.port, ssl=context)
 
-    async def _exchange(self, conn: Connection, path: str, body: bytes) -> tuple[int, bytes, bool]:
+    async def _exchange(
+        self, conn: Connection, path: str, body: bytes
+    ) -> tuple[int, dict[str, str], bytes, bool]:
         reader, writer = conn
         request = f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
         writer.write(request.encode() + b"\r\n\r\n" + body)
@@ -87,7 +104,7 @@ class JsonHttp:
         else:
             data = await reader.readexactly(int(headers.get("content-length", "0")))
         keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
-        return int(status_text), data, keep
+        return int(status_text), headers, data, keep
 
     async def aclose(self) -> None:
         for _reader, writer in self._idle.pop(asyncio.get_running_loop(), []):

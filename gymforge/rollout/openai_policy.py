@@ -30,23 +30,30 @@ JSON re-serialised, non-canonical sampled tokenisations re-tokenised). The TRL e
 ``GymforgeRollout`` detect that and refuse such episodes (``prefix_mismatch``); the
 ``vllm:`` policy (:mod:`gymforge.rollout.vllm_policy`) is exact by construction.
 
-**Request path.** ``"fast"`` (default) sends the body with the SDK's documented generic
-``client.post`` and decodes it with ``jiter`` (an SDK dependency); ``"typed"`` uses
-``client.chat.completions.create``. Both use the SDK's auth, base URL, timeouts, pool and
-error classes, and record the same fields; the typed path costs about 3x the client CPU per
-call (TypedDict transforms of the whole transcript, response models), which caps
-concurrency on a small host (``benchmarks/openai_concurrency.py``). ``"lean"`` sends the
-same body to the same URL over gymforge's keep-alive JSON client
-(:mod:`gymforge.rollout.json_http`, ``http``/``https``, no proxy support, no
-``Retry-After``) at about a seventh of the fast path's client CPU per call
-(``benchmarks/rollout_cpu.py``); its failures are the SDK's error classes, retried alike.
+**Request path.** ``"lean"`` sends the body over gymforge's keep-alive JSON client
+(:mod:`gymforge.rollout.json_http`) to the URL the SDK client would post to, with its
+headers (auth, organization, project, user agent) and, for ``https``, its TLS context; it
+raises every failure as the SDK does (:func:`~gymforge.rollout.server.status_error`: the
+same classes, messages, bodies and ``Retry-After``), so retries, errors and exit codes are
+the same, at about a fifth of the SDK's client CPU per call
+(``benchmarks/rollout_cpu.py``). ``"fast"`` sends the same body with the SDK's documented
+generic ``client.post`` and decodes it with ``jiter``; ``"typed"`` uses
+``client.chat.completions.create`` (about 3x the fast path's client CPU: TypedDict
+transforms of the whole transcript, response models). All three record the same fields.
+``"auto"`` (the default) is ``"lean"`` unless the SDK would do something the lean client
+does not (:func:`sdk_only_reason`: a proxy from the environment applies to the server's
+URL, or the client authenticates through a provider); then it is ``"fast"``, and the reason
+is logged once.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import random
+import urllib.request
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import openai
 
@@ -57,6 +64,7 @@ from gymforge.core.types import Observation
 from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.parsing import message_dict, turn_from_response
 from gymforge.rollout.server import (
+    HTTP,
     PolicyRequestRejected,
     PolicyServerError,
     Retry,
@@ -71,6 +79,9 @@ from gymforge.rollout.server import (
 )
 from gymforge.rollout.turn_budget import TurnBudget, send_within
 
+log = logging.getLogger("gymforge.openai_policy")
+RequestPath = Literal["auto", "fast", "typed", "lean"]
+
 __all__ = [
     "ContextLengthExceeded",
     "OpenAIPolicy",
@@ -81,13 +92,15 @@ __all__ = [
     "Sampling",
     "make_openai_policy_factory",
     "message_dict",
+    "sdk_only_reason",
 ]
 
 
 class OpenAIPolicyFactory(ServerFactory):
     """Makes :class:`OpenAIPolicy` objects that share one client and one weight version
     (see :class:`~gymforge.rollout.server.ServerFactory` for the shared options).
-    ``request_path`` picks the fast or typed SDK path (module docstring);
+    ``request_path`` picks the lean, fast or typed path, ``"auto"`` the lean one where it
+    does what the SDK would (module docstring);
     ``text_tool_calls=False`` never reads ``<tool_call>`` blocks from content."""
 
     def __init__(
@@ -99,7 +112,7 @@ class OpenAIPolicyFactory(ServerFactory):
         sampling: Sampling | None = None,
         retry: Retry | None = None,
         transport: Transport | None = None,
-        request_path: Literal["fast", "typed", "lean"] = "fast",
+        request_path: RequestPath = "auto",
         max_connections: int = 4096,
         checkpoint: str | None = None,
         weight_version: WeightVersion = None,
@@ -116,20 +129,45 @@ class OpenAIPolicyFactory(ServerFactory):
             checkpoint=checkpoint,
             weight_version=weight_version,
         )
-        self.request_path = request_path
+        if request_path not in ("auto", "fast", "typed", "lean"):
+            raise UserError(f"request_path must be auto, fast, typed or lean, not {request_path!r}")
+        self.request_path: RequestPath = request_path
         self.text_tool_calls = text_tool_calls
         self._lean: JsonHttp | None = None
         self._lean_url = ""
+        self._path: Literal["fast", "typed", "lean"] | None = None
+        self.sdk_reason: str | None = None
+        """Why ``"auto"`` chose the SDK's path (None: it did not, or nothing was sent yet)."""
 
     def __call__(self) -> OpenAIPolicy:
         return OpenAIPolicy(self)
 
+    def path(self) -> Literal["fast", "typed", "lean"]:
+        """The request path in use: ``request_path``, ``"auto"`` decided on first use."""
+        if self._path is None:
+            if self.request_path != "auto":
+                self._path = self.request_path
+            else:
+                self.sdk_reason = sdk_only_reason(self.client())
+                self._path = "lean" if self.sdk_reason is None else "fast"
+                if self.sdk_reason is not None:
+                    log.info("openai policy: the SDK's request path, as %s", self.sdk_reason)
+        return self._path
+
     def lean(self) -> tuple[JsonHttp, str]:
-        """The lean client of ``request_path="lean"`` (its pools are per event loop) and the
-        base URL it posts under (the SDK client's, so ``$OPENAI_BASE_URL`` applies alike)."""
+        """The lean client (its pools are per event loop) and the base URL it posts under:
+        the SDK client's, with its headers and TLS context (so ``$OPENAI_BASE_URL``,
+        ``$OPENAI_ORG_ID``, ``$OPENAI_PROJECT_ID``, ``$SSL_CERT_FILE`` apply alike)."""
         if self._lean is None:
-            self._lean_url = str(self.client().base_url).rstrip("/")
-            self._lean = JsonHttp(self._lean_url, {"Authorization": f"Bearer {self.api_key}"})
+            client = self.client()
+            self._lean_url = str(client.base_url).rstrip("/")
+            headers = {
+                k: v
+                for k, v in {**client.default_headers, **client.auth_headers}.items()
+                if isinstance(v, str) and k.lower() not in ("content-type", "host")
+            }
+            tls = HTTP.create_ssl_context() if self._lean_url.startswith("https:") else None
+            self._lean = JsonHttp(self._lean_url, headers, tls)
         return self._lean, self._lean_url
 
     async def aclose(self) -> None:
@@ -138,7 +176,26 @@ class OpenAIPolicyFactory(ServerFactory):
         await super().aclose()
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
-        return {**super().__getstate__(), "_lean": None}
+        return {**super().__getstate__(), "_lean": None, "_path": None, "sdk_reason": None}
+
+
+def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
+    """Why ``client``'s requests need the SDK's own path (None: the lean client does what
+    the SDK would): a proxy from the environment applies to its URL (the SDK's transports
+    honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
+    client speaks to the server directly), or it authenticates through a provider or a
+    workload identity (per-request credentials)."""
+    url = urlsplit(str(client.base_url))
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if proxy and not bypass(url.hostname or "", proxies):
+        return f"a proxy from the environment applies to {url.scheme}://{url.netloc}"
+    if getattr(client, "_provider_runtime", None) is not None:
+        return "the client authenticates through a provider"
+    if getattr(client, "workload_identity", None) is not None:
+        return "the client authenticates with a workload identity"
+    return None
 
 
 class OpenAIPolicy:
@@ -214,11 +271,12 @@ class OpenAIPolicy:
 
     async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         timeout = self.factory.retry.call_timeout
-        if self.factory.request_path == "lean":
+        path = self.factory.path()
+        if path == "lean":
             http, url = self.factory.lean()
             return first_choice(await post_json_lean(http, url, "/chat/completions", body, timeout))
         client = self.factory.client()
-        if self.factory.request_path == "typed":
+        if path == "typed":
             params = {k: v for k, v in body.items() if k in _TYPED_PARAMS}
             extra = {k: v for k, v in body.items() if k not in _TYPED_PARAMS}
             completion = await client.chat.completions.create(

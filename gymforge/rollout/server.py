@@ -42,6 +42,9 @@ try:  # the SDK's HTTP library: httpx2 in openai>=3, httpx before
 except ImportError:  # pragma: no cover
     import httpx as _http  # type: ignore[no-redef]
 
+HTTP = _http
+"""The SDK's HTTP library (its ``create_ssl_context`` is the TLS context its transports use)."""
+
 try:
     import aiohttp  # noqa: F401  (the SDK's optional transport)
 
@@ -276,25 +279,68 @@ async def post_json_lean(
     http: JsonHttp, url: str, path: str, body: dict[str, Any], timeout: float
 ) -> Any:
     """``post_json`` over gymforge's lean keep-alive client (``json_http``) instead of the
-    SDK's: the same request, a fraction of the client CPU. Failures are raised as the SDK's
-    error classes, so ``call_with_retries`` treats them alike: a failed connection is
-    ``APIConnectionError``, an error status ``APIStatusError`` (carrying the decoded body;
-    the lean client reads no ``Retry-After``), a 2xx that is not JSON ``BadResponse``."""
+    SDK's: the same request, a fraction of the client CPU, and every failure raised as the
+    SDK raises it, so ``call_with_retries`` treats them alike: a failed connection is
+    ``APIConnectionError``; an error status the SDK's class for it (``RateLimitError``,
+    ``InternalServerError``, ...) with the SDK's message, body (the ``error`` object) and
+    the response's headers (``Retry-After``) (:func:`status_error`); a 2xx that is not
+    JSON ``BadResponse``."""
     try:
-        status, content = await http.post(path, json.dumps(body).encode(), timeout)
+        status, headers, content = await http.exchange(path, encode_body(body), timeout)
     except (OSError, EOFError) as err:
         raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
-    try:
-        data = jiter.from_json(content) if content else None
-    except ValueError as err:
-        if status < 400:
-            raise BadResponse(f"response is not JSON: {err}") from err
-        data = content.decode("utf-8", "replace")
     if status >= 400:
-        request = _http.Request("POST", url + path)  # built on failure only: it parses the URL
-        response = _http.Response(status, content=content, request=request)
-        raise openai.APIStatusError(f"Error code: {status} - {data}", response=response, body=data)
-    return data
+        raise status_error(status, headers, content, url + path)
+    try:
+        return jiter.from_json(content)
+    except ValueError as err:
+        raise BadResponse(f"response is not JSON: {err}") from err
+
+
+_BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body's bytes as the SDK encodes them (its ``openapi_dumps``: compact,
+    UTF-8, NaN refused), so both paths send the same bytes."""
+    return _BODY.encode(body).encode()
+
+
+_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
+
+
+def status_error(
+    status: int, headers: Mapping[str, str], content: bytes, url: str
+) -> openai.APIStatusError:
+    """The error the SDK raises for an error response (its
+    ``_make_status_error_from_response``): the class by status, the message ``Error code:
+    N`` (`` - <message>`` when the body carries one), ``body`` the decoded body's ``error``
+    object (or the body, or its text when it is not JSON), so ``code`` and ``param`` are
+    read as the SDK reads them."""
+    request = _http.Request("POST", url)  # built on failure only: it parses the URL
+    response = _http.Response(status, headers=dict(headers), content=content, request=request)
+    message = f"Error code: {status}"
+    decoded: object = response.text.strip()
+    try:
+        decoded = json.loads(str(decoded))
+    except ValueError:
+        pass
+    else:
+        error = decoded.get("error", decoded) if isinstance(decoded, Mapping) else None
+        text = error.get("message") if isinstance(error, Mapping) else None
+        if isinstance(text, str) and text:
+            message += f" - {text}"
+    data = decoded.get("error", decoded) if isinstance(decoded, Mapping) else decoded
+    kind = _STATUS_ERRORS.get(status, openai.InternalServerError if status >= 500 else None)
+    return (kind or openai.APIStatusError)(message, response=response, body=data)
 
 
 def first_choice(data: Any) -> dict[str, Any]:

@@ -20,10 +20,12 @@ from pydantic import ValidationError
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.wording import plural
+from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     AnyLine,
     EpisodeRecord,
+    PolicyRecord,
     RunSealRecord,
     StepRecord,
     chain_digest,
@@ -42,6 +44,27 @@ from gymforge.trajectory.seal import (
 )
 
 _PLACEHOLDER = "0" * 64
+_EPISODE_LINES = ("step", "episode")
+
+
+def _none_defaults(model: type[PolicyRecord]) -> dict[str, None]:
+    """``model``'s fields that default to None and validate an explicit None alike."""
+    out: dict[str, None] = {}
+    for name, spec in model.model_fields.items():
+        if spec.is_required() or spec.default is not None:
+            continue
+        try:
+            model.model_validate({"capture_level": "none", name: None})
+        except ValidationError:
+            continue
+        out[name] = None
+    return out
+
+
+_POLICY_UNSET = _none_defaults(PolicyRecord)
+"""A step's policy record fields that default to None: a record that leaves them out
+(``model_turns``, of every policy but a harness) validates and dumps as one that sets them
+to None, so the text the writer validates can be the line it writes (``same_json``)."""
 
 
 def seal_episode(records: list[dict[str, Any]]) -> list[str]:
@@ -62,8 +85,15 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     previous = ""
     seal = state.seal  # the keyed chain runs on from the file's last line
     for i, rec in enumerate(records):
+        marked = {**rec, "digest": _PLACEHOLDER}
+        if type(rec.get("policy")) is dict:  # its unset fields, as the validated dump has them
+            marked["policy"] = {**_POLICY_UNSET, **rec["policy"]}
+        # sealed: the seal's slot is in the text too, so the line can be this text
+        slotted = key is not None and "seal" not in rec and rec.get("record") in _EPISODE_LINES
+        if slotted:
+            marked["seal"] = _SEAL_PLACEHOLDER
         try:
-            text = canonical_json({**rec, "digest": _PLACEHOLDER})
+            text = canonical_json(marked)
         except (TypeError, ValueError) as err:
             raise IntegrityError(
                 f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
@@ -79,8 +109,12 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
         if isinstance(model, RunSealRecord):
             raise IntegrityError(f"record {i}: a run seal is not part of an episode")
         body = model.model_dump(mode="json")
-        del body["seal"]  # absent unless sealed, as in files written before seals existed
-        previous, seal, line = _encode(previous, body, key, seal)
+        if not slotted:
+            del body["seal"]  # absent unless sealed, as in files written before seals existed
+        # the validated record is nearly always the record again: then its text is `text`
+        full = text if (key is None or slotted) and same_json(body, marked) else None
+        body.pop("seal", None)
+        previous, seal, line = _encode(previous, body, key, seal, full)
         lines.append(line)
         counted.append((body["record"], body["run_id"], seal))
     if key is not None:  # only once every record sealed: a refused episode leaves no trace
@@ -102,7 +136,11 @@ _SEAL_MARK = '"seal":"' + _SEAL_PLACEHOLDER + '"'
 
 
 def _encode(
-    previous: str, body: dict[str, Any], key: bytes | None, previous_seal: str
+    previous: str,
+    body: dict[str, Any],
+    key: bytes | None,
+    previous_seal: str,
+    full: str | None = None,
 ) -> tuple[str, str, str]:
     """``(digest, seal, line)`` of ``body``: the same bytes as ``chain_digest`` (and, with
     ``key``, ``seal_step`` onto ``previous_seal``) followed by ``canonical_json`` of the body
@@ -110,13 +148,15 @@ def _encode(
     ``digest`` (and ``seal``) slots, which are then cut out (for the bytes the chain covers)
     and filled in (for the line). Without a key the seal returned is ``previous_seal`` and
     the line has none. A body that holds a placeholder entry of its own, deeper down, is
-    encoded in parts instead (``_encode_parts``): the cut must find exactly one."""
+    encoded in parts instead (``_encode_parts``): the cut must find exactly one. ``full``,
+    when given, is that encoding with placeholders, already made (``_seal_lines``)."""
     marked = {**body, "digest": _PLACEHOLDER}
     if key is None:
         marked.pop("seal", None)
     else:
         marked["seal"] = _SEAL_PLACEHOLDER
-    full = canonical_json(marked)
+    if full is None:
+        full = canonical_json(marked)
     if full.count(_DIGEST_MARK) != 1 or (key is not None and full.count(_SEAL_MARK) != 1):
         return _encode_parts(previous, body, key, previous_seal)
     # canonical JSON sorts keys: full is "{" head-entries "digest" [middle "seal"] tail "}",

@@ -24,7 +24,11 @@ CONTEXT_FAULTS = frozenset(
 )
 """Faults that refuse a request because the context is full, each in one engine's wording
 (:func:`context_refusal`)."""
-FAULTS = frozenset({"429", "500", "503", "drop", "reset", "malformed"}) | CONTEXT_FAULTS
+FAULTS = (
+    frozenset({"429", "500", "503", "drop", "reset", "malformed"})
+    | frozenset({"429-retry-after", "not-json", "no-choices"})
+    | CONTEXT_FAULTS
+)
 VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS = 16
 """What vLLM's completions endpoint generates when a request sends no ``max_tokens``."""
 

@@ -32,6 +32,8 @@ controlled from the test: ``latency`` (seconds, or a function of the request), a
 ``inject(*kinds)`` queues one fault per coming request, in arrival order:
 
 - ``"429"``, ``"500"``, ``"503"``: an OpenAI-shaped error body with that status;
+  ``"429-retry-after"``: a 429 with ``Retry-After: 1``;
+- ``"not-json"``: a 200 whose body is not JSON; ``"no-choices"``: a 200 with ``choices: []``;
 - ``"drop"``: headers and half the body are sent, then the socket is closed;
 - ``"reset"``: the socket is closed before any response;
 - ``"malformed"``: the reply's tool-call arguments become invalid JSON;
@@ -256,6 +258,16 @@ class OpenAITestServer:
             raise asyncio.CancelledError  # aiohttp drops the connection without a response
         if fault in ("429", "500", "503"):
             return _error(int(fault), f"injected {fault}", code=fault)
+        if fault == "429-retry-after":
+            response = _error(429, "injected 429", code="429")
+            response.headers["Retry-After"] = "1"
+            return response
+        if fault == "not-json":
+            return web.Response(text="<html>bad gateway</html>", content_type="text/html")
+        if fault == "no-choices":
+            return web.json_response(
+                {"id": "chatcmpl-0", "object": "chat.completion", "choices": []}
+            )
         if fault in CONTEXT_FAULTS:
             asked = body.get("max_tokens") or body.get("max_completion_tokens")
             message, code = context_refusal(fault, self._prompt_length(body, required), asked)

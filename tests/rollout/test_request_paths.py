@@ -1,0 +1,203 @@
+"""The lean request path (the default for ``openai:``) does what the SDK's path does: the
+same request bytes, the same recorded trajectories, every failure raised as the same error
+(class, message, body, code, ``Retry-After``) and so the same retries and exit codes; and
+``"auto"`` falls back to the SDK's path, saying why, where the lean client would differ."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from openai._utils._json import openapi_dumps
+from openai_helpers import arun
+from test_openai_policy import RESET, ctx
+
+from gymforge.core.seeding import canonical_json
+from gymforge.registry.handle import open_env
+from gymforge.rollout import run
+from gymforge.rollout.executors import LocalExecutor
+from gymforge.rollout.failures import exit_code, kind_of
+from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
+from gymforge.rollout.server import (
+    _retry_after,
+    encode_body,
+    first_choice,
+    post_json,
+    post_json_lean,
+)
+from gymforge.rollout.spec import RunSpec
+from gymforge.testing import OpenAITestServer, ServedError
+
+PATHS = ("fast", "lean")
+RUN_SPECIFIC = ("run_id", "episode_id", "timestamp", "timing", "digest")
+"""The fields two runs of the same jobs differ in (``trajectory.schema``)."""
+
+
+def test_the_request_bytes_are_the_sdks() -> None:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": 'ü "q" \\ \u2028 \U0001f600'}],
+        "seed": 2**40,
+        "temperature": 0.7,
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "logprobs": True,
+    }
+    assert encode_body(body) == openapi_dumps(body)
+    with pytest.raises(ValueError):
+        encode_body({"temperature": float("nan")})  # refused, as the SDK refuses it
+
+
+def _record_run(path: str, server: OpenAITestServer, out: Path) -> list[str]:
+    handle = open_env("math", None)
+    assert handle.tasks is not None
+    jobs = [(task_id, 3) for task_id in handle.tasks.sample(12, 5, "train")]
+    factory = OpenAIPolicyFactory("m", base_url=server.base_url, request_path=path)  # type: ignore[arg-type]
+    spec = RunSpec(env="math", policy="openai:m", jobs=jobs, out=out, concurrency=1)
+
+    async def go() -> None:
+        try:
+            result = await run(spec, LocalExecutor(handle.factory, factory))
+            assert result.summary["episodes"] == len(jobs) and not result.errors
+        finally:
+            await factory.aclose()
+
+    arun(go(), timeout=120)
+    assert factory.path() == path
+    lines = []
+    for line in (out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines():
+        record = {k: v for k, v in json.loads(line).items() if k not in RUN_SPECIFIC}
+        lines.append(canonical_json(record))
+    return lines
+
+
+def test_both_paths_send_the_same_requests_and_record_the_same_trajectories(
+    tmp_path: Path,
+) -> None:
+    def answer(req: dict[str, Any]) -> str:  # a reply that varies with the prompt
+        return f"Thinking. \\boxed{{{len(req['messages'][-1]['content']) % 7}}}"
+
+    recorded, requests = {}, {}
+    with OpenAITestServer(answer) as server:
+        for path in PATHS:
+            server.requests.clear()
+            recorded[path] = _record_run(path, server, tmp_path / path)
+            requests[path] = sorted(canonical_json(r) for r in server.requests)
+    assert requests["fast"] == requests["lean"] and len(requests["lean"]) == 12
+    assert recorded["fast"] == recorded["lean"] and len(recorded["lean"]) == 36
+
+
+def _refuse(req: dict[str, Any]) -> str:
+    raise ServedError(404, "The model `nope` does not exist.")
+
+
+FAULTS = ["429", "429-retry-after", "500", "503", "context-openai", "not-json", "no-choices"]
+
+
+@pytest.mark.parametrize("fault", [*FAULTS, "404"])
+def test_an_error_response_is_the_same_error_on_both_paths(fault: str) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    seen: dict[str, BaseException] = {}
+    with OpenAITestServer() as server:
+        if fault == "404":
+            server.responder = _refuse
+        factory = OpenAIPolicyFactory("m", base_url=server.base_url, request_path="fast")
+
+        async def both() -> None:
+            http, url = factory.lean()
+            for path in PATHS:
+                if fault != "404":
+                    server.inject(fault)
+                try:
+                    if path == "fast":
+                        data = await post_json(factory.client(), "/chat/completions", body, 10)
+                    else:
+                        data = await post_json_lean(http, url, "/chat/completions", body, 10)
+                    first_choice(data)
+                except Exception as err:
+                    seen[path] = err
+            await factory.aclose()
+
+        arun(both())
+    sdk, lean = seen["fast"], seen["lean"]
+    assert type(sdk) is type(lean) and str(sdk) == str(lean)
+    if isinstance(sdk, openai.APIStatusError):
+        assert isinstance(lean, openai.APIStatusError)
+        assert (sdk.status_code, sdk.body, sdk.code, sdk.type, sdk.message) == (
+            lean.status_code,
+            lean.body,
+            lean.code,
+            lean.type,
+            lean.message,
+        )
+        assert _retry_after(sdk) == _retry_after(lean)
+        assert (_retry_after(lean) == 1.0) is (fault == "429-retry-after")
+
+
+def _outcome(path: str, server: OpenAITestServer, attempts: int) -> tuple[Any, ...]:
+    retry = Retry(max_attempts=attempts, base_delay=0.01, max_delay=0.02, call_timeout=10.0)
+    factory = OpenAIPolicyFactory("m", base_url=server.base_url, request_path=path, retry=retry)  # type: ignore[arg-type]
+
+    async def go() -> BaseException | None:
+        policy = factory()
+        try:
+            await policy.start(ctx())
+            await policy.act(RESET)
+            return None
+        except Exception as err:
+            return err
+        finally:
+            await factory.aclose()
+
+    err = arun(go())
+    if err is None:
+        return ("ok", dict(server.served))
+    kind = kind_of(err)
+    return (type(err), kind, exit_code(kind), getattr(err, "status", None), dict(server.served))
+
+
+@pytest.mark.parametrize("fault", [*FAULTS, "reset", "drop", "404"])
+def test_a_failing_server_ends_an_episode_the_same_way_on_both_paths(fault: str) -> None:
+    outcomes = {}
+    for path in PATHS:
+        with OpenAITestServer() as server:
+            if fault == "404":
+                server.responder = _refuse
+            else:
+                server.inject(fault, fault)
+            outcomes[path] = _outcome(path, server, attempts=2)
+    assert outcomes["fast"] == outcomes["lean"]
+
+
+def test_auto_is_lean_unless_a_proxy_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+    def decide() -> tuple[str, str | None]:
+        factory = OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1")
+
+        async def go() -> str:
+            try:
+                return factory.path()
+            finally:
+                await factory.aclose()
+
+        return asyncio.run(go()), factory.sdk_reason
+
+    assert decide() == ("lean", None)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    path, reason = decide()
+    assert path == "fast" and reason is not None and "proxy" in reason
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert decide() == ("lean", None)
+
+
+def test_a_bad_request_path_is_refused() -> None:
+    from gymforge.core.errors import UserError
+
+    with pytest.raises(UserError, match="request_path"):
+        OpenAIPolicyFactory("m", request_path="quick")  # type: ignore[arg-type]
