@@ -16,7 +16,7 @@ app.add_typer(tasks_app, name="tasks")
 @tasks_app.command("export")
 @friendly
 def export(
-    env: str = typer.Argument(..., help="Environment id (swe or code)."),
+    env: str = typer.Argument(..., help="Environment id (swe, code or code-agent)."),
     fmt: str = typer.Option("harbor", "--format", help="Output format: harbor."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write the tasks into."),
     n: int = typer.Option(10, "-n", min=1, help="Number of tasks."),
@@ -25,16 +25,14 @@ def export(
 ) -> None:
     """Write N tasks of ENV as Harbor task directories under OUT (one directory per task,
     named after its task id; `harbor:OUT` reads them back). Prints the directories written."""
-    from gymforge.integrations.harbor_export import EXPORTERS, export_tasks
+    from gymforge.integrations.harbor_export import EXPORTERS, export_tasks, refusal
 
     if fmt != "harbor":
         raise UserError(f"--format {fmt!r}: the one format is harbor")
     if split not in ("train", "heldout"):
         raise UserError(f"--split {split!r}: use train or heldout")
     if env not in EXPORTERS:
-        raise UserError(
-            f"tasks export --format harbor supports {', '.join(EXPORTERS)}, not {env!r}"
-        )
+        raise UserError(refusal(env))
     handle = open_env(env)
     if handle.tasks is None:
         raise UserError(f"{env} exposes no task source")

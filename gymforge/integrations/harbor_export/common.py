@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.types import Task
 from gymforge.integrations.harbor_export import judge_script
+from gymforge.verify.code import shared as code_rules
 
 BASE_IMAGE = "python:3.11-slim"
 """The base image exported tasks name (map it with ``--image-map`` where it cannot be pulled)."""
@@ -40,11 +42,42 @@ def task_toml(task: Task, env_id: str, verifier_timeout: float = 120.0) -> str:
     )
 
 
+INLINE = re.compile(r"^from (\S+) import (.+?)  # gymforge-export: inline$", re.M)
+
+
+def judge_source() -> str:
+    """``judge_script``'s source, standalone: each import marked ``gymforge-export: inline``
+    is replaced by the source of the names it imports (the code judge's own rules, such as
+    ``strict_equal``, so the exported verifier compares as gymforge does)."""
+    source = inspect.getsource(judge_script)
+
+    def inline(m: re.Match[str]) -> str:
+        assert m.group(1) == code_rules.__name__, m.group(0)
+        names = [n.strip() for n in m.group(2).split(",")]
+        return "\n\n".join(inspect.getsource(getattr(code_rules, n)) for n in names).rstrip()
+
+    out = INLINE.sub(inline, source)
+    assert "gymforge." not in out.split('"""', 2)[2], "the exported judge imports gymforge"
+    return out
+
+
+def judge_limits(truth: dict[str, Any], calls: int) -> dict[str, float]:
+    """The time and memory limits the code judge would run ``calls`` calls of ``truth`` under
+    (``limits_for``, the same rule), for ``spec.json``."""
+    lim = code_rules.limits_for(code_rules.JudgeConfig().limits, truth, calls)
+    return {
+        "wall_time": lim.wall_time,
+        "cpu_time": lim.cpu,
+        "call_timeout": lim.call_timeout,
+        "memory_bytes": lim.memory_bytes,
+    }
+
+
 def verifier_files(spec: dict[str, Any]) -> dict[str, str | bytes]:
     """``tests/test.sh``, ``tests/judge.py`` and ``tests/spec.json``."""
     return {
         "tests/test.sh": TEST_SH,
-        "tests/judge.py": inspect.getsource(judge_script),
+        "tests/judge.py": judge_source(),
         "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True) + "\n",
     }
 
@@ -59,6 +92,12 @@ def heredoc_file(path: str, text: str) -> str:
     return f"mkdir -p \"$(dirname {path})\"\ncat > {path} <<'{mark}'\n{body}{mark}{trim}\n"
 
 
+HIDDEN = ("tests", "solution")
+"""The parts of a task the agent must never read: written owner-only (``0700`` directories,
+``0600`` files; ``.sh`` files ``0700``), so the verifier's candidate user cannot read them
+either (the engine keeps the mode bits when it mounts or copies them)."""
+
+
 def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
     for rel, data in files.items():
         p = root / rel
@@ -67,5 +106,10 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
             p.write_bytes(data)
         else:
             p.write_text(data, encoding="utf-8")
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
+        hidden = rel.split("/", 1)[0] in HIDDEN
+        script = 0o700 if hidden else 0o755
+        p.chmod(script if rel.endswith(".sh") else 0o600 if hidden else 0o644)
+    for part in HIDDEN:
+        for d in [root / part, *(p for p in (root / part).rglob("*") if p.is_dir())]:
+            if d.is_dir():
+                d.chmod(0o700)

@@ -13,6 +13,7 @@ from gymforge.envs.swe.truth import SweTruth
 from gymforge.integrations.harbor_export.common import (
     BASE_IMAGE,
     heredoc_file,
+    judge_limits,
     task_toml,
     verifier_files,
 )
@@ -55,6 +56,7 @@ def render_swe(task: Task) -> dict[str, str | bytes]:
         "runner_files": sorted(RUNNER_FILES),
         "shadowed": sorted(SHADOWED),
         "checks": [c.model_dump(mode="json") for c in truth.checks],
+        "limits": judge_limits({}, 1),
     }
     files: dict[str, str | bytes] = {
         "instruction.md": _instruction(truth),
