@@ -36,8 +36,7 @@ NOT_EXPORTED = {
     "citations are judged against it; not a file task",
     "sql": "its database is a file, but the answer is a query judged by comparing result sets "
     "under the sql judge's rules, which no exported verifier carries yet",
-    "extract": "single-turn: the answer is a reply judged field by field, with no world to "
-    "render",
+    "extract": "single-turn: the answer is a reply judged field by field, with no world to render",
     "math": "single-turn: the answer is a reply, with no world to render",
     "digits": "single-turn: the answer is a reply, with no world to render",
     "puzzles": "single-turn: the answer is a reply, with no world to render",

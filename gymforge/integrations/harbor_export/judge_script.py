@@ -14,8 +14,9 @@ It runs inside the task's container by ``tests/test.sh`` with only the standard 
   protected paths, test directories, runner files (``conftest.py``, ``sitecustomize.py``,
   ``.pth``...) and modules that shadow the standard library, as ``swe``'s ``build`` drops them;
   a change to a protected path fails the task, and so does no applied change at all;
-- **calls run in a child process and only values cross** (``python3 -I``): the child prints
-  each call's outcome as tagged plain data; this process compares what came back with the
+- **calls run in a child process and only values cross** (``python3 -I``): the child writes
+  each call's outcome as tagged plain data on a pipe of its own (what the candidate prints
+  goes nowhere; garbage on the pipe is a crash); this process compares what came back with the
   expected value using the code judge's own ``strict_equal`` (its source is inlined here at
   export). ``code`` tasks run every call in one child, as the code judge's one batch job
   does: a call that times out, or a process that dies, ends the run and the rest count as
@@ -53,14 +54,13 @@ CANDIDATE = 65534
 AS_SELF = False
 """``--as-self``: run the candidate as this script's own user (a run outside a container,
 where ``nobody`` cannot execute this Python)."""
-MARK = "\x00gymforge-result\x00"
 OUTPUT_CAP = 4 << 20
 CHILD = r"""
-import importlib, json, sys
+import importlib, json, os, sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, ".")
-MARK = "\x00gymforge-result\x00"
-out = sys.stdout
+out = os.fdopen(int(sys.argv[1]), "w")
+dumps = json.dumps
 
 
 def enc(v, depth=0):
@@ -78,7 +78,7 @@ def enc(v, depth=0):
 
 
 def say(**what):
-    out.write(MARK + json.dumps(what) + "\n")
+    out.write(dumps(what) + "\n")
     out.flush()
 
 
@@ -228,17 +228,20 @@ def run_calls(
     passes the per-call limit is ``timeout``; one during which the process died (or wrote
     garbage on the result channel) is ``crashed``; either ends the run. A module that does
     not load leaves every call not run."""
+    channel, child_end = os.pipe()
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-c", CHILD],
+        [sys.executable, "-I", "-c", CHILD, str(child_end)],
         stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        pass_fds=(child_end,),
         cwd=root,
         start_new_session=True,
         preexec_fn=lambda: limit(limits),
         **as_candidate(),
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    os.close(child_end)
+    assert proc.stdin is not None
     try:
         proc.stdin.write(json.dumps([load, calls]).encode())
         proc.stdin.close()
@@ -249,15 +252,14 @@ def run_calls(
     deadline = start + float(limits["wall_time"])
     buf, seen, loaded, ended = b"", 0, not load, ""
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    fd = proc.stdout.fileno()
+    sel.register(channel, selectors.EVENT_READ)
     step_deadline = start + float(limits["call_timeout"]) if load else deadline
     while seen < len(calls) and not ended:
         wait = min(deadline, step_deadline) - time.monotonic()
         if wait <= 0 or not sel.select(wait):
             ended = "timeout"
             break
-        chunk = os.read(fd, 65536)
+        chunk = os.read(channel, 65536)
         if not chunk:
             ended = "crashed"
             break
@@ -267,11 +269,8 @@ def run_calls(
             break
         while b"\n" in buf and seen < len(calls):
             line, buf = buf.split(b"\n", 1)
-            _, mark, tail = line.decode("utf-8", "replace").rpartition(MARK)
-            if not mark:
-                continue  # the candidate's own output
             try:
-                said = json.loads(tail)
+                said = json.loads(line)
                 assert isinstance(said, dict)
             except (ValueError, AssertionError):
                 ended = "crashed"
@@ -289,6 +288,7 @@ def run_calls(
                 break
             step_deadline = time.monotonic() + float(limits["call_timeout"])
     sel.close()
+    os.close(channel)
     stop(proc)
     if ended and loaded and seen < len(calls):
         outcomes[seen] = {"status": ended}
@@ -301,8 +301,6 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     except OSError:
         pass
     proc.wait()
-    assert proc.stdout is not None
-    proc.stdout.close()
 
 
 def in_container() -> bool:
@@ -317,9 +315,7 @@ def kill_leftovers() -> None:
         subprocess.run([sys.executable, "-I", "-c", kill], check=False, **as_candidate())
 
 
-def tally(
-    checks: list[dict[str, Any]], outcomes: list[dict[str, Any] | None]
-) -> dict[str, int]:
+def tally(checks: list[dict[str, Any]], outcomes: list[dict[str, Any] | None]) -> dict[str, int]:
     t = {"run": 0, "passed": 0, "timeouts": 0, "crashes": 0, "unserialisable": 0}
     for check, o in zip(checks, outcomes, strict=True):
         t["run"] += 1
