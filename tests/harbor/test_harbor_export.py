@@ -20,6 +20,7 @@ from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.harbor.taskdir import read_dataset
 from gymforge.integrations.harbor_export import judge_script
 from gymforge.registry.resolve import make_env
+from gymforge.verify.code import shared
 
 
 def export(env: str, out: Path, n: int = 2) -> list[Path]:
@@ -119,7 +120,7 @@ def test_export_refuses_other_envs_and_a_used_directory(tmp_path: Path) -> None:
 
 
 def test_the_exported_judge_compares_type_strictly() -> None:
-    eq = judge_script.strict_equal
+    eq = shared.strict_equal  # inlined into the exported judge (judge_source)
     assert eq(1.0, 1.0 + 1e-12) and not eq(1, 1.0) and not eq(True, 1)
     assert not eq((1, 2), [1, 2]) and eq(judge_script.from_json({"$tuple": [1, 2]}), (1, 2))
     assert not eq(
@@ -210,11 +211,13 @@ def test_the_round_trip_gives_the_same_verdicts(
             gid = str(ht.metadata["gymforge_task_id"])
             entry = str(original.tasks.resolve(gid).truth.get("entry_point", ""))  # type: ignore[attr-defined]
             g_wrong, h_wrong = wrong(env_id, entry)
-            for label, g_acts, h_acts in (
+            noop: list[Action] = [Reply(text="Done.")]
+            plays: list[tuple[str, list[Action] | None, list[Action] | None]] = [
                 ("oracle", None, None),
-                ("noop", [Reply(text="Done.")], [Reply(text="Done.")]),
+                ("noop", noop, noop),
                 ("wrong", g_wrong, h_wrong),
-            ):
+            ]
+            for label, g_acts, h_acts in plays:
                 g, g_parts = await verdict(original, gid, g_acts)
                 h, h_parts = await verdict(harbor, ht.task_id, h_acts)
                 rows.append((gid, label, g, h, g_parts, h_parts))

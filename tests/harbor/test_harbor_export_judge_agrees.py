@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from export_battery import BATTERY
 
-from gymforge.sandbox.backend import IsolationUnavailableError
 from gymforge.envs.code.env import CodeReward
 from gymforge.integrations.harbor_export import export_tasks
 from gymforge.registry.resolve import make_env
 from gymforge.reward.standard import StepCosts
+from gymforge.sandbox.backend import IsolationUnavailableError
 from gymforge.sandbox.preflight import require_sandbox
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.services import current

@@ -34,6 +34,7 @@ command); ``--spec``, ``--workspace``, ``--logs`` and ``--as-self`` run it outsi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import os
@@ -296,10 +297,8 @@ def run_calls(
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
     proc.wait()
 
 
@@ -388,10 +387,8 @@ def write_reward(logs: Path, name: str, text: str) -> None:
     """The one reward file, written fresh (whatever was there is removed first)."""
     logs.mkdir(parents=True, exist_ok=True)
     for old in ("reward.txt", "reward.json"):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             (logs / old).unlink()
-        except FileNotFoundError:
-            pass
     fd = os.open(logs / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w") as f:
         f.write(text)
