@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -232,3 +233,42 @@ def test_the_round_trip_gives_the_same_verdicts(
     assert not any(r[2] for r in rows if r[1] != "oracle")
     if env_id != "swe":  # the code kinds' reward.json holds code's components
         assert all(r[5] == pytest.approx(r[4]) for r in rows), rows
+
+
+def run_exported_judge(task: Path, workspace: Path, logs: Path) -> dict[str, str]:
+    """``tests/judge.py`` of ``task`` run directly on ``workspace`` (its spec's ``/app``
+    pointed there); the reward files it wrote."""
+    spec = json.loads((task / "tests" / "spec.json").read_text())
+    spec["workspace"] = str(workspace)
+    (task / "tests" / "spec.json").write_text(json.dumps(spec))
+    p = subprocess.run(
+        [sys.executable, "-I", str(task / "tests" / "judge.py"), "--logs", str(logs), "--as-self"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return {f.name: f.read_text() for f in logs.iterdir()}
+
+
+def test_the_exported_swe_verifier_run_directly_gives_swes_verdicts(tmp_path: Path) -> None:
+    """No engine: the oracle's fix (solve.sh, its /app pointed at a copy of the repository)
+    pays 1; no change, a change to a note only, and a change to a protected test pay 0, the
+    verdicts ``swe`` gives them (the container round trip compares the two directly)."""
+    (task,) = export("swe", tmp_path / "swe", n=1)
+    solve = (task / "solution" / "solve.sh").read_text()
+    plays = {
+        "oracle": lambda ws: subprocess.run(
+            ["bash", "-c", solve.replace("/app", str(ws))], check=True, timeout=60
+        ),
+        "noop": lambda ws: None,
+        "note": lambda ws: (ws / "NOTES.md").write_text("looked into it\n"),
+        "protected": lambda ws: [
+            p.write_text(p.read_text() + "\n# changed\n")
+            for p in sorted(ws.glob("tests/test_*.py"))
+        ],
+    }
+    for label, play in plays.items():
+        ws = tmp_path / label / "app"
+        shutil.copytree(task / "environment" / "repo", ws)
+        play(ws)
+        files = run_exported_judge(task, ws, tmp_path / label / "logs")
+        assert files == {"reward.txt": "1\n" if label == "oracle" else "0\n"}, (label, files)

@@ -251,7 +251,7 @@ def run_calls(
     outcomes: list[dict[str, Any] | None] = [None] * len(calls)
     start = time.monotonic()
     deadline = start + float(limits["wall_time"])
-    buf, seen, loaded, ended = b"", 0, not load, ""
+    buf, seen, loaded, ended = b"", 0, False, ""
     sel = selectors.DefaultSelector()
     sel.register(channel, selectors.EVENT_READ)
     step_deadline = start + float(limits["call_timeout"]) if load else deadline
