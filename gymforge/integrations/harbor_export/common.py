@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import re
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.types import Task
-from gymforge.integrations.harbor_export import judge_script
+from gymforge.integrations.harbor_export import judge_build, judge_script
 from gymforge.verify.code import shared as code_rules
 
 BASE_IMAGE = "python:3.11-slim"
@@ -42,21 +43,33 @@ def task_toml(task: Task, env_id: str, verifier_timeout: float = 120.0) -> str:
     )
 
 
-INLINE = re.compile(r"^from (\S+) import (.+?)  # gymforge-export: inline$", re.M)
+INLINED = {code_rules.__name__: code_rules, judge_build.__name__: judge_build}
+"""The modules whose functions ``judge_source`` inlines (standard library only)."""
+BLOCK = re.compile(
+    r"^# gymforge-export: inline from here\n(.*?)^# gymforge-export: inline to here\n", re.M | re.S
+)
 
 
 def judge_source() -> str:
-    """``judge_script``'s source, standalone: each import marked ``gymforge-export: inline``
-    is replaced by the source of the names it imports (the code judge's own rules, such as
-    ``strict_equal``, so the exported verifier compares as gymforge does)."""
+    """``judge_script``'s source, standalone: the imports between its ``gymforge-export:
+    inline`` markers are replaced by the source of the functions they import (the code
+    judge's own rules, such as ``strict_equal``, and ``judge_build``), so the exported
+    verifier compares and builds as gymforge does."""
     source = inspect.getsource(judge_script)
 
     def inline(m: re.Match[str]) -> str:
-        assert m.group(1) == code_rules.__name__, m.group(0)
-        names = [n.strip() for n in m.group(2).split(",")]
-        return "\n\n".join(inspect.getsource(getattr(code_rules, n)) for n in names).rstrip()
+        parts = []
+        for node in ast.parse(m.group(1)).body:
+            assert isinstance(node, ast.ImportFrom) and node.module in INLINED, m.group(1)
+            module = INLINED[node.module]
+            names = [a.name for a in node.names]
+            if module is judge_build:  # all of it: build calls the module's other functions
+                names = [n for n, f in vars(module).items() if inspect.isfunction(f)]
+                names = [n for n in names if getattr(module, n).__module__ == module.__name__]
+            parts += [inspect.getsource(getattr(module, n)).rstrip() for n in names]
+        return "\n\n\n".join(parts) + "\n"
 
-    out = INLINE.sub(inline, source)
+    out = BLOCK.sub(inline, source)
     assert "gymforge." not in out.split('"""', 2)[2], "the exported judge imports gymforge"
     return out
 

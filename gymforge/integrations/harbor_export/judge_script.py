@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fnmatch
+import fnmatch  # noqa: F401  (the inlined judge_build uses it)
 import json
 import os
 import resource
@@ -48,7 +48,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gymforge.verify.code.shared import strict_equal  # gymforge-export: inline
+# gymforge-export: inline from here
+from gymforge.integrations.harbor_export.judge_build import (
+    build,
+)
+from gymforge.verify.code.shared import strict_equal
+
+# gymforge-export: inline to here
 
 CANDIDATE = 65534
 """The uid and gid the candidate's processes run as when this script is root."""
@@ -141,71 +147,6 @@ def decode(v: Any) -> Any:
     if isinstance(v, list):
         return [decode(x) for x in v]
     return v
-
-
-def read_tree(root: Path) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for name in filenames:
-            p = Path(dirpath) / name
-            if p.is_file() and not p.is_symlink():
-                out[p.relative_to(root).as_posix()] = p.read_bytes()
-    return out
-
-
-def drop_reason(path: str, new: bool, spec: dict[str, Any], packages: set[str]) -> str | None:
-    """Why a change to ``path`` never reaches the judged tree (``swe``'s rule)."""
-    parts = path.split("/")
-    name = parts[-1]
-    if any(fnmatch.fnmatchcase(path, g) for g in spec["protected"]):
-        return "protected"
-    if set(spec["test_dirs"]) & set(parts[:-1]):
-        return "test"
-    if (
-        new
-        and name.endswith(".py")
-        and (fnmatch.fnmatch(name, "test*.py") or name.endswith("_test.py"))
-    ):
-        return "test"
-    if name in spec["runner_files"] or name.endswith(".pth"):
-        return "runner"
-    shadowed = set(spec["shadowed"])
-    for depth in range(len(parts)):
-        parent = "/".join(parts[:depth])
-        if parent and parent in packages:
-            break
-        child = parts[depth]
-        last = depth == len(parts) - 1
-        module = child[:-3] if last and child.endswith(".py") else (None if last else child)
-        if module in shadowed:
-            return "shadow"
-    return None
-
-
-def build(
-    spec: dict[str, Any], workspace: Path, original: Path
-) -> tuple[dict[str, bytes], list[str], list[str]]:
-    """(the judged tree, changes applied, protected paths changed)."""
-    before, after = read_tree(original), read_tree(workspace)
-    packages = {
-        os.path.dirname(p) for p in (*before, *after) if os.path.basename(p) == "__init__.py"
-    }
-    tree, applied, protected = dict(before), [], []
-    for path in sorted(before.keys() | after.keys()):
-        if before.get(path) == after.get(path):
-            continue
-        why = drop_reason(path, path not in before, spec, packages)
-        if why == "protected":
-            protected.append(path)
-        if why is not None:
-            continue
-        if path in after:
-            tree[path] = after[path]
-        else:
-            del tree[path]
-        applied.append(path)
-    return tree, applied, protected
 
 
 def as_candidate() -> dict[str, Any]:
