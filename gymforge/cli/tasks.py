@@ -22,6 +22,9 @@ def export(
     n: int = typer.Option(10, "-n", min=1, help="Number of tasks."),
     split: str = typer.Option("train", "--split", help="train or heldout."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed for task sampling."),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="Export this dataset's tasks (its first N rows of the split)."
+    ),
 ) -> None:
     """Write N tasks of ENV as Harbor task directories under OUT (one directory per task,
     named after its task id; `harbor:OUT` reads them back). Prints the directories written."""
@@ -33,11 +36,16 @@ def export(
         raise UserError(f"--split {split!r}: use train or heldout")
     if env not in EXPORTERS:
         raise UserError(refusal(env))
-    handle = open_env(env)
-    if handle.tasks is None:
-        raise UserError(f"{env} exposes no task source")
-    ids = handle.tasks.sample(n, seed, split)  # type: ignore[arg-type]
-    tasks = [handle.tasks.resolve(i) for i in ids]
+    handle = open_env(env, dataset)
+    if handle.datasets:
+        tasks = [t for t in handle.datasets[0].tasks if t.split == split][:n]
+        if not tasks:
+            raise UserError(f"{dataset}: no {split} task to export")
+    else:
+        if handle.tasks is None:
+            raise UserError(f"{env} exposes no task source")
+        ids = handle.tasks.sample(n, seed, split)  # type: ignore[arg-type]
+        tasks = [handle.tasks.resolve(i) for i in ids]
     written = export_tasks(env, tasks, out)
     for path in written:
         print(path)

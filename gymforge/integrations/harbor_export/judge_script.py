@@ -49,9 +49,7 @@ from pathlib import Path
 from typing import Any
 
 # gymforge-export: inline from here
-from gymforge.integrations.harbor_export.judge_build import (
-    build,
-)
+from gymforge.integrations.harbor_export.judge_build import build, read_tree
 from gymforge.verify.code.shared import strict_equal
 
 # gymforge-export: inline to here
@@ -255,6 +253,64 @@ def kill_leftovers() -> None:
         subprocess.run([sys.executable, "-I", "-c", kill], check=False, **as_candidate())
 
 
+def lay_out(root: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+
+
+def run_hidden_command(spec: dict[str, Any], here: Path, root: Path) -> tuple[bool, str]:
+    """``swe`` task files: the hidden command, through ``swe``'s own runner (``runner.py``,
+    its ``HIDDEN_COMMAND``), in ``root`` (the built tree, the hidden tests and the runner's
+    boot files laid over it); (passed, why not). Every file there is read-only to the
+    candidate (root's, when this script is root), ``HOME``/``TMPDIR`` the one place it
+    writes; a run whose files came back changed fails whatever it exited with."""
+    limits = spec["limits"]
+    laid = read_tree(root)
+    home = root.parent / "home"
+    home.mkdir(mode=0o700)
+    if as_candidate():
+        os.chown(home, CANDIDATE, CANDIDATE)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    runner = (here / "runner.py").read_text()
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-c", runner, *spec["argv"]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=root,
+        env=env,
+        start_new_session=True,
+        preexec_fn=lambda: limit(limits),
+        **as_candidate(),
+    )
+    try:
+        out, _ = proc.communicate(timeout=float(limits["wall_time"]))
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        code = None
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if code is None:
+        out, _ = proc.communicate()
+    kill_leftovers()
+    print(out[-4000:].decode("utf-8", "replace"))
+    after = read_tree(root)
+    tampered = sorted(p for p in laid if after.get(p) != laid[p])
+    if tampered:
+        return False, f"judge-owned files changed during the run: {', '.join(tampered[:5])}"
+    if code != 0:
+        return False, "the hidden command timed out" if code is None else f"it exited {code}"
+    return True, ""
+
+
 def tally(checks: list[dict[str, Any]], outcomes: list[dict[str, Any] | None]) -> dict[str, int]:
     t = {"run": 0, "passed": 0, "timeouts": 0, "crashes": 0, "unserialisable": 0}
     for check, o in zip(checks, outcomes, strict=True):
@@ -279,7 +335,7 @@ def judge(spec: dict[str, Any], here: Path, workspace: Path) -> tuple[dict[str, 
     limits = spec["limits"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "job"
-        if spec["kind"] == "swe":
+        if spec["kind"] in ("swe", "swe-command"):
             tree, applied, protected = build(spec, workspace, here / "original")
             if protected:
                 reasons.append(f"protected files changed: {', '.join(protected)}")
@@ -289,11 +345,14 @@ def judge(spec: dict[str, Any], here: Path, workspace: Path) -> tuple[dict[str, 
             source = workspace / spec["solution"]
             tree = {spec["solution"]: source.read_bytes() if source.is_file() else b""}
         root.mkdir()
-        for rel, data in tree.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(data)
+        lay_out(root, tree)
         if as_candidate():
             os.chmod(tmp, 0o711)
+        if spec["kind"] == "swe-command":  # every file stays this script's, read-only to it
+            lay_out(root, {**read_tree(here / "hidden"), **read_tree(here / "boot")})
+            ok, why = run_hidden_command(spec, here, root)
+            return {"run": 1, "passed": int(ok)}, [*reasons, *([why] if why else [])]
+        if as_candidate():  # the calls' job directory is the candidate's own
             for dirpath, _, filenames in os.walk(root):
                 for name in [".", *filenames]:
                     os.chown(os.path.join(dirpath, name), CANDIDATE, CANDIDATE)
@@ -352,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
         print(r)
     if a.report:
         return
-    if spec["kind"] == "swe":
+    if spec["kind"] in ("swe", "swe-command"):
         write_reward(a.logs, "reward.txt", "0\n" if reasons else "1\n")
     else:
         write_reward(a.logs, "reward.json", json.dumps(components(spec, t, not reasons)) + "\n")
