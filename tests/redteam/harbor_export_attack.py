@@ -32,9 +32,11 @@ def code_task(env_id: str = "code") -> Any:
 
 def play_exported(
     solution: str, before: list[Action] | None = None, env_id: str = "code"
-) -> tuple[StepResult, dict[str, Any]]:
+) -> tuple[StepResult, dict[str, Any], list[str]]:
     """Export one task of ``env_id``, then play ``before``, write ``solution`` to
-    ``/app/solution.py`` and reply; (the last step, the task's truth)."""
+    ``/app/solution.py`` and reply; (the last step, the task's truth, what each step of
+    ``before`` showed the agent)."""
+    shown: list[str] = []
     task = code_task(env_id)
     solution = solution.replace("ENTRY", str(task.truth["entry_point"]))
 
@@ -44,11 +46,14 @@ def play_exported(
         try:
             (tid,) = env.harbor_tasks  # type: ignore[attr-defined]
             await env.reset(tid, 0)
-            write = ToolCall(name="write_file", arguments={"path": "solution.py", "content": solution})
+            write = ToolCall(
+                name="write_file", arguments={"path": "solution.py", "content": solution}
+            )
             result: StepResult | None = None
             for a in [*(before or []), write, Reply(text="Done.")]:
                 result = await env.step(a)
                 assert not result.truncated
+                shown.append("".join(str(m.content) for m in result.observation.messages))
             assert result is not None and result.terminated
             return result
         finally:
@@ -58,7 +63,41 @@ def play_exported(
     os.environ["GYMFORGE_HARBOR_IMAGE_MAP"] = IMAGE_MAP
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            return asyncio.run(go(Path(tmp) / "export")), dict(task.truth)
+            return asyncio.run(go(Path(tmp) / "export")), dict(task.truth), shown
+    finally:
+        if old is None:
+            del os.environ["GYMFORGE_HARBOR_IMAGE_MAP"]
+        else:
+            os.environ["GYMFORGE_HARBOR_IMAGE_MAP"] = old
+
+
+def play_task_file(task_file: Path, actions: list[Action]) -> StepResult:
+    """Export ``task_file``'s one task (``swe`` command mode), play ``actions`` then reply."""
+
+    async def go(root: Path) -> StepResult:
+        from gymforge.envs.swe import SweEnv
+
+        swe = SweEnv()
+        (task,) = swe.load_dataset(task_file).tasks
+        await swe.close()
+        export_tasks("swe", [task], root)
+        env = make_env(f"harbor:{root}")
+        try:
+            (tid,) = env.harbor_tasks  # type: ignore[attr-defined]
+            await env.reset(tid, 0)
+            result: StepResult | None = None
+            for a in [*actions, Reply(text="Done.")]:
+                result = await env.step(a)
+            assert result is not None and result.terminated
+            return result
+        finally:
+            await env.close()
+
+    old = os.environ.get("GYMFORGE_HARBOR_IMAGE_MAP")
+    os.environ["GYMFORGE_HARBOR_IMAGE_MAP"] = IMAGE_MAP
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            return asyncio.run(go(Path(tmp) / "export"))
     finally:
         if old is None:
             del os.environ["GYMFORGE_HARBOR_IMAGE_MAP"]

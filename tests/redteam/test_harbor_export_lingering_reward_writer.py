@@ -41,7 +41,7 @@ def ENTRY(*args, **kwargs):
 
 
 def test_a_process_the_candidate_left_cannot_rewrite_the_reward() -> None:
-    last, _ = play_exported(LINGER)
+    last, _, _ = play_exported(LINGER)
     verdict = last.info["verdict"]
     assert not verdict["passed"], verdict
     assert last.reward_components.get("harbor.task", 0.0) == 0.0

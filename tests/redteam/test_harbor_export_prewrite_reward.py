@@ -21,7 +21,7 @@ PLANT = (
 
 def test_a_reward_written_during_the_episode_is_never_read() -> None:
     plant = ToolCall(name="run", arguments={"command": PLANT, "timeout": 30})
-    last, _ = play_exported(
+    last, _, _ = play_exported(
         "def ENTRY(*args, **kwargs):\n    return None\n", before=[plant], env_id="code-agent"
     )
     verdict = last.info["verdict"]

@@ -29,7 +29,7 @@ def ENTRY(*args, **kwargs):
 
 
 def test_the_candidate_cannot_read_the_hidden_expected_values() -> None:
-    last, _ = play_exported(READ_SPEC)
+    last, _, _ = play_exported(READ_SPEC)
     verdict = last.info["verdict"]
     assert not verdict["passed"], verdict
     assert last.reward_components.get("harbor.tests_passed", 0.0) == 0.0
