@@ -19,8 +19,8 @@ from harbor_helpers import IMAGE_MAP, cli_env
 
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.harbor.taskdir import read_dataset
-from gymforge.integrations.harbor_export import judge_script
-from gymforge.registry.resolve import make_env
+from gymforge.integrations.harbor_export import EXPORTERS, NOT_EXPORTED, judge_script, refusal
+from gymforge.registry.resolve import ADAPTERS, BUILTIN, make_env
 from gymforge.verify.code import shared
 
 
@@ -118,6 +118,15 @@ def test_export_refuses_other_envs_and_a_used_directory(tmp_path: Path) -> None:
         capture_output=True, text=True, env=cli_env(), timeout=120, check=False,
     )  # fmt: skip
     assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_every_environment_has_a_decision_and_a_refusal_names_its_reason() -> None:
+    """A new built-in environment or adapter must say whether it exports, and why not."""
+    prefixes = {p.removesuffix(":") for p in ADAPTERS}
+    assert set(BUILTIN) | prefixes <= set(EXPORTERS) | set(NOT_EXPORTED)
+    assert not set(EXPORTERS) & set(NOT_EXPORTED)
+    for env_id, why in NOT_EXPORTED.items():
+        assert refusal(f"{env_id}:x" if env_id in prefixes else env_id).endswith(f": {why}")
 
 
 def test_the_exported_judge_compares_type_strictly() -> None:

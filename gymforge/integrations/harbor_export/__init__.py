@@ -41,6 +41,11 @@ NOT_EXPORTED = {
     "digits": "single-turn: the answer is a reply, with no world to render",
     "puzzles": "single-turn: the answer is a reply, with no world to render",
     "harbor": "its tasks are Harbor tasks already",
+    "reasoning-gym": "single-turn: the answer is a reply judged by the dataset's scorer, with "
+    "no world to render",
+    "verifiers": "a third party's environment: its world and judge are that package's",
+    "openenv": "a third party's environment served over its own protocol: its world is the "
+    "server's",
 }
 """Why each other built-in environment is not exported (the refusal names it)."""
 
