@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harbor_helpers import IMAGE_MAP, cli_env
+from harbor_helpers import IMAGE_MAP, cli_env, judge_in_sandbox
 
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.harbor.taskdir import read_dataset
@@ -244,22 +244,13 @@ def test_the_round_trip_gives_the_same_verdicts(
         assert all(r[5] == pytest.approx(r[4]) for r in rows), rows
 
 
-def run_exported_judge(task: Path, workspace: Path, logs: Path) -> dict[str, str]:
-    """``tests/judge.py`` of ``task`` run directly on ``workspace`` (its spec's ``/app``
-    pointed there); the reward files it wrote."""
-    spec = json.loads((task / "tests" / "spec.json").read_text())
-    spec["workspace"] = str(workspace)
-    (task / "tests" / "spec.json").write_text(json.dumps(spec))
-    p = subprocess.run(
-        [sys.executable, "-I", str(task / "tests" / "judge.py"), "--logs", str(logs), "--as-self"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    return {f.name: f.read_text() for f in logs.iterdir()}
+def tree(root: Path) -> dict[str, str | bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def test_the_exported_swe_verifier_run_directly_gives_swes_verdicts(tmp_path: Path) -> None:
-    """No engine: the oracle's fix (solve.sh, its /app pointed at a copy of the repository)
+    """No engine (the verifier in one sandbox job): the oracle's fix (solve.sh, its /app
+    pointed at a copy of the repository)
     pays 1; no change, a change to a note only, and a change to a protected test pay 0, the
     verdicts ``swe`` gives them (the container round trip compares the two directly)."""
     (task,) = export("swe", tmp_path / "swe", n=1)
@@ -279,5 +270,5 @@ def test_the_exported_swe_verifier_run_directly_gives_swes_verdicts(tmp_path: Pa
         ws = tmp_path / label / "app"
         shutil.copytree(task / "environment" / "repo", ws)
         play(ws)
-        files = run_exported_judge(task, ws, tmp_path / label / "logs")
-        assert files == {"reward.txt": "1\n" if label == "oracle" else "0\n"}, (label, files)
+        files = judge_in_sandbox(task, tree(ws))
+        assert files == {"reward.txt": b"1\n" if label == "oracle" else b"0\n"}, (label, files)

@@ -1,4 +1,5 @@
-"""The exported ``code``/``code-agent`` verifier (``tests/judge.py``, run directly, no engine)
+"""The exported ``code``/``code-agent`` verifier (``tests/judge.py``, run directly in one job of
+gymforge's sandbox, no engine)
 scores as gymforge's code judge and ``CodeReward`` score: on the oracle and on a battery of
 wrong and hostile answers (``export_battery``: exit early, ``os._exit(0)``, fake pass
 markers, a monkeypatched harness, a planted ``conftest.py``, timeouts, crashes, wrong types),
@@ -9,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from export_battery import BATTERY
+from harbor_helpers import judge_in_sandbox
 
 from gymforge.envs.code.env import CodeReward
 from gymforge.integrations.harbor_export import export_tasks
@@ -45,18 +45,10 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[dict[str, A
     return [(t.truth, d) for t, d in zip(tasks, dirs, strict=True)]
 
 
-def script_components(task_dir: Path, solution: str, tmp: Path) -> dict[str, float]:
-    ws, logs = tmp / "ws", tmp / "logs"
-    ws.mkdir(parents=True)
-    (ws / "solution.py").write_text(solution)
-    p = subprocess.run(
-        [sys.executable, "-I", str(task_dir / "tests" / "judge.py"), "--workspace", str(ws),
-         "--logs", str(logs), "--as-self"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr[-2000:]
-    assert sorted(p.name for p in logs.iterdir()) == ["reward.json"]
-    return dict(json.loads((logs / "reward.json").read_text()))
+def script_components(task_dir: Path, solution: str) -> dict[str, float]:
+    logs = judge_in_sandbox(task_dir, {"solution.py": solution})
+    assert sorted(logs) == ["reward.json"]
+    return dict(json.loads(logs["reward.json"]))
 
 
 def gymforge_components(judge: CodeJudge, truth: dict[str, Any], solution: str) -> dict[str, float]:
@@ -68,11 +60,11 @@ def gymforge_components(judge: CodeJudge, truth: dict[str, Any], solution: str) 
 
 @pytest.mark.parametrize("answer", sorted(BATTERY))
 def test_the_exported_verifier_scores_as_the_code_judge(
-    answer: str, judge: CodeJudge, exported: list[tuple[dict[str, Any], Path]], tmp_path: Path
+    answer: str, judge: CodeJudge, exported: list[tuple[dict[str, Any], Path]]
 ) -> None:
-    for i, (truth, task_dir) in enumerate(exported):
+    for truth, task_dir in exported:
         solution = BATTERY[answer](str(truth["entry_point"]), str(truth["reference"]))
-        got = script_components(task_dir, solution, tmp_path / str(i))
+        got = script_components(task_dir, solution)
         want = gymforge_components(judge, truth, solution)
         assert got.keys() == want.keys(), (task_dir.name, got, want)
         assert got == pytest.approx(want), (task_dir.name, got, want)

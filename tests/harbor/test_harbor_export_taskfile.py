@@ -1,9 +1,9 @@
 """``swe`` task files (``command`` mode: a repository, hidden test files and a hidden test
 command) exported with ``tasks export swe --dataset``: the hidden tests, ``swe``'s own
 hidden-run runner and its boot files go to the verifier (owner-only); the exported verifier
-run directly (no engine) gives ``swe``'s verdict on the oracle's fix, no change, a wrong
-change, a protected test edited and a hidden test planted in the workspace; and on the
-container engine, ``harbor:DIR`` gives the verdicts ``swe`` gives."""
+run directly (no engine: in one job of gymforge's sandbox) gives ``swe``'s verdict on the
+oracle's fix, no change, a wrong change, a protected test edited and a hidden test planted
+in the workspace; and on the container engine, ``harbor:DIR`` gives ``swe``'s verdicts."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harbor_helpers import IMAGE_MAP, READY, WHY, cli_env
+from harbor_helpers import IMAGE_MAP, READY, WHY, cli_env, judge_in_sandbox
 
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.swe import SweEnv
@@ -150,16 +150,8 @@ def test_the_exported_verifier_run_directly_gives_swes_verdicts(
             subprocess.run(cmd, check=True, timeout=60)
         else:
             change(ws)
-        spec["workspace"] = str(ws)
-        (task / "tests" / "spec.json").write_text(json.dumps(spec))
-        logs = tmp_path / label / "logs"
-        p = subprocess.run(
-            [sys.executable, "-I", str(task / "tests" / "judge.py"), "--logs", str(logs),
-             "--as-self"],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-        got[label] = (logs / "reward.txt").read_text() == "1\n"
+        files = {p.relative_to(ws).as_posix(): p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+        got[label] = judge_in_sandbox(task, files) == {"reward.txt": b"1\n"}
     assert got == swe_verdicts(task_file)
     assert got == {label: label == "oracle" for label in PLAYS}
 
