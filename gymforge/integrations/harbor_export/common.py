@@ -19,7 +19,7 @@ DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
 TEST_SH = """#!/bin/bash
 # gymforge's exported verifier: judge.py judges /app on plain data and writes the reward
 mkdir -p /logs/verifier
-python3 /tests/judge.py
+python3 -I /tests/judge.py
 """
 
 
