@@ -272,3 +272,24 @@ def test_the_exported_swe_verifier_run_directly_gives_swes_verdicts(tmp_path: Pa
         play(ws)
         files = judge_in_sandbox(task, tree(ws))
         assert files == {"reward.txt": b"1\n" if label == "oracle" else b"0\n"}, (label, files)
+
+
+def test_a_task_that_does_not_export_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {
+            "task_id": "stdio-sum",
+            "prompt": "Print the sum.",
+            "tests": [{"input": "1 2", "output": "3"}],
+        }
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    p = subprocess.run(
+        [sys.executable, "-m", "gymforge.cli", "tasks", "export", "code", "--dataset", str(data),
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, env=cli_env(), timeout=300, check=False,
+    )  # fmt: skip
+    assert p.returncode != 0 and "only function-call code tasks export" in p.stderr, p.stderr
+    assert "'stdio'" in p.stderr and not (tmp_path / "out").exists()

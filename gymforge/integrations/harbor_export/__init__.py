@@ -76,14 +76,15 @@ def render(env_id: str, task: Task) -> dict[str, str | bytes]:
 
 
 def export_tasks(env_id: str, tasks: list[Task], out: Path) -> list[Path]:
-    """Write each task's directory under ``out`` (refused when one is already there)."""
+    """Write each task's directory under ``out``. Every task is rendered and every target
+    checked first, so a task that does not export, or a directory already there, is refused
+    before anything is written."""
     if env_id not in EXPORTERS:
         raise UserError(refusal(env_id))
-    written = []
-    for task in tasks:
-        target = out / dir_name(task.task_id)
+    rendered = [(out / dir_name(t.task_id), render(env_id, t)) for t in tasks]
+    for target, _ in rendered:
         if target.exists():
             raise UserError(f"{target} exists; export into an empty directory")
-        write_tree(target, render(env_id, task))
-        written.append(target)
-    return written
+    for target, files in rendered:
+        write_tree(target, files)
+    return [target for target, _ in rendered]
