@@ -53,3 +53,44 @@ def cli_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     return env
+
+
+def judge_in_sandbox(task: Path, workspace: dict[str, str | bytes]) -> dict[str, bytes]:
+    """An exported task's ``tests/judge.py`` run directly, without an engine: in one job of
+    gymforge's sandbox (the candidate never runs on this host), with the task's ``tests/``
+    and ``workspace`` as the job's files and ``/app`` pointed at the latter. Returns the
+    files it left in its reward directory; skips where the sandbox cannot run."""
+    import json
+
+    from gymforge.sandbox import Limits, SandboxJob
+    from gymforge.sandbox.backend import IsolationUnavailableError
+    from gymforge.sandbox.preflight import require_sandbox
+    from gymforge.verify.code.shared import shared_backend
+    from gymforge.verify.services import current
+
+    try:
+        require_sandbox({"python"}, current().settings)
+    except IsolationUnavailableError as e:
+        pytest.skip(str(e))
+    tests = task / "tests"
+    files: dict[str, str | bytes] = {
+        f"tests/{p.relative_to(tests).as_posix()}": p.read_bytes()
+        for p in tests.rglob("*")
+        if p.is_file()
+    }
+    spec = json.loads(files["tests/spec.json"])
+    spec["workspace"] = "ws"
+    files["tests/spec.json"] = json.dumps(spec)
+    files |= {f"ws/{rel}": data for rel, data in workspace.items()}
+    job = SandboxJob(
+        source=(tests / "judge.py").read_text(),
+        files=files,
+        argv=["--spec", "tests/spec.json", "--logs", "logs", "--as-self"],
+        keep_files=True,
+        limits=Limits(
+            wall_time=120, cpu_time=120, processes=64, memory_bytes=2 << 30, workspace_bytes=8 << 20
+        ),
+    )
+    r = shared_backend().run(job)
+    assert r.status == "ok" and r.exit_code == 0, (r.status, r.stdout[-2000:], r.stderr[-2000:])
+    return {k.removeprefix("logs/"): v for k, v in (r.files or {}).items() if k.startswith("logs/")}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.types import Task
-from gymforge.integrations.harbor_export import judge_script
+from gymforge.integrations.harbor_export import judge_build, judge_script
+from gymforge.verify.code import shared as code_rules
 
 BASE_IMAGE = "python:3.11-slim"
 """The base image exported tasks name (map it with ``--image-map`` where it cannot be pulled)."""
@@ -16,7 +19,7 @@ DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
 TEST_SH = """#!/bin/bash
 # gymforge's exported verifier: judge.py judges /app on plain data and writes the reward
 mkdir -p /logs/verifier
-python3 /tests/judge.py
+python3 -I /tests/judge.py
 """
 
 
@@ -40,11 +43,54 @@ def task_toml(task: Task, env_id: str, verifier_timeout: float = 120.0) -> str:
     )
 
 
+INLINED = {code_rules.__name__: code_rules, judge_build.__name__: judge_build}
+"""The modules whose functions ``judge_source`` inlines (standard library only)."""
+BLOCK = re.compile(
+    r"^# gymforge-export: inline from here\n(.*?)^# gymforge-export: inline to here\n", re.M | re.S
+)
+
+
+def judge_source() -> str:
+    """``judge_script``'s source, standalone: the imports between its ``gymforge-export:
+    inline`` markers are replaced by the source of the functions they import (the code
+    judge's own rules, such as ``strict_equal``, and ``judge_build``), so the exported
+    verifier compares and builds as gymforge does."""
+    source = inspect.getsource(judge_script)
+
+    def inline(m: re.Match[str]) -> str:
+        parts = []
+        for node in ast.parse(m.group(1)).body:
+            assert isinstance(node, ast.ImportFrom) and node.module in INLINED, m.group(1)
+            module = INLINED[node.module]
+            names = [a.name for a in node.names]
+            if module is judge_build:  # all of it: build calls the module's other functions
+                names = [n for n, f in vars(module).items() if inspect.isfunction(f)]
+                names = [n for n in names if getattr(module, n).__module__ == module.__name__]
+            parts += [inspect.getsource(getattr(module, n)).rstrip() for n in names]
+        return "\n\n\n".join(parts) + "\n"
+
+    out = BLOCK.sub(inline, source)
+    assert "gymforge." not in out.split('"""', 2)[2], "the exported judge imports gymforge"
+    return out
+
+
+def judge_limits(truth: dict[str, Any], calls: int) -> dict[str, float]:
+    """The time and memory limits the code judge would run ``calls`` calls of ``truth`` under
+    (``limits_for``, the same rule), for ``spec.json``."""
+    lim = code_rules.limits_for(code_rules.JudgeConfig().limits, truth, calls)
+    return {
+        "wall_time": lim.wall_time,
+        "cpu_time": lim.cpu,
+        "call_timeout": lim.call_timeout,
+        "memory_bytes": lim.memory_bytes,
+    }
+
+
 def verifier_files(spec: dict[str, Any]) -> dict[str, str | bytes]:
     """``tests/test.sh``, ``tests/judge.py`` and ``tests/spec.json``."""
     return {
         "tests/test.sh": TEST_SH,
-        "tests/judge.py": inspect.getsource(judge_script),
+        "tests/judge.py": judge_source(),
         "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True) + "\n",
     }
 
@@ -59,6 +105,12 @@ def heredoc_file(path: str, text: str) -> str:
     return f"mkdir -p \"$(dirname {path})\"\ncat > {path} <<'{mark}'\n{body}{mark}{trim}\n"
 
 
+HIDDEN = ("tests", "solution")
+"""The parts of a task the agent must never read: written owner-only (``0700`` directories,
+``0600`` files; ``.sh`` files ``0700``), so the verifier's candidate user cannot read them
+either (the engine keeps the mode bits when it mounts or copies them)."""
+
+
 def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
     for rel, data in files.items():
         p = root / rel
@@ -67,5 +119,10 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
             p.write_bytes(data)
         else:
             p.write_text(data, encoding="utf-8")
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
+        hidden = rel.split("/", 1)[0] in HIDDEN
+        script = 0o700 if hidden else 0o755
+        p.chmod(script if rel.endswith(".sh") else 0o600 if hidden else 0o644)
+    for part in HIDDEN:
+        for d in [root / part, *(p for p in (root / part).rglob("*") if p.is_dir())]:
+            if d.is_dir():
+                d.chmod(0o700)
