@@ -3,10 +3,12 @@
 :class:`ConfinedCommand` runs the command through ``/bin/sh`` in bubblewrap
 (:mod:`~gymforge.serve.harness.confine`), its episode directory a fresh one holding
 ``prompt.json``; its standard output, stripped, is the final message, and a non-zero exit
-is an error. In workspace mode (the context has a ``shell_url``) it also gets the shell
-(:mod:`~gymforge.serve.harness.shell`: ``gymforge-sh``, its instruction file) and a
-network namespace of its own, with only its two endpoints relayed in
-(:mod:`~gymforge.serve.harness.netrelay`). :meth:`ConfinedCommand.kill` kills the sandbox
+is an error. It has a network namespace of its own, with only its two endpoints (its proxy
+URL and its MCP or shell URL) relayed in (:mod:`~gymforge.serve.harness.netrelay`): the
+host's loopback services, the inference server behind the proxy and the outside network
+are out of reach, in either mode. In workspace mode (the context has a ``shell_url``) it
+also gets the shell (:mod:`~gymforge.serve.harness.shell`: ``gymforge-sh``, its
+instruction file). :meth:`ConfinedCommand.kill` kills the sandbox
 (the kernel then kills every process of its pid namespace).
 """
 
@@ -26,7 +28,13 @@ from gymforge.sandbox.confine import seccomp_fd
 from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
 from gymforge.serve.harness.context import HarnessContext
 from gymforge.serve.harness.netrelay import EpisodeRelay
-from gymforge.serve.harness.shell import CLIENT_PYTHON, client_paths, ports, workspace_endpoints
+from gymforge.serve.harness.shell import (
+    CLIENT_PYTHON,
+    client_paths,
+    install_client,
+    ports,
+    workspace_endpoints,
+)
 
 
 class ConfinedCommand:
@@ -55,23 +63,25 @@ class ConfinedCommand:
                 "GYMFORGE_EPISODE": ctx.episode_id,
                 "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
             }
-            argv, granted = ["/bin/sh", "-c", self.target], self.paths
-            if ctx.shell_url:  # workspace mode: a shell, and a network of its endpoints only
+            if ctx.shell_url:  # workspace mode: a shell in place of the MCP tools
                 endpoints = workspace_endpoints(
                     endpoints, ctx.shell_url, ctx.api_key, ctx.prompt, episode_dir
                 )
-                relay = await EpisodeRelay(episode_dir, ports(ctx.base_url, ctx.shell_url)).start()
-                argv, granted = relay.command(argv, CLIENT_PYTHON), (*granted, *client_paths())
+            else:
+                install_client(episode_dir)
+            # a network of its own: its two endpoints relayed in, nothing else of the host's
+            own = ports(ctx.base_url, ctx.shell_url or ctx.mcp_url)
+            relay = await EpisodeRelay(episode_dir, own).start()
+            argv = relay.command(["/bin/sh", "-c", self.target], CLIENT_PYTHON)
             confinement = harness_confinement(
                 self.target,
                 episode_dir,
                 endpoints,
-                granted=granted,
+                granted=(*self.paths, *client_paths()),
                 hidden=self.hidden,
                 uid=self.uid,
             )
-            if relay is not None:
-                confinement = dataclasses.replace(confinement, share_net=False)
+            confinement = dataclasses.replace(confinement, share_net=False)
             with seccomp_fd() as fd:
                 self.process = await asyncio.create_subprocess_exec(
                     *confinement.command(argv, fd),
