@@ -34,10 +34,11 @@ def executor_for(
     """The executor of ``spec.backend``: ``local`` plays ``handle``'s environments with
     ``source``'s policies here; ``ray`` (``backend_url``: the cluster address, if any) and
     ``redis`` (``backend_url``: the Redis URL) resolve the environment and policy from
-    their names on each worker, with ``policy_options`` (``base_url`` among them)."""
+    their names on each worker, with ``policy_options`` (``base_url`` among them; a workspace
+    harness's ``shell`` is not passed on: each worker takes its own environment's)."""
     if spec.backend == "local":
         return LocalExecutor(handle.factory, source.factory, close_policy=source.close)
-    options = {k: v for k, v in (policy_options or {}).items() if v is not None}
+    options = {k: v for k, v in (policy_options or {}).items() if v is not None and k != "shell"}
     if spec.backend == "redis":
         if not backend_url:
             raise UserError("--backend redis needs --redis URL")
