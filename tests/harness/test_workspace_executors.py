@@ -14,18 +14,18 @@ import pytest
 
 pytest.importorskip("redis")
 
-from workspace_helpers import SEED, SYSTEM_PYTHON, program_dir, swe_task_ids, write_plan  # noqa: E402
+from workspace_helpers import SEED, SYSTEM_PYTHON, program_dir, swe_task_ids, write_plan
 
-from examples.mini_swe_agent.scripted import fix_commands  # noqa: E402
-from gymforge.core.errors import UserError  # noqa: E402
-from gymforge.rollout.executors import executor_for  # noqa: E402
-from gymforge.rollout.executors.redis_worker import worker  # noqa: E402
-from gymforge.rollout.plan import prepare  # noqa: E402
-from gymforge.rollout.runner import RunResult, run  # noqa: E402
-from gymforge.rollout.spec import RunSpec  # noqa: E402
-from gymforge.testing.openai_server import OpenAITestServer  # noqa: E402
-from gymforge.trajectory.io import read_episodes  # noqa: E402
-from tests.rollout.redis_helpers import REDIS_SERVER, redis_server  # noqa: E402
+from examples.mini_swe_agent.scripted import fix_commands
+from gymforge.core.errors import UserError
+from gymforge.rollout.executors import executor_for
+from gymforge.rollout.executors.redis_worker import worker
+from gymforge.rollout.plan import prepare
+from gymforge.rollout.runner import RunResult, run
+from gymforge.rollout.spec import RunSpec
+from gymforge.testing.openai_server import OpenAITestServer
+from gymforge.trajectory.io import read_episodes
+from tests.rollout.redis_helpers import REDIS_SERVER, redis_server
 
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
 

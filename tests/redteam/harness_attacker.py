@@ -4,7 +4,8 @@
 finding 6 and reports what it tried and what it saw to the accomplice (an HTTP server the
 test runs on a unix socket, ``ACCOMPLICE_URL`` its path: the harness has no network but its
 own endpoints), then prints a final message. Modes: ``env``, ``siblings``, ``tools``,
-``weight``, ``survivor``, ``linger``, ``rundir``, ``userns``, ``regen``, ``loopback``. Every attempt is caught: the report says what failed and how.
+``weight``, ``survivor``, ``linger``, ``rundir``, ``userns``, ``regen``, ``loopback``. Every
+attempt is caught: the report says what failed and how.
 """
 
 from __future__ import annotations
@@ -265,10 +266,12 @@ def attack_loopback() -> None:
     """Bypass the proxy: POST a chat request straight to each URL in ``ARG`` (the inference
     server behind the proxy: an unrecorded model call; any service on the host's loopback,
     a local Redis or database). Then the own proxy URL, which must still work."""
-    chat = {"model": os.environ.get("GYMFORGE_MODEL", "m"), "messages": [{"role": "user", "content": "hi"}]}
+    model = os.environ.get("GYMFORGE_MODEL", "m")
+    chat = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
     SEEN["reached"] = {url: http("POST", url, chat) for url in ARG.split(",") if url}
     base = os.environ.get("OPENAI_BASE_URL", "")
-    SEEN["own_proxy"] = http("POST", f"{base}/chat/completions", chat, os.environ.get("OPENAI_API_KEY"))
+    token = os.environ.get("OPENAI_API_KEY")
+    SEEN["own_proxy"] = http("POST", f"{base}/chat/completions", chat, token)
 
 
 ATTACKS = {
