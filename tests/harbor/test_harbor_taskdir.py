@@ -121,7 +121,7 @@ def test_the_image_map_rewrites_only_the_named_from_images() -> None:
 
 def test_a_task_gets_the_network_only_when_the_operator_grants_it() -> None:
     """``allow_internet`` is the task's request; ``GYMFORGE_HARBOR_NETWORK`` the grant (the
-    engine's network reaches the host's services: tests/redteam/test_harbor_network_reaches_host)."""
+    engine's network reaches the host's services: ``test_harbor_network_reaches_host``)."""
     from dataclasses import replace
 
     from gymforge.envs.harbor.container import networked

@@ -51,7 +51,8 @@ def host_service() -> Iterator[int]:
 def probe(port: int) -> str:
     code = (
         "import socket\n"
-        "for h in ('host.containers.internal', 'host.docker.internal', '10.88.0.1', '172.17.0.1'):\n"
+        "hosts = ('host.containers.internal', 'host.docker.internal', '10.88.0.1', '172.17.0.1')\n"
+        "for h in hosts:\n"
         "    try:\n"
         f"        s = socket.create_connection((h, {port}), timeout=3)\n"
         "        s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(h, s.recv(200))\n"
