@@ -274,7 +274,40 @@ def attack_loopback() -> None:
     SEEN["own_proxy"] = http("POST", f"{base}/chat/completions", chat, token)
 
 
+def attack_hold() -> None:
+    """Open ``ARG`` connections to its own proxy through the relay and hold each one, a
+    request never finished, then report while holding them (the accomplice counts the
+    runner's open files at that moment)."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("OPENAI_BASE_URL", ""))
+    held, failed = [], 0
+    for _ in range(int(ARG)):
+        try:
+            s = socket.create_connection((url.hostname, url.port), timeout=5)
+            s.sendall(b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+            held.append(s)
+        except OSError:
+            failed += 1
+    time.sleep(1.0)  # let the relay make its upstream connections
+    alive = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            alive += s.recv(1) != b""  # closed by the relay: b""
+        except BlockingIOError:
+            alive += 1  # still open, nothing to read
+        except OSError:
+            pass
+    SEEN["held"], SEEN["alive"], SEEN["failed"] = len(held), alive, failed
+    report()
+    SEEN["reported"] = True
+    for s in held:
+        s.close()
+
+
 ATTACKS = {
+    "hold": attack_hold,
     "loopback": attack_loopback,
     "env": attack_env,
     "siblings": attack_siblings,
@@ -292,5 +325,6 @@ if __name__ == "__main__":
         ATTACKS[MODE]()
     except Exception as err:  # the report says how the attack itself fell over
         SEEN["crashed"] = f"{type(err).__name__}: {err}"
-    report()
+    if not SEEN.get("reported"):
+        report()
     print(f"attack {MODE} done", file=sys.stderr)

@@ -63,8 +63,11 @@ class Accomplice:
                 return json.loads(self.rfile.read(n) or b"null")
 
             def do_POST(self) -> None:
+                body = self._body()
+                if isinstance(body, dict):  # the runner's open files as the report came in
+                    body["runner_fds"] = len(os.listdir("/proc/self/fd"))
                 with lock:
-                    owner.reports.append(self._body())
+                    owner.reports.append(body)
                 self._send({"ok": True})
 
             def do_PUT(self) -> None:
