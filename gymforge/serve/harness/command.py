@@ -15,6 +15,7 @@ instruction file). :meth:`ConfinedCommand.kill` kills the sandbox
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import dataclasses
 import json
@@ -36,6 +37,21 @@ from gymforge.serve.harness.shell import (
     workspace_endpoints,
 )
 
+_ROOT: list[Path] = []
+
+
+def episodes_root() -> Path:
+    """The directory, one per runner process, that holds every episode directory: the
+    runner's own, mode 0700, and hidden from every harness even inside a path it was
+    granted (its own episode directory it sees at ``/episode`` only). All harnesses share
+    one uid, so without this a harness granted the temp directory would read a sibling's
+    ``prompt.json`` (its token) and reach its relay sockets."""
+    if not _ROOT or not _ROOT[0].is_dir():
+        _ROOT[:] = [Path(tempfile.mkdtemp(prefix="gymforge-harnesses-"))]
+        os.chmod(_ROOT[0], 0o700)
+        atexit.register(shutil.rmtree, _ROOT[0], True)
+    return _ROOT[0]
+
 
 class ConfinedCommand:
     """One episode's run of ``target`` (module docstring)."""
@@ -48,7 +64,8 @@ class ConfinedCommand:
 
     async def run(self, ctx: HarnessContext) -> str:
         """Run the command confined (module docstring), its episode directory a fresh one."""
-        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-"))
+        root = episodes_root()
+        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-", dir=root))
         relay: EpisodeRelay | None = None
         try:
             if os.getuid() == 0:
@@ -78,7 +95,7 @@ class ConfinedCommand:
                 episode_dir,
                 endpoints,
                 granted=(*self.paths, *client_paths()),
-                hidden=self.hidden,
+                hidden=(*self.hidden, str(root)),
                 uid=self.uid,
             )
             confinement = dataclasses.replace(confinement, share_net=False)
