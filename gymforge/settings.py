@@ -33,6 +33,9 @@ Run configuration (fields of :class:`Settings`):
   Verifiers rubrics; default: min(4, CPUs)).
 - ``GYMFORGE_HARBOR_IMAGE_MAP``: ``FROM=LOCAL[,FROM=LOCAL...]``, the local image that stands
   for each base image a ``harbor:`` task's Dockerfile names; ``--image-map`` adds entries.
+- ``GYMFORGE_HARBOR_NETWORK``: any value but empty or ``0`` grants a ``harbor:`` task that
+  asks for the network (``allow_internet``) the engine's default network, which also reaches
+  every service the host binds to all its addresses; unset, such a task runs without one.
 
 Facts about this host, read where they are used (:func:`host_tool` and the functions below):
 
@@ -65,6 +68,7 @@ UNSAFE_ENV = "GYMFORGE_UNSAFE_NO_ISOLATION"
 TOKEN_ENV = "GYMFORGE_TOKEN"
 SEAL_KEY_ENV = "GYMFORGE_SEAL_KEY"
 IMAGE_MAP_ENV = "GYMFORGE_HARBOR_IMAGE_MAP"
+HARBOR_NETWORK_ENV = "GYMFORGE_HARBOR_NETWORK"
 SANDBOX_KINDS = ("local", "docker")
 
 _INT_VARS = {
@@ -112,6 +116,7 @@ class Settings:
     math_workers: int | None = None
     rg_scorer_workers: int | None = None
     image_map: tuple[tuple[str, str], ...] = ()
+    harbor_network: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sandbox", check_sandbox_kind(self.sandbox))
@@ -139,6 +144,7 @@ class Settings:
             token=environ_token(env),
             seal_key=environ_seal_key(env),
             image_map=parse_image_map(env.get(IMAGE_MAP_ENV, "")),
+            harbor_network=env.get(HARBOR_NETWORK_ENV, "") not in ("", "0"),
             **ints,
         )
 
@@ -156,6 +162,7 @@ class Settings:
         out = {SANDBOX_ENV: self.sandbox, UNSAFE_ENV: "1" if self.unsafe_no_isolation else ""}
         out[TOKEN_ENV] = out[SEAL_KEY_ENV] = ""
         out[IMAGE_MAP_ENV] = ",".join(f"{k}={v}" for k, v in self.image_map)
+        out[HARBOR_NETWORK_ENV] = "1" if self.harbor_network else ""
         for name, var in _INT_VARS.items():
             value = getattr(self, name)
             out[var] = "" if value is None else str(value)

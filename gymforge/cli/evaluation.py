@@ -49,7 +49,7 @@ from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import Command
 from gymforge.rollout.output import seal_documents
 from gymforge.rollout.plan import prepare
-from gymforge.rollout.resolve import resolve_policy, with_harness_shell
+from gymforge.rollout.resolve import resolve_policy, with_harness_shell, with_run_hidden
 from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
@@ -81,7 +81,7 @@ def play_rollouts(
     """Play ``spec.group`` rollouts per task through the runner, with ``out`` checked and a
     manifest written first; return (runner summary, this run's stats, env version).
     ``options`` are policy settings (sampling, token-in)."""
-    options = with_harness_shell(options or {}, handle.factory)
+    options = with_harness_shell(with_run_hidden(options or {}, spec.policy, out), handle.factory)
     source = resolve_policy(spec.policy, base_url, **options)
     spec = spec.model_copy(
         update={"tasks": task_ids, "out": out, "resume": resume, "seal_key": seal_key}

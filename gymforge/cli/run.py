@@ -45,7 +45,7 @@ from gymforge.registry.resolve import HARBOR, make_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.replay import replay_file
-from gymforge.rollout.resolve import resolve_policy, with_harness_shell
+from gymforge.rollout.resolve import resolve_policy, with_harness_shell, with_run_hidden
 from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.tasks.source import SplitName
@@ -127,7 +127,7 @@ def _run(
         seal_key=seal_key,
     )
     handle = open_env(env_name, dataset)  # resolve before any progress output
-    options = options or {}
+    options = with_run_hidden(options or {}, policy, out)  # here and on every worker
     source = resolve_policy(policy, base_url, **with_harness_shell(options, handle.factory))
     ready = prepare(spec, policy=source, handle=handle, guard=True, overwrite=overwrite)
     task_ids = ready.spec.tasks or []

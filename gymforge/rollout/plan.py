@@ -21,7 +21,12 @@ from typing import Any
 from gymforge.core.errors import GymforgeError, UserError
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.manifest import Command, build_manifest, write_manifest
-from gymforge.rollout.resolve import PolicySource, resolve_policy, with_harness_shell
+from gymforge.rollout.resolve import (
+    PolicySource,
+    resolve_policy,
+    with_harness_shell,
+    with_run_hidden,
+)
 from gymforge.rollout.rundir import prepare_out
 from gymforge.rollout.spec import RunSpec
 
@@ -89,9 +94,7 @@ def prepare(
     probe = handle.factory()
     env_spec = probe.spec
     asyncio.run(probe.close())
-    options = dict(policy_options or {})
-    if spec.out is not None and spec.policy.startswith("harness-cmd:"):
-        options["hidden"] = (*options.get("hidden", ()), str(spec.out))  # the run's records
+    options = with_run_hidden(dict(policy_options or {}), spec.policy, spec.out)
     if policy is None:
         options = with_harness_shell(options, handle.factory)
     source = policy or resolve_policy(spec.policy, **options)

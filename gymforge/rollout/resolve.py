@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gymforge.core.capabilities import env_name, supported
@@ -93,6 +95,19 @@ def resolve_policy(spec: str, base_url: str | None = None, **options: Any) -> Po
         "openai:MODEL, vllm:MODEL, harness:pkg.module:func, harness-cmd:COMMAND or "
         "package.module:factory"
     )
+
+
+def with_run_hidden(options: dict[str, Any], spec: str, out: Path | None) -> dict[str, Any]:
+    """``options`` with the run's output directory ``out`` among the paths a ``harness-cmd:``
+    program must not see (``hidden``), whoever resolves the policy: this process, or each
+    worker of ``--backend redis``/``ray`` (the options travel to them). The run's records
+    are there: a harness that could read them would read its siblings' answers."""
+    if out is None or not spec.startswith("harness-cmd:"):
+        return options
+    hidden, run = [str(h) for h in options.get("hidden") or ()], os.path.abspath(out)
+    if run in hidden:
+        return options
+    return {**options, "hidden": (*hidden, run)}
 
 
 def with_harness_shell(

@@ -117,3 +117,22 @@ def test_the_image_map_rewrites_only_the_named_from_images() -> None:
     assert out == "FROM local-py AS b\nFROM python:3.12-slim\nRUN echo python:3.12\n"
     with pytest.raises(UserError, match="FROM=LOCAL"):
         parse_image_map("python:3.12")
+
+
+def test_a_task_gets_the_network_only_when_the_operator_grants_it() -> None:
+    """``allow_internet`` is the task's request; ``GYMFORGE_HARBOR_NETWORK`` the grant (the
+    engine's network reaches the host's services: ``test_harbor_network_reaches_host``)."""
+    from dataclasses import replace
+
+    from gymforge.envs.harbor.container import networked
+    from gymforge.settings import Settings
+    from gymforge.verify.services import RunServices
+
+    shell = {t.name: t for t in read_dataset(DATASET)}["hello-shell"]
+    asks = replace(shell, resources=replace(shell.resources, allow_internet=True))
+    granted = Settings.from_environ({"GYMFORGE_HARBOR_NETWORK": "1"})
+    assert granted.harbor_network and not Settings.from_environ({}).harbor_network
+    with RunServices(granted).activate():
+        assert networked(asks) and not networked(shell)
+    with RunServices(Settings()).activate():
+        assert not networked(asks)

@@ -65,11 +65,14 @@ async def _naive_reward(env: HarborEnv) -> str:
 
 
 def play(
-    actions: list[Action], naive: bool = True, files: dict[str, str] | None = None
+    actions: list[Action],
+    naive: bool = True,
+    files: dict[str, str] | None = None,
+    steps: list[StepResult] | None = None,
 ) -> tuple[StepResult, str | None]:
     """Play ``actions`` (the final one a reply) on a fresh task (``files``, default
     ``FILES``); returns the last step and, with ``naive``, what the naive judge would have
-    read just before the reply."""
+    read just before the reply. ``steps`` (if given) gets every step's result."""
 
     async def go() -> tuple[StepResult, str | None]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -84,6 +87,8 @@ def play(
                     if isinstance(a, Reply) and naive:
                         seen = await _naive_reward(env)
                     result = await env.step(a)
+                    if steps is not None:
+                        steps.append(result)
                     assert not result.truncated
                 return result, seen
             finally:

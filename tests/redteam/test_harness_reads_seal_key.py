@@ -55,9 +55,9 @@ def test_harness_sees_no_secret(gymforge_cli: Any, tmp_path: Path) -> None:
     for pid, cmdline in report["mem_openable"].items():
         assert "attacker.py" in cmdline, (pid, cmdline)
     # the runner's working directory (the checkout here) is there by name only, empty; its
-    # home is the episode's own directory
+    # home is the episode's own directory (its prompt, its clients, its relay's sockets)
     assert report["cwd_listing"] == [], report["cwd_listing"]
-    assert report["home_listing"] == ["prompt.json"], report["home_listing"]
+    assert report["home_listing"] == ["bin", "net", "prompt.json"], report["home_listing"]
     own = report["own_env"]
     assert not [k for k in own if k.startswith("GYMFORGE_") and k not in ALLOWED]
     assert sys.executable not in seen  # nothing of the runner's command line or environment

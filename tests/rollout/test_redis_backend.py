@@ -304,7 +304,13 @@ def test_task_entries_carry_the_policy_settings_to_the_worker() -> None:
         result_stream="s",
         policy_options={**options, "base_url": "http://127.0.0.1:9/v1"},
     )
-    source = _Resources().policy(fields["policy"], fields["base_url"], fields["policy_options"])
+    from gymforge.registry.handle import open_env
+
+    source = asyncio.run(
+        _Resources().policy(
+            fields["policy"], fields["base_url"], fields["policy_options"], open_env("ledger")
+        )
+    )
     made: Any = source.factory
     assert (made.sampling.max_tokens, made.sampling.temperature) == (7, 0.5)
     assert made.tool_format == "hermes"

@@ -1,7 +1,8 @@
 """The containers of one Harbor episode: the agent's, and the verifier's fresh one.
 
 **The agent's container** runs the task's image with the task's resources: ``--network
-none`` unless ``[environment] allow_internet = true`` (then the engine's default network,
+none`` unless ``[environment] allow_internet = true`` and the operator granted it
+(``GYMFORGE_HARBOR_NETWORK``, :func:`networked`: then the engine's default network,
 recorded in the verdict's facts), ``--memory``/``--cpus`` from ``[environment]``, a pids
 limit, ``no-new-privileges``. Its entry process is ``sleep``; every tool is one ``exec``
 bounded in time (``timeout`` inside, a kill outside) and in output (``cap`` bytes kept,
@@ -33,6 +34,7 @@ from pathlib import Path
 from gymforge.core.errors import InfraError
 from gymforge.envs.harbor.taskdir import HarborTask
 from gymforge.sandbox.docker_engine import engine, engine_env
+from gymforge.verify.services import current
 
 PIDS = 1024
 KILL_GRACE = 5.0
@@ -101,6 +103,15 @@ async def engine_run(
             await asyncio.shield(proc.wait())
 
 
+def networked(task: HarborTask) -> bool:
+    """Whether the agent's container gets the engine's default network: the task asks for
+    it (``allow_internet``) and the operator granted it (``Settings.harbor_network``). That
+    network reaches the host (its gateway is the host), so every service the host binds to
+    all its addresses (an inference server's default, a Ray dashboard) would answer the
+    agent: never without the operator's say."""
+    return task.resources.allow_internet and current().settings.harbor_network
+
+
 def _limits(task: HarborTask) -> list[str]:
     r = task.resources
     return [
@@ -122,7 +133,7 @@ class AgentBox:
         self.started = False
 
     async def start(self) -> None:
-        net = [] if self.task.resources.allow_internet else ["--network=none"]
+        net = [] if networked(self.task) else ["--network=none"]
         r = await engine_run(
             "run", "-d", "--name", self.name, *net, *_limits(self.task),
             "--workdir", "/", "--entrypoint", "sleep", self.image, "infinity",

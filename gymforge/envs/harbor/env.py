@@ -29,7 +29,7 @@ from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
 from gymforge.core.types import Action, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
-from gymforge.envs.harbor.container import AgentBox, Exec, judge
+from gymforge.envs.harbor.container import AgentBox, Exec, judge, networked
 from gymforge.envs.harbor.images import ensure_image, require_bases
 from gymforge.envs.harbor.redteam import REDTEAM
 from gymforge.envs.harbor.taskdir import HarborTask, dockerfile_facts, read_dataset
@@ -39,6 +39,7 @@ from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa_profile import QAProfile, ThroughputBudget, not_supplied
 from gymforge.sandbox.docker_engine import engine
 from gymforge.sandbox.normalize import normalize_output
+from gymforge.settings import HARBOR_NETWORK_ENV
 from gymforge.tasks import Split, TaskSource
 from gymforge.tools import tool
 from gymforge.tools.shell import ShellTool
@@ -216,7 +217,9 @@ class HarborEnv(ToolEnv[HarborTruth, HarborWorld]):
         finally:
             if world.box is not None:
                 await world.box.remove()
-        facts: dict[str, object] = {"network": ht.resources.allow_internet}
+        facts: dict[str, object] = {"network": networked(ht)}
+        if ht.resources.allow_internet and not networked(ht):
+            facts["network_withheld"] = f"the task asks for it; {HARBOR_NETWORK_ENV} grants it"
         v = verdict_of(run, facts)
         return v.model_copy(
             update={"facts": {**v.facts, "output_tail": normalize_output(run.output_tail)}}

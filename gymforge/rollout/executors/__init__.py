@@ -17,7 +17,7 @@ from gymforge.core.errors import UserError
 from gymforge.registry.handle import EnvHandle
 from gymforge.rollout.executors.base import Executor, ExecutorDown, play_attempt
 from gymforge.rollout.executors.local import LocalExecutor
-from gymforge.rollout.resolve import PolicySource
+from gymforge.rollout.resolve import PolicySource, with_run_hidden
 from gymforge.rollout.spec import RunSpec
 
 __all__ = ["Executor", "ExecutorDown", "LocalExecutor", "executor_for", "play_attempt"]
@@ -34,10 +34,13 @@ def executor_for(
     """The executor of ``spec.backend``: ``local`` plays ``handle``'s environments with
     ``source``'s policies here; ``ray`` (``backend_url``: the cluster address, if any) and
     ``redis`` (``backend_url``: the Redis URL) resolve the environment and policy from
-    their names on each worker, with ``policy_options`` (``base_url`` among them)."""
+    their names on each worker, with ``policy_options`` (``base_url`` among them; a workspace
+    harness's ``shell`` is not passed on: each worker takes its own environment's; the run's
+    directory is added to what a ``harness-cmd:`` program must not see)."""
     if spec.backend == "local":
         return LocalExecutor(handle.factory, source.factory, close_policy=source.close)
-    options = {k: v for k, v in (policy_options or {}).items() if v is not None}
+    options = {k: v for k, v in (policy_options or {}).items() if v is not None and k != "shell"}
+    options = with_run_hidden(options, spec.policy, spec.out)
     if spec.backend == "redis":
         if not backend_url:
             raise UserError("--backend redis needs --redis URL")

@@ -62,13 +62,15 @@ def _env_factory(
 
 
 def _policy_factory(
-    policy_ref: PolicyRef, options: dict[str, Any]
+    policy_ref: PolicyRef, options: dict[str, Any], env_factory: Callable[[], Environment]
 ) -> tuple[Callable[[], Policy], Any]:
+    """The policy of ``policy_ref``; a workspace harness gets the shell tool of the actor's
+    own environment (``env_factory``)."""
     if callable(policy_ref):
         return policy_ref, None
-    from gymforge.rollout.resolve import resolve_policy
+    from gymforge.rollout.resolve import resolve_policy, with_harness_shell
 
-    opts = dict(options)
+    opts = with_harness_shell(dict(options), env_factory)
     source = resolve_policy(policy_ref, opts.pop("base_url", None), **opts)
     return source.factory, source.close
 
@@ -99,12 +101,16 @@ class EpisodeActor:
         with ThreadPoolExecutor(1) as pool:
             self.env_factory = pool.submit(_env_factory, env_ref, dataset, self.services).result()
             self.policy_factory, self._policy_close = pool.submit(
-                _policy_factory, policy_ref, policy_options or {}
+                _policy_factory, policy_ref, policy_options or {}, self._new_env
             ).result()
         self.run_id = run_id
         self.episode_timeout_s = episode_timeout_s
         self._idle: list[Environment] = []
         self.played = 0
+
+    def _new_env(self) -> Environment:
+        with self.services.activate():
+            return self.env_factory()
 
     async def ready(self) -> dict[str, Any]:
         """Where the actor runs and how many episodes it finished (also: wait until it

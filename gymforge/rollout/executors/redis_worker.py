@@ -37,7 +37,7 @@ from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
 from gymforge.rollout.failures import worker_report
 from gymforge.rollout.jobs import Job
-from gymforge.rollout.resolve import PolicySource, resolve_policy
+from gymforge.rollout.resolve import PolicySource, resolve_policy, with_harness_shell
 
 try:
     import redis.asyncio as aioredis
@@ -140,12 +140,19 @@ class _Resources:
                 self.envs[key] = await asyncio.to_thread(open_env, ref, path)
             return self.envs[key]
 
-    def policy(self, spec: str, base_url: str | None, options: str | None) -> PolicySource:
-        """The policy of ``spec``, with the JSON-encoded ``options`` of the task entry."""
+    async def policy(
+        self, spec: str, base_url: str | None, options: str | None, handle: EnvHandle
+    ) -> PolicySource:
+        """The policy of ``spec``, with the JSON-encoded ``options`` of the task entry (and,
+        for a workspace harness, the shell tool of ``handle``'s environment)."""
         key = (spec, base_url, options)
-        if key not in self.policies:
-            self.policies[key] = resolve_policy(spec, base_url, **json.loads(options or "{}"))
-        return self.policies[key]
+        async with self._lock:
+            if key not in self.policies:
+                decoded = json.loads(options or "{}")
+                # with_harness_shell closes its probe with asyncio.run: keep it off this loop
+                made = await asyncio.to_thread(with_harness_shell, decoded, handle.factory)
+                self.policies[key] = resolve_policy(spec, base_url, **made)
+            return self.policies[key]
 
     async def close(self) -> None:
         for source in self.policies.values():
@@ -210,7 +217,8 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
     timeout = float(fields["episode_timeout_s"]) if fields.get("episode_timeout_s") else None
     try:
         handle = await res.env(fields["env"], fields.get("dataset"))
-        source = res.policy(fields["policy"], fields.get("base_url"), fields.get("policy_options"))
+        options = fields.get("policy_options")
+        source = await res.policy(fields["policy"], fields.get("base_url"), options, handle)
     except Exception as err:  # a bad env or policy: every attempt would fail the same way
         return {**result, "error": f"{type(err).__name__}: {err}", "retryable": "0"}
     env = handle.factory()

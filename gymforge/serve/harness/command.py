@@ -3,16 +3,19 @@
 :class:`ConfinedCommand` runs the command through ``/bin/sh`` in bubblewrap
 (:mod:`~gymforge.serve.harness.confine`), its episode directory a fresh one holding
 ``prompt.json``; its standard output, stripped, is the final message, and a non-zero exit
-is an error. In workspace mode (the context has a ``shell_url``) it also gets the shell
-(:mod:`~gymforge.serve.harness.shell`: ``gymforge-sh``, its instruction file) and a
-network namespace of its own, with only its two endpoints relayed in
-(:mod:`~gymforge.serve.harness.netrelay`). :meth:`ConfinedCommand.kill` kills the sandbox
+is an error. It has a network namespace of its own, with only its two endpoints (its proxy
+URL and its MCP or shell URL) relayed in (:mod:`~gymforge.serve.harness.netrelay`): the
+host's loopback services, the inference server behind the proxy and the outside network
+are out of reach, in either mode. In workspace mode (the context has a ``shell_url``) it
+also gets the shell (:mod:`~gymforge.serve.harness.shell`: ``gymforge-sh``, its
+instruction file). :meth:`ConfinedCommand.kill` kills the sandbox
 (the kernel then kills every process of its pid namespace).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import dataclasses
 import json
@@ -26,7 +29,28 @@ from gymforge.sandbox.confine import seccomp_fd
 from gymforge.serve.harness.confine import EPISODE_DIR, harness_confinement
 from gymforge.serve.harness.context import HarnessContext
 from gymforge.serve.harness.netrelay import EpisodeRelay
-from gymforge.serve.harness.shell import CLIENT_PYTHON, client_paths, ports, workspace_endpoints
+from gymforge.serve.harness.shell import (
+    CLIENT_PYTHON,
+    client_paths,
+    install_client,
+    ports,
+    workspace_endpoints,
+)
+
+_ROOT: list[Path] = []
+
+
+def episodes_root() -> Path:
+    """The directory, one per runner process, that holds every episode directory: the
+    runner's own, mode 0700, and hidden from every harness even inside a path it was
+    granted (its own episode directory it sees at ``/episode`` only). All harnesses share
+    one uid, so without this a harness granted the temp directory would read a sibling's
+    ``prompt.json`` (its token) and reach its relay sockets."""
+    if not _ROOT or not _ROOT[0].is_dir():
+        _ROOT[:] = [Path(tempfile.mkdtemp(prefix="gymforge-harnesses-"))]
+        os.chmod(_ROOT[0], 0o700)
+        atexit.register(shutil.rmtree, _ROOT[0], True)
+    return _ROOT[0]
 
 
 class ConfinedCommand:
@@ -40,7 +64,8 @@ class ConfinedCommand:
 
     async def run(self, ctx: HarnessContext) -> str:
         """Run the command confined (module docstring), its episode directory a fresh one."""
-        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-"))
+        root = episodes_root()
+        episode_dir = Path(tempfile.mkdtemp(prefix="gymforge-harness-", dir=root))
         relay: EpisodeRelay | None = None
         try:
             if os.getuid() == 0:
@@ -55,23 +80,25 @@ class ConfinedCommand:
                 "GYMFORGE_EPISODE": ctx.episode_id,
                 "GYMFORGE_PROMPT_FILE": f"{EPISODE_DIR}/prompt.json",
             }
-            argv, granted = ["/bin/sh", "-c", self.target], self.paths
-            if ctx.shell_url:  # workspace mode: a shell, and a network of its endpoints only
+            if ctx.shell_url:  # workspace mode: a shell in place of the MCP tools
                 endpoints = workspace_endpoints(
                     endpoints, ctx.shell_url, ctx.api_key, ctx.prompt, episode_dir
                 )
-                relay = await EpisodeRelay(episode_dir, ports(ctx.base_url, ctx.shell_url)).start()
-                argv, granted = relay.command(argv, CLIENT_PYTHON), (*granted, *client_paths())
+            else:
+                install_client(episode_dir)
+            # a network of its own: its two endpoints relayed in, nothing else of the host's
+            own = ports(ctx.base_url, ctx.shell_url or ctx.mcp_url)
+            relay = await EpisodeRelay(episode_dir, own).start()
+            argv = relay.command(["/bin/sh", "-c", self.target], CLIENT_PYTHON)
             confinement = harness_confinement(
                 self.target,
                 episode_dir,
                 endpoints,
-                granted=granted,
-                hidden=self.hidden,
+                granted=(*self.paths, *client_paths()),
+                hidden=(*self.hidden, str(root)),
                 uid=self.uid,
             )
-            if relay is not None:
-                confinement = dataclasses.replace(confinement, share_net=False)
+            confinement = dataclasses.replace(confinement, share_net=False)
             with seccomp_fd() as fd:
                 self.process = await asyncio.create_subprocess_exec(
                     *confinement.command(argv, fd),

@@ -13,7 +13,10 @@ shell endpoint, both ``http://127.0.0.1:PORT/...``) are brought in through unix 
 
 So the harness's URLs are the same as on the host and any HTTP client works unmodified,
 while the only places it can connect to are its own two endpoints (each of which still
-wants the episode's token).
+wants the episode's token). Each relayed connection holds three of the runner's file
+descriptors, so an episode's relay holds at most :data:`MAX_CONNECTIONS` at once and closes
+any more as they come (a harness cannot run the runner, and its other episodes, out of
+files).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from gymforge.serve.harness.confine import EPISODE_DIR
 CLIENT = Path(__file__).with_name("netrelay_client.py")
 CLIENT_NAME = "gymforge-net"
 CHUNK = 1 << 16
+MAX_CONNECTIONS = 64
+"""Connections one episode's relay holds open at once; more are closed as they come."""
 
 
 class EpisodeRelay:
@@ -40,6 +45,7 @@ class EpisodeRelay:
         self.uid = uid
         self.servers: list[asyncio.AbstractServer] = []
         self.pumps: set[asyncio.Task[None]] = set()
+        self.open = 0  # connections being relayed (at most MAX_CONNECTIONS)
 
     async def start(self) -> EpisodeRelay:
         self.dir.mkdir(mode=0o755, exist_ok=True)
@@ -66,15 +72,32 @@ class EpisodeRelay:
     async def _connect(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int
     ) -> None:
+        if self.open >= MAX_CONNECTIONS:  # each costs the runner three descriptors
+            writer.close()
+            return
+        self.open += 1
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
         except OSError:
+            self.open -= 1
             writer.close()
             return
-        for a, b in ((reader, up_writer), (up_reader, writer)):
-            task = asyncio.get_running_loop().create_task(_pump(a, b))
-            self.pumps.add(task)
+        pumps = [
+            asyncio.get_running_loop().create_task(_pump(a, b))
+            for a, b in ((reader, up_writer), (up_reader, writer))
+        ]
+        self.pumps.update(pumps)
+        for task in pumps:
             task.add_done_callback(self.pumps.discard)
+        done = asyncio.gather(*pumps, return_exceptions=True)
+        done.add_done_callback(lambda _: self._closed(writer, up_writer))
+
+    def _closed(self, *writers: asyncio.StreamWriter) -> None:
+        """Both directions of a connection ended: close both ends, free its slot."""
+        self.open -= 1
+        for w in writers:
+            with contextlib.suppress(Exception):
+                w.close()
 
     async def stop(self) -> None:
         for server in self.servers:

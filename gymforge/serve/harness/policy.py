@@ -4,12 +4,14 @@
   with a :class:`HarnessContext`; its return value is the final message;
 - ``harness-cmd:COMMAND``: ``COMMAND`` runs once per episode (through ``/bin/sh``),
   confined (:mod:`~gymforge.serve.harness.confine`: its own user, pid namespace and
-  filesystem view, an allow-listed environment, killed with everything it started when the
-  episode ends), with ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``GYMFORGE_MODEL``,
-  ``GYMFORGE_MCP_URL``, ``GYMFORGE_EPISODE`` and ``GYMFORGE_PROMPT_FILE`` (a JSON file:
-  prompt, messages, tools) set; its standard output, stripped, is the final message, and a
-  non-zero exit is a crash. Where it cannot be confined (no bubblewrap, no namespaces), the
-  policy refuses to start, in one line that names what is missing.
+  filesystem view, a network namespace holding only its two endpoints
+  (:mod:`~gymforge.serve.harness.netrelay`), an allow-listed environment, killed with
+  everything it started when the episode ends), with ``OPENAI_BASE_URL``,
+  ``OPENAI_API_KEY``, ``GYMFORGE_MODEL``, ``GYMFORGE_MCP_URL``, ``GYMFORGE_EPISODE`` and
+  ``GYMFORGE_PROMPT_FILE`` (a JSON file: prompt, messages, tools) set; its standard
+  output, stripped, is the final message, and a non-zero exit is a crash. Where it cannot
+  be confined (no bubblewrap, no namespaces), the policy refuses to start, in one line that
+  names what is missing.
 
 ``mode="workspace"`` (``--harness-mode workspace``) gives the harness a shell instead of the
 MCP tools (:mod:`~gymforge.serve.harness.shell`): ``GYMFORGE_SHELL_URL`` and ``gymforge-sh``
