@@ -5,6 +5,12 @@ A family's ``build`` returns a model; ``dump_truth`` turns it into ``Task.truth`
 ``TruthCodec.parse`` turns ``Task.truth`` back into the model (memoised per task object, so a
 world environment's large truth is validated once per task, not once per reset).
 
+Validated once: the model a family built (and pydantic validated, as it was constructed) is
+``vouch``ed for the very ``Task`` object ``generate`` made from it, and ``parse`` hands that
+model back for that object instead of validating its dump again. Only that object: a task
+whose truth came from anywhere else (a dataset file, a task list, the wire, a copy with
+another truth) is validated by ``parse`` as ever.
+
 ``dump_truth`` leaves out fields that were never set (``exclude_unset``): a field with a
 default that a family did not pass is absent from the dict, exactly as an optional key was
 before truth was typed, and parsing the dict gives the same model back. That round trip is
@@ -13,6 +19,7 @@ what keeps task ids, fingerprints and recorded runs byte-identical.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast, get_args, get_origin
@@ -174,10 +181,47 @@ def _bindings(cls: type, base: type) -> tuple[Any, ...] | None:
     return None
 
 
+_VOUCHED: dict[int, tuple[weakref.ref[Task], dict[str, JSON], BaseModel]] = {}
+
+
+def vouch(task: Task, truth: BaseModel) -> None:
+    """Vouch that ``task.truth`` (that dict object) is ``dump_truth(truth)`` of ``truth``, a
+    model built and validated in this process (a family's ``build``): ``TruthCodec.parse``
+    then returns ``truth`` for ``task`` without validating the dict again, if ``truth`` is
+    an instance of exactly the codec's model, and that model is frozen. The entry lives as
+    long as ``task`` does and names only that object: another task with an equal truth, or
+    a copy of ``task`` with its truth replaced, is parsed and validated as before."""
+    key = id(task)
+
+    def forget(ref: weakref.ref[Task]) -> None:
+        found = _VOUCHED.get(key)
+        if found is not None and found[0] is ref:
+            _VOUCHED.pop(key, None)
+
+    _VOUCHED[key] = (weakref.ref(task, forget), task.truth, truth)
+
+
+def carry_vouch(task: Task, copy: Task) -> None:
+    """``copy`` (``task.model_copy`` with other fields updated) has ``task``'s vouched truth
+    if it still holds the very dict vouched for."""
+    found = vouched(task)
+    if found is not None and copy.truth is task.truth:
+        vouch(copy, found)
+
+
+def vouched(task: Task) -> BaseModel | None:
+    """The model vouched for ``task``, if ``task`` still holds the dict it was vouched with."""
+    found = _VOUCHED.get(id(task))
+    if found is None or found[0]() is not task or found[1] is not task.truth:
+        return None
+    return found[2]
+
+
 class TruthCodec(Generic[TruthT]):
-    """Parses ``Task.truth`` into ``model``. A frozen model's parses are memoised for the
-    last ``size`` tasks (keyed on the task object itself, which the cache keeps alive, so an
-    id is never reused); a mutable model is parsed afresh every time, so that an episode that
+    """Parses ``Task.truth`` into ``model``. A frozen model is the one ``vouch``ed for the
+    task, if it is of exactly this model; otherwise its parses are memoised for the last
+    ``size`` tasks (keyed on the task object itself, which the cache keeps alive, so an id
+    is never reused). A mutable model is parsed afresh every time, so that an episode that
     edits its truth cannot leak into the next."""
 
     def __init__(self, model: type[TruthT], size: int = 512) -> None:
@@ -188,6 +232,9 @@ class TruthCodec(Generic[TruthT]):
     def parse(self, task: Task) -> TruthT:
         if not self.size:
             return self.model.model_validate(task.truth)
+        built = vouched(task)
+        if type(built) is self.model:
+            return cast("TruthT", built)
         key = id(task)
         hit = self._parsed.get(key)
         if hit is not None and hit[0] is task:
