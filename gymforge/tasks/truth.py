@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast, get_args, get_origin
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import UnionType
+from typing import Any, Generic, TypeVar, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter
 
@@ -62,7 +64,8 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     """``truth`` as the JSON dict ``Task.truth`` holds: fields never set are left out, fields
     with an alias are written under it. A field whose type holds no model is plain JSON
     already (validated when the model was built) and is handed on as it is; only fields
-    holding models are dumped (by pydantic). So the dict shares those values with the model:
+    holding models are dumped: models of exactly their declared class (in lists, dicts and
+    optionals) here, anything else by pydantic. So the dict shares plain values with the model:
     truth is read-only, on both sides of the boundary. The result equals
     ``model_dump(by_alias=True, exclude_unset=True)``; a model that customises its
     serialisation is dumped by pydantic itself."""
@@ -82,8 +85,16 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     set_fields = truth.__pydantic_fields_set__
     if layout.flat and len(set_fields) == len(layout.fields):
         return dict(values)  # every field plain, set and under its own name, in field order
-    walked = layout.walked
-    dumped = truth.model_dump(by_alias=True, exclude_unset=True, include=walked) if walked else {}
+    dumped: dict[str, Any] = {}
+    for name, walk in layout.walkers:  # models of exactly the declared types: dumped here
+        if name in set_fields:
+            key = layout.keys[name]
+            try:
+                dumped[key] = walk(values[name])
+            except _Unfit:  # anything else (a subclass, a tuple): by pydantic
+                dumped[key] = truth.model_dump(by_alias=True, exclude_unset=True, include={name})[
+                    key
+                ]
     out: dict[str, JSON] = {}
     for name, key, plain in layout.fields:  # field order, as model_dump gives it
         if plain:
@@ -115,11 +126,65 @@ def validate_bulk(shape: type[_T], raw: Any) -> _T:
 class _Layout:
     """How ``dump_truth`` writes a model: ``(name, key, plain)`` per field (``plain`` when
     its value needs no dumping), and ``flat`` when every field is plain and written under
-    its own name and the model allows no extras; ``walked``: the fields pydantic dumps."""
+    its own name and the model allows no extras; ``walkers``: how each field that holds
+    models is dumped; ``keys``: each field's key in the dict."""
 
     fields: tuple[tuple[str, str, bool], ...]
     flat: bool
-    walked: set[str]
+    walkers: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+    keys: dict[str, str] = field(default_factory=dict)
+
+
+class _Unfit(Exception):
+    """A value ``dump_truth`` leaves to pydantic (not exactly of its declared shape)."""
+
+
+def _walker(annotation: Any) -> Callable[[Any], Any]:
+    """How ``dump_truth`` dumps a value of ``annotation``: a model of exactly that class,
+    a list or a dict of them, or an optional one (recursively); anything else raises
+    ``_Unfit`` (pydantic dumps it: it serialises a subclass as the declared class, for one)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if issubclass(annotation, RootModel):
+            return _unfit
+
+        width = len(annotation.model_fields)
+
+        def model(value: Any) -> Any:
+            if type(value) is not annotation:
+                raise _Unfit
+            layout = _LAYOUTS.get(annotation)
+            if layout is not None and layout.flat and len(value.__pydantic_fields_set__) == width:
+                return dict(value.__dict__)  # dump_truth's own shortcut, without its checks
+            return dump_truth(value)
+
+        return model
+    if origin is list and len(args) == 1:
+        item = _walker(args[0])
+
+        def items(value: Any) -> Any:
+            if type(value) is not list:
+                raise _Unfit
+            return [item(v) for v in value]
+
+        return items
+    if origin is dict and len(args) == 2 and args[0] is str:
+        entry = _walker(args[1])
+
+        def entries(value: Any) -> Any:
+            if type(value) is not dict:
+                raise _Unfit
+            return {k: entry(v) for k, v in value.items()}
+
+        return entries
+    if origin in (Union, UnionType) and len(args) == 2 and type(None) in args:
+        inner = _walker(next(a for a in args if a is not type(None)))
+        return lambda value: None if value is None else inner(value)
+    return _unfit
+
+
+def _unfit(value: Any) -> Any:
+    raise _Unfit
 
 
 def _layout(model: type[BaseModel]) -> _Layout | None:
@@ -143,8 +208,13 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
     flat = model.model_config.get("extra") != "allow" and all(
         plain and key == name for name, key, plain in fields
     )
+    walkers = tuple(
+        (name, _walker(model.model_fields[name].annotation))
+        for name, _, plain in fields
+        if not plain
+    )
     found = _LAYOUTS[model] = (
-        None if custom else _Layout(fields, flat, {n for n, _, plain in fields if not plain})
+        None if custom else _Layout(fields, flat, walkers, {n: key for n, key, _ in fields})
     )
     return found
 
