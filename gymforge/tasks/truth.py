@@ -304,7 +304,7 @@ class TruthCodec(Generic[TruthT]):
             return self.model.model_validate(task.truth)
         built = vouched(task)
         if type(built) is self.model:
-            return cast("TruthT", built)
+            return built
         key = id(task)
         hit = self._parsed.get(key)
         if hit is not None and hit[0] is task:
