@@ -12,9 +12,12 @@ fresh seeds across its levels; and reset, ``env.reset(task_id, seed)`` over as m
 task ids, each reset once (a new task: generating it and parsing its truth are part of the
 cost) and then again (the same task, as a served session or a group of rollouts resets it).
 Every round draws new seeds, so nothing either side memoises is ever timed as generation or
-first reset. The two children take turns family by family (A, B, then B, A in the next
-round), so a change in the machine's load hits both sides of each ratio alike; the best of
-``--rounds`` rounds of each is kept.
+first reset. Each task is timed on its own (less the cost of reading the clock), and each
+place in the list keeps the least time any round took there: on a shared machine a burst
+of other work spoils a few tasks of a round, not the round. Both sides are given the same
+tasks in each place, so they keep their best of the same candidates. The two children take
+turns family by family (A, B, then B, A in the next round), so a change in the machine's
+load hits both sides of each ratio alike.
 
 Run: python benchmarks/typed_truth.py [--rounds 5] [--tasks 100] [--parent DIR] [--only a,b]
 """
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from statistics import mean
 
 DICT_TRUTH = "43ed455"
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,17 +62,24 @@ for env_id in sorted(BUILTIN):
 print(json.dumps(sorted(families)), flush=True)
 
 
+clock = time.process_time
+# what one clock reading costs, taken off every timed task
+overhead = min(-(clock() - clock()) for _ in range(2000))
+
+
 async def resets(env, ids):
+    first, again = [], []
     gc.collect()
-    c0 = time.process_time()
     for i, tid in enumerate(ids):
+        c = clock()
         await env.reset(tid, i)
-    first = time.process_time() - c0
+        first.append(clock() - c - overhead)
     gc.collect()
-    c1 = time.process_time()
     for i, tid in enumerate(ids):
+        c = clock()
         await env.reset(tid, i)
-    return first / len(ids), (time.process_time() - c1) / len(ids)
+        again.append(clock() - c - overhead)
+    return first, again
 
 
 for line in sys.stdin:
@@ -76,18 +87,19 @@ for line in sys.stdin:
     env, family = families[name]
     levels = sorted(family.levels)
     base = 1_000_000 * (round_ + 1)  # new seeds every round: nothing memoised is timed
+    gen = []
     gc.collect()  # a full collection of another family's garbage is not this one's cost
-    c0 = time.process_time()
     for i in range(n):
+        c = clock()
         family.task(levels[i % len(levels)], base + i)
-    gen = (time.process_time() - c0) / n
+        gen.append(clock() - c - overhead)
     # ids only: a task generated here would be one a memo could hand the reset for free
     ids = [family.task_id(levels[i % len(levels)], base + 500_000 + i) for i in range(n)]
     first, again = asyncio.run(resets(env, ids))
     print(json.dumps({"gen": gen, "reset": first, "reset_again": again}), flush=True)
 """
 
-Figures = dict[str, float]
+Figures = dict[str, list[float]]
 
 
 class Child:
@@ -125,7 +137,9 @@ class Child:
 
 
 def best(a: Figures | None, b: Figures) -> Figures:
-    return b if a is None else {k: min(a[k], b[k]) for k in b}
+    """Task by task, the least CPU time any round took for the task in that place (both
+    sides are given the same tasks in each place, so the same candidates)."""
+    return b if a is None else {k: [min(x, y) for x, y in zip(a[k], b[k], strict=True)] for k in b}
 
 
 def compare(
@@ -191,7 +205,7 @@ def main() -> None:
     for fam, (old, new) in figures.items():
         line = f"{fam:<26}"
         for c in cols:
-            o, n = old[c] * 1e6, new[c] * 1e6
+            o, n = mean(old[c]) * 1e6, mean(new[c]) * 1e6
             ratio = n / o if o > 0 else float("nan")
             worst[c] = max(worst[c], (ratio, fam))
             line += f"{o:>16.1f}{n:>16.1f}{ratio:>7.2f}"
