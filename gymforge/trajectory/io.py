@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.wording import plural
+from gymforge.trajectory.quick import SURROGATE, quick_line
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     AnyLine,
@@ -62,31 +63,53 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     previous = ""
     seal = state.seal  # the keyed chain runs on from the file's last line
     for i, rec in enumerate(records):
-        try:
-            text = canonical_json({**rec, "digest": _PLACEHOLDER})
-        except (TypeError, ValueError) as err:
-            raise IntegrityError(
-                f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
-            ) from err
-        try:
-            model = LINE_ADAPTER.validate_json(text)
-        except ValidationError as err:
-            raise IntegrityError(
-                f"record {i} of episode {rec.get('episode_id')} breaks the "
-                f"trajectory schema: {err.errors()[0]['loc']}: "
-                f"{err.errors()[0]['msg']}"
-            ) from err
-        if isinstance(model, RunSealRecord):
-            raise IntegrityError(f"record {i}: a run seal is not part of an episode")
-        body = model.model_dump(mode="json")
-        del body["seal"]  # absent unless sealed, as in files written before seals existed
-        previous, seal, line = _encode(previous, body, key, seal)
+        marked = {**rec, "digest": _PLACEHOLDER}
+        quick = quick_line(marked)  # the same bytes as below, one JSON encoding fewer
+        done = None
+        if quick is not None:
+            body = quick.model_dump()
+            del body["seal"]
+            try:
+                done = _encode(previous, body, key, seal)
+            except (TypeError, ValueError):  # not JSON: the defining path says so
+                done = None
+            if done is not None and not done[2].isascii() and SURROGATE.search(done[2]):
+                done = None  # the defining path refuses a lone surrogate
+        if done is None:
+            body = _checked_body(i, rec, marked)
+            done = _encode(previous, body, key, seal)
+        previous, seal, line = done
         lines.append(line)
         counted.append((body["record"], body["run_id"], seal))
     if key is not None:  # only once every record sealed: a refused episode leaves no trace
         for kind, run_id, line_seal in counted:
             state.count(kind, run_id, line_seal)
     return lines
+
+
+def _checked_body(i: int, rec: dict[str, Any], marked: dict[str, Any]) -> dict[str, Any]:
+    """The writer's defining path: ``marked`` (``rec`` with its digest slot) encoded as
+    strict JSON, so values JSON cannot hold are refused, that text validated against the
+    schema, and the validated record as JSON values (without its ``seal``)."""
+    try:
+        text = canonical_json(marked)
+    except (TypeError, ValueError) as err:
+        raise IntegrityError(
+            f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
+        ) from err
+    try:
+        model = LINE_ADAPTER.validate_json(text)
+    except ValidationError as err:
+        raise IntegrityError(
+            f"record {i} of episode {rec.get('episode_id')} breaks the "
+            f"trajectory schema: {err.errors()[0]['loc']}: "
+            f"{err.errors()[0]['msg']}"
+        ) from err
+    if isinstance(model, RunSealRecord):
+        raise IntegrityError(f"record {i}: a run seal is not part of an episode")
+    body = model.model_dump(mode="json")
+    del body["seal"]  # absent unless sealed, as in files written before seals existed
+    return body
 
 
 def _chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
