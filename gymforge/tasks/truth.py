@@ -251,7 +251,20 @@ def _bindings(cls: type, base: type) -> tuple[Any, ...] | None:
     return None
 
 
-_VOUCHED: dict[int, tuple[weakref.ref[Task], dict[str, JSON], BaseModel]] = {}
+class _TaskRef(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a vouched task that knows its key (one callback for all)."""
+
+    __slots__ = ("key",)
+    key: int
+
+
+def _forget(ref: _TaskRef) -> None:
+    found = _VOUCHED.get(ref.key)
+    if found is not None and found[0] is ref:
+        _VOUCHED.pop(ref.key, None)
+
+
+_VOUCHED: dict[int, tuple[_TaskRef, dict[str, JSON], BaseModel]] = {}
 
 
 def vouch(task: Task, truth: BaseModel) -> None:
@@ -261,14 +274,9 @@ def vouch(task: Task, truth: BaseModel) -> None:
     an instance of exactly the codec's model, and that model is frozen. The entry lives as
     long as ``task`` does and names only that object: another task with an equal truth, or
     a copy of ``task`` with its truth replaced, is parsed and validated as before."""
-    key = id(task)
-
-    def forget(ref: weakref.ref[Task]) -> None:
-        found = _VOUCHED.get(key)
-        if found is not None and found[0] is ref:
-            _VOUCHED.pop(key, None)
-
-    _VOUCHED[key] = (weakref.ref(task, forget), task.truth, truth)
+    ref = _TaskRef(task, _forget)
+    ref.key = id(task)
+    _VOUCHED[ref.key] = (ref, task.truth, truth)
 
 
 def carry_vouch(task: Task, copy: Task) -> None:

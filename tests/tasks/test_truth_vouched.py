@@ -7,6 +7,7 @@ refused."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -122,3 +123,14 @@ def test_a_dataset_row_is_validated_on_reset(
     counted = _Counting(monkeypatch, MathTruth)
     asyncio.run(env.reset("row-1", 0))
     assert counted.calls == 1 and env.truth.answer == "2"
+
+
+def test_a_vouched_entry_lives_only_as_long_as_its_task() -> None:
+    from gymforge.tasks import truth as truth_module
+
+    task = LEDGER.task(1, 8)
+    key = id(task)
+    assert truth_module._VOUCHED[key][0]() is task
+    del task
+    gc.collect()
+    assert key not in truth_module._VOUCHED
