@@ -16,13 +16,15 @@ driven by a zero-latency scripted policy. Three variants in the same run:
 The overhead per step is (runner - bare) / steps, in process CPU time (every thread, the
 writer's included: ``time.process_time``), the claim's figure, and in wall time (which adds
 the fsync waits and, on a shared machine, time other processes held the cores). The
-variants take turns, best of 3 each; the seal's own cost is the sealed variant against the
-jsonl one, measured in the same run.
-Run: python benchmarks/runner_overhead.py
+variants take turns, best of ``--rounds`` (5) each (the fsync's CPU time swings with what
+the other processes on a shared machine write); the seal's own cost is the sealed variant
+against the jsonl one, measured in the same run.
+Run: python benchmarks/runner_overhead.py [--rounds 5]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import tempfile
@@ -124,10 +126,13 @@ def best(a: Times, b: Times) -> Times:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    rounds = ap.parse_args().rounds
     steps = EPISODES * STEPS_PER_EPISODE
     inf = (float("inf"), float("inf"))
     base = mem = disk = sealed = inf
-    for _ in range(3):  # interleaved, so load changes hit every variant alike
+    for _ in range(rounds):  # interleaved, so load changes hit every variant alike
         base = best(base, asyncio.run(bare()))
         mem = best(mem, asyncio.run(runner(None)))
         with tempfile.TemporaryDirectory() as tmp:
@@ -135,7 +140,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             sealed = best(sealed, asyncio.run(runner(tmp, b"benchmark seal key")))
     print(
-        f"{steps} steps per variant ({EPISODES} episodes x {STEPS_PER_EPISODE}), best of 3; "
+        f"{steps} steps per variant ({EPISODES} episodes x {STEPS_PER_EPISODE}), "
+        f"best of {rounds}; "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
     )
     print(f"{'variant':<24}{'CPU us/step':>12}{'overhead':>10}{'wall us/step':>14}{'overhead':>10}")

@@ -5,15 +5,21 @@ truth as plain dicts (``DICT_TRUTH``, the first parent of the typed-truth merge)
 family.
 
 Method: the parent commit is checked out into a temporary git worktree (or ``--parent DIR``
-names one). For each family of every built-in environment that exists in both, one child
-process per checkout measures, in CPU time of that process (so other load on the machine
-does not count): generation, ``family.task(level, seed)`` over fresh seeds at every level;
-and reset, ``env.reset(task_id, seed)`` over a fixed list of that family's task ids, each
-reset once (a new task: parsing its truth is part of the cost) and then again (the same
-task, as a served session or a group of rollouts resets it). The two checkouts take turns
-for ``--rounds`` rounds and the best round of each is kept.
+names one). One long-lived child process per checkout imports that checkout's gymforge and
+measures on request, in CPU time of that process (so other load on the machine does not
+count), one family at a time: generation, ``family.task(level, seed)`` over ``--tasks``
+fresh seeds across its levels; and reset, ``env.reset(task_id, seed)`` over as many fresh
+task ids, each reset once (a new task: generating it and parsing its truth are part of the
+cost) and then again (the same task, as a served session or a group of rollouts resets it).
+Every round draws new seeds, so nothing either side memoises is ever timed as generation or
+first reset. Each task is timed on its own (less the cost of reading the clock), and each
+place in the list keeps the least time any round took there: on a shared machine a burst
+of other work spoils a few tasks of a round, not the round. Both sides are given the same
+tasks in each place, so they keep their best of the same candidates. The two children take
+turns family by family (A, B, then B, A in the next round), so a change in the machine's
+load hits both sides of each ratio alike.
 
-Run: python benchmarks/typed_truth.py [--rounds 3] [--tasks 100] [--parent DIR]
+Run: python benchmarks/typed_truth.py [--rounds 5] [--tasks 100] [--parent DIR] [--only a,b]
 """
 
 from __future__ import annotations
@@ -26,34 +32,19 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from statistics import mean
 
 DICT_TRUTH = "43ed455"
 ROOT = Path(__file__).resolve().parent.parent
-GIT = ("git", "-C", str(ROOT), "worktree")
+GIT_WORKTREE = ("git", "-C", str(ROOT), "worktree")
 
 CHILD = r"""
 import asyncio, gc, json, sys, time
 from gymforge.registry.handle import task_source
 from gymforge.registry.resolve import BUILTIN, make_env
 
-n_tasks = int(sys.argv[1])
-skip = set(sys.argv[2].split(",")) if sys.argv[2] else set()
-out = {}
-
-
-async def resets(env, ids):
-    gc.collect()
-    c0 = time.process_time()
-    for i, tid in enumerate(ids):
-        await env.reset(tid, i)
-    first = time.process_time() - c0
-    gc.collect()
-    c1 = time.process_time()
-    for i, tid in enumerate(ids):
-        await env.reset(tid, i)
-    return first / len(ids), (time.process_time() - c1) / len(ids)
-
-
+skip = set(sys.argv[1].split(",")) if sys.argv[1] else set()
+envs, families = {}, {}
 for env_id in sorted(BUILTIN):
     if env_id in skip:
         continue
@@ -65,96 +56,156 @@ for env_id in sorted(BUILTIN):
     # (the toolset, lazily imported modules), which no later reset pays
     first = next(iter(sorted(source.families.values(), key=lambda f: f.name)))
     asyncio.run(env.reset(first.task(min(first.levels), 1).task_id, 0))
-    for name, family in sorted(source.families.items()):
-        levels = sorted(family.levels)
-        gc.collect()  # a full collection of another family's garbage is not this one's cost
-        c0 = time.process_time()
-        for i in range(n_tasks):
-            family.task(levels[i % len(levels)], 50_000 + i)
-        gen = (time.process_time() - c0) / n_tasks
-        ids = [family.task(levels[i % len(levels)], 90_000 + i).task_id for i in range(n_tasks)]
-        first, again = asyncio.run(resets(env, ids))
-        out[name] = {"gen": gen, "reset": first, "reset_again": again}
-    asyncio.run(env.close())
-print(json.dumps(out))
+    envs[env_id] = env
+    for name, family in source.families.items():
+        families[name] = (env, family)
+print(json.dumps(sorted(families)), flush=True)
+
+
+clock = time.process_time
+# what one clock reading costs, taken off every timed task
+overhead = min(-(clock() - clock()) for _ in range(2000))
+
+
+async def resets(env, ids):
+    first, again = [], []
+    gc.collect()
+    for i, tid in enumerate(ids):
+        c = clock()
+        await env.reset(tid, i)
+        first.append(clock() - c - overhead)
+    gc.collect()
+    for i, tid in enumerate(ids):
+        c = clock()
+        await env.reset(tid, i)
+        again.append(clock() - c - overhead)
+    return first, again
+
+
+for line in sys.stdin:
+    name, n, round_ = json.loads(line)
+    env, family = families[name]
+    levels = sorted(family.levels)
+    base = 1_000_000 * (round_ + 1)  # new seeds every round: nothing memoised is timed
+    gen = []
+    gc.collect()  # a full collection of another family's garbage is not this one's cost
+    for i in range(n):
+        c = clock()
+        family.task(levels[i % len(levels)], base + i)
+        gen.append(clock() - c - overhead)
+    # ids only: a task generated here would be one a memo could hand the reset for free
+    ids = [family.task_id(levels[i % len(levels)], base + 500_000 + i) for i in range(n)]
+    first, again = asyncio.run(resets(env, ids))
+    print(json.dumps({"gen": gen, "reset": first, "reset_again": again}), flush=True)
 """
 
-
-def measure(checkout: Path, n_tasks: int, skip: str) -> dict[str, dict[str, float]]:
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(n_tasks), skip],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"measuring {checkout} failed:\n{proc.stderr[-2000:]}")
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+Figures = dict[str, list[float]]
 
 
-Figures = dict[str, dict[str, float]]
+class Child:
+    """A child process measuring one checkout, one family per request."""
+
+    def __init__(self, checkout: Path, skip: str) -> None:
+        self.checkout = checkout
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, skip],
+            cwd=checkout,
+            env={**os.environ, "PYTHONPATH": str(checkout)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.families: list[str] = json.loads(self._line())
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"measuring {self.checkout} failed (see its error above)")
+        return line
+
+    def measure(self, family: str, n: int, round_: int) -> Figures:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps([family, n, round_]) + "\n")
+        self.proc.stdin.flush()
+        return dict(json.loads(self._line()))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def best(a: Figures | None, b: Figures) -> Figures:
-    if a is None:
-        return b
-    return {f: {k: min(a[f][k], b[f][k]) for k in b[f]} for f in b if f in a}
+    """Task by task, the least CPU time any round took for the task in that place (both
+    sides are given the same tasks in each place, so the same candidates)."""
+    return b if a is None else {k: [min(x, y) for x, y in zip(a[k], b[k], strict=True)] for k in b}
+
+
+def compare(
+    parent: Path, rounds: int, n: int, skip: str, only: list[str]
+) -> dict[str, tuple[Figures, Figures]]:
+    old, new = Child(parent, skip), Child(ROOT, skip)
+    try:
+        out: dict[str, tuple[Figures, Figures]] = {}
+        for fam in sorted(set(old.families) & set(new.families)):
+            if only and not any(fam.startswith(prefix) for prefix in only):
+                continue
+            o = t = None
+            for r in range(rounds):  # A, B then B, A: neither side always runs first
+                if r % 2 == 0:
+                    o = best(o, old.measure(fam, n, r))
+                    t = best(t, new.measure(fam, n, r))
+                else:
+                    t = best(t, new.measure(fam, n, r))
+                    o = best(o, old.measure(fam, n, r))
+            assert o is not None and t is not None
+            out[fam] = (o, t)
+        return out
+    finally:
+        old.close()
+        new.close()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     # at most TaskSource.RESOLVED (128), so that the second resets find their tasks kept
     ap.add_argument("--tasks", type=int, default=100)
     ap.add_argument("--parent", type=Path, help="a checkout of the dict-truth commit")
     ap.add_argument("--skip", default="swe", help="environment ids to leave out (slow resets)")
+    ap.add_argument("--only", default="", help="measure only families starting so (a,b,...)")
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         parent = args.parent
         if parent is None:
             parent = Path(tmp) / "dict-truth"
             subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(ROOT),
-                    "worktree",
-                    "add",
-                    "-q",
-                    "--detach",
-                    str(parent),
-                    DICT_TRUTH,
-                ],
+                [*GIT_WORKTREE, "add", "-q", "--detach", str(parent), DICT_TRUTH],
                 check=True,
             )
         try:
-            old = new = None
-            for _ in range(args.rounds):
-                old = best(old, measure(parent, args.tasks, args.skip))
-                new = best(new, measure(ROOT, args.tasks, args.skip))
+            only = [p for p in args.only.split(",") if p]
+            figures = compare(parent, args.rounds, args.tasks, args.skip, only)
         finally:
             if args.parent is None:
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(parent)]
-                )
-    assert old is not None and new is not None
+                subprocess.run([*GIT_WORKTREE, "remove", "--force", str(parent)])
     print(
-        f"# {platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
-        f"CPU us per task, best of {args.rounds}; ratio = typed / dict ({DICT_TRUTH})"
+        f"# {platform.machine()}, {os.cpu_count()} CPUs, load average {load0:.1f} at start, "
+        f"{os.getloadavg()[0]:.1f} at end; CPU us per task, best of {args.rounds} interleaved "
+        f"rounds; ratio = typed / dict ({DICT_TRUTH})"
     )
     cols = ("gen", "reset", "reset_again")
     print(
         f"{'family':<26}"
-        + "".join(f"{c + ' dict':>14}{c + ' typed':>14}{'ratio':>7}" for c in cols)
+        + "".join(f"{c + ' dict':>16}{c + ' typed':>16}{'ratio':>7}" for c in cols)
     )
     worst: dict[str, tuple[float, str]] = {c: (0.0, "") for c in cols}
-    for fam in sorted(set(old) & set(new)):
+    for fam, (old, new) in figures.items():
         line = f"{fam:<26}"
         for c in cols:
-            o, n = old[fam][c] * 1e6, new[fam][c] * 1e6
+            o, n = mean(old[c]) * 1e6, mean(new[c]) * 1e6
             ratio = n / o if o > 0 else float("nan")
             worst[c] = max(worst[c], (ratio, fam))
             line += f"{o:>16.1f}{n:>16.1f}{ratio:>7.2f}"

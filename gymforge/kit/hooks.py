@@ -31,6 +31,8 @@ TWINS = {"verify_async": "verify", "on_reply_async": "on_reply"}
 
 async def settle(value: MaybeAsync[T]) -> T:
     """The hook's value: awaited when the hook was ``async def``, as is when it was ``def``."""
+    if value is None:  # most hooks return nothing: no type checks for that
+        return value
     if isawaitable(value):
         return await value
     return value

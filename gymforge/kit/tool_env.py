@@ -142,7 +142,11 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         return cast("type[TruthT]", declared_truth(cls, ToolEnv))
 
     def truth_of(self, task: Task) -> TruthT:
-        """``task``'s hidden truth as this environment's model (parsed once per task)."""
+        """``task``'s hidden truth as this environment's model (parsed once per task; the
+        current episode's frozen truth is handed back without a look-up)."""
+        truth = self._truth
+        if truth is not None and task is self.task and truth.model_config.get("frozen"):
+            return truth
         return cast("TruthT", codec_for(type(self), ToolEnv).parse(task))
 
     @property
@@ -203,6 +207,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
             raise EpisodeStateError("reset() on a closed environment")
         self._done = True  # a reset that fails leaves no episode to step
         task = self.tasks.resolve(task_id)
+        self._truth = None  # parsed for this task below, never the last episode's
         self.task, self.seed = task, seed
         self._truth = self.truth_of(task)
         self._world = self.init_world(task, rng(task_id, seed, "world"))

@@ -25,7 +25,7 @@ from typing import Any, Generic, cast
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Task
-from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth
+from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
 
 TASK_ID = re.compile(
     r"^(?P<family>[\w.\-]+)/v(?P<version>\d+)/d(?P<difficulty>\d+)/s(?P<seed>\d+)"
@@ -189,7 +189,7 @@ class TaskFamily(ABC, Generic[TruthT]):
         difficulty = self.difficulty(params)
         r = random.Random(derive_seed(self.name, self.version, sorted(params.items()), seed))
         prompt, truth = self.build(dict(params), r)
-        return Task(
+        task = Task(
             task_id=task_id or self.task_id(difficulty, seed),
             family=self.name,
             prompt=prompt,
@@ -197,6 +197,8 @@ class TaskFamily(ABC, Generic[TruthT]):
             params=params,
             difficulty=difficulty,
         )
+        vouch(task, truth)  # validated as it was built: parsing its dump again adds nothing
+        return task
 
     def task(self, difficulty: int, seed: int) -> Task:
         return self.generate(

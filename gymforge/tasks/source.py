@@ -15,6 +15,7 @@ from gymforge.core.types import Task
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.family import TaskFamily, parse_task_id
 from gymforge.tasks.split import Split
+from gymforge.tasks.truth import carry_vouch
 
 DATASET_ROW_ID = re.compile(r"@[0-9a-f]{12}/\d+$")
 """The default id of a dataset row, ``name@hash12/row``."""
@@ -94,7 +95,9 @@ class TaskSource:
 
     def _stamp(self, task: Task) -> Task:
         if task.split != "heldout" and self.split.is_heldout(task.family, task.params):
-            return task.model_copy(update={"split": "heldout"})
+            stamped = task.model_copy(update={"split": "heldout"})
+            carry_vouch(task, stamped)
+            return stamped
         return task
 
     def _held(self, task: Task) -> bool:

@@ -5,6 +5,12 @@ A family's ``build`` returns a model; ``dump_truth`` turns it into ``Task.truth`
 ``TruthCodec.parse`` turns ``Task.truth`` back into the model (memoised per task object, so a
 world environment's large truth is validated once per task, not once per reset).
 
+Validated once: the model a family built (and pydantic validated, as it was constructed) is
+``vouch``ed for the very ``Task`` object ``generate`` made from it, and ``parse`` hands that
+model back for that object instead of validating its dump again. Only that object: a task
+whose truth came from anywhere else (a dataset file, a task list, the wire, a copy with
+another truth) is validated by ``parse`` as ever.
+
 ``dump_truth`` leaves out fields that were never set (``exclude_unset``): a field with a
 default that a family did not pass is absent from the dict, exactly as an optional key was
 before truth was typed, and parsing the dict gives the same model back. That round trip is
@@ -13,9 +19,12 @@ what keeps task ids, fingerprints and recorded runs byte-identical.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast, get_args, get_origin
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import UnionType
+from typing import Any, Generic, TypeVar, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter
 
@@ -55,7 +64,8 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     """``truth`` as the JSON dict ``Task.truth`` holds: fields never set are left out, fields
     with an alias are written under it. A field whose type holds no model is plain JSON
     already (validated when the model was built) and is handed on as it is; only fields
-    holding models are dumped (by pydantic). So the dict shares those values with the model:
+    holding models are dumped: models of exactly their declared class (in lists, dicts and
+    optionals) here, anything else by pydantic. So the dict shares plain values with the model:
     truth is read-only, on both sides of the boundary. The result equals
     ``model_dump(by_alias=True, exclude_unset=True)``; a model that customises its
     serialisation is dumped by pydantic itself."""
@@ -75,8 +85,16 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     set_fields = truth.__pydantic_fields_set__
     if layout.flat and len(set_fields) == len(layout.fields):
         return dict(values)  # every field plain, set and under its own name, in field order
-    walked = layout.walked
-    dumped = truth.model_dump(by_alias=True, exclude_unset=True, include=walked) if walked else {}
+    dumped: dict[str, Any] = {}
+    for name, walk in layout.walkers:  # models of exactly the declared types: dumped here
+        if name in set_fields:
+            key = layout.keys[name]
+            try:
+                dumped[key] = walk(values[name])
+            except _Unfit:  # anything else (a subclass, a tuple): by pydantic
+                dumped[key] = truth.model_dump(by_alias=True, exclude_unset=True, include={name})[
+                    key
+                ]
     out: dict[str, JSON] = {}
     for name, key, plain in layout.fields:  # field order, as model_dump gives it
         if plain:
@@ -108,11 +126,65 @@ def validate_bulk(shape: type[_T], raw: Any) -> _T:
 class _Layout:
     """How ``dump_truth`` writes a model: ``(name, key, plain)`` per field (``plain`` when
     its value needs no dumping), and ``flat`` when every field is plain and written under
-    its own name and the model allows no extras; ``walked``: the fields pydantic dumps."""
+    its own name and the model allows no extras; ``walkers``: how each field that holds
+    models is dumped; ``keys``: each field's key in the dict."""
 
     fields: tuple[tuple[str, str, bool], ...]
     flat: bool
-    walked: set[str]
+    walkers: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+    keys: dict[str, str] = field(default_factory=dict)
+
+
+class _Unfit(Exception):
+    """A value ``dump_truth`` leaves to pydantic (not exactly of its declared shape)."""
+
+
+def _walker(annotation: Any) -> Callable[[Any], Any]:
+    """How ``dump_truth`` dumps a value of ``annotation``: a model of exactly that class,
+    a list or a dict of them, or an optional one (recursively); anything else raises
+    ``_Unfit`` (pydantic dumps it: it serialises a subclass as the declared class, for one)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if issubclass(annotation, RootModel):
+            return _unfit
+
+        width = len(annotation.model_fields)
+
+        def model(value: Any) -> Any:
+            if type(value) is not annotation:
+                raise _Unfit
+            layout = _LAYOUTS.get(annotation)
+            if layout is not None and layout.flat and len(value.__pydantic_fields_set__) == width:
+                return dict(value.__dict__)  # dump_truth's own shortcut, without its checks
+            return dump_truth(value)
+
+        return model
+    if origin is list and len(args) == 1:
+        item = _walker(args[0])
+
+        def items(value: Any) -> Any:
+            if type(value) is not list:
+                raise _Unfit
+            return [item(v) for v in value]
+
+        return items
+    if origin is dict and len(args) == 2 and args[0] is str:
+        entry = _walker(args[1])
+
+        def entries(value: Any) -> Any:
+            if type(value) is not dict:
+                raise _Unfit
+            return {k: entry(v) for k, v in value.items()}
+
+        return entries
+    if origin in (Union, UnionType) and len(args) == 2 and type(None) in args:
+        inner = _walker(next(a for a in args if a is not type(None)))
+        return lambda value: None if value is None else inner(value)
+    return _unfit
+
+
+def _unfit(value: Any) -> Any:
+    raise _Unfit
 
 
 def _layout(model: type[BaseModel]) -> _Layout | None:
@@ -136,8 +208,13 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
     flat = model.model_config.get("extra") != "allow" and all(
         plain and key == name for name, key, plain in fields
     )
+    walkers = tuple(
+        (name, _walker(model.model_fields[name].annotation))
+        for name, _, plain in fields
+        if not plain
+    )
     found = _LAYOUTS[model] = (
-        None if custom else _Layout(fields, flat, {n for n, _, plain in fields if not plain})
+        None if custom else _Layout(fields, flat, walkers, {n: key for n, key, _ in fields})
     )
     return found
 
@@ -174,10 +251,55 @@ def _bindings(cls: type, base: type) -> tuple[Any, ...] | None:
     return None
 
 
+class _TaskRef(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a vouched task that knows its key (one callback for all)."""
+
+    __slots__ = ("key",)
+    key: int
+
+
+def _forget(ref: _TaskRef) -> None:
+    found = _VOUCHED.get(ref.key)
+    if found is not None and found[0] is ref:
+        _VOUCHED.pop(ref.key, None)
+
+
+_VOUCHED: dict[int, tuple[_TaskRef, dict[str, JSON], BaseModel]] = {}
+
+
+def vouch(task: Task, truth: BaseModel) -> None:
+    """Vouch that ``task.truth`` (that dict object) is ``dump_truth(truth)`` of ``truth``, a
+    model built and validated in this process (a family's ``build``): ``TruthCodec.parse``
+    then returns ``truth`` for ``task`` without validating the dict again, if ``truth`` is
+    an instance of exactly the codec's model, and that model is frozen. The entry lives as
+    long as ``task`` does and names only that object: another task with an equal truth, or
+    a copy of ``task`` with its truth replaced, is parsed and validated as before."""
+    ref = _TaskRef(task, _forget)
+    ref.key = id(task)
+    _VOUCHED[ref.key] = (ref, task.truth, truth)
+
+
+def carry_vouch(task: Task, copy: Task) -> None:
+    """``copy`` (``task.model_copy`` with other fields updated) has ``task``'s vouched truth
+    if it still holds the very dict vouched for."""
+    found = vouched(task)
+    if found is not None and copy.truth is task.truth:
+        vouch(copy, found)
+
+
+def vouched(task: Task) -> BaseModel | None:
+    """The model vouched for ``task``, if ``task`` still holds the dict it was vouched with."""
+    found = _VOUCHED.get(id(task))
+    if found is None or found[0]() is not task or found[1] is not task.truth:
+        return None
+    return found[2]
+
+
 class TruthCodec(Generic[TruthT]):
-    """Parses ``Task.truth`` into ``model``. A frozen model's parses are memoised for the
-    last ``size`` tasks (keyed on the task object itself, which the cache keeps alive, so an
-    id is never reused); a mutable model is parsed afresh every time, so that an episode that
+    """Parses ``Task.truth`` into ``model``. A frozen model is the one ``vouch``ed for the
+    task, if it is of exactly this model; otherwise its parses are memoised for the last
+    ``size`` tasks (keyed on the task object itself, which the cache keeps alive, so an id
+    is never reused). A mutable model is parsed afresh every time, so that an episode that
     edits its truth cannot leak into the next."""
 
     def __init__(self, model: type[TruthT], size: int = 512) -> None:
@@ -188,6 +310,9 @@ class TruthCodec(Generic[TruthT]):
     def parse(self, task: Task) -> TruthT:
         if not self.size:
             return self.model.model_validate(task.truth)
+        built = vouched(task)
+        if type(built) is self.model:
+            return built
         key = id(task)
         hit = self._parsed.get(key)
         if hit is not None and hit[0] is task:

@@ -126,6 +126,25 @@ def test_dump_truth_walks_nested_models_exactly_as_model_dump() -> None:
     assert dump_truth(Custom(a=1, hidden=2)) == {"a": 2}
 
 
+class SubOpt(Opt):
+    c: int = 0
+
+
+def test_dump_truth_leaves_a_subclass_where_its_class_is_declared_to_pydantic() -> None:
+    """dump_truth walks models of exactly their declared class itself; pydantic dumps a
+    subclass instance as the declared class (its own fields dropped), and so must we."""
+    outer = Outer(
+        inner=SubOpt(a=1, c=2),
+        many=[Opt(a=2), SubOpt(a=3, c=4)],
+        keyed={"x": SubOpt(a=5, c=6), "y": Opt(a=7, b=None)},
+    )
+    want = outer.model_dump(by_alias=True, exclude_unset=True)
+    assert dump_truth(outer) == want
+    assert want["inner"] == {"a": 1} and want["many"][1] == {"a": 3}
+    plain = Outer(inner=Opt(a=1), many=[Opt(a=2, b=3)], keyed={"k": None, "j": Opt(a=4)})
+    assert dump_truth(plain) == plain.model_dump(by_alias=True, exclude_unset=True)
+
+
 def test_dump_truth_of_every_builtin_family_equals_model_dump() -> None:
     """The fast path of ``dump_truth`` against pydantic's own dump, on what every built-in
     family really builds (one task per level)."""
