@@ -65,7 +65,9 @@ acted: its time budget is spent by the agent's actions and turns, so it is the e
 counted failure, not an infrastructure error (``rollout.episode.run_episode``)."""
 
 POLICY_STOP_REASONS = (
-    frozenset({"context_length", "harness_exited", "harness_timeout", EPISODE_TIMEOUT})
+    frozenset(
+        {"context_length", "harness_exited", "harness_timeout", "harness_crashed", EPISODE_TIMEOUT}
+    )
     | SERVED_STOP_REASONS
 )
 """The failure reasons of episodes the policy ended before the environment did
@@ -88,6 +90,15 @@ class HarnessExited(PolicyStopped):
     """An outside harness returned or exited, and the environment asked for more."""
 
     reason = "harness_exited"
+
+
+class HarnessCrashed(PolicyStopped):
+    """An outside harness raised or exited non-zero after it had acted (a model turn or a
+    step) and with its inference server answering: the policy's counted failure, never an
+    infrastructure error, or a policy could turn its failures into unscored retries by
+    making its harness fall over."""
+
+    reason = "harness_crashed"
 
 
 class HarnessTimedOut(PolicyStopped):

@@ -91,3 +91,26 @@ async def rewriting_agent(ctx: HarnessContext) -> str:
         r = await model.chat.completions.create(model=ctx.model, messages=summary)  # type: ignore[arg-type]
     await model.close()
     return r.choices[0].message.content or ""
+
+
+async def crash_when_told(ctx: HarnessContext) -> str:
+    """Asks the model, acts on its tool call, asks again, and falls over when the model's
+    reply says so: a model that makes its own harness crash once it has acted."""
+    model = openai.AsyncOpenAI(base_url=ctx.base_url, api_key=ctx.api_key, max_retries=0)
+    http = create_mcp_http_client(headers=ctx.mcp_headers)
+    async with http, Client(streamable_http_client(ctx.mcp_url, http_client=http)) as mcp:
+        messages: list[dict[str, Any]] = list(ctx.messages)
+        r = await model.chat.completions.create(model=ctx.model, messages=messages)  # type: ignore[arg-type]
+        call = (r.choices[0].message.tool_calls or [None])[0]
+        if call is not None:
+            fn = call.function  # type: ignore[union-attr]
+            await mcp.call_tool(fn.name, json.loads(fn.arguments or "{}"))
+        messages += [
+            {"role": "assistant", "content": "searched"},
+            {"role": "user", "content": "go"},
+        ]
+        r = await model.chat.completions.create(model=ctx.model, messages=messages)  # type: ignore[arg-type]
+    await model.close()
+    if "CRASH" in (r.choices[0].message.content or ""):
+        raise RuntimeError("the model's reply broke the harness")
+    return r.choices[0].message.content or ""

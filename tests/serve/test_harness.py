@@ -166,17 +166,22 @@ def test_failing_harness_command_is_retried_then_an_error(
     assert "no luck" in str(result.errors[0])
 
 
-def test_harness_crashing_mid_episode_is_retried_and_never_scored(
+def test_harness_crashing_after_it_acted_is_a_counted_failure(
     upstream: OpenAITestServer, tmp_path: Path
 ) -> None:
+    """Once the harness has acted, its crash is the policy's failure, never a retry
+    (``tests/redteam/test_harness_crash_hides_failure.py``)."""
     result = run_harness(
         f"harness:{AGENTS}:crash_after_one_call", upstream, tmp_path, max_retries=2
     )
-    assert result.errors and "lost the plot mid-episode" in str(result.errors[0])
+    assert not result.errors, result.errors
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["infra_retries"] == 2 and summary["infra_errors"] == 1
-    path = tmp_path / "trajectories.jsonl"
-    assert not path.exists() or read_episodes(path) == []
+    assert summary["infra_retries"] == 0 and summary["infra_errors"] == 0
+    assert summary["failure_reasons"] == {"harness_crashed": 1}
+    [log] = read_episodes(tmp_path / "trajectories.jsonl")
+    assert log.end is not None and log.end.truncated and not log.end.success
+    assert [s.action.kind for s in log.steps[1:]] == ["tool_call"]  # type: ignore[union-attr]
+    verify_chain(log)
 
 
 def test_harness_past_its_wall_clock_is_truncated(

@@ -35,8 +35,10 @@ ends when the environment ends it (the harness's pending call is answered, and i
 ``grace_s`` to exit before it is cancelled or killed) or when the harness has run for
 ``wall_clock_s`` without a final message (truncated, ``harness_timeout``); if the
 environment wants more after the final message, the episode ends truncated
-(``harness_exited``). A harness that raises or exits non-zero is an infrastructure error:
-retried, never scored.
+(``harness_exited``). A harness that raises or exits non-zero after it acted (a model turn
+through its proxy, or a step) is the policy's counted failure, truncated
+(``harness_crashed``); before that, or after its inference server failed it (unreachable,
+429, 5xx), it is an infrastructure error: retried, never scored.
 """
 
 from __future__ import annotations
@@ -54,7 +56,13 @@ from typing import Any
 
 import mcp_types as types
 
-from gymforge.core.errors import HarnessExited, HarnessTimedOut, InfraError, UserError
+from gymforge.core.errors import (
+    HarnessCrashed,
+    HarnessExited,
+    HarnessTimedOut,
+    InfraError,
+    UserError,
+)
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, ToolCall
 from gymforge.registry.resolve import load_module
@@ -171,6 +179,7 @@ class HarnessPolicy:
         self.ctx: EpisodeContext | None = None
         self.command = ConfinedCommand(factory.target, factory.paths, factory.hidden, factory.uid)
         self.exited = False
+        self.acted = False  # a step of the harness's own (briefing steps are not)
         self.briefing: list[tuple[str, dict[str, Any]]] | None = None
         self.reset_observation: Observation | None = None
         self.instruction: list[str] = []
@@ -223,11 +232,13 @@ class HarnessPolicy:
         if kind == "call":
             self.pending = answer
             self.calls += 1
+            self.acted = True
             action = ToolCall(name=str(a), arguments=dict(b), call_id=f"call_{self.calls}")
             return self._turn(action)
         if kind == "shell" and shell is not None:
             self.pending = answer
             self.calls += 1
+            self.acted = True
             arguments = shell.arguments(str(a))
             return self._turn(
                 ToolCall(name=shell.name, arguments=arguments, call_id=f"call_{self.calls}")
@@ -235,7 +246,23 @@ class HarnessPolicy:
         if kind == "done":
             self.exited = True
             return self._turn(Reply(text=str(a)))
-        raise InfraError(f"harness {self.factory.target} crashed: {a}")
+        raise self._crash(str(a))
+
+    def _crash(self, error: str) -> Exception:
+        """What a harness that fell over is: the policy's counted failure once it has acted
+        (a model turn or a step of its own) with its inference server answering; an
+        infrastructure error (retried, never scored) before that, or after the server
+        failed it."""
+        proxy = self.factory.proxy
+        message = f"harness {self.factory.target} crashed: {error}"
+        failure = proxy.upstream_failure(self.episode_id) if proxy is not None else None
+        turns = 0
+        if proxy is not None:
+            with contextlib.suppress(UserError):  # its proxy episode already closed
+                turns = len(proxy.transcript(self.episode_id).turns)
+        if failure is None and (turns or self.acted):
+            return HarnessCrashed(message)
+        return InfraError(message if failure is None else f"{message} ({failure})")
 
     def _launch(self, observation: Observation, proxy: ProxyServer, bridge: HarnessBridge) -> None:
         assert self.ctx is not None

@@ -97,6 +97,7 @@ class _Episode:
     lock: asyncio.Lock
     token: str
     last: float = field(default_factory=time.monotonic)  # the last request's arrival
+    upstream_failure: str | None = None  # the last infrastructure failure it was answered with
 
 
 class ProxyServer:
@@ -233,6 +234,14 @@ class ProxyServer:
             raise UserError(f"no open episode {episode_id!r} on this proxy")
         return ep.token
 
+    def upstream_failure(self, episode_id: str) -> str | None:
+        """The last failure of the inference server (unreachable, timed out, a bad answer,
+        429 or 5xx) this episode's requests were answered with, or None: what tells a
+        harness that fell over because the server did from one that fell over by itself."""
+        with self._guard:
+            ep = self._episodes.get(episode_id)
+        return None if ep is None else ep.upstream_failure
+
     def transcript(self, episode_id: str) -> EpisodeTranscript:
         with self._guard:
             ep = self._episodes.get(episode_id)
@@ -339,6 +348,7 @@ class ProxyServer:
                     body=await r.read(), status=r.status, content_type="application/json"
                 )
         except (aiohttp.ClientError, TimeoutError) as err:
+            ep.upstream_failure = "the inference server was unreachable"
             return _error(502, f"upstream unreachable: {err}", "upstream")
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -354,14 +364,17 @@ class ProxyServer:
         messages = body["messages"]
         async with ep.lock:
             try:
-                return await self._forward.chat(request, ep.transcript, body, messages)
+                response = await self._forward.chat(request, ep.transcript, body, messages)
             except (InfraError, UserError, ValueError) as err:  # a bad answer upstream
-                return _error(502, f"upstream failed: {err}", "upstream")
+                response = _error(502, f"upstream failed: {err}", "upstream")
             except (aiohttp.ClientError, TimeoutError) as err:
                 kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
-                return _error(
+                response = _error(
                     504 if kind == "timed out" else 502, f"upstream {kind}: {err}", "upstream"
                 )
+            if response.status == 429 or response.status >= 500:
+                ep.upstream_failure = f"the inference server answered {response.status}"
+            return response
 
 
 def _transcript_json(t: EpisodeTranscript) -> dict[str, Any]:
