@@ -33,6 +33,8 @@ CHILD_SIDE = {
     "envs/verifiers_adapter/inside.py": "the rubric job reads the module its host named",
     "qa/fresh_child.py": "the QA fresh process takes the shifted clock its parent set",
     "qa/lifeline.py": "the QA fresh process reads its parent's pid, which the parent set",
+    "serve/harness/shell_client.py": "gymforge-sh (stdlib only), copied into a workspace "
+    "harness, reads its episode's shell URL and token",
 }
 
 

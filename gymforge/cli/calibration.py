@@ -36,10 +36,10 @@ from gymforge.cli.policy_flags import (
     TOP_P,
     policy_options,
 )
-from gymforge.core.wording import plural
 from gymforge.rollout.output import seal_documents
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.seal import load_key
+from gymforge.wording import plural
 
 DEFAULT_CALIBRATE_N = 50
 """Training tasks calibrated when neither -n, --tasks nor --dataset says."""

@@ -22,13 +22,13 @@ from gymforge.cli import stops
 from gymforge.cli.progress import EpisodeProgress
 from gymforge.cli.progress import progress_bar as _progress_bar
 from gymforge.core.errors import GymforgeError
-from gymforge.core.wording import plural, times
 from gymforge.registry.handle import EnvHandle, task_source
 from gymforge.registry.handle import open_env as _open_env
 from gymforge.rollout import failures
 from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 from gymforge.verify.services import active
+from gymforge.wording import plural, times
 
 __all__ = [
     "EnvHandle",

@@ -13,9 +13,9 @@ from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.env import Environment
-from gymforge.core.wording import plural
 from gymforge.evaluate.grade import grade_file
 from gymforge.verify.code.shared import near_limit
+from gymforge.wording import plural
 
 
 @app.command()

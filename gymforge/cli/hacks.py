@@ -13,11 +13,11 @@ from gymforge.cli.args import out_file
 from gymforge.cli.common import app, err, friendly
 from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.core.errors import UserError
-from gymforge.core.wording import plural
 from gymforge.reward.hacks import scan
 from gymforge.reward.verifier_errors import ErrorRate, baseline_rate
 from gymforge.rollout.manifest import read_manifest
 from gymforge.rollout.rundir import HACKS_REPORT
+from gymforge.wording import plural
 
 
 @app.command()

@@ -23,7 +23,6 @@ from gymforge.cli.common import (
 from gymforge.cli.harbor_flags import IMAGE_MAP
 from gymforge.cli.sandbox_flags import use_sandbox
 from gymforge.core.errors import GymforgeError, UserError
-from gymforge.core.wording import plural
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.recorded_run import RecordedRun
 from gymforge.rollout.replay import replay_episodes
@@ -33,6 +32,7 @@ from gymforge.trajectory.documents import TRAJECTORIES, check_documents
 from gymforge.trajectory.export import Format, export
 from gymforge.trajectory.schema import trajectory_json_schema
 from gymforge.trajectory.seal import load_key
+from gymforge.wording import plural
 
 UNFINISHED_EXIT = INFRA_EXIT
 """``verify-log``/``replay`` of a sealed file that no run seal closes (an interrupted run)."""

@@ -16,8 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gymforge.core.wording import decimal, percent
 from gymforge.rollout.summary import Tally
+from gymforge.wording import decimal, percent
 
 
 class EpisodeProgress:

@@ -39,7 +39,6 @@ from gymforge.cli.policy_flags import (
     policy_options,
 )
 from gymforge.cli.sandbox_flags import SANDBOX, use_settings
-from gymforge.core.wording import decimal, percent, plural
 from gymforge.registry.listing import environment_rows
 from gymforge.registry.resolve import HARBOR, make_env
 from gymforge.rollout.executors import executor_for
@@ -51,6 +50,7 @@ from gymforge.rollout.spec import RunSpec
 from gymforge.tasks.source import SplitName
 from gymforge.trajectory.seal import load_key
 from gymforge.version import __version__
+from gymforge.wording import decimal, percent, plural
 
 
 @app.command("list")

@@ -14,7 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.wording import decimal, plural
+from gymforge.wording import decimal, plural
 
 TEXT_LIMIT = 600
 

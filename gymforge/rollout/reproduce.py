@@ -15,7 +15,6 @@ from typing import Any
 
 from gymforge.core.errors import ConfigError
 from gymforge.core.seeding import canonical_json
-from gymforge.core.wording import plural
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.manifest import manifest_spec, read_manifest
@@ -26,6 +25,7 @@ from gymforge.rollout.runner import run_sync
 from gymforge.rollout.scripted import SCRIPTED
 from gymforge.rollout.spec import RunSpec
 from gymforge.trajectory.io import EpisodeLog, read_episodes, verify_chain
+from gymforge.wording import plural
 
 DIFFED = ("action", *COMPARED)
 

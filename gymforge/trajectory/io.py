@@ -19,7 +19,6 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
-from gymforge.core.wording import plural
 from gymforge.trajectory.quick import SURROGATE, quick_line
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
@@ -41,6 +40,7 @@ from gymforge.trajectory.seal import (
     record_label,
     seal_step,
 )
+from gymforge.wording import plural
 
 _PLACEHOLDER = "0" * 64
 

@@ -16,12 +16,12 @@ import pytest
 from wf_helpers import cli
 
 from gymforge.cli.common import dataset_note_text
-from gymforge.core.wording import decimal, percent, plural, times
 from gymforge.registry.resolve import recorded_env
 from gymforge.rollout.reproduce import episode_label
 from gymforge.rollout.rundir import prepare_out
 from gymforge.scaffold import scaffold_package
 from gymforge.trajectory.seal import describe, record_label
+from gymforge.wording import decimal, percent, plural, times
 
 ROOT = Path(__file__).resolve().parents[2]
 BAR = re.compile(
