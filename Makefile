@@ -2,7 +2,7 @@
 # `make test-engine` is separate: it needs the real vLLM engine (.venv-engine) and is never
 # part of `make test`.
 .PHONY: setup lock demo test test-slow test-perf test-engine test-interop lint typecheck bench \
-	golden clean containers image test-containers test-harness
+	golden clean containers image test-containers test-harness harness-venv
 
 VENV := .venv/bin
 
@@ -19,7 +19,9 @@ demo: setup
 
 # PYTEST_ARGS="-n 2 --dist loadgroup" runs the suite on two xdist workers (xdist_group marks
 # keep tests that share a result or a resource on one worker).
-test: setup lint typecheck
+# The mini-swe-agent venv (harness-venv) is built first, so the default suite proves the
+# published harness in the workspace (tests/harness), not only the project's own.
+test: setup harness-venv lint typecheck
 	$(VENV)/python -m pytest $(PYTEST_ARGS)
 
 test-slow: setup
@@ -42,11 +44,13 @@ test-interop:
 	scripts/interop_setup.sh
 	.venv-interop/bin/python -m pytest tests/interop -p no:cacheprovider
 # The published mini-swe-agent as a workspace harness (examples/mini_swe_agent, tests/harness):
-# its stack (litellm, datasets, textual...; about 750 MB, 2-3 minutes to install) gets its own
-# venv (scripts/mini_swe_agent_setup.sh); without it `make test` skips those tests and runs the
-# rest of tests/harness.
-test-harness: setup
-	scripts/mini_swe_agent_setup.sh
+# its stack (litellm, datasets, textual...; about 750 MB, under 2 minutes to install, versions
+# from requirements-mini-swe-agent.lock) gets its own venv (scripts/mini_swe_agent_setup.sh).
+# `make test` builds it; a bare pytest without it skips those tests, saying so.
+harness-venv:
+	@scripts/mini_swe_agent_setup.sh
+
+test-harness: setup harness-venv
 	$(VENV)/python -m pytest tests/harness -p no:cacheprovider
 # The container sandbox (GYMFORGE_SANDBOX=docker): podman, runc and debootstrap from apt,
 # gymforge's containers.conf (via CONTAINERS_CONF) and the base images gymforge-base-python

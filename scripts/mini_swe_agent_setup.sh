@@ -41,7 +41,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 echo "mini-swe-agent-setup: installing $PIN into $VENV" >&2
 "$VENV/bin/python" -m pip install -q --upgrade pip >&2
-"$VENV/bin/python" -m pip install -q "$PIN" >&2
+# the versions the tests were proven with (a new litellm or openai must not change a run)
+"$VENV/bin/python" -m pip install -q -c requirements-mini-swe-agent.lock "$PIN" >&2
 if ! MSWEA_SILENT_STARTUP=1 LITELLM_LOCAL_MODEL_COST_MAP=True check; then
   echo "mini-swe-agent-setup: $VENV does not import $PIN; see the pip output" >&2
   exit 1
