@@ -89,6 +89,7 @@ bench: setup
 	PYTHONPATH=. $(VENV)/python benchmarks/typed_truth.py --rounds 3
 	PYTHONPATH=. $(VENV)/python benchmarks/serve_load.py --sessions 256 1024 --reps 1
 	$(VENV)/python benchmarks/rollout_cpu.py
+	PYTHONPATH=. $(VENV)/python benchmarks/adversarial_answers.py
 
 # Re-record every built-in environment's golden renderings (after an intended renderer change).
 golden: setup
