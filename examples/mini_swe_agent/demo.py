@@ -23,8 +23,7 @@ from typing import Any
 from scripted import bash_script, fix_commands  # beside this file (run as a script)
 
 from gymforge.cli import app
-from gymforge.envs.swe.env import SweEnv
-from gymforge.registry.handle import open_env
+from gymforge.envs.swe import SweEnv
 from gymforge.testing.openai_server import OpenAITestServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,11 +38,9 @@ def main() -> None:
     ap.add_argument("--out", default="runs/mini-swe-agent-demo")
     args = ap.parse_args()
     subprocess.run([ROOT / "scripts" / "mini_swe_agent_setup.sh"], check=True)
-    handle = open_env("swe")
-    assert handle.tasks is not None
-    # the tasks the run draws (as `run` draws them), told apart by their prompts
-    tasks = handle.tasks.sample(args.n, args.seed, "train")
     env = SweEnv()
+    # the tasks the run draws (as `run` draws them), told apart by their prompts
+    tasks = env.tasks.sample(args.n, args.seed, "train")
     fixes = {env.tasks.resolve(t).prompt: fix_commands(t) for t in tasks}
 
     def commands(request: dict[str, Any]) -> list[str]:

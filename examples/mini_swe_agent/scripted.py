@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gymforge.envs.swe.env import SweEnv
+from gymforge.envs.swe import SweEnv
 from gymforge.testing.openai_server.fake import ServedReply, ServedToolCall
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
