@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.wording import plural
+from gymforge.trajectory.fast_json import fast_canonical
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
@@ -92,27 +93,12 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
         slotted = key is not None and "seal" not in rec and rec.get("record") in _EPISODE_LINES
         if slotted:
             marked["seal"] = _SEAL_PLACEHOLDER
-        try:
-            text = canonical_json(marked)
-        except (TypeError, ValueError) as err:
-            raise IntegrityError(
-                f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
-            ) from err
-        try:
-            model = LINE_ADAPTER.validate_json(text)
-        except ValidationError as err:
-            raise IntegrityError(
-                f"record {i} of episode {rec.get('episode_id')} breaks the "
-                f"trajectory schema: {err.errors()[0]['loc']}: "
-                f"{err.errors()[0]['msg']}"
-            ) from err
+        checked = _fast_checked(marked, slotted) or _checked(i, rec, marked, slotted)
+        text, model, body, same = checked
         if isinstance(model, RunSealRecord):
             raise IntegrityError(f"record {i}: a run seal is not part of an episode")
-        body = model.model_dump(mode="json")
-        if not slotted:
-            del body["seal"]  # absent unless sealed, as in files written before seals existed
         # the validated record is nearly always the record again: then its text is `text`
-        full = text if (key is None or slotted) and same_json(body, marked) else None
+        full = text if (key is None or slotted) and same else None
         body.pop("seal", None)
         previous, seal, line = _encode(previous, body, key, seal, full)
         lines.append(line)
@@ -121,6 +107,57 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
         for kind, run_id, line_seal in counted:
             state.count(kind, run_id, line_seal)
     return lines
+
+
+_Checked = tuple[str, AnyLine, dict[str, Any], bool]
+"""A record's canonical text (placeholders in), its validated model, the model's dump
+(``seal`` only when slotted) and whether that dump has the text's exact JSON."""
+
+
+def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
+    """``_checked`` on ``fast_canonical``'s text, when that text is provably
+    ``canonical_json(marked)``: the dump of its validated model has the same JSON as
+    ``marked`` (``same_json``, which also proves ``marked`` a plain JSON tree, the only
+    values for which the two encoders agree). Otherwise None, and the caller takes the
+    reference path, whose errors and bytes are the ones it has always had."""
+    text = fast_canonical(marked)
+    if text is None:
+        return None
+    try:
+        model = LINE_ADAPTER.validate_json(text)
+    except ValidationError:
+        return None
+    body = _dump(model, slotted)
+    return (text, model, body, True) if same_json(body, marked) else None
+
+
+def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool) -> _Checked:
+    """``marked`` encoded with ``canonical_json`` (strict JSON, before validation, so
+    values JSON cannot hold are refused rather than quietly turned into ``null``) and
+    validated; IntegrityError names record ``i`` when either fails."""
+    try:
+        text = canonical_json(marked)
+    except (TypeError, ValueError) as err:
+        raise IntegrityError(
+            f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
+        ) from err
+    try:
+        model = LINE_ADAPTER.validate_json(text)
+    except ValidationError as err:
+        raise IntegrityError(
+            f"record {i} of episode {rec.get('episode_id')} breaks the "
+            f"trajectory schema: {err.errors()[0]['loc']}: "
+            f"{err.errors()[0]['msg']}"
+        ) from err
+    body = _dump(model, slotted)
+    return text, model, body, same_json(body, marked)
+
+
+def _dump(model: AnyLine, slotted: bool) -> dict[str, Any]:
+    body = model.model_dump(mode="json")
+    if not slotted:
+        body.pop("seal", None)  # absent unless sealed, as in files written before seals
+    return body
 
 
 def _chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
