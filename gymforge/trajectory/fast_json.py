@@ -19,9 +19,9 @@ The contract is narrow on purpose: ``fast_canonical(value) == canonical_json(val
 tree of exactly ``dict`` (``str`` keys), ``list``, ``str``, ``int``, finite ``float``,
 ``bool`` and ``None``. For anything else orjson's text may differ (it writes NaN as ``null``,
 dataclasses, datetimes and tuples where ``json`` refuses or differs), so a caller uses the
-text only once it knows the value is such a tree: the writer checks with ``same_json``
-against the validated dump, which holds only those types, compares types leaf by leaf and
-floats bit for bit, and can hold no NaN (it was parsed from JSON text). It returns None when
+text only once it knows the value is such a tree: the writer encodes the validated dump
+of a record (which holds only those types, and no NaN: it was parsed from JSON text). It
+returns None when
 orjson is absent or refuses the value (a lone surrogate, an int past 64 bits, nesting past
 orjson's limit); the caller then takes ``canonical_json``.
 tests/trajectory/test_fast_json.py proves the equality over generated trees and real lines.
@@ -51,15 +51,25 @@ def _python_float(match: re.Match[str]) -> str:
     return repr(float(match.group()))
 
 
-def fast_canonical(value: Any) -> str | None:
-    """``canonical_json(value)`` for a plain JSON tree (module docstring), or None when
-    orjson is absent or refuses ``value``."""
+def orjson_bytes(value: Any) -> bytes | None:
+    """orjson's text of ``value`` with sorted keys, before the float rewrite (the same JSON
+    values as ``canonical_json``'s for a plain tree), or None when orjson is absent or
+    refuses ``value``."""
     if orjson is None:
         return None
     try:
-        text = orjson.dumps(value, option=_OPTIONS).decode()
+        return orjson.dumps(value, option=_OPTIONS)
     except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
         return None
+
+
+def fast_canonical(value: Any) -> str | None:
+    """``canonical_json(value)`` for a plain JSON tree (module docstring), or None when
+    orjson is absent or refuses ``value``."""
+    raw = orjson_bytes(value)
+    if raw is None:
+        return None
+    text = raw.decode()
     if "0.0000" not in text and "e-" not in text:
         return text
     pieces = _STRINGS.split(text)

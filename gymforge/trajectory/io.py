@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.wording import plural
-from gymforge.trajectory.fast_json import fast_canonical
+from gymforge.trajectory import fast_json
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
@@ -111,24 +111,34 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
 
 _Checked = tuple[str, AnyLine, dict[str, Any], bool]
 """A record's canonical text (placeholders in), its validated model, the model's dump
-(``seal`` only when slotted) and whether that dump has the text's exact JSON."""
+(``seal`` only when slotted) and whether the text is the dump's canonical JSON."""
 
 
 def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
-    """``_checked`` on ``fast_canonical``'s text, when that text is provably
-    ``canonical_json(marked)``: the dump of its validated model has the same JSON as
-    ``marked`` (``same_json``, which also proves ``marked`` a plain JSON tree, the only
-    values for which the two encoders agree). Otherwise None, and the caller takes the
-    reference path, whose errors and bytes are the ones it has always had."""
-    text = fast_canonical(marked)
-    if text is None:
+    """``_checked`` at C speed where that changes nothing, else None (the caller then takes
+    ``_checked``, whose errors and bytes are the ones the writer has always had).
+
+    ``marked`` is encoded by orjson, validated, and its dump compared with ``==`` (in C):
+    equal, ``marked`` holds no NaN or infinity (orjson wrote ``null``, which parses to
+    nothing equal to either) and no value ``json`` refuses (a datetime, a dataclass or a
+    plain enum equals no str or dict), so ``canonical_json(marked)`` would not have raised
+    and the record is refused exactly when it always was. The text returned is then the
+    dump's own canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line
+    the reference path writes whenever the dump differs from the record only in what
+    ``==`` cannot see (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the
+    record again."""
+    raw = fast_json.orjson_bytes(marked)
+    if raw is None:
         return None
     try:
-        model = LINE_ADAPTER.validate_json(text)
+        model = LINE_ADAPTER.validate_json(raw)
     except ValidationError:
         return None
     body = _dump(model, slotted)
-    return (text, model, body, True) if same_json(body, marked) else None
+    if body != marked:
+        return None
+    text = fast_json.fast_canonical(body)
+    return None if text is None else (text, model, body, True)
 
 
 def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool) -> _Checked:
