@@ -35,9 +35,9 @@ _FLOATS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.floats(min_value=-1e-3, max_value=1e-3, allow_nan=False),  # the rewritten decades
     st.builds(lambda m, e: m * 10.0**e, st.floats(-10, 10), st.integers(-12, 20)),
-    st.integers(0, 2**64 - 1).map(lambda b: struct.unpack("<d", b.to_bytes(8, "little"))[0]).filter(
-        math.isfinite
-    ),  # every bit pattern: subnormals, -0.0, the largest exponents
+    st.integers(0, 2**64 - 1)
+    .map(lambda b: struct.unpack("<d", b.to_bytes(8, "little"))[0])
+    .filter(math.isfinite),  # every bit pattern: subnormals, -0.0, the largest exponents
     st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e16, 1e-5, 1e-7]),
 )
 _LOOKALIKE = st.sampled_from(["0.00001", "1e-7", "-1.5e-6", ":0.00002,", "e-", '\\"', "\\"])
@@ -51,9 +51,7 @@ _SCALARS = st.one_of(
 )
 _TREES = st.recursive(
     _SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=6), st.dictionaries(_TEXT, inner, max_size=6)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(_TEXT, inner, max_size=6)),
     max_leaves=40,
 )
 
