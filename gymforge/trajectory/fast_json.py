@@ -6,8 +6,8 @@ shortest text in Python, and a step record carries hundreds (its token logprobs)
 order), UTF-8 kept and the same escapes as ``json`` with ``ensure_ascii=False``; it lays out
 two kinds of float differently, and :func:`fast_canonical` rewrites exactly those:
 
-- ``1e-05`` to ``9.99e-05`` (Python: exponent ``-05``), which orjson writes in positional
-  form (``0.00001``);
+- magnitudes in [1e-05, 1e-04) (Python: exponent ``-05``), which orjson writes in
+  positional form (``0.00001``);
 - exponents ``-06`` to ``-09``, which orjson writes with one digit (``1e-7``).
 
 Each such token is replaced by ``repr(float(token))``, Python's own text of the same double
@@ -18,13 +18,12 @@ a candidate are rewritten.
 The contract is narrow on purpose: ``fast_canonical(value) == canonical_json(value)`` for a
 tree of exactly ``dict`` (``str`` keys), ``list``, ``str``, ``int``, finite ``float``,
 ``bool`` and ``None``. For anything else orjson's text may differ (it writes NaN as ``null``,
-dataclasses, datetimes and tuples where ``json`` refuses or differs), so a caller uses the
-text only once it knows the value is such a tree: the writer encodes the validated dump
+and dataclasses, datetimes and plain enums where ``json`` refuses them), so a caller uses
+the text only once it knows the value is such a tree: the writer encodes the validated dump
 of a record (which holds only those types, and no NaN: it was parsed from JSON text). It
-returns None when
-orjson is absent or refuses the value (a lone surrogate, an int past 64 bits, nesting past
-orjson's limit); the caller then takes ``canonical_json``.
-tests/trajectory/test_fast_json.py proves the equality over generated trees and real lines.
+returns None when orjson is absent or refuses the value (a lone surrogate, an int past 64
+bits, nesting past orjson's limit); the caller then takes ``canonical_json``.
+tests/test_trajectory_fast_json.py proves the equality over generated trees and real lines.
 """
 
 from __future__ import annotations
