@@ -19,11 +19,13 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import POLICY_STOP_REASONS, IntegrityError, UserError
 from gymforge.core.seeding import canonical_json
-from gymforge.trajectory.quick import SURROGATE, quick_line
+from gymforge.trajectory import fast_json
+from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     AnyLine,
     EpisodeRecord,
+    PolicyRecord,
     RunSealRecord,
     StepRecord,
     chain_digest,
@@ -43,16 +45,36 @@ from gymforge.trajectory.seal import (
 from gymforge.wording import plural
 
 _PLACEHOLDER = "0" * 64
+_EPISODE_LINES = ("step", "episode")
+
+
+def _none_defaults(model: type[PolicyRecord]) -> dict[str, None]:
+    """``model``'s fields that default to None and validate an explicit None alike."""
+    out: dict[str, None] = {}
+    for name, spec in model.model_fields.items():
+        if spec.is_required() or spec.default is not None:
+            continue
+        try:
+            model.model_validate({"capture_level": "none", name: None})
+        except ValidationError:
+            continue
+        out[name] = None
+    return out
+
+
+_POLICY_UNSET = _none_defaults(PolicyRecord)
+"""A step's policy record fields that default to None: a record that leaves them out
+(``model_turns``, of every policy but a harness) validates and dumps as one that sets them
+to None, so the text the writer validates can be the line it writes (``same_json``)."""
 
 
 def seal_episode(records: list[dict[str, Any]]) -> list[str]:
     """Validate ``records`` (steps then the episode record), chain their digests, and return
     the canonical JSON lines. Raises IntegrityError naming the first invalid record.
 
-    Values JSON cannot hold (NaN, infinities, sets, objects) are refused rather than quietly
-    turned into ``null`` or lists: the defining path (``_checked_body``) serialises a record
-    to strict JSON *before* validation; the quick path (``gymforge.trajectory.quick``) gives
-    the same bytes and errors with one encoding fewer."""
+    Records are serialised to strict JSON *before* validation, so values JSON cannot hold
+    (NaN, infinities, sets, objects) are refused rather than quietly turned into ``null`` or
+    lists."""
     return _seal_lines(records, None, ChainState())
 
 
@@ -65,21 +87,20 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     seal = state.seal  # the keyed chain runs on from the file's last line
     for i, rec in enumerate(records):
         marked = {**rec, "digest": _PLACEHOLDER}
-        quick = quick_line(marked)  # the same bytes as below, one JSON encoding fewer
-        done = None
-        if quick is not None:
-            body = quick.model_dump()
-            del body["seal"]
-            try:
-                done = _encode(previous, body, key, seal)
-            except (TypeError, ValueError):  # not JSON: the defining path says so
-                done = None
-            if done is not None and not done[2].isascii() and SURROGATE.search(done[2]):
-                done = None  # the defining path refuses a lone surrogate
-        if done is None:
-            body = _checked_body(i, rec, marked)
-            done = _encode(previous, body, key, seal)
-        previous, seal, line = done
+        if type(rec.get("policy")) is dict:  # its unset fields, as the validated dump has them
+            marked["policy"] = {**_POLICY_UNSET, **rec["policy"]}
+        # sealed: the seal's slot is in the text too, so the line can be this text
+        slotted = key is not None and "seal" not in rec and rec.get("record") in _EPISODE_LINES
+        if slotted:
+            marked["seal"] = _SEAL_PLACEHOLDER
+        checked = _fast_checked(marked, slotted) or _checked(i, rec, marked, slotted)
+        text, model, body, same = checked
+        if isinstance(model, RunSealRecord):
+            raise IntegrityError(f"record {i}: a run seal is not part of an episode")
+        # the validated record is nearly always the record again: then its text is `text`
+        full = text if (key is None or slotted) and same else None
+        body.pop("seal", None)
+        previous, seal, line = _encode(previous, body, key, seal, full)
         lines.append(line)
         counted.append((body["record"], body["run_id"], seal))
     if key is not None:  # only once every record sealed: a refused episode leaves no trace
@@ -88,10 +109,42 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     return lines
 
 
-def _checked_body(i: int, rec: dict[str, Any], marked: dict[str, Any]) -> dict[str, Any]:
-    """The writer's defining path: ``marked`` (``rec`` with its digest slot) encoded as
-    strict JSON, so values JSON cannot hold are refused, that text validated against the
-    schema, and the validated record as JSON values (without its ``seal``)."""
+_Checked = tuple[str, AnyLine, dict[str, Any], bool]
+"""A record's canonical text (placeholders in), its validated model, the model's dump
+(``seal`` only when slotted) and whether the text is the dump's canonical JSON."""
+
+
+def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
+    """``_checked`` at C speed where that changes nothing, else None (the caller then takes
+    ``_checked``, whose errors and bytes are the ones the writer has always had).
+
+    ``marked`` is encoded by orjson, validated, and its dump compared with ``==`` (in C):
+    equal, ``marked`` holds no NaN or infinity (orjson wrote ``null``, which parses to
+    nothing equal to either) and no value ``json`` refuses (a datetime, a dataclass or a
+    plain enum equals no str or dict), so ``canonical_json(marked)`` would not have raised
+    and the record is refused exactly when it always was. The text returned is then the
+    dump's own canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line
+    the reference path writes whenever the dump differs from the record only in what
+    ``==`` cannot see (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the
+    record again."""
+    raw = fast_json.orjson_bytes(marked)
+    if raw is None:
+        return None
+    try:
+        model = LINE_ADAPTER.validate_json(raw)
+    except ValidationError:
+        return None
+    body = _dump(model, slotted)
+    if body != marked:
+        return None
+    text = fast_json.fast_canonical(body)
+    return None if text is None else (text, model, body, True)
+
+
+def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool) -> _Checked:
+    """``marked`` encoded with ``canonical_json`` (strict JSON, before validation, so
+    values JSON cannot hold are refused rather than quietly turned into ``null``) and
+    validated; IntegrityError names record ``i`` when either fails."""
     try:
         text = canonical_json(marked)
     except (TypeError, ValueError) as err:
@@ -106,10 +159,14 @@ def _checked_body(i: int, rec: dict[str, Any], marked: dict[str, Any]) -> dict[s
             f"trajectory schema: {err.errors()[0]['loc']}: "
             f"{err.errors()[0]['msg']}"
         ) from err
-    if isinstance(model, RunSealRecord):
-        raise IntegrityError(f"record {i}: a run seal is not part of an episode")
+    body = _dump(model, slotted)
+    return text, model, body, same_json(body, marked)
+
+
+def _dump(model: AnyLine, slotted: bool) -> dict[str, Any]:
     body = model.model_dump(mode="json")
-    del body["seal"]  # absent unless sealed, as in files written before seals existed
+    if not slotted:
+        body.pop("seal", None)  # absent unless sealed, as in files written before seals
     return body
 
 
@@ -126,7 +183,11 @@ _SEAL_MARK = '"seal":"' + _SEAL_PLACEHOLDER + '"'
 
 
 def _encode(
-    previous: str, body: dict[str, Any], key: bytes | None, previous_seal: str
+    previous: str,
+    body: dict[str, Any],
+    key: bytes | None,
+    previous_seal: str,
+    full: str | None = None,
 ) -> tuple[str, str, str]:
     """``(digest, seal, line)`` of ``body``: the same bytes as ``chain_digest`` (and, with
     ``key``, ``seal_step`` onto ``previous_seal``) followed by ``canonical_json`` of the body
@@ -134,13 +195,15 @@ def _encode(
     ``digest`` (and ``seal``) slots, which are then cut out (for the bytes the chain covers)
     and filled in (for the line). Without a key the seal returned is ``previous_seal`` and
     the line has none. A body that holds a placeholder entry of its own, deeper down, is
-    encoded in parts instead (``_encode_parts``): the cut must find exactly one."""
+    encoded in parts instead (``_encode_parts``): the cut must find exactly one. ``full``,
+    when given, is that encoding with placeholders, already made (``_seal_lines``)."""
     marked = {**body, "digest": _PLACEHOLDER}
     if key is None:
         marked.pop("seal", None)
     else:
         marked["seal"] = _SEAL_PLACEHOLDER
-    full = canonical_json(marked)
+    if full is None:
+        full = canonical_json(marked)
     if full.count(_DIGEST_MARK) != 1 or (key is not None and full.count(_SEAL_MARK) != 1):
         return _encode_parts(previous, body, key, previous_seal)
     # canonical JSON sorts keys: full is "{" head-entries "digest" [middle "seal"] tail "}",

@@ -1,6 +1,6 @@
-"""The writer's lines, on episodes of every shape, are the bytes of the plain encoding
-(``canonical_json`` of the validated dump), sealed or not, whichever path
-(``trajectory.quick`` or the defining one) wrote them."""
+"""The writer writes the text it validated when the validated record is the record again
+(``trajectory.same_json``), and otherwise encodes the validated record: either way the
+bytes of the plain encoding (``canonical_json`` of the validated dump), sealed or not."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from gymforge.core.seeding import canonical_json
 from gymforge.trajectory.io import _encode, _seal_lines
+from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER
 from gymforge.trajectory.seal import ChainState
 
@@ -99,3 +100,18 @@ def test_the_lines_are_the_plain_encodings_bytes(key: bytes | None) -> None:
     for episode in _variants(rng):
         lines = _seal_lines(copy.deepcopy(episode), key, ChainState())
         assert lines == _plain_lines(episode, key)
+
+
+def test_same_json_is_true_only_for_values_with_the_same_text() -> None:
+    values: list[Any] = [
+        1, 1.0, True, 0, 0.0, -0.0, False, None, "1", [1], [1.0], [True], (1,), [1, 1.0],
+        [1.0, 1], {"a": 1}, {"a": 1.0}, {"a": True}, {"b": 1}, [[-0.0]], [[0.0]],
+        [0.0] * 40, [-0.0] + [0.0] * 39, list(range(40)), [*range(39), 39.0], {1: 1},
+        {"a": [1, {"b": -0.0}]}, {"a": [1, {"b": 0.0}]}, [None, "x"], ["x", None],
+    ]  # fmt: skip
+    for a in values:
+        for b in values:
+            if same_json(a, b):
+                assert canonical_json(a) == canonical_json(b), (a, b)
+        if type(a) is not tuple and not (isinstance(a, dict) and 1 in a):
+            assert same_json(a, copy.deepcopy(a)), a

@@ -1,0 +1,139 @@
+"""``fast_canonical`` (orjson plus the float layout rewrite) is ``canonical_json`` byte for
+byte on every plain JSON tree: generated trees (floats of every exponent, subnormals, -0.0,
+ints beside equal floats, keys and strings of any code point, strings that look like the
+floats the rewrite touches) and every line of the recorded runs; and the writer, which uses
+it only behind ``same_json``, still refuses what it always refused."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import math
+import random
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gymforge.core.errors import IntegrityError
+from gymforge.core.seeding import canonical_json
+from gymforge.trajectory import fast_json
+from gymforge.trajectory.fast_json import fast_canonical
+from gymforge.trajectory.io import _seal_lines, seal_episode
+from gymforge.trajectory.seal import ChainState
+from tests.test_trajectory_same_json import KEY, _episode, _variants
+
+pytestmark = pytest.mark.skipif(fast_json.orjson is None, reason="orjson not installed")
+
+RECORDED = Path(__file__).parent / "data" / "recorded"
+
+_FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(min_value=-1e-3, max_value=1e-3, allow_nan=False),  # the rewritten decades
+    st.builds(lambda m, e: m * 10.0**e, st.floats(-10, 10), st.integers(-12, 20)),
+    st.integers(0, 2**64 - 1)
+    .map(lambda b: struct.unpack("<d", b.to_bytes(8, "little"))[0])
+    .filter(math.isfinite),  # every bit pattern: subnormals, -0.0, the largest exponents
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e16, 1e-5, 1e-7]),
+)
+_LOOKALIKE = st.sampled_from(["0.00001", "1e-7", "-1.5e-6", ":0.00002,", "e-", '\\"', "\\"])
+_TEXT = st.one_of(st.text(), st.lists(st.one_of(_LOOKALIKE, st.text(max_size=3))).map("".join))
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**64 - 1),
+    _FLOATS,
+    _TEXT,
+)
+_TREES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(_TEXT, inner, max_size=6)),
+    max_leaves=40,
+)
+
+
+def _encodable(value: Any) -> bool:
+    """The tree is one the fast path may see: no lone surrogate (neither encoder writes it
+    as UTF-8; the writer's fallback handles it)."""
+    try:
+        canonical_json(value).encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_TREES)
+def test_fast_canonical_is_canonical_json(value: Any) -> None:
+    text = fast_canonical(value)
+    if not _encodable(value):
+        assert text is None
+        return
+    assert text == canonical_json(value)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_FLOATS, min_size=1, max_size=50))
+def test_float_lists(values: list[float]) -> None:
+    assert fast_canonical({"logprobs": values, "n": 1}) == canonical_json(
+        {"logprobs": values, "n": 1}
+    )
+
+
+def test_every_decade_and_boundary() -> None:
+    """Every power of ten and the doubles either side of it, the rewrite's edges included."""
+    for e in range(-324, 309):
+        for x in (float(f"1e{e}"), float(f"9.999999999999999e{e}"), float(f"1.5e{e}")):
+            for y in (x, math.nextafter(x, 0.0), math.nextafter(x, math.inf), -x):
+                if math.isfinite(y):
+                    assert fast_canonical([y]) == canonical_json([y]), y
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RECORDED.glob("*.jsonl.gz")))
+def test_recorded_lines(name: str) -> None:
+    with gzip.open(RECORDED / name, "rt", encoding="utf-8") as f:
+        for line in f:
+            value = json.loads(line)
+            assert fast_canonical(value) == canonical_json(value) == line.rstrip("\n")
+
+
+def _tiny_logprobs(episode: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    episode[0]["policy"]["logprobs"][:4] = [-1.2e-05, -3e-07, -1e-10, -0.00015]
+    return episode
+
+
+@pytest.mark.parametrize("key", [None, KEY])
+def test_writer_lines_unchanged(key: bytes | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every variant episode (validation changing a leaf, tuples, defaults, tiny floats)
+    writes the same lines with orjson as without it."""
+    rng = random.Random(5)
+    episodes = [_tiny_logprobs(e) for e in _variants(rng)] + _variants(rng)
+    fast = [_seal_lines(copy.deepcopy(e), key, ChainState()) for e in episodes]
+    monkeypatch.setattr(fast_json, "orjson", None)
+    assert [_seal_lines(copy.deepcopy(e), key, ChainState()) for e in episodes] == fast
+
+
+@pytest.mark.parametrize(
+    ("where", "bad"),
+    [("info", float("nan")), ("info", float("inf")), ("logprob", float("nan"))],
+)
+def test_refused_values_stay_refused(where: str, bad: float) -> None:
+    """orjson writes NaN and infinities as null (which the schema would accept in ``info``);
+    the writer still refuses the record with the reference path's error."""
+    step, end = _episode(random.Random(1))
+    if where == "info":
+        step["info"]["x"] = bad
+    else:
+        step["policy"]["logprobs"][3] = bad
+    with pytest.raises(IntegrityError, match="record 0 of episode r-000001 is not JSON"):
+        seal_episode([step, end])
+
+
+def test_values_orjson_refuses() -> None:
+    assert fast_canonical([2**70]) is None
+    assert fast_canonical({1: 2}) is None
+    assert fast_canonical(["\ud800"]) is None
