@@ -10,14 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_harness_crash_hides_failure import AGENTS, run_harness
-
 from gymforge.testing.openai_server import (
     OpenAITestServer,
     ServedError,
     ServedReply,
     ServedToolCall,
 )
+from tests.serve.harness_agents import AGENTS, run_harness
 
 
 def test_a_crash_after_the_server_failed_is_retried_and_never_scored(tmp_path: Path) -> None:

@@ -13,15 +13,9 @@ server failed (``test_harness_crash_after_upstream_failure_is_infra.py``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
-from gymforge.rollout.executors import executor_for
-from gymforge.rollout.plan import prepare
-from gymforge.rollout.runner import RunResult, run_sync
-from gymforge.rollout.spec import RunSpec
 from gymforge.testing.openai_server import (
     OpenAITestServer,
     ServedReply,
@@ -29,18 +23,7 @@ from gymforge.testing.openai_server import (
     scripted_responder,
 )
 from gymforge.trajectory.io import read_episodes
-
-AGENTS = "tests.serve.harness_agents"
-
-
-def run_harness(policy: str, upstream: OpenAITestServer, out: Path, **spec: Any) -> RunResult:
-    run = RunSpec(env="ledger", policy=policy, n=1, seed=11, out=out, **spec)
-    ready = prepare(run, policy_options={"base_url": upstream.base_url})
-    try:
-        return run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
-    finally:
-        if ready.source.close is not None:
-            asyncio.run(ready.source.close())
+from tests.serve.harness_agents import AGENTS, run_harness
 
 
 def test_a_crash_after_the_model_acted_is_a_counted_failure(tmp_path: Path) -> None:

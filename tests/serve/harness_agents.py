@@ -3,7 +3,9 @@ with the real ``openai`` SDK for the model and the MCP SDK's client for the tool
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -11,7 +13,28 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from gymforge.rollout.executors import executor_for
+from gymforge.rollout.plan import prepare
+from gymforge.rollout.runner import RunResult, run_sync
+from gymforge.rollout.spec import RunSpec
 from gymforge.serve.harness.policy import HarnessContext
+from gymforge.testing.openai_server import OpenAITestServer
+
+AGENTS = "tests.serve.harness_agents"
+
+
+def run_harness(
+    policy: str, upstream: OpenAITestServer, out: Path, n: int = 1, **spec: Any
+) -> RunResult:
+    """``n`` ledger episodes (seed 11) of ``policy`` against ``upstream``, as ``gymforge
+    run`` plays them, into ``out``."""
+    run = RunSpec(env="ledger", policy=policy, n=n, seed=11, out=out, **spec)
+    ready = prepare(run, policy_options={"base_url": upstream.base_url})
+    try:
+        return run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
+    finally:
+        if ready.source.close is not None:
+            asyncio.run(ready.source.close())
 
 
 async def tool_agent(ctx: HarnessContext, max_turns: int = 8) -> str:

@@ -8,7 +8,6 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,7 +15,7 @@ from gymforge.registry.resolve import make_env
 from gymforge.rollout.executors import executor_for
 from gymforge.rollout.plan import prepare
 from gymforge.rollout.replay import replay_file
-from gymforge.rollout.runner import RunResult, run_sync
+from gymforge.rollout.runner import run_sync
 from gymforge.rollout.spec import RunSpec
 from gymforge.testing.openai_server import OpenAITestServer
 from gymforge.testing.openai_server.fake import (
@@ -28,9 +27,9 @@ from gymforge.testing.openai_server.fake import (
 )
 from gymforge.trajectory.export import export, trl_row
 from gymforge.trajectory.io import read_episodes, verify_chain
+from tests.serve.harness_agents import AGENTS, run_harness
 
 HERE = Path(__file__).resolve().parent
-AGENTS = "tests.serve.harness_agents"
 REPLIES = [
     ServedReply(tool_calls=(ServedToolCall("search_customers", {"name": "a"}),)),
     ServedReply(tool_calls=(ServedToolCall("no_such_tool", {}),)),
@@ -42,18 +41,6 @@ REPLIES = [
 def upstream() -> Iterator[OpenAITestServer]:
     with OpenAITestServer(scripted_responder(REPLIES)) as server:
         yield server
-
-
-def run_harness(
-    policy: str, upstream: OpenAITestServer, out: Path, n: int = 1, **spec: Any
-) -> RunResult:
-    run = RunSpec(env="ledger", policy=policy, n=n, seed=11, out=out, **spec)
-    ready = prepare(run, policy_options={"base_url": upstream.base_url})
-    try:
-        return run_sync(ready.spec, executor_for(ready.spec, ready.handle, ready.source))
-    finally:
-        if ready.source.close is not None:
-            asyncio.run(ready.source.close())
 
 
 def test_harness_episode_is_an_ordinary_trajectory(
