@@ -42,6 +42,7 @@ from gymforge.trajectory.seal import (
     record_label,
     seal_step,
 )
+from gymforge.trajectory.twin import TWIN, shallow_action
 from gymforge.wording import plural
 
 _PLACEHOLDER = "0" * 64
@@ -94,8 +95,8 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
         if slotted:
             marked["seal"] = _SEAL_PLACEHOLDER
         checked = _fast_checked(marked, slotted) or _checked(i, rec, marked, slotted)
-        text, model, body, same = checked
-        if isinstance(model, RunSealRecord):
+        text, kind, body, same = checked
+        if kind == "run_seal":
             raise IntegrityError(f"record {i}: a run seal is not part of an episode")
         # the validated record is nearly always the record again: then its text is `text`
         full = text if (key is None or slotted) and same else None
@@ -109,36 +110,41 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
     return lines
 
 
-_Checked = tuple[str, AnyLine, dict[str, Any], bool]
-"""A record's canonical text (placeholders in), its validated model, the model's dump
-(``seal`` only when slotted) and whether the text is the dump's canonical JSON."""
+_Checked = tuple[str, str, dict[str, Any], bool]
+"""A record's canonical text (placeholders in), its kind (``record``), the validated
+model's dump (``seal`` only when slotted) and whether the text is the dump's canonical
+JSON."""
 
 
 def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     """``_checked`` at C speed where that changes nothing, else None (the caller then takes
     ``_checked``, whose errors and bytes are the ones the writer has always had).
 
-    ``marked`` is encoded by orjson, validated, and its dump compared with ``==`` (in C):
-    equal, ``marked`` holds no NaN or infinity (orjson wrote ``null``, which parses to
-    nothing equal to either) and no value ``json`` refuses (a datetime, a dataclass or a
-    plain enum equals no str or dict), so ``canonical_json(marked)`` would not have raised
-    and the record is refused exactly when it always was. The text returned is then the
-    dump's own canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line
-    the reference path writes whenever the dump differs from the record only in what
-    ``==`` cannot see (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the
-    record again."""
+    ``marked`` is encoded by orjson and validated by the schema's twin (``twin.TWIN``: the
+    same fields and constraints, returning the models' dump as plain dicts, accepting
+    nothing the models refuse), and the dump is compared with ``==`` (in C): equal,
+    ``marked`` holds no NaN or infinity (orjson wrote ``null``, which parses to nothing
+    equal to either) and no value ``json`` refuses (a datetime, a dataclass or a plain enum
+    equals no str or dict), so ``canonical_json(marked)`` would not have raised and the
+    record is refused exactly when it always was. The text returned is then the dump's own
+    canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line the reference
+    path writes whenever the dump differs from the record only in what ``==`` cannot see
+    (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the record again."""
+    if TWIN is None:
+        return None
     raw = fast_json.orjson_bytes(marked)
     if raw is None:
         return None
     try:
-        model = LINE_ADAPTER.validate_json(raw)
+        body: dict[str, Any] = TWIN.validate_json(raw)
     except ValidationError:
         return None
-    body = _dump(model, slotted)
-    if body != marked:
+    if not slotted:
+        body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it
+    if body != marked or not shallow_action(body):
         return None
     text = fast_json.fast_canonical(body)
-    return None if text is None else (text, model, body, True)
+    return None if text is None else (text, body["record"], body, True)
 
 
 def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool) -> _Checked:
@@ -160,7 +166,7 @@ def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool)
             f"{err.errors()[0]['msg']}"
         ) from err
     body = _dump(model, slotted)
-    return text, model, body, same_json(body, marked)
+    return text, body["record"], body, same_json(body, marked)
 
 
 def _dump(model: AnyLine, slotted: bool) -> dict[str, Any]:

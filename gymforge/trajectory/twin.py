@@ -1,0 +1,145 @@
+"""The trajectory schema as plain dicts: the writer's validation without building models.
+
+The writer checks every record against the schema models (``schema.LINE_ADAPTER``) and
+writes the validated dump. Building the models and dumping them again is half of that
+work. :data:`TWIN` validates the same JSON text against the same fields, derived here from
+the models themselves (every field's type and constraints, ``extra="forbid"``, the same
+discriminated unions), into ``TypedDict`` s: pydantic returns the dump directly.
+
+The twin is narrower than the models, never wider, so a record it accepts is one the models
+accept, and what it returns is their dump:
+
+- every field is required: a default never applies, so the dump cannot hold a value the
+  record lacks (a record leaving a defaulted field out takes the model path). The one
+  exception is ``seal``, which the writer drops from an unsealed line's dump anyway;
+- the models' own validators are not copied, which is exact only for the validators
+  :func:`_known` lists, on the input the writer gives (JSON text that orjson wrote, so
+  valid UTF-8 without lone surrogates, NaN or infinities): ``core.types``'s text scrub
+  (which replaces lone surrogates, of which there are none, and refuses containers nested
+  deeper than ``MAX_NESTING``: :func:`shallow_action` checks that instead) and the check
+  that tool-call arguments are plain JSON (JSON text parses to nothing else);
+- a model with any other validator, serializer, alias or configuration makes :data:`TWIN`
+  None, and the writer takes the model path for every record (tests/test_trajectory_twin.py
+  fails then, so the twin is kept up to date rather than quietly turned off).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
+from typing_extensions import TypedDict
+
+from gymforge.core.types import MAX_NESTING
+from gymforge.trajectory.schema import EpisodeRecord, RunSealRecord, StepRecord
+
+_KNOWN = frozenset({"_Text._scrub", "ToolCall._plain_json"})
+"""The validators the twin leaves out (module docstring), by qualified name."""
+
+_ARGUMENTS_DEPTH = MAX_NESTING // 2
+"""Tool-call arguments nested deeper than this take the model path, which refuses them past
+``MAX_NESTING`` (the twin does not check nesting)."""
+
+
+class Unsupported(Exception):
+    """A model the twin cannot mirror exactly."""
+
+
+def _known(model: type[BaseModel]) -> None:
+    decorators = model.__pydantic_decorators__
+    for kind in (
+        decorators.validators,
+        decorators.field_validators,
+        decorators.root_validators,
+        decorators.field_serializers,
+        decorators.model_serializers,
+        decorators.model_validators,
+        decorators.computed_fields,
+    ):
+        for decorator in kind.values():
+            func = getattr(decorator.func, "__func__", decorator.func)
+            name = getattr(func, "__qualname__", "")
+            if func.__module__ != "gymforge.core.types" or name not in _KNOWN:
+                raise Unsupported(f"{model.__name__} has {name or decorator!r}")
+    config = dict(model.model_config)
+    config.pop("frozen", None)
+    if config != {"extra": "forbid"}:
+        raise Unsupported(f"{model.__name__} has configuration {config}")
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.twins: dict[type[BaseModel], Any] = {}
+
+    def twin(self, model: type[BaseModel]) -> Any:
+        if model in self.twins:
+            return self.twins[model]
+        _known(model)
+        fields: dict[str, Any] = {}
+        for name, info in model.model_fields.items():
+            if info.alias or info.validation_alias or info.serialization_alias or info.exclude:
+                raise Unsupported(f"{model.__name__}.{name} is aliased or excluded")
+            if info.discriminator is not None:
+                raise Unsupported(f"{model.__name__}.{name} has a field discriminator")
+            kind = self.type(info.annotation)
+            if info.metadata:
+                kind = Annotated[(kind, *info.metadata)]
+            optional = name == "seal" and not info.is_required()
+            fields[name] = NotRequired[kind] if optional else Required[kind]
+        plain = TypedDict(f"{model.__name__}Twin", fields)  # type: ignore[misc]
+        made: Any = with_config(ConfigDict(extra="forbid"))(plain)
+        self.twins[model] = made
+        return made
+
+    def type(self, kind: Any) -> Any:
+        """``kind`` with every model in it replaced by its twin."""
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            return self.twin(kind)
+        origin = get_origin(kind)
+        if origin is None or origin is Literal:
+            return kind
+        args = get_args(kind)
+        if origin is Annotated:
+            return Annotated[(self.type(args[0]), *kind.__metadata__)]
+        if origin in (Union, types.UnionType):
+            return Union[tuple(self.type(a) for a in args)]  # noqa: UP007
+        if origin in (list, dict):
+            parts = tuple(self.type(a) for a in args)
+            return origin[parts] if len(parts) > 1 else origin[parts[0]]
+        raise Unsupported(f"type {kind!r}")
+
+
+def _build() -> TypeAdapter[Any] | None:
+    builder = _Builder()
+    try:
+        lines = tuple(builder.twin(m) for m in (StepRecord, EpisodeRecord, RunSealRecord))
+    except Unsupported:
+        return None
+    line: Any = Annotated[Union[lines], Field(discriminator="record")]  # noqa: UP007
+    return TypeAdapter(line)
+
+
+TWIN: TypeAdapter[Any] | None = _build()
+"""Validates a trajectory line's JSON text into the models' dump (a plain dict); None when
+the models hold something the twin cannot mirror (module docstring)."""
+
+
+def shallow_action(body: dict[str, Any]) -> bool:
+    """Whether the tool-call arguments of step record ``body`` (if any) are nested no
+    deeper than the twin may vouch for (``_ARGUMENTS_DEPTH``)."""
+    action = body.get("action")
+    if type(action) is not dict or action.get("kind") != "tool_call":
+        return True
+    arguments = action.get("arguments")
+    level: list[Any] = [arguments] if type(arguments) in (dict, list) else []
+    for _ in range(_ARGUMENTS_DEPTH):
+        level = [
+            child
+            for value in level
+            for child in (value.values() if type(value) is dict else value)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
+            return True
+    return False
