@@ -22,9 +22,15 @@ class LiveProgress:
     """The in-flight counter of one run (a no-op without an output directory). Called on
     the run's event loop; the file is written at most every ``EVERY`` seconds (a change
     in between is written by a flush scheduled for then), so thousands of episodes starting
-    at once cost one write, not thousands."""
+    at once cost one write, not thousands.
 
-    EVERY = 0.1
+    ``EVERY`` is half of ``gymforge view``'s default poll interval (1 s), so the count a
+    view shows is at most one poll behind. Each write costs the run about 0.7 ms of CPU and
+    blocks its event loop for a few ms (on ext4, replacing a file flushes the new one), so
+    writing every 0.1 s took about 2% of the profiled time of 2,000 math rollouts at
+    concurrency 64."""
+
+    EVERY = 0.5
 
     def __init__(self, out: Path | None) -> None:
         self.path = out / LIVE if out is not None else None

@@ -30,7 +30,10 @@ every executor:
   seal over it that records the sha256 of ``manifest.json`` and ``summary.json``. Each job is
   written at most once, whatever an executor delivers. Writing is a group commit
   (``output.GroupCommit``): off the event loop, one fsync for the episodes that finished
-  together, and an episode counts as finished only once it is on disk.
+  together, and an episode counts as finished (``summary.json``, ``on_episode``) only once
+  it is on disk. A worker plays its next job while its last episodes are written (at most
+  ``WRITE_AHEAD`` of them), so the episodes of one worker share an fsync too: a crash loses
+  the episodes in flight and those not yet on disk, never one that was counted.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +65,10 @@ from gymforge.trajectory.documents import document_digests
 from gymforge.verify.services import run_services
 
 log = logging.getLogger("gymforge.runner")
+
+WRITE_AHEAD = 8
+"""Episodes a worker may have finished and handed to the writer, not yet on disk, while it
+plays the next: the episodes that finish during one fsync share the next one."""
 
 OnEpisode = Callable[[dict[str, Any]], None]
 OnResumed = Callable[[list[dict[str, Any]]], None]
@@ -248,14 +256,49 @@ class _Run:
         return []
 
     async def worker(self) -> None:
-        while not self.queue.empty() and not self.stopped:
-            job = self.queue.get_nowait()
-            records = await self.attempts(job)
-            if not records:
-                continue
-            self.failing.clear()
-            if self.commit is not None:
-                await self.commit.write(records)
-            self.finished.append((job.index, records[-1]))
-            if self.on_episode is not None:
-                self.on_episode(records[-1])
+        """Play jobs until none is left. A finished episode is handed to the group commit
+        and the worker plays on while it is written (up to ``WRITE_AHEAD`` episodes behind,
+        so one worker's episodes share an fsync); each counts as finished, in the order
+        played, only once it is on disk. A refused or failed write raises here (the run
+        stops with the writer's error) once the worker's episodes before it are counted;
+        the episodes handed over after it are still written, whole but uncounted, as the
+        episodes in flight at any stop."""
+        writing: _Writing = deque()
+        try:
+            while not self.queue.empty() and not self.stopped:
+                job = self.queue.get_nowait()
+                records = await self.attempts(job)
+                await self._count(writing, WRITE_AHEAD)  # a failed write stops the worker
+                if not records:
+                    continue
+                self.failing.clear()
+                if self.commit is None:
+                    self._finish(job, records)
+                    continue
+                writing.append((job, records, asyncio.create_task(self.commit.write(records))))
+                await self._count(writing, WRITE_AHEAD)
+            await self._count(writing, 0)
+        finally:
+            if writing:  # the worker failed: the writes handed over still end, uncounted
+                tasks = [task for _, _, task in writing]
+                await asyncio.wait(tasks)
+                for task in tasks:
+                    _ = task.cancelled() or task.exception()  # retrieved: not logged as lost
+
+    async def _count(self, writing: _Writing, room: int) -> None:
+        """Count the episodes at the front of ``writing`` that are on disk, waiting for the
+        oldest while more than ``room`` are being written."""
+        while writing and (len(writing) > room or writing[0][2].done()):
+            job, records, task = writing[0]
+            await task  # raises the writer's error for this episode
+            writing.popleft()
+            self._finish(job, records)
+
+    def _finish(self, job: Job, records: list[dict[str, Any]]) -> None:
+        self.finished.append((job.index, records[-1]))
+        if self.on_episode is not None:
+            self.on_episode(records[-1])
+
+
+_Writing = deque[tuple[Job, list[dict[str, Any]], "asyncio.Task[None]"]]
+"""A worker's episodes handed to the group commit, oldest first, with their writes."""
