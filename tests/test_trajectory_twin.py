@@ -287,3 +287,36 @@ def test_a_real_episode_takes_the_twin_and_writes_the_model_paths_bytes(
     lines = _outcome(records, key)
     assert isinstance(lines, list)
     assert lines == _model_outcome(records, key, monkeypatch)
+
+
+def test_a_model_the_twin_cannot_mirror_turns_it_off() -> None:
+    """A validator, alias or configuration the twin does not know makes it refuse to
+    mirror the model (``TWIN`` is then None and every record takes the model path)."""
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    class Checked(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        x: int
+
+        @field_validator("x")
+        @classmethod
+        def _even(cls, v: int) -> int:
+            return v
+
+    class Aliased(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        x: int = Field(alias="y")
+
+    class Lax(BaseModel):
+        x: int  # extra="ignore": the twin would refuse what the model accepts
+
+    class PostInit(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        x: int
+
+        def model_post_init(self, context: Any) -> None:
+            return None
+
+    for model in (Checked, Aliased, Lax, PostInit):
+        with pytest.raises(twin.Unsupported):
+            twin._Builder().twin(model)

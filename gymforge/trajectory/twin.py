@@ -62,6 +62,8 @@ def _known(model: type[BaseModel]) -> None:
             name = getattr(func, "__qualname__", "")
             if func.__module__ != "gymforge.core.types" or name not in _KNOWN:
                 raise Unsupported(f"{model.__name__} has {name or decorator!r}")
+    if model.__pydantic_post_init__ is not None:
+        raise Unsupported(f"{model.__name__} has model_post_init")
     config = dict(model.model_config)
     config.pop("frozen", None)
     if config != {"extra": "forbid"}:
