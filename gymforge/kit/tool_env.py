@@ -218,7 +218,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self._shaped = {}
         pending = self.on_reset(task)
         if pending is not None:  # most environments set up nothing more
-            await settle(pending)
+            await settle(cast("MaybeAsync[None]", pending))
         phi = self.potential()
         self._potential = None if phi is None else PotentialShaping(self.shaping_gamma, phi)
         self._done = False

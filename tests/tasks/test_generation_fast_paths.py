@@ -153,3 +153,26 @@ def test_the_family_of_a_generated_puzzle_is_the_one_for_task_finds() -> None:
         truth={"row_family": "puzzles.sudoku", "grid": []},
     )
     assert family_of(row) is BY_NAME["puzzles.sudoku"]
+
+
+def test_expense_decisions_are_validated_as_dicts_exactly_as_they_were_as_models() -> None:
+    from pydantic import ValidationError
+
+    from gymforge.envs.expenses.scenarios import FAMILIES as EXPENSES
+    from gymforge.envs.expenses.truth import ExpenseTruth
+
+    family = EXPENSES[0]
+    task = family.task(min(family.levels), 3)
+    truth = ExpenseTruth.model_validate(task.truth)
+    assert truth == family.truth_of(task) and dump_truth(truth) == task.truth
+    rid = next(iter(task.truth["decisions"]))
+    good = task.truth["decisions"][rid]
+    for bad in (
+        {**good, "extra": 1},
+        {**good, "decision": "pay"},
+        {k: v for k, v in good.items() if k != "usd"},
+        {**good, "usd": "lots"},
+    ):
+        raw = {**task.truth, "decisions": {**task.truth["decisions"], rid: bad}}
+        with pytest.raises(ValidationError):
+            ExpenseTruth.model_validate(raw)
