@@ -19,7 +19,10 @@ tasks in each place, so they keep their best of the same candidates. The two chi
 turns every ``CHUNK`` tasks (A, B, then B, A for the next chunk and the next round), so a
 change in the machine's load, which lasts longer than a chunk, hits both sides of each ratio
 alike: with whole families as turns, a burst of load on a 2-core machine shifted single
-ratios by 0.3x either way.
+ratios by 0.3x either way. Both children run on the same CPU, and each freezes what it
+imported and built out of the garbage collector's way before measuring. An A/A run (this
+file, the dict-truth commit on both sides, 3 rounds, load 3-5) gave 0.95-1.08: at that load a
+ratio within 1.05 needs 5 or more rounds to be told from noise.
 
 Run: python benchmarks/typed_truth.py [--rounds 7] [--tasks 100] [--parent DIR] [--only a,b]
 """
