@@ -16,10 +16,15 @@ first reset. Each task is timed on its own (less the cost of reading the clock),
 place in the list keeps the least time any round took there: on a shared machine a burst
 of other work spoils a few tasks of a round, not the round. Both sides are given the same
 tasks in each place, so they keep their best of the same candidates. The two children take
-turns family by family (A, B, then B, A in the next round), so a change in the machine's
-load hits both sides of each ratio alike.
+turns every ``CHUNK`` tasks (A, B, then B, A for the next chunk and the next round), so a
+change in the machine's load, which lasts longer than a chunk, hits both sides of each ratio
+alike: with whole families as turns, a burst of load on a 2-core machine shifted single
+ratios by 0.3x either way. Both children run on the same CPU, and each freezes what it
+imported and built out of the garbage collector's way before measuring. An A/A run (this
+file, the dict-truth commit on both sides, 3 rounds, load 3-5) gave 0.95-1.08: at that load a
+ratio within 1.05 needs 5 or more rounds to be told from noise.
 
-Run: python benchmarks/typed_truth.py [--rounds 5] [--tasks 100] [--parent DIR] [--only a,b]
+Run: python benchmarks/typed_truth.py [--rounds 7] [--tasks 100] [--parent DIR] [--only a,b]
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from statistics import mean
 DICT_TRUTH = "43ed455"
 ROOT = Path(__file__).resolve().parent.parent
 GIT_WORKTREE = ("git", "-C", str(ROOT), "worktree")
+CHUNK = 10  # tasks a side measures before the other side takes its turn
 
 CHILD = r"""
 import asyncio, gc, json, sys, time
@@ -59,6 +65,12 @@ for env_id in sorted(BUILTIN):
     envs[env_id] = env
     for name, family in source.families.items():
         families[name] = (env, family)
+# what both sides imported and built is frozen out of the collector's way: a full collection
+# then walks what the measuring made, not the code base (the typed side imports twice as
+# many modules, for everything else it grew since, and paid 1.2x for it in support's
+# generation); collections of what the measured code allocates are still timed
+gc.collect()
+gc.freeze()
 print(json.dumps(sorted(families)), flush=True)
 
 
@@ -67,15 +79,13 @@ clock = time.process_time
 overhead = min(-(clock() - clock()) for _ in range(2000))
 
 
-async def resets(env, ids):
+async def resets(env, ids, places):
     first, again = [], []
-    gc.collect()
-    for i, tid in enumerate(ids):
+    for i, tid in zip(places, ids):
         c = clock()
         await env.reset(tid, i)
         first.append(clock() - c - overhead)
-    gc.collect()
-    for i, tid in enumerate(ids):
+    for i, tid in zip(places, ids):
         c = clock()
         await env.reset(tid, i)
         again.append(clock() - c - overhead)
@@ -83,19 +93,21 @@ async def resets(env, ids):
 
 
 for line in sys.stdin:
-    name, n, round_ = json.loads(line)
+    name, start, n, round_ = json.loads(line)
     env, family = families[name]
     levels = sorted(family.levels)
     base = 1_000_000 * (round_ + 1)  # new seeds every round: nothing memoised is timed
+    places = range(start, start + n)
     gen = []
-    gc.collect()  # a full collection of another family's garbage is not this one's cost
-    for i in range(n):
+    if start == 0:
+        gc.collect()  # a full collection of another family's garbage is not this one's cost
+    for i in places:
         c = clock()
         family.task(levels[i % len(levels)], base + i)
         gen.append(clock() - c - overhead)
     # ids only: a task generated here would be one a memo could hand the reset for free
-    ids = [family.task_id(levels[i % len(levels)], base + 500_000 + i) for i in range(n)]
-    first, again = asyncio.run(resets(env, ids))
+    ids = [family.task_id(levels[i % len(levels)], base + 500_000 + i) for i in places]
+    first, again = asyncio.run(resets(env, ids, places))
     print(json.dumps({"gen": gen, "reset": first, "reset_again": again}), flush=True)
 """
 
@@ -115,6 +127,11 @@ class Child:
             stdout=subprocess.PIPE,
             text=True,
         )
+        if hasattr(os, "sched_setaffinity"):
+            # both sides on the same CPU: one side kept on a CPU that other work shares
+            # lost its caches more often, and an A/A run of one commit against itself
+            # measured 1.1-1.2x
+            os.sched_setaffinity(self.proc.pid, {min(os.sched_getaffinity(0))})
         self.families: list[str] = json.loads(self._line())
 
     def _line(self) -> str:
@@ -124,9 +141,10 @@ class Child:
             raise SystemExit(f"measuring {self.checkout} failed (see its error above)")
         return line
 
-    def measure(self, family: str, n: int, round_: int) -> Figures:
+    def measure(self, family: str, start: int, n: int, round_: int) -> Figures:
+        """Tasks ``start`` to ``start + n`` of ``family``'s list in round ``round_``."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps([family, n, round_]) + "\n")
+        self.proc.stdin.write(json.dumps([family, start, n, round_]) + "\n")
         self.proc.stdin.flush()
         return dict(json.loads(self._line()))
 
@@ -152,13 +170,18 @@ def compare(
             if only and not any(fam.startswith(prefix) for prefix in only):
                 continue
             o = t = None
-            for r in range(rounds):  # A, B then B, A: neither side always runs first
-                if r % 2 == 0:
-                    o = best(o, old.measure(fam, n, r))
-                    t = best(t, new.measure(fam, n, r))
-                else:
-                    t = best(t, new.measure(fam, n, r))
-                    o = best(o, old.measure(fam, n, r))
+            for r in range(rounds):
+                ro: Figures = {}
+                rt: Figures = {}
+                # the sides take turns chunk by chunk (A, B then B, A), so that a burst of
+                # other load on the machine hits both sides of a ratio alike
+                for k, start in enumerate(range(0, n, CHUNK)):
+                    size = min(CHUNK, n - start)
+                    pair = [(old, ro), (new, rt)]
+                    for child, into in pair if (r + k) % 2 == 0 else pair[::-1]:
+                        for key, values in child.measure(fam, start, size, r).items():
+                            into.setdefault(key, []).extend(values)
+                o, t = best(o, ro), best(t, rt)
             assert o is not None and t is not None
             out[fam] = (o, t)
         return out
@@ -169,7 +192,7 @@ def compare(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     # at most TaskSource.RESOLVED (128), so that the second resets find their tasks kept
     ap.add_argument("--tasks", type=int, default=100)
     ap.add_argument("--parent", type=Path, help="a checkout of the dict-truth commit")

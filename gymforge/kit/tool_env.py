@@ -216,7 +216,9 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self.counters = EpisodeCounters()
         self.transcript = []
         self._shaped = {}
-        await settle(self.on_reset(task))
+        pending = self.on_reset(task)
+        if pending is not None:  # most environments set up nothing more
+            await settle(cast("MaybeAsync[None]", pending))
         phi = self.potential()
         self._potential = None if phi is None else PotentialShaping(self.shaping_gamma, phi)
         self._done = False

@@ -33,6 +33,10 @@ TASK_ID = re.compile(
 )
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+_MEMO = 4096  # params memoised per family before the memo starts again
+
+
 @dataclass(frozen=True)
 class TaskId:
     """A parsed family task id. ``params`` is None when the seed draws them."""
@@ -65,7 +69,14 @@ class IntKnob:
     hi: int
 
     def sample(self, r: random.Random) -> int:
-        return r.randint(self.lo, self.hi)
+        lo, hi = self.lo, self.hi
+        if type(r) is random.Random and type(lo) is int and type(hi) is int and lo <= hi:
+            # what randint(lo, hi) draws, without its argument checks: in CPython (3.11
+            # onwards) randrange(lo, hi + 1) is lo + _randbelow(hi + 1 - lo); test_family
+            # holds the two equal
+            drawn: int = r._randbelow(hi - lo + 1)  # type: ignore[attr-defined]
+            return lo + drawn
+        return r.randint(lo, hi)
 
     def contains(self, value: Any) -> bool:
         return (
@@ -107,22 +118,41 @@ class ParamSpace:
     max_tries: int = 1000
 
     def sample(self, r: random.Random) -> dict[str, Any]:
+        knobs = sorted(self.knobs.items())
         for _ in range(self.max_tries):
-            params = {name: knob.sample(r) for name, knob in sorted(self.knobs.items())}
+            params = {name: knob.sample(r) for name, knob in knobs}
             if self.constraint is None or self.constraint(params):
                 return params
         raise ValueError("ParamSpace constraint rejected every sample")
 
     def contains(self, params: Mapping[str, Any]) -> bool:
-        if set(params) != set(self.knobs):
+        knobs = self.knobs
+        if len(params) != len(knobs):  # with every knob in params below: the same key set
             return False
-        if not all(k.contains(params[n]) for n, k in self.knobs.items()):
-            return False
+        for name, knob in knobs.items():
+            if name not in params or not knob.contains(params[name]):
+                return False
         return self.constraint is None or self.constraint(dict(params))
+
+
+_LAST_PARSED: list[tuple[str, TaskId]] = []
+"""The last id parsed without params: resolving a task parses its id twice (the source finds
+the family, the family the seed). A ``TaskId`` without params is immutable, so sharing it is
+safe."""
 
 
 def parse_task_id(task_id: str) -> TaskId:
     """Parse a family task id, or raise UnknownTaskError."""
+    last = _LAST_PARSED[0] if _LAST_PARSED else None
+    if last is not None and last[0] == task_id:
+        return last[1]
+    tid = _parse_task_id(task_id)
+    if tid.params is None:
+        _LAST_PARSED[:] = [(task_id, tid)]
+    return tid
+
+
+def _parse_task_id(task_id: str) -> TaskId:
     m = TASK_ID.match(task_id)
     if not m:
         raise UnknownTaskError(f"not a family task id (family/vN/dN/sN): {task_id[:200]!r}")
@@ -175,6 +205,27 @@ class TaskFamily(ABC, Generic[TruthT]):
                 return level
         raise ValueError(f"{self.name}: params {dict(params)} lie in no difficulty level")
 
+    def _difficulty_of(self, params: Mapping[str, Any], items: list[tuple[str, Any]]) -> int:
+        """``difficulty(params)`` (``items``: its sorted items), memoised per family for
+        params of plain scalars (strings, ints, bools, None: each keyed with its type, so
+        ``True`` is not ``1``) while ``levels`` is the same object: a family's param space
+        is small, and every task drawn from it asks again. The memo lives in the instance's
+        ``__dict__`` (no field: equality, ``repr`` and ``replace`` ignore it)."""
+        if not all(type(v) in _SCALARS for _, v in items):
+            return self.difficulty(params)
+        key = tuple((k, type(v), v) for k, v in items)
+        memo = self.__dict__.get("_difficulties")
+        if memo is None or memo[0] is not self.levels:
+            memo = self.__dict__["_difficulties"] = (self.levels, {})
+        known: dict[tuple[Any, ...], int] = memo[1]
+        found = known.get(key)
+        if found is None:
+            found = self.difficulty(params)
+            if len(known) >= _MEMO:
+                known.clear()
+            known[key] = found
+        return found
+
     def task_id(self, difficulty: int, seed: int) -> str:
         return f"{self.name}/v{self.version}/d{difficulty}/s{seed}"
 
@@ -186,8 +237,9 @@ class TaskFamily(ABC, Generic[TruthT]):
 
     def generate(self, params: dict[str, Any], seed: int, task_id: str | None = None) -> Task:
         """Deterministic: the same ``(params, seed)`` always gives the same task."""
-        difficulty = self.difficulty(params)
-        r = random.Random(derive_seed(self.name, self.version, sorted(params.items()), seed))
+        items = sorted(params.items())
+        difficulty = self._difficulty_of(params, items)
+        r = random.Random(derive_seed(self.name, self.version, items, seed))
         prompt, truth = self.build(dict(params), r)
         task = Task(
             task_id=task_id or self.task_id(difficulty, seed),

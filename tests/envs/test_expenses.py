@@ -97,7 +97,7 @@ def test_policy_function() -> None:
         limits,
         25_00,
     )
-    assert [(g.decision, g.reason_code) for g in got.values()] == [
+    assert [(g["decision"], g["reason_code"]) for g in got.values()] == [
         ("approve", "within_policy"),
         ("reject", "duplicate"),
         ("approve", "within_policy"),

@@ -102,9 +102,9 @@ class ExpensesEnv(ExpenseTools):
                 call(
                     "decide_report",
                     report_id=rid,
-                    decision=d.decision,
-                    reason_code=d.reason_code,
-                    approved_usd_cents=d.usd if d.decision == "approve" else 0,
+                    decision=d["decision"],
+                    reason_code=d["reason_code"],
+                    approved_usd_cents=d["usd"] if d["decision"] == "approve" else 0,
                     idempotency_key=f"{batch}-{rid}",
                 ),
             ]
@@ -120,17 +120,17 @@ class ExpensesEnv(ExpenseTools):
         return Expect(
             added={
                 "reimbursements": [
-                    {"report_id": rid, "employee_id": t.employees[rid], "usd_cents": d.usd}
+                    {"report_id": rid, "employee_id": t.employees[rid], "usd_cents": d["usd"]}
                     for rid, d in decisions.items()
-                    if d.decision == "approve"
+                    if d["decision"] == "approve"
                 ]
             },
             updated={
                 "reports": {
                     rid: {
-                        "status": STATUS[d.decision],
-                        "reason_code": d.reason_code,
-                        "approved_usd_cents": d.usd if d.decision == "approve" else None,
+                        "status": STATUS[d["decision"]],
+                        "reason_code": d["reason_code"],
+                        "approved_usd_cents": d["usd"] if d["decision"] == "approve" else None,
                     }
                     for rid, d in decisions.items()
                 },
@@ -146,8 +146,8 @@ class ExpensesEnv(ExpenseTools):
         right = 0
         for rep in world.all("SELECT * FROM reports WHERE batch_id = ?", t.batch_id):
             d = t.decisions[rep["id"]]
-            approved = d.usd if d.decision == "approve" else None
-            want = (STATUS[d.decision], d.reason_code, approved)
+            approved = d["usd"] if d["decision"] == "approve" else None
+            want = (STATUS[d["decision"]], d["reason_code"], approved)
             right += (rep["status"], rep["reason_code"], rep["approved_usd_cents"]) == want
         n = len(t.order)
         batch = world.get("batches", t.batch_id) or {}

@@ -39,7 +39,7 @@ def _report(task: Task, rid: str) -> dict[str, Any]:
 
 
 def approve_all(task: Task, args: dict[str, Any]) -> dict[str, Any] | None:
-    usd = _truth(task).decisions[args["report_id"]].usd
+    usd = _truth(task).decisions[args["report_id"]]["usd"]
     return {
         **args,
         "decision": "approve",

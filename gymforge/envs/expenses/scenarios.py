@@ -136,15 +136,17 @@ def build_batch(params: dict[str, Any], r: random.Random, shape: Mix) -> tuple[s
         f"Batch {batch_id} has {n} pending expense reports. Decide each one under the expense "
         "policy, then submit the batch."
     )
-    truth = ExpenseTruth(
-        world=world,
-        now=iso(now),
-        batch_id=batch_id,
-        decisions=truth_decisions,
-        order=[rep["id"] for rep in reports],
-        employees={rep["id"]: rep["employee_id"] for rep in reports},
-        pages=page_of(n - 1, params["page_size"]),
-        page_size=params["page_size"],
+    truth = ExpenseTruth.model_validate(  # the decisions as plain dicts: validated here
+        {
+            "world": world,
+            "now": iso(now),
+            "batch_id": batch_id,
+            "decisions": truth_decisions,
+            "order": [rep["id"] for rep in reports],
+            "employees": {rep["id"]: rep["employee_id"] for rep in reports},
+            "pages": page_of(n - 1, params["page_size"]),
+            "page_size": params["page_size"],
+        }
     )
     return prompt, truth
 

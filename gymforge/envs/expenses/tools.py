@@ -157,8 +157,8 @@ class ExpenseTools(WorldToolEnv[ExpenseTruth]):
             )
         if self.task is not None:
             want = self.truth.decisions[report_id]
-            right = (want.decision, want.reason_code) == (decision, reason_code) and (
-                decision != "approve" or want.usd == approved_usd_cents
+            right = (want["decision"], want["reason_code"]) == (decision, reason_code) and (
+                decision != "approve" or want["usd"] == approved_usd_cents
             )
             n = len(self.truth.order)
             self.shape("report", (REPORT_WEIGHT if right else -REPORT_WEIGHT) / n)

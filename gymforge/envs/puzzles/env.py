@@ -71,7 +71,11 @@ class PuzzlesEnv(ToolEnv[PuzzleTruth, dict[str, Any]]):
         return load_puzzles(path, name)
 
     def truth_of(self, task: Task) -> PuzzleTruth:
-        """The truth model of the family (and version) that judges ``task``."""
+        """The truth model of the family (and version) that judges ``task`` (the current
+        episode's frozen truth, parsed so at reset, is handed back as it is)."""
+        current = self._truth
+        if current is not None and task is self.task and current.model_config.get("frozen"):
+            return current
         truth: PuzzleTruth = family_of(task).truth_of(task)
         return truth
 

@@ -1,0 +1,178 @@
+"""The shortcuts of task generation, each held equal to the path it stands for: a knob's
+draw against ``randint``, the memoised difficulty against ``difficulty``, the shared parse of
+the last task id against a fresh parse, the inline dump of many small models against
+pydantic's, and the puzzle family found for a generated task against ``for_task``."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict
+
+from gymforge.core.types import Task
+from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
+from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.family import _parse_task_id, parse_task_id
+from gymforge.tasks.truth import AnswerTruth, dump_truth
+from gymforge.verify.puzzles.base import RowMark
+
+
+@given(st.integers(-(10**12), 10**12), st.integers(0, 10**12), st.integers(0, 2**64))
+def test_an_int_knob_draws_what_randint_draws(lo: int, width: int, seed: int) -> None:
+    knob = IntKnob(lo, lo + width)
+    a, b = random.Random(seed), random.Random(seed)
+    assert [knob.sample(a) for _ in range(5)] == [b.randint(lo, lo + width) for _ in range(5)]
+    assert a.random() == b.random()  # the same state after
+
+
+def test_an_int_knob_with_a_random_subclass_uses_randint() -> None:
+    class Counting(random.Random):
+        calls = 0
+
+        def randint(self, a: int, b: int) -> int:
+            self.calls += 1
+            return super().randint(a, b)
+
+    r = Counting(1)
+    IntKnob(0, 9).sample(r)
+    assert r.calls == 1
+
+
+class Pick(TaskFamily[AnswerTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
+        return "q", AnswerTruth(answer=str(params))
+
+
+LEVELS = {
+    1: ParamSpace({"n": IntKnob(0, 4), "k": ChoiceKnob(("a", "b", None, 1))}),
+    2: ParamSpace({"n": IntKnob(0, 9), "k": ChoiceKnob(("a", "b", None, 1, True))}),
+}
+
+
+@given(
+    st.integers(-2, 11),
+    st.sampled_from(["a", "b", "c", None, 1, True, 1.0, False, 0]),
+)
+def test_the_memoised_difficulty_is_difficulty(n: int, k: Any) -> None:
+    """Keyed with each value's type: ``True`` and ``1`` (equal, same hash) stay apart."""
+    family = Pick("pick", 1, LEVELS)
+    params = {"n": n, "k": k}
+    items = sorted(params.items())
+    try:
+        want: int | None = family.difficulty(params)
+    except ValueError:
+        want = None
+    for _ in range(2):  # the miss, then the hit
+        if want is None:
+            with pytest.raises(ValueError):
+                family._difficulty_of(params, items)
+        else:
+            assert family._difficulty_of(params, items) == want
+
+
+def test_the_difficulty_memo_follows_new_levels() -> None:
+    family = Pick("pick", 1, LEVELS)
+    params = {"n": 7, "k": "a"}
+    assert family._difficulty_of(params, sorted(params.items())) == 2
+    family.levels = {3: LEVELS[2]}
+    assert family._difficulty_of(params, sorted(params.items())) == 3
+
+
+def test_generated_tasks_are_unchanged_by_the_memo() -> None:
+    family = Pick("pick", 1, LEVELS)
+    for seed in range(30):
+        for level in (1, 2):
+            task = family.task(level, seed)
+            fresh = Pick("pick", 1, LEVELS).task(level, seed)
+            assert task == fresh and task.difficulty == family.difficulty(task.params)
+
+
+def test_the_last_parsed_id_is_shared_only_without_params() -> None:
+    plain = "fam/v1/d2/s3"
+    assert parse_task_id(plain) is parse_task_id(plain)
+    assert parse_task_id(plain) == _parse_task_id(plain)
+    with_params = "fam/v1/d2/s3/n=1"
+    first, again = parse_task_id(with_params), parse_task_id(with_params)
+    assert first == again and first is not again and first.params is not again.params
+    assert parse_task_id("fam/v2/d2/s3").version == 2
+
+
+class Leaf(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    a: int
+    b: str | None = None
+
+
+class Tree(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    leaves: list[Leaf]
+    keyed: dict[str, Leaf]
+    kids: list[Tree] = []
+
+
+class SubLeaf(Leaf):
+    c: int = 0
+
+
+@given(
+    st.lists(st.tuples(st.integers(), st.none() | st.text(max_size=3), st.integers(0, 2))),
+)
+def test_many_small_models_dump_exactly_as_model_dump(spec: list[tuple[int, Any, int]]) -> None:
+    """Each leaf: both fields set, ``b`` left unset, or a subclass instance."""
+
+    def leaf(a: int, b: Any, how: int) -> Leaf:
+        return (Leaf(a=a, b=b), Leaf(a=a), SubLeaf(a=a, b=b, c=1))[how]
+
+    leaves = [leaf(*s) for s in spec]
+    tree = Tree(
+        leaves=leaves,
+        keyed={str(i): v for i, v in enumerate(leaves)},
+        kids=[Tree(leaves=leaves[:2], keyed={})],
+    )
+    assert dump_truth(tree) == tree.model_dump(by_alias=True, exclude_unset=True)
+
+
+def test_the_family_of_a_generated_puzzle_is_the_one_for_task_finds() -> None:
+    for family in FAMILIES:
+        for version in sorted({family.version, *family.older}):
+            at = family.at_version(version)
+            for level in sorted(at.levels):
+                task = at.task(level, 4)
+                assert RowMark.model_validate(task.truth).row_family is None
+                assert family_of(task) is BY_NAME[task.family].for_task(task) is at
+    row = Task(
+        task_id="rows@abc/0",
+        family="puzzles.rows",
+        prompt="q",
+        truth={"row_family": "puzzles.sudoku", "grid": []},
+    )
+    assert family_of(row) is BY_NAME["puzzles.sudoku"]
+
+
+def test_expense_decisions_are_validated_as_dicts_exactly_as_they_were_as_models() -> None:
+    from pydantic import ValidationError
+
+    from gymforge.envs.expenses.scenarios import FAMILIES as EXPENSES
+    from gymforge.envs.expenses.truth import ExpenseTruth
+
+    family = EXPENSES[0]
+    task = family.task(min(family.levels), 3)
+    truth = ExpenseTruth.model_validate(task.truth)
+    assert truth == family.truth_of(task) and dump_truth(truth) == task.truth
+    rid = next(iter(task.truth["decisions"]))
+    good = task.truth["decisions"][rid]
+    for bad in (
+        {**good, "extra": 1},
+        {**good, "decision": "pay"},
+        {k: v for k, v in good.items() if k != "usd"},
+        {**good, "usd": "lots"},
+    ):
+        raw = {**task.truth, "decisions": {**task.truth["decisions"], rid: bad}}
+        with pytest.raises(ValidationError):
+            ExpenseTruth.model_validate(raw)
