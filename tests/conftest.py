@@ -7,6 +7,7 @@ import asyncio
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,14 @@ def _no_ambient_seal_key() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("GYMFORGE_SEAL_KEY", raising=False)
         yield
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy ``--cache-dir`` for the tests that run strict mypy on a snippet (the same
+    options each time): the first analyses gymforge's modules, the others reuse that (mypy
+    rechecks what changed). Each xdist worker has its own."""
+    return tmp_path_factory.mktemp("mypy-cache")
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ def seam_module() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_every_environment_class_satisfies_the_typed_seam(tmp_path: Path) -> None:
+def test_every_environment_class_satisfies_the_typed_seam(tmp_path: Path, mypy_cache: Path) -> None:
     snippet = tmp_path / "seam_check.py"
     snippet.write_text(seam_module())
     assert snippet.read_text().count("seam: Environment = env") == len(BASES) + len(BUILTIN)
@@ -100,7 +100,7 @@ def test_every_environment_class_satisfies_the_typed_seam(tmp_path: Path) -> Non
             "--strict",
             "--follow-imports=silent",
             "--cache-dir",
-            str(tmp_path / "cache"),
+            str(mypy_cache),
             "--config-file",
             str(ROOT / "pyproject.toml"),
             str(snippet),

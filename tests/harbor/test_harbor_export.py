@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,31 @@ def export(env: str, out: Path, n: int = 2) -> list[Path]:
 
 EXPORTED = ["swe", "code", "code-agent"]
 
+Exports = Callable[[str], tuple[Path, list[Path]]]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Exports:
+    """``exported(env)``: ``(directory, written task paths)`` of one two-task export of
+    ``env``, made once per module (each is a CLI run); the tests only read it, or copy from it."""
+    made: dict[str, tuple[Path, list[Path]]] = {}
+
+    def get(env: str) -> tuple[Path, list[Path]]:
+        if env not in made:
+            out = tmp_path_factory.mktemp("harbor-export") / env
+            made[env] = (out, export(env, out))
+        return made[env]
+
+    return get
+
 
 @pytest.mark.parametrize("env", EXPORTED)
-def test_an_export_reads_back_as_harbor_tasks_naming_their_source(env: str, tmp_path: Path) -> None:
-    written = export(env, tmp_path / env)
+def test_an_export_reads_back_as_harbor_tasks_naming_their_source(
+    env: str, exported: Exports
+) -> None:
+    out, written = exported(env)
     assert len(written) == 2
-    tasks = read_dataset(tmp_path / env)
+    tasks = read_dataset(out)
     assert [t.root for t in tasks] == sorted(written)
     for t in tasks:
         assert t.has_solution and t.metadata["gymforge_env"] == env
@@ -53,9 +73,9 @@ def test_an_export_reads_back_as_harbor_tasks_naming_their_source(env: str, tmp_
 
 @pytest.mark.parametrize("env", EXPORTED)
 def test_what_the_agent_must_not_read_is_owner_only_and_not_in_the_image(
-    env: str, tmp_path: Path
+    env: str, exported: Exports
 ) -> None:
-    (task,) = export(env, tmp_path / env, n=1)
+    task = exported(env)[1][0]
     for part in ("tests", "solution"):
         for p in [task / part, *(task / part).rglob("*")]:
             assert p.stat().st_mode & 0o077 == 0, p  # the verifier's candidate user reads none
@@ -88,8 +108,10 @@ def test_what_the_agent_must_not_read_is_owner_only_and_not_in_the_image(
         )
 
 
-def test_code_agents_visible_test_command_runs_the_shown_examples(tmp_path: Path) -> None:
-    (task,) = export("code-agent", tmp_path / "ca", n=1)
+def test_code_agents_visible_test_command_runs_the_shown_examples(
+    tmp_path: Path, exported: Exports
+) -> None:
+    task = exported("code-agent")[1][0]
     ws = tmp_path / "ws"
     ws.mkdir()
     body = (task / "solution" / "solve.sh").read_text().split("<<'GYMFORGE_EOF'\n")[1]
@@ -104,20 +126,22 @@ def test_code_agents_visible_test_command_runs_the_shown_examples(tmp_path: Path
     assert "0/2 checks passed" in p.stdout and "hidden checks failed" in p.stdout
 
 
-def test_export_refuses_other_envs_and_a_used_directory(tmp_path: Path) -> None:
+def test_export_refuses_other_envs_and_a_used_directory(tmp_path: Path, exported: Exports) -> None:
     bad = subprocess.run(
         [sys.executable, "-m", "gymforge.cli", "tasks", "export", "ledger", "--out", str(tmp_path)],
         capture_output=True, text=True, env=cli_env(), timeout=120, check=False,
     )  # fmt: skip
     assert bad.returncode != 0 and "supports swe, code, code-agent, not 'ledger'" in bad.stderr
     assert "judged on the transfers made through its tools" in bad.stderr
-    export("code", tmp_path / "c", n=1)
+    used = exported("code")[0]
+    before = tree(used)
     again = subprocess.run(
         [sys.executable, "-m", "gymforge.cli", "tasks", "export", "code", "--out",
-         str(tmp_path / "c"), "-n", "1"],
+         str(used), "-n", "1"],
         capture_output=True, text=True, env=cli_env(), timeout=120, check=False,
     )  # fmt: skip
     assert again.returncode != 0 and "exists" in again.stderr
+    assert tree(used) == before  # the refusal wrote nothing into the used directory
 
 
 def test_every_environment_has_a_decision_and_a_refusal_names_its_reason() -> None:
@@ -248,12 +272,14 @@ def tree(root: Path) -> dict[str, str | bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def test_the_exported_swe_verifier_run_directly_gives_swes_verdicts(tmp_path: Path) -> None:
+def test_the_exported_swe_verifier_run_directly_gives_swes_verdicts(
+    tmp_path: Path, exported: Exports
+) -> None:
     """No engine (the verifier in one sandbox job): the oracle's fix (solve.sh, its /app
     pointed at a copy of the repository)
     pays 1; no change, a change to a note only, and a change to a protected test pay 0, the
     verdicts ``swe`` gives them (the container round trip compares the two directly)."""
-    (task,) = export("swe", tmp_path / "swe", n=1)
+    task = exported("swe")[1][0]
     solve = (task / "solution" / "solve.sh").read_text()
     plays = {
         "oracle": lambda ws: subprocess.run(

@@ -5,6 +5,12 @@ it. In the grading process it held the CPU (and a server's event loop) for as lo
 as it ran: one factorial stalled a server for 35 s. Success means the grading process does the
 work: the judging call does not come back as that episode's verifier error within the
 scorer's own limits. The attack runs in a child process so the test itself stays bounded.
+
+The child skips the oracle probe of building the environment class (``oracle_gap``: it builds
+reasoning-gym's n_queens datasets up to the top level: 15 to 60 s on a loaded 2-core machine;
+the other n_queens attacks build the real class in the test process). The probe only
+decides whether the class offers an oracle and which QA checks apply; the judging path the
+attack goes through (``verify``, the scorer sandbox, its limits) is the environment's own.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from rg_attack import ROOT, SCORER_UID_BASE, exec_answer
 
 CHILD = """
 import json
+import gymforge.envs.reasoning_gym.env as rg_env
+rg_env.oracle_gap = lambda family, strict=True: (None, None)  # n_queens stores its answers
 from rg_attack import rg_task, judge
 print(json.dumps(judge(rg_task(), {answer!r})))
 """

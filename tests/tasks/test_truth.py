@@ -201,7 +201,7 @@ def test_an_env_without_a_truth_model_reads_untyped_truth() -> None:
     assert isinstance(truth, UntypedTruth) and truth.model_extra == {"answer": "4"}
 
 
-def test_mypy_catches_a_mistyped_truth_field(tmp_path: Path) -> None:
+def test_mypy_catches_a_mistyped_truth_field(tmp_path: Path, mypy_cache: Path) -> None:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(
         "from gymforge.core.types import Task\n"
@@ -210,6 +210,6 @@ def test_mypy_catches_a_mistyped_truth_field(tmp_path: Path) -> None:
         "    return env.truth_of(task).movez[0].amount\n"
     )
     cmd = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent"]
-    cmd += ["--cache-dir", str(tmp_path / "cache"), str(snippet)]
+    cmd += ["--cache-dir", str(mypy_cache), str(snippet)]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert '"LedgerTruth" has no attribute "movez"' in out.stdout, out.stdout + out.stderr
