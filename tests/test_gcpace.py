@@ -11,9 +11,15 @@ import pytest
 from gymforge.core.types import Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import LocalExecutor, OraclePolicy, PolicyTurn, RunSpec, run
-from gymforge.rollout.gcpace import FULL_COLLECTION_EVERY, paced_collections
+from gymforge.rollout.gcpace import (
+    FULL_COLLECTION_EVERY,
+    YOUNG_COLLECTION_EVERY,
+    paced,
+    paced_collections,
+)
 
 DEFAULT = (700, 10, 10)
+PACED = (YOUNG_COLLECTION_EVERY, 10, FULL_COLLECTION_EVERY)
 
 
 @pytest.fixture(autouse=True)
@@ -26,10 +32,10 @@ def default_thresholds() -> Iterator[None]:
 
 def test_full_collections_paced_while_held_and_restored_after() -> None:
     with paced_collections():
-        assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)
+        assert gc.get_threshold() == PACED
         with paced_collections():  # a second episode in flight
-            assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)
-        assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)  # one still in flight
+            assert gc.get_threshold() == PACED
+        assert gc.get_threshold() == PACED  # one still in flight
     assert gc.get_threshold() == DEFAULT
 
 
@@ -39,12 +45,30 @@ def test_restored_after_an_exception() -> None:
     assert gc.get_threshold() == DEFAULT
 
 
-@pytest.mark.parametrize("thresholds", [(0, 10, 10), (700, 10, 10**6)])
+@pytest.mark.parametrize("thresholds", [(0, 10, 10), (0, 10, 10**6), (10**5, 10, 10**6)])
 def test_disabled_or_laxer_collector_left_alone(thresholds: tuple[int, int, int]) -> None:
     gc.set_threshold(*thresholds)
     with paced_collections():
         assert gc.get_threshold() == thresholds
     assert gc.get_threshold() == thresholds
+
+
+@pytest.mark.parametrize(
+    ("before", "during"),
+    [
+        ((700, 10, 10**6), (YOUNG_COLLECTION_EVERY, 10, 10**6)),  # only the young one raised
+        ((10**5, 10, 10), (10**5, 10, FULL_COLLECTION_EVERY)),  # only the oldest one raised
+        ((1, 1, 1), (YOUNG_COLLECTION_EVERY, 1, FULL_COLLECTION_EVERY)),
+    ],
+)
+def test_each_threshold_raised_to_at_least_the_paced_one(
+    before: tuple[int, int, int], during: tuple[int, int, int]
+) -> None:
+    assert paced(before) == during
+    gc.set_threshold(*before)
+    with paced_collections():
+        assert gc.get_threshold() == during
+    assert gc.get_threshold() == before
 
 
 def test_thresholds_changed_meanwhile_are_kept() -> None:
@@ -70,5 +94,5 @@ def test_runner_paces_while_episodes_run() -> None:
         )
     )
     assert result.summary["success_rate"] == 1.0
-    assert seen and set(seen) == {(700, 10, FULL_COLLECTION_EVERY)}
+    assert seen and set(seen) == {PACED}
     assert gc.get_threshold() == DEFAULT

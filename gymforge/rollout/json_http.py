@@ -48,21 +48,32 @@ class JsonHttp:
         return status, data
 
     async def exchange(
-        self, path: str, body: bytes, timeout: float
+        self, path: str, body: bytes, timeout: float | None
     ) -> tuple[int, dict[str, str], bytes]:
-        """``post``, with the response's headers (names lower-cased) too."""
-        async with asyncio.timeout(timeout):
-            conn = await self._connection()
-            try:
-                status, headers, data, keep = await self._exchange(conn, path, body)
-            except BaseException:
-                conn[1].close()
-                raise
+        """``post``, with the response's headers (names lower-cased) too. ``timeout=None``
+        sets no bound of its own (for a caller that bounds the call already: one timer
+        fewer per request)."""
+        if timeout is None:
+            status, headers, data, conn, keep = await self._attempt(path, body)
+        else:
+            async with asyncio.timeout(timeout):
+                status, headers, data, conn, keep = await self._attempt(path, body)
         if keep:
             self._pool().append(conn)
         else:
             conn[1].close()
         return status, headers, data
+
+    async def _attempt(
+        self, path: str, body: bytes
+    ) -> tuple[int, dict[str, str], bytes, Connection, bool]:
+        conn = await self._connection()
+        try:
+            status, headers, data, keep = await self._exchange(conn, path, body)
+        except BaseException:
+            conn[1].close()
+            raise
+        return status, headers, data, conn, keep
 
     def _pool(self) -> list[Connection]:
         loop = asyncio.get_running_loop()

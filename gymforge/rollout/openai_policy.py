@@ -209,7 +209,8 @@ class OpenAIPolicy:
         self.tools: list[dict[str, Any]] = []
         self.turns = 0
         self._seed = 0
-        self._rng = random.Random(0)
+        self._backoff_key: tuple[str, int, int] | None = None
+        self._rng: random.Random | None = None
         self.budget = TurnBudget(factory.sampling.max_tokens)
 
     @property
@@ -219,10 +220,17 @@ class OpenAIPolicy:
     async def start(self, ctx: EpisodeContext) -> None:
         self.messages, self.tools, self.turns = [], [], 0
         self._seed = ctx.sampling_seed
-        self._rng = random.Random(
-            derive_seed("openai-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
-        )
+        self._backoff_key, self._rng = (ctx.task_id, ctx.seed, ctx.sampling_seed), None
         self.budget.start(ctx)
+
+    def _backoff(self) -> random.Random:
+        """The episode's seeded jitter for retry delays, seeded when a retry first waits
+        (the same draws as seeding it at the start: nothing else draws from it)."""
+        if self._rng is None:
+            key = self._backoff_key
+            seed = 0 if key is None else derive_seed("openai-policy-backoff", *key)
+            self._rng = random.Random(seed)
+        return self._rng
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if observation.tools:
@@ -231,7 +239,7 @@ class OpenAIPolicy:
         self.budget.observe(observation)
         data, version = await send_within(
             self.factory,
-            self._rng,
+            self._backoff,
             lambda n: self._send(self.request_body(n)),
             self.budget.max_tokens(),
             _hint,
@@ -270,11 +278,11 @@ class OpenAIPolicy:
         return body
 
     async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        timeout = self.factory.retry.call_timeout
         path = self.factory.path()
-        if path == "lean":
+        if path == "lean":  # bounded by call_with_retries' timeout (call_timeout): no second timer
             http, url = self.factory.lean()
-            return first_choice(await post_json_lean(http, url, "/chat/completions", body, timeout))
+            return first_choice(await post_json_lean(http, url, "/chat/completions", body, None))
+        timeout = self.factory.retry.call_timeout
         client = self.factory.client()
         if path == "typed":
             params = {k: v for k, v in body.items() if k in _TYPED_PARAMS}

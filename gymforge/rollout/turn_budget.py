@@ -23,7 +23,6 @@ a shorter completion than was asked is sent once more asking for that room
 
 from __future__ import annotations
 
-import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,7 +32,7 @@ from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Observation
 from gymforge.kit.tool_env import action_text
 from gymforge.rollout.context_full import room
-from gymforge.rollout.server import Rejection, ServerFactory, call_with_retries
+from gymforge.rollout.server import Backoff, Rejection, ServerFactory, call_with_retries
 
 
 class TurnBudget:
@@ -83,7 +82,7 @@ class TurnBudget:
 
 async def send_within(
     factory: ServerFactory,
-    rng: random.Random,
+    rng: Backoff,
     send: Callable[[int | None], Awaitable[dict[str, Any]]],
     max_tokens: int | None,
     hint: Rejection | None = None,

@@ -29,6 +29,25 @@ def _solve(rows: list[list[Fraction]]) -> list[Fraction] | None:
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
+def _det(rows: list[list[int]]) -> int:
+    """The determinant of a square integer matrix, exactly (Bareiss: every division is
+    exact). ``_solve`` returns None exactly when it is 0, and this is what the family needs
+    of it, without ``Fraction`` arithmetic."""
+    m = [row[:] for row in rows]
+    n, sign, prev = len(m), 1, 1
+    for k in range(n - 1):
+        if m[k][k] == 0:
+            swap = next((i for i in range(k + 1, n) if m[i][k] != 0), None)
+            if swap is None:
+                return 0
+            m[k], m[swap], sign = m[swap], m[k], -sign
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                m[i][j] = (m[i][j] * m[k][k] - m[i][k] * m[k][j]) // prev
+        prev = m[k][k]
+    return sign * m[n - 1][n - 1] if n else 1
+
+
 class LinearFamily(TaskFamily[MathTruth]):
     """Knobs: ``unknowns`` (1-3) and ``coef`` (max |coefficient|)."""
 
@@ -45,16 +64,12 @@ class LinearFamily(TaskFamily[MathTruth]):
                 f"Solve ${eq}$ for $x$. Put the exact value of $x$ in \\boxed{{}}.",
                 MathTruth(answer=rational(x)),
             )
-        while True:
+        while True:  # integers throughout: the solution and right-hand sides are integral
             coefs = [[r.randint(-k, k) for _ in range(n)] for _ in range(n)]
-            sol = [Fraction(r.randint(-9, 9)) for _ in range(n)]
-            rhs = [
-                sum((c * s for c, s in zip(row, sol, strict=True)), Fraction(0)) for row in coefs
-            ]
-            if _solve(
-                [[Fraction(c) for c in row] + [b] for row, b in zip(coefs, rhs, strict=True)]
-            ):
+            sol = [r.randint(-9, 9) for _ in range(n)]
+            if _det(coefs) != 0:
                 break
+        rhs = [sum(c * s for c, s in zip(row, sol, strict=True)) for row in coefs]
         lines = ", \\quad ".join(
             f"{linear_expr(list(zip(row, VARS, strict=False)))} = {rational(b)}"
             for row, b in zip(coefs, rhs, strict=True)

@@ -1,0 +1,154 @@
+"""The rollout's cheaper paths decide exactly as the paths they replaced: the finishing-
+policy check, the response decoder, and the retry jitter seeded on first use."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import jiter
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai_helpers import arun
+from test_openai_policy import RESET, ctx
+
+from gymforge.core.policy import FinishingPolicy
+from gymforge.core.seeding import derive_seed
+from gymforge.rollout.episode import finishes
+from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
+from gymforge.rollout.server import decode_json
+from gymforge.testing import OpenAITestServer
+
+
+async def _finish(self: object) -> None:
+    return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    nominal=st.booleans(),
+    class_finish=st.sampled_from(["method", "none", "absent", "attr"]),
+    instance_finish=st.sampled_from(["unset", "none", "callable", "value"]),
+)
+def test_finishes_is_the_protocol_check(
+    nominal: bool, class_finish: str, instance_finish: str
+) -> None:
+    body: dict[str, Any] = {}
+    if class_finish == "method":
+        body["finish"] = _finish
+    elif class_finish == "none":
+        body["finish"] = None
+    elif class_finish == "attr":
+        body["finish"] = 3
+    bases: tuple[type, ...] = (FinishingPolicy,) if nominal else (object,)
+    cls = type("P", bases, body)
+    obj = cls()
+    if instance_finish != "unset":
+        obj.finish = {"none": None, "callable": lambda: None, "value": 1}[instance_finish]
+    assert finishes(obj) is isinstance(obj, FinishingPolicy)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=40,
+)
+
+
+def _decoded(decode: Any, data: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", decode(data)
+    except ValueError as err:
+        return "error", str(err)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of equal types, floats bit for bit, keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return a.hex() == b.hex() or (a != a and b != b)
+    return bool(a == b)
+
+
+@settings(max_examples=500, deadline=None)
+@given(json_values, st.sampled_from([None, 2]))
+def test_decode_json_is_jiters_default_decode(value: Any, indent: int | None) -> None:
+    data = json.dumps(value, indent=indent).encode()
+    a, b = _decoded(decode_json, data), _decoded(jiter.from_json, data)
+    assert a[0] == b[0] and (_same(a[1], b[1]) if a[0] == "ok" else a == b)
+
+
+ODD_INPUT = [b"", b"{", b"NaN", b"[Infinity, -Infinity]", b'{"a": 1, "a": 2}', b'"\\ud800"',
+             b"\xff", b"[" * 300 + b"]" * 300, b"1e400", b"123456789012345678901234567890",
+             b"[1,]"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "data",
+    ODD_INPUT,
+)
+def test_decode_json_is_jiters_on_odd_input(data: bytes) -> None:
+    a, b = _decoded(decode_json, data), _decoded(jiter.from_json, data)
+    assert a[0] == b[0] and (_same(a[1], b[1]) if a[0] == "ok" else a == b)
+
+
+def test_decode_json_of_a_reply_with_logprobs() -> None:
+    entries = [
+        {"token": chr(65 + i % 26), "logprob": -i / 7, "bytes": [65 + i % 26], "top_logprobs": []}
+        for i in range(300)
+    ]
+    reply = {"choices": [{"message": {"content": "x"}, "logprobs": {"content": entries}}]}
+    data = json.dumps(reply).encode()
+    assert _same(decode_json(data), jiter.from_json(data))
+
+
+@pytest.mark.parametrize("request_path", ["fast", "lean"])
+def test_retry_jitter_is_seeded_as_at_the_start(request_path: str) -> None:
+    """The backoff generator, made when a retry first waits, draws what the one seeded at
+    the episode's start drew: the delays are the same."""
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def sleep(delay: float, result: Any = None) -> Any:
+        if asyncio.get_running_loop() in loops:  # not the server's thread
+            slept.append(delay)
+            delay = 0
+        return await real_sleep(delay, result)
+
+    retry = Retry(max_attempts=4, base_delay=0.01, max_delay=0.05, call_timeout=10.0)
+    with OpenAITestServer() as server:
+        server.inject("503", "503", "503")
+        factory = OpenAIPolicyFactory(
+            "m",
+            base_url=server.base_url,
+            retry=retry,
+            request_path=request_path,  # type: ignore[arg-type]
+        )
+
+        async def go() -> None:
+            loops.append(asyncio.get_running_loop())
+            policy = factory()
+            c = ctx(sampling_seed=5)
+            await policy.start(c)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(asyncio, "sleep", sleep)
+                await policy.act(RESET)
+            await factory.aclose()
+
+        arun(go())
+    c = ctx(sampling_seed=5)
+    rng = random.Random(derive_seed("openai-policy-backoff", c.task_id, c.seed, 5))
+    assert slept == [retry.delay(k, rng) for k in range(3)]
