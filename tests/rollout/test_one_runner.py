@@ -74,8 +74,18 @@ def test_the_stop_rule_holds_for_any_executor(tmp_path: Path) -> None:
     def fail(job: Job, n: int) -> InfraError | None:
         return InfraError("no worker can run it") if job.task_id in down else None
 
+    class Slow(Flaky):
+        """The healthy tasks' episodes take a while (as any real one does), so the down
+        tasks use up their retries while jobs are left: a worker no longer waits for the
+        disk between episodes, so it no longer leaves the queue full for that long."""
+
+        async def play(self, job: Job) -> Records:
+            if job.task_id not in down:
+                await asyncio.sleep(0.05)
+            return await super().play(job)
+
     spec = RunSpec(env="ledger", policy="oracle", tasks=TASKS, out=tmp_path, concurrency=3)
-    result = asyncio.run(run(spec, Flaky(fail)))
+    result = asyncio.run(run(spec, Slow(fail)))
     s = result.summary
     assert s["infra_stopped"] and "2 different tasks" in s["infra_stopped"]
     assert s["episodes"] + s["infra_errors"] == len(TASKS)
