@@ -140,12 +140,12 @@ class SupportDeskEnv(DeskTools):
             call("get_case", case_id=case),
             call("take_case", case_id=case, idempotency_key=f"{case}-take"),
             Reply(text=ASK_IDENTITY),
-            call("verify_identity", customer_id=cust, email=ident.email, zip_code=ident.zip),
+            call("verify_identity", customer_id=cust, email=ident["email"], zip_code=ident["zip"]),
         ]
         version = 2  # the case starts at version 1; taking it is a change
-        if ident.valid:
+        if ident["valid"]:
             plan.append(call("get_account", customer_id=cust))
-        if ident.valid and not t.fraud:
+        if ident["valid"] and not t.fraud:
             issues = t.issues
             if any(i.kind == "refund" for i in issues):
                 plan.append(Reply(text=ASK_CHARGE))
@@ -159,22 +159,22 @@ class SupportDeskEnv(DeskTools):
                 key = f"{case}-{n}-{issue.kind}"
                 if issue.refund is not None:
                     rf = issue.refund
-                    last4 = methods[rf.method_id]["last4"]
+                    last4 = methods[rf["method_id"]]["last4"]
                     plan += [
                         Reply(
-                            text=f"I will refund {money(rf.amount_cents)} for payment "
-                            f"{rf.payment_id} to your method ending {last4}. Do you confirm?"
+                            text=f"I will refund {money(rf['amount_cents'])} for payment "
+                            f"{rf['payment_id']} to your method ending {last4}. Do you confirm?"
                         ),
                         call(
                             "issue_refund",
                             case_id=case,
-                            **rf.model_dump(),
+                            **rf,
                             reason=issue.kind,
                             idempotency_key=key,
                         ),
                     ]
                 elif issue.credit is not None:
-                    amount = issue.credit.amount_cents
+                    amount = issue.credit["amount_cents"]
                     plan += [
                         Reply(
                             text=f"I will apply a goodwill credit of {money(amount)}. "
@@ -193,14 +193,14 @@ class SupportDeskEnv(DeskTools):
                     esc = issue.escalation
                     plan += [
                         Reply(
-                            text=f"A credit of {money(esc.amount_cents)} is above what I can "
+                            text=f"A credit of {money(esc['amount_cents'])} is above what I can "
                             "approve, so I will escalate it to a billing supervisor. "
                             "Do you confirm?"
                         ),
                         call(
                             "escalate_case",
                             case_id=case,
-                            **esc.model_dump(),
+                            **esc,
                             reason="over limit",
                             idempotency_key=key,
                         ),
@@ -222,14 +222,12 @@ class SupportDeskEnv(DeskTools):
     def expected(self, task: Task) -> Expect:
         t = self.truth_of(task)
         case = t.case_id
-        issues = t.issues if t.identity.valid and not t.fraud else []
+        issues = t.issues if t.identity["valid"] and not t.fraud else []
         return Expect(
             added={
-                "refunds": [{**i.refund.model_dump(), "case_id": case} for i in issues if i.refund],
-                "credits": [{**i.credit.model_dump(), "case_id": case} for i in issues if i.credit],
-                "escalations": [
-                    {**i.escalation.model_dump(), "case_id": case} for i in issues if i.escalation
-                ],
+                "refunds": [{**i.refund, "case_id": case} for i in issues if i.refund],
+                "credits": [{**i.credit, "case_id": case} for i in issues if i.credit],
+                "escalations": [{**i.escalation, "case_id": case} for i in issues if i.escalation],
             },
             updated={"cases": {case: {"status": "closed"}}},
             touched=frozenset({"audit_log"}),

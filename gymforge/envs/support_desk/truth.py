@@ -4,38 +4,40 @@ a correct agent has on the world, and the persona the user simulator plays."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic validates typing's only from 3.12 on
 
 from gymforge.world.env import WorldTruth
 from gymforge.world.sim import Tone
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+# the one-effect rows and the identity: validated dicts, not models (a few per task, validated
+# at a third of a model's cost and written into Task.truth as they are); read-only like any
+# other value of a truth
+_CLOSED = ConfigDict(extra="forbid")
 
 
-class Refund(BaseModel):
+@with_config(_CLOSED)
+class Refund(TypedDict):
     """The refund row a correct agent adds (and the ``issue_refund`` arguments)."""
-
-    model_config = _FROZEN
 
     payment_id: str
     method_id: str
     amount_cents: int
 
 
-class Credit(BaseModel):
+@with_config(_CLOSED)
+class Credit(TypedDict):
     """The goodwill credit row a correct agent adds."""
-
-    model_config = _FROZEN
 
     account_id: str
     amount_cents: int
     kind: str
 
 
-class Escalation(BaseModel):
+@with_config(_CLOSED)
+class Escalation(TypedDict):
     """The escalation row a correct agent adds (and the ``escalate_case`` arguments)."""
-
-    model_config = _FROZEN
 
     team: str
     amount_cents: int
@@ -58,10 +60,9 @@ class Issue(BaseModel):
     escalation: Escalation | None = None
 
 
-class Identity(BaseModel):
+@with_config(_CLOSED)
+class Identity(TypedDict):
     """What the caller gives as their email and ZIP code; ``valid``: both are right."""
-
-    model_config = _FROZEN
 
     email: str
     zip: str
