@@ -214,3 +214,12 @@ def test_support_effects_and_identity_are_validated_as_dicts_exactly_as_they_wer
     ):
         with pytest.raises(ValidationError):
             DeskTruth.model_validate({**task.truth, "identity": bad_ident})
+    slots = task.truth["persona"]["slots"]
+    plain = {k: v for k, v in slots[0].items() if k != "say"}  # no say: as before, accepted
+    persona = {**task.truth["persona"], "slots": [plain, *slots[1:]]}
+    again = DeskTruth.model_validate({**task.truth, "persona": persona})
+    assert dump_truth(again)["persona"]["slots"][0] == plain
+    for bad_slot in ({**slots[0], "extra": 1}, {**slots[0], "keywords": "zip"}, plain | {"say": 1}):
+        persona = {**task.truth["persona"], "slots": [bad_slot, *slots[1:]]}
+        with pytest.raises(ValidationError):
+            DeskTruth.model_validate({**task.truth, "persona": persona})

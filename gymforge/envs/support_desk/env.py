@@ -93,7 +93,9 @@ class SupportDeskEnv(DeskTools):
             name=p.name,
             tone=p.tone,
             opening=p.opening,
-            slots=tuple(Slot(s.name, s.value, tuple(s.keywords), s.say) for s in p.slots),
+            slots=tuple(
+                Slot(s["name"], s["value"], tuple(s["keywords"]), s.get("say", "")) for s in p.slots
+            ),
             nudge=p.nudge,
         )
         if self.user_policy is not None:

@@ -4,6 +4,8 @@ a correct agent has on the world, and the persona the user simulator plays."""
 
 from __future__ import annotations
 
+from typing import NotRequired
+
 from pydantic import BaseModel, ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic validates typing's only from 3.12 on
 
@@ -69,15 +71,15 @@ class Identity(TypedDict):
     valid: bool
 
 
-class SlotTruth(BaseModel):
-    """A fact the simulated customer reveals when asked (see ``gymforge.world.sim.Slot``)."""
-
-    model_config = _FROZEN
+@with_config(_CLOSED)
+class SlotTruth(TypedDict):
+    """A fact the simulated customer reveals when asked (see ``gymforge.world.sim.Slot``);
+    no ``say``: the same as ``say=""``."""
 
     name: str
     value: str
     keywords: list[str]
-    say: str = ""
+    say: NotRequired[str]
 
 
 class PersonaTruth(BaseModel):
