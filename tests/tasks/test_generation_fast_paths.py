@@ -223,3 +223,15 @@ def test_support_effects_and_identity_are_validated_as_dicts_exactly_as_they_wer
         persona = {**task.truth["persona"], "slots": [bad_slot, *slots[1:]]}
         with pytest.raises(ValidationError):
             DeskTruth.model_validate({**task.truth, "persona": persona})
+    kept = {k: v for k, v in issue.items() if k != "refund"}  # no refund: None, as before
+    again = DeskTruth.model_validate({**task.truth, "issues": [kept]})
+    assert dump_truth(again)["issues"] == [kept]
+    for bad_issue in (
+        {**issue, "extra": 1},
+        {k: v for k, v in issue.items() if k != "code"},
+        {**issue, "kind": 3},
+        {**issue, "payment_id": 7},
+        {**issue, "refund": "yes"},
+    ):
+        with pytest.raises(ValidationError):
+            DeskTruth.model_validate({**task.truth, "issues": [bad_issue]})

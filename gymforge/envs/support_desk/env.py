@@ -149,18 +149,17 @@ class SupportDeskEnv(DeskTools):
             plan.append(call("get_account", customer_id=cust))
         if ident["valid"] and not t.fraud:
             issues = t.issues
-            if any(i.kind == "refund" for i in issues):
+            if any(i["kind"] == "refund" for i in issues):
                 plan.append(Reply(text=ASK_CHARGE))
             plan += [
                 call("list_payments", account_id=acct, page=p)
                 for p in range(1, t.payment_pages + 1)
             ]
-            if any(i.kind in ("goodwill", "over_limit") for i in issues):
+            if any(i["kind"] in ("goodwill", "over_limit") for i in issues):
                 plan.append(call("list_credits", account_id=acct))
             for n, issue in enumerate(issues):
-                key = f"{case}-{n}-{issue.kind}"
-                if issue.refund is not None:
-                    rf = issue.refund
+                key = f"{case}-{n}-{issue['kind']}"
+                if (rf := issue.get("refund")) is not None:
                     last4 = methods[rf["method_id"]]["last4"]
                     plan += [
                         Reply(
@@ -171,12 +170,12 @@ class SupportDeskEnv(DeskTools):
                             "issue_refund",
                             case_id=case,
                             **rf,
-                            reason=issue.kind,
+                            reason=issue["kind"],
                             idempotency_key=key,
                         ),
                     ]
-                elif issue.credit is not None:
-                    amount = issue.credit["amount_cents"]
+                elif (cr := issue.get("credit")) is not None:
+                    amount = cr["amount_cents"]
                     plan += [
                         Reply(
                             text=f"I will apply a goodwill credit of {money(amount)}. "
@@ -191,8 +190,7 @@ class SupportDeskEnv(DeskTools):
                             idempotency_key=key,
                         ),
                     ]
-                elif issue.escalation is not None:
-                    esc = issue.escalation
+                elif (esc := issue.get("escalation")) is not None:
                     plan += [
                         Reply(
                             text=f"A credit of {money(esc['amount_cents'])} is above what I can "
@@ -227,9 +225,11 @@ class SupportDeskEnv(DeskTools):
         issues = t.issues if t.identity["valid"] and not t.fraud else []
         return Expect(
             added={
-                "refunds": [{**i.refund, "case_id": case} for i in issues if i.refund],
-                "credits": [{**i.credit, "case_id": case} for i in issues if i.credit],
-                "escalations": [{**i.escalation, "case_id": case} for i in issues if i.escalation],
+                "refunds": [{**r, "case_id": case} for i in issues if (r := i.get("refund"))],
+                "credits": [{**c, "case_id": case} for i in issues if (c := i.get("credit"))],
+                "escalations": [
+                    {**e, "case_id": case} for i in issues if (e := i.get("escalation"))
+                ],
             },
             updated={"cases": {case: {"status": "closed"}}},
             touched=frozenset({"audit_log"}),

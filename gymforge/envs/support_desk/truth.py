@@ -45,21 +45,20 @@ class Escalation(TypedDict):
     amount_cents: int
 
 
-class Issue(BaseModel):
+@with_config(_CLOSED)
+class Issue(TypedDict):
     """One issue the customer raises: what they ask, the outcome code a correct agent
     closes with, and the one effect it has (``refund``, ``credit``, ``escalation``; none
-    when the right answer is to decline)."""
-
-    model_config = _FROZEN
+    when the right answer is to decline). A key left out is the same as ``None``."""
 
     kind: str
     ask: str
     code: str
-    payment_id: str | None = None
-    amount_cents: int | None = None
-    refund: Refund | None = None
-    credit: Credit | None = None
-    escalation: Escalation | None = None
+    payment_id: NotRequired[str | None]
+    amount_cents: NotRequired[int | None]
+    refund: NotRequired[Refund | None]
+    credit: NotRequired[Credit | None]
+    escalation: NotRequired[Escalation | None]
 
 
 @with_config(_CLOSED)
