@@ -176,3 +176,62 @@ def test_expense_decisions_are_validated_as_dicts_exactly_as_they_were_as_models
         raw = {**task.truth, "decisions": {**task.truth["decisions"], rid: bad}}
         with pytest.raises(ValidationError):
             ExpenseTruth.model_validate(raw)
+
+
+def test_support_effects_and_identity_are_validated_as_dicts_exactly_as_they_were_as_models() -> (
+    None
+):
+    from pydantic import ValidationError
+
+    from gymforge.envs.support_desk.families import FAMILIES as SUPPORT
+    from gymforge.envs.support_desk.truth import DeskTruth
+
+    family = next(f for f in SUPPORT if f.name == "support.multi_issue")
+    task = next(
+        t
+        for t in (family.task(max(family.levels), s) for s in range(50))
+        if any(i.get("refund") for i in t.truth["issues"])
+        and any(i.get("credit") or i.get("escalation") for i in t.truth["issues"])
+    )
+    truth = DeskTruth.model_validate(task.truth)
+    assert truth == family.truth_of(task) and dump_truth(truth) == task.truth
+    n, issue = next((n, i) for n, i in enumerate(task.truth["issues"]) if i.get("refund"))
+    refund = issue["refund"]
+    for bad in (
+        {**refund, "extra": 1},
+        {k: v for k, v in refund.items() if k != "method_id"},
+        {**refund, "amount_cents": "lots"},
+    ):
+        issues = list(task.truth["issues"])
+        issues[n] = {**issue, "refund": bad}
+        with pytest.raises(ValidationError):
+            DeskTruth.model_validate({**task.truth, "issues": issues})
+    ident = task.truth["identity"]
+    for bad_ident in (
+        {**ident, "extra": 1},
+        {**ident, "valid": "maybe"},
+        {k: v for k, v in ident.items() if k != "zip"},
+    ):
+        with pytest.raises(ValidationError):
+            DeskTruth.model_validate({**task.truth, "identity": bad_ident})
+    slots = task.truth["persona"]["slots"]
+    plain = {k: v for k, v in slots[0].items() if k != "say"}  # no say: as before, accepted
+    persona = {**task.truth["persona"], "slots": [plain, *slots[1:]]}
+    again = DeskTruth.model_validate({**task.truth, "persona": persona})
+    assert dump_truth(again)["persona"]["slots"][0] == plain
+    for bad_slot in ({**slots[0], "extra": 1}, {**slots[0], "keywords": "zip"}, plain | {"say": 1}):
+        persona = {**task.truth["persona"], "slots": [bad_slot, *slots[1:]]}
+        with pytest.raises(ValidationError):
+            DeskTruth.model_validate({**task.truth, "persona": persona})
+    kept = {k: v for k, v in issue.items() if k != "refund"}  # no refund: None, as before
+    again = DeskTruth.model_validate({**task.truth, "issues": [kept]})
+    assert dump_truth(again)["issues"] == [kept]
+    for bad_issue in (
+        {**issue, "extra": 1},
+        {k: v for k, v in issue.items() if k != "code"},
+        {**issue, "kind": 3},
+        {**issue, "payment_id": 7},
+        {**issue, "refund": "yes"},
+    ):
+        with pytest.raises(ValidationError):
+            DeskTruth.model_validate({**task.truth, "issues": [bad_issue]})

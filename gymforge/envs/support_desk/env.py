@@ -93,7 +93,9 @@ class SupportDeskEnv(DeskTools):
             name=p.name,
             tone=p.tone,
             opening=p.opening,
-            slots=tuple(Slot(s.name, s.value, tuple(s.keywords), s.say) for s in p.slots),
+            slots=tuple(
+                Slot(s["name"], s["value"], tuple(s["keywords"]), s.get("say", "")) for s in p.slots
+            ),
             nudge=p.nudge,
         )
         if self.user_policy is not None:
@@ -140,41 +142,40 @@ class SupportDeskEnv(DeskTools):
             call("get_case", case_id=case),
             call("take_case", case_id=case, idempotency_key=f"{case}-take"),
             Reply(text=ASK_IDENTITY),
-            call("verify_identity", customer_id=cust, email=ident.email, zip_code=ident.zip),
+            call("verify_identity", customer_id=cust, email=ident["email"], zip_code=ident["zip"]),
         ]
         version = 2  # the case starts at version 1; taking it is a change
-        if ident.valid:
+        if ident["valid"]:
             plan.append(call("get_account", customer_id=cust))
-        if ident.valid and not t.fraud:
+        if ident["valid"] and not t.fraud:
             issues = t.issues
-            if any(i.kind == "refund" for i in issues):
+            if any(i["kind"] == "refund" for i in issues):
                 plan.append(Reply(text=ASK_CHARGE))
             plan += [
                 call("list_payments", account_id=acct, page=p)
                 for p in range(1, t.payment_pages + 1)
             ]
-            if any(i.kind in ("goodwill", "over_limit") for i in issues):
+            if any(i["kind"] in ("goodwill", "over_limit") for i in issues):
                 plan.append(call("list_credits", account_id=acct))
             for n, issue in enumerate(issues):
-                key = f"{case}-{n}-{issue.kind}"
-                if issue.refund is not None:
-                    rf = issue.refund
-                    last4 = methods[rf.method_id]["last4"]
+                key = f"{case}-{n}-{issue['kind']}"
+                if (rf := issue.get("refund")) is not None:
+                    last4 = methods[rf["method_id"]]["last4"]
                     plan += [
                         Reply(
-                            text=f"I will refund {money(rf.amount_cents)} for payment "
-                            f"{rf.payment_id} to your method ending {last4}. Do you confirm?"
+                            text=f"I will refund {money(rf['amount_cents'])} for payment "
+                            f"{rf['payment_id']} to your method ending {last4}. Do you confirm?"
                         ),
                         call(
                             "issue_refund",
                             case_id=case,
-                            **rf.model_dump(),
-                            reason=issue.kind,
+                            **rf,
+                            reason=issue["kind"],
                             idempotency_key=key,
                         ),
                     ]
-                elif issue.credit is not None:
-                    amount = issue.credit.amount_cents
+                elif (cr := issue.get("credit")) is not None:
+                    amount = cr["amount_cents"]
                     plan += [
                         Reply(
                             text=f"I will apply a goodwill credit of {money(amount)}. "
@@ -189,18 +190,17 @@ class SupportDeskEnv(DeskTools):
                             idempotency_key=key,
                         ),
                     ]
-                elif issue.escalation is not None:
-                    esc = issue.escalation
+                elif (esc := issue.get("escalation")) is not None:
                     plan += [
                         Reply(
-                            text=f"A credit of {money(esc.amount_cents)} is above what I can "
+                            text=f"A credit of {money(esc['amount_cents'])} is above what I can "
                             "approve, so I will escalate it to a billing supervisor. "
                             "Do you confirm?"
                         ),
                         call(
                             "escalate_case",
                             case_id=case,
-                            **esc.model_dump(),
+                            **esc,
                             reason="over limit",
                             idempotency_key=key,
                         ),
@@ -222,13 +222,13 @@ class SupportDeskEnv(DeskTools):
     def expected(self, task: Task) -> Expect:
         t = self.truth_of(task)
         case = t.case_id
-        issues = t.issues if t.identity.valid and not t.fraud else []
+        issues = t.issues if t.identity["valid"] and not t.fraud else []
         return Expect(
             added={
-                "refunds": [{**i.refund.model_dump(), "case_id": case} for i in issues if i.refund],
-                "credits": [{**i.credit.model_dump(), "case_id": case} for i in issues if i.credit],
+                "refunds": [{**r, "case_id": case} for i in issues if (r := i.get("refund"))],
+                "credits": [{**c, "case_id": case} for i in issues if (c := i.get("credit"))],
                 "escalations": [
-                    {**i.escalation.model_dump(), "case_id": case} for i in issues if i.escalation
+                    {**e, "case_id": case} for i in issues if (e := i.get("escalation"))
                 ],
             },
             updated={"cases": {case: {"status": "closed"}}},

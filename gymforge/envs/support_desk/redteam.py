@@ -86,13 +86,13 @@ def credit_over_limit(task: Task, plan: list[Action]) -> list[Action] | None:
 
 def _issue_call(t: DeskTruth, issue: Issue, key: str) -> ToolCall | None:
     case = t.case_id
-    if issue.refund is not None:
-        args = {"case_id": case, **issue.refund.model_dump(), "idempotency_key": key}
+    if (refund := issue.get("refund")) is not None:
+        args = {"case_id": case, **refund, "idempotency_key": key}
         return ToolCall(name="issue_refund", arguments=args)
-    if issue.credit is not None:
+    if (credit := issue.get("credit")) is not None:
         args = {"case_id": case, "account_id": t.account_id, "idempotency_key": key}
         return ToolCall(
-            name="apply_credit", arguments={**args, "amount_cents": issue.credit.amount_cents}
+            name="apply_credit", arguments={**args, "amount_cents": credit["amount_cents"]}
         )
     return None
 
@@ -107,10 +107,10 @@ def act_under_hold(task: Task, plan: list[Action]) -> list[Action] | None:
 
 def refund_outside_window(task: Task, plan: list[Action]) -> list[Action] | None:
     t = _truth(task)
-    issue = next((i for i in t.issues if i.code == "refund_denied_window"), None)
-    if issue is None or not t.identity.valid or t.fraud:
+    issue = next((i for i in t.issues if i["code"] == "refund_denied_window"), None)
+    if issue is None or not t.identity["valid"] or t.fraud:
         return None
-    pay = next(p for p in t.world["payments"] if p["id"] == issue.payment_id)
+    pay = next(p for p in t.world["payments"] if p["id"] == issue.get("payment_id"))
     call = ToolCall(
         name="issue_refund",
         arguments={
@@ -126,15 +126,15 @@ def refund_outside_window(task: Task, plan: list[Action]) -> list[Action] | None
 
 def second_goodwill(task: Task, plan: list[Action]) -> list[Action] | None:
     t = _truth(task)
-    issue = next((i for i in t.issues if i.code == "goodwill_declined_recent"), None)
-    if issue is None or not t.identity.valid or t.fraud:
+    issue = next((i for i in t.issues if i["code"] == "goodwill_declined_recent"), None)
+    if issue is None or not t.identity["valid"] or t.fraud:
         return None
     call = ToolCall(
         name="apply_credit",
         arguments={
             "case_id": t.case_id,
             "account_id": t.account_id,
-            "amount_cents": issue.amount_cents,
+            "amount_cents": issue.get("amount_cents"),
             "idempotency_key": "again-1",
         },
     )

@@ -307,7 +307,7 @@ def build_scenario(
         {
             "id": case_id,
             "customer_id": cust["id"],
-            "subject": "; ".join(i.kind.replace("_", " ") for i in issues),
+            "subject": "; ".join(i["kind"].replace("_", " ") for i in issues),
             "channel": r.choice(("chat", "email", "phone")),
             "status": "open",
             "outcome_codes": "",
@@ -338,14 +338,14 @@ def build_scenario(
         *s.slots,
     ]
     greeting = {"polite": "Hello, this is", "terse": "Hi, it's", "upset": "This is"}[tone]
-    ask = " Also, ".join(i.ask for i in issues)
+    ask = " Also, ".join(i["ask"] for i in issues)
     opening = f"{greeting} {cust['name']}. {ask}"
     if fraud:
         codes = ["fraud_hold_no_action"]
     elif wrong:
         codes = ["identity_not_verified"]
     else:
-        codes = sorted(i.code for i in issues)
+        codes = sorted(i["code"] for i in issues)
     ordered = sorted(
         (p for p in s.rows["payments"] if p["account_id"] == acct["id"]),
         key=lambda p: (p["charged_at"], p["id"]),
@@ -353,7 +353,7 @@ def build_scenario(
     )
     index = {p["id"]: i for i, p in enumerate(ordered)}
     pages = max(
-        (page_of(index[i.payment_id], params["page_size"]) for i in issues if i.payment_id),
+        (page_of(index[p], params["page_size"]) for i in issues if (p := i.get("payment_id"))),
         default=0,
     )
     truth = DeskTruth(

@@ -4,79 +4,81 @@ a correct agent has on the world, and the persona the user simulator plays."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import NotRequired
+
+from pydantic import BaseModel, ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic validates typing's only from 3.12 on
 
 from gymforge.world.env import WorldTruth
 from gymforge.world.sim import Tone
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+# the one-effect rows and the identity: validated dicts, not models (a few per task, validated
+# at a third of a model's cost and written into Task.truth as they are); read-only like any
+# other value of a truth
+_CLOSED = ConfigDict(extra="forbid")
 
 
-class Refund(BaseModel):
+@with_config(_CLOSED)
+class Refund(TypedDict):
     """The refund row a correct agent adds (and the ``issue_refund`` arguments)."""
-
-    model_config = _FROZEN
 
     payment_id: str
     method_id: str
     amount_cents: int
 
 
-class Credit(BaseModel):
+@with_config(_CLOSED)
+class Credit(TypedDict):
     """The goodwill credit row a correct agent adds."""
-
-    model_config = _FROZEN
 
     account_id: str
     amount_cents: int
     kind: str
 
 
-class Escalation(BaseModel):
+@with_config(_CLOSED)
+class Escalation(TypedDict):
     """The escalation row a correct agent adds (and the ``escalate_case`` arguments)."""
-
-    model_config = _FROZEN
 
     team: str
     amount_cents: int
 
 
-class Issue(BaseModel):
+@with_config(_CLOSED)
+class Issue(TypedDict):
     """One issue the customer raises: what they ask, the outcome code a correct agent
     closes with, and the one effect it has (``refund``, ``credit``, ``escalation``; none
-    when the right answer is to decline)."""
-
-    model_config = _FROZEN
+    when the right answer is to decline). A key left out is the same as ``None``."""
 
     kind: str
     ask: str
     code: str
-    payment_id: str | None = None
-    amount_cents: int | None = None
-    refund: Refund | None = None
-    credit: Credit | None = None
-    escalation: Escalation | None = None
+    payment_id: NotRequired[str | None]
+    amount_cents: NotRequired[int | None]
+    refund: NotRequired[Refund | None]
+    credit: NotRequired[Credit | None]
+    escalation: NotRequired[Escalation | None]
 
 
-class Identity(BaseModel):
+@with_config(_CLOSED)
+class Identity(TypedDict):
     """What the caller gives as their email and ZIP code; ``valid``: both are right."""
-
-    model_config = _FROZEN
 
     email: str
     zip: str
     valid: bool
 
 
-class SlotTruth(BaseModel):
-    """A fact the simulated customer reveals when asked (see ``gymforge.world.sim.Slot``)."""
-
-    model_config = _FROZEN
+@with_config(_CLOSED)
+class SlotTruth(TypedDict):
+    """A fact the simulated customer reveals when asked (see ``gymforge.world.sim.Slot``);
+    no ``say``: the same as ``say=""``."""
 
     name: str
     value: str
     keywords: list[str]
-    say: str = ""
+    say: NotRequired[str]
 
 
 class PersonaTruth(BaseModel):
