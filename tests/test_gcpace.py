@@ -96,3 +96,26 @@ def test_runner_paces_while_episodes_run() -> None:
     assert result.summary["success_rate"] == 1.0
     assert seen and set(seen) == {PACED}
     assert gc.get_threshold() == DEFAULT
+
+
+def test_a_local_run_paces_once_from_open_to_close(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between two episodes of a run (here one at a time) the thresholds stay raised: they
+    are set once when the run opens its executor and restored once when it closes it."""
+    calls: list[tuple[int, ...]] = []
+    real = gc.set_threshold
+
+    def set_threshold(*thresholds: int) -> None:
+        calls.append(thresholds)
+        real(*thresholds)
+
+    monkeypatch.setattr(gc, "set_threshold", set_threshold)
+    pairs = [(t, 1) for t in LedgerEnv.tasks.sample(5, 3, difficulties=[1])]
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=pairs, concurrency=1),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
+    assert result.summary["episodes"] == 5
+    assert calls == [PACED, DEFAULT]
+    assert gc.get_threshold() == DEFAULT

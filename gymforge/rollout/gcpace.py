@@ -37,7 +37,11 @@ little for a full collection to come due. Contract:
   0) is left alone;
 - the previous thresholds are restored when the last episode in flight ends, unless
   someone changed them meanwhile (then theirs are kept). Nesting and threads are fine: a
-  counter guarded by a lock tracks the episodes in flight;
+  counter guarded by a lock tracks the episodes in flight. A local run also counts as one
+  (:func:`hold` from its executor's ``open`` to its ``close``): between two of its episodes
+  (every episode of a zero-latency run waiting on the writer's group commit) the thresholds
+  would otherwise be restored and raised again dozens of times a run, each restore
+  collecting what the raised thresholds had let accumulate;
 - ``gc.collect()`` is unaffected.
 """
 
@@ -71,6 +75,16 @@ def paced_collections() -> Iterator[None]:
         yield
     finally:
         _exit()
+
+
+def hold() -> None:
+    """Count as one more episode in flight until :func:`release` (module docstring)."""
+    _enter()
+
+
+def release() -> None:
+    """End one :func:`hold`."""
+    _exit()
 
 
 def paced(thresholds: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.policy import Policy
+from gymforge.rollout import gcpace
 from gymforge.rollout.admission import AdmissionGate
 from gymforge.rollout.executors.base import Records, play_attempt
 from gymforge.rollout.jobs import Job
@@ -40,6 +41,7 @@ class LocalExecutor:
         self._gate: AdmissionGate | None = None
         self._run_id = ""
         self._timeout: float | None = None
+        self._paced = False
 
     def capacity(self, spec: RunSpec, jobs: int) -> int:
         return spec.concurrency
@@ -47,6 +49,9 @@ class LocalExecutor:
     async def open(self, spec: RunSpec, run_id: str) -> None:
         self._run_id, self._timeout = run_id, spec.episode_timeout
         self._gate = AdmissionGate()  # one per event loop: made on the run's loop
+        if not self._paced:  # the collector stays paced between episodes (gcpace.hold)
+            gcpace.hold()
+            self._paced = True
 
     async def play(self, job: Job) -> Records:
         assert self._gate is not None, "LocalExecutor.play before open"
@@ -67,6 +72,9 @@ class LocalExecutor:
                 await env.close()
 
     async def close(self) -> None:
+        if self._paced:
+            self._paced = False
+            gcpace.release()
         idle, self._idle = self._idle, []
         for env in idle:
             await env.close()
