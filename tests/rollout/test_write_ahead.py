@@ -58,11 +58,13 @@ class Policy:
 
 
 def _slow_fsync(monkeypatch: pytest.MonkeyPatch, calls: list[int]) -> None:
-    """Each write takes 30 ms (as an fsync on a busy disk can): episodes pile up behind it."""
+    """Each write takes 100 ms (as an fsync on a busy disk can): episodes pile up behind it.
+    Playing one of these episodes takes a few milliseconds at most, so at least one finishes
+    during a write even on a machine loaded many times over."""
     write_lines = TrajectoryWriter.write_lines
 
     def slow(self: TrajectoryWriter, lines: list[str]) -> None:
-        time.sleep(0.03)
+        time.sleep(0.1)
         calls.append(len(lines))
         write_lines(self, lines)
 
