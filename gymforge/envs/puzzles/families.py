@@ -6,7 +6,6 @@ from typing import Any
 
 from gymforge.core.types import Task
 from gymforge.envs.puzzles import coloring, shortest_path
-from gymforge.tasks.family import parse_task_id
 from gymforge.verify.puzzles import countdown, knights_knaves, sudoku
 from gymforge.verify.puzzles.base import PuzzleFamily, RowMark
 
@@ -31,11 +30,6 @@ def family_named(name: str) -> PuzzleFamily[Any]:
 
 def family_of(task: Task) -> PuzzleFamily[Any]:
     """The family, at the version that made ``task``, whose checker judges it."""
-    truth = task.truth
-    if "row_family" not in truth:  # a generated task (RowMark would read None): for_task's
-        # answer without validating the truth twice, asked on every reset and verdict
-        family = BY_NAME[task.family]
-        version = parse_task_id(task.task_id).version
-        return family if version == family.version else family.at_version(version)
-    name = RowMark.model_validate(truth).row_family or task.family
-    return BY_NAME[name].for_task(task)
+    truth = task.truth  # a generated task has no row mark: nothing to validate
+    name = RowMark.model_validate(truth).row_family if "row_family" in truth else None
+    return BY_NAME[name or task.family].for_task(task)

@@ -90,7 +90,10 @@ class PuzzleFamily(TaskFamily[PuzzleT], Generic[PuzzleT]):
         return family
 
     def for_task(self, task: Task) -> PuzzleFamily[PuzzleT]:
-        """The version that made ``task`` (a dataset task is judged by the current one)."""
-        if RowMark.model_validate(task.truth).row_family is not None:
+        """The version that made ``task`` (a dataset task is judged by the current one). A
+        generated task has no row mark, so its truth is not validated here (this is asked on
+        every reset and verdict)."""
+        truth = task.truth
+        if "row_family" in truth and RowMark.model_validate(truth).row_family is not None:
             return self
         return self.at_version(parse_task_id(task.task_id).version)
