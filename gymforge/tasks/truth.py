@@ -161,14 +161,11 @@ def _walker(annotation: Any) -> Callable[[Any], Any]:
         return model
     if origin is list and len(args) == 1:
         item = _walker(args[0])
-        item_flat: list[tuple[type[BaseModel], int] | None] = []  # found on the first call
 
         def items(value: Any) -> Any:
             if type(value) is not list:
                 raise _Unfit
-            if not item_flat:
-                item_flat.append(_flat_width(args[0]))
-            flat = item_flat[0]
+            flat = _flat_width(args[0])
             if flat is not None:  # many small models: the shortcut inline, each checked
                 cls, width = flat
                 return [
@@ -182,14 +179,11 @@ def _walker(annotation: Any) -> Callable[[Any], Any]:
         return items
     if origin is dict and len(args) == 2 and args[0] is str:
         entry = _walker(args[1])
-        entry_flat: list[tuple[type[BaseModel], int] | None] = []  # found on the first call
 
         def entries(value: Any) -> Any:
             if type(value) is not dict:
                 raise _Unfit
-            if not entry_flat:
-                entry_flat.append(_flat_width(args[1]))
-            flat = entry_flat[0]
+            flat = _flat_width(args[1])
             if flat is not None:
                 cls, width = flat
                 return {
@@ -213,8 +207,9 @@ def _unfit(value: Any) -> Any:
 
 def _flat_width(annotation: Any) -> tuple[type[BaseModel], int] | None:
     """``(annotation, its field count)`` when ``annotation`` is a model with a flat layout
-    (``dump_truth`` copies an instance with every field set as its ``__dict__``). Asked on
-    a walker's first call, not as it is built: a model may hold itself."""
+    (``dump_truth`` copies an instance with every field set as its ``__dict__``). Asked when
+    a walker runs, not as it is built: a model may hold itself (the layout is looked up once,
+    in ``_LAYOUTS``)."""
     if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
         return None
     if issubclass(annotation, RootModel):
