@@ -13,9 +13,25 @@ from hypothesis import strategies as st
 
 from gymforge.core.seeding import derive_seed
 from gymforge.envs.math.latex import linear_expr, rational, tuple_of
-from gymforge.envs.math.linear import FAMILY, VARS, _det, _solve
+from gymforge.envs.math.linear import FAMILY, VARS, _det
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks.truth import dump_truth
+
+
+def _solve(rows: list[list[Fraction]]) -> list[Fraction] | None:
+    """Gauss-Jordan on an augmented matrix; None if singular."""
+    n = len(rows)
+    m = [row[:] for row in rows]
+    for col in range(n):
+        pivot = next((i for i in range(col, n) if m[i][col] != 0), None)
+        if pivot is None:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for i in range(n):
+            if i != col and m[i][col] != 0:
+                f = m[i][col] / m[col][col]
+                m[i] = [a - f * b for a, b in zip(m[i], m[col], strict=True)]
+    return [m[i][n] / m[i][i] for i in range(n)]
 
 
 def reference_build(params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:

@@ -13,26 +13,11 @@ from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 VARS = ["x", "y", "z"]
 
 
-def _solve(rows: list[list[Fraction]]) -> list[Fraction] | None:
-    """Gauss-Jordan on an augmented matrix; None if singular."""
-    n = len(rows)
-    m = [row[:] for row in rows]
-    for col in range(n):
-        pivot = next((i for i in range(col, n) if m[i][col] != 0), None)
-        if pivot is None:
-            return None
-        m[col], m[pivot] = m[pivot], m[col]
-        for i in range(n):
-            if i != col and m[i][col] != 0:
-                f = m[i][col] / m[col][col]
-                m[i] = [a - f * b for a, b in zip(m[i], m[col], strict=True)]
-    return [m[i][n] / m[i][i] for i in range(n)]
-
-
 def _det(rows: list[list[int]]) -> int:
     """The determinant of a square integer matrix, exactly (Bareiss: every division is
-    exact). ``_solve`` returns None exactly when it is 0, and this is what the family needs
-    of it, without ``Fraction`` arithmetic."""
+    exact). Zero exactly when the system is singular, which is all the family needs to know,
+    without ``Fraction`` Gauss-Jordan (tests/envs/test_math_linear_build.py keeps that as the
+    reference)."""
     m = [row[:] for row in rows]
     n, sign, prev = len(m), 1, 1
     for k in range(n - 1):
