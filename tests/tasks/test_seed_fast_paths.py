@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,12 @@ def test_seed_of_canonical_is_derive_seed(parts: list[Any]) -> None:
 )
 def test_the_params_seed_is_derive_seed(name: str, version: Any, level: int, seed: int) -> None:
     family = Echo(name, version, {level: ParamSpace({"n": IntKnob(0, 9)})})
-    want = derive_seed(name, version, level, seed, "params")
+    try:
+        want = derive_seed(name, version, level, seed, "params")
+    except UnicodeEncodeError:  # a lone surrogate in the name: both refuse it alike
+        with pytest.raises(UnicodeEncodeError):
+            family._params_seed(level, seed)
+        return
     assert family._params_seed(level, seed) == want
     assert family._params_seed(level, seed) == want  # from the kept prefix
     assert family.params_for(level, seed) == family.levels[level].sample(random.Random(want))
