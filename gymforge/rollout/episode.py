@@ -13,7 +13,7 @@ from gymforge.core.env import Environment, StepResult
 from gymforge.core.errors import EPISODE_TIMEOUT, InfraError, PolicyStopped
 from gymforge.core.policy import FinishingPolicy, Policy, PolicyTurn, episode_context
 from gymforge.core.seeding import fingerprint
-from gymforge.core.types import Action, Observation
+from gymforge.core.types import Action, Invalid, Message, Observation, Reply
 from gymforge.rollout.capture import turn_record
 from gymforge.rollout.failures import policy_failure
 from gymforge.rollout.gcpace import paced_collections
@@ -26,11 +26,44 @@ CONTEXT_LENGTH = "context_length"
 MAX_STEPS_GUARD = 100_000
 """A hard stop for environments that never end an episode (a broken budget)."""
 
+EMPTY_STATE_FINGERPRINT = fingerprint({})
+"""``fingerprint({})``, computed once: single-turn environments (``math``) snapshot an empty
+world at every reset and step."""
+
+
+def state_fingerprint(state: object) -> str:
+    """``fingerprint(state)``; an empty plain dict is answered from
+    :data:`EMPTY_STATE_FINGERPRINT` (tests/rollout/test_rollout_fast_paths.py)."""
+    if type(state) is dict and not state:
+        return EMPTY_STATE_FINGERPRINT
+    return fingerprint(state)
+
+
+_PLAIN_TEXT = (Message, Reply, Invalid)
+"""Frozen models of string (and None) fields only, with no serialisers: their dump, in
+either mode, is their field values in field order."""
+
+
+def message_record(m: Message) -> dict[str, Any]:
+    """``m.model_dump()``: for a ``Message`` itself a copy of its field values
+    (``tests/rollout/test_rollout_fast_paths.py`` holds the two equal)."""
+    if type(m) in _PLAIN_TEXT:
+        return dict(m.__dict__)
+    return m.model_dump()
+
+
+def action_record(action: Action) -> dict[str, Any]:
+    """``action.model_dump(mode="json")``, a copy of the field values for a ``Reply`` or an
+    ``Invalid`` (strings only); a ``ToolCall``'s arguments go through pydantic."""
+    if type(action) in _PLAIN_TEXT:
+        return dict(action.__dict__)
+    return action.model_dump(mode="json")
+
 
 def observation_record(obs: Observation) -> dict[str, Any]:
     tools = list(obs.tools)
     return {
-        "rendered": [m.model_dump() for m in obs.messages],
+        "rendered": [message_record(m) for m in obs.messages],
         "data": obs.data,
         "tools": tools,
         # key order survives only as text (records are canonical, sorted-key JSON)
@@ -100,7 +133,7 @@ def step_record(
         **base,
         "record": "step",
         "step": step,
-        "action": action.model_dump(mode="json"),
+        "action": action_record(action),
         "policy": policy,
         **step_outcome(result, state_fp),
         "timing": timing,
@@ -192,7 +225,7 @@ async def _steps(
         raise failure from err
     t0 = time.perf_counter()
     obs = await env.reset(keys.task_id, keys.seed)
-    fp = fingerprint(await env.snapshot())
+    fp = state_fingerprint(await env.snapshot())
     records = played.records
     records.append(reset_record(base, obs, fp, (time.perf_counter() - t0) * 1e3))
     for step in range(1, MAX_STEPS_GUARD + 1):
@@ -208,7 +241,7 @@ async def _steps(
         t0 = time.perf_counter()
         played.acted = True
         result = await env.step(turn.action)
-        fp = fingerprint(await env.snapshot())
+        fp = state_fingerprint(await env.snapshot())
         timing = {**result.timing, "step_ms": (time.perf_counter() - t0) * 1e3}
         records.append(step_record(base, step, turn.action, turn_record(turn), result, fp, timing))
         played.result = result

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 from gymforge.core.env import Environment
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import derive_seed
+from gymforge.tasks.family import seed_of_canonical
 from gymforge.trajectory.schema import EpisodeKeys
 
 
@@ -33,7 +35,14 @@ class Job:
 
     @property
     def sampling_seed(self) -> int:
-        return derive_seed("sampling", self.task_id, self.seed, self.rollout) % 2**31
+        """``derive_seed("sampling", task_id, seed, rollout) % 2**31``; for a string id and
+        plain int seed and rollout, from their canonical JSON written here (the encoder's
+        own string escaping, ``ensure_ascii=False``: ``tests/rollout`` holds the two equal)."""
+        task_id, seed, rollout = self.task_id, self.seed, self.rollout
+        if type(task_id) is str and type(seed) is int and type(rollout) is int:
+            text = f'["sampling",{encode_basestring(task_id)},{seed},{rollout}]'
+            return seed_of_canonical(text) % 2**31
+        return derive_seed("sampling", task_id, seed, rollout) % 2**31
 
     def keys(self, run_id: str, env: Environment, policy: Policy) -> EpisodeKeys:
         """The identity stamped on every record of this job's episode (any executor)."""

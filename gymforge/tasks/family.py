@@ -14,6 +14,7 @@ boundary) and ``truth_of(task)`` parses it back (see ``gymforge.tasks.truth``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, cast
 
 from gymforge.core.errors import UnknownTaskError
-from gymforge.core.seeding import derive_seed
+from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.core.types import Task
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
 
@@ -35,6 +36,14 @@ TASK_ID = re.compile(
 
 _SCALARS = frozenset({str, int, bool, type(None)})
 _MEMO = 4096  # params memoised per family before the memo starts again
+
+
+def seed_of_canonical(text: str) -> int:
+    """``derive_seed(*parts)`` given ``canonical_json(list(parts))``: the first 8 bytes of
+    its SHA-256, big-endian (``core.seeding.stable_hash``). For callers that write the
+    canonical text of a few plain ints and strings directly (``tests/tasks`` holds them equal
+    to ``derive_seed``)."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 @dataclass(frozen=True)
@@ -232,8 +241,20 @@ class TaskFamily(ABC, Generic[TruthT]):
     def params_for(self, difficulty: int, seed: int) -> dict[str, Any]:
         if difficulty not in self.levels:
             raise UnknownTaskError(f"{self.name} has no difficulty level {difficulty}")
-        r = random.Random(derive_seed(self.name, self.version, difficulty, seed, "params"))
-        return self.levels[difficulty].sample(r)
+        return self.levels[difficulty].sample(random.Random(self._params_seed(difficulty, seed)))
+
+    def _params_seed(self, difficulty: int, seed: int) -> int:
+        """``derive_seed(name, version, difficulty, seed, "params")``; for plain ints its
+        canonical text is written here, after the family's ``["name",version,`` (kept in
+        the instance's ``__dict__`` for the name and version it was made of)."""
+        if type(difficulty) is not int or type(seed) is not int:
+            return derive_seed(self.name, self.version, difficulty, seed, "params")
+        key = (self.name, self.version)
+        memo = self.__dict__.get("_seed_prefix")
+        if memo is None or memo[0] != key:
+            prefix = canonical_json([*key, 0])[:-2]  # '["name",version,'
+            memo = self.__dict__["_seed_prefix"] = (key, prefix)
+        return seed_of_canonical(f'{memo[1]}{difficulty},{seed},"params"]')
 
     def generate(self, params: dict[str, Any], seed: int, task_id: str | None = None) -> Task:
         """Deterministic: the same ``(params, seed)`` always gives the same task."""
