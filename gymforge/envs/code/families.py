@@ -9,28 +9,31 @@ from typing import Any
 
 from gymforge.envs.code.truth import CallsTruth, CallTest, CodeTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
-from gymforge.tasks.truth import validate_bulk
+from gymforge.tasks.trusted import trusted
 
 N_VISIBLE = 2
 
 
 def _truth(entry: str, source: str, inputs: list[list[Any]], fn: Any = None) -> CodeTruth:
     """Hidden tests: the reference (``source``, run here; or an equivalent faster ``fn``) on
-    ``inputs``."""
+    ``inputs``. Built ``trusted``, as the family made every value: ``entry`` and ``source``
+    are strings, each ``args`` a list of ``inputs``, ``expected`` anything (``Any``), each
+    test exactly the two keys of ``CallTest`` (tests/envs/test_code_trusted.py validates
+    every one with ``CHECK_TRUSTED``)."""
     if fn is None:
         ns: dict[str, Any] = {}
         exec(compile(source, f"<reference {entry}>", "exec"), ns)  # our own generated code
         fn = ns[entry]
-    raw = [{"args": args, "expected": fn(*args)} for args in inputs]
-    tests = validate_bulk(list[CallTest], raw)
-    return CodeTruth(CallsTruth(kind="calls", entry_point=entry, tests=tests, reference=source))
+    tests: list[CallTest] = [{"args": args, "expected": fn(*args)} for args in inputs]
+    calls = trusted(CallsTruth, kind="calls", entry_point=entry, tests=tests, reference=source)
+    return trusted(CodeTruth, root=calls)
 
 
 def _prompt(signature: str, description: str, truth: CodeTruth) -> str:
     calls = truth.root
     assert isinstance(calls, CallsTruth)
     shown = "\n".join(
-        f"    {calls.entry_point}({', '.join(repr(a) for a in t.args)}) == {t.expected!r}"
+        f"    {calls.entry_point}({', '.join(repr(a) for a in t['args'])}) == {t['expected']!r}"
         for t in calls.tests[:N_VISIBLE]
     )
     return (

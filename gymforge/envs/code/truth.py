@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel, with_config
+from typing_extensions import TypedDict  # pydantic validates typing's only from 3.12 on
 
 from gymforge.verify.code.shared import MAX_CALL_TIMEOUT, MAX_TASK_TIMEOUT
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class CallTest(BaseModel):
-    """One call of the entry point and the value it must return (plain data)."""
-
-    model_config = _FROZEN
+@with_config(ConfigDict(extra="forbid"))
+class CallTest(TypedDict):
+    """One call of the entry point and the value it must return (plain data): a validated
+    dict, not a model (tens per task, validated as dicts and written into ``Task.truth`` as
+    they are); read-only like any other value of a truth."""
 
     args: list[Any]
     expected: Any

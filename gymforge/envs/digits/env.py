@@ -31,6 +31,7 @@ from gymforge.qa_profile import Baselines, QAProfile, RedTeamCase, ThroughputBud
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import AnswerTruth, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
 from gymforge.tasks.split import Region
+from gymforge.tasks.trusted import trusted
 from gymforge.verify import Verdict
 
 _NUMBER = re.compile(r"\d{1,3}")
@@ -41,7 +42,7 @@ class SumFamily(TaskFamily[AnswerTruth]):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
         a, b = params["a"], params["b"]
-        return f"{a}+{b}=", AnswerTruth(answer=str(a + b))
+        return f"{a}+{b}=", trusted(AnswerTruth, answer=str(a + b))  # a str it made
 
 
 def _level(lo: int, hi: int) -> ParamSpace:

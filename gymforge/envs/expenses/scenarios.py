@@ -16,6 +16,7 @@ from gymforge.envs.expenses.policy import CATEGORIES, decide
 from gymforge.envs.expenses.truth import ExpenseTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split
 from gymforge.tasks.family import Knob
+from gymforge.tasks.trusted import trusted
 from gymforge.world.clock import epoch, iso
 from gymforge.world.render import page_of
 from gymforge.world.tasks import WorldFamily
@@ -136,17 +137,19 @@ def build_batch(params: dict[str, Any], r: random.Random, shape: Mix) -> tuple[s
         f"Batch {batch_id} has {n} pending expense reports. Decide each one under the expense "
         "policy, then submit the batch."
     )
-    truth = ExpenseTruth.model_validate(  # the decisions as plain dicts: validated here
-        {
-            "world": world,
-            "now": iso(now),
-            "batch_id": batch_id,
-            "decisions": truth_decisions,
-            "order": [rep["id"] for rep in reports],
-            "employees": {rep["id"]: rep["employee_id"] for rep in reports},
-            "pages": page_of(n - 1, params["page_size"]),
-            "page_size": params["page_size"],
-        }
+    # trusted: every value is one this function (and ``decide``) made, of its declared type,
+    # each decision in its TypedDict's key order (tests/tasks/test_trusted_truth.py
+    # validates every one)
+    truth = trusted(
+        ExpenseTruth,
+        world=world,
+        now=iso(now),
+        batch_id=batch_id,
+        decisions=truth_decisions,
+        order=[rep["id"] for rep in reports],
+        employees={rep["id"]: rep["employee_id"] for rep in reports},
+        pages=page_of(n - 1, params["page_size"]),
+        page_size=params["page_size"],
     )
     return prompt, truth
 

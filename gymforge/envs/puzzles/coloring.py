@@ -22,6 +22,7 @@ from itertools import combinations
 from typing import Any
 
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
+from gymforge.tasks.trusted import trusted
 from gymforge.verify.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.verify.puzzles.rows import NAMING, Name, draw_names, edge_list, field, key_of, names
@@ -66,8 +67,8 @@ class ColoringFamily(PuzzleFamily[ColoringTruth]):
             f"Nodes: {', '.join(map(str, nodes))}\nEdges: {listed}\n\n"
             + answer_instruction(*_form(nodes))
         )
-        truth = ColoringTruth(
-            nodes=nodes, edges=edges, colors=k, solution=[color[v] for v in nodes]
+        truth = trusted(  # values this build made, of their types (test_trusted_truth)
+            ColoringTruth, nodes=nodes, edges=edges, colors=k, solution=[color[v] for v in nodes]
         )
         return prompt, truth
 

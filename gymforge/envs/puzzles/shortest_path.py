@@ -28,6 +28,7 @@ from itertools import pairwise
 from typing import Any
 
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace
+from gymforge.tasks.trusted import trusted
 from gymforge.verify.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.verify.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
@@ -132,7 +133,8 @@ class ShortestPathFamily(PuzzleFamily[PathTruth]):
             f"with {source} and ending with {target}.\n\n"
             + answer_instruction("<node> -> <node> -> ... -> <node>", example)
         )
-        truth = PathTruth(
+        truth = trusted(  # values this build made, of their types (test_trusted_truth)
+            PathTruth,
             nodes=nodes,
             edges=edges,
             source=source,

@@ -23,6 +23,7 @@ from gymforge.envs.support_desk.truth import (
     Refund,
     SlotTruth,
 )
+from gymforge.tasks.trusted import trusted
 from gymforge.world.clock import epoch, iso
 from gymforge.world.render import money, page_of
 from gymforge.world.sim import Tone
@@ -271,15 +272,15 @@ class Scenario:
             return Issue(
                 kind=kind,
                 ask=ask,
-                amount_cents=amount,
                 code="escalated_over_limit",
+                amount_cents=amount,
                 escalation=escalation,
             )
         if recent:
-            return Issue(kind=kind, ask=ask, amount_cents=amount, code="goodwill_declined_recent")
+            return Issue(kind=kind, ask=ask, code="goodwill_declined_recent", amount_cents=amount)
         credit = Credit(account_id=acct["id"], amount_cents=amount, kind="goodwill")
         return Issue(
-            kind=kind, ask=ask, amount_cents=amount, code="goodwill_credited", credit=credit
+            kind=kind, ask=ask, code="goodwill_credited", amount_cents=amount, credit=credit
         )
 
 
@@ -356,7 +357,10 @@ def build_scenario(
         (page_of(index[p], params["page_size"]) for i in issues if (p := i.get("payment_id"))),
         default=0,
     )
-    truth = DeskTruth(
+    # trusted: every value is one this function made, of its declared type, each row in its
+    # TypedDict's key order (tests/tasks/test_trusted_truth.py validates every one)
+    truth = trusted(
+        DeskTruth,
         world=dict(s.rows),
         now=iso(s.now),
         case_id=case_id,
@@ -368,7 +372,9 @@ def build_scenario(
         codes=codes,
         payment_pages=pages,
         page_size=params["page_size"],
-        persona=PersonaTruth(name=cust["name"], tone=tone, opening=opening, nudge=ask, slots=slots),
+        persona=trusted(
+            PersonaTruth, name=cust["name"], tone=tone, opening=opening, nudge=ask, slots=slots
+        ),
         outage=outage,
     )
     return f"[Case {case_id}] {opening}", truth

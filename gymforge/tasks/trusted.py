@@ -1,0 +1,109 @@
+"""Trusted truth models: a model built from values a family's own code made, without
+validating them again (``trusted``), for the families whose generation is dominated by
+building their truth; ``CHECK_TRUSTED`` (on in the tests) validates each one as well and
+refuses a difference, which is what proves a family's use of it."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
+
+from gymforge.tasks.truth import dump_truth
+
+_M = TypeVar("_M", bound=BaseModel)
+
+CHECK_TRUSTED = os.environ.get("GYMFORGE_CHECK_TRUSTED", "") == "1"
+"""When set (``GYMFORGE_CHECK_TRUSTED=1``; the tests set it), ``trusted`` validates what it
+builds as well and refuses any difference: the proof that a family's trusted values are
+exactly what validation gives."""
+
+_TRUSTED: dict[type, tuple[tuple[str, bool], ...] | None] = {}
+
+
+def trusted(model: type[_M], /, **values: Any) -> _M:
+    """A ``model`` of ``values`` (by field name) built without validating them: what
+    ``model(**values)`` gives when they are valid, the same fields in the same order, the
+    same fields set, at a fraction of its cost. Only for values a family's own code made,
+    of exactly the declared types (a ``str`` it formatted, a list it built, models and
+    ``TypedDict`` rows it built as such), never for data read from outside; and only in a
+    family whose tests build its tasks with ``CHECK_TRUSTED`` on, which validates each
+    trusted model as well and refuses a difference. A model whose validation transforms or
+    adds to its values (validators, ``model_post_init``, private attributes, aliases,
+    extras) is validated as ever."""
+    spec = _TRUSTED[model] if model in _TRUSTED else _trusted_spec(model)
+    if spec is None:
+        return model.model_validate(values, by_alias=False, by_name=True)
+    try:
+        if len(values) == len(spec):  # every field given: in field order
+            fields = {name: values[name] for name, _ in spec}
+        else:
+            fields = {
+                name: values[name] if name in values else _default(model, name, required)
+                for name, required in spec
+            }
+            if len(values) != sum(name in values for name, _ in spec):
+                raise KeyError(sorted(set(values) - set(fields)))
+    except KeyError as err:
+        raise TypeError(f"{model.__name__} has no field {err}") from None
+    built = model.__new__(model)
+    _setattr(built, "__dict__", fields)
+    _setattr(built, "__pydantic_fields_set__", set(values))
+    if not model.__pydantic_root_model__:
+        _setattr(built, "__pydantic_extra__", None)
+        _setattr(built, "__pydantic_private__", None)
+    if CHECK_TRUSTED:
+        check_trusted(built)
+    return built
+
+
+_setattr = object.__setattr__
+
+
+def check_trusted(built: BaseModel) -> None:
+    """Raise ``AssertionError`` unless validating ``built``'s fields gives ``built`` back:
+    equal, the same fields set, and the same JSON (which tells ``1`` from ``1.0`` and
+    ``True``, and keeps key order). Validating its dump, as parsing ``Task.truth`` does."""
+    model = type(built)
+    try:  # a value not of its declared type is refused, not warned about
+        dumped = built.model_dump(by_alias=True, exclude_unset=True, warnings="error")
+    except PydanticSerializationError as err:
+        raise AssertionError(f"{model.__name__}: trusted values are not of their types") from err
+    again = model.model_validate(dumped)
+    assert again == built, f"{model.__name__}: trusted values validate to another model"
+    assert again.model_fields_set == built.model_fields_set, model.__name__
+    assert list(again.__dict__) == list(built.__dict__), model.__name__
+    assert again.model_dump_json() == built.model_dump_json(), model.__name__
+    assert json.dumps(dump_truth(again)) == json.dumps(dump_truth(built)), model.__name__
+
+
+def _default(model: type[BaseModel], name: str, required: bool) -> Any:
+    if required:
+        raise TypeError(f"{model.__name__}: trusted without its field {name!r}")
+    return model.model_fields[name].get_default(call_default_factory=True)
+
+
+def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, bool], ...] | None:
+    """``(name, required)`` per field, in field order; None when validation does
+    more than check ``model``'s values (see ``trusted``)."""
+    hooks = model.__pydantic_decorators__
+    plain = not (
+        hooks.validators
+        or hooks.field_validators
+        or hooks.root_validators
+        or hooks.model_validators
+        or model.__pydantic_post_init__
+        or model.__private_attributes__
+        or model.model_config.get("extra") == "allow"
+        or any(
+            f.alias or f.validation_alias or f.validate_default for f in model.model_fields.values()
+        )
+    )
+    spec = (
+        tuple((name, f.is_required()) for name, f in model.model_fields.items()) if plain else None
+    )
+    _TRUSTED[model] = spec
+    return spec
