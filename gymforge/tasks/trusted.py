@@ -1,7 +1,8 @@
 """Trusted truth models: a model built from values a family's own code made, without
 validating them again (``trusted``), for the families whose generation is dominated by
-building their truth; ``CHECK_TRUSTED`` (on in the tests) validates each one as well and
-refuses a difference, which is what proves a family's use of it."""
+building their truth; ``CHECK_TRUSTED`` (on in ``tests/tasks/test_trusted_truth.py``, over
+every built-in family) validates each one as well and refuses a difference, which is what
+proves a family's use of it."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from gymforge.tasks.truth import dump_truth
 _M = TypeVar("_M", bound=BaseModel)
 
 CHECK_TRUSTED = os.environ.get("GYMFORGE_CHECK_TRUSTED", "") == "1"
-"""When set (``GYMFORGE_CHECK_TRUSTED=1``; the tests set it), ``trusted`` validates what it
-builds as well and refuses any difference: the proof that a family's trusted values are
-exactly what validation gives."""
+"""When set (``GYMFORGE_CHECK_TRUSTED=1``, or patched on by the test of every built-in
+family), ``trusted`` validates what it builds as well and refuses any difference: the proof
+that a family's trusted values are exactly what validation gives."""
 
 _TRUSTED: dict[type, tuple[tuple[str, bool], ...] | None] = {}
 

@@ -18,7 +18,7 @@ def _truth(entry: str, source: str, inputs: list[list[Any]], fn: Any = None) -> 
     """Hidden tests: the reference (``source``, run here; or an equivalent faster ``fn``) on
     ``inputs``. Built ``trusted``, as the family made every value: ``entry`` and ``source``
     are strings, each ``args`` a list of ``inputs``, ``expected`` anything (``Any``), each
-    test exactly the two keys of ``CallTest`` (tests/envs/test_code_trusted.py validates
+    test exactly the two keys of ``CallTest`` (tests/tasks/test_trusted_truth.py validates
     every one with ``CHECK_TRUSTED``)."""
     if fn is None:
         ns: dict[str, Any] = {}
