@@ -63,12 +63,26 @@ def orjson_bytes(value: Any) -> bytes | None:
         return None
 
 
+def unsorted_bytes(value: Any) -> bytes | None:
+    """orjson's text of ``value`` with its keys in the order they are in (half the cost of
+    sorting them), or None as ``orjson_bytes``."""
+    if orjson is None:
+        return None
+    try:
+        return orjson.dumps(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def fast_canonical(value: Any) -> str | None:
     """``canonical_json(value)`` for a plain JSON tree (module docstring), or None when
     orjson is absent or refuses ``value``."""
     raw = orjson_bytes(value)
-    if raw is None:
-        return None
+    return None if raw is None else canonical_text(raw)
+
+
+def canonical_text(raw: bytes) -> str:
+    """``fast_canonical(value)`` from ``raw``, the ``orjson_bytes(value)`` already made."""
     text = raw.decode()
     if "0.0000" not in text and "e-" not in text:
         return text
