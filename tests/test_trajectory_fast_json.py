@@ -11,9 +11,11 @@ import gzip
 import json
 import math
 import random
+import re
 import struct
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -40,7 +42,9 @@ _FLOATS = st.one_of(
     .filter(math.isfinite),  # every bit pattern: subnormals, -0.0, the largest exponents
     st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e16, 1e-5, 1e-7]),
 )
-_LOOKALIKE = st.sampled_from(["0.00001", "1e-7", "-1.5e-6", ":0.00002,", "e-", '\\"', "\\"])
+_LOOKALIKE = st.sampled_from(
+    ["0.00001", "1e-7", "-1.5e-6", ":0.00002,", "e-", '\\"', "\\", "\\\\", '"', "abc3e-000001"]
+)
 _TEXT = st.one_of(st.text(), st.lists(st.one_of(_LOOKALIKE, st.text(max_size=3))).map("".join))
 _SCALARS = st.one_of(
     st.none(),
@@ -137,3 +141,64 @@ def test_values_orjson_refuses() -> None:
     assert fast_canonical([2**70]) is None
     assert fast_canonical({1: 2}) is None
     assert fast_canonical(["\ud800"]) is None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_TREES)
+def test_relaid_is_the_split_rewrite(value: Any) -> None:
+    """The rewrite that finds its marks with ``str.find`` and counts quotes is the rewrite
+    by the definition (the text split at its strings) on every text orjson writes."""
+    raw = fast_json.orjson_bytes(value)
+    if raw is None:
+        return
+    text = raw.decode()
+    with mock.patch.object(fast_json, "_FEW_MARKS", 10**9):  # never the split
+        assert fast_json._relaid(text) == fast_json._split_relaid(text)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"episode_id": "12ab3e-000001", "x": 1e-7},
+        ["1e-7", 1e-7, "\\", 2e-6, '\\"', 3e-5, '"', 4.5e-9],
+        ["a\\", 1.5e-6, "1e-7\\", 1e-7],  # a string ending in a backslash: the split decides
+        [-0.00001, "x", -0.00002, {"k0.00001": 1e-8}],
+        ["e-" * 50, "0.0000" * 10, 1e-9],
+    ],
+)
+def test_relaid_cases(value: Any) -> None:
+    text = fast_json.orjson_bytes(value)
+    assert text is not None
+    with mock.patch.object(fast_json, "_FEW_MARKS", 10**9):
+        assert fast_json._relaid(text.decode()) == fast_json._split_relaid(text.decode())
+    assert fast_canonical(value) == canonical_json(value)
+
+
+_SPELLED_OUT = re.compile(r'("(?:[^"\\]|\\.)*")', re.DOTALL)
+"""``fast_json._STRINGS`` as first written: a JSON string one character or escape at a
+time."""
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_TREES, st.text(alphabet='"\\ab'))
+def test_strings_split_alike(value: Any, noise: str) -> None:
+    raw = fast_json.orjson_bytes(value)
+    texts = [noise] + ([] if raw is None else [raw.decode(), raw.decode() + noise])
+    for text in texts:
+        assert fast_json._STRINGS.split(text) == _SPELLED_OUT.split(text)
+
+
+@pytest.mark.parametrize("few", [0, 10**9])
+def test_relaid_either_way(few: int) -> None:
+    """Past ``_FEW_MARKS`` marks the split rewrites, below them the counted quotes do:
+    both are ``canonical_json``."""
+
+    @settings(max_examples=1000, deadline=None)
+    @given(_TREES)
+    def check(value: Any) -> None:
+        text = fast_canonical(value)
+        if _encodable(value):
+            assert text == canonical_json(value)
+
+    with mock.patch.object(fast_json, "_FEW_MARKS", few):
+        check()

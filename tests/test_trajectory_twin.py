@@ -283,7 +283,9 @@ def test_a_real_episode_takes_the_twin_and_writes_the_model_paths_bytes(
         marked = {**rec, "digest": "0" * 64}
         if rec["policy"] is not None if rec["record"] == "step" else False:
             marked["policy"] = {**io._POLICY_UNSET, **rec["policy"]}
-        assert _fast_checked(marked, False) is not None
+        with monkeypatch.context() as m:  # and encodes once: the text validated is the line
+            m.setattr(fast_json, "fast_canonical", None)
+            assert _fast_checked(marked, False) is not None
     lines = _outcome(records, key)
     assert isinstance(lines, list)
     assert lines == _model_outcome(records, key, monkeypatch)
@@ -320,3 +322,19 @@ def test_a_model_the_twin_cannot_mirror_turns_it_off() -> None:
     for model in (Checked, Aliased, Lax, PostInit):
         with pytest.raises(twin.Unsupported):
             twin._Builder().twin(model)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "text"),
+    [("reward", 0, '"reward":0.0'), ("reward", -0.0, '"reward":-0.0'), ("step", 1, '"step":1')],
+)
+def test_a_converted_value_is_encoded_again(field: str, value: Any, text: str) -> None:
+    """An int where the schema holds a float is equal (``==``) to the float validation
+    makes of it, but not the same text: the dump's own encoding is the line."""
+    records = copy.deepcopy(_bases()[:2])
+    records[0][field] = value
+    marked = {**records[0], "digest": "0" * 64}
+    fast = _fast_checked(marked, False)
+    assert fast is not None and text in fast[0]
+    reference = _checked(0, records[0], marked, False)
+    assert fast[0] == (reference[0] if reference[3] else fast_json.fast_canonical(reference[2]))

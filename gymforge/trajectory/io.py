@@ -103,7 +103,8 @@ def _seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSt
         body.pop("seal", None)
         previous, seal, line = _encode(previous, body, key, seal, full)
         lines.append(line)
-        counted.append((body["record"], body["run_id"], seal))
+        if key is not None:
+            counted.append((body["record"], body["run_id"], seal))
     if key is not None:  # only once every record sealed: a refused episode leaves no trace
         for kind, run_id, line_seal in counted:
             state.count(kind, run_id, line_seal)
@@ -129,7 +130,12 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     record is refused exactly when it always was. The text returned is then the dump's own
     canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line the reference
     path writes whenever the dump differs from the record only in what ``==`` cannot see
-    (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the record again."""
+    (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the record again.
+
+    That text is nearly always the text validated: the dump, encoded with its keys as they
+    are (the twin's fields are sorted, and free-form dicts keep the sorted text's order), is
+    the sorted text itself exactly when validation converted nothing; the dump is encoded
+    with its keys sorted only when it is not."""
     if TWIN is None:
         return None
     raw = fast_json.orjson_bytes(marked)
@@ -143,6 +149,8 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
         body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it
     if body != marked or not shallow_action(body):
         return None
+    if fast_json.unsorted_bytes(body) == raw:  # keys already sorted at every level
+        return fast_json.canonical_text(raw), body["record"], body, True
     text = fast_json.fast_canonical(body)
     return None if text is None else (text, body["record"], body, True)
 
@@ -203,12 +211,12 @@ def _encode(
     the line has none. A body that holds a placeholder entry of its own, deeper down, is
     encoded in parts instead (``_encode_parts``): the cut must find exactly one. ``full``,
     when given, is that encoding with placeholders, already made (``_seal_lines``)."""
-    marked = {**body, "digest": _PLACEHOLDER}
-    if key is None:
-        marked.pop("seal", None)
-    else:
-        marked["seal"] = _SEAL_PLACEHOLDER
     if full is None:
+        marked = {**body, "digest": _PLACEHOLDER}
+        if key is None:
+            marked.pop("seal", None)
+        else:
+            marked["seal"] = _SEAL_PLACEHOLDER
         full = canonical_json(marked)
     if full.count(_DIGEST_MARK) != 1 or (key is not None and full.count(_SEAL_MARK) != 1):
         return _encode_parts(previous, body, key, previous_seal)
@@ -217,7 +225,10 @@ def _encode(
     i = full.index(_DIGEST_MARK)
     head, rest = full[:i], full[i + len(_DIGEST_MARK) :]
     if key is None:  # rest is [",<after>"] "}"
-        unsealed = "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
+        if len(head) > 1 and len(rest) > 1:  # "{<before>," and ",<after>}": one comma kept
+            unsealed = head + rest[1:]
+        else:
+            unsealed = "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
         digest = chain_step(previous, unsealed)
         return digest, previous_seal, head + '"digest":"' + digest + '"' + rest
     j = rest.index(_SEAL_MARK)  # between is "," or ",<middle>,"; tail is [",<after>"] "}"

@@ -21,6 +21,11 @@ accept, and what it returns is their dump:
 - a model with any other validator, serializer, alias or configuration makes :data:`TWIN`
   None, and the writer takes the model path for every record (tests/test_trajectory_twin.py
   fails then, so the twin is kept up to date rather than quietly turned off).
+
+Its fields are declared in sorted order, so the dump it returns for JSON text with sorted
+keys has its keys sorted at every level (a free-form dict keeps the text's order), and
+encoding it again needs no sort: the writer then checks that encoding against the text it
+validated, which also tells it that validation converted nothing (``1`` to ``1.0``).
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ class _Builder:
             return self.twins[model]
         _known(model)
         fields: dict[str, Any] = {}
-        for name, info in model.model_fields.items():
+        for name, info in sorted(model.model_fields.items()):  # the dump's keys sorted
             if info.alias or info.validation_alias or info.serialization_alias or info.exclude:
                 raise Unsupported(f"{model.__name__}.{name} is aliased or excluded")
             if info.discriminator is not None:
