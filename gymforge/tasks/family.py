@@ -26,6 +26,7 @@ from typing import Any, Generic, cast
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.core.types import Task
+from gymforge.tasks.trusted import validating
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
 
 TASK_ID = re.compile(
@@ -116,6 +117,30 @@ class ChoiceKnob:
 
 
 Knob = IntKnob | ChoiceKnob
+
+_DRAWN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _as_drawn(knobs: Mapping[str, Knob], params: Mapping[str, Any]) -> bool:
+    """Whether every value of ``params`` is one its knob draws, of the very type it draws:
+    ``10`` for ``ChoiceKnob((10,))``, not ``10.0`` or ``True`` (which it contains, as
+    ``10.0 == 10``), nor an int subclass for an ``IntKnob``. Only such params may reach a
+    family's ``trusted`` truth build (values of their declared types); any others build it
+    validated."""
+    for name, value in params.items():
+        knob = knobs.get(name)
+        kind = type(value)
+        if type(knob) is IntKnob:
+            drawn = kind is int
+        else:
+            drawn = (
+                type(knob) is ChoiceKnob
+                and kind in _DRAWN_SCALARS
+                and any(type(v) is kind and v == value for v in knob.values)
+            )
+        if not drawn:
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -258,10 +283,22 @@ class TaskFamily(ABC, Generic[TruthT]):
 
     def generate(self, params: dict[str, Any], seed: int, task_id: str | None = None) -> Task:
         """Deterministic: the same ``(params, seed)`` always gives the same task."""
+        return self._generate(params, seed, task_id, False)
+
+    def _generate(
+        self, params: dict[str, Any], seed: int, task_id: str | None, drawn: bool
+    ) -> Task:
+        """``generate``; ``drawn`` when ``params`` are this family's own draw (``task``), so
+        a truth built ``trusted`` needs no check of them; any others are checked
+        (``_as_drawn``) and, unless they are as drawn, build the truth validated."""
         items = sorted(params.items())
         difficulty = self._difficulty_of(params, items)
         r = random.Random(derive_seed(self.name, self.version, items, seed))
-        prompt, truth = self.build(dict(params), r)
+        if drawn or _as_drawn(self.levels[difficulty].knobs, params):
+            prompt, truth = self.build(dict(params), r)
+        else:  # values the family did not draw (a task id's): its trusted truth validated
+            with validating():
+                prompt, truth = self.build(dict(params), r)
         task = Task(
             task_id=task_id or self.task_id(difficulty, seed),
             family=self.name,
@@ -274,8 +311,8 @@ class TaskFamily(ABC, Generic[TruthT]):
         return task
 
     def task(self, difficulty: int, seed: int) -> Task:
-        return self.generate(
-            self.params_for(difficulty, seed), seed, self.task_id(difficulty, seed)
+        return self._generate(
+            self.params_for(difficulty, seed), seed, self.task_id(difficulty, seed), True
         )
 
     def at_version(self, version: int) -> TaskFamily[TruthT]:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -24,6 +27,21 @@ that a family's trusted values are exactly what validation gives."""
 
 _TRUSTED: dict[type, tuple[tuple[str, bool], ...] | None] = {}
 
+_VALIDATING: ContextVar[bool] = ContextVar("validating_trusted", default=False)
+
+
+@contextmanager
+def validating() -> Iterator[None]:
+    """Within it, ``trusted`` validates what it is given, as the model's constructor does: for
+    a build given values its family did not draw (explicit params from a task id, such as
+    ``page_size=10.0``, which a ``ChoiceKnob`` of ``10`` contains), so that the truth is the
+    validated one (``10``) and not the value as given (``TaskFamily.generate``)."""
+    token = _VALIDATING.set(True)
+    try:
+        yield
+    finally:
+        _VALIDATING.reset(token)
+
 
 def trusted(model: type[_M], /, **values: Any) -> _M:
     """A ``model`` of ``values`` (by field name) built without validating them: what
@@ -36,7 +54,7 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
     adds to its values (validators, ``model_post_init``, private attributes, aliases,
     extras) is validated as ever."""
     spec = _TRUSTED[model] if model in _TRUSTED else _trusted_spec(model)
-    if spec is None:
+    if spec is None or _VALIDATING.get():
         return model.model_validate(values, by_alias=False, by_name=True)
     try:
         if len(values) == len(spec):  # every field given: in field order

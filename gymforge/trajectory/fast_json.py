@@ -36,7 +36,20 @@ try:
 except ImportError:  # pragma: no cover - the pure-Python path: canonical_json everywhere
     orjson = None  # type: ignore[assignment]
 
-_OPTIONS = 0 if orjson is None else orjson.OPT_SORT_KEYS
+_PLAIN = (
+    0
+    if orjson is None
+    else orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+"""orjson refuses (there being no ``default``) what ``json`` writes unlike it or refuses:
+a subclass of ``dict``, ``list``, ``str`` or ``int`` (``json`` encodes a dict subclass by
+its ``items()``, which may lie, and the writer's ``==`` cannot tell a subclass whose
+``__eq__`` says yes to anything), a dataclass or a datetime; the caller then takes
+``canonical_json``. An enum orjson still writes by its value (tests/redteam/
+test_writer_lying_values.py)."""
+_OPTIONS = 0 if orjson is None else orjson.OPT_SORT_KEYS | _PLAIN
 _STRINGS = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")', re.DOTALL)
 """A JSON string of orjson's output (a backslash always starts a two-character escape or
 ``\\uXXXX``, whose tail holds no quote): splitting at it with the group kept gives the text
@@ -69,7 +82,7 @@ def unsorted_bytes(value: Any) -> bytes | None:
     if orjson is None:
         return None
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(value, option=_PLAIN)
     except (TypeError, ValueError):
         return None
 
