@@ -44,6 +44,8 @@ Facts about this host, read where they are used (:func:`host_tool` and the funct
 - ``GYMFORGE_DOCKER``: the container engine CLI (default: ``podman``, else ``docker``).
 - ``GYMFORGE_SANDBOX_IMAGE``: the image container sandboxes run in.
 - ``GYMFORGE_SANDBOX_CACHE``: the directory of the sandbox's compiled artefacts.
+- ``GYMFORGE_CHECK_TRUSTED``: ``1`` validates every truth a family builds ``trusted`` as
+  well, refusing a difference (``gymforge.tasks.trusted``; read once, at import).
 - ``OPENAI_API_KEY``, ``WANDB_PROJECT``, ``XDG_CACHE_HOME``, ``PYTHONHASHSEED``: their usual
   meanings.
 
@@ -203,6 +205,11 @@ def host_tool(name: str) -> str | None:
 def container_cli() -> str | None:
     """``$GYMFORGE_DOCKER``: the container engine CLI the user chose (None: look for one)."""
     return os.environ.get("GYMFORGE_DOCKER") or None
+
+
+def check_trusted_truth() -> bool:
+    """``$GYMFORGE_CHECK_TRUSTED`` is ``1``: validate trusted truth builds as well."""
+    return os.environ.get("GYMFORGE_CHECK_TRUSTED", "") == "1"
 
 
 def sandbox_image() -> str | None:

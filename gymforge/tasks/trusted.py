@@ -7,7 +7,6 @@ proves a family's use of it."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -16,11 +15,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
+from gymforge.settings import check_trusted_truth
 from gymforge.tasks.truth import dump_truth
 
 _M = TypeVar("_M", bound=BaseModel)
 
-CHECK_TRUSTED = os.environ.get("GYMFORGE_CHECK_TRUSTED", "") == "1"
+CHECK_TRUSTED = check_trusted_truth()
 """When set (``GYMFORGE_CHECK_TRUSTED=1``, or patched on by the test of every built-in
 family), ``trusted`` validates what it builds as well and refuses any difference: the proof
 that a family's trusted values are exactly what validation gives."""
