@@ -32,7 +32,15 @@ def stable_hash(*parts: Any) -> bytes:
 
 def derive_seed(*parts: Any) -> int:
     """A 64-bit seed derived from ``parts`` (e.g. ``task_id, seed, "faults"``)."""
-    return int.from_bytes(stable_hash(*parts)[:8], "big")
+    return seed_of_canonical(canonical_json(list(parts)))
+
+
+def seed_of_canonical(text: str) -> int:
+    """``derive_seed(*parts)`` given ``text``, the ``canonical_json`` of ``list(parts)``: the
+    first 8 bytes of its SHA-256, big-endian. For hot callers that write the canonical text
+    of a few plain ints and strings directly (``tests/tasks/test_seed_fast_paths.py`` holds
+    them equal to ``derive_seed``)."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 def rng(task_id: str, seed: int, stream: str) -> random.Random:

@@ -12,8 +12,7 @@ from json.encoder import encode_basestring
 
 from gymforge.core.env import Environment
 from gymforge.core.policy import Policy
-from gymforge.core.seeding import derive_seed
-from gymforge.tasks.family import seed_of_canonical
+from gymforge.core.seeding import derive_seed, seed_of_canonical
 from gymforge.trajectory.schema import EpisodeKeys
 
 

@@ -14,7 +14,6 @@ boundary) and ``truth_of(task)`` parses it back (see ``gymforge.tasks.truth``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
@@ -24,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, cast
 
 from gymforge.core.errors import UnknownTaskError
-from gymforge.core.seeding import canonical_json, derive_seed
+from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical
 from gymforge.core.types import Task
 from gymforge.tasks.trusted import validating
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
@@ -37,14 +36,6 @@ TASK_ID = re.compile(
 
 _SCALARS = frozenset({str, int, bool, type(None)})
 _MEMO = 4096  # params memoised per family before the memo starts again
-
-
-def seed_of_canonical(text: str) -> int:
-    """``derive_seed(*parts)`` given ``canonical_json(list(parts))``: the first 8 bytes of
-    its SHA-256, big-endian (``core.seeding.stable_hash``). For callers that write the
-    canonical text of a few plain ints and strings directly (``tests/tasks`` holds them equal
-    to ``derive_seed``)."""
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 @dataclass(frozen=True)

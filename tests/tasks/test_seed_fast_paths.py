@@ -9,10 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gymforge.core.seeding import canonical_json, derive_seed
+from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical
 from gymforge.envs.math.env import MODULES
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
-from gymforge.tasks.family import seed_of_canonical
 from gymforge.tasks.truth import AnswerTruth
 
 
