@@ -119,3 +119,28 @@ def test_a_local_run_paces_once_from_open_to_close(monkeypatch: pytest.MonkeyPat
     assert result.summary["episodes"] == 5
     assert calls == [PACED, DEFAULT]
     assert gc.get_threshold() == DEFAULT
+
+
+def test_a_run_stays_paced_through_its_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary's walk over every episode record runs with the thresholds still raised
+    (restored with the default ones it set off a full collection over the whole heap)."""
+    from gymforge.rollout import runner
+
+    seen: list[tuple[int, int, int]] = []
+    real = runner.summarize
+
+    def summarize(*args: object, **kwargs: object) -> dict[str, object]:
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "summarize", summarize)
+    pairs = [(t, 1) for t in LedgerEnv.tasks.sample(3, 3, difficulties=[1])]
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=pairs, concurrency=2),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
+    assert result.summary["episodes"] == 3
+    assert seen == [PACED]
+    assert gc.get_threshold() == DEFAULT

@@ -50,6 +50,7 @@ from typing import Any
 from gymforge.core.errors import InfraError
 from gymforge.rollout.executors.base import Executor, ExecutorDown
 from gymforge.rollout.failures import as_mistake, retryable
+from gymforge.rollout.gcpace import paced_collections
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.live_progress import LiveProgress
 from gymforge.rollout.output import (
@@ -145,34 +146,35 @@ async def _run(
     run.live = LiveProgress(spec.out)
     writer = output.writer(config)
     run.commit = GroupCommit(writer) if writer is not None else None
-    try:
+    with paced_collections():  # the summary's walk over every episode too (gcpace)
         try:
-            await executor.open(spec, run_id)
-            await run.play_all(jobs, executor.capacity(spec, len(jobs)))
-        finally:
             try:
-                await executor.close()
+                await executor.open(spec, run_id)
+                await run.play_all(jobs, executor.capacity(spec, len(jobs)))
             finally:
-                if run.commit is not None:
-                    await run.commit.drain()
-        episodes = previous + [rec for _, rec in sorted(run.finished, key=lambda t: t[0])]
-        summary = summarize(episodes, run_id=run_id, **config)
-        summary.update(
-            backend=executor.name,
-            infra_errors=len(run.errors),
-            infra_retries=run.retries,
-            infra_stopped=run.stopped[0] if run.stopped else None,
-            resumed=len(previous),
-            **executor.stats(),
-        )
-        write_summary(spec.out, summary)
-        if writer is not None and spec.out is not None:  # last: it covers the documents
-            writer.seal_run(run_id, document_digests(spec.out))
-    finally:
-        run.live.close()
-        if writer is not None:
-            writer.close()  # nothing may write after the file is closed
-    return RunResult(summary, episodes, run.errors)
+                try:
+                    await executor.close()
+                finally:
+                    if run.commit is not None:
+                        await run.commit.drain()
+            episodes = previous + [rec for _, rec in sorted(run.finished, key=lambda t: t[0])]
+            summary = summarize(episodes, run_id=run_id, **config)
+            summary.update(
+                backend=executor.name,
+                infra_errors=len(run.errors),
+                infra_retries=run.retries,
+                infra_stopped=run.stopped[0] if run.stopped else None,
+                resumed=len(previous),
+                **executor.stats(),
+            )
+            write_summary(spec.out, summary)
+            if writer is not None and spec.out is not None:  # last: it covers the documents
+                writer.seal_run(run_id, document_digests(spec.out))
+        finally:
+            run.live.close()
+            if writer is not None:
+                writer.close()  # nothing may write after the file is closed
+        return RunResult(summary, episodes, run.errors)
 
 
 class _Run:
