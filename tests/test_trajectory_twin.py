@@ -338,3 +338,65 @@ def test_a_converted_value_is_encoded_again(field: str, value: Any, text: str) -
     assert fast is not None and text in fast[0]
     reference = _checked(0, records[0], marked, False)
     assert fast[0] == (reference[0] if reference[3] else fast_json.fast_canonical(reference[2]))
+
+
+def test_the_number_lists_are_lifted() -> None:
+    """The policy record declares its token ids and logprobs as the lift expects (else it
+    would quietly stop lifting them: ``twin.LIFTABLE``)."""
+    assert {
+        "prompt_token_ids": int,
+        "completion_token_ids": int,
+        "logprobs": float,
+    } == twin.LIFTABLE
+
+
+class _Small(enum.IntEnum):
+    ONE = 1
+
+
+class _Float(float):
+    pass
+
+
+_NUMBERS = st.one_of(
+    st.integers(-3, 300),
+    st.integers(-(2**70), 2**70),
+    st.floats(),  # NaN and infinities too
+    st.sampled_from([0.0, -0.0, 1.0, 5e-324, 1e-7, 1e16, 1e308, True, False, None, "1"]),
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), _Small.ONE, 2**64]),
+    st.sampled_from([_Float(1.5), [1], {"a": 1}]),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**20), max_size=6),
+    st.lists(st.floats(-30.0, 0.0), max_size=6),
+    st.lists(st.tuples(st.sampled_from(list(twin.LIFTABLE)), st.integers(0, 5), _NUMBERS)),
+    st.sampled_from([None, KEY]),
+)
+def test_lifted_number_lists_write_and_refuse_as_the_twin_and_the_models(
+    ids: list[int],
+    logprobs: list[float],
+    changes: list[tuple[str, int, Any]],
+    key: bytes | None,
+) -> None:
+    """A step whose token ids and logprobs are exact (ints, finite floats) or not (a bool,
+    an int among floats, NaN, an int past 64 bits, an enum, a subclass): checked with the
+    lift as without it, and written or refused as the model path writes or refuses it."""
+    step, end = _episode(random.Random(5))
+    policy = step["policy"]
+    policy.update(prompt_token_ids=ids, completion_token_ids=list(ids), logprobs=logprobs)
+    for name, i, value in changes:
+        target = policy[name]
+        if target:
+            target[i % len(target)] = value
+        else:
+            target.append(value)
+    marked = {**step, "digest": "0" * 64, "policy": {**io._POLICY_UNSET, **policy}}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lifted = _fast_checked(copy.deepcopy(marked), False)
+        monkeypatch.setattr(twin, "LIFTABLE", {})
+        plain = _fast_checked(copy.deepcopy(marked), False)
+        assert lifted == plain
+        assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)

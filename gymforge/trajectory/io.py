@@ -42,7 +42,7 @@ from gymforge.trajectory.seal import (
     record_label,
     seal_step,
 )
-from gymforge.trajectory.twin import TWIN, shallow_action
+from gymforge.trajectory.twin import TWIN, lift_numbers, shallow_action
 from gymforge.wording import plural
 
 _PLACEHOLDER = "0" * 64
@@ -137,21 +137,32 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     That text is nearly always the text validated: the dump, encoded with its keys as they
     are (the twin's fields are sorted, and free-form dicts keep the sorted text's order), is
     the sorted text itself exactly when validation converted nothing; the dump is encoded
-    with its keys sorted only when it is not."""
+    with its keys sorted only when it is not.
+
+    A step's token ids and logprobs, when exactly lists of ints and of finite floats, are
+    taken out of the text validated and put back into the dump (``twin.lift_numbers``):
+    validating them is most of a step's cost, and the twin would return them unchanged."""
     if TWIN is None:
         return None
     raw = fast_json.orjson_bytes(marked)
     if raw is None:
         return None
+    lift = lift_numbers(marked)  # exact number lists: the twin would give them back as they are
+    rest, rest_raw = (marked, raw) if lift is None else (lift[0], fast_json.orjson_bytes(lift[0]))
+    if rest_raw is None:
+        return None
     try:
-        body: dict[str, Any] = TWIN.validate_json(raw)
+        body: dict[str, Any] = TWIN.validate_json(rest_raw)
     except ValidationError:
         return None
     if not slotted:
         body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it
-    if body != marked or not shallow_action(body):
+    if body != rest or not shallow_action(body):
         return None
-    if fast_json.unsorted_bytes(body) == raw:  # keys already sorted at every level
+    unchanged = fast_json.unsorted_bytes(body) == rest_raw  # keys already sorted at every level
+    if lift is not None:
+        body["policy"].update(lift[1])  # in place: the keys keep their order
+    if unchanged:
         return fast_json.canonical_text(raw), body["record"], body, True
     text = fast_json.fast_canonical(body)
     return None if text is None else (text, body["record"], body, True)

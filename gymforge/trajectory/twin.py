@@ -30,6 +30,7 @@ validated, which also tells it that validation converted nothing (``1`` to ``1.0
 
 from __future__ import annotations
 
+import math
 import types
 from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
@@ -37,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
 from typing_extensions import TypedDict
 
 from gymforge.core.types import MAX_NESTING
-from gymforge.trajectory.schema import EpisodeRecord, RunSealRecord, StepRecord
+from gymforge.trajectory.schema import EpisodeRecord, PolicyRecord, RunSealRecord, StepRecord
 
 _KNOWN = frozenset({"_Text._scrub", "ToolCall._plain_json"})
 """The validators the twin leaves out (module docstring), by qualified name."""
@@ -150,3 +151,52 @@ def shallow_action(body: dict[str, Any]) -> bool:
         if not level:
             return True
     return False
+
+
+def _liftable(model: type[BaseModel], wanted: dict[str, type]) -> dict[str, type]:
+    """The fields of ``wanted`` that ``model`` declares exactly ``list[T] | None`` with no
+    constraint: a list of exactly ``T`` is all the twin checks of them (else they stay with
+    the twin, and tests/test_trajectory_twin.py fails, so the lift is kept up to date)."""
+    out: dict[str, type] = {}
+    for name, kind in wanted.items():
+        info = model.model_fields.get(name)
+        if info is None or info.metadata or get_origin(info.annotation) is not types.UnionType:
+            continue
+        args = get_args(info.annotation)
+        exact = len(args) == 2 and args[1] is type(None) and get_origin(args[0]) is list
+        if exact and get_args(args[0]) == (kind,):
+            out[name] = kind
+    return out
+
+
+LIFTABLE = _liftable(
+    PolicyRecord, {"prompt_token_ids": int, "completion_token_ids": int, "logprobs": float}
+)
+"""The policy record's number lists (hundreds to thousands of values a step) that
+:func:`lift_numbers` may take out of the text the twin validates."""
+
+
+def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    """``record`` with each of its policy record's :data:`LIFTABLE` lists that holds exactly
+    its element type set to an empty list, and the lists taken out; None when none is.
+
+    Exactly ``int`` (never a ``bool`` or a subclass) for token ids; exactly ``float``, every
+    one finite, for logprobs. Such a list, written by orjson (decimal ints, shortest
+    round-trip floats), is validated by the twin into the same values, converting none
+    (floats stay floats, ints ints): the twin's answer for the record is its answer for the
+    rest with the same lists put back, so the writer validates the rest only. Any other
+    list (a bool, an int among floats, NaN) stays in the record for the twin to judge."""
+    policy = record.get("policy")
+    if type(policy) is not dict:
+        return None
+    lifted: dict[str, list[Any]] = {}
+    for name, kind in LIFTABLE.items():
+        value = policy.get(name)
+        if type(value) is not list or not value or set(map(type, value)) != {kind}:
+            continue
+        if kind is float and not math.isfinite(sum(value)):  # finite iff every one is
+            continue
+        lifted[name] = value
+    if not lifted:
+        return None
+    return {**record, "policy": {**policy, **{name: [] for name in lifted}}}, lifted
