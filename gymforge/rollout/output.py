@@ -98,11 +98,16 @@ class GroupCommit:
         self._flusher: asyncio.Task[None] | None = None
 
     async def write(self, records: list[dict[str, Any]]) -> None:
+        await self.submit(records)
+
+    def submit(self, records: list[dict[str, Any]]) -> asyncio.Future[None]:
+        """Hand ``records`` over now; the future is ``write``'s outcome (a runner's worker
+        plays on while it is written, without a task per episode to wait for it)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((records, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
-        await done
+        return done
 
     async def drain(self) -> None:
         """Wait until every episode handed to ``write`` is written (or failed)."""

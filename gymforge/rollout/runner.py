@@ -277,7 +277,7 @@ class _Run:
                 if self.commit is None:
                     self._finish(job, records)
                     continue
-                writing.append((job, records, asyncio.create_task(self.commit.write(records))))
+                writing.append((job, records, self.commit.submit(records)))
                 await self._count(writing, WRITE_AHEAD)
             await self._count(writing, 0)
         finally:
@@ -302,5 +302,5 @@ class _Run:
             self.on_episode(records[-1])
 
 
-_Writing = deque[tuple[Job, list[dict[str, Any]], "asyncio.Task[None]"]]
+_Writing = deque[tuple[Job, list[dict[str, Any]], "asyncio.Future[None]"]]
 """A worker's episodes handed to the group commit, oldest first, with their writes."""
