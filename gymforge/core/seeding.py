@@ -48,6 +48,29 @@ def rng(task_id: str, seed: int, stream: str) -> random.Random:
     return random.Random(derive_seed(task_id, seed, stream))
 
 
+class NoDraws(random.Random):
+    """A stream that refuses every draw, and its state: handed where its receiver declared
+    it draws nothing (``ToolEnv.random_world = False``), so that a draw made anyway fails
+    loudly instead of coming from a stream other than the one named. Every draw of
+    ``random.Random`` goes through ``random`` or ``getrandbits``; ``getstate`` (and so
+    copying or pickling) is refused too, so no other stream can be started from this one."""
+
+    def random(self) -> float:
+        raise RuntimeError(self._REFUSED)
+
+    def getrandbits(self, k: int, /) -> int:
+        raise RuntimeError(self._REFUSED)
+
+    def getstate(self) -> tuple[Any, ...]:
+        raise RuntimeError(self._REFUSED)
+
+    _REFUSED = "this RNG stream was declared unused (random_world = False), yet drawn from"
+
+
+NO_DRAWS = NoDraws(0)
+"""The one :class:`NoDraws` stream (it holds nothing to share: every use raises)."""
+
+
 def uniform(*parts: Any) -> float:
     """A single deterministic draw in [0, 1) keyed on ``parts``; no RNG state to carry."""
     return derive_seed(*parts) / 2.0**64

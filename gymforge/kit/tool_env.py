@@ -57,7 +57,7 @@ from pydantic import BaseModel
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.episode import Budget, EpisodeCounters, MalformedPolicy
 from gymforge.core.errors import EpisodeStateError, NoOracle, UserError
-from gymforge.core.seeding import rng
+from gymforge.core.seeding import NO_DRAWS, rng
 from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply, State, Task, ToolCall
 from gymforge.core.verdict import Verdict
@@ -102,6 +102,10 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
     reward: RewardFn = StandardReward()
     system_prompt: str = ""
     shaping_gamma: ClassVar[float] = 1.0
+    random_world: ClassVar[bool] = True
+    """False: ``init_world`` draws nothing from its RNG (the world is the same for every
+    seed); it is then handed ``core.seeding.NO_DRAWS``, which refuses any draw, instead of
+    a freshly seeded ``world`` stream (seeding one is about 10 us an episode)."""
 
     DECLARED: ClassVar[dict[str, type]] = {
         "spec": EnvSpec,
@@ -111,6 +115,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         "malformed": MalformedPolicy,
         "system_prompt": str,
         "shaping_gamma": float,
+        "random_world": bool,
     }
     """The class-level declarations tooling reads, and the type each value must have."""
 
@@ -210,7 +215,8 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self._truth = None  # parsed for this task below, never the last episode's
         self.task, self.seed = task, seed
         self._truth = self.truth_of(task)
-        self._world = self.init_world(task, rng(task_id, seed, "world"))
+        r = rng(task_id, seed, "world") if self.random_world else NO_DRAWS
+        self._world = self.init_world(task, r)
         self.toolset.reset(task_id, seed, self.fault_plan(task))
         self._oracle = None
         self.counters = EpisodeCounters()

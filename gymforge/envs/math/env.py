@@ -73,6 +73,7 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
     )
     verifier = MathVerifier()
     answer_conventions = CONVENTIONS
+    random_world = False  # the world is empty: nothing is drawn for it
 
     def __init__(
         self,
