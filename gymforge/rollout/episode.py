@@ -60,6 +60,15 @@ def action_record(action: Action) -> dict[str, Any]:
     return action.model_dump(mode="json")
 
 
+def keys_record(keys: EpisodeKeys) -> dict[str, Any]:
+    """``keys.model_dump()``: for an ``EpisodeKeys`` itself (scalar fields, no serialisers)
+    a copy of its field values (``tests/rollout/test_rollout_fast_paths.py`` holds the two
+    equal)."""
+    if type(keys) is EpisodeKeys:
+        return dict(keys.__dict__)
+    return keys.model_dump()
+
+
 def observation_record(obs: Observation) -> dict[str, Any]:
     tools = list(obs.tools)
     return {
@@ -185,7 +194,7 @@ class _Played:
 async def _play(
     env: Environment, policy: Policy, keys: EpisodeKeys, timeout_s: float | None
 ) -> list[dict[str, Any]]:
-    base = keys.model_dump()
+    base = keys_record(keys)
     played = _Played()
     if timeout_s is None:  # no budget: no timer to arm
         stopped = await _steps(env, policy, keys, base, played)
