@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
 from gymforge.settings import check_trusted_truth
@@ -25,7 +26,11 @@ CHECK_TRUSTED = check_trusted_truth()
 family), ``trusted`` validates what it builds as well and refuses any difference: the proof
 that a family's trusted values are exactly what validation gives."""
 
-_TRUSTED: dict[type, tuple[tuple[str, bool], ...] | None] = {}
+_REQUIRED: Any = object()  # a field without a default
+_ASK: Any = object()  # a default to ask the field for each time (a factory, a mutable value)
+_ATOMS = (type(None), bool, int, float, str, bytes)  # defaults the field hands out as they are
+
+_TRUSTED: dict[type, tuple[tuple[str, Any], ...] | None] = {}
 
 _VALIDATING: ContextVar[bool] = ContextVar("validating_trusted", default=False)
 
@@ -61,10 +66,14 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
             fields = {name: values[name] for name, _ in spec}
         else:
             fields = {
-                name: values[name] if name in values else _default(model, name, required)
-                for name, required in spec
+                name: values[name]
+                if name in values
+                else _default(model, name, default)
+                if default is _ASK or default is _REQUIRED
+                else default
+                for name, default in spec
             }
-            if len(values) != sum(name in values for name, _ in spec):
+            if not values.keys() <= fields.keys():
                 raise KeyError(sorted(set(values) - set(fields)))
     except KeyError as err:
         raise TypeError(f"{model.__name__} has no field {err}") from None
@@ -99,15 +108,17 @@ def check_trusted(built: BaseModel) -> None:
     assert json.dumps(dump_truth(again)) == json.dumps(dump_truth(built)), model.__name__
 
 
-def _default(model: type[BaseModel], name: str, required: bool) -> Any:
-    if required:
+def _default(model: type[BaseModel], name: str, default: Any) -> Any:
+    if default is _REQUIRED:
         raise TypeError(f"{model.__name__}: trusted without its field {name!r}")
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
-def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, bool], ...] | None:
-    """``(name, required)`` per field, in field order; None when validation does
-    more than check ``model``'s values (see ``trusted``)."""
+def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, Any], ...] | None:
+    """``(name, default)`` per field, in field order; None when validation does more than
+    check ``model``'s values (see ``trusted``). ``default`` is ``_REQUIRED``, ``_ASK`` or
+    the default itself when it is an atom (``None``, a number, a string), which the field's
+    ``get_default`` hands out as it is (it copies only collections)."""
     hooks = model.__pydantic_decorators__
     plain = not (
         hooks.validators
@@ -122,7 +133,15 @@ def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, bool], ...] | None
         )
     )
     spec = (
-        tuple((name, f.is_required()) for name, f in model.model_fields.items()) if plain else None
+        tuple((name, _default_of(f)) for name, f in model.model_fields.items()) if plain else None
     )
     _TRUSTED[model] = spec
     return spec
+
+
+def _default_of(f: FieldInfo) -> Any:
+    if f.is_required():
+        return _REQUIRED
+    if f.default_factory is None and type(f.default) in _ATOMS:
+        return f.default
+    return _ASK
