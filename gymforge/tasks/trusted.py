@@ -30,7 +30,10 @@ _REQUIRED: Any = object()  # a field without a default
 _ASK: Any = object()  # a default to ask the field for each time (a factory, a mutable value)
 _ATOMS = (type(None), bool, int, float, str, bytes)  # defaults the field hands out as they are
 
-_TRUSTED: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+_Spec = tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]
+"""A model's field names in field order, and ``(name, default)`` per field (``_trusted_spec``)."""
+
+_TRUSTED: dict[type, _Spec | None] = {}
 
 _VALIDATING: ContextVar[bool] = ContextVar("validating_trusted", default=False)
 
@@ -58,12 +61,17 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
     trusted model as well and refuses a difference. A model whose validation transforms or
     adds to its values (validators, ``model_post_init``, private attributes, aliases,
     extras) is validated as ever."""
-    spec = _TRUSTED[model] if model in _TRUSTED else _trusted_spec(model)
+    spec = _TRUSTED.get(model, _ASK)
+    if spec is _ASK:
+        spec = _trusted_spec(model)
     if spec is None or _VALIDATING.get():
         return model.model_validate(values, by_alias=False, by_name=True)
+    names, defaults = spec
     try:
-        if len(values) == len(spec):  # every field given: in field order
-            fields = {name: values[name] for name, _ in spec}
+        if tuple(values) == names:  # every field given, in field order: ``values`` as it is
+            fields = values
+        elif len(values) == len(names):  # every field given: in field order
+            fields = {name: values[name] for name in names}
         else:
             fields = {
                 name: values[name]
@@ -71,7 +79,7 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
                 else _default(model, name, default)
                 if default is _ASK or default is _REQUIRED
                 else default
-                for name, default in spec
+                for name, default in defaults
             }
             if not values.keys() <= fields.keys():
                 raise KeyError(sorted(set(values) - set(fields)))
@@ -114,9 +122,10 @@ def _default(model: type[BaseModel], name: str, default: Any) -> Any:
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
-def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, Any], ...] | None:
-    """``(name, default)`` per field, in field order; None when validation does more than
-    check ``model``'s values (see ``trusted``). ``default`` is ``_REQUIRED``, ``_ASK`` or
+def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
+    """The names of ``model``'s fields and ``(name, default)`` per field, in field order;
+    None when validation does more than check its values (see ``trusted``). ``default`` is
+    ``_REQUIRED``, ``_ASK`` or
     the default itself when it is an atom (``None``, a number, a string), which the field's
     ``get_default`` hands out as it is (it copies only collections)."""
     hooks = model.__pydantic_decorators__
@@ -132,8 +141,11 @@ def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, Any], ...] | None:
             f.alias or f.validation_alias or f.validate_default for f in model.model_fields.values()
         )
     )
+    fields = model.model_fields
     spec = (
-        tuple((name, _default_of(f)) for name, f in model.model_fields.items()) if plain else None
+        (tuple(fields), tuple((name, _default_of(f)) for name, f in fields.items()))
+        if plain
+        else None
     )
     _TRUSTED[model] = spec
     return spec
