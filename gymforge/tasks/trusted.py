@@ -6,6 +6,7 @@ proves a family's use of it."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,8 +31,9 @@ _REQUIRED: Any = object()  # a field without a default
 _ASK: Any = object()  # a default to ask the field for each time (a factory, a mutable value)
 _ATOMS = (type(None), bool, int, float, str, bytes)  # defaults the field hands out as they are
 
-_Spec = tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]
-"""A model's field names in field order, and ``(name, default)`` per field (``_trusted_spec``)."""
+_Spec = tuple[tuple[str, ...], tuple[tuple[str, Any], ...], bool]
+"""A model's field names in field order, ``(name, default)`` per field, and whether it is a
+root model (``_trusted_spec``)."""
 
 _TRUSTED: dict[type, _Spec | None] = {}
 
@@ -66,7 +68,7 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
         spec = _trusted_spec(model)
     if spec is None or _VALIDATING.get():
         return model.model_validate(values, by_alias=False, by_name=True)
-    names, defaults = spec
+    names, defaults, root = spec
     try:
         if tuple(values) == names:  # every field given, in field order: ``values`` as it is
             fields = values
@@ -85,18 +87,24 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
                 raise KeyError(sorted(set(values) - set(fields)))
     except KeyError as err:
         raise TypeError(f"{model.__name__} has no field {err}") from None
-    built = model.__new__(model)
+    built = _new(model)
     _setattr(built, "__dict__", fields)
-    _setattr(built, "__pydantic_fields_set__", set(values))
-    if not model.__pydantic_root_model__:
-        _setattr(built, "__pydantic_extra__", None)
-        _setattr(built, "__pydantic_private__", None)
+    _set_fields_set(built, set(values))
+    if not root:
+        _set_extra(built, None)
+        _set_private(built, None)
     if CHECK_TRUSTED:
         check_trusted(built)
     return built
 
 
 _setattr = object.__setattr__
+_new = object.__new__  # what ``model.__new__`` is (``_trusted_spec`` checks), without looking it up
+# BaseModel's own slots, set through their descriptors (``object.__setattr__`` looks each up)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
 
 def check_trusted(built: BaseModel) -> None:
@@ -137,13 +145,22 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
         or model.__pydantic_post_init__
         or model.__private_attributes__
         or model.model_config.get("extra") == "allow"
+        or model.__new__ is not object.__new__
+        or any(  # a root model keeps no extras or private values: its class says None
+            inspect.getattr_static(model, slot) is not BaseModel.__dict__[slot]
+            for slot in _SLOTS[: 1 if model.__pydantic_root_model__ else 3]
+        )
         or any(
             f.alias or f.validation_alias or f.validate_default for f in model.model_fields.values()
         )
     )
     fields = model.model_fields
     spec = (
-        (tuple(fields), tuple((name, _default_of(f)) for name, f in fields.items()))
+        (
+            tuple(fields),
+            tuple((name, _default_of(f)) for name, f in fields.items()),
+            bool(model.__pydantic_root_model__),
+        )
         if plain
         else None
     )
