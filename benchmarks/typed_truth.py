@@ -5,7 +5,9 @@ truth as plain dicts (``DICT_TRUTH``, the first parent of the typed-truth merge)
 family.
 
 Method: the parent commit is checked out into a temporary git worktree (or ``--parent DIR``
-names one). One long-lived child process per checkout imports that checkout's gymforge and
+names one). One long-lived child process per checkout imports that checkout's gymforge,
+loads the environments both checkouts have (the same on both sides: one added since brings
+its own dependencies, and their side effects on the process are not typed truth's) and
 measures on request, in CPU time of that process (so other load on the machine does not
 count), one family at a time: generation, ``family.task(level, seed)`` over ``--tasks``
 fresh seeds across its levels; and reset, ``env.reset(task_id, seed)`` over as many fresh
@@ -49,11 +51,11 @@ import asyncio, gc, json, sys, time
 from gymforge.registry.handle import task_source
 from gymforge.registry.resolve import BUILTIN, make_env
 
-skip = set(sys.argv[1].split(",")) if sys.argv[1] else set()
+# the environments this checkout has; the parent answers with those both sides load
+print(json.dumps(sorted(BUILTIN)), flush=True)
+load = json.loads(sys.stdin.readline())
 envs, families = {}, {}
-for env_id in sorted(BUILTIN):
-    if env_id in skip:
-        continue
+for env_id in load:
     env = make_env(env_id)
     source = task_source(env)
     if source is None:
@@ -117,10 +119,10 @@ Figures = dict[str, list[float]]
 class Child:
     """A child process measuring one checkout, one family per request."""
 
-    def __init__(self, checkout: Path, skip: str) -> None:
+    def __init__(self, checkout: Path) -> None:
         self.checkout = checkout
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD, skip],
+            [sys.executable, "-c", CHILD],
             cwd=checkout,
             env={**os.environ, "PYTHONPATH": str(checkout)},
             stdin=subprocess.PIPE,
@@ -132,7 +134,15 @@ class Child:
             # lost its caches more often, and an A/A run of one commit against itself
             # measured 1.1-1.2x
             os.sched_setaffinity(self.proc.pid, {min(os.sched_getaffinity(0))})
-        self.families: list[str] = json.loads(self._line())
+        self.env_ids: list[str] = json.loads(self._line())
+        self.families: list[str] = []
+
+    def load(self, env_ids: list[str]) -> None:
+        """Load ``env_ids`` (and reset each once); then the child names its families."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(env_ids) + "\n")
+        self.proc.stdin.flush()
+        self.families = json.loads(self._line())
 
     def _line(self) -> str:
         assert self.proc.stdout is not None
@@ -162,9 +172,19 @@ def best(a: Figures | None, b: Figures) -> Figures:
 
 def compare(
     parent: Path, rounds: int, n: int, skip: str, only: list[str]
-) -> dict[str, tuple[Figures, Figures]]:
-    old, new = Child(parent, skip), Child(ROOT, skip)
+) -> tuple[list[str], dict[str, tuple[Figures, Figures]]]:
+    """The environments loaded on both sides, and each family's figures (dict, typed)."""
+    old, new = Child(parent), Child(ROOT)
     try:
+        # only the environments both checkouts have, on both sides: an environment added
+        # since loads its own dependencies, whose side effects are not typed truth's cost
+        # (numpy, which the spreadsheet environment imports, loads a library that
+        # registers printf hooks with the C library, and from then on every printf in the
+        # process, such as each datetime.isoformat, takes its slow path: 8% of a support
+        # task's instructions, in the typed process only)
+        both = sorted(set(old.env_ids) & set(new.env_ids) - set(skip.split(",")))
+        old.load(both)
+        new.load(both)
         out: dict[str, tuple[Figures, Figures]] = {}
         for fam in sorted(set(old.families) & set(new.families)):
             if only and not any(fam.startswith(prefix) for prefix in only):
@@ -184,7 +204,7 @@ def compare(
                 o, t = best(o, ro), best(t, rt)
             assert o is not None and t is not None
             out[fam] = (o, t)
-        return out
+        return both, out
     finally:
         old.close()
         new.close()
@@ -210,14 +230,15 @@ def main() -> None:
             )
         try:
             only = [p for p in args.only.split(",") if p]
-            figures = compare(parent, args.rounds, args.tasks, args.skip, only)
+            loaded, figures = compare(parent, args.rounds, args.tasks, args.skip, only)
         finally:
             if args.parent is None:
                 subprocess.run([*GIT_WORKTREE, "remove", "--force", str(parent)])
     print(
         f"# {platform.machine()}, {os.cpu_count()} CPUs, load average {load0:.1f} at start, "
         f"{os.getloadavg()[0]:.1f} at end; CPU us per task, best of {args.rounds} interleaved "
-        f"rounds; ratio = typed / dict ({DICT_TRUTH})"
+        f"rounds; ratio = typed / dict ({DICT_TRUTH})\n# environments loaded on both sides: "
+        + ", ".join(loaded)
     )
     cols = ("gen", "reset", "reset_again")
     print(

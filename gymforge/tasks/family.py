@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, cast
 
 from gymforge.core.errors import UnknownTaskError
-from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical
+from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical, seeded
 from gymforge.core.types import Task
 from gymforge.tasks.trusted import validating
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
@@ -257,7 +257,7 @@ class TaskFamily(ABC, Generic[TruthT]):
     def params_for(self, difficulty: int, seed: int) -> dict[str, Any]:
         if difficulty not in self.levels:
             raise UnknownTaskError(f"{self.name} has no difficulty level {difficulty}")
-        return self.levels[difficulty].sample(random.Random(self._params_seed(difficulty, seed)))
+        return self.levels[difficulty].sample(seeded(self._params_seed(difficulty, seed)))
 
     def _params_seed(self, difficulty: int, seed: int) -> int:
         """``derive_seed(name, version, difficulty, seed, "params")``; for plain ints its
@@ -284,7 +284,7 @@ class TaskFamily(ABC, Generic[TruthT]):
         (``_as_drawn``) and, unless they are as drawn, build the truth validated."""
         items = sorted(params.items())
         difficulty = self._difficulty_of(params, items)
-        r = random.Random(derive_seed(self.name, self.version, items, seed))
+        r = seeded(derive_seed(self.name, self.version, items, seed))
         if drawn or _as_drawn(self.levels[difficulty].knobs, params):
             prompt, truth = self.build(dict(params), r)
         else:  # values the family did not draw (a task id's): its trusted truth validated

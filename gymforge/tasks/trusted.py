@@ -6,6 +6,7 @@ proves a family's use of it."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
 from gymforge.settings import check_trusted_truth
@@ -25,7 +27,15 @@ CHECK_TRUSTED = check_trusted_truth()
 family), ``trusted`` validates what it builds as well and refuses any difference: the proof
 that a family's trusted values are exactly what validation gives."""
 
-_TRUSTED: dict[type, tuple[tuple[str, bool], ...] | None] = {}
+_REQUIRED: Any = object()  # a field without a default
+_ASK: Any = object()  # a default to ask the field for each time (a factory, a mutable value)
+_ATOMS = (type(None), bool, int, float, str, bytes)  # defaults the field hands out as they are
+
+_Spec = tuple[tuple[str, ...], tuple[tuple[str, Any], ...], bool]
+"""A model's field names in field order, ``(name, default)`` per field, and whether it is a
+root model (``_trusted_spec``)."""
+
+_TRUSTED: dict[type, _Spec | None] = {}
 
 _VALIDATING: ContextVar[bool] = ContextVar("validating_trusted", default=False)
 
@@ -53,33 +63,48 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
     trusted model as well and refuses a difference. A model whose validation transforms or
     adds to its values (validators, ``model_post_init``, private attributes, aliases,
     extras) is validated as ever."""
-    spec = _TRUSTED[model] if model in _TRUSTED else _trusted_spec(model)
+    spec = _TRUSTED.get(model, _ASK)
+    if spec is _ASK:
+        spec = _trusted_spec(model)
     if spec is None or _VALIDATING.get():
         return model.model_validate(values, by_alias=False, by_name=True)
+    names, defaults, root = spec
     try:
-        if len(values) == len(spec):  # every field given: in field order
-            fields = {name: values[name] for name, _ in spec}
+        if tuple(values) == names:  # every field given, in field order: ``values`` as it is
+            fields = values
+        elif len(values) == len(names):  # every field given: in field order
+            fields = {name: values[name] for name in names}
         else:
             fields = {
-                name: values[name] if name in values else _default(model, name, required)
-                for name, required in spec
+                name: values[name]
+                if name in values
+                else _default(model, name, default)
+                if default is _ASK or default is _REQUIRED
+                else default
+                for name, default in defaults
             }
-            if len(values) != sum(name in values for name, _ in spec):
+            if not values.keys() <= fields.keys():
                 raise KeyError(sorted(set(values) - set(fields)))
     except KeyError as err:
         raise TypeError(f"{model.__name__} has no field {err}") from None
-    built = model.__new__(model)
+    built = _new(model)
     _setattr(built, "__dict__", fields)
-    _setattr(built, "__pydantic_fields_set__", set(values))
-    if not model.__pydantic_root_model__:
-        _setattr(built, "__pydantic_extra__", None)
-        _setattr(built, "__pydantic_private__", None)
+    _set_fields_set(built, set(values))
+    if not root:
+        _set_extra(built, None)
+        _set_private(built, None)
     if CHECK_TRUSTED:
         check_trusted(built)
     return built
 
 
 _setattr = object.__setattr__
+_new = object.__new__  # what ``model.__new__`` is (``_trusted_spec`` checks), without looking it up
+# BaseModel's own slots, set through their descriptors (``object.__setattr__`` looks each up)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
 
 def check_trusted(built: BaseModel) -> None:
@@ -99,15 +124,18 @@ def check_trusted(built: BaseModel) -> None:
     assert json.dumps(dump_truth(again)) == json.dumps(dump_truth(built)), model.__name__
 
 
-def _default(model: type[BaseModel], name: str, required: bool) -> Any:
-    if required:
+def _default(model: type[BaseModel], name: str, default: Any) -> Any:
+    if default is _REQUIRED:
         raise TypeError(f"{model.__name__}: trusted without its field {name!r}")
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
-def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, bool], ...] | None:
-    """``(name, required)`` per field, in field order; None when validation does
-    more than check ``model``'s values (see ``trusted``)."""
+def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
+    """The names of ``model``'s fields and ``(name, default)`` per field, in field order;
+    None when validation does more than check its values (see ``trusted``). ``default`` is
+    ``_REQUIRED``, ``_ASK`` or
+    the default itself when it is an atom (``None``, a number, a string), which the field's
+    ``get_default`` hands out as it is (it copies only collections)."""
     hooks = model.__pydantic_decorators__
     plain = not (
         hooks.validators
@@ -117,12 +145,32 @@ def _trusted_spec(model: type[BaseModel]) -> tuple[tuple[str, bool], ...] | None
         or model.__pydantic_post_init__
         or model.__private_attributes__
         or model.model_config.get("extra") == "allow"
+        or model.__new__ is not object.__new__
+        or any(  # a root model keeps no extras or private values: its class says None
+            inspect.getattr_static(model, slot) is not BaseModel.__dict__[slot]
+            for slot in _SLOTS[: 1 if model.__pydantic_root_model__ else 3]
+        )
         or any(
             f.alias or f.validation_alias or f.validate_default for f in model.model_fields.values()
         )
     )
+    fields = model.model_fields
     spec = (
-        tuple((name, f.is_required()) for name, f in model.model_fields.items()) if plain else None
+        (
+            tuple(fields),
+            tuple((name, _default_of(f)) for name, f in fields.items()),
+            bool(model.__pydantic_root_model__),
+        )
+        if plain
+        else None
     )
     _TRUSTED[model] = spec
     return spec
+
+
+def _default_of(f: FieldInfo) -> Any:
+    if f.is_required():
+        return _REQUIRED
+    if f.default_factory is None and type(f.default) in _ATOMS:
+        return f.default
+    return _ASK

@@ -166,11 +166,12 @@ def _walker(annotation: Any) -> Callable[[Any], Any]:
         return model
     if origin is list and len(args) == 1:
         item = _walker(args[0])
+        item_flat = _FlatWidth(args[0])
 
         def items(value: Any) -> Any:
             if type(value) is not list:
                 raise _Unfit
-            flat = _flat_width(args[0])
+            flat = item_flat()
             if flat is not None:  # many small models: the shortcut inline, each checked
                 cls, width = flat
                 return [
@@ -184,11 +185,12 @@ def _walker(annotation: Any) -> Callable[[Any], Any]:
         return items
     if origin is dict and len(args) == 2 and args[0] is str:
         entry = _walker(args[1])
+        entry_flat = _FlatWidth(args[1])
 
         def entries(value: Any) -> Any:
             if type(value) is not dict:
                 raise _Unfit
-            flat = _flat_width(args[1])
+            flat = entry_flat()
             if flat is not None:
                 cls, width = flat
                 return {
@@ -210,11 +212,25 @@ def _unfit(value: Any) -> Any:
     raise _Unfit
 
 
-def _flat_width(annotation: Any) -> tuple[type[BaseModel], int] | None:
+class _FlatWidth:
     """``(annotation, its field count)`` when ``annotation`` is a model with a flat layout
-    (``dump_truth`` copies an instance with every field set as its ``__dict__``). Asked when
-    a walker runs, not as it is built: a model may hold itself (the layout is looked up once,
-    in ``_LAYOUTS``)."""
+    (``dump_truth`` copies an instance with every field set as its ``__dict__``), else None.
+    Found when a walker first runs, not as it is built (a model may hold itself), and kept:
+    a model's layout never changes once made."""
+
+    __slots__ = ("annotation", "found")
+
+    def __init__(self, annotation: Any) -> None:
+        self.annotation = annotation
+        self.found: tuple[tuple[type[BaseModel], int] | None] | None = None
+
+    def __call__(self) -> tuple[type[BaseModel], int] | None:
+        if self.found is None:
+            self.found = (_flat_width(self.annotation),)
+        return self.found[0]
+
+
+def _flat_width(annotation: Any) -> tuple[type[BaseModel], int] | None:
     if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
         return None
     if issubclass(annotation, RootModel):
@@ -222,7 +238,7 @@ def _flat_width(annotation: Any) -> tuple[type[BaseModel], int] | None:
     layout = _LAYOUTS[annotation] if annotation in _LAYOUTS else _layout(annotation)
     if layout is None or not layout.flat:
         return None
-    return annotation, len(annotation.model_fields)
+    return annotation, layout.width
 
 
 def _layout(model: type[BaseModel]) -> _Layout | None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical
+from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical, seeded
 from gymforge.envs.math.env import MODULES
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 from gymforge.tasks.truth import AnswerTruth
@@ -65,3 +65,20 @@ def test_math_tasks_are_generated_as_before() -> None:
             for seed in (0, 1, 977, 10**9 - 1):
                 r = random.Random(derive_seed(family.name, family.version, level, seed, "params"))
                 assert family.params_for(level, seed) == family.levels[level].sample(r)
+
+
+@settings(max_examples=300)
+@given(st.integers(min_value=-(2**80), max_value=2**80))
+def test_seeded_is_random_random(seed: int) -> None:
+    want, got = random.Random(seed), seeded(seed)
+    assert type(got) is random.Random
+    assert got.getstate() == want.getstate()
+    assert vars(got) == vars(want)
+    assert [got.random() for _ in range(3)] == [want.random() for _ in range(3)]
+    assert got.gauss(0, 1) == want.gauss(0, 1)
+    assert got.getstate() == want.getstate()  # gauss keeps its second draw alike
+
+
+@pytest.mark.parametrize("seed", ["s", b"s", 1.5, True])
+def test_seeded_hands_other_seeds_to_random_random(seed: Any) -> None:
+    assert seeded(seed).getstate() == random.Random(seed).getstate()

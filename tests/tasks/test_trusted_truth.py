@@ -91,6 +91,35 @@ def test_a_default_is_a_fresh_copy_as_the_constructor_gives() -> None:
     assert one.model_fields_set == {"a"} and dump_truth(one) == {"a": 1}
 
 
+class Noted(BaseModel):
+    model_config = _FROZEN
+
+    a: int
+    note: str | None = "n"
+    tags: list[str] = []
+
+
+class Made(BaseModel):
+    model_config = _FROZEN
+
+    n: int
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Made:
+        return super().__new__(cls)
+
+
+def test_atom_defaults_are_the_field_s_own_and_collections_fresh() -> None:
+    one, two = trusted(Noted, a=1), trusted(Noted, a=2, note=None)
+    _same(one, Noted(a=1))
+    _same(two, Noted(a=2, note=None))
+    assert one.tags == [] and one.tags is not two.tags  # a copy each time, as validation
+    _same(trusted(Noted, tags=["x"], a=3), Noted(tags=["x"], a=3))  # out of field order
+
+
+def test_a_model_with_its_own_new_is_validated() -> None:
+    assert trusted(Made, n="1").n == 1  # validated: the string became the int
+
+
 def test_a_model_whose_validation_does_more_is_validated() -> None:
     assert trusted(Checked, n=2).n == 4
     assert trusted(Aliased, schema_="s").schema_ == "s"

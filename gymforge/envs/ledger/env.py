@@ -21,6 +21,7 @@ from gymforge.core.types import Action, Reply, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
+from gymforge.tasks.trusted import trusted
 from gymforge.tools import FaultPlan, tool
 from gymforge.verify import Verdict
 
@@ -129,7 +130,8 @@ class TransferFamily(TaskFamily[LedgerTruth]):
             + "\nReply with a short confirmation when all are done."
         )
         world = World(customers=customers, accounts=accounts, transfers=[])
-        return prompt, LedgerTruth(world=world, moves=moves)
+        # trusted: the world and the moves were validated as this build made them
+        return prompt, trusted(LedgerTruth, world=world, moves=moves)
 
 
 def _levels(
