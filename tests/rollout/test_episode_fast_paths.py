@@ -1,6 +1,7 @@
 """The episode's cheaper record paths, each held equal to the path it stands for: the
-fingerprint of an empty state, the dumps of plain-text messages and actions, and a job's
-sampling seed written as canonical JSON."""
+fingerprint of an empty state, the dumps of plain-text messages and actions, the policy
+record of a turn that captured nothing, and a job's sampling seed written as canonical
+JSON."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gymforge.core.policy import PolicyTurn
 from gymforge.core.seeding import derive_seed, fingerprint
 from gymforge.core.types import Invalid, Message, Reply, ToolCall
 from gymforge.rollout.episode import (
@@ -19,6 +21,7 @@ from gymforge.rollout.episode import (
     message_record,
     state_fingerprint,
 )
+from gymforge.rollout.capture import CapturedTurn, turn_record
 from gymforge.rollout.jobs import Job
 
 JSON = st.recursive(
@@ -118,3 +121,17 @@ def test_the_sampling_seed_is_derive_seed(task_id: str, seed: int, rollout: int)
 def test_a_bool_seed_takes_the_defining_path() -> None:
     job = Job(0, "t", True, 0)
     assert job.sampling_seed == derive_seed("sampling", "t", True, 0) % 2**31
+
+
+@given(
+    st.sampled_from(["none", "text", "tokens"]),
+    st.none() | st.text(max_size=5),
+    st.sampled_from([Reply(text="ok"), Invalid(raw="x", error="bad"), ToolCall(name="f", arguments={})]),
+)
+def test_a_plain_turn_records_as_its_captured_turn(
+    level: Any, text: str | None, action: Any
+) -> None:
+    plain = turn_record(PolicyTurn(action, level, text))
+    captured = turn_record(CapturedTurn(action, level, text))
+    assert plain == captured
+    assert list(plain) == list(captured)
