@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gymforge.core.policy import PolicyTurn
 from gymforge.core.seeding import derive_seed, fingerprint
 from gymforge.core.types import Invalid, Message, Reply, ToolCall
+from gymforge.rollout.capture import CapturedTurn, turn_record
 from gymforge.rollout.episode import (
     _PLAIN_TEXT,
     EMPTY_STATE_FINGERPRINT,
@@ -21,7 +22,6 @@ from gymforge.rollout.episode import (
     message_record,
     state_fingerprint,
 )
-from gymforge.rollout.capture import CapturedTurn, turn_record
 from gymforge.rollout.jobs import Job
 
 JSON = st.recursive(
@@ -126,7 +126,9 @@ def test_a_bool_seed_takes_the_defining_path() -> None:
 @given(
     st.sampled_from(["none", "text", "tokens"]),
     st.none() | st.text(max_size=5),
-    st.sampled_from([Reply(text="ok"), Invalid(raw="x", error="bad"), ToolCall(name="f", arguments={})]),
+    st.sampled_from(
+        [Reply(text="ok"), Invalid(raw="x", error="bad"), ToolCall(name="f", arguments={})]
+    ),
 )
 def test_a_plain_turn_records_as_its_captured_turn(
     level: Any, text: str | None, action: Any
