@@ -9,7 +9,7 @@ the finish reason, the model and its weight version, a harness's own model reque
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from gymforge.core.policy import PolicyTurn
@@ -33,9 +33,23 @@ class CapturedTurn(PolicyTurn):
     ids. The top-level id fields are then None and exports read these instead."""
 
 
+_TURN_FIELDS = frozenset(f.name for f in fields(PolicyTurn))
+_UNCAPTURED: dict[str, Any] = {
+    f.name: f.default
+    for f in fields(CapturedTurn)
+    if f.name not in _TURN_FIELDS and f.name != "model_turns"
+}
+"""The capture fields of a turn that captured nothing, at their defaults, in field order
+(``model_turns``, None, is left out as :func:`turn_record` leaves it out)."""
+
+
 def turn_record(turn: PolicyTurn) -> dict[str, Any]:
     """The ``policy`` field of a step record: every capture field (None where the turn
-    captured nothing, as a scripted turn), ``model_turns`` only when the turn has them."""
+    captured nothing, as a scripted turn), ``model_turns`` only when the turn has them.
+    A plain ``PolicyTurn`` is answered without building its ``CapturedTurn``
+    (tests/rollout/test_episode_fast_paths.py holds the two equal, key order included)."""
+    if type(turn) is PolicyTurn:
+        return {"capture_level": turn.capture_level, "text": turn.text, **_UNCAPTURED}
     if not isinstance(turn, CapturedTurn):
         turn = CapturedTurn(turn.action, turn.capture_level, turn.text)
     out = {k: v for k, v in turn.__dict__.items() if k != "action"}
