@@ -17,8 +17,12 @@ lock:
 demo: setup
 	$(VENV)/gymforge demo
 
-# PYTEST_ARGS="-n 2 --dist loadgroup" runs the suite on two xdist workers (xdist_group marks
-# keep tests that share a result or a resource on one worker).
+# The suite runs on two xdist workers (xdist_group marks keep tests that share a result or a
+# resource on one worker); PYTEST_ARGS= runs it in one process. It leaves out what `make
+# test-slow` runs: the full example counts of the costly property tests, each built-in's QA
+# under `gymforge qa`'s default options (the default run's reports use a third of the
+# episodes), and the other slow-marked tests.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 # The mini-swe-agent venv (harness-venv) is built first, so the default suite proves the
 # published harness in the workspace (tests/harness), not only the project's own.
 # The suite starts many Python processes that import gymforge: with bytecode written (to the

@@ -27,6 +27,7 @@ from gymforge.trajectory import fast_json
 from gymforge.trajectory.fast_json import fast_canonical
 from gymforge.trajectory.io import _seal_lines, seal_episode
 from gymforge.trajectory.seal import ChainState
+from tests.budget import examples
 from tests.test_trajectory_same_json import KEY, _episode, _variants
 
 pytestmark = pytest.mark.skipif(fast_json.orjson is None, reason="orjson not installed")
@@ -70,22 +71,30 @@ def _encodable(value: Any) -> bool:
     return True
 
 
-@settings(max_examples=3000, deadline=None)
-@given(_TREES)
-def test_fast_canonical_is_canonical_json(value: Any) -> None:
-    text = fast_canonical(value)
-    if not _encodable(value):
-        assert text is None
-        return
-    assert text == canonical_json(value)
+@examples(3000)
+def test_fast_canonical_is_canonical_json(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(_TREES)
+    def check(value: Any) -> None:
+        text = fast_canonical(value)
+        if not _encodable(value):
+            assert text is None
+            return
+        assert text == canonical_json(value)
+
+    check()
 
 
-@settings(max_examples=3000, deadline=None)
-@given(st.lists(_FLOATS, min_size=1, max_size=50))
-def test_float_lists(values: list[float]) -> None:
-    assert fast_canonical({"logprobs": values, "n": 1}) == canonical_json(
-        {"logprobs": values, "n": 1}
-    )
+@examples(3000)
+def test_float_lists(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(_FLOATS, min_size=1, max_size=50))
+    def check(values: list[float]) -> None:
+        assert fast_canonical({"logprobs": values, "n": 1}) == canonical_json(
+            {"logprobs": values, "n": 1}
+        )
+
+    check()
 
 
 def test_every_decade_and_boundary() -> None:
@@ -143,17 +152,22 @@ def test_values_orjson_refuses() -> None:
     assert fast_canonical(["\ud800"]) is None
 
 
-@settings(max_examples=3000, deadline=None)
-@given(_TREES)
-def test_relaid_is_the_split_rewrite(value: Any) -> None:
+@examples(3000)
+def test_relaid_is_the_split_rewrite(examples: int) -> None:
     """The rewrite that finds its marks with ``str.find`` and counts quotes is the rewrite
     by the definition (the text split at its strings) on every text orjson writes."""
-    raw = fast_json.orjson_bytes(value)
-    if raw is None:
-        return
-    text = raw.decode()
-    with mock.patch.object(fast_json, "_FEW_MARKS", 10**9):  # never the split
-        assert fast_json._relaid(text) == fast_json._split_relaid(text)
+
+    @settings(max_examples=examples, deadline=None)
+    @given(_TREES)
+    def check(value: Any) -> None:
+        raw = fast_json.orjson_bytes(value)
+        if raw is None:
+            return
+        text = raw.decode()
+        with mock.patch.object(fast_json, "_FEW_MARKS", 10**9):  # never the split
+            assert fast_json._relaid(text) == fast_json._split_relaid(text)
+
+    check()
 
 
 @pytest.mark.parametrize(
@@ -179,21 +193,26 @@ _SPELLED_OUT = re.compile(r'("(?:[^"\\]|\\.)*")', re.DOTALL)
 time."""
 
 
-@settings(max_examples=3000, deadline=None)
-@given(_TREES, st.text(alphabet='"\\ab'))
-def test_strings_split_alike(value: Any, noise: str) -> None:
-    raw = fast_json.orjson_bytes(value)
-    texts = [noise] + ([] if raw is None else [raw.decode(), raw.decode() + noise])
-    for text in texts:
-        assert fast_json._STRINGS.split(text) == _SPELLED_OUT.split(text)
+@examples(3000)
+def test_strings_split_alike(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(_TREES, st.text(alphabet='"\\ab'))
+    def check(value: Any, noise: str) -> None:
+        raw = fast_json.orjson_bytes(value)
+        texts = [noise] + ([] if raw is None else [raw.decode(), raw.decode() + noise])
+        for text in texts:
+            assert fast_json._STRINGS.split(text) == _SPELLED_OUT.split(text)
+
+    check()
 
 
+@examples(1000)
 @pytest.mark.parametrize("few", [0, 10**9])
-def test_relaid_either_way(few: int) -> None:
+def test_relaid_either_way(few: int, examples: int) -> None:
     """Past ``_FEW_MARKS`` marks the split rewrites, below them the counted quotes do:
     both are ``canonical_json``."""
 
-    @settings(max_examples=1000, deadline=None)
+    @settings(max_examples=examples, deadline=None)
     @given(_TREES)
     def check(value: Any) -> None:
         text = fast_canonical(value)

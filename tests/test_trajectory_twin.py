@@ -24,6 +24,7 @@ from gymforge.trajectory.io import _checked, _fast_checked, _seal_lines
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER
 from gymforge.trajectory.seal import ChainState
+from tests.budget import examples
 from tests.test_trajectory_same_json import KEY, _episode
 
 pytestmark = pytest.mark.skipif(fast_json.orjson is None, reason="orjson not installed")
@@ -128,33 +129,39 @@ def test_the_twin_is_live() -> None:
     assert twin.TWIN is not None
 
 
-@settings(max_examples=1500, deadline=None)
-@given(_mutated())
+@examples(1500)
 def test_the_twin_accepts_only_what_the_models_accept_and_gives_their_dump(
-    records: list[dict[str, Any]],
+    examples: int,
 ) -> None:
-    assert twin.TWIN is not None
-    for rec in records:
-        raw = fast_json.orjson_bytes({**rec, "digest": "0" * 64})
-        if raw is None:
-            continue
-        try:
-            fast = twin.TWIN.validate_json(raw)
-        except ValidationError:
-            continue
-        dump = LINE_ADAPTER.validate_json(raw).model_dump(mode="json")  # must not raise
-        if "seal" not in fast:
-            assert dump.pop("seal") is None
-        assert same_json(fast, dump)
+    @settings(max_examples=examples, deadline=None)
+    @given(_mutated())
+    def check(records: list[dict[str, Any]]) -> None:
+        assert twin.TWIN is not None
+        for rec in records:
+            raw = fast_json.orjson_bytes({**rec, "digest": "0" * 64})
+            if raw is None:
+                continue
+            try:
+                fast = twin.TWIN.validate_json(raw)
+            except ValidationError:
+                continue
+            dump = LINE_ADAPTER.validate_json(raw).model_dump(mode="json")  # must not raise
+            if "seal" not in fast:
+                assert dump.pop("seal") is None
+            assert same_json(fast, dump)
+
+    check()
 
 
-@settings(max_examples=1500, deadline=None)
-@given(_mutated(), st.sampled_from([None, KEY]))
-def test_the_writer_writes_and_refuses_as_the_model_path(
-    records: list[dict[str, Any]], key: bytes | None
-) -> None:
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        assert _outcome(records, key) == _model_outcome(records, key, monkeypatch)
+@examples(1500)
+def test_the_writer_writes_and_refuses_as_the_model_path(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(_mutated(), st.sampled_from([None, KEY]))
+    def check(records: list[dict[str, Any]], key: bytes | None) -> None:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            assert _outcome(records, key) == _model_outcome(records, key, monkeypatch)
+
+    check()
 
 
 @settings(max_examples=500, deadline=None)

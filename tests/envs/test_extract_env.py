@@ -130,7 +130,7 @@ def test_hostile_replies_have_defined_outcomes(env: SyncEnvironment) -> None:
 
 @pytest.mark.xdist_group("qa-extract")
 def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
-    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    """The default run's QA report (``QUICK_QA``), shared with tests/qa's all-built-ins test."""
     report = builtin_qa_report("extract")
     failed = {c.name: c.details for c in report.checks if not c.passed}
     assert not failed

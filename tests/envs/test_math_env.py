@@ -79,7 +79,7 @@ def test_heldout_regions_are_never_trained_on() -> None:
 
 @pytest.mark.xdist_group("qa-math")
 def test_math_env_passes_all_ten_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
-    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    """The default run's QA report (``QUICK_QA``), shared with tests/qa's all-built-ins test."""
     report = builtin_qa_report("math")
     assert report.passed, {c.name: c.details for c in report.checks if not c.passed}
 

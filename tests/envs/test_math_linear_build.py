@@ -16,6 +16,7 @@ from gymforge.envs.math.latex import linear_expr, rational, tuple_of
 from gymforge.envs.math.linear import FAMILY, VARS, _det
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks.truth import dump_truth
+from tests.budget import examples
 
 
 def _solve(rows: list[list[Fraction]]) -> list[Fraction] | None:
@@ -94,14 +95,16 @@ matrices = st.integers(1, 4).flatmap(
 )
 
 
-@settings(max_examples=2000, deadline=None)
-@given(matrices, st.lists(st.integers(-9, 9), min_size=4, max_size=4))
-def test_det_is_zero_exactly_when_solve_finds_it_singular(
-    rows: list[list[int]], sol: list[int]
-) -> None:
-    rhs = [sum(c * s for c, s in zip(row, sol, strict=False)) for row in rows]
-    aug = [[Fraction(c) for c in row] + [Fraction(b)] for row, b in zip(rows, rhs, strict=True)]
-    assert (_det(rows) == 0) == (_solve(aug) is None)
+@examples(2000)
+def test_det_is_zero_exactly_when_solve_finds_it_singular(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(matrices, st.lists(st.integers(-9, 9), min_size=4, max_size=4))
+    def check(rows: list[list[int]], sol: list[int]) -> None:
+        rhs = [sum(c * s for c, s in zip(row, sol, strict=False)) for row in rows]
+        aug = [[Fraction(c) for c in row] + [Fraction(b)] for row, b in zip(rows, rhs, strict=True)]
+        assert (_det(rows) == 0) == (_solve(aug) is None)
+
+    check()
 
 
 @settings(max_examples=500, deadline=None)

@@ -166,7 +166,7 @@ def test_every_redteam_case_has_an_expected_reason() -> None:
 
 @pytest.mark.xdist_group("qa-puzzles")
 def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
-    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    """The default run's QA report (``QUICK_QA``), shared with tests/qa's all-built-ins test."""
     report = builtin_qa_report("puzzles")
     failed = {c.name: c.details for c in report.checks if not c.passed}
     assert not failed

@@ -216,6 +216,6 @@ def test_a_policy_can_play_the_customer() -> None:
 
 @pytest.mark.xdist_group("qa-support-desk")
 def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
-    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    """The default run's QA report (``QUICK_QA``), shared with tests/qa's all-built-ins test."""
     report = builtin_qa_report("support-desk")
     assert report.passed, [(c.name, c.details) for c in report.checks if not c.passed]

@@ -49,6 +49,7 @@ def test_cli_new_package_refuses_to_overwrite(tmp_path: Path) -> None:
     made = subprocess.run([*cli, str(tmp_path)], capture_output=True, text=True, env=env)
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "crates" / "crates" / "env.py").is_file()
-    assert f"pip install -e {tmp_path / 'crates'} && gymforge qa crates" in made.stderr
+    hint = f"pip install -e {tmp_path / 'crates'} && gymforge qa crates"
+    assert hint in " ".join(made.stderr.split())  # the console wraps a long path's line
     again = subprocess.run([*cli, str(tmp_path)], capture_output=True, text=True, env=env)
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr

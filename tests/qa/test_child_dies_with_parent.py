@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,21 @@ def marked(marker: str) -> set[int]:
     return found
 
 
+@contextlib.contextmanager
+def sigint_not_ignored() -> Iterator[None]:
+    """A process started inside sees SIGINT as a terminal's Ctrl-C delivers it. A child
+    inherits an ignored SIGINT (a runner started in the background ignores it), and then
+    ``qa`` never sees the signal the test sends, and runs on until its reset gives up."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # exec resets it to the default
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
 def test_no_child_outlives_an_interrupted_qa(tmp_path: Path, sig: signal.Signals) -> None:
     busy = tmp_path / "busy"
@@ -53,7 +69,7 @@ def test_no_child_outlives_an_interrupted_qa(tmp_path: Path, sig: signal.Signals
     }
     cmd = [sys.executable, "-m", "gymforge.cli", "qa", "tests.qa.slow_env:BusyResetEnv"]
     cmd += ["--episodes", "2", "--check", "reset_isolation"]
-    with open(tmp_path / "qa.log", "wb") as log:
+    with open(tmp_path / "qa.log", "wb") as log, sigint_not_ignored():
         qa = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True
         )

@@ -12,7 +12,7 @@ from gymforge.qa.testing import EnvironmentQA
 
 class TestLedgerFactoryViaMixin(EnvironmentQA):
     """``make_env`` instead of an id, with lighter options: the ten checks as ten tests, end
-    to end. (Ledger's full default-options report is judged once, in test_qa_suite.)"""
+    to end. (Ledger's full report is judged once, in test_qa_suite.)"""
 
     make_env = staticmethod(LedgerEnv)
     qa_options = QAOptions(episodes=12, fuzz_examples=20)

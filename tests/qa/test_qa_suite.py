@@ -26,6 +26,7 @@ from gymforge.qa import (
     run_qa,
 )
 from gymforge.tasks import Split, TaskSource
+from tests.budget import without_speed_budget
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = QAOptions(episodes=12, fuzz_examples=20)
@@ -63,6 +64,17 @@ def test_builtin_env_passes_all_ten_checks(
     assert [c.name for c in report.checks] == list(CHECK_NAMES)
     assert all(c.applicable for c in report.checks), "built-ins never skip a check"
     assert report.passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", sorted(BUILTIN))
+def test_builtin_env_passes_all_ten_checks_with_the_defaults(env_id: str) -> None:
+    """``gymforge qa``'s own options (the default run's reports use ``QUICK_QA``)."""
+    report = without_speed_budget(run_qa(QATarget.load(env_id)))
+    failed = [f"{c.name}: {c.details}" for c in report.checks if not c.passed]
+    assert not failed, f"{env_id}: " + "\n".join(failed)
+    assert [c.name for c in report.checks] == list(CHECK_NAMES)
+    assert all(c.applicable for c in report.checks), "built-ins never skip a check"
 
 
 @pytest.mark.perf

@@ -21,6 +21,7 @@ from gymforge.rollout.episode import finishes
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
 from gymforge.rollout.server import decode_json
 from gymforge.testing import OpenAITestServer
+from tests.budget import examples
 
 
 async def _finish(self: object) -> None:
@@ -82,12 +83,16 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-@settings(max_examples=500, deadline=None)
-@given(json_values, st.sampled_from([None, 2]))
-def test_decode_json_is_jiters_default_decode(value: Any, indent: int | None) -> None:
-    data = json.dumps(value, indent=indent).encode()
-    a, b = _decoded(decode_json, data), _decoded(jiter.from_json, data)
-    assert a[0] == b[0] and (_same(a[1], b[1]) if a[0] == "ok" else a == b)
+@examples(500)
+def test_decode_json_is_jiters_default_decode(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(json_values, st.sampled_from([None, 2]))
+    def check(value: Any, indent: int | None) -> None:
+        data = json.dumps(value, indent=indent).encode()
+        a, b = _decoded(decode_json, data), _decoded(jiter.from_json, data)
+        assert a[0] == b[0] and (_same(a[1], b[1]) if a[0] == "ok" else a == b)
+
+    check()
 
 
 ODD_INPUT = [b"", b"{", b"NaN", b"[Infinity, -Infinity]", b'{"a": 1, "a": 2}', b'"\\ud800"',

@@ -13,6 +13,7 @@ from gymforge.core.env import SupportsOracle
 from gymforge.qa import CHECK_NAMES, QAOptions, QAReport, QATarget, run_check, run_qa
 from gymforge.serve.client import remote_factory
 from gymforge.serve.launch import ServerThread
+from tests.budget import QUICK_QA
 
 BROKEN = REPO / "tests" / "qa" / "broken_envs.py"
 FAST = QAOptions(episodes=12, fuzz_examples=20)
@@ -52,7 +53,7 @@ def test_served_ledger_passes_all_ten_checks_exactly_as_locally(
     monkeypatch.setenv("GYMFORGE_TOKEN", TOKEN)
     target = QATarget.load(served_ledger.url)
     assert target.tasks is not None and target.has_oracle and target.budget is not None
-    remote = run_qa(target)
+    remote = run_qa(target, QUICK_QA)  # the options of the local report it is compared to
     failed = [f"{c.name}: {c.details}" for c in remote.checks if not c.passed]
     assert not failed, "\n".join(failed)
     assert [c.name for c in remote.checks] == list(CHECK_NAMES)

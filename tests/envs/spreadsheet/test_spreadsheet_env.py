@@ -29,7 +29,7 @@ def test_registered() -> None:
 
 @pytest.mark.xdist_group("qa-spreadsheet")
 def test_passes_all_ten_qa_checks(builtin_qa_report: Callable[[str], QAReport]) -> None:
-    """The full default-options run, shared with tests/qa's all-built-ins test."""
+    """The default run's QA report (``QUICK_QA``), shared with tests/qa's all-built-ins test."""
     report = builtin_qa_report("spreadsheet")
     assert report.passed, [(c.name, c.details) for c in report.checks if not c.passed]
     baselines = next(c for c in report.checks if c.name == "scripted_baselines")
