@@ -98,6 +98,18 @@ def test_runner_paces_while_episodes_run() -> None:
     assert gc.get_threshold() == DEFAULT
 
 
+def _oracle_ledger_run(episodes: int, *, concurrency: int) -> None:
+    """A local oracle run of ``episodes`` difficulty-1 ledger tasks, each one counted."""
+    pairs = [(t, 1) for t in LedgerEnv.tasks.sample(episodes, 3, difficulties=[1])]
+    result = asyncio.run(
+        run(
+            RunSpec(env="ledger", policy="oracle", jobs=pairs, concurrency=concurrency),
+            LocalExecutor(LedgerEnv, OraclePolicy),
+        )
+    )
+    assert result.summary["episodes"] == episodes
+
+
 def test_a_local_run_paces_once_from_open_to_close(monkeypatch: pytest.MonkeyPatch) -> None:
     """Between two episodes of a run (here one at a time) the thresholds stay raised: they
     are set once when the run opens its executor and restored once when it closes it."""
@@ -109,14 +121,7 @@ def test_a_local_run_paces_once_from_open_to_close(monkeypatch: pytest.MonkeyPat
         real(*thresholds)
 
     monkeypatch.setattr(gc, "set_threshold", set_threshold)
-    pairs = [(t, 1) for t in LedgerEnv.tasks.sample(5, 3, difficulties=[1])]
-    result = asyncio.run(
-        run(
-            RunSpec(env="ledger", policy="oracle", jobs=pairs, concurrency=1),
-            LocalExecutor(LedgerEnv, OraclePolicy),
-        )
-    )
-    assert result.summary["episodes"] == 5
+    _oracle_ledger_run(5, concurrency=1)
     assert calls == [PACED, DEFAULT]
     assert gc.get_threshold() == DEFAULT
 
@@ -134,13 +139,6 @@ def test_a_run_stays_paced_through_its_summary(monkeypatch: pytest.MonkeyPatch) 
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(runner, "summarize", summarize)
-    pairs = [(t, 1) for t in LedgerEnv.tasks.sample(3, 3, difficulties=[1])]
-    result = asyncio.run(
-        run(
-            RunSpec(env="ledger", policy="oracle", jobs=pairs, concurrency=2),
-            LocalExecutor(LedgerEnv, OraclePolicy),
-        )
-    )
-    assert result.summary["episodes"] == 3
+    _oracle_ledger_run(3, concurrency=2)
     assert seen == [PACED]
     assert gc.get_threshold() == DEFAULT
