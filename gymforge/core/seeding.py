@@ -121,27 +121,28 @@ def seeded(seed: int) -> random.Random:
     return r
 
 
-class NoDraws(random.Random):
+class NoDraws:
     """A stream that refuses every draw, and its state: handed where its receiver declared
     it draws nothing (``ToolEnv.random_world = False``), so that a draw made anyway fails
-    loudly instead of coming from a stream other than the one named. Every draw of
-    ``random.Random`` goes through ``random`` or ``getrandbits``; ``getstate`` (and so
-    copying or pickling) is refused too, so no other stream can be started from this one."""
+    loudly instead of coming from a stream other than the one named. It is no
+    ``random.Random``: every attribute it is asked for (every draw, ``seed``, ``getstate``,
+    ``__deepcopy__``) raises, copying or pickling it too, and the generator's own methods
+    called on it (``random.Random.random(r)``) refuse a non-generator, so no draw can come
+    from a state of its own (one for the whole process, which every episode would advance)."""
 
-    def random(self) -> float:
-        raise RuntimeError(self._REFUSED)
-
-    def getrandbits(self, k: int, /) -> int:
-        raise RuntimeError(self._REFUSED)
-
-    def getstate(self) -> tuple[Any, ...]:
-        raise RuntimeError(self._REFUSED)
-
+    __slots__ = ()
     _REFUSED = "this RNG stream was declared unused (random_world = False), yet drawn from"
 
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(self._REFUSED)
 
-NO_DRAWS = NoDraws(0)
-"""The one :class:`NoDraws` stream (it holds nothing to share: every use raises)."""
+    def __reduce_ex__(self, protocol: object) -> Any:
+        raise RuntimeError(self._REFUSED)
+
+
+NO_DRAWS = cast(random.Random, NoDraws())
+"""The one :class:`NoDraws` stream, typed as the stream it stands in for (it holds nothing to
+share: every use raises)."""
 
 
 def uniform(*parts: Any) -> float:

@@ -61,8 +61,8 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
     ``TypedDict`` rows it built as such), never for data read from outside; and only in a
     family whose tests build its tasks with ``CHECK_TRUSTED`` on, which validates each
     trusted model as well and refuses a difference. A model whose validation transforms or
-    adds to its values (validators, ``model_post_init``, private attributes, aliases,
-    extras) is validated as ever."""
+    adds to its values (validators, its own ``__init__``, ``model_post_init``, private
+    attributes, aliases, extras) is validated as ever."""
     spec = _TRUSTED.get(model, _ASK)
     if spec is _ASK:
         spec = _trusted_spec(model)
@@ -146,6 +146,7 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
         or model.__private_attributes__
         or model.model_config.get("extra") == "allow"
         or model.__new__ is not object.__new__
+        or model.__pydantic_custom_init__  # validation runs a model's own ``__init__``
         or any(  # a root model keeps no extras or private values: its class says None
             inspect.getattr_static(model, slot) is not BaseModel.__dict__[slot]
             for slot in _SLOTS[: 1 if model.__pydantic_root_model__ else 3]

@@ -140,15 +140,16 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     with its keys sorted only when it is not.
 
     A step's token ids and logprobs, when exactly lists of ints and of finite floats, are
-    taken out of the text validated and put back into the dump (``twin.lift_numbers``):
-    validating them is most of a step's cost, and the twin would return them unchanged."""
+    copied out of the record, left out of the text validated and put back into the dump
+    (``twin.lift_numbers``): validating them is most of a step's cost, and the twin would
+    return them unchanged. The line is then the dump's own text: the record is read once
+    (the lists may be a policy's, changed by its thread meanwhile; the line holds what was
+    read and validated)."""
     if TWIN is None:
         return None
-    raw = fast_json.orjson_bytes(marked)
-    if raw is None:
-        return None
     lift = lift_numbers(marked)  # exact number lists: the twin would give them back as they are
-    rest, rest_raw = (marked, raw) if lift is None else (lift[0], fast_json.orjson_bytes(lift[0]))
+    rest = marked if lift is None else lift[0]
+    rest_raw = fast_json.orjson_bytes(rest)
     if rest_raw is None:
         return None
     try:
@@ -159,11 +160,10 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
         body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it
     if body != rest or not shallow_action(body):
         return None
-    unchanged = fast_json.unsorted_bytes(body) == rest_raw  # keys already sorted at every level
     if lift is not None:
         body["policy"].update(lift[1])  # in place: the keys keep their order
-    if unchanged:
-        return fast_json.canonical_text(raw), body["record"], body, True
+    elif fast_json.unsorted_bytes(body) == rest_raw:  # keys already sorted at every level
+        return fast_json.canonical_text(rest_raw), body["record"], body, True
     text = fast_json.fast_canonical(body)
     return None if text is None else (text, body["record"], body, True)
 

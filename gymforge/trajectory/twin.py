@@ -178,7 +178,9 @@ LIFTABLE = _liftable(
 
 def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
     """``record`` with each of its policy record's :data:`LIFTABLE` lists that holds exactly
-    its element type set to an empty list, and the lists taken out; None when none is.
+    its element type set to an empty list, and copies of the lists taken out (checked as
+    copied: the record's own lists may be a policy's, which it may change while the writer
+    runs); None when none is.
 
     Exactly ``int`` (never a ``bool`` or a subclass) for token ids; exactly ``float``, every
     one finite, for logprobs. Such a list, written by orjson (decimal ints, shortest
@@ -192,7 +194,10 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     lifted: dict[str, list[Any]] = {}
     for name, kind in LIFTABLE.items():
         value = policy.get(name)
-        if type(value) is not list or not value or set(map(type, value)) != {kind}:
+        if type(value) is not list or not value:
+            continue
+        value = value.copy()
+        if set(map(type, value)) != {kind}:
             continue
         if kind is float and not math.isfinite(sum(value)):  # finite iff every one is
             continue
