@@ -87,21 +87,19 @@ class GroupCommit:
     worker thread: every episode that finished while the previous batch was being written
     goes into the next one.
 
-    ``await write(records)`` returns once that episode is on disk (or raises the writer's
-    error for it: a refused episode leaves no trace and the others are still written), so
-    an episode is counted and reported only when a crash can no longer lose it. The file
-    order is the order ``write`` was called in."""
+    ``submit(records)`` hands an episode over at once; the future it returns is done once
+    that episode is on disk (or holds the writer's error for it: a refused episode leaves no
+    trace and the others are still written), so an episode is counted and reported only
+    when a crash can no longer lose it. The file order is the order ``submit`` was called
+    in."""
 
     def __init__(self, writer: TrajectoryWriter) -> None:
         self.writer = writer
         self._pending: list[tuple[list[dict[str, Any]], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    async def write(self, records: list[dict[str, Any]]) -> None:
-        await self.submit(records)
-
     def submit(self, records: list[dict[str, Any]]) -> asyncio.Future[None]:
-        """Hand ``records`` over now; the future is ``write``'s outcome (a runner's worker
+        """Hand ``records`` over now; the future is the write's outcome (a runner's worker
         plays on while it is written, without a task per episode to wait for it)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((records, done))
@@ -110,7 +108,7 @@ class GroupCommit:
         return done
 
     async def drain(self) -> None:
-        """Wait until every episode handed to ``write`` is written (or failed)."""
+        """Wait until every episode handed to ``submit`` is written (or failed)."""
         while self._flusher is not None and not self._flusher.done():
             await asyncio.wait([self._flusher])
 
