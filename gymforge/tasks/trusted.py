@@ -76,11 +76,7 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
             fields = {name: values[name] for name in names}
         else:
             fields = {
-                name: values[name]
-                if name in values
-                else _default(model, name, default)
-                if default is _ASK or default is _REQUIRED
-                else default
+                name: values[name] if name in values else _default(model, name, default)
                 for name, default in defaults
             }
             if not values.keys() <= fields.keys():
@@ -125,17 +121,21 @@ def check_trusted(built: BaseModel) -> None:
 
 
 def _default(model: type[BaseModel], name: str, default: Any) -> Any:
+    """The value of field ``name`` left out of a trusted build: ``default`` itself when it
+    is an atom the spec kept, else the field's own (a fresh collection, a factory's)."""
     if default is _REQUIRED:
         raise TypeError(f"{model.__name__}: trusted without its field {name!r}")
+    if default is not _ASK:
+        return default
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
 def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
     """The names of ``model``'s fields and ``(name, default)`` per field, in field order;
     None when validation does more than check its values (see ``trusted``). ``default`` is
-    ``_REQUIRED``, ``_ASK`` or
-    the default itself when it is an atom (``None``, a number, a string), which the field's
-    ``get_default`` hands out as it is (it copies only collections)."""
+    ``_REQUIRED``, ``_ASK`` or the default itself when it is an atom (``None``, a number, a
+    string), which the field's ``get_default`` hands out as it is (it copies only
+    collections)."""
     hooks = model.__pydantic_decorators__
     plain = not (
         hooks.validators
