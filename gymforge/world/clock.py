@@ -10,6 +10,7 @@ identically whatever ids and times were drawn. A rolled-back write un-issues wha
 from __future__ import annotations
 
 import random
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,8 +18,10 @@ _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 def iso(epoch: int) -> str:
-    """``2024-03-05T10:00:00Z`` for a UTC epoch second."""
-    return datetime.fromtimestamp(epoch, tz=UTC).isoformat()[:19] + "Z"
+    """``2024-03-05T10:00:00Z`` for a UTC epoch second of the years 1000 to 9999: the text of
+    ``datetime.fromtimestamp(epoch, UTC).isoformat()[:19] + "Z"``, through ``time.strftime``
+    (a third of its cost, and no C printf, which a loaded libquadmath slows)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def epoch(text: str) -> int:

@@ -9,12 +9,12 @@ a duplicate account) asks for it explicitly.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gymforge.envs.crm.pipeline import OPEN, REQUIRED
+from gymforge.world.clock import iso
 
 Row = dict[str, Any]
 TEAMS = {"T-EAST": "Enterprise East", "T-WEST": "Enterprise West", "T-MID": "Mid-Market"}
@@ -149,11 +149,6 @@ DEALS = ("Renewal", "Expansion", "Pilot", "Platform Upgrade", "Support Plan", "A
 REPS = ("Ira Cole", "Mae Finch", "Ned Park", "Ola Reyes", "Pia Stone", "Rex Vale")
 DAY = 86_400
 T = TypeVar("T")
-
-
-def iso(epoch: int) -> str:
-    """``gymforge.world.clock.iso``, through ``time.strftime`` (a third of the cost)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 @dataclass
