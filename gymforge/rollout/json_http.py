@@ -42,6 +42,7 @@ class JsonHttp:
         self._ssl = ssl_context
         self._idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Connection]]
         self._idle = weakref.WeakKeyDictionary()
+        self._last: tuple[weakref.ref[asyncio.AbstractEventLoop], list[Connection]] | None = None
 
     async def post(self, path: str, body: bytes, timeout: float) -> tuple[int, bytes]:
         status, _, data = await self.exchange(path, body, timeout)
@@ -53,73 +54,75 @@ class JsonHttp:
         """``post``, with the response's headers (names lower-cased) too. ``timeout=None``
         sets no bound of its own (for a caller that bounds the call already: one timer
         fewer per request)."""
-        if timeout is None:
-            status, headers, data, conn, keep = await self._attempt(path, body)
-        else:
+        if timeout is not None:
             async with asyncio.timeout(timeout):
-                status, headers, data, conn, keep = await self._attempt(path, body)
-        if keep:
-            self._pool().append(conn)
+                return await self.exchange(path, body, None)
+        reader, writer = self._reuse() or await self._open()
+        try:
+            request = (
+                f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
+            )
+            writer.write(request.encode() + b"\r\n\r\n" + body)
+            version, code, headers = _head(await reader.readuntil(b"\r\n\r\n"))
+            if headers.get("transfer-encoding", "").lower() == "chunked":
+                data = await _chunked(reader)
+            else:
+                data = await reader.readexactly(int(headers.get("content-length", "0")))
+            status = int(code)
+        except BaseException:
+            writer.close()
+            raise
+        if headers.get("connection", "").lower() != "close" and version == "HTTP/1.1":
+            self._pool().append((reader, writer))
         else:
-            conn[1].close()
+            writer.close()
         return status, headers, data
 
-    async def _attempt(
-        self, path: str, body: bytes
-    ) -> tuple[int, dict[str, str], bytes, Connection, bool]:
-        conn = await self._connection()
-        try:
-            status, headers, data, keep = await self._exchange(conn, path, body)
-        except BaseException:
-            conn[1].close()
-            raise
-        return status, headers, data, conn, keep
-
     def _pool(self) -> list[Connection]:
+        """The running loop's idle connections (the last loop's list is kept at hand)."""
         loop = asyncio.get_running_loop()
+        if self._last is not None and self._last[0]() is loop:
+            return self._last[1]
         pool = self._idle.get(loop)
         if pool is None:
             pool = self._idle[loop] = []
+        self._last = (weakref.ref(loop), pool)
         return pool
 
-    async def _connection(self) -> Connection:
+    def _reuse(self) -> Connection | None:
+        """An idle connection still open, or None (the closed ones are dropped)."""
         pool = self._pool()
         while pool:
             reader, writer = pool.pop()
             if not writer.is_closing() and not reader.at_eof():
                 return reader, writer
             writer.close()
+        return None
+
+    async def _open(self) -> Connection:
         if self.tls and self._ssl is None:  # built once: it loads the trust store
             self._ssl = ssl.create_default_context()
         context = self._ssl if self.tls else None
         return await asyncio.open_connection(self.host, self.port, ssl=context)
 
-    async def _exchange(
-        self, conn: Connection, path: str, body: bytes
-    ) -> tuple[int, dict[str, str], bytes, bool]:
-        reader, writer = conn
-        request = f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
-        writer.write(request.encode() + b"\r\n\r\n" + body)
-        head = await reader.readuntil(b"\r\n\r\n")
-        if len(head) > MAX_HEADER:
-            raise OSError("response header too large")
-        lines = head.decode("latin-1").split("\r\n")
-        version, status_text = lines[0].split(" ", 2)[:2]
-        headers = {}
-        for line in lines[1:]:
-            name, sep, value = line.partition(":")
-            if sep:
-                headers[name.strip().lower()] = value.strip()
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            data = await _chunked(reader)
-        else:
-            data = await reader.readexactly(int(headers.get("content-length", "0")))
-        keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
-        return int(status_text), headers, data, keep
-
     async def aclose(self) -> None:
+        self._last = None
         for _reader, writer in self._idle.pop(asyncio.get_running_loop(), []):
             writer.close()
+
+
+def _head(head: bytes) -> tuple[str, str, dict[str, str]]:
+    """The status line's version and code, and the headers (names lower-cased)."""
+    if len(head) > MAX_HEADER:
+        raise OSError("response header too large")
+    lines = head.decode("latin-1").split("\r\n")
+    version, code = lines[0].split(" ", 2)[:2]
+    headers = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    return version, code, headers
 
 
 async def _chunked(reader: asyncio.StreamReader) -> bytes:

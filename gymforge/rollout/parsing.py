@@ -223,16 +223,19 @@ def message_dict(m: Message) -> dict[str, Any]:
 
 
 # ---- token capture --------------------------------------------------------------------
-_INT = {int}
-_FLOAT = {float}
 _NUMBER = {int, float}
 _LOGPROB = operator.itemgetter("logprob")
 
 
+def _all_of(kind: type, items: list[Any]) -> bool:
+    """Whether every item's type is exactly ``kind`` (subclasses, such as bool for int, are
+    not): counted at C speed, as a reply can hold thousands of items."""
+    return operator.countOf(map(type, items), kind) == len(items)
+
+
 def _int_list(value: Any) -> list[int] | None:
-    """``value`` itself if it is a list of ints (never bools), else None. C-speed checks:
-    a prompt can hold tens of thousands of ids."""
-    if isinstance(value, list) and set(map(type, value)) <= _INT:
+    """``value`` itself if it is a list of ints (never bools), else None."""
+    if isinstance(value, list) and _all_of(int, value):
         return value
     return None
 
@@ -242,10 +245,36 @@ def _logprob_list(entries: list[dict[str, Any]]) -> list[float] | None:
         values = list(map(_LOGPROB, entries))
     except KeyError:
         return None  # missing
-    types = set(map(type, values))
-    if not types <= _NUMBER or not math.isfinite(sum(values)):
+    if _all_of(float, values):  # what servers send: no conversion needed
+        return values if math.isfinite(sum(values)) else None
+    if not set(map(type, values)) <= _NUMBER or not math.isfinite(sum(values)):
         return None  # not a number, or NaN/inf (a sum of logprobs <= 0 is finite iff each is)
-    return values if types == _FLOAT else [float(v) for v in values]
+    return [float(v) for v in values]
+
+
+_Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] | None]
+
+
+def _capture(data: Mapping[str, Any]) -> _Capture:
+    """:func:`capture_fields` as a tuple, in its keys' order."""
+    choice = data["choices"][0]
+    prompt_ids = _int_list(data.get("prompt_token_ids"))
+    completion_ids = _int_list(choice.get("token_ids"))
+    lp = choice.get("logprobs")
+    entries = lp.get("content") if isinstance(lp, dict) else None
+    logprobs: list[float] | None = None
+    if isinstance(entries, list) and _all_of(dict, entries):
+        logprobs = _logprob_list(entries)
+        if completion_ids is None and entries:
+            matches = [_TOKEN_ID.fullmatch(str(e.get("token"))) for e in entries]
+            if all(matches):
+                completion_ids = [int(m.group(1)) for m in matches if m]
+    level: CaptureLevel = "text"
+    if prompt_ids is not None and completion_ids is not None:
+        level = "tokens"
+    elif logprobs is not None:
+        level = "logprobs"
+    return level, prompt_ids, completion_ids, logprobs
 
 
 def capture_fields(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -261,29 +290,10 @@ def capture_fields(data: Mapping[str, Any]) -> dict[str, Any]:
 
     Values are never re-tokenised or converted (ints stay ints). Never raises on odd shapes:
     a field that is not what vLLM documents is recorded as None."""
-    choice = data["choices"][0]
-    prompt_ids = _int_list(data.get("prompt_token_ids"))
-    completion_ids = _int_list(choice.get("token_ids"))
-    lp = choice.get("logprobs")
-    entries = lp.get("content") if isinstance(lp, dict) else None
-    logprobs: list[float] | None = None
-    if isinstance(entries, list) and set(map(type, entries)) <= {dict}:
-        logprobs = _logprob_list(entries)
-        if completion_ids is None and entries:
-            matches = [_TOKEN_ID.fullmatch(str(e.get("token"))) for e in entries]
-            if all(matches):
-                completion_ids = [int(m.group(1)) for m in matches if m]
-    level: CaptureLevel = "text"
-    if prompt_ids is not None and completion_ids is not None:
-        level = "tokens"
-    elif logprobs is not None:
-        level = "logprobs"
-    return {
-        "capture_level": level,
-        "prompt_token_ids": prompt_ids,
-        "completion_token_ids": completion_ids,
-        "logprobs": logprobs,
-    }
+    return dict(zip(_CAPTURE_KEYS, _capture(data), strict=True))
+
+
+_CAPTURE_KEYS = ("capture_level", "prompt_token_ids", "completion_token_ids", "logprobs")
 
 
 def turn_from_response(
@@ -300,13 +310,17 @@ def turn_from_response(
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     finish = choice.get("finish_reason")
     model = data.get("model")
+    level, prompt_ids, completion_ids, logprobs = _capture(data)
     turn = CapturedTurn(
         action=parsed.action,
+        capture_level=level,
         text=content if isinstance(content, str) else None,
         tool_calls=calls if isinstance(calls, list) and calls else None,
+        prompt_token_ids=prompt_ids,
+        completion_token_ids=completion_ids,
+        logprobs=logprobs,
         finish_reason=finish if isinstance(finish, str) else None,
         model=model if isinstance(model, str) else None,
         weight_version=weight_version,
-        **capture_fields(data),
     )
     return turn, parsed.assistant_message

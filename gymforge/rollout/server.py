@@ -307,7 +307,11 @@ def decode_json(content: bytes) -> Any:
     """A response body decoded by ``jiter``, caching only object keys: a reply's logprob
     entries repeat a few keys hundreds of times, while their token strings are mostly
     distinct (caching those too costs about a sixth more). The values are the same either
-    way; ``ValueError`` if it is not JSON."""
+    way; ``ValueError`` if it is not JSON. (``orjson`` decodes a reply in about two thirds
+    of the time but is not the same decoder: it reads integers past 64 bits as floats and
+    accepts nesting 201 to 1,024 deep, which ``jiter`` refuses; proving a body free of
+    both takes a scan as costly as the time saved, since a reply's logprob entries alone
+    hold hundreds of brackets.)"""
     return jiter.from_json(content, cache_mode="keys")
 
 

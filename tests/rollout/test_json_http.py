@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
@@ -70,5 +71,84 @@ def test_lengths_chunks_keep_alive_and_errors() -> None:
             assert await http.post("/a", b"{}", 5) == (200, b'{"tokens": [1, 2]}')  # fresh
             await http.aclose()
         assert seen[0] == ("/v/a", b'{"q": 1}', "Bearer k")
+
+    asyncio.run(asyncio.wait_for(go(), 30))
+
+
+def test_each_event_loop_keeps_its_own_connections() -> None:
+    """A connection opened on one loop is never used on another (the pool is per loop, and
+    the last loop's pool kept at hand is not another's)."""
+    opened: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        opened.append(1)
+        while not reader.at_eof():
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                break
+            size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(size)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        writer.close()
+
+    def serve_forever(port: list[int], ready: threading.Event, stop: threading.Event) -> None:
+        async def main() -> None:
+            server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            port.append(server.sockets[0].getsockname()[1])
+            ready.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.01)
+            server.close()
+
+        asyncio.run(main())
+
+    port: list[int] = []
+    ready, stop = threading.Event(), threading.Event()
+    thread = threading.Thread(target=serve_forever, args=(port, ready, stop), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    http = JsonHttp(f"http://127.0.0.1:{port[0]}", {})
+
+    async def twice() -> int:
+        assert await http.post("/x", b"{}", 5) == (200, b"{}")
+        assert await http.post("/x", b"{}", 5) == (200, b"{}")
+        return len(http._pool())
+
+    try:
+        assert asyncio.run(twice()) == 1  # left open: that loop is gone after this
+        assert asyncio.run(twice()) == 1
+        assert len(opened) == 2  # one connection per loop, each reused once
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+def test_a_response_without_a_status_code_closes_its_connection() -> None:
+    """A status line whose code is not a number raises ``ValueError`` once the body is read,
+    and the connection is dropped, never kept for the next request."""
+    served: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served.append(1)
+        head = await reader.readuntil(b"\r\n\r\n")
+        size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        await reader.readexactly(size)
+        status = b"HTTP/1.1 OK\r\n" if len(served) == 1 else b"HTTP/1.1 200 OK\r\n"
+        writer.write(status + b"Content-Length: 2\r\n\r\n{}")
+        await writer.drain()
+        await reader.read()  # until the client closes
+        writer.close()
+
+    async def go() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        http = JsonHttp(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", {})
+        with pytest.raises(ValueError):
+            await http.post("/x", b"{}", 5)
+        assert len(http._pool()) == 0
+        assert await http.post("/x", b"{}", 5) == (200, b"{}")  # a fresh connection
+        assert len(served) == 2
+        await http.aclose()
+        server.close()
 
     asyncio.run(asyncio.wait_for(go(), 30))

@@ -187,3 +187,145 @@ def test_keys_record_is_the_keys_dump(
     )  # fmt: skip
     keys = EpisodeKeys.model_construct(**values) if constructed else EpisodeKeys(**values)
     assert list(keys_record(keys).items()) == list(keys.model_dump().items())
+
+
+# ---- token capture: the C-speed type counts decide as the type sets did ------------------
+def _capture_by_type_sets(data: Any) -> dict[str, Any]:
+    """``capture_fields`` as it was written before its checks counted types: the oracle."""
+    import math
+    import re
+
+    def int_list(value: Any) -> list[int] | None:
+        return value if isinstance(value, list) and set(map(type, value)) <= {int} else None
+
+    def logprob_list(entries: list[dict[str, Any]]) -> list[float] | None:
+        try:
+            values = [e["logprob"] for e in entries]
+        except KeyError:
+            return None
+        types = set(map(type, values))
+        if not types <= {int, float} or not math.isfinite(sum(values)):
+            return None
+        return values if types == {float} else [float(v) for v in values]
+
+    choice = data["choices"][0]
+    prompt_ids = int_list(data.get("prompt_token_ids"))
+    completion_ids = int_list(choice.get("token_ids"))
+    lp = choice.get("logprobs")
+    entries = lp.get("content") if isinstance(lp, dict) else None
+    logprobs = None
+    if isinstance(entries, list) and set(map(type, entries)) <= {dict}:
+        logprobs = logprob_list(entries)
+        if completion_ids is None and entries:
+            matches = [re.fullmatch(r"token_id:(\d+)", str(e.get("token"))) for e in entries]
+            if all(matches):
+                completion_ids = [int(m.group(1)) for m in matches if m]
+    level = "text"
+    if prompt_ids is not None and completion_ids is not None:
+        level = "tokens"
+    elif logprobs is not None:
+        level = "logprobs"
+    return {
+        "capture_level": level,
+        "prompt_token_ids": prompt_ids,
+        "completion_token_ids": completion_ids,
+        "logprobs": logprobs,
+    }
+
+
+class _Int(int):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+_ids = st.lists(
+    st.integers(0, 10**6), max_size=6
+) | st.lists(  # mostly ints, with what is not one: a bool, a float, an int subclass, big ints
+    st.integers(-(2**70), 2**70)
+    | st.booleans()
+    | st.floats(allow_nan=True)
+    | st.builds(_Int, st.integers(0, 9))
+    | st.none()
+    | st.text(max_size=3),
+    max_size=6,
+)
+_logprob = (
+    st.floats(max_value=0.0)
+    | st.floats()
+    | st.integers(-(2**1100), 2**1100)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=2)
+)
+_token = st.sampled_from(["token_id:7", "token_id:12", "a", "token_id:x", ""]) | st.none()
+
+
+@st.composite
+def _entry(draw: st.DrawFn) -> Any:
+    entry: dict[str, Any] = {}
+    if draw(st.integers(0, 9)):
+        entry["logprob"] = draw(_logprob)
+    if draw(st.booleans()):
+        entry["token"] = draw(_token)
+    shape = draw(st.integers(0, 19))
+    if shape == 0:
+        return _Dict(entry)
+    if shape == 1:
+        return draw(st.none() | st.text(max_size=2) | st.just([1]))
+    return entry
+
+
+@st.composite
+def _reply(draw: st.DrawFn) -> dict[str, Any]:
+    choice: dict[str, Any] = {}
+    data: dict[str, Any] = {"choices": [choice]}
+    if draw(st.booleans()):
+        data["prompt_token_ids"] = draw(_ids | st.none() | st.just((1, 2)))
+    if draw(st.booleans()):
+        choice["token_ids"] = draw(_ids | st.none())
+    kind = draw(st.integers(0, 5))
+    if kind:
+        entries = draw(st.lists(_entry(), max_size=6))
+        content: Any = entries if kind > 1 else draw(st.none() | st.just({"a": 1}))
+        choice["logprobs"] = {"content": content} if kind != 2 else _Dict(content=content)
+    return data
+
+
+def _outcome(capture: Any, data: Any) -> Any:
+    try:
+        out = capture(data)
+    except Exception as err:  # the oracle raises too (an int logprob past a float's range)
+        return type(err)
+    return [(k, v, [type(x) for x in v] if isinstance(v, list) else None) for k, v in out.items()]
+
+
+@examples(3000)
+def test_capture_fields_counts_types_as_the_type_sets_decided(examples: int) -> None:
+    from gymforge.rollout.parsing import capture_fields
+
+    @settings(max_examples=examples, deadline=None)
+    @given(_reply())
+    def check(data: dict[str, Any]) -> None:
+        assert _outcome(capture_fields, data) == _outcome(_capture_by_type_sets, data)
+
+    check()
+
+
+def test_capture_fields_refuses_what_is_not_exactly_an_int_or_a_float() -> None:
+    from gymforge.rollout.parsing import capture_fields
+
+    for odd in (True, 1.0, _Int(1), None):
+        data = {"prompt_token_ids": [1, odd], "choices": [{"token_ids": [2]}]}
+        assert capture_fields(data)["prompt_token_ids"] is None, odd
+    entries = [{"logprob": -0.5}, {"logprob": True}]
+    assert capture_fields({"choices": [{"logprobs": {"content": entries}}]})["logprobs"] is None
+    entries = [{"logprob": -0.5}, _Dict(logprob=-1.0)]
+    assert capture_fields({"choices": [{"logprobs": {"content": entries}}]})["logprobs"] is None
+    entries = [{"logprob": -0.5}, {"logprob": -1}]
+    assert capture_fields({"choices": [{"logprobs": {"content": entries}}]})["logprobs"] == [
+        -0.5,
+        -1.0,
+    ]
