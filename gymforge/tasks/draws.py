@@ -29,8 +29,8 @@ def randint(r: random.Random, lo: int, hi: int) -> int:
 
 def choice(r: random.Random, seq: Sequence[T]) -> T:
     """``r.choice(seq)``."""
-    if type(r) is random.Random and (type(seq) is list or type(seq) is tuple) and seq:
+    kind = type(seq)
+    if type(r) is random.Random and (kind is list or kind is tuple) and seq:
         i: int = r._randbelow(len(seq))  # type: ignore[attr-defined]
         return seq[i]
-    picked: T = r.choice(seq)
-    return picked
+    return r.choice(seq)
