@@ -175,10 +175,11 @@ def _parse_task_id(task_id: str) -> TaskId:
     m = TASK_ID.match(task_id)
     if not m:
         raise UnknownTaskError(f"not a family task id (family/vN/dN/sN): {task_id[:200]!r}")
+    family, version, difficulty, seed, given = m.groups()
     params = None
-    if m["params"]:
+    if given:
         params = {}
-        for item in m["params"].split(","):
+        for item in given.split(","):
             key, eq, raw = item.partition("=")
             try:
                 params[key] = json.loads(raw)
@@ -186,7 +187,30 @@ def _parse_task_id(task_id: str) -> TaskId:
                 eq = ""
             if not eq or not key:
                 raise UnknownTaskError(f"bad params in task id: {task_id[:200]!r}")
-    return TaskId(m["family"], int(m["version"]), int(m["difficulty"]), int(m["seed"]), params)
+    return _task_id(family, int(version), int(difficulty), int(seed), params)
+
+
+def _task_id(
+    family: str, version: int, difficulty: int, seed: int, params: dict[str, Any] | None
+) -> TaskId:
+    """``TaskId(family, version, difficulty, seed, params)``: the instance its frozen
+    dataclass ``__init__`` makes (its fields in its ``__dict__``, in field order, nothing
+    else), without that ``__init__``'s call of ``object.__setattr__`` per field
+    (``tests/tasks/test_generation_fast_paths.py`` holds the two equal)."""
+    tid = _new(TaskId)
+    fields = {
+        "family": family,
+        "version": version,
+        "difficulty": difficulty,
+        "seed": seed,
+        "params": params,
+    }
+    _setattr(tid, "__dict__", fields)
+    return tid
+
+
+_new = object.__new__
+_setattr = object.__setattr__
 
 
 @dataclass

@@ -6,6 +6,7 @@ the puzzle family found for a generated task against ``for_task``."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import warnings
 from typing import Any
@@ -19,7 +20,7 @@ from gymforge.core.seeding import derive_seed, seed_of_canonical
 from gymforge.core.types import Task
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily, draws
-from gymforge.tasks.family import _parse_task_id, parse_task_id
+from gymforge.tasks.family import TaskId, _parse_task_id, parse_task_id
 from gymforge.tasks.truth import AnswerTruth, dump_truth
 from gymforge.verify.puzzles.base import RowMark
 
@@ -202,6 +203,31 @@ def test_generated_tasks_are_unchanged_by_the_memo() -> None:
             task = family.task(level, seed)
             fresh = Pick("pick", 1, LEVELS).task(level, seed)
             assert task == fresh and task.difficulty == family.difficulty(task.params)
+
+
+@pytest.mark.parametrize(
+    "task_id",
+    [
+        "fam/v1/d2/s3",
+        "math.arith/v2/d3/s999999999",
+        'a-b.c/v0/d0/s0/n=1,k="x"',
+        "f/v9/d1/s2/k=null",
+    ],
+)
+def test_a_parsed_task_id_is_the_one_its_constructor_makes(task_id: str) -> None:
+    """Equal, with the same fields in the same order and nothing else; a field added to
+    ``TaskId`` (or a ``__post_init__``) fails here until the parse builds it too."""
+    tid = _parse_task_id(task_id)
+    made = TaskId(tid.family, tid.version, tid.difficulty, tid.seed, tid.params)
+    assert type(tid) is TaskId and tid == made
+    if tid.params is None:  # hashable, as the constructor's
+        assert hash(tid) == hash(made)
+    assert vars(tid) == vars(made) and list(vars(tid)) == list(vars(made))
+    assert list(vars(made)) == [f.name for f in dataclasses.fields(TaskId)]
+    assert not hasattr(TaskId, "__post_init__")
+    assert repr(tid) == repr(made) and str(tid) == str(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tid.seed = 1  # type: ignore[misc]
 
 
 def test_the_last_parsed_id_is_shared_only_without_params() -> None:
