@@ -46,7 +46,6 @@ boundary (task ids, records, the wire).
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -70,7 +69,7 @@ from gymforge.kit.turns import PARSE_ERROR_HINT as PARSE_ERROR_HINT  # re-export
 from gymforge.kit.turns import Outcome, judge, on_invalid
 from gymforge.kit.turns import action_text as action_text  # re-exported: the old path
 from gymforge.qa_profile import QAProfile
-from gymforge.reward.standard import RewardFn, StandardReward, StepCosts
+from gymforge.reward.standard import RewardFn, StandardReward, StepCosts, with_tokens
 from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth
@@ -139,6 +138,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self._oracle: OracleWalk | None = None
         self._shaped: dict[str, float] = {}
         self._potential: PotentialShaping | None = None
+        self._system: tuple[str, Message | None] = ("", None)
 
     # ---- typed truth and world ------------------------------------------------------------
     @classmethod
@@ -196,8 +196,17 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self._shaped[component] = self._shaped.get(component, 0.0) + value
 
     def render_reset(self, task: Task) -> list[Message]:
-        msgs = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
+        msgs = [self._system_message()] if self.system_prompt else []
         return [*msgs, Message(role="user", content=task.prompt)]
+
+    def _system_message(self) -> Message:
+        """``Message(role="system", content=self.system_prompt)``, built once for the prompt
+        it was built of (messages are frozen: every episode may share it)."""
+        prompt, kept = self._system
+        if kept is None or prompt is not self.system_prompt:
+            kept = Message(role="system", content=self.system_prompt)
+            self._system = (self.system_prompt, kept)
+        return kept
 
     def state(self) -> State:
         """The JSON world state for ``snapshot``; override for non-pydantic worlds."""
@@ -261,7 +270,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         else:
             out = await self._on_reply(action, info, timing)
         messages, data, costs, end, verdict = out
-        costs = dataclasses.replace(costs, action_tokens=action_tokens)
+        costs = with_tokens(costs, action_tokens)
         if end is None:
             end = self.env_rule_end()
         obs = self._observe(messages, data)

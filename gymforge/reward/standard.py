@@ -13,7 +13,7 @@ environment:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from gymforge.core.verdict import Verdict
@@ -26,6 +26,15 @@ class StepCosts:
     invalid_call: bool = False
     malformed_penalty: float = 0.0
     action_tokens: int = 0
+
+
+def with_tokens(costs: StepCosts, action_tokens: int) -> StepCosts:
+    """``dataclasses.replace(costs, action_tokens=action_tokens)``, built directly for a
+    ``StepCosts`` itself (``replace`` walks the fields on every step;
+    ``tests/kit/test_step_fast_paths.py`` holds the two equal for every field)."""
+    if type(costs) is StepCosts:
+        return StepCosts(costs.invalid_call, costs.malformed_penalty, action_tokens)
+    return replace(costs, action_tokens=action_tokens)
 
 
 class RewardFn(Protocol):

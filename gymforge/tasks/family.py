@@ -25,6 +25,7 @@ from typing import Any, Generic, cast
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical, seeded
 from gymforge.core.types import Task
+from gymforge.tasks.draws import choice, randint
 from gymforge.tasks.trusted import validating
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
 
@@ -70,14 +71,7 @@ class IntKnob:
     hi: int
 
     def sample(self, r: random.Random) -> int:
-        lo, hi = self.lo, self.hi
-        if type(r) is random.Random and type(lo) is int and type(hi) is int and lo <= hi:
-            # what randint(lo, hi) draws, without its argument checks: in CPython (3.11
-            # onwards) randrange(lo, hi + 1) is lo + _randbelow(hi + 1 - lo); test_family
-            # holds the two equal
-            drawn: int = r._randbelow(hi - lo + 1)  # type: ignore[attr-defined]
-            return lo + drawn
-        return r.randint(lo, hi)
+        return randint(r, self.lo, self.hi)
 
     def contains(self, value: Any) -> bool:
         return (
@@ -95,7 +89,7 @@ class ChoiceKnob:
     values: tuple[Any, ...]
 
     def sample(self, r: random.Random) -> Any:
-        return r.choice(self.values)
+        return choice(r, self.values)
 
     def contains(self, value: Any) -> bool:
         return value in self.values
@@ -181,10 +175,11 @@ def _parse_task_id(task_id: str) -> TaskId:
     m = TASK_ID.match(task_id)
     if not m:
         raise UnknownTaskError(f"not a family task id (family/vN/dN/sN): {task_id[:200]!r}")
+    family, version, difficulty, seed, given = m.groups()
     params = None
-    if m["params"]:
+    if given:
         params = {}
-        for item in m["params"].split(","):
+        for item in given.split(","):
             key, eq, raw = item.partition("=")
             try:
                 params[key] = json.loads(raw)
@@ -192,7 +187,30 @@ def _parse_task_id(task_id: str) -> TaskId:
                 eq = ""
             if not eq or not key:
                 raise UnknownTaskError(f"bad params in task id: {task_id[:200]!r}")
-    return TaskId(m["family"], int(m["version"]), int(m["difficulty"]), int(m["seed"]), params)
+    return _task_id(family, int(version), int(difficulty), int(seed), params)
+
+
+def _task_id(
+    family: str, version: int, difficulty: int, seed: int, params: dict[str, Any] | None
+) -> TaskId:
+    """``TaskId(family, version, difficulty, seed, params)``: the instance its frozen
+    dataclass ``__init__`` makes (its fields in its ``__dict__``, in field order, nothing
+    else), without that ``__init__``'s call of ``object.__setattr__`` per field
+    (``tests/tasks/test_generation_fast_paths.py`` holds the two equal)."""
+    tid = _new(TaskId)
+    fields = {
+        "family": family,
+        "version": version,
+        "difficulty": difficulty,
+        "seed": seed,
+        "params": params,
+    }
+    _setattr(tid, "__dict__", fields)
+    return tid
+
+
+_new = object.__new__
+_setattr = object.__setattr__
 
 
 @dataclass
@@ -230,22 +248,31 @@ class TaskFamily(ABC, Generic[TruthT]):
                 return level
         raise ValueError(f"{self.name}: params {dict(params)} lie in no difficulty level")
 
-    def _difficulty_of(self, params: Mapping[str, Any], items: list[tuple[str, Any]]) -> int:
-        """``difficulty(params)`` (``items``: its sorted items), memoised per family for
-        params of plain scalars (strings, ints, bools, None: each keyed with its type, so
-        ``True`` is not ``1``) while ``levels`` is the same object: a family's param space
-        is small, and every task drawn from it asks again. The memo lives in the instance's
-        ``__dict__`` (no field: equality, ``repr`` and ``replace`` ignore it)."""
-        if not all(type(v) in _SCALARS for _, v in items):
-            return self.difficulty(params)
+    def _known(
+        self, params: Mapping[str, Any], items: list[tuple[str, Any]]
+    ) -> tuple[int, str | None]:
+        """``(difficulty(params), prefix)``, ``items`` being ``params``' sorted items:
+        ``prefix`` is the canonical JSON of ``[name, version, items, seed]`` up to the seed
+        (``'["name",version,[["k",v],...],'``), the text ``derive_seed(name, version,
+        items, seed)`` hashes. Memoised per family for params of plain scalars under string
+        keys (strings, ints, bools, None: each keyed with its type, so ``True`` is not
+        ``1``) while ``levels`` is the same object and the name and version are the same:
+        a family's param space is small, and every task drawn from it asks again. Params of
+        other values answer ``(difficulty(params), None)``, unmemoised. The memo lives in
+        the instance's ``__dict__`` (no field: equality, ``repr`` and ``replace`` ignore
+        it)."""
+        if not all(type(k) is str and type(v) in _SCALARS for k, v in items):
+            return self.difficulty(params), None
         key = tuple((k, type(v), v) for k, v in items)
-        memo = self.__dict__.get("_difficulties")
-        if memo is None or memo[0] is not self.levels:
-            memo = self.__dict__["_difficulties"] = (self.levels, {})
-        known: dict[tuple[Any, ...], int] = memo[1]
+        stamp = (self.name, type(self.version), self.version)
+        memo = self.__dict__.get("_known_params")
+        if memo is None or memo[0] is not self.levels or memo[1] != stamp:
+            memo = self.__dict__["_known_params"] = (self.levels, stamp, {})
+        known: dict[tuple[Any, ...], tuple[int, str]] = memo[2]
         found = known.get(key)
         if found is None:
-            found = self.difficulty(params)
+            level = self.difficulty(params)
+            found = (level, canonical_json([self.name, self.version, items, 0])[:-2])
             if len(known) >= _MEMO:
                 known.clear()
             known[key] = found
@@ -283,8 +310,11 @@ class TaskFamily(ABC, Generic[TruthT]):
         a truth built ``trusted`` needs no check of them; any others are checked
         (``_as_drawn``) and, unless they are as drawn, build the truth validated."""
         items = sorted(params.items())
-        difficulty = self._difficulty_of(params, items)
-        r = seeded(derive_seed(self.name, self.version, items, seed))
+        difficulty, prefix = self._known(params, items)
+        if prefix is not None and type(seed) is int:
+            r = seeded(seed_of_canonical(f"{prefix}{seed}]"))
+        else:
+            r = seeded(derive_seed(self.name, self.version, items, seed))
         if drawn or _as_drawn(self.levels[difficulty].knobs, params):
             prompt, truth = self.build(dict(params), r)
         else:  # values the family did not draw (a task id's): its trusted truth validated

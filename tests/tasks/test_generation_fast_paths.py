@@ -1,22 +1,26 @@
 """The shortcuts of task generation, each held equal to the path it stands for: a knob's
-draw against ``randint``, the memoised difficulty against ``difficulty``, the shared parse of
-the last task id against a fresh parse, the inline dump of many small models against
-pydantic's, and the puzzle family found for a generated task against ``for_task``."""
+draw and ``tasks.draws`` against ``randint`` and ``choice``, the memoised difficulty against
+``difficulty``, the kept seed prefix against ``derive_seed``, the shared parse of the last
+task id against a fresh parse, the inline dump of many small models against pydantic's, and
+the puzzle family found for a generated task against ``for_task``."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import warnings
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
+from gymforge.core.seeding import derive_seed, seed_of_canonical
 from gymforge.core.types import Task
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
-from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
-from gymforge.tasks.family import _parse_task_id, parse_task_id
+from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily, draws
+from gymforge.tasks.family import TaskId, _parse_task_id, parse_task_id
 from gymforge.tasks.truth import AnswerTruth, dump_truth
 from gymforge.verify.puzzles.base import RowMark
 
@@ -27,6 +31,66 @@ def test_an_int_knob_draws_what_randint_draws(lo: int, width: int, seed: int) ->
     a, b = random.Random(seed), random.Random(seed)
     assert [knob.sample(a) for _ in range(5)] == [b.randint(lo, lo + width) for _ in range(5)]
     assert a.random() == b.random()  # the same state after
+
+
+@given(st.integers(-(10**12), 10**12), st.integers(-3, 10**12), st.integers(0, 2**64))
+def test_the_randint_draw_is_randint(lo: int, width: int, seed: int) -> None:
+    """Draw for draw, with the same state after; an empty range raises as ``randint``."""
+    a, b = random.Random(seed), random.Random(seed)
+    try:
+        want = [b.randint(lo, lo + width) for _ in range(5)]
+    except ValueError:
+        with pytest.raises(ValueError):
+            draws.randint(a, lo, lo + width)
+        return
+    assert [draws.randint(a, lo, lo + width) for _ in range(5)] == want
+    assert a.getstate() == b.getstate()
+
+
+@given(st.lists(st.integers() | st.text(max_size=2), max_size=40), st.integers(0, 2**64))
+def test_the_choice_draw_is_choice(values: list[Any], seed: int) -> None:
+    for seq in (values, tuple(values), "".join(map(str, values))):
+        a, b = random.Random(seed), random.Random(seed)
+        if not seq:
+            with pytest.raises(IndexError):
+                draws.choice(a, seq)
+            continue
+        assert [draws.choice(a, seq) for _ in range(5)] == [b.choice(seq) for _ in range(5)]
+        assert a.getstate() == b.getstate()
+
+
+def test_draws_from_a_random_subclass_or_of_other_types_take_its_methods() -> None:
+    class Counting(random.Random):
+        calls = 0
+
+        def randint(self, a: int, b: int) -> int:
+            self.calls += 1
+            return super().randint(a, b)
+
+        def choice(self, seq: Any) -> Any:
+            self.calls += 1
+            return super().choice(seq)
+
+    r = Counting(1)
+    draws.randint(r, 0, 9)
+    draws.choice(r, [1, 2])
+    assert r.calls == 2
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 9.5), (0.0, 3.0), (False, True), (2, 1), (10**30, 10**31)])
+def test_draws_of_other_bounds_are_randint(lo: Any, hi: Any) -> None:
+    """Refused, or drawn, as ``randint`` does it."""
+
+    def outcome(draw: Any, r: random.Random) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # randint's deprecation of float bounds too
+            try:
+                return draw(), r.getstate()
+            except Exception as err:  # the same refusal
+                return type(err)
+
+    a, b = random.Random(3), random.Random(3)
+    assert outcome(lambda: draws.randint(a, lo, hi), a) == outcome(lambda: b.randint(lo, hi), b)
 
 
 def test_an_int_knob_with_a_random_subclass_uses_randint() -> None:
@@ -69,17 +133,67 @@ def test_the_memoised_difficulty_is_difficulty(n: int, k: Any) -> None:
     for _ in range(2):  # the miss, then the hit
         if want is None:
             with pytest.raises(ValueError):
-                family._difficulty_of(params, items)
+                family._known(params, items)[0]
         else:
-            assert family._difficulty_of(params, items) == want
+            assert family._known(params, items)[0] == want
 
 
 def test_the_difficulty_memo_follows_new_levels() -> None:
     family = Pick("pick", 1, LEVELS)
     params = {"n": 7, "k": "a"}
-    assert family._difficulty_of(params, sorted(params.items())) == 2
+    assert family._known(params, sorted(params.items()))[0] == 2
     family.levels = {3: LEVELS[2]}
-    assert family._difficulty_of(params, sorted(params.items())) == 3
+    assert family._known(params, sorted(params.items()))[0] == 3
+
+
+scalars = st.none() | st.booleans() | st.integers() | st.text(st.characters(codec="utf-8"))
+
+
+@settings(max_examples=300)
+@given(
+    st.text(st.characters(codec="utf-8")),
+    st.integers() | st.booleans() | st.text(max_size=3),
+    st.dictionaries(st.text(st.characters(codec="utf-8"), max_size=4), scalars, max_size=4),
+    st.integers(),
+)
+def test_the_kept_seed_prefix_writes_derive_seed(
+    name: str, version: Any, params: dict[str, Any], seed: int
+) -> None:
+    """``_generate`` seeds its build from ``prefix + seed``: what ``derive_seed`` hashes."""
+    family = Pick(name, version, {1: ParamSpace({k: ChoiceKnob((v,)) for k, v in params.items()})})
+    items = sorted(params.items())
+    for _ in range(2):  # the miss, then the hit
+        level, prefix = family._known(params, items)
+        assert level == 1 and prefix is not None
+        want = derive_seed(name, version, items, seed)
+        assert seed_of_canonical(f"{prefix}{seed}]") == want
+
+
+def test_the_kept_seed_prefix_follows_the_name_and_version() -> None:
+    family = Pick("pick", 1, LEVELS)
+    params = {"n": 3, "k": "a"}
+    items = sorted(params.items())
+    for name, version in (("pick", 1), ("other", 1), ("other", True), ("other", 1)):
+        family.name, family.version = name, version
+        prefix = family._known(params, items)[1]
+        assert seed_of_canonical(f"{prefix}7]") == derive_seed(name, version, items, 7)
+
+
+class Drawn(TaskFamily[AnswerTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
+        return "q", AnswerTruth(answer=repr(r.random()))
+
+
+@pytest.mark.parametrize("x", [0.5, 1, True, "a", None])
+def test_tasks_are_built_from_the_derived_seed(x: Any) -> None:
+    """Drawn, or given as params of other values (a float: no memo, no prefix)."""
+    family = Drawn("drawn", 3, {1: ParamSpace({"x": ChoiceKnob((0.5, 1, True, "a", None))})})
+    assert (family._known({"x": x}, [("x", x)])[1] is None) == (type(x) is float)
+    for seed in (0, 5, 2**70):
+        for task in (family.generate({"x": x}, seed), family.task(1, seed)):
+            items = sorted(task.params.items())
+            r = random.Random(derive_seed("drawn", 3, items, seed))
+            assert task.truth == {"answer": repr(r.random())}
 
 
 def test_generated_tasks_are_unchanged_by_the_memo() -> None:
@@ -89,6 +203,31 @@ def test_generated_tasks_are_unchanged_by_the_memo() -> None:
             task = family.task(level, seed)
             fresh = Pick("pick", 1, LEVELS).task(level, seed)
             assert task == fresh and task.difficulty == family.difficulty(task.params)
+
+
+@pytest.mark.parametrize(
+    "task_id",
+    [
+        "fam/v1/d2/s3",
+        "math.arith/v2/d3/s999999999",
+        'a-b.c/v0/d0/s0/n=1,k="x"',
+        "f/v9/d1/s2/k=null",
+    ],
+)
+def test_a_parsed_task_id_is_the_one_its_constructor_makes(task_id: str) -> None:
+    """Equal, with the same fields in the same order and nothing else; a field added to
+    ``TaskId`` (or a ``__post_init__``) fails here until the parse builds it too."""
+    tid = _parse_task_id(task_id)
+    made = TaskId(tid.family, tid.version, tid.difficulty, tid.seed, tid.params)
+    assert type(tid) is TaskId and tid == made
+    if tid.params is None:  # hashable, as the constructor's
+        assert hash(tid) == hash(made)
+    assert vars(tid) == vars(made) and list(vars(tid)) == list(vars(made))
+    assert list(vars(made)) == [f.name for f in dataclasses.fields(TaskId)]
+    assert not hasattr(TaskId, "__post_init__")
+    assert repr(tid) == repr(made) and str(tid) == str(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tid.seed = 1  # type: ignore[misc]
 
 
 def test_the_last_parsed_id_is_shared_only_without_params() -> None:

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import random
-from fractions import Fraction
 from typing import Any
 
-from gymforge.envs.math.latex import rational, with_form
+from gymforge.envs.math.exact import Q, add, div, mul, sub
+from gymforge.envs.math.latex import fraction_tex, with_form
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.draws import choice, randint
 
-OPS = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a / b,
-}
+OPS = {"+": add, "-": sub, "*": mul, "/": div}
 TEX = {"+": "+", "-": "-", "*": "\\times", "/": "\\div"}
 
 
@@ -24,22 +20,23 @@ class ArithFamily(TaskFamily[MathTruth]):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         ops = ["+", "-", "*"] + (["/"] if params["division"] else [])
-        value = Fraction(r.randint(1, params["magnitude"]))
-        text = str(value)
+        first = randint(r, 1, params["magnitude"])
+        value: Q = (first, 1)
+        text = str(first)
         for _ in range(params["terms"] - 1):
-            op, operand = r.choice(ops), r.randint(1, params["magnitude"])
+            op, operand = choice(r, ops), randint(r, 1, params["magnitude"])
             left = r.random() < 0.5
-            if op == "/" and not left and value == 0:
+            if op == "/" and not left and value[0] == 0:
                 op = "+"  # never divide by zero
             if left:  # left-to-right chain with explicit parentheses
-                value, text = OPS[op](value, Fraction(operand)), f"({text} {TEX[op]} {operand})"
+                value, text = OPS[op](value, (operand, 1)), f"({text} {TEX[op]} {operand})"
             else:
-                value, text = OPS[op](Fraction(operand), value), f"({operand} {TEX[op]} {text})"
+                value, text = OPS[op]((operand, 1), value), f"({operand} {TEX[op]} {text})"
         prompt = (
             f"Compute the exact value of ${text[1:-1]}$. Give the final answer as a "
             "reduced fraction or integer in \\boxed{}."
         )
-        return prompt, with_form(self, rational(value), "reduced_fraction")
+        return prompt, with_form(self, fraction_tex(value), "reduced_fraction")
 
 
 LEVELS = {

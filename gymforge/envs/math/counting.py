@@ -11,6 +11,7 @@ from typing import Any
 
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.draws import choice, randint
 
 LETTERS = "ABCDEFGHKLMNPRSTUVWXYZ"
 BOX = "Put the number in \\boxed{}."
@@ -25,14 +26,14 @@ def arrangements(word: str) -> int:
 
 
 def _choose(size: int, r: random.Random) -> tuple[str, int]:
-    n = r.randint(size * 2, size * 12)
-    k = r.randint(2, n - 2)
+    n = randint(r, size * 2, size * 12)
+    k = randint(r, 2, n - 2)
     return f"In how many ways can a committee of {k} be chosen from {n} people?", math.comb(n, k)
 
 
 def _mixed(size: int, r: random.Random) -> tuple[str, int]:
-    men, women = r.randint(size, size * 5), r.randint(size, size * 5)
-    k = r.randint(2, min(men, women))
+    men, women = randint(r, size, size * 5), randint(r, size, size * 5)
+    k = randint(r, 2, min(men, women))
     return (
         f"A committee of {k} is chosen from {men} men and {women} women. In how many ways "
         "can it include at least one woman?",
@@ -41,8 +42,8 @@ def _mixed(size: int, r: random.Random) -> tuple[str, int]:
 
 
 def _anagram(size: int, r: random.Random) -> tuple[str, int]:
-    alphabet = r.sample(LETTERS, r.randint(3, 5))
-    word = "".join(r.choice(alphabet) for _ in range(size + 3))
+    alphabet = r.sample(LETTERS, randint(r, 3, 5))
+    word = "".join(choice(r, alphabet) for _ in range(size + 3))
     return (
         f"How many distinct strings can be made by rearranging all the letters of {word}?",
         arrangements(word),
@@ -50,7 +51,7 @@ def _anagram(size: int, r: random.Random) -> tuple[str, int]:
 
 
 def _balls(size: int, r: random.Random) -> tuple[str, int]:
-    n, k = r.randint(size, size * 10), r.randint(2, size + 4)
+    n, k = randint(r, size, size * 10), randint(r, 2, size + 4)
     return (
         f"In how many ways can {n} identical balls be put into {k} distinct boxes (boxes "
         "may stay empty)?",
@@ -59,8 +60,8 @@ def _balls(size: int, r: random.Random) -> tuple[str, int]:
 
 
 def _no_adjacent(size: int, r: random.Random) -> tuple[str, int]:
-    n = r.randint(size + 4, size * 12)
-    k = r.randint(2, max(2, (n + 1) // 2))
+    n = randint(r, size + 4, size * 12)
+    k = randint(r, 2, max(2, (n + 1) // 2))
     # k-subsets of {1..n} with no two consecutive elements: C(n-k+1, k)
     return (
         f"How many {k}-element subsets of $\\{{1, 2, \\ldots, {n}\\}}$ contain no two "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fractions import Fraction
 
+from gymforge.envs.math.exact import Q
 from gymforge.envs.math.truth import Form, MathTruth
 from gymforge.tasks import TaskFamily
 
@@ -23,11 +24,19 @@ def with_form(family: TaskFamily[MathTruth], answer: str, form: Form) -> MathTru
 
 def rational(q: Fraction | int) -> str:
     """``3``, ``-\\frac{3}{4}``: the canonical gold form of a rational."""
+    if type(q) is int:
+        return str(q)
     q = Fraction(q)
-    if q.denominator == 1:
-        return str(q.numerator)
-    sign = "-" if q < 0 else ""
-    return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+    return fraction_tex((q.numerator, q.denominator))
+
+
+def fraction_tex(q: Q) -> str:
+    """``rational`` of the reduced pair ``q`` (``exact``)."""
+    num, den = q
+    if den == 1:
+        return str(num)
+    sign = "-" if num < 0 else ""
+    return f"{sign}\\frac{{{abs(num)}}}{{{den}}}"
 
 
 def tuple_of(values: Iterable[Fraction | int]) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
-from fractions import Fraction
 from typing import Any
 
-from gymforge.envs.math.latex import linear_expr, rational, tuple_of
+from gymforge.envs.math.exact import reduced
+from gymforge.envs.math.latex import fraction_tex, linear_expr, rational, tuple_of
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.draws import choice, randint
 
 VARS = ["x", "y", "z"]
 
@@ -39,19 +40,19 @@ class LinearFamily(TaskFamily[MathTruth]):
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         n, k = params["unknowns"], params["coef"]
         if n == 1:
-            a, c = r.choice([v for v in range(-k, k + 1) if v]), r.randint(-k, k)
+            a, c = choice(r, [v for v in range(-k, k + 1) if v]), randint(r, -k, k)
             while a == c:
-                c = r.randint(-k, k)
-            b, d = r.randint(-k * 3, k * 3), r.randint(-k * 3, k * 3)
-            x = Fraction(d - b, a - c)
+                c = randint(r, -k, k)
+            b, d = randint(r, -k * 3, k * 3), randint(r, -k * 3, k * 3)
+            x = reduced(d - b, a - c)
             eq = f"{linear_expr([(a, 'x')], b)} = {linear_expr([(c, 'x')], d)}"
             return (
                 f"Solve ${eq}$ for $x$. Put the exact value of $x$ in \\boxed{{}}.",
-                MathTruth(answer=rational(x)),
+                MathTruth(answer=fraction_tex(x)),
             )
         while True:  # integers throughout: the solution and right-hand sides are integral
-            coefs = [[r.randint(-k, k) for _ in range(n)] for _ in range(n)]
-            sol = [r.randint(-9, 9) for _ in range(n)]
+            coefs = [[randint(r, -k, k) for _ in range(n)] for _ in range(n)]
+            sol = [randint(r, -9, 9) for _ in range(n)]
             if _det(coefs) != 0:
                 break
         rhs = [sum(c * s for c, s in zip(row, sol, strict=True)) for row in coefs]

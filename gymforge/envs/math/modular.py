@@ -9,25 +9,26 @@ from typing import Any
 from gymforge.envs.math.latex import with_form
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.draws import randint
 
 
 class ModularFamily(TaskFamily[MathTruth]):
     """Knobs: ``kind`` (``power`` or ``congruence``) and ``modulus`` (upper bound)."""
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
-        m = r.randint(max(5, params["modulus"] // 2), params["modulus"])
+        m = randint(r, max(5, params["modulus"] // 2), params["modulus"])
         if params["kind"] == "power":
-            a, e = r.randint(2, 10 * m), r.randint(5, 10 * m)
+            a, e = randint(r, 2, 10 * m), randint(r, 5, 10 * m)
             return (
                 f"Compute ${a}^{{{e}}} \\bmod {m}$ (an integer in $[0, {m - 1}]$). "
                 "Put it in \\boxed{}.",
                 with_form(self, str(pow(a, e, m)), "integer"),
             )
         while True:
-            a = r.randint(2, m - 1)
+            a = randint(r, 2, m - 1)
             if math.gcd(a, m) == 1:
                 break
-        x = r.randint(0, m - 1)
+        x = randint(r, 0, m - 1)
         b = a * x % m
         return (
             f"Find the unique $x$ with $0 \\le x < {m}$ and ${a}x \\equiv {b} "

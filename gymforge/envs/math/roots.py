@@ -8,6 +8,7 @@ from typing import Any
 from gymforge.envs.math.latex import set_of
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
+from gymforge.tasks.draws import choice, randint
 
 
 def expand(roots: list[int], lead: int) -> list[int]:
@@ -36,8 +37,8 @@ class RootsFamily(TaskFamily[MathTruth]):
     """Knobs: ``degree`` and ``spread`` (max |root|). Repeated roots count once."""
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
-        roots = [r.randint(-params["spread"], params["spread"]) for _ in range(params["degree"])]
-        lead = r.choice([1, 1, 1, -1, 2, -2, 3, 4, 5])
+        roots = [randint(r, -params["spread"], params["spread"]) for _ in range(params["degree"])]
+        lead = choice(r, [1, 1, 1, -1, 2, -2, 3, 4, 5])
         poly = poly_tex(expand(roots, lead))
         return (
             f"Find all real solutions of ${poly} = 0$. Give them as a set in \\boxed{{}}, "
