@@ -177,18 +177,6 @@ LIFTABLE = _liftable(
 :func:`lift_numbers` may take out of the text the twin validates."""
 
 
-def _finite(value: list[Any], kind: type) -> bool:
-    """Whether ``value``, a list of ``kind`` by ``==`` of types, holds no NaN or infinity:
-    its sum is finite iff every one is (a sum a value refuses is False: its type only said
-    it was a float)."""
-    if kind is not float:
-        return True
-    try:
-        return math.isfinite(sum(value))
-    except TypeError:
-        return False
-
-
 def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
     """``record`` with each of its policy record's :data:`LIFTABLE` lists that holds exactly
     its element type set to an empty list, and copies of the lists taken out (checked as
@@ -200,10 +188,11 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     then ``==``: no hashing, a third less than a set of them): a type that only a
     metaclass's ``__eq__`` makes equal to ``int`` or ``float`` is no builtin and no enum of
     the plain enum metaclass, so orjson refuses it when the line is encoded and the writer
-    takes the model path (tests/test_trajectory_twin.py). Such a list, written by orjson (decimal ints, shortest
-    round-trip floats), is validated by the twin into the same values, converting none
-    (floats stay floats, ints ints): the twin's answer for the record is its answer for the
-    rest with the same lists put back, so the writer validates the rest only. Any other
+    takes the model path (tests/test_trajectory_twin.py). Such a list, written by orjson
+    (decimal ints, shortest round-trip floats), is validated by the twin into the same
+    values, converting none (floats stay floats, ints ints): the twin's answer for the
+    record is its answer for the rest with the same lists put back, so the writer validates
+    the rest only. Any other
     list (a bool, an int among floats, NaN) stays in the record for the twin to judge."""
     policy = record.get("policy")
     if type(policy) is not dict:
@@ -214,8 +203,16 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
         if type(value) is not list or not value:
             continue
         value = value.copy()
-        if countOf(map(type, value), kind) == len(value) and _finite(value, kind):
-            lifted[name] = value
+        if countOf(map(type, value), kind) != len(value):
+            continue
+        if kind is float:
+            try:
+                finite = math.isfinite(sum(value))  # finite iff every one is
+            except TypeError:  # its type only said it was a float
+                finite = False
+            if not finite:
+                continue
+        lifted[name] = value
     if not lifted:
         return None
     return {**record, "policy": {**policy, **{name: [] for name in lifted}}}, lifted
