@@ -365,6 +365,30 @@ class _Float(float):
     pass
 
 
+class _SaysNumber(type):
+    """A metaclass whose classes say they are ``int`` and ``float`` (a type check by
+    ``==`` or by hash counts their instances as such)."""
+
+    def __eq__(cls, other: object) -> bool:
+        return other in (int, float) or other is cls
+
+    def __hash__(cls) -> int:
+        return hash(int)
+
+
+class _SaysNumberEnum(_SaysNumber, enum.EnumMeta):
+    pass
+
+
+class _PosingEnum(enum.Enum, metaclass=_SaysNumberEnum):
+    FIVE = 5
+    HALF = -0.5
+
+
+class _PosingInt(int, metaclass=_SaysNumber):
+    pass
+
+
 _NUMBERS = st.one_of(
     st.integers(-3, 300),
     st.integers(-(2**70), 2**70),
@@ -407,3 +431,26 @@ def test_lifted_number_lists_write_and_refuse_as_the_twin_and_the_models(
         plain = _fast_checked(copy.deepcopy(marked), False)
         assert lifted == plain
         assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)
+
+
+@pytest.mark.parametrize("value", [_PosingEnum.FIVE, _PosingEnum.HALF, _PosingInt(7)], ids=repr)
+@pytest.mark.parametrize("name", sorted(twin.LIFTABLE))
+@pytest.mark.parametrize("key", [None, KEY], ids=["unsealed", "sealed"])
+def test_a_number_whose_type_says_it_is_int_or_float_is_written_as_the_models_write_it(
+    key: bytes | None, name: str, value: Any
+) -> None:
+    """The lift's type check compares types with ``==`` (``operator.countOf``), which a
+    metaclass can answer yes to; orjson writes no instance of such a type (it writes exact
+    builtins, and enums of the plain enum metaclass only), so the writer takes the model
+    path for the step: the same lines (an int subclass, which ``json`` writes as an int) or
+    the same error (an enum)."""
+    step, end = _episode(random.Random(5))
+    policy = step["policy"]
+    policy.update(prompt_token_ids=[1, 2], completion_token_ids=[3, 4], logprobs=[-0.5, -1.5])
+    policy[name][1] = value
+    marked = {**step, "digest": "0" * 64, "policy": {**io._POLICY_UNSET, **policy}}
+    assert twin.lift_numbers(marked) is not None  # counted as exact: the lift takes it
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        outcome = _outcome([step, end], key)
+        assert outcome == _model_outcome([step, end], key, monkeypatch)
+    assert isinstance(outcome, str) == isinstance(value, enum.Enum)

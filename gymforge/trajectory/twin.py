@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import types
+from operator import countOf
 from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
@@ -183,10 +184,15 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     runs); None when none is.
 
     Exactly ``int`` (never a ``bool`` or a subclass) for token ids; exactly ``float``, every
-    one finite, for logprobs. Such a list, written by orjson (decimal ints, shortest
-    round-trip floats), is validated by the twin into the same values, converting none
-    (floats stay floats, ints ints): the twin's answer for the record is its answer for the
-    rest with the same lists put back, so the writer validates the rest only. Any other
+    one finite, for logprobs. The types are compared by ``operator.countOf`` (identity,
+    then ``==``: no hashing, a third less than a set of them): a type that only a
+    metaclass's ``__eq__`` makes equal to ``int`` or ``float`` is no builtin and no enum of
+    the plain enum metaclass, so orjson refuses it when the line is encoded and the writer
+    takes the model path (tests/test_trajectory_twin.py). Such a list, written by orjson
+    (decimal ints, shortest round-trip floats), is validated by the twin into the same
+    values, converting none (floats stay floats, ints ints): the twin's answer for the
+    record is its answer for the rest with the same lists put back, so the writer validates
+    the rest only. Any other
     list (a bool, an int among floats, NaN) stays in the record for the twin to judge."""
     policy = record.get("policy")
     if type(policy) is not dict:
@@ -197,10 +203,15 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
         if type(value) is not list or not value:
             continue
         value = value.copy()
-        if set(map(type, value)) != {kind}:
+        if countOf(map(type, value), kind) != len(value):
             continue
-        if kind is float and not math.isfinite(sum(value)):  # finite iff every one is
-            continue
+        if kind is float:
+            try:
+                finite = math.isfinite(sum(value))  # finite iff every one is
+            except TypeError:  # its type only said it was a float
+                finite = False
+            if not finite:
+                continue
         lifted[name] = value
     if not lifted:
         return None
