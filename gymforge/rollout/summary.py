@@ -6,12 +6,22 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
-from gymforge.trajectory.outcome import EpisodeOutcome, classify_outcome, count_outcomes
+from gymforge.trajectory.outcome import (
+    EpisodeOutcome,
+    OutcomeCounts,
+    classify_outcome,
+    count_outcomes,
+)
 from gymforge.trajectory.schema import component_totals
 
 ZERO_VARIANCE_LISTED = 50
+EXACT_BOUND = 2.0**512
+"""``Tally`` sums rewards up to this size exactly (no sum of fewer than 2**511 of them can
+overflow, so ``math.fsum`` of them is the correctly rounded exact sum too)."""
+_COUNT_FIELDS = tuple(f.name for f in fields(OutcomeCounts))
 
 
 def group_stats(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -34,11 +44,20 @@ def group_stats(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 class Tally:
     """The headline figures of ``summarize`` (success rate, mean reward), kept as episodes
-    arrive: the progress bar shows these, computed as the summary table's are."""
+    arrive: the progress bar shows these, computed as the summary table's are. Each figure
+    folds in only the episodes added since it was last asked for (the progress bar asks
+    after every episode, so a whole-list pass there made a run quadratic in its episodes),
+    and equals the whole-list computation: ``count_outcomes`` over every outcome,
+    ``math.fsum`` over every reward."""
 
     def __init__(self, episodes: Sequence[dict[str, Any]] = ()) -> None:
         self.outcomes: list[EpisodeOutcome] = []
         self.rewards: list[float] = []
+        self._counts = OutcomeCounts()  # of outcomes[:_counted]
+        self._counted = 0
+        self._exact_sum = 0  # of rewards[:_summed], in units of 2**-1074 (all floats' unit)
+        self._summed = 0
+        self._exact = True  # every reward so far within EXACT_BOUND
         for e in episodes:
             self.add(e)
 
@@ -49,12 +68,36 @@ class Tally:
             self.rewards.append(float(episode["reward"]))
 
     @property
+    def counts(self) -> OutcomeCounts:
+        """``count_outcomes`` of every outcome added."""
+        if self._counted < len(self.outcomes):
+            new = count_outcomes(self.outcomes[self._counted :])
+            self._counts = OutcomeCounts(
+                *(getattr(self._counts, f) + getattr(new, f) for f in _COUNT_FIELDS)
+            )
+            self._counted = len(self.outcomes)
+        return self._counts
+
+    @property
     def success_rate(self) -> float:
-        return count_outcomes(self.outcomes).success_rate or 0.0
+        return self.counts.success_rate or 0.0
 
     @property
     def mean_reward(self) -> float:
-        return math.fsum(self.rewards) / len(self.rewards) if self.rewards else 0.0
+        if not self.rewards:
+            return 0.0
+        if self._exact:
+            for r in self.rewards[self._summed :]:
+                if not abs(r) <= EXACT_BOUND:  # nan too
+                    self._exact = False
+                    break
+                num, den = r.as_integer_ratio()  # den is a power of two, at most 2**1074
+                self._exact_sum += num << (1075 - den.bit_length())
+                self._summed += 1
+        if not self._exact:  # fsum's own rules for inf, nan and overflow
+            return math.fsum(self.rewards) / len(self.rewards)
+        # int / int is correctly rounded, as fsum is: the same float
+        return self._exact_sum / (1 << 1074) / len(self.rewards)
 
 
 def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -68,7 +111,7 @@ def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any
     """
     tally = Tally(episodes)
     outcomes = tally.outcomes
-    counts = count_outcomes(outcomes)
+    counts = tally.counts
     episodes = [e for e, o in zip(episodes, outcomes, strict=True) if o.counted]
     n = len(episodes)
     comps = component_totals([e["reward_components"] for e in episodes])

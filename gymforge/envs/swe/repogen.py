@@ -11,11 +11,13 @@ code, never the agent's) and returns the callables by ``module.name``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from gymforge.envs.swe.projects import Fn, Project, filler_fn
@@ -149,12 +151,19 @@ def render(
     return dict(sorted(files.items()))
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str, key: str) -> CodeType:
+    """A unit's code object: immutable, so every ``load`` of the same unit executes the same
+    one (each into fresh functions) instead of compiling it again."""
+    return compile(source, f"<{key}>", "exec")
+
+
 def load(units: list[Unit]) -> dict[str, Callable[..., Any]]:
     """Execute the units here (our own code) and return their functions by key."""
     spaces: dict[str, dict[str, Any]] = {}
     for u in units:
         ns = spaces.setdefault(u.module, {"__name__": u.module})
-        exec(compile(u.source, f"<{u.key}>", "exec"), ns)
+        exec(_compiled(u.source, u.key), ns)
     where = {u.key: u for u in units}
     for u in units:
         for k in u.uses:

@@ -126,3 +126,22 @@ def test_the_largest_repositories_fit_the_sandbox_workspace() -> None:
     size = sum(len(v.encode()) for v in biggest.files.values())
     assert size < RUN_LIMITS.workspace_bytes // 20
     assert len(biggest.files) < MAX_KEPT_FILES // 4
+
+
+def test_each_load_makes_fresh_functions_from_one_compiled_code() -> None:
+    """``load`` compiles a unit once and executes that code into fresh functions every
+    time: a mutable default or module global of one load is never another load's."""
+    from gymforge.envs.swe.repogen import Unit
+
+    units = [
+        Unit(
+            "m",
+            "seen",
+            "SEEN = []\n\ndef seen(x, acc=[]):\n    acc.append(x)\n"
+            "    SEEN.append(x)\n    return len(acc) + len(SEEN)\n",
+        )
+    ]
+    a, b = load(units)["m.seen"], load(units)["m.seen"]
+    assert a is not b and a.__code__ is b.__code__
+    assert [a(1), a(2)] == [2, 4]
+    assert b(1) == 2  # its own default and its own module global
