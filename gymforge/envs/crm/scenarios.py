@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymforge.envs.crm.pipeline import LOSS_REASONS, STAGES, missing, path
-from gymforge.envs.crm.seed import TITLES, Row, SeedWorld, iso
+from gymforge.envs.crm.seed import TITLES, Row, SeedWorld
 from gymforge.envs.crm.truth import Clarification, PlannedCall
+from gymforge.world.clock import iso
 from gymforge.world.render import money
 
 WHICH = ["which", "who", "mean", "full name", "last name", "specify", "clarify"]
