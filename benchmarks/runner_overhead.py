@@ -162,7 +162,7 @@ def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float
     not wall time, so other processes on a shared machine do not count; the variants take
     turns, so a change in load hits them alike; best of 7 (the same records again and again:
     caches warm, a lower bound of the writer's share of a run)."""
-    from gymforge.trajectory.io import _seal_lines
+    from gymforge.trajectory.episode_encoding import seal_lines
     from gymforge.trajectory.seal import ChainState
 
     best = [float("inf")] * len(keys)
@@ -171,7 +171,7 @@ def encode_us(records: list[dict], keys: tuple[bytes | None, ...]) -> list[float
             state = ChainState()
             t0 = time.process_time()
             for _ in range(100):
-                _seal_lines(records, key, state)
+                seal_lines(records, key, state)
             best[i] = min(best[i], time.process_time() - t0)
     return [b / (100 * len(records)) * 1e6 for b in best]
 

@@ -12,7 +12,7 @@ from gymforge.core.env import SupportsOracle, has_oracle
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import scrub_text
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.trajectory.io import _chained_line
+from gymforge.trajectory.line_encoding import chained_line
 from gymforge.trajectory.schema import chain_digest
 
 VALUES: list[Any] = [
@@ -62,7 +62,7 @@ def test_scrub_text_ascii_fast_path_and_surrogates() -> None:
     ],
 )
 def test_chained_line_is_chain_digest_then_canonical_json(body: dict[str, Any]) -> None:
-    digest, line = _chained_line("ab" * 32, dict(body))
+    digest, line = chained_line("ab" * 32, dict(body))
     assert digest == chain_digest("ab" * 32, body)
     assert line == canonical_json({**body, "digest": digest})
 

@@ -135,13 +135,13 @@ def test_the_unkeyed_chain_of_old_files_still_verifies(tmp_path: Path) -> None:
 def test_a_run_seal_that_miscounts_is_refused(tmp_path: Path) -> None:
     """Even a writer holding the key cannot close a file with a run seal that does not
     count what precedes it (here: re-sealed by someone with the key, one episode short)."""
-    from gymforge.trajectory.io import _encode
+    from gymforge.trajectory.line_encoding import encode_line
 
     path = sealed_run(tmp_path)
     records = lines(path)
     end = dict(records[-1], episodes=4)
     body = {k: v for k, v in end.items() if k not in ("digest", "seal")}
-    _, _, line = _encode("", body, KEY, records[-2]["seal"])
+    _, _, line = encode_line("", body, KEY, records[-2]["seal"])
     path.write_text("".join(canonical_json(r) + "\n" for r in records[:-1]) + line + "\n")
     with pytest.raises(IntegrityError, match="episodes = 4 but the file holds 5"):
         check_file(path, KEY)

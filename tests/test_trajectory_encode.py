@@ -1,8 +1,8 @@
 """The writer encodes each line once, with placeholders cut out and filled in
-(``trajectory.io._encode``); these check it writes exactly the bytes of the encoding in parts
-(``_encode_parts``, the chain's defining layout), sealed or not, for bodies of every shape:
-keys sorting before, between and after ``digest`` and ``seal``, empty sides, non-ASCII
-text, and bodies that carry a placeholder entry of their own deeper down."""
+(``trajectory.line_encoding.encode_line``); these check it writes exactly the bytes of the
+encoding in parts (``_encode_parts``, the chain's defining layout), sealed or not, for bodies
+of every shape: keys sorting before, between and after ``digest`` and ``seal``, empty sides,
+non-ASCII text, and bodies that carry a placeholder entry of their own deeper down."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from typing import Any
 
 import pytest
 
-from gymforge.trajectory.io import _PLACEHOLDER, _SEAL_PLACEHOLDER, _encode, _encode_parts
+from gymforge.trajectory.line_encoding import (
+    DIGEST_PLACEHOLDER,
+    SEAL_PLACEHOLDER,
+    _encode_parts,
+    encode_line,
+)
 from gymforge.trajectory.schema import chain_digest
 
 KEY = b"test seal key"
@@ -25,11 +30,11 @@ def _value(rng: random.Random, depth: int) -> Any:
     if kind == 1:
         return rng.random() * 10
     if kind == 2:
-        return rng.choice(['a"b', "caf\u00e9", "\\", "", '"digest":"' + _PLACEHOLDER + '"'])
+        return rng.choice(['a"b', "caf\u00e9", "\\", "", '"digest":"' + DIGEST_PLACEHOLDER + '"'])
     if kind == 3:
         return rng.choice([None, True, False])
     if kind == 4:
-        return rng.choice([_PLACEHOLDER, _SEAL_PLACEHOLDER])
+        return rng.choice([DIGEST_PLACEHOLDER, SEAL_PLACEHOLDER])
     if kind == 5:
         return [_value(rng, depth + 1) for _ in range(rng.randrange(3))]
     return _body(rng, depth + 1)
@@ -46,17 +51,18 @@ def test_one_pass_encoding_writes_the_bytes_of_the_encoding_in_parts(key: bytes 
     for i in range(3000):
         body = _body(rng)
         previous, seal = f"{i:064x}", f"{i + 1:064x}"
-        assert _encode(previous, body, key, seal) == _encode_parts(previous, body, key, seal)
+        assert encode_line(previous, body, key, seal) == _encode_parts(previous, body, key, seal)
 
 
 @pytest.mark.parametrize("key", [None, KEY], ids=["unsealed", "sealed"])
 def test_a_body_holding_the_placeholders_deeper_down_is_encoded_in_parts(
     key: bytes | None,
 ) -> None:
-    nested = {"digest": _PLACEHOLDER, "seal": _SEAL_PLACEHOLDER}
+    nested = {"digest": DIGEST_PLACEHOLDER, "seal": SEAL_PLACEHOLDER}
     body = {"action": nested, "digest": "x", "record": "step", "z": [nested]}
-    digest, _, line = _encode("", body, key, "")
+    digest, _, line = encode_line("", body, key, "")
     assert line == _encode_parts("", body, key, "")[2]
-    assert line.count(_PLACEHOLDER) == 2  # the nested ones, kept; the line's own is the digest
+    # the nested ones, kept; the line's own is the digest
+    assert line.count(DIGEST_PLACEHOLDER) == 2
     unsealed = {k: v for k, v in body.items() if k not in ("digest", "seal")}
     assert digest == chain_digest("", unsealed)

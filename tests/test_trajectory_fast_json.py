@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from gymforge.core.errors import IntegrityError
 from gymforge.core.seeding import canonical_json
 from gymforge.trajectory import fast_json
+from gymforge.trajectory.episode_encoding import seal_episode, seal_lines
 from gymforge.trajectory.fast_json import fast_canonical
-from gymforge.trajectory.io import _seal_lines, seal_episode
 from gymforge.trajectory.seal import ChainState
 from tests.budget import examples
 from tests.test_trajectory_same_json import KEY, _episode, _variants
@@ -125,9 +125,9 @@ def test_writer_lines_unchanged(key: bytes | None, monkeypatch: pytest.MonkeyPat
     writes the same lines with orjson as without it."""
     rng = random.Random(5)
     episodes = [_tiny_logprobs(e) for e in _variants(rng)] + _variants(rng)
-    fast = [_seal_lines(copy.deepcopy(e), key, ChainState()) for e in episodes]
+    fast = [seal_lines(copy.deepcopy(e), key, ChainState()) for e in episodes]
     monkeypatch.setattr(fast_json, "orjson", None)
-    assert [_seal_lines(copy.deepcopy(e), key, ChainState()) for e in episodes] == fast
+    assert [seal_lines(copy.deepcopy(e), key, ChainState()) for e in episodes] == fast
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from gymforge.core.seeding import canonical_json
-from gymforge.trajectory.io import _encode, _seal_lines
+from gymforge.trajectory.episode_encoding import seal_lines
+from gymforge.trajectory.line_encoding import encode_line
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER
 from gymforge.trajectory.seal import ChainState
@@ -26,7 +27,7 @@ def _plain_lines(records: list[dict[str, Any]], key: bytes | None) -> list[str]:
         body = LINE_ADAPTER.validate_json(canonical_json({**rec, "digest": "0" * 64}))
         dumped = body.model_dump(mode="json")
         del dumped["seal"]
-        previous, seal, line = _encode(previous, dumped, key, seal)
+        previous, seal, line = encode_line(previous, dumped, key, seal)
         lines.append(line)
     return lines
 
@@ -98,7 +99,7 @@ def _variants(rng: random.Random) -> list[list[dict[str, Any]]]:
 def test_the_lines_are_the_plain_encodings_bytes(key: bytes | None) -> None:
     rng = random.Random(35)
     for episode in _variants(rng):
-        lines = _seal_lines(copy.deepcopy(episode), key, ChainState())
+        lines = seal_lines(copy.deepcopy(episode), key, ChainState())
         assert lines == _plain_lines(episode, key)
 
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from gymforge.core.errors import IntegrityError
-from gymforge.trajectory import fast_json, io, twin
-from gymforge.trajectory.io import _checked, _fast_checked, _seal_lines
+from gymforge.trajectory import episode_encoding, fast_json, twin
+from gymforge.trajectory.episode_encoding import _checked, _fast_checked, seal_lines
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER
 from gymforge.trajectory.seal import ChainState
@@ -110,7 +110,7 @@ def _mutated(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 def _outcome(records: list[dict[str, Any]], key: bytes | None) -> list[str] | str:
     try:
-        return _seal_lines(copy.deepcopy(records), key, ChainState())
+        return seal_lines(copy.deepcopy(records), key, ChainState())
     except IntegrityError as err:
         return f"IntegrityError: {err}"
 
@@ -119,7 +119,7 @@ def _model_outcome(
     records: list[dict[str, Any]], key: bytes | None, monkeypatch: pytest.MonkeyPatch
 ) -> list[str] | str:
     with monkeypatch.context() as m:
-        m.setattr(io, "TWIN", None)  # the model path for every record
+        m.setattr(episode_encoding, "TWIN", None)  # the model path for every record
         return _outcome(records, key)
 
 
@@ -235,7 +235,7 @@ def test_bad_records_stay_refused(
     step, end = _episode(random.Random(7))
     _BAD[name](step, end)
     with pytest.raises(IntegrityError):
-        _seal_lines(copy.deepcopy([step, end]), key, ChainState())
+        seal_lines(copy.deepcopy([step, end]), key, ChainState())
     assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)
 
 
@@ -289,7 +289,7 @@ def test_a_real_episode_takes_the_twin_and_writes_the_model_paths_bytes(
     for rec in records:  # every record of a real episode is one the twin vouches for
         marked = {**rec, "digest": "0" * 64}
         if rec["policy"] is not None if rec["record"] == "step" else False:
-            marked["policy"] = {**io._POLICY_UNSET, **rec["policy"]}
+            marked["policy"] = {**episode_encoding._POLICY_UNSET, **rec["policy"]}
         with monkeypatch.context() as m:  # and encodes once: the text validated is the line
             m.setattr(fast_json, "fast_canonical", None)
             assert _fast_checked(marked, False) is not None
@@ -424,7 +424,7 @@ def test_lifted_number_lists_write_and_refuse_as_the_twin_and_the_models(
             target[i % len(target)] = value
         else:
             target.append(value)
-    marked = {**step, "digest": "0" * 64, "policy": {**io._POLICY_UNSET, **policy}}
+    marked = {**step, "digest": "0" * 64, "policy": {**episode_encoding._POLICY_UNSET, **policy}}
     with pytest.MonkeyPatch.context() as monkeypatch:
         lifted = _fast_checked(copy.deepcopy(marked), False)
         monkeypatch.setattr(twin, "LIFTABLE", {})
@@ -448,7 +448,7 @@ def test_a_number_whose_type_says_it_is_int_or_float_is_written_as_the_models_wr
     policy = step["policy"]
     policy.update(prompt_token_ids=[1, 2], completion_token_ids=[3, 4], logprobs=[-0.5, -1.5])
     policy[name][1] = value
-    marked = {**step, "digest": "0" * 64, "policy": {**io._POLICY_UNSET, **policy}}
+    marked = {**step, "digest": "0" * 64, "policy": {**episode_encoding._POLICY_UNSET, **policy}}
     assert twin.lift_numbers(marked) is not None  # counted as exact: the lift takes it
     with pytest.MonkeyPatch.context() as monkeypatch:
         outcome = _outcome([step, end], key)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from gymforge.core.errors import IntegrityError
-from gymforge.trajectory import fast_json, io
+from gymforge.trajectory import episode_encoding, fast_json
 from gymforge.trajectory.schema import LINE_ADAPTER
 from gymforge.trajectory.seal import ChainState
 from tests.test_trajectory_same_json import KEY, _episode
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(fast_json.orjson_bytes({}) is None, reason="orjs
 
 def _outcome(records: list[dict[str, Any]], key: bytes | None) -> list[str] | str:
     try:
-        return io._seal_lines(records, key, ChainState())
+        return episode_encoding.seal_lines(records, key, ChainState())
     except IntegrityError as err:
         return f"IntegrityError: {err}"
 
@@ -69,7 +69,8 @@ def test_a_record_changed_while_sealed_is_written_as_one_reading_of_it(
     later = copy.deepcopy(records)
     changed(later[0])
     with monkeypatch.context() as m:
-        m.setattr(io, "TWIN", None)  # the defining path: canonical_json and the models
+        # the defining path: canonical_json and the models
+        m.setattr(episode_encoding, "TWIN", None)
         readings = [_outcome(copy.deepcopy(r), key) for r in (records, later)]
     assert readings[0] != readings[1]
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from gymforge.core.errors import IntegrityError
-from gymforge.trajectory import fast_json, io
+from gymforge.trajectory import episode_encoding, fast_json
 from gymforge.trajectory.seal import ChainState
 from tests.test_trajectory_same_json import KEY, _episode
 
@@ -30,7 +30,7 @@ def _outcome(records: list[dict[str, Any]], key: bytes | None) -> list[str] | st
     """The writer's lines or refusal, for the records as given (a deep copy would rebuild a
     lying dict from what its ``items()`` say)."""
     try:
-        return io._seal_lines(copy.copy(records), key, ChainState())
+        return episode_encoding.seal_lines(copy.copy(records), key, ChainState())
     except IntegrityError as err:
         return f"IntegrityError: {err}"
 
@@ -39,7 +39,8 @@ def _model_outcome(
     records: list[dict[str, Any]], key: bytes | None, monkeypatch: pytest.MonkeyPatch
 ) -> list[str] | str:
     with monkeypatch.context() as m:
-        m.setattr(io, "TWIN", None)  # the defining path: canonical_json and the models
+        # the defining path: canonical_json and the models
+        m.setattr(episode_encoding, "TWIN", None)
         return _outcome(records, key)
 
 
