@@ -113,7 +113,7 @@ def bare_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> floa
     import jiter
     import openai
 
-    try:  # the SDK's HTTP library, as gymforge.rollout.server imports it
+    try:  # the SDK's HTTP library, as gymforge.rollout.server_http imports it
         import httpx2 as httpx
     except ImportError:
         import httpx  # type: ignore[no-redef]

@@ -33,7 +33,7 @@ JSON re-serialised, non-canonical sampled tokenisations re-tokenised). The TRL e
 **Request path.** ``"lean"`` sends the body over gymforge's keep-alive JSON client
 (:mod:`gymforge.rollout.json_http`) to the URL the SDK client would post to, with its
 headers (auth, organization, project, user agent) and, for ``https``, its TLS context; it
-raises every failure as the SDK does (:func:`~gymforge.rollout.server.status_error`: the
+raises every failure as the SDK does (:func:`~gymforge.rollout.server_http.status_error`: the
 same classes, messages, bodies and ``Retry-After``), so retries, errors and exit codes are
 the same, at about a fifth of the SDK's client CPU per call
 (``benchmarks/rollout_cpu.py``). ``"fast"`` sends the same body with the SDK's documented

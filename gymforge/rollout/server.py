@@ -2,10 +2,11 @@
 
 ``openai:MODEL`` (:mod:`gymforge.rollout.openai_policy`, chat messages) and ``vllm:MODEL``
 (:mod:`gymforge.rollout.vllm_policy`, token ids) talk to an OpenAI-compatible server through
-the official ``openai`` SDK. Everything about *how* they talk lives here, once:
+the official ``openai`` SDK. Everything about *how* they talk lives here (and in the two
+modules beside it, whose names are imported from here too), once:
 
 - :class:`Sampling` and :class:`Retry` settings, and :func:`split_settings`, which sorts CLI
-  and keyword settings into them;
+  and keyword settings into them (:mod:`gymforge.rollout.server_settings`);
 - :class:`ServerFactory`: one ``AsyncOpenAI`` client (one connection pool) per event loop,
   the **weight version** a trainer bumps mid-run, picklable for Ray;
 - :func:`call_with_retries`: connection errors, timeouts, 408, 429 and 5xx retried with
@@ -14,36 +15,58 @@ the official ``openai`` SDK. Everything about *how* they talk lives here, once:
   4xx: configuration) or ``ContextLengthExceeded`` (the context is full, in any engine's
   wording (:mod:`gymforge.rollout.context_full`): a truncation, with the prompt's token
   count parsed from the message);
-- :func:`post_json`: the SDK's documented generic ``client.post`` decoded with ``jiter``
-  (about a third of the client CPU of the typed resource methods).
+- :func:`post_json` and :func:`post_json_lean`, the requests themselves, and the rest of
+  the HTTP exchange (:mod:`gymforge.rollout.server_http`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import json
 import random
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-import jiter
 import openai
 
 from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
 from gymforge.rollout.context_full import is_context_full, prompt_tokens
-from gymforge.rollout.json_http import JsonHttp
+from gymforge.rollout.server_http import (
+    HTTP,
+    BadResponse,
+    decode_json,
+    encode_body,
+    first_choice,
+    post_json,
+    post_json_lean,
+    status_error,
+)
+from gymforge.rollout.server_settings import Retry, Sampling, split_settings
 from gymforge.settings import openai_api_key
 
-try:  # the SDK's HTTP library: httpx2 in openai>=3, httpx before
-    import httpx2 as _http
-except ImportError:  # pragma: no cover
-    import httpx as _http  # type: ignore[no-redef]
-
-HTTP = _http
-"""The SDK's HTTP library (its ``create_ssl_context`` is the TLS context its transports use)."""
+__all__ = [
+    "HTTP",
+    "RETRY_STATUS",
+    "Backoff",
+    "BadResponse",
+    "PolicyRequestRejected",
+    "PolicyServerError",
+    "Rejection",
+    "Retry",
+    "Sampling",
+    "ServerFactory",
+    "Transport",
+    "WeightVersion",
+    "call_with_retries",
+    "decode_json",
+    "encode_body",
+    "error_message",
+    "first_choice",
+    "post_json",
+    "post_json_lean",
+    "split_settings",
+    "status_error",
+]
 
 try:
     import aiohttp  # noqa: F401  (the SDK's optional transport)
@@ -76,49 +99,6 @@ class PolicyRequestRejected(PolicyServerError):
     model name, bad key, unsupported parameter). Retrying will not help: stop the run."""
 
     retryable = False
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Request settings. ``None`` leaves a setting to the server's default.
-
-    ``return_token_ids`` adds vLLM's ``return_token_ids`` to the body (turn it off for
-    servers that refuse unknown fields, such as hosted APIs); ``extra_body`` is merged into
-    every request last (e.g. ``{"top_k": 20}``).
-
-    ``parallel_tool_calls`` is not sent unless set. Sending it is an explicit opt-in with a
-    cost: with vLLM's hermes tool parser it switches on a tool-call grammar whose forced
-    tokens are not canonical tokenisations (the next turn's re-rendered prompt no longer
-    extends the last one, so the TRL export refuses the episode) and whose recorded logprobs
-    are not the sampling probabilities. gymforge asks for one call per turn anyway: more
-    than one is ``Invalid`` (:mod:`gymforge.rollout.parsing`)."""
-
-    temperature: float | None = 1.0
-    top_p: float | None = None
-    max_tokens: int | None = None
-    stop: tuple[str, ...] | None = None
-    logprobs: bool = True
-    top_logprobs: int | None = None
-    return_token_ids: bool = True
-    parallel_tool_calls: bool | None = None
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Retry:
-    """``max_attempts`` tries per call, each bounded by ``call_timeout`` seconds; between
-    tries ``min(max_delay, base_delay * 2**k)`` scaled by a seeded factor in [0.5, 1)."""
-
-    max_attempts: int = 6
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    call_timeout: float = 300.0
-
-    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
-        d: float = min(self.max_delay, self.base_delay * 2**attempt) * (0.5 + rng.random() / 2)
-        if retry_after is not None:
-            d = max(d, min(retry_after, self.max_delay))
-        return d
 
 
 class ServerFactory:
@@ -167,7 +147,7 @@ class ServerFactory:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            limits = _http.Limits(
+            limits = HTTP.Limits(
                 max_connections=self.max_connections,
                 max_keepalive_connections=self.max_connections,
             )
@@ -203,10 +183,6 @@ class ServerFactory:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._clients = weakref.WeakKeyDictionary()
-
-
-class BadResponse(Exception):
-    """A 2xx response that is not what was asked for: retried like a server error."""
 
 
 Rejection = Callable[[int, str], str]
@@ -263,112 +239,6 @@ async def call_with_retries(
     )
 
 
-async def post_json(
-    client: openai.AsyncOpenAI, path: str, body: dict[str, Any] | bytes, timeout: float
-) -> Any:
-    """POST ``body`` (a JSON object, or its encoding as bytes) to ``path`` (relative to the
-    base URL, or absolute) and decode the JSON answer; :class:`BadResponse` if it is not
-    JSON."""
-    options: Any = {"timeout": timeout}
-    if isinstance(body, bytes):  # sent as they are, with the SDK's JSON content type
-        response = await client.post(path, content=body, cast_to=_http.Response, options=options)
-    else:
-        response = await client.post(path, body=body, cast_to=_http.Response, options=options)
-    try:
-        return decode_json(response.content)
-    except ValueError as err:
-        raise BadResponse(f"response is not JSON: {err}") from err
-
-
-async def post_json_lean(
-    http: JsonHttp, url: str, path: str, body: dict[str, Any], timeout: float | None
-) -> Any:
-    """``post_json`` over gymforge's lean keep-alive client (``json_http``) instead of the
-    SDK's: the same request, a fraction of the client CPU, and every failure raised as the
-    SDK raises it, so ``call_with_retries`` treats them alike: a failed connection is
-    ``APIConnectionError``; an error status the SDK's class for it (``RateLimitError``,
-    ``InternalServerError``, ...) with the SDK's message, body (the ``error`` object) and
-    the response's headers (``Retry-After``) (:func:`status_error`); a 2xx that is not
-    JSON ``BadResponse``. ``timeout=None``: no bound of its own (``call_with_retries``
-    bounds each attempt)."""
-    try:
-        status, headers, content = await http.exchange(path, encode_body(body), timeout)
-    except (OSError, EOFError) as err:
-        raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
-    if status >= 400:
-        raise status_error(status, headers, content, url + path)
-    try:
-        return decode_json(content)
-    except ValueError as err:
-        raise BadResponse(f"response is not JSON: {err}") from err
-
-
-def decode_json(content: bytes) -> Any:
-    """A response body decoded by ``jiter``, caching only object keys: a reply's logprob
-    entries repeat a few keys hundreds of times, while their token strings are mostly
-    distinct (caching those too costs about a sixth more). The values are the same either
-    way; ``ValueError`` if it is not JSON. (``orjson`` decodes a reply in about two thirds
-    of the time but is not the same decoder: it reads integers past 64 bits as floats and
-    accepts nesting 201 to 1,024 deep, which ``jiter`` refuses; proving a body free of
-    both takes a scan as costly as the time saved, since a reply's logprob entries alone
-    hold hundreds of brackets.)"""
-    return jiter.from_json(content, cache_mode="keys")
-
-
-_BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def encode_body(body: dict[str, Any]) -> bytes:
-    """A request body's bytes as the SDK encodes them (its ``openapi_dumps``: compact,
-    UTF-8, NaN refused), so both paths send the same bytes."""
-    return _BODY.encode(body).encode()
-
-
-_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
-    400: openai.BadRequestError,
-    401: openai.AuthenticationError,
-    403: openai.PermissionDeniedError,
-    404: openai.NotFoundError,
-    409: openai.ConflictError,
-    422: openai.UnprocessableEntityError,
-    429: openai.RateLimitError,
-}
-
-
-def status_error(
-    status: int, headers: Mapping[str, str], content: bytes, url: str
-) -> openai.APIStatusError:
-    """The error the SDK raises for an error response (its
-    ``_make_status_error_from_response``): the class by status, the message ``Error code:
-    N`` (`` - <message>`` when the body carries one), ``body`` the decoded body's ``error``
-    object (or the body, or its text when it is not JSON), so ``code`` and ``param`` are
-    read as the SDK reads them."""
-    request = _http.Request("POST", url)  # built on failure only: it parses the URL
-    response = _http.Response(status, headers=dict(headers), content=content, request=request)
-    message = f"Error code: {status}"
-    decoded: object = response.text.strip()
-    try:
-        decoded = json.loads(str(decoded))
-    except ValueError:
-        pass
-    else:
-        error = decoded.get("error", decoded) if isinstance(decoded, Mapping) else None
-        text = error.get("message") if isinstance(error, Mapping) else None
-        if isinstance(text, str) and text:
-            message += f" - {text}"
-    data = decoded.get("error", decoded) if isinstance(decoded, Mapping) else decoded
-    kind = _STATUS_ERRORS.get(status, openai.InternalServerError if status >= 500 else None)
-    return (kind or openai.APIStatusError)(message, response=response, body=data)
-
-
-def first_choice(data: Any) -> dict[str, Any]:
-    """``data`` itself when it has a non-empty ``choices`` list of objects, else BadResponse."""
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BadResponse(f"response has no choices: {str(data)[:200]}")
-    return dict(data)
-
-
 def error_message(err: openai.APIStatusError) -> str:
     body = err.body
     if isinstance(body, dict):
@@ -397,47 +267,3 @@ def _retry_after(err: openai.APIStatusError) -> float | None:
         return float(err.response.headers.get("retry-after", ""))
     except (TypeError, ValueError):
         return None
-
-
-def split_settings(
-    settings: Mapping[str, Any], factory_cls: type, label: str
-) -> tuple[Sampling, Retry, dict[str, Any]]:
-    """Sort ``settings`` into :class:`Sampling`, :class:`Retry` and ``factory_cls`` keyword
-    options, converting CLI strings by annotation. ``None`` values are ignored (unset CLI
-    flags pass through); an unknown key is a ``UserError`` naming the known ones."""
-    groups: dict[str, dict[str, Any]] = {"sampling": {}, "retry": {}, "factory": {}}
-    types = {
-        **{k: ("sampling", f.type) for k, f in Sampling.__dataclass_fields__.items()},
-        **{k: ("retry", f.type) for k, f in Retry.__dataclass_fields__.items()},
-        **{
-            k: ("factory", str(p.annotation))
-            for cls in reversed(factory_cls.__mro__)
-            if "__init__" in cls.__dict__ and cls is not object
-            for k, p in inspect.signature(cls.__dict__["__init__"]).parameters.items()
-            if k not in ("self", "model", "base_url", "sampling", "retry")
-            and p.kind is not p.VAR_KEYWORD
-        },
-    }
-    for key, value in settings.items():
-        if value is None:
-            continue
-        if key not in types:
-            raise UserError(f"unknown {label} setting {key!r}; known: {', '.join(sorted(types))}")
-        group, kind = types[key]
-        groups[group][key] = _coerce(str(kind), value)
-    return Sampling(**groups["sampling"]), Retry(**groups["retry"]), groups["factory"]
-
-
-def _coerce(kind: str, value: Any) -> Any:
-    """A CLI string (or list) as the type a setting's annotation ``kind`` names."""
-    if kind.startswith("tuple"):
-        return (value,) if isinstance(value, str) else tuple(value)
-    if not isinstance(value, str):
-        return value
-    if kind.startswith("int"):
-        return int(value)
-    if kind.startswith("float"):
-        return float(value)
-    if kind.startswith("bool"):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return value
