@@ -408,7 +408,7 @@ def main(fds: dict[str, int], jobdir: str) -> NoReturn:
     os._exit(127)
 
 
-# Before any candidate runs (see ``wire.pin_builtins``): this module and the codec's
+# Before any candidate runs (see ``pinned_builtins.pin_builtins``): this module and the codec's
 # standard-library helpers keep the real builtins.
 for _ns in (globals(), json.__dict__, json.encoder.__dict__, json.decoder.__dict__):
     wire.pin_builtins(_ns)

@@ -37,6 +37,8 @@ from gymforge.settings import host_tool
 ZYGOTE_FILES = (
     "zygote.py",
     "wire.py",
+    "plainvalues.py",
+    "pinned_builtins.py",
     "stdvalues.py",
     "child.py",
     "jobproc.py",
