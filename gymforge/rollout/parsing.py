@@ -245,11 +245,23 @@ def _logprob_list(entries: list[dict[str, Any]]) -> list[float] | None:
         values = list(map(_LOGPROB, entries))
     except KeyError:
         return None  # missing
-    if _all_of(float, values):  # what servers send: no conversion needed
+    return finite_floats(values)
+
+
+def finite_floats(values: list[Any]) -> list[float] | None:
+    """``values`` as floats when each is an int or a float (never a bool) and their sum is
+    finite (a sum of logprobs <= 0 is finite iff each is), else None: not a number, NaN or
+    an infinity (JSON cannot hold them), or an integer past the largest float. A list of
+    floats is ``values`` itself (what servers send: no conversion needed)."""
+    if _all_of(float, values):
         return values if math.isfinite(sum(values)) else None
-    if not set(map(type, values)) <= _NUMBER or not math.isfinite(sum(values)):
-        return None  # not a number, or NaN/inf (a sum of logprobs <= 0 is finite iff each is)
-    return [float(v) for v in values]
+    if not set(map(type, values)) <= _NUMBER:
+        return None
+    try:
+        floats = [float(v) for v in values]
+    except OverflowError:  # an int past the largest float
+        return None
+    return floats if math.isfinite(sum(floats)) else None
 
 
 _Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] | None]

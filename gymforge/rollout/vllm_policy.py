@@ -55,7 +55,7 @@ from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
 from gymforge.rollout.context_full import context_limit
-from gymforge.rollout.parsing import message_dict
+from gymforge.rollout.parsing import finite_floats, message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     Retry,
@@ -320,9 +320,7 @@ def sampled_logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
     values = lp.get("token_logprobs") if isinstance(lp, dict) else None
     if not isinstance(values, list) or len(values) != n:
         return None
-    if not set(map(type, values)) <= {float, int}:
-        return None
-    return values if set(map(type, values)) == {float} else [float(v) for v in values]
+    return finite_floats(values)
 
 
 def make_vllm_policy_factory(
