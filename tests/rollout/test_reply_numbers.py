@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,8 @@ from gymforge.core.seeding import canonical_json
 from gymforge.rollout.capture import turn_record
 from gymforge.rollout.parsing import capture_fields, turn_from_response
 from gymforge.rollout.server import decode_json
-from gymforge.rollout.vllm_policy import sampled_logprobs
+from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
+from gymforge.rollout.vllm_policy import checked_ids, sampled_logprobs
 
 HUGE = ["1" + "0" * 400, "-1" + "0" * 400, "1e400", "-1e400", "NaN", "Infinity", "-Infinity"]
 NUMBER_TEXT = st.one_of(
@@ -79,3 +81,13 @@ def test_any_logprob_numbers_make_a_recordable_turn(values: list[str]) -> None:
         assert all(type(v) is float for v in got)
         assert got == [float(v) for v in choice["logprobs"]["token_logprobs"]]
     json.dumps(capture_fields(data), allow_nan=False)
+
+
+def test_completion_token_ids_that_are_not_ints_are_refused() -> None:
+    """The vLLM policy's ids become the next prompt and the record: a server sending bools,
+    floats or text there is refused by name (they made the writer refuse the step)."""
+    for ids in ("[true,5]", "[5.0]", '["5"]', "[null]"):
+        choice = decode_json(f'{{"prompt_token_ids":[1],"token_ids":{ids}}}'.encode())
+        with pytest.raises(TokenInUnsupported, match="not integers"):
+            checked_ids(choice, [1], "srv")
+    assert checked_ids({"prompt_token_ids": [1], "token_ids": [7, 8]}, [1], "srv") == [7, 8]
