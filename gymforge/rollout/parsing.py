@@ -233,7 +233,7 @@ def _all_of(kind: type, items: list[Any]) -> bool:
     return operator.countOf(map(type, items), kind) == len(items)
 
 
-def _int_list(value: Any) -> list[int] | None:
+def int_list(value: Any) -> list[int] | None:
     """``value`` itself if it is a list of ints (never bools), else None."""
     if isinstance(value, list) and _all_of(int, value):
         return value
@@ -270,8 +270,8 @@ _Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] |
 def _capture(data: Mapping[str, Any]) -> _Capture:
     """:func:`capture_fields` as a tuple, in its keys' order."""
     choice = data["choices"][0]
-    prompt_ids = _int_list(data.get("prompt_token_ids"))
-    completion_ids = _int_list(choice.get("token_ids"))
+    prompt_ids = int_list(data.get("prompt_token_ids"))
+    completion_ids = int_list(choice.get("token_ids"))
     lp = choice.get("logprobs")
     entries = lp.get("content") if isinstance(lp, dict) else None
     logprobs: list[float] | None = None

@@ -55,7 +55,7 @@ from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
 from gymforge.rollout.context_full import context_limit
-from gymforge.rollout.parsing import finite_floats, message_dict
+from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     Retry,
@@ -305,6 +305,11 @@ def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) ->
     if not isinstance(completion, list) or not isinstance(echoed, list):
         raise TokenInUnsupported(
             f"{where or 'server'} returned no token ids for a token-id prompt (not vLLM?); "
+            + ALTERNATIVE
+        )
+    if int_list(completion) is None:
+        raise TokenInUnsupported(
+            f"{where or 'server'} returned completion token ids that are not integers; "
             + ALTERNATIVE
         )
     if echoed != prompt:
