@@ -122,3 +122,30 @@ def test_a_bad_redis_url_is_a_user_error(tmp_path: Path) -> None:
         "--redis", "http://localhost:6379", "--out", tmp_path / "r",
     )  # fmt: skip
     assert "bad Redis URL 'http://localhost:6379'" in one_line_error(code, stderr)
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN"])
+def test_a_reward_json_cannot_carry_is_an_integrity_failure(
+    run_dir: Path, tmp_path: Path, value: str
+) -> None:
+    """Python's JSON reader takes ``Infinity`` and ``NaN``; a record holding one has no
+    canonical JSON, hence no digest: every command that checks the file names the record
+    (it raised ValueError from inside the digest), and a resume keeps the file."""
+    copy = tmp_path / "r"
+    copy.mkdir()
+    for name in ("manifest.json", "trajectories.jsonl"):
+        (copy / name).write_bytes((run_dir / name).read_bytes())
+    text = (copy / "trajectories.jsonl").read_text()
+    first_end = next(ln for ln in text.splitlines() if '"record":"episode"' in ln)
+    episode = json.loads(first_end)["episode_id"]
+    edited = text.replace(first_end, re.sub(r'"reward":[^,]+', f'"reward":{value}', first_end))
+    (copy / "trajectories.jsonl").write_text(edited)
+    want = f"episode record of episode {episode} holds a value JSON cannot carry"
+    for args in (("verify-log", copy / "trajectories.jsonl"), ("hacks", copy)):
+        code, stderr, _ = cli(*args)
+        assert want in one_line_error(code, stderr, 1), args
+    code, stderr, _ = cli(
+        "run", "ledger", "--policy", "oracle", "-n", "2", "--out", copy, "--resume"
+    )
+    assert want in one_line_error(code, stderr, 1)
+    assert (copy / "trajectories.jsonl").read_text() == edited

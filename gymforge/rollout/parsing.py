@@ -233,7 +233,7 @@ def _all_of(kind: type, items: list[Any]) -> bool:
     return operator.countOf(map(type, items), kind) == len(items)
 
 
-def _int_list(value: Any) -> list[int] | None:
+def int_list(value: Any) -> list[int] | None:
     """``value`` itself if it is a list of ints (never bools), else None."""
     if isinstance(value, list) and _all_of(int, value):
         return value
@@ -245,11 +245,23 @@ def _logprob_list(entries: list[dict[str, Any]]) -> list[float] | None:
         values = list(map(_LOGPROB, entries))
     except KeyError:
         return None  # missing
-    if _all_of(float, values):  # what servers send: no conversion needed
+    return finite_floats(values)
+
+
+def finite_floats(values: list[Any]) -> list[float] | None:
+    """``values`` as floats when each is an int or a float (never a bool) and their sum is
+    finite (a sum of logprobs <= 0 is finite iff each is), else None: not a number, NaN or
+    an infinity (JSON cannot hold them), or an integer past the largest float. A list of
+    floats is ``values`` itself (what servers send: no conversion needed)."""
+    if _all_of(float, values):
         return values if math.isfinite(sum(values)) else None
-    if not set(map(type, values)) <= _NUMBER or not math.isfinite(sum(values)):
-        return None  # not a number, or NaN/inf (a sum of logprobs <= 0 is finite iff each is)
-    return [float(v) for v in values]
+    if not set(map(type, values)) <= _NUMBER:
+        return None
+    try:
+        floats = [float(v) for v in values]
+    except OverflowError:  # an int past the largest float
+        return None
+    return floats if math.isfinite(sum(floats)) else None
 
 
 _Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] | None]
@@ -258,8 +270,8 @@ _Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] |
 def _capture(data: Mapping[str, Any]) -> _Capture:
     """:func:`capture_fields` as a tuple, in its keys' order."""
     choice = data["choices"][0]
-    prompt_ids = _int_list(data.get("prompt_token_ids"))
-    completion_ids = _int_list(choice.get("token_ids"))
+    prompt_ids = int_list(data.get("prompt_token_ids"))
+    completion_ids = int_list(choice.get("token_ids"))
     lp = choice.get("logprobs")
     entries = lp.get("content") if isinstance(lp, dict) else None
     logprobs: list[float] | None = None

@@ -7,6 +7,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import fields
+from fractions import Fraction
 from typing import Any
 
 from gymforge.trajectory.outcome import (
@@ -26,20 +27,39 @@ _COUNT_FIELDS = tuple(f.name for f in fields(OutcomeCounts))
 
 def group_stats(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Groups are the rollouts of one ``(task_id, seed)``. A group whose rewards are all
-    equal gives GRPO no signal; those are counted and the first few listed."""
+    equal gives GRPO no signal; those are counted and the first few listed. A group's
+    deviation is ``statistics.pstdev`` (exact), nan when one of its rewards is not finite
+    (so is then their mean)."""
     groups: dict[tuple[str, int], list[float]] = defaultdict(list)
     for e in episodes:
         groups[(e["task_id"], e["seed"])].append(e["reward"])
     sized = {k: v for k, v in groups.items() if len(v) > 1}
     zero = sorted(f"{t} seed {s}" for (t, s), v in sized.items() if max(v) == min(v))
-    stds = [statistics.pstdev(v) for v in sized.values()]
+    stds = [_deviation(v) for v in sized.values()]
     return {
         "groups": len(groups),
         "group_size_max": max((len(v) for v in groups.values()), default=0),
         "zero_variance_groups": len(zero),
         "zero_variance_examples": zero[:ZERO_VARIANCE_LISTED],
-        "mean_group_reward_std": math.fsum(stds) / len(stds) if stds else None,
+        "mean_group_reward_std": _mean(stds) if stds else None,
     }
+
+
+def _deviation(rewards: list[float]) -> float:
+    if all(map(math.isfinite, rewards)):
+        return statistics.pstdev(rewards)
+    return math.nan  # pstdev itself raises AttributeError
+
+
+def _mean(values: list[float]) -> float:
+    """``fsum(values) / len(values)``; nan when one is nan; the exact mean, rounded once,
+    when the sum of finite values overflows (their mean never does)."""
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        if not all(map(math.isfinite, values)):
+            return math.nan  # deviations are >= 0 or nan
+        return float(sum(map(Fraction, values)) / len(values))
 
 
 class Tally:
@@ -48,7 +68,8 @@ class Tally:
     folds in only the episodes added since it was last asked for (the progress bar asks
     after every episode, so a whole-list pass there made a run quadratic in its episodes),
     and equals the whole-list computation: ``count_outcomes`` over every outcome,
-    ``math.fsum`` over every reward."""
+    ``math.fsum`` over every reward (over those that are not finite when there are any:
+    the mean is then inf, -inf or nan, where fsum would raise for inf and -inf together)."""
 
     def __init__(self, episodes: Sequence[dict[str, Any]] = ()) -> None:
         self.outcomes: list[EpisodeOutcome] = []
@@ -94,8 +115,11 @@ class Tally:
                 num, den = r.as_integer_ratio()  # den is a power of two, at most 2**1074
                 self._exact_sum += num << (1075 - den.bit_length())
                 self._summed += 1
-        if not self._exact:  # fsum's own rules for inf, nan and overflow
-            return math.fsum(self.rewards) / len(self.rewards)
+        if not self._exact:
+            special = [r for r in self.rewards if not math.isfinite(r)]
+            if special:  # what IEEE makes of them: fsum's answer, where fsum does not raise
+                return sum(special) / len(self.rewards)
+            return math.fsum(self.rewards) / len(self.rewards)  # fsum's overflow rule
         # int / int is correctly rounded, as fsum is: the same float
         return self._exact_sum / (1 << 1074) / len(self.rewards)
 

@@ -55,7 +55,7 @@ from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
 from gymforge.rollout.context_full import context_limit
-from gymforge.rollout.parsing import message_dict
+from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     Retry,
@@ -307,6 +307,11 @@ def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) ->
             f"{where or 'server'} returned no token ids for a token-id prompt (not vLLM?); "
             + ALTERNATIVE
         )
+    if int_list(completion) is None:
+        raise TokenInUnsupported(
+            f"{where or 'server'} returned completion token ids that are not integers; "
+            + ALTERNATIVE
+        )
     if echoed != prompt:
         raise TokenInUnsupported(
             f"{where or 'server'} did not take the prompt token ids verbatim (it re-tokenised "
@@ -320,9 +325,7 @@ def sampled_logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
     values = lp.get("token_logprobs") if isinstance(lp, dict) else None
     if not isinstance(values, list) or len(values) != n:
         return None
-    if not set(map(type, values)) <= {float, int}:
-        return None
-    return values if set(map(type, values)) == {float} else [float(v) for v in values]
+    return finite_floats(values)
 
 
 def make_vllm_policy_factory(

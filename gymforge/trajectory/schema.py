@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from gymforge.core.errors import IntegrityError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Action, Message
 
@@ -200,8 +201,16 @@ def chain_digest(previous: str, record: dict[str, Any]) -> str:
 
 def unsealed_json(record: dict[str, Any]) -> str:
     """The bytes the digest and the seal of ``record`` cover: its canonical JSON without
-    the ``digest`` and ``seal`` keys."""
-    return canonical_json({k: v for k, v in record.items() if k not in UNSEALED_KEYS})
+    the ``digest`` and ``seal`` keys. IntegrityError when it has none: a file's record
+    holding ``NaN`` or an infinity, which Python's JSON reader takes."""
+    try:
+        return canonical_json({k: v for k, v in record.items() if k not in UNSEALED_KEYS})
+    except ValueError as err:
+        kind = record.get("record")
+        label = f"step {record.get('step')}" if kind == "step" else f"{kind} record"
+        raise IntegrityError(
+            f"{label} of episode {record.get('episode_id')} holds a value JSON cannot carry: {err}"
+        ) from err
 
 
 def chain_step(previous: str, unsealed: str) -> str:

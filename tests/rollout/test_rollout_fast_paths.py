@@ -191,7 +191,8 @@ def test_keys_record_is_the_keys_dump(
 
 # ---- token capture: the C-speed type counts decide as the type sets did ------------------
 def _capture_by_type_sets(data: Any) -> dict[str, Any]:
-    """``capture_fields`` as it was written before its checks counted types: the oracle."""
+    """``capture_fields`` as it was written before its checks counted types: the oracle
+    (with the later rule that an integer past the largest float is no logprob)."""
     import math
     import re
 
@@ -204,9 +205,15 @@ def _capture_by_type_sets(data: Any) -> dict[str, Any]:
         except KeyError:
             return None
         types = set(map(type, values))
-        if not types <= {int, float} or not math.isfinite(sum(values)):
+        if not types <= {int, float}:
             return None
-        return values if types == {float} else [float(v) for v in values]
+        try:
+            floats = [float(v) for v in values]
+        except OverflowError:
+            return None
+        if not math.isfinite(sum(floats)):
+            return None
+        return values if types == {float} else floats
 
     choice = data["choices"][0]
     prompt_ids = int_list(data.get("prompt_token_ids"))
