@@ -19,9 +19,6 @@ from gymforge.trajectory.outcome import (
 from gymforge.trajectory.schema import component_totals
 
 ZERO_VARIANCE_LISTED = 50
-EXACT_BOUND = 2.0**512
-"""``Tally`` sums rewards up to this size exactly (no sum of fewer than 2**511 of them can
-overflow, so ``math.fsum`` of them is the correctly rounded exact sum too)."""
 _COUNT_FIELDS = tuple(f.name for f in fields(OutcomeCounts))
 
 
@@ -67,9 +64,11 @@ class Tally:
     arrive: the progress bar shows these, computed as the summary table's are. Each figure
     folds in only the episodes added since it was last asked for (the progress bar asks
     after every episode, so a whole-list pass there made a run quadratic in its episodes),
-    and equals the whole-list computation: ``count_outcomes`` over every outcome,
-    ``math.fsum`` over every reward (over those that are not finite when there are any:
-    the mean is then inf, -inf or nan, where fsum would raise for inf and -inf together)."""
+    and equals the whole-list computation: ``count_outcomes`` over every outcome, and
+    ``math.fsum`` over every reward divided by their number. Two cases where fsum raises
+    have an answer instead: finite rewards whose sum (or a partial sum) passes the largest
+    float have their exact mean, rounded once (it is always finite); with rewards that are
+    not finite the mean is what IEEE makes of those alone (inf, -inf or nan)."""
 
     def __init__(self, episodes: Sequence[dict[str, Any]] = ()) -> None:
         self.outcomes: list[EpisodeOutcome] = []
@@ -78,7 +77,7 @@ class Tally:
         self._counted = 0
         self._exact_sum = 0  # of rewards[:_summed], in units of 2**-1074 (all floats' unit)
         self._summed = 0
-        self._exact = True  # every reward so far within EXACT_BOUND
+        self._special = 0.0  # the IEEE sum of the rewards that are not finite (0.0: none)
         for e in episodes:
             self.add(e)
 
@@ -107,21 +106,20 @@ class Tally:
     def mean_reward(self) -> float:
         if not self.rewards:
             return 0.0
-        if self._exact:
-            for r in self.rewards[self._summed :]:
-                if not abs(r) <= EXACT_BOUND:  # nan too
-                    self._exact = False
-                    break
+        for r in self.rewards[self._summed :]:
+            if math.isfinite(r):
                 num, den = r.as_integer_ratio()  # den is a power of two, at most 2**1074
                 self._exact_sum += num << (1075 - den.bit_length())
-                self._summed += 1
-        if not self._exact:
-            special = [r for r in self.rewards if not math.isfinite(r)]
-            if special:  # what IEEE makes of them: fsum's answer, where fsum does not raise
-                return sum(special) / len(self.rewards)
-            return math.fsum(self.rewards) / len(self.rewards)  # fsum's overflow rule
-        # int / int is correctly rounded, as fsum is: the same float
-        return self._exact_sum / (1 << 1074) / len(self.rewards)
+            else:  # inf, -inf and nan add up alike in any order
+                self._special += r
+        self._summed = len(self.rewards)
+        n = len(self.rewards)
+        if self._special != 0.0:
+            return self._special / n
+        try:  # int / int is correctly rounded, as fsum is: the same float
+            return self._exact_sum / (1 << 1074) / n
+        except OverflowError:  # where fsum raises: the exact mean, rounded once
+            return self._exact_sum / (n << 1074)
 
 
 def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:

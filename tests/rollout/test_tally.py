@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gymforge.rollout import summary
-from gymforge.rollout.summary import EXACT_BOUND, Tally, summarize
+from gymforge.rollout.summary import Tally, summarize
 from gymforge.trajectory.outcome import VERIFIER_ERROR, classify_outcome, count_outcomes
 
 
@@ -39,7 +40,20 @@ REWARDS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),  # huge, tiny, subnormal, -0.0
     st.floats(-1.0, 1.0),
     st.sampled_from(
-        [0.0, 1.0, 0.1, 1e16, -1e16, 5e-324, EXACT_BOUND, math.inf, -math.inf, math.nan]
+        [
+            0.0,
+            1.0,
+            0.1,
+            1e16,
+            -1e16,
+            5e-324,
+            2.0**512,
+            1.7e308,
+            -1.7e308,
+            math.inf,
+            -math.inf,
+            math.nan,
+        ]
     ),
 )
 ROWS = st.lists(
@@ -55,9 +69,12 @@ ROWS = st.lists(
 
 
 def whole_list(episodes: list[dict[str, Any]]) -> tuple[float, Callable[[], float]]:
-    """The figures as a single pass over every episode gives them (the mean to be computed:
-    fsum can raise). With a reward that is not finite the mean is what IEEE makes of those
-    rewards alone (inf, -inf or nan), as fsum gives it when it does not raise."""
+    """The figures as a single pass over every episode gives them (the mean to be computed).
+    With a reward that is not finite the mean is what IEEE makes of those rewards alone
+    (inf, -inf or nan), as fsum gives it when it does not raise. Where fsum raises for
+    finite rewards (a sum or partial sum past the largest float) the mean is the exact
+    sum's float divided by their number, or the exact mean rounded once when that sum
+    itself has no float."""
     outcomes = [classify_outcome(e) for e in episodes]
     rewards = [float(e["reward"]) for e, o in zip(episodes, outcomes, strict=True) if o.counted]
     rate = count_outcomes(outcomes).success_rate or 0.0
@@ -66,7 +83,16 @@ def whole_list(episodes: list[dict[str, Any]]) -> tuple[float, Callable[[], floa
         if not rewards:
             return 0.0
         special = [r for r in rewards if not math.isfinite(r)]
-        return (sum(special) if special else math.fsum(rewards)) / len(rewards)
+        if special:
+            return sum(special) / len(rewards)
+        try:
+            return math.fsum(rewards) / len(rewards)
+        except OverflowError:
+            exact = sum(map(Fraction, rewards))
+            try:
+                return float(exact) / len(rewards)
+            except OverflowError:
+                return float(exact / len(rewards))
 
     return rate, mean
 
@@ -109,16 +135,28 @@ def test_sums_that_round_differently_one_by_one_are_exact() -> None:
     assert sum(rewards) / len(rewards) != tally.mean_reward  # the drift this guards against
 
 
-def test_past_the_exact_bound_fsum_rules_apply() -> None:
-    """fsum refuses a sum whose partial overflows although the total would not; so does the
-    tally (an exact sum alone would answer 1.7e308)."""
-    tally = Tally()
-    for i, r in enumerate([1.7e308, 1.7e308, -1.7e308]):
-        tally.add(episode(i, False, "wrong", 1, r))
-    with pytest.raises(OverflowError):
-        math.fsum(tally.rewards)
-    with pytest.raises(OverflowError):
-        tally.mean_reward  # noqa: B018
+def test_finite_rewards_always_have_a_mean() -> None:
+    """fsum refuses a sum whose partial overflows although the total would not, and a total
+    past the largest float; the mean of finite rewards is finite either way, and the tally
+    gives it (a progress bar that raised here would stop the run)."""
+    for rewards, expected in [
+        ([1.7e308, 1.7e308, -1.7e308], 1.7e308 / 3),
+        ([1.7e308, 1.7e308], 1.7e308),
+        ([1.7e308, 1.7e308, 1.0], float((2 * Fraction(1.7e308) + 1) / 3)),
+    ]:
+        with pytest.raises(OverflowError):
+            math.fsum(rewards)
+        tally = Tally()
+        for i, r in enumerate(rewards):
+            tally.add(episode(i, False, "wrong", 1, r))
+            assert math.isfinite(tally.mean_reward)
+        assert tally.mean_reward == expected
+        assert (
+            summarize([episode(i, False, "wrong", 1, r) for i, r in enumerate(rewards)])[
+                "mean_reward"
+            ]
+            == expected
+        )
 
 
 class CountingList(list[Any]):
