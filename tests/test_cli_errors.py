@@ -149,3 +149,29 @@ def test_a_reward_json_cannot_carry_is_an_integrity_failure(
     )
     assert want in one_line_error(code, stderr, 1)
     assert (copy / "trajectories.jsonl").read_text() == edited
+
+
+def test_a_line_nested_too_deeply_to_read_is_an_integrity_failure(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """Python's JSON reader raises RecursionError, not a decode error, on a line nested
+    deeper than its recursion limit: a file whose last episode line is damaged that way is
+    refused by name (verify-log, hacks), and a resume truncates it as any damaged tail,
+    keeping the finished episodes before it, instead of a RecursionError traceback."""
+    copy = tmp_path / "r"
+    copy.mkdir()
+    for name in ("manifest.json", "trajectories.jsonl"):
+        (copy / name).write_bytes((run_dir / name).read_bytes())
+    text = (copy / "trajectories.jsonl").read_text()
+    nested = "[" * 200_000 + "]" * 200_000
+    (copy / "trajectories.jsonl").write_text(text + nested + "\n")
+    lines = len(text.splitlines()) + 1
+    for args in (("verify-log", copy / "trajectories.jsonl"), ("hacks", copy)):
+        code, stderr, _ = cli(*args)
+        assert f"line {lines}: not JSON" in one_line_error(code, stderr, 1), args
+    code, stderr, _ = cli(
+        "run", "ledger", "--policy", "oracle", "-n", "2", "--out", copy, "--resume"
+    )
+    assert code == 0, stderr
+    assert nested not in (copy / "trajectories.jsonl").read_text()
+    assert (copy / "trajectories.jsonl").read_text().startswith(text)

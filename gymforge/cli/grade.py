@@ -14,6 +14,7 @@ from gymforge.cli.common import app, err, fail, friendly, open_env
 from gymforge.cli.sandbox_flags import SANDBOX, use_settings
 from gymforge.core.env import Environment
 from gymforge.evaluate.grade import grade_file
+from gymforge.trajectory.schema import load_line
 from gymforge.verify.code.shared import near_limit
 from gymforge.wording import plural
 
@@ -113,7 +114,7 @@ def near_limit_tasks(path: Path) -> list[str]:
     with path.open(encoding="utf-8") as f:
         for raw in f:
             try:
-                line = json.loads(raw)
+                line = load_line(raw)
             except json.JSONDecodeError:
                 continue
             if not isinstance(line, dict):

@@ -13,14 +13,13 @@ holds the whole run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import IntegrityError
 from gymforge.trajectory.io import EpisodeLog, read_records, verify_chain
-from gymforge.trajectory.schema import RunSealRecord, StepRecord, unsealed_json
+from gymforge.trajectory.schema import RunSealRecord, StepRecord, load_line, unsealed_json
 from gymforge.trajectory.seal import (
     NEED_KEY,
     ChainState,
@@ -133,7 +132,7 @@ def looks_finished(path: str | Path) -> bool:
     if b'"seal":"' not in first:
         return True  # an unsealed file: nothing marks its end
     try:
-        raw = json.loads(last)
+        raw = load_line(last)
     except ValueError:
         return False
     return isinstance(raw, dict) and raw.get("record") == "run_seal" and not raw.get("continued")

@@ -23,6 +23,7 @@ from gymforge.trajectory.schema import (
     StepRecord,
     chain_digest,
     component_totals,
+    load_line,
 )
 from gymforge.trajectory.seal import record_label
 from gymforge.wording import plural
@@ -49,7 +50,7 @@ def read_records(
             if not data.strip():
                 continue
             try:
-                raw = json.loads(data.decode("utf-8"))
+                raw = load_line(data.decode("utf-8"))
                 yield n, raw, LINE_ADAPTER.validate_python(raw)
             except UnicodeDecodeError:
                 raise IntegrityError(f"line {n}: not UTF-8 text") from None

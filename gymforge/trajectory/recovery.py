@@ -4,7 +4,6 @@ tail (``recover_run``), and ``reseal`` closes a finished sealed file again with 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,13 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import IntegrityError, UserError
 from gymforge.trajectory.reader import EpisodeLog, verify_chain
-from gymforge.trajectory.schema import LINE_ADAPTER, RunSealRecord, StepRecord, unsealed_json
+from gymforge.trajectory.schema import (
+    LINE_ADAPTER,
+    RunSealRecord,
+    StepRecord,
+    load_line,
+    unsealed_json,
+)
 from gymforge.trajectory.seal import (
     NEED_KEY,
     ChainState,
@@ -53,7 +58,7 @@ def recover_run(path: str | Path, key: bytes | None) -> tuple[list[dict[str, Any
         try:
             if not line.endswith(b"\n"):
                 raise ValueError("no newline")
-            raw = json.loads(line)
+            raw = load_line(line)
             rec = LINE_ADAPTER.validate_python(raw)
         except (ValueError, ValidationError) as err:
             if any(b'"record":"episode"' in later for later in lines[n:]):
@@ -135,7 +140,7 @@ def _sealed_state(path: Path, key: bytes) -> ChainState:
         for n, line in enumerate(fh, 1):
             start, pos = pos, pos + len(line)
             try:
-                raw = json.loads(line)
+                raw = load_line(line)
             except ValueError:
                 raise IntegrityError(f"{path}: line {n} is not JSON; not a finished run") from None
             if not isinstance(raw, dict) or "seal" not in raw:

@@ -193,6 +193,18 @@ def component_totals(step_components: list[dict[str, float]]) -> dict[str, float
     return totals
 
 
+def load_line(line: bytes | str) -> Any:
+    """A trajectory file's line as JSON, read by ``json.loads``; a line nested deeper than
+    that reader's recursion allows is a ``json.JSONDecodeError`` like any other text that
+    is not JSON (the reader raises RecursionError for it), so every caller that handles a
+    damaged line handles this one."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        text = line if isinstance(line, str) else line.decode("utf-8", "replace")
+        raise json.JSONDecodeError("nested too deeply to read", text, 0) from None
+
+
 def chain_digest(previous: str, record: dict[str, Any]) -> str:
     """The digest of ``record`` (without its ``digest`` and ``seal``) chained onto
     ``previous``."""
