@@ -19,7 +19,7 @@ from typing import Any
 
 from gymforge.core.errors import IntegrityError
 from gymforge.trajectory.io import EpisodeLog, read_records, verify_chain
-from gymforge.trajectory.schema import RunSealRecord, StepRecord, load_line, unsealed_json
+from gymforge.trajectory.schema import RunSealRecord, load_line, unsealed_json
 from gymforge.trajectory.seal import (
     NEED_KEY,
     ChainState,
@@ -98,11 +98,8 @@ def check_file(path: str | Path, key: bytes | None) -> FileCheck:
                     f"{describe(n, raw)}: record after the end of episode {rec.episode_id}"
                 )
             current = EpisodeLog(rec.episode_id, first_line=n)
-        current.raw.append(raw)
-        if isinstance(rec, StepRecord):
-            current.steps.append(rec)
+        if not current.take(raw, rec):
             continue
-        current.end = rec
         verify_chain(current)
         result.episodes.append(current)
         ended.add(rec.episode_id)

@@ -39,6 +39,16 @@ class EpisodeLog:
     raw: list[dict[str, Any]] = field(default_factory=list)
     first_line: int = 0
 
+    def take(self, raw: dict[str, Any], rec: StepRecord | EpisodeRecord) -> bool:
+        """Append one of the episode's lines (``raw`` as read, ``rec`` its model); True when
+        it is the episode record that ends the episode."""
+        self.raw.append(raw)
+        if isinstance(rec, StepRecord):
+            self.steps.append(rec)
+            return False
+        self.end = rec
+        return True
+
 
 def read_records(
     path: str | Path,
@@ -76,11 +86,7 @@ def read_episodes(path: str | Path) -> list[EpisodeLog]:
             log = episodes[rec.episode_id] = EpisodeLog(rec.episode_id, first_line=n)
         elif log.end is not None:
             raise IntegrityError(f"line {n}: record after the end of episode {rec.episode_id}")
-        log.raw.append(raw)
-        if isinstance(rec, StepRecord):
-            log.steps.append(rec)
-        else:
-            log.end = rec
+        log.take(raw, rec)
     return list(episodes.values())
 
 

@@ -15,7 +15,6 @@ from gymforge.trajectory.reader import EpisodeLog, verify_chain
 from gymforge.trajectory.schema import (
     LINE_ADAPTER,
     RunSealRecord,
-    StepRecord,
     load_line,
     unsealed_json,
 )
@@ -78,11 +77,8 @@ def recover_run(path: str | Path, key: bytes | None) -> tuple[list[dict[str, Any
             continue
         if log is None or log.episode_id != rec.episode_id:
             log = EpisodeLog(rec.episode_id, first_line=n)
-        log.raw.append(raw)
-        if isinstance(rec, StepRecord):
-            log.steps.append(rec)
+        if not log.take(raw, rec):
             continue
-        log.end = rec
         verify_chain(log)
         for record in log.raw:
             state.add(record)
