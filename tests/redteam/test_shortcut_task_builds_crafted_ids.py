@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gymforge.core.seeding import derive_seed
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
 from gymforge.tasks import TaskFamily, family
 
@@ -120,10 +121,19 @@ def test_the_reference_is_not_the_shortcuts() -> None:
     themselves would hold nothing): under them, a task's draws go through
     ``random.Random.randint`` and its seed through ``derive_seed``; without them, neither."""
     calls: list[str] = []
+    randint = random.Random.randint
+
+    def counted_randint(*args: Any) -> int:
+        calls.append("randint")
+        return randint(*args)
+
+    def counted_derive(*parts: Any) -> int:
+        calls.append("derive")
+        return derive_seed(*parts)
+
     with pytest.MonkeyPatch.context() as m:
-        randint, derive = random.Random.randint, family.derive_seed
-        m.setattr(random.Random, "randint", lambda *a: calls.append("randint") or randint(*a))
-        m.setattr(family, "derive_seed", lambda *a: calls.append("derive") or derive(*a))
+        m.setattr(random.Random, "randint", counted_randint)
+        m.setattr(family, "derive_seed", counted_derive)
         arith.FAMILY.task(1, 3)
         arith.FAMILY.task(1, 3)
         assert calls == []
