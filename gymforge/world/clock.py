@@ -17,11 +17,19 @@ from typing import Any
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
+_FIRST, _LAST = -30_610_224_000, 253_402_300_799  # 1000-01-01T00:00:00Z, 9999-12-31T23:59:59Z
+
+
 def iso(epoch: int) -> str:
-    """``2024-03-05T10:00:00Z`` for a UTC epoch second of the years 1000 to 9999: the text of
+    """``2024-03-05T10:00:00Z`` for a UTC epoch second: the text of
     ``datetime.fromtimestamp(epoch, UTC).isoformat()[:19] + "Z"``, through ``time.strftime``
-    (a third of its cost, and no C printf, which a loaded libquadmath slows)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    (a third of its cost, and no C printf, which a loaded libquadmath slows) for an int of
+    the years 1000 to 9999. Any other epoch takes datetime itself: ``strftime`` writes other
+    years unpadded (``999-...``, ``10000-...``, where datetime refuses) and truncates a float
+    that datetime rounds to the microsecond."""
+    if type(epoch) is int and _FIRST <= epoch <= _LAST:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat()[:19] + "Z"
 
 
 def epoch(text: str) -> int:

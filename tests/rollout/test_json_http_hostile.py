@@ -1,0 +1,113 @@
+"""``JsonHttp`` against a hostile server's replies: each is read or refused as the client
+before the one-coroutine-per-request rewrite read or refused it (the outcomes below are
+that client's), a connection that failed is never reused (the next request opens a fresh
+one), and a good reply's connection is kept for the next."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from gymforge.rollout.json_http import JsonHttp
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+CLOSE = None  # the server closes the connection instead of replying
+STALL = "stall"  # the server never replies
+# a reply in a tuple: the server writes it, then closes the connection
+
+# (the server's first reply, the client's outcome, connections opened for three requests)
+CASES: dict[str, tuple[list[Any], Any, int]] = {
+    "http/1.0": ([b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"], (200, b"{}"), 2),
+    "status not a number": ([b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}"], ValueError, 2),
+    "no status": ([b"HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"], ValueError, 2),
+    "signed status": ([b"HTTP/1.1 +20 x\r\nContent-Length: 2\r\n\r\n{}"], (20, b"{}"), 1),
+    "negative length": ([b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n{}"], ValueError, 2),
+    "length not a number": ([b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}"], ValueError, 2),
+    "non-ASCII digit length": (
+        [b"HTTP/1.1 200 OK\r\nContent-Length: \xd9\xa2\r\n\r\n{}"],
+        ValueError,
+        2,
+    ),
+    "two lengths, the last kept": (
+        [b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 2\r\n\r\n{}"],
+        (200, b"{}"),
+        1,
+    ),
+    "body cut short": ([(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",)], EOFError, 2),
+    "header cut short": ([(b"HTTP/1.1 200 OK\r\nContent-Le",)], EOFError, 2),
+    "closed at once": ([CLOSE], EOFError, 2),
+    "bad chunk size": (
+        [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"],
+        ValueError,
+        2,
+    ),
+    "chunked": (
+        [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"],
+        (200, b"{}"),
+        1,
+    ),
+    "header past the limit": (
+        [b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000 + b"\r\n\r\n"],
+        asyncio.LimitOverrunError,
+        2,
+    ),
+    "connection: close": (
+        [b"HTTP/1.1 200 OK\r\nconnection:   CLOSE  \r\nContent-Length: 2\r\n\r\n{}"],
+        (200, b"{}"),
+        2,
+    ),
+    "never replies": ([STALL], TimeoutError, 2),
+}
+
+
+async def _three_requests(script: list[Any], timeout: float) -> tuple[list[Any], int, int]:
+    accepted: list[int] = []
+    replies = list(script)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
+        try:
+            while True:
+                await reader.readuntil(b"\r\n\r\n")
+                await reader.readexactly(2)  # the client's body: b"{}"
+                step = replies.pop(0) if replies else OK
+                if step is CLOSE:
+                    break
+                if step == STALL:
+                    await asyncio.sleep(30)
+                writer.write(step[0] if isinstance(step, tuple) else step)
+                await writer.drain()
+                if isinstance(step, tuple):
+                    break
+        except (OSError, EOFError, asyncio.CancelledError):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    http = JsonHttp(f"http://127.0.0.1:{port}", {})
+    out: list[Any] = []
+    for _ in range(3):
+        try:
+            status, _, data = await http.exchange("/x", b"{}", timeout)
+            out.append((status, data))
+        except Exception as err:
+            out.append(type(err))
+    pool = len(http._pool())
+    await http.aclose()
+    server.close()
+    return out, pool, len(accepted)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_hostile_reply_is_read_or_refused_as_before(case: str) -> None:
+    script, first, connections = CASES[case]
+    out, pool, accepted = asyncio.run(asyncio.wait_for(_three_requests(script, 0.5), 20))
+    if isinstance(first, type):
+        assert isinstance(out[0], type) and issubclass(out[0], first), out[0]
+    else:
+        assert out[0] == first
+    assert out[1:] == [(200, b"{}"), (200, b"{}")]  # after it, fresh or kept, served again
+    assert (pool, accepted) == (1, connections)
