@@ -5,12 +5,18 @@ more CPU on that small request than the request itself (aiohttp about 0.13 ms, t
 SDK's generic ``post`` more; this client about 0.03 ms on this machine), and on a small host
 client CPU caps how many episodes run at once (``benchmarks/token_in_cpu.py``). It speaks
 just what that needs: ``POST`` with a JSON body over ``http`` or ``https``, responses with
-``Content-Length`` or chunked bodies, one pool of idle connections per event loop.
+``Content-Length``, chunked or read-to-close bodies, one pool of idle connections per event
+loop.
 
 :meth:`JsonHttp.post` returns ``(status, body bytes)`` (:meth:`JsonHttp.exchange` also the
 response headers, names lower-cased) and raises ``OSError`` (or
-``asyncio.IncompleteReadError``, a subclass of ``EOFError``) when the connection fails; a
-connection that failed is dropped, so a retry opens a fresh one. ``https`` uses the given
+``asyncio.IncompleteReadError``, a subclass of ``EOFError``) when the connection fails,
+:class:`ProtocolError` (an ``OSError``) when the response breaks HTTP/1.1 (a status that is
+not three digits, a length or chunk size that is not a plain number, a header past
+``MAX_HEADER``); a connection that failed is dropped, so a retry opens a fresh one. A
+connection is kept for the next request only when the response ended where its length
+said and nothing follows it: bytes after a response, or arriving while it is idle, are no
+reply to any request this client sent, and would be read as the next one's. ``https`` uses the given
 ``ssl_context`` (the ``openai:`` policy passes the one its SDK client would use), else the
 system's default.
 """
@@ -19,11 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import string
 import weakref
 from urllib.parse import urlsplit
 
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 MAX_HEADER = 64 * 1024
+_NO_BODY = frozenset({204, 304})
+
+
+class ProtocolError(OSError):
+    """The server's response breaks HTTP/1.1 as this client reads it."""
 
 
 class JsonHttp:
@@ -63,16 +75,24 @@ class JsonHttp:
                 f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
             )
             writer.write(request.encode() + b"\r\n\r\n" + body)
-            version, code, headers = _head(await reader.readuntil(b"\r\n\r\n"))
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.LimitOverrunError:
+                raise ProtocolError("response header too large") from None
+            version, status, headers = _head(head)
+            keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
             if headers.get("transfer-encoding", "").lower() == "chunked":
                 data = await _chunked(reader)
-            else:
-                data = await reader.readexactly(int(headers.get("content-length", "0")))
-            status = int(code)
+            elif "content-length" in headers:
+                data = await reader.readexactly(_number(headers["content-length"], 10))
+            elif status in _NO_BODY or status < 200:
+                data = b""
+            else:  # no length: the body runs to the connection's close
+                data, keep = await reader.read(), False
         except BaseException:
             writer.close()
             raise
-        if headers.get("connection", "").lower() != "close" and version == "HTTP/1.1":
+        if keep and not _waiting(reader):
             self._pool().append((reader, writer))
         else:
             writer.close()
@@ -94,7 +114,7 @@ class JsonHttp:
         pool = self._pool()
         while pool:
             reader, writer = pool.pop()
-            if not writer.is_closing() and not reader.at_eof():
+            if not writer.is_closing() and not reader.at_eof() and not _waiting(reader):
                 return reader, writer
             writer.close()
         return None
@@ -111,24 +131,42 @@ class JsonHttp:
             writer.close()
 
 
-def _head(head: bytes) -> tuple[str, str, dict[str, str]]:
+def _waiting(reader: asyncio.StreamReader) -> bool:
+    """Whether bytes are buffered that no read has taken (the stream's own buffer: asyncio
+    has no public way to peek at it)."""
+    return bool(reader._buffer)  # type: ignore[attr-defined]
+
+
+def _number(text: str | bytes, base: int) -> int:
+    """A length or chunk size: plain digits of ``base`` only (``int`` would also take a
+    sign, underscores, spaces and other scripts' digits)."""
+    digits = text.strip() if isinstance(text, str) else text.strip().decode("latin-1")
+    allowed = string.hexdigits if base == 16 else string.digits
+    if not digits or digits.strip(allowed):
+        raise ProtocolError(f"not a plain number: {digits[:40]!r}")
+    return int(digits, base)
+
+
+def _head(head: bytes) -> tuple[str, int, dict[str, str]]:
     """The status line's version and code, and the headers (names lower-cased)."""
     if len(head) > MAX_HEADER:
-        raise OSError("response header too large")
+        raise ProtocolError("response header too large")
     lines = head.decode("latin-1").split("\r\n")
-    version, code = lines[0].split(" ", 2)[:2]
+    version, code = ([*lines[0].split(" ", 2), ""])[:2]
+    if len(code) != 3 or code.strip("0123456789"):
+        raise ProtocolError(f"not an HTTP status line: {lines[0][:80]!r}")
     headers = {}
     for line in lines[1:]:
         name, sep, value = line.partition(":")
         if sep:
             headers[name.strip().lower()] = value.strip()
-    return version, code, headers
+    return version, int(code), headers
 
 
 async def _chunked(reader: asyncio.StreamReader) -> bytes:
     parts: list[bytes] = []
     while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+        size = _number((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
         if size == 0:
             await reader.readuntil(b"\r\n")  # the (empty) trailer
             return b"".join(parts)

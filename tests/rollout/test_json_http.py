@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from gymforge.rollout.json_http import JsonHttp
+from gymforge.rollout.json_http import JsonHttp, ProtocolError
 
 
 async def serve(app: web.Application) -> AsyncIterator[str]:
@@ -125,7 +125,7 @@ def test_each_event_loop_keeps_its_own_connections() -> None:
 
 
 def test_a_response_without_a_status_code_closes_its_connection() -> None:
-    """A status line whose code is not a number raises ``ValueError`` once the body is read,
+    """A status line whose code is not a number raises ``ProtocolError`` (an ``OSError``),
     and the connection is dropped, never kept for the next request."""
     served: list[int] = []
 
@@ -143,7 +143,7 @@ def test_a_response_without_a_status_code_closes_its_connection() -> None:
     async def go() -> None:
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         http = JsonHttp(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", {})
-        with pytest.raises(ValueError):
+        with pytest.raises(ProtocolError):
             await http.post("/x", b"{}", 5)
         assert len(http._pool()) == 0
         assert await http.post("/x", b"{}", 5) == (200, b"{}")  # a fresh connection

@@ -1,7 +1,9 @@
-"""``JsonHttp`` against a hostile server's replies: each is read or refused as the client
-before the one-coroutine-per-request rewrite read or refused it (the outcomes below are
-that client's), a connection that failed is never reused (the next request opens a fresh
-one), and a good reply's connection is kept for the next."""
+"""``JsonHttp`` against a hostile server's replies: a reply that breaks HTTP/1.1 is an
+``OSError`` (``ProtocolError``), as a failed connection is, so the ``openai:`` policy's
+lean path raises ``APIConnectionError`` for it as the SDK's path does; a connection that
+failed is never reused (the next request opens a fresh one); a good reply's connection is
+kept for the next request unless bytes follow the reply (another reply that would be read
+as the next request's) or the reply ran to the connection's close."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gymforge.rollout.json_http import JsonHttp
+from gymforge.rollout.json_http import JsonHttp, ProtocolError
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
 CLOSE = None  # the server closes the connection instead of replying
@@ -20,14 +22,14 @@ STALL = "stall"  # the server never replies
 # (the server's first reply, the client's outcome, connections opened for three requests)
 CASES: dict[str, tuple[list[Any], Any, int]] = {
     "http/1.0": ([b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"], (200, b"{}"), 2),
-    "status not a number": ([b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}"], ValueError, 2),
-    "no status": ([b"HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"], ValueError, 2),
-    "signed status": ([b"HTTP/1.1 +20 x\r\nContent-Length: 2\r\n\r\n{}"], (20, b"{}"), 1),
-    "negative length": ([b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n{}"], ValueError, 2),
-    "length not a number": ([b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}"], ValueError, 2),
+    "status not a number": ([b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}"], ProtocolError, 2),
+    "no status": ([b"HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"], ProtocolError, 2),
+    "signed status": ([b"HTTP/1.1 +20 x\r\nContent-Length: 2\r\n\r\n{}"], ProtocolError, 2),
+    "negative length": ([b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n{}"], ProtocolError, 2),
+    "length not a number": ([b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}"], ProtocolError, 2),
     "non-ASCII digit length": (
         [b"HTTP/1.1 200 OK\r\nContent-Length: \xd9\xa2\r\n\r\n{}"],
-        ValueError,
+        ProtocolError,
         2,
     ),
     "two lengths, the last kept": (
@@ -40,7 +42,7 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
     "closed at once": ([CLOSE], EOFError, 2),
     "bad chunk size": (
         [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"],
-        ValueError,
+        ProtocolError,
         2,
     ),
     "chunked": (
@@ -50,7 +52,7 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
     ),
     "header past the limit": (
         [b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000 + b"\r\n\r\n"],
-        asyncio.LimitOverrunError,
+        ProtocolError,
         2,
     ),
     "connection: close": (
@@ -59,6 +61,17 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
         2,
     ),
     "never replies": ([STALL], TimeoutError, 2),
+    "no length: the body runs to the close": ([(b"HTTP/1.1 200 OK\r\n\r\n{}",)], (200, b"{}"), 2),
+    "a second reply after the first": (
+        [OK + b'HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{"a":1}'],
+        (200, b"{}"),
+        2,
+    ),
+    "a plain length with a sign": (
+        [b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}"],
+        ProtocolError,
+        2,
+    ),
 }
 
 
@@ -111,3 +124,39 @@ def test_a_hostile_reply_is_read_or_refused_as_before(case: str) -> None:
         assert out[0] == first
     assert out[1:] == [(200, b"{}"), (200, b"{}")]  # after it, fresh or kept, served again
     assert (pool, accepted) == (1, connections)
+
+
+def test_a_protocol_error_is_an_os_error() -> None:
+    """The lean path's callers catch ``OSError`` for a failed connection (the ``openai:``
+    policy raises ``APIConnectionError`` for it, as its SDK path does for a reply httpx
+    cannot read)."""
+    assert issubclass(ProtocolError, OSError)
+
+
+def test_an_idle_connection_with_bytes_waiting_is_not_reused() -> None:
+    """Bytes that arrive on an idle connection (a late second reply) would be read as the
+    next request's reply: the connection is dropped instead."""
+
+    async def go() -> tuple[bool, bool]:
+        http = JsonHttp("http://127.0.0.1:9", {})
+        reader = asyncio.StreamReader()
+        transport = _Closable()
+        writer = asyncio.StreamWriter(
+            transport, asyncio.Protocol(), reader, asyncio.get_running_loop()
+        )  # type: ignore[arg-type]
+        reader.feed_data(b"HTTP/1.1 200 OK\r\n")
+        http._pool().append((reader, writer))
+        reused = http._reuse() is not None
+        return reused, transport.closed
+
+    assert asyncio.run(go()) == (False, True)
+
+
+class _Closable(asyncio.Transport):
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
