@@ -62,7 +62,7 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
     family whose tests build its tasks with ``CHECK_TRUSTED`` on, which validates each
     trusted model as well and refuses a difference. A model whose validation transforms or
     adds to its values (validators, its own ``__init__``, ``model_post_init``, private
-    attributes, aliases, extras) is validated as ever."""
+    attributes, extras), or that takes a field by its alias only, is validated as ever."""
     spec = _TRUSTED.get(model, _ASK)
     if spec is _ASK:
         spec = _trusted_spec(model)
@@ -137,6 +137,8 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
     string), which the field's ``get_default`` hands out as it is (it copies only
     collections)."""
     hooks = model.__pydantic_decorators__
+    config = model.model_config
+    by_name = config.get("validate_by_name") or config.get("populate_by_name")
     plain = not (
         hooks.validators
         or hooks.field_validators
@@ -151,8 +153,9 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
             inspect.getattr_static(model, slot) is not BaseModel.__dict__[slot]
             for slot in _SLOTS[: 1 if model.__pydantic_root_model__ else 3]
         )
-        or any(
-            f.alias or f.validation_alias or f.validate_default for f in model.model_fields.values()
+        or any(  # an alias is only another name to give a field by, if a name will do
+            f.validate_default or ((f.alias or f.validation_alias) and not by_name)
+            for f in model.model_fields.values()
         )
     )
     fields = model.model_fields

@@ -59,6 +59,24 @@ class Aliased(BaseModel):
     schema_: str = Field(alias="schema")
 
 
+class ByName(BaseModel):
+    """An alias that validation also takes the field's own name for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True)
+
+    source: str = Field(validation_alias="from", serialization_alias="from")
+    n: int
+    note: str | None = None
+
+
+class AliasOnly(BaseModel):
+    """An alias validation takes instead of the field's name: never built trusted."""
+
+    model_config = _FROZEN
+
+    n: int = Field(alias="count")
+
+
 class Root(RootModel[Leaf | Tree]):
     model_config = ConfigDict(frozen=True)
 
@@ -197,3 +215,21 @@ def test_a_tampered_code_test_is_refused() -> None:
         with pytest.raises(ValidationError):
             CODE[2].truth_of(Task.model_validate(data))
     assert isinstance(CODE[2].truth_of(task), CodeTruth)
+
+
+def test_a_model_that_takes_its_fields_by_name_is_trusted_despite_aliases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _same(trusted(ByName, source="a", n=1), ByName(source="a", n=1))
+    _same(trusted(ByName, n=1, source="a", note=None), ByName(n=1, source="a", note=None))
+    assert truth_mod._TRUSTED[ByName] is not None  # built without validation
+    check_trusted(trusted(ByName, source="a", n=1))
+    monkeypatch.setattr(truth_mod, "CHECK_TRUSTED", True)
+    with pytest.raises(AssertionError):
+        trusted(ByName, source="a", n=1.0)  # the check still refuses what validation changes
+
+
+def test_a_model_that_takes_a_field_by_its_alias_only_is_validated() -> None:
+    built = trusted(AliasOnly, n="2")
+    assert built.n == 2 and truth_mod._TRUSTED[AliasOnly] is None
+    _same(built, AliasOnly(count=2))
