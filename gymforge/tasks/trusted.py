@@ -31,9 +31,10 @@ _REQUIRED: Any = object()  # a field without a default
 _ASK: Any = object()  # a default to ask the field for each time (a factory, a mutable value)
 _ATOMS = (type(None), bool, int, float, str, bytes)  # defaults the field hands out as they are
 
-_Spec = tuple[tuple[str, ...], tuple[tuple[str, Any], ...], bool]
-"""A model's field names in field order, ``(name, default)`` per field, and whether it is a
-root model (``_trusted_spec``)."""
+_Spec = tuple[tuple[str, ...], tuple[tuple[str, Any], ...], bool, set[str]]
+"""A model's field names in field order, ``(name, default)`` per field, whether it is a
+root model, and the fields set that every build given all its fields shares
+(``_trusted_spec``)."""
 
 _TRUSTED: dict[type, _Spec | None] = {}
 
@@ -62,19 +63,29 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
     family whose tests build its tasks with ``CHECK_TRUSTED`` on, which validates each
     trusted model as well and refuses a difference. A model whose validation transforms or
     adds to its values (validators, its own ``__init__``, ``model_post_init``, private
-    attributes, aliases, extras) is validated as ever."""
+    attributes, extras), or that takes a field by its alias only, is validated as ever.
+
+    Builds given every field share one fields set (of every field name), where validation
+    makes one per model: a kept task holds one per model in its truth, and freeing them
+    was a good part of evicting it. Pydantic only ever adds a field's name to a live
+    model's fields set (assignment, ``validate_assignment``), which that set holds
+    already; a copy (``model_copy``, ``copy``, ``deepcopy``, pickling) has a set of its
+    own. So the set is never changed, unless code changes ``model_fields_set`` itself, which
+    nothing may do to a trusted model (tests/tasks/test_trusted_truth.py)."""
     spec = _TRUSTED.get(model, _ASK)
     if spec is _ASK:
         spec = _trusted_spec(model)
     if spec is None or _VALIDATING.get():
         return model.model_validate(values, by_alias=False, by_name=True)
-    names, defaults, root = spec
+    names, defaults, root, every = spec
+    given = every
     try:
         if tuple(values) == names:  # every field given, in field order: ``values`` as it is
             fields = values
         elif len(values) == len(names):  # every field given: in field order
             fields = {name: values[name] for name in names}
         else:
+            given = set(values)
             fields = {
                 name: values[name] if name in values else _default(model, name, default)
                 for name, default in defaults
@@ -85,7 +96,7 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
         raise TypeError(f"{model.__name__} has no field {err}") from None
     built = _new(model)
     _setattr(built, "__dict__", fields)
-    _set_fields_set(built, set(values))
+    _set_fields_set(built, given)
     if not root:
         _set_extra(built, None)
         _set_private(built, None)
@@ -137,6 +148,8 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
     string), which the field's ``get_default`` hands out as it is (it copies only
     collections)."""
     hooks = model.__pydantic_decorators__
+    config = model.model_config
+    by_name = config.get("validate_by_name") or config.get("populate_by_name")
     plain = not (
         hooks.validators
         or hooks.field_validators
@@ -151,8 +164,9 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
             inspect.getattr_static(model, slot) is not BaseModel.__dict__[slot]
             for slot in _SLOTS[: 1 if model.__pydantic_root_model__ else 3]
         )
-        or any(
-            f.alias or f.validation_alias or f.validate_default for f in model.model_fields.values()
+        or any(  # an alias is only another name to give a field by, if a name will do
+            f.validate_default or ((f.alias or f.validation_alias) and not by_name)
+            for f in model.model_fields.values()
         )
     )
     fields = model.model_fields
@@ -161,6 +175,7 @@ def _trusted_spec(model: type[BaseModel]) -> _Spec | None:
             tuple(fields),
             tuple((name, _default_of(f)) for name, f in fields.items()),
             bool(model.__pydantic_root_model__),
+            set(fields),
         )
         if plain
         else None

@@ -86,8 +86,11 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
         return truth.model_dump(by_alias=True, exclude_unset=True)
     values = truth.__dict__
     set_fields = truth.__pydantic_fields_set__
-    if layout.flat and len(set_fields) == len(layout.fields):
-        return dict(values)  # every field plain, set and under its own name, in field order
+    if len(set_fields) == layout.width:
+        if layout.flat:
+            return dict(values)  # every field plain, set and under its own name, in field order
+        if layout.renamed:  # every field plain and set, some under another name
+            return {key: values[name] for name, key in layout.renamed}
     dumped: dict[str, Any] = {}
     for name, walk in layout.walkers:  # models of exactly the declared types: dumped here
         if name in set_fields:
@@ -131,13 +134,15 @@ class _Layout:
     its value needs no dumping), and ``flat`` when every field is plain and written under
     its own name and the model allows no extras; ``width``: the number of fields;
     ``walkers``: how each field that holds models is dumped; ``keys``: each field's key in
-    the dict."""
+    the dict; ``renamed``: ``(name, key)`` per field when every field is plain and the model
+    allows no extras but some field is written under another name (an alias), else empty."""
 
     fields: tuple[tuple[str, str, bool], ...]
     flat: bool
     width: int  # the number of fields
     walkers: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
     keys: dict[str, str] = field(default_factory=dict)
+    renamed: tuple[tuple[str, str], ...] = ()
 
 
 class _Unfit(Exception):
@@ -259,8 +264,12 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
         )
         for name, f in model.model_fields.items()
     )
-    flat = model.model_config.get("extra") != "allow" and all(
-        plain and key == name for name, key, plain in fields
+    closed = model.model_config.get("extra") != "allow"
+    flat = closed and all(plain and key == name for name, key, plain in fields)
+    renamed = (
+        tuple((name, key) for name, key, _ in fields)
+        if closed and not flat and all(plain for _, _, plain in fields)
+        else ()
     )
     walkers = tuple(
         (name, _walker(model.model_fields[name].annotation))
@@ -270,7 +279,7 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
     found = _LAYOUTS[model] = (
         None
         if custom
-        else _Layout(fields, flat, len(fields), walkers, {n: key for n, key, _ in fields})
+        else _Layout(fields, flat, len(fields), walkers, {n: key for n, key, _ in fields}, renamed)
     )
     return found
 

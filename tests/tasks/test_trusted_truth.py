@@ -6,7 +6,9 @@ refused); models whose validation does more than check fall back to validating."
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -57,6 +59,24 @@ class Aliased(BaseModel):
     model_config = _FROZEN
 
     schema_: str = Field(alias="schema")
+
+
+class ByName(BaseModel):
+    """An alias that validation also takes the field's own name for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True)
+
+    source: str = Field(validation_alias="from", serialization_alias="from")
+    n: int
+    note: str | None = None
+
+
+class AliasOnly(BaseModel):
+    """An alias validation takes instead of the field's name: never built trusted."""
+
+    model_config = _FROZEN
+
+    n: int = Field(alias="count")
 
 
 class Root(RootModel[Leaf | Tree]):
@@ -197,3 +217,66 @@ def test_a_tampered_code_test_is_refused() -> None:
         with pytest.raises(ValidationError):
             CODE[2].truth_of(Task.model_validate(data))
     assert isinstance(CODE[2].truth_of(task), CodeTruth)
+
+
+def test_a_model_that_takes_its_fields_by_name_is_trusted_despite_aliases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _same(trusted(ByName, source="a", n=1), ByName(source="a", n=1))
+    _same(trusted(ByName, n=1, source="a", note=None), ByName(n=1, source="a", note=None))
+    assert truth_mod._TRUSTED[ByName] is not None  # built without validation
+    check_trusted(trusted(ByName, source="a", n=1))
+    monkeypatch.setattr(truth_mod, "CHECK_TRUSTED", True)
+    with pytest.raises(AssertionError):
+        trusted(ByName, source="a", n=1.0)  # the check still refuses what validation changes
+
+
+def test_a_model_that_takes_a_field_by_its_alias_only_is_validated() -> None:
+    built = trusted(AliasOnly, n="2")
+    assert built.n == 2 and truth_mod._TRUSTED[AliasOnly] is None
+    _same(built, AliasOnly(count=2))
+
+
+class Open(BaseModel):
+    """Not frozen: assignment adds to its fields set."""
+
+    a: int
+    b: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+
+def test_builds_given_every_field_share_one_fields_set_that_nothing_changes() -> None:
+    """Every field given: one fields set of every name, shared, which every pydantic path
+    leaves as it is (it only adds names the set holds, or copies it); a build given some
+    fields has a set of its own, which assignment grows as validation's does."""
+    for model in (Leaf, Open):
+        one = trusted(model, a=1, b="x", tags=[])
+        two = trusted(model, tags=["t"], b=None, a=2)  # out of field order
+        shared = one.__pydantic_fields_set__
+        assert shared is two.__pydantic_fields_set__
+        assert type(shared) is set and shared == {"a", "b", "tags"}
+        copied = one.model_copy(update={"b": "y"})
+        assert copied.model_fields_set == shared and copied.__pydantic_fields_set__ is not shared
+        assert one.model_copy(update={"b": "z"}, deep=True).b == "z" and one.b == "x"
+        for again in (copy.copy(one), copy.deepcopy(one), pickle.loads(pickle.dumps(one))):
+            _same(again, one)
+            assert again.__pydantic_fields_set__ is not shared
+        written = trusted(model, a=3, b="x", tags=[])
+        model.__pydantic_validator__.validate_assignment(written, "b", "w")  # frozen or not
+        assert written.b == "w" and written.__pydantic_fields_set__ is shared
+        assert one.model_dump(exclude_unset=True) == model(a=1, b="x", tags=[]).model_dump(
+            exclude_unset=True
+        )
+        assert shared == {"a", "b", "tags"} and len(shared) == 3
+        assert (one.a, one.b, two.a, two.b) == (1, "x", 2, None)
+    opened = trusted(Open, a=1, b=None, tags=[])
+    opened.b = "v"  # assignment: a name the shared set holds
+    want = Open(a=1, b=None, tags=[])
+    want.b = "v"
+    _same(opened, want)
+    assert opened.__pydantic_fields_set__ is trusted(Open, a=5, b=None, tags=[]).model_fields_set
+    part, other = trusted(Open, a=1), trusted(Open, a=2)
+    assert part.__pydantic_fields_set__ is not other.__pydantic_fields_set__
+    part.b = "q"
+    assert part.model_fields_set == {"a", "b"} and other.model_fields_set == {"a"}
+    assert trusted(Open, a=3, b=None, tags=[]).model_fields_set == {"a", "b", "tags"}

@@ -126,6 +126,29 @@ def test_dump_truth_walks_nested_models_exactly_as_model_dump() -> None:
     assert dump_truth(Custom(a=1, hidden=2)) == {"a": 2}
 
 
+class Renamed(BaseModel):
+    """Plain fields, one written under another name: dump_truth's renamed path."""
+
+    model_config = ConfigDict(frozen=True, validate_by_name=True)
+
+    source: str = Field(validation_alias="from", serialization_alias="from")
+    to: str
+    note: str | None = None
+
+
+def test_dump_truth_of_a_model_with_a_renamed_field_is_model_dump() -> None:
+    for model in (
+        Renamed(source="a", to="b", note=None),  # every field set: the renamed path
+        Renamed(source="a", to="b"),  # not every field set: the general path
+        Renamed.model_validate({"from": "a", "to": "b", "note": "n"}),
+        Renamed.model_validate({"to": "b", "note": "n", "from": "a"}),  # input order
+    ):
+        want = model.model_dump(by_alias=True, exclude_unset=True)
+        assert dump_truth(model) == want
+        assert list(dump_truth(model)) == list(want)  # key order too
+    assert list(dump_truth(Renamed(note="n", to="b", source="a"))) == ["from", "to", "note"]
+
+
 class SubOpt(Opt):
     c: int = 0
 

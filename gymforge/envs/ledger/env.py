@@ -80,6 +80,10 @@ class LedgerTruth(BaseModel):
 
 PEOPLE = tuple((f, la, c) for f in FIRST for la in LAST for c in CITIES)
 """Every (first, last, city) combination, in a fixed order (sampled per task)."""
+NAMES = {(f, la): f"{f} {la}" for f in FIRST for la in LAST}
+"""Each full name, made once: every task's customers share these strings."""
+CUSTOMER_IDS = tuple(f"C{100 + i}" for i in range(32))
+"""The first customer ids (``C100`` on), made once and shared as ``NAMES`` are."""
 
 
 class TransferFamily(TaskFamily[LedgerTruth]):
@@ -90,12 +94,20 @@ class TransferFamily(TaskFamily[LedgerTruth]):
             first, last, _ = people[i - 1]
             taken = {c for f, la, c in people if (f, la) == (first, last)}
             people[i] = (first, last, r.choice([c for c in CITIES if c not in taken]))
+        # trusted (here and below): strings and ints this build made, of the declared types
+        # (tests/tasks/test_trusted_truth.py validates every one)
         customers = [
-            Customer(customer_id=f"C{100 + i}", name=f"{f} {la}", city=c)
+            trusted(
+                Customer,
+                customer_id=CUSTOMER_IDS[i] if i < len(CUSTOMER_IDS) else f"C{100 + i}",
+                name=NAMES[f, la],
+                city=c,
+            )
             for i, (f, la, c) in enumerate(people)
         ]
         accounts = [
-            Account(
+            trusted(
+                Account,
                 account_id=f"A{r.randrange(10_000, 99_999)}{k[0].upper()}",
                 customer_id=cu.customer_id,
                 kind=k,
@@ -112,7 +124,8 @@ class TransferFamily(TaskFamily[LedgerTruth]):
             a_src = next(a for a in accounts if a.customer_id == src.customer_id and a.kind == sk)
             a_dst = next(a for a in accounts if a.customer_id == dst.customer_id and a.kind == dk)
             moves.append(
-                Move(
+                trusted(
+                    Move,
                     source=a_src.account_id,
                     to=a_dst.account_id,
                     amount=amount,
@@ -129,8 +142,7 @@ class TransferFamily(TaskFamily[LedgerTruth]):
             + "\n".join(lines)
             + "\nReply with a short confirmation when all are done."
         )
-        world = World(customers=customers, accounts=accounts, transfers=[])
-        # trusted: the world and the moves were validated as this build made them
+        world = trusted(World, customers=customers, accounts=accounts, transfers=[])
         return prompt, trusted(LedgerTruth, world=world, moves=moves)
 
 
