@@ -67,6 +67,34 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
         (200, b"{}"),
         2,
     ),
+    "an interim 100 before the reply": ([b"HTTP/1.1 100 Continue\r\n\r\n" + OK], (200, b"{}"), 1),
+    "two interim replies (103 with a header) before the reply": (
+        [b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n" + OK],
+        (200, b"{}"),
+        1,
+    ),
+    "101 switching protocols, never asked for": (
+        [b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n"],
+        ProtocolError,
+        2,
+    ),
+    "304 with a length: no body": (
+        [b"HTTP/1.1 304 Not Modified\r\nContent-Length: 2\r\n\r\n"],
+        (304, b""),
+        1,
+    ),
+    "204 chunked: no body": (
+        [b"HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n"],
+        (204, b""),
+        1,
+    ),
+    "chunked with trailers": (
+        [
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\n"
+        ],
+        (200, b"{}"),
+        1,
+    ),
     "a plain length with a sign": (
         [b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}"],
         ProtocolError,
@@ -150,6 +178,49 @@ def test_an_idle_connection_with_bytes_waiting_is_not_reused() -> None:
         return reused, transport.closed
 
     assert asyncio.run(go()) == (False, True)
+
+
+def test_a_late_final_reply_after_an_interim_one_is_its_requests_own() -> None:
+    """A server may send interim (1xx) replies before the final one, as HTTP/1.1 allows and
+    httpx (the SDK's path) skips. The final reply arriving a moment after the interim one
+    belongs to that request: it is neither missed (the request answered with the interim
+    status and no body) nor read as the reply to the next request on the connection."""
+
+    async def go() -> list[Any]:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                for n in range(1, 4):
+                    await reader.readuntil(b"\r\n\r\n")
+                    await reader.readexactly(2)
+                    if n == 1:
+                        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                        await writer.drain()
+                        await asyncio.sleep(0.05)
+                    body = b'{"n":%d}' % n
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n" + body)
+                    await writer.drain()
+                await reader.read()
+            except (OSError, EOFError):
+                pass
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        http = JsonHttp(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", {})
+        out: list[Any] = []
+        for _ in range(2):
+            try:
+                status, _, data = await http.exchange("/x", b"{}", 2)
+                out.append((status, data))
+            except Exception as err:
+                out.append(type(err))
+        await http.aclose()
+        server.close()
+        return out
+
+    out = asyncio.run(asyncio.wait_for(go(), 20))
+    assert out[0] == (200, b'{"n":1}')  # request 1's own reply, not the interim one
+    assert out[1] != (200, b'{"n":1}')  # never request 1's reply read as request 2's
+    assert out[1] == (200, b'{"n":2}')
 
 
 class _Closable(asyncio.Transport):
