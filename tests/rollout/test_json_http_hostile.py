@@ -95,6 +95,11 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
         (200, b"{}"),
         1,
     ),
+    "a chunk size line past the limit": (
+        [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;" + b"a" * 70_000 + b"\r\n"],
+        ProtocolError,
+        2,
+    ),
     "a plain length with a sign": (
         [b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}"],
         ProtocolError,
