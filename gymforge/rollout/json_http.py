@@ -5,7 +5,7 @@ more CPU on that small request than the request itself (aiohttp about 0.13 ms, t
 SDK's generic ``post`` more; this client about 0.03 ms on this machine), and on a small host
 client CPU caps how many episodes run at once (``benchmarks/token_in_cpu.py``). It speaks
 just what that needs: ``POST`` with a JSON body over ``http`` or ``https``, responses with
-``Content-Length``, chunked or read-to-close bodies, one pool of idle connections per event
+``Content-Length``, chunked or read-to-close bodies (interim 1xx responses skipped), one pool of idle connections per event
 loop.
 
 :meth:`JsonHttp.post` returns ``(status, body bytes)`` (:meth:`JsonHttp.exchange` also the
@@ -75,18 +75,14 @@ class JsonHttp:
                 f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
             )
             writer.write(request.encode() + b"\r\n\r\n" + body)
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except asyncio.LimitOverrunError:
-                raise ProtocolError("response header too large") from None
-            version, status, headers = _head(head)
+            version, status, headers = await _final_head(reader)
             keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-            if headers.get("transfer-encoding", "").lower() == "chunked":
+            if status in _NO_BODY:  # never a body, whatever the headers say
+                data = b""
+            elif headers.get("transfer-encoding", "").lower() == "chunked":
                 data = await _chunked(reader)
             elif "content-length" in headers:
                 data = await reader.readexactly(_number(headers["content-length"], 10))
-            elif status in _NO_BODY or status < 200:
-                data = b""
             else:  # no length: the body runs to the connection's close
                 data, keep = await reader.read(), False
         except BaseException:
@@ -147,6 +143,19 @@ def _number(text: str | bytes, base: int) -> int:
     return int(digits, base)
 
 
+async def _final_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, str]]:
+    """The final response's head: interim (1xx) responses before it are skipped, as httpx
+    skips them (answering with one would leave the final response on the connection, to be
+    read as the next request's); ``101`` (an upgrade this client never asks for) is
+    ``ProtocolError``."""
+    while True:
+        version, status, headers = _head(await _line(reader, b"\r\n\r\n"))
+        if status == 101:
+            raise ProtocolError("the server switched protocols")
+        if status >= 200:
+            return version, status, headers
+
+
 def _head(head: bytes) -> tuple[str, int, dict[str, str]]:
     """The status line's version and code, and the headers (names lower-cased)."""
     if len(head) > MAX_HEADER:
@@ -163,12 +172,22 @@ def _head(head: bytes) -> tuple[str, int, dict[str, str]]:
     return version, int(code), headers
 
 
+async def _line(reader: asyncio.StreamReader, end: bytes) -> bytes:
+    """Bytes up to ``end``; ``ProtocolError`` past the stream's limit (asyncio raises
+    ``LimitOverrunError``, which is no ``OSError``)."""
+    try:
+        return await reader.readuntil(end)
+    except asyncio.LimitOverrunError:
+        raise ProtocolError("response line too long") from None
+
+
 async def _chunked(reader: asyncio.StreamReader) -> bytes:
     parts: list[bytes] = []
     while True:
-        size = _number((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-        if size == 0:
-            await reader.readuntil(b"\r\n")  # the (empty) trailer
+        size = _number((await _line(reader, b"\r\n")).split(b";")[0], 16)
+        if size == 0:  # then the trailer: header lines up to an empty one
+            while len(await _line(reader, b"\r\n")) > 2:
+                pass
             return b"".join(parts)
         parts.append(await reader.readexactly(size))
         await reader.readexactly(2)
