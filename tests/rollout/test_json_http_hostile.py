@@ -100,6 +100,11 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
         ProtocolError,
         2,
     ),
+    "a length of 5,000 digits": (
+        [b"HTTP/1.1 200 OK\r\nContent-Length: " + b"1" * 5000 + b"\r\n\r\n{}"],
+        ProtocolError,
+        2,
+    ),
     "a plain length with a sign": (
         [b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}"],
         ProtocolError,
