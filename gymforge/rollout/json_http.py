@@ -140,7 +140,10 @@ def _number(text: str | bytes, base: int) -> int:
     allowed = string.hexdigits if base == 16 else string.digits
     if not digits or digits.strip(allowed):
         raise ProtocolError(f"not a plain number: {digits[:40]!r}")
-    return int(digits, base)
+    try:
+        return int(digits, base)
+    except ValueError:  # past int's limit on decimal digits
+        raise ProtocolError(f"a number of {len(digits)} digits") from None
 
 
 async def _final_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, str]]:
