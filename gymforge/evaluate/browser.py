@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from gymforge.trajectory.schema import load_line
 from gymforge.wording import decimal, plural
 
 TEXT_LIMIT = 600
@@ -47,7 +48,7 @@ def read_selected(
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
-                rec = json.loads(line)
+                rec = load_line(line)
             except json.JSONDecodeError:
                 break  # a torn tail
             eid = rec.get("episode_id")

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from gymforge.evaluate.episodes import EpisodeStats, stats_from_records
 from gymforge.evaluate.folder import FolderOracle, folder_document
-from gymforge.trajectory.schema import LINE_ADAPTER, EpisodeRecord, RunSealRecord
+from gymforge.trajectory.schema import LINE_ADAPTER, EpisodeRecord, RunSealRecord, load_line
 
 TRAJECTORIES = "trajectories.jsonl"
 MAX_PROBLEMS = 50
@@ -166,7 +166,7 @@ class RunFollower:
         if not line.strip():
             return
         try:
-            raw = json.loads(line)
+            raw = load_line(line)
             record = LINE_ADAPTER.validate_python(raw)
         except (ValueError, ValidationError) as err:
             reason = str(err).splitlines()[0][:200]
@@ -198,7 +198,7 @@ class RunFollower:
         out = []
         for line in data.splitlines():
             try:
-                raw = json.loads(line)
+                raw = load_line(line)
             except ValueError:
                 continue
             if isinstance(raw, dict) and raw.get("episode_id") == episode_id:

@@ -38,6 +38,7 @@ from gymforge.core.errors import ConfigError, GymforgeError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Reply
 from gymforge.tasks.dataset import read_dataset_bytes
+from gymforge.trajectory.schema import load_line
 
 MAX_ANSWER_BYTES = 4_000_000
 
@@ -75,7 +76,7 @@ def parse_answer(raw: bytes) -> AnswerLine:
     if len(raw) > MAX_ANSWER_BYTES:
         raise ConfigError(f"answer line longer than {MAX_ANSWER_BYTES} bytes")
     try:
-        row = json.loads(raw)
+        row = load_line(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"not valid JSON ({err})") from err
     if not isinstance(row, dict):
