@@ -5,8 +5,8 @@ more CPU on that small request than the request itself (aiohttp about 0.13 ms, t
 SDK's generic ``post`` more; this client about 0.03 ms on this machine), and on a small host
 client CPU caps how many episodes run at once (``benchmarks/token_in_cpu.py``). It speaks
 just what that needs: ``POST`` with a JSON body over ``http`` or ``https``, responses with
-``Content-Length``, chunked or read-to-close bodies (interim 1xx responses skipped), one pool of idle connections per event
-loop.
+``Content-Length``, chunked or read-to-close bodies (interim 1xx responses skipped), one
+pool of idle connections per event loop.
 
 :meth:`JsonHttp.post` returns ``(status, body bytes)`` (:meth:`JsonHttp.exchange` also the
 response headers, names lower-cased) and raises ``OSError`` (or

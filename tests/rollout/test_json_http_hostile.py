@@ -90,7 +90,8 @@ CASES: dict[str, tuple[list[Any], Any, int]] = {
     ),
     "chunked with trailers": (
         [
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"2\r\n{}\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\n"
         ],
         (200, b"{}"),
         1,
