@@ -28,27 +28,11 @@ from gymforge.trajectory.outcome import (
     verifier_error_reason,
 )
 from gymforge.trajectory.schema import EpisodeKeys
+from tests.episode_rows import episode_row
 
 
 def end_record(i: int, success: bool, reason: str | None, steps: int) -> dict[str, Any]:
-    return {
-        "record": "episode",
-        "episode_id": f"e{i}",
-        "task_id": f"t{i % 3}",
-        "seed": 0,
-        "rollout": i,
-        "family": "fam",
-        "difficulty": 1,
-        "split": "train",
-        "steps": steps,
-        "reward": float(success),
-        "reward_components": {"task": float(success)},
-        "terminated": True,
-        "truncated": False,
-        "success": success,
-        "failure_reason": None if success else reason,
-        "tokens": 0,
-    }
+    return episode_row(i, success=success, reason=reason, steps=steps)
 
 
 REASONS = st.sampled_from(

@@ -18,6 +18,7 @@ from gymforge.core.errors import IntegrityError
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import LocalExecutor, OraclePolicy, RunSpec, run
 from gymforge.rollout.summary import Tally, group_stats, summarize
+from tests.episode_rows import episode_row
 
 PAIRS = [(t, 5) for t in LedgerEnv.tasks.sample(2, 0)]
 
@@ -31,20 +32,7 @@ def bonus_env(value: float) -> type[LedgerEnv]:
 
 
 def episode(task: str, seed: int, reward: float) -> dict[str, Any]:
-    return {
-        "record": "episode",
-        "episode_id": f"{task}-{seed}-{reward}",
-        "task_id": task,
-        "seed": seed,
-        "steps": 1,
-        "reward": reward,
-        "reward_components": {"task": reward},
-        "terminated": True,
-        "truncated": False,
-        "success": False,
-        "failure_reason": "wrong",
-        "tokens": 0,
-    }
+    return episode_row(0, reward=reward, task_id=task, seed=seed)
 
 
 @pytest.mark.parametrize("value", [math.inf, -math.inf, 1e308])  # 1e308 a step: inf in total

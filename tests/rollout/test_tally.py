@@ -17,23 +17,19 @@ from hypothesis import strategies as st
 from gymforge.rollout import summary
 from gymforge.rollout.summary import Tally, summarize
 from gymforge.trajectory.outcome import VERIFIER_ERROR, classify_outcome, count_outcomes
+from tests.episode_rows import episode_row
 
 
 def episode(i: int, success: bool, reason: str | None, steps: int, reward: float) -> dict[str, Any]:
-    return {
-        "record": "episode",
-        "task_id": f"t{i % 3}",
-        "seed": i % 2,
-        "rollout": i,
-        "steps": steps,
-        "reward": reward,
-        "reward_components": {"task": 1.0},
-        "terminated": True,
-        "truncated": False,
-        "success": success,
-        "failure_reason": None if success else reason,
-        "tokens": 0,
-    }
+    return episode_row(
+        i,
+        success=success,
+        reason=reason,
+        steps=steps,
+        reward=reward,
+        components={"task": 1.0},
+        seed=i % 2,
+    )
 
 
 REWARDS = st.one_of(
