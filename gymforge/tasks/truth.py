@@ -24,9 +24,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import Any, Generic, TypeVar, Union, cast, get_args, get_origin
+from typing import Annotated, Any, Generic, TypeVar, Union, cast, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter
+from pydantic import BaseModel, ConfigDict, PlainSerializer, RootModel, TypeAdapter, WrapSerializer
+from pydantic.fields import FieldInfo
 
 from gymforge.core.types import JSON, Task
 
@@ -254,7 +255,7 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
         hooks.field_serializers
         or hooks.model_serializers
         or model.model_computed_fields
-        or any(f.exclude for f in model.model_fields.values())
+        or any(_serialises_itself(f) for f in model.model_fields.values())
     )
     fields = tuple(
         (
@@ -282,6 +283,30 @@ def _layout(model: type[BaseModel]) -> _Layout | None:
         else _Layout(fields, flat, len(fields), walkers, {n: key for n, key, _ in fields}, renamed)
     )
     return found
+
+
+def _serialises_itself(f: FieldInfo) -> bool:
+    """Whether pydantic writes the field otherwise than the value it holds: excluded (always
+    or on a condition), or with a serialiser annotated on it or anywhere in its type (a
+    passthrough field's own, ``SkipValidation``'s, writes the value as it is)."""
+    if f.exclude or getattr(f, "exclude_if", None) is not None:
+        return True
+    if PASSTHROUGH in f.metadata:
+        return False
+    return any(isinstance(m, _SERIALISERS) for m in f.metadata) or _annotated_serialiser(
+        f.annotation
+    )
+
+
+_SERIALISERS = (PlainSerializer, WrapSerializer)
+
+
+def _annotated_serialiser(annotation: Any) -> bool:
+    if get_origin(annotation) is Annotated and any(
+        isinstance(m, _SERIALISERS) for m in get_args(annotation)[1:]
+    ):
+        return True
+    return any(_annotated_serialiser(arg) for arg in get_args(annotation))
 
 
 def _holds_model(annotation: Any) -> bool:
