@@ -30,7 +30,7 @@ from gymforge.tasks.trusted import validating
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
 
 TASK_ID = re.compile(
-    r"^(?P<family>[\w.\-]+)/v(?P<version>\d+)/d(?P<difficulty>\d+)/s(?P<seed>\d+)"
+    r"^(?P<family>[\w.\-]+)/v(?P<version>[0-9]+)/d(?P<difficulty>[0-9]+)/s(?P<seed>[0-9]+)"
     r"(?:/(?P<params>[^/]+))?$"
 )
 
@@ -183,11 +183,14 @@ def _parse_task_id(task_id: str) -> TaskId:
             key, eq, raw = item.partition("=")
             try:
                 params[key] = json.loads(raw)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 eq = ""
             if not eq or not key:
                 raise UnknownTaskError(f"bad params in task id: {task_id[:200]!r}")
-    return _task_id(family, int(version), int(difficulty), int(seed), params)
+    try:
+        return _task_id(family, int(version), int(difficulty), int(seed), params)
+    except ValueError:  # past int's limit on decimal digits
+        raise UnknownTaskError(f"a number too long in task id: {task_id[:200]!r}") from None
 
 
 def _task_id(

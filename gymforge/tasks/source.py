@@ -17,7 +17,7 @@ from gymforge.tasks.family import TaskFamily, parse_task_id
 from gymforge.tasks.split import Split
 from gymforge.tasks.truth import carry_vouch
 
-DATASET_ROW_ID = re.compile(r"@[0-9a-f]{12}/\d+$")
+DATASET_ROW_ID = re.compile(r"@[0-9a-f]{12}/[0-9]+$")
 """The default id of a dataset row, ``name@hash12/row``."""
 
 SplitName = Literal["train", "heldout", "all"]
