@@ -92,7 +92,7 @@ def load_task_file(path: str | Path) -> list[str]:
         if line.startswith("{"):
             try:
                 task_id = json.loads(line).get("task_id")
-            except (json.JSONDecodeError, AttributeError):
+            except (json.JSONDecodeError, AttributeError, RecursionError):
                 task_id = None
             if not isinstance(task_id, str):
                 raise ConfigError(f"{path}:{n}: a JSON line needs a string 'task_id'")
