@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
-from fractions import Fraction
 from typing import Any
 
 from gymforge.trajectory.outcome import (
@@ -49,14 +48,39 @@ def _deviation(rewards: list[float]) -> float:
 
 
 def _mean(values: list[float]) -> float:
-    """``fsum(values) / len(values)``; nan when one is nan; the exact mean, rounded once,
-    when the sum of finite values overflows (their mean never does)."""
-    try:
-        return math.fsum(values) / len(values)
-    except OverflowError:
-        if not all(map(math.isfinite, values)):
-            return math.nan  # deviations are >= 0 or nan
-        return float(sum(map(Fraction, values)) / len(values))
+    """``fsum(values) / len(values)``, with :class:`_ExactMean`'s answers where fsum raises
+    (a group's deviations are >= 0 or nan: nan when one is nan, the exact mean, rounded
+    once, when their sum overflows)."""
+    acc = _ExactMean()
+    acc.add(values)
+    return acc.mean(len(values))
+
+
+class _ExactMean:
+    """A running sum of floats, exact, and the mean it gives: ``fsum(values) / n`` wherever
+    fsum answers. Where fsum raises: finite values whose sum (or a partial sum) passes the
+    largest float have their exact mean, rounded once (always finite); with values that are
+    not finite the mean is what IEEE makes of those alone (inf, -inf or nan)."""
+
+    def __init__(self) -> None:
+        self._sum = 0  # of the finite values, in units of 2**-1074 (all floats' unit)
+        self._special = 0.0  # the IEEE sum of the values that are not finite (0.0: none)
+
+    def add(self, values: Iterable[float]) -> None:
+        for v in values:
+            if math.isfinite(v):
+                num, den = v.as_integer_ratio()  # den is a power of two, at most 2**1074
+                self._sum += num << (1075 - den.bit_length())
+            else:  # inf, -inf and nan add up alike in any order
+                self._special += v
+
+    def mean(self, n: int) -> float:
+        if self._special != 0.0:
+            return self._special / n
+        try:  # int / int is correctly rounded, as fsum is: the same float
+            return self._sum / (1 << 1074) / n
+        except OverflowError:  # where fsum raises: the exact mean, rounded once
+            return self._sum / (n << 1074)
 
 
 class Tally:
@@ -65,19 +89,16 @@ class Tally:
     folds in only the episodes added since it was last asked for (the progress bar asks
     after every episode, so a whole-list pass there made a run quadratic in its episodes),
     and equals the whole-list computation: ``count_outcomes`` over every outcome, and
-    ``math.fsum`` over every reward divided by their number. Two cases where fsum raises
-    have an answer instead: finite rewards whose sum (or a partial sum) passes the largest
-    float have their exact mean, rounded once (it is always finite); with rewards that are
-    not finite the mean is what IEEE makes of those alone (inf, -inf or nan)."""
+    ``math.fsum`` over every reward divided by their number, with :class:`_ExactMean`'s
+    answers where fsum raises."""
 
     def __init__(self, episodes: Sequence[dict[str, Any]] = ()) -> None:
         self.outcomes: list[EpisodeOutcome] = []
         self.rewards: list[float] = []
         self._counts = OutcomeCounts()  # of outcomes[:_counted]
         self._counted = 0
-        self._exact_sum = 0  # of rewards[:_summed], in units of 2**-1074 (all floats' unit)
+        self._sum = _ExactMean()  # of rewards[:_summed]
         self._summed = 0
-        self._special = 0.0  # the IEEE sum of the rewards that are not finite (0.0: none)
         for e in episodes:
             self.add(e)
 
@@ -106,20 +127,9 @@ class Tally:
     def mean_reward(self) -> float:
         if not self.rewards:
             return 0.0
-        for r in self.rewards[self._summed :]:
-            if math.isfinite(r):
-                num, den = r.as_integer_ratio()  # den is a power of two, at most 2**1074
-                self._exact_sum += num << (1075 - den.bit_length())
-            else:  # inf, -inf and nan add up alike in any order
-                self._special += r
+        self._sum.add(self.rewards[self._summed :])
         self._summed = len(self.rewards)
-        n = len(self.rewards)
-        if self._special != 0.0:
-            return self._special / n
-        try:  # int / int is correctly rounded, as fsum is: the same float
-            return self._exact_sum / (1 << 1074) / n
-        except OverflowError:  # where fsum raises: the exact mean, rounded once
-            return self._exact_sum / (n << 1074)
+        return self._sum.mean(self._summed)
 
 
 def summarize(episodes: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
