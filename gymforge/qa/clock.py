@@ -48,6 +48,8 @@ LIBRARY = "libfaketime.so.1"
 CLOCK_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAKE_MONOTONIC")
 EXEMPT_MODULES = ("gymforge.sandbox",)
 AUDIT_POLL_S = 0.2
+SHM_DIR = Path("/dev/shm")
+"""Where Linux keeps POSIX semaphores (``sem.NAME``) and shared memory objects (``NAME``)."""
 
 
 def library_dirs() -> list[Path]:
@@ -78,6 +80,13 @@ class Faketime:
 
     def describe(self) -> str:
         return str(self.library) if self.library is not None else f"{self.command} (command)"
+
+
+def wrapper_files(pid: int) -> list[Path]:
+    """The files of the ``faketime`` wrapper whose pid is ``pid`` (Linux): the semaphore and
+    shared memory it creates, named by its pid and with ``O_EXCL``, and removes only when
+    the program it runs exits."""
+    return [SHM_DIR / f"sem.faketime_sem_{pid}", SHM_DIR / f"faketime_shm_{pid}"]
 
 
 def find_faketime() -> Faketime | None:

@@ -124,7 +124,7 @@ class FreshProcess:
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
-                kill_group(self._proc.pid)
+                stop(self._proc)
                 self.close()
                 raise FreshProcessError(f"{self.describe()} did not answer in time (killed)")
             ready, _, _ = select.select([fd], [], [], min(left, 1.0))
@@ -217,13 +217,18 @@ def _shutdown(
             proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             pass
-    kill_group(proc.pid)  # what the direct child left behind, or all of it when it hangs
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
+    stop(proc)  # what the direct child left behind, or all of it when it hangs
     if proc.stdout is not None:
         proc.stdout.close()
     stderr.close()
     workdir.cleanup()
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process group ``proc`` leads and reap ``proc`` (bounded)."""
+    kill_group(proc.pid)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
 
 
 def prestart(target: Any) -> None:
