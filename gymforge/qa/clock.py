@@ -42,14 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gymforge.qa.clock_files import CLEAR_STALE, SHM_DIR
 from gymforge.settings import inherited_environ
 
 LIBRARY = "libfaketime.so.1"
 CLOCK_VARS = ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED", "FAKETIME_DONT_FAKE_MONOTONIC")
 EXEMPT_MODULES = ("gymforge.sandbox",)
 AUDIT_POLL_S = 0.2
-SHM_DIR = Path("/dev/shm")
-"""Where Linux keeps POSIX semaphores (``sem.NAME``) and shared memory objects (``NAME``)."""
 
 
 def library_dirs() -> list[Path]:
@@ -76,17 +75,11 @@ class Faketime:
             env["FAKETIME"] = f"+{shift_s}"
             return cmd
         assert self.command is not None
-        return [self.command, "-f", f"+{shift_s}", *cmd]
+        shell = ["/bin/sh", "-c", CLEAR_STALE, "sh", str(SHM_DIR)]  # see clock_files
+        return [*shell, self.command, "-f", f"+{shift_s}", *cmd]
 
     def describe(self) -> str:
         return str(self.library) if self.library is not None else f"{self.command} (command)"
-
-
-def wrapper_files(pid: int) -> list[Path]:
-    """The files of the ``faketime`` wrapper whose pid is ``pid`` (Linux): the semaphore and
-    shared memory it creates, named by its pid and with ``O_EXCL``, and removes only when
-    the program it runs exits."""
-    return [SHM_DIR / f"sem.faketime_sem_{pid}", SHM_DIR / f"faketime_shm_{pid}"]
 
 
 def find_faketime() -> Faketime | None:
@@ -109,8 +102,10 @@ def not_found() -> str:
 
 
 def tool_clock(environ: Mapping[str, str]) -> dict[str, str]:
-    """The clock variables of this (shifted) process, for its subprocesses."""
-    return {k: environ[k] for k in ("LD_PRELOAD", "FAKETIME") if environ.get(k)}
+    """The clock variables of this (shifted) process, for its subprocesses: with
+    ``FAKETIME_SHARED`` they use its libfaketime pair and make none of their own
+    (:mod:`gymforge.qa.clock_files`)."""
+    return {k: environ[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED") if environ.get(k)}
 
 
 def _from_sandbox() -> bool:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.qa.clock import find_faketime, not_found
+from gymforge.qa.clock_files import release
 from gymforge.qa.fresh_child import PROBE
 from gymforge.qa.lifeline import child_env, kill_group
 from gymforge.settings import Settings, inherited_environ, python_hash_seed
@@ -141,7 +142,7 @@ class FreshProcess:
         self._stderr.flush()
         self._stderr.seek(0)
         lines = [x for x in self._stderr.read().splitlines() if x.strip()]
-        return " | ".join(lines[-3:])[:600] or f"exit status {self._proc.poll()}"
+        return " | ".join(lines[-3:])[:600] or f"exit status {exit_status(self._proc)}"
 
     def ready(self) -> dict[str, Any]:
         """Wait for the child's start; check that its hash seed and clock really differ."""
@@ -210,13 +211,11 @@ def _shutdown(
     the ``faketime`` wrapper's child and tool subprocesses too) and remove its files. Runs
     once: from ``close``, when the ``FreshProcess`` is garbage-collected, or at exit (after
     Ctrl-C too)."""
-    if proc.poll() is None:
-        try:
+    if not ended(proc, 0):
+        with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        ended(proc, 5)
     stop(proc)  # what the direct child left behind, or all of it when it hangs
     if proc.stdout is not None:
         proc.stdout.close()
@@ -225,10 +224,38 @@ def _shutdown(
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the process group ``proc`` leads and reap ``proc`` (bounded)."""
+    """Kill the process group ``proc`` leads and reap ``proc`` (bounded). Before it is reaped
+    (its pid still held), the libfaketime pair named by its pid goes: the fresh process's
+    own, or its ``faketime`` wrapper's (:mod:`gymforge.qa.clock_files`)."""
+    if proc.returncode is None:
+        release(proc.pid)
     kill_group(proc.pid)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
+
+
+def exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """``proc``'s exit status as ``Popen.returncode`` gives it, or None while it runs,
+    without reaping it where the system can tell (``waitid`` with ``WNOWAIT``)."""
+    if proc.returncode is not None or not hasattr(os, "waitid"):
+        return proc.poll()
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped by someone else
+        return proc.poll()
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+def ended(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Whether ``proc`` has ended within ``timeout`` seconds (polled, not reaped)."""
+    deadline = time.monotonic() + timeout
+    while exit_status(proc) is None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def prestart(target: Any) -> None:

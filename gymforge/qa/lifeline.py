@@ -28,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from gymforge.qa.clock_files import release_shared
+
 PARENT_VAR = "GYMFORGE_QA_PARENT_PID"
 """The pid of the ``qa`` process, for the child's watchdog."""
 PDEATHSIG_VAR = "GYMFORGE_QA_PDEATHSIG"
@@ -89,26 +91,29 @@ def follow_parent() -> None:
         own_group = os.getpgid(parent) != os.getpgrp()
     except ProcessLookupError:  # died before the signal was armed
         own_group = True
+    shared = os.environ.get("FAKETIME_SHARED", "")
     if not alive(parent):
-        _end(own_group)
+        _end(own_group, shared)
     watchdog = threading.Thread(
-        target=_watch, args=(parent, own_group), name="qa-parent-watchdog", daemon=True
+        target=_watch, args=(parent, own_group, shared), name="qa-parent-watchdog", daemon=True
     )
     watchdog.start()
 
 
-def _watch(parent: int, own_group: bool) -> None:
+def _watch(parent: int, own_group: bool, shared: str) -> None:
     # time.sleep, not Event.wait: libfaketime shifts the clock of pthread_cond_timedwait,
     # so a timed wait under faketime would last the clock shift (weeks)
     while True:
         time.sleep(POLL_S)
         if not alive(parent):
-            _end(own_group)
+            _end(own_group, shared)
 
 
-def _end(own_group: bool) -> None:
+def _end(own_group: bool, shared: str = "") -> None:
     """Kill this process's group when it is not ``qa``'s (the faketime wrapper, tool
-    subprocesses), then this process."""
+    subprocesses), then this process. The libfaketime pair this process tree shares goes
+    first (``shared``, its ``FAKETIME_SHARED``: :mod:`gymforge.qa.clock_files`)."""
+    release_shared(shared)
     if own_group:
         kill_group(os.getpgrp())
     os._exit(1)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from gymforge.qa.clock_files import SHM_DIR, pair_files
+
 ROOT = Path(__file__).resolve().parents[2]
 POLLS = 1200  # x 0.1 s, plus a /proc scan each: generous for a loaded machine
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
@@ -99,6 +101,9 @@ def test_no_child_outlives_an_interrupted_qa(tmp_path: Path, sig: signal.Signals
             time.sleep(0.1)
             left = marked(marker)
         assert not left, f"still running after qa ended: {sorted(left)}"
+        if sig == signal.SIGINT:  # nor libfaketime's files (gymforge.qa.clock_files)
+            pairs = [p.name for pid in children | {qa.pid} for p in pair_files(pid)]
+            assert not [p for p in pairs if (SHM_DIR / p).exists()]
     finally:
         for pid in marked(marker):  # never leave them behind, whatever happened
             with contextlib.suppress(ProcessLookupError):
