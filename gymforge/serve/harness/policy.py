@@ -39,6 +39,9 @@ environment wants more after the final message, the episode ends truncated
 through its proxy, or a step) is the policy's counted failure, truncated
 (``harness_crashed``); before that, or after its inference server failed it (unreachable,
 429, 5xx), it is an infrastructure error: retried, never scored.
+
+What a run shares (the spec, the proxy, the bridge) is :mod:`~gymforge.serve.harness.run`;
+one episode is :mod:`~gymforge.serve.harness.episode`.
 """
 
 from __future__ import annotations
