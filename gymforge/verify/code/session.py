@@ -213,7 +213,5 @@ def kind_is(truth: dict[str, Any], kind: str) -> bool:
     return truth.get("kind") == kind
 
 
-def _not_run(name: str) -> Any:
-    from gymforge.sandbox import CallResult
-
+def _not_run(name: str) -> CallResult:
     return CallResult(id=-1, name=name, status=CallStatus.NOT_RUN, error="call budget spent")
