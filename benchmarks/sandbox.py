@@ -6,7 +6,7 @@
    ``check(candidate)``) through ``CodeJudge.judge``, the path ``gymforge grade code`` and the
    ``code`` environment take: the candidate runs in the sandbox, the test code and every
    ``==`` run *here* on plain data, and the verdict is built. Its literal calls go as one
-   batch job (see ``gymforge.verify.code.checks.plan_calls``).
+   batch job (see ``gymforge.verify.code.plan.plan_calls``).
 
 The two sandbox primitives under it are measured too: a batch (``SandboxJob(calls=[...])``: one
 round trip per check) and an interactive session (``backend.session``: one round trip per

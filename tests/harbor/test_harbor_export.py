@@ -6,10 +6,13 @@ reward components, ``step_cost`` aside)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import builtins
 import json
 import shutil
 import subprocess
+import symtable
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +24,7 @@ from harbor_helpers import IMAGE_MAP, cli_env, judge_in_sandbox
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.harbor.taskdir import read_dataset
 from gymforge.integrations.harbor_export import EXPORTERS, NOT_EXPORTED, judge_script, refusal
+from gymforge.integrations.harbor_export.common import judge_source
 from gymforge.registry.resolve import ADAPTERS, BUILTIN, make_env
 from gymforge.verify.code import shared
 
@@ -151,6 +155,30 @@ def test_every_environment_has_a_decision_and_a_refusal_names_its_reason() -> No
     assert not set(EXPORTERS) & set(NOT_EXPORTED)
     for env_id, why in NOT_EXPORTED.items():
         assert refusal(f"{env_id}:x" if env_id in prefixes else env_id).endswith(f": {why}")
+
+
+def test_the_exported_judge_is_one_file_that_defines_every_name_it_uses() -> None:
+    """Its parts are inlined whole (``judge_source``): a name one of them uses that the file
+    does not define (a part left out, a constant not carried) fails here, not in a task."""
+    source = judge_source()
+    table = symtable.symtable(source, "judge.py", "exec")
+    defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
+    used: set[str] = set()
+    scopes = list(table.get_children())
+    while scopes:
+        scope = scopes.pop()
+        scopes += scope.get_children()
+        used |= {s.get_name() for s in scope.get_symbols() if s.is_global() and s.is_referenced()}
+    used |= {s.get_name() for s in table.get_symbols() if s.is_referenced()}
+    assert used - defined - set(dir(builtins)) == {"__file__"}  # Python sets it on a run
+    assert {"CANDIDATE", "CHILD", "run_calls", "as_candidate", "build", "strict_equal"} <= defined
+    roots: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import):
+            roots |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            roots.add(str(node.module).split(".")[0])
+    assert roots <= sys.stdlib_module_names | {"__future__"}
 
 
 def test_the_exported_judge_compares_type_strictly() -> None:

@@ -13,7 +13,7 @@ from code_helpers import ADD_HUMANEVAL, ADD_MBPP, UID_BASE
 from gymforge.sandbox import Call, CallStatus, Limits, SandboxJob
 from gymforge.sandbox.doctor import bwrap_works
 from gymforge.sandbox.local import LocalBackend
-from gymforge.verify.code import CodeJudge, JudgeConfig
+from gymforge.verify.code import CodeJudge, JudgeConfig, session
 from gymforge.verify.code.checks import Tally, candidate_module, plan_calls
 
 # call_timeout: an honest call must never hit it on a loaded machine; the looping candidate does
@@ -98,12 +98,13 @@ def test_planned_verdicts_equal_live_ones(judge: CodeJudge, task: str, name: str
     truth, code = TASKS[task], CANDIDATES[name]
     planned = judge.judge(truth, code)
     module = candidate_module(truth, code)
-    live = judge._in_session(truth, module, Tally(), frozenset())
+    live = session.in_session(judge, truth, module, Tally(), frozenset())
     assert _summary(planned) == _summary(live), (planned, live)
     assert planned.passed is (name == "good")
     plan = plan_calls(truth)
     assert plan is not None
-    direct = judge._planned(truth, module, plan, Tally(), frozenset())  # the batch path itself
+    # the batch path itself
+    direct = session.planned(judge, truth, module, plan, Tally(), frozenset())
     if task == "humaneval_loop" and name == "good":
         assert direct is None  # strayed from the plan: the live session decided
     elif name in ("always_equal", "int_subclass"):

@@ -7,10 +7,16 @@ import inspect
 import json
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from gymforge.core.types import Task
-from gymforge.integrations.harbor_export import judge_build, judge_script
+from gymforge.integrations.harbor_export import (
+    judge_build,
+    judge_calls,
+    judge_candidate,
+    judge_script,
+)
 from gymforge.verify.code import shared as code_rules
 
 BASE_IMAGE = "python:3.11-slim"
@@ -43,8 +49,11 @@ def task_toml(task: Task, env_id: str, verifier_timeout: float = 120.0) -> str:
     )
 
 
-INLINED = {code_rules.__name__: code_rules, judge_build.__name__: judge_build}
-"""The modules whose functions ``judge_source`` inlines (standard library only)."""
+PARTS = (judge_build, judge_calls, judge_candidate)
+"""The verifier's own parts, which ``judge_source`` inlines whole (standard library only)."""
+INLINED = {m.__name__: m for m in (code_rules, *PARTS)}
+"""The modules ``judge_source`` inlines from: the code judge's rules (the functions named)
+and the verifier's parts (all of each)."""
 BLOCK = re.compile(
     r"^# gymforge-export: inline from here\n(.*?)^# gymforge-export: inline to here\n", re.M | re.S
 )
@@ -52,26 +61,52 @@ BLOCK = re.compile(
 
 def judge_source() -> str:
     """``judge_script``'s source, standalone: the imports between its ``gymforge-export:
-    inline`` markers are replaced by the source of the functions they import (the code
-    judge's own rules, such as ``strict_equal``, and ``judge_build``), so the exported
-    verifier compares and builds as gymforge does."""
+    inline`` markers are replaced by the source of what they import (the code judge's own
+    rules, such as ``strict_equal``, and the verifier's parts, each whole: ``judge_build``,
+    ``judge_calls``, ``judge_candidate``), so the exported verifier compares, builds and
+    runs the candidate as gymforge does."""
     source = inspect.getsource(judge_script)
+    imports = _imports(ast.parse(source))
 
     def inline(m: re.Match[str]) -> str:
         parts = []
         for node in ast.parse(m.group(1)).body:
             assert isinstance(node, ast.ImportFrom) and node.module in INLINED, m.group(1)
             module = INLINED[node.module]
-            names = [a.name for a in node.names]
-            if module is judge_build:  # all of it: build calls the module's other functions
-                names = [n for n, f in vars(module).items() if inspect.isfunction(f)]
-                names = [n for n in names if getattr(module, n).__module__ == module.__name__]
-            parts += [inspect.getsource(getattr(module, n)).rstrip() for n in names]
+            if module in PARTS:
+                parts.append(_part(module, imports))
+            else:
+                parts += [inspect.getsource(getattr(module, a.name)).rstrip() for a in node.names]
         return "\n\n\n".join(parts) + "\n"
 
     out = BLOCK.sub(inline, source)
     assert "gymforge." not in out.split('"""', 2)[2], "the exported judge imports gymforge"
     return out
+
+
+def _imports(tree: ast.Module) -> set[tuple[str, str | None, str | None]]:
+    """``(module, name, as)`` of each standard library import at the top of a module."""
+    out: set[tuple[str, str | None, str | None]] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out |= {(a.name, None, a.asname) for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module not in ("__future__", *INLINED):
+            out |= {(str(node.module), a.name, a.asname) for a in node.names}
+    return out
+
+
+def _part(module: ModuleType, script_imports: set[tuple[str, str | None, str | None]]) -> str:
+    """A part's source after its docstring and imports, the rest verbatim. Each of its
+    imports is another part (inlined too) or one of the script's own."""
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    missing = _imports(tree) - script_imports
+    assert not missing, f"judge_script lacks imports {module.__name__} uses: {missing}"
+    heads = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    end = max(n.end_lineno or n.lineno for n in heads)
+    late = [n for n in tree.body if n.lineno > end and isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not late, f"{module.__name__}: imports after its first statement"
+    return "".join(source.splitlines(keepends=True)[end:]).strip("\n")
 
 
 def judge_limits(truth: dict[str, Any], calls: int) -> dict[str, float]:

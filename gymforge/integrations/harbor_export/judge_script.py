@@ -29,6 +29,10 @@ It runs inside the task's container by ``tests/test.sh`` with only the standard 
 
 ``--report`` judges without writing a reward (the exported ``code-agent`` task's visible-test
 command); ``--spec``, ``--workspace``, ``--logs`` and ``--as-self`` run it outside a container.
+
+One file when exported: its parts (who the candidate runs as, the child that runs the calls,
+how the ``swe`` tree is built) are inlined here whole, with ``strict_equal``
+(``common.judge_source``).
 """
 
 from __future__ import annotations
@@ -38,88 +42,61 @@ import contextlib
 import fnmatch  # noqa: F401  (the inlined judge_build uses it)
 import json
 import os
-import resource
-import selectors
+import resource  # noqa: F401  (the inlined judge_candidate uses it)
+import selectors  # noqa: F401  (the inlined judge_calls uses it)
 import signal
 import subprocess
 import sys
 import tempfile
-import time
+import time  # noqa: F401  (the inlined judge_calls uses it)
 from pathlib import Path
 from typing import Any
 
 # gymforge-export: inline from here
 from gymforge.integrations.harbor_export.judge_build import build, read_tree
+from gymforge.integrations.harbor_export.judge_calls import (
+    CHILD,
+    OUTPUT_CAP,
+    decode,
+    run_calls,
+    stop,
+)
+from gymforge.integrations.harbor_export.judge_candidate import (
+    CANDIDATE,
+    as_candidate,
+    in_container,
+    kill_leftovers,
+    limit,
+    run_as_self,
+)
 from gymforge.verify.code.shared import strict_equal
 
 # gymforge-export: inline to here
 
-CANDIDATE = 65534
-"""The uid and gid the candidate's processes run as when this script is root."""
-AS_SELF = False
-"""``--as-self``: run the candidate as this script's own user (a run outside a container,
-where ``nobody`` cannot execute this Python)."""
-OUTPUT_CAP = 4 << 20
-CHILD = r"""
-import importlib, json, os, sys
-sys.dont_write_bytecode = True
-sys.path.insert(0, ".")
-out = os.fdopen(int(sys.argv[1]), "w")
-dumps = json.dumps
-
-
-def enc(v, depth=0):
-    if depth > 50:
-        raise ValueError("too deep")
-    if v is None or type(v) in (bool, int, float, str):
-        return v
-    if type(v) is list:
-        return [enc(x, depth + 1) for x in v]
-    if type(v) is tuple:
-        return {"$tuple": [enc(x, depth + 1) for x in v]}
-    if type(v) is dict and all(type(k) is str for k in v):
-        return {"$dict": {k: enc(x, depth + 1) for k, x in v.items()}}
-    raise ValueError(type(v).__name__)
-
-
-def say(**what):
-    out.write(dumps(what) + "\n")
-    out.flush()
-
-
-def call(target, args, kwargs):
-    if target.startswith("@absent:"):
-        module, name = target[len("@absent:"):].rsplit(":", 1)
-        try:
-            return not hasattr(importlib.import_module(module), name)
-        except ImportError:
-            return True
-    module, name = target.rsplit(":", 1)
-    fn = importlib.import_module(module)
-    for part in name.split("."):
-        fn = getattr(fn, part)
-    return fn(*args, **kwargs)
-
-
-load, calls = json.loads(sys.stdin.read())
-if load:
-    try:
-        importlib.import_module(load)
-    except BaseException as e:
-        say(load=type(e).__name__)
-        raise SystemExit(0)
-say(load="ok")
-for target, args, kwargs in calls:
-    try:
-        value = call(target, args, kwargs)
-    except BaseException as e:
-        say(status="exception", error=type(e).__name__)
-        continue
-    try:
-        say(status="ok", value=enc(value))
-    except (ValueError, RecursionError, OverflowError):
-        say(status="unserialisable")
-"""
+__all__ = [
+    "CANDIDATE",
+    "CHILD",
+    "OUTPUT_CAP",
+    "as_candidate",
+    "build",
+    "components",
+    "decode",
+    "from_json",
+    "in_container",
+    "judge",
+    "kill_leftovers",
+    "lay_out",
+    "limit",
+    "main",
+    "read_tree",
+    "run_as_self",
+    "run_calls",
+    "run_hidden_command",
+    "stop",
+    "strict_equal",
+    "tally",
+    "write_reward",
+]
 
 
 def from_json(v: Any) -> Any:
@@ -131,127 +108,6 @@ def from_json(v: Any) -> Any:
     if isinstance(v, list):
         return [from_json(x) for x in v]
     return v
-
-
-def decode(v: Any) -> Any:
-    """What the child returned, tagged plain data back to values (an unknown tag never
-    equals anything)."""
-    if isinstance(v, dict):
-        if set(v) == {"$tuple"}:
-            return tuple(decode(x) for x in v["$tuple"])
-        if set(v) == {"$dict"} and isinstance(v["$dict"], dict):
-            return {k: decode(x) for k, x in v["$dict"].items()}
-        return object()
-    if isinstance(v, list):
-        return [decode(x) for x in v]
-    return v
-
-
-def as_candidate() -> dict[str, Any]:
-    """``subprocess`` arguments that run a child as the candidate's user (when root)."""
-    if os.geteuid() != 0 or AS_SELF:
-        return {}
-    return {"user": CANDIDATE, "group": CANDIDATE, "extra_groups": []}
-
-
-def limit(limits: dict[str, Any]) -> None:  # runs in the child, before exec
-    cpu = int(limits["cpu_time"]) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-    memory = int(limits["memory_bytes"])
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
-
-def run_calls(
-    root: Path, load: str, calls: list[list[Any]], limits: dict[str, Any]
-) -> list[dict[str, Any] | None]:
-    """Each call's outcome (``{"status": ...}``), None for a call never run. A call that
-    passes the per-call limit is ``timeout``; one during which the process died (or wrote
-    garbage on the result channel) is ``crashed``; either ends the run. A module that does
-    not load leaves every call not run."""
-    channel, child_end = os.pipe()
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-c", CHILD, str(child_end)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=(child_end,),
-        cwd=root,
-        start_new_session=True,
-        preexec_fn=lambda: limit(limits),
-        **as_candidate(),
-    )
-    os.close(child_end)
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(json.dumps([load, calls]).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    outcomes: list[dict[str, Any] | None] = [None] * len(calls)
-    start = time.monotonic()
-    deadline = start + float(limits["wall_time"])
-    buf, seen, loaded, ended = b"", 0, False, ""
-    sel = selectors.DefaultSelector()
-    sel.register(channel, selectors.EVENT_READ)
-    step_deadline = start + float(limits["call_timeout"]) if load else deadline
-    while seen < len(calls) and not ended:
-        wait = min(deadline, step_deadline) - time.monotonic()
-        if wait <= 0 or not sel.select(wait):
-            ended = "timeout"
-            break
-        chunk = os.read(channel, 65536)
-        if not chunk:
-            ended = "crashed"
-            break
-        buf += chunk
-        if len(buf) > OUTPUT_CAP:
-            ended = "output_limit"
-            break
-        while b"\n" in buf and seen < len(calls):
-            line, buf = buf.split(b"\n", 1)
-            try:
-                said = json.loads(line)
-            except ValueError:
-                said = None
-            if not isinstance(said, dict):
-                ended = "crashed"
-                break
-            if not loaded:
-                if said.get("load") != "ok":
-                    ended = "load_failed"
-                    break
-                loaded = True
-            elif said.get("status") in ("ok", "exception", "unserialisable"):
-                outcomes[seen] = said
-                seen += 1
-            else:
-                ended = "crashed"
-                break
-            step_deadline = time.monotonic() + float(limits["call_timeout"])
-    sel.close()
-    os.close(channel)
-    stop(proc)
-    if ended and loaded and seen < len(calls):
-        outcomes[seen] = {"status": ended}
-    return outcomes
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
-def in_container() -> bool:
-    return os.path.exists("/run/.containerenv") or os.path.exists("/.dockerenv")
-
-
-def kill_leftovers() -> None:
-    """Kill every process of the candidate's user (any it detached from its group); only in
-    a container, whose processes of that user are all the candidate's."""
-    if as_candidate() and in_container():
-        kill = "import os, signal; os.kill(-1, signal.SIGKILL)"
-        subprocess.run([sys.executable, "-I", "-c", kill], check=False, **as_candidate())
 
 
 def lay_out(root: Path, files: dict[str, bytes]) -> None:
@@ -404,8 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--report", action="store_true", help="judge, write no reward")
     ap.add_argument("--as-self", action="store_true", help="run the candidate as this user")
     a = ap.parse_args(argv)
-    global AS_SELF
-    AS_SELF = a.as_self
+    run_as_self(a.as_self)
     spec = json.loads(a.spec.read_text())
     if not as_candidate():
         print(f"note: the candidate runs as this user (uid {os.geteuid()}), not as nobody")

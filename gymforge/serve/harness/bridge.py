@@ -4,7 +4,7 @@ The runner owns the environment; the harness owns its loop. Each harness-driven 
 gets a :class:`Channel` and an MCP URL, ``http://HOST:PORT/mcp/<channel>`` (streamable
 HTTP, the episode's bearer token), that lists the episode's tools (from its reset
 observation) and turns each ``tools/call`` into an event the episode's policy receives
-(:class:`~gymforge.serve.harness.policy.HarnessPolicy`): the policy returns it to the
+(:class:`~gymforge.serve.harness.episode.HarnessPolicy`): the policy returns it to the
 runner as a ``ToolCall`` action and answers the call with what the environment said. So
 every tool call is one ordinary step, recorded and replayable like any other; a call to a
 tool the environment does not have is a step too, answered with its structured error.

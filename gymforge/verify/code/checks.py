@@ -1,7 +1,7 @@
 """Dataset test code, run in the judge's process: HumanEval ``check(candidate)`` with each
 assert counted, MBPP assert lists, the namespace they run in, and the candidate's module in
-the sandbox (``candidate_module``). ``plan_calls`` reads the calls a test will make when they
-are all literal, so the judge can run them as one batch first.
+the sandbox (``candidate_module``). Which names a test takes from the candidate is read in
+``names``; the calls it will make, when they are all literal, in ``plan`` (``plan_calls``).
 
 The test code is trusted dataset code; the candidate is never called from here directly, only
 through the proxies the judge passes in.
@@ -16,15 +16,26 @@ import hashlib
 import random
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from gymforge.sandbox.wire import Unserialisable
+from gymforge.verify.code.names import BUILTIN_NAMES, bound_names, mbpp_names, tested_builtins
+from gymforge.verify.code.plan import MAX_PLANNED, PlanMiss, PlannedCall, plan_calls
 from gymforge.verify.code.remote import ShipLambdas, Shipped, Unjudgeable
 from gymforge.verify.code.tally import Tally
 
-__all__ = ["PlanMiss", "PlannedCall", "Tally", "check_namespace", "plan_calls"]
+__all__ = [
+    "BUILTIN_NAMES",
+    "MAX_PLANNED",
+    "PlanMiss",
+    "PlannedCall",
+    "Tally",
+    "bound_names",
+    "check_namespace",
+    "mbpp_names",
+    "plan_calls",
+    "tested_builtins",
+]
 
 
 class CountAsserts(ast.NodeTransformer):
@@ -178,82 +189,6 @@ def run_humaneval(
         t.notes.append(f"check stopped: {type(e).__name__}")
 
 
-BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def bound_names(src: str, top: bool = False) -> set[str]:
-    """Names ``src`` binds (``top``: at module level only); empty when it does not parse."""
-    try:
-        tree = ast.parse(src)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return set()
-    out: set[str] = set()
-    for n in tree.body if top else ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in n.names)
-        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            out.update(x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name))
-        elif not top and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif not top and isinstance(n, ast.alias):
-            out.add((n.asname or n.name).split(".")[0])
-    return out
-
-
-def tested_builtins(truth: dict[str, Any], code: str) -> frozenset[str]:
-    """Builtin names that are the task's own functions in an MBPP test (task 126 tests a
-    function named ``sum``): the builtin names the task's reference defines, or, for a task
-    without one, those the candidate defines that every assert calls. Only these are the
-    candidate's in the test; any other builtin the candidate rebinds stays the builtin there,
-    so redefining ``sorted`` or ``len`` cannot change how a test checks a result."""
-    if truth.get("kind") != "mbpp":
-        return frozenset()
-    reference = truth.get("reference")
-    if reference:
-        return frozenset(bound_names(str(reference), top=True) & BUILTIN_NAMES)
-    own = bound_names(code, top=True) & BUILTIN_NAMES
-    for test in truth["test_list"]:
-        try:
-            tree = ast.parse(test)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return frozenset()
-        own &= {
-            n.func.id
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        }
-    return frozenset(own)
-
-
-def mbpp_names(truth: dict[str, Any], tested: frozenset[str] = frozenset()) -> list[str]:
-    """Names the asserts use that builtins (but the ``tested`` ones), the imports and the
-    set-up code do not provide, in order: the candidate's."""
-    defined: set[str] = set()
-    for src in [truth.get("test_setup_code") or "", *(truth.get("test_imports") or [])]:
-        defined |= bound_names(src)
-    builtin_names = BUILTIN_NAMES - tested
-    names: list[str] = []
-    for test in truth["test_list"]:
-        tree = ast.parse(test)
-        bound = {
-            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        } | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
-        for n in ast.walk(tree):
-            if (
-                isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Load)
-                and n.id not in builtin_names
-                and n.id not in defined
-                and n.id not in bound
-                and n.id not in names
-            ):
-                names.append(n.id)
-    return names
-
-
 def run_mbpp(
     truth: dict[str, Any],
     ns: dict[str, Any],
@@ -286,124 +221,6 @@ def run_mbpp(
             continue
         t.passed += 1
         t.case(True, test=test)
-
-
-class PlanMiss(BaseException):
-    """The test made a call ``plan_calls`` did not foresee: the plan's answers do not apply.
-    A ``BaseException`` so that the test code's own ``except Exception`` cannot swallow it."""
-
-
-@dataclass(frozen=True)
-class PlannedCall:
-    name: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-    def matches(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Is this the call the test makes: the same name, and arguments of the same types
-        with equal values all the way down (a value that is not plain data never matches)?"""
-        return name == self.name and _same(args, self.args) and _same(kwargs, self.kwargs)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return type(a) in _PLAIN and bool(a == b)
-
-
-_PLAIN = (int, float, str, bool, type(None))
-
-
-MAX_PLANNED = 1000
-
-
-def plan_calls(
-    truth: dict[str, Any], tested: frozenset[str] = frozenset()
-) -> tuple[PlannedCall, ...] | None:
-    """The candidate calls a HumanEval or MBPP test will make, in evaluation order, when every
-    reference to the candidate is a direct call with literal arguments; else None.
-
-    A plan is a guess, checked call by call when the test runs (``PlanMiss`` on the first
-    difference, e.g. a literal call inside a loop): it only lets the judge fetch every answer
-    in one batch job instead of one round trip per call."""
-    kind = truth.get("kind")
-    if kind == "humaneval":
-        return _plan(kind, truth["entry_point"], truth["test"], (), "", ())
-    if kind == "mbpp":
-        imports = tuple(truth.get("test_imports") or ())
-        setup = truth.get("test_setup_code") or ""
-        return _plan(kind, "", "", tuple(truth["test_list"]), setup, imports, tested)
-    return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _plan(
-    kind: str,
-    entry: str,
-    test: str,
-    test_list: tuple[str, ...],
-    setup: str,
-    imports: tuple[str, ...],
-    tested: frozenset[str] = frozenset(),
-) -> tuple[PlannedCall, ...] | None:
-    from gymforge.sandbox.jobs import encode_args
-
-    try:
-        if kind == "humaneval":
-            tree = ast.parse(test)
-            check = next(
-                (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"),
-                None,
-            )
-            if check is None or len(check.args.args) != 1:
-                return None
-            names = {check.args.args[0].arg: entry, entry: entry}
-            bodies: list[ast.AST] = list(check.body)
-        else:
-            mbpp = {
-                "test_list": list(test_list),
-                "test_setup_code": setup,
-                "test_imports": list(imports),
-            }
-            names = {n: n for n in mbpp_names(mbpp, tested)}
-            bodies = [ast.parse(t) for t in test_list]
-        found: list[tuple[str, ast.Call]] = []
-        for body in bodies:
-            if not _collect(body, names, found):
-                return None
-        if not found or len(found) > MAX_PLANNED:
-            return None
-        plan = []
-        for name, call in found:
-            args = tuple(ast.literal_eval(a) for a in call.args)
-            kwargs = {str(k.arg): ast.literal_eval(k.value) for k in call.keywords}
-            encode_args(args, kwargs)  # plain data only (raises Unserialisable)
-            plan.append(PlannedCall(name, args, kwargs))
-        return tuple(plan)
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError, Unserialisable):
-        return None
-
-
-def _collect(node: ast.AST, names: dict[str, str], out: list[tuple[str, ast.Call]]) -> bool:
-    """Post-order walk (arguments are evaluated before the call). False when a candidate
-    name is used other than as a direct call with positional or keyword literals."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            return False
-        if any(k.arg is None for k in node.keywords):
-            return False
-        for child in [*node.args, *(k.value for k in node.keywords)]:
-            if not _collect(child, names, out):
-                return False
-        out.append((names[node.func.id], node))
-        return True
-    if isinstance(node, ast.Name) and node.id in names:
-        return False
-    return all(_collect(child, names, out) for child in ast.iter_child_nodes(node))
 
 
 def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str, str]:

@@ -36,69 +36,35 @@ not be trained on (the ``code`` environment reports it as a verifier error). The
 in-sandbox test fallback.
 
 When every call the tests make is a direct call with literal arguments
-(``checks.plan_calls``), those calls first run as one batch job, and the test code then runs
+(``plan.plan_calls``), those calls first run as one batch job, and the test code then runs
 here against the batch's answers, matched call by call (a test that strays from the plan, or
 meets a value that live would stay in the sandbox, is re-run live). Same calls, same order,
 same verdict; one round trip instead of one per call.
 
 What a verdict never rests on: the exit code alone, anything the candidate printed (except a
 stdio task's output, compared here), or files the candidate wrote.
+
+``CodeJudge`` takes the answer apart and hands it to its kind: ``calls``, ``stdio``, and
+``session`` (HumanEval and MBPP).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from gymforge.core.errors import InfraError
 from gymforge.core.verdict import Verdict
-from gymforge.sandbox import (
-    Call,
-    CallResult,
-    CallStatus,
-    CandidateCallError,
-    Limits,
-    LoadInfo,
-    Result,
-    SandboxJob,
-    Status,
-)
 from gymforge.sandbox.backend import BaseBackend
-from gymforge.verify.code.checks import (
-    PlanMiss,
-    PlannedCall,
-    candidate_module,
-    check_namespace,
-    plan_calls,
-    run_humaneval,
-    run_mbpp,
-    tested_builtins,
-)
+from gymforge.verify.code.calls import judge_calls
 from gymforge.verify.code.extract import extract_code
-from gymforge.verify.code.flood import refuse_flooded
-from gymforge.verify.code.remote import (
-    ArgEncoder,
-    ArgumentRefused,
-    Remote,
-    RemoteValueUsed,
-    Unjudgeable,
-)
-from gymforge.verify.code.shared import (
-    JudgeConfig,
-    limits_for,
-    normalise_output,
-    shared_backend,
-    stdio_limits_for,
-    strict_equal,
-)
+from gymforge.verify.code.session import Module, Transport, kind_is, session_judge
+from gymforge.verify.code.shared import JudgeConfig, SandboxDown, shared_backend
+from gymforge.verify.code.stdio import judge_stdio
 from gymforge.verify.code.tally import Tally
 from gymforge.verify.code.tally import verdict as _verdict
 
-
-class SandboxDown(InfraError):
-    """The sandbox failed as infrastructure (its worker or container engine gone): the
-    answer was not judged, so the episode is retried, never scored."""
+__all__ = ["CodeJudge", "Module", "SandboxDown", "Transport", "kind_is"]
 
 
 class CodeJudge:
@@ -129,7 +95,7 @@ class CodeJudge:
             return start
         code, lang, t = start
         if truth["kind"] in ("humaneval", "mbpp"):
-            return self._session_judge(truth, code, t)
+            return session_judge(self, truth, code, t)
         return asyncio.run(self._async_kinds(truth, code, lang, t))
 
     async def ajudge(
@@ -151,9 +117,9 @@ class CodeJudge:
             return start
         code, lang, t = start
         if truth["kind"] in ("humaneval", "mbpp"):
-            return await asyncio.to_thread(self._session_judge, truth, code, t)
+            return await asyncio.to_thread(session_judge, self, truth, code, t)
         if truth["kind"] == "calls":
-            return await self._calls(truth, code, t, files)
+            return await judge_calls(self, truth, code, t, files)
         return await self._async_kinds(truth, code, lang, t)
 
     def _start(
@@ -175,275 +141,5 @@ class CodeJudge:
 
     async def _async_kinds(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
         if truth["kind"] == "stdio":
-            return await self._stdio(truth, code, lang, t)
-        return await self._calls(truth, code, t)
-
-    # ---- calls: one batch job, compared here --------------------------------------------
-    async def _calls(
-        self,
-        truth: dict[str, Any],
-        code: str,
-        t: Tally,
-        files: Mapping[str, str | bytes] | None = None,
-    ) -> Verdict:
-        entry, tests = truth["entry_point"], truth["tests"]
-        limits = limits_for(self.config.limits, truth, len(tests))
-        t.call_limit_s = limits.call_timeout
-        job = SandboxJob(
-            source=code,
-            files=dict(files or {}),
-            calls=[Call(name=entry, args=tuple(t["args"])) for t in tests],
-            limits=limits,
-            respawn=False,  # one timeout or crash ends the run: the rest count as failed
-        )
-        r = await self.backend.arun(job)
-        t.result(r)
-        results = r.calls or []
-        for i, test in enumerate(tests):
-            t.run += 1
-            c = results[i] if i < len(results) else None
-            expected = _from_json(test["expected"])
-            ok = c is not None and c.status is CallStatus.OK and strict_equal(c.value, expected)
-            if t.cases is not None:
-                got = (
-                    (repr(c.value) if c.ok else f"{c.status}: {c.error or ''}") if c else "not run"
-                )
-                args = ", ".join(repr(_from_json(a)) for a in test["args"])
-                t.case(ok, call=f"{entry}({args})", expected=repr(expected), got=got)
-            if c is None:
-                continue
-            t.call(c.status)
-            t.took(c.wall_time)
-            t.passed += ok
-        load_ok = r.load.ok if r.load is not None else r.status is Status.OK
-        if not load_ok:
-            t.notes.append(f"load failed: {r.load.error_type if r.load else r.status}")
-        if r.status is Status.INTERNAL_ERROR:
-            raise SandboxDown(f"sandbox internal error: {r.error}")
-        return _verdict(t, "calls", status=r.status)
-
-    # ---- stdio: one run per test, every line compared here --------------------------------
-    async def _stdio(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
-        tests = truth["tests"]
-        limits = stdio_limits_for(self.config.stdio_limits, truth)
-        t.call_limit_s = limits.wall_time
-        jobs = [
-            SandboxJob(language=lang, source=code, stdin=str(tc["input"]), limits=limits)
-            for tc in tests
-        ]
-        results: list[Result] = []
-        if jobs:  # compile once (cached by hash) before fanning out
-            results.append(await self.backend.arun(jobs[0]))
-            if results[0].status is Status.COMPILE_ERROR:
-                t.run = len(tests)
-                t.notes.append("compile error")
-                return _verdict(t, "stdio", reason="compile_error", status=Status.COMPILE_ERROR)
-            results += await self.backend.arun_many(jobs[1:])
-        for tc, r in zip(tests, results, strict=True):
-            t.run += 1
-            t.result(r)
-            t.took(r.wall_time)
-            if r.status is Status.INTERNAL_ERROR:
-                raise SandboxDown(f"sandbox internal error: {r.error}")
-            ok = r.status is Status.OK and normalise_output(r.stdout) == normalise_output(
-                str(tc["output"])
-            )
-            if r.status is Status.TIMEOUT:
-                t.timeouts += 1
-            elif r.status is not Status.OK:
-                t.crashes += 1
-            t.passed += ok
-            t.case(
-                ok,
-                input=tc["input"],
-                expected=tc["output"],
-                got=r.stdout,
-                status=str(r.status),
-                stderr=r.stderr[-300:],
-            )
-        return _verdict(t, "stdio")
-
-    # ---- humaneval / mbpp: the tests run here, the candidate there ------------------------
-    def _session_judge(self, truth: dict[str, Any], code: str, tally: Tally) -> Verdict:
-        tested = tested_builtins(truth, code)
-        module = candidate_module(truth, code)
-        tests = truth.get("test_list") or str(truth.get("test") or "").split("assert")[1:]
-        limits = limits_for(self.config.limits, truth, len(tests))
-        tally.call_limit_s = limits.call_timeout
-        try:
-            plan = plan_calls(truth, tested)
-            if plan:
-                verdict = self._planned(truth, module, plan, tally, tested, limits)
-                if verdict is not None:
-                    return verdict
-            return self._in_session(truth, module, tally, tested, limits)
-        except Unjudgeable as e:
-            t = tally.fresh()
-            t.notes.append(f"unjudgeable: {str(e)[:200]}")
-            return _verdict(t, str(truth["kind"]), reason="unjudgeable", trainable=False)
-
-    def _run_check(
-        self, truth: dict[str, Any], t: Tally, transport: Transport, tested: frozenset[str]
-    ) -> None:
-        """Run the dataset's test code here, each candidate name a proxy over ``transport``;
-        values that are not plain data stay in the sandbox (``remote``)."""
-        ns, context = check_namespace(truth)
-        gen = [0]  # bumped when the candidate process is replaced: its kept objects are gone
-        encoder = ArgEncoder(context, lambda: gen[0])
-
-        def invoke(name: str, target: Remote | None, args: Any, kwargs: Any) -> Any:
-            if t.timeouts:  # the call budget is spent: fail fast
-                raise CandidateCallError(_not_run(name))
-            if target is not None and object.__getattribute__(target, "_gen") != gen[0]:
-                raise RemoteValueUsed("the value died with the candidate process that made it")
-            try:
-                res = transport(name, args, kwargs, target, lambda: encoder.encode(args, kwargs))
-            except ArgumentRefused as e:  # a failed test: the candidate's value is too big
-                t.notes.append(f"{name}: {e}"[:200])
-                raise
-            if res.ok:
-                res = refuse_flooded(res, t.notes)  # the test would hash it
-            if res.restarted:
-                gen[0] += 1
-            t.call(res.status)
-            t.took(res.wall_time)
-            if res.status is CallStatus.REF and res.handle is not None:
-                return Remote(res.handle, gen[0], res.value_type or "?", call_remote)
-            if not res.ok:
-                raise CandidateCallError(res)
-            return res.value
-
-        def call_remote(r: Remote, args: Any, kwargs: Any) -> Any:
-            return invoke(r.describe(), r, args, kwargs)
-
-        def proxy_for(name: str) -> Callable[..., Any]:
-            def proxy(*args: Any, **kwargs: Any) -> Any:
-                return invoke(name, None, args, kwargs)
-
-            proxy.__name__ = name
-            proxy.__gf_remote_name__ = name  # type: ignore[attr-defined]
-            return proxy
-
-        if kind_is(truth, "humaneval"):
-            run_humaneval(truth, ns, proxy_for, t)
-        else:
-            run_mbpp(truth, ns, proxy_for, t, tested)
-
-    def _in_session(
-        self,
-        truth: dict[str, Any],
-        module: Module,
-        tally: Tally,
-        tested: frozenset[str],
-        limits: Limits | None = None,
-    ) -> Verdict:
-        """Live: every call the test makes is one round trip into an interactive session."""
-        t = tally.fresh()
-        prelude, code, postlude = module
-        job = SandboxJob(
-            source=code,
-            prelude=prelude,
-            postlude=postlude,
-            limits=limits or self.config.limits,
-            calls=[],
-        )
-        with self.backend.session(job) as s:  # type: ignore[attr-defined]
-
-            def transport(
-                name: str,
-                args: Any,
-                kwargs: Any,
-                target: Remote | None,
-                encode: Callable[[], tuple[bytes, bool]],
-            ) -> CallResult:
-                payload, tree = encode()
-                handle = None if target is None else object.__getattribute__(target, "_handle")
-                return s.call_encoded(name, payload, tree=tree, keep=True, target=handle)  # type: ignore[no-any-return]
-
-            self._run_check(truth, t, transport, tested)
-            load = s.load
-        return _session_verdict(truth, t, s.result, load)
-
-    def _planned(
-        self,
-        truth: dict[str, Any],
-        module: Module,
-        plan: tuple[PlannedCall, ...],
-        tally: Tally,
-        tested: frozenset[str],
-        limits: Limits | None = None,
-    ) -> Verdict | None:
-        """Batch: the planned calls run as one job first, then the test runs here and each
-        call it makes is answered from the batch, in order. The same verdict as live (the
-        candidate sees the same calls in the same order, crashes reload it, the first timeout
-        stops it); None when the test strays from the plan, and the caller goes live."""
-        calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
-        prelude, code, postlude = module
-        job = SandboxJob(
-            source=code,
-            prelude=prelude,
-            postlude=postlude,
-            limits=limits or self.config.limits,
-            calls=calls,
-            stop_on_timeout=True,
-        )
-        r = self.backend.run(job)
-        if r.status is Status.INTERNAL_ERROR:
-            raise SandboxDown(f"sandbox internal error: {r.error}")
-        answers = r.calls or []
-        if len(answers) != len(plan):
-            return None
-        t = tally.fresh()  # a plan that misses leaves nothing behind
-        pos = 0
-
-        def answer(
-            name: str, args: Any, kwargs: Any, target: Remote | None, encode: Any
-        ) -> CallResult:
-            nonlocal pos
-            if target is not None or pos >= len(plan) or not plan[pos].matches(name, args, kwargs):
-                raise PlanMiss
-            if answers[pos].status is CallStatus.UNSERIALISABLE:
-                raise PlanMiss  # live, the value would stay in the sandbox for later use
-            pos += 1
-            return answers[pos - 1]
-
-        try:
-            self._run_check(truth, t, answer, tested)
-        except PlanMiss:
-            return None
-        return _session_verdict(truth, t, r, r.load)
-
-
-Module = tuple[str, str, str]  # (prelude, candidate, postlude): ``checks.candidate_module``
-Transport = Callable[[str, Any, Any, "Remote | None", Callable[[], tuple[bytes, bool]]], CallResult]
-
-
-def _session_verdict(
-    truth: dict[str, Any], t: Tally, r: Result | None, load: LoadInfo | None
-) -> Verdict:
-    """The verdict of a HumanEval or MBPP check, live or planned, from its tally."""
-    t.result(r)
-    if load is not None and not load.ok:
-        t.notes.append(f"load failed: {load.error_type}")
-    return _verdict(t, str(truth["kind"]))
-
-
-def kind_is(truth: dict[str, Any], kind: str) -> bool:
-    return truth.get("kind") == kind
-
-
-def _not_run(name: str) -> Any:
-    from gymforge.sandbox import CallResult
-
-    return CallResult(id=-1, name=name, status=CallStatus.NOT_RUN, error="call budget spent")
-
-
-def _from_json(v: Any) -> Any:
-    """Expected values are stored as JSON; ``{"$tuple": [...]}`` marks a tuple."""
-    if isinstance(v, dict):
-        if set(v) == {"$tuple"}:
-            return tuple(_from_json(x) for x in v["$tuple"])
-        return {k: _from_json(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_from_json(x) for x in v]
-    return v
+            return await judge_stdio(self, truth, code, lang, t)
+        return await judge_calls(self, truth, code, t)

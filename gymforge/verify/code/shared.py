@@ -1,15 +1,23 @@
-"""What every code judge of a run shares: the sandbox backend, the limits, and the two
-comparisons that decide a test (type-strict equality of plain data; stdio output lines)."""
+"""What every code judge of a run shares: the sandbox backend (and ``SandboxDown``, its
+failure as infrastructure), the limits, what each task kind's judging reads of its judge
+(``Judging``), and the two comparisons that decide a test (type-strict equality of plain
+data; stdio output lines)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from gymforge.core.errors import InfraError
 from gymforge.sandbox import Limits
 from gymforge.sandbox.backend import BaseBackend
 from gymforge.verify.services import current
+
+
+class SandboxDown(InfraError):
+    """The sandbox failed as infrastructure (its worker or container engine gone): the
+    answer was not judged, so the episode is retried, never scored."""
 
 
 def shared_backend() -> BaseBackend:
@@ -40,6 +48,16 @@ class JudgeConfig:
     stdio_limits: Limits = field(
         default_factory=lambda: Limits(wall_time=4.0, cpu_time=3.0, output_bytes=4 << 20)
     )
+
+
+class Judging(Protocol):
+    """What a task kind's judging reads of its ``CodeJudge``: the configuration, and the
+    backend, looked up at each use as the judge's own methods look it up."""
+
+    config: JudgeConfig
+
+    @property
+    def backend(self) -> BaseBackend: ...
 
 
 MAX_CALL_TIMEOUT = 60.0

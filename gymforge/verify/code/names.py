@@ -1,0 +1,84 @@
+"""Whose names an MBPP test uses: the names a piece of code binds (``bound_names``), the
+builtin names that are the task's own functions (``tested_builtins``), and the names the
+asserts take from the candidate (``mbpp_names``). Read from the source, never run."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Any
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def bound_names(src: str, top: bool = False) -> set[str]:
+    """Names ``src`` binds (``top``: at module level only); empty when it does not parse."""
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    out: set[str] = set()
+    for n in tree.body if top else ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            out.update(x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name))
+        elif not top and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif not top and isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+    return out
+
+
+def tested_builtins(truth: dict[str, Any], code: str) -> frozenset[str]:
+    """Builtin names that are the task's own functions in an MBPP test (task 126 tests a
+    function named ``sum``): the builtin names the task's reference defines, or, for a task
+    without one, those the candidate defines that every assert calls. Only these are the
+    candidate's in the test; any other builtin the candidate rebinds stays the builtin there,
+    so redefining ``sorted`` or ``len`` cannot change how a test checks a result."""
+    if truth.get("kind") != "mbpp":
+        return frozenset()
+    reference = truth.get("reference")
+    if reference:
+        return frozenset(bound_names(str(reference), top=True) & BUILTIN_NAMES)
+    own = bound_names(code, top=True) & BUILTIN_NAMES
+    for test in truth["test_list"]:
+        try:
+            tree = ast.parse(test)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return frozenset()
+        own &= {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+    return frozenset(own)
+
+
+def mbpp_names(truth: dict[str, Any], tested: frozenset[str] = frozenset()) -> list[str]:
+    """Names the asserts use that builtins (but the ``tested`` ones), the imports and the
+    set-up code do not provide, in order: the candidate's."""
+    defined: set[str] = set()
+    for src in [truth.get("test_setup_code") or "", *(truth.get("test_imports") or [])]:
+        defined |= bound_names(src)
+    builtin_names = BUILTIN_NAMES - tested
+    names: list[str] = []
+    for test in truth["test_list"]:
+        tree = ast.parse(test)
+        bound = {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)
+                and n.id not in builtin_names
+                and n.id not in defined
+                and n.id not in bound
+                and n.id not in names
+            ):
+                names.append(n.id)
+    return names
