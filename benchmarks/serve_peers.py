@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 INTEROP_PYTHON = ROOT / ".venv-interop" / "bin" / "python"
 ECHO_TEXT = "hello from the load client"
 LEDGER_POOL = 100
-"""Distinct ledger tasks the sessions cycle through: rollout groups share tasks, and 100 is
-under the 128 tasks ``TaskSource.resolve`` keeps, so a repeated reset is not a regeneration."""
+"""Distinct ledger tasks the sessions cycle through: rollout groups share tasks, and with
+more sessions than tasks each task is held by a session when another resets it, so
+``TaskSource.resolve`` hands it back and a repeated reset is not a regeneration."""
 GYMFORGE_REPLIES = frozenset({"reset_result", "step_result"})
 
 

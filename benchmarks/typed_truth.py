@@ -11,10 +11,13 @@ its own dependencies, and their side effects on the process are not typed truth'
 measures on request, in CPU time of that process (so other load on the machine does not
 count), one family at a time: generation, ``family.task(level, seed)`` over ``--tasks``
 fresh seeds across its levels; and reset, ``env.reset(task_id, seed)`` over as many fresh
-task ids, each reset once (a new task: generating it and parsing its truth are part of the
-cost) and then again (the same task, as a served session or a group of rollouts resets it).
-Every round draws new seeds, so nothing either side memoises is ever timed as generation or
-first reset. Each task is timed on its own (less the cost of reading the clock), and each
+task ids, each reset once (``reset``: a new task, generating it and parsing its truth are
+part of the cost), at once again (``reset_again``: the same task while it is in use, as a
+served session or a group of rollouts resets it) and, once ``CHUNK`` tasks later were reset,
+a third time (``reset_later``: a task reset again after it was dropped, which the
+environment builds anew; the dict-truth commit rebuilds every task it resets). Every round
+draws new seeds, so nothing either side memoises is ever timed as generation or first
+reset. Each task is timed on its own (less the cost of reading the clock), and each
 place in the list keeps the least time any round took there: on a shared machine a burst
 of other work spoils a few tasks of a round, not the round. Both sides are given the same
 tasks in each place, so they keep their best of the same candidates. The two children take
@@ -82,16 +85,19 @@ overhead = min(-(clock() - clock()) for _ in range(2000))
 
 
 async def resets(env, ids, places):
-    first, again = [], []
+    first, again, later = [], [], []
     for i, tid in zip(places, ids):
         c = clock()
         await env.reset(tid, i)
         first.append(clock() - c - overhead)
-    for i, tid in zip(places, ids):
         c = clock()
         await env.reset(tid, i)
         again.append(clock() - c - overhead)
-    return first, again
+    for i, tid in zip(places, ids):
+        c = clock()
+        await env.reset(tid, i)
+        later.append(clock() - c - overhead)
+    return first, again, later
 
 
 for line in sys.stdin:
@@ -109,8 +115,11 @@ for line in sys.stdin:
         gen.append(clock() - c - overhead)
     # ids only: a task generated here would be one a memo could hand the reset for free
     ids = [family.task_id(levels[i % len(levels)], base + 500_000 + i) for i in places]
-    first, again = asyncio.run(resets(env, ids, places))
-    print(json.dumps({"gen": gen, "reset": first, "reset_again": again}), flush=True)
+    first, again, later = asyncio.run(resets(env, ids, places))
+    print(
+        json.dumps({"gen": gen, "reset": first, "reset_again": again, "reset_later": later}),
+        flush=True,
+    )
 """
 
 Figures = dict[str, list[float]]
@@ -213,7 +222,6 @@ def compare(
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
-    # at most TaskSource.RESOLVED (128), so that the second resets find their tasks kept
     ap.add_argument("--tasks", type=int, default=100)
     ap.add_argument("--parent", type=Path, help="a checkout of the dict-truth commit")
     ap.add_argument("--skip", default="swe", help="environment ids to leave out (slow resets)")
@@ -240,10 +248,10 @@ def main() -> None:
         f"rounds; ratio = typed / dict ({DICT_TRUTH})\n# environments loaded on both sides: "
         + ", ".join(loaded)
     )
-    cols = ("gen", "reset", "reset_again")
+    cols = ("gen", "reset", "reset_again", "reset_later")
     print(
         f"{'family':<26}"
-        + "".join(f"{c + ' dict':>16}{c + ' typed':>16}{'ratio':>7}" for c in cols)
+        + "".join(f"{c + ' dict':>18}{c + ' typed':>19}{'ratio':>7}" for c in cols)
     )
     worst: dict[str, tuple[float, str]] = {c: (0.0, "") for c in cols}
     for fam, (old, new) in figures.items():
@@ -252,7 +260,7 @@ def main() -> None:
             o, n = mean(old[c]) * 1e6, mean(new[c]) * 1e6
             ratio = n / o if o > 0 else float("nan")
             worst[c] = max(worst[c], (ratio, fam))
-            line += f"{o:>16.1f}{n:>16.1f}{ratio:>7.2f}"
+            line += f"{o:>18.1f}{n:>19.1f}{ratio:>7.2f}"
         print(line)
     for c in cols:
         r, fam = worst[c]
