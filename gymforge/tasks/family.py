@@ -128,6 +128,20 @@ def _as_drawn(knobs: Mapping[str, Knob], params: Mapping[str, Any]) -> bool:
     return True
 
 
+def _as_declared(knobs: Mapping[str, Knob], params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with each value a ``ChoiceKnob`` accepts as equal to one of its own
+    (``3.0`` for ``3``) replaced by that value of the knob, of the same type where it has
+    one: what ``build`` is handed for a task id's explicit params. The id and
+    ``Task.params`` keep the values given (they seed the task)."""
+    out = dict(params)
+    for name, value in params.items():
+        knob = knobs.get(name)
+        if type(knob) is ChoiceKnob and value in knob.values:
+            equal = [v for v in knob.values if v == value]
+            out[name] = next((v for v in equal if type(v) is type(value)), equal[0])
+    return out
+
+
 @dataclass(frozen=True)
 class ParamSpace:
     """What varies, over what ranges, under what constraint."""
@@ -321,8 +335,9 @@ class TaskFamily(ABC, Generic[TruthT]):
         if drawn or _as_drawn(self.levels[difficulty].knobs, params):
             prompt, truth = self.build(dict(params), r)
         else:  # values the family did not draw (a task id's): its trusted truth validated
+            declared = _as_declared(self.levels[difficulty].knobs, params)
             with validating():
-                prompt, truth = self.build(dict(params), r)
+                prompt, truth = self.build(declared, r)
         task = Task(
             task_id=task_id or self.task_id(difficulty, seed),
             family=self.name,
