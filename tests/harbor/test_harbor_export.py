@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import symtable
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from harbor_helpers import IMAGE_MAP, cli_env, judge_in_sandbox
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.harbor.taskdir import read_dataset
 from gymforge.integrations.harbor_export import EXPORTERS, NOT_EXPORTED, judge_script, refusal
-from gymforge.integrations.harbor_export.common import judge_source
+from gymforge.integrations.harbor_export.common import _part, judge_source
 from gymforge.registry.resolve import ADAPTERS, BUILTIN, make_env
 from gymforge.verify.code import shared
 
@@ -179,6 +180,25 @@ def test_the_exported_judge_is_one_file_that_defines_every_name_it_uses() -> Non
         elif isinstance(node, ast.ImportFrom):
             roots.add(str(node.module).split(".")[0])
     assert roots <= sys.stdlib_module_names | {"__future__"}
+
+
+def test_a_part_with_a_statement_among_its_imports_is_refused_not_cut(tmp_path: Path) -> None:
+    """``judge_source`` inlines a part from after its imports: a statement among them (a
+    setting such as ``os.umask``, a constant) would be left out of the exported judge without
+    a word, the package's judge and the exported one then differing; such a part is refused."""
+    path = tmp_path / "part_probe.py"
+    module = types.ModuleType("part_probe")
+    module.__file__ = str(path)
+    uses = {("os", None, None), ("sys", None, None)}
+    body = "\n\ndef width() -> int:\n    return len(sys.argv) + len(os.sep)\n"
+    path.write_text('"""A part."""\n\nimport os\n\nos.umask(0o077)\n\nimport sys\n' + body)
+    with pytest.raises(AssertionError, match="a statement before its imports end"):
+        _part(module, uses)
+    path = tmp_path / "part_probe_ordered.py"  # a new file: linecache keeps the old one
+    module.__file__ = str(path)
+    path.write_text('"""A part."""\n\nimport os\nimport sys\n\nos.umask(0o077)\n' + body)
+    kept = _part(module, uses)
+    assert kept.startswith("os.umask(0o077)\n") and "def width()" in kept
 
 
 def test_the_exported_judge_compares_type_strictly() -> None:

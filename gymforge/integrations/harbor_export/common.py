@@ -97,15 +97,21 @@ def _imports(tree: ast.Module) -> set[tuple[str, str | None, str | None]]:
 
 def _part(module: ModuleType, script_imports: set[tuple[str, str | None, str | None]]) -> str:
     """A part's source after its docstring and imports, the rest verbatim. Each of its
-    imports is another part (inlined too) or one of the script's own."""
+    imports is another part (inlined too) or one of the script's own; all come before its
+    first statement (a statement among them would be cut out: such a part is refused)."""
     source = inspect.getsource(module)
     tree = ast.parse(source)
     missing = _imports(tree) - script_imports
     assert not missing, f"judge_script lacks imports {module.__name__} uses: {missing}"
-    heads = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    end = max(n.end_lineno or n.lineno for n in heads)
-    late = [n for n in tree.body if n.lineno > end and isinstance(n, (ast.Import, ast.ImportFrom))]
-    assert not late, f"{module.__name__}: imports after its first statement"
+    imports = (ast.Import, ast.ImportFrom)
+    doc = int(ast.get_docstring(tree, clean=False) is not None)
+    heads = doc + next(
+        (i for i, n in enumerate(tree.body[doc:]) if not isinstance(n, imports)),
+        len(tree.body) - doc,
+    )
+    late = [n for n in tree.body[heads:] if isinstance(n, imports)]
+    assert not late, f"{module.__name__}: a statement before its imports end"
+    end = max((n.end_lineno or n.lineno for n in tree.body[:heads]), default=0)
     return "".join(source.splitlines(keepends=True)[end:]).strip("\n")
 
 
