@@ -25,7 +25,7 @@ from harbor_helpers import IMAGE_MAP, cli_env, judge_in_sandbox
 from gymforge.core.types import Action, Reply, ToolCall
 from gymforge.envs.harbor.taskdir import read_dataset
 from gymforge.integrations.harbor_export import EXPORTERS, NOT_EXPORTED, judge_script, refusal
-from gymforge.integrations.harbor_export.common import _part, judge_source
+from gymforge.integrations.harbor_export.common import _defined_once, _part, judge_source
 from gymforge.registry.resolve import ADAPTERS, BUILTIN, make_env
 from gymforge.verify.code import shared
 
@@ -199,6 +199,17 @@ def test_a_part_with_a_statement_among_its_imports_is_refused_not_cut(tmp_path: 
     path.write_text('"""A part."""\n\nimport os\nimport sys\n\nos.umask(0o077)\n' + body)
     kept = _part(module, uses)
     assert kept.startswith("os.umask(0o077)\n") and "def width()" in kept
+
+
+def test_a_name_defined_twice_in_the_exported_judge_is_refused() -> None:
+    """Two parts defining one helper would each run their own in the package and only the
+    last in the exported judge."""
+    _defined_once(judge_source())  # the export as it is
+    twice = "def clip(x):\n    return x\n\n\nLIMIT = 3\n\n\ndef clip(x):\n    return 0\n"
+    with pytest.raises(AssertionError, match="defines clip twice"):
+        _defined_once(twice)
+    with pytest.raises(AssertionError, match="defines LIMIT twice"):
+        _defined_once("LIMIT = 3\nLIMIT: int = 4\n")
 
 
 def test_the_exported_judge_compares_type_strictly() -> None:

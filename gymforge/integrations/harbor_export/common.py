@@ -81,7 +81,27 @@ def judge_source() -> str:
 
     out = BLOCK.sub(inline, source)
     assert "gymforge." not in out.split('"""', 2)[2], "the exported judge imports gymforge"
+    _defined_once(out)
     return out
+
+
+def _defined_once(source: str) -> None:
+    """Every top-level function, class and assigned name of the exported judge is defined
+    once: two parts, or a part and the script, defining one name would leave the export
+    only with the last of them, while each package module keeps its own."""
+    seen: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        else:
+            continue
+        for name in names:
+            assert name not in seen, f"the exported judge defines {name} twice"
+            seen.add(name)
 
 
 def _imports(tree: ast.Module) -> set[tuple[str, str | None, str | None]]:
