@@ -125,14 +125,7 @@ def in_session(
 ) -> Verdict:
     """Live: every call the test makes is one round trip into an interactive session."""
     t = tally.fresh()
-    prelude, code, postlude = module
-    job = SandboxJob(
-        source=code,
-        prelude=prelude,
-        postlude=postlude,
-        limits=limits or judge.config.limits,
-        calls=[],
-    )
+    job = _job(judge, module, limits, [])
     with judge.backend.session(job) as s:  # type: ignore[attr-defined]
 
         def transport(
@@ -165,16 +158,7 @@ def planned(
     candidate sees the same calls in the same order, crashes reload it, the first timeout
     stops it); None when the test strays from the plan, and the caller goes live."""
     calls = [Call(name=c.name, args=c.args, kwargs=c.kwargs) for c in plan]
-    prelude, code, postlude = module
-    job = SandboxJob(
-        source=code,
-        prelude=prelude,
-        postlude=postlude,
-        limits=limits or judge.config.limits,
-        calls=calls,
-        stop_on_timeout=True,
-    )
-    r = judge.backend.run(job)
+    r = judge.backend.run(_job(judge, module, limits, calls, stop_on_timeout=True))
     if r.status is Status.INTERNAL_ERROR:
         raise SandboxDown(f"sandbox internal error: {r.error}")
     answers = r.calls or []
@@ -207,6 +191,25 @@ def _session_verdict(
     if load is not None and not load.ok:
         t.notes.append(f"load failed: {load.error_type}")
     return _verdict(t, str(truth["kind"]))
+
+
+def _job(
+    judge: Judging,
+    module: Module,
+    limits: Limits | None,
+    calls: list[Call],
+    stop_on_timeout: bool = False,
+) -> SandboxJob:
+    """The sandbox job of the candidate's ``module`` with these ``calls``."""
+    prelude, code, postlude = module
+    return SandboxJob(
+        source=code,
+        prelude=prelude,
+        postlude=postlude,
+        limits=limits or judge.config.limits,
+        calls=calls,
+        stop_on_timeout=stop_on_timeout,
+    )
 
 
 def kind_is(truth: dict[str, Any], kind: str) -> bool:
