@@ -102,10 +102,8 @@ def not_found() -> str:
 
 
 def tool_clock(environ: Mapping[str, str]) -> dict[str, str]:
-    """The clock variables of this (shifted) process, for its subprocesses: with
-    ``FAKETIME_SHARED`` they use its libfaketime pair and make none of their own
-    (:mod:`gymforge.qa.clock_files`)."""
-    return {k: environ[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_SHARED") if environ.get(k)}
+    """The clock variables of this (shifted) process, for its subprocesses."""
+    return {k: environ[k] for k in ("LD_PRELOAD", "FAKETIME") if environ.get(k)}
 
 
 def _from_sandbox() -> bool:

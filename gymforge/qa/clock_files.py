@@ -4,15 +4,13 @@ libfaketime (0.9.10, as Debian 12 and Ubuntu 24.04 ship it) keeps a POSIX semaph
 shared memory object per process tree, named by the pid of the process that made them
 (``sem.faketime_sem_PID`` and ``faketime_shm_PID``) and handed down in ``FAKETIME_SHARED``.
 The ``faketime`` command makes a pair for the program it runs and removes it when that
-program exits, but not when it is killed; a preloaded process that inherits no
-``FAKETIME_SHARED`` makes a pair for itself and never removes it, even on a normal exit. So
-every shifted fresh process, and every tool subprocess it starts, would leave a pair
-behind, and a later ``faketime`` command given one of those pids refuses to start
-("sem_open: File exists"; a CI run failed so, on a machine where earlier runs had left
-1,131 pairs). Therefore:
+program exits, but not when it is killed; a preloaded process started by one that is not
+makes a pair for itself and never removes it, even on a normal exit. So every shifted fresh
+process would leave a pair behind, and a later ``faketime`` command given one of those pids
+refuses to start ("sem_open: File exists"; a CI run failed so, on a machine where earlier
+runs had left 1,131 pairs). (A tool subprocess of a preloaded fresh process makes none,
+measured with 0.9.10, even when its launcher scrubs its environment.) Therefore:
 
-- tool subprocesses inherit the fresh process's ``FAKETIME_SHARED``
-  (:func:`gymforge.qa.clock.tool_clock`), so they use its pair and make none;
 - ``qa`` removes the fresh process's pair (or its ``faketime`` command's) when it stops it,
   before reaping it (:func:`release`, from :func:`gymforge.qa.fresh.stop`);
 - a fresh process whose ``qa`` died removes its tree's pair as it ends its process group

@@ -22,16 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from gymforge.qa import clock, clock_files, run_qa
-from gymforge.qa.checks.common import QAOptions
+from gymforge.qa import clock, clock_files
 from gymforge.qa.fresh import FreshProcess, stop
-from gymforge.qa.lifeline import alive
-from gymforge.qa.target import QATarget
 
 COMMAND = shutil.which("faketime")
 LIBRARY = clock.find_faketime()
 LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
-ENV = str(Path(__file__).with_name("dated_tool_env.py"))
 pytestmark = pytest.mark.skipif(not clock_files.SHM_DIR.is_dir(), reason="no /dev/shm")
 needs_command = pytest.mark.skipif(COMMAND is None, reason="no faketime command")
 needs_library = pytest.mark.skipif(
@@ -83,21 +79,6 @@ def stale_files() -> Iterator[None]:
                 pass
 
 
-def pairs() -> set[str]:
-    return {p.name for p in clock_files.SHM_DIR.glob("*faketime_s[eh][m]_*")}
-
-
-def leaked(before: set[str]) -> list[str]:
-    """The pairs made since ``before`` that outlive their process (a live ``faketime``
-    command of another test holds its own pair, and removes it before it exits)."""
-    out = []
-    for name in sorted(pairs() - before):
-        pid = int(name.rpartition("_")[2])
-        if not alive(pid) and (clock_files.SHM_DIR / name).exists():
-            out.append(name)
-    return out
-
-
 @needs_command
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pids from /proc")
 @pytest.mark.usefixtures("stale_files")
@@ -141,26 +122,15 @@ def test_a_child_that_kills_its_group_removes_its_wrappers_files() -> None:
 
 
 @needs_library
-def test_a_fresh_process_and_its_tool_server_leave_no_files() -> None:
-    """The MCP date server shares the preloaded fresh process's pair (it inherits
-    ``FAKETIME_SHARED``), and ``qa`` removes that pair when it stops the fresh process."""
-    before = pairs()
-    report = run_qa(
-        QATarget.load(f"{ENV}:DatedToolEnv"), QAOptions(episodes=2), only=["replay_determinism"]
-    )
-    (check,) = report.checks
-    assert "only with the clock shifted" in check.details  # the clock reached the tool
-    assert leaked(before) == []
-
-
-@needs_library
 def test_the_fresh_processs_pair_is_removed_when_it_is_stopped() -> None:
     proc = FreshProcess("digits")
     try:
         child = proc.ready()["pid"]
         assert proc.clock_shift is not None
         files = clock_files.pair_files(child)
-        assert all(f.exists() for f in files)  # libfaketime 0.9.10 makes one per process
+        made = all(f.exists() for f in files)  # libfaketime 0.9.10 makes one per process
     finally:
         proc.close()
+    if not made:
+        pytest.skip("this libfaketime keeps no pair per process")
     assert not [f for f in files if f.exists()]
