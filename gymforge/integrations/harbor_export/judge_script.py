@@ -69,7 +69,7 @@ from gymforge.integrations.harbor_export.judge_candidate import (
     limit,
     run_as_self,
 )
-from gymforge.verify.code.shared import strict_equal
+from gymforge.verify.code.shared import from_json, strict_equal
 
 # gymforge-export: inline to here
 
@@ -97,17 +97,6 @@ __all__ = [
     "tally",
     "write_reward",
 ]
-
-
-def from_json(v: Any) -> Any:
-    """An expected value as stored (``{"$tuple": [...]}`` marks a tuple)."""
-    if isinstance(v, dict):
-        if set(v) == {"$tuple"}:
-            return tuple(from_json(x) for x in v["$tuple"])
-        return {k: from_json(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [from_json(x) for x in v]
-    return v
 
 
 def lay_out(root: Path, files: dict[str, bytes]) -> None:

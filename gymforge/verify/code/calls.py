@@ -10,7 +10,13 @@ from typing import Any
 
 from gymforge.core.verdict import Verdict
 from gymforge.sandbox import Call, CallStatus, SandboxJob, Status
-from gymforge.verify.code.shared import Judging, SandboxDown, limits_for, strict_equal
+from gymforge.verify.code.shared import (
+    Judging,
+    SandboxDown,
+    from_json,
+    limits_for,
+    strict_equal,
+)
 from gymforge.verify.code.tally import Tally
 from gymforge.verify.code.tally import verdict as _verdict
 
@@ -40,11 +46,11 @@ async def judge_calls(
     for i, test in enumerate(tests):
         t.run += 1
         c = results[i] if i < len(results) else None
-        expected = _from_json(test["expected"])
+        expected = from_json(test["expected"])
         ok = c is not None and c.status is CallStatus.OK and strict_equal(c.value, expected)
         if t.cases is not None:
             got = (repr(c.value) if c.ok else f"{c.status}: {c.error or ''}") if c else "not run"
-            args = ", ".join(repr(_from_json(a)) for a in test["args"])
+            args = ", ".join(repr(from_json(a)) for a in test["args"])
             t.case(ok, call=f"{entry}({args})", expected=repr(expected), got=got)
         if c is None:
             continue
@@ -57,14 +63,3 @@ async def judge_calls(
     if r.status is Status.INTERNAL_ERROR:
         raise SandboxDown(f"sandbox internal error: {r.error}")
     return _verdict(t, "calls", status=r.status)
-
-
-def _from_json(v: Any) -> Any:
-    """Expected values are stored as JSON; ``{"$tuple": [...]}`` marks a tuple."""
-    if isinstance(v, dict):
-        if set(v) == {"$tuple"}:
-            return tuple(_from_json(x) for x in v["$tuple"])
-        return {k: _from_json(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_from_json(x) for x in v]
-    return v
