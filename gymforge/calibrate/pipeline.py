@@ -37,6 +37,7 @@ from gymforge.evaluate.estimators import DEFAULT_CONFIDENCE
 from gymforge.evaluate.metrics import group_outcomes
 from gymforge.tasks.files import utf8_text
 from gymforge.tasks.source import TaskSource
+from gymforge.trajectory.schema import load_line
 from gymforge.version import __version__
 
 POOL_FILE = "hard_negatives.sqlite"
@@ -91,8 +92,8 @@ def load_task_file(path: str | Path) -> list[str]:
             continue
         if line.startswith("{"):
             try:
-                task_id = json.loads(line).get("task_id")
-            except (json.JSONDecodeError, AttributeError, RecursionError):
+                task_id = load_line(line).get("task_id")
+            except (json.JSONDecodeError, AttributeError):
                 task_id = None
             if not isinstance(task_id, str):
                 raise ConfigError(f"{path}:{n}: a JSON line needs a string 'task_id'")
