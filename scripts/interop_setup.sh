@@ -15,9 +15,16 @@ PYTHON="${PYTHON:-python3}"
 check() {
   "$VENV/bin/python" - <<'PY' 2>/dev/null
 import importlib.metadata as md
+import re
 import sys
+import tomllib
 
 assert md.version("verifiers") == "0.3.1"
+# every core dependency pyproject.toml names now (the venv may predate one: an editable
+# install's own metadata keeps the list it was installed with)
+with open("pyproject.toml", "rb") as f:
+    for dep in tomllib.load(f)["project"]["dependencies"]:
+        md.version(re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0])
 assert md.version("openenv") == "0.10.0"
 import gymforge  # noqa: F401
 import openenv.core.generic_client  # noqa: F401

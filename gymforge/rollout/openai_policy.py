@@ -61,8 +61,9 @@ from gymforge.core.errors import ContextLengthExceeded, UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation
+from gymforge.rollout.chat_reply import ChatReply, read_chat, reply_from_json, turn_from_reply
 from gymforge.rollout.json_http import JsonHttp
-from gymforge.rollout.parsing import message_dict, turn_from_response
+from gymforge.rollout.parsing import message_dict
 from gymforge.rollout.server import (
     HTTP,
     PolicyRequestRejected,
@@ -237,7 +238,7 @@ class OpenAIPolicy:
             self.tools = [dict(t) for t in observation.tools]
         self.messages.extend(message_dict(m) for m in observation.messages)
         self.budget.observe(observation)
-        data, version = await send_within(
+        reply, version = await send_within(
             self.factory,
             self._backoff,
             lambda n: self._send(self.request_body(n)),
@@ -245,8 +246,8 @@ class OpenAIPolicy:
             _hint,
         )
         self.turns += 1
-        turn, assistant = turn_from_response(
-            data, version, f"call_{self.turns}", self.factory.text_tool_calls
+        turn, assistant = turn_from_reply(
+            reply, version, f"call_{self.turns}", self.factory.text_tool_calls
         )
         self.messages.append(assistant)
         self.budget.acted(turn.action)
@@ -277,11 +278,14 @@ class OpenAIPolicy:
         body.update(s.extra_body)
         return body
 
-    async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _send(self, body: dict[str, Any]) -> ChatReply:
         path = self.factory.path()
         if path == "lean":  # bounded by call_with_retries' timeout (call_timeout): no second timer
             http, url = self.factory.lean()
-            return first_choice(await post_json_lean(http, url, "/chat/completions", body, None))
+            reply: ChatReply = await post_json_lean(
+                http, url, "/chat/completions", body, None, read_chat
+            )
+            return reply
         timeout = self.factory.retry.call_timeout
         client = self.factory.client()
         if path == "typed":
@@ -290,10 +294,10 @@ class OpenAIPolicy:
             completion = await client.chat.completions.create(
                 **params, extra_body=extra or None, timeout=timeout
             )
-            data: Any = completion.model_dump(mode="json", exclude_unset=True)
-        else:
-            data = await post_json(client, "/chat/completions", body, timeout)
-        return first_choice(data)
+            data = completion.model_dump(mode="json", exclude_unset=True)
+            return reply_from_json(first_choice(data))
+        read: ChatReply = await post_json(client, "/chat/completions", body, timeout, read_chat)
+        return read
 
 
 _TYPED_PARAMS = frozenset(

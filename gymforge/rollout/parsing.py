@@ -49,7 +49,6 @@ from typing import Any
 
 from gymforge.core.policy import CaptureLevel
 from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall
-from gymforge.rollout.capture import CapturedTurn
 
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
@@ -264,10 +263,11 @@ def finite_floats(values: list[Any]) -> list[float] | None:
     return floats if math.isfinite(sum(floats)) else None
 
 
-_Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] | None]
+Capture = tuple[CaptureLevel, list[int] | None, list[int] | None, list[float] | None]
+""":func:`capture_fields` as a tuple, in its keys' order."""
 
 
-def _capture(data: Mapping[str, Any]) -> _Capture:
+def capture(data: Mapping[str, Any]) -> Capture:
     """:func:`capture_fields` as a tuple, in its keys' order."""
     choice = data["choices"][0]
     prompt_ids = int_list(data.get("prompt_token_ids"))
@@ -278,9 +278,22 @@ def _capture(data: Mapping[str, Any]) -> _Capture:
     if isinstance(entries, list) and _all_of(dict, entries):
         logprobs = _logprob_list(entries)
         if completion_ids is None and entries:
-            matches = [_TOKEN_ID.fullmatch(str(e.get("token"))) for e in entries]
-            if all(matches):
-                completion_ids = [int(m.group(1)) for m in matches if m]
+            completion_ids = token_ids_of([e.get("token") for e in entries])
+    return captured(prompt_ids, completion_ids, logprobs)
+
+
+def token_ids_of(tokens: list[Any]) -> list[int] | None:
+    """The ids that logprob ``tokens`` spell when every one reads ``token_id:<id>`` (vLLM's
+    ``return_tokens_as_token_ids``), else None."""
+    matches = [_TOKEN_ID.fullmatch(str(t)) for t in tokens]
+    return [int(m.group(1)) for m in matches if m] if all(matches) else None
+
+
+def captured(
+    prompt_ids: list[int] | None, completion_ids: list[int] | None, logprobs: list[float] | None
+) -> Capture:
+    """The capture with its level: ``tokens`` when both id lists are present, else
+    ``logprobs`` when the logprobs are, else ``text``."""
     level: CaptureLevel = "text"
     if prompt_ids is not None and completion_ids is not None:
         level = "tokens"
@@ -302,37 +315,7 @@ def capture_fields(data: Mapping[str, Any]) -> dict[str, Any]:
 
     Values are never re-tokenised or converted (ints stay ints). Never raises on odd shapes:
     a field that is not what vLLM documents is recorded as None."""
-    return dict(zip(_CAPTURE_KEYS, _capture(data), strict=True))
+    return dict(zip(_CAPTURE_KEYS, capture(data), strict=True))
 
 
 _CAPTURE_KEYS = ("capture_level", "prompt_token_ids", "completion_token_ids", "logprobs")
-
-
-def turn_from_response(
-    data: Mapping[str, Any],
-    weight_version: str | None,
-    call_id: str = "call_0",
-    text_tool_calls: bool = True,
-) -> tuple[CapturedTurn, dict[str, Any]]:
-    """The ``CapturedTurn`` of a chat-completion response and its transcript message."""
-    choice = data["choices"][0]
-    message = choice.get("message")
-    parsed = parse_assistant_message(message, call_id, text_tool_calls=text_tool_calls)
-    content = message.get("content") if isinstance(message, dict) else None
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    finish = choice.get("finish_reason")
-    model = data.get("model")
-    level, prompt_ids, completion_ids, logprobs = _capture(data)
-    turn = CapturedTurn(
-        action=parsed.action,
-        capture_level=level,
-        text=content if isinstance(content, str) else None,
-        tool_calls=calls if isinstance(calls, list) and calls else None,
-        prompt_token_ids=prompt_ids,
-        completion_token_ids=completion_ids,
-        logprobs=logprobs,
-        finish_reason=finish if isinstance(finish, str) else None,
-        model=model if isinstance(model, str) else None,
-        weight_version=weight_version,
-    )
-    return turn, parsed.assistant_message

@@ -25,7 +25,7 @@ import asyncio
 import random
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import openai
 
@@ -192,13 +192,16 @@ Backoff = random.Random | Callable[[], random.Random]
 """The seeded generator of the retry delays' jitter, or a callable that returns it (called
 only when a retry waits: most episodes never retry, and need not seed one)."""
 
+Answer = TypeVar("Answer")
+"""What a request's ``send`` returns: the answer as its reader read it."""
+
 
 async def call_with_retries(
     factory: ServerFactory,
     rng: Backoff,
-    send: Callable[[], Awaitable[dict[str, Any]]],
+    send: Callable[[], Awaitable[Answer]],
     hint: Rejection | None = None,
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[Answer, str | None]:
     """``await send()`` with the retry policy: the decoded response and the weight version
     read when the successful attempt was sent (see the module docstring)."""
     retry = factory.retry

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jiter
@@ -34,46 +34,6 @@ class BadResponse(Exception):
     """A 2xx response that is not what was asked for: retried like a server error."""
 
 
-async def post_json(
-    client: openai.AsyncOpenAI, path: str, body: dict[str, Any] | bytes, timeout: float
-) -> Any:
-    """POST ``body`` (a JSON object, or its encoding as bytes) to ``path`` (relative to the
-    base URL, or absolute) and decode the JSON answer; :class:`BadResponse` if it is not
-    JSON."""
-    options: Any = {"timeout": timeout}
-    if isinstance(body, bytes):  # sent as they are, with the SDK's JSON content type
-        response = await client.post(path, content=body, cast_to=_http.Response, options=options)
-    else:
-        response = await client.post(path, body=body, cast_to=_http.Response, options=options)
-    try:
-        return decode_json(response.content)
-    except ValueError as err:
-        raise BadResponse(f"response is not JSON: {err}") from err
-
-
-async def post_json_lean(
-    http: JsonHttp, url: str, path: str, body: dict[str, Any], timeout: float | None
-) -> Any:
-    """``post_json`` over gymforge's lean keep-alive client (``json_http``) instead of the
-    SDK's: the same request, a fraction of the client CPU, and every failure raised as the
-    SDK raises it, so ``call_with_retries`` treats them alike: a failed connection is
-    ``APIConnectionError``; an error status the SDK's class for it (``RateLimitError``,
-    ``InternalServerError``, ...) with the SDK's message, body (the ``error`` object) and
-    the response's headers (``Retry-After``) (:func:`status_error`); a 2xx that is not
-    JSON ``BadResponse``. ``timeout=None``: no bound of its own (``call_with_retries``
-    bounds each attempt)."""
-    try:
-        status, headers, content = await http.exchange(path, encode_body(body), timeout)
-    except (OSError, EOFError) as err:
-        raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
-    if status >= 400:
-        raise status_error(status, headers, content, url + path)
-    try:
-        return decode_json(content)
-    except ValueError as err:
-        raise BadResponse(f"response is not JSON: {err}") from err
-
-
 def decode_json(content: bytes) -> Any:
     """A response body decoded by ``jiter``, caching only object keys: a reply's logprob
     entries repeat a few keys hundreds of times, while their token strings are mostly
@@ -84,6 +44,56 @@ def decode_json(content: bytes) -> Any:
     both takes a scan as costly as the time saved, since a reply's logprob entries alone
     hold hundreds of brackets.)"""
     return jiter.from_json(content, cache_mode="keys")
+
+
+async def post_json(
+    client: openai.AsyncOpenAI,
+    path: str,
+    body: dict[str, Any] | bytes,
+    timeout: float,
+    read: Callable[[bytes], Any] = decode_json,
+) -> Any:
+    """POST ``body`` (a JSON object, or its encoding as bytes) to ``path`` (relative to the
+    base URL, or absolute) and decode the JSON answer with ``read`` (a reader that raises
+    ``ValueError`` for what is not JSON); :class:`BadResponse` if it is not JSON."""
+    options: Any = {"timeout": timeout}
+    if isinstance(body, bytes):  # sent as they are, with the SDK's JSON content type
+        response = await client.post(path, content=body, cast_to=_http.Response, options=options)
+    else:
+        response = await client.post(path, body=body, cast_to=_http.Response, options=options)
+    try:
+        return read(response.content)
+    except ValueError as err:
+        raise BadResponse(f"response is not JSON: {err}") from err
+
+
+async def post_json_lean(
+    http: JsonHttp,
+    url: str,
+    path: str,
+    body: dict[str, Any],
+    timeout: float | None,
+    read: Callable[[bytes], Any] = decode_json,
+) -> Any:
+    """``post_json`` over gymforge's lean keep-alive client (``json_http``) instead of the
+    SDK's: the same request, a fraction of the client CPU, and every failure raised as the
+    SDK raises it, so ``call_with_retries`` treats them alike: a failed connection is
+    ``APIConnectionError``; an error status the SDK's class for it (``RateLimitError``,
+    ``InternalServerError``, ...) with the SDK's message, body (the ``error`` object) and
+    the response's headers (``Retry-After``) (:func:`status_error`); a 2xx that is not
+    JSON ``BadResponse`` (the answer read by ``read``, as for :func:`post_json`).
+    ``timeout=None``: no bound of its own (``call_with_retries``
+    bounds each attempt)."""
+    try:
+        status, headers, content = await http.exchange(path, encode_body(body), timeout)
+    except (OSError, EOFError) as err:
+        raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
+    if status >= 400:
+        raise status_error(status, headers, content, url + path)
+    try:
+        return read(content)
+    except ValueError as err:
+        raise BadResponse(f"response is not JSON: {err}") from err
 
 
 _BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)

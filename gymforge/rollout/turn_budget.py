@@ -24,7 +24,6 @@ a shorter completion than was asked is sent once more asking for that room
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from gymforge.core.errors import ContextLengthExceeded
 from gymforge.core.policy import EpisodeContext
@@ -32,7 +31,7 @@ from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Observation
 from gymforge.kit.tool_env import action_text
 from gymforge.rollout.context_full import room
-from gymforge.rollout.server import Backoff, Rejection, ServerFactory, call_with_retries
+from gymforge.rollout.server import Answer, Backoff, Rejection, ServerFactory, call_with_retries
 
 
 class TurnBudget:
@@ -83,10 +82,10 @@ class TurnBudget:
 async def send_within(
     factory: ServerFactory,
     rng: Backoff,
-    send: Callable[[int | None], Awaitable[dict[str, Any]]],
+    send: Callable[[int | None], Awaitable[Answer]],
     max_tokens: int | None,
     hint: Rejection | None = None,
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[Answer, str | None]:
     """``send(max_tokens)`` with the retry policy; sent once more with the room a
     context-full refusal states when that is less than was asked (module docstring)."""
     try:

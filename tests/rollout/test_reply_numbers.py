@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from gymforge.core.seeding import canonical_json
 from gymforge.rollout.capture import turn_record
-from gymforge.rollout.parsing import capture_fields, turn_from_response
+from gymforge.rollout.chat_reply import turn_from_response
+from gymforge.rollout.parsing import capture_fields
 from gymforge.rollout.server import decode_json
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.rollout.vllm_policy import checked_ids, sampled_logprobs
