@@ -7,12 +7,12 @@ concurrency. The Verifiers side runs only where ``.venv-interop`` exists (``make
 test-interop`` builds it).
 
 The claim every checkout can check alone, against its own mock server: gymforge costs at
-most ``TARGET_VS_BARE`` (0.46) times the client CPU of the bare SDK calls measured in the
+most ``TARGET_VS_BARE`` (0.45) times the client CPU of the bare SDK calls measured in the
 same run (the same requests through the SDK, nothing else). That is the Verifiers claim
-carried over by Verifiers' own cost in bare calls: its ``SingleTurnEnv`` measured 3.18x to
-3.97x the bare SDK calls per episode in the five runs on this machine (2-core x86_64, load
+carried over by Verifiers' own cost in bare calls: its ``SingleTurnEnv`` measured 3.03x to
+4.99x the bare SDK calls per episode in the runs on this machine (2-core x86_64, load
 average 1 to 13; the script prints that ratio whenever Verifiers runs, so the carry-over
-stays checked), and 0.15 x 3.1 = 0.46.
+stays checked), and 0.15 x 3.0 = 0.45.
 
 Method: the local OpenAI-compatible test server (``gymforge.testing.openai_server``, zero
 latency, 200-character replies) runs in its own process, so its CPU is never counted. Each
@@ -28,7 +28,7 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 - ``bare``: the same requests with no environment and no records: the body gymforge sends
   (messages, seed, ``logprobs``, ``return_token_ids``) posted with the SDK's generic
   ``client.post`` on the transport gymforge picks (aiohttp when installed) and the answer
-  decoded with ``jiter``, the floor of that wire traffic;
+  decoded with ``jiter``, as a client that keeps the whole answer would;
 - ``lean``: the same requests over gymforge's own keep-alive JSON client
   (``gymforge.rollout.json_http``, used for ``/tokenize``) instead of the SDK: how much of
   ``bare`` is the SDK and httpx rather than the calls themselves;
@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 TARGET_VS_VERIFIERS = 0.15
-VERIFIERS_OVER_BARE = 3.1
+VERIFIERS_OVER_BARE = 3.0
 """Below the lowest ratio of Verifiers' CPU per episode to the bare SDK calls' measured here."""
 TARGET_VS_BARE = round(TARGET_VS_VERIFIERS * VERIFIERS_OVER_BARE, 2)
 MODEL = "bench"
