@@ -24,15 +24,36 @@ _UNKEPT = {
 
 
 @pytest.mark.parametrize("where", sorted(_UNKEPT))
-def test_an_integer_past_jiters_digits_in_an_unkept_field_is_refused_as_the_reference_does(
-    where: str,
-) -> None:
+def test_an_integer_past_jiters_digits_is_read_only_where_no_turn_keeps_it(where: str) -> None:
+    """The module's second stated difference: ``jiter`` refuses it anywhere; the fast reader
+    reads it in a field no turn keeps, into the turn of the answer without it."""
     old, new = _UNKEPT[where]
     text = json.dumps(vllm_answer())
     assert old in text
     content = text.replace(old, new, 1).encode()
     refused = outcome(reference, content)
     assert refused[0] == "ValueError" and refused[1].startswith("number out of range")
+    plain = json.dumps(vllm_answer()).encode()
+    assert outcome(read_chat, content) == outcome(reference, plain)
+
+
+_KEPT = {
+    "token_ids": ('"token_ids": [791', f'"token_ids": [{_BIG}'),
+    "prompt_token_ids": ('"prompt_token_ids": [1', f'"prompt_token_ids": [-{_BIG}'),
+    "logprob": ('"logprob": -0.25', f'"logprob": -{_BIG}'),
+    "tool_calls": ('"tool_calls": []', f'"tool_calls": [{{"function": {{"x": {_BIG}}}}}]'),
+}
+
+
+@pytest.mark.parametrize("where", sorted(_KEPT))
+def test_an_integer_past_jiters_digits_in_a_field_a_turn_keeps_is_refused_by_both(
+    where: str,
+) -> None:
+    old, new = _KEPT[where]
+    text = json.dumps(vllm_answer())
+    assert old in text
+    content = text.replace(old, new, 1).encode()
+    assert outcome(reference, content)[1].startswith("number out of range")
     assert outcome(read_chat, content) == outcome(reference, content)
 
 
