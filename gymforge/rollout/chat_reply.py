@@ -21,12 +21,15 @@ Two readers give it, and the same turn from it (:func:`turn_from_reply`):
   it takes under half the time, and builds a fraction of the objects, none of which the
   garbage collector tracks (the structs hold no cycles: ``gc=False``).
 
-One difference is kept, and only for answers the reference refuses: ``jiter`` refuses
-nesting past 200 levels anywhere in an answer, as an error the policy retries; the fast
-reader reads an answer whose deep nesting is in a field no turn keeps (up to ``msgspec``'s
-own limit), or in ``tool_calls`` (decoded by ``jiter`` on their own, so counted from
-there). Nesting is the server's, never the model's: what a model writes reaches the answer
-as JSON strings.
+Two differences are kept, and only for answers the reference refuses: ``jiter`` refuses
+nesting past 200 levels, and an integer of more than 4,300 digits, anywhere in an answer,
+as an error the policy retries; the fast reader reads an answer whose deep nesting or long
+integer is in a field no turn keeps (``msgspec`` skips such a field, up to its own nesting
+limit), and nesting in ``tool_calls`` (decoded by ``jiter`` on their own) is counted from
+there. (An integer in a field a turn keeps is refused by ``msgspec`` past 64 bits, or past
+the largest float for a logprob, so read by the reference.) Both are the server's, never
+the model's: what a model writes reaches the answer as JSON strings. Refusing long integers
+as ``jiter`` does would take a scan of the bytes costing a fifth or more of the read.
 """
 
 from __future__ import annotations

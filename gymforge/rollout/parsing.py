@@ -284,9 +284,15 @@ def capture(data: Mapping[str, Any]) -> Capture:
 
 def token_ids_of(tokens: list[Any]) -> list[int] | None:
     """The ids that logprob ``tokens`` spell when every one reads ``token_id:<id>`` (vLLM's
-    ``return_tokens_as_token_ids``), else None."""
+    ``return_tokens_as_token_ids``), else None (also when an id has more digits than
+    ``int()`` converts: an odd shape, never an error)."""
     matches = [_TOKEN_ID.fullmatch(str(t)) for t in tokens]
-    return [int(m.group(1)) for m in matches if m] if all(matches) else None
+    if not all(matches):
+        return None
+    try:
+        return [int(m.group(1)) for m in matches if m]
+    except ValueError:
+        return None
 
 
 def captured(
