@@ -25,14 +25,18 @@ _UNKEPT = {
 }
 
 
+def _answer_with(old: str, new: str) -> bytes:
+    """A vLLM answer's text with its first ``old`` made ``new``."""
+    text = json.dumps(vllm_answer())
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
 @pytest.mark.parametrize("where", sorted(_UNKEPT))
 def test_an_integer_past_jiters_digits_is_read_only_where_no_turn_keeps_it(where: str) -> None:
     """The module's second stated difference: ``jiter`` refuses it anywhere; the fast reader
     reads it in a field no turn keeps, into the turn of the answer without it."""
-    old, new = _UNKEPT[where]
-    text = json.dumps(vllm_answer())
-    assert old in text
-    content = text.replace(old, new, 1).encode()
+    content = _answer_with(*_UNKEPT[where])
     refused = outcome(reference, content)
     assert refused[0] == "ValueError" and refused[1].startswith("number out of range")
     plain = json.dumps(vllm_answer()).encode()
@@ -51,10 +55,7 @@ _KEPT = {
 def test_an_integer_past_jiters_digits_in_a_field_a_turn_keeps_is_refused_by_both(
     where: str,
 ) -> None:
-    old, new = _KEPT[where]
-    text = json.dumps(vllm_answer())
-    assert old in text
-    content = text.replace(old, new, 1).encode()
+    content = _answer_with(*_KEPT[where])
     assert outcome(reference, content)[1].startswith("number out of range")
     assert outcome(read_chat, content) == outcome(reference, content)
 
