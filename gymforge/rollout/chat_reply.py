@@ -10,26 +10,14 @@ Two readers give it, and the same turn from it (:func:`turn_from_reply`):
 
 - :func:`reply_from_json`, the reference, from the answer decoded whole (``jiter``, as
   :func:`gymforge.rollout.server_http.decode_json` decodes every answer);
-- :func:`read_chat`, from the answer's bytes: it decodes only the fields kept, into exact
-  types (``msgspec``), and falls back to the reference for every answer not of that plain
-  shape: a field of another type (content parts, a bool or an integer past 64 bits among
-  the token ids, a logprob that is an integer past the largest float), NaN or an infinity
-  (which ``msgspec`` refuses and ``jiter`` reads), bytes that are not UTF-8, no choices,
-  or anything else it refuses. It then gives the turn the reference gives: the same
-  values, of the same types (``tests/rollout/test_chat_reply.py`` holds the two readers'
-  turns equal on generated and hostile answers). On a reply of 200 tokens with logprobs
-  it takes under half the time, and builds a fraction of the objects, none of which the
-  garbage collector tracks (the structs hold no cycles: ``gc=False``).
-
-Two differences are kept, and only for answers the reference refuses: ``jiter`` refuses
-nesting past 200 levels, and an integer of more than 4,300 digits, anywhere in an answer,
-as an error the policy retries; the fast reader reads an answer whose deep nesting or long
-integer is in a field no turn keeps (``msgspec`` skips such a field, up to its own nesting
-limit), and nesting in ``tool_calls`` (decoded by ``jiter`` on their own) is counted from
-there. (An integer in a field a turn keeps is refused by ``msgspec`` past 64 bits, or past
-the largest float for a logprob, so read by the reference.) Both are the server's, never
-the model's: what a model writes reaches the answer as JSON strings. Refusing long integers
-as ``jiter`` does would take a scan of the bytes costing a fifth or more of the read.
+- :func:`read_chat`, from the answer's bytes: only the fields kept, into exact types, as
+  :mod:`gymforge.rollout.kept_fields` states (the fallback to the reference for every
+  answer of another shape, and the two differences kept); a turn's logprob tokens are read
+  too, for the ids they spell when the answer has no ``token_ids``. It gives the turn the
+  reference gives (``tests/rollout/test_chat_reply.py`` holds the two readers' turns equal
+  on generated and hostile answers). On a reply of 200 tokens with logprobs it takes under
+  half the time, and builds a fraction of the objects, none of which the garbage collector
+  tracks (the structs hold no cycles: ``gc=False``).
 """
 
 from __future__ import annotations
@@ -42,6 +30,7 @@ from typing import Any
 import msgspec
 
 from gymforge.rollout.capture import CapturedTurn
+from gymforge.rollout.kept_fields import decode_kept
 from gymforge.rollout.parsing import (
     Capture,
     capture,
@@ -157,16 +146,8 @@ _TOKEN = operator.attrgetter("token")
 
 def _read_plain(content: bytes) -> ChatReply | None:
     """:func:`read_chat` for an answer of the plain shape, else None."""
-    if not content.isascii():
-        try:  # msgspec does not check the UTF-8 of fields it skips; jiter refuses it anywhere
-            content.decode()
-        except UnicodeDecodeError:
-            return None
-    try:
-        answer = _DECODER.decode(content)
-    except (msgspec.DecodeError, RecursionError):
-        return None
-    if not answer.choices:
+    answer = decode_kept(_DECODER, content)
+    if answer is None or not answer.choices:
         return None
     choice = answer.choices[0]
     entries = None if choice.logprobs is None else choice.logprobs.content

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
@@ -54,6 +55,7 @@ from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.capture import CapturedTurn
 from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
+from gymforge.rollout.completion_reply import read_completion
 from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
@@ -63,7 +65,6 @@ from gymforge.rollout.server import (
     ServerFactory,
     Transport,
     WeightVersion,
-    first_choice,
     post_json,
     split_settings,
 )
@@ -236,28 +237,24 @@ class VLLMPolicy:
             if ALTERNATIVE in str(err):
                 raise TokenInUnsupported(str(err), status=err.status) from err
             raise
-        choice = data["choices"][0]
-        completion = checked_ids(choice, prompt, self.factory.base_url)
+        turn = read_turn(data, prompt, self.factory.base_url)
         self.turns += 1
-        self.ids = prompt + completion
-        self._ids_json = _extend_json(self._ids_json, completion)
-        self._last_completion = completion
-        text = choice.get("text")
-        text = text if isinstance(text, str) else ""
-        action = parse_completion(text, fmt, f"call_{self.turns}")
+        self.ids = prompt + turn.completion
+        self._ids_json = _extend_json(self._ids_json, turn.completion)
+        self._last_completion = turn.completion
+        action = parse_completion(turn.text, fmt, f"call_{self.turns}")
         self.budget.acted(action)
         self._last_call = action.name if isinstance(action, ToolCall) else None
-        finish, model = choice.get("finish_reason"), data.get("model")
         return CapturedTurn(
             action=action,
             capture_level="tokens",
-            text=text,
+            text=turn.text,
             tool_format=fmt,
             prompt_token_ids=prompt,
-            completion_token_ids=completion,
-            logprobs=sampled_logprobs(choice, len(completion)),
-            finish_reason=finish if isinstance(finish, str) else None,
-            model=model if isinstance(model, str) else None,
+            completion_token_ids=turn.completion,
+            logprobs=turn.logprobs,
+            finish_reason=turn.finish_reason,
+            model=turn.model,
             weight_version=version,
         )
 
@@ -287,7 +284,10 @@ class VLLMPolicy:
 
     async def _send(self, body: bytes) -> dict[str, Any]:
         f = self.factory
-        return first_choice(await post_json(f.client(), "/completions", body, f.retry.call_timeout))
+        answer: dict[str, Any] = await post_json(
+            f.client(), "/completions", body, f.retry.call_timeout, read_completion
+        )
+        return answer
 
 
 def _extend_json(items: str, ids: list[int]) -> str:
@@ -296,6 +296,31 @@ def _extend_json(items: str, ids: list[int]) -> str:
         return items
     more = ",".join(map(str, ids))
     return f"{items},{more}" if items else more
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionTurn:
+    """What a turn keeps of a completions answer (:func:`read_turn`)."""
+
+    completion: list[int]
+    text: str
+    logprobs: list[float] | None
+    finish_reason: str | None
+    model: str | None
+
+
+def read_turn(data: dict[str, Any], prompt: list[int], where: str | None) -> CompletionTurn:
+    """The turn of a completions answer (its first choice), after :func:`checked_ids`."""
+    choice = data["choices"][0]
+    completion = checked_ids(choice, prompt, where)
+    text, finish, model = choice.get("text"), choice.get("finish_reason"), data.get("model")
+    return CompletionTurn(
+        completion,
+        text if isinstance(text, str) else "",
+        sampled_logprobs(choice, len(completion)),
+        finish if isinstance(finish, str) else None,
+        model if isinstance(model, str) else None,
+    )
 
 
 def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:

@@ -1,0 +1,66 @@
+"""A completions answer (the ``vllm:`` policy's) read into what a turn keeps of it.
+
+The token-in policy (:mod:`gymforge.rollout.vllm_policy`) keeps, of ``choices[0]``: the
+``text``, the ``token_ids`` and the echoed ``prompt_token_ids`` (checked against the ids it
+sent), ``logprobs.token_logprobs``, ``finish_reason``; and the answer's ``model``. The bulk
+is what it does not keep: ``logprobs.tokens``, ``top_logprobs`` and ``text_offset`` (one
+entry per token each), ``usage``, ids. The echoed prompt grows with every turn.
+
+:func:`read_completion` decodes the kept fields into exact types and skips the rest, as
+:mod:`gymforge.rollout.kept_fields` states (the fallback to the reference for every answer
+of another shape, and the two differences kept). It returns the answer as the policy reads
+it: a dict of those fields alone, in the shape of the answer, each holding the value the
+reference (``first_choice(decode_json(content))``) holds there
+(``tests/rollout/test_completion_reply.py`` holds the policy's reading of both equal on
+generated and hostile answers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from gymforge.rollout.kept_fields import decode_kept
+from gymforge.rollout.server_http import decode_json, first_choice
+
+
+class _Logprobs(msgspec.Struct, gc=False):
+    token_logprobs: list[float] | None = None
+
+
+class _Choice(msgspec.Struct, gc=False):
+    text: str | None = None
+    token_ids: list[int] | None = None
+    prompt_token_ids: list[int] | None = None
+    finish_reason: str | None = None
+    logprobs: _Logprobs | None = None
+
+
+class _Answer(msgspec.Struct, gc=False):
+    choices: list[_Choice]
+    model: str | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Answer)
+
+
+def read_completion(content: bytes) -> dict[str, Any]:
+    """The answer's bytes as the policy reads them (module docstring); ``ValueError`` when
+    they are not JSON, ``BadResponse`` when the answer has no choices, as
+    ``first_choice(decode_json(content))`` raises them."""
+    answer = decode_kept(_DECODER, content)
+    if answer is None or not answer.choices:
+        return first_choice(decode_json(content))
+    choice = answer.choices[0]
+    logprobs = (
+        None if choice.logprobs is None else {"token_logprobs": choice.logprobs.token_logprobs}
+    )
+    kept = {
+        "text": choice.text,
+        "token_ids": choice.token_ids,
+        "prompt_token_ids": choice.prompt_token_ids,
+        "finish_reason": choice.finish_reason,
+        "logprobs": logprobs,
+    }
+    return {"model": answer.model, "choices": [kept]}
