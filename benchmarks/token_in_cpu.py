@@ -4,8 +4,8 @@ Claim: ``vllm:MODEL`` costs at most 1.2x the client CPU per turn of ``openai:MOD
 same server, although it sends the prompt as token ids and asks ``/tokenize`` for every
 turn's template delta (one extra small request per turn; the chat policy instead sends the
 whole transcript as messages and decodes the server's prompt ids back). Both send their
-completions through the SDK (``openai:`` on its ``request_path="fast"``; its default lean
-path costs less, ``benchmarks/rollout_cpu.py``).
+requests on the same request path: ``--path auto`` (the default of both, here gymforge's
+lean client), or ``--path fast`` (the SDK's generic ``client.post``).
 
 Method: the local OpenAI-compatible test server (``gymforge.testing.openai_server``) runs in
 its own process, so only the client's CPU is counted (``time.process_time``). Each round
@@ -63,15 +63,17 @@ async def round_cpu(factory: Any, conversations: int, turns: int, seed: int) -> 
     return (time.process_time() - cpu0) / (conversations * turns)
 
 
-async def measure(base_url: str, rounds: int, conversations: int, turns: int) -> dict[str, Any]:
+async def measure(
+    base_url: str, rounds: int, conversations: int, turns: int, path: Any = "auto"
+) -> dict[str, Any]:
     options: dict[str, Any] = {
         "base_url": base_url,
         "sampling": Sampling(temperature=1.0, max_tokens=256),
         "retry": Retry(max_attempts=3, call_timeout=60.0),
+        "request_path": path,  # the same for both: the claim is what token-in adds
     }
     factories = {
-        # on the SDK's path, as vllm: sends its completions: the claim is what token-in adds
-        "openai": OpenAIPolicyFactory("bench", request_path="fast", **options),
+        "openai": OpenAIPolicyFactory("bench", **options),
         "vllm": VLLMPolicyFactory("bench", **options),
     }
     per_turn: dict[str, list[float]] = {name: [] for name in factories}
@@ -97,15 +99,21 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--conversations", type=int, default=32)
     ap.add_argument("--turns", type=int, default=8)
+    ap.add_argument("--path", choices=("auto", "fast", "lean"), default="auto")
     args = ap.parse_args()
     proc, base_url = start_server(latency=0.0)  # the server answers at once: only client CPU
     try:
-        result = asyncio.run(measure(base_url, args.rounds, args.conversations, args.turns))
+        result = asyncio.run(
+            measure(base_url, args.rounds, args.conversations, args.turns, args.path)
+        )
     finally:
         proc.kill()
         proc.wait(10)
     ms = result["ms_per_turn"]
-    print(f"client CPU per turn: openai: {ms['openai']:.3f} ms, vllm: {ms['vllm']:.3f} ms")
+    print(
+        f"client CPU per turn ({args.path} path): "
+        f"openai: {ms['openai']:.3f} ms, vllm: {ms['vllm']:.3f} ms"
+    )
     print(f"per round (ms): {result['rounds_ms']}")
     verdict = "PASS" if result["ratio"] <= TARGET else "FAIL"
     print(f"ratio vllm/openai: {result['ratio']:.2f} (target <= {TARGET}): {verdict}")

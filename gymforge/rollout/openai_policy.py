@@ -49,11 +49,8 @@ is logged once.
 from __future__ import annotations
 
 import inspect
-import logging
 import random
-import urllib.request
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any
 
 import openai
 
@@ -62,12 +59,11 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation
 from gymforge.rollout.chat_reply import ChatReply, read_chat, reply_from_json, turn_from_reply
-from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.parsing import message_dict
 from gymforge.rollout.server import (
-    HTTP,
     PolicyRequestRejected,
     PolicyServerError,
+    RequestPath,
     Retry,
     Sampling,
     ServerFactory,
@@ -76,12 +72,10 @@ from gymforge.rollout.server import (
     first_choice,
     post_json,
     post_json_lean,
+    sdk_only_reason,
     split_settings,
 )
 from gymforge.rollout.turn_budget import TurnBudget, send_within
-
-log = logging.getLogger("gymforge.openai_policy")
-RequestPath = Literal["auto", "fast", "typed", "lean"]
 
 __all__ = [
     "ContextLengthExceeded",
@@ -99,10 +93,12 @@ __all__ = [
 
 class OpenAIPolicyFactory(ServerFactory):
     """Makes :class:`OpenAIPolicy` objects that share one client and one weight version
-    (see :class:`~gymforge.rollout.server.ServerFactory` for the shared options).
-    ``request_path`` picks the lean, fast or typed path, ``"auto"`` the lean one where it
-    does what the SDK would (module docstring);
+    (see :class:`~gymforge.rollout.server.ServerFactory` for the shared options, the
+    request path among them: the lean, fast or typed path, ``"auto"`` the lean one where it
+    does what the SDK would; module docstring);
     ``text_tool_calls=False`` never reads ``<tool_call>`` blocks from content."""
+
+    PATHS = ("auto", "fast", "typed", "lean")
 
     def __init__(
         self,
@@ -129,74 +125,12 @@ class OpenAIPolicyFactory(ServerFactory):
             max_connections=max_connections,
             checkpoint=checkpoint,
             weight_version=weight_version,
+            request_path=request_path,
         )
-        if request_path not in ("auto", "fast", "typed", "lean"):
-            raise UserError(f"request_path must be auto, fast, typed or lean, not {request_path!r}")
-        self.request_path: RequestPath = request_path
         self.text_tool_calls = text_tool_calls
-        self._lean: JsonHttp | None = None
-        self._lean_url = ""
-        self._path: Literal["fast", "typed", "lean"] | None = None
-        self.sdk_reason: str | None = None
-        """Why ``"auto"`` chose the SDK's path (None: it did not, or nothing was sent yet)."""
 
     def __call__(self) -> OpenAIPolicy:
         return OpenAIPolicy(self)
-
-    def path(self) -> Literal["fast", "typed", "lean"]:
-        """The request path in use: ``request_path``, ``"auto"`` decided on first use."""
-        if self._path is None:
-            if self.request_path != "auto":
-                self._path = self.request_path
-            else:
-                self.sdk_reason = sdk_only_reason(self.client())
-                self._path = "lean" if self.sdk_reason is None else "fast"
-                if self.sdk_reason is not None:
-                    log.info("openai policy: the SDK's request path, as %s", self.sdk_reason)
-        return self._path
-
-    def lean(self) -> tuple[JsonHttp, str]:
-        """The lean client (its pools are per event loop) and the base URL it posts under:
-        the SDK client's, with its headers and TLS context (so ``$OPENAI_BASE_URL``,
-        ``$OPENAI_ORG_ID``, ``$OPENAI_PROJECT_ID``, ``$SSL_CERT_FILE`` apply alike)."""
-        if self._lean is None:
-            client = self.client()
-            self._lean_url = str(client.base_url).rstrip("/")
-            headers = {
-                k: v
-                for k, v in {**client.default_headers, **client.auth_headers}.items()
-                if isinstance(v, str) and k.lower() not in ("content-type", "host")
-            }
-            tls = HTTP.create_ssl_context() if self._lean_url.startswith("https:") else None
-            self._lean = JsonHttp(self._lean_url, headers, tls)
-        return self._lean, self._lean_url
-
-    async def aclose(self) -> None:
-        if self._lean is not None:
-            await self._lean.aclose()
-        await super().aclose()
-
-    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
-        return {**super().__getstate__(), "_lean": None, "_path": None, "sdk_reason": None}
-
-
-def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
-    """Why ``client``'s requests need the SDK's own path (None: the lean client does what
-    the SDK would): a proxy from the environment applies to its URL (the SDK's transports
-    honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
-    client speaks to the server directly), or it authenticates through a provider or a
-    workload identity (per-request credentials)."""
-    url = urlsplit(str(client.base_url))
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(url.scheme) or proxies.get("all")
-    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
-    if proxy and not bypass(url.hostname or "", proxies):
-        return f"a proxy from the environment applies to {url.scheme}://{url.netloc}"
-    if getattr(client, "_provider_runtime", None) is not None:
-        return "the client authenticates through a provider"
-    if getattr(client, "workload_identity", None) is not None:
-        return "the client authenticates with a workload identity"
-    return None
 
 
 class OpenAIPolicy:

@@ -22,15 +22,19 @@ modules beside it, whose names are imported from here too), once:
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
+import urllib.request
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import openai
 
 from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
 from gymforge.rollout.context_full import is_context_full, prompt_tokens
+from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.server_http import (
     HTTP,
     BadResponse,
@@ -52,6 +56,7 @@ __all__ = [
     "PolicyRequestRejected",
     "PolicyServerError",
     "Rejection",
+    "RequestPath",
     "Retry",
     "Sampling",
     "ServerFactory",
@@ -64,6 +69,7 @@ __all__ = [
     "first_choice",
     "post_json",
     "post_json_lean",
+    "sdk_only_reason",
     "split_settings",
     "status_error",
 ]
@@ -76,6 +82,8 @@ except ImportError:  # pragma: no cover
     _HAVE_AIOHTTP = False
 
 Transport = Literal["httpx", "aiohttp"]
+RequestPath = Literal["auto", "fast", "typed", "lean"]
+log = logging.getLogger("gymforge.server_policy")
 WeightVersion = str | Callable[[], str | None] | None
 RETRY_STATUS = frozenset({408, 429})
 
@@ -108,7 +116,12 @@ class ServerFactory:
     request; assign ``factory.weight_version = "v42"`` to bump it mid-run. ``api_key``
     defaults to ``$OPENAI_API_KEY``, then to a placeholder (local servers ignore it).
     ``transport="aiohttp"`` (the default when ``aiohttp`` is installed) uses the SDK's
-    ``DefaultAioHttpClient``; ``"httpx"`` its default httpx client."""
+    ``DefaultAioHttpClient``; ``"httpx"`` its default httpx client. ``request_path`` is how
+    requests are sent (:meth:`path`): ``"lean"`` over gymforge's keep-alive JSON client
+    (:meth:`lean`) with the SDK client's URL, headers and TLS context and every failure
+    raised as the SDK raises it; ``"fast"`` through the SDK's generic ``client.post``;
+    ``"auto"`` the lean one unless :func:`sdk_only_reason` says the SDK would do something
+    it does not."""
 
     def __init__(
         self,
@@ -122,7 +135,13 @@ class ServerFactory:
         max_connections: int = 4096,
         checkpoint: str | None = None,
         weight_version: WeightVersion = None,
+        request_path: RequestPath = "auto",
     ) -> None:
+        if request_path not in self.PATHS:
+            raise UserError(
+                f"request_path must be {', '.join(self.PATHS[:-1])} or {self.PATHS[-1]}, "
+                f"not {request_path!r}"
+            )
         if sampling is not None and sampling.max_tokens is not None and sampling.max_tokens < 1:
             raise UserError(f"--max-tokens must be at least 1, got {sampling.max_tokens}")
         self.model = model
@@ -136,6 +155,45 @@ class ServerFactory:
         self.weight_version: WeightVersion = weight_version
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
         self._clients = weakref.WeakKeyDictionary()
+        self.request_path: RequestPath = request_path
+        self._lean: JsonHttp | None = None
+        self._lean_url = ""
+        self._path: Literal["fast", "typed", "lean"] | None = None
+        self.sdk_reason: str | None = None
+        """Why ``"auto"`` chose the SDK's path (None: it did not, or nothing was sent yet)."""
+
+    PATHS: tuple[RequestPath, ...] = ("auto", "fast", "lean")
+    """The request paths this policy has (the chat policy adds ``"typed"``)."""
+
+    def path(self) -> Literal["fast", "typed", "lean"]:
+        """The request path in use: ``request_path``, ``"auto"`` decided on first use: the
+        lean client unless the SDK would do something it does not (:func:`sdk_only_reason`;
+        the reason is then logged once and kept in ``sdk_reason``)."""
+        if self._path is None:
+            if self.request_path != "auto":
+                self._path = self.request_path
+            else:
+                self.sdk_reason = sdk_only_reason(self.client())
+                self._path = "lean" if self.sdk_reason is None else "fast"
+                if self.sdk_reason is not None:
+                    log.info("%s: the SDK's request path, as %s", self.model, self.sdk_reason)
+        return self._path
+
+    def lean(self) -> tuple[JsonHttp, str]:
+        """The lean client (its pools are per event loop) and the base URL it posts under:
+        the SDK client's, with its headers and TLS context (so ``$OPENAI_BASE_URL``,
+        ``$OPENAI_ORG_ID``, ``$OPENAI_PROJECT_ID``, ``$SSL_CERT_FILE`` apply alike)."""
+        if self._lean is None:
+            client = self.client()
+            self._lean_url = str(client.base_url).rstrip("/")
+            headers = {
+                k: v
+                for k, v in {**client.default_headers, **client.auth_headers}.items()
+                if isinstance(v, str) and k.lower() not in ("content-type", "host")
+            }
+            tls = HTTP.create_ssl_context() if self._lean_url.startswith("https:") else None
+            self._lean = JsonHttp(self._lean_url, headers, tls)
+        return self._lean, self._lean_url
 
     def current_weight_version(self) -> str | None:
         v = self.weight_version
@@ -166,7 +224,9 @@ class ServerFactory:
         return client
 
     async def aclose(self) -> None:
-        """Close the running loop's client (its connection pool)."""
+        """Close the running loop's clients (their connection pools)."""
+        if self._lean is not None:
+            await self._lean.aclose()
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
@@ -177,12 +237,31 @@ class ServerFactory:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: clients stay behind
-        return {**self.__dict__, "_clients": None}
+    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
+        return {**self.__dict__, "_clients": None, "_lean": None, "_path": None, "sdk_reason": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._clients = weakref.WeakKeyDictionary()
+
+
+def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
+    """Why ``client``'s requests need the SDK's own path (None: the lean client does what
+    the SDK would): a proxy from the environment applies to its URL (the SDK's transports
+    honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
+    client speaks to the server directly), or it authenticates through a provider or a
+    workload identity (per-request credentials)."""
+    url = urlsplit(str(client.base_url))
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if proxy and not bypass(url.hostname or "", proxies):
+        return f"a proxy from the environment applies to {url.scheme}://{url.netloc}"
+    if getattr(client, "_provider_runtime", None) is not None:
+        return "the client authenticates through a provider"
+    if getattr(client, "workload_identity", None) is not None:
+        return "the client authenticates with a workload identity"
+    return None
 
 
 Rejection = Callable[[int, str], str]

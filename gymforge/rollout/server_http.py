@@ -71,7 +71,7 @@ async def post_json_lean(
     http: JsonHttp,
     url: str,
     path: str,
-    body: dict[str, Any],
+    body: dict[str, Any] | bytes,
     timeout: float | None,
     read: Callable[[bytes], Any] = decode_json,
 ) -> Any:
@@ -85,7 +85,8 @@ async def post_json_lean(
     ``timeout=None``: no bound of its own (``call_with_retries``
     bounds each attempt)."""
     try:
-        status, headers, content = await http.exchange(path, encode_body(body), timeout)
+        content = body if isinstance(body, bytes) else encode_body(body)
+        status, headers, content = await http.exchange(path, content, timeout)
     except (OSError, EOFError) as err:
         raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
     if status >= 400:

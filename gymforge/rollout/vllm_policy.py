@@ -13,10 +13,13 @@ cannot be trained on. This policy makes every multi-turn episode exact by constr
   (:mod:`gymforge.rollout.chat_template`). Earlier turns are never re-rendered or
   re-tokenised;
 - requests go to the completions endpoint with the prompt as a list of token ids (vLLM
-  accepts that), through the official ``openai`` SDK (its generic ``client.post``, like the
-  chat policy's fast path), asking ``return_token_ids``, logprobs of the sampled tokens and
-  ``include_stop_str_in_output`` (a stop string that ends a turn stays in the text, so
-  text and ids agree and the next prompt still extends the last one).
+  accepts that), on the request path the chat policy has (``request_path``:
+  :class:`~gymforge.rollout.server.ServerFactory`; by default gymforge's lean JSON client
+  with the SDK client's URL, headers and errors, or the SDK's generic ``client.post`` where
+  the SDK would do something the lean client does not), asking ``return_token_ids``,
+  logprobs of the sampled tokens and ``include_stop_str_in_output`` (a stop string that
+  ends a turn stays in the text, so text and ids agree and the next prompt still extends
+  the last one).
 
 The template is rendered by the server's ``/tokenize`` by default, or by a tokenizer loaded
 locally with ``transformers`` (``tokenizer=PATH``, ``--tokenizer``). Tool calls are parsed
@@ -60,12 +63,14 @@ from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
+    RequestPath,
     Retry,
     Sampling,
     ServerFactory,
     Transport,
     WeightVersion,
     post_json,
+    post_json_lean,
     split_settings,
 )
 from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, ServerTemplate, TokenInUnsupported
@@ -76,7 +81,8 @@ from gymforge.rollout.turn_budget import TurnBudget, send_within
 class VLLMPolicyFactory(ServerFactory):
     """Makes :class:`VLLMPolicy` objects sharing one client, weight version and template
     cache. ``tokenizer``: a local tokenizer path (else the server's ``/tokenize``);
-    ``tool_format``: ``auto`` (detected from the template) or one of ``FORMATS``."""
+    ``tool_format``: ``auto`` (detected from the template) or one of ``FORMATS``;
+    ``request_path``: ``auto``, ``fast`` or ``lean``, as for the chat policy."""
 
     def __init__(
         self,
@@ -92,6 +98,7 @@ class VLLMPolicyFactory(ServerFactory):
         weight_version: WeightVersion = None,
         tokenizer: str | None = None,
         tool_format: Literal["auto", "hermes", "llama3_json", "none"] = "auto",
+        request_path: RequestPath = "auto",
     ) -> None:
         super().__init__(
             model,
@@ -103,6 +110,7 @@ class VLLMPolicyFactory(ServerFactory):
             max_connections=max_connections,
             checkpoint=checkpoint,
             weight_version=weight_version,
+            request_path=request_path,
         )
         if tool_format != "auto" and tool_format not in FORMATS:
             raise UserError(f"unknown tool format {tool_format!r}; use auto or {FORMATS}")
@@ -284,9 +292,13 @@ class VLLMPolicy:
 
     async def _send(self, body: bytes) -> dict[str, Any]:
         f = self.factory
-        answer: dict[str, Any] = await post_json(
-            f.client(), "/completions", body, f.retry.call_timeout, read_completion
-        )
+        answer: dict[str, Any]
+        if f.path() == "lean":  # bounded by call_with_retries' timeout: no second timer
+            http, url = f.lean()
+            answer = await post_json_lean(http, url, "/completions", body, None, read_completion)
+        else:
+            timeout = f.retry.call_timeout
+            answer = await post_json(f.client(), "/completions", body, timeout, read_completion)
         return answer
 
 
@@ -363,6 +375,6 @@ def make_vllm_policy_factory(
     kind, _, model = spec.partition(":")
     if kind != "vllm" or not model:
         raise UserError(f"policy spec must look like vllm:MODEL, got {spec!r}")
-    settings = {k: v for k, v in settings.items() if k not in ("text_tool_calls", "request_path")}
+    settings = {k: v for k, v in settings.items() if k != "text_tool_calls"}
     sampling, retry, options = split_settings(settings, VLLMPolicyFactory, "vllm policy")
     return VLLMPolicyFactory(model, base_url=base_url, sampling=sampling, retry=retry, **options)
