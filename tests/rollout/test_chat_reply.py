@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from answer_mutations import ODD, bend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,14 +161,6 @@ def vllm_answer_bytes() -> bytes:
     return json.dumps(vllm_answer()).encode()
 
 
-JSON_SCALAR = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=8),
-)
-ODD = st.one_of(JSON_SCALAR, st.lists(JSON_SCALAR, max_size=3))
 NUMBER = st.one_of(
     st.floats(max_value=0.0, allow_infinity=True),
     st.floats(),
@@ -188,7 +181,7 @@ def answers(draw: st.DrawFn) -> dict[str, Any]:
             entry["token"] = draw(st.one_of(st.integers(0, 9).map("token_id:{}".format), ODD))
         if draw(st.integers(0, 9)) == 0:
             del entry["logprob"]
-    for holder, key in (
+    places = [
         (choice, "token_ids"),
         (answer, "prompt_token_ids"),
         (answer, "model"),
@@ -197,16 +190,8 @@ def answers(draw: st.DrawFn) -> dict[str, Any]:
         (choice["message"], "tool_calls"),
         (choice, "logprobs"),
         (choice, "message"),
-    ):
-        pick = draw(st.integers(0, 7))
-        if pick == 0:
-            del holder[key]
-        elif pick == 1:
-            holder[key] = draw(ODD)
-        elif pick == 2 and isinstance(holder.get(key), list):
-            holder[key] = [*holder[key], draw(ODD)]
-    if draw(st.booleans()):
-        answer["choices"] = [*answer["choices"], draw(st.one_of(st.just({}), ODD))]
+    ]
+    bend(draw, answer, places)
     return answer
 
 

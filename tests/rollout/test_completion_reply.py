@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from answer_mutations import ODD, bend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -130,16 +131,6 @@ def test_hostile_answers_read_as_the_reference_reads_them(content: bytes) -> Non
     same(content)
 
 
-JSON_SCALAR = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(),
-    st.text(max_size=8),
-)
-ODD = st.one_of(JSON_SCALAR, st.lists(JSON_SCALAR, max_size=3))
-
-
 @st.composite
 def answers(draw: st.DrawFn) -> dict[str, Any]:
     answer = vllm_answer()
@@ -148,7 +139,7 @@ def answers(draw: st.DrawFn) -> dict[str, Any]:
     for i in range(len(values)):
         if draw(st.integers(0, 5)) == 0:
             values[i] = draw(st.one_of(ODD, st.floats(max_value=0.0)))
-    for holder, key in (
+    places = [
         (choice, "token_ids"),
         (choice, "prompt_token_ids"),
         (answer, "model"),
@@ -156,16 +147,8 @@ def answers(draw: st.DrawFn) -> dict[str, Any]:
         (choice, "text"),
         (choice["logprobs"], "token_logprobs"),
         (choice, "logprobs"),
-    ):
-        pick = draw(st.integers(0, 7))
-        if pick == 0:
-            del holder[key]
-        elif pick == 1:
-            holder[key] = draw(ODD)
-        elif pick == 2 and isinstance(holder.get(key), list):
-            holder[key] = [*holder[key], draw(ODD)]
-    if draw(st.booleans()):
-        answer["choices"] = [*answer["choices"], draw(st.one_of(st.just({}), ODD))]
+    ]
+    bend(draw, answer, places)
     return answer
 
 
