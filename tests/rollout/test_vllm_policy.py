@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai_helpers import FAST_RETRY, arun, ledger_oracle_responder
 
 from gymforge.core.errors import UserError
@@ -305,3 +307,15 @@ def test_replay_parses_the_text_in_the_recorded_tool_format(fmt: Any, text: str)
     assert policy_parse(policy, action) is None
     edited = {**policy, "text": text.replace("Ada", "Bob")}
     assert policy_parse(edited, action) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789,", max_size=20), st.lists(st.integers(-(2**70), 2**70)))
+def test_prompt_ids_are_written_as_str_writes_them(items: str, ids: list[int]) -> None:
+    """The growing prompt's JSON items: orjson's digits where it writes them, ``str``'s
+    past 64 bits, the same text either way."""
+    from gymforge.rollout.vllm_policy import _extend_json
+
+    more = ",".join(map(str, ids))
+    want = items if not ids else (f"{items},{more}" if items else more)
+    assert _extend_json(items, ids) == want
