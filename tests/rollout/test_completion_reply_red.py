@@ -19,7 +19,7 @@ from test_vllm_policy import RESET, TASKS
 from gymforge.core.policy import episode_context
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout.capture import CapturedTurn
-from gymforge.rollout.server import Retry
+from gymforge.rollout.server import PolicyServerError, Retry
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing.openai_server import token_in
 
@@ -97,3 +97,66 @@ def test_the_lean_path_reads_what_the_sdk_path_reads(kind: str) -> None:
     assert lean[:-1] == fast[:-1]
     # the lean client's one request, handed to the SDK: every later one goes there at once
     assert lean[-1] == ["/v1/completions", *fast[-1]]
+
+
+REFUSAL = {
+    "error": {
+        "message": "This model's maximum context length is 4096 tokens. However, you requested "
+        "5000 tokens (1000 in the messages, 4000 in the completion). Please reduce the length "
+        "of the messages or completion.",
+        "type": "BadRequestError",
+        "code": 400,
+    }
+}
+
+
+async def refuse_then_cut(request: web.Request) -> web.Response:
+    """A context-full refusal stating room for fewer tokens than were asked, then every
+    request's connection cut."""
+    await request.read()
+    request.app[SERVED].append(request.path)
+    if len(request.app[SERVED]) == 1:
+        return web.json_response(REFUSAL, status=400)
+    assert request.transport is not None
+    request.transport.close()
+    raise ConnectionResetError
+
+
+async def cut_after_refusal(path: str) -> BaseException:
+    app = web.Application()
+    app[SERVED] = []
+    app.router.add_post("/v1/completions", refuse_then_cut)
+    app.router.add_post("/tokenize", tokenize)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    made = VLLMPolicyFactory(
+        "m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        retry=RETRY,
+        tool_format="hermes",
+        request_path=path,  # type: ignore[arg-type]
+    )
+    policy = made()
+    try:
+        await policy.start(episode_context(policy, LedgerEnv(), TASKS[0], 0))
+        await policy.act(RESET)
+    except Exception as err:
+        assert app[SERVED] == ["/v1/completions"] * 3  # the refusal, then two attempts
+        return err
+    finally:
+        await made.aclose()
+        await runner.cleanup()
+    raise AssertionError("the turn did not fail")
+
+
+@pytest.mark.parametrize("path", ["fast", "lean"])
+def test_a_cut_connection_after_a_refusal_is_not_blamed_on_the_refusal(path: str) -> None:
+    """The resend with the room the refusal states fails on cut connections: the error
+    names the cut connection's cause (as the SDK path does), not the earlier refusal."""
+    err = arun(cut_after_refusal(path))
+    assert type(err) is PolicyServerError
+    assert "Connection" in str(err) or "Timeout" in str(err), err
+    assert "maximum context length" not in str(err), err
