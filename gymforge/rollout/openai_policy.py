@@ -43,7 +43,9 @@ transforms of the whole transcript, response models). All three record the same 
 ``"auto"`` (the default) is ``"lean"`` unless the SDK would do something the lean client
 does not (:func:`sdk_only_reason`: a proxy from the environment applies to the server's
 URL, or the client authenticates through a provider); then it is ``"fast"``, and the reason
-is logged once.
+is logged once. An answer the lean client does not read as the SDK would (a redirect, a
+coded body) is asked again through the SDK, which the factory keeps to from then on
+(:meth:`~gymforge.rollout.server.ServerFactory.post`).
 """
 
 from __future__ import annotations
@@ -70,8 +72,6 @@ from gymforge.rollout.server import (
     Transport,
     WeightVersion,
     first_choice,
-    post_json,
-    post_json_lean,
     sdk_only_reason,
     split_settings,
 )
@@ -213,25 +213,15 @@ class OpenAIPolicy:
         return body
 
     async def _send(self, body: dict[str, Any]) -> ChatReply:
-        path = self.factory.path()
-        if path == "lean":  # bounded by call_with_retries' timeout (call_timeout): no second timer
-            http, url = self.factory.lean()
-            reply: ChatReply = await post_json_lean(
-                http, url, "/chat/completions", body, None, read_chat
-            )
-            return reply
-        timeout = self.factory.retry.call_timeout
-        client = self.factory.client()
-        if path == "typed":
-            params = {k: v for k, v in body.items() if k in _TYPED_PARAMS}
-            extra = {k: v for k, v in body.items() if k not in _TYPED_PARAMS}
-            completion = await client.chat.completions.create(
-                **params, extra_body=extra or None, timeout=timeout
-            )
-            data = completion.model_dump(mode="json", exclude_unset=True)
-            return reply_from_json(first_choice(data))
-        read: ChatReply = await post_json(client, "/chat/completions", body, timeout, read_chat)
-        return read
+        if self.factory.path() != "typed":  # the lean client, else the SDK's generic post
+            return await self.factory.post("/chat/completions", body, read_chat)
+        params = {k: v for k, v in body.items() if k in _TYPED_PARAMS}
+        extra = {k: v for k, v in body.items() if k not in _TYPED_PARAMS}
+        completion = await self.factory.client().chat.completions.create(
+            **params, extra_body=extra or None, timeout=self.factory.retry.call_timeout
+        )
+        data = completion.model_dump(mode="json", exclude_unset=True)
+        return reply_from_json(first_choice(data))
 
 
 _TYPED_PARAMS = frozenset(

@@ -38,6 +38,7 @@ from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.server_http import (
     HTTP,
     BadResponse,
+    SdkOnly,
     decode_json,
     encode_body,
     first_choice,
@@ -195,6 +196,26 @@ class ServerFactory:
             self._lean = JsonHttp(self._lean_url, headers, tls)
         return self._lean, self._lean_url
 
+    async def post(
+        self, path: str, body: dict[str, Any] | bytes, read: Callable[[bytes], Read]
+    ) -> Read:
+        """``body`` posted to ``path`` on the request path in use (:meth:`path`: the lean
+        client or the SDK's generic ``client.post``), the answer read by ``read``. An answer
+        the lean client does not read as the SDK would (:class:`SdkOnly`: a redirect, a
+        coded body) is asked again through the SDK, and the factory keeps to the SDK's path
+        from then on (the reason logged once and kept in ``sdk_reason``)."""
+        if self.path() == "lean":
+            http, url = self.lean()
+            try:  # bounded by call_with_retries' timeout: no second timer
+                answer: Read = await post_json_lean(http, url, path, body, None, read)
+                return answer
+            except SdkOnly as err:
+                if self._path == "lean":  # once, whatever else is in flight
+                    self._path, self.sdk_reason = "fast", str(err)
+                    log.info("%s: the SDK's request path, as %s", self.model, self.sdk_reason)
+        answer = await post_json(self.client(), path, body, self.retry.call_timeout, read)
+        return answer
+
     def current_weight_version(self) -> str | None:
         v = self.weight_version
         v = v() if callable(v) else v
@@ -273,6 +294,8 @@ only when a retry waits: most episodes never retry, and need not seed one)."""
 
 Answer = TypeVar("Answer")
 """What a request's ``send`` returns: the answer as its reader read it."""
+Read = TypeVar("Read")
+"""What a reader of an answer's bytes returns (:meth:`ServerFactory.post`)."""
 
 
 async def call_with_retries(

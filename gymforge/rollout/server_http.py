@@ -6,6 +6,8 @@
 - :func:`post_json_lean`: the same request over gymforge's lean keep-alive client
   (:mod:`gymforge.rollout.json_http`), every failure raised as the SDK raises it
   (:func:`status_error`);
+- :class:`SdkOnly`: an answer the lean client does not read as the SDK's transports do (a
+  redirect they follow, a content coding they decode): the request goes to the SDK;
 - :class:`BadResponse`: a 2xx answer that is not what was asked for (retried like a server
   error), and :func:`first_choice`, which refuses an answer without choices.
 """
@@ -28,6 +30,12 @@ except ImportError:  # pragma: no cover
 
 HTTP = _http
 """The SDK's HTTP library (its ``create_ssl_context`` is the TLS context its transports use)."""
+
+
+class SdkOnly(Exception):
+    """An answer :func:`post_json_lean` does not read as the SDK's transports would: a
+    redirect (they follow it) or a coded body (a request without ``Accept-Encoding``
+    accepts any coding, RFC 9110 12.5.3; they decode it). The message says which."""
 
 
 class BadResponse(Exception):
@@ -81,7 +89,8 @@ async def post_json_lean(
     ``APIConnectionError``; an error status the SDK's class for it (``RateLimitError``,
     ``InternalServerError``, ...) with the SDK's message, body (the ``error`` object) and
     the response's headers (``Retry-After``) (:func:`status_error`); a 2xx that is not
-    JSON ``BadResponse`` (the answer read by ``read``, as for :func:`post_json`).
+    JSON ``BadResponse`` (the answer read by ``read``, as for :func:`post_json`); a
+    redirect or a coded body :class:`SdkOnly`.
     ``timeout=None``: no bound of its own (``call_with_retries``
     bounds each attempt)."""
     try:
@@ -89,6 +98,10 @@ async def post_json_lean(
         status, headers, content = await http.exchange(path, content, timeout)
     except (OSError, EOFError) as err:
         raise openai.APIConnectionError(request=_http.Request("POST", url + path)) from err
+    coding = headers.get("content-encoding", "identity").strip().lower()
+    if 300 <= status < 400 or coding != "identity":
+        what = f"redirects ({status})" if coding == "identity" else f"sends {coding} bodies"
+        raise SdkOnly(f"the server {what} on {path}")
     if status >= 400:
         raise status_error(status, headers, content, url + path)
     try:

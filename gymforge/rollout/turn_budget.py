@@ -94,4 +94,6 @@ async def send_within(
         left = room(str(err))
         if left is None or left < 1 or (max_tokens is not None and left >= max_tokens):
             raise
-        return await call_with_retries(factory, rng, lambda: send(left), hint)
+    # sent outside the handler: the resend's errors are not raised in the refusal's context
+    # (whose chain would name the refusal as a cut connection's cause)
+    return await call_with_retries(factory, rng, lambda: send(left), hint)

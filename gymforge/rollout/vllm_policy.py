@@ -70,8 +70,6 @@ from gymforge.rollout.server import (
     ServerFactory,
     Transport,
     WeightVersion,
-    post_json,
-    post_json_lean,
     split_settings,
 )
 from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, ServerTemplate, TokenInUnsupported
@@ -292,15 +290,7 @@ class VLLMPolicy:
         return f'{head[:-1]}, "prompt": [{prompt_json}]}}'.encode()
 
     async def _send(self, body: bytes) -> dict[str, Any]:
-        f = self.factory
-        answer: dict[str, Any]
-        if f.path() == "lean":  # bounded by call_with_retries' timeout: no second timer
-            http, url = f.lean()
-            answer = await post_json_lean(http, url, "/completions", body, None, read_completion)
-        else:
-            timeout = f.retry.call_timeout
-            answer = await post_json(f.client(), "/completions", body, timeout, read_completion)
-        return answer
+        return await self.factory.post("/completions", body, read_completion)
 
 
 def _extend_json(items: str, ids: list[int]) -> str:
