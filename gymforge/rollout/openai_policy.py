@@ -44,8 +44,8 @@ transforms of the whole transcript, response models). All three record the same 
 does not (:func:`sdk_only_reason`: a proxy from the environment applies to the server's
 URL, or the client authenticates through a provider); then it is ``"fast"``, and the reason
 is logged once. An answer the lean client does not read as the SDK would (a redirect, a
-coded body) is asked again through the SDK, which the factory keeps to from then on
-(:meth:`~gymforge.rollout.server.ServerFactory.post`).
+coded body) is asked again through the SDK under ``"auto"``, which the factory keeps to
+from then on (:meth:`~gymforge.rollout.server.ServerFactory.post`).
 """
 
 from __future__ import annotations

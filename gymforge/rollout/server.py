@@ -202,14 +202,17 @@ class ServerFactory:
         """``body`` posted to ``path`` on the request path in use (:meth:`path`: the lean
         client or the SDK's generic ``client.post``), the answer read by ``read``. An answer
         the lean client does not read as the SDK would (:class:`SdkOnly`: a redirect, a
-        coded body) is asked again through the SDK, and the factory keeps to the SDK's path
-        from then on (the reason logged once and kept in ``sdk_reason``)."""
+        coded body) is asked again through the SDK under ``"auto"``, and the factory keeps to
+        the SDK's path from then on (the reason logged once and kept in ``sdk_reason``);
+        under ``"lean"``, asked for by name, it is a bad answer (retried, as any)."""
         if self.path() == "lean":
             http, url = self.lean()
             try:  # bounded by call_with_retries' timeout: no second timer
                 answer: Read = await post_json_lean(http, url, path, body, None, read)
                 return answer
             except SdkOnly as err:
+                if self.request_path == "lean":
+                    raise BadResponse(f"{err}: the lean client does not follow it") from err
                 if self._path == "lean":  # once, whatever else is in flight
                     self._path, self.sdk_reason = "fast", str(err)
                     log.info("%s: the SDK's request path, as %s", self.model, self.sdk_reason)

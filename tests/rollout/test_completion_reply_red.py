@@ -93,7 +93,7 @@ async def outcome(kind: str, path: str) -> tuple[Any, ...]:
 def test_the_lean_path_reads_what_the_sdk_path_reads(kind: str) -> None:
     fast = arun(outcome(kind, "fast"))
     assert fast[0] == "turn", fast  # the policy's behaviour before the lean path
-    lean = arun(outcome(kind, "lean"))
+    lean = arun(outcome(kind, "auto"))
     assert lean[:-1] == fast[:-1]
     # the lean client's one request, handed to the SDK: every later one goes there at once
     assert lean[-1] == ["/v1/completions", *fast[-1]]
@@ -160,3 +160,12 @@ def test_a_cut_connection_after_a_refusal_is_not_blamed_on_the_refusal(path: str
     assert type(err) is PolicyServerError
     assert "Connection" in str(err) or "Timeout" in str(err), err
     assert "maximum context length" not in str(err), err
+
+
+@pytest.mark.parametrize("kind", ["gzip", "redirect"])
+def test_the_lean_path_asked_for_by_name_keeps_to_itself(kind: str) -> None:
+    """``request_path="lean"`` is not ``"auto"``: an answer only the SDK reads is a bad
+    answer there, retried and then a server error, never a switch to the SDK."""
+    lean = arun(outcome(kind, "lean"))
+    assert lean[0] == "PolicyServerError" and "lean client does not follow" in lean[1], lean
+    assert lean[-1] == ["/v1/completions"] * RETRY.max_attempts
