@@ -57,11 +57,9 @@ async def tokenize(request: web.Request) -> web.Response:
     return web.json_response(token_in.tokenize(json.loads(await request.read()), 4096))
 
 
-async def outcome(kind: str, path: str) -> tuple[Any, ...]:
-    app = web.Application()
-    app[KIND], app[SERVED] = kind, []
-    app.router.add_post("/v1/completions", completions)
-    app.router.add_post("/v2/completions", completions)
+async def serve(app: web.Application, path: str) -> tuple[web.AppRunner, int, VLLMPolicyFactory]:
+    """``app`` (with ``/tokenize`` added) served on 127.0.0.1, and a vllm policy factory
+    on ``path`` pointed at it."""
     app.router.add_post("/tokenize", tokenize)
     runner = web.AppRunner(app)
     await runner.setup()
@@ -75,6 +73,15 @@ async def outcome(kind: str, path: str) -> tuple[Any, ...]:
         tool_format="hermes",
         request_path=path,  # type: ignore[arg-type]
     )
+    return runner, port, made
+
+
+async def outcome(kind: str, path: str) -> tuple[Any, ...]:
+    app = web.Application()
+    app[KIND], app[SERVED] = kind, []
+    app.router.add_post("/v1/completions", completions)
+    app.router.add_post("/v2/completions", completions)
+    runner, port, made = await serve(app, path)
     policy = made()
     try:
         await policy.start(episode_context(policy, LedgerEnv(), TASKS[0], 0))
@@ -126,19 +133,7 @@ async def cut_after_refusal(path: str) -> BaseException:
     app = web.Application()
     app[SERVED] = []
     app.router.add_post("/v1/completions", refuse_then_cut)
-    app.router.add_post("/tokenize", tokenize)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    made = VLLMPolicyFactory(
-        "m",
-        base_url=f"http://127.0.0.1:{port}/v1",
-        retry=RETRY,
-        tool_format="hermes",
-        request_path=path,  # type: ignore[arg-type]
-    )
+    runner, _, made = await serve(app, path)
     policy = made()
     try:
         await policy.start(episode_context(policy, LedgerEnv(), TASKS[0], 0))
