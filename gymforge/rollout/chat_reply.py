@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -134,7 +134,7 @@ class _Choice(msgspec.Struct, gc=False):
 
 
 class _Answer(msgspec.Struct, gc=False):
-    choices: list[_Choice]
+    choices: Annotated[list[_Choice], msgspec.Meta(min_length=1)]  # else first_choice's error
     model: str | None = None
     prompt_token_ids: list[int] | None = None
 
@@ -147,7 +147,7 @@ _TOKEN = operator.attrgetter("token")
 def _read_plain(content: bytes) -> ChatReply | None:
     """:func:`read_chat` for an answer of the plain shape, else None."""
     answer = decode_kept(_DECODER, content)
-    if answer is None or not answer.choices:
+    if answer is None:
         return None
     choice = answer.choices[0]
     entries = None if choice.logprobs is None else choice.logprobs.content

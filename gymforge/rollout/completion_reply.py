@@ -17,7 +17,7 @@ generated and hostile answers).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -38,7 +38,7 @@ class _Choice(msgspec.Struct, gc=False):
 
 
 class _Answer(msgspec.Struct, gc=False):
-    choices: list[_Choice]
+    choices: Annotated[list[_Choice], msgspec.Meta(min_length=1)]  # else first_choice's error
     model: str | None = None
 
 
@@ -50,7 +50,7 @@ def read_completion(content: bytes) -> dict[str, Any]:
     they are not JSON, ``BadResponse`` when the answer has no choices, as
     ``first_choice(decode_json(content))`` raises them."""
     answer = decode_kept(_DECODER, content)
-    if answer is None or not answer.choices:
+    if answer is None:
         return first_choice(decode_json(content))
     choice = answer.choices[0]
     logprobs = (
