@@ -15,9 +15,9 @@ Two readers give it, and the same turn from it (:func:`turn_from_reply`):
   answer of another shape, and the two differences kept); a turn's logprob tokens are read
   too, for the ids they spell when the answer has no ``token_ids``. It gives the turn the
   reference gives (``tests/rollout/test_chat_reply.py`` holds the two readers' turns equal
-  on generated and hostile answers). On a reply of 200 tokens with logprobs it takes under
-  half the time, and builds a fraction of the objects, none of which the garbage collector
-  tracks (the structs hold no cycles: ``gc=False``).
+  on generated and hostile answers). It builds a fraction of the objects, none of which the
+  garbage collector tracks (the structs hold no cycles: ``gc=False``); what that saves a
+  rollout is measured by ``benchmarks/rollout_cpu.py``.
 """
 
 from __future__ import annotations

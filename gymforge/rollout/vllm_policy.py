@@ -295,8 +295,8 @@ class VLLMPolicy:
 
 def _extend_json(items: str, ids: list[int]) -> str:
     """``items`` (JSON array items) followed by ``ids`` (exact ints: ``checked_ids`` and
-    ``/tokenize``'s reading check them), written by orjson where it can (a sixteenth of
-    ``str`` on each id: hundreds a turn), the same digits."""
+    ``/tokenize``'s reading check them), written by orjson where it can (hundreds a turn;
+    ``benchmarks/token_in_cpu.py``), the same digits as ``str``."""
     if not ids:
         return items
     try:
