@@ -30,6 +30,8 @@ text without added special tokens. Both give the same ids for the same tokenizer
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gymforge.core.errors import UserError
@@ -56,10 +58,26 @@ class TemplateError(UserError):
     boundary, or it fails to render)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Toolset:
+    """An episode's tools and their JSON, encoded once (a policy makes one per episode): the
+    key of what the template renders the same for every episode with these tools."""
+
+    tools: Tools
+    key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", json.dumps(self.tools or None, ensure_ascii=False))
+
+    @staticmethod
+    def of(tools: Tools | Toolset) -> Toolset:
+        return tools if isinstance(tools, Toolset) else Toolset(tools)
+
+
 class Renderer(Protocol):
     """Renders and tokenises with the model's tokenizer and chat template."""
 
-    async def chat_ids(self, messages: Messages, tools: Tools, generation: bool) -> list[int]: ...
+    async def chat_ids(self, messages: Messages, tools: Toolset, generation: bool) -> list[int]: ...
 
     async def text_ids(self, text: str) -> list[int]: ...
 
@@ -68,19 +86,21 @@ class Renderer(Protocol):
 
 class TemplateDelta:
     """The first prompt, assistant close and message deltas of one template (module
-    docstring). Results that do not depend on the episode are cached per tool list."""
+    docstring). Results that do not depend on the episode are cached per tool list. Each
+    method takes the tools as a list or, cheaper turn after turn, a :class:`Toolset`."""
 
     def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
         self._base: dict[str, list[int]] = {}
         self._close: dict[str, list[int]] = {}
 
-    async def first_prompt(self, messages: Messages, tools: Tools) -> list[int]:
-        return await self.renderer.chat_ids(messages, tools, True)
+    async def first_prompt(self, messages: Messages, tools: Tools | Toolset) -> list[int]:
+        return await self.renderer.chat_ids(messages, Toolset.of(tools), True)
 
-    async def close(self, tools: Tools) -> list[int]:
+    async def close(self, tools: Tools | Toolset) -> list[int]:
         """The tokens the template puts after an assistant turn's content."""
-        key = _key(tools)
+        tools = Toolset.of(tools)
+        key = tools.key
         if key not in self._close:
             r = self.renderer
             head = await r.chat_ids([USER], tools, True)
@@ -95,9 +115,10 @@ class TemplateDelta:
             self._close[key] = full[cut:]
         return self._close[key]
 
-    async def delta(self, messages: Messages, tools: Tools) -> list[int]:
+    async def delta(self, messages: Messages, tools: Tools | Toolset) -> list[int]:
         """The tokens ``messages`` add after an assistant turn, generation prompt included."""
-        key = _key(tools)
+        tools = Toolset.of(tools)
+        key = tools.key
         if key not in self._base:
             self._base[key] = await self.renderer.chat_ids([USER, ASSISTANT], tools, False)
         base = self._base[key]
@@ -109,9 +130,9 @@ class TemplateDelta:
             )
         return full[len(base) :]
 
-    async def probe_text(self, tools: Tools) -> str:
+    async def probe_text(self, tools: Tools | Toolset) -> str:
         """How the template renders an assistant tool call (for format detection)."""
-        ids = await self.renderer.chat_ids([USER, PROBE_CALL], tools, False)
+        ids = await self.renderer.chat_ids([USER, PROBE_CALL], Toolset.of(tools), False)
         return await self.renderer.text(ids)
 
 
@@ -122,12 +143,6 @@ def close_rest(completion: list[int], close: list[int]) -> list[int]:
         if completion[-j:] == close[:j]:
             return close[j:]
     return close
-
-
-def _key(tools: Tools) -> str:
-    import json
-
-    return json.dumps(tools or [], sort_keys=False)
 
 
 class LocalTemplate:
@@ -161,8 +176,8 @@ class LocalTemplate:
             raise TemplateError(f"the chat template failed to render: {err}") from err
         return str(text)
 
-    async def chat_ids(self, messages: Messages, tools: Tools, generation: bool) -> list[int]:
-        return await self.text_ids(self.render(messages, tools, generation))
+    async def chat_ids(self, messages: Messages, tools: Toolset, generation: bool) -> list[int]:
+        return await self.text_ids(self.render(messages, tools.tools, generation))
 
     async def text_ids(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import json
 import random
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import jiter
+import msgspec
 
 from gymforge.core.seeding import derive_seed
+from gymforge.rollout.chat_template import Toolset
 from gymforge.rollout.json_http import JsonHttp
+from gymforge.rollout.kept_fields import decode_kept
 from gymforge.rollout.server import (
     RETRY_STATUS,
     BadResponse,
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
 Messages = list[dict[str, Any]]
-Tools = list[dict[str, Any]] | None
+Read = TypeVar("Read")
 ALTERNATIVE = "use --policy openai:MODEL for a chat-only OpenAI-compatible server"
 
 
@@ -62,14 +66,16 @@ class ServerTemplate:
         if self._http is not None:
             await self._http.aclose()
 
-    async def _post(self, path: str, body: dict[str, Any] | bytes) -> dict[str, Any]:
+    async def _post(
+        self, path: str, body: dict[str, Any] | bytes, read: Callable[[bytes], Read]
+    ) -> Read:
         f = self.factory
         url = f.root_url + path
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
 
-        async def send() -> dict[str, Any]:
-            try:
-                status, raw = await self._client().post(path, payload, f.retry.call_timeout)
+        async def send() -> Read:
+            try:  # call_with_retries bounds the call
+                status, _, raw = await self._client().exchange(path, payload, None)
             except (OSError, EOFError, ValueError) as err:
                 raise BadResponse(f"{url}: {type(err).__name__}: {err}") from err
             if status in (404, 405):
@@ -86,49 +92,72 @@ class ServerTemplate:
                     status=status,
                 )
             try:
-                data = jiter.from_json(raw)
+                return read(raw)
             except ValueError as err:
-                raise BadResponse(f"{path} answered non-JSON: {raw[:200]!r}") from err
-            if not isinstance(data, dict):
-                raise BadResponse(f"{path} answered {str(data)[:200]}")
-            return data
+                raise BadResponse(f"{path} answered no JSON object ({err}): {raw[:200]!r}") from err
 
         data, _ = await call_with_retries(f, self._rng, send)
         return data
 
-    async def chat_ids(self, messages: Messages, tools: Tools, generation: bool) -> list[int]:
-        key = json.dumps(tools or None)  # the tools' JSON is encoded once per tool list
-        head = self._heads.get(key)
+    async def chat_ids(self, messages: Messages, tools: Toolset, generation: bool) -> list[int]:
+        head = self._heads.get(tools.key)
         if head is None:
             body = {"model": self.factory.model, "add_special_tokens": False}
-            if tools:
-                body["tools"] = tools
-            head = self._heads[key] = json.dumps(body, ensure_ascii=False)[:-1]
+            if tools.tools:
+                body["tools"] = tools.tools
+            head = self._heads[tools.key] = json.dumps(body, ensure_ascii=False)[:-1]
         gen = "true" if generation else "false"
         rest = json.dumps(messages, ensure_ascii=False)
         payload = f'{head}, "add_generation_prompt": {gen}, "messages": {rest}}}'.encode()
-        return self._ids(await self._post("/tokenize", payload))
+        return self._ids(await self._post("/tokenize", payload, read_tokenized))
 
     async def text_ids(self, text: str) -> list[int]:
         body = {"model": self.factory.model, "prompt": text, "add_special_tokens": False}
-        return self._ids(await self._post("/tokenize", body))
+        return self._ids(await self._post("/tokenize", body, read_tokenized))
 
-    def _ids(self, data: dict[str, Any]) -> list[int]:
+    def _ids(self, answer: Tokenized | dict[str, Any]) -> list[int]:
         """The ids of a ``/tokenize`` answer; the context length it states is kept."""
-        window = data.get("max_model_len")
+        ids: Any
+        if isinstance(answer, Tokenized):  # exact ints already
+            ids, window, exact = answer.tokens, answer.max_model_len, True
+        else:
+            ids, window = answer.get("tokens"), answer.get("max_model_len")
+            exact = isinstance(ids, list) and set(map(type, ids)) <= {int}
         if type(window) is int and window > 0:
             self.factory.context_window = window
-        return _ids(data)
+        if not exact:
+            raise TokenInUnsupported(
+                f"/tokenize returned no token ids ({str(answer)[:200]}); {ALTERNATIVE}"
+            )
+        return ids  # type: ignore[no-any-return]
 
     async def text(self, ids: list[int]) -> str:
-        data = await self._post("/detokenize", {"model": self.factory.model, "tokens": ids})
+        body = {"model": self.factory.model, "tokens": ids}
+        data = await self._post("/detokenize", body, json_object)
         return str(data.get("prompt", ""))
 
 
-def _ids(data: dict[str, Any]) -> list[int]:
-    ids = data.get("tokens")
-    if not isinstance(ids, list) or not set(map(type, ids)) <= {int}:
-        raise TokenInUnsupported(
-            f"/tokenize returned no token ids ({str(data)[:200]}); {ALTERNATIVE}"
-        )
-    return ids
+class Tokenized(msgspec.Struct, gc=False):
+    """What ``/tokenize``'s answer is read for: its ids and the context length it states."""
+
+    tokens: list[int]
+    max_model_len: int | None = None
+
+
+_TOKENIZED = msgspec.json.Decoder(Tokenized)
+
+
+def read_tokenized(raw: bytes) -> Tokenized | dict[str, Any]:
+    """A ``/tokenize`` answer: its kept fields decoded into exact types
+    (:mod:`gymforge.rollout.kept_fields`; the ids are hundreds a turn), else the answer
+    whole (:func:`json_object`), to be read and refused as it always was."""
+    typed = decode_kept(_TOKENIZED, raw)
+    return typed if typed is not None else json_object(raw)
+
+
+def json_object(raw: bytes) -> dict[str, Any]:
+    """The answer decoded whole; ``ValueError`` when it is not a JSON object."""
+    data = jiter.from_json(raw)
+    if not isinstance(data, dict):
+        raise ValueError(f"not a JSON object: {str(data)[:200]}")
+    return data

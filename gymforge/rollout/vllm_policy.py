@@ -58,8 +58,14 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, ToolCall
 from gymforge.rollout.capture import CapturedTurn
-from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Tools, close_rest
-from gymforge.rollout.completion_reply import read_completion
+from gymforge.rollout.chat_template import (
+    LocalTemplate,
+    TemplateDelta,
+    Tools,
+    Toolset,
+    close_rest,
+)
+from gymforge.rollout.completion_reply import SentPrompt, read_completion
 from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
@@ -152,7 +158,7 @@ class VLLMPolicyFactory(ServerFactory):
             self.context_window = n if type(n) is int and n > 0 else None
         return self.context_window
 
-    async def format_for(self, tools: Tools) -> ToolFormat:
+    async def format_for(self, tools: Tools | Toolset) -> ToolFormat:
         if self.tool_format is None:
             self.tool_format = detect_format(await self.template.probe_text(tools))
         return self.tool_format
@@ -172,8 +178,8 @@ class VLLMPolicy:
         self.name = f"vllm:{factory.model}"
         self.checkpoint = factory.checkpoint
         self.ids: list[int] | None = None  # prompt + completion of the last turn
-        self._ids_json = ""  # the same ids as JSON array items, grown turn by turn
-        self.tools: Tools = None
+        self._ids_json = b""  # the same ids as JSON array items, grown turn by turn
+        self.tools = Toolset(None)
         self.turns = 0
         self._last_completion: list[int] = []
         self._last_call: str | None = None
@@ -186,7 +192,7 @@ class VLLMPolicy:
         return self.factory.current_weight_version()
 
     async def start(self, ctx: EpisodeContext) -> None:
-        self.ids, self.tools, self.turns, self._ids_json = None, None, 0, ""
+        self.ids, self.tools, self.turns, self._ids_json = None, Toolset(None), 0, b""
         self._last_completion, self._last_call = [], None
         self._seed = ctx.sampling_seed
         self._rng = random.Random(
@@ -199,7 +205,7 @@ class VLLMPolicy:
         template = self.factory.template
         messages = [self._message(m) for m in observation.messages]
         if self.ids is None:
-            self.tools = [dict(t) for t in observation.tools] or None
+            self.tools = Toolset([dict(t) for t in observation.tools] or None)
             return await template.first_prompt(messages, self.tools)
         close = close_rest(self._last_completion, await template.close(self.tools))
         added = close + await template.delta(messages, self.tools)
@@ -216,7 +222,7 @@ class VLLMPolicy:
         first = self.ids is None
         prompt = await self.next_prompt(observation)
         if first:
-            self._ids_json = _extend_json("", prompt)
+            self._ids_json = _extend_json(b"", prompt)
         fmt = await self.factory.format_for(self.tools)
         self.budget.observe(observation)
         window = await self.factory.window()
@@ -229,11 +235,12 @@ class VLLMPolicy:
                 f"server is not vLLM, {ALTERNATIVE}"
             )
         ids_json = self._ids_json
+        sent = (prompt, b"[" + ids_json + b"]")
         try:
             data, version = await send_within(
                 self.factory,
                 self._rng,
-                lambda n: self._send(self.request_body(ids_json, n)),
+                lambda n: self._send(self.request_body(ids_json, n), sent),
                 max_tokens,
                 _completion_hint,
             )
@@ -265,7 +272,7 @@ class VLLMPolicy:
             weight_version=version,
         )
 
-    def request_body(self, prompt_json: str, max_tokens: int | None = None) -> bytes:
+    def request_body(self, prompt_json: bytes, max_tokens: int | None = None) -> bytes:
         """The completions request, JSON-encoded, for the prompt ids ``prompt_json`` (the
         items of a JSON array: kept across turns, so each turn encodes only its new ids),
         asking for at most ``max_tokens`` (:mod:`gymforge.rollout.turn_budget`)."""
@@ -286,24 +293,24 @@ class VLLMPolicy:
         if s.logprobs:
             body["logprobs"] = s.top_logprobs or 0
         body.update(s.extra_body)
-        head = json.dumps(body, ensure_ascii=False)
-        return f'{head[:-1]}, "prompt": [{prompt_json}]}}'.encode()
+        head = json.dumps(body, ensure_ascii=False).encode()
+        return head[:-1] + b', "prompt": [' + prompt_json + b"]}"
 
-    async def _send(self, body: bytes) -> dict[str, Any]:
-        return await self.factory.post("/completions", body, read_completion)
+    async def _send(self, body: bytes, sent: SentPrompt) -> dict[str, Any]:
+        return await self.factory.post("/completions", body, lambda c: read_completion(c, sent))
 
 
-def _extend_json(items: str, ids: list[int]) -> str:
+def _extend_json(items: bytes, ids: list[int]) -> bytes:
     """``items`` (JSON array items) followed by ``ids`` (exact ints: ``checked_ids`` and
     ``/tokenize``'s reading check them), written by orjson where it can (hundreds a turn;
     ``benchmarks/token_in_cpu.py``), the same digits as ``str``."""
     if not ids:
         return items
     try:
-        more = orjson.dumps(ids)[1:-1].decode()
+        more = orjson.dumps(ids)[1:-1]
     except TypeError:  # an id past 64 bits (orjson.JSONEncodeError is a TypeError)
-        more = ",".join(map(str, ids))
-    return f"{items},{more}" if items else more
+        more = ",".join(map(str, ids)).encode()
+    return items + b"," + more if items else more
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +352,7 @@ def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) ->
             f"{where or 'server'} returned completion token ids that are not integers; "
             + ALTERNATIVE
         )
-    if echoed != prompt:
+    if echoed is not prompt and echoed != prompt:
         raise TokenInUnsupported(
             f"{where or 'server'} did not take the prompt token ids verbatim (it re-tokenised "
             f"them: {len(echoed)} ids back for {len(prompt)} sent); {ALTERNATIVE}"

@@ -20,7 +20,8 @@ ODD = st.one_of(JSON_SCALAR, st.lists(JSON_SCALAR, max_size=3))
 
 def bend(draw: st.DrawFn, answer: dict[str, Any], places: list[tuple[Any, str]]) -> None:
     """Each ``(holder, key)`` of ``places`` left alone, deleted, given an odd value or, when
-    a list, one odd item more; then, maybe, one more choice (an empty one or an odd value)."""
+    a list, one odd item more; then, for an answer with choices, maybe one more choice (an
+    empty one or an odd value)."""
     for holder, key in places:
         pick = draw(st.integers(0, 7))
         if pick == 0:
@@ -29,5 +30,5 @@ def bend(draw: st.DrawFn, answer: dict[str, Any], places: list[tuple[Any, str]])
             holder[key] = draw(ODD)
         elif pick == 2 and isinstance(holder.get(key), list):
             holder[key] = [*holder[key], draw(ODD)]
-    if draw(st.booleans()):
+    if "choices" in answer and draw(st.booleans()):
         answer["choices"] = [*answer["choices"], draw(st.one_of(st.just({}), ODD))]

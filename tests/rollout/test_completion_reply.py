@@ -36,8 +36,13 @@ def reference(content: bytes) -> Any:
 
 
 def same(content: bytes, prompt: list[int] = PROMPT) -> None:
-    got, want = outcome(read_completion, content, prompt), outcome(reference, content, prompt)
-    assert got == want, content[:300]
+    """Read as the reference reads it, with or without the sent prompt to compare the echo
+    with (as the policy reads it: :func:`completion_reply.read_completion`'s ``sent``)."""
+    want = outcome(reference, content, prompt)
+    sent = (prompt, json.dumps(prompt, separators=(",", ":")).encode())
+    assert outcome(read_completion, content, prompt) == want, content[:300]
+    with_sent = outcome(lambda c: read_completion(c, sent), content, prompt)
+    assert with_sent == want, content[:300]
 
 
 def vllm_answer(**over: Any) -> dict[str, Any]:
@@ -123,6 +128,32 @@ HOSTILE = [
     b' "logprobs": "x", "finish_reason": 3, "model": "m"}], "model": ["m"]}',
     b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644, 872, 198, 3838, 374],'
     b' "text": "a", "text": null}], "mod\\u0065l": "m"}',
+    # echoes bent against the byte comparison with the sent prompt's JSON
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,374]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [\n151644 ,\t872,198,3838,374\r]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,374,]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838 374]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,3 74]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,0374]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,374.0]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,374e0]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,-374]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [[151644,872,198,3838,374]]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": ["151644",872,198,3838,374]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,374,1]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": null}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,374],'
+    b' "prompt_token_ids": [1]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [1],'
+    b' "prompt_token_ids": [151644,872,198,3838,374]}]}',
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,'
+    + b"9" * 4301
+    + b"]}]}",
+    b'{"choices": [{"token_ids": [1], "prompt_token_ids": [151644,872,198,3838,'
+    + b"[" * 300
+    + b"]" * 300
+    + b"]}]}",
 ]
 
 

@@ -195,7 +195,7 @@ class FakeLocal:
     """A local renderer with the test server's template (what --tokenizer would load)."""
 
     async def chat_ids(self, messages: Any, tools: Any, generation: bool) -> list[int]:
-        return fake_tokenize(render_prompt(messages, tools, generation))
+        return fake_tokenize(render_prompt(messages, tools.tools, generation))
 
     async def text_ids(self, text: str) -> list[int]:
         return fake_tokenize(text)
@@ -318,4 +318,4 @@ def test_prompt_ids_are_written_as_str_writes_them(items: str, ids: list[int]) -
 
     more = ",".join(map(str, ids))
     want = items if not ids else (f"{items},{more}" if items else more)
-    assert _extend_json(items, ids) == want
+    assert _extend_json(items.encode(), ids) == want.encode()
