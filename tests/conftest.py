@@ -15,6 +15,11 @@ from gymforge.core import StepResult, SyncEnvironment
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.qa import QAReport, QATarget, run_qa
 from tests.budget import QUICK_QA, without_speed_budget
+from tests.memory_guard import (  # noqa: F401  (hooks: a runaway test process stops alone)
+    pytest_configure,
+    pytest_runtest_logstart,
+    pytest_terminal_summary,
+)
 
 # tests/engine needs a real vLLM server: only `make test-engine` (GYMFORGE_ENGINE=1) runs it
 collect_ignore = [] if os.environ.get("GYMFORGE_ENGINE") == "1" else ["engine"]

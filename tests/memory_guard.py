@@ -1,0 +1,118 @@
+"""A memory guard for the test processes: one runaway test fails alone, with a diagnosis.
+
+Once, a full run's xdist worker grew to 22.5 GB of resident memory; the kernel's OOM killer
+ended it, and the memory pressure before that failed unrelated tests (servers that did not
+start in time). Which test grew it was never found: the test running at the kill was small.
+
+Each test process (the xdist workers, or the single pytest process) watches its own resident
+memory from a daemon thread, twice a second. Past :data:`LIMIT_BYTES` it writes a report (the
+running test's id, the memory, every thread's stack) to the run's report directory and ends
+the process at once with exit code 70, so xdist reports that test's worker as crashed and
+starts another; the other tests run on, and the controller prints every report at the end
+(``pytest_terminal_summary``); the report also goes to the process's own stderr as it
+happens. No test of this suite needs a tenth of the limit.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+LIMIT_BYTES = 8 << 30
+POLL_S = 0.5
+_DIR_VAR = "GYMFORGE_TEST_MEMORY_REPORTS"
+_LIMIT_VAR = "GYMFORGE_TEST_MEMORY_LIMIT_MIB"
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux ``/proc/self/statm``), None elsewhere."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class MemoryGuard:
+    """The watcher of one test process; ``current`` is the running test's id."""
+
+    def __init__(self, reports: Path, console: int | None, limit: int = LIMIT_BYTES) -> None:
+        self.reports = reports
+        self.console = console  # the process's stderr from before pytest captured it
+        self.limit = limit
+        self.current = "(between tests)"
+
+    def start(self) -> None:
+        if resident_bytes() is not None:
+            threading.Thread(target=self._watch, name="test-memory-guard", daemon=True).start()
+
+    def _watch(self) -> None:
+        while True:
+            rss = resident_bytes()
+            if rss is not None and rss > self.limit:
+                self.stop(rss)
+            time.sleep(POLL_S)
+
+    def stop(self, rss: int) -> None:
+        """Write the report and end the process (never returns)."""
+        head = (
+            f"test process {os.getpid()} passed {self.limit >> 20} MiB of resident memory "
+            f"({rss >> 20} MiB) while running {self.current}\n"
+        )
+        self.reports.mkdir(parents=True, exist_ok=True)
+        path = self.reports / f"memory-guard-{os.getpid()}.txt"
+        with open(path, "w") as f:
+            f.write(f"{head}\nthreads:\n")
+            f.flush()
+            faulthandler.dump_traceback(f, all_threads=True)
+        if self.console is not None:
+            os.write(self.console, f"\nmemory guard: {head}".encode())
+            faulthandler.dump_traceback(self.console, all_threads=True)
+        os._exit(70)
+
+
+def reports_dir() -> Path:
+    """The run's report directory: made by the controller, inherited by its workers."""
+    if _DIR_VAR not in os.environ:
+        os.environ[_DIR_VAR] = tempfile.mkdtemp(prefix="gymforge-test-memory-")
+    return Path(os.environ[_DIR_VAR])
+
+
+def console_fd(config: pytest.Config) -> int | None:
+    """A copy of the stderr pytest's capture replaced (its saved descriptor), else None."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    err = getattr(getattr(capture, "_global_capturing", None), "err", None)
+    saved = getattr(err, "targetfd_save", None)
+    try:
+        return os.dup(saved) if isinstance(saved, int) else None
+    except OSError:
+        return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _guard
+    limit = int(os.environ.get(_LIMIT_VAR, "0")) << 20 or LIMIT_BYTES  # the guard's own test
+    _guard = MemoryGuard(reports_dir(), console_fd(config), limit)
+    _guard.start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logstart(nodeid: str, location: object) -> None:
+    if _guard is not None:
+        _guard.current = nodeid
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for path in sorted(reports_dir().glob("memory-guard-*.txt")):
+        terminalreporter.write_sep("=", f"memory guard: {path.name}")
+        terminalreporter.write_line(path.read_text()[:20000])
+
+
+_guard: MemoryGuard | None = None
