@@ -52,6 +52,6 @@ def test_a_test_past_the_limit_is_stopped_and_named(tmp_path: Path) -> None:
     assert "memory guard: test process" in out  # on the console as it happened, and in the summary
     # without xdist the one process stops; its console still says why
     run = {"cwd": tmp_path, "env": env, "capture_output": True, "text": True, "timeout": 300}
-    single = subprocess.run([*args, "-p", "no:xdist"], **run)  # type: ignore[call-overload]
+    single = subprocess.run([*args, "-p", "no:xdist"], **run)
     assert single.returncode == 70
     assert "while running test_hog.py::test_hog" in single.stdout + single.stderr
