@@ -61,13 +61,17 @@ class TemplateError(UserError):
 @dataclass(frozen=True, slots=True)
 class Toolset:
     """An episode's tools and their JSON, encoded once (a policy makes one per episode): the
-    key of what the template renders the same for every episode with these tools."""
+    key of what the template renders the same for every episode with these tools. ``tools``
+    is read back from that JSON, so what is rendered is what the key says even if the lists
+    given are changed later."""
 
     tools: Tools
     key: str = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "key", json.dumps(self.tools or None, ensure_ascii=False))
+        key = json.dumps(self.tools or None, ensure_ascii=False)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "tools", json.loads(key))
 
     @staticmethod
     def of(tools: Tools | Toolset) -> Toolset:

@@ -4,13 +4,14 @@ real ``transformers`` tokenizers trained in memory, and the tool-call formats th
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gymforge.core.types import Invalid, Reply, ToolCall
-from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, close_rest
+from gymforge.rollout.chat_template import LocalTemplate, TemplateDelta, Toolset, close_rest
 from gymforge.rollout.tool_formats import detect_format, parse_completion
 
 pytest.importorskip("transformers")
@@ -119,3 +120,14 @@ def test_a_tokenizer_without_a_chat_template_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match="no chat template"):
         LocalTemplate(str(tmp_path))
+
+
+def test_a_toolset_renders_what_its_key_says() -> None:
+    """The template caches by the tools' JSON; a list changed after the Toolset was made
+    must not render under the old key."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    made = Toolset(tools)
+    tools[0]["function"]["name"] = "g"
+    assert made.tools is not None and made.tools[0]["function"]["name"] == "f"
+    assert json.loads(made.key) == made.tools
+    assert Toolset.of(made) is made and Toolset(None).tools is None and Toolset([]).key == "null"
