@@ -13,14 +13,15 @@ every answer the decoder refuses: a kept field of another type, NaN or an infini
 anything else. What a reader returns for an answer it decoded is what the reference gives.
 
 Two differences are kept, and only for answers the reference refuses: ``jiter`` refuses
-nesting past 200 levels, and an integer of more than 4,300 digits, anywhere in an answer,
-as an error the policy retries; the fast readers read an answer whose deep nesting or long
-integer is in a field no policy keeps (``msgspec`` skips such a field, up to its own nesting
-limit), and nesting in a chat answer's ``tool_calls`` (decoded by ``jiter`` on their own) is
-counted from there. (An integer in a kept field is refused by ``msgspec`` past 64 bits, or
-past the largest float for a logprob, so read by the reference.) Both are the server's,
-never the model's: what a model writes reaches the answer as JSON strings. Refusing long
-integers as ``jiter`` does would take a scan of the bytes costing a fifth or more of the
+nesting past 200 levels, and a number whose integer part has more than 4,300 digits (an
+integer, or one with a fraction or exponent), anywhere in an answer, as an error the policy
+retries; the fast readers read an answer whose deep nesting or long number is in a field no
+policy keeps (``msgspec`` skips such a field, up to its own nesting limit), and nesting in a
+chat answer's ``tool_calls`` (decoded by ``jiter`` on their own) is counted from there. (In a
+kept field both refuse them: ``msgspec`` reads ids of any size up to the same 4,300 digits,
+and refuses a logprob past the largest float, which the reference then reads.) Both are the
+server's, never the model's: what a model writes reaches the answer as JSON strings. Refusing
+long numbers as ``jiter`` does would take a scan of the bytes costing a fifth or more of the
 read.
 """
 

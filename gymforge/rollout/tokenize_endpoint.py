@@ -93,8 +93,10 @@ class ServerTemplate:
                 )
             try:
                 return read(raw)
+            except NotAnObject as err:
+                raise BadResponse(f"{path} answered {err}") from err
             except ValueError as err:
-                raise BadResponse(f"{path} answered no JSON object ({err}): {raw[:200]!r}") from err
+                raise BadResponse(f"{path} answered non-JSON: {raw[:200]!r}") from err
 
         data, _ = await call_with_retries(f, self._rng, send)
         return data
@@ -155,9 +157,14 @@ def read_tokenized(raw: bytes) -> Tokenized | dict[str, Any]:
     return typed if typed is not None else json_object(raw)
 
 
+class NotAnObject(ValueError):
+    """JSON, but not an object (its text, cut, is the message)."""
+
+
 def json_object(raw: bytes) -> dict[str, Any]:
-    """The answer decoded whole; ``ValueError`` when it is not a JSON object."""
+    """The answer decoded whole; ``ValueError`` when it is not JSON, :class:`NotAnObject`
+    when it is JSON but not an object."""
     data = jiter.from_json(raw)
     if not isinstance(data, dict):
-        raise ValueError(f"not a JSON object: {str(data)[:200]}")
+        raise NotAnObject(str(data)[:200])
     return data

@@ -201,7 +201,9 @@ class VLLMPolicy:
         self.budget.start(ctx)
 
     async def next_prompt(self, observation: Observation) -> list[int]:
-        """The exact prompt ids of the coming turn (module docstring)."""
+        """The exact prompt ids of the coming turn (module docstring). The episode's token
+        sequence changes only when a turn's request succeeds (:meth:`act`), so a turn asked
+        again after a failure sends the same prompt."""
         template = self.factory.template
         messages = [self._message(m) for m in observation.messages]
         if self.ids is None:
@@ -209,7 +211,6 @@ class VLLMPolicy:
             return await template.first_prompt(messages, self.tools)
         close = close_rest(self._last_completion, await template.close(self.tools))
         added = close + await template.delta(messages, self.tools)
-        self._ids_json = _extend_json(self._ids_json, added)
         return self.ids + added
 
     def _message(self, m: Any) -> dict[str, Any]:
@@ -219,10 +220,8 @@ class VLLMPolicy:
         return out
 
     async def act(self, observation: Observation) -> PolicyTurn:
-        first = self.ids is None
         prompt = await self.next_prompt(observation)
-        if first:
-            self._ids_json = _extend_json(b"", prompt)
+        ids_json = _extend_json(self._ids_json, prompt[len(self.ids or ()) :])
         fmt = await self.factory.format_for(self.tools)
         self.budget.observe(observation)
         window = await self.factory.window()
@@ -234,7 +233,6 @@ class VLLMPolicy:
                 f"endpoint would stop every turn at 16 tokens): pass --max-tokens; if the "
                 f"server is not vLLM, {ALTERNATIVE}"
             )
-        ids_json = self._ids_json
         sent = (prompt, b"[" + ids_json + b"]")
         try:
             data, version = await send_within(
@@ -254,7 +252,7 @@ class VLLMPolicy:
         turn = read_turn(data, prompt, self.factory.base_url)
         self.turns += 1
         self.ids = prompt + turn.completion
-        self._ids_json = _extend_json(self._ids_json, turn.completion)
+        self._ids_json = _extend_json(ids_json, turn.completion)
         self._last_completion = turn.completion
         action = parse_completion(turn.text, fmt, f"call_{self.turns}")
         self.budget.acted(action)

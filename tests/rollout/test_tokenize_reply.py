@@ -4,6 +4,7 @@ the ids, context length and errors the reference gives: the answer decoded whole
 
 from __future__ import annotations
 
+import asyncio
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -14,25 +15,32 @@ from answer_mutations import ODD, bend
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gymforge.rollout.chat_template import Toolset
+from gymforge.rollout.server import PolicyServerError, Retry
 from gymforge.rollout.tokenize_endpoint import (
+    ALTERNATIVE,
+    NotAnObject,
     ServerTemplate,
     TokenInUnsupported,
     Tokenized,
     read_tokenized,
 )
+from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
 
 def reference(raw: bytes, factory: Any) -> list[int]:
     """What ``ServerTemplate`` read before the typed reader (kept here as the oracle)."""
     data = jiter.from_json(raw)
     if not isinstance(data, dict):
-        raise ValueError(f"not a JSON object: {str(data)[:200]}")
+        raise NotAnObject(str(data)[:200])
     window = data.get("max_model_len")
     if type(window) is int and window > 0:
         factory.context_window = window
     ids = data.get("tokens")
     if not isinstance(ids, list) or not set(map(type, ids)) <= {int}:
-        raise TokenInUnsupported(f"/tokenize returned no token ids ({str(data)[:200]}); x")
+        raise TokenInUnsupported(
+            f"/tokenize returned no token ids ({str(data)[:200]}); {ALTERNATIVE}"
+        )
     return ids
 
 
@@ -43,7 +51,7 @@ def outcome(raw: bytes, fast: bool) -> tuple[str, ...]:
         ids = template._ids(read_tokenized(raw)) if fast else reference(raw, factory)
         return ("ids", repr(ids), repr(factory.context_window))
     except (ValueError, TokenInUnsupported) as err:
-        return (type(err).__name__, repr(factory.context_window))
+        return (type(err).__name__, str(err), repr(factory.context_window))
 
 
 def same(raw: bytes) -> None:
@@ -112,3 +120,35 @@ def test_generated_answers_read_as_the_reference_reads_them(
     answer: dict[str, Any], compact: bool
 ) -> None:
     same(json.dumps(answer, separators=(",", ":") if compact else None).encode())
+
+
+class Answering:
+    """A ``/tokenize`` endpoint that answers ``raw`` with status 200 (``JsonHttp``'s shape)."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    async def exchange(self, path: str, body: bytes, timeout: float | None) -> Any:
+        return 200, {}, self.raw
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (b"[1, 2]", "/tokenize answered [1, 2]"),
+        (b"null", "/tokenize answered None"),
+        (b"<html>bad gateway</html>", "/tokenize answered non-JSON: b'<html>bad gateway</html>'"),
+    ],
+)
+def test_an_answer_that_is_no_object_is_a_bad_answer_in_the_same_words(
+    raw: bytes, said: str
+) -> None:
+    factory = VLLMPolicyFactory("m", base_url="http://127.0.0.1:9/v1", retry=Retry(max_attempts=1))
+    template = ServerTemplate(factory)
+    template._http = Answering(raw)  # type: ignore[assignment]
+    with pytest.raises(PolicyServerError) as info:
+        asyncio.run(template.chat_ids([{"role": "user", "content": "."}], Toolset(None), True))
+    assert str(info.value).endswith(f"last: {said}")
