@@ -155,7 +155,12 @@ def render(
 def _compiled(source: str, key: str) -> CodeType:
     """A unit's code object: immutable, so every ``load`` of the same unit executes the same
     one (each into fresh functions) instead of compiling it again."""
+    _UNIT_FILES.add(f"<{key}>")
     return compile(source, f"<{key}>", "exec")
+
+
+_UNIT_FILES: set[str] = set()
+"""The file names units are compiled under (``<module.name>``): what the line budget counts."""
 
 
 def load(units: list[Unit]) -> dict[str, Callable[..., Any]]:
@@ -188,7 +193,13 @@ class _Unbounded(BaseException):
 def outcome(fn: Callable[..., Any], args: list[Any], max_lines: int | None = None) -> Any:
     """``fn(*args)``, or a ``("raises", type name, message)`` marker when it raises. With
     ``max_lines`` (for mutated code, which runs in this process and can loop forever), a call
-    that executes more lines than that is stopped and gives ``UNBOUNDED``."""
+    that executes more lines than that is stopped and gives ``UNBOUNDED``.
+
+    Only the units' own lines count, and the budget is only ever spent in them: CPython
+    switches off a trace function that raises, and in other code running meanwhile (a
+    finaliser freed by the mutant, whose exceptions are printed and ignored) the budget's
+    exception would be swallowed and the mutant left to run untraced, forever
+    (``tests/envs/swe/test_line_budget.py``)."""
     if max_lines is None:
         return _call(fn, args)
     left = max_lines
@@ -201,8 +212,11 @@ def outcome(fn: Callable[..., Any], args: list[Any], max_lines: int | None = Non
                 raise _Unbounded
         return local
 
+    def on_call(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename in _UNIT_FILES else None
+
     previous = sys.gettrace()
-    sys.settrace(lambda frame, event, arg: local)
+    sys.settrace(on_call)
     try:
         return _call(fn, args)
     except _Unbounded:
