@@ -1,20 +1,26 @@
 """A memory guard for the test processes: one runaway test fails alone, with a diagnosis.
 
-Once, a full run's xdist worker grew to 22.5 GB of resident memory; the kernel's OOM killer
-ended it, and the memory pressure before that failed unrelated tests (servers that did not
-start in time). Which test grew it was never found: the test running at the kill was small.
+A full run's xdist worker twice grew past 8 GB of resident memory (once to 22.5 GB, when the
+kernel's OOM killer ended it and the memory pressure failed unrelated tests). The guard's
+first report found the cause: a swe task's mutated code running untraced past its line
+budget (``tests/envs/swe/test_line_budget.py``).
 
 Each test process (the xdist workers, or the single pytest process) watches its own resident
 memory from a daemon thread, twice a second. Past :data:`LIMIT_BYTES` it writes a report (the
-running test's id, the memory, every thread's stack) to the run's report directory and ends
-the process at once with exit code 70, so xdist reports that test's worker as crashed and
-starts another; the other tests run on, and the controller prints every report at the end
-(``pytest_terminal_summary``); the report also goes to the process's own stderr as it
-happens. No test of this suite needs a tenth of the limit.
+running test's id, the memory, every thread's stack) to the run's report directory and to
+the process's own stderr, and raises :class:`MemoryGuardTripped` in the main thread, where
+tests run: that test fails with the traceback of where it was, its memory is freed as the
+stack unwinds, and the run goes on (ending the worker instead would leave xdist's
+``loadgroup`` scheduler waiting forever for the lost worker's tests). While the process
+stays over the limit the exception is raised again every :data:`RETRY_S`; past twice the
+limit (memory held by something no exception reaches) the process exits with code 70. The
+controller prints every report at the end (``pytest_terminal_summary``). No test of this
+suite needs a tenth of the limit.
 """
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import os
 import tempfile
@@ -26,6 +32,7 @@ import pytest
 
 LIMIT_BYTES = 8 << 30
 POLL_S = 0.5
+RETRY_S = 5.0
 _DIR_VAR = "GYMFORGE_TEST_MEMORY_REPORTS"
 _LIMIT_VAR = "GYMFORGE_TEST_MEMORY_LIMIT_MIB"
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -40,6 +47,11 @@ def resident_bytes() -> int | None:
         return None
 
 
+class MemoryGuardTripped(BaseException):
+    """Raised in the main thread when the process passed the memory limit (a BaseException,
+    so the code under test's ``except Exception`` does not swallow it)."""
+
+
 class MemoryGuard:
     """The watcher of one test process; ``current`` is the running test's id."""
 
@@ -48,34 +60,44 @@ class MemoryGuard:
         self.console = console  # the process's stderr from before pytest captured it
         self.limit = limit
         self.current = "(between tests)"
+        self.main = threading.main_thread().ident
 
     def start(self) -> None:
         if resident_bytes() is not None:
             threading.Thread(target=self._watch, name="test-memory-guard", daemon=True).start()
 
     def _watch(self) -> None:
+        last = 0.0
         while True:
             rss = resident_bytes()
-            if rss is not None and rss > self.limit:
-                self.stop(rss)
+            if rss is not None and rss > self.limit and time.monotonic() - last > RETRY_S:
+                self.report(rss)
+                if rss > 2 * self.limit:
+                    os._exit(70)
+                self.interrupt()
+                last = time.monotonic()
             time.sleep(POLL_S)
 
-    def stop(self, rss: int) -> None:
-        """Write the report and end the process (never returns)."""
+    def report(self, rss: int) -> None:
         head = (
             f"test process {os.getpid()} passed {self.limit >> 20} MiB of resident memory "
             f"({rss >> 20} MiB) while running {self.current}\n"
         )
         self.reports.mkdir(parents=True, exist_ok=True)
-        path = self.reports / f"memory-guard-{os.getpid()}.txt"
+        path = self.reports / f"memory-guard-{os.getpid()}-{time.monotonic_ns()}.txt"
         with open(path, "w") as f:
             f.write(f"{head}\nthreads:\n")
             f.flush()
             faulthandler.dump_traceback(f, all_threads=True)
         if self.console is not None:
             os.write(self.console, f"\nmemory guard: {head}".encode())
-            faulthandler.dump_traceback(self.console, all_threads=True)
-        os._exit(70)
+
+    def interrupt(self) -> None:
+        """Raise :class:`MemoryGuardTripped` in the main thread at its next bytecode."""
+        if self.main is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self.main), ctypes.py_object(MemoryGuardTripped)
+            )
 
 
 def reports_dir() -> Path:
