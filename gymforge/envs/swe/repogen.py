@@ -195,11 +195,11 @@ def outcome(fn: Callable[..., Any], args: list[Any], max_lines: int | None = Non
     ``max_lines`` (for mutated code, which runs in this process and can loop forever), a call
     that executes more lines than that is stopped and gives ``UNBOUNDED``.
 
-    Only the units' own lines count, and the budget is only ever spent in them: CPython
-    switches off a trace function that raises, and in other code running meanwhile (a
-    finaliser freed by the mutant, whose exceptions are printed and ignored) the budget's
-    exception would be swallowed and the mutant left to run untraced, forever
-    (``tests/envs/swe/test_line_budget.py``)."""
+    Only the lines of the units (and of ``fn``'s own file, for code executed another way)
+    count, and the budget is only ever spent in them: CPython switches off a trace function
+    that raises, and in other code running meanwhile (a finaliser freed by the mutant, whose
+    exceptions are printed and ignored) the budget's exception would be swallowed and the
+    mutant left to run untraced, forever (``tests/envs/swe/test_line_budget.py``)."""
     if max_lines is None:
         return _call(fn, args)
     left = max_lines
@@ -212,8 +212,10 @@ def outcome(fn: Callable[..., Any], args: list[Any], max_lines: int | None = Non
                 raise _Unbounded
         return local
 
+    own = _UNIT_FILES | {getattr(getattr(fn, "__code__", None), "co_filename", "")}
+
     def on_call(frame: Any, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename in _UNIT_FILES else None
+        return local if frame.f_code.co_filename in own else None
 
     previous = sys.gettrace()
     sys.settrace(on_call)
