@@ -4,8 +4,9 @@ Task generation runs each mutated function here, in this process, under a budget
 A trace function that raises is switched off by CPython; when the line that ran out the
 budget was not the mutant's own but a finaliser's (an object freed meanwhile, whose
 ``__del__`` runs Python code: an exception there is printed and ignored), the budget's
-exception was swallowed and the mutant ran on untraced, forever. A full test run once grew
-a worker to 22.5 GB that way, in the swe environment's QA report (``test_swe_qa.py``).
+exception was swallowed and the mutant ran on untraced, forever. Full test runs grew a
+worker to 22.5 GB while generating swe tasks (``test_swe_families.py``) and, another time,
+past 8 GB with its main thread inside a mutant (``test_swe_qa.py``'s QA report).
 """
 
 from __future__ import annotations
