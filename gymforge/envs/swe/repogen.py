@@ -155,12 +155,12 @@ def render(
 def _compiled(source: str, key: str) -> CodeType:
     """A unit's code object: immutable, so every ``load`` of the same unit executes the same
     one (each into fresh functions) instead of compiling it again."""
-    _UNIT_FILES.add(f"<{key}>")
     return compile(source, f"<{key}>", "exec")
 
 
-_UNIT_FILES: set[str] = set()
-"""The file names units are compiled under (``<module.name>``): what the line budget counts."""
+_UNIT_FILE = re.compile(r"<\w+(?:\.\w+)+>")
+"""The file names units are compiled under (``<module.name>``): what the line budget counts.
+No other code has such a name (``<string>``, ``<frozen module>`` and real paths do not)."""
 
 
 def load(units: list[Unit]) -> dict[str, Callable[..., Any]]:
@@ -212,10 +212,11 @@ def outcome(fn: Callable[..., Any], args: list[Any], max_lines: int | None = Non
                 raise _Unbounded
         return local
 
-    own = _UNIT_FILES | {getattr(getattr(fn, "__code__", None), "co_filename", "")}
+    fn_file = getattr(getattr(fn, "__code__", None), "co_filename", "")
 
     def on_call(frame: Any, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename in own else None
+        name = frame.f_code.co_filename
+        return local if name == fn_file or _UNIT_FILE.fullmatch(name) else None
 
     previous = sys.gettrace()
     sys.settrace(on_call)
