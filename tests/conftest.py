@@ -19,6 +19,7 @@ from tests.memory_guard import (  # noqa: F401  (hooks: a runaway test process s
     pytest_configure,
     pytest_runtest_logstart,
     pytest_terminal_summary,
+    pytest_unconfigure,
 )
 
 # tests/engine needs a real vLLM server: only `make test-engine` (GYMFORGE_ENGINE=1) runs it

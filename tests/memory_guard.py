@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import faulthandler
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -101,9 +102,12 @@ class MemoryGuard:
 
 
 def reports_dir() -> Path:
-    """The run's report directory: made by the controller, inherited by its workers."""
+    """The run's report directory: made by the controller (and removed by it at the end,
+    :func:`pytest_unconfigure`), inherited by its workers."""
+    global _made
     if _DIR_VAR not in os.environ:
         os.environ[_DIR_VAR] = tempfile.mkdtemp(prefix="gymforge-test-memory-")
+        _made = Path(os.environ[_DIR_VAR])
     return Path(os.environ[_DIR_VAR])
 
 
@@ -137,4 +141,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(path.read_text()[:20000])
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _made is not None:  # the controller's: its reports were printed in the summary
+        shutil.rmtree(_made, ignore_errors=True)
+
+
 _guard: MemoryGuard | None = None
+_made: Path | None = None

@@ -24,7 +24,9 @@ def test_small():
     assert sum(range(10)) == 45
 """
 CONFTEST = """
-from tests.memory_guard import pytest_configure, pytest_runtest_logstart, pytest_terminal_summary
+from tests.memory_guard import (
+    pytest_configure, pytest_runtest_logstart, pytest_terminal_summary, pytest_unconfigure
+)
 """
 
 
