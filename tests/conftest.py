@@ -15,7 +15,7 @@ from gymforge.core import StepResult, SyncEnvironment
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.qa import QAReport, QATarget, run_qa
 from tests.budget import QUICK_QA, without_speed_budget
-from tests.memory_guard import (  # noqa: F401  (hooks: a runaway test process stops alone)
+from tests.memory_guard import (  # noqa: F401  (hooks: a runaway test fails alone, named)
     pytest_configure,
     pytest_runtest_logstart,
     pytest_terminal_summary,
