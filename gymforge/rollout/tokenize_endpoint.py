@@ -25,6 +25,7 @@ from gymforge.core.seeding import derive_seed
 from gymforge.rollout.chat_template import Toolset
 from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.kept_fields import decode_kept
+from gymforge.rollout.parsing import int_list
 from gymforge.rollout.server import (
     RETRY_STATUS,
     BadResponse,
@@ -119,19 +120,19 @@ class ServerTemplate:
 
     def _ids(self, answer: Tokenized | dict[str, Any]) -> list[int]:
         """The ids of a ``/tokenize`` answer; the context length it states is kept."""
-        ids: Any
+        ids: list[int] | None
+        window: Any
         if isinstance(answer, Tokenized):  # exact ints already
-            ids, window, exact = answer.tokens, answer.max_model_len, True
+            ids, window = answer.tokens, answer.max_model_len
         else:
-            ids, window = answer.get("tokens"), answer.get("max_model_len")
-            exact = isinstance(ids, list) and set(map(type, ids)) <= {int}
+            ids, window = int_list(answer.get("tokens")), answer.get("max_model_len")
         if type(window) is int and window > 0:
             self.factory.context_window = window
-        if not exact:
+        if ids is None:
             raise TokenInUnsupported(
                 f"/tokenize returned no token ids ({str(answer)[:200]}); {ALTERNATIVE}"
             )
-        return ids  # type: ignore[no-any-return]
+        return ids
 
     async def text(self, ids: list[int]) -> str:
         body = {"model": self.factory.model, "tokens": ids}
