@@ -175,10 +175,11 @@ async def measure(
     )
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+def start_server(latency: float, cache_limit: int = 4096) -> tuple[subprocess.Popen[str], str]:
     code = "from gymforge.testing.openai_server import main; main()"
+    cmd = [sys.executable, "-c", code, "--latency", str(latency), "--reply-chars", "200"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, "--latency", str(latency), "--reply-chars", "200"],
+        [*cmd, "--cache-limit", str(cache_limit)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

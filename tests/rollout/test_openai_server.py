@@ -55,3 +55,28 @@ def test_many_concurrent_conversations_share_one_client(server: OpenAITestServer
     assert all(r == [Reply(text="echo: hello")] * 2 for r in results)
     assert server.served["ok"] == 600
     assert sorted(r["seed"] for r in server.requests) == sorted(list(range(300)) * 2)
+
+
+def test_cache_keeps_answers_up_to_its_limit() -> None:
+    """A benchmark sizes the cache to every request it sends (``--cache-limit``), so every
+    client it compares is answered from the cache alike; past the limit an answer is
+    computed each time, and stays the same answer."""
+
+    async def go(server: OpenAITestServer, prompts: list[str]) -> list[str]:
+        async with openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0) as c:
+            out = []
+            for text in prompts:
+                reply = await c.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": text}]
+                )
+                out.append(reply.choices[0].message.content or "")
+            return out
+
+    prompts = ["one", "two", "three", "one", "three"]
+    with OpenAITestServer(cache=True, cache_limit=2, record=False) as server:
+        answers = arun(go(server, prompts))
+        assert server.cache is not None and len(server.cache) == 2
+    with OpenAITestServer(cache=True, record=False) as roomy:  # the default: 4,096
+        assert arun(go(roomy, prompts)) == answers
+        assert roomy.cache is not None and len(roomy.cache) == 3
+    assert answers[0] == answers[3] and answers[2] == answers[4]

@@ -70,6 +70,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--reply-chars", type=int, default=200, help="length of each reply")
+    ap.add_argument(
+        "--cache-limit",
+        type=int,
+        default=4096,
+        help="distinct requests whose answers are kept (a benchmark: all it sends, so every "
+        "client it compares is answered from the cache alike)",
+    )
     ap.add_argument("--responder", metavar="MODULE:FACTORY", help="FACTORY(*ARGS) answers")
     ap.add_argument("--responder-arg", metavar="ARG", action="append", default=[], dest="args")
     args = ap.parse_args(argv)
@@ -79,7 +86,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         module, _, name = args.responder.partition(":")
         responder = getattr(importlib.import_module(module), name)(*args.args)
     server = OpenAITestServer(
-        responder, latency=args.latency, port=args.port, record=False, cache=True
+        responder,
+        latency=args.latency,
+        port=args.port,
+        record=False,
+        cache=True,
+        cache_limit=args.cache_limit,
     )
     with server:
         print(f"PORT {server.port}", flush=True)

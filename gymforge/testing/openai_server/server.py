@@ -103,6 +103,7 @@ class OpenAITestServer:
         serve_completion_ids: bool = True,
         max_context: int | None = None,
         cache: bool = False,
+        cache_limit: int = 4096,
         token_in: bool = True,
         noncanonical_grammar: bool = False,
         completions_default: int | None = None,
@@ -117,6 +118,7 @@ class OpenAITestServer:
         self.serve_completion_ids = serve_completion_ids
         self.max_context = max_context
         self.cache: dict[bytes, bytes] | None = {} if cache else None  # request -> response
+        self.cache_limit = cache_limit  # requests kept; a benchmark sizes it to all it sends
         self.token_in = token_in  # False: a plain server (no /tokenize, no ids back)
         self.noncanonical_grammar = noncanonical_grammar
         # max_tokens of a completions request that sends none (vLLM's: 16); None: the rest
@@ -279,7 +281,7 @@ class OpenAITestServer:
                 data = json.dumps(build(body, fault == "malformed")).encode()
             except ServedError as err:
                 return _error(err.status, err.message, code=err.code)
-            if self.cache is not None and fault is None and len(self.cache) < 4096:
+            if self.cache is not None and fault is None and len(self.cache) < self.cache_limit:
                 self.cache[raw] = data
         if body.get("stream") and required == "messages" and fault != "drop":
             return await sse.respond(request, json.loads(data), body)
