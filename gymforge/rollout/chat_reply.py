@@ -13,7 +13,8 @@ Two readers give it, and the same turn from it (:func:`turn_from_reply`):
 - :func:`read_chat`, from the answer's bytes: only the fields kept, into exact types, as
   :mod:`gymforge.rollout.kept_fields` states (the fallback to the reference for every
   answer of another shape, and the two differences kept); a turn's logprob tokens are read
-  too, for the ids they spell when the answer has no ``token_ids``. It gives the turn the
+  too, for the ids they spell, when the answer has no ``token_ids`` (then the kept fields
+  are decoded twice, the second time for the tokens only). It gives the turn the
   reference gives (``tests/rollout/test_chat_reply.py`` holds the two readers' turns equal
   on generated and hostile answers). It builds a fraction of the objects, none of which the
   garbage collector tracks (the structs hold no cycles: ``gc=False``); what that saves a
@@ -111,11 +112,26 @@ def read_chat(content: bytes) -> ChatReply:
 
 class _Entry(msgspec.Struct, gc=False):
     logprob: float
-    token: str | None = None
 
 
 class _Logprobs(msgspec.Struct, gc=False):
     content: list[_Entry] | None = None
+
+
+class _Token(msgspec.Struct, gc=False):
+    token: str | None = None
+
+
+class _Tokens(msgspec.Struct, gc=False):
+    content: list[_Token] | None = None
+
+
+class _TokenChoice(msgspec.Struct, gc=False):
+    logprobs: _Tokens | None = None
+
+
+class _TokenAnswer(msgspec.Struct, gc=False):
+    choices: list[_TokenChoice]
 
 
 _NULL = msgspec.Raw(b"null")
@@ -140,6 +156,10 @@ class _Answer(msgspec.Struct, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(_Answer)
+_TOKEN_DECODER = msgspec.json.Decoder(_TokenAnswer)
+"""The logprob entries' tokens, read only for an answer without ``token_ids`` (the ids they
+spell are then the completion's): a server that sends the ids (vLLM's
+``return_token_ids``) has its tokens, a string per completion token, skipped."""
 _LOGPROB = operator.attrgetter("logprob")
 _TOKEN = operator.attrgetter("token")
 
@@ -156,7 +176,11 @@ def _read_plain(content: bytes) -> ChatReply | None:
     if entries is not None:
         logprobs = finite_floats(list(map(_LOGPROB, entries)))
         if completion_ids is None and entries:
-            completion_ids = token_ids_of(list(map(_TOKEN, entries)))
+            read = decode_kept(_TOKEN_DECODER, content)
+            tokens = None if read is None else read.choices[0].logprobs
+            if tokens is None or tokens.content is None:  # the same bytes: never, but then
+                return None  # the reference reads the answer
+            completion_ids = token_ids_of(list(map(_TOKEN, tokens.content)))
     message: dict[str, Any] | None = None
     if choice.message is not None:
         calls = None

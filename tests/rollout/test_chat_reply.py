@@ -83,6 +83,30 @@ def test_plain_answers_take_the_fast_path() -> None:
     assert turn.completion_token_ids == [5, 6, 7, 8] and turn.capture_level == "tokens"
 
 
+def test_tokens_are_read_only_when_the_answer_has_no_token_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A string per completion token is the bulk of a vLLM answer's logprobs: an answer with
+    ``token_ids`` is read without decoding them (a second decode, of the tokens alone, reads
+    the ids they spell when it has none)."""
+    decoded: list[bytes] = []
+    tokens = chat_reply._TOKEN_DECODER
+
+    class Counting:
+        def decode(self, content: bytes) -> Any:
+            decoded.append(content)
+            return tokens.decode(content)
+
+    monkeypatch.setattr(chat_reply, "_TOKEN_DECODER", Counting())
+    same(json.dumps(vllm_answer()).encode())
+    assert decoded == []
+    as_ids = vllm_answer()
+    del as_ids["choices"][0]["token_ids"]
+    content = json.dumps(as_ids).encode()
+    same(content)
+    assert decoded == [content]
+
+
 HOSTILE = [
     b"",
     b"null",
@@ -136,6 +160,10 @@ HOSTILE = [
     b'{"choices": [{"logprobs": {"content": [{"logprob": -1}]}}], "prompt_token_ids": [1]}',
     b'{"choices": [{"logprobs": {"content": [{"logprob": -1, "token": "token_id:+7"}]}}]}',
     b'{"choices": [{"logprobs": {"content": [{"logprob": -1, "token": "token_id:\\u0667"}]}}]}',
+    b'{"choices": [{"logprobs": {"content": [{"logprob": -1, "token": [7]}]}, "token_ids": [7]}]}',
+    b'{"choices": [{"token_ids": [7], "logprobs": {"content": [{"logprob": -1, "token": 7}]}}]}',
+    b'{"choices": [{"logprobs": {"content": [{"logprob": -1, "token": {"a": 1}}]}}]}',
+    b'{"choices": [{"logprobs": {"content": [{"logprob": -1, "token": "\\ud800"}]}}]}',
 ]
 
 
