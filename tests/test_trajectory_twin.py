@@ -361,6 +361,12 @@ class _Small(enum.IntEnum):
     ONE = 1
 
 
+class _Plain(enum.Enum):
+    """Not an int: ``json`` refuses it, orjson writes its value (as digits)."""
+
+    FIVE = 5
+
+
 class _Float(float):
     pass
 
@@ -394,7 +400,7 @@ _NUMBERS = st.one_of(
     st.integers(-(2**70), 2**70),
     st.floats(),  # NaN and infinities too
     st.sampled_from([0.0, -0.0, 1.0, 5e-324, 1e-7, 1e16, 1e308, True, False, None, "1"]),
-    st.sampled_from([float("nan"), float("inf"), -float("inf"), _Small.ONE, 2**64]),
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), _Small.ONE, _Plain.FIVE, 2**64]),
     st.sampled_from([_Float(1.5), [1], {"a": 1}]),
 )
 
