@@ -168,17 +168,26 @@ class OpenAIPolicy:
         return self._rng
 
     async def act(self, observation: Observation) -> PolicyTurn:
-        if observation.tools:
-            self.tools = [dict(t) for t in observation.tools]
-        self.messages.extend(message_dict(m) for m in observation.messages)
+        """The turn's request, with ``observation``'s messages added to the transcript;
+        when it fails the transcript and the token account are left as they were, so the
+        turn asked again is sent as it would have been."""
+        mark, tools = len(self.messages), self.tools
+        try:
+            if observation.tools:
+                self.tools = [dict(t) for t in observation.tools]
+            self.messages.extend(message_dict(m) for m in observation.messages)
+            reply, version = await send_within(
+                self.factory,
+                self._backoff,
+                lambda n: self._send(self.request_body(n)),
+                self.budget.max_tokens(observing=observation),
+                _hint,
+            )
+        except BaseException:
+            del self.messages[mark:]
+            self.tools = tools
+            raise
         self.budget.observe(observation)
-        reply, version = await send_within(
-            self.factory,
-            self._backoff,
-            lambda n: self._send(self.request_body(n)),
-            self.budget.max_tokens(),
-            _hint,
-        )
         self.turns += 1
         turn, assistant = turn_from_reply(
             reply, version, f"call_{self.turns}", self.factory.text_tool_calls

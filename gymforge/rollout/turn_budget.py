@@ -36,8 +36,10 @@ from gymforge.rollout.server import Answer, Backoff, Rejection, ServerFactory, c
 
 class TurnBudget:
     """One episode's token accounting for ``max_tokens`` (module docstring). ``cap`` is
-    ``--max-tokens``; call :meth:`start` at the episode's start, :meth:`observe` with each
-    observation and :meth:`acted` with each action."""
+    ``--max-tokens``; call :meth:`start` at the episode's start, and once a turn's request
+    succeeded, :meth:`observe` with its observation and :meth:`acted` with its action (a
+    turn whose request failed leaves the account as it was, so a turn asked again is
+    counted once)."""
 
     def __init__(self, cap: int | None) -> None:
         self.cap = cap
@@ -63,13 +65,16 @@ class TurnBudget:
         """The environment's token budget left, or None when it declares none."""
         return None if self.limit is None else self.limit - self.used
 
-    def max_tokens(self, context_room: int | None = None) -> int | None:
-        """The ``max_tokens`` to send: the smallest known bound, None when none is known.
+    def max_tokens(
+        self, context_room: int | None = None, observing: Observation | None = None
+    ) -> int | None:
+        """The ``max_tokens`` to send: the smallest known bound, None when none is known;
+        ``observing`` is the turn's observation, counted as used (not yet observed).
         ``ContextLengthExceeded`` when the budget or the context leaves no token."""
-        bounds = {
-            "the environment's token budget": self.remaining(),
-            "the model's context": context_room,
-        }
+        left = self.remaining()
+        if left is not None and observing is not None:
+            left -= observing.tokens
+        bounds = {"the environment's token budget": left, "the model's context": context_room}
         for what, left in bounds.items():
             if left is not None and left < 1:
                 raise ContextLengthExceeded(

@@ -223,9 +223,9 @@ class VLLMPolicy:
         prompt = await self.next_prompt(observation)
         ids_json = _extend_json(self._ids_json, prompt[len(self.ids or ()) :])
         fmt = await self.factory.format_for(self.tools)
-        self.budget.observe(observation)
         window = await self.factory.window()
-        max_tokens = self.budget.max_tokens(None if window is None else window - len(prompt))
+        room = None if window is None else window - len(prompt)
+        max_tokens = self.budget.max_tokens(room, observing=observation)
         if max_tokens is None:
             raise PolicyRequestRejected(
                 f"vllm:{self.factory.model}: no bound for max_tokens (the server states no "
@@ -250,6 +250,7 @@ class VLLMPolicy:
                 raise TokenInUnsupported(str(err), status=err.status) from err
             raise
         turn = read_turn(data, prompt, self.factory.base_url)
+        self.budget.observe(observation)
         self.turns += 1
         self.ids = prompt + turn.completion
         self._ids_json = _extend_json(ids_json, turn.completion)

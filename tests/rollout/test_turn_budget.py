@@ -26,16 +26,18 @@ from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.context_full import is_context_full, room
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.rollout.runner import RunResult, run
-from gymforge.rollout.server import Sampling, ServerFactory
+from gymforge.rollout.server import PolicyServerError, Sampling, ServerFactory
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing.openai_server import (
     CONTEXT_FAULTS,
     VLLM_COMPLETIONS_DEFAULT_MAX_TOKENS,
     OpenAITestServer,
     ServedReply,
+    ServedToolCall,
     context_refusal,
     fake_tokenize,
     render_prompt,
+    scripted_responder,
 )
 from gymforge.trajectory.io import read_episodes
 
@@ -265,3 +267,50 @@ def test_each_mock_wording_is_recognised_in_one_place(fault: str) -> None:
 )  # fmt: skip
 def test_room_is_read_from_the_refusal(message: str, left: int | None) -> None:
     assert is_context_full(400, message) and room(message) == left
+
+
+# ---- a turn asked again after its request failed ----------------------------------------
+TOOL = {
+    "type": "function",
+    "function": {"name": "f", "description": "d", "parameters": {"type": "object"}},
+}
+CALL = ServedReply(tool_calls=(ServedToolCall("f", {"x": 1}),))
+TOOL_RESULT = Observation(
+    messages=(Message(role="tool", content='{"ok": true}', tool_call_id="call_1"),), tokens=7
+)
+
+
+def second_request(kind: str, failed: bool) -> dict[str, Any]:
+    """The request of an episode's second turn under a token budget, asked again after
+    every attempt at it failed when ``failed``."""
+    with vllm_like(scripted_responder([CALL, "done"])) as srv:
+        made = make(kind, srv)
+
+        async def go() -> None:
+            policy = made()
+            await policy.start(episode_context(policy, BudgetedLedger(), TASKS[0], 0))
+            try:
+                await policy.act(Observation(messages=RESET.messages, tools=(TOOL,), tokens=9))
+                if failed:
+                    srv.inject(*["500"] * FAST_RETRY.max_attempts)
+                    with pytest.raises(PolicyServerError):
+                        await policy.act(TOOL_RESULT)
+                await policy.act(TOOL_RESULT)
+            finally:
+                await made.aclose()
+
+        arun(go())
+        return model_requests(srv)[-1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_turn_asked_again_after_its_request_failed_is_the_turn_that_never_failed(
+    kind: str,
+) -> None:
+    """A caller may ask for a turn again once its request failed on every attempt: the
+    request is the one a policy that never failed sends, the observation counted once
+    against the token budget (``max_tokens``) and, in a chat transcript, its messages
+    sent once."""
+    again, once = second_request(kind, True), second_request(kind, False)
+    assert again["max_tokens"] == once["max_tokens"]
+    assert again == once
