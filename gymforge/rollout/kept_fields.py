@@ -16,7 +16,8 @@ Two differences are kept, and only for answers the reference refuses: ``jiter`` 
 nesting past 200 levels, and a number whose integer part has more than 4,300 digits (an
 integer, or one with a fraction or exponent), anywhere in an answer, as an error the policy
 retries; the fast readers read an answer whose deep nesting or long number is in a field no
-policy keeps (``msgspec`` skips such a field, up to its own nesting limit), and nesting in a
+policy keeps (``msgspec`` skips such a field, up to its own nesting limit; a chat answer's
+logprob ``token`` is one when the answer has ``token_ids``), and nesting in a
 chat answer's ``tool_calls`` (decoded by ``jiter`` on their own) is counted from there. (In a
 kept field both refuse them: ``msgspec`` reads ids of any size up to the same 4,300 digits,
 and refuses a logprob past the largest float, which the reference then reads.) Both are the
