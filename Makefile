@@ -95,7 +95,7 @@ typecheck: setup
 # Each script prints its claim, its anchor measured in the same run, and PASS or FAIL.
 bench: setup
 	PYTHONPATH=. $(VENV)/python benchmarks/runner_overhead.py
-	PYTHONPATH=. $(VENV)/python benchmarks/typed_truth.py --rounds 3
+	PYTHONPATH=. $(VENV)/python benchmarks/typed_truth.py --rounds 7
 	PYTHONPATH=. $(VENV)/python benchmarks/serve_load.py --sessions 256 1024 --reps 1
 	PYTHONPATH=. $(VENV)/python benchmarks/rollout_cpu.py
 	PYTHONPATH=. $(VENV)/python benchmarks/adversarial_answers.py

@@ -242,6 +242,8 @@ def main() -> None:
         finally:
             if args.parent is None:
                 subprocess.run([*GIT_WORKTREE, "remove", "--force", str(parent)])
+    if not figures:  # a verdict over no family would say "ok" of nothing
+        raise SystemExit(f"no family measured (--only {args.only!r}, --skip {args.skip!r})")
     print(
         f"# {platform.machine()}, {os.cpu_count()} CPUs, load average {load0:.1f} at start, "
         f"{os.getloadavg()[0]:.1f} at end; CPU us per task, best of {args.rounds} interleaved "
@@ -258,7 +260,7 @@ def main() -> None:
         line = f"{fam:<26}"
         for c in cols:
             o, n = mean(old[c]) * 1e6, mean(new[c]) * 1e6
-            ratio = n / o if o > 0 else float("nan")
+            ratio = n / o if o > 0 else float("inf")  # no time measured: no verdict passes
             worst[c] = max(worst[c], (ratio, fam))
             line += f"{o:>18.1f}{n:>19.1f}{ratio:>7.2f}"
         print(line)
