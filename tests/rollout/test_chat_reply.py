@@ -83,12 +83,8 @@ def test_plain_answers_take_the_fast_path() -> None:
     assert turn.completion_token_ids == [5, 6, 7, 8] and turn.capture_level == "tokens"
 
 
-def test_tokens_are_read_only_when_the_answer_has_no_token_ids(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A string per completion token is the bulk of a vLLM answer's logprobs: an answer with
-    ``token_ids`` is read without decoding them (a second decode, of the tokens alone, reads
-    the ids they spell when it has none)."""
+def count_token_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The answers the reader's second decode (``_TOKEN_DECODER``) reads from now on."""
     decoded: list[bytes] = []
     tokens = chat_reply._TOKEN_DECODER
 
@@ -98,6 +94,16 @@ def test_tokens_are_read_only_when_the_answer_has_no_token_ids(
             return tokens.decode(content)
 
     monkeypatch.setattr(chat_reply, "_TOKEN_DECODER", Counting())
+    return decoded
+
+
+def test_tokens_are_read_only_when_the_answer_has_no_token_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A string per completion token is the bulk of a vLLM answer's logprobs: an answer with
+    ``token_ids`` is read without decoding them (a second decode, of the tokens alone, reads
+    the ids they spell when it has none)."""
+    decoded = count_token_decodes(monkeypatch)
     same(json.dumps(vllm_answer()).encode())
     assert decoded == []
     as_ids = vllm_answer()

@@ -9,13 +9,12 @@ integer past 4,300 digits) may part them, and only in a token the turn does not 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_chat_reply import outcome, reference
+from test_chat_reply import count_token_decodes, outcome, reference
 
 from gymforge.rollout import chat_reply
 from gymforge.rollout.chat_reply import read_chat
@@ -307,16 +306,8 @@ def test_the_generated_answers_reach_the_token_decode() -> None:
         b'{"choices": [{"token_ids": [7], "token_ids": null, "logprobs": {"content": null, '
         b'"content": [{"logprob": -1, "token": null, "token": "token_id:3"}]}}]' + _P
     )
-    seen: list[Any] = []
-    tokens = chat_reply._TOKEN_DECODER
-
-    class Counting:
-        def decode(self, data: bytes) -> Any:
-            seen.append(data)
-            return tokens.decode(data)
-
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(chat_reply, "_TOKEN_DECODER", Counting())
+        seen = count_token_decodes(monkeypatch)
         assert outcome(read_chat, content) == outcome(reference, content)
     assert seen == [content]
     assert chat_reply._read_plain(content) is not None
