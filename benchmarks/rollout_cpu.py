@@ -35,7 +35,8 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 - ``verifiers``: ``SingleTurnEnv.evaluate`` over the same prompts with its defaults (its
   requests ask for no token ids), a parser and an exact-match rubric, results in memory.
 
-Workers take turns (each side in turn, ``--reps`` times) so a change in the machine's load
+Workers take turns (each side in turn, ``--reps`` times, 5 by default: on the 2-core VM a
+single rep of one side varied by up to 1.5x within a run) so a change in the machine's load
 hits them alike; the figure is each side's median over reps, and the ratios
 are of medians. The server answers each distinct request from its cache once it has
 answered it, and every side is answered from the cache alike: the cache holds every request
@@ -47,7 +48,7 @@ the first sides filled it, so Verifiers' requests were never answered from it an
 gymforge's first rep never was. gymforge-sdk/bare is what gymforge itself adds to the SDK's
 calls, and gymforge/lean what it adds to its own client's.
 
-Run: python benchmarks/rollout_cpu.py [--rollouts 2000] [--concurrency 64] [--reps 3]
+Run: python benchmarks/rollout_cpu.py [--rollouts 2000] [--concurrency 64] [--reps 5]
 [--warm-reps 1]
 """
 
@@ -288,7 +289,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rollouts", type=int, default=2000)
     ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--warm-reps", type=int, default=1, help="turns of every side, discarded")
     ap.add_argument("--no-verifiers", action="store_true", help="skip Verifiers even if present")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
