@@ -5,7 +5,10 @@ These are vLLM's own endpoints beside the OpenAI API (not part of it, so not in 
 through :class:`~gymforge.rollout.json_http.JsonHttp`, a lean keep-alive client, rather
 than the SDK's generic ``post``: the SDK's per-request work (options models, header
 merging, URL handling) costs several times the client CPU of the small request itself,
-and this request is in every turn (``benchmarks/token_in_cpu.py``). Retries and backoff
+and this request is in every turn (``benchmarks/token_in_cpu.py``). Where the factory's
+requests take the SDK's path (:meth:`~gymforge.rollout.server.ServerFactory.path`: a proxy
+from the environment applies to the server, or the client authenticates per request),
+these take it too, so no request of a turn goes past the proxy. Retries and backoff
 are the shared ones (:func:`gymforge.rollout.server.call_with_retries`): connection
 errors, timeouts, 408, 429 and 5xx are retried; a 404/405 means the server is not vLLM
 (:class:`TokenInUnsupported`); any other 4xx is a :class:`PolicyRequestRejected`.
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import jiter
 import msgspec
+import openai
 
 from gymforge.core.seeding import derive_seed
 from gymforge.rollout.chat_template import Toolset
@@ -31,6 +35,7 @@ from gymforge.rollout.server import (
     BadResponse,
     PolicyRequestRejected,
     call_with_retries,
+    post_json,
 )
 
 if TYPE_CHECKING:
@@ -75,16 +80,14 @@ class ServerTemplate:
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
 
         async def send() -> Read:
+            if f.path() != "lean":  # a proxy applies, or per-request credentials
+                return await self._post_sdk(path, payload, read)
             try:  # call_with_retries bounds the call
                 status, _, raw = await self._client().exchange(path, payload, None)
             except (OSError, EOFError, ValueError) as err:
                 raise BadResponse(f"{url}: {type(err).__name__}: {err}") from err
             if status in (404, 405):
-                raise TokenInUnsupported(
-                    f"{f.root_url} has no {path} (not a vLLM server?): pass --tokenizer PATH "
-                    f"to render the chat template locally, or {ALTERNATIVE}",
-                    status=status,
-                )
+                raise _unsupported(f.root_url, path, status)
             if status in RETRY_STATUS or status >= 500:
                 raise BadResponse(f"{path}: HTTP {status}: {raw[:300]!r}")
             if status >= 400:
@@ -101,6 +104,22 @@ class ServerTemplate:
 
         data, _ = await call_with_retries(f, self._rng, send)
         return data
+
+    async def _post_sdk(self, path: str, payload: bytes, read: Callable[[bytes], Read]) -> Read:
+        """``payload`` posted through the SDK client's transport, which the completions take
+        on this request path too (:meth:`ServerFactory.path`: it honours the environment's
+        proxies and authenticates as the SDK does); its errors are the SDK's, which
+        ``call_with_retries`` retries or refuses alike."""
+        f = self.factory
+        try:
+            answer: Read = await post_json(
+                f.client(), f.root_url + path, payload, f.retry.call_timeout, read
+            )
+        except openai.APIStatusError as err:
+            if err.status_code in (404, 405):
+                raise _unsupported(f.root_url, path, err.status_code) from err
+            raise
+        return answer
 
     async def chat_ids(self, messages: Messages, tools: Toolset, generation: bool) -> list[int]:
         head = self._heads.get(tools.key)
@@ -138,6 +157,14 @@ class ServerTemplate:
         body = {"model": self.factory.model, "tokens": ids}
         data = await self._post("/detokenize", body, json_object)
         return str(data.get("prompt", ""))
+
+
+def _unsupported(root: str, path: str, status: int) -> TokenInUnsupported:
+    return TokenInUnsupported(
+        f"{root} has no {path} (not a vLLM server?): pass --tokenizer PATH "
+        f"to render the chat template locally, or {ALTERNATIVE}",
+        status=status,
+    )
 
 
 class Tokenized(msgspec.Struct, gc=False):

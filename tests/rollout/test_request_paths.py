@@ -23,6 +23,7 @@ from gymforge.rollout.executors import LocalExecutor
 from gymforge.rollout.failures import exit_code, kind_of
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
 from gymforge.rollout.server import (
+    Sampling,
     _retry_after,
     encode_body,
     first_choice,
@@ -201,3 +202,70 @@ def test_a_bad_request_path_is_refused() -> None:
 
     with pytest.raises(UserError, match="request_path"):
         OpenAIPolicyFactory("m", request_path="quick")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["openai", "vllm"])
+def test_every_request_goes_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """The policy's server is reachable only through the proxy ``$HTTP_PROXY`` names (the
+    test server, which answers a proxied request as its own): every request of a turn
+    reaches it, ``vllm:``'s ``/tokenize`` too, which the lean client would send past the
+    proxy to a closed port."""
+    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    closed = "http://127.0.0.1:9/v1"  # the discard port: nothing listens on it here
+    with OpenAITestServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        cls = OpenAIPolicyFactory if kind == "openai" else VLLMPolicyFactory
+        factory = cls(
+            "m", base_url=closed, retry=Retry(max_attempts=1), sampling=Sampling(max_tokens=8)
+        )
+
+        async def go() -> Any:
+            policy = factory()
+            try:
+                await policy.start(ctx())
+                return await policy.act(RESET)
+            finally:
+                await factory.aclose()
+
+        turn = arun(go())
+        served = dict(proxy.served)
+    assert turn.action is not None and factory.path() == "fast"
+    assert served.get("ok") == 1, served  # the turn's completion, answered through the proxy
+    if kind == "vllm":
+        assert served.get("/tokenize", 0) >= 1, served
+
+
+def test_a_server_without_tokenize_behind_a_proxy_is_no_vllm_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through the proxy, a server without ``/tokenize`` (a 404) is refused for token-in as
+    it is without one: ``TokenInUnsupported``, naming the alternatives, not retried."""
+    from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
+    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    with OpenAITestServer(token_in=False) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        factory = VLLMPolicyFactory(
+            "m", base_url="http://127.0.0.1:9/v1", sampling=Sampling(max_tokens=8)
+        )
+
+        async def go() -> None:
+            policy = factory()
+            try:
+                await policy.start(ctx())
+                await policy.act(RESET)
+            finally:
+                await factory.aclose()
+
+        with pytest.raises(TokenInUnsupported, match="--tokenizer"):
+            arun(go())
+        assert proxy.served.get("ok", 0) == 0
