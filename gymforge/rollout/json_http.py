@@ -18,7 +18,9 @@ connection is kept for the next request only when the response ended where its l
 said and nothing follows it: bytes after a response, or arriving while it is idle, are no
 reply to any request this client sent, and would be read as the next one's. ``https`` uses the given
 ``ssl_context`` (the ``openai:`` policy passes the one its SDK client would use), else the
-system's default.
+system's default. ``max_connections`` bounds the connections open at once per event loop,
+as the SDK's connection limit does (the policies pass theirs): a request beyond it waits
+for one to be free.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import asyncio
 import ssl
 import string
 import weakref
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -42,8 +45,15 @@ class JsonHttp:
     """Keep-alive JSON POSTs to the server at ``root`` (``scheme://host:port``)."""
 
     def __init__(
-        self, root: str, headers: dict[str, str], ssl_context: ssl.SSLContext | None = None
+        self,
+        root: str,
+        headers: dict[str, str],
+        ssl_context: ssl.SSLContext | None = None,
+        max_connections: int | None = None,
     ) -> None:
+        if max_connections is not None and max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {max_connections}")
+        self.max_connections = max_connections
         parts = urlsplit(root)
         self.tls = parts.scheme == "https"
         self.host = parts.hostname or "127.0.0.1"
@@ -52,9 +62,9 @@ class JsonHttp:
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         self._head = f"Host: {parts.netloc}\r\nContent-Type: application/json\r\n{extra}"
         self._ssl = ssl_context
-        self._idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Connection]]
+        self._idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool]
         self._idle = weakref.WeakKeyDictionary()
-        self._last: tuple[weakref.ref[asyncio.AbstractEventLoop], list[Connection]] | None = None
+        self._last: tuple[weakref.ref[asyncio.AbstractEventLoop], _Pool] | None = None
 
     async def post(self, path: str, body: bytes, timeout: float) -> tuple[int, bytes]:
         status, _, data = await self.exchange(path, body, timeout)
@@ -69,6 +79,13 @@ class JsonHttp:
         if timeout is not None:
             async with asyncio.timeout(timeout):
                 return await self.exchange(path, body, None)
+        slots = self._loop_pool().slots
+        if slots is None:
+            return await self._exchange(path, body)
+        async with slots:  # a connection of the cap's, in use or idle, is this request's
+            return await self._exchange(path, body)
+
+    async def _exchange(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         reader, writer = self._reuse() or await self._open()
         try:
             request = (
@@ -95,13 +112,18 @@ class JsonHttp:
         return status, headers, data
 
     def _pool(self) -> list[Connection]:
-        """The running loop's idle connections (the last loop's list is kept at hand)."""
+        """The running loop's idle connections."""
+        return self._loop_pool().idle
+
+    def _loop_pool(self) -> _Pool:
+        """The running loop's connections (the last loop's are kept at hand)."""
         loop = asyncio.get_running_loop()
         if self._last is not None and self._last[0]() is loop:
             return self._last[1]
         pool = self._idle.get(loop)
         if pool is None:
-            pool = self._idle[loop] = []
+            cap = self.max_connections
+            pool = self._idle[loop] = _Pool([], None if cap is None else asyncio.Semaphore(cap))
         self._last = (weakref.ref(loop), pool)
         return pool
 
@@ -123,8 +145,19 @@ class JsonHttp:
 
     async def aclose(self) -> None:
         self._last = None
-        for _reader, writer in self._idle.pop(asyncio.get_running_loop(), []):
+        pool = self._idle.pop(asyncio.get_running_loop(), None)
+        for _reader, writer in pool.idle if pool is not None else ():
             writer.close()
+
+
+@dataclass(slots=True)
+class _Pool:
+    """One event loop's connections: the idle ones, and with a cap the slots that bound the
+    connections open at once (each request holds one from taking a connection, idle or
+    new, until it is back in ``idle`` or closed, so idle and in use never pass the cap)."""
+
+    idle: list[Connection]
+    slots: asyncio.Semaphore | None
 
 
 def _waiting(reader: asyncio.StreamReader) -> bool:

@@ -193,7 +193,7 @@ class ServerFactory:
                 if isinstance(v, str) and k.lower() not in ("content-type", "host")
             }
             tls = HTTP.create_ssl_context() if self._lean_url.startswith("https:") else None
-            self._lean = JsonHttp(self._lean_url, headers, tls)
+            self._lean = JsonHttp(self._lean_url, headers, tls, self.max_connections)
         return self._lean, self._lean_url
 
     async def post(

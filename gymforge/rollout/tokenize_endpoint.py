@@ -62,7 +62,7 @@ class ServerTemplate:
     def _client(self) -> JsonHttp:
         if self._http is None:
             auth = {"Authorization": f"Bearer {self.factory.api_key}"}
-            self._http = JsonHttp(self.factory.root_url, auth)
+            self._http = JsonHttp(self.factory.root_url, auth, None, self.factory.max_connections)
         return self._http
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind

@@ -152,3 +152,49 @@ def test_a_response_without_a_status_code_closes_its_connection() -> None:
         server.close()
 
     asyncio.run(asyncio.wait_for(go(), 30))
+
+
+@pytest.mark.parametrize("cap", [1, 3])
+def test_open_connections_stay_within_the_cap(cap: int) -> None:
+    """``max_connections`` bounds the connections open to the server at once, as the SDK's
+    connection limit does on its path: 20 requests at once, answered slowly, open at most
+    ``cap``; each waits for a free one, and all are answered."""
+    open_now: list[int] = [0]
+    most: list[int] = [0]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        open_now[0] += 1
+        most[0] = max(most[0], open_now[0])
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    break
+                size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(size)
+                await asyncio.sleep(0.01)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                await writer.drain()
+        finally:
+            open_now[0] -= 1
+            writer.close()
+
+    async def go() -> list[tuple[int, bytes]]:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        root = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        http = JsonHttp(root, {}, max_connections=cap)
+        try:
+            return await asyncio.gather(*(http.post("/x", b"{}", 10) for _ in range(20)))
+        finally:
+            await http.aclose()
+            server.close()
+
+    answers = asyncio.run(asyncio.wait_for(go(), 60))
+    assert answers == [(200, b"{}")] * 20
+    assert 1 <= most[0] <= cap
+
+
+def test_a_cap_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_connections"):
+        JsonHttp("http://127.0.0.1:9", {}, max_connections=0)

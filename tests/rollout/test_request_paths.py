@@ -269,3 +269,27 @@ def test_a_server_without_tokenize_behind_a_proxy_is_no_vllm_server(
         with pytest.raises(TokenInUnsupported, match="--tokenizer"):
             arun(go())
         assert proxy.served.get("ok", 0) == 0
+
+
+def test_the_lean_clients_keep_to_the_factorys_connection_cap() -> None:
+    """The lean clients (the completions', and ``vllm:``'s ``/tokenize``) bound their open
+    connections by the factory's ``max_connections``, as the SDK's client does on its path
+    (``tests/rollout/test_json_http.py`` holds a cap to its word)."""
+    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
+
+    chat = OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1", max_connections=3)
+    token_in = VLLMPolicyFactory("m", base_url="http://127.0.0.1:9/v1", max_connections=5)
+
+    async def caps() -> tuple[int | None, int | None, int | None]:
+        try:
+            template = token_in.template.renderer
+            return (
+                chat.lean()[0].max_connections,
+                token_in.lean()[0].max_connections,
+                template._client().max_connections,  # type: ignore[attr-defined]
+            )
+        finally:
+            await chat.aclose()
+            await token_in.aclose()
+
+    assert asyncio.run(caps()) == (3, 5, 5)
