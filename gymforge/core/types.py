@@ -56,20 +56,24 @@ def scrub_text(value: Any, _depth: int = 0) -> Any:
 _KEPT = (int, bool)
 
 
-def _not_json(value: Any, path: str) -> str | None:
-    """Where ``value`` holds something JSON cannot carry, and what; None when it is JSON."""
-    if value is None or isinstance(value, str | bool | int | float):
+def not_json(value: Any, path: str) -> str | None:
+    """Where ``value`` (found at ``path``) holds something JSON cannot carry, and what (a
+    NaN or an infinity, a key that is not a string, any other type); None when it is
+    JSON. The first found, depth first; nesting is not bounded here."""
+    if value is None or isinstance(value, str | bool | int):
         return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path}: {value} is not JSON"
     if isinstance(value, list | tuple):
         for i, v in enumerate(value):
-            if (bad := _not_json(v, f"{path}[{i}]")) is not None:
+            if (bad := not_json(v, f"{path}[{i}]")) is not None:
                 return bad
         return None
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
                 return f"{path}: key {k!r} ({type(k).__name__}) is not a string"
-            if (bad := _not_json(v, f"{path}.{k}")) is not None:
+            if (bad := not_json(v, f"{path}.{k}")) is not None:
                 return bad
         return None
     return f"{path}: {type(value).__name__} is not JSON"
@@ -110,7 +114,7 @@ class ToolCall(_Text):
     def _plain_json(cls, v: dict[str, JSON]) -> dict[str, JSON]:
         """Arguments are what a model's JSON parses to; anything else is the policy's bug,
         refused here, by path, rather than deep inside an environment's step."""
-        bad = _not_json(v, "arguments")
+        bad = not_json(v, "arguments")
         if bad is not None:
             raise ValueError(bad)
         return v

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from gymforge.core.errors import IntegrityError
 from gymforge.core.seeding import canonical_json
+from gymforge.core.types import not_json
 from gymforge.trajectory import fast_json
 from gymforge.trajectory.line_encoding import DIGEST_PLACEHOLDER, SEAL_PLACEHOLDER, encode_line
 from gymforge.trajectory.same_json import same_json
@@ -150,8 +151,9 @@ def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool)
     try:
         text = canonical_json(marked)
     except (TypeError, ValueError) as err:
+        where = "; ".join(filter(None, (not_json(v, k) for k, v in marked.items())))
         raise IntegrityError(
-            f"record {i} of episode {rec.get('episode_id')} is not JSON: {err}"
+            f"record {i} of episode {rec.get('episode_id')} is not JSON: {where or err}"
         ) from err
     try:
         model = LINE_ADAPTER.validate_json(text)

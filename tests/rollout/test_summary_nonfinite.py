@@ -50,7 +50,9 @@ def test_a_run_in_memory_summarises_a_non_finite_reward(value: float) -> None:
 
 
 def test_a_written_run_refuses_the_record_and_names_it(tmp_path: Path) -> None:
-    with pytest.raises(IntegrityError, match=r"record \d+ of episode \S+ is not JSON"):
+    """The error names the record and the field: the environment's bug, found at once."""
+    named = r"record \d+ of episode \S+ is not JSON: .*reward_components.bonus: inf is not JSON"
+    with pytest.raises(IntegrityError, match=named):
         asyncio.run(
             run(
                 RunSpec(env="ledger", policy="oracle", jobs=PAIRS, group=2, out=tmp_path),
