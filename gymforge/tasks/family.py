@@ -317,7 +317,9 @@ class TaskFamily(ABC, Generic[TruthT]):
         return seed_of_canonical(f'{memo[1]}{difficulty},{seed},"params"]')
 
     def generate(self, params: dict[str, Any], seed: int, task_id: str | None = None) -> Task:
-        """Deterministic: the same ``(params, seed)`` always gives the same task."""
+        """Deterministic: the same ``(params, seed)`` always gives the same task. Without
+        ``task_id`` the task's id names ``params`` (:meth:`variant_id`), so resolving it
+        regenerates this task whatever the seed would draw."""
         return self._generate(params, seed, task_id, False)
 
     def _generate(
@@ -338,8 +340,11 @@ class TaskFamily(ABC, Generic[TruthT]):
             declared = _as_declared(self.levels[difficulty].knobs, params)
             with validating():
                 prompt, truth = self.build(declared, r)
+        if task_id is None:  # params given, not drawn: the id names them, so it regenerates
+            params_id = None if drawn else dict(params)  # this task, not the seed's draw
+            task_id = str(TaskId(self.name, self.version, difficulty, seed, params_id))
         task = Task(
-            task_id=task_id or self.task_id(difficulty, seed),
+            task_id=task_id,
             family=self.name,
             prompt=prompt,
             truth=dump_truth(truth),
