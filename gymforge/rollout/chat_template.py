@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gymforge.core.errors import UserError
+from gymforge.rollout.parsing import tools_not_json
 
 Messages = list[dict[str, Any]]
 Tools = list[dict[str, Any]] | None
@@ -69,7 +70,10 @@ class Toolset:
     key: str = field(init=False)
 
     def __post_init__(self) -> None:
-        key = json.dumps(self.tools or None, ensure_ascii=False)
+        try:
+            key = json.dumps(self.tools or None, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise tools_not_json(self.tools) or err from err
         object.__setattr__(self, "key", key)
         object.__setattr__(self, "tools", json.loads(key))
 

@@ -61,7 +61,7 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation
 from gymforge.rollout.chat_reply import ChatReply, read_chat, reply_from_json, turn_from_reply
-from gymforge.rollout.parsing import message_dict
+from gymforge.rollout.parsing import message_dict, tools_not_json
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     PolicyServerError,
@@ -183,9 +183,12 @@ class OpenAIPolicy:
                 self.budget.max_tokens(observing=observation),
                 _hint,
             )
-        except BaseException:
+        except BaseException as err:
             del self.messages[mark:]
+            bad = self.tools if isinstance(err, (TypeError, ValueError)) else None
             self.tools = tools
+            if bad and (mistake := tools_not_json(bad)) is not None:
+                raise mistake from err
             raise
         self.budget.observe(observation)
         self.turns += 1

@@ -47,8 +47,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gymforge.core.errors import UserError
 from gymforge.core.policy import CaptureLevel
-from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall
+from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall, not_json
 
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
@@ -219,6 +220,19 @@ def message_dict(m: Message) -> dict[str, Any]:
     if m.name:
         out["name"] = m.name
     return out
+
+
+class ToolsNotJson(UserError):
+    """The environment offered tools that JSON cannot carry: no request can send them, in
+    any episode, so no retry helps (a mistake: the run stops, naming the value)."""
+
+
+def tools_not_json(tools: Any) -> ToolsNotJson | None:
+    """The error naming where ``tools`` holds what JSON cannot carry, or None when they are
+    JSON (asked only once encoding them failed: a walk of every schema per request would
+    cost each turn what the encoding already checks)."""
+    fault = not_json(tools, "tools")
+    return None if fault is None else ToolsNotJson(f"the environment's tools are not JSON: {fault}")
 
 
 # ---- token capture --------------------------------------------------------------------
