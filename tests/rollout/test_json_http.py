@@ -27,6 +27,17 @@ async def serve(app: web.Application) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+async def read_request(reader: asyncio.StreamReader) -> bool:
+    """One request read (head and ``Content-Length`` body); False once the client closed."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return False
+    size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    await reader.readexactly(size)
+    return True
+
+
 def test_lengths_chunks_keep_alive_and_errors() -> None:
     seen: list[tuple[str, bytes, str | None]] = []
 
@@ -82,13 +93,7 @@ def test_each_event_loop_keeps_its_own_connections() -> None:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         opened.append(1)
-        while not reader.at_eof():
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except asyncio.IncompleteReadError:
-                break
-            size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-            await reader.readexactly(size)
+        while await read_request(reader):
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
         writer.close()
 
@@ -166,13 +171,7 @@ def test_open_connections_stay_within_the_cap(cap: int) -> None:
         open_now[0] += 1
         most[0] = max(most[0], open_now[0])
         try:
-            while True:
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError:
-                    break
-                size = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                await reader.readexactly(size)
+            while await read_request(reader):
                 await asyncio.sleep(0.01)
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
                 await writer.drain()
