@@ -341,7 +341,7 @@ class TaskFamily(ABC, Generic[TruthT]):
             with validating():
                 prompt, truth = self.build(declared, r)
         if task_id is None:  # params given, not drawn: the id names them, so it regenerates
-            params_id = None if drawn else dict(params)  # this task, not the seed's draw
+            params_id = None if drawn or not params else dict(params)  # this task
             task_id = str(TaskId(self.name, self.version, difficulty, seed, params_id))
         task = Task(
             task_id=task_id,

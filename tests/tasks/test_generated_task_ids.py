@@ -46,3 +46,16 @@ def test_the_drawn_params_keep_the_plain_id() -> None:
 def test_params_outside_every_level_are_refused() -> None:
     with pytest.raises((ValueError, UnknownTaskError)):
         FAMILY.generate({"a": 99, "b": 1}, 3)
+
+
+class Fixed(TaskFamily[AnswerTruth]):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, AnswerTruth]:
+        return "q", AnswerTruth(answer=str(r.randint(0, 99)))
+
+
+def test_a_family_without_knobs_keeps_the_plain_id() -> None:
+    """No params to name: the plain id, which resolves (an id ending in ``/`` does not)."""
+    family = Fixed("fixed", 1, {1: ParamSpace({})})
+    task = family.generate({}, 3)
+    assert task.task_id == "fixed/v1/d1/s3"
+    assert TaskSource.of([family]).resolve(task.task_id) == task
