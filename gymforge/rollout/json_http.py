@@ -71,26 +71,29 @@ class JsonHttp:
         return status, data
 
     async def exchange(
-        self, path: str, body: bytes, timeout: float | None
+        self, path: str, body: bytes, timeout: float | None, *, rooted: bool = False
     ) -> tuple[int, dict[str, str], bytes]:
         """``post``, with the response's headers (names lower-cased) too. ``timeout=None``
         sets no bound of its own (for a caller that bounds the call already: one timer
-        fewer per request)."""
+        fewer per request). ``rooted``: ``path`` is the server's own, not under the root's
+        path (vLLM's ``/tokenize`` beside ``/v1``), on the same connections."""
         if timeout is not None:
             async with asyncio.timeout(timeout):
-                return await self.exchange(path, body, None)
-        slots = self._loop_pool().slots
-        if slots is None:
-            return await self._exchange(path, body)
-        async with slots:  # a connection of the cap's, in use or idle, is this request's
-            return await self._exchange(path, body)
+                return await self.exchange(path, body, None, rooted=rooted)
+        target = path if rooted else self.prefix + path
+        pool = self._loop_pool()
+        if pool.slots is None:
+            return await self._exchange(pool, target, body)
+        async with pool.slots:  # a connection of the cap's, in use or idle, is this request's
+            return await self._exchange(pool, target, body)
 
-    async def _exchange(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        reader, writer = self._reuse() or await self._open()
+    async def _exchange(
+        self, pool: _Pool, target: str, body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        generation = pool.generation
+        reader, writer = self._reuse(pool.idle) or await self._open()
         try:
-            request = (
-                f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
-            )
+            request = f"POST {target} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}"
             writer.write(request.encode() + b"\r\n\r\n" + body)
             version, status, headers = await _final_head(reader)
             keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
@@ -105,8 +108,8 @@ class JsonHttp:
         except BaseException:
             writer.close()
             raise
-        if keep and not _waiting(reader):
-            self._pool().append((reader, writer))
+        if keep and pool.generation == generation and not _waiting(reader):
+            pool.idle.append((reader, writer))
         else:
             writer.close()
         return status, headers, data
@@ -127,9 +130,10 @@ class JsonHttp:
         self._last = (weakref.ref(loop), pool)
         return pool
 
-    def _reuse(self) -> Connection | None:
-        """An idle connection still open, or None (the closed ones are dropped)."""
-        pool = self._pool()
+    @staticmethod
+    def _reuse(pool: list[Connection]) -> Connection | None:
+        """An idle connection of ``pool`` still open, or None (the closed ones are
+        dropped)."""
         while pool:
             reader, writer = pool.pop()
             if not writer.is_closing() and not reader.at_eof() and not _waiting(reader):
@@ -144,10 +148,12 @@ class JsonHttp:
         return await asyncio.open_connection(self.host, self.port, ssl=context)
 
     async def aclose(self) -> None:
-        self._last = None
-        pool = self._idle.pop(asyncio.get_running_loop(), None)
-        for _reader, writer in pool.idle if pool is not None else ():
-            writer.close()
+        pool = self._idle.get(asyncio.get_running_loop())
+        if pool is not None:  # its slots stay: requests in flight hold some of them
+            pool.generation += 1  # and close their connections when done
+            idle, pool.idle = pool.idle, []
+            for _reader, writer in idle:
+                writer.close()
 
 
 @dataclass(slots=True)
@@ -158,6 +164,8 @@ class _Pool:
 
     idle: list[Connection]
     slots: asyncio.Semaphore | None
+    generation: int = 0
+    """Counts ``aclose`` calls: a connection taken before one is closed, never pooled."""
 
 
 def _waiting(reader: asyncio.StreamReader) -> bool:

@@ -183,6 +183,9 @@ class OpenAIPolicy:
                 self.budget.max_tokens(observing=observation),
                 _hint,
             )
+            turn, assistant = turn_from_reply(
+                reply, version, f"call_{self.turns + 1}", self.factory.text_tool_calls
+            )
         except BaseException as err:
             del self.messages[mark:]
             bad = self.tools if isinstance(err, (TypeError, ValueError)) else None
@@ -192,9 +195,6 @@ class OpenAIPolicy:
             raise
         self.budget.observe(observation)
         self.turns += 1
-        turn, assistant = turn_from_reply(
-            reply, version, f"call_{self.turns}", self.factory.text_tool_calls
-        )
         self.messages.append(assistant)
         self.budget.acted(turn.action)
         return turn

@@ -2,8 +2,9 @@
 
 These are vLLM's own endpoints beside the OpenAI API (not part of it, so not in the
 ``openai`` SDK's resources), asked once per ``vllm:`` turn for the template delta. They go
-through :class:`~gymforge.rollout.json_http.JsonHttp`, a lean keep-alive client, rather
-than the SDK's generic ``post``: the SDK's per-request work (options models, header
+through the factory's :class:`~gymforge.rollout.json_http.JsonHttp` (the completions' lean
+keep-alive client: the same connections, within one ``max_connections``), rather than the
+SDK's generic ``post``: the SDK's per-request work (options models, header
 merging, URL handling) costs several times the client CPU of the small request itself,
 and this request is in every turn (``benchmarks/token_in_cpu.py``). Where the factory's
 requests take the SDK's path (:meth:`~gymforge.rollout.server.ServerFactory.path`: a proxy
@@ -57,20 +58,14 @@ class ServerTemplate:
         self.factory = factory
         self._rng = random.Random(derive_seed("vllm-template-backoff"))
         self._heads: dict[str, str] = {}
-        self._http: JsonHttp | None = None
 
-    def _client(self) -> JsonHttp:
-        if self._http is None:
-            auth = {"Authorization": f"Bearer {self.factory.api_key}"}
-            self._http = JsonHttp(self.factory.root_url, auth, None, self.factory.max_connections)
-        return self._http
-
-    def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
-        return {**self.__dict__, "_http": None}
-
-    async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
+    def _client(self) -> tuple[JsonHttp, str]:
+        """The factory's lean client (the completions' connections, within its one
+        ``max_connections``) and the server root's path on it (its base path less
+        ``/v1``, where vLLM serves ``/tokenize``)."""
+        http = self.factory.lean()[0]
+        root = http.prefix
+        return http, root[:-3] if root.endswith("/v1") else root
 
     async def _post(
         self, path: str, body: dict[str, Any] | bytes, read: Callable[[bytes], Read]
@@ -82,8 +77,9 @@ class ServerTemplate:
         async def send() -> Read:
             if f.path() != "lean":  # a proxy applies, or per-request credentials
                 return await self._post_sdk(path, payload, read)
+            http, root = self._client()
             try:  # call_with_retries bounds the call
-                status, _, raw = await self._client().exchange(path, payload, None)
+                status, _, raw = await http.exchange(root + path, payload, None, rooted=True)
             except (OSError, EOFError, ValueError) as err:
                 raise BadResponse(f"{url}: {type(err).__name__}: {err}") from err
             if status in (404, 405):
@@ -91,10 +87,7 @@ class ServerTemplate:
             if status in RETRY_STATUS or status >= 500:
                 raise BadResponse(f"{path}: HTTP {status}: {raw[:300]!r}")
             if status >= 400:
-                raise PolicyRequestRejected(
-                    f"{f.root_url} refused {path} ({status}): {raw[:500].decode(errors='replace')}",
-                    status=status,
-                )
+                raise _refused(f.root_url, path, status, raw)
             try:
                 return read(raw)
             except NotAnObject as err:
@@ -116,9 +109,12 @@ class ServerTemplate:
                 f.client(), f.root_url + path, payload, f.retry.call_timeout, read
             )
         except openai.APIStatusError as err:
-            if err.status_code in (404, 405):
-                raise _unsupported(f.root_url, path, err.status_code) from err
-            raise
+            status = err.status_code
+            if status in (404, 405):
+                raise _unsupported(f.root_url, path, status) from err
+            if status in RETRY_STATUS or status >= 500:
+                raise  # retried, as the lean path's answer is
+            raise _refused(f.root_url, path, status, err.response.content) from err
         return answer
 
     async def chat_ids(self, messages: Messages, tools: Toolset, generation: bool) -> list[int]:
@@ -157,6 +153,11 @@ class ServerTemplate:
         body = {"model": self.factory.model, "tokens": ids}
         data = await self._post("/detokenize", body, json_object)
         return str(data.get("prompt", ""))
+
+
+def _refused(root: str, path: str, status: int, raw: bytes) -> PolicyRequestRejected:
+    text = raw[:500].decode(errors="replace")
+    return PolicyRequestRejected(f"{root} refused {path} ({status}): {text}", status=status)
 
 
 def _unsupported(root: str, path: str, status: int) -> TokenInUnsupported:

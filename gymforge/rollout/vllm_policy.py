@@ -136,7 +136,8 @@ class VLLMPolicyFactory(ServerFactory):
         return base[:-3] if base.endswith("/v1") else base
 
     async def aclose(self) -> None:
-        """Close the running loop's clients (the SDK's and the tokenizer endpoint's)."""
+        """Close the running loop's clients (the SDK's, the lean one, and a local
+        renderer's, if it holds any)."""
         closer = getattr(self.template.renderer, "aclose", None)
         if closer is not None:
             await closer()
@@ -220,6 +221,17 @@ class VLLMPolicy:
         return out
 
     async def act(self, observation: Observation) -> PolicyTurn:
+        """The turn's request; when anything fails, the policy is left as it was (its
+        tools too, which the first turn sets), so the turn asked again is sent as it
+        would have been."""
+        tools = self.tools
+        try:
+            return await self._act(observation)
+        except BaseException:
+            self.tools = tools
+            raise
+
+    async def _act(self, observation: Observation) -> PolicyTurn:
         prompt = await self.next_prompt(observation)
         ids_json = _extend_json(self._ids_json, prompt[len(self.ids or ()) :])
         fmt = await self.factory.format_for(self.tools)
@@ -250,12 +262,14 @@ class VLLMPolicy:
                 raise TokenInUnsupported(str(err), status=err.status) from err
             raise
         turn = read_turn(data, prompt, self.factory.base_url)
+        action = parse_completion(turn.text, fmt, f"call_{self.turns + 1}")
+        ids_json = _extend_json(ids_json, turn.completion)
+        # the turn is read: from here on nothing raises, and the policy moves on
         self.budget.observe(observation)
         self.turns += 1
         self.ids = prompt + turn.completion
-        self._ids_json = _extend_json(ids_json, turn.completion)
+        self._ids_json = ids_json
         self._last_completion = turn.completion
-        action = parse_completion(turn.text, fmt, f"call_{self.turns}")
         self.budget.acted(action)
         self._last_call = action.name if isinstance(action, ToolCall) else None
         return CapturedTurn(

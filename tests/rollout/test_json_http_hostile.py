@@ -185,7 +185,7 @@ def test_an_idle_connection_with_bytes_waiting_is_not_reused() -> None:
         )  # type: ignore[arg-type]
         reader.feed_data(b"HTTP/1.1 200 OK\r\n")
         http._pool().append((reader, writer))
-        reused = http._reuse() is not None
+        reused = http._reuse(http._pool()) is not None
         return reused, transport.closed
 
     assert asyncio.run(go()) == (False, True)

@@ -286,7 +286,7 @@ def test_the_lean_clients_keep_to_the_factorys_connection_cap() -> None:
             return (
                 chat.lean()[0].max_connections,
                 token_in.lean()[0].max_connections,
-                template._client().max_connections,  # type: ignore[attr-defined]
+                template._client()[0].max_connections,  # type: ignore[attr-defined]
             )
         finally:
             await chat.aclose()

@@ -128,7 +128,11 @@ class Answering:
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
 
-    async def exchange(self, path: str, body: bytes, timeout: float | None) -> Any:
+    prefix = "/v1"
+
+    async def exchange(
+        self, path: str, body: bytes, timeout: float | None, *, rooted: bool = False
+    ) -> Any:
         return 200, {}, self.raw
 
     async def aclose(self) -> None:
@@ -148,7 +152,7 @@ def test_an_answer_that_is_no_object_is_a_bad_answer_in_the_same_words(
 ) -> None:
     factory = VLLMPolicyFactory("m", base_url="http://127.0.0.1:9/v1", retry=Retry(max_attempts=1))
     template = ServerTemplate(factory)
-    template._http = Answering(raw)  # type: ignore[assignment]
+    factory._lean = Answering(raw)  # type: ignore[assignment]  # the client it posts through
     with pytest.raises(PolicyServerError) as info:
         asyncio.run(template.chat_ids([{"role": "user", "content": "."}], Toolset(None), True))
     assert str(info.value).endswith(f"last: {said}")
