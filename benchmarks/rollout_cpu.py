@@ -42,8 +42,9 @@ are of medians. The server answers each distinct request from its cache once it 
 answered it, and every side is answered from the cache alike: the cache holds every request
 of every side, and a first turn of every side (``--warm-reps``, discarded) fills it. A
 server that computes its answer is slower, and a client waiting on a slower server wakes
-for each answer alone and spends more CPU per request (gymforge's first rep on a cold
-server: 0.94-1.05 ms per episode, 0.6-0.8 once warm). Before, the cache held 4,096 answers:
+for each answer alone and spends more CPU per request (in the last run with the old cache,
+gymforge's first rep, on a cold server, took 0.98 ms per episode against 0.54 and 0.68 in
+the reps after it). Before, the cache held 4,096 answers:
 the first sides filled it, so Verifiers' requests were never answered from it and
 gymforge's first rep never was. gymforge-sdk/bare is what gymforge itself adds to the SDK's
 calls, and gymforge/lean what it adds to its own client's.

@@ -114,10 +114,6 @@ class JsonHttp:
             writer.close()
         return status, headers, data
 
-    def _pool(self) -> list[Connection]:
-        """The running loop's idle connections."""
-        return self._loop_pool().idle
-
     def _loop_pool(self) -> _Pool:
         """The running loop's connections (the last loop's are kept at hand)."""
         loop = asyncio.get_running_loop()

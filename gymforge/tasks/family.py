@@ -340,9 +340,9 @@ class TaskFamily(ABC, Generic[TruthT]):
             declared = _as_declared(self.levels[difficulty].knobs, params)
             with validating():
                 prompt, truth = self.build(declared, r)
-        if task_id is None:  # params given, not drawn: the id names them, so it regenerates
-            params_id = None if drawn or not params else dict(params)  # this task
-            task_id = str(TaskId(self.name, self.version, difficulty, seed, params_id))
+        if task_id is None:  # given params (``task`` names its draw): the id names them,
+            # so it regenerates this task; no params, the plain id (a bare ``/`` won't parse)
+            task_id = str(TaskId(self.name, self.version, difficulty, seed, dict(params) or None))
         task = Task(
             task_id=task_id,
             family=self.name,

@@ -74,9 +74,9 @@ def test_lengths_chunks_keep_alive_and_errors() -> None:
             http = JsonHttp(root + "/v", {"Authorization": "Bearer k"})
             assert await http.post("/a", b'{"q": 1}', 5) == (200, b'{"tokens": [1, 2]}')
             assert await http.post("/b", b"{}", 5) == (200, b'{"tokens": [3]}')
-            assert len(http._pool()) == 1  # one connection, reused
+            assert len(http._loop_pool().idle) == 1  # one connection, reused
             assert (await http.post("/c", b"{}", 5))[0] == 503
-            assert len(http._pool()) == 0  # the server closed it
+            assert len(http._loop_pool().idle) == 0  # the server closed it
             with pytest.raises((OSError, EOFError)):
                 await http.post("/d", b"{}", 5)
             assert await http.post("/a", b"{}", 5) == (200, b'{"tokens": [1, 2]}')  # fresh
@@ -118,7 +118,7 @@ def test_each_event_loop_keeps_its_own_connections() -> None:
     async def twice() -> int:
         assert await http.post("/x", b"{}", 5) == (200, b"{}")
         assert await http.post("/x", b"{}", 5) == (200, b"{}")
-        return len(http._pool())
+        return len(http._loop_pool().idle)
 
     try:
         assert asyncio.run(twice()) == 1  # left open: that loop is gone after this
@@ -150,7 +150,7 @@ def test_a_response_without_a_status_code_closes_its_connection() -> None:
         http = JsonHttp(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", {})
         with pytest.raises(ProtocolError):
             await http.post("/x", b"{}", 5)
-        assert len(http._pool()) == 0
+        assert len(http._loop_pool().idle) == 0
         assert await http.post("/x", b"{}", 5) == (200, b"{}")  # a fresh connection
         assert len(served) == 2
         await http.aclose()

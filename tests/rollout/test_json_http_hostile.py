@@ -147,7 +147,7 @@ async def _three_requests(script: list[Any], timeout: float) -> tuple[list[Any],
             out.append((status, data))
         except Exception as err:
             out.append(type(err))
-    pool = len(http._pool())
+    pool = len(http._loop_pool().idle)
     await http.aclose()
     server.close()
     return out, pool, len(accepted)
@@ -184,8 +184,8 @@ def test_an_idle_connection_with_bytes_waiting_is_not_reused() -> None:
             transport, asyncio.Protocol(), reader, asyncio.get_running_loop()
         )  # type: ignore[arg-type]
         reader.feed_data(b"HTTP/1.1 200 OK\r\n")
-        http._pool().append((reader, writer))
-        reused = http._reuse(http._pool()) is not None
+        http._loop_pool().idle.append((reader, writer))
+        reused = http._reuse(http._loop_pool().idle) is not None
         return reused, transport.closed
 
     assert asyncio.run(go()) == (False, True)

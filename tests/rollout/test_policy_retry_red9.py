@@ -397,7 +397,7 @@ def test_aclose_with_requests_in_flight_keeps_the_cap() -> None:
             more = [http.post("/ok", b"{}", 10) for _ in range(6)]
             await asyncio.gather(*first, *more)
             await asyncio.sleep(0.05)
-            return dict(counts, idle=len(http._pool()))
+            return dict(counts, idle=len(http._loop_pool().idle))
         finally:
             await http.aclose()
             srv.close()
@@ -477,21 +477,14 @@ async def _act(factory: ServerFactory, *observations: Observation) -> Any:
         await factory.aclose()
 
 
-@pytest.mark.parametrize("path", ["lean", "fast", "typed"])
-def test_openai_deep_infinity_in_tools_on_every_path(path: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [("openai", "lean"), ("openai", "fast"), ("openai", "typed"), ("vllm", "auto")],
+)
+def test_a_deep_infinity_in_tools_on_every_path(kind: str, path: str) -> None:
     obs = Observation(messages=RESET.messages, tools=(deep_nan(),))
     with server() as srv:
-        factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=FAST_RETRY,
-                                      request_path=path)  # fmt: skip
-        with pytest.raises(ToolsNotJson, match=r"anyOf\[1\]\.maximum: inf"):
-            arun(_act(factory, obs))
-        assert model_requests(srv) == []
-
-
-def test_vllm_deep_infinity_in_tools() -> None:
-    obs = Observation(messages=RESET.messages, tools=(deep_nan(),))
-    with server() as srv:
-        factory = make("vllm", srv.base_url, sampling=Sampling(max_tokens=8))
+        factory = make(kind, srv.base_url, request_path=path, sampling=Sampling(max_tokens=8))
         with pytest.raises(ToolsNotJson, match=r"anyOf\[1\]\.maximum: inf"):
             arun(_act(factory, obs))
         assert model_requests(srv) == []
