@@ -12,16 +12,18 @@ OpenEnv is absent), ``gymforge serve benchmarks/echo_env.py:EchoEnv`` doing the 
 (like for like; on uvloop when installed, and with uvloop made unimportable: the ``-asyncio``
 row), and ``gymforge serve ledger`` (the realistic row: difficulty-1 tasks from a pool of
 100, reference plans computed client-side, a reset whenever an episode ends).
-Each session resets and then sends ``--steps`` steps; the timed phase starts once every
-session is open. gymforge runs with bearer-token auth on, as deployed. Reported per peer:
-steps/s, server CPU per step (``/proc/PID/stat``), server CPU utilisation, p50/p99 step
-round trip, peak RSS, open time, the load client's CPU per step; then each peer / OpenEnv
-ratios, best of the reps.
+Each session resets and then sends ``--steps`` steps (more at a small N, so that a row
+holds ``--min-steps`` steps in all: the 1,024 x 10 of issue 35's measurement); the timed
+phase starts once every session is open. gymforge runs with bearer-token auth on, as
+deployed. Reported per peer: steps/s, server CPU per step (``/proc/PID/stat``), server
+CPU utilisation, p50/p99 step round trip, peak RSS, open time, the load client's CPU per
+step; then each peer / OpenEnv ratios, best of the reps.
 
 ``--in-process``: the earlier comparison of a served ledger (``RemoteEnvironment``
 clients) against the same episodes stepped in-process.
 
-Run: python benchmarks/serve_load.py [--sessions 256 1024 4096] [--steps 10] [--reps 2]
+Run: python benchmarks/serve_load.py [--sessions 256 1024 4096] [--steps 10] [--min-steps 10240]
+[--reps 2]
 """
 
 from __future__ import annotations
@@ -179,6 +181,12 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, nargs="+", default=None)
     ap.add_argument("--episodes", type=int, default=2, help="--in-process: episodes per session")
     ap.add_argument("--steps", type=int, default=10, help="--peers: steps per session")
+    ap.add_argument(
+        "--min-steps",
+        type=int,
+        default=10_240,
+        help="--peers: steps per row at least (more steps per session at a small N)",
+    )
     ap.add_argument("--reps", type=int, default=2, help="--peers: interleaved repetitions")
     ap.add_argument("--processes", type=int, default=3, help="--peers: load client processes")
     ap.add_argument("--only", nargs="+", default=None, help="--peers: peer names to run")
@@ -200,6 +208,7 @@ def main() -> None:
             args.processes,
             args.only,
             args.client,
+            args.min_steps,
         )
         return
     args.sessions = args.sessions or [8, 256, 1024]

@@ -169,7 +169,12 @@ def compare(
     processes: int,
     only: list[str] | None,
     client: str = "raw",
+    min_steps: int = 0,
 ) -> None:
+    """Each peer at each N of ``sessions``, ``reps`` times in turn. Every session takes
+    ``steps`` steps, or more at a small N: enough that a row holds ``min_steps`` steps in
+    all (256 sessions x 10 steps was a 0.2 s window for gymforge, too short for one rep to
+    measure a rate or a CPU per step)."""
     raise_nofile(20_000)
     names = [
         "openenv-echo",
@@ -195,10 +200,11 @@ def compare(
         env_dir = openenv_template(Path(tmp)) if wants_openenv else None
         for n in sessions:
             best: dict[str, LoadResult] = {}
-            print(f"\n{HEAD}")
+            per = max(steps, -(-min_steps // n))
+            print(f"\n{n} sessions x {per} steps\n{HEAD}")
             for _ in range(reps):
                 for name in names:
-                    r = run_peer(name, n, steps, processes, env_dir, client)
+                    r = run_peer(name, n, per, processes, env_dir, client)
                     print(row(r), flush=True)
                     if name not in best or r.rate > best[name].rate:
                         best[name] = r

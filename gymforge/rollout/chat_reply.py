@@ -23,6 +23,7 @@ Two readers give it, and the same turn from it (:func:`turn_from_reply`):
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,7 +37,6 @@ from gymforge.rollout.parsing import (
     Capture,
     capture,
     captured,
-    finite_floats,
     parse_assistant_message,
     token_ids_of,
 )
@@ -173,8 +173,9 @@ def _read_plain(content: bytes) -> ChatReply | None:
     entries = None if choice.logprobs is None else choice.logprobs.content
     completion_ids = choice.token_ids
     logprobs: list[float] | None = None
-    if entries is not None:
-        logprobs = finite_floats(list(map(_LOGPROB, entries)))
+    if entries is not None:  # floats all (the decoder makes a JSON int one, refuses the rest)
+        values = list(map(_LOGPROB, entries))
+        logprobs = values if math.isfinite(sum(values)) else None  # as ``finite_floats``
         if completion_ids is None and entries:
             read = decode_kept(_TOKEN_DECODER, content)
             tokens = None if read is None else read.choices[0].logprobs

@@ -71,7 +71,6 @@ class ServerTemplate:
         self, path: str, body: dict[str, Any] | bytes, read: Callable[[bytes], Read]
     ) -> Read:
         f = self.factory
-        url = f.root_url + path
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
 
         async def send() -> Read:
@@ -81,7 +80,7 @@ class ServerTemplate:
             try:  # call_with_retries bounds the call
                 status, _, raw = await http.exchange(root + path, payload, None, rooted=True)
             except (OSError, EOFError, ValueError) as err:
-                raise BadResponse(f"{url}: {type(err).__name__}: {err}") from err
+                raise BadResponse(f"{f.root_url}{path}: {type(err).__name__}: {err}") from err
             if status in (404, 405):
                 raise _unsupported(f.root_url, path, status)
             if status in RETRY_STATUS or status >= 500:

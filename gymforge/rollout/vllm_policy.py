@@ -131,8 +131,10 @@ class VLLMPolicyFactory(ServerFactory):
 
     @property
     def root_url(self) -> str:
-        """The server root (vLLM serves ``/tokenize`` beside ``/v1``)."""
-        base = (self.base_url or "http://127.0.0.1:8000/v1").rstrip("/")
+        """The root of the server the completions go to (vLLM serves ``/tokenize`` beside
+        ``/v1``): the SDK client's base URL (``base_url``, else ``$OPENAI_BASE_URL``, as the
+        SDK reads them) less ``/v1``. Read in the running event loop (the client is its)."""
+        base = str(self.client().base_url).rstrip("/")
         return base[:-3] if base.endswith("/v1") else base
 
     async def aclose(self) -> None:

@@ -241,6 +241,41 @@ def test_every_request_goes_through_the_proxy_the_environment_names(
         assert served.get("/tokenize", 0) >= 1, served
 
 
+@pytest.mark.parametrize("kind", ["openai", "vllm"])
+def test_every_request_goes_to_the_server_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Without a ``base_url``, the server is ``$OPENAI_BASE_URL``'s, as the SDK reads it:
+    every request of a turn is meant for it, ``vllm:``'s ``/tokenize`` too, on the SDK's
+    path (a proxy applies) as on the lean one. Through a proxy, a ``/tokenize`` sent to the
+    default local server instead would tokenise with whatever model listens there."""
+    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    with OpenAITestServer() as proxy:
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # only via the proxy
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        cls = OpenAIPolicyFactory if kind == "openai" else VLLMPolicyFactory
+        factory = cls("m", retry=Retry(max_attempts=1), sampling=Sampling(max_tokens=8))
+
+        async def go() -> Any:
+            policy = factory()
+            try:
+                await policy.start(ctx())
+                return await policy.act(RESET)
+            finally:
+                await factory.aclose()
+
+        turn = arun(go())
+        hosts = dict(proxy.hosts)
+    assert turn.action is not None and factory.path() == "fast"
+    assert hosts and {host for _, host in hosts} == {"127.0.0.1:9"}, hosts
+    if kind == "vllm":
+        assert hosts.get(("/tokenize", "127.0.0.1:9"), 0) >= 1, hosts
+
+
 def test_a_server_without_tokenize_behind_a_proxy_is_no_vllm_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

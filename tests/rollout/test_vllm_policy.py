@@ -228,7 +228,12 @@ def test_spec_and_settings() -> None:
     source = resolve_policy("vllm:org/model:v2", "http://127.0.0.1:9/v1", max_tokens="32")
     made = source.factory
     assert isinstance(made, VLLMPolicyFactory) and made.model == "org/model:v2"
-    assert made.sampling.max_tokens == 32 and made.root_url == "http://127.0.0.1:9"
+    assert made.sampling.max_tokens == 32
+
+    async def root() -> str:
+        return made.root_url
+
+    assert arun(root()) == "http://127.0.0.1:9"
     with pytest.raises(UserError, match="tool format"):
         resolve_policy("vllm:m", tool_format="xml")
     with pytest.raises(UserError, match="only apply to vllm"):

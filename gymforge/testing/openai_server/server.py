@@ -126,6 +126,8 @@ class OpenAITestServer:
         self.requests: list[dict[str, Any]] = []
         self.faults: collections.deque[str] = collections.deque()
         self.served: collections.Counter[str] = collections.Counter()
+        # (path, Host header) of every request: as a proxy, the server each was meant for
+        self.hosts: collections.Counter[tuple[str, str]] = collections.Counter()
         self._loop_thread = LoopThread("openai-test-server")
         self._runner: web.AppRunner | None = None
 
@@ -225,6 +227,7 @@ class OpenAITestServer:
         try:
             body = json.loads(await request.read())
             self.served[request.path] += 1
+            self.hosts[request.path, request.headers.get("Host", "")] += 1
             return web.json_response(build(body if isinstance(body, dict) else {}))
         except ValueError:
             return _error(400, "request body is not JSON")
@@ -238,6 +241,7 @@ class OpenAITestServer:
         build: Callable[[dict[str, Any], bool], dict[str, Any]],
     ) -> web.StreamResponse:
         raw = await request.read()
+        self.hosts[request.path, request.headers.get("Host", "")] += 1
         cached = self.cache.get(raw) if self.cache is not None else None
         try:
             body = {required: []} if cached and not self.record else json.loads(raw)
