@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import math
 import types
-from operator import countOf
 from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
 from typing_extensions import TypedDict
 
@@ -178,41 +178,49 @@ LIFTABLE = _liftable(
 
 
 def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
-    """``record`` with each of its policy record's :data:`LIFTABLE` lists that holds exactly
-    its element type set to an empty list, and copies of the lists taken out (checked as
-    copied: the record's own lists may be a policy's, which it may change while the writer
-    runs); None when none is.
+    """``record`` with each of its policy record's :data:`LIFTABLE` lists that holds only
+    numbers of its element type set to an empty list, and those lists taken out as copies
+    of exact builtins (copied as checked, in one pass in C: the record's own lists may be a
+    policy's, which it may change while the writer runs); None when none is.
 
-    Exactly ``int`` (never a ``bool`` or a subclass) for token ids; exactly ``float``, every
-    one finite, for logprobs. The types are compared by ``operator.countOf`` (identity,
-    then ``==``: no hashing, a third less than a set of them): a type that only a
-    metaclass's ``__eq__`` makes equal to ``int`` or ``float`` is no builtin and no enum of
-    the plain enum metaclass, so orjson refuses it when the line is encoded and the writer
-    takes the model path (tests/test_trajectory_twin.py). Such a list, written by orjson
-    (decimal ints, shortest round-trip floats), is validated by the twin into the same
-    values, converting none (floats stay floats, ints ints): the twin's answer for the
-    record is its answer for the rest with the same lists put back, so the writer validates
-    the rest only. Any other
-    list (a bool, an int among floats, NaN) stays in the record for the twin to judge."""
+    The copy is ``msgspec``'s strict conversion (:data:`_EXACT`): for token ids an ``int``
+    or an int subclass (an ``IntEnum``), copied as the ``int`` it is; for logprobs a
+    ``float`` or an int, copied as a ``float``, every one finite; never a ``bool``, a float
+    subclass, a plain enum or any other type (however its metaclass answers ``==``). Those
+    values are what the model path writes: ``json`` writes an int subclass as ``int``
+    writes it, and the models validate an int in a float list into that ``float``. Such a
+    list, written by orjson (decimal ints, shortest round-trip floats), is validated by the
+    twin into the same values, converting none: the twin's answer for the record is its
+    answer for the rest with the same lists put back, so the writer validates the rest only.
+    Any other list (a bool, NaN, a subclass of float) stays in the record for the twin to
+    judge."""
     policy = record.get("policy")
     if type(policy) is not dict:
         return None
     lifted: dict[str, list[Any]] = {}
-    for name, kind in LIFTABLE.items():
+    for name, exact in _EXACT.items():
         value = policy.get(name)
         if type(value) is not list or not value:
             continue
-        value = value.copy()
-        if countOf(map(type, value), kind) != len(value):
+        try:
+            value = exact(value)
+        except msgspec.ValidationError:
             continue
-        if kind is float:
-            try:
-                finite = math.isfinite(sum(value))  # finite iff every one is
-            except TypeError:  # its type only said it was a float
-                finite = False
-            if not finite:
-                continue
+        if name in _FLOATS and not math.isfinite(sum(value)):  # finite iff every one is
+            continue
         lifted[name] = value
     if not lifted:
         return None
     return {**record, "policy": {**policy, **{name: [] for name in lifted}}}, lifted
+
+
+def _converter(kind: type) -> Any:
+    def exact(value: list[Any]) -> list[Any]:
+        return msgspec.convert(value, list[kind], strict=True)  # type: ignore[valid-type]
+
+    return exact
+
+
+_EXACT = {name: _converter(kind) for name, kind in LIFTABLE.items()}
+"""Each liftable list's checked copy (:func:`lift_numbers`)."""
+_FLOATS = frozenset(name for name, kind in LIFTABLE.items() if kind is float)
