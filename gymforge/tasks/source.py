@@ -23,6 +23,21 @@ DATASET_ROW_ID = re.compile(r"@[0-9a-f]{12}/[0-9]+$")
 SplitName = Literal["train", "heldout", "all"]
 
 
+class _Original(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a family's task that a source stamped ``heldout``: while the task
+    is alive, ``owner`` (the source's ``_stamped``) keeps its stamped copy under ``key``."""
+
+    __slots__ = ("key", "owner")
+    key: int
+    owner: dict[int, tuple[_Original, Task]]
+
+
+def _forget_stamped(ref: _Original) -> None:
+    found = ref.owner.get(ref.key)
+    if found is not None and found[0] is ref:
+        del ref.owner[ref.key]
+
+
 @dataclass(frozen=True)
 class TaskSource:
     """Procedural families and loaded datasets, plus the held-out split over both.
@@ -40,6 +55,14 @@ class TaskSource:
     reset again after it was dropped. Generation is deterministic in the id, so a task
     handed back is the one a fresh build would give; tasks are frozen models, and an
     environment must not mutate ``Task.truth`` or ``Task.params``.
+
+    A family task the split holds out is a copy of the family's own, stamped ``heldout``. The
+    copy is kept for as long as the family's task is alive (a world family's LRU keeps its
+    tasks), and no longer: otherwise nothing held the copy but its episode, and every reset
+    of a held-out task after its episode let go of it parsed its id, looked it up in the
+    family and copied it again, which a task not held out was spared (the family's own task
+    is the one ``resolve`` hands back, alive in that LRU). The copy shares every value with
+    the family's task (a few hundred bytes of its own).
     """
 
     BUILT = 512
@@ -50,6 +73,9 @@ class TaskSource:
     split: Split = field(default_factory=Split)
     datasets: tuple[Dataset, ...] = ()
     _built: dict[str, weakref.ref[Task]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _stamped: dict[int, tuple[_Original, Task]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -101,7 +127,16 @@ class TaskSource:
             raise UnknownTaskError(
                 f"unknown task family {family_name!r}; known: {', '.join(sorted(self.families))}"
             )
-        return self._stamp(family.resolve(task_id))
+        task = family.resolve(task_id)
+        kept = self._stamped.get(id(task))
+        if kept is not None and kept[0]() is task:  # held out, and stamped while alive
+            return kept[1]
+        stamped = self._stamp(task)
+        if stamped is not task:
+            ref = _Original(task, _forget_stamped)
+            ref.key, ref.owner = id(task), self._stamped
+            self._stamped[ref.key] = (ref, stamped)
+        return stamped
 
     def _stamp(self, task: Task) -> Task:
         if task.split != "heldout" and self.split.is_heldout(task.family, task.params):
