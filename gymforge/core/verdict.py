@@ -26,13 +26,44 @@ class Verdict(BaseModel):
     def split_timing(self) -> tuple[Verdict, dict[str, float]]:
         """(this verdict without its wall-clock facts, those facts). Some verifiers report
         timings among their facts (the math verifier's ``latency_ms``); a step's ``info``
-        must stay deterministic, so they belong in ``StepResult.timing`` instead."""
-        timing = {k: float(v) for k, v in self.facts.items() if k in TIMING_FACTS}
-        if not timing:
-            return self, {}
-        facts = {k: v for k, v in self.facts.items() if k not in TIMING_FACTS}
-        return self.model_copy(update={"facts": facts}), timing
+        must stay deterministic, so they belong in ``StepResult.timing`` instead.
 
+        The copy is ``model_copy(update={"facts": ...})``; for a ``Verdict`` itself (no
+        extras, no private values) it is made here, as that does it: the same ``__dict__``
+        with the new facts in their place, and the fields set plus ``facts``
+        (tests/verify/test_verdict_fast_paths.py holds the two equal)."""
+        facts = self.facts
+        found = facts.keys() & TIMING_FACTS
+        if not found:
+            return self, {}
+        kept = dict(facts)
+        if len(found) == 1:  # one timing fact (the usual): no walk over the facts
+            (name,) = found
+            timing = {name: float(kept.pop(name))}
+        else:
+            timing = {k: float(v) for k, v in facts.items() if k in found}
+            for k in timing:
+                del kept[k]
+        if (
+            type(self) is not Verdict
+            or self.__pydantic_extra__ is not None
+            or self.__pydantic_private__ is not None
+        ):
+            return self.model_copy(update={"facts": kept}), timing
+        copy = _new(Verdict)
+        _setattr(copy, "__dict__", {**self.__dict__, "facts": kept})
+        _set_fields_set(copy, {*self.__pydantic_fields_set__, "facts"})
+        _set_extra(copy, None)
+        _set_private(copy, None)
+        return copy, timing
+
+
+_new = object.__new__
+_setattr = object.__setattr__
+# BaseModel's own slots, set through their descriptors (as ``object.__setattr__`` finds them)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 TIMING_FACTS = frozenset({"latency_ms", "queue_ms", "slowest_call_ms", "call_limit_ms"})
 """Fact keys that hold wall-clock measurements rather than facts about the answer."""
