@@ -58,6 +58,31 @@ class Verdict(BaseModel):
         return copy, timing
 
 
+def verdict_of(passed: bool, reason: str | None, facts: dict[str, Any], verifier: str) -> Verdict:
+    """``Verdict(passed=passed, reason=reason, facts=facts, verifier=verifier)``. Given values
+    of exactly their declared types (``facts`` a ``dict`` keyed by ``str`` only), which
+    validation keeps as they are, it is built here as validation builds it: the fields in
+    their order, ``score`` its default, ``facts`` a copy, those four fields set. Any other
+    values are validated by the constructor (tests/verify/test_verdict_fast_paths.py)."""
+    if (
+        type(passed) is bool
+        and (reason is None or type(reason) is str)
+        and type(verifier) is str
+        and type(facts) is dict
+        and (not facts or set(map(type, facts)) == _STR)
+    ):
+        made = _new(Verdict)
+        fields = {"passed": passed, "score": None, "reason": reason, "facts": dict(facts)}
+        fields["verifier"] = verifier
+        _setattr(made, "__dict__", fields)
+        _set_fields_set(made, {"passed", "reason", "facts", "verifier"})
+        _set_extra(made, None)
+        _set_private(made, None)
+        return made
+    return Verdict(passed=passed, reason=reason, facts=facts, verifier=verifier)
+
+
+_STR = {str}
 _new = object.__new__
 _setattr = object.__setattr__
 # BaseModel's own slots, set through their descriptors (as ``object.__setattr__`` finds them)

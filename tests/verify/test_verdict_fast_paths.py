@@ -1,15 +1,20 @@
 """The shortcuts of judging a step, each held equal to the plain code it stands for:
-``Verdict.split_timing`` against ``model_copy`` of the facts without their timings."""
+``Verdict.split_timing`` against ``model_copy`` of the facts without their timings,
+``verdict_of`` against the validating constructor, and the math verifier's per-call settings
+against their first writing."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gymforge.core.verdict import TIMING_FACTS, Verdict
+from gymforge.core.verdict import TIMING_FACTS, Verdict, verdict_of
+from gymforge.verify.math import MathVerifier
+from gymforge.verify.math.form import FORMS
 
 
 def reference_split(verdict: Verdict) -> tuple[Verdict, dict[str, float]]:
@@ -98,3 +103,82 @@ def test_split_timing_refuses_a_timing_that_is_no_number_as_before(bad: Any) -> 
         reference_split(verdict)
     with pytest.raises(type(err.value)):
         verdict.split_timing()
+
+
+class Key(str):
+    """A ``str`` subclass: validation turns it into a plain ``str``."""
+
+
+@given(
+    passed=st.booleans() | st.integers(0, 1) | st.none(),
+    reason=st.none() | st.text(max_size=5) | st.builds(Key, st.text(max_size=3)) | st.integers(),
+    facts=st.dictionaries(
+        st.text(max_size=4) | st.builds(Key, st.text(max_size=3)) | st.integers(), _VALUES
+    ),
+    verifier=st.text(max_size=5) | st.builds(Key, st.text(max_size=3)) | st.none(),
+)
+def test_verdict_of_is_the_validating_constructor(
+    passed: Any, reason: Any, facts: dict[Any, Any], verifier: Any
+) -> None:
+    try:
+        want = Verdict(passed=passed, reason=reason, facts=facts, verifier=verifier)
+    except ValueError as err:
+        with pytest.raises(type(err)):
+            verdict_of(passed, reason, facts, verifier)
+        return
+    got = verdict_of(passed, reason, facts, verifier)
+    same_model(got, want)
+    assert [type(k) for k in got.facts] == [type(k) for k in want.facts]
+    assert type(got.reason) is type(want.reason) and type(got.verifier) is type(want.verifier)
+    assert got.facts is not facts  # a copy, as validation makes
+
+
+def reference_call(verifier: MathVerifier, options: dict[str, Any]) -> dict[str, Any]:
+    """``MathVerifier._call`` as first written (its fields, as a dict)."""
+    fields = ("rel_tol", "accept_answer_line", "approx_gold", "timeout_s", "strict", "form")
+    unknown = set(options) - set(fields)
+    if unknown:
+        raise TypeError(f"unknown verify options: {', '.join(sorted(unknown))}")
+    form = options.get("form")
+    if form is not None and form not in FORMS:
+        raise ValueError(f"unknown answer form {form!r}; known: {', '.join(sorted(FORMS))}")
+
+    def get(name: str) -> Any:
+        value = options.get(name)
+        return getattr(verifier, name) if value is None else value
+
+    values = (get("rel_tol"), bool(get("accept_answer_line")), bool(get("approx_gold")),
+              float(get("timeout_s")), bool(get("strict")), form)  # fmt: skip
+    return dict(zip(fields, values, strict=True))
+
+
+_OPTION = st.sampled_from(
+    ["rel_tol", "accept_answer_line", "approx_gold", "timeout_s", "strict", "form", "nope"]
+)
+_OPTION_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(0, 3),
+    st.floats(0, 5),
+    st.sampled_from([*sorted(FORMS), "decimal", "0.5"]),
+)
+
+
+@given(
+    options=st.dictionaries(_OPTION, _OPTION_VALUE),
+    own=st.tuples(st.floats(0, 1) | st.integers(0, 1), st.booleans(), st.integers(0, 2)),
+)
+def test_the_call_settings_are_as_first_written(
+    options: dict[str, Any], own: tuple[Any, bool, int]
+) -> None:
+    verifier = MathVerifier(rel_tol=own[0], accept_answer_line=own[1], strict=bool(own[2]))
+    verifier.approx_gold = own[2]  # an instance's value of another type, set after
+    try:
+        want = reference_call(verifier, options)
+    except (TypeError, ValueError) as err:
+        with pytest.raises(type(err), match=re.escape(str(err))):
+            verifier._call(options)
+        return
+    got = verifier._call(options)._asdict()
+    assert list(got.items()) == list(want.items())
+    assert [type(v) for v in got.values()] == [type(v) for v in want.values()]

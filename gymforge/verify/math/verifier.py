@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from gymforge.core.errors import VerifierError
-from gymforge.core.verdict import Verdict
+from gymforge.core.verdict import Verdict, verdict_of
 from gymforge.verify.math.extract import (
     MAX_ANSWER_CHARS,
     ExtractionResult,
@@ -37,8 +37,7 @@ DecidedBy = Literal["single_answer", "last_answer", "strict"]
 _FACT_CHARS = 200
 
 
-@dataclass(frozen=True)
-class _Call:
+class _Call(NamedTuple):
     """The settings of one ``verify`` call (the instance's, overridden per call)."""
 
     rel_tol: float
@@ -47,6 +46,9 @@ class _Call:
     timeout_s: float
     strict: bool
     form: str | None
+
+
+_OPTIONS = frozenset(_Call._fields)
 
 
 @dataclass
@@ -161,19 +163,23 @@ class MathVerifier:
 
     # ---- internals ----------------------------------------------------------------------
     def _call(self, options: dict[str, Any]) -> _Call:
-        unknown = set(options) - set(_Call.__dataclass_fields__)
-        if unknown:
+        if not _OPTIONS.issuperset(options):
+            unknown = set(options) - _OPTIONS
             raise TypeError(f"unknown verify options: {', '.join(sorted(unknown))}")
-        form = options.get("form")
+        get = options.get
+        form = get("form")
         if form is not None and form not in FORMS:
             raise ValueError(f"unknown answer form {form!r}; known: {', '.join(sorted(FORMS))}")
-
-        def get(name: str) -> Any:
-            value = options.get(name)
-            return getattr(self, name) if value is None else value
-
-        return _Call(get("rel_tol"), bool(get("accept_answer_line")), bool(get("approx_gold")),
-                     float(get("timeout_s")), bool(get("strict")), form)  # fmt: skip
+        rel_tol, accept, approx = get("rel_tol"), get("accept_answer_line"), get("approx_gold")
+        timeout_s, strict = get("timeout_s"), get("strict")
+        return _Call(  # an option given as None is the instance's
+            self.rel_tol if rel_tol is None else rel_tol,
+            bool(self.accept_answer_line if accept is None else accept),
+            bool(self.approx_gold if approx is None else approx),
+            float(self.timeout_s if timeout_s is None else timeout_s),
+            bool(self.strict if strict is None else strict),
+            form,
+        )
 
     def _prepare(self, response: str, gold: str, call: _Call) -> _Pending | Verdict:
         started = time.perf_counter()
@@ -264,4 +270,4 @@ def _verdict(
         facts["reason"] = reason
     if detail:
         facts["detail"] = str(detail)[:_FACT_CHARS]
-    return Verdict(passed=passed, reason=reason, facts=facts, verifier=VERIFIER_ID)
+    return verdict_of(passed, reason, facts, VERIFIER_ID)
