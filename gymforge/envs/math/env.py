@@ -97,26 +97,28 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
         return {}
 
     async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
-        gold = self.truth_of(task).answer
+        truth = self.truth_of(task)
         read = as_boxed_reply(reply, self.answer_convention)
-        return await self.verifier.averify(read, gold, **self._options(task))
+        return await self.verifier.averify(read, truth.answer, **self._options(truth))
 
     def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict:
         budget = self.budget.max_tokens or 0
-        gold = self.truth_of(task).answer
-        return self.verifier.over_budget(tokens, budget, gold, **self._options(task))
+        truth = self.truth_of(task)
+        return self.verifier.over_budget(tokens, budget, truth.answer, **self._options(truth))
 
     def succeeded(self, verdict: Verdict | None) -> bool:
         if verdict is None or not verdict.passed:
             return False
         return not self.require_form or verdict.facts.get("form_ok", True) is True
 
-    def _options(self, task: Task) -> dict[str, Any]:
-        truth = self.truth_of(task)
-        opts: dict[str, Any] = {
-            k: v for k, v in (("rel_tol", truth.rel_tol), ("form", truth.form)) if v is not None
-        }
-        return {**opts, "strict": self.strict}
+    def _options(self, truth: MathTruth) -> dict[str, Any]:
+        """The verifier's options for a task of ``truth``: its tolerance and form, if set."""
+        opts: dict[str, Any] = {"strict": self.strict}
+        if truth.rel_tol is not None:
+            opts["rel_tol"] = truth.rel_tol
+        if truth.form is not None:
+            opts["form"] = truth.form
+        return opts
 
     def oracle_plan(self, task: Task) -> list[Action]:
         return [Reply(text=f"The answer is \\boxed{{{self.truth_of(task).answer}}}.")]

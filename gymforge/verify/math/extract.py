@@ -50,8 +50,16 @@ class ExtractionResult:
     reasoning_boxes: int = 0
 
 
+NO_ANSWER = ExtractionResult(None)
+"""The result of a response without a final answer or a box in its reasoning (frozen, so
+one is shared)."""
+
+
 def split_reasoning(text: str) -> tuple[str, str]:
-    """(the visible text, the reasoning text) of a response."""
+    """(the visible text, the reasoning text) of a response. A response without a ``<`` has
+    no tag: all of it is visible."""
+    if "<" not in text:
+        return text, ""
     visible: list[str] = []
     reasoning: list[str] = []
     depth, pos = 0, 0
@@ -142,7 +150,7 @@ def extract_answer(text: str, accept_answer_line: bool = False) -> ExtractionRes
         found = [f for f in found if f]
         source = "answer_line"
     if not found:
-        return ExtractionResult(None, reasoning_boxes=hidden)
+        return ExtractionResult(None, reasoning_boxes=hidden) if hidden else NO_ANSWER
     inner = [_unbox(f) for f in found]
     answer = inner[-1]
     key = _squash(answer)
