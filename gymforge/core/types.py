@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gymforge.core.built import built
+
 JSON = Any
 """A JSON-serialisable value (dict, list, str, int, float, bool or None)."""
 
@@ -171,3 +173,43 @@ class Task(_Frozen):
     params: dict[str, JSON] = Field(default_factory=dict)
     difficulty: int = 0
     split: Literal["train", "heldout"] = "train"
+
+
+def task_of(
+    task_id: str,
+    family: str,
+    prompt: str,
+    truth: dict[str, JSON],
+    params: dict[str, JSON],
+    difficulty: int,
+) -> Task:
+    """``Task(task_id=..., family=..., prompt=..., truth=..., params=..., difficulty=...)``.
+    Given values of exactly their declared types (``str``, ``dict`` keyed by ``str`` only,
+    ``int``), which validation keeps as they are, it is built here as validation builds it:
+    the fields in their order, each dict a copy, ``split`` its default, those six fields
+    set. Any other values are validated by the constructor
+    (tests/tasks/test_generation_fast_paths.py)."""
+    if (
+        type(task_id) is str
+        and type(family) is str
+        and type(prompt) is str
+        and type(difficulty) is int
+        and type(truth) is dict
+        and type(params) is dict
+        and set(map(type, truth)) <= _STR
+        and set(map(type, params)) <= _STR
+    ):
+        fields: dict[str, Any] = {"task_id": task_id, "family": family, "prompt": prompt}
+        fields.update(truth=dict(truth), params=dict(params), difficulty=difficulty, split="train")
+        return built(Task, fields, {"task_id", "family", "prompt", "truth", "params", "difficulty"})
+    return Task(
+        task_id=task_id,
+        family=family,
+        prompt=prompt,
+        truth=truth,
+        params=params,
+        difficulty=difficulty,
+    )
+
+
+_STR = frozenset({str})

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gymforge.core.built import built
+
 
 class Verdict(BaseModel):
     """``passed`` plus the facts behind it.
@@ -50,12 +52,8 @@ class Verdict(BaseModel):
             or self.__pydantic_private__ is not None
         ):
             return self.model_copy(update={"facts": kept}), timing
-        copy = _new(Verdict)
-        _setattr(copy, "__dict__", {**self.__dict__, "facts": kept})
-        _set_fields_set(copy, {*self.__pydantic_fields_set__, "facts"})
-        _set_extra(copy, None)
-        _set_private(copy, None)
-        return copy, timing
+        fields = {**self.__dict__, "facts": kept}
+        return built(Verdict, fields, {*self.__pydantic_fields_set__, "facts"}), timing
 
 
 def verdict_of(passed: bool, reason: str | None, facts: dict[str, Any], verifier: str) -> Verdict:
@@ -69,26 +67,16 @@ def verdict_of(passed: bool, reason: str | None, facts: dict[str, Any], verifier
         and (reason is None or type(reason) is str)
         and type(verifier) is str
         and type(facts) is dict
-        and (not facts or set(map(type, facts)) == _STR)
+        and set(map(type, facts)) <= _STR
     ):
-        made = _new(Verdict)
         fields = {"passed": passed, "score": None, "reason": reason, "facts": dict(facts)}
         fields["verifier"] = verifier
-        _setattr(made, "__dict__", fields)
-        _set_fields_set(made, {"passed", "reason", "facts", "verifier"})
-        _set_extra(made, None)
-        _set_private(made, None)
-        return made
+        return built(Verdict, fields, {"passed", "reason", "facts", "verifier"})
     return Verdict(passed=passed, reason=reason, facts=facts, verifier=verifier)
 
 
-_STR = {str}
-_new = object.__new__
-_setattr = object.__setattr__
-# BaseModel's own slots, set through their descriptors (as ``object.__setattr__`` finds them)
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_STR = frozenset({str})
+
 
 TIMING_FACTS = frozenset({"latency_ms", "queue_ms", "slowest_call_ms", "call_limit_ms"})
 """Fact keys that hold wall-clock measurements rather than facts about the answer."""

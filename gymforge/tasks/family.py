@@ -24,7 +24,7 @@ from typing import Any, Generic, cast
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical, seeded
-from gymforge.core.types import Task
+from gymforge.core.types import Task, task_of
 from gymforge.tasks.draws import choice, randint
 from gymforge.tasks.trusted import validating
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
@@ -343,14 +343,7 @@ class TaskFamily(ABC, Generic[TruthT]):
         if task_id is None:  # given params (``task`` names its draw): the id names them,
             # so it regenerates this task; no params, the plain id (a bare ``/`` won't parse)
             task_id = str(TaskId(self.name, self.version, difficulty, seed, dict(params) or None))
-        task = Task(
-            task_id=task_id,
-            family=self.name,
-            prompt=prompt,
-            truth=dump_truth(truth),
-            params=params,
-            difficulty=difficulty,
-        )
+        task = task_of(task_id, self.name, prompt, dump_truth(truth), params, difficulty)
         vouch(task, truth)  # validated as it was built: parsing its dump again adds nothing
         return task
 

@@ -1,8 +1,9 @@
 """The shortcuts of task generation, each held equal to the path it stands for: a knob's
 draw and ``tasks.draws`` against ``randint`` and ``choice``, the memoised difficulty against
 ``difficulty``, the kept seed prefix against ``derive_seed``, the shared parse of the last
-task id against a fresh parse, the inline dump of many small models against pydantic's, and
-the puzzle family found for a generated task against ``for_task``."""
+task id against a fresh parse, the inline dump of many small models against pydantic's, the
+puzzle family found for a generated task against ``for_task``, and ``task_of`` against the
+validating ``Task`` constructor."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
 from gymforge.core.seeding import derive_seed, seed_of_canonical
-from gymforge.core.types import Task
+from gymforge.core.types import Task, task_of
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily, draws
 from gymforge.tasks.family import TaskId, _parse_task_id, parse_task_id
@@ -374,3 +375,45 @@ def test_support_effects_and_identity_are_validated_as_dicts_exactly_as_they_wer
     ):
         with pytest.raises(ValidationError):
             DeskTruth.model_validate({**task.truth, "issues": [bad_issue]})
+
+
+class Name(str):
+    """A ``str`` subclass: validation turns it into a plain ``str``."""
+
+
+class Plain(dict):  # type: ignore[type-arg]
+    """A ``dict`` subclass: validation turns it into a plain ``dict``."""
+
+
+_TEXT = st.text(max_size=4) | st.builds(Name, st.text(max_size=3))
+_JSONISH = st.none() | st.booleans() | st.integers() | st.text(max_size=3) | st.lists(st.integers())
+_DICTS = st.dictionaries(_TEXT | st.integers(), _JSONISH, max_size=4)
+
+
+@given(
+    texts=st.tuples(_TEXT, _TEXT, _TEXT | st.integers()),
+    truth=_DICTS | _DICTS.map(Plain) | st.none(),
+    params=_DICTS | _DICTS.map(Plain),
+    difficulty=st.integers() | st.booleans() | st.floats(-3, 3) | st.text(max_size=2),
+)
+def test_task_of_is_the_validating_constructor(
+    texts: tuple[Any, Any, Any], truth: Any, params: Any, difficulty: Any
+) -> None:
+    task_id, family, prompt = texts
+    fields = dict(task_id=task_id, family=family, prompt=prompt, truth=truth, params=params)
+    try:
+        want = Task(**fields, difficulty=difficulty)
+    except ValueError as err:
+        with pytest.raises(type(err)):
+            task_of(task_id, family, prompt, truth, params, difficulty)
+        return
+    got = task_of(task_id, family, prompt, truth, params, difficulty)
+    assert type(got) is Task
+    assert list(got.__dict__.items()) == list(want.__dict__.items())
+    assert [type(v) for v in got.__dict__.values()] == [type(v) for v in want.__dict__.values()]
+    assert [type(k) for k in got.truth] == [type(k) for k in want.truth]
+    assert [type(k) for k in got.params] == [type(k) for k in want.params]
+    assert got.model_fields_set == want.model_fields_set
+    assert (got.__pydantic_extra__, got.__pydantic_private__) == (None, None)
+    assert got.model_dump_json() == want.model_dump_json()
+    assert got.truth is not truth and got.params is not params  # copies, as validation makes

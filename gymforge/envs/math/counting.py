@@ -9,7 +9,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from gymforge.envs.math.truth import MathTruth
+from gymforge.envs.math.truth import MathTruth, math_truth
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 from gymforge.tasks.draws import choice, randint
 
@@ -84,7 +84,7 @@ class CountingFamily(TaskFamily[MathTruth]):
 
     def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, MathTruth]:
         question, answer = KINDS[params["kind"]](params["size"], r)
-        return f"{question} {BOX}", MathTruth(answer=str(answer))
+        return f"{question} {BOX}", math_truth(str(answer))
 
 
 FAMILY = CountingFamily(

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from gymforge.envs.math.exact import Q
-from gymforge.envs.math.truth import Form, MathTruth
+from gymforge.envs.math.truth import Form, MathTruth, math_truth
 from gymforge.tasks import TaskFamily
 
 FORM_SINCE = 2
@@ -18,8 +18,8 @@ def with_form(family: TaskFamily[MathTruth], answer: str, form: Form) -> MathTru
     """``truth`` plus the answer ``form`` the prompt demands, from version ``FORM_SINCE`` on
     (earlier versions generated no form, and their tasks replay as they were recorded)."""
     if family.version >= FORM_SINCE:
-        return MathTruth(answer=answer, form=form)
-    return MathTruth(answer=answer)
+        return math_truth(answer, form)
+    return math_truth(answer)
 
 
 def rational(q: Fraction | int) -> str:

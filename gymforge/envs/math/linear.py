@@ -7,7 +7,7 @@ from typing import Any
 
 from gymforge.envs.math.exact import reduced
 from gymforge.envs.math.latex import fraction_tex, linear_expr, rational, tuple_of
-from gymforge.envs.math.truth import MathTruth
+from gymforge.envs.math.truth import MathTruth, math_truth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 from gymforge.tasks.draws import choice, randint
 
@@ -48,7 +48,7 @@ class LinearFamily(TaskFamily[MathTruth]):
             eq = f"{linear_expr([(a, 'x')], b)} = {linear_expr([(c, 'x')], d)}"
             return (
                 f"Solve ${eq}$ for $x$. Put the exact value of $x$ in \\boxed{{}}.",
-                MathTruth(answer=fraction_tex(x)),
+                math_truth(fraction_tex(x)),
             )
         while True:  # integers throughout: the solution and right-hand sides are integral
             coefs = [[randint(r, -k, k) for _ in range(n)] for _ in range(n)]
@@ -63,7 +63,7 @@ class LinearFamily(TaskFamily[MathTruth]):
         names = ", ".join(VARS[:n])
         return (
             f"Solve the system ${lines}$. Give $({names})$ as a tuple in \\boxed{{}}.",
-            MathTruth(answer=tuple_of(sol)),
+            math_truth(tuple_of(sol)),
         )
 
 

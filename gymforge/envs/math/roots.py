@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from gymforge.envs.math.latex import set_of
-from gymforge.envs.math.truth import MathTruth
+from gymforge.envs.math.truth import MathTruth, math_truth
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily
 from gymforge.tasks.draws import choice, randint
 
@@ -43,7 +43,7 @@ class RootsFamily(TaskFamily[MathTruth]):
         return (
             f"Find all real solutions of ${poly} = 0$. Give them as a set in \\boxed{{}}, "
             "e.g. \\boxed{\\{1, 2\\}}.",
-            MathTruth(answer=set_of(roots)),
+            math_truth(set_of(roots)),
         )
 
 
