@@ -278,9 +278,13 @@ class TaskFamily(ABC, Generic[TruthT]):
         other values answer ``(difficulty(params), None)``, unmemoised. The memo lives in
         the instance's ``__dict__`` (no field: equality, ``repr`` and ``replace`` ignore
         it)."""
-        if not all(type(k) is str and type(v) in _SCALARS for k, v in items):
-            return self.difficulty(params), None
-        key = tuple((k, type(v), v) for k, v in items)
+        flat: list[Any] = []  # the key: (name, type, value) of each item, in one tuple
+        for k, v in items:
+            kind = type(v)
+            if type(k) is not str or kind not in _SCALARS:
+                return self.difficulty(params), None
+            flat += (k, kind, v)
+        key = tuple(flat)
         stamp = (self.name, type(self.version), self.version)
         memo = self.__dict__.get("_known_params")
         if memo is None or memo[0] is not self.levels or memo[1] != stamp:

@@ -71,8 +71,12 @@ def dump_truth(truth: BaseModel) -> dict[str, JSON]:
     ``model_dump(by_alias=True, exclude_unset=True)``; a model that customises its
     serialisation is dumped by pydantic itself."""
     layout = _LAYOUTS.get(type(truth))  # only models (not root models) are ever keys
-    if layout is not None and layout.flat and len(truth.__pydantic_fields_set__) == layout.width:
-        return dict(truth.__dict__)  # the shortcut below, without the checks that lead to it
+    if layout is not None and layout.flat:  # the shortcuts below, without the checks before
+        set_fields = truth.__pydantic_fields_set__
+        if len(set_fields) == layout.width:
+            return dict(truth.__dict__)
+        values = truth.__dict__  # some fields unset: the walk below, of plain fields only
+        return {name: values[name] for name, _, _ in layout.fields if name in set_fields}
     if not isinstance(truth, BaseModel):
         raise TypeError(
             f"hidden truth must be a pydantic model, not {type(truth).__name__} "

@@ -417,3 +417,25 @@ def test_task_of_is_the_validating_constructor(
     assert (got.__pydantic_extra__, got.__pydantic_private__) == (None, None)
     assert got.model_dump_json() == want.model_dump_json()
     assert got.truth is not truth and got.params is not params  # copies, as validation makes
+
+
+class Flat(BaseModel):
+    """A truth of plain fields only, most of them optional (``MathTruth``'s shape)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer: str
+    form: str | None = None
+    tol: float | None = None
+    note: str | None = None
+
+
+@given(st.fixed_dictionaries({"answer": st.text(max_size=3)}, optional={
+    "form": st.none() | st.text(max_size=2), "tol": st.none() | st.floats(0, 1),
+    "note": st.none() | st.text(max_size=2)}))  # fmt: skip
+def test_a_flat_truth_with_fields_unset_dumps_as_model_dump(values: dict[str, Any]) -> None:
+    """Only the fields set, in field order, whichever were given and in whatever order."""
+    for given_order in (values, dict(reversed(values.items()))):
+        truth = Flat(**given_order)
+        want = truth.model_dump(by_alias=True, exclude_unset=True)
+        assert list(dump_truth(truth).items()) == list(want.items())
