@@ -14,8 +14,9 @@ fresh seeds across its levels; and reset, ``env.reset(task_id, seed)`` over as m
 task ids, each reset once (``reset``: a new task, generating it and parsing its truth are
 part of the cost), at once again (``reset_again``: the same task while it is in use, as a
 served session or a group of rollouts resets it) and, once ``CHUNK`` tasks later were reset,
-a third time (``reset_later``: a task reset again after it was dropped, which the
-environment builds anew; the dict-truth commit rebuilds every task it resets). Every round
+a third time (``reset_later``: a task reset again after its episode dropped it, which the
+environment builds anew unless its family keeps it, as the world families' caches do; the
+dict-truth commit rebuilds every task it resets). Every round
 draws new seeds, so nothing either side memoises is ever timed as generation or first
 reset. Each task is timed on its own (less the cost of reading the clock), and each
 place in the list keeps the least time any round took there: on a shared machine a burst
