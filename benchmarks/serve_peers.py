@@ -172,9 +172,8 @@ def compare(
     min_steps: int = 0,
 ) -> None:
     """Each peer at each N of ``sessions``, ``reps`` times in turn. Every session takes
-    ``steps`` steps, or more at a small N: enough that a row holds ``min_steps`` steps in
-    all (256 sessions x 10 steps was a 0.2 s window for gymforge, too short for one rep to
-    measure a rate or a CPU per step)."""
+    ``steps`` steps, or more at a small N when ``min_steps`` asks a row to hold that many
+    (``serve_load.py``'s docstring: a longer window, but another workload)."""
     raise_nofile(20_000)
     names = [
         "openenv-echo",
