@@ -77,7 +77,15 @@ def seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSta
         # the validated record is nearly always the record again: then its text is `text`
         full = text if (key is None or slotted) and same else None
         body.pop("seal", None)
-        previous, seal, line = encode_line(previous, body, key, seal, full)
+        try:
+            previous, seal, line = encode_line(previous, body, key, seal, full)
+        except ValueError as err:  # validated into what JSON cannot hold: an int past the
+            # largest float in a float field became an infinity
+            where = "; ".join(filter(None, (not_json(v, k) for k, v in body.items())))
+            raise IntegrityError(
+                f"record {i} of episode {rec.get('episode_id')} is not JSON once validated: "
+                f"{where or err}"
+            ) from err
         lines.append(line)
         if key is not None:
             counted.append((body["record"], body["run_id"], seal))

@@ -180,8 +180,8 @@ LIFTABLE = _liftable(
 def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
     """``record`` with each of its policy record's :data:`LIFTABLE` lists that holds only
     numbers of its element type set to an empty list, and those lists taken out as copies
-    of exact builtins (copied as checked, in one pass in C: the record's own lists may be a
-    policy's, which it may change while the writer runs); None when none is.
+    of exact builtins (copied, then checked and converted in one pass in C: the record's own
+    lists may be a policy's, which it may change while the writer runs); None when none is.
 
     The copy is ``msgspec``'s strict conversion (:data:`_EXACT`): for token ids an ``int``
     or an int subclass (an ``IntEnum``), copied as the ``int`` it is; for logprobs a
@@ -202,8 +202,8 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
         value = policy.get(name)
         if type(value) is not list or not value:
             continue
-        try:
-            value = exact(value)
+        try:  # of a copy: the conversion reads the list's item array, taken before it
+            value = exact(value.copy())  # allocates (a collection there may run finalizers)
         except msgspec.ValidationError:
             continue
         if name in _FLOATS and not math.isfinite(sum(value)):  # finite iff every one is

@@ -140,12 +140,6 @@ def test_odd_numbers_in_the_lifted_lists_are_written_as_the_model_path_writes_th
     assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an int past a float's range validates into inf (the strict JSON check runs "
-    "before validation and sees an int); the line's encoding then raises ValueError, not "
-    "IntegrityError (both paths, and before today's change)",
-)
 @pytest.mark.parametrize("where", ["reward", "logprobs"])
 def test_an_int_past_the_float_range_in_a_float_field_is_an_integrity_error(where: str) -> None:
     """A reward (an environment's ``2**2000``) or a logprob that no float holds is refused
@@ -207,13 +201,6 @@ _FINALIZER_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(fast_json.orjson_bytes({}) is None, reason="orjson not installed")
-@pytest.mark.xfail(
-    strict=True,
-    reason="the lift's msgspec.convert reads the policy's list through its item array, "
-    "taken before it allocates the copy; a collection there runs finalizers (or lets "
-    "another thread run) that clear the list: freed memory is read, and the line holds "
-    "token ids the record never held (or the writer crashes)",
-)
 def test_a_list_cleared_while_the_lift_copies_it_is_written_as_one_reading_of_it() -> None:
     """A policy that reuses its token-id buffer clears it from a finalizer (or from a
     thread the finalizer lets run) while the writer lifts it. The model path and the lift
