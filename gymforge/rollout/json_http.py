@@ -60,7 +60,8 @@ class JsonHttp:
         self.port = parts.port or (443 if self.tls else 80)
         self.prefix = parts.path.rstrip("/")
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self._head = f"Host: {parts.netloc}\r\nContent-Type: application/json\r\n{extra}"
+        host = parts.netloc.rpartition("@")[2]  # never the URL's credentials, if any
+        self._head = f"Host: {host}\r\nContent-Type: application/json\r\n{extra}"
         self._ssl = ssl_context
         self._idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool]
         self._idle = weakref.WeakKeyDictionary()

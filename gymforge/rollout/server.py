@@ -271,11 +271,14 @@ class ServerFactory:
 
 def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
     """Why ``client``'s requests need the SDK's own path (None: the lean client does what
-    the SDK would): a proxy from the environment applies to its URL (the SDK's transports
-    honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
-    client speaks to the server directly), or it authenticates through a provider or a
-    workload identity (per-request credentials)."""
+    the SDK would): its base URL carries ``user:password@`` (the SDK's transport sends them as
+    the request's credentials; the lean client does not), a proxy from the environment
+    applies to its URL (the SDK's transports honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``,
+    ``$ALL_PROXY`` and ``$NO_PROXY``; the lean client speaks to the server directly), or it
+    authenticates through a provider or a workload identity (per-request credentials)."""
     url = urlsplit(str(client.base_url))
+    if url.username is not None or url.password is not None:
+        return "the base URL carries credentials (the SDK's transport sends them)"
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(url.scheme) or proxies.get("all")
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]

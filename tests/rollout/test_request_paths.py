@@ -197,6 +197,30 @@ def test_auto_is_lean_unless_a_proxy_applies(monkeypatch: pytest.MonkeyPatch) ->
     assert decide() == ("lean", None)
 
 
+def test_a_url_with_credentials_takes_the_sdks_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base URL carrying ``user:password@`` is the SDK's to send (its transport turns them
+    into the request's credentials); the lean client, which does not, never sends them in
+    its ``Host`` header either."""
+    from gymforge.rollout.json_http import JsonHttp
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    factory = OpenAIPolicyFactory("m", base_url="http://user:secret@127.0.0.1:9/v1")
+
+    async def go() -> str:
+        try:
+            return factory.path()
+        finally:
+            await factory.aclose()
+
+    assert asyncio.run(go()) == "fast"
+    assert factory.sdk_reason is not None and "credentials" in factory.sdk_reason
+    assert "secret" not in factory.sdk_reason
+    head = JsonHttp("http://user:secret@127.0.0.1:9", {})._head
+    assert "Host: 127.0.0.1:9\r\n" in head and "secret" not in head
+
+
 def test_a_bad_request_path_is_refused() -> None:
     from gymforge.core.errors import UserError
 
