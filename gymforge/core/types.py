@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gymforge.core.built import built
+from gymforge.core.built import built, str_keyed
 
 JSON = Any
 """A JSON-serialisable value (dict, list, str, int, float, bool or None)."""
@@ -194,10 +194,8 @@ def task_of(
         and type(family) is str
         and type(prompt) is str
         and type(difficulty) is int
-        and type(truth) is dict
-        and type(params) is dict
-        and set(map(type, truth)) <= _STR
-        and set(map(type, params)) <= _STR
+        and str_keyed(truth)
+        and str_keyed(params)
     ):
         fields: dict[str, Any] = {"task_id": task_id, "family": family, "prompt": prompt}
         fields.update(truth=dict(truth), params=dict(params), difficulty=difficulty, split="train")
@@ -210,6 +208,3 @@ def task_of(
         params=params,
         difficulty=difficulty,
     )
-
-
-_STR = frozenset({str})

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gymforge.core.built import built
+from gymforge.core.built import built, str_keyed
 
 
 class Verdict(BaseModel):
@@ -66,16 +66,12 @@ def verdict_of(passed: bool, reason: str | None, facts: dict[str, Any], verifier
         type(passed) is bool
         and (reason is None or type(reason) is str)
         and type(verifier) is str
-        and type(facts) is dict
-        and set(map(type, facts)) <= _STR
+        and str_keyed(facts)
     ):
         fields = {"passed": passed, "score": None, "reason": reason, "facts": dict(facts)}
         fields["verifier"] = verifier
         return built(Verdict, fields, {"passed", "reason", "facts", "verifier"})
     return Verdict(passed=passed, reason=reason, facts=facts, verifier=verifier)
-
-
-_STR = frozenset({str})
 
 
 TIMING_FACTS = frozenset({"latency_ms", "queue_ms", "slowest_call_ms", "call_limit_ms"})

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
+from gymforge.core.built import built
 from gymforge.settings import check_trusted_truth
 from gymforge.tasks.truth import dump_truth
 
@@ -94,23 +95,12 @@ def trusted(model: type[_M], /, **values: Any) -> _M:
                 raise KeyError(sorted(set(values) - set(fields)))
     except KeyError as err:
         raise TypeError(f"{model.__name__} has no field {err}") from None
-    built = _new(model)
-    _setattr(built, "__dict__", fields)
-    _set_fields_set(built, given)
-    if not root:
-        _set_extra(built, None)
-        _set_private(built, None)
+    made = built(model, fields, given, root)
     if CHECK_TRUSTED:
-        check_trusted(built)
-    return built
+        check_trusted(made)
+    return made
 
 
-_setattr = object.__setattr__
-_new = object.__new__  # what ``model.__new__`` is (``_trusted_spec`` checks), without looking it up
-# BaseModel's own slots, set through their descriptors (``object.__setattr__`` looks each up)
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _SLOTS = ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
 
