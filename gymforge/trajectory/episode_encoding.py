@@ -81,10 +81,9 @@ def seal_lines(records: list[dict[str, Any]], key: bytes | None, state: ChainSta
             previous, seal, line = encode_line(previous, body, key, seal, full)
         except ValueError as err:  # validated into what JSON cannot hold: an int past the
             # largest float in a float field became an infinity
-            where = "; ".join(filter(None, (not_json(v, k) for k, v in body.items())))
             raise IntegrityError(
                 f"record {i} of episode {rec.get('episode_id')} is not JSON once validated: "
-                f"{where or err}"
+                f"{_faults(body) or err}"
             ) from err
         lines.append(line)
         if key is not None:
@@ -159,9 +158,8 @@ def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool)
     try:
         text = canonical_json(marked)
     except (TypeError, ValueError) as err:
-        where = "; ".join(filter(None, (not_json(v, k) for k, v in marked.items())))
         raise IntegrityError(
-            f"record {i} of episode {rec.get('episode_id')} is not JSON: {where or err}"
+            f"record {i} of episode {rec.get('episode_id')} is not JSON: {_faults(marked) or err}"
         ) from err
     try:
         model = LINE_ADAPTER.validate_json(text)
@@ -173,6 +171,11 @@ def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool)
         ) from err
     body = _dump(model, slotted)
     return text, body["record"], body, same_json(body, marked)
+
+
+def _faults(record: dict[str, Any]) -> str:
+    """What of ``record`` JSON cannot hold, field by field ("" when nothing is found)."""
+    return "; ".join(filter(None, (not_json(v, k) for k, v in record.items())))
 
 
 def _dump(model: AnyLine, slotted: bool) -> dict[str, Any]:

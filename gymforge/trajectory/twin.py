@@ -215,8 +215,10 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
 
 
 def _converter(kind: type) -> Any:
+    target = list[kind]  # type: ignore[valid-type]
+
     def exact(value: list[Any]) -> list[Any]:
-        return msgspec.convert(value, list[kind], strict=True)  # type: ignore[valid-type]
+        return msgspec.convert(value, target, strict=True)
 
     return exact
 
