@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gymforge.verify.math import extract_answer, split_reasoning
-from gymforge.verify.math.extract import _TAG, MAX_OTHERS, ExtractionResult, precheck
+from gymforge.verify.math.extract import MAX_OTHERS, ExtractionResult, precheck, walk_tags
 
 
 def test_last_box_outside_reasoning() -> None:
@@ -92,29 +92,6 @@ def test_unbox_peels_only_a_box_spanning_the_whole_answer() -> None:
     assert extract_answer("\\boxed{\\boxed 5}").answer == "\\boxed 5"
 
 
-def reference_split(text: str) -> tuple[str, str]:
-    """``split_reasoning`` without its shortcut for a text with no ``<``: every tag walked."""
-    visible: list[str] = []
-    reasoning: list[str] = []
-    depth, pos = 0, 0
-    for m in _TAG.finditer(text):
-        closing = m.group(1) == "/"
-        chunk = text[pos : m.start()]
-        if depth == 0 and not closing:
-            visible.append(chunk)
-            depth = 1
-        elif depth == 0:
-            reasoning.extend(visible)
-            reasoning.append(chunk)
-            visible = []
-        else:
-            reasoning.append(chunk)
-            depth += -1 if closing else 1
-        pos = m.end()
-    (reasoning if depth else visible).append(text[pos:])
-    return "\n".join(visible), "\n".join(reasoning)
-
-
 _PIECES = st.sampled_from(
     ["<think>", "</think>", "<THINKING >", "</thinking>", "<", ">", "think", "\\boxed{1}",
      "\\boxed{2}", "\\fbox 3", "{", "}", " ", "\n", "a", "é"]
@@ -126,7 +103,7 @@ def test_split_and_extraction_are_as_without_their_shortcuts(text: str) -> None:
     """A text without ``<`` is all visible, as the walk over its tags finds; a response
     without an answer or a reasoning box gets the one shared no-answer result, equal to a
     fresh one."""
-    assert split_reasoning(text) == reference_split(text)
+    assert split_reasoning(text) == walk_tags(text)
     for line in (False, True):
         got = extract_answer(text, accept_answer_line=line)
         if got.answer is None:

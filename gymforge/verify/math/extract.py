@@ -60,6 +60,12 @@ def split_reasoning(text: str) -> tuple[str, str]:
     no tag: all of it is visible."""
     if "<" not in text:
         return text, ""
+    return walk_tags(text)
+
+
+def walk_tags(text: str) -> tuple[str, str]:
+    """:func:`split_reasoning` by walking every think tag of ``text`` (its reference, for a
+    text without ``<`` too)."""
     visible: list[str] = []
     reasoning: list[str] = []
     depth, pos = 0, 0
