@@ -31,30 +31,16 @@ from gymforge.core.errors import IntegrityError
 from gymforge.core.types import Task, task_of
 from gymforge.core.verdict import TIMING_FACTS, Verdict, verdict_of
 from gymforge.envs.math.truth import MathTruth, math_truth
-from gymforge.trajectory import episode_encoding, fast_json, twin
+from gymforge.trajectory import fast_json, twin
 from gymforge.trajectory.episode_encoding import seal_lines
 from gymforge.trajectory.seal import ChainState
 from tests.test_trajectory_same_json import KEY, _episode
+from tests.test_trajectory_twin import _model_outcome, _outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---- 1. the lift of a step's number lists ----------------------------------------------
-
-
-def _outcome(records: list[dict[str, Any]], key: bytes | None) -> list[str] | str:
-    try:
-        return seal_lines(copy.deepcopy(records), key, ChainState())
-    except (IntegrityError, ValueError) as err:  # a ValueError: see the test below
-        return f"{type(err).__name__}: {err}"
-
-
-def _model_outcome(
-    records: list[dict[str, Any]], key: bytes | None, monkeypatch: pytest.MonkeyPatch
-) -> list[str] | str:
-    with monkeypatch.context() as m:
-        m.setattr(episode_encoding, "TWIN", None)
-        return _outcome(records, key)
 
 
 class _LyingInt(int):

@@ -173,10 +173,15 @@ def test_a_failing_server_ends_an_episode_the_same_way_on_both_paths(fault: str)
     assert outcomes["fast"] == outcomes["lean"]
 
 
-def test_auto_is_lean_unless_a_proxy_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy from the environment, whatever the machine's."""
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
+
+
+def test_auto_is_lean_unless_a_proxy_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_proxies(monkeypatch)
 
     def decide() -> tuple[str, str | None]:
         factory = OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1")
@@ -203,9 +208,7 @@ def test_a_url_with_credentials_takes_the_sdks_path(monkeypatch: pytest.MonkeyPa
     its ``Host`` header either."""
     from gymforge.rollout.json_http import JsonHttp
 
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    _no_proxies(monkeypatch)
     factory = OpenAIPolicyFactory("m", base_url="http://user:secret@127.0.0.1:9/v1")
 
     async def go() -> str:
@@ -242,9 +245,7 @@ def test_every_request_goes_through_the_proxy_the_environment_names(
     whatever model listens there."""
     from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    _no_proxies(monkeypatch)
     closed = "http://127.0.0.1:9/v1"  # the discard port: nothing listens on it here
     with OpenAITestServer() as proxy:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
@@ -283,9 +284,7 @@ def test_a_server_without_tokenize_behind_a_proxy_is_no_vllm_server(
     from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
     from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    _no_proxies(monkeypatch)
     with OpenAITestServer(token_in=False) as proxy:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
         factory = VLLMPolicyFactory(
