@@ -226,6 +226,11 @@ def openai_api_key() -> str | None:
     return os.environ.get("OPENAI_API_KEY") or None
 
 
+def openai_base_url() -> str | None:
+    """``$OPENAI_BASE_URL``, which the OpenAI SDK reads when no base URL is given."""
+    return os.environ.get("OPENAI_BASE_URL") or None
+
+
 def wandb_project() -> str | None:
     return os.environ.get("WANDB_PROJECT") or None
 

@@ -47,7 +47,7 @@ from gymforge.rollout.server_http import (
     status_error,
 )
 from gymforge.rollout.server_settings import Retry, Sampling, split_settings
-from gymforge.settings import openai_api_key
+from gymforge.settings import openai_api_key, openai_base_url
 
 __all__ = [
     "HTTP",
@@ -145,6 +145,7 @@ class ServerFactory:
             )
         if sampling is not None and sampling.max_tokens is not None and sampling.max_tokens < 1:
             raise UserError(f"--max-tokens must be at least 1, got {sampling.max_tokens}")
+        refuse_credentials(base_url or openai_base_url())
         self.model = model
         self.base_url = base_url
         self.api_key = api_key or openai_api_key() or "EMPTY"
@@ -269,16 +270,31 @@ class ServerFactory:
         self._clients = weakref.WeakKeyDictionary()
 
 
+def refuse_credentials(base_url: str | None) -> None:
+    """Refuse a base URL carrying ``user:password@``: a request cannot send them beside the
+    API key's bearer token (the SDK's aiohttp transport refuses every such request; its httpx
+    transport sends them in place of the key). The error shows the URL without them."""
+    if base_url is None:
+        return
+    url = urlsplit(base_url)
+    if url.username is None and url.password is None:
+        return
+    shown = url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
+    raise UserError(
+        f"the base URL {shown} carries credentials (user:password@), which cannot be sent "
+        "beside the API key's bearer token: give the key as $OPENAI_API_KEY instead, or "
+        "put a proxy that adds them in front of the server"
+    )
+
+
 def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
     """Why ``client``'s requests need the SDK's own path (None: the lean client does what
-    the SDK would): its base URL carries ``user:password@`` (the SDK's transport sends them as
-    the request's credentials; the lean client does not), a proxy from the environment
-    applies to its URL (the SDK's transports honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``,
-    ``$ALL_PROXY`` and ``$NO_PROXY``; the lean client speaks to the server directly), or it
-    authenticates through a provider or a workload identity (per-request credentials)."""
+    the SDK would): a proxy from the environment applies to its URL (the SDK's transports
+    honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
+    client speaks to the server directly), or it authenticates through a provider or a
+    workload identity (per-request credentials). A base URL carrying ``user:password@``
+    never gets here (:func:`refuse_credentials`)."""
     url = urlsplit(str(client.base_url))
-    if url.username is not None or url.password is not None:
-        return "the base URL carries credentials (the SDK's transport sends them)"
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(url.scheme) or proxies.get("all")
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]

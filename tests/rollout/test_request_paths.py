@@ -16,6 +16,7 @@ from openai._utils._json import openapi_dumps
 from openai_helpers import arun
 from test_openai_policy import RESET, ctx
 
+from gymforge.core.errors import UserError
 from gymforge.core.seeding import canonical_json
 from gymforge.registry.handle import open_env
 from gymforge.rollout import run
@@ -202,24 +203,9 @@ def test_auto_is_lean_unless_a_proxy_applies(monkeypatch: pytest.MonkeyPatch) ->
     assert decide() == ("lean", None)
 
 
-def test_a_url_with_credentials_takes_the_sdks_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A base URL carrying ``user:password@`` is the SDK's to send (its transport turns them
-    into the request's credentials); the lean client, which does not, never sends them in
-    its ``Host`` header either."""
+def test_the_lean_clients_host_header_never_holds_userinfo() -> None:
     from gymforge.rollout.json_http import JsonHttp
 
-    _no_proxies(monkeypatch)
-    factory = OpenAIPolicyFactory("m", base_url="http://user:secret@127.0.0.1:9/v1")
-
-    async def go() -> str:
-        try:
-            return factory.path()
-        finally:
-            await factory.aclose()
-
-    assert asyncio.run(go()) == "fast"
-    assert factory.sdk_reason is not None and "credentials" in factory.sdk_reason
-    assert "secret" not in factory.sdk_reason
     head = JsonHttp("http://user:secret@127.0.0.1:9", {})._head
     assert "Host: 127.0.0.1:9\r\n" in head and "secret" not in head
 
@@ -326,3 +312,24 @@ def test_the_lean_clients_keep_to_the_factorys_connection_cap() -> None:
             await token_in.aclose()
 
     assert asyncio.run(caps()) == (3, 5, 5)
+
+
+@pytest.mark.parametrize("named", ["base_url", "OPENAI_BASE_URL"])
+@pytest.mark.parametrize("kind", ["openai", "vllm"])
+def test_a_base_url_with_credentials_is_refused_before_any_request(
+    monkeypatch: pytest.MonkeyPatch, kind: str, named: str
+) -> None:
+    """A base URL's ``user:password@`` cannot be sent: the SDK's aiohttp transport refuses
+    every request that carries them beside its bearer key, and its httpx transport would send
+    them instead of the key. So such a URL is refused when the factory is made, with an error
+    that names it without the password, not once per episode."""
+    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
+
+    _no_proxies(monkeypatch)
+    url = "http://user:s3cret@127.0.0.1:9/v1"
+    if named == "OPENAI_BASE_URL":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+    cls = VLLMPolicyFactory if kind == "vllm" else OpenAIPolicyFactory
+    with pytest.raises(UserError, match="credentials") as info:
+        cls("m", base_url=url if named == "base_url" else None)
+    assert "s3cret" not in str(info.value) and "http://***@127.0.0.1:9/v1" in str(info.value)
