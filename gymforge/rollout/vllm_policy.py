@@ -50,7 +50,6 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import openai
 import orjson
 
 from gymforge.core.errors import ContextLengthExceeded, UserError
@@ -67,6 +66,7 @@ from gymforge.rollout.chat_template import (
 )
 from gymforge.rollout.completion_reply import SentPrompt, read_completion
 from gymforge.rollout.context_full import context_limit
+from gymforge.rollout.models_window import ModelsWindow
 from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
@@ -124,7 +124,7 @@ class VLLMPolicyFactory(ServerFactory):
         renderer = LocalTemplate(tokenizer) if tokenizer else ServerTemplate(self)
         self.template = TemplateDelta(renderer)
         self.context_window: int | None = None  # the model's, once a response states it
-        self._asked_models = False
+        self._models = ModelsWindow()
 
     def __call__(self) -> VLLMPolicy:
         return VLLMPolicy(self)
@@ -147,18 +147,12 @@ class VLLMPolicyFactory(ServerFactory):
 
     async def window(self) -> int | None:
         """The model's context length: from ``/tokenize``'s ``max_model_len``, else asked of
-        ``/v1/models`` once (vLLM lists it there), else from a context-full refusal."""
-        if self.context_window is None and not self._asked_models:
-            self._asked_models = True
-            try:
-                models = await self.client().models.list()
-            except openai.OpenAIError:
-                return None
-            # the model by its name, else the one model there is (vLLM may serve one model
-            # under several names)
-            lens = {m.id: getattr(m, "max_model_len", None) for m in models.data}
-            n = lens.get(self.model, next(iter(lens.values())) if len(lens) == 1 else None)
-            self.context_window = n if type(n) is int and n > 0 else None
+        ``/v1/models`` until it answers (:mod:`gymforge.rollout.models_window`: concurrent
+        turns wait for one request), else from a context-full refusal."""
+        if self.context_window is None and not self._models.answered:
+            listed = await self._models.ask(self, self.model)
+            if self.context_window is None:  # a /tokenize answer may have stated it since
+                self.context_window = listed
         return self.context_window
 
     async def format_for(self, tools: Tools | Toolset) -> ToolFormat:

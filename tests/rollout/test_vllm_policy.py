@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from pathlib import Path
@@ -324,3 +325,39 @@ def test_prompt_ids_are_written_as_str_writes_them(items: str, ids: list[int]) -
     more = ",".join(map(str, ids))
     want = items if not ids else (f"{items},{more}" if items else more)
     assert _extend_json(items.encode(), ids) == want.encode()
+
+
+@pytest.mark.parametrize("failures", [0, 1, 9])
+def test_concurrent_first_turns_all_wait_for_the_models_context_length(failures: int) -> None:
+    """With a local template (no ``/tokenize`` to state it) and no ``--max-tokens``, a turn's
+    only bound is the context length ``/v1/models`` lists. Every first turn of a run starts at
+    once: each waits for one request (not one per turn, and not the first turn alone getting
+    the answer while the others have no bound); a failure is retried as any request is; a
+    server still failing after every attempt leaves those turns without a bound (refused with
+    a clear error), and a later turn asks again."""
+    with OpenAITestServer(max_context=4096) as srv:
+        made = factory(srv)
+        made.template.renderer = FakeLocal()
+        srv.models_failures = failures
+
+        async def turn(i: int) -> Any:
+            policy = made()
+            await policy.start(episode_context(policy, LedgerEnv(), "t/v1/d1/s1", i))
+            return await policy.act(RESET)
+
+        async def go() -> list[Any]:
+            try:
+                first = await asyncio.gather(*(turn(i) for i in range(8)), return_exceptions=True)
+                srv.models_failures = 0
+                return [*first, await turn(8)]
+            finally:
+                await made.aclose()
+
+        turns = arun(go())
+        asked = sum(n for (path, _), n in srv.hosts.items() if path == "/v1/models")
+    attempts = FAST_RETRY.max_attempts
+    failed = failures >= attempts
+    refused = [t for t in turns if isinstance(t, BaseException)]
+    assert len(refused) == (8 if failed else 0) and made.context_window == 4096
+    assert all("no bound for max_tokens" in str(t) for t in refused)
+    assert asked == (attempts + 1 if failed else failures + 1)

@@ -128,6 +128,7 @@ class OpenAITestServer:
         self.served: collections.Counter[str] = collections.Counter()
         # (path, Host header) of every request: as a proxy, the server each was meant for
         self.hosts: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.models_failures = 0  # the next this many /v1/models requests are answered 500
         self._loop_thread = LoopThread("openai-test-server")
         self._runner: web.AppRunner | None = None
 
@@ -186,6 +187,10 @@ class OpenAITestServer:
 
     # ---- handlers -----------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
+        self.hosts[request.path, request.headers.get("Host", "")] += 1
+        if self.models_failures > 0:
+            self.models_failures -= 1
+            return _error(500, "the model list is not available")
         data = [
             {
                 "id": self.model,
