@@ -31,7 +31,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from gymforge.rollout.capture import CapturedTurn
+from gymforge.rollout.capture import CapturedTurn, captured_turn
 from gymforge.rollout.kept_fields import decode_kept
 from gymforge.rollout.parsing import (
     Capture,
@@ -75,17 +75,15 @@ def turn_from_reply(
     content = message.get("content") if isinstance(message, dict) else None
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     level, prompt_ids, completion_ids, logprobs = reply.capture
-    turn = CapturedTurn(
-        action=parsed.action,
-        capture_level=level,
-        text=content if isinstance(content, str) else None,
-        tool_calls=calls if isinstance(calls, list) and calls else None,
-        prompt_token_ids=prompt_ids,
-        completion_token_ids=completion_ids,
-        logprobs=logprobs,
-        finish_reason=finish if isinstance(finish, str) else None,
-        model=model if isinstance(model, str) else None,
-        weight_version=weight_version,
+    turn = captured_turn(
+        parsed.action,
+        level,
+        content if isinstance(content, str) else None,
+        calls if isinstance(calls, list) and calls else None,
+        (prompt_ids, completion_ids, logprobs),
+        finish if isinstance(finish, str) else None,
+        model if isinstance(model, str) else None,
+        weight_version,
     )
     return turn, parsed.assistant_message
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 
-from gymforge.core.built import built
+from gymforge.core.built import built, dataclass_made
 from gymforge.core.env import Environment
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import derive_seed, seed_of_canonical
@@ -127,12 +127,19 @@ def episode_keys(
     )
 
 
+def _job(index: int, task_id: str, seed: int, rollout: int) -> Job:
+    """``Job(index, task_id, seed, rollout)``, made as its ``__init__`` makes it
+    (``tests/rollout/test_job_keys.py``)."""
+    made = {"index": index, "task_id": task_id, "seed": seed, "rollout": rollout}
+    return dataclass_made(Job, made)
+
+
 def expand(pairs: Sequence[tuple[str, int]], group: int = 1) -> list[Job]:
     """Each ``(task_id, seed)`` pair becomes ``group`` jobs, rollouts 0..group-1."""
     if group < 1:
         raise ValueError("group must be >= 1")
     return [
-        Job(i * group + r, task_id, seed, r)
+        _job(i * group + r, task_id, seed, r)
         for i, (task_id, seed) in enumerate(pairs)
         for r in range(group)
     ]
@@ -145,7 +152,7 @@ def epoch_jobs(task_ids: Sequence[str], seed: int, group: int, epochs: int = 1) 
         raise ValueError("group and epochs must be >= 1")
     per_epoch = len(task_ids) * group
     return [
-        Job(e * per_epoch + i * group + r, task_id, seed, e * group + r)
+        _job(e * per_epoch + i * group + r, task_id, seed, e * group + r)
         for e in range(epochs)
         for i, task_id in enumerate(task_ids)
         for r in range(group)
