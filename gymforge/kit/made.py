@@ -22,6 +22,7 @@ _ROLES = frozenset(get_args(Message.model_fields["role"].annotation))
 _MESSAGE_SET = frozenset({"role", "content"})
 _REPLY_SET = frozenset({"text"})
 _OBSERVATION_SET = frozenset(Observation.model_fields)
+_JUST_MESSAGES = frozenset({Message})
 
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -56,21 +57,22 @@ def observation_of(
     a model instance as it is), ``data`` and each tool copied."""
     if (
         type(messages) is tuple
-        and all(type(m) is Message for m in messages)
+        and set(map(type, messages)) <= _JUST_MESSAGES  # ``Message``s themselves
         and str_keyed(data)
         and type(tools) is tuple
-        and all(str_keyed(t) for t in tools)
+        and (not tools or all(str_keyed(t) for t in tools))
         and type(tokens) is int
         and type(tokenizer) is str
         and type(tokens_exact) is bool
     ):
-        fields: dict[str, Any] = {"messages": messages, "data": dict(data)}
-        fields.update(
-            tools=tuple(dict(t) for t in tools) if tools else (),
-            tokens=tokens,
-            tokenizer=tokenizer,
-            tokens_exact=tokens_exact,
-        )
+        fields: dict[str, Any] = {
+            "messages": messages,
+            "data": dict(data),
+            "tools": tuple(dict(t) for t in tools) if tools else (),
+            "tokens": tokens,
+            "tokenizer": tokenizer,
+            "tokens_exact": tokens_exact,
+        }
         return built(Observation, fields, set(_OBSERVATION_SET))
     return Observation(
         messages=messages,
