@@ -310,8 +310,8 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         result = StepResult.make(
             obs, components, terminated=terminated, truncated=truncated, info=info, timing=timing
         )
-        if result.done:
-            await settle(self.on_end())
+        if result.done and (pending := self.on_end()) is not None:
+            await settle(cast("MaybeAsync[None]", pending))
         return result
 
     async def _on_tool_call(
@@ -345,7 +345,12 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]
     ) -> Outcome:
         self.counters.consecutive_malformed = 0
-        follow_up = await settle(self.on_reply(action.text))
+        pending = self.on_reply(action.text)  # None for single-turn environments
+        follow_up = (
+            None
+            if pending is None
+            else await settle(cast("MaybeAsync[list[Message] | None]", pending))
+        )
         if follow_up is not None:
             return follow_up, {}, StepCosts(), None, None
         verdict = await self._verify(action.text, info, timing)
