@@ -21,6 +21,7 @@ from gymforge.core.types import Observation, Reply
 from gymforge.envs.math.env import MathEnv
 from gymforge.rollout.capture import CapturedTurn, captured_turn
 from gymforge.rollout.jobs import Job, epoch_jobs, expand
+from gymforge.rollout.parsing import ParsedTurn, parse_assistant_message
 from gymforge.rollout.scripted import OraclePolicy
 
 
@@ -178,3 +179,13 @@ def test_jobs_are_the_constructors() -> None:
         strict=True,
     ):
         same(got, want, identical=False)
+
+
+@given(content=st.none() | st.text(max_size=4) | st.just("<tool_call>x"), text_calls=st.booleans())
+def test_a_parsed_reply_is_the_constructors(content: Any, text_calls: bool) -> None:
+    got = parse_assistant_message({"content": content}, "call_1", text_tool_calls=text_calls)
+    want = ParsedTurn(got.action, {"role": "assistant", "content": content or ""})
+    same(got, want, identical=False)
+    assert got.assistant_message == want.assistant_message
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.action = got.action  # type: ignore[misc]

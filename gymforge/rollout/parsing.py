@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gymforge.core.built import dataclass_made
 from gymforge.core.errors import UserError
 from gymforge.core.policy import CaptureLevel
 from gymforge.core.types import Action, Invalid, Message, ToolCall, not_json
@@ -210,7 +211,8 @@ def parse_assistant_message(
         return _structured(content, calls, call_id)
     text = content or ""
     action = parse_text(text, call_id) if text_tool_calls else reply_of(text)
-    return ParsedTurn(action, {"role": "assistant", "content": text})
+    made = {"action": action, "assistant_message": {"role": "assistant", "content": text}}
+    return dataclass_made(ParsedTurn, made)  # ParsedTurn(action, message), without setattrs
 
 
 def message_dict(m: Message) -> dict[str, Any]:
