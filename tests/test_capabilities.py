@@ -330,3 +330,30 @@ def test_tool_calls_still_dispatch_under_the_adapter() -> None:
         return bool(result and result.info.get("success"))
 
     assert asyncio.run(go())
+
+
+def _present_reference(cap: Any, env: object) -> bool:
+    """``Capability.present`` as it was: every attribute, then ``all`` over the methods."""
+    missing = object()
+    for name in cap.attributes:
+        value = getattr(env, name, missing)
+        if value is missing or (value is None and not cap.nullable):
+            return False
+    return all(callable(getattr(env, name, None)) for name in cap.methods)
+
+
+@pytest.mark.parametrize("cap", CAPABILITIES, ids=lambda c: c.name)
+def test_present_is_the_reference(cap: Any) -> None:
+    """Capabilities of attributes only skip the walk over no methods; every capability
+    answers as the reference for environments that have it, lack it, or hold None."""
+
+    class Nones:
+        def __getattr__(self, name: str) -> None:
+            return None
+
+    class Callables:
+        def __getattr__(self, name: str) -> Any:
+            return print
+
+    for env in (LedgerEnv(), DigitsEnv(), CodeEnv(), object(), Nones(), Callables()):
+        assert cap.present(env) is _present_reference(cap, env)

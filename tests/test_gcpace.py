@@ -142,3 +142,24 @@ def test_a_run_stays_paced_through_its_summary(monkeypatch: pytest.MonkeyPatch) 
     _oracle_ledger_run(3, concurrency=2)
     assert seen == [PACED]
     assert gc.get_threshold() == DEFAULT
+
+
+def test_the_shared_context_holds_across_awaits_and_nesting() -> None:
+    """One context object serves every episode (it holds no state): episodes interleaved on
+    one loop, one of them failing, each enter and exit once, as a fresh context each."""
+    import asyncio
+
+    async def episode(fail: bool) -> None:
+        with paced_collections():
+            await asyncio.sleep(0)
+            assert gc.get_threshold() != DEFAULT
+            if fail:
+                raise RuntimeError("episode failed")
+
+    async def run() -> None:
+        done = await asyncio.gather(episode(False), episode(True), return_exceptions=True)
+        assert isinstance(done[1], RuntimeError) and done[0] is None
+
+    asyncio.run(run())
+    assert gc.get_threshold() == DEFAULT
+    assert paced_collections() is paced_collections()

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 _new = object.__new__
 _setattr = object.__setattr__
@@ -41,3 +42,14 @@ def str_keyed(value: Any) -> bool:
 
 
 _STR = frozenset({str})
+
+
+def dataclass_made(cls: type[T], fields: dict[str, Any]) -> T:
+    """The instance ``cls``'s generated ``__init__`` makes of ``fields`` (every field, in
+    field order), without its call of ``object.__setattr__`` per field (a frozen
+    dataclass's): its ``__dict__`` is ``fields``. For a dataclass without slots, a
+    ``__post_init__``, ``InitVar``s or fields left out of ``__init__``; the caller gives
+    every field (tests hold each use equal to the constructor)."""
+    made = _new(cls)
+    _setattr(made, "__dict__", fields)
+    return made

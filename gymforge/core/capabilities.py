@@ -220,7 +220,8 @@ class Capability(Generic[C]):
             value = getattr(env, name, _MISSING)
             if value is _MISSING or (value is None and not self.nullable):
                 return False
-        return all(callable(getattr(env, name, None)) for name in self.methods)
+        methods = self.methods  # most capabilities are attributes only: no generator then
+        return not methods or all(callable(getattr(env, name, None)) for name in methods)
 
 
 _MISSING = object()

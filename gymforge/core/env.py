@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
+from gymforge.core.built import dataclass_made
 from gymforge.core.types import Action, Observation, State
 
 _SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:[-+][0-9A-Za-z.-]+)?")
@@ -88,9 +89,31 @@ class StepResult:
         info: dict[str, Any] | None = None,
         timing: dict[str, float] | None = None,
     ) -> StepResult:
+        """The result whose ``reward`` is the sum of ``components`` (a copy). A
+        ``StepResult`` of a plain dict's components that ``__post_init__`` accepts is made
+        as ``__init__`` makes it, without checking the sum again
+        (``tests/test_dataclass_made.py`` holds it equal to the constructor)."""
+        reward = math.fsum(components.values())
+        # NaN, or both ends: ``__post_init__`` refuses it, so the constructor raises
+        if (
+            cls is StepResult
+            and type(components) is dict
+            and reward == reward
+            and not (terminated and truncated)
+        ):
+            made = {
+                "observation": observation,
+                "reward": reward,
+                "reward_components": dict(components),
+                "terminated": terminated,
+                "truncated": truncated,
+                "info": info or {},
+                "timing": timing or {},
+            }
+            return dataclass_made(StepResult, made)
         return cls(
             observation,
-            math.fsum(components.values()),
+            reward,
             dict(components),
             terminated,
             truncated,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, Protocol, cast, runtime_checkable
 
+from gymforge.core.built import dataclass_made
 from gymforge.core.capabilities import BUDGET, supported
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
@@ -81,14 +82,15 @@ def episode_context(
             token_counter=counter,
             env=env,
         )
-    return EpisodeContext(
-        task_id,
-        seed,
-        sampling_seed=sampling_seed,
-        rollout=rollout,
-        max_tokens=max_tokens,
-        token_counter=counter,
-    )
+    made = {
+        "task_id": task_id,
+        "seed": seed,
+        "sampling_seed": sampling_seed,
+        "rollout": rollout,
+        "max_tokens": max_tokens,
+        "token_counter": counter,
+    }
+    return dataclass_made(EpisodeContext, made)  # as its __init__ makes it (test_dataclass_made)
 
 
 def scripted_env(ctx: EpisodeContext, who: str) -> Environment:

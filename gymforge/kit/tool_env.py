@@ -63,6 +63,7 @@ from gymforge.core.verdict import Verdict
 from gymforge.kit.declarations import check_declarations
 from gymforge.kit.env_hooks import ToolEnvHooks
 from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
+from gymforge.kit.made import message_of, observation_of
 from gymforge.kit.oracle import OracleWalk
 from gymforge.kit.shaping import SHAPING, PotentialShaping, add_components, check_gamma
 from gymforge.kit.turns import PARSE_ERROR_HINT as PARSE_ERROR_HINT  # re-exported
@@ -197,7 +198,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
 
     def render_reset(self, task: Task) -> list[Message]:
         msgs = [self._system_message()] if self.system_prompt else []
-        return [*msgs, Message(role="user", content=task.prompt)]
+        return [*msgs, message_of("user", task.prompt)]
 
     def _system_message(self) -> Message:
         """``Message(role="system", content=self.system_prompt)``, built once for the prompt
@@ -309,8 +310,8 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         result = StepResult.make(
             obs, components, terminated=terminated, truncated=truncated, info=info, timing=timing
         )
-        if result.done:
-            await settle(self.on_end())
+        if result.done and (pending := self.on_end()) is not None:
+            await settle(cast("MaybeAsync[None]", pending))
         return result
 
     async def _on_tool_call(
@@ -344,7 +345,12 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self, action: Reply, info: dict[str, Any], timing: dict[str, float]
     ) -> Outcome:
         self.counters.consecutive_malformed = 0
-        follow_up = await settle(self.on_reply(action.text))
+        pending = self.on_reply(action.text)  # None for single-turn environments
+        follow_up = (
+            None
+            if pending is None
+            else await settle(cast("MaybeAsync[list[Message] | None]", pending))
+        )
         if follow_up is not None:
             return follow_up, {}, StepCosts(), None, None
         verdict = await self._verify(action.text, info, timing)
@@ -385,14 +391,8 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         tokens = self.token_counter.count(messages)
         self.counters.tokens += tokens
         self.transcript.extend(messages)
-        return Observation(
-            messages=tuple(messages),
-            data=data,
-            tools=tools,
-            tokens=tokens,
-            tokenizer=self.token_counter.name,
-            tokens_exact=self.token_counter.exact,
-        )
+        counter = self.token_counter
+        return observation_of(tuple(messages), data, tools, tokens, counter.name, counter.exact)
 
 
 if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it does

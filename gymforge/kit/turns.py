@@ -4,6 +4,7 @@ against the token budget."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -87,8 +88,47 @@ async def judge(
     timing["verify_ms"] = (time.perf_counter() - t0) * 1e3
     verdict, clock = verdict.split_timing()  # wall-clock facts must not reach info
     timing.update(clock)
-    info["verdict"] = verdict.model_dump(mode="json")
+    info["verdict"] = verdict_json(verdict)
     return verdict
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+_PLAIN_VERDICT = tuple(Verdict.model_fields) == ("passed", "score", "reason", "facts", "verifier")
+"""Whether ``Verdict`` has the fields :func:`verdict_json` writes (else pydantic dumps it)."""
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """``verdict.model_dump(mode="json")``. A ``Verdict`` itself (no extras, no private
+    values) whose fields and facts are plain scalars (``str``, ``int``, ``bool``, None,
+    finite ``float``) under ``str`` keys dumps as its field values with its facts copied,
+    which is what pydantic gives; any other verdict goes through pydantic
+    (``tests/kit/test_verdict_json.py``)."""
+    fields = verdict.__dict__
+    facts, score = fields["facts"], fields["score"]
+    if (
+        _PLAIN_VERDICT
+        and type(verdict) is Verdict
+        and verdict.__pydantic_extra__ is None
+        and verdict.__pydantic_private__ is None
+        and type(fields["passed"]) is bool
+        and (score is None or (type(score) is float and math.isfinite(score)))
+        and (fields["reason"] is None or type(fields["reason"]) is str)
+        and type(fields["verifier"]) is str
+        and type(facts) is dict
+    ):
+        for k, v in facts.items():
+            kind = type(v)
+            if type(k) is not str or not (kind in _SCALARS or (kind is float and math.isfinite(v))):
+                break
+        else:  # the fields in their declared order, as pydantic dumps them
+            return {
+                "passed": fields["passed"],
+                "score": score,
+                "reason": fields["reason"],
+                "facts": dict(facts),
+                "verifier": fields["verifier"],
+            }
+    return verdict.model_dump(mode="json")
 
 
 def _error_facts(err: Exception) -> dict[str, Any]:

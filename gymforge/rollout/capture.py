@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from gymforge.core.built import dataclass_made
 from gymforge.core.policy import PolicyTurn
 
 
@@ -31,6 +32,63 @@ class CapturedTurn(PolicyTurn):
     """Every model request behind this action when the policy is an outside harness that
     made its own requests (through ``gymforge proxy``): each with its ``branch`` and exact
     ids. The top-level id fields are then None and exports read these instead."""
+
+
+_CAPTURED_FIELDS = (
+    *("action", "capture_level", "text", "tool_calls", "tool_format", "prompt_token_ids"),
+    *("completion_token_ids", "logprobs", "finish_reason", "model", "weight_version"),
+    "model_turns",
+)
+_MADE = tuple(f.name for f in fields(CapturedTurn)) == _CAPTURED_FIELDS and not hasattr(
+    CapturedTurn, "__post_init__"
+)
+"""Whether ``CapturedTurn`` has the fields :func:`captured_turn` makes (else it calls the
+constructor)."""
+
+
+def captured_turn(
+    action: Any,
+    capture_level: Any,
+    text: str | None,
+    tool_calls: list[Any] | None,
+    ids: tuple[list[int] | None, list[int] | None, list[float] | None],
+    finish_reason: str | None,
+    model: str | None,
+    weight_version: str | None,
+) -> CapturedTurn:
+    """``CapturedTurn(action, capture_level, text, tool_calls=..., prompt_token_ids=...,
+    completion_token_ids=..., logprobs=..., finish_reason=..., model=..., weight_version=...)``
+    (``ids`` the prompt's and the completion's token ids and the logprobs), made as its
+    ``__init__`` makes it (``tests/test_dataclass_made.py``)."""
+    prompt_ids, completion_ids, logprobs = ids
+    if not _MADE:
+        return CapturedTurn(
+            action,
+            capture_level,
+            text,
+            tool_calls=tool_calls,
+            prompt_token_ids=prompt_ids,
+            completion_token_ids=completion_ids,
+            logprobs=logprobs,
+            finish_reason=finish_reason,
+            model=model,
+            weight_version=weight_version,
+        )
+    made = {
+        "action": action,
+        "capture_level": capture_level,
+        "text": text,
+        "tool_calls": tool_calls,
+        "tool_format": None,
+        "prompt_token_ids": prompt_ids,
+        "completion_token_ids": completion_ids,
+        "logprobs": logprobs,
+        "finish_reason": finish_reason,
+        "model": model,
+        "weight_version": weight_version,
+        "model_turns": None,
+    }
+    return dataclass_made(CapturedTurn, made)
 
 
 _TURN_FIELDS = frozenset(f.name for f in fields(PolicyTurn))

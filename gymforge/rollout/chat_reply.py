@@ -24,14 +24,13 @@ Two readers give it, and the same turn from it (:func:`turn_from_reply`):
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
 
-from gymforge.rollout.capture import CapturedTurn
+from gymforge.rollout.capture import CapturedTurn, captured_turn
 from gymforge.rollout.kept_fields import decode_kept
 from gymforge.rollout.parsing import (
     Capture,
@@ -75,17 +74,15 @@ def turn_from_reply(
     content = message.get("content") if isinstance(message, dict) else None
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     level, prompt_ids, completion_ids, logprobs = reply.capture
-    turn = CapturedTurn(
-        action=parsed.action,
-        capture_level=level,
-        text=content if isinstance(content, str) else None,
-        tool_calls=calls if isinstance(calls, list) and calls else None,
-        prompt_token_ids=prompt_ids,
-        completion_token_ids=completion_ids,
-        logprobs=logprobs,
-        finish_reason=finish if isinstance(finish, str) else None,
-        model=model if isinstance(model, str) else None,
-        weight_version=weight_version,
+    turn = captured_turn(
+        parsed.action,
+        level,
+        content if isinstance(content, str) else None,
+        calls if isinstance(calls, list) and calls else None,
+        (prompt_ids, completion_ids, logprobs),
+        finish if isinstance(finish, str) else None,
+        model if isinstance(model, str) else None,
+        weight_version,
     )
     return turn, parsed.assistant_message
 
@@ -160,8 +157,6 @@ _TOKEN_DECODER = msgspec.json.Decoder(_TokenAnswer)
 """The logprob entries' tokens, read only for an answer without ``token_ids`` (the ids they
 spell are then the completion's): a server that sends the ids (vLLM's
 ``return_token_ids``) has its tokens, a string per completion token, skipped."""
-_LOGPROB = operator.attrgetter("logprob")
-_TOKEN = operator.attrgetter("token")
 
 
 def _read_plain(content: bytes) -> ChatReply | None:
@@ -174,14 +169,14 @@ def _read_plain(content: bytes) -> ChatReply | None:
     completion_ids = choice.token_ids
     logprobs: list[float] | None = None
     if entries is not None:  # floats all (the decoder makes a JSON int one, refuses the rest)
-        values = list(map(_LOGPROB, entries))
+        values = [e.logprob for e in entries]  # cheaper than map(attrgetter)
         logprobs = values if math.isfinite(sum(values)) else None  # as ``finite_floats``
         if completion_ids is None and entries:
             read = decode_kept(_TOKEN_DECODER, content)
             tokens = None if read is None else read.choices[0].logprobs
             if tokens is None or tokens.content is None:  # the same bytes: never, but then
                 return None  # the reference reads the answer
-            completion_ids = token_ids_of(list(map(_TOKEN, tokens.content)))
+            completion_ids = token_ids_of([t.token for t in tokens.content])
     message: dict[str, Any] | None = None
     if choice.message is not None:
         calls = None

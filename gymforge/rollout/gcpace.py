@@ -55,8 +55,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 FULL_COLLECTION_EVERY = 1000
 """Young (generation-1) collections between two full collections while episodes run."""
@@ -73,14 +72,26 @@ _paced: tuple[int, int, int] | None = None
 """The thresholds set while episodes run (restored from only if still in force)."""
 
 
-@contextmanager
-def paced_collections() -> Iterator[None]:
-    """Hold for the duration of one episode: see the module docstring."""
-    _enter()
-    try:
-        yield
-    finally:
+class _Paced:
+    """The context :func:`paced_collections` hands out: ``_enter`` on entry, ``_exit`` on
+    leaving however the block ends (exceptions propagate). It holds no state, so one serves
+    every episode, without the generator a ``contextmanager`` makes per use."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _enter()
+
+    def __exit__(self, *exc: object) -> None:
         _exit()
+
+
+_PACED = _Paced()
+
+
+def paced_collections() -> AbstractContextManager[None]:
+    """Hold for the duration of one episode: see the module docstring."""
+    return _PACED
 
 
 def hold() -> None:

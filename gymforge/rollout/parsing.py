@@ -47,9 +47,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gymforge.core.built import dataclass_made
 from gymforge.core.errors import UserError
 from gymforge.core.policy import CaptureLevel
-from gymforge.core.types import Action, Invalid, Message, Reply, ToolCall, not_json
+from gymforge.core.types import Action, Invalid, Message, ToolCall, not_json
+from gymforge.kit.made import reply_of
 
 _TOOL_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
@@ -129,7 +131,7 @@ def parse_text(text: str, call_id: str = "call_0") -> Action:
         return _invalid(repr(text)[:2000], f"model output is not text: {type(text).__name__}")
     visible = _THINK.sub("", text) if "<think>" in text else text
     if "<tool_call>" not in visible:
-        return Reply(text=text)
+        return reply_of(text)
     blocks = _TOOL_BLOCK.findall(visible)
     if len(blocks) > 1:
         return _invalid(text, f"{len(blocks)} tool calls in one turn; call one tool per turn")
@@ -208,8 +210,9 @@ def parse_assistant_message(
     if isinstance(calls, list) and calls:
         return _structured(content, calls, call_id)
     text = content or ""
-    action = parse_text(text, call_id) if text_tool_calls else Reply(text=text)
-    return ParsedTurn(action, {"role": "assistant", "content": text})
+    action = parse_text(text, call_id) if text_tool_calls else reply_of(text)
+    made = {"action": action, "assistant_message": {"role": "assistant", "content": text}}
+    return dataclass_made(ParsedTurn, made)  # ParsedTurn(action, message), without setattrs
 
 
 def message_dict(m: Message) -> dict[str, Any]:

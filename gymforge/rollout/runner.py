@@ -270,7 +270,8 @@ class _Run:
             while not self.queue.empty() and not self.stopped:
                 job = self.queue.get_nowait()
                 records = await self.attempts(job)
-                await self._count(writing, WRITE_AHEAD)  # a failed write stops the worker
+                if _due(writing, WRITE_AHEAD):  # a failed write stops the worker
+                    await self._count(writing, WRITE_AHEAD)
                 if not records:
                     continue
                 self.failing.clear()
@@ -278,7 +279,8 @@ class _Run:
                     self._finish(job, records)
                     continue
                 writing.append((job, records, self.commit.submit(records)))
-                await self._count(writing, WRITE_AHEAD)
+                if _due(writing, WRITE_AHEAD):
+                    await self._count(writing, WRITE_AHEAD)
             await self._count(writing, 0)
         finally:
             if writing:  # the worker failed: the writes handed over still end, uncounted
@@ -290,7 +292,7 @@ class _Run:
     async def _count(self, writing: _Writing, room: int) -> None:
         """Count the episodes at the front of ``writing`` that are on disk, waiting for the
         oldest while more than ``room`` are being written."""
-        while writing and (len(writing) > room or writing[0][2].done()):
+        while _due(writing, room):
             job, records, task = writing[0]
             await task  # raises the writer's error for this episode
             writing.popleft()
@@ -304,3 +306,9 @@ class _Run:
 
 _Writing = deque[tuple[Job, list[dict[str, Any]], "asyncio.Future[None]"]]
 """A worker's episodes handed to the group commit, oldest first, with their writes."""
+
+
+def _due(writing: _Writing, room: int) -> bool:
+    """Whether ``_Run._count`` has an episode to count or wait for: asked before calling it,
+    so a worker with nothing to count makes no coroutine for it."""
+    return bool(writing) and (len(writing) > room or writing[0][2].done())

@@ -72,16 +72,24 @@ class TurnBudget:
         ``observing`` is the turn's observation, counted as used (not yet observed).
         ``ContextLengthExceeded`` when the budget or the context leaves no token."""
         left = self.remaining()
-        if left is not None and observing is not None:
-            left -= observing.tokens
-        bounds = {"the environment's token budget": left, "the model's context": context_room}
-        for what, left in bounds.items():
-            if left is not None and left < 1:
-                raise ContextLengthExceeded(
-                    f"no room for a completion: {what} leaves {left} tokens (not sent)"
-                )
-        known = [n for n in (self.cap, *bounds.values()) if n is not None]
-        return min(known) if known else None
+        if left is not None:
+            if observing is not None:
+                left -= observing.tokens
+            _room("the environment's token budget", left)
+        cap = self.cap
+        if context_room is None:  # the usual turn: no bound but the cap and the budget
+            return left if cap is None else cap if left is None else min(cap, left)
+        _room("the model's context", context_room)
+        known = [n for n in (cap, left, context_room) if n is not None]
+        return min(known)
+
+
+def _room(what: str, left: int) -> None:
+    """``ContextLengthExceeded`` when ``what`` leaves no token for a completion."""
+    if left < 1:
+        raise ContextLengthExceeded(
+            f"no room for a completion: {what} leaves {left} tokens (not sent)"
+        )
 
 
 async def send_within(

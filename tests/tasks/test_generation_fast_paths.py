@@ -60,6 +60,39 @@ def test_the_choice_draw_is_choice(values: list[Any], seed: int) -> None:
         assert a.getstate() == b.getstate()
 
 
+@pytest.mark.parametrize("inline", [True, False])
+@given(st.integers(-(10**6), 10**6), st.integers(0, 2**70), st.integers(0, 2**64))
+def test_both_draws_of_randbelow_are_randbelow(
+    inline: bool, lo: int, width: int, seed: int
+) -> None:
+    """The inline draw (this Python's ``_randbelow``, checked at import) and the call of
+    ``_randbelow`` itself give ``randint`` and ``choice``'s draws, state included."""
+    assert draws._INLINE  # this Python draws as the inline copy does
+    saved = draws._INLINE
+    draws._INLINE = inline
+    try:
+        a, b = random.Random(seed), random.Random(seed)
+        got = [draws.randint(a, lo, lo + width) for _ in range(4)]
+        seq = list(range(width % 50 + 1))
+        got += [draws.choice(a, seq) for _ in range(4)]
+        want = [b.randint(lo, lo + width) for _ in range(4)] + [b.choice(seq) for _ in range(4)]
+        assert got == want and a.getstate() == b.getstate()
+    finally:
+        draws._INLINE = saved
+
+
+def test_the_inline_draw_is_refused_for_another_randbelow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Python whose ``_randbelow`` draws otherwise, the import-time check says so."""
+
+    def other(self: random.Random, n: int) -> int:
+        return int(self.random() * n)
+
+    monkeypatch.setattr(random.Random, "_randbelow", other)
+    assert not draws._inline_is_randbelow()
+    monkeypatch.undo()
+    assert draws._inline_is_randbelow()
+
+
 def test_draws_from_a_random_subclass_or_of_other_types_take_its_methods() -> None:
     class Counting(random.Random):
         calls = 0

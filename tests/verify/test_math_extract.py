@@ -108,3 +108,72 @@ def test_split_and_extraction_are_as_without_their_shortcuts(text: str) -> None:
         got = extract_answer(text, accept_answer_line=line)
         if got.answer is None:
             assert got == ExtractionResult(None, reasoning_boxes=got.reasoning_boxes)
+
+
+def _boxed_by_the_whole_map(text: str) -> list[str]:
+    """``boxed_contents`` as it was: every brace of the text matched first."""
+    from gymforge.verify.math import extract as ex
+
+    if "\\boxed" not in text and "\\fbox" not in text:
+        return []
+    match = ex._brace_pairs(text)
+    out: list[str] = []
+    end = -1
+    for m in ex._BOX.finditer(text):
+        if m.start() < end:
+            continue
+        j = ex._skip_blanks(text, m.end(), len(text))
+        if j < len(text) and text[j] == "{":
+            close = match.get(j)
+            if close is None:
+                continue
+            out.append(text[j + 1 : close].strip())
+            end = close
+        elif j > m.end():
+            bare = ex._BARE_TOKEN.match(text, j)
+            if bare:
+                out.append(bare.group(0).strip())
+                end = bare.end()
+    return out
+
+
+_BRACE_PIECES = st.sampled_from(
+    ["\\boxed", "\\fbox", "\\boxed{", "{", "}", "\\{", "\\}", "\\\\", "\\", " ", "\t", "x", "1",
+     "\\boxedx", "$", "\n", "é"]
+)  # fmt: skip
+
+
+@given(st.lists(_BRACE_PIECES | st.text("{}\\ bx", max_size=3), max_size=24).map("".join))
+def test_boxes_scanned_for_are_the_boxes_of_the_whole_map(text: str) -> None:
+    """Each box's closing brace found by a scan from it is the one the match of every brace
+    of the text gives, unbalanced, escaped, nested and bare boxes included; so is every
+    brace's match found by a scan (``_closing`` against ``_pairs``)."""
+    from gymforge.verify.math import extract as ex
+
+    assert ex.boxed_contents(text) == _boxed_by_the_whole_map(text)
+    plain = ex._unescaped(text)
+    pairs = ex._pairs(plain)
+    for j, c in enumerate(plain):
+        if c == "{":
+            assert ex._closing(plain, j) == pairs.get(j)
+
+
+def test_many_unbalanced_boxes_cost_one_match_of_every_brace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A scan that reaches the end unmatched is made once: the boxes after it read the
+    match of every brace, made once (a scan for each of 20,000 unbalanced boxes would be
+    quadratic)."""
+    from gymforge.verify.math import extract as ex
+
+    scans: list[int] = []
+    real = ex._closing
+
+    def counting(plain: str, j: int) -> int | None:
+        scans.append(j)
+        return real(plain, j)
+
+    monkeypatch.setattr(ex, "_closing", counting)
+    text = "\\boxed{" * 20_000 + "\\boxed{1}"
+    assert ex.boxed_contents(text) == ["1"] == _boxed_by_the_whole_map(text)
+    assert len(scans) == 1

@@ -90,10 +90,35 @@ def walk_tags(text: str) -> tuple[str, str]:
 def _brace_pairs(text: str) -> dict[int, int]:
     """Index of each ``{`` -> index of its matching ``}``; escapes (``\\\\``, ``\\{``, ``\\}``)
     are not braces. One pass over ``text``."""
+    return _pairs(_unescaped(text))
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its escapes blanked out (same length, so indices hold): ``\\\\``
+    first, then ``\\{`` and ``\\}``."""
+    return text.replace("\\\\", "  ").replace("\\{", "  ").replace("\\}", "  ")
+
+
+def _closing(plain: str, j: int) -> int | None:
+    """The index of the ``}`` matching the ``{`` at ``j`` of ``plain`` (escapes blanked), or
+    None: what ``_pairs(plain).get(j)`` gives, found by scanning forward from ``j`` only
+    (the match of a brace depends on nothing before it: while it is open, every ``}`` closes
+    the innermost open brace). Linear in the distance to the match, or to the end."""
+    pos, open_ = j + 1, 1
+    while True:
+        close = plain.find("}", pos)
+        if close < 0:
+            return None
+        open_ += plain.count("{", pos, close) - 1
+        if not open_:
+            return close
+        pos = close + 1
+
+
+def _pairs(plain: str) -> dict[int, int]:
+    """``_brace_pairs`` of a text whose escapes are blanked out."""
     match: dict[int, int] = {}
     stack: list[int] = []
-    # blank out escapes (same length, so indices hold): \\ first, then \{ and \}
-    plain = text.replace("\\\\", "  ").replace("\\{", "  ").replace("\\}", "  ")
     for m in _BRACES.finditer(plain):
         if m.group(0) == "{":
             stack.append(m.start())
@@ -117,7 +142,8 @@ def boxed_contents(text: str) -> list[str]:
     by one comparison."""
     if "\\boxed" not in text and "\\fbox" not in text:
         return []
-    match = _brace_pairs(text)
+    plain = _unescaped(text)
+    match: dict[int, int] | None = None  # every brace's match, once a box is unbalanced
     out: list[str] = []
     end = -1
     for m in _BOX.finditer(text):
@@ -125,8 +151,13 @@ def boxed_contents(text: str) -> list[str]:
             continue  # nested inside the previous box
         j = _skip_blanks(text, m.end(), len(text))
         if j < len(text) and text[j] == "{":
-            close = match.get(j)
+            # each box's match scanned for (the boxes' spans do not overlap: linear), until
+            # a box is unbalanced (a scan to the end): then all braces are matched at once,
+            # so that many unbalanced boxes cost one pass, not one each
+            close = _closing(plain, j) if match is None else match.get(j)
             if close is None:
+                if match is None:
+                    match = _pairs(plain)
                 continue  # unbalanced: not an answer
             out.append(text[j + 1 : close].strip())
             end = close
