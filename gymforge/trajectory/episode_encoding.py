@@ -109,13 +109,13 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     ``marked`` is encoded by orjson and validated by the schema's twin (``twin.TWIN``: the
     same fields and constraints, returning the models' dump as plain dicts, accepting
     nothing the models refuse; an episode record by its msgspec twin, ``flat_twin.FLAT``,
-    which is narrower still and returns the same dump), and the dump is compared with ``==`` (in C): equal,
-    ``marked`` holds no NaN or infinity (orjson wrote ``null``, which parses to nothing
-    equal to either) and no value ``json`` refuses (a datetime, a dataclass or a plain enum
-    equals no str or dict; orjson refuses the first two, and subclasses of the builtins,
-    whose ``__eq__`` or ``items()`` could lie: ``fast_json._PLAIN``), so
-    ``canonical_json(marked)`` would not have raised and the record is refused exactly when
-    it always was. The text returned is then the dump's own
+    which is narrower still and returns the same dump), and the dump is compared with
+    ``==`` (in C): equal, ``marked`` holds no NaN or infinity (orjson wrote ``null``, which
+    parses to nothing equal to either) and no value ``json`` refuses (a datetime, a
+    dataclass or a plain enum equals no str or dict; orjson refuses the first two, and
+    subclasses of the builtins, whose ``__eq__`` or ``items()`` could lie:
+    ``fast_json._PLAIN``), so ``canonical_json(marked)`` would not have raised and the
+    record is refused exactly when it always was. The text returned is then the dump's own
     canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line the reference
     path writes whenever the dump differs from the record only in what ``==`` cannot see
     (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the record again.
