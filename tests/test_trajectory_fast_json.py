@@ -221,3 +221,55 @@ def test_relaid_either_way(few: int, examples: int) -> None:
 
     with mock.patch.object(fast_json, "_FEW_MARKS", few):
         check()
+
+
+_WORDY = st.lists(
+    st.one_of(
+        st.sampled_from(["one-third", "ddfe-000001", "e-", "e-7", "3e-7", "1.5e-", "-e-1", "ee-"]),
+        st.sampled_from(["0.0000", "0.00001", "1e-0", "9e-9", "\\", '"', " "]),
+        st.text(alphabet="0123456789e-.", max_size=4),
+    )
+).map("".join)
+"""Texts whose ``e-`` follows a digit, a letter, a quote or nothing (ids, words, numbers
+spelled out in strings)."""
+
+
+@examples(3000)
+def test_a_text_the_precheck_passes_needs_no_rewrite(examples: int) -> None:
+    """``canonical_text`` returns the text as orjson wrote it when it holds no ``0.0000``
+    and no ``e-`` right after a digit (``_exponent_mark``): then the rewrite by the
+    definition changes nothing, and on every text ``canonical_text`` is that rewrite."""
+
+    @settings(max_examples=examples, deadline=None)
+    @given(st.one_of(_TREES, st.lists(st.one_of(_WORDY, _FLOATS)), st.dictionaries(_WORDY, _WORDY)))
+    def check(value: Any) -> None:
+        raw = fast_json.orjson_bytes(value)
+        if raw is None:
+            return
+        text = raw.decode()
+        if "0.0000" not in text and not fast_json._exponent_mark(text):
+            assert fast_json._split_relaid(text) == text
+        assert fast_json.canonical_text(raw) == fast_json._split_relaid(text)
+        if _encodable(value):
+            assert fast_canonical(value) == canonical_json(value)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    ("value", "marked"),
+    [
+        ({"episode_id": "ce290990ddfe-000001", "x": 0.5}, False),
+        (["one-third", "state-of-the-art", "e-", "e-9"], False),
+        ({"e-7": "-e-"}, False),
+        ({"id": "ab3e-000001"}, True),  # a digit before e- in a string: _relaid decides
+        ([1e-7], True),
+        ([-1.5e-8, "one-third"], True),
+        ([1e-10], True),  # orjson and json agree on it; the rewrite leaves it
+    ],
+)
+def test_exponent_marks(value: Any, marked: bool) -> None:
+    raw = fast_json.orjson_bytes(value)
+    assert raw is not None
+    assert fast_json._exponent_mark(raw.decode()) is marked
+    assert fast_json.canonical_text(raw) == canonical_json(value)

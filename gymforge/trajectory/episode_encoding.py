@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
 from gymforge.core.errors import IntegrityError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import not_json
 from gymforge.trajectory import fast_json
+from gymforge.trajectory.flat_twin import FLAT
 from gymforge.trajectory.line_encoding import DIGEST_PLACEHOLDER, SEAL_PLACEHOLDER, encode_line
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER, AnyLine, PolicyRecord
@@ -106,13 +108,14 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
 
     ``marked`` is encoded by orjson and validated by the schema's twin (``twin.TWIN``: the
     same fields and constraints, returning the models' dump as plain dicts, accepting
-    nothing the models refuse), and the dump is compared with ``==`` (in C): equal,
-    ``marked`` holds no NaN or infinity (orjson wrote ``null``, which parses to nothing
-    equal to either) and no value ``json`` refuses (a datetime, a dataclass or a plain enum
-    equals no str or dict; orjson refuses the first two, and subclasses of the builtins,
-    whose ``__eq__`` or ``items()`` could lie: ``fast_json._PLAIN``), so
-    ``canonical_json(marked)`` would not have raised and the record is refused exactly when
-    it always was. The text returned is then the dump's own
+    nothing the models refuse; an episode record by its msgspec twin, ``flat_twin.FLAT``,
+    which is narrower still and returns the same dump), and the dump is compared with
+    ``==`` (in C): equal, ``marked`` holds no NaN or infinity (orjson wrote ``null``, which
+    parses to nothing equal to either) and no value ``json`` refuses (a datetime, a
+    dataclass or a plain enum equals no str or dict; orjson refuses the first two, and
+    subclasses of the builtins, whose ``__eq__`` or ``items()`` could lie:
+    ``fast_json._PLAIN``), so ``canonical_json(marked)`` would not have raised and the
+    record is refused exactly when it always was. The text returned is then the dump's own
     canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line the reference
     path writes whenever the dump differs from the record only in what ``==`` cannot see
     (``1`` and ``1.0``, ``0.0`` and ``-0.0``) as well as when it is the record again.
@@ -135,9 +138,13 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     rest_raw = fast_json.orjson_bytes(rest)
     if rest_raw is None:
         return None
-    try:
-        body: dict[str, Any] = TWIN.validate_json(rest_raw)
-    except ValidationError:
+    kind = rest.get("record")  # a plain str here, if a str: orjson refuses subclasses
+    flat = FLAT.get(kind) if type(kind) is str else None
+    try:  # a flat record (the episode record) by its msgspec twin (``flat_twin``)
+        body: dict[str, Any] = (
+            TWIN.validate_json(rest_raw) if flat is None else flat.decode(rest_raw)
+        )
+    except (ValidationError, msgspec.ValidationError):
         return None
     if not slotted:
         body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it

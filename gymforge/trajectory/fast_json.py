@@ -97,9 +97,25 @@ def fast_canonical(value: Any) -> str | None:
 def canonical_text(raw: bytes) -> str:
     """``fast_canonical(value)`` from ``raw``, the ``orjson_bytes(value)`` already made."""
     text = raw.decode()
-    if "0.0000" not in text and "e-" not in text:
+    if "0.0000" not in text and not _exponent_mark(text):
         return text
     return _relaid(text)
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _exponent_mark(text: str) -> bool:
+    """Whether ``text`` holds ``e-`` right after a digit: the exponent tokens of
+    ``_DIFFERS`` have one (``\\d(?:\\.\\d+)?e-``), and the ``e-`` of a word or an id in
+    a string (``one-third``, an id ending in ``e``) mostly has not, which would send the
+    text to ``_relaid`` for nothing."""
+    i = text.find("e-")
+    while i > 0:
+        if text[i - 1] in _DIGITS:
+            return True
+        i = text.find("e-", i + 2)
+    return False
 
 
 _RUN = frozenset("-0123456789.e")

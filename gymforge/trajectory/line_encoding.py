@@ -4,6 +4,7 @@ and the bytes the digest chain and the keyed chain cover, from one encoding of t
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from gymforge.core.seeding import canonical_json
@@ -14,6 +15,7 @@ DIGEST_PLACEHOLDER = "0" * 64
 SEAL_PLACEHOLDER = "f" * 64
 _DIGEST_MARK = '"digest":"' + DIGEST_PLACEHOLDER + '"'
 _SEAL_MARK = '"seal":"' + SEAL_PLACEHOLDER + '"'
+_MARK_LEN = len(_DIGEST_MARK)
 
 
 def chained_line(previous: str, body: dict[str, Any]) -> tuple[str, str]:
@@ -45,19 +47,21 @@ def encode_line(
         else:
             marked["seal"] = SEAL_PLACEHOLDER
         full = canonical_json(marked)
-    if full.count(_DIGEST_MARK) != 1 or (key is not None and full.count(_SEAL_MARK) != 1):
+    i = full.find(_DIGEST_MARK)  # exactly one: found, and not again after it
+    if i < 0 or full.find(_DIGEST_MARK, i + _MARK_LEN) >= 0:
+        return _encode_parts(previous, body, key, previous_seal)
+    if key is not None and full.count(_SEAL_MARK) != 1:
         return _encode_parts(previous, body, key, previous_seal)
     # canonical JSON sorts keys: full is "{" head-entries "digest" [middle "seal"] tail "}",
     # and every cut piece keeps the commas that separated it from the placeholders
-    i = full.index(_DIGEST_MARK)
-    head, rest = full[:i], full[i + len(_DIGEST_MARK) :]
+    head, rest = full[:i], full[i + _MARK_LEN :]
     if key is None:  # rest is [",<after>"] "}"
-        if len(head) > 1 and len(rest) > 1:  # "{<before>," and ",<after>}": one comma kept
-            unsealed = head + rest[1:]
+        if i > 1 and len(rest) > 1:  # "{<before>," and ",<after>}": one comma kept
+            unsealed = f"{previous}{head}{rest[1:]}"
         else:
-            unsealed = "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
-        digest = chain_step(previous, unsealed)
-        return digest, previous_seal, head + '"digest":"' + digest + '"' + rest
+            unsealed = previous + "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
+        digest = hashlib.sha256(unsealed.encode()).hexdigest()  # chain_step, inlined
+        return digest, previous_seal, f'{head}"digest":"{digest}"{rest}'
     j = rest.index(_SEAL_MARK)  # between is "," or ",<middle>,"; tail is [",<after>"] "}"
     between, tail = rest[:j], rest[j + len(_SEAL_MARK) :]
     pieces = (head[1:-1], between[1:-1], tail[1:-1])
