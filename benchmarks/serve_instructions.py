@@ -47,7 +47,9 @@ def run_server(pythonpath: str, sessions: int, steps: int, asyncio_loop: bool) -
         cmd += [f"--log-file={tmp}/log", sys.executable, *launcher, "serve", ECHO, "--port", "0"]
         cmd += ["--token", TOKEN, "--max-sessions", cap, "--max-sessions-per-client", cap]
         env = {**os.environ, "PYTHONPATH": pythonpath, "PYTHONHASHSEED": "0"}
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(  # run from tmp: ``-m`` puts the working directory first
+            cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, cwd=tmp
+        )
         assert proc.stderr is not None
         try:
             line = proc.stderr.readline().decode()
