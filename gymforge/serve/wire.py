@@ -54,7 +54,6 @@ _NOT_ASCII = re.compile("[^\x00-\x7e]+")
 """What ``json`` escapes and orjson writes as it is: non-ASCII text and U+007F (only ever
 inside strings: JSON's own syntax is ASCII, and no escape orjson writes contains them)."""
 _SCALARS = frozenset({str, int, bool, type(None)})
-_STR = frozenset({str})
 _MAX_DEPTH = 64
 """Deeper trees than this take ``json`` (orjson's own limit is 255)."""
 
@@ -84,14 +83,21 @@ def plain(value: Any, depth: int = 0) -> bool:
     if depth >= _MAX_DEPTH:
         return False
     if kind is dict:
-        if not set(map(type, value)) <= _STR:
-            return False
-        items: Any = value.values()
-    elif kind is list or kind is tuple:
-        items = value
-    else:
+        for key, item in value.items():  # scalars inline: a call per container only
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            if kind is float:
+                if item - item != 0.0:
+                    return False
+            elif not plain(item, depth + 1):
+                return False
+        return True
+    if kind is not list and kind is not tuple:
         return False
-    for item in items:  # scalars inline: a call per container only
+    for item in value:
         kind = type(item)
         if kind in _SCALARS:
             continue
