@@ -66,7 +66,7 @@ def loads(raw: str | bytes) -> Any:
         if long.search(raw) is None:  # type: ignore[arg-type]  # str with str, bytes with bytes
             try:
                 return orjson.loads(raw)
-            except orjson.JSONDecodeError:
+            except Exception:  # orjson.JSONDecodeError, or anything: json.loads decides
                 pass
     return json.loads(raw)
 
@@ -129,7 +129,7 @@ def ascii_json(message: dict[str, Any], dumped: Collection[str] = ()) -> str | N
             return None
     try:
         raw = orjson.dumps(message, option=_OPTIONS)
-    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+    except Exception:  # orjson.JSONEncodeError (a TypeError), or anything: json decides
         return None
     text = canonical_text(raw)
     if raw.isascii() and b"\x7f" not in raw:

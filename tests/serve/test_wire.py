@@ -273,6 +273,7 @@ LOAD_CASES: list[str | bytes] = [
     "[0.1000000000000000055511151231257827021181583404541015625]",
     '"\\ud800"',
     '"\\udc00\\ud800"',
+    '["a\ud800"]',  # a raw lone surrogate in the text itself
     '"\\ud83d\\ude00"',
     '{"a": 1, "a": 2, "b": 3}',
     "\ufeff{}",
