@@ -73,8 +73,7 @@ class SessionSocket(Peer, Protocol):
 
 
 DUMPED = frozenset({"observation", "task", "action"})
-"""The reply keys whose values every handler makes with pydantic's ``model_dump(mode="json")``
-(``task``: ``protocol.task_view``'s, or None), which ``protocol.dumps`` need not check."""
+"""Reply keys every handler fills with a ``model_dump(mode="json")``: not walked by dumps."""
 
 
 class Refused(Exception):
