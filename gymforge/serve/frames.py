@@ -12,12 +12,12 @@ ordinary messages pay two ``str.count`` calls).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from gymforge.core.types import MAX_NESTING
 from gymforge.serve import protocol as p
+from gymforge.serve.wire import loads
 
 MAX_DEPTH = MAX_NESTING + 16
 """Deepest nesting a message may have: action arguments nest at most ``MAX_NESTING``
@@ -42,7 +42,7 @@ def decode_frame(raw: str | bytes, max_bytes: int) -> dict[str, Any] | FrameErro
         text = f"{size} bytes > max_message_bytes {max_bytes}; not processed"
         return FrameError("too_large", text, p.CLOSE_TOO_BIG)
     try:
-        data = json.loads(raw)
+        data = loads(raw)  # json.loads's value and errors
     except RecursionError:
         return _too_deep()
     except (ValueError, UnicodeDecodeError) as err:

@@ -34,6 +34,7 @@ non-fatal). Close codes are in ``CLOSE_CODES``.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -41,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.seeding import canonical_json, stable_hash
 from gymforge.core.types import Action, Observation, Task
+from gymforge.serve.wire import ascii_json
 from gymforge.tools.faults import FaultKind, FaultPlan
 from gymforge.trajectory.redact import public_info
 
@@ -289,11 +291,16 @@ _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 _C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
 
 
-def dumps(message: dict[str, Any]) -> str:
+def dumps(message: dict[str, Any], dumped: Collection[str] = ()) -> str:
     """Wire encoding: ASCII-escaped (lone surrogates survive), NaN refused (ValueError).
 
-    The C encoder is called directly (what ``JSONEncoder.encode`` does after building a
-    float formatter per call): the same bytes, ~1.5 us less per frame."""
+    orjson writes it where its text is provably the same (``gymforge.serve.wire``; the keys
+    in ``dumped`` hold values made by pydantic's ``model_dump(mode="json")``); otherwise
+    the C encoder is called directly (what ``JSONEncoder.encode`` does after building a
+    float formatter per call)."""
+    fast = ascii_json(message, dumped)
+    if fast is not None:
+        return fast
     if _C_ENCODER is None:
         return _ENCODER.encode(message)
     encode = _C_ENCODER(

@@ -39,6 +39,7 @@ from gymforge.core.policy import episode_context
 from gymforge.core.types import Task
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
+from gymforge.serve.fast_step import step_message
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
@@ -69,6 +70,10 @@ class SessionSocket(Peer, Protocol):
     async def send_text(self, data: str) -> None: ...
 
     async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
+
+
+DUMPED = frozenset({"observation", "task", "action"})
+"""Reply keys every handler fills with a ``model_dump(mode="json")``: not walked by dumps."""
 
 
 class Refused(Exception):
@@ -228,22 +233,18 @@ class Session:
         data = decode_frame(raw, self.cfg.max_message_bytes)
         if isinstance(data, FrameError):  # not a message: answer, then close the session
             return self._err(data.code, data.message, fatal=True), data.close_code
-        msg_id = data.get("id") if isinstance(data.get("id"), int | str) else None
-        try:
-            msg = p.CLIENT_ADAPTER.validate_python(data)
-        except ValidationError as err:
-            kinds = {e["type"] for e in err.errors()}
-            if "union_tag_invalid" in kinds:
-                known = ", ".join(p.MESSAGE_TYPES)
-                text = f"unknown message type {str(data.get('type'))[:50]!r}; known: {known}"
-                return self._err("unknown_type", text, msg_id), None
-            return self._err("bad_message", _summary(err), msg_id), None
+        msg = step_message(data)  # the common step, as validation makes it; else None
+        if msg is None:
+            try:
+                msg = p.CLIENT_ADAPTER.validate_python(data)
+            except ValidationError as err:
+                return self._invalid(data, err), None
         handler = getattr(self, f"_on_{msg.type}")
         close_code: int | None = None
         try:
             reply = await handler(msg)
             reply["id"] = msg.id
-            text = p.dumps(reply)
+            text = p.dumps(reply, DUMPED)
             if msg.type == "close":
                 close_code = p.CLOSE_NORMAL
         except asyncio.CancelledError:
@@ -268,6 +269,15 @@ class Session:
             text = self._env_error(err, msg.id)
         self.m.observe(msg.type, (time.perf_counter() - t0) * 1e3)
         return text, close_code
+
+    def _invalid(self, data: dict[str, Any], err: ValidationError) -> str:
+        msg_id = data.get("id") if isinstance(data.get("id"), int | str) else None
+        kinds = {e["type"] for e in err.errors()}
+        if "union_tag_invalid" in kinds:
+            known = ", ".join(p.MESSAGE_TYPES)
+            text = f"unknown message type {str(data.get('type'))[:50]!r}; known: {known}"
+            return self._err("unknown_type", text, msg_id)
+        return self._err("bad_message", _summary(err), msg_id)
 
     def _err(self, code: p.ErrorCode, message: str, msg_id: Any = None, fatal: bool = False) -> str:
         self.m.errors[code] += 1

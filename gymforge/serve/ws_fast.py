@@ -36,9 +36,17 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 from websockets.http11 import Request
+from websockets.protocol import State
+from websockets.streams import StreamReader
+
+from gymforge.serve.frames_in import whole_data_frames
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
+
+AT_FRAME = StreamReader.at_eof.__code__
+"""What ``websockets``' parser waits in between frames (inside a frame it waits in
+``read_exact``, holding what it read of it)."""
 
 INBOX_MESSAGES = 8
 """Unread messages at which a connection stops reading its socket until the session
@@ -139,12 +147,49 @@ class SessionProtocol(WebSocketsSansIOProtocol):
             self.inbox = Inbox(self, self.hub.config.max_message_bytes)
             self.queue = self.inbox  # type: ignore[assignment]  # the connect event is implied
 
+    def data_received(self, data: bytes) -> None:
+        if not (self.fast and self._take_frames(data)):
+            super().data_received(data)
+
+    def _take_frames(self, data: bytes) -> bool:
+        """Deliver ``data`` here when it is whole data frames only, as ``websockets`` would
+        (``frames.whole_data_frames``), with its parser waiting for a frame and nothing
+        buffered; else False, and ``data`` takes ``websockets``' parser."""
+        conn = self.conn
+        if (
+            conn.state is not State.OPEN
+            or conn.current_size is not None
+            or conn.reader.buffer
+            or conn.extensions
+            or conn.debug
+        ):
+            return False
+        waiting = conn.parser  # the innermost generator the parser waits in
+        while (inner := getattr(waiting, "gi_yieldfrom", None)) is not None:
+            waiting = inner
+        if getattr(waiting, "gi_code", None) is not AT_FRAME:
+            return False
+        limit = conn.max_message_size
+        if conn.max_fragment_size is not None:
+            limit = conn.max_fragment_size if limit is None else min(limit, conn.max_fragment_size)
+        frames = whole_data_frames(data, limit)
+        if frames is None:
+            return False
+        for text, payload in frames:
+            self.curr_msg_data_type = "text" if text else "bytes"
+            self._deliver(payload)
+        return True
+
     def send_receive_event_to_app(self) -> None:
         if not self.fast:
             super().send_receive_event_to_app()
             return
         data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
         self.frames = []
+        self._deliver(data)
+
+    def _deliver(self, data: bytes) -> None:
+        """A whole message, to the session's inbox (``curr_msg_data_type`` says its kind)."""
         if self.close_sent:
             return  # past our close: discard, keep reading until the peer's close
         if self.curr_msg_data_type == "text":
