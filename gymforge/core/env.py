@@ -59,6 +59,11 @@ class EnvSpec:
             )
 
 
+_NUMBERS = frozenset({float, int})
+"""Component types whose value ``fsum`` reads the same every time (no ``__float__`` of
+their own)."""
+
+
 @dataclass(frozen=True)
 class StepResult:
     """The outcome of one ``step``. Build it with :meth:`make` so that ``reward`` is the sum."""
@@ -94,10 +99,12 @@ class StepResult:
         as ``__init__`` makes it, without checking the sum again
         (``tests/test_dataclass_made.py`` holds it equal to the constructor)."""
         reward = math.fsum(components.values())
-        # NaN, or both ends: ``__post_init__`` refuses it, so the constructor raises
+        # NaN, or both ends: ``__post_init__`` refuses it, so the constructor raises; a value
+        # not exactly a float or an int may read otherwise the second time: the constructor
         if (
             cls is StepResult
             and type(components) is dict
+            and set(map(type, components.values())) <= _NUMBERS
             and reward == reward
             and not (terminated and truncated)
         ):

@@ -24,7 +24,7 @@ T = TypeVar("T")
 def randint(r: random.Random, lo: int, hi: int) -> int:
     """``r.randint(lo, hi)``."""
     if type(r) is random.Random and type(lo) is int and type(hi) is int and lo <= hi:
-        if not _INLINE:
+        if not _INLINE or "_randbelow" in r.__dict__:  # an instance's own draw: it decides
             drawn: int = r._randbelow(hi - lo + 1)  # type: ignore[attr-defined]
             return lo + drawn
         n = hi - lo + 1  # ``_randbelow(n)``, inline (module docstring)
@@ -41,7 +41,7 @@ def choice(r: random.Random, seq: Sequence[T]) -> T:
     kind = type(seq)
     if type(r) is random.Random and (kind is list or kind is tuple) and seq:
         n = len(seq)
-        if not _INLINE:
+        if not _INLINE or "_randbelow" in r.__dict__:  # an instance's own draw: it decides
             i: int = r._randbelow(n)  # type: ignore[attr-defined]
             return seq[i]
         k = n.bit_length()  # ``_randbelow(n)``, inline (module docstring)
