@@ -273,3 +273,9 @@ def test_exponent_marks(value: Any, marked: bool) -> None:
     assert raw is not None
     assert fast_json._exponent_mark(raw.decode()) is marked
     assert fast_json.canonical_text(raw) == canonical_json(value)
+
+
+def test_the_exponent_precheck_looks_past_an_e_minus_at_the_start() -> None:
+    from gymforge.trajectory.fast_json import _exponent_mark
+
+    assert _exponent_mark("e-x 1e-5") and not _exponent_mark("e-x one-third")

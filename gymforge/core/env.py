@@ -100,12 +100,15 @@ class StepResult:
         (``tests/test_dataclass_made.py`` holds it equal to the constructor)."""
         reward = math.fsum(components.values())
         # NaN, or both ends: ``__post_init__`` refuses it, so the constructor raises; a value
-        # not exactly a float or an int may read otherwise the second time: the constructor
+        # not exactly a float or an int (or an end flag not a bool) may read otherwise the
+        # second time: the constructor
         if (
             cls is StepResult
             and type(components) is dict
             and set(map(type, components.values())) <= _NUMBERS
             and reward == reward
+            and type(terminated) is bool
+            and type(truncated) is bool
             and not (terminated and truncated)
         ):
             made = {

@@ -111,8 +111,8 @@ def _exponent_mark(text: str) -> bool:
     a string (``one-third``, an id ending in ``e``) mostly has not, which would send the
     text to ``_relaid`` for nothing."""
     i = text.find("e-")
-    while i > 0:
-        if text[i - 1] in _DIGITS:
+    while i >= 0:
+        if i and text[i - 1] in _DIGITS:
             return True
         i = text.find("e-", i + 2)
     return False
