@@ -24,7 +24,7 @@ value (``json`` refuses them), and refuses what ``json`` writes (an integer past
 key that is not a string) or writes by its own rules (a subclass); there the caller takes
 ``json``. The check walks the message, except for the values its caller names as made by
 pydantic's ``model_dump(mode="json")``, which is always such a tree (NaN becomes ``None``,
-an enum its value, a UUID its text: tests/serve/test_wire.py).
+an enum its value, a UUID its text: tests/serve/test_serve_wire.py).
 """
 
 from __future__ import annotations
