@@ -24,60 +24,71 @@ _CANONICAL = json.JSONEncoder(
 The encoder keeps no state between calls, so sharing it is safe."""
 
 
-_OPTIONS = (None, ":", ",", True, False, False)
-_PROBE = {"b": [1.5, -0.0, 1e-07, None, True, "\u00e9\n"], "a": {"c": 10**20}}
+_PROBE = {"b": [1.5, -0.0, 1e-07, None, True, "\u00e9\n\u2028"], "a": {"c": 10**20}}
 
 
-def _c_encoder(markers: dict[int, Any]) -> Callable[[Any, int], list[str]] | None:
-    """The C encoder ``_CANONICAL.encode`` builds on every call, built with the same
-    arguments around ``markers``; None when this Python has none, or one taking other
-    arguments, or one that writes ``_PROBE`` unlike ``_CANONICAL``."""
+def _c_encoder(
+    encoder: json.JSONEncoder, markers: dict[int, Any]
+) -> Callable[[Any, int], list[str]] | None:
+    """The C encoder ``encoder.encode`` builds on every call, built with the same arguments
+    around ``markers``; None when this Python has none, or one taking other arguments, or
+    one that writes ``_PROBE`` unlike ``encoder``."""
     maker = getattr(json_encoder, "c_make_encoder", None)
     if maker is None:
         return None
+    strings = json_encoder.encode_basestring_ascii if encoder.ensure_ascii else None
+    e = encoder
     try:
-        # indent, separators, sort_keys, skipkeys and allow_nan: _CANONICAL's
-        encode = maker(markers, _CANONICAL.default, json_encoder.encode_basestring, *_OPTIONS)
-        same = "".join(encode(_PROBE, 0)) == _CANONICAL.encode(_PROBE)
+        encode = maker(
+            markers,
+            e.default,
+            strings or json_encoder.encode_basestring,
+            *(e.indent, e.key_separator, e.item_separator, e.sort_keys, e.skipkeys),
+            e.allow_nan,
+        )
+        same = "".join(encode(_PROBE, 0)) == encoder.encode(_PROBE)
     except Exception:
         return None
     return cast(Callable[[Any, int], list[str]], encode) if same else None
 
 
-class _Reused(threading.local):
-    """One C encoder per thread, for :func:`canonical_json`."""
+class ReusedEncoder(threading.local):
+    """``encoder.encode(value)``, with the C encoder it would build for each call built once
+    per thread instead (a third of the cost of a small value): the same text and the same
+    errors. Its ``markers`` (the containers being encoded, for the circular reference check)
+    are empty between calls, and cleared after an encoding that raised, which may leave
+    some; a nested call (a ``dict`` subclass whose ``items``, or a ``default``, encodes)
+    takes ``encoder.encode``, with markers of its own, as every call had. The C encoder
+    holds ``encoder.default`` as it was when the thread first encoded."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoder: json.JSONEncoder) -> None:
+        self.encoder = encoder
         self.busy = False
         self.markers: dict[int, Any] = {}
-        self.encode = _c_encoder(self.markers)
+        self.c_encode = _c_encoder(encoder, self.markers)
+
+    def encode(self, value: Any) -> str:
+        c_encode = self.c_encode
+        if c_encode is None or self.busy or isinstance(value, str):
+            return self.encoder.encode(value)
+        self.busy = True
+        try:
+            return "".join(c_encode(value, 0))
+        except BaseException:
+            self.markers.clear()
+            raise
+        finally:
+            self.busy = False
 
 
-_REUSED = _Reused()
+_REUSED = ReusedEncoder(_CANONICAL)
 
 
 def canonical_json(value: Any) -> str:
-    """The one canonical JSON text of ``value``: sorted keys, no spaces, UTF-8 kept.
-
-    ``_CANONICAL.encode(value)``, with the C encoder it would build for the call built once
-    per thread instead (a third of the cost of a small value, as a state fingerprinted at
-    every step): the same text and the same errors (tests/test_canonical_json.py). Its
-    ``markers`` (the containers being encoded, for the circular reference check) are empty
-    between calls, and cleared after an encoding that raised, which may leave some; a
-    nested call (a ``dict`` subclass whose ``items`` encodes) takes ``_CANONICAL.encode``,
-    with markers of its own, as every call had."""
-    reused = _REUSED
-    encode = reused.encode
-    if encode is None or reused.busy or isinstance(value, str):
-        return _CANONICAL.encode(value)
-    reused.busy = True
-    try:
-        return "".join(encode(value, 0))
-    except BaseException:
-        reused.markers.clear()
-        raise
-    finally:
-        reused.busy = False
+    """The one canonical JSON text of ``value``: sorted keys, no spaces, UTF-8 kept:
+    ``_CANONICAL.encode(value)`` by the thread's :class:`ReusedEncoder` (the same text and
+    errors, tests/test_canonical_json.py); a state is fingerprinted at every step."""
+    return _REUSED.encode(value)
 
 
 def stable_hash(*parts: Any) -> bytes:

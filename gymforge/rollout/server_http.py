@@ -15,14 +15,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Mapping
-from json import encoder as json_encoder
-from typing import Any, cast
+from typing import Any
 
 import jiter
 import openai
 
+from gymforge.core.seeding import ReusedEncoder
 from gymforge.rollout.json_http import JsonHttp
 
 try:  # the SDK's HTTP library: httpx2 in openai>=3, httpx before
@@ -113,59 +112,17 @@ async def post_json_lean(
 
 
 _BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_BODY_OPTIONS = (None, ":", ",", False, False, False)  # indent, separators, sort, skip, NaN
-_PROBE = {"b": [1.5, -0.0, 1e-07, None, True, "\u00e9\n\u2028"], "a": {"c": 10**20}}
-
-
-def _c_body_encoder(markers: dict[int, Any]) -> Callable[[Any, int], list[str]] | None:
-    """The C encoder ``_BODY.encode`` builds on every call, built with the same arguments
-    around ``markers``; None when this Python has none, takes other arguments or writes
-    ``_PROBE`` unlike ``_BODY``."""
-    maker = getattr(json_encoder, "c_make_encoder", None)
-    if maker is None:
-        return None
-    try:
-        encode = maker(markers, _BODY.default, json_encoder.encode_basestring, *_BODY_OPTIONS)
-        same = "".join(encode(_PROBE, 0)) == _BODY.encode(_PROBE)
-    except Exception:
-        return None
-    return cast(Callable[[Any, int], list[str]], encode) if same else None
-
-
-class _Reused(threading.local):
-    """One C body encoder per thread, for :func:`encode_body`."""
-
-    def __init__(self) -> None:
-        self.busy = False
-        self.markers: dict[int, Any] = {}
-        self.encode = _c_body_encoder(self.markers)
-
-
-_REUSED = _Reused()
+_REUSED = ReusedEncoder(_BODY)
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
     """A request body's bytes as the SDK encodes them (its ``openapi_dumps``: compact,
-    UTF-8, NaN refused), so both paths send the same bytes.
-
-    ``_BODY.encode(body)``, with the C encoder it would build for the call built once per
-    thread instead (as ``core.seeding.canonical_json`` does): the same bytes and the same
-    errors (``tests/rollout/test_encode_body.py``). Its ``markers`` (the containers being
-    encoded, for the circular reference check) are empty between calls and cleared after
-    an encoding that raised; a nested call (a ``default`` that encodes) takes
-    ``_BODY.encode``."""
-    reused = _REUSED
-    encode = reused.encode
-    if encode is None or reused.busy or type(body) is not dict:
+    UTF-8, NaN refused), so both paths send the same bytes: ``_BODY.encode(body)``, by the
+    thread's :class:`~gymforge.core.seeding.ReusedEncoder` for a plain ``dict`` (the same
+    bytes and errors, ``tests/rollout/test_encode_body.py``)."""
+    if type(body) is not dict:
         return _BODY.encode(body).encode()
-    reused.busy = True
-    try:
-        return "".join(encode(body, 0)).encode()
-    except BaseException:
-        reused.markers.clear()
-        raise
-    finally:
-        reused.busy = False
+    return _REUSED.encode(body).encode()
 
 
 _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {

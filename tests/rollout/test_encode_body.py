@@ -95,16 +95,15 @@ def test_a_default_that_encodes_takes_the_plain_encoder() -> None:
     def default(o: object) -> Any:
         return encode_body({"inner": 1}).decode()
 
-    encoder = server_http._REUSED.encode
-    assert encoder is not None
+    assert server_http._REUSED.c_encode is not None
     saved = _BODY.default
     try:
         _BODY.default = default  # type: ignore[method-assign]
-        server_http._REUSED.__init__()  # type: ignore[misc]  # rebuilt around the new default
+        server_http._REUSED.__init__(_BODY)  # type: ignore[misc]  # rebuilt around the new default
         assert encode_body({"x": Loud()}) == reference({"x": Loud()})
     finally:
         _BODY.default = saved  # type: ignore[method-assign]
-        server_http._REUSED.__init__()  # type: ignore[misc]
+        server_http._REUSED.__init__(_BODY)  # type: ignore[misc]
 
 
 def test_each_thread_has_its_own_encoder() -> None:
