@@ -34,20 +34,13 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from gymforge.trajectory.fast_json import canonical_text
+from gymforge.trajectory.fast_json import PLAIN, canonical_text
 
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; json then does it all
     orjson = None  # type: ignore[assignment]
 
-_OPTIONS = (
-    0
-    if orjson is None
-    else orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-)
 _LONG_DIGITS_STR = re.compile(r"[0-9]{19}")
 _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 _NOT_ASCII = re.compile("[^\x00-\x7e]+")
@@ -128,7 +121,7 @@ def ascii_json(message: dict[str, Any], dumped: Collection[str] = ()) -> str | N
         elif not plain(value, 1):
             return None
     try:
-        raw = orjson.dumps(message, option=_OPTIONS)
+        raw = orjson.dumps(message, option=PLAIN)
     except Exception:  # orjson.JSONEncodeError (a TypeError), or anything: json decides
         return None
     text = canonical_text(raw)

@@ -114,7 +114,7 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     parses to nothing equal to either) and no value ``json`` refuses (a datetime, a
     dataclass or a plain enum equals no str or dict; orjson refuses the first two, and
     subclasses of the builtins, whose ``__eq__`` or ``items()`` could lie:
-    ``fast_json._PLAIN``), so ``canonical_json(marked)`` would not have raised and the
+    ``fast_json.PLAIN``), so ``canonical_json(marked)`` would not have raised and the
     record is refused exactly when it always was. The text returned is then the dump's own
     canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line the reference
     path writes whenever the dump differs from the record only in what ``==`` cannot see

@@ -36,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover - the pure-Python path: canonical_json everywhere
     orjson = None  # type: ignore[assignment]
 
-_PLAIN = (
+PLAIN = (
     0
     if orjson is None
     else orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -49,7 +49,7 @@ its ``items()``, which may lie, and the writer's ``==`` cannot tell a subclass w
 ``__eq__`` says yes to anything), a dataclass or a datetime; the caller then takes
 ``canonical_json``. An enum orjson still writes by its value (tests/redteam/
 test_writer_lying_values.py)."""
-_OPTIONS = 0 if orjson is None else orjson.OPT_SORT_KEYS | _PLAIN
+_OPTIONS = 0 if orjson is None else orjson.OPT_SORT_KEYS | PLAIN
 _STRINGS = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")', re.DOTALL)
 """A JSON string of orjson's output (a backslash always starts a two-character escape or
 ``\\uXXXX``, whose tail holds no quote): splitting at it with the group kept gives the text
@@ -82,7 +82,7 @@ def unsorted_bytes(value: Any) -> bytes | None:
     if orjson is None:
         return None
     try:
-        return orjson.dumps(value, option=_PLAIN)
+        return orjson.dumps(value, option=PLAIN)
     except (TypeError, ValueError):
         return None
 

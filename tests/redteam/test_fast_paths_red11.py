@@ -32,10 +32,10 @@ from gymforge.trajectory.line_encoding import (
     encode_line,
 )
 from gymforge.trajectory.schema import EpisodeKeys
-from gymforge.verify.math import extract
 from gymforge.verify.math.extract import boxed_contents
 from tests.test_trajectory_same_json import KEY, _episode
 from tests.test_trajectory_twin import _outcome
+from tests.verify.test_math_extract import _boxed_by_the_whole_map
 
 OBS = Observation(messages=())
 
@@ -352,29 +352,7 @@ def test_draws_equal_the_methods_at_the_edges() -> None:
 # --- boxed_contents --------------------------------------------------------------------------
 
 
-def _reference_boxes(text: str) -> list[str]:
-    """0a84d2a's ``boxed_contents``: every brace matched first over the whole text."""
-    if "\\boxed" not in text and "\\fbox" not in text:
-        return []
-    match = extract._brace_pairs(text)
-    out: list[str] = []
-    end = -1
-    for m in extract._BOX.finditer(text):
-        if m.start() < end:
-            continue
-        j = extract._skip_blanks(text, m.end(), len(text))
-        if j < len(text) and text[j] == "{":
-            close = match.get(j)
-            if close is None:
-                continue
-            out.append(text[j + 1 : close].strip())
-            end = close
-        elif j > m.end():
-            bare = extract._BARE_TOKEN.match(text, j)
-            if bare:
-                out.append(bare.group(0).strip())
-                end = bare.end()
-    return out
+_reference_boxes = _boxed_by_the_whole_map  # 0a84d2a's boxed_contents
 
 
 _CRAFTED = [
