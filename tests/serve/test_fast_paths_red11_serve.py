@@ -15,7 +15,16 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from test_frames_in import KEY, RESET, STEP, Start, masked, raw_frame, transcript
+from test_frames_in import (
+    KEY,
+    RESET,
+    STEP,
+    Start,
+    masked,
+    raw_frame,
+    same_with_and_without_the_fast_read,
+    transcript,
+)
 
 from gymforge.core.types import Message, Observation
 from gymforge.serve import protocol as p
@@ -242,18 +251,7 @@ CHUNKS: list[list[bytes]] = [
 def test_hostile_chunks_read_the_same_with_and_without_the_fast_read(
     start: Start, monkeypatch: pytest.MonkeyPatch, upto: int
 ) -> None:
-    taken: list[bool] = []
-    original = SessionProtocol._take_frames
-
-    def spy(self: SessionProtocol, data: bytes) -> bool:
-        taken.append(original(self, data))
-        return taken[-1]
-
-    monkeypatch.setattr(SessionProtocol, "_take_frames", spy)
-    fast = transcript(start, CHUNKS[:upto])
-    assert True in taken
-    monkeypatch.setattr(SessionProtocol, "_take_frames", lambda self, data: False)
-    assert transcript(start, CHUNKS[:upto]) == fast
+    same_with_and_without_the_fast_read(start, monkeypatch, CHUNKS[:upto])
 
 
 def test_a_frame_over_the_cap_is_not_read_fast(

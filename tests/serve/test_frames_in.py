@@ -176,6 +176,14 @@ def transcript(start: Start, groups: list[list[bytes]]) -> list[Any]:
 def test_a_session_reads_the_same_with_and_without_the_fast_read(
     start: Start, monkeypatch: pytest.MonkeyPatch, upto: int
 ) -> None:
+    same_with_and_without_the_fast_read(start, monkeypatch, CHUNKS[:upto])
+
+
+def same_with_and_without_the_fast_read(
+    start: Start, monkeypatch: pytest.MonkeyPatch, groups: list[list[bytes]]
+) -> None:
+    """``groups`` give a session the same transcript with the fast read taken (at least
+    once) and with it never taken."""
     taken: list[bool] = []
     original = SessionProtocol._take_frames
 
@@ -184,7 +192,7 @@ def test_a_session_reads_the_same_with_and_without_the_fast_read(
         return taken[-1]
 
     monkeypatch.setattr(SessionProtocol, "_take_frames", spy)
-    fast = transcript(start, CHUNKS[:upto])
+    fast = transcript(start, groups)
     assert True in taken
     monkeypatch.setattr(SessionProtocol, "_take_frames", lambda self, data: False)
-    assert transcript(start, CHUNKS[:upto]) == fast
+    assert transcript(start, groups) == fast
