@@ -4,7 +4,6 @@ and the bytes the digest chain and the keyed chain cover, from one encoding of t
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from gymforge.core.seeding import canonical_json
@@ -57,10 +56,10 @@ def encode_line(
     head, rest = full[:i], full[i + _MARK_LEN :]
     if key is None:  # rest is [",<after>"] "}"
         if i > 1 and len(rest) > 1:  # "{<before>," and ",<after>}": one comma kept
-            unsealed = f"{previous}{head}{rest[1:]}"
+            unsealed = head + rest[1:]
         else:
-            unsealed = previous + "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
-        digest = hashlib.sha256(unsealed.encode()).hexdigest()  # chain_step, inlined
+            unsealed = "{" + ",".join(p for p in (head[1:-1], rest[1:-1]) if p) + "}"
+        digest = chain_step(previous, unsealed)
         return digest, previous_seal, f'{head}"digest":"{digest}"{rest}'
     j = rest.index(_SEAL_MARK)  # between is "," or ",<middle>,"; tail is [",<after>"] "}"
     between, tail = rest[:j], rest[j + len(_SEAL_MARK) :]
