@@ -31,8 +31,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 def message_of(role: Role, content: str) -> Message:
     """``Message(role=role, content=content)``."""
     if type(role) is str and role in _ROLES and type(content) is str:
-        fields = {"role": role, "content": scrub_text(content), "name": None}
-        fields["tool_call_id"] = None
+        fields = {"role": role, "content": scrub_text(content), "name": None, "tool_call_id": None}
         return built(Message, fields, set(_MESSAGE_SET))
     return Message(role=role, content=content)
 
