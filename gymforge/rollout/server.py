@@ -145,7 +145,7 @@ class ServerFactory:
             )
         if sampling is not None and sampling.max_tokens is not None and sampling.max_tokens < 1:
             raise UserError(f"--max-tokens must be at least 1, got {sampling.max_tokens}")
-        refuse_credentials(base_url or openai_base_url())
+        refuse_unusable(base_url or openai_base_url())
         self.model = model
         self.base_url = base_url
         self.api_key = api_key or openai_api_key() or "EMPTY"
@@ -270,21 +270,31 @@ class ServerFactory:
         self._clients = weakref.WeakKeyDictionary()
 
 
-def refuse_credentials(base_url: str | None) -> None:
-    """Refuse a base URL carrying ``user:password@``: a request cannot send them beside the
-    API key's bearer token (the SDK's aiohttp transport refuses every such request; its httpx
-    transport sends them in place of the key). The error shows the URL without them."""
+def refuse_unusable(base_url: str | None) -> None:
+    """Refuse a base URL no request can be sent to as given:
+
+    - one carrying ``user:password@``: a request cannot send them beside the API key's
+      bearer token (the SDK's aiohttp transport refuses every such request; its httpx
+      transport sends them in place of the key). The error shows the URL without them;
+    - one with a query, even an empty one (``?``): the SDK appends each request's path
+      after it (``/v1/?api-version=1chat/completions``), and no request reaches its
+      endpoint."""
     if base_url is None:
         return
     url = urlsplit(base_url)
-    if url.username is None and url.password is None:
-        return
-    shown = url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
-    raise UserError(
-        f"the base URL {shown} carries credentials (user:password@), which cannot be sent "
-        "beside the API key's bearer token: give the key as $OPENAI_API_KEY instead, or "
-        "put a proxy that adds them in front of the server"
-    )
+    if url.username is not None or url.password is not None:
+        shown = url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
+        raise UserError(
+            f"the base URL {shown} carries credentials (user:password@), which cannot be "
+            "sent beside the API key's bearer token: give the key as $OPENAI_API_KEY "
+            "instead, or put a proxy that adds them in front of the server"
+        )
+    if "?" in base_url.partition("#")[0]:
+        raise UserError(
+            f"the base URL {base_url} has a query (?{url.query}): the OpenAI client appends "
+            "each request's path after it, so no request would reach its endpoint; give "
+            "the base URL without it (up to /v1)"
+        )
 
 
 def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
@@ -293,7 +303,7 @@ def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
     honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
     client speaks to the server directly), or it authenticates through a provider or a
     workload identity (per-request credentials). A base URL carrying ``user:password@``
-    never gets here (:func:`refuse_credentials`)."""
+    never gets here (:func:`refuse_unusable`)."""
     url = urlsplit(str(client.base_url))
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(url.scheme) or proxies.get("all")

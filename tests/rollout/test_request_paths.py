@@ -333,3 +333,32 @@ def test_a_base_url_with_credentials_is_refused_before_any_request(
     with pytest.raises(UserError, match="credentials") as info:
         cls("m", base_url=url if named == "base_url" else None)
     assert "s3cret" not in str(info.value) and "http://***@127.0.0.1:9/v1" in str(info.value)
+
+
+@pytest.mark.parametrize("named", ["base_url", "OPENAI_BASE_URL"])
+@pytest.mark.parametrize("kind", ["openai", "vllm"])
+def test_a_base_url_with_a_query_is_refused_before_any_request(
+    monkeypatch: pytest.MonkeyPatch, kind: str, named: str
+) -> None:
+    """The SDK joins a request's path after a base URL's query (``/v1/?api-version=1`` and
+    ``chat/completions`` give the query ``api-version=1chat/completions``), and ``vllm:``'s
+    ``/tokenize`` beside it would be as broken: every request would go to the wrong URL. So
+    such a URL is refused when the factory is made, naming the query."""
+    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
+
+    _no_proxies(monkeypatch)
+    url = "http://127.0.0.1:9/v1?api-version=2024-06-01"
+    if named == "OPENAI_BASE_URL":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+    cls = VLLMPolicyFactory if kind == "vllm" else OpenAIPolicyFactory
+    with pytest.raises(UserError, match=r"query \(\?api-version=2024-06-01\)"):
+        cls("m", base_url=url if named == "base_url" else None)
+
+
+def test_a_bare_question_mark_is_refused_and_a_fragment_taken() -> None:
+    """An empty query breaks the SDK's URLs as well (``/v1/?chat/completions``); a fragment
+    never reaches the server (the SDK and the lean client drop it), even one holding a
+    ``?``."""
+    with pytest.raises(UserError, match=r"query \(\?\)"):
+        OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1?")
+    OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1#part?x=1")
