@@ -19,9 +19,9 @@ plus the pool's zygote and workers) and wall per item. Workloads:
 from __future__ import annotations
 
 import itertools
-import os
 import sys
 
+from proc_cpu import process_cpu_s
 from sandbox_ab import ab_main, answer
 
 OPS = ("ping", "verify")
@@ -29,11 +29,9 @@ OPS = ("ping", "verify")
 
 def _cpu_s(pid: int) -> float:
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        return process_cpu_s(pid)
     except OSError:  # a worker replaced since: its time is lost to both sides alike
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def serve(root: str, _uid_base: int) -> None:

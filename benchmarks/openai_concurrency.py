@@ -32,6 +32,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from proc_cpu import process_cpu_s
+
 from gymforge.core.policy import EpisodeContext
 from gymforge.core.types import Message, Observation
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry, Sampling
@@ -98,13 +100,6 @@ def runqueue_wait_seconds() -> float:
     return total / 1e9
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def measure(
     base_url: str,
     server_pid: int,
@@ -151,12 +146,12 @@ async def measure(
     tasks = [asyncio.create_task(conversation(i)) for i in range(concurrency)]
     await asyncio.sleep(ramp + 2.5)  # warm-up: ramp, connections opened, a round discarded
     phase["measuring"] = True
-    cpu0, wall0, srv0 = time.process_time(), time.perf_counter(), cpu_seconds(server_pid)
+    cpu0, wall0, srv0 = time.process_time(), time.perf_counter(), process_cpu_s(server_pid)
     wait0 = runqueue_wait_seconds()
     await asyncio.sleep(seconds)
     phase["measuring"] = False
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    srv, wait = cpu_seconds(server_pid) - srv0, runqueue_wait_seconds() - wait0
+    srv, wait = process_cpu_s(server_pid) - srv0, runqueue_wait_seconds() - wait0
     phase["stop"] = True
     await asyncio.wait(tasks, timeout=30)
     await factory.aclose()

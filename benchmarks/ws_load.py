@@ -12,8 +12,8 @@ parent starts the clock and the rest of every script runs concurrently, each fra
 for its reply. Replies are checked (``expect``) so that an error reply cannot pass for a
 fast step. Per-frame round-trip latencies are returned for the frames marked as steps.
 
-The server's CPU (user + system) and peak RSS are read from ``/proc/PID`` before and after
-the timed phase (Linux), so no dependency is needed for them.
+The server's CPU (user + system, to the nanosecond: ``proc_cpu.process_cpu_s``) and peak RSS
+are read before and after the timed phase (Linux), so no dependency is needed for them.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing as mp
-import os
 import resource
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from proc_cpu import process_cpu_s
 from ws_raw import RawSession
 
 OPEN_CONCURRENCY = 64
@@ -83,13 +83,6 @@ class LoadResult:
     def pct(self, q: float) -> float:
         values = sorted(self.latencies)
         return values[min(len(values) - 1, int(q * len(values)))] * 1e3
-
-
-def proc_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (its threads included)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def proc_peak_rss_mb(pid: int) -> float:
@@ -208,8 +201,8 @@ def run_load(peer: Peer, scripts: list[Script], processes: int, client: str = "r
             kind, payload = out.get(timeout=60)
             raise RuntimeError(f"{peer.name}: load worker failed: {payload}") from None
         open_s = time.perf_counter() - t_open
-        cpu0 = proc_cpu_s(peer.pid)
-        client0 = sum(proc_cpu_s(w.pid) for w in workers if w.pid is not None)
+        cpu0 = process_cpu_s(peer.pid)
+        client0 = sum(process_cpu_s(w.pid) for w in workers if w.pid is not None)
         t0 = time.perf_counter()
         go.set()
         lat: list[float] = []
@@ -219,8 +212,8 @@ def run_load(peer: Peer, scripts: list[Script], processes: int, client: str = "r
                 raise RuntimeError(f"{peer.name}: load worker failed: {payload}")
             lat.extend(payload)
         seconds = time.perf_counter() - t0
-        cpu_s = proc_cpu_s(peer.pid) - cpu0
-        client_s = sum(proc_cpu_s(w.pid) for w in workers if w.pid is not None) - client0
+        cpu_s = process_cpu_s(peer.pid) - cpu0
+        client_s = sum(process_cpu_s(w.pid) for w in workers if w.pid is not None) - client0
     finally:
         for w in workers:
             w.join(60)
