@@ -136,7 +136,7 @@ def test_adversarial_values_anywhere_in_a_step_record_are_judged_as_the_models_j
             parent: Any = step
             for part in path[:-1]:  # a parent replaced by an earlier change: none to change
                 if type(parent) is list:
-                    parent = parent[int(part)] if parent else None
+                    parent = parent[0] if parent and part == "0" else None
                 else:
                     parent = parent.get(part) if type(parent) is dict else None
             if type(parent) is dict:
