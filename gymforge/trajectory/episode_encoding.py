@@ -8,6 +8,7 @@ errors and bytes are the ones the writer has always had.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -17,14 +18,16 @@ from gymforge.core.errors import IntegrityError
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import not_json
 from gymforge.trajectory import fast_json
-from gymforge.trajectory.flat_twin import FLAT
 from gymforge.trajectory.line_encoding import DIGEST_PLACEHOLDER, SEAL_PLACEHOLDER, encode_line
 from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER, AnyLine, PolicyRecord
 from gymforge.trajectory.seal import ChainState
+from gymforge.trajectory.strict_twin import decoder_for
 from gymforge.trajectory.twin import TWIN, lift_numbers, shallow_action
 
 _EPISODE_LINES = ("step", "episode")
+STRICT: Callable[[dict[str, Any]], msgspec.json.Decoder[Any] | None] | None = decoder_for
+"""The strict twin's choice of decoder for a record (None: the pydantic twin for all)."""
 
 
 def _none_defaults(model: type[PolicyRecord]) -> dict[str, None]:
@@ -108,12 +111,12 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
 
     ``marked`` is encoded by orjson and validated by the schema's twin (``twin.TWIN``: the
     same fields and constraints, returning the models' dump as plain dicts, accepting
-    nothing the models refuse; an episode record by its msgspec twin, ``flat_twin.FLAT``,
-    which is narrower still and returns the same dump), and the dump is compared with
-    ``==`` (in C): equal, ``marked`` holds no NaN or infinity (orjson wrote ``null``, which
-    parses to nothing equal to either) and no value ``json`` refuses (a datetime, a
-    dataclass or a plain enum equals no str or dict; orjson refuses the first two, and
-    subclasses of the builtins, whose ``__eq__`` or ``items()`` could lie:
+    nothing the models refuse; a step or episode record by its msgspec twin,
+    ``strict_twin``, which is narrower still and returns the same dump), and the dump is
+    compared with ``==`` (in C): equal, ``marked`` holds no NaN or infinity (orjson wrote
+    ``null``, which parses to nothing equal to either) and no value ``json`` refuses (a
+    datetime, a dataclass or a plain enum equals no str or dict; orjson refuses the first
+    two, and subclasses of the builtins, whose ``__eq__`` or ``items()`` could lie:
     ``fast_json.PLAIN``), so ``canonical_json(marked)`` would not have raised and the
     record is refused exactly when it always was. The text returned is then the dump's own
     canonical JSON (``fast_canonical`` of a dump, a plain JSON tree): the line the reference
@@ -138,13 +141,12 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
     rest_raw = fast_json.orjson_bytes(rest)
     if rest_raw is None:
         return None
-    kind = rest.get("record")  # a plain str here, if a str: orjson refuses subclasses
-    flat = FLAT.get(kind) if type(kind) is str else None
-    try:  # a flat record (the episode record) by its msgspec twin (``flat_twin``)
+    strict = STRICT(rest) if STRICT is not None else None  # str values are plain: orjson
+    try:  # wrote them; a step or episode record by its msgspec twin (``strict_twin``)
         body: dict[str, Any] = (
-            TWIN.validate_json(rest_raw) if flat is None else flat.decode(rest_raw)
+            TWIN.validate_json(rest_raw) if strict is None else strict.decode(rest_raw)
         )
-    except (ValidationError, msgspec.ValidationError):
+    except (ValidationError, msgspec.ValidationError, RecursionError):
         return None
     if not slotted:
         body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it

@@ -13,7 +13,7 @@ accept, and what it returns is their dump:
   record lacks (a record leaving a defaulted field out takes the model path). The one
   exception is ``seal``, which the writer drops from an unsealed line's dump anyway;
 - the models' own validators are not copied, which is exact only for the validators
-  :func:`_known` lists, on the input the writer gives (JSON text that orjson wrote, so
+  :func:`check_known` lists, on the input the writer gives (JSON text that orjson wrote, so
   valid UTF-8 without lone surrogates, NaN or infinities): ``core.types``'s text scrub
   (which replaces lone surrogates, of which there are none, and refuses containers nested
   deeper than ``MAX_NESTING``: :func:`shallow_action` checks that instead) and the check
@@ -53,7 +53,9 @@ class Unsupported(Exception):
     """A model the twin cannot mirror exactly."""
 
 
-def _known(model: type[BaseModel]) -> None:
+def check_known(model: type[BaseModel]) -> None:
+    """Unsupported unless ``model``'s validators are only those the twins may leave out
+    (:data:`_KNOWN`) and its configuration is ``extra="forbid"`` (and ``frozen``)."""
     decorators = model.__pydantic_decorators__
     for kind in (
         decorators.validators,
@@ -84,7 +86,7 @@ class _Builder:
     def twin(self, model: type[BaseModel]) -> Any:
         if model in self.twins:
             return self.twins[model]
-        _known(model)
+        check_known(model)
         fields: dict[str, Any] = {}
         for name, info in sorted(model.model_fields.items()):  # the dump's keys sorted
             if info.alias or info.validation_alias or info.serialization_alias or info.exclude:

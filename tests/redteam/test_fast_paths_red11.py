@@ -25,7 +25,7 @@ from gymforge.kit.turns import verdict_json
 from gymforge.rollout import server_http
 from gymforge.rollout.jobs import episode_keys
 from gymforge.tasks import draws
-from gymforge.trajectory import episode_encoding, fast_json, flat_twin
+from gymforge.trajectory import episode_encoding, fast_json, strict_twin
 from gymforge.trajectory.line_encoding import (
     DIGEST_PLACEHOLDER,
     _encode_parts,
@@ -397,7 +397,7 @@ def _episode_with(**change: Any) -> list[dict[str, Any]]:
 def _model_path(records: list[dict[str, Any]], key: bytes | None, mp: Any) -> Any:
     with mp.context() as m:
         m.setattr(episode_encoding, "TWIN", None)
-        m.setattr(episode_encoding, "FLAT", {})
+        m.setattr(episode_encoding, "STRICT", None)
         return _outcome(records, key)
 
 
@@ -475,5 +475,6 @@ def test_canonical_text_equals_the_rewrite_by_definition() -> None:
         assert text == json.dumps(tree, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def test_the_flat_twin_is_used() -> None:
-    assert "episode" in flat_twin.FLAT and vars(episode_encoding)["FLAT"] is flat_twin.FLAT
+def test_the_strict_twin_is_used() -> None:
+    assert "episode" in strict_twin.STRICT
+    assert vars(episode_encoding)["STRICT"] is strict_twin.decoder_for
