@@ -152,12 +152,38 @@ def _fast_checked(marked: dict[str, Any], slotted: bool) -> _Checked | None:
         body.pop("seal", None)  # absent unless sealed, as ``_dump`` leaves it
     if body != rest or not shallow_action(body):
         return None
+    if strict is not None and not _within_json_depth(body, rest_raw):
+        return None  # the models' JSON parser refuses it; msgspec has no depth limit
     if lift is not None:
         body["policy"].update(lift[1])  # in place: the keys keep their order
     elif fast_json.unsorted_bytes(body) == rest_raw:  # keys already sorted at every level
         return fast_json.canonical_text(rest_raw), body["record"], body, True
     text = fast_json.fast_canonical(body)
     return None if text is None else (text, body["record"], body, True)
+
+
+_JSON_DEPTH = 200
+"""The deepest nesting of arrays and objects (the record itself counted) that the models'
+JSON parser reads (pydantic's: ``recursion limit exceeded`` past it), and so the pydantic
+twin's; the strict twin's (msgspec's) reads deeper (tests/redteam/test_strict_twin_red12.py)."""
+
+
+def _within_json_depth(body: dict[str, Any], raw: bytes) -> bool:
+    """Whether ``body`` (``raw``'s plain dump) is nested no deeper than ``_JSON_DEPTH``:
+    at once when ``raw`` opens no more arrays and objects than that, else level by level."""
+    if raw.count(b"[") + raw.count(b"{") <= _JSON_DEPTH:
+        return True
+    level: list[Any] = [body]
+    for _ in range(_JSON_DEPTH):
+        level = [
+            child
+            for value in level
+            for child in (value.values() if type(value) is dict else value)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
+            return True
+    return False
 
 
 def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool) -> _Checked:
