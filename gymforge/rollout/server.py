@@ -273,16 +273,24 @@ class ServerFactory:
 def refuse_unusable(base_url: str | None) -> None:
     """Refuse a base URL no request can be sent to as given:
 
-    - one carrying ``user:password@``: a request cannot send them beside the API key's
-      bearer token (the SDK's aiohttp transport refuses every such request; its httpx
-      transport sends them in place of the key). The error shows the URL without them;
+    - one carrying ``user:password@`` (or ``user@``, or ``:@``): a request cannot send them
+      beside the API key's bearer token (the SDK's aiohttp transport refuses every such
+      request; its httpx transport sends them in place of the key). The error shows the URL
+      without them. An empty ``@`` is taken: the SDK's URL drops it;
     - one with a query, even an empty one (``?``): the SDK appends each request's path
       after it (``/v1/?api-version=1chat/completions``), and no request reaches its
-      endpoint."""
+      endpoint;
+    - one ``urlsplit`` cannot parse (the SDK cannot either)."""
     if base_url is None:
         return
-    url = urlsplit(base_url)
-    if url.username is not None or url.password is not None:
+    try:
+        url = urlsplit(base_url)
+    except ValueError:  # its text may hold the password: not shown
+        raise UserError(
+            "the base URL cannot be parsed (a malformed host or [IPv6] address); give it "
+            "as scheme://host[:port]/v1"
+        ) from None
+    if url.username or url.password is not None:  # a bare "@" the SDK drops: harmless
         shown = url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
         raise UserError(
             f"the base URL {shown} carries credentials (user:password@), which cannot be "
