@@ -39,7 +39,7 @@ from gymforge.core.policy import episode_context
 from gymforge.core.types import Task
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
-from gymforge.serve.fast_step import step_message
+from gymforge.serve.fast_step import step_frame, step_message
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
@@ -230,15 +230,17 @@ class Session:
         """The reply to one frame, and the close code to send after it (fatal errors)."""
         self.m.messages += 1
         t0 = time.perf_counter()
-        data = decode_frame(raw, self.cfg.max_message_bytes)
-        if isinstance(data, FrameError):  # not a message: answer, then close the session
-            return self._err(data.code, data.message, fatal=True), data.close_code
-        msg = step_message(data)  # the common step, as validation makes it; else None
+        msg = step_frame(raw, self.cfg.max_message_bytes)  # the common step; else None
         if msg is None:
-            try:
-                msg = p.CLIENT_ADAPTER.validate_python(data)
-            except ValidationError as err:
-                return self._invalid(data, err), None
+            data = decode_frame(raw, self.cfg.max_message_bytes)
+            if isinstance(data, FrameError):  # not a message: answer, then close the session
+                return self._err(data.code, data.message, fatal=True), data.close_code
+            msg = step_message(data)  # the common step, as validation makes it; else None
+            if msg is None:
+                try:
+                    msg = p.CLIENT_ADAPTER.validate_python(data)
+                except ValidationError as err:
+                    return self._invalid(data, err), None
         handler = getattr(self, f"_on_{msg.type}")
         close_code: int | None = None
         try:
