@@ -301,7 +301,7 @@ class Session:
         task = current.task if current is not None else None
         reply: dict[str, Any] = {
             "type": "reset_result",
-            "observation": obs.model_dump(mode="json"),
+            "observation": p.observation_dump(obs),
             "task": p.task_view(task, self.cfg.qa_hooks) if isinstance(task, Task) else None,
         }
         if msg.state:

@@ -16,6 +16,7 @@ import json
 import math
 import struct
 import uuid
+import warnings
 from typing import Any
 from unittest import mock
 
@@ -314,3 +315,57 @@ def test_the_fast_paths_are_taken() -> None:
     expected = json.loads(raw)
     with mock.patch.object(wire.json, "loads", side_effect=AssertionError):
         assert wire.loads(raw) == expected
+
+
+class Wide(Observation):
+    """An ``Observation`` subclass with a field of its own: dumped by its own serializer."""
+
+    extra: int = 3
+
+
+def typed(value: Any) -> Any:
+    """``value`` with every node's type beside it (NaN compared by its text)."""
+    if isinstance(value, dict):
+        return (type(value), [(typed(k), typed(v)) for k, v in value.items()])
+    if isinstance(value, list | tuple):
+        return (type(value), [typed(v) for v in value])
+    return (type(value), repr(value))
+
+
+def dumped_by(dump: Any, obs: Any) -> tuple[Any, ...]:
+    """``dump(obs)``'s value with its types, the warnings it gave, or its error."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            out: Any = typed(dump(obs))
+        except Exception as err:
+            out = (type(err).__name__, str(err))
+    return out, [(w.category, str(w.message)) for w in seen]
+
+
+def _model_dump(obs: Any) -> Any:
+    return obs.model_dump(mode="json")
+
+
+@examples(1000)
+def test_observation_dump_is_model_dump(examples: int) -> None:
+    """``protocol.observation_dump`` calls the serializer ``model_dump`` calls, as it calls
+    it: the same dict, types, warnings and errors for generated data, odd values, a
+    subclass and models built without validation."""
+
+    @settings(max_examples=examples)
+    @given(_TREES, _TEXT, st.sampled_from(sorted(_ODD_DATA)), st.booleans())
+    def check(data: Any, content: str, odd: str, wide: bool) -> None:
+        made = Wide if wide else Observation
+        message = Message(role="user", content=content)
+        values = {"x": data, odd: _ODD_DATA[odd]}
+        observations = [
+            made(messages=(message,), data=values, tools=({"t": data},), tokens=2),
+            Observation.model_construct(messages=[message], data={1: data, "s": Name("x")}),
+            Observation.model_construct(messages=(Message.model_construct(role=content),)),
+            Observation.model_construct(messages=(message,), tokens=Name("7"), tools=[data]),
+        ]
+        for obs in observations:
+            assert dumped_by(p.observation_dump, obs) == dumped_by(_model_dump, obs)
+
+    check()
