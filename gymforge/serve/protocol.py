@@ -362,10 +362,12 @@ def observation_dump(obs: Observation) -> dict[str, Any]:
     return dumped
 
 
-def step_json(result: StepResult, reveal: bool) -> dict[str, Any]:
-    """A step's outcome for the wire: its ``info`` as ``public_info`` shows it (whole only
-    when ``reveal``, i.e. QA hooks on; see ``gymforge.trajectory.redact``)."""
+def step_reply(result: StepResult, reveal: bool) -> dict[str, Any]:
+    """A step's outcome for the wire, a ``step_result`` (without ``id``, ``state`` and
+    ``server_ms``): its ``info`` as ``public_info`` shows it (whole only when ``reveal``,
+    i.e. QA hooks on; see ``gymforge.trajectory.redact``)."""
     return {
+        "type": "step_result",
         "observation": observation_dump(result.observation),
         "reward": result.reward,
         "reward_components": result.reward_components,

@@ -117,9 +117,6 @@ class Session:
         recording = hub.recorder.writer is not None  # else no snapshot per step for records
         self.tape = EpisodeTape(hub.recorder, self.id, "ws", self.m) if recording else None
 
-    def _enter(self, phase: Literal["idle", "busy", "sending"]) -> None:
-        self.phase, self.since = phase, time.monotonic()
-
     def check(self, now: float) -> None:
         """The reaper's verdict on this session: idle too long (reaped with an error and
         close 4408), an environment call over ``request_timeout`` or a send over
@@ -176,7 +173,7 @@ class Session:
         if not await self._send(p.dumps(hello)):
             return
         while self.killed is None:
-            self._enter("idle")
+            self.phase, self.since = "idle", _now()
             try:
                 frame = await self.ws.receive()
             except (WebSocketDisconnect, RuntimeError, OSError):
@@ -186,7 +183,7 @@ class Session:
             raw = frame.get("text")
             if raw is None:
                 raw = frame.get("bytes") or b""
-            self._enter("busy")
+            self.phase, self.since = "busy", _now()
             reply, close_code = await self._dispatch(raw)
             if not await self._send(reply):
                 return
@@ -199,7 +196,7 @@ class Session:
                 return
 
     async def _send(self, text: str) -> bool:
-        self._enter("sending")
+        self.phase, self.since = "sending", _now()
         try:
             await self.ws.send_text(text)
             return True
@@ -241,10 +238,9 @@ class Session:
                     msg = p.CLIENT_ADAPTER.validate_python(data)
                 except ValidationError as err:
                     return self._invalid(data, err), None
-        handler = getattr(self, f"_on_{msg.type}")
         close_code: int | None = None
         try:
-            reply = await handler(msg)
+            reply = await _HANDLERS[msg.type](self, msg)
             reply["id"] = msg.id
             text = p.dumps(reply, DUMPED)
             if msg.type == "close":
@@ -315,7 +311,7 @@ class Session:
         self.last_obs = result.observation
         if self.tape is not None and self.tape.open:
             await self.tape.step(self.env, msg.action, result, elapsed_ms(t0))
-        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result, self.cfg.qa_hooks)}
+        reply = p.step_reply(result, self.cfg.qa_hooks)
         if msg.state:
             reply["state"] = await self.env.snapshot()
         reply["server_ms"] = (time.perf_counter() - t0) * 1e3
@@ -380,6 +376,11 @@ class Session:
     def _need_hooks(self) -> None:
         if not self.cfg.qa_hooks:
             raise Refused("forbidden", "QA hooks (oracle, red-team cases) are off on this server")
+
+
+_HANDLERS: dict[str, Any] = {kind: getattr(Session, f"_on_{kind}") for kind in p.MESSAGE_TYPES}
+"""Each message type's handler (``Session._on_<type>``)."""
+_now = time.monotonic
 
 
 def _summary(err: ValidationError) -> str:
