@@ -25,7 +25,7 @@ try:
 except ImportError:  # pragma: no cover - orjson is a dependency; every frame takes decode_frame
     orjson = None  # type: ignore[assignment]
 
-from gymforge.core.built import built
+from gymforge.core.built import _new, _set_extra, _set_fields_set, _set_private, _setattr
 from gymforge.core.types import Reply, scrub_text
 from gymforge.serve.protocol import StepMsg
 
@@ -38,29 +38,44 @@ def step_message(data: dict[str, Any]) -> StepMsg | None:
     """The ``StepMsg`` that validating ``data`` gives, for a step with a reply action
     (module docstring); None for any other message."""
     kind = data.get("type")
-    if type(kind) is not str or kind != "step" or not _KEYS.issuperset(data):
-        return None
     action = data.get("action")
-    if type(action) is not dict or len(action) != 2 or not _ACTION_KEYS.issuperset(action):
+    if (
+        type(kind) is not str
+        or kind != "step"
+        or type(action) is not dict
+        or len(action) != 2
+        or not _KEYS.issuperset(data)
+        or not _ACTION_KEYS.issuperset(action)
+    ):
         return None
     text, tag = action["text"], action["kind"]
-    if type(text) is not str or type(tag) is not str or tag != "reply":
-        return None
     msg_id = data.get("id")
-    if not (msg_id is None or type(msg_id) is str or _int64(msg_id)):
-        return None
     state = data.get("state", False)
-    if type(state) is not bool:
+    if (
+        type(text) is not str
+        or type(tag) is not str
+        or tag != "reply"
+        or type(state) is not bool
+        or not (
+            msg_id is None
+            or type(msg_id) is str
+            or (type(msg_id) is int and -_INT64 <= msg_id < _INT64)
+        )
+    ):
         return None
     if not text.isascii():
         text = scrub_text(text)
-    reply = built(Reply, {"kind": "reply", "text": text}, {"kind", "text"})
-    fields = {"id": msg_id, "type": "step", "action": reply, "state": state}
-    return built(StepMsg, fields, set(data))
-
-
-def _int64(value: Any) -> bool:
-    return type(value) is int and -_INT64 <= value < _INT64
+    reply = _new(Reply)
+    _setattr(reply, "__dict__", {"kind": "reply", "text": text})
+    _set_fields_set(reply, {"kind", "text"})
+    _set_extra(reply, None)
+    _set_private(reply, None)
+    msg = _new(StepMsg)  # both made as ``core.built.built`` makes them, inline
+    _setattr(msg, "__dict__", {"id": msg_id, "type": "step", "action": reply, "state": state})
+    _set_fields_set(msg, set(data))
+    _set_extra(msg, None)
+    _set_private(msg, None)
+    return msg
 
 
 def step_frame(raw: str | bytes, max_bytes: int) -> StepMsg | None:
