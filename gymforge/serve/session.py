@@ -185,8 +185,15 @@ class Session:
                 raw = frame.get("bytes") or b""
             self.phase, self.since = "busy", _now()
             reply, close_code = await self._dispatch(raw)
-            if not await self._send(reply):
+            self.phase, self.since = "sending", _now()  # as ``_send``, without its coroutine
+            try:
+                await self.ws.send_text(reply)
+            except (WebSocketDisconnect, RuntimeError, OSError):
                 return
+            except asyncio.CancelledError:
+                if self._absorb_cancel():
+                    return
+                raise
             if close_code is not None:
                 try:
                     async with asyncio.timeout(5):
