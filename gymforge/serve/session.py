@@ -25,11 +25,9 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
-from starlette.datastructures import Address, Headers
 from starlette.websockets import WebSocketDisconnect
 
 from gymforge.core.capabilities import TASK, TOOLSET, supported
@@ -42,34 +40,12 @@ from gymforge.serve import protocol as p
 from gymforge.serve.fast_step import step_frame, step_message
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.sockets import SessionSocket
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
 from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
-
-
-class Peer(Protocol):
-    """Who is connecting: the request's headers and remote address."""
-
-    @property
-    def headers(self) -> Headers: ...
-
-    @property
-    def client(self) -> Address | None: ...
-
-
-class SessionSocket(Peer, Protocol):
-    """What a session uses of its connection: Starlette's ``WebSocket`` (under any ASGI
-    server), or ``gymforge.serve.ws_fast.FastSocket`` (``gymforge serve``'s own route)."""
-
-    async def accept(self) -> None: ...
-
-    async def receive(self) -> MutableMapping[str, Any]: ...
-
-    async def send_text(self, data: str) -> None: ...
-
-    async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
 
 
 DUMPED = frozenset({"observation", "task", "action"})
@@ -114,6 +90,7 @@ class Session:
         self.since = time.monotonic()
         self.killed: str | None = None
         self.task = asyncio.current_task()
+        self.send_utf8: Any = getattr(ws, "send_utf8", None)  # a FastSocket's: text as UTF-8
         recording = hub.recorder.writer is not None  # else no snapshot per step for records
         self.tape = EpisodeTape(hub.recorder, self.id, "ws", self.m) if recording else None
 
@@ -187,7 +164,10 @@ class Session:
             reply, close_code = await self._dispatch(raw)
             self.phase, self.since = "sending", _now()  # as ``_send``, without its coroutine
             try:
-                await self.ws.send_text(reply)
+                if type(reply) is bytes:
+                    await self.send_utf8(reply)
+                else:
+                    await self.ws.send_text(reply)  # type: ignore[arg-type]  # str
             except (WebSocketDisconnect, RuntimeError, OSError):
                 return
             except asyncio.CancelledError:
@@ -230,8 +210,9 @@ class Session:
         return "server_shutdown" if self.hub.stopping else "session_closed"
 
     # ---- dispatch -----------------------------------------------------------------------
-    async def _dispatch(self, raw: str | bytes) -> tuple[str, int | None]:
-        """The reply to one frame, and the close code to send after it (fatal errors)."""
+    async def _dispatch(self, raw: str | bytes) -> tuple[str | bytes, int | None]:
+        """The reply to one frame (its text, or that text's UTF-8 for ``send_utf8``), and
+        the close code to send after it (fatal errors)."""
         self.m.messages += 1
         t0 = time.perf_counter()
         msg = step_frame(raw, self.cfg.max_message_bytes)  # the common step; else None
@@ -249,7 +230,8 @@ class Session:
         try:
             reply = await _HANDLERS[msg.type](self, msg)
             reply["id"] = msg.id
-            text = p.dumps(reply, DUMPED)
+            utf8 = self.send_utf8 is not None
+            text = p.dumps_utf8(reply, DUMPED) if utf8 else p.dumps(reply, DUMPED)
             if msg.type == "close":
                 close_code = p.CLOSE_NORMAL
         except asyncio.CancelledError:

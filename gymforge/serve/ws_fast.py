@@ -277,12 +277,16 @@ class FastSocket(HTTPConnection):
         raise NotImplementedError
 
     async def send_text(self, data: str) -> None:
+        await self.send_utf8(data.encode())
+
+    async def send_utf8(self, data: bytes) -> None:
+        """``send_text`` of the text whose UTF-8 is ``data``."""
         proto = self._proto
         if not proto.writable.is_set():
             await proto.writable.wait()  # the transport's buffer is over its high-water mark
         if proto.close_sent or proto.disconnected or proto.transport.is_closing():
             raise ClientDisconnected()
-        proto.transport.write(text_frame(data.encode()))
+        proto.transport.write(text_frame(data))
 
     async def close(self, code: int = 1000, reason: str | None = None) -> None:
         await self._proto.send({"type": "websocket.close", "code": code, "reason": reason or ""})
