@@ -1,10 +1,12 @@
 """``built``: a pydantic model instance made of field values already known to be valid, as
 validation makes it, without validating them again. For the hot constructors that check
 their values first: ``Verdict``'s, ``Task``'s and ``MathTruth``'s (each held equal to
-validation by a test), and a family's ``trusted`` truth (``gymforge.tasks.trusted``)."""
+validation by a test), a family's ``trusted`` truth (``gymforge.tasks.trusted``), and the
+``__init__`` of ``Message`` and ``Observation`` (``exact_init``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -33,6 +35,38 @@ def built(model: type[M], fields: dict[str, Any], fields_set: set[str], root: bo
         _set_extra(made, None)
         _set_private(made, None)
     return made
+
+
+def exact_init(
+    fields_of: Callable[[dict[str, Any]], dict[str, Any] | None],
+) -> Callable[[type[M]], type[M]]:
+    """A class decorator giving a pydantic ``model`` (without extras, private attributes or
+    an ``__init__`` of its own) an ``__init__`` that builds the instance as ``built``
+    does, its fields set being the keywords given, when ``fields_of(keywords)`` gives
+    every field's value as validation would make it (field order), and otherwise
+    validates as ``BaseModel.__init__`` does (a subclass of ``model`` always validates).
+    pydantic is told the ``__init__`` is its own, so ``model_validate`` and a model
+    holding ``model`` never call it: validation is unchanged."""
+
+    def decorate(model: type[M]) -> type[M]:
+        validate = model.__init__
+
+        def __init__(self: M, /, **data: Any) -> None:
+            fields = fields_of(data) if type(self) is model else None
+            if fields is None:
+                validate(self, **data)
+                return
+            _setattr(self, "__dict__", fields)
+            _set_fields_set(self, set(data))
+            _set_extra(self, None)
+            _set_private(self, None)
+
+        __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # pydantic's flag
+        __init__.__doc__ = validate.__doc__
+        model.__init__ = __init__  # type: ignore[method-assign,assignment]
+        return model
+
+    return decorate
 
 
 def str_keyed(value: Any) -> bool:

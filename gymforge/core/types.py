@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gymforge.core.built import built, str_keyed
+from gymforge.core.built import built, exact_init, str_keyed
 
 JSON = Any
 """A JSON-serialisable value (dict, list, str, int, float, bool or None)."""
@@ -94,10 +94,40 @@ class _Text(_Frozen):
         return scrub_text(data)
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+_ROLES = frozenset(get_args(Role))
+_MESSAGE_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
+
+
+def _message_fields(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``Message(**data)``'s fields when each value is exactly its declared type (a role of
+    the literal, ``str`` text, None or ``str`` for the optional two): validation keeps
+    them, scrubbed as ``_Text`` scrubs them. Else None: the constructor validates."""
+    role, content = data.get("role"), data.get("content")
+    name, call_id = data.get("name"), data.get("tool_call_id")
+    if (
+        type(role) is not str
+        or role not in _ROLES
+        or type(content) is not str
+        or not (name is None or type(name) is str)
+        or not (call_id is None or type(call_id) is str)
+        or not _MESSAGE_KEYS.issuperset(data)
+    ):
+        return None
+    if not content.isascii():
+        content = scrub_text(content)
+    if name is not None and not name.isascii():
+        name = scrub_text(name)
+    if call_id is not None and not call_id.isascii():
+        call_id = scrub_text(call_id)
+    return {"role": role, "content": content, "name": name, "tool_call_id": call_id}
+
+
+@exact_init(_message_fields)
 class Message(_Text):
     """One chat message in OpenAI shape. ``tool_call_id``/``name`` are set on tool results."""
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: str
     name: str | None = None
     tool_call_id: str | None = None

@@ -24,7 +24,8 @@ from gymforge.serve.config import ServeConfig, auth_problem, credential_of
 from gymforge.serve.meta import EnvCatalog
 from gymforge.serve.metrics import Metrics
 from gymforge.serve.record import Recorder
-from gymforge.serve.session import Peer, Session, SessionSocket, refuse
+from gymforge.serve.session import Session, refuse
+from gymforge.serve.sockets import Peer, SessionSocket
 
 
 def client_key(conn: Peer, token: str | None) -> tuple[str, str]:

@@ -33,7 +33,6 @@ non-fatal). Close codes are in ``CLOSE_CODES``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
@@ -42,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from gymforge.core.env import EnvSpec, StepResult
 from gymforge.core.seeding import canonical_json, stable_hash
 from gymforge.core.types import Action, Observation, Task
-from gymforge.serve.wire import ascii_json
+from gymforge.serve.wire import ascii_json, ascii_utf8, json_text
 from gymforge.tools.faults import FaultKind, FaultPlan
 from gymforge.trajectory.redact import public_info
 
@@ -286,11 +285,6 @@ def protocol_json_schema() -> dict[str, Any]:
 
 
 # ---- encoding helpers shared by server and client ----------------------------------------
-_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
-"""One encoder for every frame (``json.dumps`` with options builds one per call: ~1 us)."""
-_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-
-
 def dumps(message: dict[str, Any], dumped: Collection[str] = ()) -> str:
     """Wire encoding: ASCII-escaped (lone surrogates survive), NaN refused (ValueError).
 
@@ -299,22 +293,14 @@ def dumps(message: dict[str, Any], dumped: Collection[str] = ()) -> str:
     the C encoder is called directly (what ``JSONEncoder.encode`` does after building a
     float formatter per call)."""
     fast = ascii_json(message, dumped)
-    if fast is not None:
-        return fast
-    if _C_ENCODER is None:
-        return _ENCODER.encode(message)
-    encode = _C_ENCODER(
-        {},
-        _ENCODER.default,
-        json.encoder.encode_basestring_ascii,
-        None,
-        ":",
-        ",",
-        False,
-        False,
-        False,
-    )
-    return "".join(encode(message, 0))
+    return json_text(message) if fast is None else fast
+
+
+def dumps_utf8(message: dict[str, Any], dumped: Collection[str] = ()) -> bytes:
+    """``dumps(message, dumped)`` encoded (ASCII: its UTF-8 is its bytes), from orjson's
+    bytes without a text between where they are it (``wire.ascii_utf8``)."""
+    fast = ascii_utf8(message, dumped)
+    return json_text(message).encode() if fast is None else fast
 
 
 def error(code: ErrorCode, message: str, msg_id: Any = None, fatal: bool = False) -> str:
@@ -354,11 +340,21 @@ def spec_json(spec: EnvSpec) -> dict[str, str]:
     }
 
 
-def step_json(result: StepResult, reveal: bool) -> dict[str, Any]:
-    """A step's outcome for the wire: its ``info`` as ``public_info`` shows it (whole only
-    when ``reveal``, i.e. QA hooks on; see ``gymforge.trajectory.redact``)."""
+def observation_dump(obs: Observation) -> dict[str, Any]:
+    """``obs.model_dump(mode="json")``: its serializer called as ``model_dump`` calls it,
+    with every option at its default, without ``model_dump``'s keyword pass-through (a
+    third of the dump's cost; tests/serve/test_serve_wire.py holds the two equal)."""
+    dumped: dict[str, Any] = obs.__pydantic_serializer__.to_python(obs, mode="json")
+    return dumped
+
+
+def step_reply(result: StepResult, reveal: bool) -> dict[str, Any]:
+    """A step's outcome for the wire, a ``step_result`` (without ``id``, ``state`` and
+    ``server_ms``): its ``info`` as ``public_info`` shows it (whole only when ``reveal``,
+    i.e. QA hooks on; see ``gymforge.trajectory.redact``)."""
     return {
-        "observation": result.observation.model_dump(mode="json"),
+        "type": "step_result",
+        "observation": observation_dump(result.observation),
         "reward": result.reward,
         "reward_components": result.reward_components,
         "terminated": result.terminated,

@@ -25,11 +25,9 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
-from starlette.datastructures import Address, Headers
 from starlette.websockets import WebSocketDisconnect
 
 from gymforge.core.capabilities import TASK, TOOLSET, supported
@@ -39,37 +37,15 @@ from gymforge.core.policy import episode_context
 from gymforge.core.types import Task
 from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.serve import protocol as p
-from gymforge.serve.fast_step import step_message
+from gymforge.serve.fast_step import step_frame, step_message
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.metrics import Metrics
+from gymforge.serve.sockets import SessionSocket
 from gymforge.serve.tape import EpisodeTape, elapsed_ms
 from gymforge.tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from gymforge.serve.hub import Hub
-
-
-class Peer(Protocol):
-    """Who is connecting: the request's headers and remote address."""
-
-    @property
-    def headers(self) -> Headers: ...
-
-    @property
-    def client(self) -> Address | None: ...
-
-
-class SessionSocket(Peer, Protocol):
-    """What a session uses of its connection: Starlette's ``WebSocket`` (under any ASGI
-    server), or ``gymforge.serve.ws_fast.FastSocket`` (``gymforge serve``'s own route)."""
-
-    async def accept(self) -> None: ...
-
-    async def receive(self) -> MutableMapping[str, Any]: ...
-
-    async def send_text(self, data: str) -> None: ...
-
-    async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
 
 
 DUMPED = frozenset({"observation", "task", "action"})
@@ -114,11 +90,9 @@ class Session:
         self.since = time.monotonic()
         self.killed: str | None = None
         self.task = asyncio.current_task()
+        self.send_utf8: Any = getattr(ws, "send_utf8", None)  # a FastSocket's: text as UTF-8
         recording = hub.recorder.writer is not None  # else no snapshot per step for records
         self.tape = EpisodeTape(hub.recorder, self.id, "ws", self.m) if recording else None
-
-    def _enter(self, phase: Literal["idle", "busy", "sending"]) -> None:
-        self.phase, self.since = phase, time.monotonic()
 
     def check(self, now: float) -> None:
         """The reaper's verdict on this session: idle too long (reaped with an error and
@@ -176,7 +150,7 @@ class Session:
         if not await self._send(p.dumps(hello)):
             return
         while self.killed is None:
-            self._enter("idle")
+            self.phase, self.since = "idle", _now()
             try:
                 frame = await self.ws.receive()
             except (WebSocketDisconnect, RuntimeError, OSError):
@@ -186,10 +160,20 @@ class Session:
             raw = frame.get("text")
             if raw is None:
                 raw = frame.get("bytes") or b""
-            self._enter("busy")
+            self.phase, self.since = "busy", _now()
             reply, close_code = await self._dispatch(raw)
-            if not await self._send(reply):
+            self.phase, self.since = "sending", _now()  # as ``_send``, without its coroutine
+            try:
+                if type(reply) is bytes:
+                    await self.send_utf8(reply)
+                else:
+                    await self.ws.send_text(reply)  # type: ignore[arg-type]  # str
+            except (WebSocketDisconnect, RuntimeError, OSError):
                 return
+            except asyncio.CancelledError:
+                if self._absorb_cancel():
+                    return
+                raise
             if close_code is not None:
                 try:
                     async with asyncio.timeout(5):
@@ -199,7 +183,7 @@ class Session:
                 return
 
     async def _send(self, text: str) -> bool:
-        self._enter("sending")
+        self.phase, self.since = "sending", _now()
         try:
             await self.ws.send_text(text)
             return True
@@ -226,25 +210,28 @@ class Session:
         return "server_shutdown" if self.hub.stopping else "session_closed"
 
     # ---- dispatch -----------------------------------------------------------------------
-    async def _dispatch(self, raw: str | bytes) -> tuple[str, int | None]:
-        """The reply to one frame, and the close code to send after it (fatal errors)."""
+    async def _dispatch(self, raw: str | bytes) -> tuple[str | bytes, int | None]:
+        """The reply to one frame (its text, or that text's UTF-8 for ``send_utf8``), and
+        the close code to send after it (fatal errors)."""
         self.m.messages += 1
         t0 = time.perf_counter()
-        data = decode_frame(raw, self.cfg.max_message_bytes)
-        if isinstance(data, FrameError):  # not a message: answer, then close the session
-            return self._err(data.code, data.message, fatal=True), data.close_code
-        msg = step_message(data)  # the common step, as validation makes it; else None
+        msg = step_frame(raw, self.cfg.max_message_bytes)  # the common step; else None
         if msg is None:
-            try:
-                msg = p.CLIENT_ADAPTER.validate_python(data)
-            except ValidationError as err:
-                return self._invalid(data, err), None
-        handler = getattr(self, f"_on_{msg.type}")
+            data = decode_frame(raw, self.cfg.max_message_bytes)
+            if isinstance(data, FrameError):  # not a message: answer, then close the session
+                return self._err(data.code, data.message, fatal=True), data.close_code
+            msg = step_message(data)  # the common step, as validation makes it; else None
+            if msg is None:
+                try:
+                    msg = p.CLIENT_ADAPTER.validate_python(data)
+                except ValidationError as err:
+                    return self._invalid(data, err), None
         close_code: int | None = None
         try:
-            reply = await handler(msg)
+            reply = await _HANDLERS[msg.type](self, msg)
             reply["id"] = msg.id
-            text = p.dumps(reply, DUMPED)
+            utf8 = self.send_utf8 is not None
+            text = p.dumps_utf8(reply, DUMPED) if utf8 else p.dumps(reply, DUMPED)
             if msg.type == "close":
                 close_code = p.CLOSE_NORMAL
         except asyncio.CancelledError:
@@ -299,7 +286,7 @@ class Session:
         task = current.task if current is not None else None
         reply: dict[str, Any] = {
             "type": "reset_result",
-            "observation": obs.model_dump(mode="json"),
+            "observation": p.observation_dump(obs),
             "task": p.task_view(task, self.cfg.qa_hooks) if isinstance(task, Task) else None,
         }
         if msg.state:
@@ -313,7 +300,7 @@ class Session:
         self.last_obs = result.observation
         if self.tape is not None and self.tape.open:
             await self.tape.step(self.env, msg.action, result, elapsed_ms(t0))
-        reply: dict[str, Any] = {"type": "step_result", **p.step_json(result, self.cfg.qa_hooks)}
+        reply = p.step_reply(result, self.cfg.qa_hooks)
         if msg.state:
             reply["state"] = await self.env.snapshot()
         reply["server_ms"] = (time.perf_counter() - t0) * 1e3
@@ -378,6 +365,11 @@ class Session:
     def _need_hooks(self) -> None:
         if not self.cfg.qa_hooks:
             raise Refused("forbidden", "QA hooks (oracle, red-team cases) are off on this server")
+
+
+_HANDLERS: dict[str, Any] = {kind: getattr(Session, f"_on_{kind}") for kind in p.MESSAGE_TYPES}
+"""Each message type's handler (``Session._on_<type>``)."""
+_now = time.monotonic
 
 
 def _summary(err: ValidationError) -> str:

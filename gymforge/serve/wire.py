@@ -34,7 +34,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from gymforge.trajectory.fast_json import PLAIN, canonical_text
+from gymforge.trajectory.fast_json import PLAIN, _exponent_mark, canonical_text
 
 try:
     import orjson
@@ -46,6 +46,10 @@ _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 _NOT_ASCII = re.compile("[^\x00-\x7e]+")
 """What ``json`` escapes and orjson writes as it is: non-ASCII text and U+007F (only ever
 inside strings: JSON's own syntax is ASCII, and no escape orjson writes contains them)."""
+_DEL = 0x7F
+_MINUS = 0x2D
+"""Bytes looked for as ints (``int in bytes`` is ``memchr``; a ``bytes`` operand first
+tries, and fails, to be read as an int)."""
 _SCALARS = frozenset({str, int, bool, type(None)})
 _MAX_DEPTH = 64
 """Deeper trees than this take ``json`` (orjson's own limit is 255)."""
@@ -107,6 +111,28 @@ def ascii_json(message: dict[str, Any], dumped: Collection[str] = ()) -> str | N
     (the caller then encodes ``message`` with ``json``). ``dumped`` names top-level keys
     whose values the caller made with pydantic's ``model_dump(mode="json")`` (or None):
     those are not walked."""
+    raw = plain_orjson(message, dumped)
+    return None if raw is None else _ascii_text(raw)
+
+
+def ascii_utf8(message: dict[str, Any], dumped: Collection[str] = ()) -> bytes | None:
+    """``ascii_json(message, dumped)`` encoded (ASCII: its UTF-8 is its bytes), or None as
+    ``ascii_json``: orjson's own bytes when they are that text already (ASCII without
+    U+007F, and nothing ``canonical_text`` rewrites: its marks, ``0.0000`` and a digit's
+    ``e-``, absent; a ``-`` in the bytes first, found by ``memchr``)."""
+    raw = plain_orjson(message, dumped)
+    if raw is None:
+        return None
+    if raw.isascii() and _DEL not in raw:
+        text = raw.decode()
+        if "0.0000" not in text and (_MINUS not in raw or not _exponent_mark(text)):
+            return raw
+    return _ascii_text(raw).encode()
+
+
+def plain_orjson(message: dict[str, Any], dumped: Collection[str] = ()) -> bytes | None:
+    """orjson's bytes of ``message`` when ``message`` is a plain tree (``dumped`` as in
+    ``ascii_json``, not walked), else None."""
     if orjson is None or type(message) is not dict:
         return None
     for key, value in message.items():
@@ -121,14 +147,43 @@ def ascii_json(message: dict[str, Any], dumped: Collection[str] = ()) -> str | N
         elif not plain(value, 1):
             return None
     try:
-        raw = orjson.dumps(message, option=PLAIN)
+        return orjson.dumps(message, option=PLAIN)
     except Exception:  # orjson.JSONEncodeError (a TypeError), or anything: json decides
         return None
+
+
+def _ascii_text(raw: bytes) -> str:
+    """``json``'s text of the plain tree orjson wrote as ``raw``."""
     text = canonical_text(raw)
-    if raw.isascii() and b"\x7f" not in raw:
+    if raw.isascii() and _DEL not in raw:
         return text
     return _NOT_ASCII.sub(_escaped, text)
 
 
 def _escaped(match: re.Match[str]) -> str:
     return json.encoder.encode_basestring_ascii(match.group())[1:-1]
+
+
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+"""One encoder for every frame (``json.dumps`` with options builds one per call: ~1 us)."""
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+
+
+def json_text(message: dict[str, Any]) -> str:
+    """The ``json`` encoder's wire text of ``message`` (ValueError for NaN): the C encoder
+    called directly (what ``JSONEncoder.encode`` does after building a float formatter per
+    call)."""
+    if _C_ENCODER is None:
+        return _ENCODER.encode(message)
+    encode = _C_ENCODER(
+        {},
+        _ENCODER.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        False,
+    )
+    return "".join(encode(message, 0))

@@ -71,20 +71,24 @@ class Inbox:
     """A connection's received events (ASGI-shaped), read by one session task.
 
     ``put_nowait`` is what uvicorn's protocol calls for every event (a message, a
-    disconnect), so it stands in for its queue."""
+    disconnect), so it stands in for its queue; ``put_message`` is the same for a message
+    whose size the caller knows. Each event is kept with its size."""
 
     __slots__ = ("_budget", "_bytes", "_items", "_proto", "_waiter")
 
     def __init__(self, proto: SessionProtocol, budget: int) -> None:
-        self._items: deque[MutableMapping[str, Any]] = deque()
+        self._items: deque[tuple[MutableMapping[str, Any], int]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._bytes = 0
         self._proto = proto
         self._budget = budget
 
     def put_nowait(self, event: MutableMapping[str, Any]) -> None:
-        self._items.append(event)
-        self._bytes += _size(event)
+        self.put_message(event, _size(event))
+
+    def put_message(self, event: MutableMapping[str, Any], size: int) -> None:
+        self._items.append((event, size))
+        self._bytes += size
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -104,8 +108,8 @@ class Inbox:
                 await self._waiter
             finally:
                 self._waiter = None
-        event = self._items.popleft()
-        self._bytes -= _size(event)
+        event, size = self._items.popleft()
+        self._bytes -= size
         if (
             self._proto.read_paused
             and len(self._items) < INBOX_MESSAGES // 2
@@ -199,9 +203,11 @@ class SessionProtocol(WebSocketsSansIOProtocol):
                 self.conn.send_close(1007)
                 self.handle_parser_exception()
                 return
-            self.queue.put_nowait({"type": "websocket.receive", "text": text})
+            event: dict[str, Any] = {"type": "websocket.receive", "text": text}
+            self.inbox.put_message(event, len(text))  # type: ignore[union-attr]  # fast: set
         else:
-            self.queue.put_nowait({"type": "websocket.receive", "bytes": data})
+            event = {"type": "websocket.receive", "bytes": data}
+            self.inbox.put_message(event, len(data))  # type: ignore[union-attr]
 
     def pause(self) -> None:
         if not self.read_paused and not self.transport.is_closing():
@@ -261,21 +267,26 @@ class FastSocket(HTTPConnection):
         super().__init__(cast("dict[str, Any]", proto.scope))
         assert proto.inbox is not None
         self._proto = proto
-        self._inbox = proto.inbox
+        self.receive = proto.inbox.get  # type: ignore[method-assign]  # no coroutine between
 
     async def accept(self) -> None:
         await self._proto.send({"type": "websocket.accept"})
 
     async def receive(self) -> MutableMapping[str, Any]:
-        return await self._inbox.get()
+        """The next event (``__init__`` sets the inbox's own ``get`` in its place)."""
+        raise NotImplementedError
 
     async def send_text(self, data: str) -> None:
+        await self.send_utf8(data.encode())
+
+    async def send_utf8(self, data: bytes) -> None:
+        """``send_text`` of the text whose UTF-8 is ``data``."""
         proto = self._proto
         if not proto.writable.is_set():
             await proto.writable.wait()  # the transport's buffer is over its high-water mark
         if proto.close_sent or proto.disconnected or proto.transport.is_closing():
             raise ClientDisconnected()
-        proto.transport.write(text_frame(data.encode()))
+        proto.transport.write(text_frame(data))
 
     async def close(self, code: int = 1000, reason: str | None = None) -> None:
         await self._proto.send({"type": "websocket.close", "code": code, "reason": reason or ""})

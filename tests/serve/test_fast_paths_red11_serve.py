@@ -121,7 +121,7 @@ def _plain(rng: random.Random, depth: int) -> Any:
 
 def _reference_dumps(message: Any) -> tuple[str, str]:
     try:
-        return "ok", p._ENCODER.encode(message)
+        return "ok", wire._ENCODER.encode(message)
     except Exception as err:
         return type(err).__name__, str(err)
 

@@ -7,6 +7,7 @@ are the same bytes with the fast paths as without them."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -18,7 +19,8 @@ from serve_helpers import REPO, TOKEN, Raw
 
 from gymforge.serve import protocol as p
 from gymforge.serve import session, wire
-from gymforge.serve.fast_step import step_message
+from gymforge.serve.fast_step import step_frame, step_message
+from gymforge.serve.frames import FrameError, decode_frame
 from tests.budget import examples
 
 
@@ -91,6 +93,121 @@ def test_step_message_is_validation(examples: int) -> None:
     check()
 
 
+_ID_TOKENS = st.sampled_from(
+    [
+        "1",
+        "-0",
+        "0.0",
+        "1e2",
+        "1E400",
+        "-1e400",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+        "123456789012345678901234567890",
+        "true",
+        "null",
+        '"x"',
+        '"\\ud800"',
+        "[1]",
+        "{}",
+    ]
+)
+_TEXT_TOKENS = st.one_of(
+    st.text().map(lambda t: json.dumps(t, ensure_ascii=False)),
+    st.text().map(json.dumps),
+    st.lists(
+        st.sampled_from(["a", "\\ud800", "\\udfff", "\\ud83d\\ude00", "\\u0000", "é", "\\n", "19"])
+    ).map(lambda parts: '"' + "".join(parts) + '"'),
+    _ID_TOKENS,
+)
+
+
+@st.composite
+def step_frames(draw: st.DrawFn) -> str | bytes:
+    """The text of a step frame (or near one): ids and texts of every JSON spelling (huge
+    and non-finite numbers, escaped lone surrogates), repeated keys, odd spaces and
+    encodings, other messages and what is not JSON."""
+    space = draw(st.sampled_from(["", " ", "\n\t ", "\r"]))
+    kind = draw(st.sampled_from(['"step"', '"step"', '"step"', '"reset"', "1"]))
+    parts = [f'"type":{space}{kind}']
+    action = f'{{"kind":"reply",{space}"text":{draw(_TEXT_TOKENS)}}}'
+    if draw(st.integers(0, 9)) == 0:
+        action = draw(st.sampled_from(['{"kind":"reply"}', "[]", '{"kind":"tool_call"}']))
+    parts.append(f'"action":{action}')
+    flags = st.sampled_from(["true", "false", "false", "0"])
+    for key, tokens in (("id", _ID_TOKENS), ("state", flags)):
+        for _ in range(draw(st.integers(0, 2))):  # repeated: the last one counts
+            parts.append(f'"{key}":{space}{draw(tokens)}')
+    if draw(st.integers(0, 9)) == 0:
+        parts.append(f'"{draw(st.sampled_from(["seed", "extra", "id"]))}":{draw(_ID_TOKENS)}')
+    parts = draw(st.permutations(parts))
+    text = space + "{" + f",{space}".join(parts) + "}" + space
+    text = draw(st.sampled_from([text] * 6 + ["\ufeff" + text, text[:-2], "[" + text + "]"]))
+    encoding = draw(st.sampled_from(["str", "str", "str", "utf-8", "utf-16", "utf-8-sig"]))
+    return text if encoding == "str" else text.encode(encoding, "surrogatepass")
+
+
+@examples(5000)
+def test_step_frame_is_decode_and_validation(examples: int) -> None:
+    """Whenever ``step_frame`` gives a message, the long way (``decode_frame``, then
+    validation) gives the same one; it gives one for the plain steps."""
+    taken = 0
+
+    @settings(max_examples=examples)
+    @given(step_frames(), st.sampled_from([8 * 2**20, 200, 120, 60, 4]))
+    def check(raw: str | bytes, max_bytes: int) -> None:
+        nonlocal taken
+        fast = step_frame(raw, max_bytes)
+        if fast is None:
+            return
+        taken += 1
+        data = decode_frame(raw, max_bytes)
+        assert not isinstance(data, FrameError)
+        same_model(fast, p.CLIENT_ADAPTER.validate_python(data))
+
+    check()
+    assert taken > 0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"type":"step","action":{"kind":"reply","text":"hi"}}',
+        b'{"type":"step","action":{"kind":"reply","text":"\\ud83d\\ude00 \xc3\xa9"},'
+        b'"id":-9223372036854775808}',
+        '{"id":1,"id":"x","type":"step","state":false,"state":true,"action":{"text":"","kind":"reply"}}',
+    ],
+)
+def test_the_common_frames_take_the_fast_path(raw: str | bytes) -> None:
+    fast = step_frame(raw, 1000)
+    assert fast is not None
+    data = decode_frame(raw, 1000)
+    assert not isinstance(data, FrameError)
+    same_model(fast, p.CLIENT_ADAPTER.validate_python(data))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"type":"step","action":{"kind":"reply","text":"x"},"id":18446744073709551616}',
+        '{"type":"step","action":{"kind":"reply","text":"x"},"id":1e400}',
+        '{"type":"step","action":{"kind":"reply","text":"\\ud800"}}',
+        '\ufeff{"type":"step","action":{"kind":"reply","text":"x"}}',
+        b'{"type":"step","action":{"kind":"reply","text":"\xed\xa0\x80"}}',
+        '{"type":"step","action":{"kind":"reply","text":"x"}}',  # over a quarter of the cap
+    ],
+)
+def test_what_orjson_reads_otherwise_takes_the_long_way(raw: str | bytes) -> None:
+    assert step_frame(raw, 4 * len(raw) - 1) is None
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -147,6 +264,7 @@ def test_a_sessions_replies_are_the_same_bytes_without_the_fast_paths(
 ) -> None:
     fast = replies(start)
     monkeypatch.setattr(session, "step_message", lambda data: None)
+    monkeypatch.setattr(session, "step_frame", lambda raw, max_bytes: None)
     monkeypatch.setattr(wire, "orjson", None)
     assert replies(start) == fast
     assert fast[0].startswith('{"type":"error"') and '"type":"step_result"' in fast[2]

@@ -16,6 +16,7 @@ import json
 import math
 import struct
 import uuid
+import warnings
 from typing import Any
 from unittest import mock
 
@@ -69,6 +70,12 @@ def outcome(encode: Any, value: Any) -> tuple[str, str]:
         return type(err).__name__, str(err)
 
 
+def encoded(result: tuple[str, Any]) -> tuple[str, Any]:
+    """``outcome(encode, value)`` for ``encode`` giving the UTF-8 of that text."""
+    kind, text = result
+    return (kind, text.encode()) if kind == "text" else result
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Equal, with the same types throughout (1, 1.0 and True apart) and NaN equal to NaN."""
     if type(a) is not type(b):
@@ -91,6 +98,8 @@ def test_dumps_is_the_json_encoder_on_generated_trees(examples: int) -> None:
         expected = outcome(REFERENCE.encode, message)
         assert outcome(p.dumps, message) == expected
         assert outcome(lambda m: p.dumps(m, DUMPED), message) == expected  # no NaN drawn
+        assert outcome(lambda m: p.dumps_utf8(m, DUMPED), message) == encoded(expected)
+        assert outcome(p.dumps_utf8, message) == encoded(expected)
 
     check()
 
@@ -173,9 +182,12 @@ def test_dumps_takes_json_wherever_orjson_differs(value: Any, key: str) -> None:
     non-string keys, and passes subclasses on: ``dumps`` still gives ``json``'s text or
     ``json``'s error (a walked key, and an ``observation`` that is not a pydantic dump)."""
     message = {"type": "step_result", key: value, "id": None}
-    assert outcome(p.dumps, message) == outcome(REFERENCE.encode, message)
+    expected = outcome(REFERENCE.encode, message)
+    assert outcome(p.dumps, message) == expected
+    assert outcome(p.dumps_utf8, message) == encoded(expected)
     if key == "info":
-        assert outcome(lambda m: p.dumps(m, DUMPED), message) == outcome(REFERENCE.encode, message)
+        assert outcome(lambda m: p.dumps(m, DUMPED), message) == expected
+        assert outcome(lambda m: p.dumps_utf8(m, DUMPED), message) == encoded(expected)
 
 
 def test_the_top_level_is_walked_too() -> None:
@@ -310,7 +322,69 @@ def test_the_fast_paths_are_taken() -> None:
     reply.update(info={"withheld": ["info.step"]}, timing={}, server_ms=0.1, id=None)
     text = wire.ascii_json(reply, DUMPED)
     assert text is not None and text == REFERENCE.encode(reply)
+    assert wire.ascii_utf8(reply, DUMPED) == text.encode()
+    for data in ({"n": 0.5, "t": "one-third, 1e-7 as text"}, {"n": -1e-7}, {"n": 2.5e-5}):
+        reply["observation"] = Observation(messages=(), data=data).model_dump(mode="json")
+        raw = wire.ascii_utf8(reply, DUMPED)
+        assert raw is not None and raw == REFERENCE.encode(reply).encode()
+    with mock.patch.object(wire, "_ascii_text", side_effect=AssertionError):
+        reply["observation"] = {"data": {"n": -0.5, "t": "one-third"}}
+        assert wire.ascii_utf8(reply, DUMPED) == REFERENCE.encode(reply).encode()
     raw = '{"type": "step", "action": {"kind": "reply", "text": "hi"}, "id": 12}'
     expected = json.loads(raw)
     with mock.patch.object(wire.json, "loads", side_effect=AssertionError):
         assert wire.loads(raw) == expected
+
+
+class Wide(Observation):
+    """An ``Observation`` subclass with a field of its own: dumped by its own serializer."""
+
+    extra: int = 3
+
+
+def typed(value: Any) -> Any:
+    """``value`` with every node's type beside it (NaN compared by its text)."""
+    if isinstance(value, dict):
+        return (type(value), [(typed(k), typed(v)) for k, v in value.items()])
+    if isinstance(value, list | tuple):
+        return (type(value), [typed(v) for v in value])
+    return (type(value), repr(value))
+
+
+def dumped_by(dump: Any, obs: Any) -> tuple[Any, ...]:
+    """``dump(obs)``'s value with its types, the warnings it gave, or its error."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            out: Any = typed(dump(obs))
+        except Exception as err:
+            out = (type(err).__name__, str(err))
+    return out, [(w.category, str(w.message)) for w in seen]
+
+
+def _model_dump(obs: Any) -> Any:
+    return obs.model_dump(mode="json")
+
+
+@examples(1000)
+def test_observation_dump_is_model_dump(examples: int) -> None:
+    """``protocol.observation_dump`` calls the serializer ``model_dump`` calls, as it calls
+    it: the same dict, types, warnings and errors for generated data, odd values, a
+    subclass and models built without validation."""
+
+    @settings(max_examples=examples)
+    @given(_TREES, _TEXT, st.sampled_from(sorted(_ODD_DATA)), st.booleans())
+    def check(data: Any, content: str, odd: str, wide: bool) -> None:
+        made = Wide if wide else Observation
+        message = Message(role="user", content=content)
+        values = {"x": data, odd: _ODD_DATA[odd]}
+        observations = [
+            made(messages=(message,), data=values, tools=({"t": data},), tokens=2),
+            Observation.model_construct(messages=[message], data={1: data, "s": Name("x")}),
+            Observation.model_construct(messages=(Message.model_construct(role=content),)),
+            Observation.model_construct(messages=(message,), tokens=Name("7"), tools=[data]),
+        ]
+        for obs in observations:
+            assert dumped_by(p.observation_dump, obs) == dumped_by(_model_dump, obs)
+
+    check()
