@@ -1,8 +1,9 @@
 """The boundary models every episode builds, made as validation makes them.
 
-A single-turn episode builds a user ``Message`` (its prompt), two ``Observation``s (the
-reset's and the step's) and a ``Reply`` (the policy's answer): about 2 us each through the
-validating constructors, a third of that here. Each builder takes the fields the hot caller
+A single-turn episode builds two ``Observation``s (the reset's and the step's) and a
+``Reply`` (the policy's answer): about 2 us each through the validating constructors, a
+third of that here (its user ``Message`` is made so by ``Message``'s own constructor:
+``core.built.exact_init``). Each builder takes the fields the hot caller
 passes; given values exactly of their declared types it builds the model as validation
 builds it (``gymforge.core.built``: the fields in their order, the same fields set, text
 scrubbed by ``scrub_text`` as the models' own validator scrubs it, each dict a copy) and
@@ -12,28 +13,14 @@ otherwise hands the values to the constructor, which validates (or refuses) them
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any
 
 from gymforge.core.built import built, str_keyed
 from gymforge.core.types import JSON, Message, Observation, Reply, scrub_text
 
-_ROLES = frozenset(get_args(Message.model_fields["role"].annotation))
-"""The roles a ``Message`` takes (its ``role`` field's literal)."""
-_MESSAGE_SET = frozenset({"role", "content"})
 _REPLY_SET = frozenset({"text"})
 _OBSERVATION_SET = frozenset(Observation.model_fields)
 _JUST_MESSAGES = frozenset({Message})
-
-
-Role = Literal["system", "user", "assistant", "tool"]
-
-
-def message_of(role: Role, content: str) -> Message:
-    """``Message(role=role, content=content)``."""
-    if type(role) is str and role in _ROLES and type(content) is str:
-        fields = {"role": role, "content": scrub_text(content), "name": None, "tool_call_id": None}
-        return built(Message, fields, set(_MESSAGE_SET))
-    return Message(role=role, content=content)
 
 
 def reply_of(text: str) -> Reply:

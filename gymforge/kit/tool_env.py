@@ -63,7 +63,7 @@ from gymforge.core.verdict import Verdict
 from gymforge.kit.declarations import check_declarations
 from gymforge.kit.env_hooks import ToolEnvHooks
 from gymforge.kit.hooks import MaybeAsync, refuse_twins, settle
-from gymforge.kit.made import message_of, observation_of
+from gymforge.kit.made import observation_of
 from gymforge.kit.oracle import OracleWalk
 from gymforge.kit.shaping import SHAPING, PotentialShaping, add_components, check_gamma
 from gymforge.kit.turns import PARSE_ERROR_HINT as PARSE_ERROR_HINT  # re-exported
@@ -198,7 +198,7 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
 
     def render_reset(self, task: Task) -> list[Message]:
         msgs = [self._system_message()] if self.system_prompt else []
-        return [*msgs, message_of("user", task.prompt)]
+        return [*msgs, Message(role="user", content=task.prompt)]
 
     def _system_message(self) -> Message:
         """``Message(role="system", content=self.system_prompt)``, built once for the prompt

@@ -20,7 +20,7 @@ import pytest
 from gymforge.core.env import StepResult
 from gymforge.core.types import Message, Observation, Reply
 from gymforge.core.verdict import Verdict
-from gymforge.kit.made import message_of, observation_of, reply_of
+from gymforge.kit.made import observation_of, reply_of
 from gymforge.kit.turns import verdict_json
 from gymforge.rollout import server_http
 from gymforge.rollout.jobs import episode_keys
@@ -186,7 +186,10 @@ def test_episode_keys_equal_the_constructor(
 )
 def test_made_models_scrub_as_validation_does(content: str) -> None:
     for fast, ref in (
-        (lambda: message_of("user", content), lambda: Message(role="user", content=content)),
+        (
+            lambda: Message(role="user", content=content),
+            lambda: Message.model_validate({"role": "user", "content": content}),
+        ),
         (lambda: reply_of(content), lambda: Reply(text=content)),
     ):
         a, b = fast(), ref()
