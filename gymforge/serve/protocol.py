@@ -343,7 +343,11 @@ def spec_json(spec: EnvSpec) -> dict[str, str]:
 def observation_dump(obs: Observation) -> dict[str, Any]:
     """``obs.model_dump(mode="json")``: its serializer called as ``model_dump`` calls it,
     with every option at its default, without ``model_dump``'s keyword pass-through (a
-    third of the dump's cost; tests/serve/test_serve_wire.py holds the two equal)."""
+    third of the dump's cost; tests/serve/test_serve_wire.py holds the two equal). Anything
+    but an ``Observation`` itself (a subclass may dump itself its own way, hiding a field)
+    is dumped by its own ``model_dump``."""
+    if type(obs) is not Observation:
+        return obs.model_dump(mode="json")
     dumped: dict[str, Any] = obs.__pydantic_serializer__.to_python(obs, mode="json")
     return dumped
 
