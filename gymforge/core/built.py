@@ -1,8 +1,8 @@
 """``built``: a pydantic model instance made of field values already known to be valid, as
 validation makes it, without validating them again. For the hot constructors that check
 their values first: ``Verdict``'s, ``Task``'s and ``MathTruth``'s (each held equal to
-validation by a test), a family's ``trusted`` truth (``gymforge.tasks.trusted``), and the
-``__init__`` of ``Message`` and ``Observation`` (``exact_init``)."""
+validation by a test), a family's ``trusted`` truth (``gymforge.tasks.trusted``), and
+``Message``'s ``__init__`` (``exact_init``)."""
 
 from __future__ import annotations
 
