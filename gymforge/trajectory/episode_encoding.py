@@ -23,7 +23,7 @@ from gymforge.trajectory.same_json import same_json
 from gymforge.trajectory.schema import LINE_ADAPTER, AnyLine, PolicyRecord
 from gymforge.trajectory.seal import ChainState
 from gymforge.trajectory.strict_twin import decoder_for
-from gymforge.trajectory.twin import TWIN, lift_numbers, shallow_action
+from gymforge.trajectory.twin import TWIN, lift_numbers, nested_within, shallow_action
 
 _EPISODE_LINES = ("step", "episode")
 STRICT: Callable[[dict[str, Any]], msgspec.json.Decoder[Any] | None] | None = decoder_for
@@ -173,17 +173,7 @@ def _within_json_depth(body: dict[str, Any], raw: bytes) -> bool:
     at once when ``raw`` opens no more arrays and objects than that, else level by level."""
     if raw.count(b"[") + raw.count(b"{") <= _JSON_DEPTH:
         return True
-    level: list[Any] = [body]
-    for _ in range(_JSON_DEPTH):
-        level = [
-            child
-            for value in level
-            for child in (value.values() if type(value) is dict else value)
-            if type(child) is dict or type(child) is list
-        ]
-        if not level:
-            return True
-    return False
+    return nested_within([body], _JSON_DEPTH)
 
 
 def _checked(i: int, rec: dict[str, Any], marked: dict[str, Any], slotted: bool) -> _Checked:

@@ -143,8 +143,13 @@ def shallow_action(body: dict[str, Any]) -> bool:
     if type(action) is not dict or action.get("kind") != "tool_call":
         return True
     arguments = action.get("arguments")
-    level: list[Any] = [arguments] if type(arguments) in (dict, list) else []
-    for _ in range(_ARGUMENTS_DEPTH):
+    return nested_within([arguments] if type(arguments) in (dict, list) else [], _ARGUMENTS_DEPTH)
+
+
+def nested_within(level: list[Any], depth: int) -> bool:
+    """Whether the plain dicts and lists of ``level`` hold dicts and lists no more than
+    ``depth`` levels below them, walked level by level (no recursion)."""
+    for _ in range(depth):
         level = [
             child
             for value in level

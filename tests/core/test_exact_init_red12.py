@@ -19,21 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from gymforge.core.types import Message, Observation, _message_fields
-
-
-def validated(model: type[BaseModel], **data: Any) -> BaseModel:
-    made = model.__new__(model)
-    BaseModel.__init__(made, **data)
-    return made
-
-
-def outcome(make: Any) -> tuple[str, Any]:
-    try:
-        return "ok", make()
-    except ValidationError as err:
-        return "invalid", [(e["type"], e["loc"], e["msg"]) for e in err.errors()]
-    except Exception as err:
-        return type(err).__name__, str(err)
+from tests.core.test_exact_init import outcome, validated
 
 
 def agree(data: dict[str, Any]) -> Message | None:
