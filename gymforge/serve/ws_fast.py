@@ -120,7 +120,11 @@ class Inbox:
 
 
 def _size(event: MutableMapping[str, Any]) -> int:
-    data = event.get("text") or event.get("bytes")
+    """An event's size against the budget: a message's bytes (a text's UTF-8), else 0."""
+    text = event.get("text")
+    if text:
+        return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    data = event.get("bytes")
     return len(data) if data is not None else 0
 
 
@@ -204,7 +208,7 @@ class SessionProtocol(WebSocketsSansIOProtocol):
                 self.handle_parser_exception()
                 return
             event: dict[str, Any] = {"type": "websocket.receive", "text": text}
-            self.inbox.put_message(event, len(text))  # type: ignore[union-attr]  # fast: set
+            self.inbox.put_message(event, len(data))  # type: ignore[union-attr]  # its bytes
         else:
             event = {"type": "websocket.receive", "bytes": data}
             self.inbox.put_message(event, len(data))  # type: ignore[union-attr]
