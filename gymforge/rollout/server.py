@@ -279,7 +279,7 @@ def refuse_unusable(base_url: str | None) -> None:
       without them. An empty ``@`` is taken: the SDK's URL drops it;
     - one with a query, even an empty one (``?``): the SDK appends each request's path
       after it (``/v1/?api-version=1chat/completions``), and no request reaches its
-      endpoint;
+      endpoint. The error leaves the query out (it may carry a key);
     - one ``urlsplit`` cannot parse (the SDK cannot either)."""
     if base_url is None:
         return
@@ -298,10 +298,11 @@ def refuse_unusable(base_url: str | None) -> None:
             "instead, or put a proxy that adds them in front of the server"
         )
     if "?" in base_url.partition("#")[0]:
+        shown = url._replace(query="", fragment="").geturl()  # a query may carry a key
         raise UserError(
-            f"the base URL {base_url} has a query (?{url.query}): the OpenAI client appends "
-            "each request's path after it, so no request would reach its endpoint; give "
-            "the base URL without it (up to /v1)"
+            f"the base URL {shown}?... has a query: the OpenAI client appends each "
+            "request's path after it, so no request would reach its endpoint; give the base "
+            "URL without it (up to /v1)"
         )
 
 

@@ -347,18 +347,20 @@ def test_a_base_url_with_a_query_is_refused_before_any_request(
     from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
     _no_proxies(monkeypatch)
-    url = "http://127.0.0.1:9/v1?api-version=2024-06-01"
+    url = "http://127.0.0.1:9/v1?api-version=2024-06-01&api_key=sk-in-the-query"
     if named == "OPENAI_BASE_URL":
         monkeypatch.setenv("OPENAI_BASE_URL", url)
     cls = VLLMPolicyFactory if kind == "vllm" else OpenAIPolicyFactory
-    with pytest.raises(UserError, match=r"query \(\?api-version=2024-06-01\)"):
+    with pytest.raises(UserError, match="has a query") as info:
         cls("m", base_url=url if named == "base_url" else None)
+    assert "http://127.0.0.1:9/v1?..." in str(info.value)
+    assert "sk-in-the-query" not in str(info.value)  # a query may carry a key: not shown
 
 
 def test_a_bare_question_mark_is_refused_and_a_fragment_taken() -> None:
     """An empty query breaks the SDK's URLs as well (``/v1/?chat/completions``); a fragment
     never reaches the server (the SDK and the lean client drop it), even one holding a
     ``?``."""
-    with pytest.raises(UserError, match=r"query \(\?\)"):
+    with pytest.raises(UserError, match="has a query"):
         OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1?")
     OpenAIPolicyFactory("m", base_url="http://127.0.0.1:9/v1#part?x=1")
