@@ -138,8 +138,10 @@ class ForkTemplate:
             return self.fault
         if self.pidfd is not None and select.select([self.pidfd], [], [], 0)[0]:
             return "the fork template was killed"
-        # A signal is pending from the moment kill() returns, before the template acts on it,
-        # so this sees a kill or stop the job sent just before it ended.
+        # A signal is pending from the moment kill() returns until the template takes it, and
+        # a stop then shows as the state, so this sees a kill or stop the job sent just before
+        # it ended; but for the instant the template is taking it (dequeued, not yet stopped),
+        # neither shows: a look then says None, and the next spawn's timeout gives it up.
         try:
             if self.status_fd is None:
                 self.status_fd = os.open(f"/proc/{self.pid}/status", os.O_RDONLY)

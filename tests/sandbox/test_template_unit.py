@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +54,13 @@ def test_a_stopped_template_is_given_up_blamed_and_replaced(
     tpl: tm.ForkTemplate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     os.kill(tpl.pid, signal.SIGSTOP)
+    # Pending, then the stopped state; in the instant the template takes the signal (it is
+    # no longer pending, the template not yet stopped: seen once on a loaded machine),
+    # neither shows, so the test looks again, a bounded number of times.
+    for _ in range(500):
+        if tpl.damaged() is not None:
+            break
+        time.sleep(0.01)
     assert tpl.damaged() == "the fork template was killed or stopped"
     monkeypatch.setattr(tm, "SPAWN_TIMEOUT", 0.2)
     with pytest.raises(tm.TemplateDown), spawn_one(tpl):
