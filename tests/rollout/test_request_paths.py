@@ -314,47 +314,46 @@ def test_the_lean_clients_keep_to_the_factorys_connection_cap() -> None:
     assert asyncio.run(caps()) == (3, 5, 5)
 
 
+@pytest.mark.parametrize(
+    ("url", "reason", "shown", "secret"),
+    [
+        ("http://user:s3cret@127.0.0.1:9/v1", "credentials", "http://***@127.0.0.1:9/v1", "s3cret"),
+        (
+            "http://127.0.0.1:9/v1?api-version=2024-06-01&api_key=sk-in-the-query",
+            "has a query",
+            "http://127.0.0.1:9/v1?...",
+            "sk-in-the-query",
+        ),
+    ],
+)
 @pytest.mark.parametrize("named", ["base_url", "OPENAI_BASE_URL"])
 @pytest.mark.parametrize("kind", ["openai", "vllm"])
-def test_a_base_url_with_credentials_is_refused_before_any_request(
-    monkeypatch: pytest.MonkeyPatch, kind: str, named: str
+def test_a_base_url_no_request_can_use_is_refused_before_any_request(
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    named: str,
+    url: str,
+    reason: str,
+    shown: str,
+    secret: str,
 ) -> None:
-    """A base URL's ``user:password@`` cannot be sent: the SDK's aiohttp transport refuses
-    every request that carries them beside its bearer key, and its httpx transport would send
-    them instead of the key. So such a URL is refused when the factory is made, with an error
-    that names it without the password, not once per episode."""
+    """Two base URLs no request can be sent to as given are refused when the factory is
+    made, not once per episode, with an error that names the URL without its secret:
+
+    - ``user:password@``: the SDK's aiohttp transport refuses every request that carries
+      them beside its bearer key, and its httpx transport would send them instead of it;
+    - a query: the SDK joins a request's path after it (``/v1/?api-version=1`` and
+      ``chat/completions`` give the query ``api-version=1chat/completions``), and
+      ``vllm:``'s ``/tokenize`` beside it would be as broken (the query may carry a key)."""
     from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
     _no_proxies(monkeypatch)
-    url = "http://user:s3cret@127.0.0.1:9/v1"
     if named == "OPENAI_BASE_URL":
         monkeypatch.setenv("OPENAI_BASE_URL", url)
     cls = VLLMPolicyFactory if kind == "vllm" else OpenAIPolicyFactory
-    with pytest.raises(UserError, match="credentials") as info:
+    with pytest.raises(UserError, match=reason) as info:
         cls("m", base_url=url if named == "base_url" else None)
-    assert "s3cret" not in str(info.value) and "http://***@127.0.0.1:9/v1" in str(info.value)
-
-
-@pytest.mark.parametrize("named", ["base_url", "OPENAI_BASE_URL"])
-@pytest.mark.parametrize("kind", ["openai", "vllm"])
-def test_a_base_url_with_a_query_is_refused_before_any_request(
-    monkeypatch: pytest.MonkeyPatch, kind: str, named: str
-) -> None:
-    """The SDK joins a request's path after a base URL's query (``/v1/?api-version=1`` and
-    ``chat/completions`` give the query ``api-version=1chat/completions``), and ``vllm:``'s
-    ``/tokenize`` beside it would be as broken: every request would go to the wrong URL. So
-    such a URL is refused when the factory is made, naming the query."""
-    from gymforge.rollout.vllm_policy import VLLMPolicyFactory
-
-    _no_proxies(monkeypatch)
-    url = "http://127.0.0.1:9/v1?api-version=2024-06-01&api_key=sk-in-the-query"
-    if named == "OPENAI_BASE_URL":
-        monkeypatch.setenv("OPENAI_BASE_URL", url)
-    cls = VLLMPolicyFactory if kind == "vllm" else OpenAIPolicyFactory
-    with pytest.raises(UserError, match="has a query") as info:
-        cls("m", base_url=url if named == "base_url" else None)
-    assert "http://127.0.0.1:9/v1?..." in str(info.value)
-    assert "sk-in-the-query" not in str(info.value)  # a query may carry a key: not shown
+    assert secret not in str(info.value) and shown in str(info.value)
 
 
 def test_a_bare_question_mark_is_refused_and_a_fragment_taken() -> None:

@@ -8,22 +8,9 @@ import asyncio
 from types import SimpleNamespace
 
 from gymforge.serve.ws_fast import Inbox, SessionProtocol
+from tests.serve.test_fast_paths_red12_serve import _Proto
 
 TEXT = "\U0001f600" * 30  # 30 characters, 120 bytes of UTF-8
-
-
-class _Proto:
-    """What an ``Inbox`` uses of its connection: reading paused or not, and the loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.read_paused = False
-
-    def pause(self) -> None:
-        self.read_paused = True
-
-    def resume(self) -> None:
-        self.read_paused = False
 
 
 def _inbox(budget: int) -> tuple[Inbox, _Proto]:
