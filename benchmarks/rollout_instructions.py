@@ -19,9 +19,15 @@ worktree and measures it the same way, on the same jobs and the same answer.
 
 It is a count, not CPU time: under valgrind SHA-256 runs in software where the native code
 uses the CPU's SHA extensions (the digest chain weighs several times more here), memory
-stalls count nothing, and the kernel's share (sockets, fsync) is not counted. The group
-commit's time slice is scaled by valgrind's slowdown, so the encoding yields as often per
-episode as it does natively. Needs valgrind (``apt-get install valgrind``).
+stalls count nothing, and the kernel's share (sockets, fsync) is not counted. Nothing in
+the run depends on the clock: the group commit never yields within a batch (its time slice
+is made infinite) and writes its lines on the event loop instead of in a thread
+(``asyncio.to_thread`` runs the write after one yield), so the same code gives the same
+count whatever the machine's load. Before, with the slice scaled by valgrind's slowdown
+and the write in a thread, the batches followed the load: two counts of one checkout,
+taken while other work ran, differed by up to 3%; now four counts of one code differ by
+up to 0.7%. Needs valgrind
+(``apt-get install valgrind``).
 
 Run: python benchmarks/rollout_instructions.py [--episodes 100 500] [--ref REV]
 """
@@ -40,7 +46,6 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SLOWDOWN = 50  # about how much slower the code runs under callgrind
 
 CHILD = r"""
 import asyncio, json, sys, tempfile
@@ -54,9 +59,16 @@ from gymforge.rollout.output import GroupCommit
 from gymforge.rollout.spec import RunSpec
 
 prompts_file, answer_file = sys.argv[1], sys.argv[2]
-n, slowdown = int(sys.argv[3]), int(sys.argv[4])
-if hasattr(GroupCommit, "SLICE_S"):
-    GroupCommit.SLICE_S *= slowdown
+n = int(sys.argv[3])
+GroupCommit.SLICE_S = float("inf")  # the batches do not follow the clock
+
+
+async def to_thread(func, /, *args, **kwargs):  # nor the writer thread's scheduling
+    await asyncio.sleep(0)
+    return func(*args, **kwargs)
+
+
+asyncio.to_thread = to_thread
 pairs = [(p["task_id"], p["seed"]) for p in json.load(open(prompts_file))]
 answer = open(answer_file, "rb").read()
 
@@ -107,7 +119,7 @@ def answer_bytes(first: dict[str, object]) -> bytes:
 def instructions(checkout: Path, prompts: str, answer: str, episodes: int) -> int:
     """callgrind's count of a whole run of ``episodes`` on ``checkout``'s gymforge."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
-    cmd += ["-c", CHILD, prompts, answer, str(episodes), str(SLOWDOWN)]
+    cmd += ["-c", CHILD, prompts, answer, str(episodes)]
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(checkout)}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=checkout)
     found = re.search(r"Collected : (\d+)", done.stderr)
