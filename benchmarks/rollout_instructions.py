@@ -20,13 +20,14 @@ worktree and measures it the same way, on the same jobs and the same answer.
 It is a count, not CPU time: under valgrind SHA-256 runs in software where the native code
 uses the CPU's SHA extensions (the digest chain weighs several times more here), memory
 stalls count nothing, and the kernel's share (sockets, fsync) is not counted. Nothing in
-the run depends on the clock: the group commit never yields within a batch (its time slice
-is made infinite) and writes its lines on the event loop instead of in a thread
-(``asyncio.to_thread`` runs the write after one yield), so the same code gives the same
-count whatever the machine's load. Before, with the slice scaled by valgrind's slowdown
-and the write in a thread, the batches followed the load: two counts of one checkout,
-taken while other work ran, differed by up to 3%; now four counts of one code differ by
-up to 0.7%. Needs valgrind
+the run depends on the clock or on when the collector runs: the group commit never yields
+within a batch (its time slice is made infinite) and writes its lines on the event loop
+instead of in a thread (``asyncio.to_thread`` runs the write after one yield), and the
+cyclic collector is off (natively it costs under 0.01 ms an episode,
+``gymforge.rollout.gcpace``). Before, with the slice scaled by valgrind's slowdown, the
+write in a thread and the collector on, the count followed the machine's load and where a
+full collection fell: counts of one checkout differed by up to 10%; now three differ by up
+to 0.5%. Needs valgrind
 (``apt-get install valgrind``).
 
 Run: python benchmarks/rollout_instructions.py [--episodes 100 500] [--ref REV]
@@ -48,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
-import asyncio, json, sys, tempfile
+import asyncio, gc, json, sys, tempfile
 from pathlib import Path
 from gymforge.registry.handle import open_env
 from gymforge.rollout import run
@@ -60,6 +61,7 @@ from gymforge.rollout.spec import RunSpec
 
 prompts_file, answer_file = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3])
+gc.disable()  # when a full collection falls would decide a count
 GroupCommit.SLICE_S = float("inf")  # the batches do not follow the clock
 
 
