@@ -34,6 +34,7 @@ import openai
 
 from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
 from gymforge.rollout.context_full import is_context_full, prompt_tokens
+from gymforge.rollout.deadlines import within
 from gymforge.rollout.json_http import JsonHttp
 from gymforge.rollout.server_http import (
     HTTP,
@@ -355,8 +356,7 @@ async def call_with_retries(
         version = factory.current_weight_version()
         retry_after: float | None = None
         try:
-            async with asyncio.timeout(retry.call_timeout):
-                return await send(), version
+            return await within(retry.call_timeout, send), version
         except TimeoutError:
             last, status = f"no response within {retry.call_timeout} s", None
         except openai.APIStatusError as err:
