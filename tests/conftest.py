@@ -4,6 +4,7 @@ built-in environment's full QA report (run once per session)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,6 +48,21 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     options each time): the first analyses gymforge's modules, the others reuse that (mypy
     rechecks what changed). Each xdist worker has its own."""
     return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture
+def young_heap() -> Iterator[None]:
+    """For a test that asserts, after ``gc.collect()``, that objects it made are freed (or
+    kept): everything older than the test is frozen (``gc.freeze``) while it runs, so each
+    collection traverses only what the test made. A worker's heap late in a run makes a
+    full collection take seconds otherwise. What the test made is collected exactly as
+    before: it is not frozen, and whatever is frozen was alive or garbage before the test
+    began, so the test's objects cannot be reachable only through it."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @pytest.fixture
