@@ -164,23 +164,26 @@ def test_the_writer_writes_and_refuses_as_the_model_path(examples: int) -> None:
     check()
 
 
-@settings(max_examples=500, deadline=None)
-@given(_mutated(), st.booleans())
-def test_the_fast_check_is_the_reference_check(
-    records: list[dict[str, Any]], slotted: bool
-) -> None:
+@examples(500)
+def test_the_fast_check_is_the_reference_check(examples: int) -> None:
     """Where ``_fast_checked`` answers, ``_checked`` gives the same text, kind and dump."""
-    for i, rec in enumerate(records):
-        marked = {**rec, "digest": "0" * 64}
-        if slotted:
-            marked["seal"] = "f" * 64
-        fast = _fast_checked(copy.deepcopy(marked), slotted)
-        if fast is None:
-            continue
-        text, kind, body, same = _checked(i, rec, copy.deepcopy(marked), slotted)
-        assert fast[0] == (text if same else fast_json.fast_canonical(body))
-        assert fast[1] == kind
-        assert same_json(fast[2], body)
+
+    @settings(max_examples=examples, deadline=None)
+    @given(_mutated(), st.booleans())
+    def check(records: list[dict[str, Any]], slotted: bool) -> None:
+        for i, rec in enumerate(records):
+            marked = {**rec, "digest": "0" * 64}
+            if slotted:
+                marked["seal"] = "f" * 64
+            fast = _fast_checked(copy.deepcopy(marked), slotted)
+            if fast is None:
+                continue
+            text, kind, body, same = _checked(i, rec, copy.deepcopy(marked), slotted)
+            assert fast[0] == (text if same else fast_json.fast_canonical(body))
+            assert fast[1] == kind
+            assert same_json(fast[2], body)
+
+    check()
 
 
 class _Colour(enum.Enum):
@@ -405,40 +408,49 @@ _NUMBERS = st.one_of(
 )
 
 
-@settings(max_examples=1500, deadline=None)
-@given(
-    st.lists(st.integers(0, 2**20), max_size=6),
-    st.lists(st.floats(-30.0, 0.0), max_size=6),
-    st.lists(st.tuples(st.sampled_from(list(twin.LIFTABLE)), st.integers(0, 5), _NUMBERS)),
-    st.sampled_from([None, KEY]),
-)
-def test_lifted_number_lists_write_and_refuse_as_the_twin_and_the_models(
-    ids: list[int],
-    logprobs: list[float],
-    changes: list[tuple[str, int, Any]],
-    key: bytes | None,
-) -> None:
+@examples(1500)
+def test_lifted_number_lists_write_and_refuse_as_the_twin_and_the_models(examples: int) -> None:
     """A step whose token ids and logprobs are exact (ints, finite floats) or not (a bool,
     an int among floats, NaN, an int past 64 bits, an enum, a subclass): checked with the
     lift as without it where the twin checks it at all (an int subclass, which orjson
     refuses, the lift copies as the int it is), and written or refused as the model path
     writes or refuses it."""
-    step, end = _episode(random.Random(5))
-    policy = step["policy"]
-    policy.update(prompt_token_ids=ids, completion_token_ids=list(ids), logprobs=logprobs)
-    for name, i, value in changes:
-        target = policy[name]
-        if target:
-            target[i % len(target)] = value
-        else:
-            target.append(value)
-    marked = {**step, "digest": "0" * 64, "policy": {**episode_encoding._POLICY_UNSET, **policy}}
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        lifted = _fast_checked(copy.deepcopy(marked), False)
-        monkeypatch.setattr(twin, "LIFTABLE", {})
-        plain = _fast_checked(copy.deepcopy(marked), False)
-        assert lifted == plain or plain is None
-        assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)
+
+    @settings(max_examples=examples, deadline=None)
+    @given(
+        st.lists(st.integers(0, 2**20), max_size=6),
+        st.lists(st.floats(-30.0, 0.0), max_size=6),
+        st.lists(st.tuples(st.sampled_from(list(twin.LIFTABLE)), st.integers(0, 5), _NUMBERS)),
+        st.sampled_from([None, KEY]),
+    )
+    def check(
+        ids: list[int],
+        logprobs: list[float],
+        changes: list[tuple[str, int, Any]],
+        key: bytes | None,
+    ) -> None:
+        step, end = _episode(random.Random(5))
+        policy = step["policy"]
+        policy.update(prompt_token_ids=ids, completion_token_ids=list(ids), logprobs=logprobs)
+        for name, i, value in changes:
+            target = policy[name]
+            if target:
+                target[i % len(target)] = value
+            else:
+                target.append(value)
+        marked = {
+            **step,
+            "digest": "0" * 64,
+            "policy": {**episode_encoding._POLICY_UNSET, **policy},
+        }
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            lifted = _fast_checked(copy.deepcopy(marked), False)
+            monkeypatch.setattr(twin, "LIFTABLE", {})
+            plain = _fast_checked(copy.deepcopy(marked), False)
+            assert lifted == plain or plain is None
+            assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)
+
+    check()
 
 
 @pytest.mark.parametrize("value", [_PosingEnum.FIVE, _PosingEnum.HALF, _PosingInt(7)], ids=repr)

@@ -94,6 +94,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return out, stderr
 
 
+@pytest.mark.xdist_group("calibrated-ledger")  # one worker: one calibrated run
 def test_cli_retires_by_reason_and_keeps_the_band(calibrated: tuple[Path, str]) -> None:
     out, stderr = calibrated
     data = json.loads((out / "calibration.json").read_text())
@@ -114,6 +115,7 @@ def test_cli_retires_by_reason_and_keeps_the_band(calibrated: tuple[Path, str]) 
     assert "in band" in stderr
 
 
+@pytest.mark.xdist_group("calibrated-ledger")  # one worker: one calibrated run
 def test_cli_feeds_the_curriculum_and_the_hard_negative_pool(
     calibrated: tuple[Path, str],
 ) -> None:

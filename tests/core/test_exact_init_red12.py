@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from gymforge.core.types import Message, Observation, _message_fields
+from tests.budget import examples
 from tests.core.test_exact_init import outcome, validated
 
 
@@ -184,14 +185,20 @@ _KEYWORD_VALUES = st.one_of(
 )
 
 
-@settings(max_examples=300)
-@given(
-    st.dictionaries(
-        st.sampled_from(["role", "content", "name", "tool_call_id"]), _KEYWORD_VALUES, max_size=4
+@examples(300)
+def test_any_mix_of_odd_keywords_is_validation(examples: int) -> None:
+    @settings(max_examples=examples)
+    @given(
+        st.dictionaries(
+            st.sampled_from(["role", "content", "name", "tool_call_id"]),
+            _KEYWORD_VALUES,
+            max_size=4,
+        )
     )
-)
-def test_any_mix_of_odd_keywords_is_validation(data: dict[str, Any]) -> None:
-    agree(data)
+    def check(data: dict[str, Any]) -> None:
+        agree(data)
+
+    check()
 
 
 def test_messages_in_an_observation_are_validated_every_way() -> None:

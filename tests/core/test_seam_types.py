@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from mypy import api
 
 from gymforge.core.capabilities import CAPABILITIES
@@ -91,6 +92,9 @@ def seam_module() -> str:
     return "\n".join(lines) + "\n"
 
 
+# one xdist worker runs both mypy tests: the second reuses the first's analysis of gymforge
+# (the ``mypy_cache`` fixture), instead of each worker analysing it cold
+@pytest.mark.xdist_group("mypy")
 def test_every_environment_class_satisfies_the_typed_seam(tmp_path: Path, mypy_cache: Path) -> None:
     snippet = tmp_path / "seam_check.py"
     snippet.write_text(seam_module())

@@ -18,6 +18,7 @@ def load(eval_dir: Path) -> dict:
     return json.loads((eval_dir / "eval.json").read_text())
 
 
+@pytest.mark.xdist_group("eval-runs")  # one worker: one eval_dir (conftest)
 def test_eval_json_has_every_metric(eval_dir: Path) -> None:
     data = load(eval_dir)
     m = data["metrics"]
@@ -42,6 +43,7 @@ def test_eval_json_has_every_metric(eval_dir: Path) -> None:
     assert data["failures"]["reasons"][0]["reason"] == "no_change"
 
 
+@pytest.mark.xdist_group("eval-runs")  # one worker: one eval_dir (conftest)
 def test_heldout_gap_is_computed_on_the_envs_real_split(eval_dir: Path) -> None:
     m = load(eval_dir)["metrics"]
     tasks = LedgerEnv.tasks
@@ -62,6 +64,7 @@ def test_heldout_gap_is_computed_on_the_envs_real_split(eval_dir: Path) -> None:
     assert g["gap"] > 0
 
 
+@pytest.mark.xdist_group("eval-runs")  # one worker: one eval_dir (conftest)
 def test_eval_writes_a_structured_failure_log(eval_dir: Path) -> None:
     data = load(eval_dir)
     rows = [json.loads(line) for line in (eval_dir / "failures.jsonl").read_text().splitlines()]
@@ -70,6 +73,7 @@ def test_eval_writes_a_structured_failure_log(eval_dir: Path) -> None:
     assert all(r["reason"] == "no_change" and r["facts"]["made"] == 0 for r in rows)
 
 
+@pytest.mark.xdist_group("eval-runs")  # one worker: one eval_dir (conftest)
 def test_eval_resume_runs_nothing_new_and_json_goes_to_stdout(eval_dir: Path) -> None:
     before = load(eval_dir)
     res = run_cli(

@@ -30,6 +30,7 @@ def report(eval_dir: Path, calibration_dir: Path, tmp_path_factory: pytest.TempP
     return out
 
 
+@pytest.mark.xdist_group("eval-runs")  # one worker: one report (and eval_dir)
 def test_report_is_one_self_contained_file(report: Path) -> None:
     html = report.read_text()
     assert html.startswith("<!doctype html>")
@@ -89,6 +90,7 @@ def chromium(url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess[st
     CHROMIUM is None,
     reason="chromium is not installed (scripts/setup.sh installs it: apt-get install chromium)",
 )
+@pytest.mark.xdist_group("eval-runs")  # one worker: one report (and eval_dir)
 def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
     proc = chromium(report.as_uri(), tmp_path, f"--screenshot={shot}")
@@ -103,6 +105,7 @@ def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> No
     print(f"screenshot: {shot}")
 
 
+@pytest.mark.xdist_group("eval-runs")  # one worker: one report (and eval_dir)
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_console_capture_catches_a_blocked_external_asset(report: Path, tmp_path: Path) -> None:
     """The control: the same page with one external image must show a console error (the

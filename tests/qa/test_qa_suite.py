@@ -94,6 +94,7 @@ def qa_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     return gymforge_cli("qa", "ledger", "--json", "--report", str(report)), report
 
 
+@pytest.mark.xdist_group("qa-cli-ledger")  # one worker: one qa_json run
 def test_cli_json_report_shape(qa_json: tuple[Any, Path]) -> None:
     proc, _ = qa_json
     assert proc.returncode == 0, proc.stderr
@@ -112,6 +113,7 @@ def test_cli_json_report_shape(qa_json: tuple[Any, Path]) -> None:
     assert "replay_determinism" not in proc.stderr  # no human progress rows in --json mode
 
 
+@pytest.mark.xdist_group("qa-cli-ledger")  # one worker: one qa_json run
 def test_cli_report_file_holds_the_same_json(qa_json: tuple[Any, Path]) -> None:
     proc, report = qa_json
     assert report.is_file(), "--report must create missing parent directories"

@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from redteam_logs import KEY, cli, ledger_run
 
+# every test reads the module-scoped cut_run: one worker makes it once
+pytestmark = pytest.mark.xdist_group("export-cut-run")
+
 
 @pytest.fixture(scope="module")
 def cut_run(tmp_path_factory: pytest.TempPathFactory) -> Path:

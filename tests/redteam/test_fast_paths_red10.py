@@ -425,6 +425,7 @@ def test_sources_over_one_family_never_serve_each_others_stamp() -> None:
     assert held > 0  # the split did hold something out
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_stamped_copy_is_not_served_after_its_family_task_is_regenerated() -> None:
     """The family's task is evicted and collected; a new one (which may take its id) is
     built for another id: the source serves each its own task, stamped as its split says."""

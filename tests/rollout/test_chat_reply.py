@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gymforge.rollout import chat_reply
 from gymforge.rollout.chat_reply import read_chat, reply_from_json, turn_from_reply
 from gymforge.rollout.server_http import BadResponse, decode_json, first_choice
+from tests.budget import examples
 
 
 def outcome(read: Any, content: bytes) -> tuple[str, ...]:
@@ -229,11 +230,13 @@ def answers(draw: st.DrawFn) -> dict[str, Any]:
     return answer
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(answers(), st.booleans(), st.booleans())
-def test_generated_answers_read_as_the_reference_reads_them(
-    answer: dict[str, Any], ascii_only: bool, spaced: bool
-) -> None:
-    separators = (", ", ": ") if spaced else (",", ":")
-    text = json.dumps(answer, ensure_ascii=ascii_only, separators=separators)
-    same(text.encode("utf-8", "surrogatepass"))
+@examples(400)
+def test_generated_answers_read_as_the_reference_reads_them(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(answers(), st.booleans(), st.booleans())
+    def check(answer: dict[str, Any], ascii_only: bool, spaced: bool) -> None:
+        separators = (", ", ": ") if spaced else (",", ":")
+        text = json.dumps(answer, ensure_ascii=ascii_only, separators=separators)
+        same(text.encode("utf-8", "surrogatepass"))
+
+    check()

@@ -18,6 +18,7 @@ from gymforge.rollout.completion_reply import read_completion
 from gymforge.rollout.server_http import BadResponse, decode_json, first_choice
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.rollout.vllm_policy import read_turn
+from tests.budget import examples
 
 PROMPT = [151644, 872, 198, 3838, 374]
 
@@ -183,10 +184,12 @@ def answers(draw: st.DrawFn) -> dict[str, Any]:
     return answer
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(answers(), st.booleans())
-def test_generated_answers_read_as_the_reference_reads_them(
-    answer: dict[str, Any], ascii_only: bool
-) -> None:
-    text = json.dumps(answer, ensure_ascii=ascii_only)
-    same(text.encode("utf-8", "surrogatepass"))
+@examples(400)
+def test_generated_answers_read_as_the_reference_reads_them(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(answers(), st.booleans())
+    def check(answer: dict[str, Any], ascii_only: bool) -> None:
+        text = json.dumps(answer, ensure_ascii=ascii_only)
+        same(text.encode("utf-8", "surrogatepass"))
+
+    check()

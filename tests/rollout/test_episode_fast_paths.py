@@ -20,6 +20,7 @@ from gymforge.rollout.episode import (
     state_fingerprint,
 )
 from gymforge.rollout.jobs import Job
+from tests.budget import examples
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
@@ -63,36 +64,42 @@ def test_the_plain_text_models_have_only_text_fields_and_no_serialisers() -> Non
 TEXT = st.text(st.characters(codec=None), max_size=40)
 
 
-@settings(max_examples=300)
-@given(
-    st.sampled_from(["system", "user", "assistant", "tool"]),
-    TEXT,
-    st.none() | TEXT,
-    st.none() | TEXT,
-)
-def test_message_record_is_model_dump(
-    role: str, content: str, name: str | None, call_id: str | None
-) -> None:
-    m = Message(role=role, content=content, name=name, tool_call_id=call_id)  # type: ignore[arg-type]
-    fast = message_record(m)
-    assert fast == m.model_dump() == m.model_dump(mode="json")
-    assert list(fast) == list(m.model_dump())
-    kept = m.content  # the scrubbed text (a lone surrogate is replaced on construction)
-    fast["content"] = "changed"  # a copy: the frozen model is untouched
-    assert m.content == kept
+@examples(300)
+def test_message_record_is_model_dump(examples: int) -> None:
+    @settings(max_examples=examples)
+    @given(
+        st.sampled_from(["system", "user", "assistant", "tool"]),
+        TEXT,
+        st.none() | TEXT,
+        st.none() | TEXT,
+    )
+    def check(role: str, content: str, name: str | None, call_id: str | None) -> None:
+        m = Message(role=role, content=content, name=name, tool_call_id=call_id)  # type: ignore[arg-type]
+        fast = message_record(m)
+        assert fast == m.model_dump() == m.model_dump(mode="json")
+        assert list(fast) == list(m.model_dump())
+        kept = m.content  # the scrubbed text (a lone surrogate is replaced on construction)
+        fast["content"] = "changed"  # a copy: the frozen model is untouched
+        assert m.content == kept
+
+    check()
 
 
-@settings(max_examples=300)
-@given(TEXT, TEXT, st.dictionaries(st.text(max_size=5), JSON, max_size=3))
-def test_action_record_is_the_json_dump(text: str, error: str, arguments: dict[str, Any]) -> None:
-    for action in (
-        Reply(text=text),
-        Invalid(raw=text, error=error),
-        ToolCall(name="t", arguments=arguments, call_id="c"),
-    ):
-        fast = action_record(action)
-        assert fast == action.model_dump(mode="json")
-        assert list(fast) == list(action.model_dump(mode="json"))
+@examples(300)
+def test_action_record_is_the_json_dump(examples: int) -> None:
+    @settings(max_examples=examples)
+    @given(TEXT, TEXT, st.dictionaries(st.text(max_size=5), JSON, max_size=3))
+    def check(text: str, error: str, arguments: dict[str, Any]) -> None:
+        for action in (
+            Reply(text=text),
+            Invalid(raw=text, error=error),
+            ToolCall(name="t", arguments=arguments, call_id="c"),
+        ):
+            fast = action_record(action)
+            assert fast == action.model_dump(mode="json")
+            assert list(fast) == list(action.model_dump(mode="json"))
+
+    check()
 
 
 def test_a_message_subclass_is_dumped_by_pydantic() -> None:
@@ -103,17 +110,21 @@ def test_a_message_subclass_is_dumped_by_pydantic() -> None:
     assert message_record(m) == m.model_dump() and "tag" in message_record(m)
 
 
-@settings(max_examples=500)
-@given(st.text(st.characters(codec=None)), st.integers(), st.integers(min_value=0))
-def test_the_sampling_seed_is_derive_seed(task_id: str, seed: int, rollout: int) -> None:
-    job = Job(0, task_id, seed, rollout)
-    try:
-        want = derive_seed("sampling", task_id, seed, rollout) % 2**31
-    except UnicodeEncodeError:  # a lone surrogate in the id: both refuse it alike
-        with pytest.raises(UnicodeEncodeError):
-            job.sampling_seed  # noqa: B018
-        return
-    assert job.sampling_seed == want
+@examples(500)
+def test_the_sampling_seed_is_derive_seed(examples: int) -> None:
+    @settings(max_examples=examples)
+    @given(st.text(st.characters(codec=None)), st.integers(), st.integers(min_value=0))
+    def check(task_id: str, seed: int, rollout: int) -> None:
+        job = Job(0, task_id, seed, rollout)
+        try:
+            want = derive_seed("sampling", task_id, seed, rollout) % 2**31
+        except UnicodeEncodeError:  # a lone surrogate in the id: both refuse it alike
+            with pytest.raises(UnicodeEncodeError):
+                job.sampling_seed  # noqa: B018
+            return
+        assert job.sampling_seed == want
+
+    check()
 
 
 def test_a_bool_seed_takes_the_defining_path() -> None:

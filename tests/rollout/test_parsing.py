@@ -15,6 +15,7 @@ from gymforge.rollout.parsing import (
     parse_assistant_message,
     parse_text,
 )
+from tests.budget import examples
 
 
 def call(name: Any = "f", arguments: Any = '{"a": 1}', cid: Any = "id-1") -> dict[str, Any]:
@@ -152,46 +153,58 @@ fragments = st.sampled_from(FRAGMENTS)
 texts = st.lists(fragments | st.text(max_size=10), max_size=12).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
-@given(texts)
-def test_fuzz_text_never_raises(text: str) -> None:
-    action = parse_text(text)
-    assert isinstance(action, ToolCall | Reply | Invalid)
-    json.dumps(action.model_dump(mode="json"))
+@examples(400)
+def test_fuzz_text_never_raises(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(texts)
+    def check(text: str) -> None:
+        action = parse_text(text)
+        assert isinstance(action, ToolCall | Reply | Invalid)
+        json.dumps(action.model_dump(mode="json"))
+
+    check()
 
 
-@settings(max_examples=400, deadline=None)
-@given(
-    content=st.none() | texts,
-    calls=st.lists(
-        st.fixed_dictionaries(
-            {},
-            optional={
-                "id": st.none() | st.text(max_size=5) | st.integers(),
-                "type": st.sampled_from(["function", "custom", None]),
-                "function": st.fixed_dictionaries(
-                    {},
-                    optional={
-                        "name": st.none() | st.text(max_size=5) | st.integers(),
-                        "arguments": texts | json_values.map(json.dumps) | json_values,
-                    },
-                )
-                | json_values,
-            },
-        )
-        | json_values,
-        max_size=3,
-    ),
-)
-def test_fuzz_message_never_raises(content: Any, calls: list[Any]) -> None:
-    parsed = parse_assistant_message({"content": content, "tool_calls": calls})
-    assert isinstance(parsed.action, ToolCall | Reply | Invalid)
-    assert parsed.assistant_message["role"] == "assistant"
-    json.dumps(parsed.action.model_dump(mode="json"))
+@examples(400)
+def test_fuzz_message_never_raises(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(
+        content=st.none() | texts,
+        calls=st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "id": st.none() | st.text(max_size=5) | st.integers(),
+                    "type": st.sampled_from(["function", "custom", None]),
+                    "function": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "name": st.none() | st.text(max_size=5) | st.integers(),
+                            "arguments": texts | json_values.map(json.dumps) | json_values,
+                        },
+                    )
+                    | json_values,
+                },
+            )
+            | json_values,
+            max_size=3,
+        ),
+    )
+    def check(content: Any, calls: list[Any]) -> None:
+        parsed = parse_assistant_message({"content": content, "tool_calls": calls})
+        assert isinstance(parsed.action, ToolCall | Reply | Invalid)
+        assert parsed.assistant_message["role"] == "assistant"
+        json.dumps(parsed.action.model_dump(mode="json"))
+
+    check()
 
 
-@settings(max_examples=200, deadline=None)
-@given(json_values)
-def test_fuzz_any_message_shape(message: Any) -> None:
-    parsed = parse_assistant_message(message)
-    assert isinstance(parsed.action, ToolCall | Reply | Invalid)
+@examples(200)
+def test_fuzz_any_message_shape(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(json_values)
+    def check(message: Any) -> None:
+        parsed = parse_assistant_message(message)
+        assert isinstance(parsed.action, ToolCall | Reply | Invalid)
+
+    check()

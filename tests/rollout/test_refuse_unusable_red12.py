@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from gymforge.core.errors import UserError
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.rollout.server import refuse_unusable
+from tests.budget import examples
 
 SECRET = "s3cret"
 
@@ -100,15 +101,17 @@ _QUERY = st.sampled_from(["", "?", "?a=1", "?#", "??"])
 _FRAGMENT = st.sampled_from(["", "#", "#x", "#x?y", "#a@b"])
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["http", "https", "HTTP"]), _USERINFO, _PATH, _QUERY, _FRAGMENT)
-def test_generated_base_urls_are_refused_as_the_sdk_would_misuse_them(
-    scheme: str, userinfo: str, path: str, query: str, fragment: str
-) -> None:
-    base_url = f"{scheme}://{userinfo}127.0.0.1:9{path}{query}{fragment}"
-    sdk = _sdk_misuses(base_url)
-    assert sdk is not None
-    assert _refused(base_url) == sdk
+@examples(150)
+def test_generated_base_urls_are_refused_as_the_sdk_would_misuse_them(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(st.sampled_from(["http", "https", "HTTP"]), _USERINFO, _PATH, _QUERY, _FRAGMENT)
+    def check(scheme: str, userinfo: str, path: str, query: str, fragment: str) -> None:
+        base_url = f"{scheme}://{userinfo}127.0.0.1:9{path}{query}{fragment}"
+        sdk = _sdk_misuses(base_url)
+        assert sdk is not None
+        assert _refused(base_url) == sdk
+
+    check()
 
 
 def test_an_empty_at_sign_is_taken_and_never_sent() -> None:

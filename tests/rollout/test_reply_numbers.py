@@ -20,6 +20,7 @@ from gymforge.rollout.parsing import capture_fields
 from gymforge.rollout.server import decode_json
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.rollout.vllm_policy import checked_ids, sampled_logprobs
+from tests.budget import examples
 
 HUGE = ["1" + "0" * 400, "-1" + "0" * 400, "1e400", "-1e400", "NaN", "Infinity", "-Infinity"]
 NUMBER_TEXT = st.one_of(
@@ -69,19 +70,23 @@ def test_integer_logprobs_within_range_are_floats() -> None:
     assert sampled_logprobs(completion_choice(["-1", "-0.5"]), 2) == [-1.0, -0.5]
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(NUMBER_TEXT, max_size=6))
-def test_any_logprob_numbers_make_a_recordable_turn(values: list[str]) -> None:
-    data = decode_json(chat_body(values))
-    turn, _ = turn_from_response(data, "w1")
-    canonical_json(turn_record(turn))  # strict JSON: what the writer needs
-    choice = completion_choice(values)
-    got = sampled_logprobs(choice, len(values))
-    if got is not None:
-        canonical_json(got)
-        assert all(type(v) is float for v in got)
-        assert got == [float(v) for v in choice["logprobs"]["token_logprobs"]]
-    json.dumps(capture_fields(data), allow_nan=False)
+@examples(300)
+def test_any_logprob_numbers_make_a_recordable_turn(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(NUMBER_TEXT, max_size=6))
+    def check(values: list[str]) -> None:
+        data = decode_json(chat_body(values))
+        turn, _ = turn_from_response(data, "w1")
+        canonical_json(turn_record(turn))  # strict JSON: what the writer needs
+        choice = completion_choice(values)
+        got = sampled_logprobs(choice, len(values))
+        if got is not None:
+            canonical_json(got)
+            assert all(type(v) is float for v in got)
+            assert got == [float(v) for v in choice["logprobs"]["token_logprobs"]]
+        json.dumps(capture_fields(data), allow_nan=False)
+
+    check()
 
 
 def test_completion_token_ids_that_are_not_ints_are_refused() -> None:

@@ -159,34 +159,39 @@ def test_retry_jitter_is_seeded_as_at_the_start(request_path: str) -> None:
     assert slept == [retry.delay(k, rng) for k in range(3)]
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    texts=st.lists(st.text(max_size=12), min_size=7, max_size=7),
-    ints=st.lists(st.integers(0, 2**64), min_size=2, max_size=2),
-    optional=st.lists(st.one_of(st.none(), st.integers(0, 2**40)), min_size=1, max_size=1),
-    weight=st.one_of(st.none(), st.text(max_size=5)),
-    constructed=st.booleans(),
-)
-def test_keys_record_is_the_keys_dump(
-    texts: list[str],
-    ints: list[int],
-    optional: list[int | None],
-    weight: str | None,
-    constructed: bool,
-) -> None:
+@examples(300)
+def test_keys_record_is_the_keys_dump(examples: int) -> None:
     """The episode's base fields, copied from an ``EpisodeKeys``, are its dump: the same
     keys in the same order and the same values (validated or built by ``model_construct``)."""
-    from gymforge.rollout.episode import keys_record
-    from gymforge.trajectory.schema import EpisodeKeys
 
-    run_id, episode_id, task_id, env_id, env_version, renderer, checkpoint = texts
-    values = dict(
-        run_id=run_id, episode_id=episode_id, task_id=task_id, seed=ints[0], env_id=env_id,
-        env_version=env_version, renderer_version=renderer, policy_checkpoint=checkpoint,
-        weight_version=weight, rollout=ints[1], sampling_seed=optional[0],
-    )  # fmt: skip
-    keys = EpisodeKeys.model_construct(**values) if constructed else EpisodeKeys(**values)
-    assert list(keys_record(keys).items()) == list(keys.model_dump().items())
+    @settings(max_examples=examples, deadline=None)
+    @given(
+        texts=st.lists(st.text(max_size=12), min_size=7, max_size=7),
+        ints=st.lists(st.integers(0, 2**64), min_size=2, max_size=2),
+        optional=st.lists(st.one_of(st.none(), st.integers(0, 2**40)), min_size=1, max_size=1),
+        weight=st.one_of(st.none(), st.text(max_size=5)),
+        constructed=st.booleans(),
+    )
+    def check(
+        texts: list[str],
+        ints: list[int],
+        optional: list[int | None],
+        weight: str | None,
+        constructed: bool,
+    ) -> None:
+        from gymforge.rollout.episode import keys_record
+        from gymforge.trajectory.schema import EpisodeKeys
+
+        run_id, episode_id, task_id, env_id, env_version, renderer, checkpoint = texts
+        values = dict(
+            run_id=run_id, episode_id=episode_id, task_id=task_id, seed=ints[0], env_id=env_id,
+            env_version=env_version, renderer_version=renderer, policy_checkpoint=checkpoint,
+            weight_version=weight, rollout=ints[1], sampling_seed=optional[0],
+        )  # fmt: skip
+        keys = EpisodeKeys.model_construct(**values) if constructed else EpisodeKeys(**values)
+        assert list(keys_record(keys).items()) == list(keys.model_dump().items())
+
+    check()
 
 
 # ---- token capture: the C-speed type counts decide as the type sets did ------------------

@@ -39,6 +39,7 @@ def server() -> Iterator[ServeProcess]:
         proc.stop()
 
 
+@pytest.mark.xdist_group("serve-cli-ledger")  # one worker: one module server
 def test_run_and_replay_against_a_served_env(server: ServeProcess, tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ("--policy", "oracle", "-n", "5", "--out", str(out), "--json", "-c", "2")
@@ -56,6 +57,7 @@ def test_run_and_replay_against_a_served_env(server: ServeProcess, tmp_path: Pat
     assert local.returncode == 0, local.stderr
 
 
+@pytest.mark.xdist_group("serve-cli-ledger")  # one worker: one module server
 def test_cli_refuses_without_the_right_token(server: ServeProcess, tmp_path: Path) -> None:
     wrong = cli("qa", server.url, "--check", "throughput", "--token", "definitely-wrong")
     assert wrong.returncode == 2
@@ -66,6 +68,7 @@ def test_cli_refuses_without_the_right_token(server: ServeProcess, tmp_path: Pat
     assert "Traceback" not in missing.stderr
 
 
+@pytest.mark.xdist_group("serve-cli-ledger")  # one worker: one module server
 def test_qa_command_against_a_served_env(server: ServeProcess) -> None:
     done = cli(
         "qa", server.url, "--token", TOKEN, "--json", "-e", "8",

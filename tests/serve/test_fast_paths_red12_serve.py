@@ -35,6 +35,7 @@ from gymforge.serve import session, wire
 from gymforge.serve.fast_step import step_frame, step_message
 from gymforge.serve.frames import FrameError, decode_frame
 from gymforge.serve.ws_fast import INBOX_MESSAGES, Inbox
+from tests.budget import examples
 
 pytestmark = pytest.mark.skipif(wire.orjson is None, reason="orjson not installed")
 
@@ -182,25 +183,27 @@ def test_a_frame_near_the_cap_reads_the_long_way(max_bytes: int) -> None:
                     assert the_long_way(frame, max_bytes)[:2] == ("frame", "too_large")
 
 
-@settings(max_examples=300)
-@given(
-    st.dictionaries(
-        st.sampled_from(["type", "action", "id", "state", "ty\\u0070e", "x"]),
-        st.sampled_from(['"step"', '"reset"', "1", "true", "null", '"t"', "-0", "1.0"])
-        | st.sampled_from(
-            ['{"kind":"reply","text":"a"}', '{"text":"\\ud83d\\ude00","kind":"reply"}']
+@examples(300)
+def test_generated_frames_in_any_key_order_read_the_long_way(examples: int) -> None:
+    @settings(max_examples=examples)
+    @given(
+        st.dictionaries(
+            st.sampled_from(["type", "action", "id", "state", "ty\\u0070e", "x"]),
+            st.sampled_from(['"step"', '"reset"', "1", "true", "null", '"t"', "-0", "1.0"])
+            | st.sampled_from(
+                ['{"kind":"reply","text":"a"}', '{"text":"\\ud83d\\ude00","kind":"reply"}']
+            ),
+            max_size=5,
         ),
-        max_size=5,
-    ),
-    st.lists(st.sampled_from([" ", "\n", "\t", "\r", ""]), min_size=4, max_size=4),
-)
-def test_generated_frames_in_any_key_order_read_the_long_way(
-    parts: dict[str, str], spaces: list[str]
-) -> None:
-    a, b, c, d = spaces
-    raw = "{" + ",".join(f'{a}"{k}"{b}:{c}{v}{d}' for k, v in parts.items()) + "}"
-    agrees(raw)
-    agrees(raw.encode())
+        st.lists(st.sampled_from([" ", "\n", "\t", "\r", ""]), min_size=4, max_size=4),
+    )
+    def check(parts: dict[str, str], spaces: list[str]) -> None:
+        a, b, c, d = spaces
+        raw = "{" + ",".join(f'{a}"{k}"{b}:{c}{v}{d}' for k, v in parts.items()) + "}"
+        agrees(raw)
+        agrees(raw.encode())
+
+    check()
 
 
 # ---- the inbox keeps each message's size -------------------------------------------------
@@ -220,58 +223,61 @@ class _Proto:
         self.read_paused = False
 
 
-@settings(max_examples=200)
-@given(
-    st.lists(
-        st.one_of(
-            st.tuples(st.just("text"), st.text(max_size=40)),
-            st.tuples(st.just("bytes"), st.binary(max_size=40)),
-            st.tuples(st.just("disconnect"), st.none()),
-            st.tuples(st.just("get"), st.none()),
-        ),
-        max_size=40,
-    ),
-    st.integers(1, 64),
-)
-def test_the_inbox_counts_what_waits_and_pauses_past_its_budget(
-    ops: list[tuple[str, Any]], budget: int
-) -> None:
+@examples(200)
+def test_the_inbox_counts_what_waits_and_pauses_past_its_budget(examples: int) -> None:
     """Messages put (as ``_deliver`` puts them, their size beside), disconnects put as
     uvicorn puts them, and gets, in any order: what waits is counted exactly (never
     negative, never drifting when the session edits an event it got), reading pauses once
     ``INBOX_MESSAGES`` messages or more than the budget wait, and it resumes once drained."""
 
-    async def run() -> None:
-        proto = _Proto(asyncio.get_running_loop())
-        inbox = Inbox(proto, budget)  # type: ignore[arg-type]  # the stand-in above
-        waiting: list[tuple[Any, int]] = []
-        for kind, value in ops:
-            if kind == "get":
-                if not waiting:
-                    continue
-                event = await inbox.get()
-                want, _ = waiting.pop(0)
-                assert event is want
-                event["text"] = "edited after it was read" * 10  # the session's to keep
-            else:
-                if kind == "disconnect":
-                    event = {"type": "websocket.disconnect", "code": 1000}
-                    inbox.put_nowait(event)
-                    size = 0
-                else:
-                    event = {"type": "websocket.receive", kind: value}
-                    size = len(value)
-                    inbox.put_message(event, size)
-                waiting.append((event, size))
-                over = len(waiting) >= INBOX_MESSAGES or sum(s for _, s in waiting) > budget
-                assert not over or proto.read_paused
-            assert inbox._bytes == sum(s for _, s in waiting) >= 0
-            assert inbox.qsize() == len(waiting)
-        while waiting:
-            assert await inbox.get() is waiting.pop(0)[0]
-        assert inbox._bytes == 0 and inbox.empty() and not proto.read_paused
+    @settings(max_examples=examples)
+    @given(
+        st.lists(
+            st.one_of(
+                st.tuples(st.just("text"), st.text(max_size=40)),
+                st.tuples(st.just("bytes"), st.binary(max_size=40)),
+                st.tuples(st.just("disconnect"), st.none()),
+                st.tuples(st.just("get"), st.none()),
+            ),
+            max_size=40,
+        ),
+        st.integers(1, 64),
+    )
+    def check(ops: list[tuple[str, Any]], budget: int) -> None:
 
-    asyncio.run(run())
+        async def run() -> None:
+            proto = _Proto(asyncio.get_running_loop())
+            inbox = Inbox(proto, budget)  # type: ignore[arg-type]  # the stand-in above
+            waiting: list[tuple[Any, int]] = []
+            for kind, value in ops:
+                if kind == "get":
+                    if not waiting:
+                        continue
+                    event = await inbox.get()
+                    want, _ = waiting.pop(0)
+                    assert event is want
+                    event["text"] = "edited after it was read" * 10  # the session's to keep
+                else:
+                    if kind == "disconnect":
+                        event = {"type": "websocket.disconnect", "code": 1000}
+                        inbox.put_nowait(event)
+                        size = 0
+                    else:
+                        event = {"type": "websocket.receive", kind: value}
+                        size = len(value)
+                        inbox.put_message(event, size)
+                    waiting.append((event, size))
+                    over = len(waiting) >= INBOX_MESSAGES or sum(s for _, s in waiting) > budget
+                    assert not over or proto.read_paused
+                assert inbox._bytes == sum(s for _, s in waiting) >= 0
+                assert inbox.qsize() == len(waiting)
+            while waiting:
+                assert await inbox.get() is waiting.pop(0)[0]
+            assert inbox._bytes == 0 and inbox.empty() and not proto.read_paused
+
+        asyncio.run(run())
+
+    check()
 
 
 # ---- a hostile environment's observations, served ---------------------------------------

@@ -24,6 +24,7 @@ from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily, draws
 from gymforge.tasks.family import TaskId, _parse_task_id, parse_task_id
 from gymforge.tasks.truth import AnswerTruth, dump_truth
 from gymforge.verify.puzzles.base import RowMark
+from tests.budget import examples
 
 
 @given(st.integers(-(10**12), 10**12), st.integers(0, 10**12), st.integers(0, 2**64))
@@ -183,24 +184,29 @@ def test_the_difficulty_memo_follows_new_levels() -> None:
 scalars = st.none() | st.booleans() | st.integers() | st.text(st.characters(codec="utf-8"))
 
 
-@settings(max_examples=300)
-@given(
-    st.text(st.characters(codec="utf-8")),
-    st.integers() | st.booleans() | st.text(max_size=3),
-    st.dictionaries(st.text(st.characters(codec="utf-8"), max_size=4), scalars, max_size=4),
-    st.integers(),
-)
-def test_the_kept_seed_prefix_writes_derive_seed(
-    name: str, version: Any, params: dict[str, Any], seed: int
-) -> None:
+@examples(300)
+def test_the_kept_seed_prefix_writes_derive_seed(examples: int) -> None:
     """``_generate`` seeds its build from ``prefix + seed``: what ``derive_seed`` hashes."""
-    family = Pick(name, version, {1: ParamSpace({k: ChoiceKnob((v,)) for k, v in params.items()})})
-    items = sorted(params.items())
-    for _ in range(2):  # the miss, then the hit
-        level, prefix = family._known(params, items)
-        assert level == 1 and prefix is not None
-        want = derive_seed(name, version, items, seed)
-        assert seed_of_canonical(f"{prefix}{seed}]") == want
+
+    @settings(max_examples=examples)
+    @given(
+        st.text(st.characters(codec="utf-8")),
+        st.integers() | st.booleans() | st.text(max_size=3),
+        st.dictionaries(st.text(st.characters(codec="utf-8"), max_size=4), scalars, max_size=4),
+        st.integers(),
+    )
+    def check(name: str, version: Any, params: dict[str, Any], seed: int) -> None:
+        family = Pick(
+            name, version, {1: ParamSpace({k: ChoiceKnob((v,)) for k, v in params.items()})}
+        )
+        items = sorted(params.items())
+        for _ in range(2):  # the miss, then the hit
+            level, prefix = family._known(params, items)
+            assert level == 1 and prefix is not None
+            want = derive_seed(name, version, items, seed)
+            assert seed_of_canonical(f"{prefix}{seed}]") == want
+
+    check()
 
 
 def test_the_kept_seed_prefix_follows_the_name_and_version() -> None:

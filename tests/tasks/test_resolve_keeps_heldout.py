@@ -56,6 +56,7 @@ def multi_ids(n: int, seed: int) -> list[str]:
     return [family.task_id(levels[i % len(levels)], 7_300_000 + seed + i) for i in range(n)]
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_dropped_heldout_task_is_handed_back_as_the_reference(resolves: list[str]) -> None:
     source = desk_source()
     task_id = multi_ids(1, 1)[0]
@@ -107,6 +108,7 @@ def test_resets_of_kept_heldout_tasks_equal_fresh_ones() -> None:
     asyncio.run(fresh.close())
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_the_copy_goes_with_the_family_task() -> None:
     source = desk_source()
     task_id = multi_ids(1, 20)[0]
@@ -120,6 +122,7 @@ def test_the_copy_goes_with_the_family_task() -> None:
     assert source.resolve(task_id).model_dump_json() == reference(task_id)
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_family_that_keeps_nothing_keeps_no_copy() -> None:
     source = TaskSource(SqlEnv.tasks.families, SqlEnv.tasks.split)
     family = source.families["sql.flights"]  # held out whole; not a world family

@@ -77,6 +77,7 @@ def test_kept_tasks_equal_fresh_builds() -> None:
     assert all(source.resolve(t) is k for t, k in zip(ids, kept, strict=True))
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_dropped_task_is_freed_and_built_again(builds: list[str]) -> None:
     source = fresh_source()
     task_id = source.sample(1, seed=9)[0]

@@ -224,6 +224,7 @@ def test_an_env_without_a_truth_model_reads_untyped_truth() -> None:
     assert isinstance(truth, UntypedTruth) and truth.model_extra == {"answer": "4"}
 
 
+@pytest.mark.xdist_group("mypy")  # with the typed-seam test: one mypy cache (conftest)
 def test_mypy_catches_a_mistyped_truth_field(tmp_path: Path, mypy_cache: Path) -> None:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(

@@ -125,6 +125,7 @@ def test_a_dataset_row_is_validated_on_reset(
     assert counted.calls == 1 and env.truth.answer == "2"
 
 
+@pytest.mark.usefixtures("young_heap")
 def test_a_vouched_entry_lives_only_as_long_as_its_task() -> None:
     from gymforge.tasks import truth as truth_module
 
