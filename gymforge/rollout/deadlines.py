@@ -7,7 +7,11 @@ disarms a timer for each: 1.2% of a single-turn rollout's instructions
 their deadlines in the order they started (the loop's clock is monotonic), so one timer,
 armed for the oldest attempt still running, serves them all: when it fires it cancels every
 attempt past its deadline and is armed again for the next. An attempt that ends early is
-only forgotten; the timer, if armed for it, finds it gone when it fires.
+only forgotten; the timer, if armed for it, finds it gone when it fires, and when it finds
+none left the timeout's entry goes too (a caller passing a new timeout each time leaves
+nothing behind). An attempt whose deadline has already passed (a timeout of 0 or less, or
+NaN) takes ``asyncio.timeout`` itself: its cancel is queued with ``call_soon`` behind what
+was queued before the attempt began, which a timer shared with earlier attempts is not.
 
 :func:`within` keeps ``asyncio.timeout``'s contract (``tests/rollout/test_attempt_deadlines.py``):
 the attempt's task is cancelled at the deadline, never before, and that cancellation leaves
@@ -47,9 +51,9 @@ class _Deadlines:
         self.armed = False  # a timer is armed (not kept: its handle holds the loop)
 
     def start(
-        self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[object]
+        self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[object], deadline: float
     ) -> tuple[int, _Attempt]:
-        attempt = _Attempt(task, loop.time() + self.seconds)
+        attempt = _Attempt(task, deadline)
         key = self.started = self.started + 1
         self.running[key] = attempt
         if not self.armed:
@@ -62,18 +66,23 @@ class _Deadlines:
         loop = asyncio.get_running_loop()
         now = loop.time()
         running = self.running
-        while running:
-            key = next(iter(running))
-            attempt = running[key]
+        expired: list[int] = []  # one walk: a walk again past each one deleted is quadratic
+        for key, attempt in running.items():
             if attempt.deadline > now:
                 loop.call_at(attempt.deadline, self._fire)
                 self.armed = True
-                return
-            del running[key]
+                break
+            expired.append(key)
+        for key in expired:
+            attempt = running.pop(key)
             attempt.expired = True
             task = attempt.task()
             if task is not None:
                 task.cancel()
+        if not self.armed:  # none left running: this timeout's entry goes
+            by_timeout = _LOOPS.get(loop, {})
+            if by_timeout.get(self.seconds) is self:
+                del by_timeout[self.seconds]
 
 
 _LOOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, _Deadlines]]
@@ -94,12 +103,16 @@ async def within(seconds: float | None, send: Callable[[], Awaitable[T]]) -> T:
     """``await send()``, bounded by ``seconds`` as ``async with asyncio.timeout(seconds)``
     bounds it (None: no bound): ``TimeoutError`` once they pass (module docstring)."""
     task = asyncio.current_task()
-    if seconds is None or task is None:  # no bound; outside a task, asyncio.timeout's error
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    deadline = now if seconds is None else now + seconds
+    # no bound; outside a task, asyncio.timeout's error; a deadline already passed (or NaN):
+    # asyncio.timeout's own timer, queued behind what was queued before this attempt began
+    if seconds is None or task is None or not deadline > now:
         async with asyncio.timeout(seconds):
             return await send()
-    loop = task.get_loop()
     deadlines = _deadlines(loop, seconds)
-    key, attempt = deadlines.start(loop, task)
+    key, attempt = deadlines.start(loop, task, deadline)
     try:
         answer = await send()
     except BaseException as err:  # as asyncio.timeout's exit: our cancel withdrawn, and

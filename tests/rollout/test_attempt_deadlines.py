@@ -119,11 +119,10 @@ def test_a_cancellation_from_elsewhere_stays_a_cancellation() -> None:
 def test_a_cancellation_from_elsewhere_as_the_deadline_fires_stays_a_cancellation() -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
+        # the attempt starts next turn, its deadline then, so its timer fires the turn after;
+        # queued in the turn it starts but before it, the cancel runs that turn, first
+        loop.call_soon(loop.call_soon, lambda: task.cancel())
         task = asyncio.create_task(within(0.0, _never))
-        await asyncio.sleep(0)  # the attempt starts, its deadline now: its timer fires next turn
-        await asyncio.sleep(0)  # that turn: this runs first, then the timer
-        assert deadlines.running(loop, 0.0)
-        task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         assert not deadlines.running(loop, 0.0)
