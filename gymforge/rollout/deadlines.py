@@ -2,7 +2,7 @@
 one ``asyncio.timeout`` (a timer pushed on the loop's heap and cancelled again) each.
 
 Nearly every attempt ends long before its deadline, yet ``asyncio.timeout`` arms and
-disarms a timer for each: 1.2% of a single-turn rollout's instructions
+disarms a timer for each: 1.3% of a single-turn rollout's instructions
 (``benchmarks/rollout_instructions.py``). Attempts under one timeout on one loop reach
 their deadlines in the order they started (the loop's clock is monotonic), so one timer,
 armed for the oldest attempt still running, serves them all: when it fires it cancels every
