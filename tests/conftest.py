@@ -15,6 +15,7 @@ from hypothesis import settings
 from gymforge.core import StepResult, SyncEnvironment
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.qa import QAReport, QATarget, run_qa
+from gymforge.rollout import gcpace
 from tests.budget import QUICK_QA, without_speed_budget
 from tests.memory_guard import (  # noqa: F401  (hooks: a runaway test fails alone, named)
     pytest_configure,
@@ -73,6 +74,21 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     options each time): the first analyses gymforge's modules, the others reuse that (mypy
     rechecks what changed). Each xdist worker has its own."""
     return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture(autouse=True)
+def _collector_thresholds_kept() -> Iterator[None]:
+    """Fail a test that leaves the garbage collector's thresholds changed with no episode in
+    flight (``gymforge.rollout.gcpace`` restores its own when the last one ends): the rest
+    of its worker's run would collect on another schedule. mypy's API, run in-process, set
+    them to ``(200000, 30, 30)`` for the rest of a worker's run unnoticed. They are put
+    back before the failure is reported."""
+    before = gc.get_threshold()
+    yield
+    after = gc.get_threshold()
+    if after != before and gcpace.in_flight() == 0:
+        gc.set_threshold(*before)
+        pytest.fail(f"the test left the collector's thresholds at {after} (were {before})")
 
 
 @pytest.fixture

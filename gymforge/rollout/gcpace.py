@@ -104,6 +104,11 @@ def release() -> None:
     _exit()
 
 
+def in_flight() -> int:
+    """How many episodes (counting each :func:`hold`) are in flight in this process now."""
+    return _in_flight
+
+
 def paced(thresholds: tuple[int, int, int]) -> tuple[int, int, int]:
     """The thresholds in force while episodes run, given those in force before."""
     t0, t1, t2 = thresholds

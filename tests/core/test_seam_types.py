@@ -11,6 +11,7 @@ still be refused, so the check can fail.
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 
@@ -99,17 +100,21 @@ def test_every_environment_class_satisfies_the_typed_seam(tmp_path: Path, mypy_c
     snippet = tmp_path / "seam_check.py"
     snippet.write_text(seam_module())
     assert snippet.read_text().count("seam: Environment = env") == len(BASES) + len(BUILTIN)
-    out, err, _ = api.run(
-        [
-            "--strict",
-            "--follow-imports=silent",
-            "--cache-dir",
-            str(mypy_cache),
-            "--config-file",
-            str(ROOT / "pyproject.toml"),
-            str(snippet),
-        ]
-    )
+    thresholds = gc.get_threshold()  # mypy's build sets its own, for the whole process
+    try:
+        out, err, _ = api.run(
+            [
+                "--strict",
+                "--follow-imports=silent",
+                "--cache-dir",
+                str(mypy_cache),
+                "--config-file",
+                str(ROOT / "pyproject.toml"),
+                str(snippet),
+            ]
+        )
+    finally:
+        gc.set_threshold(*thresholds)
     errors = [line for line in out.splitlines() if ": error:" in line]
     planted = [e for e in errors if re.search(r'"NoSpec".*"Environment"', e)]
     assert planted, f"the planted class without spec was not refused:\n{out}{err}"
