@@ -281,6 +281,10 @@ def refuse_unusable(base_url: str | None) -> None:
     - one with a query, even an empty one (``?``): the SDK appends each request's path
       after it (``/v1/?api-version=1chat/completions``), and no request reaches its
       endpoint. The error leaves the query out (it may carry a key);
+    - one naming no HTTP(S) host: ``http:host/v1`` or ``host:8000/v1`` (no ``//``),
+      ``http://:9/v1``, ``ftp://host/v1``. The SDK takes it and every request fails (the
+      lean client's goes to port 80 of this machine), each error naming the URL; shown
+      only when it holds no ``@`` (without a ``//`` a password is not in the netloc);
     - one ``urlsplit`` cannot parse (the SDK cannot either)."""
     if base_url is None:
         return
@@ -297,6 +301,12 @@ def refuse_unusable(base_url: str | None) -> None:
             f"the base URL {shown} carries credentials (user:password@), which cannot be "
             "sent beside the API key's bearer token: give the key as $OPENAI_API_KEY "
             "instead, or put a proxy that adds them in front of the server"
+        )
+    if url.scheme.lower() not in ("http", "https") or not url.hostname:
+        shown = "" if "@" in base_url else f" {base_url}"  # no netloc: a password in the path
+        raise UserError(
+            f"the base URL{shown} names no HTTP server (a missing // or host, or another "
+            "scheme): give it as http(s)://host[:port]/v1"
         )
     if "?" in base_url.partition("#")[0]:
         shown = url._replace(query="", fragment="").geturl()  # a query may carry a key

@@ -47,7 +47,8 @@ def split_ref(ref: str) -> tuple[str, str]:
     """``(ws_url, http_base)`` of a ``ws://``/``wss://`` ref; UserError for anything else."""
     parts = urlsplit(ref)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
-        raise UserError(f"not a served environment ref (ws://HOST:PORT): {ref!r}")
+        shown = "" if "@" in ref else f": {ref!r}"  # it may hold a password
+        raise UserError(f"not a served environment ref (ws://HOST:PORT){shown}")
     if parts.username or parts.password:
         raise UserError(f"put the token in --token or ${TOKEN_ENV}, not in the URL")
     prefix = parts.path.rstrip("/")

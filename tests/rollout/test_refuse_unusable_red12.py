@@ -5,7 +5,9 @@ carries a user or password (sent beside, or instead of, the API key) or a query 
 request's path appended after it). The truth is the SDK's own: the URL its client prepares
 for ``chat/completions``. Found: ``http://@host/v1`` (an empty ``@``, which the SDK drops)
 was refused as "carrying credentials", and a base URL ``urlsplit`` cannot parse
-(``http://[::1/v1``) raised a ValueError, not the UserError the CLI reports.
+(``http://[::1/v1``) raised a ValueError, not the UserError the CLI reports. Found later: a
+base URL naming no HTTP(S) host (``http:u:password@host/v1``, a missing ``//``) was taken,
+and every episode of a run failed after its retries, the password in each error.
 """
 
 from __future__ import annotations
@@ -38,13 +40,14 @@ def _refused(base_url: str) -> bool:
 
 def _sdk_misuses(base_url: str) -> bool | None:
     """Whether the SDK's request URL for ``base_url`` carries a user or password or a
-    query; None when the SDK cannot make one."""
+    query, or names no HTTP(S) host; None when the SDK cannot make one."""
     try:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="k")
         url = client._prepare_url("chat/completions")
     except Exception:  # the SDK's own refusal (httpx.InvalidURL and kin)
         return None
-    return bool(url.userinfo) or bool(url.query)
+    no_server = url.scheme not in ("http", "https") or not url.host
+    return bool(url.userinfo) or bool(url.query) or no_server
 
 
 _URLS = [
@@ -69,11 +72,24 @@ _URLS = [
     "http://127.0.0.1:9/v1%3Fa=1",
     "http://127.0.0.1:9/v1;p",
     "http://[::1]:9/v1",
+    # found later: no host, so the SDK's request goes to none (the lean client's to port 80
+    # of this machine), with the text after the scheme, password and all, in every error
+    f"http:u:{SECRET}@127.0.0.1:9/v1",
+    f"http:/u:{SECRET}@127.0.0.1:9/v1",
+    "http:/127.0.0.1:9/v1",
+    "http:///v1",
+    f"http://u:{SECRET}@/v1",
+    "http://:9/v1",
+    "127.0.0.1:9/v1",
+    "localhost:8000/v1",
+    "//127.0.0.1:9/v1",
+    "ftp://127.0.0.1:9/v1",
+    "HTTPS://127.0.0.1:9/v1",
 ]
 
 
 @pytest.mark.parametrize("base_url", _URLS)
-def test_refused_exactly_when_the_sdk_would_send_credentials_or_a_query(base_url: str) -> None:
+def test_refused_exactly_when_the_sdk_could_not_use_it_as_given(base_url: str) -> None:
     sdk = _sdk_misuses(base_url)
     assert sdk is not None
     assert _refused(base_url) == sdk
@@ -104,9 +120,16 @@ _FRAGMENT = st.sampled_from(["", "#", "#x", "#x?y", "#a@b"])
 @examples(150)
 def test_generated_base_urls_are_refused_as_the_sdk_would_misuse_them(examples: int) -> None:
     @settings(max_examples=examples, deadline=None)
-    @given(st.sampled_from(["http", "https", "HTTP"]), _USERINFO, _PATH, _QUERY, _FRAGMENT)
-    def check(scheme: str, userinfo: str, path: str, query: str, fragment: str) -> None:
-        base_url = f"{scheme}://{userinfo}127.0.0.1:9{path}{query}{fragment}"
+    @given(
+        st.sampled_from(["http://", "https://", "HTTP://", "http:", "http:/", "//", "", "ws://"]),
+        _USERINFO,
+        st.sampled_from(["127.0.0.1:9", "127.0.0.1", "", ":9", "[::1]:9"]),
+        _PATH,
+        _QUERY,
+        _FRAGMENT,
+    )
+    def check(scheme: str, userinfo: str, host: str, path: str, query: str, fragment: str) -> None:
+        base_url = f"{scheme}{userinfo}{host}{path}{query}{fragment}"
         sdk = _sdk_misuses(base_url)
         assert sdk is not None
         assert _refused(base_url) == sdk

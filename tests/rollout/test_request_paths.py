@@ -324,6 +324,8 @@ def test_the_lean_clients_keep_to_the_factorys_connection_cap() -> None:
             "http://127.0.0.1:9/v1?...",
             "sk-in-the-query",
         ),
+        ("http:user:s3cret@127.0.0.1:9/v1", "names no HTTP server", "base URL names", "s3cret"),
+        ("localhost:8000/v1", "names no HTTP server", "URL localhost:8000/v1 names", "\x00"),
     ],
 )
 @pytest.mark.parametrize("named", ["base_url", "OPENAI_BASE_URL"])
@@ -337,14 +339,16 @@ def test_a_base_url_no_request_can_use_is_refused_before_any_request(
     shown: str,
     secret: str,
 ) -> None:
-    """Two base URLs no request can be sent to as given are refused when the factory is
-    made, not once per episode, with an error that names the URL without its secret:
+    """Base URLs no request can be sent to as given are refused when the factory is made,
+    not once per episode, with an error that names the URL without its secret:
 
     - ``user:password@``: the SDK's aiohttp transport refuses every request that carries
       them beside its bearer key, and its httpx transport would send them instead of it;
     - a query: the SDK joins a request's path after it (``/v1/?api-version=1`` and
       ``chat/completions`` give the query ``api-version=1chat/completions``), and
-      ``vllm:``'s ``/tokenize`` beside it would be as broken (the query may carry a key)."""
+      ``vllm:``'s ``/tokenize`` beside it would be as broken (the query may carry a key);
+    - no HTTP(S) host (a missing ``//``): every request failed after its retries, the
+      password in each error, and the lean client's went to port 80 of this machine."""
     from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
     _no_proxies(monkeypatch)
