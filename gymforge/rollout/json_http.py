@@ -55,8 +55,10 @@ class JsonHttp:
             raise ValueError(f"max_connections must be at least 1, got {max_connections}")
         self.max_connections = max_connections
         parts = urlsplit(root)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("the root must be http(s)://host[:port][/path]")  # not shown
         self.tls = parts.scheme == "https"
-        self.host = parts.hostname or "127.0.0.1"
+        self.host = parts.hostname
         self.port = parts.port or (443 if self.tls else 80)
         self.prefix = parts.path.rstrip("/")
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())

@@ -197,3 +197,10 @@ def test_open_connections_stay_within_the_cap(cap: int) -> None:
 def test_a_cap_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="max_connections"):
         JsonHttp("http://127.0.0.1:9", {}, max_connections=0)
+
+
+@pytest.mark.parametrize("root", ["http:127.0.0.1:9", "http:///v1", "127.0.0.1:9", "ftp://h:9"])
+def test_a_root_naming_no_http_server_is_refused(root: str) -> None:
+    """Never a connection to a default host in its place (it was 127.0.0.1:80)."""
+    with pytest.raises(ValueError, match="http"):
+        JsonHttp(root, {})
