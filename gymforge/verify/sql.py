@@ -13,14 +13,15 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
   opens its own connection through a ``mode=ro`` URI (a file, or a named in-memory
   database that ``SqlFixture.from_bytes`` loaded); ``PRAGMA query_only=ON``; SQLite
   limits (no attached databases; bounded string length, expression depth, compound
-  selects and LIKE patterns); an authorizer that allows only ``SELECT``,
+  selects, LIKE patterns and result columns); an authorizer that allows only ``SELECT``,
   reads of the fixture's own tables and functions in ``ALLOWED_FUNCTIONS``, and denies
   everything else (writes, ``PRAGMA``, ``ATTACH``, recursive CTEs, ``load_extension``,
   ``random``, ``current_date``, schema tables); Python's driver refuses a second statement.
   A progress handler stops the query after ``max_ops`` virtual-machine steps
   (deterministic: the same query on the same data is always stopped at the same point) and
-  after ``wall_s`` seconds as a backstop; rows are fetched with ``fetchmany`` and more than
-  ``max_rows`` fail as ``too_many_rows``.
+  after ``wall_s`` seconds as a backstop; rows are fetched one by one and more than
+  ``max_rows`` fail as ``too_many_rows``, more than ``max_result_bytes`` of text and blobs
+  as ``too_large``.
 - **Comparison** on every fixture: the candidate's rows against the gold query's rows, as
   a multiset, or in order when ``ordered``. Cells compare by type class (numbers as floats
   rounded to ``float_digits`` significant digits, so ``2`` equals ``2.0``; text; blobs;
@@ -98,6 +99,10 @@ class SqlLimits:
     wall_s: float = 2.0
     max_rows: int = 1_000
     max_cell_bytes: int = 100_000
+    max_columns: int = 64
+    max_result_bytes: int = 4 << 20
+    """Text and blob bytes fetched in all (cells are capped one by one, but a query can
+    return ``max_rows`` rows of ``max_columns`` cells of ``max_cell_bytes`` each)."""
 
 
 class QueryRefused(Exception):
@@ -205,7 +210,8 @@ def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connecti
     conn.execute("PRAGMA query_only=ON")
     caps = {"ATTACHED": 0, "LENGTH": limits.max_cell_bytes, "EXPR_DEPTH": 100,
             "SQL_LENGTH": limits.max_sql_chars + 16, "COMPOUND_SELECT": 50,
-            "FUNCTION_ARG": 16, "LIKE_PATTERN_LENGTH": 200}  # fmt: skip
+            "FUNCTION_ARG": 16, "LIKE_PATTERN_LENGTH": 200,
+            "COLUMN": limits.max_columns}  # fmt: skip
     for name, value in caps.items():
         conn.setlimit(getattr(sqlite3, f"SQLITE_LIMIT_{name}"), value)
     return conn
@@ -255,7 +261,7 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
         conn.set_progress_handler(guard.progress, limits.op_chunk)
         try:
             cur = conn.execute(sql)
-            rows = cur.fetchmany(limits.max_rows + 1)
+            rows = _fetch(cur, limits)
         except sqlite3.ProgrammingError as err:
             if "one statement" in str(err):
                 raise QueryRefused("multiple_statements") from None
@@ -270,13 +276,26 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
         conn.close()
 
 
+def _fetch(cur: sqlite3.Cursor, limits: SqlLimits) -> list[Any]:
+    """Up to ``max_rows + 1`` rows, one at a time, ``too_large`` past ``max_result_bytes``
+    (a row is at most ``max_columns`` capped cells, so memory stays bounded)."""
+    rows: list[Any] = []
+    size = 0
+    while len(rows) <= limits.max_rows and (row := cur.fetchone()) is not None:
+        size += sum(len(c) for c in row if isinstance(c, str | bytes))
+        if size > limits.max_result_bytes:
+            raise QueryRefused("too_large", f"more than {limits.max_result_bytes:,} bytes")
+        rows.append(row)
+    return rows
+
+
 def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
     text = str(err)
     if guard.stopped is not None:
         return QueryRefused("too_slow", guard.stopped)
     if guard.denied is not None or "not authorized" in text:
         return QueryRefused("refused", guard.denied or text)
-    if "too big" in text or "too large" in text:
+    if "too big" in text or "too large" in text or "too many columns" in text:
         return QueryRefused("too_large", text)
     if "readonly" in text or "read-only" in text:
         return QueryRefused("refused", text)
