@@ -8,7 +8,8 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
 - **Refused before running** (``reason``): over ``max_sql_chars`` (``too_long``); not
   starting with ``SELECT``, ``WITH`` or ``VALUES`` (``not_a_select``: ``INSERT``,
   ``PRAGMA``, ``ATTACH``...); a ``'now'`` literal or a date function without a time value
-  (``nondeterministic``: the result would change with the clock, and replay must not).
+  (``nondeterministic``: the result would change with the clock, and replay must not;
+  a ``now`` or time-zone argument computed at run time is refused too: ``sql_clock``).
 - **Read-only execution**, several independent locks (``connect_readonly``): every query
   opens its own connection through a ``mode=ro`` URI (a file, or a named in-memory
   database that ``SqlFixture.from_bytes`` loaded); ``PRAGMA query_only=ON``; SQLite
@@ -52,6 +53,7 @@ from urllib.parse import quote
 from gymforge.core.errors import VerifierError
 from gymforge.core.verdict import Verdict
 from gymforge.verify.json_schema import extract_block
+from gymforge.verify.sql_clock import install as install_clockless
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"sql@{VERSION}"
@@ -163,6 +165,11 @@ class _Guard:
     chunks: int = 0
     deadline: float = 0.0
     stopped: str | None = None
+    clock: str | None = None
+    """The date function that was refused a clock or time-zone argument (``sql_clock``)."""
+
+    def saw_clock(self, function: str) -> None:
+        self.clock = self.clock or function
 
     def authorize(self, action: int, a1: str | None, a2: str | None, db: Any, trig: Any) -> int:
         if action == sqlite3.SQLITE_SELECT:
@@ -254,8 +261,10 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
     limits = limits or SqlLimits()
     sql = precheck(sql, limits)
     conn = connect_readonly(fixture, limits)
+    guard = _Guard(frozenset(), limits)
+    helper = install_clockless(conn, guard.saw_clock)
     try:
-        guard = _Guard(fixture.tables or _tables(conn), limits)
+        guard.tables = fixture.tables or _tables(conn)
         guard.deadline = time.monotonic() + limits.wall_s
         conn.set_authorizer(guard.authorize)
         conn.set_progress_handler(guard.progress, limits.op_chunk)
@@ -274,6 +283,7 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
         return QueryResult(columns, tuple(tuple(r) for r in rows))
     finally:
         conn.close()
+        helper.close()
 
 
 def _fetch(cur: sqlite3.Cursor, limits: SqlLimits) -> list[Any]:
@@ -293,6 +303,8 @@ def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
     text = str(err)
     if guard.stopped is not None:
         return QueryRefused("too_slow", guard.stopped)
+    if guard.clock is not None:
+        return QueryRefused("nondeterministic", f"{guard.clock}() read the clock or time zone")
     if guard.denied is not None or "not authorized" in text:
         return QueryRefused("refused", guard.denied or text)
     if "too big" in text or "too large" in text or "too many columns" in text:
