@@ -23,13 +23,13 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
   after ``wall_s`` seconds as a backstop; rows are fetched one by one and more than
   ``max_rows`` fail as ``too_many_rows``, more than ``max_result_bytes`` of text and blobs
   as ``too_large``.
-- **Comparison** on every fixture: the candidate's rows against the gold query's rows, as
-  a multiset, or in order when ``ordered``. Cells compare by type class (numbers as floats
-  rounded to ``float_digits`` significant digits, so ``2`` equals ``2.0``; text; blobs;
-  NULL). Column names are compared only with ``match_columns``; column order is free unless
-  ``column_order`` (a permutation of the gold's columns is accepted). Several fixtures
-  (databases with the same schema and different rows) make a query that hard-codes one
-  database's answer fail on the others.
+- **Comparison** (``sql_compare``) on every fixture: the candidate's rows against the gold
+  query's rows, as a multiset, or in order when ``ordered``. Cells compare by type class
+  (numbers as floats rounded to ``float_digits`` significant digits, so ``2`` equals
+  ``2.0``; text; blobs; NULL). Column names are compared only with ``match_columns``; column
+  order is free unless ``column_order`` (a permutation of the gold's columns is accepted).
+  Several fixtures (databases with the same schema and different rows) make a query that
+  hard-codes one database's answer fail on the others.
 
 Failure ``reason``s: ``REASONS``. Facts: ``reason``, ``fixtures`` (checked), ``rows`` and
 ``gold_rows`` (on the fixture that decided), ``failed_fixture``, ``missing``/``extra``
@@ -43,9 +43,8 @@ import re
 import sqlite3
 import time
 import weakref
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -54,6 +53,9 @@ from gymforge.core.errors import VerifierError
 from gymforge.core.verdict import Verdict
 from gymforge.verify.json_schema import extract_block
 from gymforge.verify.sql_clock import install as install_clockless
+from gymforge.verify.sql_compare import QueryResult as QueryResult
+from gymforge.verify.sql_compare import compare_results as compare_results
+from gymforge.verify.sql_compare import normalize_cell as normalize_cell
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"sql@{VERSION}"
@@ -229,12 +231,6 @@ def _tables(conn: sqlite3.Connection) -> frozenset[str]:
     return frozenset(str(r[0]).lower() for r in rows)
 
 
-@dataclass(frozen=True)
-class QueryResult:
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...] = field(default_factory=tuple)
-
-
 def precheck(sql: str, limits: SqlLimits) -> str:
     """``sql`` without a trailing ``;``, or ``QueryRefused`` for the lexical refusals. The
     checks read the query with its comments blanked out (string literals kept), so a
@@ -312,77 +308,6 @@ def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
     if "readonly" in text or "read-only" in text:
         return QueryRefused("refused", text)
     return QueryRefused("sql_error", text)
-
-
-# ---- comparison --------------------------------------------------------------------------
-Cell = tuple[str, Any]
-
-
-def normalize_cell(value: Any, digits: int = 9) -> Cell:
-    """A comparable cell: ``("n", float)``, ``("s", str)``, ``("b", hex)`` or
-    ``("null", None)``; numbers are rounded to ``digits`` significant digits."""
-    if value is None:
-        return ("null", None)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return ("n", float(f"{float(value):.{digits}g}"))
-    if isinstance(value, bytes):
-        return ("b", value.hex())
-    return ("s", str(value))
-
-
-def _rows(result: QueryResult, digits: int) -> list[tuple[Cell, ...]]:
-    return [tuple(normalize_cell(c, digits) for c in row) for row in result.rows]
-
-
-def _same(got: list[tuple[Cell, ...]], want: list[tuple[Cell, ...]], ordered: bool) -> bool:
-    return got == want if ordered else Counter(got) == Counter(want)
-
-
-def _permutations(
-    got: list[tuple[Cell, ...]], want: list[tuple[Cell, ...]], width: int
-) -> list[tuple[int, ...]]:
-    """Column orders of ``got`` whose every column holds the same values as the gold's."""
-    sig_got = [Counter(r[i] for r in got) for i in range(width)]
-    sig_want = [Counter(r[j] for r in want) for j in range(width)]
-    options = [[i for i in range(width) if sig_got[i] == sig_want[j]] for j in range(width)]
-    out = []
-    for perm in itertools.product(*options):
-        if len(set(perm)) == width:
-            out.append(perm)
-            if len(out) >= 720:
-                break
-    return out
-
-
-def compare_results(
-    got: QueryResult,
-    want: QueryResult,
-    *,
-    ordered: bool = False,
-    match_columns: bool = False,
-    column_order: bool = False,
-    digits: int = 9,
-) -> dict[str, Any] | None:
-    """None when ``got`` equals ``want`` under the options, else facts saying how not."""
-    width = len(want.columns)
-    if len(got.columns) != width:
-        return {"reason": "wrong_columns", "columns": len(got.columns), "gold_columns": width}
-    g, w = _rows(got, digits), _rows(want, digits)
-    names = [c.lower() for c in want.columns]
-    renamed = False
-    for perm in [tuple(range(width))] if column_order else _permutations(g, w, width):
-        if _same([tuple(r[i] for i in perm) for r in g], w, ordered):
-            if not match_columns or [got.columns[i].lower() for i in perm] == names:
-                return None
-            renamed = True
-    if renamed:
-        return {"reason": "wrong_columns", "detail": "column names differ"}
-    missing = sum((Counter(w) - Counter(g)).values())
-    extra = sum((Counter(g) - Counter(w)).values())
-    facts: dict[str, Any] = {"reason": "wrong_result", "missing": missing, "extra": extra}
-    if ordered and not missing and not extra:
-        facts["detail"] = "right rows in the wrong order"
-    return facts
 
 
 # ---- the verifier ------------------------------------------------------------------------
