@@ -12,7 +12,8 @@ Contract (``JsonSchemaVerifier.verify(reply, expected)``):
    levels of nesting, both checked *before* parsing by a linear scan; duplicate object keys
    (``{"total": 1, "total": 2}``, a hedge), ``NaN``/``Infinity``, non-finite floats and
    integers over 40 digits are refused.
-3. **Schema**: JSON Schema Draft 2020-12 (``jsonschema``). Every violation is a fact
+3. **Schema**: JSON Schema Draft 2020-12 (``jsonschema``; ``uniqueItems`` by sorting, never
+   pairwise: ``json_unique``). Every violation is a fact
    ``{"path": "/line_items/0/quantity", "message": ...}`` (JSON-pointer path, message cut
    to 200 characters, at most 20 listed; ``violations_total`` counts all).
 4. **Field checks** against ``expected`` (the gold record): each ``FieldCheck`` names a
@@ -40,6 +41,7 @@ from jsonschema import Draft202012Validator
 
 from gymforge.core.seeding import canonical_json
 from gymforge.core.verdict import Verdict
+from gymforge.verify.json_unique import Validator
 from gymforge.verify.math.extract import split_reasoning
 
 VERSION = "1.0.0"
@@ -313,7 +315,7 @@ class JsonSchemaVerifier:
     ) -> None:
         Draft202012Validator.check_schema(schema)
         fmt = Draft202012Validator.FORMAT_CHECKER if check_formats else None
-        self.validator = Draft202012Validator(dict(schema), format_checker=fmt)
+        self.validator = Validator(dict(schema), format_checker=fmt)
         self.checks = tuple(checks)
         self.gate_on_schema = gate_on_schema
         self.max_chars, self.max_depth, self.langs = max_chars, max_depth, langs

@@ -8,26 +8,28 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
 - **Refused before running** (``reason``): over ``max_sql_chars`` (``too_long``); not
   starting with ``SELECT``, ``WITH`` or ``VALUES`` (``not_a_select``: ``INSERT``,
   ``PRAGMA``, ``ATTACH``...); a ``'now'`` literal or a date function without a time value
-  (``nondeterministic``: the result would change with the clock, and replay must not).
+  (``nondeterministic``: the result would change with the clock, and replay must not;
+  a ``now`` or time-zone argument computed at run time is refused too: ``sql_clock``).
 - **Read-only execution**, several independent locks (``connect_readonly``): every query
   opens its own connection through a ``mode=ro`` URI (a file, or a named in-memory
   database that ``SqlFixture.from_bytes`` loaded); ``PRAGMA query_only=ON``; SQLite
   limits (no attached databases; bounded string length, expression depth, compound
-  selects and LIKE patterns); an authorizer that allows only ``SELECT``,
+  selects, LIKE patterns and result columns); an authorizer that allows only ``SELECT``,
   reads of the fixture's own tables and functions in ``ALLOWED_FUNCTIONS``, and denies
   everything else (writes, ``PRAGMA``, ``ATTACH``, recursive CTEs, ``load_extension``,
   ``random``, ``current_date``, schema tables); Python's driver refuses a second statement.
   A progress handler stops the query after ``max_ops`` virtual-machine steps
   (deterministic: the same query on the same data is always stopped at the same point) and
-  after ``wall_s`` seconds as a backstop; rows are fetched with ``fetchmany`` and more than
-  ``max_rows`` fail as ``too_many_rows``.
-- **Comparison** on every fixture: the candidate's rows against the gold query's rows, as
-  a multiset, or in order when ``ordered``. Cells compare by type class (numbers as floats
-  rounded to ``float_digits`` significant digits, so ``2`` equals ``2.0``; text; blobs;
-  NULL). Column names are compared only with ``match_columns``; column order is free unless
-  ``column_order`` (a permutation of the gold's columns is accepted). Several fixtures
-  (databases with the same schema and different rows) make a query that hard-codes one
-  database's answer fail on the others.
+  after ``wall_s`` seconds as a backstop; rows are fetched one by one and more than
+  ``max_rows`` fail as ``too_many_rows``, more than ``max_result_bytes`` of text and blobs
+  as ``too_large``.
+- **Comparison** (``sql_compare``) on every fixture: the candidate's rows against the gold
+  query's rows, as a multiset, or in order when ``ordered``. Cells compare by type class
+  (numbers as floats rounded to ``float_digits`` significant digits, so ``2`` equals
+  ``2.0``; text; blobs; NULL). Column names are compared only with ``match_columns``; column
+  order is free unless ``column_order`` (a permutation of the gold's columns is accepted).
+  Several fixtures (databases with the same schema and different rows) make a query that
+  hard-codes one database's answer fail on the others.
 
 Failure ``reason``s: ``REASONS``. Facts: ``reason``, ``fixtures`` (checked), ``rows`` and
 ``gold_rows`` (on the fixture that decided), ``failed_fixture``, ``missing``/``extra``
@@ -41,9 +43,8 @@ import re
 import sqlite3
 import time
 import weakref
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -51,6 +52,10 @@ from urllib.parse import quote
 from gymforge.core.errors import VerifierError
 from gymforge.core.verdict import Verdict
 from gymforge.verify.json_schema import extract_block
+from gymforge.verify.sql_clock import install as install_clockless
+from gymforge.verify.sql_compare import QueryResult as QueryResult
+from gymforge.verify.sql_compare import compare_results as compare_results
+from gymforge.verify.sql_compare import normalize_cell as normalize_cell
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"sql@{VERSION}"
@@ -98,6 +103,10 @@ class SqlLimits:
     wall_s: float = 2.0
     max_rows: int = 1_000
     max_cell_bytes: int = 100_000
+    max_columns: int = 64
+    max_result_bytes: int = 4 << 20
+    """Text and blob bytes fetched in all (cells are capped one by one, but a query can
+    return ``max_rows`` rows of ``max_columns`` cells of ``max_cell_bytes`` each)."""
 
 
 class QueryRefused(Exception):
@@ -158,6 +167,11 @@ class _Guard:
     chunks: int = 0
     deadline: float = 0.0
     stopped: str | None = None
+    clock: str | None = None
+    """The date function that was refused a clock or time-zone argument (``sql_clock``)."""
+
+    def saw_clock(self, function: str) -> None:
+        self.clock = self.clock or function
 
     def authorize(self, action: int, a1: str | None, a2: str | None, db: Any, trig: Any) -> int:
         if action == sqlite3.SQLITE_SELECT:
@@ -205,7 +219,8 @@ def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connecti
     conn.execute("PRAGMA query_only=ON")
     caps = {"ATTACHED": 0, "LENGTH": limits.max_cell_bytes, "EXPR_DEPTH": 100,
             "SQL_LENGTH": limits.max_sql_chars + 16, "COMPOUND_SELECT": 50,
-            "FUNCTION_ARG": 16, "LIKE_PATTERN_LENGTH": 200}  # fmt: skip
+            "FUNCTION_ARG": 16, "LIKE_PATTERN_LENGTH": 200,
+            "COLUMN": limits.max_columns}  # fmt: skip
     for name, value in caps.items():
         conn.setlimit(getattr(sqlite3, f"SQLITE_LIMIT_{name}"), value)
     return conn
@@ -214,12 +229,6 @@ def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connecti
 def _tables(conn: sqlite3.Connection) -> frozenset[str]:
     rows = conn.execute("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
     return frozenset(str(r[0]).lower() for r in rows)
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...] = field(default_factory=tuple)
 
 
 def precheck(sql: str, limits: SqlLimits) -> str:
@@ -248,14 +257,16 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
     limits = limits or SqlLimits()
     sql = precheck(sql, limits)
     conn = connect_readonly(fixture, limits)
+    guard = _Guard(frozenset(), limits)
+    helper = install_clockless(conn, guard.saw_clock)
     try:
-        guard = _Guard(fixture.tables or _tables(conn), limits)
+        guard.tables = fixture.tables or _tables(conn)
         guard.deadline = time.monotonic() + limits.wall_s
         conn.set_authorizer(guard.authorize)
         conn.set_progress_handler(guard.progress, limits.op_chunk)
         try:
             cur = conn.execute(sql)
-            rows = cur.fetchmany(limits.max_rows + 1)
+            rows = _fetch(cur, limits)
         except sqlite3.ProgrammingError as err:
             if "one statement" in str(err):
                 raise QueryRefused("multiple_statements") from None
@@ -268,90 +279,35 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
         return QueryResult(columns, tuple(tuple(r) for r in rows))
     finally:
         conn.close()
+        helper.close()
+
+
+def _fetch(cur: sqlite3.Cursor, limits: SqlLimits) -> list[Any]:
+    """Up to ``max_rows + 1`` rows, one at a time, ``too_large`` past ``max_result_bytes``
+    (a row is at most ``max_columns`` capped cells, so memory stays bounded)."""
+    rows: list[Any] = []
+    size = 0
+    while len(rows) <= limits.max_rows and (row := cur.fetchone()) is not None:
+        size += sum(len(c) for c in row if isinstance(c, str | bytes))
+        if size > limits.max_result_bytes:
+            raise QueryRefused("too_large", f"more than {limits.max_result_bytes:,} bytes")
+        rows.append(row)
+    return rows
 
 
 def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
     text = str(err)
     if guard.stopped is not None:
         return QueryRefused("too_slow", guard.stopped)
+    if guard.clock is not None:
+        return QueryRefused("nondeterministic", f"{guard.clock}() read the clock or time zone")
     if guard.denied is not None or "not authorized" in text:
         return QueryRefused("refused", guard.denied or text)
-    if "too big" in text or "too large" in text:
+    if "too big" in text or "too large" in text or "too many columns" in text:
         return QueryRefused("too_large", text)
     if "readonly" in text or "read-only" in text:
         return QueryRefused("refused", text)
     return QueryRefused("sql_error", text)
-
-
-# ---- comparison --------------------------------------------------------------------------
-Cell = tuple[str, Any]
-
-
-def normalize_cell(value: Any, digits: int = 9) -> Cell:
-    """A comparable cell: ``("n", float)``, ``("s", str)``, ``("b", hex)`` or
-    ``("null", None)``; numbers are rounded to ``digits`` significant digits."""
-    if value is None:
-        return ("null", None)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return ("n", float(f"{float(value):.{digits}g}"))
-    if isinstance(value, bytes):
-        return ("b", value.hex())
-    return ("s", str(value))
-
-
-def _rows(result: QueryResult, digits: int) -> list[tuple[Cell, ...]]:
-    return [tuple(normalize_cell(c, digits) for c in row) for row in result.rows]
-
-
-def _same(got: list[tuple[Cell, ...]], want: list[tuple[Cell, ...]], ordered: bool) -> bool:
-    return got == want if ordered else Counter(got) == Counter(want)
-
-
-def _permutations(
-    got: list[tuple[Cell, ...]], want: list[tuple[Cell, ...]], width: int
-) -> list[tuple[int, ...]]:
-    """Column orders of ``got`` whose every column holds the same values as the gold's."""
-    sig_got = [Counter(r[i] for r in got) for i in range(width)]
-    sig_want = [Counter(r[j] for r in want) for j in range(width)]
-    options = [[i for i in range(width) if sig_got[i] == sig_want[j]] for j in range(width)]
-    out = []
-    for perm in itertools.product(*options):
-        if len(set(perm)) == width:
-            out.append(perm)
-            if len(out) >= 720:
-                break
-    return out
-
-
-def compare_results(
-    got: QueryResult,
-    want: QueryResult,
-    *,
-    ordered: bool = False,
-    match_columns: bool = False,
-    column_order: bool = False,
-    digits: int = 9,
-) -> dict[str, Any] | None:
-    """None when ``got`` equals ``want`` under the options, else facts saying how not."""
-    width = len(want.columns)
-    if len(got.columns) != width:
-        return {"reason": "wrong_columns", "columns": len(got.columns), "gold_columns": width}
-    g, w = _rows(got, digits), _rows(want, digits)
-    names = [c.lower() for c in want.columns]
-    renamed = False
-    for perm in [tuple(range(width))] if column_order else _permutations(g, w, width):
-        if _same([tuple(r[i] for i in perm) for r in g], w, ordered):
-            if not match_columns or [got.columns[i].lower() for i in perm] == names:
-                return None
-            renamed = True
-    if renamed:
-        return {"reason": "wrong_columns", "detail": "column names differ"}
-    missing = sum((Counter(w) - Counter(g)).values())
-    extra = sum((Counter(g) - Counter(w)).values())
-    facts: dict[str, Any] = {"reason": "wrong_result", "missing": missing, "extra": extra}
-    if ordered and not missing and not extra:
-        facts["detail"] = "right rows in the wrong order"
-    return facts
 
 
 # ---- the verifier ------------------------------------------------------------------------
