@@ -20,8 +20,13 @@ from typing import Any
 import jsonschema
 
 from gymforge.core.errors import UserError
+from gymforge.verify.json_schema import JsonRefused, parse_json
+from gymforge.verify.json_unique import Validator
 
 TIMEOUT_S = 10.0
+MAX_ACTION_CHARS = 200_000
+MAX_ACTION_DEPTH = 64
+"""A JSON action's bounds: larger or deeper is the agent's recoverable mistake."""
 HELDOUT_SPLITS = frozenset({"test", "eval", "evaluation", "validation", "val", "dev", "heldout"})
 """Split names (or ``type``s) that OpenEnv environments use for evaluation data."""
 
@@ -51,20 +56,21 @@ class ServerInfo:
         """The OpenEnv action for reply ``text``, or the error the agent is shown. A JSON
         action is checked against the server's action schema here, so that the policy's
         mistake gets a recoverable answer rather than a server error (an infrastructure one)."""
-        field = self.text_field
-        if field is not None:
-            return {field: text}
+        text_field = self.text_field
+        if text_field is not None:
+            return {text_field: text}
         schema = self.action_schema
-        try:
-            action = json.loads(text)
-        except ValueError:
-            action = None
+        fields = ", ".join(sorted(schema.get("properties", {})))
+        ask = f"Reply with one JSON object of the action's fields ({fields})"
+        if not text.lstrip().startswith("{"):
+            return f"{ask}."
+        try:  # bounded, as the JSON judge parses (never json's RecursionError, NaN or a hedge)
+            action = parse_json(text, MAX_ACTION_CHARS, MAX_ACTION_DEPTH)
+        except JsonRefused as err:
+            return f"{ask}: {err}."
         if not isinstance(action, dict):
-            props = sorted(schema.get("properties", {}))
-            return f"Reply with one JSON object of the action's fields ({', '.join(props)})."
-        problem = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(schema).iter_errors(action)
-        )
+            return f"{ask}."
+        problem = jsonschema.exceptions.best_match(Validator(schema).iter_errors(action))
         if problem is not None:
             where = "/".join(str(p) for p in problem.absolute_path) or "the action"
             return f"Invalid action: {where}: {problem.message[:300]}"
