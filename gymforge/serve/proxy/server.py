@@ -283,7 +283,7 @@ class ProxyServer:
             body = await request.json()
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"body over {self.config.max_body_bytes} bytes", "too_large")
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep for json: no more readable
             return _error(400, "request body is not JSON", "bad_json")
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "bad_json")

@@ -41,7 +41,7 @@ def normal_message(m: dict[str, Any]) -> dict[str, Any]:
         args = fn.get("arguments")
         try:
             parsed = json.loads(args) if isinstance(args, str) else args
-        except ValueError:
+        except (ValueError, RecursionError):  # compared as the text it is
             parsed = args
         calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": parsed})
     if calls:
