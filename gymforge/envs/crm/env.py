@@ -27,6 +27,7 @@ from gymforge.envs.crm.policy import (
     READ_TOOLS,
     SYSTEM_PROMPT,
     WRITE_TOOLS,
+    change_findings,
     policy_checks,
 )
 from gymforge.envs.crm.redteam import REDTEAM
@@ -42,7 +43,7 @@ from gymforge.verify import Verdict
 from gymforge.verify.rules import check_rules
 from gymforge.world.db import TemplateCache, WorldDB
 from gymforge.world.render import RENDERER_VERSION
-from gymforge.world.verify import Expect, Finding, effect_findings, from_violations, verdict_of
+from gymforge.world.verify import Expect, effect_findings, from_violations, verdict_of
 from gymforge.world.writes import WorldFaults
 
 
@@ -136,11 +137,7 @@ class CrmEnv(CrmTools):
         findings += policy_checks(world, diff, t.team_id)
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
         if t.mentions:
-            for req in diff["change_requests"].added:
-                if not any(m in req["change"] for m in t.mentions):
-                    findings.append(
-                        Finding("outcome", f"change request {req['id']} does not state the amount")
-                    )
+            findings += change_findings(world, diff, t.mentions)
         asked = self.questions
         facts: dict[str, Any] = {
             "changed": diff.as_json(),
