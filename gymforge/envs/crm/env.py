@@ -46,6 +46,13 @@ from gymforge.world.render import RENDERER_VERSION
 from gymforge.world.verify import Expect, effect_findings, from_violations, verdict_of
 from gymforge.world.writes import WorldFaults
 
+INCIDENTAL = {t: frozenset({"updated_at"}) for t in ("accounts", "contacts", "opportunities")}
+"""What the tools change beside the requested columns: an update's time stamp. Any other
+column of an updated record that the request did not ask for is collateral."""
+UNGIVEN = {"contacts": {"phone": None}}
+"""Columns of a created record that no request gives a value for: left empty, never made up
+(compared with each expected new row, unless the row names its own value)."""
+
 
 class CrmEnv(CrmTools):
     spec = EnvSpec(
@@ -128,7 +135,15 @@ class CrmEnv(CrmTools):
     # ---- the verifier ---------------------------------------------------------------------
     def expected(self, task: Task) -> Expect:
         t = self.truth_of(task)
-        return Expect(added=t.added, updated=t.updated, touched=frozenset({"audit_log"}))
+        return Expect(
+            added={
+                table: [{**UNGIVEN.get(table, {}), **row} for row in rows]
+                for table, rows in t.added.items()
+            },
+            updated=t.updated,
+            touched=frozenset({"audit_log"}),
+            incidental=INCIDENTAL,
+        )
 
     def verify(self, task: Task, world: WorldDB, reply: str) -> Verdict:
         t = self.truth_of(task)
