@@ -19,11 +19,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from gymforge.core.policy import EpisodeContext, Policy
-from gymforge.core.types import Message, Observation, Reply
+from gymforge.core.types import Message, Reply
 from gymforge.envs.crm.truth import CrmTruth
-from gymforge.world.sim import Persona, Slot, asked_slots
+from gymforge.world.sim import Persona, Slot, asked_slots, hear
 
 MAX_QUESTION = 2000
+NO_ANSWER = "Sorry, I cannot take any more questions."
 
 
 class Requester(Protocol):
@@ -81,7 +82,9 @@ class PolicyRequester:
         msgs = [Message(role="user", content=question[:MAX_QUESTION])]
         if self.turns == 1:
             msgs.insert(0, Message(role="system", content=instructions(self.truth)))
-        turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        turn = await hear(self.policy, msgs)
+        if turn is None:  # its context is full (of the agent's questions): no answer
+            return NO_ANSWER, []
         reply = turn.action.text if isinstance(turn.action, Reply) else ""
         low = reply.lower()
         return reply, [c.name for c in self.truth.clarify if c.value.lower() in low]
