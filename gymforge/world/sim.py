@@ -9,7 +9,8 @@ its own condition (the case was closed) through ``WorldToolEnv.user_stop``.
 
 ``PolicyUser`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) behind
 the same interface. Its reveals and confirmations are read off its replies, and it stops
-when it writes ``###STOP###``.
+when it writes ``###STOP###``, or hangs up (``"context_length"``) when its context window is
+full: the agent's messages filled it, so the episode is judged, never dropped.
 
 Every turn returns ``UserTurn.events``; the environment logs them as ``user.reveal`` and
 ``user.confirm`` so process rules can require a confirmation before each write.
