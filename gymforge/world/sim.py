@@ -9,7 +9,8 @@ its own condition (the case was closed) through ``WorldToolEnv.user_stop``.
 
 ``PolicyUser`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) behind
 the same interface. Its reveals and confirmations are read off its replies, and it stops
-when it writes ``###STOP###``.
+when it writes ``###STOP###``, or hangs up (``"context_length"``) when its context window is
+full: the agent's messages filled it, so the episode is judged, never dropped.
 
 Every turn returns ``UserTurn.events``; the environment logs them as ``user.reveal`` and
 ``user.confirm`` so process rules can require a confirmation before each write.
@@ -22,7 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.core.errors import PolicyStopped
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.types import Message, Observation, Reply
 
 Tone = Literal["polite", "terse", "upset"]
@@ -173,6 +175,17 @@ class ScriptedUser:
         }
 
 
+async def hear(policy: Policy, messages: list[Message]) -> PolicyTurn | None:
+    """``policy``'s answer to ``messages``, or None when it cannot go on (``PolicyStopped``:
+    its context window is full). What fills it is the agent's text, so that is the agent's
+    outcome, judged as any other, never an exception out of ``env.step`` (which no verdict
+    follows: the episode would be dropped). A failing server still raises (retried)."""
+    try:
+        return await policy.act(Observation(messages=tuple(messages)))
+    except PolicyStopped:
+        return None
+
+
 class PolicyUser:
     """A user simulator driven by ``policy`` (for instance an LLM). The policy receives the
     persona as a system message, then each agent message as a user message, and answers
@@ -193,7 +206,10 @@ class PolicyUser:
         msgs = [Message(role="user", content=text)]
         if self.turns == 1:
             msgs.insert(0, Message(role="system", content=self.persona.instructions()))
-        turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        turn = await hear(self.policy, msgs)
+        if turn is None:  # its context is full (of the agent's messages): it hangs up
+            self.stop_reason = "context_length"
+            return UserTurn(_BYE, (), self.stop_reason)
         reply = turn.action.text if isinstance(turn.action, Reply) else ""
         events: list[tuple[str, dict[str, Any]]] = []
         for s in self.persona.slots:

@@ -32,6 +32,11 @@ class Expect:
     added: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     updated: Mapping[str, Mapping[Any, Mapping[str, Any]]] = field(default_factory=dict)
     touched: frozenset[str] = frozenset()
+    incidental: Mapping[str, frozenset[str]] | None = None
+    """None: an expected update is compared on the columns it lists, and nothing else of
+    the row is looked at. Given (table -> columns): an expected update may change only the
+    columns it lists and its table's incidental ones (what the tools keep, such as
+    ``updated_at``); any other changed column of that row is ``collateral``."""
 
     @property
     def tables(self) -> frozenset[str]:
@@ -89,6 +94,9 @@ def effect_findings(diff: Diff, expect: Expect) -> list[Finding]:
             out += _added(name, [dict(r) for r in diff[name].added], want_added)
         if name in expect.updated or diff[name].updated:
             out += _updated(name, diff[name], expect.updated.get(name, {}))
+            if expect.incidental is not None:
+                free = expect.incidental.get(name, frozenset())
+                out += _extra_columns(name, diff[name], expect.updated.get(name, {}), free)
     return out
 
 
@@ -146,6 +154,26 @@ def _updated(name: str, got: TableDiff, want: Mapping[Any, Mapping[str, Any]]) -
     others = sorted(str(pk) for pk in by_pk if pk not in want)
     if others:
         out.append(Finding("collateral", f"{name}: unexpected updates to {others}"))
+    return out
+
+
+def _extra_columns(
+    name: str, got: TableDiff, want: Mapping[Any, Mapping[str, Any]], free: frozenset[str]
+) -> list[Finding]:
+    """``collateral`` for columns of an expected update that changed although neither the
+    expectation lists them nor they are ``free`` (a contact's e-mail overwritten in the
+    update that was to change its phone)."""
+    out = []
+    for before, after in got.updated:
+        cols = want.get(after[got.pk])
+        if cols is None:
+            continue  # an unexpected row: ``_updated`` reports it
+        extra = sorted(c for c in after if after[c] != before.get(c) and c not in cols)
+        extra = [c for c in extra if c not in free]
+        if extra:
+            out.append(
+                Finding("collateral", f"{name} {after[got.pk]}: unexpected changes to {extra}")
+            )
     return out
 
 

@@ -86,6 +86,27 @@ class WorldFaults:
 
 
 NO_WORLD_FAULTS = WorldFaults()
+INT64 = 1 << 63
+
+
+def check_storable(name: str, value: Any) -> None:
+    """Refuse (``validation``) an argument a world cannot store as a real API would: text
+    over ``MAX_TEXT`` characters or an integer outside SQLite's 64 bits, at any depth (the
+    values of a ``changes`` object). The JSON Schema of an ``int`` has no bound, so without
+    this a schema-valid call crashed the tool (``internal``)."""
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise ToolError("validation", f"{name} is longer than {MAX_TEXT} characters")
+    elif isinstance(value, int):
+        if not -INT64 <= value < INT64:
+            raise ToolError("validation", f"{name} is out of range")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_storable(f"{name}.{str(key)[:40]}", item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            check_storable(name, item)
+
 
 WRITE_RULES: tuple[Rule, ...] = (
     Never(Match("tool.*", where={"resubmit": True}), name="no_duplicate_submission"),
@@ -131,8 +152,7 @@ class WriteGuard:
         db = self.db
         self.attrs["effect"] = False
         for name, value in kwargs.items():
-            if isinstance(value, str) and len(value) > MAX_TEXT:
-                raise ToolError("validation", f"{name} is longer than {MAX_TEXT} characters")
+            check_storable(name, value)
         fault = self._fault(tool, writes=True)
         key = str(kwargs.get("idempotency_key") or "")
         request_id = ""

@@ -27,6 +27,7 @@ from gymforge.envs.crm.policy import (
     READ_TOOLS,
     SYSTEM_PROMPT,
     WRITE_TOOLS,
+    change_findings,
     policy_checks,
 )
 from gymforge.envs.crm.redteam import REDTEAM
@@ -42,8 +43,15 @@ from gymforge.verify import Verdict
 from gymforge.verify.rules import check_rules
 from gymforge.world.db import TemplateCache, WorldDB
 from gymforge.world.render import RENDERER_VERSION
-from gymforge.world.verify import Expect, Finding, effect_findings, from_violations, verdict_of
+from gymforge.world.verify import Expect, effect_findings, from_violations, verdict_of
 from gymforge.world.writes import WorldFaults
+
+INCIDENTAL = {t: frozenset({"updated_at"}) for t in ("accounts", "contacts", "opportunities")}
+"""What the tools change beside the requested columns: an update's time stamp. Any other
+column of an updated record that the request did not ask for is collateral."""
+UNGIVEN = {"contacts": {"phone": None}}
+"""Columns of a created record that no request gives a value for: left empty, never made up
+(compared with each expected new row, unless the row names its own value)."""
 
 
 class CrmEnv(CrmTools):
@@ -127,7 +135,15 @@ class CrmEnv(CrmTools):
     # ---- the verifier ---------------------------------------------------------------------
     def expected(self, task: Task) -> Expect:
         t = self.truth_of(task)
-        return Expect(added=t.added, updated=t.updated, touched=frozenset({"audit_log"}))
+        return Expect(
+            added={
+                table: [{**UNGIVEN.get(table, {}), **row} for row in rows]
+                for table, rows in t.added.items()
+            },
+            updated=t.updated,
+            touched=frozenset({"audit_log"}),
+            incidental=INCIDENTAL,
+        )
 
     def verify(self, task: Task, world: WorldDB, reply: str) -> Verdict:
         t = self.truth_of(task)
@@ -136,11 +152,7 @@ class CrmEnv(CrmTools):
         findings += policy_checks(world, diff, t.team_id)
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
         if t.mentions:
-            for req in diff["change_requests"].added:
-                if not any(m in req["change"] for m in t.mentions):
-                    findings.append(
-                        Finding("outcome", f"change request {req['id']} does not state the amount")
-                    )
+            findings += change_findings(world, diff, t.mentions)
         asked = self.questions
         facts: dict[str, Any] = {
             "changed": diff.as_json(),

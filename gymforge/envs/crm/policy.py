@@ -16,6 +16,9 @@ and otherwise let the agent break policy, which the verifier catches two ways:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from gymforge.envs.crm.pipeline import REQUIRED, STAGES, allowed, missing
 from gymforge.verify.rules import Match, Never, RequiresPrior, Rule
 from gymforge.world.db import Diff, WorldDB
@@ -137,3 +140,37 @@ def _team_of(db: WorldDB, table: str, row: dict[str, object]) -> str | None:
 def transition_facts(src: str, dst: str, row: dict[str, object]) -> dict[str, object]:
     """What a ``move_stage`` call notes for the process rules."""
     return {"from": src, "to": dst, "allowed": allowed(src, dst), "complete": not missing(row, dst)}
+
+
+def amount_spellings(cents: int) -> list[str]:
+    """The ways a change request may state an amount: cents, or dollars with or without
+    thousands separators and cents."""
+    d = cents / 100
+    return sorted({str(cents), f"{d:.2f}", f"{d:,.2f}", f"{cents // 100}", f"{cents // 100:,}"})
+
+
+NUMBER = re.compile(r"(?<![\w.,-])\d+(?:,\d{3})*(?:\.\d+)?(?![\w-]|[.,]\d)")
+"""A number standing on its own: not part of an id (``OP-1234``), a date or a word."""
+
+
+def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Finding]:
+    """``outcome`` findings for change requests that do not state the amount: each must
+    state it (a spelling of ``mentions``, as a whole number, never as part of a larger
+    one) and no other number but the record's current amount, so that neither a wrong
+    amount that contains the right one ("$117,000" for 17,000) nor a list of candidates
+    passes."""
+    out = []
+    for req in diff["change_requests"].added:
+        said = set(NUMBER.findall(req["change"]))
+        record = db.get("opportunities", req["record_id"]) or {}
+        current = record.get("amount_cents")
+        known = set(mentions) | set(amount_spellings(current) if current else ())
+        if not said & set(mentions) or not said <= known:
+            out.append(
+                Finding(
+                    "outcome",
+                    f"change request {req['id']} does not state the amount (and only it): "
+                    f"states {sorted(said)[:5]}",
+                )
+            )
+    return out

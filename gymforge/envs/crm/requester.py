@@ -8,7 +8,8 @@ every question gets "everything you need is in my request".
 ``PolicyRequester`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say)
 in the requester's place: it receives the request and the hidden intent as a system
 message, then each question as a user message, and answers with a ``Reply``. A
-clarification counts as revealed when its value appears in the answer.
+clarification counts as revealed when its value appears in the answer and no look-alike's
+does.
 
 Both return ``(answer, revealed clarification names)``; whether a question was needless is
 the environment's to judge, from the task (``CrmTruth.ambiguous``), never the answer's.
@@ -16,14 +17,16 @@ the environment's to judge, from the task (``CrmTruth.ambiguous``), never the an
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from gymforge.core.policy import EpisodeContext, Policy
-from gymforge.core.types import Message, Observation, Reply
+from gymforge.core.types import Message, Reply
 from gymforge.envs.crm.truth import CrmTruth
-from gymforge.world.sim import Persona, Slot, asked_slots
+from gymforge.world.sim import Persona, Slot, asked_slots, hear
 
 MAX_QUESTION = 2000
+NO_ANSWER = "Sorry, I cannot take any more questions."
 
 
 class Requester(Protocol):
@@ -68,10 +71,34 @@ def instructions(truth: CrmTruth) -> str:
     )
 
 
+def look_alikes(truth: CrmTruth) -> list[str]:
+    """The names of the records an ambiguous request could mean but does not (``decoys``),
+    as the CRM shows them: a contact's full name, an opportunity's name."""
+    rows = {r["id"]: r for t in ("contacts", "opportunities") for r in truth.world.get(t, [])}
+    out = []
+    for rid in sorted(truth.decoys.values()):
+        row = rows.get(rid)
+        if row is not None:
+            name = row["name"] if "name" in row else f"{row['first_name']} {row['last_name']}"
+            out.append(str(name))
+    return out
+
+
+def said(value: str, text: str) -> bool:
+    """Whether lower-cased ``text`` names ``value`` as a whole ("Jane Lee", never inside
+    "Jane Leeds")."""
+    return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text) is not None
+
+
 class PolicyRequester:
+    """A clarification is revealed when the answer names its value and no look-alike's: an
+    answer that names every candidate (a requester repeating "Jane Doe or Jane Smith?", or
+    not sure which) settles nothing, however it was asked for."""
+
     def __init__(self, policy: Policy, truth: CrmTruth) -> None:
         self.policy, self.truth = policy, truth
         self.turns = 0
+        self.others = look_alikes(truth)
 
     async def start(self, ctx: EpisodeContext) -> None:
         await self.policy.start(ctx)
@@ -81,7 +108,11 @@ class PolicyRequester:
         msgs = [Message(role="user", content=question[:MAX_QUESTION])]
         if self.turns == 1:
             msgs.insert(0, Message(role="system", content=instructions(self.truth)))
-        turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        turn = await hear(self.policy, msgs)
+        if turn is None:  # its context is full (of the agent's questions): no answer
+            return NO_ANSWER, []
         reply = turn.action.text if isinstance(turn.action, Reply) else ""
         low = reply.lower()
-        return reply, [c.name for c in self.truth.clarify if c.value.lower() in low]
+        if any(said(other, low) for other in self.others):
+            return reply, []
+        return reply, [c.name for c in self.truth.clarify if said(c.value, low)]

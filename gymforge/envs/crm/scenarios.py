@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymforge.envs.crm.pipeline import LOSS_REASONS, STAGES, missing, path
+from gymforge.envs.crm.policy import amount_spellings
 from gymforge.envs.crm.seed import TITLES, Row, SeedWorld
 from gymforge.envs.crm.truth import Clarification, PlannedCall
 from gymforge.world.clock import iso
@@ -73,13 +74,6 @@ class Plan:
 
     def update(self, table: str, pk: str, **values: Any) -> None:
         self.updated.setdefault(table, {}).setdefault(pk, {}).update(values)
-
-
-def amount_spellings(cents: int) -> list[str]:
-    """The ways a change request may state an amount: cents, or dollars with or without
-    thousands separators and cents."""
-    d = cents / 100
-    return sorted({str(cents), f"{d:.2f}", f"{d:,.2f}", f"{cents // 100}", f"{cents // 100:,}"})
 
 
 def _full(c: Row) -> str:

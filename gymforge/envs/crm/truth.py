@@ -42,7 +42,7 @@ class CrmTruth(WorldTruth):
     what an agent that guesses instead of asking acts on. ``added``/``updated``: the rows a
     correct agent adds (compared on the keys given) and updates (primary key -> values);
     ``mentions``: a change request must state one of these (the amount, spelled any of the
-    usual ways)."""
+    usual ways) and no other amount but the record's current one (``policy.change_findings``)."""
 
     team_id: str
     requester: str
