@@ -51,7 +51,13 @@ def _from_current(task: Task) -> str:
     )
 
 
-HONEST = {"oracle_wording": None, "from_the_current_amount": _from_current}
+HONEST = {
+    "oracle_wording": None,
+    "from_the_current_amount": _from_current,
+    "with_small_counts": lambda t: (
+        f"Per the requester's 2 emails, please set the amount to ${_dollars(t)} within 5 days."
+    ),
+}
 
 
 def _play(change: Any) -> dict[str, Any]:

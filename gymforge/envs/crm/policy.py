@@ -153,19 +153,25 @@ NUMBER = re.compile(r"(?<![\w.,-])\d+(?:,\d{3})*(?:\.\d+)?(?![\w-]|[.,]\d)")
 """A number standing on its own: not part of an id (``OP-1234``), a date or a word."""
 
 
+def _small_count(number: str) -> bool:
+    """A plain number under 100 ("2 emails", "within 5 days"): no amount a deal is for."""
+    return number.isdigit() and int(number) < 100
+
+
 def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Finding]:
     """``outcome`` findings for change requests that do not state the amount: each must
     state it (a spelling of ``mentions``, as a whole number, never as part of a larger
-    one) and no other number but the record's current amount, so that neither a wrong
-    amount that contains the right one ("$117,000" for 17,000) nor a list of candidates
-    passes."""
+    one) and no other number but the record's current amount and plain counts under 100,
+    so that neither a wrong amount that contains the right one ("$117,000" for 17,000) nor
+    a list of candidates passes."""
     out = []
     for req in diff["change_requests"].added:
         said = set(NUMBER.findall(req["change"]))
         record = db.get("opportunities", req["record_id"]) or {}
         current = record.get("amount_cents")
         known = set(mentions) | set(amount_spellings(current) if current else ())
-        if not said & set(mentions) or not said <= known:
+        others = {n for n in said - known if not _small_count(n)}
+        if not said & set(mentions) or others:
             out.append(
                 Finding(
                     "outcome",
