@@ -47,7 +47,7 @@ from gymforge.world.clock import IdGen, SimClock, epoch
 from gymforge.world.db import Template, TemplateCache, WorldDB
 from gymforge.world.schema import Schema
 from gymforge.world.sim import UserSimulator, UserTurn
-from gymforge.world.writes import NO_WORLD_FAULTS, WorldFaults, WriteGuard
+from gymforge.world.writes import MAX_TEXT, NO_WORLD_FAULTS, WorldFaults, WriteGuard
 
 
 class WorldTruth(BaseModel):
@@ -87,6 +87,8 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
 
     schema: ClassVar[Schema]
     templates: ClassVar[TemplateCache]
+    max_write_text: ClassVar[int] = MAX_TEXT
+    """The longest text a write tool's argument may hold, at any depth (a record's field)."""
 
     def __init__(
         self,
@@ -96,7 +98,7 @@ class WorldToolEnv(ToolEnv[WorldTruthT, WorldDB]):
         super().__init__(token_counter)
         self.toolset = CachedToolset(self)
         self.db = WorldDB()
-        self.writes = WriteGuard()
+        self.writes = WriteGuard(self.max_write_text)
         self.log: list[LogEvent] = []
         self.user: UserSimulator | None = None
         self.user_policy = user_policy

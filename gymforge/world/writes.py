@@ -89,23 +89,23 @@ NO_WORLD_FAULTS = WorldFaults()
 INT64 = 1 << 63
 
 
-def check_storable(name: str, value: Any) -> None:
+def check_storable(name: str, value: Any, max_text: int = MAX_TEXT) -> None:
     """Refuse (``validation``) an argument a world cannot store as a real API would: text
-    over ``MAX_TEXT`` characters or an integer outside SQLite's 64 bits, at any depth (the
-    values of a ``changes`` object). The JSON Schema of an ``int`` has no bound, so without
-    this a schema-valid call crashed the tool (``internal``)."""
+    over ``max_text`` characters or an integer outside SQLite's 64 bits, at any depth (the
+    values of a ``changes`` object, the cells of a range). The JSON Schema of an ``int`` has
+    no bound, so without this a schema-valid call crashed the tool (``internal``)."""
     if isinstance(value, str):
-        if len(value) > MAX_TEXT:
-            raise ToolError("validation", f"{name} is longer than {MAX_TEXT} characters")
+        if len(value) > max_text:
+            raise ToolError("validation", f"{name} is longer than {max_text} characters")
     elif isinstance(value, int):
         if not -INT64 <= value < INT64:
             raise ToolError("validation", f"{name} is out of range")
     elif isinstance(value, dict):
         for key, item in value.items():
-            check_storable(f"{name}.{str(key)[:40]}", item)
+            check_storable(f"{name}.{str(key)[:40]}", item, max_text)
     elif isinstance(value, list | tuple):
         for item in value:
-            check_storable(name, item)
+            check_storable(name, item, max_text)
 
 
 WRITE_RULES: tuple[Rule, ...] = (
@@ -119,7 +119,9 @@ write whose success the agent saw is never sent again."""
 class WriteGuard:
     """Per-episode bookkeeping of world tool calls. Owned by a ``WorldToolEnv``."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_text: int = MAX_TEXT) -> None:
+        self.max_text = max_text
+        """The longest text a write argument may hold, at any depth (``check_storable``)."""
         self.reset(None, "", 0, NO_WORLD_FAULTS)
 
     def reset(self, db: WorldDB | None, task_id: str, seed: int, faults: WorldFaults) -> None:
@@ -152,7 +154,7 @@ class WriteGuard:
         db = self.db
         self.attrs["effect"] = False
         for name, value in kwargs.items():
-            check_storable(name, value)
+            check_storable(name, value, self.max_text)
         fault = self._fault(tool, writes=True)
         key = str(kwargs.get("idempotency_key") or "")
         request_id = ""

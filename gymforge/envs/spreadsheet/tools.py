@@ -89,6 +89,8 @@ def _errors(done: Recalculation, most: int = 10) -> Result:
 class SheetTools(WorldToolEnv[SheetTruth]):
     """The tool surface of ``SpreadsheetEnv``."""
 
+    max_write_text = MAX_TEXT  # a cell holds Excel's text (formulas have their own bounds)
+
     @property
     def book(self) -> Book:
         return Book(self.db)
