@@ -26,7 +26,9 @@ Convention = Literal["boxed", "hashes", "answer-is", "any"]
 CONVENTIONS: tuple[str, ...] = get_args(Convention)
 
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
-_HASHES = re.compile(r"^[ \t]*####[ \t]*(.+?)[ \t]*$", re.M)
+_HASHES = re.compile(r"^[ \t]*####(.+)$", re.M)
+"""The rest of the line after ``####`` (``_clean`` strips it): a lazy answer before optional
+trailing blanks retried a long run of blanks from every position, quadratic in the line."""
 _ANSWER_IS = re.compile(
     r"the[ \t]+(?:final[ \t]+)?answer[ \t]+is[ \t]*:?[ \t]*(.+?)(?:\.[ \t]*$|\.[ \t]|$)",
     re.I | re.M,

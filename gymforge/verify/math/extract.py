@@ -31,8 +31,10 @@ _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
 _BRACES = re.compile(r"[{}]")
 _BARE_TOKEN = re.compile(r"[^\s$]+")
 _ANSWER_LINE = re.compile(
-    r"^[ \t>#*_-]*(?:final[ \t]+answer|answer)[ \t*_]*[:\uff1a][ \t*_]*(.+?)[ \t]*$", re.I | re.M
+    r"^[ \t>#*_-]*(?:final[ \t]+answer|answer)[ \t*_]*[:\uff1a][ \t*_]*(.+)$", re.I | re.M
 )
+"""The rest of the line, which ``_clean_line`` strips (a lazy answer before optional trailing
+blanks retried a long run of blanks from every position: quadratic in the line)."""
 _DIGIT_RUN = re.compile(rf"\d{{{MAX_DIGIT_RUN + 1},}}")
 _BRACKETS = re.compile(r"[()\[\]{}]")
 

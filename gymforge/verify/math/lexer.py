@@ -231,10 +231,8 @@ def _command(s: str, i: int, out: list[Tok]) -> int:
                 _, j = _brace_arg(s, j)  # the column specification
         elif name == "mathbb":
             out.append(Tok("cmd", "mathbb:" + arg.strip()))
-        elif name in ("hspace", "color"):
-            pass
-        elif name == "textcolor":
-            _, j = _brace_arg(s, j)
+        elif name in ("hspace", "color", "textcolor"):
+            pass  # the colour or the space; \textcolor's text is the group that follows
         else:
             _text_tokens(arg, name, out)
         return j
