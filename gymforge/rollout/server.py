@@ -13,8 +13,8 @@ modules beside it, whose names are imported from here too), once:
   exponential backoff and seeded jitter, each attempt bounded by ``call_timeout``; then
   :class:`PolicyServerError` (retries exhausted), :class:`PolicyRequestRejected` (another
   4xx: configuration) or ``ContextLengthExceeded`` (the context is full, in any engine's
-  wording (:mod:`gymforge.rollout.context_full`): a truncation, with the prompt's token
-  count parsed from the message);
+  wording, or the body is over a 413's limit (:mod:`gymforge.rollout.context_full`): a
+  truncation, with the prompt's token count parsed from the message);
 - :func:`post_json` and :func:`post_json_lean`, the requests themselves, and the rest of
   the HTTP exchange (:mod:`gymforge.rollout.server_http`).
 """
@@ -105,7 +105,7 @@ class PolicyServerError(InfraError):
 
 
 class PolicyRequestRejected(PolicyServerError):
-    """The server refused the request with a 4xx other than 429 and context length (bad
+    """The server refused the request with a 4xx other than 408, 429 and a full context (bad
     model name, bad key, unsupported parameter). Retrying will not help: stop the run."""
 
     retryable = False
