@@ -64,15 +64,27 @@ EPISODE_TIMEOUT = "episode_timeout"
 acted: its time budget is spent by the agent's actions and turns, so it is the episode's
 counted failure, not an infrastructure error (``rollout.episode.run_episode``)."""
 
+TURN_TIMEOUT = "turn_timeout"
+"""The failure reason of an episode whose model turn ran past the policy's call timeout on
+every attempt after the agent acted (:class:`TurnTimedOut`): the turn's length is the
+policy's output, so, as ``EPISODE_TIMEOUT``, it is the episode's counted failure."""
+
 POLICY_STOP_REASONS = (
     frozenset(
-        {"context_length", "harness_exited", "harness_timeout", "harness_crashed", EPISODE_TIMEOUT}
+        {
+            "context_length",
+            "harness_exited",
+            "harness_timeout",
+            "harness_crashed",
+            EPISODE_TIMEOUT,
+            TURN_TIMEOUT,
+        }
     )
     | SERVED_STOP_REASONS
 )
 """The failure reasons of episodes the policy ended before the environment did
 (:class:`PolicyStopped`, a served client's ``SERVED_STOP_REASONS``, a time budget the agent
-spent: ``EPISODE_TIMEOUT``): truncated, with no terminal step."""
+spent: ``EPISODE_TIMEOUT``, ``TURN_TIMEOUT``): truncated, with no terminal step."""
 
 
 class PolicyStopped(PolicyError):
@@ -138,6 +150,15 @@ class InfraError(GymforgeError):
     unless ``retryable`` is False (a refused request): then the run stops."""
 
     retryable = True
+
+
+class TurnTimedOut(InfraError):
+    """Every attempt at a model turn ran past the policy's call timeout (no answer at all,
+    never an error status). Before the agent acted it is infrastructure (a stalled start,
+    retried); after, the runner ends the episode as truncated with ``TURN_TIMEOUT``, a
+    counted failure: a turn's length is the policy's own output, and a policy must not turn
+    the episodes it fails into unscored retries by answering at length
+    (``rollout.episode.run_episode``)."""
 
 
 class EpisodeStateError(GymforgeError):

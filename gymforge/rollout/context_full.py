@@ -15,7 +15,11 @@ the only test of it (:func:`gymforge.rollout.server.call_with_retries` uses it):
   input tokens";
 - older vLLM and OpenAI: "... you requested T tokens (M in the messages, C in the
   completion)", "your request has M input tokens", "your messages resulted in M tokens";
-- OpenAI's error code ``context_length_exceeded`` (:data:`CODES`), whatever the message.
+- OpenAI's error code ``context_length_exceeded`` (:data:`CODES`), whatever the message;
+- ``413 Request Entity Too Large``, whatever the message (:data:`TOO_LARGE`): a body limit
+  in front of the server (a gateway's, ``gymforge proxy --max-body-bytes``) is a context
+  limit in bytes, and what outgrows it is the transcript, the policy's own output among it
+  (tests/redteam/test_policy_transcript_too_large.py).
 
 :func:`room` reads how many tokens a completion may still have from such a message (the
 context length minus the prompt's tokens), so a request that only asked for too many can be
@@ -41,6 +45,10 @@ WORDINGS: tuple[str, ...] = (
 CODES = frozenset({"context_length_exceeded"})
 """Error codes that mean the context is full, whatever the message says."""
 
+TOO_LARGE = 413
+"""The HTTP status of a request body over the server's (or its gateway's) limit: the
+transcript no longer fits, as a full context."""
+
 _FULL = re.compile("|".join(f"(?:{w})" for w in WORDINGS), re.I)
 # vLLM >= 0.10: "your prompt contains [at least ]N input tokens", "your request has N input
 # tokens"; older vLLM and OpenAI: "(N in the messages, ...)", "your messages resulted in N".
@@ -53,7 +61,9 @@ _LIMIT = re.compile(r"maximum context length is (\d+) tokens", re.I)
 
 def is_context_full(status: int, message: str, code: object = None) -> bool:
     """Whether an HTTP ``status`` refusal with ``message`` (and error ``code``) says the
-    context is full."""
+    context is full (a 413 always does: module docstring)."""
+    if status == TOO_LARGE:
+        return True
     return status == 400 and (code in CODES or _FULL.search(message) is not None)
 
 

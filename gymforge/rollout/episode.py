@@ -10,7 +10,13 @@ from typing import Any, cast
 
 from gymforge.core.capabilities import TASK, supported
 from gymforge.core.env import Environment, StepResult
-from gymforge.core.errors import EPISODE_TIMEOUT, InfraError, PolicyStopped
+from gymforge.core.errors import (
+    EPISODE_TIMEOUT,
+    TURN_TIMEOUT,
+    InfraError,
+    PolicyStopped,
+    TurnTimedOut,
+)
 from gymforge.core.policy import FinishingPolicy, Policy, PolicyTurn, episode_context
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply
@@ -164,7 +170,9 @@ async def run_episode(
     counted failure
     (``EPISODE_TIMEOUT``), like any other budget, since the agent's actions (commands that
     wait, slow turns) spend it; before that, it is an ``InfraError`` (a stalled start,
-    retried). While it runs, full garbage collections are paced
+    retried). A model turn that ran past the policy's call timeout on every attempt
+    (``TurnTimedOut``) is judged alike: after the agent acted, a truncated, counted failure
+    (``TURN_TIMEOUT``). While it runs, full garbage collections are paced
     (``gymforge.rollout.gcpace``).
     """
     with paced_collections():
@@ -242,6 +250,10 @@ async def _steps(
             turn: PolicyTurn = await policy.act(obs)
         except PolicyStopped as stop:
             return stop.reason  # the policy's budget ended the episode: truncated
+        except TurnTimedOut:
+            if played.acted:  # a turn too long to answer: the policy's output (TURN_TIMEOUT)
+                return TURN_TIMEOUT
+            raise  # a stalled start: retried
         except Exception as err:
             failure = policy_failure(policy.name, "failed", err)
             if failure is err:

@@ -11,10 +11,11 @@ modules beside it, whose names are imported from here too), once:
   the **weight version** a trainer bumps mid-run, picklable for Ray;
 - :func:`call_with_retries`: connection errors, timeouts, 408, 429 and 5xx retried with
   exponential backoff and seeded jitter, each attempt bounded by ``call_timeout``; then
-  :class:`PolicyServerError` (retries exhausted), :class:`PolicyRequestRejected` (another
+  :class:`PolicyServerError` (retries exhausted; :class:`PolicyTimedOut` when every attempt
+  ran past ``call_timeout``), :class:`PolicyRequestRejected` (another
   4xx: configuration) or ``ContextLengthExceeded`` (the context is full, in any engine's
-  wording (:mod:`gymforge.rollout.context_full`): a truncation, with the prompt's token
-  count parsed from the message);
+  wording, or the body is over a 413's limit (:mod:`gymforge.rollout.context_full`): a
+  truncation, with the prompt's token count parsed from the message);
 - :func:`post_json` and :func:`post_json_lean`, the requests themselves, and the rest of
   the HTTP exchange (:mod:`gymforge.rollout.server_http`).
 """
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from gymforge.core.errors import ContextLengthExceeded, InfraError, UserError
+from gymforge.core.errors import ContextLengthExceeded, InfraError, TurnTimedOut, UserError
 from gymforge.rollout.context_full import is_context_full, prompt_tokens
 from gymforge.rollout.deadlines import within
 from gymforge.rollout.json_http import JsonHttp
@@ -57,6 +58,7 @@ __all__ = [
     "BadResponse",
     "PolicyRequestRejected",
     "PolicyServerError",
+    "PolicyTimedOut",
     "Rejection",
     "RequestPath",
     "Retry",
@@ -104,8 +106,13 @@ class PolicyServerError(InfraError):
         return (type(self), (str(self),), self.__dict__)
 
 
+class PolicyTimedOut(PolicyServerError, TurnTimedOut):
+    """Every attempt ran past ``call_timeout`` without an answer: retried as infrastructure
+    before the agent acted, the episode's counted failure after (``TurnTimedOut``)."""
+
+
 class PolicyRequestRejected(PolicyServerError):
-    """The server refused the request with a 4xx other than 429 and context length (bad
+    """The server refused the request with a 4xx other than 408, 429 and a full context (bad
     model name, bad key, unsupported parameter). Retrying will not help: stop the run."""
 
     retryable = False
@@ -362,13 +369,15 @@ async def call_with_retries(
     where = factory.base_url or "server"
     last = "no attempt made"
     status: int | None = None
+    timeouts = 0
     for attempt in range(retry.max_attempts):
         version = factory.current_weight_version()
         retry_after: float | None = None
         try:
             return await within(retry.call_timeout, send), version
-        except TimeoutError:
+        except TimeoutError:  # no answer at all (the SDK's timeouts may be a refused connect)
             last, status = f"no response within {retry.call_timeout} s", None
+            timeouts += 1
         except openai.APIStatusError as err:
             status = err.status_code
             message = error_message(err)
@@ -390,9 +399,8 @@ async def call_with_retries(
         if attempt + 1 < retry.max_attempts:
             jitter = rng if isinstance(rng, random.Random) else rng()
             await asyncio.sleep(retry.delay(attempt, jitter, retry_after))
-    raise PolicyServerError(
-        f"{where} failed {retry.max_attempts} attempts; last: {last}", status=status
-    )
+    failed = PolicyTimedOut if timeouts == retry.max_attempts else PolicyServerError
+    raise failed(f"{where} failed {retry.max_attempts} attempts; last: {last}", status=status)
 
 
 def error_message(err: openai.APIStatusError) -> str:
