@@ -30,6 +30,10 @@ from gymforge.core.errors import ConfigError
 from gymforge.settings import sandbox_cache
 
 
+class ToolchainMissing(ConfigError):
+    """A language's compiler or runtime is not installed where the sandbox runs."""
+
+
 @dataclass(frozen=True)
 class Language:
     name: str
@@ -46,7 +50,7 @@ class Language:
         out = [part.format(**values) for part in template]
         exe = shutil.which(out[0]) if not out[0].startswith("/") else out[0]
         if exe is None:
-            raise ConfigError(f"{self.name}: {out[0]!r} is not installed")
+            raise ToolchainMissing(f"{self.name}: {out[0]!r} is not installed")
         return [exe, *out[1:]]
 
 

@@ -3,7 +3,9 @@ hack from the issue fails, in every task format it applies to."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from code_helpers import ADD_CALLS, ADD_HUMANEVAL, ADD_MBPP, FUNCTION_TASKS, GOOD, UID_BASE
@@ -235,3 +237,18 @@ def test_strict_equality_and_normalisation() -> None:
     assert strict_equal(0.1 + 0.2, 0.3)
     assert normalise_output("a  \r\nb\n\n\n") == ["a", "b"]
     assert normalise_output(" a") == [" a"]
+
+
+def test_a_stdio_answer_in_a_language_not_installed_is_unsupported(
+    judge: CodeJudge, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Any supported language may answer a stdio task; one whose toolchain this machine
+    lacks is the answer's ``unsupported_language``, judged and counted, never a judge error
+    (``ConfigError`` out of the judge was a ``verifier_error`` of the agent's choosing)."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", str(bare))
+    v = judge.judge(STDIO, "```cpp\nint main(){}\n```", "cpp")
+    assert not v.passed and v.reason == "unsupported_language", v
+    assert "not installed" in str(v.facts.get("notes")), v

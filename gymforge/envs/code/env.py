@@ -184,8 +184,10 @@ _TAG = re.compile(r"```[ \t]*([\w+#.-]+)")
 def answer_language(reply: str, truth: CodeTruth) -> str:
     """The language an answer is judged in: the last fenced block's tag when it names a known
     language (the answer says what it is), else the task's language, else python. A stdio task
-    is about input and output, so any supported language may answer it; function tasks are
-    Python-only, and an answer in another language is judged ``unsupported_language``."""
+    is about input and output, so any supported language may answer it (one whose toolchain
+    this host lacks is judged ``unsupported_language``, unless it is the task's own: then the
+    judge's error); function tasks are Python-only, and an answer in another language is
+    judged ``unsupported_language``."""
     tags = _TAG.findall(reply)
     tagged = canonical_language(tags[-1]) if tags else None
     return tagged or truth.language

@@ -56,6 +56,7 @@ from typing import Any
 
 from gymforge.core.verdict import Verdict
 from gymforge.sandbox.backend import BaseBackend
+from gymforge.sandbox.languages import ToolchainMissing
 from gymforge.verify.code.calls import judge_calls
 from gymforge.verify.code.extract import extract_code
 from gymforge.verify.code.session import Module, Transport, kind_is, session_judge
@@ -141,5 +142,11 @@ class CodeJudge:
 
     async def _async_kinds(self, truth: dict[str, Any], code: str, lang: str, t: Tally) -> Verdict:
         if truth["kind"] == "stdio":
-            return await judge_stdio(self, truth, code, lang, t)
+            try:
+                return await judge_stdio(self, truth, code, lang, t)
+            except ToolchainMissing as err:
+                if lang == (truth.get("language") or "python"):
+                    raise  # the task's own language: the operator's to install (an error)
+                t.notes.append(str(err))  # the answer chose a language this host lacks
+                return _verdict(t, "stdio", reason="unsupported_language")
         return await judge_calls(self, truth, code, t)
