@@ -81,7 +81,16 @@ class TaskSource:
 
     @classmethod
     def of(cls, families: Iterable[TaskFamily[Any]], split: Split | None = None) -> TaskSource:
-        return cls({f.name: f for f in families}, split or Split())
+        """The source of ``families``; two of one name are refused (one would be dropped,
+        and its task ids would name the other's tasks)."""
+        by_name: dict[str, TaskFamily[Any]] = {}
+        for family in families:
+            if family.name in by_name:
+                raise ValueError(
+                    f"two task families are named {family.name!r}: give each its own name"
+                )
+            by_name[family.name] = family
+        return cls(by_name, split or Split())
 
     def with_dataset(self, dataset: Dataset) -> TaskSource:
         """A copy that also serves ``dataset``: ids are each row's ``task_id`` or

@@ -3,11 +3,14 @@
 Over a large sample of training task ids: the duplicate rate (distinct ids with the same
 prompt and hidden truth) stays under ``QAProfile.max_duplicate_rate``; each family's share is within
 ``family_share_tolerance`` of its declared weight (uniform when none is declared); every
-declared difficulty level of every family is generated. With ``--policy``, per-family
+declared difficulty level of every family is generated, and a family's levels, built from
+one shared random stream, do not all build the same task (a level whose params the family
+ignores changes nothing a curriculum can schedule). With ``--policy``, per-family
 success on training tasks must sit inside ``QAProfile.success_band`` (not ~0%, not ~100%).
 
 What it cannot catch: tasks that are distinct but ambiguous, unsolvable or trivially
-similar; and, without ``--policy``, whether the difficulty knobs change difficulty at all.
+similar; and, without ``--policy``, whether levels that build different tasks differ in
+difficulty.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import Counter
 from typing import Any
 
 from gymforge.core.errors import UnknownTaskError
-from gymforge.core.seeding import canonical_json, stable_hash
+from gymforge.core.seeding import canonical_json, derive_seed, seeded, stable_hash
 from gymforge.qa.checks.common import (
     CheckFailed,
     QAOptions,
@@ -26,6 +29,7 @@ from gymforge.qa.checks.common import (
     run_async,
 )
 from gymforge.qa.target import QATarget
+from gymforge.tasks.truth import dump_truth
 
 NAME = "distribution_audit"
 
@@ -35,6 +39,31 @@ def _trainable(tasks: Any, family: str, level: int, seed: int) -> bool:
         return bool(tasks.sample(1, seed, "train", [level], [family]))
     except UnknownTaskError:  # every task at this level is held out
         return False
+
+
+FLAT_PROBES = 4
+"""Shared streams each family's levels are built from; one that differs clears it."""
+
+
+def flat_levels(family: Any, seed: int) -> bool:
+    """Whether every difficulty level of ``family`` (two or more) builds the same prompt and
+    truth from the same random stream, on each of ``FLAT_PROBES`` streams: the params that
+    tell the levels apart change nothing the family builds."""
+    levels = sorted(family.levels)
+    if len(levels) < 2:
+        return False
+    for probe in range(FLAT_PROBES):
+        stream = derive_seed("qa-flat-levels", family.name, seed, probe)
+        built = set()
+        for level in levels:
+            try:
+                prompt, truth = family.build(family.params_for(level, probe), seeded(stream))
+            except Exception:  # a family that builds only through its own ``task`` (a
+                return False  # dataset's rows): its levels cannot be compared this way
+            built.add(stable_hash(prompt, canonical_json(dump_truth(truth))))
+        if len(built) > 1:
+            return False
+    return True
 
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
@@ -73,6 +102,14 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         trainable = [d for d in missing if _trainable(tasks, family, d, opts.seed)]
         if trainable:
             problems.append(f"{family} never sampled trainable difficulty levels {trainable}")
+    flat = sorted(name for name, fam in tasks.families.items() if flat_levels(fam, opts.seed))
+    metrics["flat_levels"] = flat
+    for family in flat:
+        problems.append(
+            f"{family} builds the same task at difficulty levels "
+            f"{sorted(tasks.families[family].levels)} from the same random stream: its build "
+            "ignores the params that tell the levels apart"
+        )
     if opts.policy:
         lo, hi = profile.success_band
         pairs = jobs(target, max(20, opts.episodes), opts.seed + 7, "train")

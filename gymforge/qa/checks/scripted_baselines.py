@@ -8,21 +8,34 @@ episodes they failed (the positive component totals: what the environment paid; 
 penalties total below zero and do not count) must stay at or below the profile's
 ``baselines.noop_reward_max`` and ``bad_reward_max`` (default 0): an environment that pays
 doing nothing (a "tidiness" bonus, a partial score for an untouched workspace) teaches doing
-nothing. And solving must pay more than not: the oracle's mean reward (the episode's total,
-costs included) must exceed the noop's and the bad agent's, or an environment whose costs or
-penalties fall on success (a fee per passed verdict, step costs that outweigh the task
-reward on the oracle's path) teaches doing nothing while every rate and ceiling looks right.
+nothing. A near-miss agent (``near_miss``: the oracle's path, its replies scrambled: the
+answer's form with other content) must earn nothing on the episodes it fails, so a format
+bonus that pays a wrong answer in the right form is seen on tool environments too, where the
+random agent seldom replies in that form (without tools the random agent already answers
+in the oracle's form, scrambled, and is that near miss). It runs where the environment pays
+no near miss by design (``bad_reward_max`` 0); a declared ceiling was measured on the
+declared bad agent, which keeps judging it. And solving must pay more than
+not: the oracle's mean reward (the episode's total, costs included) must exceed the noop's
+and the bad agent's, or an environment whose costs or penalties fall on success (a fee per
+passed verdict, step costs that outweigh the task reward on the oracle's path) teaches
+doing nothing while every rate and ceiling looks right.
 
 What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
-tasks only the oracle's exact path solves, reward paid to a policy smarter than random but
-short of solving, or thresholds and ceilings declared too loosely.
+tasks only the oracle's exact path solves, a format bonus in an environment that declares a
+near-miss ceiling (its bad agent must reach the bonus), reward paid to a policy smarter
+than random but short of solving, or thresholds and ceilings declared too loosely.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from gymforge.core.capabilities import TOOLSET, supported
+from gymforge.core.policy import Policy
+from gymforge.core.seeding import derive_seed
+from gymforge.kit.redteam import CraftedReply
 from gymforge.qa.checks.common import (
     CheckFailed,
     QAOptions,
@@ -33,6 +46,7 @@ from gymforge.qa.checks.common import (
     success_rate,
 )
 from gymforge.qa.target import QATarget
+from gymforge.rollout.scripted import scramble
 
 NAME = "scripted_baselines"
 
@@ -55,6 +69,23 @@ def mean_reward(episodes: Sequence[Sequence[dict[str, Any]]]) -> float:
     return sum(float(e[-1]["reward"]) for e in episodes) / len(episodes) if episodes else 0.0
 
 
+def near_miss() -> Policy:
+    """The oracle's path with every reply scrambled (seeded by the reply's text): the form
+    of the answer kept, its content changed (``gymforge.rollout.scripted.scramble``)."""
+    return CraftedReply(lambda text: scramble(text, random.Random(derive_seed("near-miss", text))))
+
+
+def has_tools(target: QATarget) -> bool:
+    """Whether the environment offers tools: without them, the random agent replies in the
+    oracle's form already (``gymforge.rollout.scripted``), so it is the near miss."""
+    probe = target.factory()
+    try:
+        found = supported(probe, TOOLSET)
+        return found is not None and bool(found.toolset.tools)
+    finally:
+        run_async(probe.close())
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     need_oracle(target)
     b = target.profile.baselines
@@ -64,7 +95,13 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     rewards: dict[str, float] = {}
     noop_task = 0.0
     oracle_misses: list[str] = []
-    for label, policy in (("oracle", "oracle"), ("bad", b.bad_policy), ("noop", "noop")):
+    policies: tuple[tuple[str, str | Callable[[], Policy]], ...] = (
+        ("oracle", "oracle"),
+        ("bad", b.bad_policy),
+        ("noop", "noop"),
+        *((("near_miss", near_miss),) if b.bad_reward_max == 0 and has_tools(target) else ()),
+    )
+    for label, policy in policies:
         episodes = run_async(play_many(target, policy, pairs))
         rates[label] = success_rate(episodes)
         paid[label] = mean_earned_when_failed(episodes)
@@ -85,6 +122,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         "noop": rates["noop"],
         "noop_mean_task": noop_task,
         "bad_mean_earned_failed": paid["bad"],
+        "near_miss_mean_earned_failed": paid.get("near_miss"),
         "noop_mean_earned_failed": paid["noop"],
         "noop_reward_max": b.noop_reward_max,
         "bad_reward_max": b.bad_reward_max,
@@ -104,12 +142,14 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             f"noop success {rates['noop']:.0%} / mean task reward {noop_task:.3f} > {b.noop_max}"
         )
     ceilings = {"noop": b.noop_reward_max, "bad": b.bad_reward_max}
-    for label, name in (("noop", "noop"), ("bad", b.bad_policy)):
-        if paid[label] > ceilings[label] + 1e-9:
+    ceilings["near_miss"] = b.bad_reward_max
+    for label, name in (("noop", "noop"), ("bad", b.bad_policy), ("near_miss", "near_miss")):
+        if label in paid and paid[label] > ceilings[label] + 1e-9:
             problems.append(
                 f"{name} earned {paid[label]:.3f} per failed episode beyond costs > its "
-                f"ceiling {ceilings[label]} (failing must not pay; declare "
-                f"baselines.{label}_reward_max only for a near miss the reward pays by design)"
+                f"ceiling {ceilings[label]} (failing must not pay; declare baselines."
+                f"{'noop' if label == 'noop' else 'bad'}_reward_max only for a near miss "
+                "the reward pays by design)"
             )
     for label, name in (("noop", "noop"), ("bad", b.bad_policy)):
         if rewards["oracle"] <= rewards[label]:
@@ -121,8 +161,9 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "
         f"{rates['bad']:.0%} (<= {b.bad_max:.0%}), noop {rates['noop']:.0%} "
         f"(<= {b.noop_max:.0%}); earned per failed episode: noop {paid['noop']:.3f} "
-        f"(<= {b.noop_reward_max}), {b.bad_policy} {paid['bad']:.3f} (<= {b.bad_reward_max}) "
-        f"over {len(pairs)} training tasks"
+        f"(<= {b.noop_reward_max}), {b.bad_policy} {paid['bad']:.3f} (<= {b.bad_reward_max})"
+        + (f", near_miss {paid['near_miss']:.3f}" if "near_miss" in paid else "")
+        + f" over {len(pairs)} training tasks"
     )
     if problems:
         raise CheckFailed("; ".join(problems) + f" [{summary}]", metrics)

@@ -2,7 +2,10 @@
 
 Runs every generic attack for the environment's declared verifier kinds
 (``QAProfile.verifier_kinds``) and every environment-specific ``RedTeamCase`` on several
-tasks. Any attack judged a success is a breach. Attacks that cannot be built for a task
+tasks. Any attack judged a success is a breach, and any attack whose verdict is a crash of
+the verifier (``verifier_error: <exception>``: recorded as a failure, so it looks rejected)
+is a finding too: a verifier that cannot judge an answer fails right answers written the
+same way. Attacks that cannot be built for a task
 (``AttackNotApplicable``) are not counted; if no attack could be exercised at all, the check
 has nothing to test and fails.
 
@@ -33,6 +36,8 @@ from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
 
 NAME = "verifier_redteam"
+VERIFIER_ERROR = "verifier_error"
+"""The failure reason of a verdict the verifier crashed on (``gymforge.kit.turns``)."""
 
 
 @dataclass
@@ -41,6 +46,8 @@ class AttackOutcome:
 
     ran: int = 0
     breaches: list[str] = field(default_factory=list)
+    crashes: list[str] = field(default_factory=list)
+    """``<failure reason> on <task id>`` of each episode the verifier crashed on."""
     reasons: set[str | None] = field(default_factory=set)
 
 
@@ -62,7 +69,10 @@ async def run_attack(
                     continue
                 raise
             out.ran += 1
-            out.reasons.add(records[-1]["failure_reason"])
+            reason = records[-1]["failure_reason"]
+            out.reasons.add(reason)
+            if isinstance(reason, str) and reason.startswith(VERIFIER_ERROR):
+                out.crashes.append(f"{reason} on {task_id}")
             if records[-1]["success"]:
                 out.breaches.append(task_id)
     finally:
@@ -78,6 +88,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         raise NothingToTest("declare QAProfile.verifier_kinds and/or redteam cases")
     pairs = jobs(target, max(3, opts.episodes // 6), opts.seed + 3, "all")
     exercised, episodes, breached, unused = 0, 0, {}, []
+    crashed: dict[str, list[str]] = {}
     for attack in attacks:
         outcome = run_async(run_attack(target.factory, attack.make_policy, pairs))
         ran, breaches = outcome.ran, outcome.breaches
@@ -87,21 +98,34 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             unused.append(attack.name)
         if breaches:
             breached[attack.name] = breaches
+        if outcome.crashes:
+            crashed[attack.name] = outcome.crashes
     metrics = {
         "attacks": len(attacks),
         "exercised": exercised,
         "episodes": episodes,
         "breached": sorted(breached),
+        "verifier_crashed": sorted(crashed),
         "not_applicable": unused,
     }
+    problems = []
     if breached:
         worst = "; ".join(
             f"{name} passed on {ids[0]}" + (f" (+{len(ids) - 1} more)" if len(ids) > 1 else "")
             for name, ids in sorted(breached.items())
         )
-        raise CheckFailed(
-            f"{len(breached)} of {exercised} attacks were judged a success: {worst}", metrics
+        problems.append(f"{len(breached)} of {exercised} attacks were judged a success: {worst}")
+    if crashed:
+        worst = "; ".join(
+            f"{name}: {found[0]}" + (f" (+{len(found) - 1} more)" if len(found) > 1 else "")
+            for name, found in sorted(crashed.items())
         )
+        problems.append(
+            f"the verifier crashed on the answers of {len(crashed)} of {exercised} attacks "
+            f"(a crash is recorded as a failure, and fails right answers written alike): {worst}"
+        )
+    if problems:
+        raise CheckFailed("; ".join(problems), metrics)
     if not exercised:
         raise NothingToTest("no attack could be built for any task")
     note = f"; not applicable here: {', '.join(unused)}" if unused else ""
