@@ -4,10 +4,13 @@
   see :func:`trl_rows`), in the shape TRL's ``rollout_func`` returns:
   ``prompt_ids`` (the first turn's prompt), ``completion_ids`` (every model turn plus the
   environment tokens between them), ``env_mask`` (1 = model token, 0 = environment token),
-  ``logprobs`` (the server's, 0.0 on environment tokens), and the rewards. Token ids are
+  ``logprobs`` (the server's, 0.0 on environment tokens, and on every token of an episode
+  recorded without logprobs), and the rewards. Token ids are
   used exactly as the inference server returned them and never re-tokenised: an episode
   whose turn k prompt does not start with turn k-1's prompt + completion (a chat template
-  that is not prefix-stable) is refused, as is any episode below ``tokens`` capture.
+  that is not prefix-stable) is refused, as is any episode below ``tokens`` capture, and
+  one with a turn whose logprobs are not one per completion token (more, fewer, or none
+  beside turns that have them: values are never made up for some turns of a row).
 - ``sft``: chat transcripts (OpenAI messages) of selected episodes, for distillation.
 - ``parquet``: a flat table with one row per step, for analysis (needs ``pyarrow``).
 
@@ -66,7 +69,10 @@ REFUSALS = {
         "had a turn whose prompt does not extend the previous turn's tokens (a chat "
         "template that is not prefix-stable): --format sft exports their transcripts"
     ),
-    "logprobs_length_mismatch": "had logprobs that do not match their completion tokens",
+    "logprobs_length_mismatch": (
+        "had logprobs that do not match their completion tokens one to one (more, fewer, "
+        "or none on some turns: the server's answers were incomplete)"
+    ),
     "branched_history": "had several branches (a harness that rewrote its history)",
     "not_successful": "did not succeed (--only-success)",
     "stale": "were staler than --max-staleness (--stale flag keeps them, marked)",
@@ -133,6 +139,8 @@ def trl_row(log: EpisodeLog) -> dict[str, Any] | str:
 
 
 def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | str:
+    if len({t["logprobs"] is None for t in turns}) > 1:
+        return "logprobs_length_mismatch"  # some turns without: 0.0 would stand in for them
     prompt = list(turns[0]["prompt_token_ids"])
     ids: list[int] = []
     mask: list[int] = []
@@ -148,7 +156,7 @@ def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | s
             mask += [0] * len(env_tokens)
             logprobs += [0.0] * len(env_tokens)
         completion = t["completion_token_ids"]
-        lp = t["logprobs"] or [0.0] * len(completion)
+        lp = [0.0] * len(completion) if t["logprobs"] is None else t["logprobs"]
         if len(lp) != len(completion):
             return "logprobs_length_mismatch"
         ids += completion
