@@ -5,9 +5,10 @@ between it and gymforge) that returns a ``token_logprobs`` list one short, or no
 one turn made the policy record that turn's logprobs as None, and the TRL export then wrote
 0.0 (probability one) for every model token of the turn, beside the real logprobs of the
 episode's other turns. Success of the attack: a training row whose logprobs are not what the
-server returned, which a trainer's importance-sampling correction reads as the sampling
-distribution. The defence: the turn keeps what the server returned, and the export refuses
-the episode (``logprobs_length_mismatch``) rather than invent values.
+server returned, which TRL's importance-sampling correction (on by default) reads as the
+sampling distribution. The defence: a turn keeps the list the server returned, a miscounted
+one makes the export refuse the episode (``logprobs_length_mismatch``), and a turn the
+server gave none for is exported with null logprobs (unknown: TRL leaves the ratio at 1).
 """
 
 from __future__ import annotations
@@ -130,14 +131,20 @@ def test_one_logprob_short_is_refused_not_zero_filled(tmp_path: Path) -> None:
     assert refused == {"logprobs_length_mismatch": len(TASKS)}
 
 
-def test_a_turn_without_logprobs_among_turns_with_them_is_refused(tmp_path: Path) -> None:
+def test_a_turn_without_logprobs_is_exported_as_unknown_not_zero(tmp_path: Path) -> None:
     def none_on_turn_two(lp: dict[str, Any], n: int) -> dict[str, Any] | None:
         return None if n % 3 == 2 else lp
 
     path = play(tmp_path, none_on_turn_two)
     refused, forged = rows_match_the_server(path, tmp_path / "trl.jsonl")
-    assert forged == []
-    assert refused == {"logprobs_length_mismatch": len(TASKS)}
+    assert forged == [] and refused == {}
+    rows = [json.loads(line) for line in (tmp_path / "trl.jsonl").read_text().splitlines()]
+    for row in rows:
+        model = [lp for lp, m in zip(row["logprobs"], row["env_mask"], strict=True) if m]
+        assert None in model and any(lp is not None for lp in model)
+        assert all(
+            lp == 0.0 for lp, m in zip(row["logprobs"], row["env_mask"], strict=True) if not m
+        )
 
 
 def test_the_proxy_keeps_a_miscounted_list_as_the_server_sent_it() -> None:
