@@ -9,14 +9,17 @@ functions. Here every prompt becomes one gymforge episode:
 1. The prompt is mapped back to its dataset row ``(task_id, seed)`` through the rows the
    rollout was built with (TRL hands ``rollout_func`` prompts, not rows). Rows whose prompts
    are identical are interchangeable from the policy's side; they are used in turn.
-2. The episodes run through ``gymforge.rollout.runner.run`` on a ``LocalExecutor``
+2. Each prompt's rollout number (which seeds its sampling) is unique over the calls and
+   over the trainer's processes (TRL calls ``rollout_func`` on each, and a group can span
+   two): the ``k``-th rollout this process plays is numbered ``k * processes + index``.
+3. The episodes run through ``gymforge.rollout.runner.run`` on a ``LocalExecutor``
    (concurrently, each on its own environment instance, with infrastructure retries and
    durable trajectory files) with a
    policy from ``policy`` (any zero-argument ``Policy`` factory). By default that is a
    token-in ``vllm:`` policy (:mod:`gymforge.rollout.vllm_policy`) pointed at the trainer's
    vLLM server, so multi-turn episodes are exact by construction, with the trainer's global
    step as weight version; ``policy_kind="openai"`` uses the chat policy instead.
-3. Each finished episode is spliced into one TRL row by
+4. Each finished episode is spliced into one TRL row by
    ``gymforge.trajectory.export.trl_row``: the server's exact tokens, environment tokens
    between turns masked out.
 
@@ -98,7 +101,8 @@ class GymforgeRollout:
             for the trainer's vLLM server on the first call.
         concurrency: episodes in flight at once.
         trajectory_dir: keep each call's ``trajectories.jsonl`` under this directory
-            (``call_000000/`` ...); None uses a temporary directory.
+            (``call_000000/`` ...; ``process_K/call_000000/`` ... on process K of a
+            distributed trainer); None uses a temporary directory.
         server: options for the default policy: ``policy_kind`` (``vllm`` or ``openai``),
             ``base_url``, ``model`` and any policy setting (``temperature``, ``max_tokens``,
             ``tokenizer``...).
@@ -125,6 +129,7 @@ class GymforgeRollout:
         self.max_retries = max_retries
         self.server = server
         self.calls = 0
+        self.played = 0  # rollouts numbered so far, on this process
         self.refused: Counter[str] = Counter()
         self._rows: dict[str, dict[tuple[str, int], None]] = {}  # ordered sets
         self._turn: dict[str, int] = {}
@@ -158,7 +163,7 @@ class GymforgeRollout:
         if self._loop is None:  # one loop for the run: the policy's HTTP client is reused
             self._loop = asyncio.Runner()
         eos = _eos_id(trainer)
-        out = self._loop.run(self.rollout(prompts, policy, eos))
+        out = self._loop.run(self.rollout(prompts, policy, eos, process_of(trainer)))
         log = getattr(trainer, "_log_metric", None)  # TRL's log_metric behind reward funcs
         if callable(log):
             reasons = Counter(r for r in out["env_refused"] if r is not None)
@@ -173,12 +178,18 @@ class GymforgeRollout:
         return out
 
     async def rollout(
-        self, prompts: Sequence[Any], policy: PolicyFactory, eos: int = 0
+        self,
+        prompts: Sequence[Any],
+        policy: PolicyFactory,
+        eos: int = 0,
+        process: tuple[int, int] = (0, 1),
     ) -> dict[str, list[Any]]:
         """The async core of ``__call__``: episodes for ``prompts``, spliced into rows, with
-        a placeholder row (see the module docstring) for each refused episode."""
+        a placeholder row (see the module docstring) for each refused episode. ``process``:
+        this process's index and the number of processes (:func:`process_of`)."""
         call, self.calls = self.calls, self.calls + 1
-        base = call * len(prompts)  # distinct rollout numbers -> distinct sampling seeds
+        index, processes = process
+        start, self.played = self.played, self.played + len(prompts)
         runs: list[str] = []
         jobs: list[Job] = []
         for i, prompt in enumerate(prompts):
@@ -186,9 +197,17 @@ class GymforgeRollout:
             if not runs or runs[-1] != key:  # a new group: pick its row once
                 task_id, seed = self.resolve(prompt)
             runs.append(key)
-            jobs.append(Job(i, task_id, seed, base + i))
+            # distinct rollout numbers -> distinct sampling seeds, over calls and processes
+            jobs.append(Job(i, task_id, seed, (start + i) * processes + index))
         with tempfile.TemporaryDirectory(prefix="gymforge-rollout-") as tmp:
-            out_dir = self.trajectory_dir / f"call_{call:06d}" if self.trajectory_dir else Path(tmp)
+            out_dir = Path(tmp)
+            if self.trajectory_dir is not None:  # one file per process: none truncates another's
+                mine = (
+                    self.trajectory_dir / f"process_{index}"
+                    if processes > 1
+                    else self.trajectory_dir
+                )
+                out_dir = mine / f"call_{call:06d}"
             spec = RunSpec(
                 env=self.env_name,
                 policy="rollout_func",
@@ -297,6 +316,19 @@ def _placeholder(out: dict[str, list[Any]], log: Any, eos: int, reason: str) -> 
     out["env_reward_components"].append({})
     out["env_success"].append(False)
     out["env_refused"].append(reason)
+
+
+def process_of(trainer: Any) -> tuple[int, int]:
+    """``(index, count)`` of the trainer's processes (``accelerator.process_index`` and
+    ``num_processes``; ``(0, 1)`` without them). TRL calls ``rollout_func`` on every process
+    with its slice of the batch, and one group of rollouts can span two slices: the index
+    keeps the processes' rollout numbers (and so sampling seeds) and files apart."""
+    accelerator = getattr(trainer, "accelerator", None)
+    index = getattr(accelerator, "process_index", 0)
+    count = getattr(accelerator, "num_processes", 1)
+    if type(index) is not int or type(count) is not int or not 0 <= index < count:
+        raise UserError(f"the trainer's process index {index!r} of {count!r} is not usable")
+    return index, count
 
 
 def _eos_id(trainer: Any) -> int:

@@ -299,6 +299,15 @@ def capture(data: Mapping[str, Any]) -> Capture:
     return captured(prompt_ids, completion_ids, logprobs)
 
 
+def chat_logprobs(lp: Any) -> list[float] | None:
+    """A chat choice's ``logprobs.content[i].logprob``, as many as the server sent; None
+    if any is missing or not finite, or the shape is not vLLM's."""
+    entries = lp.get("content") if isinstance(lp, dict) else None
+    if isinstance(entries, list) and _all_of(dict, entries):
+        return _logprob_list(entries)
+    return None
+
+
 def token_ids_of(tokens: list[Any]) -> list[int] | None:
     """The ids that logprob ``tokens`` spell when every one reads ``token_id:<id>`` (vLLM's
     ``return_tokens_as_token_ids``), else None (also when an id has more digits than

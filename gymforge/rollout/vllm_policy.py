@@ -370,9 +370,15 @@ def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) ->
 
 
 def sampled_logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
+    """The sampled tokens' logprobs as the server returned them (None when it returned none,
+    or values JSON cannot hold). A list of another length than the ``n`` completion ids is
+    kept as it is, never dropped: a turn recorded without logprobs would be exported with
+    made-up ones, while a miscounted list makes the export refuse the episode
+    (``logprobs_length_mismatch``, ``trajectory.export``)."""
+    del n  # the export compares the lengths, for every policy alike
     lp = choice.get("logprobs")
     values = lp.get("token_logprobs") if isinstance(lp, dict) else None
-    if not isinstance(values, list) or len(values) != n:
+    if not isinstance(values, list):
         return None
     return finite_floats(values)
 

@@ -4,10 +4,15 @@
   see :func:`trl_rows`), in the shape TRL's ``rollout_func`` returns:
   ``prompt_ids`` (the first turn's prompt), ``completion_ids`` (every model turn plus the
   environment tokens between them), ``env_mask`` (1 = model token, 0 = environment token),
-  ``logprobs`` (the server's, 0.0 on environment tokens), and the rewards. Token ids are
+  ``logprobs`` (the server's; 0.0 on environment tokens, which the mask excludes; null on
+  the tokens of a turn the server gave none for, never a made-up value: TRL reads null as
+  unknown and leaves the token's importance-sampling ratio at 1), and the rewards. Token
+  ids are
   used exactly as the inference server returned them and never re-tokenised: an episode
   whose turn k prompt does not start with turn k-1's prompt + completion (a chat template
-  that is not prefix-stable) is refused, as is any episode below ``tokens`` capture.
+  that is not prefix-stable) is refused, as is any episode below ``tokens`` capture, and
+  one with a turn whose logprobs are not one per completion token (more or fewer: which
+  token each belongs to is unknown).
 - ``sft``: chat transcripts (OpenAI messages) of selected episodes, for distillation.
 - ``parquet``: a flat table with one row per step, for analysis (needs ``pyarrow``).
 
@@ -66,7 +71,10 @@ REFUSALS = {
         "had a turn whose prompt does not extend the previous turn's tokens (a chat "
         "template that is not prefix-stable): --format sft exports their transcripts"
     ),
-    "logprobs_length_mismatch": "had logprobs that do not match their completion tokens",
+    "logprobs_length_mismatch": (
+        "had a turn with more or fewer logprobs than completion tokens (the server's "
+        "answer was miscounted)"
+    ),
     "branched_history": "had several branches (a harness that rewrote its history)",
     "not_successful": "did not succeed (--only-success)",
     "stale": "were staler than --max-staleness (--stale flag keeps them, marked)",
@@ -136,7 +144,7 @@ def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | s
     prompt = list(turns[0]["prompt_token_ids"])
     ids: list[int] = []
     mask: list[int] = []
-    logprobs: list[float] = []
+    logprobs: list[float | None] = []
     for k, t in enumerate(turns):
         if k:
             full = prompt + ids
@@ -148,8 +156,10 @@ def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | s
             mask += [0] * len(env_tokens)
             logprobs += [0.0] * len(env_tokens)
         completion = t["completion_token_ids"]
-        lp = t["logprobs"] or [0.0] * len(completion)
-        if len(lp) != len(completion):
+        lp = t["logprobs"]
+        if lp is None:  # the server gave none: unknown, never a made-up 0.0 (probability 1)
+            lp = [None] * len(completion)
+        elif len(lp) != len(completion):
             return "logprobs_length_mismatch"
         ids += completion
         mask += [1] * len(completion)

@@ -140,15 +140,16 @@ class HarnessPolicy:
         assert self.ctx is not None
         loop = asyncio.get_running_loop()
         token = secrets.token_urlsafe(24)  # this episode's, for its proxy URL and MCP URL
+        model = str(self.factory.model)  # the only model its proxy URL serves
         workspace = self.factory.shell is not None
         tools = [] if workspace else mcp_tool_list(observation.tools)
         self.channel = bridge.open(loop, tools, token=token, shell=workspace)
         url = bridge.channel_url(self.channel)
         hctx = HarnessContext(
             episode_id=self.episode_id,
-            base_url=proxy.open_episode(self.episode_id, token=token),
+            base_url=proxy.open_episode(self.episode_id, token=token, model=model),
             api_key=token,
-            model=str(self.factory.model),
+            model=model,
             prompt="\n\n".join(self.instruction) if workspace else observation.text(),
             mcp_url="" if workspace else url,
             messages=[m.model_dump(mode="json", exclude_none=True) for m in observation.messages],

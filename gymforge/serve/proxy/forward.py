@@ -14,6 +14,7 @@ import aiohttp
 from aiohttp import web
 
 from gymforge.rollout.chat_template import TemplateError
+from gymforge.rollout.parsing import chat_logprobs
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.serve.proxy import sse
 from gymforge.serve.proxy.continuation import Continuation
@@ -156,10 +157,9 @@ class Forwarder:
         choice = (data.get("choices") or [{}])[0]
         ids = choice.get("token_ids")
         prompt = data.get("prompt_token_ids")
-        entries = (choice.get("logprobs") or {}).get("content")
-        logprobs = [float(e["logprob"]) for e in entries] if isinstance(entries, list) else None
-        if logprobs is not None and (not isinstance(ids, list) or len(logprobs) != len(ids)):
-            logprobs = None
+        # as the server returned them, whatever their count: the export refuses a turn
+        # whose logprobs do not match its ids one to one (dropped, it would invent them)
+        logprobs = chat_logprobs(choice.get("logprobs"))
         message = dict(choice.get("message") or {"role": "assistant", "content": None})
         transcript.add(
             ProxyTurn(

@@ -11,7 +11,8 @@ unmodified OpenAI client pointed at it is attributed to exactly that episode. Ro
   at a time, in arrival order. Either way the turn is recorded
   (:class:`~gymforge.serve.proxy.transcript.ProxyTurn`).
 - ``GET /e/{id}/v1/models``: the upstream's model list.
-- ``POST /episodes`` (``{"episode_id": ...}``), ``GET /episodes/{id}``,
+- ``POST /episodes`` (``{"episode_id": ..., "model": ...}``; with a ``model``, the episode's
+  chat requests must name it), ``GET /episodes/{id}``,
   ``DELETE /episodes/{id}``: open an episode, read its transcript, close it (returning
   the transcript); ``PUT /weight_version`` (``{"weight_version": ...}``) sets the version
   recorded from then on; ``GET /health``.
@@ -98,6 +99,7 @@ class _Episode:
     token: str
     last: float = field(default_factory=time.monotonic)  # the last request's arrival
     upstream_failure: str | None = None  # the last infrastructure failure it was answered with
+    model: str | None = None  # the only model its requests may name (None: any)
 
 
 class ProxyServer:
@@ -196,10 +198,14 @@ class ProxyServer:
         await self._continuation.aclose()
 
     # ---- episodes -----------------------------------------------------------------------
-    def open_episode(self, episode_id: str, token: str | None = None) -> str:
+    def open_episode(
+        self, episode_id: str, token: str | None = None, model: str | None = None
+    ) -> str:
         """Open ``episode_id`` and return its base URL; UserError if the id is malformed,
         already open, or the proxy is at ``max_episodes``. ``token``: the episode's own
-        bearer token (default: a fresh random one; :meth:`episode_token` reads it)."""
+        bearer token (default: a fresh random one; :meth:`episode_token` reads it).
+        ``model``: the model the episode plays (the one trained); a chat request naming
+        another is refused, so no other model's tokens are recorded as the episode's."""
         if token is not None and len(token) < 16:
             raise UserError("an episode token must be at least 16 characters")
         if not EPISODE_ID.match(episode_id):
@@ -215,6 +221,7 @@ class ProxyServer:
                 EpisodeTranscript(episode_id),
                 asyncio.Lock(),
                 token or secrets.token_urlsafe(24),
+                model=model,
             )
         return self.base_url(episode_id)
 
@@ -293,8 +300,11 @@ class ProxyServer:
         body = await self._json(request)
         if isinstance(body, web.Response):
             return body
+        model = body.get("model")
+        if model is not None and not isinstance(model, str):
+            return _error(400, "'model' must be a string", "episode")
         try:
-            url = self.open_episode(str(body.get("episode_id", "")))
+            url = self.open_episode(str(body.get("episode_id", "")), model=model)
         except UserError as err:
             return _error(
                 409 if "already" in str(err) or "capacity" in str(err) else 400, str(err), "episode"
@@ -359,6 +369,11 @@ class ProxyServer:
         if isinstance(body, web.Response):
             return body
         problem = chat_problem(body)
+        if problem is None and ep.model is not None and body["model"] != ep.model:
+            problem = (
+                f"this episode plays model {ep.model!r}, not {str(body['model'])[:80]!r}: its "
+                "turns are recorded as that model's samples"
+            )
         if problem is not None:
             return _error(400, problem, "bad_request")
         messages = body["messages"]
