@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema._utils
 import pytest
 from interop_helpers import needs
+
+from tests.jsonschema_pairs import count_pairwise
 
 pytestmark = needs("openenv")
 
@@ -57,14 +58,7 @@ def test_a_hostile_json_action_is_the_agents_recoverable_mistake(text: str) -> N
 def test_many_unsortable_set_items_are_not_compared_pairwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls = [0]
-    equal = jsonschema._utils.equal
-
-    def counting(one: object, two: object) -> bool:
-        calls[0] += 1
-        return equal(one, two)
-
-    monkeypatch.setattr(jsonschema._utils, "equal", counting)
+    calls = count_pairwise(monkeypatch)
     flood = json.dumps({"tags": [{}, *range(N)], "command": "x"})
     assert isinstance(_server().action_of(flood), dict)  # unique: a valid action
     repeated = json.dumps({"tags": [{}, *range(N), 7], "command": "x"})

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 
-import jsonschema._utils
 import pytest
 
 from gymforge.core import Reply, SyncEnvironment
 from gymforge.envs.extract import FAMILIES, ExtractEnv
 from gymforge.verify.json_schema import JsonSchemaVerifier
+from tests.jsonschema_pairs import count_pairwise
 
 N = 3_000  # enough for millions of pairwise comparisons on the unfixed judge, still quick
 
@@ -30,15 +30,7 @@ def _flood(record: dict, key: str) -> str:
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls = [0]
-    equal = jsonschema._utils.equal
-
-    def counting(one: object, two: object) -> bool:
-        calls[0] += 1
-        return equal(one, two)
-
-    monkeypatch.setattr(jsonschema._utils, "equal", counting)
-    return calls
+    return count_pairwise(monkeypatch)
 
 
 def test_ticket_tags_flood_is_a_counted_failure_without_pairwise_checks(
