@@ -25,8 +25,8 @@ neither fails an honest multiple-choice environment nor lets a larger ceiling go
 
 What it cannot catch: a constant that no sampled task's oracle gives (a verifier that also
 accepts "42" on every task while each gold differs: ``verifier_redteam`` attacks that),
-a gold that depends on the task only through a share smaller than the sample shows (24
-tasks see a constant that is right for more than ~15% of tasks, not one right for 2%),
+a constant right on too small a share for the sample to see (24 tasks see one right on a
+third of the tasks, not one right on 2%; 8 tasks see less),
 answers that are equal in meaning but not in text (the mode is counted on exact text, so
 "0.5" and "1/2" split its share), and a constant world change on an environment whose
 donor's actions name entities the other tasks' worlds lack.
