@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from planted_rl_bugs import ConstantGoldEnv, StockEnv
 
-from gymforge.qa import QAOptions, QATarget, run_check
+from gymforge.qa import Baselines, QAOptions, QAProfile, QATarget, run_check
 
 OPTS = QAOptions(episodes=12, fuzz_examples=20)
 
@@ -30,3 +30,14 @@ def test_task_dependent_answer_passes() -> None:
     assert result.passed, result.details
     assert result.metrics["constant"] == 0.0
     assert result.metrics["constant_answer_share"] < 0.5
+
+
+def test_a_declared_answer_space_raises_the_ceiling() -> None:
+    """An answer space small by design (yes/no, multiple choice) declares its ceiling."""
+
+    class Declared(ConstantGoldEnv):
+        qa = QAProfile(verifier_kinds=("match", "state"), baselines=Baselines(constant_max=1.0))
+
+    result = run_check("scripted_baselines", QATarget.from_factory(Declared), OPTS)
+    assert result.passed, result.details
+    assert "constant answer 100% (<= 100%)" in result.details
