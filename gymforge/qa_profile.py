@@ -64,6 +64,11 @@ class Baselines:
     bad_policy: str = "random"
     noop_reward_max: float = 0.0
     bad_reward_max: float = 0.0
+    constant_max: float = 0.2
+    """The most the constant-answer agent may solve: another task's oracle actions, carrying
+    the answer most common over the sampled tasks, replayed on the others. Raise it only for
+    an answer space small by design (yes/no, multiple choice), to a little above the share
+    of tasks whose gold is the most common one."""
 
 
 @dataclass(frozen=True)

@@ -154,3 +154,19 @@ class CrashingVerifierEnv(StockEnv):
 
     def judge(self, task: Task, reply: str) -> bool:
         return int(reply.strip()) == self.truth_of(task).answer
+
+
+class ConstantGoldFamily(StockFamily):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, StockTruth]:
+        prompt, truth = super().build(params, r)
+        stock = {**truth.world.stock, truth.sku: 42}  # the asked-for product always has 42
+        world = World(products=truth.world.products, stock=stock)
+        return prompt, StockTruth(world=world, sku=truth.sku, answer=42)
+
+
+class ConstantGoldEnv(StockEnv):
+    """Bug: the generator stocks the asked-for product with 42 units on every task, so the
+    correct answer does not depend on the task: replying "42" solves all of them, and a
+    policy learns the constant, not the lookup."""
+
+    tasks = TaskSource.of([ConstantGoldFamily("stock.count", 1, LEVELS)], HELD_OUT)

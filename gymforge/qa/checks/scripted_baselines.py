@@ -18,18 +18,25 @@ declared bad agent, which keeps judging it. And solving must pay more than
 not: the oracle's mean reward (the episode's total, costs included) must exceed the noop's
 and the bad agent's, or an environment whose costs or penalties fall on success (a fee per
 passed verdict, step costs that outweigh the task reward on the oracle's path) teaches
-doing nothing while every rate and ceiling looks right.
+doing nothing while every rate and ceiling looks right. Last, the correct answer must depend
+on the task: a constant-answer agent (``constant_answer``: the oracle actions of the task
+whose answer is the most common over the sampled tasks, replayed on every other task) may
+solve at most ``baselines.constant_max`` of them (default 0.2; an answer space small by
+design, yes/no or multiple choice, declares more).
 
 What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
 tasks only the oracle's exact path solves, a format bonus in an environment that declares a
 near-miss ceiling (its bad agent must reach the bonus), reward paid to a policy smarter
-than random but short of solving, or thresholds and ceilings declared too loosely.
+than random but short of solving, thresholds and ceilings declared too loosely, or what
+``constant_answer`` lists (a constant no sampled task's oracle gives, a share too small
+for the sample to see).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from gymforge.core.capabilities import TOOLSET, supported
@@ -43,8 +50,10 @@ from gymforge.qa.checks.common import (
     need_oracle,
     play_many,
     run_async,
+    short,
     success_rate,
 )
+from gymforge.qa.checks.constant_answer import Donor, ReplayActions, choose_donor, others
 from gymforge.qa.target import QATarget
 from gymforge.rollout.scripted import scramble
 
@@ -86,6 +95,17 @@ def has_tools(target: QATarget) -> bool:
         run_async(probe.close())
 
 
+def constant_rate(
+    target: QATarget, donor: Donor | None, pairs: Sequence[tuple[str, int]]
+) -> float | None:
+    """The constant-answer agent's success rate on the tasks other than the donor's
+    (``gymforge.qa.checks.constant_answer``); None when there is no donor or no other task."""
+    rest = others(pairs, donor) if donor is not None else []
+    if donor is None or not rest:
+        return None
+    return success_rate(run_async(play_many(target, partial(ReplayActions, donor.actions), rest)))
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     need_oracle(target)
     b = target.profile.baselines
@@ -95,6 +115,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     rewards: dict[str, float] = {}
     noop_task = 0.0
     oracle_misses: list[str] = []
+    donor: Donor | None = None
     policies: tuple[tuple[str, str | Callable[[], Policy]], ...] = (
         ("oracle", "oracle"),
         ("bad", b.bad_policy),
@@ -112,10 +133,12 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
                 for e in episodes
                 if not e[-1]["success"]
             ]
+            donor = choose_donor(episodes)
         if label == "noop":
             noop_task = sum(e[-1]["reward_components"].get("task", 0.0) for e in episodes) / len(
                 episodes
             )
+    constant = constant_rate(target, donor, pairs)
     metrics = {
         "oracle": rates["oracle"],
         "bad": rates["bad"],
@@ -130,6 +153,10 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         "bad_mean_reward": rewards["bad"],
         "noop_mean_reward": rewards["noop"],
         "episodes_each": len(pairs),
+        "constant": constant,
+        "constant_answer": donor.answer if donor is not None else None,
+        "constant_answer_share": donor.share if donor is not None else None,
+        "constant_max": b.constant_max,
     }
     problems = []
     if rates["oracle"] < b.oracle_min:
@@ -157,12 +184,21 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
                 f"the oracle's mean reward {rewards['oracle']:.3f} is not above {name}'s "
                 f"{rewards[label]:.3f}: solving must pay more than not solving"
             )
+    if donor is not None and constant is not None and constant > b.constant_max:
+        problems.append(
+            f"constant answer {short(donor.answer, 60)} (the oracle's answer on {donor.count} "
+            f"of {donor.sampled} sampled tasks), replayed with task {donor.task_id}'s oracle "
+            f"actions, solved {constant:.0%} of the other tasks > {b.constant_max:.0%}: the "
+            "correct answer does not depend on the task (declare baselines.constant_max "
+            "only for an answer space small by design: yes/no, multiple choice)"
+        )
     summary = (
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "
         f"{rates['bad']:.0%} (<= {b.bad_max:.0%}), noop {rates['noop']:.0%} "
         f"(<= {b.noop_max:.0%}); earned per failed episode: noop {paid['noop']:.3f} "
         f"(<= {b.noop_reward_max}), {b.bad_policy} {paid['bad']:.3f} (<= {b.bad_reward_max})"
         + (f", near_miss {paid['near_miss']:.3f}" if "near_miss" in paid else "")
+        + (f"; constant answer {constant:.0%} (<= {b.constant_max:.0%})" if donor else "")
         + f" over {len(pairs)} training tasks"
     )
     if problems:
