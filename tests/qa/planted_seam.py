@@ -15,7 +15,7 @@ from gymforge.core.types import Action, Observation
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.envs.ledger.env import World
 from gymforge.kit import ToolEnv
-from gymforge.qa import Baselines, QAProfile
+from gymforge.qa import QAProfile
 from gymforge.reward.compose import ComposedReward
 from gymforge.reward.standard import StandardReward, StepCosts
 from gymforge.tasks import IntKnob, ParamSpace, Split, TaskFamily, TaskSource
@@ -86,9 +86,7 @@ class LampsEnv(ToolEnv[LampsTruth, LampsWorld]):
     spec = EnvSpec("lamps", "0.1.0", description="Switch a lamp.")
     tasks = TaskSource.of([LAMPS], Split())
     budget = Budget(max_steps=6)
-    # one switch (lamp0 on) is the answer to about 1 task in 7 (2 to 6 lamps, either
-    # state): a small action space by design, right on up to 3 of 7 others in 8 tasks
-    qa = QAProfile(verifier_kinds=("state",), baselines=Baselines(constant_max=0.5))
+    qa = QAProfile(verifier_kinds=("state",))
     system_prompt = "Switch the lamp with the tool, then reply done."
 
     def init_world(self, task: Task, r: random.Random) -> LampsWorld:

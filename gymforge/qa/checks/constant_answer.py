@@ -15,13 +15,15 @@ environment it is the analogue: another task's lookups and writes, then its repl
 environment judged on world state is not paid for the reply (the oracle's own path would
 have made the state right: that would be a false positive), and one that judges only the
 reply is paid exactly when the constant is right. Its success rate on the other tasks must
-stay at or below ``Baselines.constant_max`` (default 0.2).
+stay at or below ``Baselines.constant_max`` (default 0.9: a constant right on (nearly) every
+task, never one right by chance).
 
 By chance a constant is right on the tasks whose gold it is: the report gives that share
-(``constant_answer_share``). An environment whose answer space is small by design (yes/no,
-multiple choice, a verdict out of three) declares the ``constant_max`` its answer space
-justifies (a little above the most common gold's share over its tasks), so the check
-neither fails an honest multiple-choice environment nor lets a larger ceiling go unstated.
+(``constant_answer_share``). An answer space small by design (yes/no, multiple choice, a
+verdict out of three, single-digit sums) is right by chance on up to about half of a small
+sample, which the default leaves alone, as it does every public dataset of such answers the
+adapters read; an environment whose answers should be diverse may declare a lower ceiling
+(a little above its most common gold's share over its tasks) to be held to it.
 
 What it cannot catch: a constant that no sampled task's oracle gives (a verifier that also
 accepts "42" on every task while each gold differs: ``verifier_redteam`` attacks that),

@@ -21,8 +21,8 @@ passed verdict, step costs that outweigh the task reward on the oracle's path) t
 doing nothing while every rate and ceiling looks right. Last, the correct answer must depend
 on the task: a constant-answer agent (``constant_answer``: the oracle actions of the task
 whose answer is the most common over the sampled tasks, replayed on every other task) may
-solve at most ``baselines.constant_max`` of them (default 0.2; an answer space small by
-design, yes/no or multiple choice, declares more).
+solve at most ``baselines.constant_max`` of them (default 0.9: an answer that does not
+depend on the task fails, one right by chance in a small answer space does not).
 
 What it cannot catch: a verifier a smarter agent can fool (``verifier_redteam`` tries),
 tasks only the oracle's exact path solves, a format bonus in an environment that declares a
