@@ -26,8 +26,9 @@ instead of in a thread (``asyncio.to_thread`` runs the write after one yield), a
 cyclic collector is off (natively it costs under 0.01 ms an episode,
 ``gymforge.rollout.gcpace``). Before, with the slice scaled by valgrind's slowdown, the
 write in a thread and the collector on, the count followed the machine's load and where a
-full collection fell: counts of one checkout differed by up to 10%; now three differ by up
-to 0.5%. Needs valgrind
+full collection fell: counts of one checkout differed by up to 10%; now they differ by up to
+0.8% (2.1990 and 2.2065 M of one commit, 2.1994 and 2.2171 M of another a day later), so a
+change under 1% needs two counts a side. Needs valgrind
 (``apt-get install valgrind``).
 
 Run: python benchmarks/rollout_instructions.py [--episodes 100 500] [--ref REV]
