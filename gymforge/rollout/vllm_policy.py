@@ -341,7 +341,7 @@ def read_turn(data: dict[str, Any], prompt: list[int], where: str | None) -> Com
     return CompletionTurn(
         completion,
         text if isinstance(text, str) else "",
-        sampled_logprobs(choice, len(completion)),
+        sampled_logprobs(choice),
         finish if isinstance(finish, str) else None,
         model if isinstance(model, str) else None,
     )
@@ -369,13 +369,12 @@ def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) ->
     return completion
 
 
-def sampled_logprobs(choice: dict[str, Any], n: int) -> list[float] | None:
+def sampled_logprobs(choice: dict[str, Any]) -> list[float] | None:
     """The sampled tokens' logprobs as the server returned them (None when it returned none,
-    or values JSON cannot hold). A list of another length than the ``n`` completion ids is
-    kept as it is, never dropped: a turn recorded without logprobs would be exported with
-    made-up ones, while a miscounted list makes the export refuse the episode
-    (``logprobs_length_mismatch``, ``trajectory.export``)."""
-    del n  # the export compares the lengths, for every policy alike
+    or values JSON cannot hold). A list of another length than the completion's ids is
+    kept as it is, never dropped: the export refuses the episode then
+    (``logprobs_length_mismatch``, ``trajectory.export``), where a turn recorded without
+    logprobs would pass as one the server gave none for."""
     lp = choice.get("logprobs")
     values = lp.get("token_logprobs") if isinstance(lp, dict) else None
     if not isinstance(values, list):

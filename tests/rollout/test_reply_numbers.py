@@ -56,18 +56,18 @@ def test_a_huge_integer_logprob_is_not_captured() -> None:
         turn, _ = turn_from_response(data, None)
         assert turn.logprobs is None and turn.capture_level == "tokens"
         assert capture_fields(data)["logprobs"] is None
-        assert sampled_logprobs(completion_choice([huge, "-0.5"]), 2) is None
+        assert sampled_logprobs(completion_choice([huge, "-0.5"])) is None
 
 
 def test_not_finite_completion_logprobs_are_not_captured() -> None:
     for bad in HUGE[2:]:
-        assert sampled_logprobs(completion_choice([bad, "-0.5"]), 2) is None
+        assert sampled_logprobs(completion_choice([bad, "-0.5"])) is None
 
 
 def test_integer_logprobs_within_range_are_floats() -> None:
     data = decode_json(chat_body(["-1", "-0.5"]))
     assert turn_from_response(data, None)[0].logprobs == [-1.0, -0.5]
-    assert sampled_logprobs(completion_choice(["-1", "-0.5"]), 2) == [-1.0, -0.5]
+    assert sampled_logprobs(completion_choice(["-1", "-0.5"])) == [-1.0, -0.5]
 
 
 @examples(300)
@@ -79,7 +79,7 @@ def test_any_logprob_numbers_make_a_recordable_turn(examples: int) -> None:
         turn, _ = turn_from_response(data, "w1")
         canonical_json(turn_record(turn))  # strict JSON: what the writer needs
         choice = completion_choice(values)
-        got = sampled_logprobs(choice, len(values))
+        got = sampled_logprobs(choice)
         if got is not None:
             canonical_json(got)
             assert all(type(v) is float for v in got)

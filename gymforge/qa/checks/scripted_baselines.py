@@ -100,8 +100,7 @@ def constant_rate(
 ) -> float | None:
     """The constant-answer agent's success rate on the tasks other than the donor's
     (``gymforge.qa.checks.constant_answer``); None when there is no donor or no other task."""
-    rest = others(pairs, donor) if donor is not None else []
-    if donor is None or not rest:
+    if donor is None or not (rest := others(pairs, donor)):
         return None
     return success_rate(run_async(play_many(target, partial(ReplayActions, donor.actions), rest)))
 
@@ -189,8 +188,8 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             f"constant answer {short(donor.answer, 60)} (the oracle's answer on {donor.count} "
             f"of {donor.sampled} sampled tasks), replayed with task {donor.task_id}'s oracle "
             f"actions, solved {constant:.0%} of the other tasks > {b.constant_max:.0%}: the "
-            "correct answer does not depend on the task (declare baselines.constant_max "
-            "only for an answer space small by design: yes/no, multiple choice)"
+            "correct answer does not depend on the task (declare a higher "
+            "baselines.constant_max only where most tasks share one answer by design)"
         )
     summary = (
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "

@@ -34,10 +34,9 @@ from gymforge.qa.checks.common import (
 )
 from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
+from gymforge.trajectory.outcome import is_verifier_error
 
 NAME = "verifier_redteam"
-VERIFIER_ERROR = "verifier_error"
-"""The failure reason of a verdict the verifier crashed on (``gymforge.kit.turns``)."""
 
 
 @dataclass
@@ -71,7 +70,7 @@ async def run_attack(
             out.ran += 1
             reason = records[-1]["failure_reason"]
             out.reasons.add(reason)
-            if isinstance(reason, str) and reason.startswith(VERIFIER_ERROR):
+            if is_verifier_error(reason):
                 out.crashes.append(f"{reason} on {task_id}")
             if records[-1]["success"]:
                 out.breaches.append(task_id)

@@ -117,7 +117,7 @@ class Continuation:
             raise UserError(f"the server's completion has no choices: {str(data)[:200]}")
         choice = choices[0]
         completion = checked_ids(choice, prompt, self.base_url)
-        logprobs = sampled_logprobs(choice, len(completion))
+        logprobs = sampled_logprobs(choice)
         raw_text = choice.get("text")
         text = raw_text if isinstance(raw_text, str) else ""
         finish = choice.get("finish_reason")

@@ -158,7 +158,8 @@ class Forwarder:
         ids = choice.get("token_ids")
         prompt = data.get("prompt_token_ids")
         # as the server returned them, whatever their count: the export refuses a turn
-        # whose logprobs do not match its ids one to one (dropped, it would invent them)
+        # whose logprobs do not match its ids one to one (dropped, it would pass as a turn
+        # the server gave none for)
         logprobs = chat_logprobs(choice.get("logprobs"))
         message = dict(choice.get("message") or {"role": "assistant", "content": None})
         transcript.add(
