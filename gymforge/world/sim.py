@@ -8,9 +8,13 @@ talking and ``"patience_exhausted"`` or ``"max_turns"`` once it gave up; the env
 its own condition (the case was closed) through ``WorldToolEnv.user_stop``.
 
 ``PolicyUser`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) behind
-the same interface. Its reveals and confirmations are read off its replies, and it stops
-when it writes ``###STOP###``, or hangs up (``"context_length"``) when its context window is
-full: the agent's messages filled it, so the episode is judged, never dropped.
+the same interface (``world.counterpart.Counterpart``). Its reveals and confirmations are
+read off its replies: a reply reveals a fact when it names its value as a whole and no other
+candidate of that shape the agent offered (``world.reveal``: an echo of "is your ZIP 48213
+or 48214?" reveals nothing). It stops when it writes ``###STOP###``, or hangs up when its
+model cannot go on with the agent's text (``"context_length"``, ``"refused"``,
+``"timed_out"``: ``Counterpart``), so the episode is judged, never dropped and never the
+end of the run.
 
 Every turn returns ``UserTurn.events``; the environment logs them as ``user.reveal`` and
 ``user.confirm`` so process rules can require a confirmation before each write.
@@ -23,9 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from gymforge.core.errors import PolicyStopped
-from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
-from gymforge.core.types import Message, Observation, Reply
+from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.world.counterpart import Counterpart
+from gymforge.world.reveal import offered, reveals
 
 Tone = Literal["polite", "terse", "upset"]
 CONFIRM_WORDS = (
@@ -175,17 +179,6 @@ class ScriptedUser:
         }
 
 
-async def hear(policy: Policy, messages: list[Message]) -> PolicyTurn | None:
-    """``policy``'s answer to ``messages``, or None when it cannot go on (``PolicyStopped``:
-    its context window is full). What fills it is the agent's text, so that is the agent's
-    outcome, judged as any other, never an exception out of ``env.step`` (which no verdict
-    follows: the episode would be dropped). A failing server still raises (retried)."""
-    try:
-        return await policy.act(Observation(messages=tuple(messages)))
-    except PolicyStopped:
-        return None
-
-
 class PolicyUser:
     """A user simulator driven by ``policy`` (for instance an LLM). The policy receives the
     persona as a system message, then each agent message as a user message, and answers
@@ -193,27 +186,25 @@ class PolicyUser:
 
     def __init__(self, policy: Policy, persona: Persona) -> None:
         self.policy, self.persona = policy, persona
+        self.model = Counterpart(policy, persona.instructions())
         self.stop_reason: str | None = None
         self.turns = 0
         self.confirmations = 0
         self.revealed: list[str] = []
 
     async def start(self, ctx: EpisodeContext) -> None:
-        await self.policy.start(ctx)
+        await self.model.start(ctx)
 
     async def respond(self, text: str) -> UserTurn:
         self.turns += 1
-        msgs = [Message(role="user", content=text)]
-        if self.turns == 1:
-            msgs.insert(0, Message(role="system", content=self.persona.instructions()))
-        turn = await hear(self.policy, msgs)
-        if turn is None:  # its context is full (of the agent's messages): it hangs up
-            self.stop_reason = "context_length"
+        heard = await self.model.hear(text)
+        if heard.stop is not None:  # its model cannot go on with the agent's text: it hangs up
+            self.stop_reason = heard.stop
             return UserTurn(_BYE, (), self.stop_reason)
-        reply = turn.action.text if isinstance(turn.action, Reply) else ""
+        reply = heard.text
         events: list[tuple[str, dict[str, Any]]] = []
         for s in self.persona.slots:
-            if s.value.lower() in reply.lower():
+            if reveals(reply, s.value, offered(s.value, text)):
                 events.append(("reveal", {"slot": s.name}))
                 if s.name not in self.revealed:
                     self.revealed.append(s.name)
