@@ -5,9 +5,13 @@ A model in the customer's or the requester's place (``world.sim.PolicyUser``,
 when the answer names it. Naming is not enough when the answer names a look-alike too: a
 counterpart repeating the agent's question ("Jane Doe or Jane Smith?", "is your ZIP 48213
 or 48214?"), or not sure which, settles nothing, and an agent that offers the candidates
-must not be paid for its guess. So (:func:`reveals`) an answer reveals a value when it names
-it as a whole ("48213", never inside "482130"; "Jane Lee", never inside "Jane Leeds") and
-names none of its look-alikes.
+must not be paid for its guess. Nor when it echoes an agent's message that named the value
+(:func:`echoes`: the whole message, or its words around the value): a counterpart
+repeating "Do you mean Jane Doe?" names the one candidate the agent offered, and an agent
+asking about each candidate in turn would get the meant one "revealed" without anyone
+choosing. So (:func:`reveals`) an answer reveals a value when it
+names it as a whole ("48213", never inside "482130"; "Jane Lee", never inside "Jane
+Leeds"), names none of its look-alikes and does not merely echo a message that named it.
 
 Where the look-alikes come from is the caller's: the records the truth knows an ambiguous
 request could mean (crm), or the candidates of the value's shape that the agent's message
@@ -21,6 +25,10 @@ import re
 from collections.abc import Iterable
 
 _RUN = re.compile(r"[^\W\d_]+|\d+|\s+|.", re.S)
+_WORD = re.compile(r"\w+")
+CONTEXT = 3
+"""Words either side of a value that, copied from the agent's message, make its naming an
+echo (:func:`copied`)."""
 
 
 def names(value: str, text: str) -> bool:
@@ -29,13 +37,65 @@ def names(value: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
 
 
-def reveals(answer: str, value: str, look_alikes: Iterable[str] = ()) -> bool:
+def repeats(answer: str, message: str) -> bool:
+    """Whether ``answer`` holds the whole of ``message``: its words in order, ignoring case,
+    punctuation and spacing (an echo, however it is framed)."""
+    said = " ".join(_words(message))
+    return bool(said) and f" {said} " in f" {' '.join(_words(answer))} "
+
+
+def copied(answer: str, value: str, message: str) -> bool:
+    """Whether every naming of ``value`` in ``answer`` is copied from a naming of it in
+    ``message``: on each side, the :data:`CONTEXT` words next to it are the message's there,
+    or the message has fewer there (nothing to compare) and the other side has them. An
+    echo cut short or framed ("Echo: is your ZIP 48213? I ask because") is copied; an
+    answer in its own words ("Yes, 48213 is right", "ZIP 48213"), or one that borrows the
+    words on one side only ("Yes, Jane Doe, the VP of Sales"), is not."""
+    v, a, m = _words(value), _words(answer), _words(message)
+    spots = _at(v, a)
+    return bool(spots) and all(
+        any(_same_around(a, i, m, j, len(v)) for j in _at(v, m)) for i in spots
+    )
+
+
+def _same_around(a: list[str], i: int, m: list[str], j: int, n: int) -> bool:
+    """Whether the words around ``a[i : i + n]`` are ``m``'s around ``m[j : j + n]`` (see
+    :func:`copied`)."""
+    sides = (
+        (a[max(i - CONTEXT, 0) : i], m[max(j - CONTEXT, 0) : j]),
+        (a[i + n : i + n + CONTEXT], m[j + n : j + n + CONTEXT]),
+    )
+    full = [theirs == mine for mine, theirs in sides if len(theirs) == CONTEXT]
+    return bool(full) and all(full)
+
+
+def echoes(answer: str, value: str, message: str) -> bool:
+    """Whether ``answer`` names ``value`` only as an echo of ``message``, which named it:
+    the whole message repeated (:func:`repeats`), or its words around the value
+    (:func:`copied`)."""
+    if not names(value, message):
+        return False
+    return repeats(answer, message) or copied(answer, value, message)
+
+
+def reveals(answer: str, value: str, look_alikes: Iterable[str] = (), asked: str = "") -> bool:
     """Whether ``answer`` names ``value`` as a whole and none of ``look_alikes`` (those
-    equal to ``value`` aside)."""
-    if not value or not names(value, answer):
+    equal to ``value`` aside), and not as an echo of ``asked``, the message it answers
+    (:func:`echoes`)."""
+    if not value or not names(value, answer) or echoes(answer, value, asked):
         return False
     low = value.lower()
     return not any(names(o, answer) for o in look_alikes if o and o.lower() != low)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _at(part: list[str], words: list[str]) -> list[int]:
+    """Where the word sequence ``part`` starts in ``words``."""
+    n = len(part)
+    return [i for i in range(len(words) - n + 1) if n and words[i : i + n] == part]
 
 
 def shape(value: str) -> re.Pattern[str] | None:

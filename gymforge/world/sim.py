@@ -9,9 +9,10 @@ its own condition (the case was closed) through ``WorldToolEnv.user_stop``.
 
 ``PolicyUser`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) behind
 the same interface (``world.counterpart.Counterpart``). Its reveals and confirmations are
-read off its replies: a reply reveals a fact when it names its value as a whole and no other
-candidate of that shape the agent offered (``world.reveal``: an echo of "is your ZIP 48213
-or 48214?" reveals nothing). It stops when it writes ``###STOP###``, or hangs up when its
+read off its replies: a reply reveals a fact when it names its value as a whole, no other
+candidate of that shape the agent offered, and does not repeat the agent's message
+(``world.reveal``: an echo of "is your ZIP 48213 or 48214?", or of "is it 48213?", reveals
+nothing). It stops when it writes ``###STOP###``, or hangs up when its
 model cannot go on with the agent's text (``"context_length"``, ``"refused"``,
 ``"timed_out"``: ``Counterpart``), so the episode is judged, never dropped and never the
 end of the run.
@@ -204,7 +205,7 @@ class PolicyUser:
         reply = heard.text
         events: list[tuple[str, dict[str, Any]]] = []
         for s in self.persona.slots:
-            if reveals(reply, s.value, offered(s.value, text)):
+            if reveals(reply, s.value, offered(s.value, text), asked=text):
                 events.append(("reveal", {"slot": s.name}))
                 if s.name not in self.revealed:
                     self.revealed.append(s.name)

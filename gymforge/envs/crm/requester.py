@@ -8,8 +8,8 @@ every question gets "everything you need is in my request".
 ``PolicyRequester`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say)
 in the requester's place: it receives the request and the hidden intent as a system
 message, then each question as a user message, and answers with a ``Reply``. A
-clarification counts as revealed when the answer names its value and no look-alike's
-(``gymforge.world.reveal``).
+clarification counts as revealed when the answer names its value, no look-alike's, and not
+as an echo of the question (``gymforge.world.reveal``).
 
 Both return ``(answer, revealed clarification names)``; whether a question was needless is
 the environment's to judge, from the task (``CrmTruth.ambiguous``), never the answer's.
@@ -85,12 +85,13 @@ def look_alikes(truth: CrmTruth) -> list[str]:
 
 
 class PolicyRequester:
-    """A clarification is revealed when the answer names its value and no look-alike's
-    (``gymforge.world.reveal``): an answer that names every candidate (a requester
-    repeating "Jane Doe or Jane Smith?", or not sure which) settles nothing, however it was
-    asked for. A requester whose model cannot go on with the agent's questions (its context
-    full of them, a refusal of their text: ``gymforge.world.counterpart``) answers nothing
-    from then on."""
+    """A clarification is revealed when the answer names its value and no look-alike's and
+    does not merely echo the question (``gymforge.world.reveal``): an answer that names
+    every candidate (a requester repeating "Jane Doe or Jane Smith?", or not sure which),
+    or repeats "Do you mean Jane Doe?", settles nothing, however it was asked for. A
+    requester whose model cannot go on with the agent's questions (its context full of
+    them, a refusal of their text, a turn they stretched past the timeout:
+    ``gymforge.world.counterpart``) answers nothing from then on."""
 
     def __init__(self, policy: Policy, truth: CrmTruth) -> None:
         self.policy, self.truth = policy, truth
@@ -101,8 +102,9 @@ class PolicyRequester:
         await self.model.start(ctx)
 
     async def answer(self, question: str) -> tuple[str, list[str]]:
-        heard = await self.model.hear(question[:MAX_QUESTION])
+        asked = question[:MAX_QUESTION]
+        heard = await self.model.hear(asked)
         if heard.stop is not None:
             return NO_ANSWER, []
-        reply = heard.text
-        return reply, [c.name for c in self.truth.clarify if reveals(reply, c.value, self.others)]
+        reply, meant = heard.text, self.truth.clarify
+        return reply, [c.name for c in meant if reveals(reply, c.value, self.others, asked)]
