@@ -12,7 +12,8 @@ the same interface (``world.counterpart.Counterpart``). Its reveals and confirma
 read off its replies: a reply reveals a fact when it names its value as a whole, no other
 candidate of that shape the agent offered, and does not repeat the agent's message
 (``world.reveal``: an echo of "is your ZIP 48213 or 48214?", or of "is it 48213?", reveals
-nothing). It stops when it writes ``###STOP###``, or hangs up when its
+nothing); a yes confirms only a message that asks for nothing else (``asks_consent``, the
+scripted user's rule). It stops when it writes ``###STOP###``, or hangs up when its
 model cannot go on with the agent's text (``"context_length"``, ``"refused"``,
 ``"timed_out"``: ``Counterpart``), so the episode is judged, never dropped and never the
 end of the run.
@@ -114,6 +115,13 @@ def asked_slots(persona: Persona, text: str) -> list[Slot]:
     return [s for s in persona.slots if any(k in low for k in s.keywords)]
 
 
+def asks_consent(persona: Persona, text: str) -> bool:
+    """Whether ``text`` asks ``persona`` to confirm an action and for nothing else: "confirm
+    your email" asks for a fact, and no yes to it approves a change. Both simulators
+    confirm by this rule (the LLM one when its reply begins with a yes)."""
+    return persona.confirms and asks_confirmation(text) and not asked_slots(persona, text)
+
+
 _YES = {
     "polite": ("Yes, please go ahead.", "Yes, I confirm. Thank you."),
     "terse": ("Yes.", "Confirmed."),
@@ -153,8 +161,7 @@ class ScriptedUser:
             events.append(("reveal", {"slot": s.name}))
             if s.name not in self.revealed:
                 self.revealed.append(s.name)
-        # a confirmation request must ask for nothing else ("confirm your email" is a question)
-        if not slots and p.confirms and asks_confirmation(text):
+        if asks_consent(p, text):
             parts.append(self.r.choice(_YES[p.tone]))
             events.append(("confirm", {}))
             self.confirmations += 1
@@ -209,7 +216,7 @@ class PolicyUser:
                 events.append(("reveal", {"slot": s.name}))
                 if s.name not in self.revealed:
                     self.revealed.append(s.name)
-        if asks_confirmation(text) and YES.match(reply):
+        if asks_consent(self.persona, text) and YES.match(reply):
             events.append(("confirm", {}))
             self.confirmations += 1
         if STOP_MARK in reply:
