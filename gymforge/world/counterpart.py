@@ -36,7 +36,6 @@ from gymforge.core.errors import InfraError, PolicyStopped, TurnTimedOut
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.types import Message, Observation, Reply
 
-CONTEXT_LENGTH = "context_length"
 REFUSED = "refused"
 TIMED_OUT = "timed_out"
 PROBE = "Hello."
@@ -90,8 +89,8 @@ class Counterpart:
             msgs.insert(0, Message(role="system", content=self.instructions))
         try:
             turn = await self.policy.act(Observation(messages=tuple(msgs)))
-        except PolicyStopped:
-            return Heard("", CONTEXT_LENGTH)
+        except PolicyStopped as stop:  # its context is full (``context_length``)
+            return Heard("", stop.reason)
         except InfraError as err:
             reason = agents_fault(err)
             if reason is None:

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 _RUN = re.compile(r"[^\W\d_]+|\d+|\s+|.", re.S)
 _WORD = re.compile(r"\w+")
+Words = tuple[str, ...]
 CONTEXT = 3
 """Words either side of a value that, copied from the agent's message, make its naming an
 echo (:func:`copied`)."""
@@ -50,23 +51,30 @@ def copied(answer: str, value: str, message: str) -> bool:
     or the message has fewer there (nothing to compare) and the other side has them. An
     echo cut short or framed ("Echo: is your ZIP 48213? I ask because") is copied; an
     answer in its own words ("Yes, 48213 is right", "ZIP 48213"), or one that borrows the
-    words on one side only ("Yes, Jane Doe, the VP of Sales"), is not."""
+    words on one side only ("Yes, Jane Doe, the VP of Sales"), is not. Linear in the
+    texts' lengths, however often they name the value."""
     v, a, m = _words(value), _words(answer), _words(message)
+    both: set[tuple[Words, Words]] = set()
+    before_only: set[Words] = set()
+    after_only: set[Words] = set()
+    for j in _at(v, m):
+        before, after = _around(m, j, len(v))
+        if len(before) == CONTEXT and len(after) == CONTEXT:
+            both.add((before, after))
+        elif len(before) == CONTEXT:
+            before_only.add(before)
+        elif len(after) == CONTEXT:
+            after_only.add(after)
     spots = _at(v, a)
     return bool(spots) and all(
-        any(_same_around(a, i, m, j, len(v)) for j in _at(v, m)) for i in spots
+        pair in both or pair[0] in before_only or pair[1] in after_only
+        for pair in (_around(a, i, len(v)) for i in spots)
     )
 
 
-def _same_around(a: list[str], i: int, m: list[str], j: int, n: int) -> bool:
-    """Whether the words around ``a[i : i + n]`` are ``m``'s around ``m[j : j + n]`` (see
-    :func:`copied`)."""
-    sides = (
-        (a[max(i - CONTEXT, 0) : i], m[max(j - CONTEXT, 0) : j]),
-        (a[i + n : i + n + CONTEXT], m[j + n : j + n + CONTEXT]),
-    )
-    full = [theirs == mine for mine, theirs in sides if len(theirs) == CONTEXT]
-    return bool(full) and all(full)
+def _around(words: list[str], i: int, n: int) -> tuple[Words, Words]:
+    """The words before and after ``words[i : i + n]``, :data:`CONTEXT` at most a side."""
+    return tuple(words[max(i - CONTEXT, 0) : i]), tuple(words[i + n : i + n + CONTEXT])
 
 
 def echoes(answer: str, value: str, message: str) -> bool:
@@ -95,7 +103,9 @@ def _words(text: str) -> list[str]:
 def _at(part: list[str], words: list[str]) -> list[int]:
     """Where the word sequence ``part`` starts in ``words``."""
     n = len(part)
-    return [i for i in range(len(words) - n + 1) if n and words[i : i + n] == part]
+    if not n:
+        return []
+    return [i for i, w in enumerate(words) if w == part[0] and words[i : i + n] == part]
 
 
 def shape(value: str) -> re.Pattern[str] | None:

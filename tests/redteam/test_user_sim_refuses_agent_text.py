@@ -36,6 +36,7 @@ from gymforge.rollout import LocalExecutor, RunSpec, run
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.testing import OpenAITestServer
 from gymforge.testing.openai_server import ServedError
+from gymforge.world.counterpart import PROBE
 
 TRIGGER = "<<words the moderation refuses>>"
 TASKS = SupportDeskEnv.tasks.sample(3, 5, "train")
@@ -99,7 +100,10 @@ def _run(responder: Any, out: Path) -> Any:
 
 @pytest.mark.parametrize("kind", sorted(REFUSALS))
 def test_a_refused_agent_text_ends_the_episode_not_the_run(kind: str, tmp_path: Path) -> None:
-    result, _ = _run(moderated(kind), tmp_path)
+    result, requests = _run(moderated(kind), tmp_path)
+    probes = [r["messages"] for r in requests if r["messages"][-1]["content"] == PROBE]
+    assert len(probes) == len(TASKS)  # one per refusal: the instructions and a greeting
+    assert all(len(p) == 2 and TRIGGER not in json.dumps(p) for p in probes)
     assert not result.errors
     assert result.summary["episodes"] == len(TASKS)
     assert result.summary["success_rate"] == 0.0 and result.summary["infra_errors"] == 0
