@@ -79,11 +79,12 @@ class Persona:
     def instructions(self) -> str:
         """The persona as a prompt, for an LLM-driven user."""
         facts = "\n".join(f"- {s.name}: {s.value}" for s in self.slots)
+        consent = "answer yes" if self.confirms else "say no: you approve no change"
         return (
             f"You are {self.name}, a customer talking to a support agent; you are {self.tone}.\n"
             f"Your request: {self.opening}\nFacts you know. Reveal each one only when the "
             f"agent asks for it:\n{facts}\nWhen the agent asks you to confirm an action, "
-            f"answer yes. When your request has been handled, end your message with "
+            f"{consent}. When your request has been handled, end your message with "
             f"{STOP_MARK}."
         )
 
