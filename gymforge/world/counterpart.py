@@ -22,8 +22,9 @@ The last two are the agent's only when the same model, asked without any of the 
 text (its instructions and :data:`PROBE`, as before the agent said anything), answers:
 the probe restarts the policy and sends that alone. When the probe is refused or times out
 too, the configuration or the server is at fault (a wrong model name, a bad key,
-instructions the moderation refuses, a server that stalls): the first failure is raised as
-it was, so a refusal still stops the run with the server's message and a stall is retried.
+instructions the moderation refuses, a server that stalls): a refusal stops the run
+(:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
+(retried).
 A server failure (5xx, 429, a dropped connection, after the policy's retries) is never the
 agent's: it is raised, and the episode retried.
 """
@@ -112,8 +113,28 @@ class Counterpart:
             await self.policy.start(self.ctx)
             await self.policy.act(Observation(messages=first))
         except PolicyStopped as err:
-            raise failure from err
+            raise _configuration(failure) from err
         except InfraError as err:
             if agents_fault(err) is None:
                 raise
-            raise failure from err
+            raise _configuration(failure) from err
+
+
+class CounterpartRefused(InfraError):
+    """The counterpart's model refuses a request with none of the agent's text in it too:
+    its configuration is wrong (model name, key, instructions). Not retryable: the run
+    stops with this message."""
+
+    retryable = False
+
+
+def _configuration(failure: InfraError) -> InfraError:
+    """``failure`` as it is when it is retryable (a stall: the server's, retried), else
+    worded as the configuration's mistake it is (:class:`CounterpartRefused`)."""
+    if failure.retryable:
+        return failure
+    return CounterpartRefused(
+        "the user_policy model (the simulated user or requester) refuses a request without "
+        "the agent's text too (its instructions and a greeting): check its model name, key "
+        f"and instructions: {failure}"
+    )

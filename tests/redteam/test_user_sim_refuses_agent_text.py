@@ -127,8 +127,9 @@ def _moderate_all(request: dict[str, Any]) -> str:
 def test_a_model_that_refuses_without_the_agents_text_stops_the_run(
     responder: Any, tmp_path: Path
 ) -> None:
-    with pytest.raises(UserError, match="refused"):
+    with pytest.raises(UserError, match="without the agent's text too") as err:
         _run(responder, tmp_path)
+    assert "check its model name, key and instructions" in str(err.value)
 
 
 @pytest.fixture(scope="module")
