@@ -10,9 +10,9 @@ its own condition (the case was closed) through ``WorldToolEnv.user_stop``.
 ``PolicyUser`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) behind
 the same interface (``world.counterpart.Counterpart``). Its reveals and confirmations are
 read off its replies: a reply reveals a fact when it names its value as a whole, no other
-candidate of that shape the agent offered, and does not repeat the agent's message
-(``world.reveal``: an echo of "is your ZIP 48213 or 48214?", or of "is it 48213?", reveals
-nothing); a yes confirms only a message that asks for nothing else (``asks_consent``, the
+candidate of that shape the agent offered, and not as a mere echo of an agent message that
+named it (``world.reveal``: an echo of "is your ZIP 48213 or 48214?", or of "is it 48213?",
+reveals nothing); a yes confirms only a message that asks for nothing else (``asks_consent``, the
 scripted user's rule). It stops when it writes ``###STOP###``, or hangs up when its
 model cannot go on with the agent's text (``"context_length"``, ``"refused"``,
 ``"timed_out"``: ``Counterpart``), so the episode is judged, never dropped and never the
