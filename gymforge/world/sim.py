@@ -8,9 +8,15 @@ talking and ``"patience_exhausted"`` or ``"max_turns"`` once it gave up; the env
 its own condition (the case was closed) through ``WorldToolEnv.user_stop``.
 
 ``PolicyUser`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) behind
-the same interface. Its reveals and confirmations are read off its replies, and it stops
-when it writes ``###STOP###``, or hangs up (``"context_length"``) when its context window is
-full: the agent's messages filled it, so the episode is judged, never dropped.
+the same interface (``world.counterpart.Counterpart``). Its reveals and confirmations are
+read off its replies: a reply reveals a fact when it names its value as a whole, no other
+candidate of that shape the agent offered, and not as a mere echo of an agent message that
+named it (``world.reveal``: an echo of "is your ZIP 48213 or 48214?", or of "is it 48213?",
+reveals nothing); a yes confirms only a message that asks for nothing else (``asks_consent``, the
+scripted user's rule). It stops when it writes ``###STOP###``, or hangs up when its
+model cannot go on with the agent's text (``"context_length"``, ``"refused"``,
+``"timed_out"``: ``Counterpart``), so the episode is judged, never dropped and never the
+end of the run.
 
 Every turn returns ``UserTurn.events``; the environment logs them as ``user.reveal`` and
 ``user.confirm`` so process rules can require a confirmation before each write.
@@ -23,9 +29,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from gymforge.core.errors import PolicyStopped
-from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
-from gymforge.core.types import Message, Observation, Reply
+from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.world.counterpart import Counterpart
+from gymforge.world.reveal import offered, reveals
 
 Tone = Literal["polite", "terse", "upset"]
 CONFIRM_WORDS = (
@@ -73,11 +79,12 @@ class Persona:
     def instructions(self) -> str:
         """The persona as a prompt, for an LLM-driven user."""
         facts = "\n".join(f"- {s.name}: {s.value}" for s in self.slots)
+        consent = "answer yes" if self.confirms else "say no: you approve no change"
         return (
             f"You are {self.name}, a customer talking to a support agent; you are {self.tone}.\n"
             f"Your request: {self.opening}\nFacts you know. Reveal each one only when the "
             f"agent asks for it:\n{facts}\nWhen the agent asks you to confirm an action, "
-            f"answer yes. When your request has been handled, end your message with "
+            f"{consent}. When your request has been handled, end your message with "
             f"{STOP_MARK}."
         )
 
@@ -107,6 +114,13 @@ def asks_confirmation(text: str) -> bool:
 def asked_slots(persona: Persona, text: str) -> list[Slot]:
     low = text.lower()
     return [s for s in persona.slots if any(k in low for k in s.keywords)]
+
+
+def asks_consent(persona: Persona, text: str) -> bool:
+    """Whether ``text`` asks ``persona`` to confirm an action and for nothing else: "confirm
+    your email" asks for a fact, and no yes to it approves a change. Both simulators
+    confirm by this rule (the LLM one when its reply begins with a yes)."""
+    return persona.confirms and asks_confirmation(text) and not asked_slots(persona, text)
 
 
 _YES = {
@@ -148,8 +162,7 @@ class ScriptedUser:
             events.append(("reveal", {"slot": s.name}))
             if s.name not in self.revealed:
                 self.revealed.append(s.name)
-        # a confirmation request must ask for nothing else ("confirm your email" is a question)
-        if not slots and p.confirms and asks_confirmation(text):
+        if asks_consent(p, text):
             parts.append(self.r.choice(_YES[p.tone]))
             events.append(("confirm", {}))
             self.confirmations += 1
@@ -175,17 +188,6 @@ class ScriptedUser:
         }
 
 
-async def hear(policy: Policy, messages: list[Message]) -> PolicyTurn | None:
-    """``policy``'s answer to ``messages``, or None when it cannot go on (``PolicyStopped``:
-    its context window is full). What fills it is the agent's text, so that is the agent's
-    outcome, judged as any other, never an exception out of ``env.step`` (which no verdict
-    follows: the episode would be dropped). A failing server still raises (retried)."""
-    try:
-        return await policy.act(Observation(messages=tuple(messages)))
-    except PolicyStopped:
-        return None
-
-
 class PolicyUser:
     """A user simulator driven by ``policy`` (for instance an LLM). The policy receives the
     persona as a system message, then each agent message as a user message, and answers
@@ -193,31 +195,29 @@ class PolicyUser:
 
     def __init__(self, policy: Policy, persona: Persona) -> None:
         self.policy, self.persona = policy, persona
+        self.model = Counterpart(policy, persona.instructions())
         self.stop_reason: str | None = None
         self.turns = 0
         self.confirmations = 0
         self.revealed: list[str] = []
 
     async def start(self, ctx: EpisodeContext) -> None:
-        await self.policy.start(ctx)
+        await self.model.start(ctx)
 
     async def respond(self, text: str) -> UserTurn:
         self.turns += 1
-        msgs = [Message(role="user", content=text)]
-        if self.turns == 1:
-            msgs.insert(0, Message(role="system", content=self.persona.instructions()))
-        turn = await hear(self.policy, msgs)
-        if turn is None:  # its context is full (of the agent's messages): it hangs up
-            self.stop_reason = "context_length"
+        heard = await self.model.hear(text)
+        if heard.stop is not None:  # its model cannot go on with the agent's text: it hangs up
+            self.stop_reason = heard.stop
             return UserTurn(_BYE, (), self.stop_reason)
-        reply = turn.action.text if isinstance(turn.action, Reply) else ""
+        reply = heard.text
         events: list[tuple[str, dict[str, Any]]] = []
         for s in self.persona.slots:
-            if s.value.lower() in reply.lower():
+            if reveals(reply, s.value, offered(s.value, text), asked=text):
                 events.append(("reveal", {"slot": s.name}))
                 if s.name not in self.revealed:
                     self.revealed.append(s.name)
-        if asks_confirmation(text) and YES.match(reply):
+        if asks_consent(self.persona, text) and YES.match(reply):
             events.append(("confirm", {}))
             self.confirmations += 1
         if STOP_MARK in reply:

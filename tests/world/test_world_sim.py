@@ -101,3 +101,12 @@ def test_policy_user_goes_through_the_policy_interface() -> None:
     last = say(user, "Done, anything else?")
     assert last.stop == "user_stop" and last.text == "Thanks!"
     assert len(policy.seen[1].messages) == 1  # only the new message after the first turn
+
+
+def test_a_policy_user_that_confirms_nothing_is_told_so_and_never_counted() -> None:
+    persona = Persona("Lee", "terse", "Refund me.", confirms=False)
+    policy = CannedCustomer(["Yes, go ahead."])
+    user = PolicyUser(policy, persona)
+    asyncio.run(user.start(EpisodeContext("t", 0)))
+    assert say(user, "I will refund it. Do you confirm?").events == ()
+    assert "say no" in policy.seen[0].messages[0].content and user.confirmations == 0

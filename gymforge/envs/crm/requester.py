@@ -8,8 +8,8 @@ every question gets "everything you need is in my request".
 ``PolicyRequester`` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say)
 in the requester's place: it receives the request and the hidden intent as a system
 message, then each question as a user message, and answers with a ``Reply``. A
-clarification counts as revealed when its value appears in the answer and no look-alike's
-does.
+clarification counts as revealed when the answer names its value, no look-alike's, and not
+as an echo of the question (``gymforge.world.reveal``).
 
 Both return ``(answer, revealed clarification names)``; whether a question was needless is
 the environment's to judge, from the task (``CrmTruth.ambiguous``), never the answer's.
@@ -17,13 +17,13 @@ the environment's to judge, from the task (``CrmTruth.ambiguous``), never the an
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
 from gymforge.core.policy import EpisodeContext, Policy
-from gymforge.core.types import Message, Reply
 from gymforge.envs.crm.truth import CrmTruth
-from gymforge.world.sim import Persona, Slot, asked_slots, hear
+from gymforge.world.counterpart import Counterpart
+from gymforge.world.reveal import reveals
+from gymforge.world.sim import Persona, Slot, asked_slots
 
 MAX_QUESTION = 2000
 NO_ANSWER = "Sorry, I cannot take any more questions."
@@ -84,35 +84,27 @@ def look_alikes(truth: CrmTruth) -> list[str]:
     return out
 
 
-def said(value: str, text: str) -> bool:
-    """Whether lower-cased ``text`` names ``value`` as a whole ("Jane Lee", never inside
-    "Jane Leeds")."""
-    return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text) is not None
-
-
 class PolicyRequester:
-    """A clarification is revealed when the answer names its value and no look-alike's: an
-    answer that names every candidate (a requester repeating "Jane Doe or Jane Smith?", or
-    not sure which) settles nothing, however it was asked for."""
+    """A clarification is revealed when the answer names its value and no look-alike's and
+    does not merely echo the question (``gymforge.world.reveal``): an answer that names
+    every candidate (a requester repeating "Jane Doe or Jane Smith?", or not sure which),
+    or repeats "Do you mean Jane Doe?", settles nothing, however it was asked for. A
+    requester whose model cannot go on with the agent's questions (its context full of
+    them, a refusal of their text, a turn they stretched past the timeout:
+    ``gymforge.world.counterpart``) answers nothing from then on."""
 
     def __init__(self, policy: Policy, truth: CrmTruth) -> None:
         self.policy, self.truth = policy, truth
-        self.turns = 0
+        self.model = Counterpart(policy, instructions(truth))
         self.others = look_alikes(truth)
 
     async def start(self, ctx: EpisodeContext) -> None:
-        await self.policy.start(ctx)
+        await self.model.start(ctx)
 
     async def answer(self, question: str) -> tuple[str, list[str]]:
-        self.turns += 1
-        msgs = [Message(role="user", content=question[:MAX_QUESTION])]
-        if self.turns == 1:
-            msgs.insert(0, Message(role="system", content=instructions(self.truth)))
-        turn = await hear(self.policy, msgs)
-        if turn is None:  # its context is full (of the agent's questions): no answer
+        asked = question[:MAX_QUESTION]
+        heard = await self.model.hear(asked)
+        if heard.stop is not None:
             return NO_ANSWER, []
-        reply = turn.action.text if isinstance(turn.action, Reply) else ""
-        low = reply.lower()
-        if any(said(other, low) for other in self.others):
-            return reply, []
-        return reply, [c.name for c in self.truth.clarify if said(c.value, low)]
+        reply, meant = heard.text, self.truth.clarify
+        return reply, [c.name for c in meant if reveals(reply, c.value, self.others, asked)]

@@ -1,0 +1,140 @@
+"""A model on the other side of the agent's conversation, and what its failures mean.
+
+:class:`Counterpart` puts any ``Policy`` (an LLM behind an OpenAI-compatible server, say) in
+the place of a simulated customer (``world.sim.PolicyUser``) or requester
+(``envs.crm.requester.PolicyRequester``): it sends the counterpart's instructions as a
+system message before the agent's first message, then each agent message as a user
+message, and reads the answer's text.
+
+What that model reads is the agent's text, so a failure the agent's text causes is the
+agent's outcome: the counterpart hangs up (:class:`Heard` with a ``stop`` reason) and the
+episode is judged as any other, never an exception out of ``env.step``, which would end the
+whole run (a refusal: not retryable) or leave the episode unscored (retried):
+
+- ``context_length``: the model's context is full (``PolicyStopped``), of the agent's text;
+- ``refused``: the server refused the request (a 4xx that is not retried: a moderation or
+  content-policy refusal, OpenAI's ``content_policy_violation``, Azure's ``content_filter``,
+  a gateway's guardrail, in whatever wording);
+- ``timed_out``: every attempt ran past the call timeout (``TurnTimedOut``): the agent's
+  text asked for more than the model can say in time.
+
+The last two are the agent's only when the same model, asked without any of the agent's
+text (its instructions and :data:`PROBE`, as before the agent said anything), answers:
+the probe restarts the policy and sends that alone. When the probe is refused or times out
+too, the configuration or the server is at fault (a wrong model name, a bad key,
+instructions the moderation refuses, a server that stalls): a refusal stops the run
+(:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
+(retried).
+A server failure (5xx, 429, a dropped connection, after the policy's retries) is never the
+agent's: it is raised, and the episode retried.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gymforge.core.errors import InfraError, PolicyStopped, TurnTimedOut
+from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.core.types import Message, Observation, Reply
+
+REFUSED = "refused"
+TIMED_OUT = "timed_out"
+PROBE = "Hello."
+"""The probe's user message: nothing of the agent's."""
+
+
+@dataclass(frozen=True)
+class Heard:
+    """The counterpart's answer (``""`` for one that is not a ``Reply``), or why it hung up
+    (``stop``; ``text`` is then empty)."""
+
+    text: str
+    stop: str | None = None
+
+
+def agents_fault(err: InfraError) -> str | None:
+    """The hang-up reason when ``err``, raised by the counterpart's model on the agent's
+    text, may be the agent's doing (to be confirmed by the probe); None when it is the
+    server's (retried)."""
+    if isinstance(err, TurnTimedOut):
+        return TIMED_OUT
+    return None if err.retryable else REFUSED
+
+
+class Counterpart:
+    """``policy`` answering the agent, with ``instructions`` as its system message (see the
+    module docstring)."""
+
+    def __init__(self, policy: Policy, instructions: str) -> None:
+        self.policy, self.instructions = policy, instructions
+        self.ctx = EpisodeContext("", 0)
+        self.instructed = False
+        self.stop: str | None = None
+        """Why it hung up: every later message gets the same ``Heard``, unasked."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        self.ctx, self.instructed, self.stop = ctx, False, None
+        await self.policy.start(ctx)
+
+    async def hear(self, text: str) -> Heard:
+        """The model's answer to the agent's ``text``, or the reason it hangs up."""
+        if self.stop is None:
+            heard = await self._ask(text)
+            self.stop = heard.stop
+            return heard
+        return Heard("", self.stop)
+
+    async def _ask(self, text: str) -> Heard:
+        msgs = [Message(role="user", content=text)]
+        if not self.instructed:
+            msgs.insert(0, Message(role="system", content=self.instructions))
+        try:
+            turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        except PolicyStopped as stop:  # its context is full (``context_length``)
+            return Heard("", stop.reason)
+        except InfraError as err:
+            reason = agents_fault(err)
+            if reason is None:
+                raise
+            await self.probe(err)
+            return Heard("", reason)
+        self.instructed = True
+        return Heard(turn.action.text if isinstance(turn.action, Reply) else "")
+
+    async def probe(self, failure: InfraError) -> None:
+        """Return when the model answers its instructions and :data:`PROBE` alone (the
+        agent's text caused ``failure``); else raise ``failure`` (the configuration or the
+        server did), or the probe's own server failure (retried)."""
+        first = (
+            Message(role="system", content=self.instructions),
+            Message(role="user", content=PROBE),
+        )
+        try:
+            await self.policy.start(self.ctx)
+            await self.policy.act(Observation(messages=first))
+        except PolicyStopped as err:
+            raise _configuration(failure) from err
+        except InfraError as err:
+            if agents_fault(err) is None:
+                raise
+            raise _configuration(failure) from err
+
+
+class CounterpartRefused(InfraError):
+    """The counterpart's model refuses a request with none of the agent's text in it too:
+    its configuration is wrong (model name, key, instructions). Not retryable: the run
+    stops with this message."""
+
+    retryable = False
+
+
+def _configuration(failure: InfraError) -> InfraError:
+    """``failure`` as it is when it is retryable (a stall: the server's, retried), else
+    worded as the configuration's mistake it is (:class:`CounterpartRefused`)."""
+    if failure.retryable:
+        return failure
+    return CounterpartRefused(
+        "the user_policy model (the simulated user or requester) refuses a request without "
+        "the agent's text too (its instructions and a greeting): check its model name, key "
+        f"and instructions: {failure}"
+    )

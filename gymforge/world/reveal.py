@@ -1,0 +1,140 @@
+"""When a simulated counterpart's answer reveals a hidden value: one rule, for every one.
+
+A model in the customer's or the requester's place (``world.sim.PolicyUser``,
+``envs.crm.requester.PolicyRequester``) is read by its text: a value counts as revealed
+when the answer names it. Naming is not enough when the answer names a look-alike too: a
+counterpart repeating the agent's question ("Jane Doe or Jane Smith?", "is your ZIP 48213
+or 48214?"), or not sure which, settles nothing, and an agent that offers the candidates
+must not be paid for its guess. Nor when it echoes an agent's message that named the value
+(:func:`echoes`: the whole message, or its words around the value): a counterpart
+repeating "Do you mean Jane Doe?" names the one candidate the agent offered, and an agent
+asking about each candidate in turn would get the meant one "revealed" without anyone
+choosing. So (:func:`reveals`) an answer reveals a value when it
+names it as a whole ("48213", never inside "482130"; "Jane Lee", never inside "Jane
+Leeds"), names none of its look-alikes and does not merely echo a message that named it.
+
+Where the look-alikes come from is the caller's: the records the truth knows an ambiguous
+request could mean (crm), or the candidates of the value's shape that the agent's message
+offered (:func:`offered`: "48214" beside a ZIP, another address beside an email, another
+date beside a date).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_RUN = re.compile(r"[^\W\d_]+|\d+|\s+|.", re.S)
+_WORD = re.compile(r"\w+")
+Words = tuple[str, ...]
+CONTEXT = 3
+"""Words either side of a value that, copied from the agent's message, make its naming an
+echo (:func:`copied`)."""
+
+
+def names(value: str, text: str) -> bool:
+    """Whether ``text`` names ``value`` as a whole, ignoring case: not inside a longer word
+    or number."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
+
+
+def repeats(answer: str, message: str) -> bool:
+    """Whether ``answer`` holds the whole of ``message``: its words in order, ignoring case,
+    punctuation and spacing (an echo, however it is framed)."""
+    said = " ".join(_words(message))
+    return bool(said) and f" {said} " in f" {' '.join(_words(answer))} "
+
+
+def copied(answer: str, value: str, message: str) -> bool:
+    """Whether every naming of ``value`` in ``answer`` is copied from a naming of it in
+    ``message``: on each side, the :data:`CONTEXT` words next to it are the message's there,
+    or the message has fewer there (nothing to compare) and the other side has them. An
+    echo cut short or framed ("Echo: is your ZIP 48213? I ask because") is copied; an
+    answer in its own words ("Yes, 48213 is right", "ZIP 48213"), or one that borrows the
+    words on one side only ("Yes, Jane Doe, the VP of Sales"), is not. Linear in the
+    texts' lengths, however often they name the value."""
+    v, a, m = _words(value), _words(answer), _words(message)
+    both: set[tuple[Words, Words]] = set()
+    before_only: set[Words] = set()
+    after_only: set[Words] = set()
+    for j in _at(v, m):
+        before, after = _around(m, j, len(v))
+        if len(before) == CONTEXT and len(after) == CONTEXT:
+            both.add((before, after))
+        elif len(before) == CONTEXT:
+            before_only.add(before)
+        elif len(after) == CONTEXT:
+            after_only.add(after)
+    spots = _at(v, a)
+    return bool(spots) and all(
+        pair in both or pair[0] in before_only or pair[1] in after_only
+        for pair in (_around(a, i, len(v)) for i in spots)
+    )
+
+
+def _around(words: list[str], i: int, n: int) -> tuple[Words, Words]:
+    """The words before and after ``words[i : i + n]``, :data:`CONTEXT` at most a side."""
+    return tuple(words[max(i - CONTEXT, 0) : i]), tuple(words[i + n : i + n + CONTEXT])
+
+
+def echoes(answer: str, value: str, message: str) -> bool:
+    """Whether ``answer`` names ``value`` only as an echo of ``message``, which named it:
+    the whole message repeated (:func:`repeats`), or its words around the value
+    (:func:`copied`)."""
+    if not names(value, message):
+        return False
+    return repeats(answer, message) or copied(answer, value, message)
+
+
+def reveals(answer: str, value: str, look_alikes: Iterable[str] = (), asked: str = "") -> bool:
+    """Whether ``answer`` names ``value`` as a whole and none of ``look_alikes`` (those
+    equal to ``value`` aside), and not as an echo of ``asked``, the message it answers
+    (:func:`echoes`)."""
+    if not value or not names(value, answer) or echoes(answer, value, asked):
+        return False
+    low = value.lower()
+    return not any(names(o, answer) for o in look_alikes if o and o.lower() != low)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _at(part: list[str], words: list[str]) -> list[int]:
+    """Where the word sequence ``part`` starts in ``words``."""
+    n = len(part)
+    if not n:
+        return []
+    return [i for i, w in enumerate(words) if w == part[0] and words[i : i + n] == part]
+
+
+def shape(value: str) -> re.Pattern[str] | None:
+    """A pattern for candidates of ``value``'s shape: its punctuation as it is, any letters
+    for each run of letters, as many digits for a run of digits standing alone (a ZIP, a
+    date's parts) and any for one in a word (``dana.smith7``). None for a value that has no
+    digit or holds a space (a name, a word: any word would be a candidate; such look-alikes
+    must come from the truth)."""
+    if not any(c.isdigit() for c in value) or any(c.isspace() for c in value):
+        return None
+    runs = _RUN.findall(value)
+    parts = []
+    for i, run in enumerate(runs):
+        if run[0].isdigit():
+            near = [runs[j] for j in (i - 1, i + 1) if 0 <= j < len(runs)]
+            in_word = any(r[0].isalpha() for r in near)
+            parts.append(r"\d*" if in_word else rf"\d{{{len(run)}}}")
+        elif run[0].isalpha():
+            parts.append(r"[^\W\d_]+")
+        else:
+            parts.append(re.escape(run))
+    return re.compile(rf"(?<!\w)(?:{''.join(parts)})(?!\w)", re.I)
+
+
+def offered(value: str, text: str) -> list[str]:
+    """The candidates of ``value``'s shape (:func:`shape`) that ``text`` names, other than
+    ``value`` itself: what an agent's question offered beside it."""
+    pattern = shape(value)
+    if pattern is None:
+        return []
+    low = value.lower()
+    return sorted({m.group(0) for m in pattern.finditer(text) if m.group(0).lower() != low})
