@@ -171,8 +171,12 @@ async def run_episode(
     (``EPISODE_TIMEOUT``), like any other budget, since the agent's actions (commands that
     wait, slow turns) spend it; before that, it is an ``InfraError`` (a stalled start,
     retried). A model turn that ran past the policy's call timeout on every attempt
-    (``TurnTimedOut``) is judged alike: after the agent acted, a truncated, counted failure
-    (``TURN_TIMEOUT``). While it runs, full garbage collections are paced
+    (``TurnTimedOut``) is a truncated, counted failure (``TURN_TIMEOUT``) after the agent
+    acted, and before it too when the server was seen answering while the turn waited
+    (its ``answering``: other turns answered during each attempt, or the same request for
+    one token, ``gymforge.rollout.liveness``), so a single-turn task's only turn cannot be
+    taken out of the count by answering at length; a turn before the first action with
+    nothing answered is a stalled start, retried. While it runs, full garbage collections are paced
     (``gymforge.rollout.gcpace``).
     """
     with paced_collections():
@@ -250,10 +254,10 @@ async def _steps(
             turn: PolicyTurn = await policy.act(obs)
         except PolicyStopped as stop:
             return stop.reason  # the policy's budget ended the episode: truncated
-        except TurnTimedOut:
-            if played.acted:  # a turn too long to answer: the policy's output (TURN_TIMEOUT)
+        except TurnTimedOut as err:
+            if played.acted or err.answering:  # a turn too long to answer: the policy's output
                 return TURN_TIMEOUT
-            raise  # a stalled start: retried
+            raise  # a stalled start (nothing answered while it waited): retried
         except Exception as err:
             failure = policy_failure(policy.name, "failed", err)
             if failure is err:

@@ -182,6 +182,7 @@ class OpenAIPolicy:
                 lambda n: self._send(self.request_body(n)),
                 self.budget.max_tokens(observing=observation),
                 _hint,
+                first=self.turns == 0,
             )
             turn, assistant = turn_from_reply(
                 reply, version, f"call_{self.turns + 1}", self.factory.text_tool_calls

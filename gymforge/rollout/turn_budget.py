@@ -31,7 +31,8 @@ from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Observation
 from gymforge.kit.tool_env import action_text
 from gymforge.rollout.context_full import room
-from gymforge.rollout.server import Answer, Backoff, Rejection, ServerFactory, call_with_retries
+from gymforge.rollout.liveness import turn_with_retries
+from gymforge.rollout.server import Answer, Backoff, Rejection, ServerFactory
 
 
 class TurnBudget:
@@ -98,15 +99,20 @@ async def send_within(
     send: Callable[[int | None], Awaitable[Answer]],
     max_tokens: int | None,
     hint: Rejection | None = None,
+    *,
+    first: bool = False,
 ) -> tuple[Answer, str | None]:
     """``send(max_tokens)`` with the retry policy; sent once more with the room a
-    context-full refusal states when that is less than was asked (module docstring)."""
+    context-full refusal states when that is less than was asked (module docstring). A
+    turn past ``call_timeout`` on every attempt is judged a long answer or a stall
+    (:func:`~gymforge.rollout.liveness.turn_with_retries`; ``first``: the episode's first
+    turn)."""
     try:
-        return await call_with_retries(factory, rng, lambda: send(max_tokens), hint)
+        return await turn_with_retries(factory, rng, send, max_tokens, hint, first=first)
     except ContextLengthExceeded as err:
         left = room(str(err))
         if left is None or left < 1 or (max_tokens is not None and left >= max_tokens):
             raise
     # sent outside the handler: the resend's errors are not raised in the refusal's context
     # (whose chain would name the refusal as a cut connection's cause)
-    return await call_with_retries(factory, rng, lambda: send(left), hint)
+    return await turn_with_retries(factory, rng, send, left, hint, first=first)

@@ -249,6 +249,7 @@ class VLLMPolicy:
                 lambda n: self._send(self.request_body(ids_json, n), sent),
                 max_tokens,
                 _completion_hint,
+                first=self.turns == 0,
             )
         except ContextLengthExceeded as err:
             self.factory.context_window = context_limit(str(err)) or window

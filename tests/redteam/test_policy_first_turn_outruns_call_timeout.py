@@ -46,9 +46,6 @@ RETRY = Retry(max_attempts=2, call_timeout=CALL_TIMEOUT, base_delay=0.01, max_de
 TASKS = MathEnv.tasks.sample(18, 7)
 FAILED = TASKS[:2]
 """The tasks the policy would fail: the ones it answers at length."""
-OPEN = pytest.mark.xfail(
-    strict=True, reason="a first turn past call_timeout is always retried as a stalled start"
-)
 
 
 def prompts(task_ids: Sequence[str]) -> set[str]:
@@ -120,7 +117,6 @@ def assert_counted(result: Any, tasks: Sequence[str], timed_out: Sequence[str]) 
             assert episode["steps"] == 1 and episode["failure_reason"] != TURN_TIMEOUT
 
 
-@OPEN
 @pytest.mark.parametrize("path", ["lean", "fast", "typed"])
 def test_a_first_turn_held_while_the_server_answers_others_is_counted(
     tmp_path: Path, path: str
@@ -133,7 +129,6 @@ def test_a_first_turn_held_while_the_server_answers_others_is_counted(
     assert_counted(result, TASKS, FAILED)
 
 
-@OPEN
 def test_a_long_first_turn_with_nothing_else_in_flight_is_counted(tmp_path: Path) -> None:
     tasks = TASKS[:4]
     with OpenAITestServer(latency=held_on(prompts(FAILED), one_token_answered=True)) as srv:
@@ -144,7 +139,6 @@ def test_a_long_first_turn_with_nothing_else_in_flight_is_counted(tmp_path: Path
     assert len(probes) == len(FAILED)  # one one-token request per timed-out turn, no more
 
 
-@OPEN
 def test_a_long_token_in_first_turn_is_counted(tmp_path: Path) -> None:
     # vllm: sends token ids to /completions; every turn runs long, one token does not
     with OpenAITestServer(latency=held_on(None, one_token_answered=True)) as srv:
