@@ -61,8 +61,10 @@ walked away or its session ended (``gymforge.serve.record.END_REASONS``)."""
 
 EPISODE_TIMEOUT = "episode_timeout"
 """The failure reason of an episode that ran past its ``--episode-timeout`` after the agent
-acted: its time budget is spent by the agent's actions and turns, so it is the episode's
-counted failure, not an infrastructure error (``rollout.episode.run_episode``)."""
+acted, or before it while its policy's server was seen generating (a long first turn,
+``policy.StallJudgingPolicy``): its time budget is spent by the agent's actions and turns,
+so it is the episode's counted failure, not an infrastructure error
+(``rollout.episode.run_episode``)."""
 
 TURN_TIMEOUT = "turn_timeout"
 """The failure reason of an episode whose model turn ran past the policy's call timeout on

@@ -14,8 +14,13 @@ counted failure when the server was seen generating while it waited
 (``rollout.liveness``): other turns of the run answered during each of its attempts, or,
 without that, the same request asking for one token answered. A server that answers nothing
 (the one-token request included), or that hung part way through the turn's wait, is a stall:
-still retried, never counted (the last tests: the fix must not count infrastructure as the
-policy's failures).
+still retried, never counted (the fix must not count infrastructure as the policy's
+failures).
+
+The same attack through ``--episode-timeout``: set below the turn's attempts, it cut the long
+first turn short, a stalled start, retried. The runner now asks the policy the same question
+(``StallJudgingPolicy.server_answering``): a server seen generating makes it the episode's
+counted ``episode_timeout``; one answering nothing leaves it a stalled start.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from gymforge.core.errors import TURN_TIMEOUT
+from gymforge.core.errors import EPISODE_TIMEOUT, TURN_TIMEOUT
 from gymforge.envs.math.env import MathEnv
 from gymforge.rollout import LocalExecutor, RunSpec, run
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
@@ -90,6 +95,7 @@ def play(
     concurrency: int,
     policy: str = "openai:m",
     max_retries: int = 1,
+    episode_timeout: float | None = None,
 ) -> Any:
     spec = RunSpec(
         env="math",
@@ -98,13 +104,16 @@ def play(
         out=tmp_path,
         concurrency=concurrency,
         max_retries=max_retries,
+        episode_timeout=episode_timeout,
     )
     executor = LocalExecutor(MathEnv, factory, close_policy=factory.aclose)
     return asyncio.run(run(spec, executor))
 
 
-def assert_counted(result: Any, tasks: Sequence[str], timed_out: Sequence[str]) -> None:
-    """Every task scored; those in ``timed_out`` as truncated ``turn_timeout`` failures."""
+def assert_counted(
+    result: Any, tasks: Sequence[str], timed_out: Sequence[str], reason: str = TURN_TIMEOUT
+) -> None:
+    """Every task scored; those in ``timed_out`` as truncated failures for ``reason``."""
     assert not result.errors
     assert result.summary["episodes"] == len(tasks)
     by_task = {e["task_id"]: e for e in result.episodes}
@@ -112,9 +121,9 @@ def assert_counted(result: Any, tasks: Sequence[str], timed_out: Sequence[str]) 
     for task_id, episode in by_task.items():
         if task_id in timed_out:
             assert episode["steps"] == 0 and episode["truncated"] and not episode["success"]
-            assert episode["failure_reason"] == TURN_TIMEOUT
+            assert episode["failure_reason"] == reason
         else:
-            assert episode["steps"] == 1 and episode["failure_reason"] != TURN_TIMEOUT
+            assert episode["steps"] == 1 and episode["failure_reason"] != reason
 
 
 @pytest.mark.parametrize("path", ["lean", "fast", "typed"])
@@ -169,3 +178,29 @@ def test_a_server_that_hangs_during_the_wait_is_still_infrastructure(tmp_path: P
     assert [e["task_id"] for e in result.episodes] == [answered]
     assert len(result.errors) == len(held)
     assert all("no response within" in e for e in result.errors)
+
+
+EPISODE_TIMEOUT_S = 1.0
+SLOW_RETRY = Retry(max_attempts=2, call_timeout=3.0, base_delay=0.01, max_delay=0.01)
+"""Attempts longer than ``EPISODE_TIMEOUT_S``: the episode's time runs out first."""
+
+
+def test_a_long_first_turn_cut_by_the_episode_timeout_is_counted(tmp_path: Path) -> None:
+    tasks = TASKS[:4]
+    with OpenAITestServer(latency=held_on(prompts(FAILED), one_token_answered=True)) as srv:
+        factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=SLOW_RETRY)
+        result = play(tmp_path, factory, tasks, 1, episode_timeout=EPISODE_TIMEOUT_S)
+    assert_counted(result, tasks, FAILED, EPISODE_TIMEOUT)
+
+
+def test_a_first_turn_cut_by_the_episode_timeout_on_a_silent_server_is_retried(
+    tmp_path: Path,
+) -> None:
+    with OpenAITestServer(latency=held_on(None, one_token_answered=False)) as srv:
+        factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=SLOW_RETRY)
+        result = play(
+            tmp_path, factory, FAILED, len(FAILED), max_retries=0, episode_timeout=EPISODE_TIMEOUT_S
+        )
+    assert result.summary["episodes"] == 0
+    assert len(result.errors) == len(FAILED)
+    assert all("exceeded its" in e for e in result.errors)

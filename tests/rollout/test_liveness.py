@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from gymforge.rollout.liveness import PROBE_TOKENS, turn_with_retries
+from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch, turn_with_retries
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
 from gymforge.rollout.server import PolicyTimedOut
 
@@ -49,8 +49,10 @@ def judge(
         raise AssertionError("not reached: the attempt is timed out")
 
     async def go() -> bool:
+        watch = TurnWatch(f)
+        watch.first = first
         with pytest.raises(PolicyTimedOut) as caught:
-            await turn_with_retries(f, random.Random(0), send, max_tokens, first=first)
+            await turn_with_retries(watch, random.Random(0), send, max_tokens)
         return caught.value.answering
 
     return asyncio.run(go()), sent
@@ -82,8 +84,13 @@ def test_an_answered_turn_is_counted() -> None:
     async def send(tokens: int | None) -> str:
         return "answer"
 
-    answer, _ = asyncio.run(turn_with_retries(f, random.Random(0), send, 512))
+    watch = TurnWatch(f)
+    answer, _ = asyncio.run(turn_with_retries(watch, random.Random(0), send, 512))
     assert answer == "answer" and f.turns_answered == 1
+    assert not watch.first  # the next turn is not the episode's first
+    assert not asyncio.run(watch.answering())  # no turn in flight: nothing to judge
+    watch.start()
+    assert watch.first
 
 
 def test_the_evidence_survives_pickling_and_a_pickled_factory_counts_afresh() -> None:
