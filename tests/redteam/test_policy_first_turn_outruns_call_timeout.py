@@ -39,6 +39,7 @@ from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
 from gymforge.rollout.server import ServerFactory
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing import OpenAITestServer
+from gymforge.trajectory.reader import read_episodes, verify_chain
 
 CALL_TIMEOUT = 1.0
 HELD = 30.0
@@ -111,9 +112,16 @@ def play(
 
 
 def assert_counted(
-    result: Any, tasks: Sequence[str], timed_out: Sequence[str], reason: str = TURN_TIMEOUT
+    out: Path,
+    result: Any,
+    tasks: Sequence[str],
+    timed_out: Sequence[str],
+    reason: str = TURN_TIMEOUT,
 ) -> None:
-    """Every task scored; those in ``timed_out`` as truncated failures for ``reason``."""
+    """Every task scored; those in ``timed_out`` as truncated failures for ``reason``, with
+    no step, in a file whose every episode passes the reader's checks."""
+    for log in read_episodes(out / "trajectories.jsonl"):
+        verify_chain(log)
     assert not result.errors
     assert result.summary["episodes"] == len(tasks)
     by_task = {e["task_id"]: e for e in result.episodes}
@@ -135,7 +143,7 @@ def test_a_first_turn_held_while_the_server_answers_others_is_counted(
     with OpenAITestServer(latency=held_on(prompts(FAILED), one_token_answered=False)) as srv:
         factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=RETRY, request_path=path)  # type: ignore[arg-type]
         result = play(tmp_path, factory, TASKS, concurrency=len(FAILED) + 1)
-    assert_counted(result, TASKS, FAILED)
+    assert_counted(tmp_path, result, TASKS, FAILED)
 
 
 def test_a_long_first_turn_with_nothing_else_in_flight_is_counted(tmp_path: Path) -> None:
@@ -144,7 +152,7 @@ def test_a_long_first_turn_with_nothing_else_in_flight_is_counted(tmp_path: Path
         factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
         result = play(tmp_path, factory, tasks, concurrency=1)
         probes = [r for r in srv.requests if r.get("max_tokens") == 1]
-    assert_counted(result, tasks, FAILED)
+    assert_counted(tmp_path, result, tasks, FAILED)
     assert len(probes) == len(FAILED)  # one one-token request per timed-out turn, no more
 
 
@@ -153,7 +161,7 @@ def test_a_long_token_in_first_turn_is_counted(tmp_path: Path) -> None:
     with OpenAITestServer(latency=held_on(None, one_token_answered=True)) as srv:
         factory = VLLMPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
         result = play(tmp_path, factory, FAILED, concurrency=1, policy="vllm:m")
-    assert_counted(result, FAILED, FAILED)
+    assert_counted(tmp_path, result, FAILED, FAILED)
 
 
 @pytest.mark.parametrize("concurrency", [1, len(FAILED)])
@@ -190,7 +198,7 @@ def test_a_long_first_turn_cut_by_the_episode_timeout_is_counted(tmp_path: Path)
     with OpenAITestServer(latency=held_on(prompts(FAILED), one_token_answered=True)) as srv:
         factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=SLOW_RETRY)
         result = play(tmp_path, factory, tasks, 1, episode_timeout=EPISODE_TIMEOUT_S)
-    assert_counted(result, tasks, FAILED, EPISODE_TIMEOUT)
+    assert_counted(tmp_path, result, tasks, FAILED, EPISODE_TIMEOUT)
 
 
 def test_a_first_turn_cut_by_the_episode_timeout_on_a_silent_server_is_retried(
