@@ -61,13 +61,16 @@ walked away or its session ended (``gymforge.serve.record.END_REASONS``)."""
 
 EPISODE_TIMEOUT = "episode_timeout"
 """The failure reason of an episode that ran past its ``--episode-timeout`` after the agent
-acted: its time budget is spent by the agent's actions and turns, so it is the episode's
-counted failure, not an infrastructure error (``rollout.episode.run_episode``)."""
+acted, or before it while its policy's server was seen generating (a long first turn,
+``policy.StallJudgingPolicy``): its time budget is spent by the agent's actions and turns,
+so it is the episode's counted failure, not an infrastructure error
+(``rollout.episode.run_episode``)."""
 
 TURN_TIMEOUT = "turn_timeout"
 """The failure reason of an episode whose model turn ran past the policy's call timeout on
-every attempt after the agent acted (:class:`TurnTimedOut`): the turn's length is the
-policy's output, so, as ``EPISODE_TIMEOUT``, it is the episode's counted failure."""
+every attempt after the agent acted, or before it while the server was seen answering
+(:class:`TurnTimedOut`): the turn's length is the policy's output, so, as
+``EPISODE_TIMEOUT``, it is the episode's counted failure."""
 
 POLICY_STOP_REASONS = (
     frozenset(
@@ -154,11 +157,18 @@ class InfraError(GymforgeError):
 
 class TurnTimedOut(InfraError):
     """Every attempt at a model turn ran past the policy's call timeout (no answer at all,
-    never an error status). Before the agent acted it is infrastructure (a stalled start,
-    retried); after, the runner ends the episode as truncated with ``TURN_TIMEOUT``, a
-    counted failure: a turn's length is the policy's own output, and a policy must not turn
-    the episodes it fails into unscored retries by answering at length
+    never an error status). The runner ends the episode as truncated with ``TURN_TIMEOUT``,
+    a counted failure, once the agent acted, and before it when ``answering`` (the server
+    was seen answering while the turn waited, so the turn's own length outran the timeout):
+    a turn's length is the policy's own output, and a policy must not turn the episodes it
+    fails into unscored retries by answering at length. Before the agent acted and without
+    ``answering`` it is infrastructure (a stalled start, retried)
     (``rollout.episode.run_episode``)."""
+
+    answering: bool = False
+    """The server was seen generating while this turn waited (other turns answered during
+    each attempt, or the same request for one token): a long answer, not a stalled server.
+    Set by the policy that raises it."""
 
 
 class EpisodeStateError(GymforgeError):

@@ -136,3 +136,15 @@ class FinishingPolicy(Protocol):
     episode; it must be quick and must not raise."""
 
     async def finish(self) -> None: ...
+
+
+@runtime_checkable
+class StallJudgingPolicy(Protocol):
+    """A policy that can tell whether its model server was generating while its turn in
+    flight waited (``gymforge.rollout.liveness``). When an episode's time runs out before
+    the agent acted, the runner asks: yes, and the turn's own length spent the time, the
+    episode's counted failure (``EPISODE_TIMEOUT``); no, and it was a stalled start,
+    retried. Awaited at most once per episode, after the turn was cancelled; it may send
+    the server a request bounded by the policy's call timeout, and must not raise."""
+
+    async def server_answering(self) -> bool: ...

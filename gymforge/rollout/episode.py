@@ -17,7 +17,13 @@ from gymforge.core.errors import (
     PolicyStopped,
     TurnTimedOut,
 )
-from gymforge.core.policy import FinishingPolicy, Policy, PolicyTurn, episode_context
+from gymforge.core.policy import (
+    FinishingPolicy,
+    Policy,
+    PolicyTurn,
+    StallJudgingPolicy,
+    episode_context,
+)
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Invalid, Message, Observation, Reply
 from gymforge.rollout.capture import turn_record
@@ -167,13 +173,16 @@ async def run_episode(
     (``failures.policy_failure``). Anything the *agent* does wrong is handled inside
     ``env.step``. ``timeout_s`` is the episode's time budget: once the agent has acted (its
     first action reached ``env.step``), running past it ends the episode as a truncated,
-    counted failure
-    (``EPISODE_TIMEOUT``), like any other budget, since the agent's actions (commands that
-    wait, slow turns) spend it; before that, it is an ``InfraError`` (a stalled start,
-    retried). A model turn that ran past the policy's call timeout on every attempt
-    (``TurnTimedOut``) is judged alike: after the agent acted, a truncated, counted failure
-    (``TURN_TIMEOUT``). While it runs, full garbage collections are paced
-    (``gymforge.rollout.gcpace``).
+    counted failure (``EPISODE_TIMEOUT``), like any other budget, since the agent's actions
+    (commands that wait, slow turns) spend it. A model turn that ran past the policy's call
+    timeout on every attempt (``TurnTimedOut``) is judged alike (``TURN_TIMEOUT``). Before
+    the agent acted, either is a truncated, counted failure too when the server was seen
+    generating while the turn waited (``TurnTimedOut.answering``; for the episode's time,
+    the policy's ``server_answering``, a ``StallJudgingPolicy``: other turns answered during
+    each attempt, or the same request for one token, ``gymforge.rollout.liveness``), so a
+    single-turn task's only turn cannot be taken out of the count by answering at length;
+    with nothing answered it is an ``InfraError`` (a stalled start, retried). While it runs,
+    full garbage collections are paced (``gymforge.rollout.gcpace``).
     """
     with paced_collections():
         try:
@@ -213,12 +222,18 @@ async def _play(
         except TimeoutError:
             if not budget.expired():
                 raise
-            if not played.acted:
+            if not played.acted and not await _server_answering(policy):
                 raise InfraError(f"episode exceeded its {timeout_s} s timeout") from None
             stopped = EPISODE_TIMEOUT
     records = played.records
     records.append(episode_record(base, records, played.result, env, stopped))
     return records
+
+
+async def _server_answering(policy: Policy) -> bool:
+    """Whether ``policy``'s server was seen generating while its turn in flight waited
+    (``StallJudgingPolicy``); False for a policy that cannot tell."""
+    return isinstance(policy, StallJudgingPolicy) and await policy.server_answering()
 
 
 async def _steps(
@@ -250,10 +265,10 @@ async def _steps(
             turn: PolicyTurn = await policy.act(obs)
         except PolicyStopped as stop:
             return stop.reason  # the policy's budget ended the episode: truncated
-        except TurnTimedOut:
-            if played.acted:  # a turn too long to answer: the policy's output (TURN_TIMEOUT)
+        except TurnTimedOut as err:
+            if played.acted or err.answering:  # a turn too long to answer: the policy's output
                 return TURN_TIMEOUT
-            raise  # a stalled start: retried
+            raise  # a stalled start (nothing answered while it waited): retried
         except Exception as err:
             failure = policy_failure(policy.name, "failed", err)
             if failure is err:

@@ -61,6 +61,7 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation
 from gymforge.rollout.chat_reply import ChatReply, read_chat, reply_from_json, turn_from_reply
+from gymforge.rollout.liveness import TurnWatch, WatchedTurns
 from gymforge.rollout.parsing import message_dict, tools_not_json
 from gymforge.rollout.server import (
     PolicyRequestRejected,
@@ -133,7 +134,7 @@ class OpenAIPolicyFactory(ServerFactory):
         return OpenAIPolicy(self)
 
 
-class OpenAIPolicy:
+class OpenAIPolicy(WatchedTurns):
     """One episode's conversation with the model. Made by :class:`OpenAIPolicyFactory`."""
 
     def __init__(self, factory: OpenAIPolicyFactory) -> None:
@@ -147,6 +148,7 @@ class OpenAIPolicy:
         self._backoff_key: tuple[str, int, int] | None = None
         self._rng: random.Random | None = None
         self.budget = TurnBudget(factory.sampling.max_tokens)
+        self.watch = TurnWatch(factory)
 
     @property
     def weight_version(self) -> str | None:
@@ -157,6 +159,7 @@ class OpenAIPolicy:
         self._seed = ctx.sampling_seed
         self._backoff_key, self._rng = (ctx.task_id, ctx.seed, ctx.sampling_seed), None
         self.budget.start(ctx)
+        self.watch.start()
 
     def _backoff(self) -> random.Random:
         """The episode's seeded jitter for retry delays, seeded when a retry first waits
@@ -177,7 +180,7 @@ class OpenAIPolicy:
                 self.tools = [dict(t) for t in observation.tools]
             self.messages.extend(message_dict(m) for m in observation.messages)
             reply, version = await send_within(
-                self.factory,
+                self.watch,
                 self._backoff,
                 lambda n: self._send(self.request_body(n)),
                 self.budget.max_tokens(observing=observation),

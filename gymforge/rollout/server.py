@@ -12,7 +12,8 @@ modules beside it, whose names are imported from here too), once:
 - :func:`call_with_retries`: connection errors, timeouts, 408, 429 and 5xx retried with
   exponential backoff and seeded jitter, each attempt bounded by ``call_timeout``; then
   :class:`PolicyServerError` (retries exhausted; :class:`PolicyTimedOut` when every attempt
-  ran past ``call_timeout``), :class:`PolicyRequestRejected` (another
+  ran past ``call_timeout``: for a model turn, :mod:`gymforge.rollout.liveness` says
+  whether the server was answering meanwhile), :class:`PolicyRequestRejected` (another
   4xx: configuration) or ``ContextLengthExceeded`` (the context is full, in any engine's
   wording, or the body is over a 413's limit (:mod:`gymforge.rollout.context_full`): a
   truncation, with the prompt's token count parsed from the message);
@@ -109,8 +110,10 @@ class PolicyServerError(InfraError):
 
 
 class PolicyTimedOut(PolicyServerError, TurnTimedOut):
-    """Every attempt ran past ``call_timeout`` without an answer: retried as infrastructure
-    before the agent acted, the episode's counted failure after (``TurnTimedOut``)."""
+    """Every attempt ran past ``call_timeout`` without an answer: the episode's counted
+    failure after the agent acted, or before when the server was seen answering meanwhile
+    (``answering``, set for a model turn by :mod:`gymforge.rollout.liveness`); else a stall,
+    retried as infrastructure (``TurnTimedOut``)."""
 
 
 class PolicyRequestRejected(PolicyServerError):
@@ -173,6 +176,10 @@ class ServerFactory:
         self._path: Literal["fast", "typed", "lean"] | None = None
         self.sdk_reason: str | None = None
         """Why ``"auto"`` chose the SDK's path (None: it did not, or nothing was sent yet)."""
+        self.turns_answered = 0
+        """The model turns the server answered in this process, a monotonic count: whether
+        it answered any while a turn timed out tells a long answer from a stall
+        (:mod:`gymforge.rollout.liveness`)."""
 
     PATHS: tuple[RequestPath, ...] = ("auto", "fast", "lean")
     """The request paths this policy has (the chat policy adds ``"typed"``)."""
@@ -273,7 +280,8 @@ class ServerFactory:
         await self.aclose()
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
-        return {**self.__dict__, "_clients": None, "_lean": None, "_path": None, "sdk_reason": None}
+        cut = {"_clients": None, "_lean": None, "_path": None, "sdk_reason": None}
+        return {**self.__dict__, **cut, "turns_answered": 0}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -31,7 +31,8 @@ from gymforge.core.tokens import ApproxTokenCounter, TokenCounter
 from gymforge.core.types import Action, Observation
 from gymforge.kit.tool_env import action_text
 from gymforge.rollout.context_full import room
-from gymforge.rollout.server import Answer, Backoff, Rejection, ServerFactory, call_with_retries
+from gymforge.rollout.liveness import TurnWatch, turn_with_retries
+from gymforge.rollout.server import Answer, Backoff, Rejection
 
 
 class TurnBudget:
@@ -93,20 +94,22 @@ def _room(what: str, left: int) -> None:
 
 
 async def send_within(
-    factory: ServerFactory,
+    watch: TurnWatch,
     rng: Backoff,
     send: Callable[[int | None], Awaitable[Answer]],
     max_tokens: int | None,
     hint: Rejection | None = None,
 ) -> tuple[Answer, str | None]:
     """``send(max_tokens)`` with the retry policy; sent once more with the room a
-    context-full refusal states when that is less than was asked (module docstring)."""
+    context-full refusal states when that is less than was asked (module docstring). The
+    turn is kept in ``watch``, the policy's, which judges a turn that outran its time a
+    long answer or a stall (:func:`~gymforge.rollout.liveness.turn_with_retries`)."""
     try:
-        return await call_with_retries(factory, rng, lambda: send(max_tokens), hint)
+        return await turn_with_retries(watch, rng, send, max_tokens, hint)
     except ContextLengthExceeded as err:
         left = room(str(err))
         if left is None or left < 1 or (max_tokens is not None and left >= max_tokens):
             raise
     # sent outside the handler: the resend's errors are not raised in the refusal's context
     # (whose chain would name the refusal as a cut connection's cause)
-    return await call_with_retries(factory, rng, lambda: send(left), hint)
+    return await turn_with_retries(watch, rng, send, left, hint)

@@ -66,6 +66,7 @@ from gymforge.rollout.chat_template import (
 )
 from gymforge.rollout.completion_reply import SentPrompt, read_completion
 from gymforge.rollout.context_full import context_limit
+from gymforge.rollout.liveness import TurnWatch, WatchedTurns
 from gymforge.rollout.models_window import ModelsWindow
 from gymforge.rollout.parsing import finite_floats, int_list, message_dict
 from gymforge.rollout.server import (
@@ -167,7 +168,7 @@ def _completion_hint(status: int, message: str) -> str:
     return ""
 
 
-class VLLMPolicy:
+class VLLMPolicy(WatchedTurns):
     """One episode's token sequence. Made by :class:`VLLMPolicyFactory`."""
 
     def __init__(self, factory: VLLMPolicyFactory) -> None:
@@ -183,6 +184,7 @@ class VLLMPolicy:
         self._seed = 0
         self._rng = random.Random(0)
         self.budget = TurnBudget(factory.sampling.max_tokens)
+        self.watch = TurnWatch(factory)
 
     @property
     def weight_version(self) -> str | None:
@@ -196,6 +198,7 @@ class VLLMPolicy:
             derive_seed("vllm-policy-backoff", ctx.task_id, ctx.seed, ctx.sampling_seed)
         )
         self.budget.start(ctx)
+        self.watch.start()
 
     async def next_prompt(self, observation: Observation) -> list[int]:
         """The exact prompt ids of the coming turn (module docstring). The episode's token
@@ -244,7 +247,7 @@ class VLLMPolicy:
         sent = (prompt, b"[" + ids_json + b"]")
         try:
             data, version = await send_within(
-                self.factory,
+                self.watch,
                 self._rng,
                 lambda n: self._send(self.request_body(ids_json, n), sent),
                 max_tokens,

@@ -7,7 +7,9 @@ rambles on the episodes it is failing takes them out of the count (the summary h
 episode at all). Success would be any such episode missing from the summary: once the
 agent has acted, a turn that times out on every attempt must end the episode as truncated
 and counted (``turn_timeout``), as an episode past ``--episode-timeout`` is. A turn that
-times out before the agent acted is still a stalled start, retried.
+times out before the agent acted while the server answers nothing (here every first turn is
+held, its one-token request too) is still a stalled start, retried; one that times out while
+the server answers is counted too (``test_policy_first_turn_outruns_call_timeout.py``).
 """
 
 from __future__ import annotations
