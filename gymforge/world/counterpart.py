@@ -20,7 +20,9 @@ whole run (a refusal: not retryable) or leave the episode unscored (retried):
 
 The last two are the agent's only when the same model, asked without any of the agent's
 text (its instructions and :data:`PROBE`, as before the agent said anything), answers:
-the probe restarts the policy and sends that alone. When the probe is refused or times out
+the probe restarts the policy and sends that alone. A stall its policy already saw the
+server answer through (``TurnTimedOut.answering``, ``gymforge.rollout.liveness``) needs no
+probe. When the probe is refused or times out
 too, the configuration or the server is at fault (a wrong model name, a bad key,
 instructions the moderation refuses, a server that stalls): a refusal stops the run
 (:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
@@ -96,7 +98,8 @@ class Counterpart:
             reason = agents_fault(err)
             if reason is None:
                 raise
-            await self.probe(err)
+            if not (isinstance(err, TurnTimedOut) and err.answering):
+                await self.probe(err)  # the server's answering is not known yet
             return Heard("", reason)
         self.instructed = True
         return Heard(turn.action.text if isinstance(turn.action, Reply) else "")

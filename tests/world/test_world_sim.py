@@ -7,8 +7,10 @@ import asyncio
 import random
 
 from gymforge.core import Observation, Reply
+from gymforge.core.errors import TurnTimedOut
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.world import PolicyUser, ScriptedUser
+from gymforge.world.counterpart import TIMED_OUT, Counterpart
 from gymforge.world.sim import Persona, Slot
 
 PERSONA = Persona(
@@ -110,3 +112,35 @@ def test_a_policy_user_that_confirms_nothing_is_told_so_and_never_counted() -> N
     asyncio.run(user.start(EpisodeContext("t", 0)))
     assert say(user, "I will refund it. Do you confirm?").events == ()
     assert "say no" in policy.seen[0].messages[0].content and user.confirmations == 0
+
+
+def test_a_stall_already_seen_answering_needs_no_probe() -> None:
+    """A counterpart turn whose policy saw the server answer while it waited
+    (``TurnTimedOut.answering``) is the agent's outcome at once: no probe is sent."""
+
+    class Stretched:
+        name = "stretched"
+
+        def __init__(self) -> None:
+            self.asked: list[Observation] = []
+
+        async def start(self, ctx: EpisodeContext) -> None:
+            pass
+
+        async def act(self, observation: Observation) -> PolicyTurn:
+            self.asked.append(observation)
+            err = TurnTimedOut("every attempt ran past the call timeout")
+            err.answering = True
+            raise err
+
+    policy = Stretched()
+    model = Counterpart(policy, "You are a customer.")
+
+    async def go() -> tuple[str | None, str | None]:
+        await model.start(EpisodeContext("t", 0))
+        first = await model.hear("a very long message")
+        second = await model.hear("anything")
+        return first.stop, second.stop
+
+    assert asyncio.run(go()) == (TIMED_OUT, TIMED_OUT)
+    assert len(policy.asked) == 1  # neither a probe nor a second turn
