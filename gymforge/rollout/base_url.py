@@ -64,15 +64,31 @@ def sdk_only_reason(client: openai.AsyncOpenAI) -> str | None:
     honour ``$HTTP_PROXY``, ``$HTTPS_PROXY``, ``$ALL_PROXY`` and ``$NO_PROXY``; the lean
     client speaks to the server directly), or it authenticates through a provider or a
     workload identity (per-request credentials). A base URL carrying ``user:password@``
-    never gets here (:func:`refuse_unusable`)."""
+    never gets here (:func:`refuse_unusable`).
+
+    A proxy applies when ``urllib``'s reading of ``$NO_PROXY`` says so *or* the SDK's own
+    client routes the URL through one: the two differ (``.example.com`` exempts
+    ``example.com`` for ``urllib``, only its subdomains for the SDK's transports), and the
+    lean client must never speak directly to a server the SDK would reach through a proxy."""
     url = urlsplit(str(client.base_url))
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(url.scheme) or proxies.get("all")
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
-    if proxy and not bypass(url.hostname or "", proxies):
+    if (proxy and not bypass(url.hostname or "", proxies)) or _sdk_proxies(client):
         return f"a proxy from the environment applies to {url.scheme}://{url.netloc}"
     if getattr(client, "_provider_runtime", None) is not None:
         return "the client authenticates through a provider"
     if getattr(client, "workload_identity", None) is not None:
         return "the client authenticates with a workload identity"
     return None
+
+
+def _sdk_proxies(client: openai.AsyncOpenAI) -> bool:
+    """Whether the SDK's HTTP client sends its base URL's requests through a mounted proxy
+    transport (the one it built from the environment); True when it cannot be asked."""
+    http = getattr(client, "_client", None)
+    route = getattr(http, "_transport_for_url", None)
+    merge = getattr(http, "_merge_url", None)
+    if route is None or merge is None:
+        return bool(urllib.request.getproxies_environment())
+    return route(merge(str(client.base_url))) is not getattr(http, "_transport", None)
