@@ -26,18 +26,26 @@ def refuse_unusable(base_url: str | None) -> None:
       ``http://:9/v1``, ``ftp://host/v1``. The SDK takes it and every request fails (the
       lean client's goes to port 80 of this machine), each error naming the URL; shown
       only when it holds no ``@`` (without a ``//`` a password is not in the netloc);
-    - one ``urlsplit`` cannot parse (the SDK cannot either)."""
+    - one ``urlsplit`` cannot parse (the SDK cannot either), or whose port is not a
+      number: a password holding ``/``, ``?`` or ``#`` unencoded (``http://u:pa/ss@host``)
+      ends the host there, as the port ``pa``, and the SDK's every error named it.
+
+    No error shows a URL holding an ``@`` anywhere but as ``***@host``: a password cut
+    short by a delimiter is in the host or the path."""
     if base_url is None:
         return
     try:
         url = urlsplit(base_url)
+        url.port  # noqa: B018  # ValueError when not a number (a password's first part?)
     except ValueError:  # its text may hold the password: not shown
         raise UserError(
-            "the base URL cannot be parsed (a malformed host or [IPv6] address); give it "
-            "as scheme://host[:port]/v1"
+            "the base URL cannot be parsed (a malformed host, port or [IPv6] address; a "
+            "'/', '?' or '#' in a password must be percent-encoded); give it as "
+            "scheme://host[:port]/v1"
         ) from None
     if url.username or url.password is not None:  # a bare "@" the SDK drops: harmless
-        shown = url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
+        path = "/..." if "@" in url.path else url.path  # a password's part after a '/'?
+        shown = f"{url.scheme}://***@{url.netloc.rpartition('@')[2]}{path}"
         raise UserError(
             f"the base URL {shown} carries credentials (user:password@), which cannot be "
             "sent beside the API key's bearer token: give the key as $OPENAI_API_KEY "
@@ -51,8 +59,9 @@ def refuse_unusable(base_url: str | None) -> None:
         )
     if "?" in base_url.partition("#")[0]:
         shown = url._replace(query="", fragment="").geturl()  # a query may carry a key
+        shown = "" if "@" in base_url else f" {shown}?..."
         raise UserError(
-            f"the base URL {shown}?... has a query: the OpenAI client appends each "
+            f"the base URL{shown} has a query: the OpenAI client appends each "
             "request's path after it, so no request would reach its endpoint; give the base "
             "URL without it (up to /v1)"
         )
