@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from gymforge.verify.json_schema import JsonSchemaVerifier
 from gymforge.verify.json_unique import all_unique
+from tests.budget import examples
 
 
 class CountedText(str):
@@ -107,11 +108,15 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=3_000, deadline=None, database=None, derandomize=True)
-@given(st.lists(_VALUES, max_size=5))
-def test_unique_items_is_json_schema_equality(items: list[Any]) -> None:
-    expected = not any(_spec_equal(a, b) for a, b in itertools.combinations(items, 2))
-    assert all_unique(items) is expected
+@examples(3_000)
+def test_unique_items_is_json_schema_equality(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True)
+    @given(st.lists(_VALUES, max_size=5))
+    def check(items: list[Any]) -> None:
+        expected = not any(_spec_equal(a, b) for a, b in itertools.combinations(items, 2))
+        assert all_unique(items) is expected
+
+    check()
 
 
 def test_nested_booleans_are_not_numbers_even_where_jsonschema_sorts_them_apart() -> None:
