@@ -32,6 +32,7 @@ SECRET = "s3cret"
         f"http://u:{SECRET}/?#@127.0.0.1:9/v1",
         f"http://u:{SECRET}?@127.0.0.1:9/v1?x=1",
         f"https://u:{SECRET}#@127.0.0.1/v1",
+        f"http://u:{SECRET}%40127.0.0.1:9/v1",  # an encoded '@': no userinfo, the port is text
     ],
 )
 def test_a_password_cut_short_by_a_delimiter_is_refused_unshown(base_url: str) -> None:
