@@ -33,8 +33,11 @@ accepts "42" on every task while each gold differs: ``verifier_redteam`` attacks
 a constant right on too small a share for the sample to see (24 tasks see one right on a
 third of the tasks, not one right on 2%; 8 tasks see less),
 answers that are equal in meaning but not in text (the mode is counted on exact text, so
-"0.5" and "1/2" split its share), and a constant world change on an environment whose
-donor's actions name entities the other tasks' worlds lack.
+"0.5" and "1/2" split its share), a constant world change on an environment whose
+donor's actions name entities the other tasks' worlds lack, a constant the verifier takes
+only beside something copied from the task (its id, a name in the prompt) or after a
+lookup the task names, and a gold drawn from a few values whatever the task says (two
+answers each right on half the tasks stay under the ceiling, as a yes/no task's do).
 """
 
 from __future__ import annotations
