@@ -20,9 +20,11 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
   ``random``, ``current_date``, schema tables); Python's driver refuses a second statement.
   A progress handler stops the query after ``max_ops`` virtual-machine steps
   (deterministic: the same query on the same data is always stopped at the same point) and
-  after ``wall_s`` seconds as a backstop; rows are fetched one by one and more than
-  ``max_rows`` fail as ``too_many_rows``, more than ``max_result_bytes`` of text and blobs
-  as ``too_large``.
+  after ``wall_s`` seconds as a backstop; the string searches whose one call can do work
+  quadratic in the cell cap (``instr``, ``replace``, ``trim``, ``like``, ``glob``) charge
+  that work to the same step budget before they run (``sql_cost``); rows are fetched one
+  by one and more than ``max_rows`` fail as ``too_many_rows``, more than
+  ``max_result_bytes`` of text and blobs as ``too_large``.
 - **Comparison** (``sql_compare``) on every fixture: the candidate's rows against the gold
   query's rows, as a multiset, or in order when ``ordered``. Cells compare by type class
   (numbers as floats rounded to ``float_digits`` significant digits, so ``2`` equals
@@ -52,10 +54,13 @@ from urllib.parse import quote
 from gymforge.core.errors import VerifierError
 from gymforge.core.verdict import Verdict
 from gymforge.verify.json_schema import extract_block
+from gymforge.verify.sql_builtin import OverBudget, private_helper
+from gymforge.verify.sql_clock import ClockRead
 from gymforge.verify.sql_clock import install as install_clockless
 from gymforge.verify.sql_compare import QueryResult as QueryResult
 from gymforge.verify.sql_compare import compare_results as compare_results
 from gymforge.verify.sql_compare import normalize_cell as normalize_cell
+from gymforge.verify.sql_cost import install as install_charged
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"sql@{VERSION}"
@@ -167,11 +172,19 @@ class _Guard:
     chunks: int = 0
     deadline: float = 0.0
     stopped: str | None = None
-    clock: str | None = None
-    """The date function that was refused a clock or time-zone argument (``sql_clock``)."""
+    charged: int = 0
+    """VM steps charged by the overridden functions (``sql_builtin``, ``sql_cost``)."""
+    raised: BaseException | None = None
+    """The first exception raised in an overridden function (``sql_builtin``)."""
 
-    def saw_clock(self, function: str) -> None:
-        self.clock = self.clock or function
+    def saw_raise(self, err: BaseException) -> None:
+        self.raised = self.raised or err
+
+    def charge(self, steps: int) -> None:
+        """Add ``steps`` to the budget; raises ``OverBudget`` once it is spent."""
+        self.charged += steps
+        if self._over():
+            raise OverBudget
 
     def authorize(self, action: int, a1: str | None, a2: str | None, db: Any, trig: Any) -> int:
         if action == sqlite3.SQLITE_SELECT:
@@ -186,13 +199,17 @@ class _Guard:
 
     def progress(self) -> int:
         self.chunks += 1
-        over = self.chunks * self.limits.op_chunk > self.limits.max_ops
-        if over or (self.chunks % 16 == 0 and time.monotonic() > self.deadline):
+        return 1 if self._over() else 0
+
+    def _over(self) -> bool:
+        """Whether the step budget or the wall-clock backstop is spent (checked at every
+        chunk: one step may call a function that takes long, so a chunk can too)."""
+        steps = self.chunks * self.limits.op_chunk + self.charged
+        if steps > self.limits.max_ops or time.monotonic() > self.deadline:
             # one detail for both limits: the verdict must not say which one fired first
             limits = self.limits
             self.stopped = f"over the budget ({limits.max_ops:,} VM steps or {limits.wall_s:g} s)"
-            return 1
-        return 0
+        return self.stopped is not None
 
 
 _ACTIONS = {
@@ -258,7 +275,10 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
     sql = precheck(sql, limits)
     conn = connect_readonly(fixture, limits)
     guard = _Guard(frozenset(), limits)
-    helper = install_clockless(conn, guard.saw_clock)
+    helper = private_helper(conn)
+    budget = (guard.charge, guard.saw_raise)
+    install_clockless(conn, helper, budget)
+    install_charged(conn, helper, budget)
     try:
         guard.tables = fixture.tables or _tables(conn)
         guard.deadline = time.monotonic() + limits.wall_s
@@ -299,8 +319,11 @@ def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
     text = str(err)
     if guard.stopped is not None:
         return QueryRefused("too_slow", guard.stopped)
-    if guard.clock is not None:
-        return QueryRefused("nondeterministic", f"{guard.clock}() read the clock or time zone")
+    if isinstance(guard.raised, ClockRead):
+        function = guard.raised.function
+        return QueryRefused("nondeterministic", f"{function}() read the clock or time zone")
+    if isinstance(guard.raised, sqlite3.Error):  # SQLite's own error inside an override
+        text = str(guard.raised)
     if guard.denied is not None or "not authorized" in text:
         return QueryRefused("refused", guard.denied or text)
     if "too big" in text or "too large" in text or "too many columns" in text:

@@ -37,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from pydantic import BaseModel
+
 from gymforge.core.errors import ToolError
 from gymforge.core.seeding import canonical_json, stable_hash, uniform
 from gymforge.verify.rules import Match, Never, Rule
@@ -92,8 +94,9 @@ INT64 = 1 << 63
 def check_storable(name: str, value: Any, max_text: int = MAX_TEXT) -> None:
     """Refuse (``validation``) an argument a world cannot store as a real API would: text
     over ``max_text`` characters or an integer outside SQLite's 64 bits, at any depth (the
-    values of a ``changes`` object, the cells of a range). The JSON Schema of an ``int`` has
-    no bound, so without this a schema-valid call crashed the tool (``internal``)."""
+    values and keys of a ``changes`` object, the cells of a range, the fields of an argument
+    typed by a model, such as a citation's quote). The JSON Schema of an ``int`` has no
+    bound, so without this a schema-valid call crashed the tool (``internal``)."""
     if isinstance(value, str):
         if len(value) > max_text:
             raise ToolError("validation", f"{name} is longer than {max_text} characters")
@@ -102,10 +105,14 @@ def check_storable(name: str, value: Any, max_text: int = MAX_TEXT) -> None:
             raise ToolError("validation", f"{name} is out of range")
     elif isinstance(value, dict):
         for key, item in value.items():
+            check_storable(f"{name} key", key, max_text)
             check_storable(f"{name}.{str(key)[:40]}", item, max_text)
     elif isinstance(value, list | tuple):
         for item in value:
             check_storable(name, item, max_text)
+    elif isinstance(value, BaseModel):
+        for field in type(value).model_fields:
+            check_storable(f"{name}.{field}", getattr(value, field), max_text)
 
 
 WRITE_RULES: tuple[Rule, ...] = (

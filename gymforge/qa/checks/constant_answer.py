@@ -6,8 +6,11 @@ not to solve anything, and every other baseline passes it: the oracle solves eac
 and the random, no-op and near-miss agents answer wrong *for their own task*.
 
 The baseline reuses the oracle episodes ``scripted_baselines`` already played. Each one's
-answer is its last reply; the most common answer over the sampled tasks (ties: the first
-in sample order) is the constant, and its *donor* is the first task the oracle solved with
+answer is the action that ended it with a verdict: its final reply's text, or the call of a
+tool that ends the episode (``@tool(ends_episode=True)``, a ``submit``: its name and
+arguments), whose result is judged as the reply; an episode that ended otherwise answers
+with its last reply. The most common answer over the sampled tasks (ties: the first in
+sample order) is the constant, and its *donor* is the first task the oracle solved with
 it. The donor's recorded oracle actions are then replayed, verbatim, on every other sampled
 task (:class:`ReplayActions`: when they run out, the last reply is repeated). On a
 single-turn environment that is exactly "reply with the most common answer"; on a tool
@@ -30,8 +33,11 @@ accepts "42" on every task while each gold differs: ``verifier_redteam`` attacks
 a constant right on too small a share for the sample to see (24 tasks see one right on a
 third of the tasks, not one right on 2%; 8 tasks see less),
 answers that are equal in meaning but not in text (the mode is counted on exact text, so
-"0.5" and "1/2" split its share), and a constant world change on an environment whose
-donor's actions name entities the other tasks' worlds lack.
+"0.5" and "1/2" split its share), a constant world change on an environment whose
+donor's actions name entities the other tasks' worlds lack, a constant the verifier takes
+only beside something copied from the task (its id, a name in the prompt) or after a
+lookup the task names, and a gold drawn from a few values whatever the task says (two
+answers each right on half the tasks stay under the ceiling, as a yes/no task's do).
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Action, Observation, Reply
+from gymforge.core.seeding import canonical_json
+from gymforge.core.types import Action, Observation, Reply, ToolCall
 
 ACTION: TypeAdapter[Action] = TypeAdapter(Action)
 
@@ -62,6 +69,19 @@ def final_answer(actions: Sequence[Action]) -> str | None:
     """The text of the last reply, stripped; None when the episode sent no reply."""
     replies = [a for a in actions if isinstance(a, Reply)]
     return replies[-1].text.strip() if replies else None
+
+
+def episode_answer(episode: Sequence[dict[str, Any]]) -> str | None:
+    """What an episode answered: the action of the step that ended it with a verdict (a
+    reply's text, or a submitting tool call as ``name(arguments)``: with no reply at all,
+    an environment answered through a ``submit`` tool had no answer to count, and its
+    constant went unseen), else its last reply's text; None without either."""
+    steps = [r for r in episode if r.get("record") == "step" and r.get("action") is not None]
+    if steps and (steps[-1].get("info") or {}).get("end_reason") == "verdict":
+        action = ACTION.validate_python(steps[-1]["action"])
+        if isinstance(action, ToolCall):
+            return f"{action.name}({canonical_json(action.arguments)})"
+    return final_answer(oracle_actions(episode))
 
 
 class ReplayActions:
@@ -103,10 +123,11 @@ class Donor:
 
 
 def choose_donor(oracle_episodes: Sequence[Sequence[dict[str, Any]]]) -> Donor | None:
-    """The most common answer of the oracle episodes and its first solved episode; None
-    when fewer than two episodes replied or the oracle solved none with that answer."""
+    """The most common answer of the oracle episodes (``episode_answer``) and its first
+    solved episode; None when fewer than two episodes answered or the oracle solved none
+    with that answer."""
     played = [(oracle_actions(e), e[-1]) for e in oracle_episodes]
-    answers = [final_answer(actions) for actions, _ in played]
+    answers = [episode_answer(e) for e in oracle_episodes]
     counts = Counter(a for a in answers if a is not None)
     if sum(counts.values()) < 2:
         return None

@@ -5,12 +5,14 @@ refused where it cannot be confined), and the proxy and bridge every episode sha
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import secrets
 import threading
 import urllib.request
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from gymforge.core.errors import InfraError, UserError
 from gymforge.registry.resolve import load_module
@@ -119,12 +121,23 @@ def _import_target(target: str) -> Target:
 
 
 def _first_model(upstream: str, api_key: str | None) -> str:
-    req = urllib.request.Request(upstream.rstrip("/") + "/models")
+    """The first model ``UPSTREAM/models`` lists, asked as the proxy asks the upstream: an
+    upstream's ``user:password@`` is sent as Basic auth (without an API key), never in the
+    URL ``urllib`` would take for the host (a DNS query for ``user:password@host``), and
+    never shown in the error (``***@``)."""
+    parts = urlsplit(upstream)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    shown = parts._replace(netloc="***@" + host if at else host).geturl().rstrip("/")
+    req = urllib.request.Request(parts._replace(netloc=host).geturl().rstrip("/") + "/models")
     if api_key:
         req.add_header("Authorization", f"Bearer {api_key}")
+    elif at:
+        user, _, password = userinfo.partition(":")
+        basic = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        req.add_header("Authorization", f"Basic {basic}")
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             data = json.load(r)
         return str(data["data"][0]["id"])
     except (OSError, ValueError, KeyError, IndexError, TypeError) as err:
-        raise InfraError(f"cannot read the model name from {upstream}/models: {err}") from err
+        raise InfraError(f"cannot read the model name from {shown}/models: {err}") from err
