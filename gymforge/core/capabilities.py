@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
+from pydantic import BaseModel
+
 from gymforge.core.env import SupportsOracle
 from gymforge.core.episode import Budget
 from gymforge.core.errors import UserError
@@ -119,6 +121,18 @@ class HasTask(Protocol):
 
     @property
     def task(self) -> Task | None: ...
+
+
+@runtime_checkable
+class HasJudgedTruth(Protocol):
+    """``judged_truth``: the hidden truth the current episode is judged with, as the model
+    the environment parsed ``Task.truth`` into; None before the first ``reset``. QA's truth
+    witness (``gymforge.qa.truth_witness``) holds it, after every episode, to the task's
+    truth parsed afresh: a tool that edits it sets what the agent is judged against, and a
+    frozen model the family vouched for carries the edit into the task's next episodes."""
+
+    @property
+    def judged_truth(self) -> BaseModel | None: ...
 
 
 @runtime_checkable
@@ -228,6 +242,9 @@ _MISSING = object()
 
 TASKS: Capability[HasTasks] = Capability("tasks", HasTasks, "task source")
 TASK: Capability[HasTask] = Capability("task", HasTask, "current task", nullable=True)
+JUDGED_TRUTH: Capability[HasJudgedTruth] = Capability(
+    "judged_truth", HasJudgedTruth, "truth the episode is judged with"
+)
 ORACLE: Capability[SupportsOracle] = Capability("oracle", SupportsOracle, "oracle")
 ORACLE_PLAN: Capability[SupportsOraclePlan] = Capability(
     "oracle_plan", SupportsOraclePlan, "reference solution plan"
@@ -247,6 +264,7 @@ WRITES: Capability[HasWrites] = Capability("writes", HasWrites, "world write gua
 CAPABILITIES: tuple[Capability[Any], ...] = (
     TASKS,
     TASK,
+    JUDGED_TRUTH,
     ORACLE,
     ORACLE_PLAN,
     TOOLSET,
@@ -291,6 +309,7 @@ __all__ = [
     "COMPLETION_REPLY",
     "DATASETS",
     "GRADE_REPLY",
+    "JUDGED_TRUTH",
     "ORACLE",
     "ORACLE_PLAN",
     "PREFLIGHT",
@@ -302,6 +321,7 @@ __all__ = [
     "CompletesReply",
     "GradesReply",
     "HasBudget",
+    "HasJudgedTruth",
     "HasPreflight",
     "HasTask",
     "HasTasks",

@@ -33,8 +33,9 @@ another process); ``ToolEnv`` awaits both through one adapter (``gymforge.kit.ho
 Single-turn environments are the special case with no tools: the first reply is verified.
 
 ``ToolEnv`` provides these capabilities of ``gymforge.core.capabilities``: ``tasks``,
-``task``, ``oracle``, ``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets``
-(whose default ``load_dataset`` refuses). A class attribute that misspells a declaration
+``task``, ``judged_truth`` (``truth``, which QA's truth witness reads), ``oracle``,
+``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets`` (whose default
+``load_dataset`` refuses). A class attribute that misspells a declaration
 (``qa_ = QAProfile(...)``) or gives one the wrong type is refused when the class is defined.
 
 ``ToolEnv[TruthT, WorldT]`` is generic over the hidden truth's pydantic model and the world's
@@ -79,6 +80,7 @@ from gymforge.tools.toolset import Toolset
 if TYPE_CHECKING:
     from gymforge.core.capabilities import (
         HasBudget,
+        HasJudgedTruth,
         HasTask,
         HasTasks,
         HasToolset,
@@ -160,6 +162,12 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         """The current episode's hidden truth."""
         if self._truth is None:
             raise EpisodeStateError("truth read before reset()")
+        return self._truth
+
+    @property
+    def judged_truth(self) -> TruthT | None:
+        """The truth the current episode is judged with (``truth``; None before the first
+        ``reset``): the ``judged_truth`` capability, which QA's truth witness reads."""
         return self._truth
 
     @property
@@ -402,6 +410,7 @@ if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it do
     ) -> tuple[
         HasTasks,
         HasTask,
+        HasJudgedTruth,
         SupportsOracle,
         SupportsOraclePlan,
         HasQAProfile,
@@ -409,4 +418,4 @@ if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it do
         HasBudget,
         TakesDatasets[Dataset],
     ]:
-        return (env, env, env, env, env, env, env, env)
+        return (env, env, env, env, env, env, env, env, env)

@@ -1,5 +1,6 @@
-"""Playing one scripted episode into trajectory records (shared by the checks and by the
-fresh process, which imports only this, not the checks)."""
+"""Playing one scripted episode into trajectory records, witnessed by
+``gymforge.qa.truth_witness`` (shared by the checks and by the fresh process, which imports
+only this, not the checks)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gymforge.core.env import Environment
 from gymforge.core.policy import Policy
+from gymforge.qa.truth_witness import TruthWitness
 from gymforge.rollout.episode import run_episode
 from gymforge.rollout.scripted import OraclePolicy, RandomPolicy
 from gymforge.trajectory.schema import EpisodeKeys
@@ -18,7 +20,10 @@ if TYPE_CHECKING:
 async def play(
     env: Environment, policy: Policy, task_id: str, seed: int, tag: str = "qa"
 ) -> list[dict[str, Any]]:
-    """One episode as trajectory records (steps, then the episode record)."""
+    """One episode as trajectory records (steps, then the episode record), witnessed: it
+    raises ``TruthEdited`` if the episode changed its task's hidden truth
+    (``gymforge.qa.truth_witness``)."""
+    witness = TruthWitness.before_episode(env, task_id)
     keys = EpisodeKeys(
         run_id=tag,
         episode_id=f"{tag}-{task_id}-{seed}",
@@ -29,7 +34,9 @@ async def play(
         renderer_version=env.spec.renderer_version,
         policy_checkpoint=policy.checkpoint,
     )
-    return await run_episode(env, policy, keys)
+    records = await run_episode(env, policy, keys)
+    witness.after_episode(env, policy.name, records)
+    return records
 
 
 def probe_name(target: QATarget) -> str:

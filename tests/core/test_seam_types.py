@@ -27,19 +27,19 @@ ROOT = Path(__file__).resolve().parents[2]
 BASES = {
     # the bases authors subclass and the adapters' bases (their classes are built per name)
     "gymforge.kit.tool_env:ToolEnv[Any, Any]": (
-        "tasks task oracle oracle_plan qa toolset budget datasets"
+        "tasks task judged_truth oracle oracle_plan qa toolset budget datasets"
     ),
     "gymforge.world.env:WorldToolEnv[Any]": (
-        "tasks task oracle oracle_plan qa toolset budget datasets writes"
+        "tasks task judged_truth oracle oracle_plan qa toolset budget datasets writes"
     ),
     "gymforge.envs.reasoning_gym.env:ReasoningGymEnv": (
-        "tasks task oracle oracle_plan qa toolset budget datasets"
+        "tasks task judged_truth oracle oracle_plan qa toolset budget datasets"
     ),
     "gymforge.envs.verifiers_adapter.env:VerifiersEnv": (
-        "tasks task oracle oracle_plan qa toolset budget datasets preflight"
+        "tasks task judged_truth oracle oracle_plan qa toolset budget datasets preflight"
     ),
     "gymforge.envs.openenv_adapter.env:OpenEnvEnv": (
-        "tasks task oracle oracle_plan qa toolset budget datasets"
+        "tasks task judged_truth oracle oracle_plan qa toolset budget datasets"
     ),
 }
 ALL_CAPABILITIES = (*CAPABILITIES, QA)  # the QA profile's capability lives with its types

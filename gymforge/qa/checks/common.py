@@ -1,4 +1,6 @@
-"""Shared machinery of the QA checks: results, options, and playing scripted episodes."""
+"""Shared machinery of the QA checks: results, options, and playing scripted episodes
+(``CheckFailed``, ``first_difference`` and ``short`` live in ``gymforge.qa.findings``, which
+the episodes every check plays use too; they are re-exported here)."""
 
 from __future__ import annotations
 
@@ -12,20 +14,15 @@ from typing import Any
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import canonical_json, derive_seed
 from gymforge.qa.episodes import play
+from gymforge.qa.findings import CheckFailed as CheckFailed  # re-exported
+from gymforge.qa.findings import first_difference as first_difference  # re-exported
+from gymforge.qa.findings import short as short  # re-exported
 from gymforge.qa.target import QATarget
 from gymforge.rollout.scripted import scripted_policy
 
 
 class NothingToTest(Exception):
     """The check found nothing to exercise; it fails with this reason."""
-
-
-class CheckFailed(Exception):
-    """The check found a defect; the message says which."""
-
-    def __init__(self, message: str, metrics: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.metrics = metrics or {}
 
 
 @dataclass
@@ -127,34 +124,7 @@ def run_async(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first place where two JSON values differ: (path, a's value, b's value), or None.
-    Paths read like ``observation.messages[1].content``."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in [*a, *(k for k in b if k not in a)]:
-            if key not in a or key not in b:
-                return (f"{path}.{key}".lstrip("."), a.get(key, "<absent>"), b.get(key, "<absent>"))
-            found = first_difference(a[key], b[key], f"{path}.{key}")
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            found = first_difference(x, y, f"{path}[{i}]")
-            if found is not None:
-                return found
-        if len(a) != len(b):
-            return (f"{path} (length)".lstrip("."), len(a), len(b))
-        return None
-    return None if a == b else (path.lstrip(".") or "value", a, b)
-
-
 def plain(value: Any) -> Any:
     """``value`` as the JSON a trajectory file would hold: a deep copy, canonical types
     (a snapshot may share lists with the live world that a later step mutates)."""
     return json.loads(canonical_json(value))
-
-
-def short(value: Any, limit: int = 160) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."

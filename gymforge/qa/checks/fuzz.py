@@ -24,6 +24,7 @@ from gymforge.qa.checks.common import CheckFailed, first_difference, run_async, 
 from gymforge.qa.checks.effects import Prefix, replay
 from gymforge.qa.episodes import play
 from gymforge.qa.target import QATarget
+from gymforge.qa.truth_witness import TruthEdited
 from gymforge.trajectory.io import seal_episode
 
 
@@ -115,6 +116,7 @@ def fuzz(target: QATarget, pairs: list[tuple[str, int]], examples: int, audit: C
     tools = tuple(audit.schemas)
     count = [0]
     reports: list[str] = []
+    edits: list[TruthEdited] = []
 
     @settings(
         max_examples=examples,
@@ -129,6 +131,9 @@ def fuzz(target: QATarget, pairs: list[tuple[str, int]], examples: int, audit: C
             env = target.factory()
             try:
                 records = await play(env, _Scripted(actions), *pair, tag="fuzz")
+            except TruthEdited as edited:  # kept out of hypothesis: the edit outlives the
+                edits.append(edited)  # example (the task is alive), so no replay repeats it
+                return
             finally:
                 await env.close()
             seal_episode(records)  # schema-valid and JSON-safe
@@ -147,9 +152,15 @@ def fuzz(target: QATarget, pairs: list[tuple[str, int]], examples: int, audit: C
         with with_reporter(lambda message: reports.append(str(message))):
             prop()
     except CheckFailed as err:
+        if edits:  # the first defect: what followed may be its consequence
+            raise CheckFailed(f"fuzzing: {edits[0]}") from err
         raise CheckFailed(f"fuzzing: {err}; {' '.join(reports)[:600]}") from err
     except Exception as err:
+        if edits:
+            raise CheckFailed(f"fuzzing: {edits[0]}") from err
         raise CheckFailed(
             f"fuzzing: {type(err).__name__}: {str(err)[:300]}; {' '.join(reports)[:600]}"
         ) from err
+    if edits:
+        raise CheckFailed(f"fuzzing: {edits[0]}")
     return count[0]
