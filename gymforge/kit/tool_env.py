@@ -35,7 +35,7 @@ Single-turn environments are the special case with no tools: the first reply is 
 ``ToolEnv`` provides these capabilities of ``gymforge.core.capabilities``: ``tasks``,
 ``task``, ``judged_truth`` (``truth``, which QA's truth witness reads), ``oracle``,
 ``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets`` (whose default
-``load_dataset`` refuses). A class attribute that misspells a declaration
+``load_dataset`` refuses): mypy checks each in ``gymforge.kit.tool_env_provides``. A class attribute that misspells a declaration
 (``qa_ = QAProfile(...)``) or gives one the wrong type is refused when the class is defined.
 
 ``ToolEnv[TruthT, WorldT]`` is generic over the hidden truth's pydantic model and the world's
@@ -50,7 +50,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -76,19 +76,6 @@ from gymforge.tasks.dataset import Dataset
 from gymforge.tasks.source import TaskSource
 from gymforge.tasks.truth import TruthT, codec_for, declared_truth
 from gymforge.tools.toolset import Toolset
-
-if TYPE_CHECKING:
-    from gymforge.core.capabilities import (
-        HasBudget,
-        HasJudgedTruth,
-        HasTask,
-        HasTasks,
-        HasToolset,
-        SupportsOracle,
-        SupportsOraclePlan,
-        TakesDatasets,
-    )
-    from gymforge.qa_profile import HasQAProfile
 
 WorldT = TypeVar("WorldT")
 
@@ -401,21 +388,3 @@ class ToolEnv(ToolEnvHooks, ABC, Generic[TruthT, WorldT]):
         self.transcript.extend(messages)
         counter = self.token_counter
         return observation_of(tuple(messages), data, tools, tokens, counter.name, counter.exact)
-
-
-if TYPE_CHECKING:  # ToolEnv provides these capabilities; mypy checks that it does
-
-    def _provides(
-        env: ToolEnv[Any, Any],
-    ) -> tuple[
-        HasTasks,
-        HasTask,
-        HasJudgedTruth,
-        SupportsOracle,
-        SupportsOraclePlan,
-        HasQAProfile,
-        HasToolset,
-        HasBudget,
-        TakesDatasets[Dataset],
-    ]:
-        return (env, env, env, env, env, env, env, env, env)
