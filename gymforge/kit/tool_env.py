@@ -35,8 +35,9 @@ Single-turn environments are the special case with no tools: the first reply is 
 ``ToolEnv`` provides these capabilities of ``gymforge.core.capabilities``: ``tasks``,
 ``task``, ``judged_truth`` (``truth``, which QA's truth witness reads), ``oracle``,
 ``oracle_plan``, ``qa``, ``toolset``, ``budget`` and ``datasets`` (whose default
-``load_dataset`` refuses): mypy checks each in ``gymforge.kit.tool_env_provides``. A class attribute that misspells a declaration
-(``qa_ = QAProfile(...)``) or gives one the wrong type is refused when the class is defined.
+``load_dataset`` refuses): mypy checks each in ``gymforge.kit.tool_env_provides``. A class
+attribute that misspells a declaration (``qa_ = QAProfile(...)``) or gives one the wrong
+type is refused when the class is defined.
 
 ``ToolEnv[TruthT, WorldT]`` is generic over the hidden truth's pydantic model and the world's
 type: ``class Ledger(ToolEnv[LedgerTruth, World])``. ``reset`` parses ``task.truth`` into
