@@ -52,6 +52,11 @@ RETRY = Retry(max_attempts=2, call_timeout=CALL_TIMEOUT, base_delay=0.01, max_de
 TASKS = MathEnv.tasks.sample(18, 7)
 FAILED = TASKS[:2]
 """The tasks the policy would fail: the ones it answers at length."""
+LONG_RUN = [*FAILED, *(t for t in MathEnv.tasks.sample(30, 8) if t not in FAILED)][:28]
+"""The held tasks, then enough answered ones (at ``PROMPT`` each, one at a time) to keep
+the server answering for about 6.5 s: through both attempts of a held turn's episode and of
+its retry, should a window of its first see no answer on a loaded machine (a cold first
+answer taking longer than ``CALL_TIMEOUT``)."""
 
 
 def prompts(task_ids: Sequence[str]) -> set[str]:
@@ -142,8 +147,8 @@ def test_a_first_turn_held_while_the_server_answers_others_is_counted(
     # answers, one slot answering them throughout both attempts of the two held turns
     with OpenAITestServer(latency=held_on(prompts(FAILED), one_token_answered=False)) as srv:
         factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=RETRY, request_path=path)  # type: ignore[arg-type]
-        result = play(tmp_path, factory, TASKS, concurrency=len(FAILED) + 1)
-    assert_counted(tmp_path, result, TASKS, FAILED)
+        result = play(tmp_path, factory, LONG_RUN, concurrency=len(FAILED) + 1)
+    assert_counted(tmp_path, result, LONG_RUN, FAILED)
 
 
 def test_a_long_first_turn_with_nothing_else_in_flight_is_counted(tmp_path: Path) -> None:
