@@ -23,8 +23,10 @@ text (its instructions and :data:`PROBE`, as before the agent said anything), an
 the probe restarts the policy and sends that alone (:func:`gymforge.kit.blame.blame_text`,
 the rule the policy's own server is judged by too). A stall its policy already saw the
 server answer through (``TurnTimedOut.answering``, ``gymforge.rollout.liveness``) needs no
-probe. When the probe is refused or times out
-too, the configuration or the server is at fault (a wrong model name, a bad key,
+probe, nor does a refusal a server policy judged itself after the counterpart's first
+answer (``TranscriptRefused``: its first request, the instructions and the agent's first
+message, answered; ``gymforge.rollout.transcript_refusal``). When the probe is refused or
+times out too, the configuration or the server is at fault (a wrong model name, a bad key,
 instructions the moderation refuses, a server that stalls): a refusal stops the run
 (:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
 (retried).
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gymforge.core.errors import InfraError, PolicyStopped, TurnTimedOut
+from gymforge.core.errors import InfraError, PolicyStopped, TranscriptRefused, TurnTimedOut
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.types import Message, Observation, Reply
 from gymforge.kit.blame import REFUSED, TIMED_OUT, blame_text, text_fault
@@ -100,6 +102,8 @@ class Counterpart:
             msgs.insert(0, Message(role="system", content=self.instructions))
         try:
             turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        except TranscriptRefused:  # a server policy's own probe: its first request answered
+            return Heard("", REFUSED)
         except PolicyStopped as stop:  # its context is full (``context_length``)
             return Heard("", stop.reason)
         except InfraError as err:
