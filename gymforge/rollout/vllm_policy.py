@@ -65,11 +65,7 @@ from gymforge.rollout.chat_template import (
     Toolset,
     close_rest,
 )
-from gymforge.rollout.completion_reply import (
-    SentPrompt,
-    read_completion,
-    read_turn,
-)
+from gymforge.rollout.completion_reply import SentPrompt, read_completion, read_turn
 from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.liveness import TurnWatch, WatchedTurns
 from gymforge.rollout.models_window import ModelsWindow
