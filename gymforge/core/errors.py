@@ -72,6 +72,13 @@ every attempt after the agent acted, or before it while the server was seen answ
 (:class:`TurnTimedOut`): the turn's length is the policy's output, so, as
 ``EPISODE_TIMEOUT``, it is the episode's counted failure."""
 
+TRANSCRIPT_REFUSED = "transcript_refused"
+"""The failure reason of an episode whose policy's own server refused a request for what it
+holds after the agent acted (a moderation or content-policy refusal, a guardrail: any 4xx
+not retried and not a full context) while it answers the episode's first prompt, none of the
+agent's text (:class:`TranscriptRefused`): the transcript is the policy's output, so, as
+``context_length``, the episode's counted failure."""
+
 POLICY_STOP_REASONS = (
     frozenset(
         {
@@ -81,13 +88,15 @@ POLICY_STOP_REASONS = (
             "harness_crashed",
             EPISODE_TIMEOUT,
             TURN_TIMEOUT,
+            TRANSCRIPT_REFUSED,
         }
     )
     | SERVED_STOP_REASONS
 )
 """The failure reasons of episodes the policy ended before the environment did
 (:class:`PolicyStopped`, a served client's ``SERVED_STOP_REASONS``, a time budget the agent
-spent: ``EPISODE_TIMEOUT``, ``TURN_TIMEOUT``): truncated, with no terminal step."""
+spent: ``EPISODE_TIMEOUT``, ``TURN_TIMEOUT``; a transcript its server refused to read:
+``TRANSCRIPT_REFUSED``): truncated, with no terminal step."""
 
 
 class PolicyStopped(PolicyError):
@@ -120,6 +129,14 @@ class HarnessTimedOut(PolicyStopped):
     """An outside harness ran past its wall-clock limit without a final message."""
 
     reason = "harness_timeout"
+
+
+class TranscriptRefused(PolicyStopped):
+    """The policy's server refused a request for the agent's text in it, and answers the
+    episode's first prompt (``TRANSCRIPT_REFUSED``): the policy's counted failure, never the
+    configuration mistake that stops the run (``gymforge.rollout.transcript_refusal``)."""
+
+    reason = TRANSCRIPT_REFUSED
 
 
 class ContextLengthExceeded(PolicyStopped):

@@ -18,16 +18,23 @@ The echoed prompt is the longest field, and the policy only checks it against th
 sent: given those ids and their JSON (``sent``), the reader compares the echo's bytes, less
 JSON whitespace, with that JSON, and on a match keeps the sent list itself (the same ints
 the reference would decode); any other echo is decoded.
+
+:func:`read_turn` makes that reading the turn (:class:`CompletionTurn`), after
+:func:`checked_ids` checked the server took the prompt ids verbatim and returned ids at all
+(``TokenInUnsupported`` otherwise: not a token-in server).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
 
 from gymforge.rollout.kept_fields import decode_kept
+from gymforge.rollout.parsing import finite_floats, int_list
 from gymforge.rollout.server_http import decode_json, first_choice
+from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, TokenInUnsupported
 
 
 class _Logprobs(msgspec.Struct, gc=False):
@@ -83,3 +90,63 @@ def read_completion(content: bytes, sent: SentPrompt | None = None) -> dict[str,
         "logprobs": logprobs,
     }
     return {"model": answer.model, "choices": [kept]}
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionTurn:
+    """What a turn keeps of a completions answer (:func:`read_turn`)."""
+
+    completion: list[int]
+    text: str
+    logprobs: list[float] | None
+    finish_reason: str | None
+    model: str | None
+
+
+def read_turn(data: dict[str, Any], prompt: list[int], where: str | None) -> CompletionTurn:
+    """The turn of a completions answer (its first choice), after :func:`checked_ids`."""
+    choice = data["choices"][0]
+    completion = checked_ids(choice, prompt, where)
+    text, finish, model = choice.get("text"), choice.get("finish_reason"), data.get("model")
+    return CompletionTurn(
+        completion,
+        text if isinstance(text, str) else "",
+        sampled_logprobs(choice),
+        finish if isinstance(finish, str) else None,
+        model if isinstance(model, str) else None,
+    )
+
+
+def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:
+    """The completion ids, after checking the server took the prompt ids verbatim."""
+    completion = choice.get("token_ids")
+    echoed = choice.get("prompt_token_ids")
+    if not isinstance(completion, list) or not isinstance(echoed, list):
+        raise TokenInUnsupported(
+            f"{where or 'server'} returned no token ids for a token-id prompt (not vLLM?); "
+            + ALTERNATIVE
+        )
+    if int_list(completion) is None:
+        raise TokenInUnsupported(
+            f"{where or 'server'} returned completion token ids that are not integers; "
+            + ALTERNATIVE
+        )
+    if echoed is not prompt and echoed != prompt:
+        raise TokenInUnsupported(
+            f"{where or 'server'} did not take the prompt token ids verbatim (it re-tokenised "
+            f"them: {len(echoed)} ids back for {len(prompt)} sent); {ALTERNATIVE}"
+        )
+    return completion
+
+
+def sampled_logprobs(choice: dict[str, Any]) -> list[float] | None:
+    """The sampled tokens' logprobs as the server returned them (None when it returned none,
+    or values JSON cannot hold). A list of another length than the completion's ids is
+    kept as it is, never dropped: the export refuses the episode then
+    (``logprobs_length_mismatch``, ``trajectory.export``), where a turn recorded without
+    logprobs would pass as one the server gave none for."""
+    lp = choice.get("logprobs")
+    values = lp.get("token_logprobs") if isinstance(lp, dict) else None
+    if not isinstance(values, list):
+        return None
+    return finite_floats(values)

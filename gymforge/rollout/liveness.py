@@ -69,22 +69,28 @@ class TurnWatch:
     a long answer or a stall once it timed out (module docstring), whether every attempt
     ran past ``call_timeout`` or the episode's ``--episode-timeout`` cut it short
     (:meth:`answering`). ``first``: no turn of the episode was answered yet (the agent has
-    not acted); :meth:`start` at every episode's start."""
+    not acted); :meth:`start` at every episode's start. ``opening`` is the episode's first
+    request, kept for the episode: none of the agent's text, what a refusal of a later one
+    is judged by (:mod:`gymforge.rollout.transcript_refusal`); so a policy's ``send`` must
+    send the request as it was when the turn began, however its transcript grows after."""
 
     def __init__(self, factory: ServerFactory) -> None:
         self.factory = factory
         self.first = True
+        self.opening: Send | None = None
         self._send: Send | None = None
         self._tokens: int | None = None
         self._starts: list[int] = []  # the count when each attempt began
 
     def start(self) -> None:
         """A new episode: no turn in flight, none answered."""
-        self.first, self._send, self._starts = True, None, []
+        self.first, self._send, self._starts, self.opening = True, None, [], None
 
     def begin(self, send: Send, max_tokens: int | None) -> Callable[[], Awaitable[Any]]:
         """A turn's request about to be sent: the attempt ``call_with_retries`` makes."""
         self._send, self._tokens, self._starts = send, max_tokens, []
+        if self.first:
+            self.opening = send
         starts, factory = self._starts, self.factory
 
         def attempt() -> Awaitable[Any]:

@@ -22,7 +22,9 @@ token budget, capped by ``--max-tokens`` (:mod:`gymforge.rollout.turn_budget`).
 
 **Failures** are handled as for every server policy (:mod:`gymforge.rollout.server`):
 retries with seeded backoff, then :class:`PolicyServerError`, :class:`PolicyRequestRejected`
-or :class:`ContextLengthExceeded`; their docstrings say what the runner should do.
+or :class:`ContextLengthExceeded`; their docstrings say what the runner should do. A refusal
+once the agent acted is the episode's counted end (``transcript_refused``) when the server
+answers the episode's first request for one token (:mod:`gymforge.rollout.transcript_refusal`).
 
 **Multi-turn exactness.** The server renders and tokenises the whole transcript every turn,
 so turn k+1's prompt ids need not start with turn k's prompt + completion ids (tool-call
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 import inspect
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import openai
@@ -76,6 +79,7 @@ from gymforge.rollout.server import (
     sdk_only_reason,
     split_settings,
 )
+from gymforge.rollout.transcript_refusal import judged
 from gymforge.rollout.turn_budget import TurnBudget, send_within
 
 __all__ = [
@@ -179,13 +183,14 @@ class OpenAIPolicy(WatchedTurns):
             if observation.tools:
                 self.tools = [dict(t) for t in observation.tools]
             self.messages.extend(message_dict(m) for m in observation.messages)
-            reply, version = await send_within(
+            turn_request = send_within(
                 self.watch,
                 self._backoff,
-                lambda n: self._send(self.request_body(n)),
+                self._sender(),
                 self.budget.max_tokens(observing=observation),
                 _hint,
-            )
+            )  # a refusal once the agent acted is judged (rollout.transcript_refusal)
+            reply, version = await judged(self.watch, self._backoff, turn_request)
             turn, assistant = turn_from_reply(
                 reply, version, f"call_{self.turns + 1}", self.factory.text_tool_calls
             )
@@ -202,13 +207,30 @@ class OpenAIPolicy(WatchedTurns):
         self.budget.acted(turn.action)
         return turn
 
-    def request_body(self, max_tokens: int | None = None) -> dict[str, Any]:
-        """The JSON body of the next request: the transcript so far plus sampling, asking
-        for at most ``max_tokens`` (the turn's bound, :mod:`gymforge.rollout.turn_budget`)."""
+    def _sender(self) -> Callable[[int | None], Awaitable[ChatReply]]:
+        """The turn's request as the transcript stands now, asking for so many tokens: the
+        same request however the transcript grows after (the episode's first one is asked
+        again when a later one is refused, :mod:`gymforge.rollout.transcript_refusal`)."""
+        upto, tools = len(self.messages), self.tools
+        return lambda n: self._send(self.request_body(n, upto, tools))
+
+    def request_body(
+        self,
+        max_tokens: int | None = None,
+        upto: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The JSON body of the next request: the transcript so far (its first ``upto``
+        messages, when given; with ``tools``, when given) plus sampling, asking for at most
+        ``max_tokens`` (the turn's bound, :mod:`gymforge.rollout.turn_budget`)."""
         s = self.factory.sampling
-        body: dict[str, Any] = {"model": self.factory.model, "messages": self.messages}
-        if self.tools:
-            body["tools"] = self.tools
+        messages = self.messages
+        if upto is not None and upto != len(messages):
+            messages = messages[:upto]
+        tools = self.tools if tools is None else tools
+        body: dict[str, Any] = {"model": self.factory.model, "messages": messages}
+        if tools:
+            body["tools"] = tools
             if s.parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = s.parallel_tool_calls
         body["seed"] = self._seed

@@ -34,7 +34,9 @@ cannot do token-in (no ``/tokenize``, refuses id prompts, or returns no ids / ot
 than were sent: a plain OpenAI-compatible server) fails the first request with
 :class:`TokenInUnsupported`, which names ``openai:MODEL`` as the alternative and stops the
 run (retrying cannot help). Retries, timeouts and context-length errors are those of every
-server policy (:mod:`gymforge.rollout.server`).
+server policy (:mod:`gymforge.rollout.server`), and so is a refusal once the agent acted, of
+the completion or of a ``/tokenize`` rendering (:mod:`gymforge.rollout.transcript_refusal`).
+What a turn keeps of the answer is read by :mod:`gymforge.rollout.completion_reply`.
 
 Every request sends ``max_tokens`` (the completions endpoint's own default is 16): the
 environment's remaining token budget and the room left in the context (the model's
@@ -47,7 +49,6 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
@@ -64,11 +65,11 @@ from gymforge.rollout.chat_template import (
     Toolset,
     close_rest,
 )
-from gymforge.rollout.completion_reply import SentPrompt, read_completion
+from gymforge.rollout.completion_reply import SentPrompt, read_completion, read_turn
 from gymforge.rollout.context_full import context_limit
 from gymforge.rollout.liveness import TurnWatch, WatchedTurns
 from gymforge.rollout.models_window import ModelsWindow
-from gymforge.rollout.parsing import finite_floats, int_list, message_dict
+from gymforge.rollout.parsing import message_dict
 from gymforge.rollout.server import (
     PolicyRequestRejected,
     RequestPath,
@@ -81,6 +82,7 @@ from gymforge.rollout.server import (
 )
 from gymforge.rollout.tokenize_endpoint import ALTERNATIVE, ServerTemplate, TokenInUnsupported
 from gymforge.rollout.tool_formats import FORMATS, ToolFormat, detect_format, parse_completion
+from gymforge.rollout.transcript_refusal import judged
 from gymforge.rollout.turn_budget import TurnBudget, send_within
 
 
@@ -224,8 +226,8 @@ class VLLMPolicy(WatchedTurns):
         tools too, which the first turn sets), so the turn asked again is sent as it
         would have been."""
         tools = self.tools
-        try:
-            return await self._act(observation)
+        try:  # a refusal once the agent acted is judged (rollout.transcript_refusal)
+            return await judged(self.watch, self._rng, self._act(observation))
         except BaseException:
             self.tools = tools
             raise
@@ -262,12 +264,12 @@ class VLLMPolicy(WatchedTurns):
             raise
         turn = read_turn(data, prompt, self.factory.base_url)
         action = parse_completion(turn.text, fmt, f"call_{self.turns + 1}")
-        ids_json = _extend_json(ids_json, turn.completion)
+        grown = _extend_json(ids_json, turn.completion)  # ids_json: the sent prompt's, kept
         # the turn is read: from here on nothing raises, and the policy moves on
         self.budget.observe(observation)
         self.turns += 1
         self.ids = prompt + turn.completion
-        self._ids_json = ids_json
+        self._ids_json = grown
         self._last_completion = turn.completion
         self.budget.acted(action)
         self._last_call = action.name if isinstance(action, ToolCall) else None
@@ -323,66 +325,6 @@ def _extend_json(items: bytes, ids: list[int]) -> bytes:
     except TypeError:  # an id past 64 bits (orjson.JSONEncodeError is a TypeError)
         more = ",".join(map(str, ids)).encode()
     return items + b"," + more if items else more
-
-
-@dataclass(frozen=True, slots=True)
-class CompletionTurn:
-    """What a turn keeps of a completions answer (:func:`read_turn`)."""
-
-    completion: list[int]
-    text: str
-    logprobs: list[float] | None
-    finish_reason: str | None
-    model: str | None
-
-
-def read_turn(data: dict[str, Any], prompt: list[int], where: str | None) -> CompletionTurn:
-    """The turn of a completions answer (its first choice), after :func:`checked_ids`."""
-    choice = data["choices"][0]
-    completion = checked_ids(choice, prompt, where)
-    text, finish, model = choice.get("text"), choice.get("finish_reason"), data.get("model")
-    return CompletionTurn(
-        completion,
-        text if isinstance(text, str) else "",
-        sampled_logprobs(choice),
-        finish if isinstance(finish, str) else None,
-        model if isinstance(model, str) else None,
-    )
-
-
-def checked_ids(choice: dict[str, Any], prompt: list[int], where: str | None) -> list[int]:
-    """The completion ids, after checking the server took the prompt ids verbatim."""
-    completion = choice.get("token_ids")
-    echoed = choice.get("prompt_token_ids")
-    if not isinstance(completion, list) or not isinstance(echoed, list):
-        raise TokenInUnsupported(
-            f"{where or 'server'} returned no token ids for a token-id prompt (not vLLM?); "
-            + ALTERNATIVE
-        )
-    if int_list(completion) is None:
-        raise TokenInUnsupported(
-            f"{where or 'server'} returned completion token ids that are not integers; "
-            + ALTERNATIVE
-        )
-    if echoed is not prompt and echoed != prompt:
-        raise TokenInUnsupported(
-            f"{where or 'server'} did not take the prompt token ids verbatim (it re-tokenised "
-            f"them: {len(echoed)} ids back for {len(prompt)} sent); {ALTERNATIVE}"
-        )
-    return completion
-
-
-def sampled_logprobs(choice: dict[str, Any]) -> list[float] | None:
-    """The sampled tokens' logprobs as the server returned them (None when it returned none,
-    or values JSON cannot hold). A list of another length than the completion's ids is
-    kept as it is, never dropped: the export refuses the episode then
-    (``logprobs_length_mismatch``, ``trajectory.export``), where a turn recorded without
-    logprobs would pass as one the server gave none for."""
-    lp = choice.get("logprobs")
-    values = lp.get("token_logprobs") if isinstance(lp, dict) else None
-    if not isinstance(values, list):
-        return None
-    return finite_floats(values)
 
 
 def make_vllm_policy_factory(

@@ -20,10 +20,13 @@ whole run (a refusal: not retryable) or leave the episode unscored (retried):
 
 The last two are the agent's only when the same model, asked without any of the agent's
 text (its instructions and :data:`PROBE`, as before the agent said anything), answers:
-the probe restarts the policy and sends that alone. A stall its policy already saw the
+the probe restarts the policy and sends that alone (:func:`gymforge.kit.blame.blame_text`,
+the rule the policy's own server is judged by too). A stall its policy already saw the
 server answer through (``TurnTimedOut.answering``, ``gymforge.rollout.liveness``) needs no
-probe. When the probe is refused or times out
-too, the configuration or the server is at fault (a wrong model name, a bad key,
+probe, nor does a refusal a server policy judged itself after the counterpart's first
+answer (``TranscriptRefused``: its first request, the instructions and the agent's first
+message, answered; ``gymforge.rollout.transcript_refusal``). When the probe is refused or
+times out too, the configuration or the server is at fault (a wrong model name, a bad key,
 instructions the moderation refuses, a server that stalls): a refusal stops the run
 (:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
 (retried).
@@ -35,12 +38,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gymforge.core.errors import InfraError, PolicyStopped, TurnTimedOut
+from gymforge.core.errors import InfraError, PolicyStopped, TranscriptRefused, TurnTimedOut
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.core.types import Message, Observation, Reply
+from gymforge.kit.blame import REFUSED, TIMED_OUT, blame_text, text_fault
 
-REFUSED = "refused"
-TIMED_OUT = "timed_out"
+__all__ = [
+    "PROBE",
+    "REFUSED",
+    "TIMED_OUT",
+    "Counterpart",
+    "CounterpartRefused",
+    "Heard",
+    "agents_fault",
+]
+
 PROBE = "Hello."
 """The probe's user message: nothing of the agent's."""
 
@@ -54,13 +66,11 @@ class Heard:
     stop: str | None = None
 
 
-def agents_fault(err: InfraError) -> str | None:
-    """The hang-up reason when ``err``, raised by the counterpart's model on the agent's
-    text, may be the agent's doing (to be confirmed by the probe); None when it is the
-    server's (retried)."""
-    if isinstance(err, TurnTimedOut):
-        return TIMED_OUT
-    return None if err.retryable else REFUSED
+agents_fault = text_fault
+"""The hang-up reason when an error, raised by the counterpart's model on the agent's text,
+may be the agent's doing (to be confirmed by the probe); None when it is the server's
+(retried): the rule of ``gymforge.kit.blame``, which the policy's own server is judged by
+too."""
 
 
 class Counterpart:
@@ -92,6 +102,8 @@ class Counterpart:
             msgs.insert(0, Message(role="system", content=self.instructions))
         try:
             turn = await self.policy.act(Observation(messages=tuple(msgs)))
+        except TranscriptRefused:  # a server policy's own probe: its first request answered
+            return Heard("", REFUSED)
         except PolicyStopped as stop:  # its context is full (``context_length``)
             return Heard("", stop.reason)
         except InfraError as err:
@@ -112,15 +124,12 @@ class Counterpart:
             Message(role="system", content=self.instructions),
             Message(role="user", content=PROBE),
         )
-        try:
+
+        async def without_text() -> None:
             await self.policy.start(self.ctx)
             await self.policy.act(Observation(messages=first))
-        except PolicyStopped as err:
-            raise _configuration(failure) from err
-        except InfraError as err:
-            if agents_fault(err) is None:
-                raise
-            raise _configuration(failure) from err
+
+        await blame_text(failure, without_text, _configuration)
 
 
 class CounterpartRefused(InfraError):

@@ -14,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gymforge.rollout import completion_reply, kept_fields
-from gymforge.rollout.completion_reply import read_completion
+from gymforge.rollout.completion_reply import read_completion, read_turn
 from gymforge.rollout.server_http import BadResponse, decode_json, first_choice
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
-from gymforge.rollout.vllm_policy import read_turn
 from tests.budget import examples
 
 PROMPT = [151644, 872, 198, 3838, 374]

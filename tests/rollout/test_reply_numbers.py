@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from gymforge.core.seeding import canonical_json
 from gymforge.rollout.capture import turn_record
 from gymforge.rollout.chat_reply import turn_from_response
+from gymforge.rollout.completion_reply import checked_ids, sampled_logprobs
 from gymforge.rollout.parsing import capture_fields
 from gymforge.rollout.server import decode_json
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
-from gymforge.rollout.vllm_policy import checked_ids, sampled_logprobs
 from tests.budget import examples
 
 HUGE = ["1" + "0" * 400, "-1" + "0" * 400, "1e400", "-1e400", "NaN", "Infinity", "-Infinity"]

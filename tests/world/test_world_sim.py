@@ -4,13 +4,18 @@ Policy hook, determinism."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+from typing import Any
 
 from gymforge.core import Observation, Reply
 from gymforge.core.errors import TurnTimedOut
 from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.rollout.openai_policy import OpenAIPolicyFactory
+from gymforge.testing import OpenAITestServer
+from gymforge.testing.openai_server import ServedError
 from gymforge.world import PolicyUser, ScriptedUser
-from gymforge.world.counterpart import TIMED_OUT, Counterpart
+from gymforge.world.counterpart import REFUSED, TIMED_OUT, Counterpart
 from gymforge.world.sim import Persona, Slot
 
 PERSONA = Persona(
@@ -144,3 +149,30 @@ def test_a_stall_already_seen_answering_needs_no_probe() -> None:
 
     assert asyncio.run(go()) == (TIMED_OUT, TIMED_OUT)
     assert len(policy.asked) == 1  # neither a probe nor a second turn
+
+
+def test_a_server_policy_that_judged_a_refusal_itself_hangs_up_refused() -> None:
+    """A counterpart behind a real server policy: the agent's later message is refused, the
+    policy's own probe (its first request) is answered, so it raises ``TranscriptRefused``;
+    the counterpart hangs up ``refused``, as for a refusal it probed itself."""
+    trigger = "<<refused words>>"
+
+    def moderated(request: dict[str, Any]) -> str:
+        if trigger in json.dumps(request.get("messages")):
+            raise ServedError(400, "Request blocked by guardrail")
+        return "I see."
+
+    async def go(base_url: str) -> list[str | None]:
+        factory = OpenAIPolicyFactory("m", base_url=base_url)
+        try:
+            model = Counterpart(factory(), "You are a customer.")
+            await model.start(EpisodeContext("t", 0))
+            heard = [await model.hear("hello"), await model.hear(trigger)]
+            heard.append(await model.hear("anything"))
+            return [h.stop for h in heard]
+        finally:
+            await factory.aclose()
+
+    with OpenAITestServer(moderated) as srv:
+        assert asyncio.run(go(srv.base_url)) == [None, REFUSED, REFUSED]
+        assert [r.get("max_tokens") for r in srv.requests] == [None, None, 1]

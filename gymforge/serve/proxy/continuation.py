@@ -21,8 +21,9 @@ from typing import Any
 from gymforge.core.errors import UserError
 from gymforge.core.types import Invalid, ToolCall
 from gymforge.rollout.chat_template import close_rest
+from gymforge.rollout.completion_reply import checked_ids, sampled_logprobs
 from gymforge.rollout.tool_formats import parse_completion
-from gymforge.rollout.vllm_policy import VLLMPolicyFactory, checked_ids, sampled_logprobs
+from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.serve.proxy.transcript import ProxyTurn
 
 # chat request fields the completions endpoint takes under the same name (the sampling

@@ -1,7 +1,11 @@
 """How the proxy serves one chat request: token-in or pass-through, and what it records.
 
 See :mod:`gymforge.serve.proxy.server` for the routes; this module is the request path
-behind ``POST /e/{id}/v1/chat/completions``.
+behind ``POST /e/{id}/v1/chat/completions``. The upstream's refusal (a 4xx) of the request
+the proxy makes for a turn goes back to the client as that 4xx, whichever request it was:
+the chat or completions endpoint's, or a ``/tokenize`` rendering of the new messages
+(:func:`upstream_refusal`); only the upstream failing (unreachable, 429, 5xx, a bad answer)
+is a 502 or 504.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from aiohttp import web
 
 from gymforge.rollout.chat_template import TemplateError
 from gymforge.rollout.parsing import chat_logprobs
+from gymforge.rollout.server import PolicyRequestRejected
 from gymforge.rollout.tokenize_endpoint import TokenInUnsupported
 from gymforge.serve.proxy import sse
 from gymforge.serve.proxy.continuation import Continuation
@@ -68,17 +73,23 @@ class Forwarder:
         previous, new_messages = found
         model = str(body.get("model"))
         tools = body.get("tools") or None
-        prompt = await self.continuation.prompt(previous, new_messages, tools, model)
-        room = None
-        if not (body.get("max_completion_tokens") or body.get("max_tokens")):
-            room = await self.continuation.room(model, prompt)
-            if room is not None and room < 1:  # what vLLM's chat endpoint answers here
-                message = (
-                    f"This model's maximum context length is {room + len(prompt)} tokens. "
-                    f"However, your prompt contains at least {len(prompt)} input tokens."
-                )
-                error = {"message": message, "type": "BadRequestError", "code": 400}
-                return web.json_response({"error": error}, status=400)
+        try:
+            prompt = await self.continuation.prompt(previous, new_messages, tools, model)
+            room = None
+            if not (body.get("max_completion_tokens") or body.get("max_tokens")):
+                room = await self.continuation.room(model, prompt)
+        except PolicyRequestRejected as err:
+            refused = upstream_refusal(err)
+            if refused is None:
+                raise
+            return refused
+        if room is not None and room < 1:  # what vLLM's chat endpoint answers here
+            message = (
+                f"This model's maximum context length is {room + len(prompt)} tokens. "
+                f"However, your prompt contains at least {len(prompt)} input tokens."
+            )
+            error = {"message": message, "type": "BadRequestError", "code": 400}
+            return web.json_response({"error": error}, status=400)
         completion_body = self.continuation.completion_body(body, prompt, room)
         assert self.http is not None
         url = self.config.upstream.rstrip("/") + "/completions"
@@ -197,3 +208,16 @@ def strip_added(data: dict[str, Any], ids: bool, logprobs: bool) -> dict[str, An
     if "choices" in out:
         out["choices"] = choices
     return out
+
+
+def upstream_refusal(err: PolicyRequestRejected) -> web.Response | None:
+    """The upstream's refusal of a request the proxy made for a turn (a ``/tokenize``
+    rendering of the harness's new messages), answered to the harness as the upstream's own
+    4xx, as a refusal of the chat endpoint is: a guardrail refusing what the agent wrote
+    must not read as the server failing (a 502 marks the episode's server as failed, and a
+    harness that falls over on it is then retried, never counted). None for what is not a
+    4xx of the upstream's (``TokenInUnsupported``: token-in is switched off)."""
+    if isinstance(err, TokenInUnsupported) or err.status is None or not 400 <= err.status < 500:
+        return None
+    error = {"message": str(err), "type": "BadRequestError", "code": err.status}
+    return web.json_response({"error": error}, status=err.status)

@@ -1,0 +1,58 @@
+"""``kit.blame``: a failure on the agent's text is the agent's only when the same model
+answers without it; a probe failing as text could make it is the configuration's mistake;
+the probe's own server failure is raised as it is."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gymforge.core.errors import ContextLengthExceeded, InfraError, TurnTimedOut
+from gymforge.kit.blame import REFUSED, TIMED_OUT, blame_text, text_fault
+
+
+class Refused(InfraError):
+    retryable = False
+
+
+class Configuration(InfraError):
+    retryable = False
+
+
+def configuration(failure: InfraError) -> InfraError:
+    return Configuration(f"configuration: {failure}")
+
+
+def blame(probe_error: Exception | None) -> None:
+    async def without_text() -> None:
+        if probe_error is not None:
+            raise probe_error
+
+    asyncio.run(blame_text(Refused("moderation"), without_text, configuration))
+
+
+def test_the_kinds_of_failure_text_may_cause() -> None:
+    assert text_fault(Refused("no")) == REFUSED
+    assert text_fault(TurnTimedOut("slow")) == TIMED_OUT
+    assert text_fault(InfraError("503")) is None
+
+
+def test_an_answered_probe_blames_the_text() -> None:
+    blame(None)  # returns: the agent's text caused the failure
+
+
+@pytest.mark.parametrize(
+    "probe_error", [Refused("again"), TurnTimedOut("stalled"), ContextLengthExceeded("full")]
+)
+def test_a_probe_failing_as_text_could_make_it_blames_the_configuration(
+    probe_error: Exception,
+) -> None:
+    with pytest.raises(Configuration, match="configuration: moderation"):
+        blame(probe_error)
+
+
+def test_the_probes_own_server_failure_is_raised_as_it_is() -> None:
+    with pytest.raises(InfraError, match=r"^503$") as info:
+        blame(InfraError("503"))
+    assert info.value.retryable
