@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from moderation import REFUSALS, TRIGGER
 
 from gymforge.core.errors import POLICY_STOP_REASONS, TRANSCRIPT_REFUSED, UserError
 from gymforge.envs.ledger import LedgerEnv
@@ -51,23 +52,10 @@ from gymforge.testing.openai_server import (
 )
 from gymforge.trajectory.reader import read_episodes, verify_chain
 
-TRIGGER = "<<words the moderation refuses>>"
 TASKS = LedgerEnv.tasks.sample(4, 14)
 FAILED = TASKS[:2]
 """The tasks the policy would fail: the ones it writes ``TRIGGER`` on."""
 RETRY = Retry(max_attempts=2, call_timeout=10.0, base_delay=0.01, max_delay=0.01)
-REFUSALS = {
-    "openai": (
-        "Your request was rejected as a result of our safety system.",
-        "content_policy_violation",
-    ),
-    "azure": (
-        "The response was filtered due to the prompt triggering Azure OpenAI's content "
-        "management policy.",
-        "content_filter",
-    ),
-    "gateway": ("Request blocked by guardrail: prohibited content", None),
-}
 
 
 def prompts(task_ids: Sequence[str]) -> list[str]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from moderation import REFUSALS, TRIGGER
 
 from gymforge.core.errors import UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn
@@ -38,20 +39,7 @@ from gymforge.testing import OpenAITestServer
 from gymforge.testing.openai_server import ServedError
 from gymforge.world.counterpart import PROBE
 
-TRIGGER = "<<words the moderation refuses>>"
 TASKS = SupportDeskEnv.tasks.sample(3, 5, "train")
-REFUSALS = {
-    "openai": (
-        "Your request was rejected as a result of our safety system.",
-        "content_policy_violation",
-    ),
-    "azure": (
-        "The response was filtered due to the prompt triggering Azure OpenAI's content "
-        "management policy.",
-        "content_filter",
-    ),
-    "gateway": ("Request blocked by guardrail: prohibited content", None),
-}
 
 
 def moderated(kind: str) -> Any:
