@@ -20,9 +20,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from counterparts import Says
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
+from gymforge.core.policy import EpisodeContext
+from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.crm import CrmEnv
 from gymforge.qa.episodes import play
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
@@ -79,19 +80,6 @@ def test_a_requester_repeating_each_single_guess_clarifies_nothing(
     clarify = sum(r["reward_components"].get("clarify", 0.0) for r in records[1:-1])
     assert clarify == 0.0
     assert info["verdict"]["facts"]["clarified"] is False
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 PERSONA = Persona("Dana Smith", "polite", "I was charged twice.", (Slot("zip", "48213", ("zip",)),))

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from counterparts import Says
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Action, Observation, Reply, Task
@@ -130,19 +131,6 @@ PERSONA = Persona(
     "I was charged twice.",
     (Slot("zip", "48213", ("zip",)), Slot("email", "dana.smith7@mail.example", ("email",))),
 )
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 @pytest.mark.parametrize(
