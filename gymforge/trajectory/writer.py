@@ -85,7 +85,7 @@ class TrajectoryWriter:
         self.state.seal = self.state.last_run_seal = seal
 
     def _write(self, lines: list[str]) -> None:
-        self._fh.write("".join(line + "\n" for line in lines))
+        self._fh.write("\n".join([*lines, ""]))  # each line and its newline, in one copy
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
