@@ -72,6 +72,14 @@ def copied(answer: str, value: str, message: str) -> bool:
     )
 
 
+def opens_copied(answer: str, message: str) -> bool:
+    """Whether ``answer`` opens with words copied from ``message``: its first
+    1 + :data:`CONTEXT` words stand in the message in that order (a "yes" the agent wrote,
+    repeated). A shorter answer ("Yes, go ahead.") is its own."""
+    head = _words(answer)[: 1 + CONTEXT]
+    return len(head) == 1 + CONTEXT and bool(_at(head, _words(message)))
+
+
 def _around(words: list[str], i: int, n: int) -> tuple[Words, Words]:
     """The words before and after ``words[i : i + n]``, :data:`CONTEXT` at most a side."""
     return tuple(words[max(i - CONTEXT, 0) : i]), tuple(words[i + n : i + n + CONTEXT])
