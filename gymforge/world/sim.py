@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.world.counterpart import Counterpart
-from gymforge.world.reveal import offered, opens_copied, repeats, reveals
+from gymforge.world.reveal import fold, offered, opens_copied, repeats, reveals
 
 Tone = Literal["polite", "terse", "upset"]
 CONFIRM_WORDS = (
@@ -108,13 +108,17 @@ class UserSimulator(Protocol):
 
 
 def asks_confirmation(text: str) -> bool:
-    low = text.lower()
+    """Whether ``text``, read folded (``world.reveal.fold``), has a confirmation word."""
+    low = fold(text)
     return any(w in low for w in CONFIRM_WORDS)
 
 
 def asked_slots(persona: Persona, text: str) -> list[Slot]:
-    low = text.lower()
-    return [s for s in persona.slots if any(k in low for k in s.keywords)]
+    """The slots whose keywords ``text``, read folded (``world.reveal.fold``), has: a "zip"
+    with a zero-width space inside or in full-width letters asks for the ZIP as any reader
+    sees."""
+    low = fold(text)
+    return [s for s in persona.slots if any(fold(k) in low for k in s.keywords)]
 
 
 def asks_consent(persona: Persona, text: str) -> bool:
