@@ -53,6 +53,8 @@ def fold(text: str) -> str:
     soft hyphen) dropped, case folded, Cyrillic and Greek look-alikes as Latin letters, each
     run of spaces one space. An agent cannot write a value so that the rules miss it in its
     message while a model repeating the message writes it plainly."""
+    if text.isascii():  # nothing to normalise, drop or map
+        return _SPACE.sub(" ", text.lower())
     text = unicodedata.normalize("NFKC", text)
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")
     return _SPACE.sub(" ", text.casefold().translate(_LATIN))
