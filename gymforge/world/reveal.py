@@ -33,6 +33,9 @@ from collections.abc import Iterable
 _RUN = re.compile(r"[^\W\d_]+|\d+|\s+|.", re.S)
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
+_ADDRESS = re.compile(r"(?<![\w.+\-])[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+"""Any email address: the shape of a value that is one (:func:`shape`). It starts only where
+a run of its characters does, so it stays linear in the text's length."""
 _JOIN = r"[.@+\-]"
 """What joins a value to more of a longer address, name or number (:func:`runs_on`)."""
 _LATIN = str.maketrans(
@@ -178,10 +181,15 @@ def _at(part: list[str], words: list[str]) -> list[int]:
 def shape(value: str) -> re.Pattern[str] | None:
     """A pattern for candidates of ``value``'s shape: its punctuation as it is, any letters
     for each run of letters, as many digits for a run of digits standing alone (a ZIP, a
-    date's parts) and any for one in a word (``dana.smith7``). None for a value that has no
-    digit or holds a space (a name, a word: any word would be a candidate; such look-alikes
-    must come from the truth)."""
-    if not any(c.isdigit() for c in value) or any(c.isspace() for c in value):
+    date's parts) and any for one in a word (``dana.smith7``); for an email address, any
+    address (:data:`_ADDRESS`: "jamie.kim2@orchid.example" beside "jamie.kim@orchid.com").
+    None for a value that holds a space or, not an address, has no digit (a name, a word:
+    any word would be a candidate; such look-alikes must come from the truth)."""
+    if any(c.isspace() for c in value):
+        return None
+    if "@" in value:
+        return _ADDRESS
+    if not any(c.isdigit() for c in value):
         return None
     runs = _RUN.findall(value)
     parts = []
