@@ -22,7 +22,8 @@ attack, the fuzzer's, in this process and in the fresh one) is witnessed:
   read without touching ``Task.truth``.
 
 The rule is the one ``TaskSource`` states (an environment must not mutate ``Task.truth``), so
-no honest environment breaks it; truths are compared as canonical JSON, so two tasks
+no honest environment breaks it; truths are compared as canonical JSON (a truth strict JSON
+has no text for, a set or a NaN, by one of the witness's own: :func:`witness_json`), so two tasks
 rebuilt alike (a served environment's task view, resolved twice) compare equal, and the
 judged truth, dumped, is the task's truth itself or else is compared with a fresh parse of
 that truth dumped the same way (a truth that does not round-trip, a dataset row's, is not an
@@ -79,7 +80,7 @@ class TruthWitness:
             task = found.tasks.resolve(task_id)
         except Exception:  # an unknown id, a source that is down: reset reports it
             return cls(task_id, None, None, None)
-        return cls(task_id, found.tasks, task, canonical_json(task.truth))
+        return cls(task_id, found.tasks, task, witness_json(task.truth))
 
     def after_episode(self, env: Environment, policy: str, records: list[dict[str, Any]]) -> None:
         """Raise ``TruthEdited`` if the truth of the task, as the source resolves it now or
@@ -101,9 +102,9 @@ class TruthWitness:
             judged = judging.judged_truth
             assert judged is not None  # None is absent (``supported``)
             dumped = dump_truth(judged)
-            if canonical_json(dumped) != self.before:  # else the task's truth as it was
+            if witness_json(dumped) != self.before:  # else the task's truth as it was
                 fresh = dump_truth(type(judged).model_validate(task.truth))
-                edit.check(canonical_json(fresh), dumped, "the truth it judged with")
+                edit.check(witness_json(fresh), dumped, "the truth it judged with")
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,11 @@ class Edit:
     tools: list[str]
 
     def check(self, want: str, truth: Any, whose: str) -> None:
-        """Raise ``TruthEdited`` unless ``truth``'s canonical JSON is ``want``."""
-        got = canonical_json(truth)
+        """Raise ``TruthEdited`` unless ``truth``'s text (:func:`witness_json`) is ``want``."""
+        got = witness_json(truth)
         if got == want:
             return
-        found = first_difference(json.loads(want), json.loads(got))
+        found = first_difference(_read(want), _read(got))
         path, was, now = found if found is not None else ("value", "?", "?")
         raise TruthEdited(
             f"the hidden truth of task {self.task_id} changed during a {self.policy} episode "
@@ -128,6 +129,38 @@ class Edit:
             "value it shares with the truth, so an agent can set what it is judged against "
             "(copy what the world takes from the truth; never write the truth)"
         )
+
+
+def witness_json(truth: Any) -> str:
+    """The text a truth is compared by: its canonical JSON, or, for a truth strict JSON has
+    no text for (a ``set`` field, which ``dump_truth`` hands on as it is; a float a dataset
+    left NaN), one of the witness's own: sets sorted, NaN and infinities as JSON's
+    extensions write them, any other value by its type and ``repr``. Such a truth is
+    witnessed as any, never a crash of the check that plays its episode."""
+    try:
+        return canonical_json(truth)
+    except (TypeError, ValueError):
+        return json.dumps(_plain(truth), sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def _read(text: str) -> Any:
+    """A :func:`witness_json` text read back, NaN and infinities as the words they are (so
+    NaN equals NaN where the difference is looked for)."""
+    return json.loads(text, parse_constant=str)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with what JSON cannot hold as JSON that names it (:func:`witness_json`)."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [_plain(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, allow_nan=True))
+    return f"{type(value).__name__}: {value!r}"
 
 
 NEVER_RAN = frozenset({"unknown_tool", "invalid_arguments"})

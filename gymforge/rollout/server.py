@@ -12,11 +12,12 @@ modules beside it, whose names are imported from here too), once:
 - :func:`call_with_retries`: connection errors, timeouts, 408, 429 and 5xx retried with
   exponential backoff and seeded jitter, each attempt bounded by ``call_timeout``; then
   :class:`PolicyServerError` (retries exhausted; :class:`PolicyTimedOut` when every attempt
-  ran past ``call_timeout``: for a model turn, :mod:`gymforge.rollout.liveness` says
-  whether the server was answering meanwhile), :class:`PolicyRequestRejected` (another
-  4xx: configuration) or ``ContextLengthExceeded`` (the context is full, in any engine's
-  wording, or the body is over a 413's limit (:mod:`gymforge.rollout.context_full`): a
-  truncation, with the prompt's token count parsed from the message);
+  ran past ``call_timeout`` or a gateway's timeout (:data:`TIMEOUT_STATUS`): for a model
+  turn, :mod:`gymforge.rollout.liveness` says whether the server was answering
+  meanwhile), :class:`PolicyRequestRejected` (another 4xx: configuration) or
+  ``ContextLengthExceeded`` (the context is full, in any engine's wording, or the body is
+  over a 413's limit (:mod:`gymforge.rollout.context_full`): a truncation, with the
+  prompt's token count parsed from the message);
 - :func:`post_json` and :func:`post_json_lean`, the requests themselves, and the rest of
   the HTTP exchange (:mod:`gymforge.rollout.server_http`);
 - the base URL's checks before any request, :func:`refuse_unusable` and
@@ -56,6 +57,7 @@ from gymforge.settings import openai_api_key, openai_base_url
 __all__ = [
     "HTTP",
     "RETRY_STATUS",
+    "TIMEOUT_STATUS",
     "Backoff",
     "BadResponse",
     "PolicyRequestRejected",
@@ -93,6 +95,12 @@ RequestPath = Literal["auto", "fast", "typed", "lean"]
 log = logging.getLogger("gymforge.server_policy")
 WeightVersion = str | Callable[[], str | None] | None
 RETRY_STATUS = frozenset({408, 429})
+TIMEOUT_STATUS = frozenset({408, 504, 524})
+"""A timeout someone else's clock called: a gateway's or load balancer's read timeout in
+front of the server (504, Cloudflare's 524, a 408), shorter than ``call_timeout``. An
+attempt answered so ran past its time as one the client gave up on did: every attempt so
+is a :class:`PolicyTimedOut`, judged a long answer or a stall as any
+(:mod:`gymforge.rollout.liveness`), never a failing server."""
 
 
 class PolicyServerError(InfraError):
@@ -336,6 +344,7 @@ async def call_with_retries(
                     status=status,
                 ) from err
             last, retry_after = f"HTTP {status}: {message[:300]}", _retry_after(err)
+            timeouts += status in TIMEOUT_STATUS
         except openai.APIConnectionError as err:  # includes the SDK's timeouts
             last, status = f"{type(err).__name__}: {err}{_root_cause(err)}", None
         except BadResponse as err:

@@ -13,7 +13,8 @@ read off its replies: a reply reveals a fact when it names its value as a whole,
 candidate of that shape the agent offered, and not as a mere echo of an agent message that
 named it (``world.reveal``: an echo of "is your ZIP 48213 or 48214?", or of "is it 48213?",
 reveals nothing); a yes confirms only a message that asks for nothing else (``asks_consent``, the
-scripted user's rule). It stops when it writes ``###STOP###``, or hangs up when its
+scripted user's rule), and only a yes of the reply's own, not the agent's repeated
+(``consents``). It stops when it writes ``###STOP###``, or hangs up when its
 model cannot go on with the agent's text (``"context_length"``, ``"refused"``,
 ``"timed_out"``: ``Counterpart``), so the episode is judged, never dropped and never the
 end of the run.
@@ -31,7 +32,7 @@ from typing import Any, Literal, Protocol
 
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.world.counterpart import Counterpart
-from gymforge.world.reveal import offered, reveals
+from gymforge.world.reveal import fold, offered, opens_copied, repeats, reveals
 
 Tone = Literal["polite", "terse", "upset"]
 CONFIRM_WORDS = (
@@ -107,13 +108,17 @@ class UserSimulator(Protocol):
 
 
 def asks_confirmation(text: str) -> bool:
-    low = text.lower()
+    """Whether ``text``, read folded (``world.reveal.fold``), has a confirmation word."""
+    low = fold(text)
     return any(w in low for w in CONFIRM_WORDS)
 
 
 def asked_slots(persona: Persona, text: str) -> list[Slot]:
-    low = text.lower()
-    return [s for s in persona.slots if any(k in low for k in s.keywords)]
+    """The slots whose keywords ``text``, read folded (``world.reveal.fold``), has: a "zip"
+    with a zero-width space inside or in full-width letters asks for the ZIP as any reader
+    sees."""
+    low = fold(text)
+    return [s for s in persona.slots if any(fold(k) in low for k in s.keywords)]
 
 
 def asks_consent(persona: Persona, text: str) -> bool:
@@ -121,6 +126,14 @@ def asks_consent(persona: Persona, text: str) -> bool:
     your email" asks for a fact, and no yes to it approves a change. Both simulators
     confirm by this rule (the LLM one when its reply begins with a yes)."""
     return persona.confirms and asks_confirmation(text) and not asked_slots(persona, text)
+
+
+def consents(reply: str, text: str) -> bool:
+    """Whether ``reply`` says yes to ``text`` of its own: it begins with a yes that is not the
+    agent's, repeated (the whole message, ``world.reveal.repeats``, or its words at the
+    reply's opening, ``world.reveal.opens_copied``: an echo of "OK, I will now refund ...").
+    """
+    return bool(YES.match(reply)) and not repeats(reply, text) and not opens_copied(reply, text)
 
 
 _YES = {
@@ -217,7 +230,7 @@ class PolicyUser:
                 events.append(("reveal", {"slot": s.name}))
                 if s.name not in self.revealed:
                     self.revealed.append(s.name)
-        if asks_consent(self.persona, text) and YES.match(reply):
+        if asks_consent(self.persona, text) and consents(reply, text):
             events.append(("confirm", {}))
             self.confirmations += 1
         if STOP_MARK in reply:

@@ -22,7 +22,7 @@ from typing import Protocol
 from gymforge.core.policy import EpisodeContext, Policy
 from gymforge.envs.crm.truth import CrmTruth
 from gymforge.world.counterpart import Counterpart
-from gymforge.world.reveal import reveals
+from gymforge.world.reveal import offered, reveals
 from gymforge.world.sim import Persona, Slot, asked_slots
 
 MAX_QUESTION = 2000
@@ -85,8 +85,10 @@ def look_alikes(truth: CrmTruth) -> list[str]:
 
 
 class PolicyRequester:
-    """A clarification is revealed when the answer names its value and no look-alike's and
-    does not merely echo the question (``gymforge.world.reveal``): an answer that names
+    """A clarification is revealed when the answer names its value and no look-alike (a
+    record the request could mean, or a candidate of the value's shape the question
+    offered: another email) and does not merely echo the question
+    (``gymforge.world.reveal``): an answer that names
     every candidate (a requester repeating "Jane Doe or Jane Smith?", or not sure which),
     or repeats "Do you mean Jane Doe?", settles nothing, however it was asked for. A
     requester whose model cannot go on with the agent's questions (its context full of
@@ -107,4 +109,8 @@ class PolicyRequester:
         if heard.stop is not None:
             return NO_ANSWER, []
         reply, meant = heard.text, self.truth.clarify
-        return reply, [c.name for c in meant if reveals(reply, c.value, self.others, asked)]
+        return reply, [
+            c.name
+            for c in meant
+            if reveals(reply, c.value, [*self.others, *offered(c.value, asked)], asked)
+        ]
