@@ -11,8 +11,9 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
   (``nondeterministic``: the result would change with the clock, and replay must not;
   a ``now`` or time-zone argument computed at run time is refused too: ``sql_clock``).
 - **Read-only execution**, several independent locks (``connect_readonly``): every query
-  opens its own connection through a ``mode=ro`` URI (a file, or a named in-memory
-  database that ``SqlFixture.from_bytes`` loaded); ``PRAGMA query_only=ON``; SQLite
+  opens its own connection through a ``mode=ro`` URI (a file, or the private immutable
+  copy that ``SqlFixture.from_bytes`` saved, never ``memdb``: ``sql_files``);
+  ``PRAGMA query_only=ON``; ``PRAGMA temp_store=FILE`` (sorts spill to disk); SQLite
   limits (no attached databases; bounded string length, expression depth, compound
   selects, LIKE patterns and result columns); an authorizer that allows only ``SELECT``,
   reads of the fixture's own tables and functions in ``ALLOWED_FUNCTIONS``, and denies
@@ -40,7 +41,6 @@ Failure ``reason``s: ``REASONS``. Facts: ``reason``, ``fixtures`` (checked), ``r
 
 from __future__ import annotations
 
-import itertools
 import re
 import sqlite3
 import time
@@ -61,6 +61,7 @@ from gymforge.verify.sql_compare import QueryResult as QueryResult
 from gymforge.verify.sql_compare import compare_results as compare_results
 from gymforge.verify.sql_compare import normalize_cell as normalize_cell
 from gymforge.verify.sql_cost import install as install_charged
+from gymforge.verify.sql_files import write_private_copy
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"sql@{VERSION}"
@@ -124,14 +125,15 @@ class QueryRefused(Exception):
 
 class SqlFixture:
     """A read-only database, always opened through a ``mode=ro`` URI: a file, or serialized
-    bytes loaded once into a process-private named in-memory database (SQLite's ``memdb``
-    VFS) that lives as long as this object. ``tables`` are the readable tables (default:
-    every table and view in the database)."""
+    bytes saved once to a private file (``sql_files``: ``mode=ro&immutable=1``, deleted with
+    this object). Not SQLite's in-memory ``memdb``: there a query's temporary files (sorts,
+    ``DISTINCT``, ``GROUP BY``) grow in the heap. ``tables`` are the readable tables
+    (default: every table and view in the database)."""
 
     def __init__(self, uri: str, tables: Sequence[str] | None = None, holder: Any = None) -> None:
         self.uri = uri
         self.tables = None if tables is None else frozenset(t.lower() for t in tables)
-        self._holder = holder  # keeps a memdb database alive; closed with the fixture
+        self._holder = holder  # owns a private copy of the database; closed with the fixture
         if holder is not None:
             weakref.finalize(self, holder.close)
 
@@ -141,15 +143,9 @@ class SqlFixture:
 
     @classmethod
     def from_bytes(cls, data: bytes, tables: Sequence[str] | None = None) -> SqlFixture:
-        name = f"/gymforge-sql-{next(_NAMES)}"
-        holder = sqlite3.connect(f"file:{name}?vfs=memdb", uri=True, check_same_thread=False)
-        loader = sqlite3.connect(":memory:")
-        try:
-            loader.deserialize(data)
-            loader.backup(holder)
-        finally:
-            loader.close()
-        return cls(f"file:{name}?vfs=memdb&mode=ro", tables, holder)
+        """``sqlite3.DatabaseError`` if ``data`` is not a SQLite database."""
+        copy = write_private_copy(data)
+        return cls(f"file:{quote(str(copy.path))}?mode=ro&immutable=1", tables, copy)
 
     @classmethod
     def from_connection(
@@ -157,9 +153,6 @@ class SqlFixture:
     ) -> SqlFixture:
         """A snapshot of ``conn``'s main database (the connection stays yours)."""
         return cls.from_bytes(conn.serialize(), tables)
-
-
-_NAMES = itertools.count()
 
 
 @dataclass
@@ -234,6 +227,7 @@ def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connecti
     authorizer and progress handler are installed per query by ``run_query``."""
     conn = sqlite3.connect(fixture.uri, uri=True, check_same_thread=False)
     conn.execute("PRAGMA query_only=ON")
+    conn.execute("PRAGMA temp_store=FILE")  # sorts and temporary b-trees spill to disk
     caps = {"ATTACHED": 0, "LENGTH": limits.max_cell_bytes, "EXPR_DEPTH": 100,
             "SQL_LENGTH": limits.max_sql_chars + 16, "COMPOUND_SELECT": 50,
             "FUNCTION_ARG": 16, "LIKE_PATTERN_LENGTH": 200,
