@@ -109,9 +109,11 @@ class PolicyServerError(InfraError):
 
     retryable = True
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.detail = detail
+        """The server's own words, without where it is (what a relay may pass on)."""
 
     def __reduce__(self) -> tuple[Any, ...]:  # picklable with its attributes (Ray)
         return (type(self), (str(self),), self.__dict__)

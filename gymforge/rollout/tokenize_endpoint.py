@@ -156,7 +156,9 @@ class ServerTemplate:
 
 def _refused(root: str, path: str, status: int, raw: bytes) -> PolicyRequestRejected:
     text = raw[:500].decode(errors="replace")
-    return PolicyRequestRejected(f"{root} refused {path} ({status}): {text}", status=status)
+    return PolicyRequestRejected(
+        f"{root} refused {path} ({status}): {text}", status=status, detail=text
+    )
 
 
 def _unsupported(root: str, path: str, status: int) -> TokenInUnsupported:

@@ -336,12 +336,18 @@ def test_plain_upstream_records_text_only() -> None:
 
 
 def test_upstream_down_is_a_502(upstream: OpenAITestServer) -> None:
+    """The harness is told the upstream is unreachable, never where it is (its address, which
+    may carry credentials, and where an escaped harness would go); the run is told both."""
+    where = upstream.base_url.split("//", 1)[1].split("/", 1)[0]  # host:port
     with ProxyServer(ProxyConfig(upstream=upstream.base_url, token=TOKEN)) as proxy:
         proxy.open_episode("ep-d")
         upstream.stop()
-        with pytest.raises(openai.InternalServerError, match="upstream unreachable"):
+        with pytest.raises(openai.InternalServerError, match="upstream unreachable") as raised:
             client(proxy, "ep-d").chat.completions.create(model="m", messages=first_messages())  # type: ignore[arg-type]
+        assert where not in str(raised.value) and where not in raised.value.response.text
         assert proxy.transcript("ep-d").turns == []
+        failure = proxy.upstream_failure("ep-d")
+    assert failure is not None and failure.startswith("the inference server answered 502: ")
 
 
 PORT0 = ("--port", "0", "--token", TOKEN)

@@ -216,8 +216,11 @@ def upstream_refusal(err: PolicyRequestRejected) -> web.Response | None:
     4xx, as a refusal of the chat endpoint is: a guardrail refusing what the agent wrote
     must not read as the server failing (a 502 marks the episode's server as failed, and a
     harness that falls over on it is then retried, never counted). None for what is not a
-    4xx of the upstream's (``TokenInUnsupported``: token-in is switched off)."""
+    4xx of the upstream's (``TokenInUnsupported``: token-in is switched off). The message is
+    the upstream's own (``detail``), never the client's wording, which names the upstream's
+    URL: the harness is never told where the upstream is."""
     if isinstance(err, TokenInUnsupported) or err.status is None or not 400 <= err.status < 500:
         return None
-    error = {"message": str(err), "type": "BadRequestError", "code": err.status}
+    message = f"the upstream refused a rendering of the new messages: {err.detail}"
+    error = {"message": message, "type": "BadRequestError", "code": err.status}
     return web.json_response({"error": error}, status=err.status)

@@ -357,9 +357,9 @@ class ProxyServer:
                 return web.Response(
                     body=await r.read(), status=r.status, content_type="application/json"
                 )
-        except (aiohttp.ClientError, TimeoutError) as err:
-            ep.upstream_failure = "the inference server was unreachable"
-            return _error(502, f"upstream unreachable: {err}", "upstream")
+        except (aiohttp.ClientError, TimeoutError) as err:  # its text names the upstream
+            ep.upstream_failure = f"the inference server was unreachable: {err}"
+            return _error(502, "upstream unreachable", "upstream")
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         ep = self._episode(request)
@@ -377,18 +377,19 @@ class ProxyServer:
         if problem is not None:
             return _error(400, problem, "bad_request")
         messages = body["messages"]
+        detail = ""  # the failure's text names the upstream: the run's, never the harness's
         async with ep.lock:
             try:
                 response = await self._forward.chat(request, ep.transcript, body, messages)
             except (InfraError, UserError, ValueError) as err:  # a bad answer upstream
-                response = _error(502, f"upstream failed: {err}", "upstream")
-            except (aiohttp.ClientError, TimeoutError) as err:
-                kind = "timed out" if isinstance(err, TimeoutError) else "unreachable"
-                response = _error(
-                    504 if kind == "timed out" else 502, f"upstream {kind}: {err}", "upstream"
-                )
+                detail = f": {err}"
+                response = _error(502, f"upstream failed ({type(err).__name__})", "upstream")
+            except TimeoutError as err:
+                detail, response = f": {err}", _error(504, "upstream timed out", "upstream")
+            except aiohttp.ClientError as err:
+                detail, response = f": {err}", _error(502, "upstream unreachable", "upstream")
             if response.status == 429 or response.status >= 500:
-                ep.upstream_failure = f"the inference server answered {response.status}"
+                ep.upstream_failure = f"the inference server answered {response.status}{detail}"
             return response
 
 
