@@ -1,6 +1,6 @@
 """Scripted models for a simulated user's or requester's place, shared by the attacks on
-what their answers reveal (``test_user_sim_echo_reveals.py``,
-``test_sim_echo_of_single_guess.py``)."""
+what their answers reveal or confirm (``test_user_sim_echo_*.py``, ``test_sim_echo_*``,
+``test_user_sim_*_disguised*``, ``test_crm_requester_offered_email.py``...)."""
 
 from __future__ import annotations
 

@@ -19,28 +19,15 @@ import asyncio
 from typing import Any
 
 import pytest
+from counterparts import Says
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Observation, Reply
+from gymforge.core.policy import EpisodeContext
 from gymforge.envs.crm import CrmEnv
 from gymforge.envs.crm.requester import PolicyRequester
 
 BASE = {"distractors": 1, "page_size": 10, "fault_rate": 0.0, "team": "T-EAST"}
 FAMILY = CrmEnv.tasks.families["crm.create_contact"]
 TIDS = [FAMILY.variant_id({**BASE, "ambiguous": 1, "exists": e}, 1) for e in (0, 1)]
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 def _email(tid: str) -> tuple[Any, str]:

@@ -19,9 +19,9 @@ import random
 from typing import Any
 
 import pytest
+from counterparts import Says
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Observation, Reply
+from gymforge.core.policy import EpisodeContext
 from gymforge.world.sim import Persona, PolicyUser, ScriptedUser, Slot, asks_consent
 
 PERSONA = Persona(
@@ -36,19 +36,6 @@ SPELLINGS = {
     "cyrillic-i": "Z\u0406P",
     "full-width": "\uff3a\uff29\uff30",
 }
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 def _confirmed(user: Any, text: str) -> bool:

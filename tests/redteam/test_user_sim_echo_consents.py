@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from counterparts import Says
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply
@@ -47,19 +48,6 @@ class Repeats:
         last = observation.messages[-1].content
         cut = " ".join(last.split()[: self.words]) if self.words else last
         return PolicyTurn(Reply(text=self.prefix + cut))
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 def _confirms(model: object, question: str) -> bool:

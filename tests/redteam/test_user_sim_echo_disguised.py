@@ -23,6 +23,7 @@ import unicodedata
 from typing import Any
 
 import pytest
+from counterparts import Says
 
 from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply
@@ -69,19 +70,6 @@ class Repeats:
         if self.words is not None:
             text = " ".join(text.split()[: self.words])
         return PolicyTurn(Reply(text=text))
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 def _revealed(model: Any, question: str) -> list[str]:

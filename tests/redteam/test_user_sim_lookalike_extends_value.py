@@ -20,9 +20,9 @@ import asyncio
 from typing import Any
 
 import pytest
+from counterparts import Says
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Observation, Reply
+from gymforge.core.policy import EpisodeContext
 from gymforge.world.sim import Persona, PolicyUser, Slot
 
 EMAIL = "dana.smith7@mail.example"
@@ -32,19 +32,6 @@ PERSONA = Persona(
     "I was charged twice.",
     (Slot("email", EMAIL, ("email",)), Slot("contact", "Jane Lee", ("contact",))),
 )
-
-
-class Says:
-    name = checkpoint = "says"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        return None
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        return PolicyTurn(Reply(text=self.text))
 
 
 def _revealed(question: str, answer: str) -> list[str]:
