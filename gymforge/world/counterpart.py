@@ -50,7 +50,6 @@ __all__ = [
     "Counterpart",
     "CounterpartRefused",
     "Heard",
-    "agents_fault",
 ]
 
 PROBE = "Hello."
@@ -64,13 +63,6 @@ class Heard:
 
     text: str
     stop: str | None = None
-
-
-agents_fault = text_fault
-"""The hang-up reason when an error, raised by the counterpart's model on the agent's text,
-may be the agent's doing (to be confirmed by the probe); None when it is the server's
-(retried): the rule of ``gymforge.kit.blame``, which the policy's own server is judged by
-too."""
 
 
 class Counterpart:
@@ -107,7 +99,7 @@ class Counterpart:
         except PolicyStopped as stop:  # its context is full (``context_length``)
             return Heard("", stop.reason)
         except InfraError as err:
-            reason = agents_fault(err)
+            reason = text_fault(err)  # may be the agent's (the probe confirms), or None
             if reason is None:
                 raise
             if not (isinstance(err, TurnTimedOut) and err.answering):
