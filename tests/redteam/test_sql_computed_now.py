@@ -9,6 +9,12 @@ blob ``X'6E6F77'``, or no time value at all under a quoted name (``"date"()``); 
 each minute and a failure in the other: the recorded verdict cannot be reproduced. Success
 would mean such a query runs. The defence: the date functions are wrapped so that a clock
 or time-zone argument, however computed, is a ``nondeterministic`` refusal.
+
+The same through a ``now`` that ends in a NUL character: the wrapper compared the whole
+Python string, while SQLite reads the argument as a C string, up to its first NUL, so
+``date('n' || 'ow' || char(0))`` (or ``X'6E6F7700'``, or ``'utc' || char(0, 32)``) passed
+the wrapper as not ``now`` and then read the clock (or the time zone) inside SQLite. The
+wrapper now reads the argument as SQLite does, up to its first NUL.
 """
 
 from __future__ import annotations
@@ -38,6 +44,15 @@ CLOCK_READS = [
     "SELECT [time]()",
     "SELECT `datetime`()",
     """SELECT "strftime"('%s')""",
+    # a NUL ends the argument where SQLite reads it
+    "SELECT julianday('n' || 'ow' || char(0))",
+    "SELECT date('n' || 'ow' || char(0) || 'anything after')",
+    "SELECT datetime(X'6E6F7700')",
+    "SELECT datetime(CAST(X'6E6F770078' AS TEXT))",
+    "SELECT strftime('%s', 'N' || 'OW' || char(0))",
+    "SELECT datetime('2023-01-01 12:00', 'local' || 'time' || char(0))",
+    "SELECT datetime('2023-01-01 12:00', 'ut' || 'c' || char(0, 32))",
+    "SELECT date('2023-01-01', '+1 day', 'n' || 'ow' || char(0))",
 ]
 
 
@@ -48,8 +63,9 @@ def test_a_computed_clock_read_is_refused(sql: str) -> None:
     assert err.value.reason == "nondeterministic"
 
 
-def test_a_clock_gated_gold_query_is_not_a_success() -> None:
-    gated = f"SELECT * FROM ({TASK.truth['sql']}) WHERE strftime('%Y', 'n' || 'ow') > '2000'"
+@pytest.mark.parametrize("now", ["'n' || 'ow'", "'n' || 'ow' || char(0)"])
+def test_a_clock_gated_gold_query_is_not_a_success(now: str) -> None:
+    gated = f"SELECT * FROM ({TASK.truth['sql']}) WHERE strftime('%Y', {now}) > '2000'"
     env = SyncEnvironment(SqlEnv())
     try:
         env.reset(TASK.task_id, 0)
@@ -68,6 +84,8 @@ def test_a_clock_gated_gold_query_is_not_a_success() -> None:
         ("SELECT julianday('2000-01-01')", 2451544.5),
         ("SELECT datetime(0, 'unixepoch')", "1970-01-01 00:00:00"),
         ("SELECT time('12:30', '+15 minutes')", "12:45:00"),
+        # SQLite reads a date up to a NUL too: the same date as without what follows
+        ("SELECT date('2023-03-04' || char(0) || 'n' || 'ow')", "2023-03-04"),
     ],
 )
 def test_dates_with_time_values_still_work(sql: str, value: object) -> None:
