@@ -278,8 +278,6 @@ async def _serve(hang: set[str], close: bool = False, idle_close: float | None =
     counts = {"open": 0, "most": 0}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        counts["open"] += 1
-        counts["most"] = max(counts["most"], counts["open"])
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -301,10 +299,36 @@ async def _serve(hang: set[str], close: bool = False, idle_close: float | None =
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
-            counts["open"] -= 1
             writer.close()
 
-    srv = await asyncio.start_server(handle, "127.0.0.1", 0)
+    class Counted(asyncio.StreamReaderProtocol):
+        """Counts a connection open from its accept to the client's close as the loop reads
+        them, not as the handler's task gets round to them (which order differs by loop)."""
+
+        gone = False
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            counts["open"] += 1
+            counts["most"] = max(counts["most"], counts["open"])
+            super().connection_made(transport)
+
+        def eof_received(self) -> bool | None:
+            self._gone()
+            return super().eof_received()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._gone()
+            super().connection_lost(exc)
+
+        def _gone(self) -> None:
+            if not self.gone:
+                self.gone = True
+                counts["open"] -= 1
+
+    loop = asyncio.get_running_loop()
+    srv = await loop.create_server(
+        lambda: Counted(asyncio.StreamReader(), handle), "127.0.0.1", 0
+    )
     return srv, f"http://127.0.0.1:{srv.sockets[0].getsockname()[1]}", counts
 
 

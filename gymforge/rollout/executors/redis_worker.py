@@ -34,6 +34,7 @@ from typing import Any
 
 from gymforge.core.errors import InfraError, UserError
 from gymforge.registry.handle import EnvHandle, open_env
+from gymforge.rollout.event_loop import run_on_loop
 from gymforge.rollout.executors.base import play_attempt
 from gymforge.rollout.failures import worker_report
 from gymforge.rollout.jobs import Job
@@ -392,4 +393,4 @@ def worker_main(
             stop_event=stop,
         )
 
-    return asyncio.run(main())
+    return run_on_loop(main())
