@@ -326,9 +326,7 @@ async def _serve(hang: set[str], close: bool = False, idle_close: float | None =
                 counts["open"] -= 1
 
     loop = asyncio.get_running_loop()
-    srv = await loop.create_server(
-        lambda: Counted(asyncio.StreamReader(), handle), "127.0.0.1", 0
-    )
+    srv = await loop.create_server(lambda: Counted(asyncio.StreamReader(), handle), "127.0.0.1", 0)
     return srv, f"http://127.0.0.1:{srv.sockets[0].getsockname()[1]}", counts
 
 
