@@ -25,6 +25,19 @@ attempt bounded by ``call_timeout``):
 - the probe's own server failure (5xx, 429, a dropped connection, after the retries): raised
   as it is, the episode retried.
 
+A server failure of a turn after the agent acted (a 5xx, a cut connection, a bad answer,
+on every attempt; not a stall, which is counted already, nor a 429) can be the agent's
+text's doing as well: a prompt the engine's template or tokenizer fails on, a gateway that
+answers 502 or resets for a body its filter will not pass. Retried as a failing server, the
+episode was given up unwritten and a few in a row stopped the run
+(tests/redteam/test_policy_server_fails_on_agent_text.py). So it is judged by
+:func:`~gymforge.kit.blame.blame_failure` (:func:`judge_failure`): the episode's first
+prompt, for one token, with the turn's retry policy; failed in any way, the turn's failure
+is raised as it was (retried); answered, the turn is asked once more (the policy left as it
+was), and its answer is the turn's, or its server failure the episode's counted end
+(:class:`~gymforge.core.errors.TranscriptFailed`, ``transcript_failed``): failed on both
+sides of an answer without the agent's text, not an outage that ended in between.
+
 Both server policies play each turn through :func:`judged`: any request of the turn counts
 (the completion, and for ``vllm:`` the ``/tokenize`` renderings of the environment's new
 messages, which hold the tool results), and only a refusal the server answered with (a
@@ -40,29 +53,81 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from gymforge.core.errors import InfraError, TranscriptRefused
-from gymforge.kit.blame import blame_text
+from gymforge.core.errors import InfraError, TranscriptFailed, TranscriptRefused
+from gymforge.kit.blame import blame_failure, blame_text, server_fault
 from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch
-from gymforge.rollout.server import Backoff, PolicyRequestRejected, ServerFactory, call_with_retries
+from gymforge.rollout.server import (
+    Backoff,
+    PolicyRequestRejected,
+    PolicyServerError,
+    ServerFactory,
+    call_with_retries,
+)
 
-__all__ = ["judge_refusal", "judged"]
+__all__ = ["judge_failure", "judge_refusal", "judged"]
 
 log = logging.getLogger("gymforge.server_policy")
 
 Turn = TypeVar("Turn")
 
 
-async def judged(watch: TurnWatch, rng: Backoff, turn: Awaitable[Turn]) -> Turn:
-    """``await turn`` (a policy's turn, its requests kept in ``watch``); a refusal of the
-    server's once the episode's first turn was answered is raised as
-    :func:`judge_refusal` judges it, asking ``watch.opening`` for one token."""
+async def judged(watch: TurnWatch, rng: Backoff, turn: Callable[[], Awaitable[Turn]]) -> Turn:
+    """``await turn()`` (a policy's turn, its requests kept in ``watch``; a policy left as
+    it was when it fails, so it may be asked again); once the episode's first turn was
+    answered, a refusal of the server's is raised as :func:`judge_refusal` judges it, and a
+    server failure (:func:`~gymforge.kit.blame.server_fault`) as :func:`judge_failure`
+    does, both asking ``watch.opening`` for one token."""
     try:
-        return await turn
+        return await turn()
     except PolicyRequestRejected as err:
-        opening = watch.opening
-        if watch.first or opening is None or err.status is None:
-            raise  # no agent text in the request, or not the server's refusal
-        raise await judge_refusal(watch.factory, rng, err, lambda: opening(PROBE_TOKENS)) from err
+        raise await _refusal(watch, rng, err) from err
+    except PolicyServerError as err:
+        if watch.first or watch.opening is None or not server_fault(err):
+            raise
+        failure = err
+    return await judge_failure(watch, rng, failure, turn)
+
+
+async def _refusal(watch: TurnWatch, rng: Backoff, err: PolicyRequestRejected) -> Exception:
+    """What a refusal of the turn is raised as: itself before the agent acted (or a refusal
+    that is not the server's), else :func:`judge_refusal`'s judgement."""
+    opening = watch.opening
+    if watch.first or opening is None or err.status is None:
+        return err  # no agent text in the request, or not the server's refusal
+    return await judge_refusal(watch.factory, rng, err, lambda: opening(PROBE_TOKENS))
+
+
+async def judge_failure(
+    watch: TurnWatch, rng: Backoff, failure: PolicyServerError, turn: Callable[[], Awaitable[Turn]]
+) -> Turn:
+    """The turn's answer, or its counted end, once the server failed it on every attempt
+    after the agent acted (a 5xx, a cut connection, a bad answer): ``failure`` raised as it
+    is (retried) unless the server answers the episode's first prompt for one token; then
+    the turn is asked once more, and a server failure of that is the agent's text's doing,
+    the episode's counted end (:class:`~gymforge.core.errors.TranscriptFailed`)."""
+    opening, factory = watch.opening, watch.factory
+    assert opening is not None  # judged's guard
+
+    async def without_text() -> None:
+        await call_with_retries(factory, rng, lambda: opening(PROBE_TOKENS))
+
+    await blame_failure(failure, without_text)
+    try:
+        return await turn()
+    except PolicyRequestRejected as err:
+        raise await _refusal(watch, rng, err) from err
+    except PolicyServerError as err:
+        if not server_fault(err):
+            raise
+        log.info(
+            "%s: a turn the server failed after the agent acted, the episode's first prompt "
+            "answered, failed again: the agent's text is failed on, counted",
+            factory.model,
+        )
+        raise TranscriptFailed(
+            f"{err} (after the agent acted, asked twice; the episode's first prompt, without "
+            "the agent's text, is answered in between: the server fails on the agent's text)"
+        ) from err
 
 
 async def judge_refusal(

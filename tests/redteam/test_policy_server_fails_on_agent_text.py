@@ -36,7 +36,12 @@ from gymforge.core.errors import POLICY_STOP_REASONS, TRANSCRIPT_FAILED
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing import OpenAITestServer
-from gymforge.testing.openai_server import ServedError, ServedReply, ServedToolCall
+from gymforge.testing.openai_server import (
+    ServedError,
+    ServedReply,
+    ServedToolCall,
+    fake_detokenize,
+)
 from gymforge.trajectory.reader import read_episodes, verify_chain
 
 TASKS, FAILED, RETRY = refusal.TASKS, refusal.FAILED, refusal.RETRY
@@ -51,7 +56,7 @@ class FailsOnTrigger(OpenAITestServer):
     fault = "500"
 
     async def _handle(self, request: web.Request, required: str, build: Any) -> Any:
-        if TRIGGER.encode() in await request.read():  # aiohttp keeps the body for the next read
+        if holds_trigger(await request.read()):  # aiohttp keeps the body for the next read
             if self.fault == "reset":
                 self.faults.appendleft("reset")
             else:
@@ -64,6 +69,14 @@ class FailsOnTrigger(OpenAITestServer):
                 request.transport.close()  # type: ignore[union-attr]
             return _error(int(self.fault) if self.fault != "reset" else 502)
         return await super()._tokenize(request)
+
+
+def holds_trigger(raw: bytes) -> bool:
+    """Whether a request's body holds ``TRIGGER``: in its text, or in its token-id prompt."""
+    if TRIGGER.encode() in raw:
+        return True
+    prompt = json.loads(raw).get("prompt")
+    return isinstance(prompt, list) and TRIGGER in fake_detokenize(prompt)
 
 
 def _error(status: int) -> web.Response:
@@ -146,13 +159,12 @@ def test_a_server_that_recovers_plays_the_episode_on(tmp_path: Path) -> None:
     # as a failure of the agent's
     respond = responder([])
     with OpenAITestServer(respond) as srv:
-        failing = {"armed": True}
 
         def flaky(request: dict[str, Any]) -> ServedReply | str:
             messages = request.get("messages") or []
-            if failing["armed"] and any(m.get("role") == "assistant" for m in messages):
-                if len([r for r in srv.requests if r.get("max_tokens") == 1]) == 0:
-                    raise ServedError(500, "the engine restarted")
+            acted = any(m.get("role") == "assistant" for m in messages)
+            if acted and not refusal.probes(srv):  # down until the first prompt is asked
+                raise ServedError(500, "the engine restarted")
             return respond(request)
 
         srv.responder = flaky
