@@ -17,8 +17,8 @@ crash as the server policies judge their turns (``kit.blame``,
 had a turn answered is the policy's counted failure (``harness_crashed``) when the
 upstream answers the episode's first request for one token and fails the harness's failed
 request again, sent once more; a first request the harness gave up on is when the same
-request for one token is answered. An outage (``test_harness_crash_after_upstream_failure_is_infra``)
-and a stall stay infrastructure.
+request for one token is answered. An outage
+(``test_harness_crash_after_upstream_failure_is_infra.py``) and a stall stay infrastructure.
 """
 
 from __future__ import annotations
