@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 
 from gymforge.core.errors import InfraError, TranscriptFailed, TranscriptRefused
 from gymforge.kit.blame import blame_failure, blame_text, server_fault
-from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch
+from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch, refused_for_bound
 from gymforge.rollout.server import (
     Backoff,
     PolicyRequestRejected,
@@ -64,7 +64,7 @@ from gymforge.rollout.server import (
     call_with_retries,
 )
 
-__all__ = ["judge_failure", "judge_refusal", "judged"]
+__all__ = ["ask_opening", "judge_failure", "judge_refusal", "judged"]
 
 log = logging.getLogger("gymforge.server_policy")
 
@@ -91,10 +91,25 @@ async def judged(watch: TurnWatch, rng: Backoff, turn: Callable[[], Awaitable[Tu
 async def _refusal(watch: TurnWatch, rng: Backoff, err: PolicyRequestRejected) -> Exception:
     """What a refusal of the turn is raised as: itself before the agent acted (or a refusal
     that is not the server's), else :func:`judge_refusal`'s judgement."""
-    opening = watch.opening
-    if watch.first or opening is None or err.status is None:
+    if watch.first or watch.opening is None or err.status is None:
         return err  # no agent text in the request, or not the server's refusal
-    return await judge_refusal(watch.factory, rng, err, lambda: opening(PROBE_TOKENS))
+    return await judge_refusal(watch.factory, rng, err, lambda: ask_opening(watch, rng))
+
+
+async def ask_opening(watch: TurnWatch, rng: Backoff) -> None:
+    """Ask the episode's first request (``watch.opening``, none of the agent's text) for one
+    token, with the turn's retry policy; refused for so small a bound (a server's minimum
+    ``max_tokens``), asked again with the bound it was answered with at the episode's start
+    (``watch.opening_tokens``). Raises as the request failed."""
+    opening, factory, bound = watch.opening, watch.factory, watch.opening_tokens
+    assert opening is not None  # judged's guard
+    try:
+        await call_with_retries(factory, rng, lambda: opening(PROBE_TOKENS))
+    except PolicyRequestRejected as err:
+        if err.status is None or not refused_for_bound(err.status) or bound == PROBE_TOKENS:
+            raise
+        log.info("%s: one token refused (%s); the first prompt as it was asked", factory.model, err)
+        await call_with_retries(factory, rng, lambda: opening(bound))
 
 
 async def judge_failure(
@@ -105,13 +120,8 @@ async def judge_failure(
     is (retried) unless the server answers the episode's first prompt for one token; then
     the turn is asked once more, and a server failure of that is the agent's text's doing,
     the episode's counted end (:class:`~gymforge.core.errors.TranscriptFailed`)."""
-    opening, factory = watch.opening, watch.factory
-    assert opening is not None  # judged's guard
-
-    async def without_text() -> None:
-        await call_with_retries(factory, rng, lambda: opening(PROBE_TOKENS))
-
-    await blame_failure(failure, without_text)
+    factory = watch.factory
+    await blame_failure(failure, lambda: ask_opening(watch, rng))
     try:
         return await turn()
     except PolicyRequestRejected as err:
@@ -137,15 +147,13 @@ async def judge_refusal(
     first_prompt: Callable[[], Awaitable[Any]],
 ) -> TranscriptRefused:
     """The episode's counted end when the server answers ``first_prompt()`` (the episode's
-    first request, asking one token): ``refusal`` was of the agent's text. Raises the
+    first request, asking one token: :func:`ask_opening`): ``refusal`` was of the agent's
+    text. Raises the
     configuration's mistake (a ``PolicyRequestRejected`` saying so) when that is refused,
     finds the context full or times out too, and the probe's own server failure as it is
     (module docstring)."""
 
-    async def without_text() -> None:
-        await call_with_retries(factory, rng, first_prompt)
-
-    await blame_text(refusal, without_text, _configuration)
+    await blame_text(refusal, first_prompt, _configuration)
     log.info(
         "%s: a request refused after the agent acted, the episode's first prompt answered: "
         "the agent's text was refused, counted",
