@@ -33,6 +33,7 @@ import aiohttp
 
 from gymforge.core.errors import InfraError
 from gymforge.kit.blame import RATE_LIMITED, blame_failure
+from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, refused_for_bound
 from gymforge.rollout.server import TIMEOUT_STATUS
 from gymforge.serve.proxy.transcript import EpisodeTranscript
 
@@ -60,7 +61,7 @@ async def judge(
     if not transcript.turns:  # nothing answered yet: a first answer too long to wait for?
         if asked.status is not None and asked.status not in TIMEOUT_STATUS:
             return None
-        if await _status(http, url, _one_token(asked.body)) != 200:
+        if await _small(http, url, asked.body) != 200:
             return None
         return "its first request, asked again for one token, is answered: a long answer"
     if asked.status is None:
@@ -71,7 +72,7 @@ async def judge(
         opening["tools"] = first.tools
 
     async def without_text() -> None:
-        status = await _status(http, url, _one_token(opening))
+        status = await _small(http, url, opening)
         if status != 200:
             raise InfraError(f"the episode's first request, for one token: {status}")
 
@@ -88,9 +89,14 @@ async def judge(
     )
 
 
-def _one_token(body: dict[str, Any]) -> dict[str, Any]:
+async def _small(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
+    """The upstream's status for ``body`` asking one token; refused for so small a bound (a
+    minimum ``max_tokens``), asked again for ``SMALL_TOKENS`` (``rollout.liveness``)."""
     sent = {k: v for k, v in body.items() if k not in ("max_completion_tokens", "stream_options")}
-    return {**sent, "max_tokens": 1, "stream": False}
+    status = await _status(http, url, {**sent, "max_tokens": PROBE_TOKENS, "stream": False})
+    if refused_for_bound(status):
+        status = await _status(http, url, {**sent, "max_tokens": SMALL_TOKENS, "stream": False})
+    return status
 
 
 async def _status(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
