@@ -79,6 +79,14 @@ not retried and not a full context) while it answers the episode's first prompt,
 agent's text (:class:`TranscriptRefused`): the transcript is the policy's output, so, as
 ``context_length``, the episode's counted failure."""
 
+TRANSCRIPT_FAILED = "transcript_failed"
+"""The failure reason of an episode whose policy's own server failed a turn on every
+attempt after the agent acted (a 5xx, a cut connection, a bad answer) while it answers the
+episode's first prompt, none of the agent's text, and fails the turn again when it is asked
+once more (:class:`TranscriptFailed`): a server that fails only on what the agent wrote;
+the transcript is the policy's output, so, as ``TRANSCRIPT_REFUSED``, the episode's counted
+failure."""
+
 POLICY_STOP_REASONS = (
     frozenset(
         {
@@ -89,14 +97,16 @@ POLICY_STOP_REASONS = (
             EPISODE_TIMEOUT,
             TURN_TIMEOUT,
             TRANSCRIPT_REFUSED,
+            TRANSCRIPT_FAILED,
         }
     )
     | SERVED_STOP_REASONS
 )
 """The failure reasons of episodes the policy ended before the environment did
 (:class:`PolicyStopped`, a served client's ``SERVED_STOP_REASONS``, a time budget the agent
-spent: ``EPISODE_TIMEOUT``, ``TURN_TIMEOUT``; a transcript its server refused to read:
-``TRANSCRIPT_REFUSED``): truncated, with no terminal step."""
+spent: ``EPISODE_TIMEOUT``, ``TURN_TIMEOUT``; a transcript its server refused to read or
+failed on: ``TRANSCRIPT_REFUSED``, ``TRANSCRIPT_FAILED``): truncated, with no terminal
+step."""
 
 
 class PolicyStopped(PolicyError):
@@ -137,6 +147,15 @@ class TranscriptRefused(PolicyStopped):
     configuration mistake that stops the run (``gymforge.rollout.transcript_refusal``)."""
 
     reason = TRANSCRIPT_REFUSED
+
+
+class TranscriptFailed(PolicyStopped):
+    """The policy's server failed a turn on every attempt after the agent acted, answers the
+    episode's first prompt, and failed the turn again when asked once more
+    (``TRANSCRIPT_FAILED``): the policy's counted failure, never an infrastructure error
+    retried and left unwritten (``gymforge.rollout.transcript_refusal``)."""
+
+    reason = TRANSCRIPT_FAILED
 
 
 class ContextLengthExceeded(PolicyStopped):

@@ -13,6 +13,16 @@ wrong model name, a revoked key, instructions the moderation trips on, a server 
 stalls): :func:`blame_text` raises what the caller makes of that. A server failure of the
 probe's own (5xx, 429, a dropped connection, after the retries) says nothing either way: it
 is raised as it is, and the episode retried.
+
+A server failure of the request holding the agent's text (:func:`server_fault`: a 5xx, a
+cut connection, a bad answer, after the retries; not a rate limit, which is load) can be
+that text's doing too (a prompt vLLM's template or tokenizer fails on, a gateway whose
+filter answers 502 or resets the connection): retried as a failing server, the episode
+would be given up unwritten, or stop the run. It is the agent's when the model answers the
+probe (:func:`blame_failure`) and the request holding the text, asked once more after it,
+fails again (the caller's to ask): a failure on both sides of an answer without the text,
+not an outage that ended. A probe that fails in any way is no such evidence: the failure is
+raised as it was, retried.
 """
 
 from __future__ import annotations
@@ -22,11 +32,22 @@ from typing import Literal
 
 from gymforge.core.errors import InfraError, PolicyStopped, TurnTimedOut
 
-__all__ = ["REFUSED", "TIMED_OUT", "TextFault", "blame_text", "text_fault"]
+__all__ = [
+    "FAILED",
+    "REFUSED",
+    "TIMED_OUT",
+    "TextFault",
+    "blame_failure",
+    "blame_text",
+    "server_fault",
+    "text_fault",
+]
 
-TextFault = Literal["refused", "timed_out"]
+TextFault = Literal["refused", "timed_out", "failed"]
 REFUSED: TextFault = "refused"
 TIMED_OUT: TextFault = "timed_out"
+FAILED: TextFault = "failed"
+RATE_LIMITED = 429
 
 
 def text_fault(err: InfraError) -> TextFault | None:
@@ -57,3 +78,26 @@ async def blame_text(
         if text_fault(err) is None:
             raise
         raise configuration(failure) from err
+
+
+def server_fault(err: InfraError) -> bool:
+    """Whether ``err``, raised by a model on a request holding the agent's text after its
+    retries, is a server failure that text may have caused (to be confirmed by
+    :func:`blame_failure` and the request asked once more): retryable, not a stall
+    (:func:`text_fault` names those) and not a rate limit (429: load, not the text)."""
+    return (
+        err.retryable
+        and not isinstance(err, TurnTimedOut)
+        and getattr(err, "status", None) != RATE_LIMITED
+    )
+
+
+async def blame_failure(failure: InfraError, without_text: Callable[[], Awaitable[object]]) -> None:
+    """Return when ``without_text()``, the same model asked with none of the agent's text,
+    answers: the server answers without the agent's text what it failed with it (a
+    :func:`server_fault`). Raise ``failure`` as it is (retried) when the probe fails in any
+    way: a server failing, stalled, refusing or full is no evidence against the text."""
+    try:
+        await without_text()
+    except (InfraError, PolicyStopped) as err:
+        raise failure from err

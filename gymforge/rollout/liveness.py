@@ -25,7 +25,8 @@ the episode's time ran out):
    ``call_timeout``. It has the turn's prompt, endpoint, request path and format (chat or
    token ids, the lean client or the SDK's), but its length is no longer the policy's to
    choose. Read as a turn is read, it is a server generating; an error status, a bad answer
-   or no answer in time is no evidence.
+   or no answer in time is no evidence. A server that refuses so small a bound (a 4xx of a
+   minimum ``max_tokens``) is asked once more for :data:`SMALL_TOKENS`.
 
 Only model turns count (``/tokenize`` and ``/v1/models``, which a vLLM front end answers while
 its engine is hung, do not), and only answers read as turns (2xx, with choices). Neither piece
@@ -43,8 +44,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import openai
+
 from gymforge.rollout.deadlines import within
 from gymforge.rollout.server import (
+    RETRY_STATUS,
     Answer,
     Backoff,
     PolicyTimedOut,
@@ -53,12 +57,22 @@ from gymforge.rollout.server import (
     call_with_retries,
 )
 
-__all__ = ["PROBE_TOKENS", "TurnWatch", "WatchedTurns", "turn_with_retries"]
+__all__ = [
+    "PROBE_TOKENS",
+    "SMALL_TOKENS",
+    "TurnWatch",
+    "WatchedTurns",
+    "refused_for_bound",
+    "turn_with_retries",
+]
 
 log = logging.getLogger("gymforge.server_policy")
 
 PROBE_TOKENS = 1
 """The ``max_tokens`` of the request that asks whether the server is generating at all."""
+SMALL_TOKENS = 16
+"""The ``max_tokens`` that request asks again with when the server refuses one token (a
+minimum bound of its own; vLLM's completions endpoint generates 16 by default)."""
 
 Send = Callable[[int | None], Awaitable[Any]]
 """A turn's request, asking for at most so many tokens (None: the server's default)."""
@@ -78,6 +92,7 @@ class TurnWatch:
         self.factory = factory
         self.first = True
         self.opening: Send | None = None
+        self.opening_tokens: int | None = None  # the max_tokens it was answered with
         self._send: Send | None = None
         self._tokens: int | None = None
         self._starts: list[int] = []  # the count when each attempt began
@@ -85,12 +100,13 @@ class TurnWatch:
     def start(self) -> None:
         """A new episode: no turn in flight, none answered."""
         self.first, self._send, self._starts, self.opening = True, None, [], None
+        self.opening_tokens = None
 
     def begin(self, send: Send, max_tokens: int | None) -> Callable[[], Awaitable[Any]]:
         """A turn's request about to be sent: the attempt ``call_with_retries`` makes."""
         self._send, self._tokens, self._starts = send, max_tokens, []
         if self.first:
-            self.opening = send
+            self.opening, self.opening_tokens = send, max_tokens
         starts, factory = self._starts, self.factory
 
         def attempt() -> Awaitable[Any]:
@@ -133,11 +149,29 @@ class TurnWatch:
         return seen is not None
 
     async def _one_token(self, send: Send) -> bool:
+        """Whether ``send`` for one token is answered within ``call_timeout``; refused for
+        so small a bound, asked again once for :data:`SMALL_TOKENS` (at most the turn's)."""
+        timeout = self.factory.retry.call_timeout
         try:
-            await within(self.factory.retry.call_timeout, lambda: send(PROBE_TOKENS))
+            await within(timeout, lambda: send(PROBE_TOKENS))
+        except openai.APIStatusError as err:
+            small = min(SMALL_TOKENS, self._tokens or SMALL_TOKENS)
+            if not refused_for_bound(err.status_code) or small <= PROBE_TOKENS:
+                return False
+            try:
+                await within(timeout, lambda: send(small))
+            except Exception:  # no evidence either
+                return False
         except Exception:  # any failure is no evidence (cancellation is not caught)
             return False
         return True
+
+
+def refused_for_bound(status: int) -> bool:
+    """Whether a request answered ``status`` may have been refused for its ``max_tokens``
+    alone (a 4xx that is not retried): one the server's own minimum bound refuses, asked
+    again with a larger one."""
+    return 400 <= status < 500 and status not in RETRY_STATUS
 
 
 class WatchedTurns:

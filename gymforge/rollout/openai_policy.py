@@ -24,7 +24,8 @@ token budget, capped by ``--max-tokens`` (:mod:`gymforge.rollout.turn_budget`).
 retries with seeded backoff, then :class:`PolicyServerError`, :class:`PolicyRequestRejected`
 or :class:`ContextLengthExceeded`; their docstrings say what the runner should do. A refusal
 once the agent acted is the episode's counted end (``transcript_refused``) when the server
-answers the episode's first request for one token (:mod:`gymforge.rollout.transcript_refusal`).
+answers the episode's first request for one token, and so is a server failure the turn
+meets again after that answer (``transcript_failed``; :mod:`gymforge.rollout.transcript_refusal`).
 
 **Multi-turn exactness.** The server renders and tokenises the whole transcript every turn,
 so turn k+1's prompt ids need not start with turn k's prompt + completion ids (tool-call
@@ -183,13 +184,12 @@ class OpenAIPolicy(WatchedTurns):
             if observation.tools:
                 self.tools = [dict(t) for t in observation.tools]
             self.messages.extend(message_dict(m) for m in observation.messages)
-            turn_request = send_within(
-                self.watch,
-                self._backoff,
-                self._sender(),
-                self.budget.max_tokens(observing=observation),
-                _hint,
-            )  # a refusal once the agent acted is judged (rollout.transcript_refusal)
+            sender, max_tokens = self._sender(), self.budget.max_tokens(observing=observation)
+
+            def turn_request() -> Awaitable[tuple[ChatReply, str | None]]:
+                return send_within(self.watch, self._backoff, sender, max_tokens, _hint)
+
+            # a refusal or failure once the agent acted is judged (rollout.transcript_refusal)
             reply, version = await judged(self.watch, self._backoff, turn_request)
             turn, assistant = turn_from_reply(
                 reply, version, f"call_{self.turns + 1}", self.factory.text_tool_calls

@@ -25,6 +25,19 @@ attempt bounded by ``call_timeout``):
 - the probe's own server failure (5xx, 429, a dropped connection, after the retries): raised
   as it is, the episode retried.
 
+A server failure of a turn after the agent acted (a 5xx, a cut connection, a bad answer,
+on every attempt; not a stall, which is counted already, nor a 429) can be the agent's
+text's doing as well: a prompt the engine's template or tokenizer fails on, a gateway that
+answers 502 or resets for a body its filter will not pass. Retried as a failing server, the
+episode was given up unwritten and a few in a row stopped the run
+(tests/redteam/test_policy_server_fails_on_agent_text.py). So it is judged by
+:func:`~gymforge.kit.blame.blame_failure` (:func:`judge_failure`): the episode's first
+prompt, for one token, with the turn's retry policy; failed in any way, the turn's failure
+is raised as it was (retried); answered, the turn is asked once more (the policy left as it
+was), and its answer is the turn's, or its server failure the episode's counted end
+(:class:`~gymforge.core.errors.TranscriptFailed`, ``transcript_failed``): failed on both
+sides of an answer without the agent's text, not an outage that ended in between.
+
 Both server policies play each turn through :func:`judged`: any request of the turn counts
 (the completion, and for ``vllm:`` the ``/tokenize`` renderings of the environment's new
 messages, which hold the tool results), and only a refusal the server answered with (a
@@ -40,29 +53,91 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from gymforge.core.errors import InfraError, TranscriptRefused
-from gymforge.kit.blame import blame_text
-from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch
-from gymforge.rollout.server import Backoff, PolicyRequestRejected, ServerFactory, call_with_retries
+from gymforge.core.errors import InfraError, TranscriptFailed, TranscriptRefused
+from gymforge.kit.blame import blame_failure, blame_text, server_fault
+from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch, refused_for_bound
+from gymforge.rollout.server import (
+    Backoff,
+    PolicyRequestRejected,
+    PolicyServerError,
+    ServerFactory,
+    call_with_retries,
+)
 
-__all__ = ["judge_refusal", "judged"]
+__all__ = ["ask_opening", "judge_failure", "judge_refusal", "judged"]
 
 log = logging.getLogger("gymforge.server_policy")
 
 Turn = TypeVar("Turn")
 
 
-async def judged(watch: TurnWatch, rng: Backoff, turn: Awaitable[Turn]) -> Turn:
-    """``await turn`` (a policy's turn, its requests kept in ``watch``); a refusal of the
-    server's once the episode's first turn was answered is raised as
-    :func:`judge_refusal` judges it, asking ``watch.opening`` for one token."""
+async def judged(watch: TurnWatch, rng: Backoff, turn: Callable[[], Awaitable[Turn]]) -> Turn:
+    """``await turn()`` (a policy's turn, its requests kept in ``watch``; a policy left as
+    it was when it fails, so it may be asked again); once the episode's first turn was
+    answered, a refusal of the server's is raised as :func:`judge_refusal` judges it, and a
+    server failure (:func:`~gymforge.kit.blame.server_fault`) as :func:`judge_failure`
+    does, both asking ``watch.opening`` for one token."""
     try:
-        return await turn
+        return await turn()
     except PolicyRequestRejected as err:
-        opening = watch.opening
-        if watch.first or opening is None or err.status is None:
-            raise  # no agent text in the request, or not the server's refusal
-        raise await judge_refusal(watch.factory, rng, err, lambda: opening(PROBE_TOKENS)) from err
+        raise await _refusal(watch, rng, err) from err
+    except PolicyServerError as err:
+        if watch.first or watch.opening is None or not server_fault(err):
+            raise
+        failure = err
+    return await judge_failure(watch, rng, failure, turn)
+
+
+async def _refusal(watch: TurnWatch, rng: Backoff, err: PolicyRequestRejected) -> Exception:
+    """What a refusal of the turn is raised as: itself before the agent acted (or a refusal
+    that is not the server's), else :func:`judge_refusal`'s judgement."""
+    if watch.first or watch.opening is None or err.status is None:
+        return err  # no agent text in the request, or not the server's refusal
+    return await judge_refusal(watch.factory, rng, err, lambda: ask_opening(watch, rng))
+
+
+async def ask_opening(watch: TurnWatch, rng: Backoff) -> None:
+    """Ask the episode's first request (``watch.opening``, none of the agent's text) for one
+    token, with the turn's retry policy; refused for so small a bound (a server's minimum
+    ``max_tokens``), asked again with the bound it was answered with at the episode's start
+    (``watch.opening_tokens``). Raises as the request failed."""
+    opening, factory, bound = watch.opening, watch.factory, watch.opening_tokens
+    assert opening is not None  # judged's guard
+    try:
+        await call_with_retries(factory, rng, lambda: opening(PROBE_TOKENS))
+    except PolicyRequestRejected as err:
+        if err.status is None or not refused_for_bound(err.status) or bound == PROBE_TOKENS:
+            raise
+        log.info("%s: one token refused (%s); the first prompt as it was asked", factory.model, err)
+        await call_with_retries(factory, rng, lambda: opening(bound))
+
+
+async def judge_failure(
+    watch: TurnWatch, rng: Backoff, failure: PolicyServerError, turn: Callable[[], Awaitable[Turn]]
+) -> Turn:
+    """The turn's answer, or its counted end, once the server failed it on every attempt
+    after the agent acted (a 5xx, a cut connection, a bad answer): ``failure`` raised as it
+    is (retried) unless the server answers the episode's first prompt for one token; then
+    the turn is asked once more, and a server failure of that is the agent's text's doing,
+    the episode's counted end (:class:`~gymforge.core.errors.TranscriptFailed`)."""
+    factory = watch.factory
+    await blame_failure(failure, lambda: ask_opening(watch, rng))
+    try:
+        return await turn()
+    except PolicyRequestRejected as err:
+        raise await _refusal(watch, rng, err) from err
+    except PolicyServerError as err:
+        if not server_fault(err):
+            raise
+        log.info(
+            "%s: a turn the server failed after the agent acted, the episode's first prompt "
+            "answered, failed again: the agent's text is failed on, counted",
+            factory.model,
+        )
+        raise TranscriptFailed(
+            f"{err} (after the agent acted, asked twice; the episode's first prompt, without "
+            "the agent's text, is answered in between: the server fails on the agent's text)"
+        ) from err
 
 
 async def judge_refusal(
@@ -72,15 +147,13 @@ async def judge_refusal(
     first_prompt: Callable[[], Awaitable[Any]],
 ) -> TranscriptRefused:
     """The episode's counted end when the server answers ``first_prompt()`` (the episode's
-    first request, asking one token): ``refusal`` was of the agent's text. Raises the
+    first request, asking one token: :func:`ask_opening`): ``refusal`` was of the agent's
+    text. Raises the
     configuration's mistake (a ``PolicyRequestRejected`` saying so) when that is refused,
     finds the context full or times out too, and the probe's own server failure as it is
     (module docstring)."""
 
-    async def without_text() -> None:
-        await call_with_retries(factory, rng, first_prompt)
-
-    await blame_text(refusal, without_text, _configuration)
+    await blame_text(refusal, first_prompt, _configuration)
     log.info(
         "%s: a request refused after the agent acted, the episode's first prompt answered: "
         "the agent's text was refused, counted",

@@ -226,8 +226,8 @@ class VLLMPolicy(WatchedTurns):
         tools too, which the first turn sets), so the turn asked again is sent as it
         would have been."""
         tools = self.tools
-        try:  # a refusal once the agent acted is judged (rollout.transcript_refusal)
-            return await judged(self.watch, self._rng, self._act(observation))
+        try:  # a refusal or failure once the agent acted is judged (rollout.transcript_refusal)
+            return await judged(self.watch, self._rng, lambda: self._act(observation))
         except BaseException:
             self.tools = tools
             raise

@@ -30,20 +30,42 @@ times out too, the configuration or the server is at fault (a wrong model name, 
 instructions the moderation refuses, a server that stalls): a refusal stops the run
 (:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
 (retried).
-A server failure (5xx, 429, a dropped connection, after the policy's retries) is never the
-agent's: it is raised, and the episode retried.
+A server failure (a 5xx, a dropped connection, after the policy's retries) can be the
+agent's text's doing too (``kit.blame.server_fault``: a server that fails on that text
+only), and retried it would leave the episode unwritten: the agent's text is asked once
+more (the policy is left as it was by a failed turn), and a server failure of that too is
+probed the same way (:func:`gymforge.kit.blame.blame_failure`): answered, the counterpart
+hangs up (``failed``); failed in any way, the failure is raised as it was (retried). A
+server policy that judged it itself after the counterpart's first answer
+(``TranscriptFailed``, ``gymforge.rollout.transcript_refusal``) hangs up ``failed`` too. A
+429 is load, never the agent's: raised, and the episode retried.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gymforge.core.errors import InfraError, PolicyStopped, TranscriptRefused, TurnTimedOut
-from gymforge.core.policy import EpisodeContext, Policy
+from gymforge.core.errors import (
+    InfraError,
+    PolicyStopped,
+    TranscriptFailed,
+    TranscriptRefused,
+    TurnTimedOut,
+)
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.types import Message, Observation, Reply
-from gymforge.kit.blame import REFUSED, TIMED_OUT, blame_text, text_fault
+from gymforge.kit.blame import (
+    FAILED,
+    REFUSED,
+    TIMED_OUT,
+    blame_failure,
+    blame_text,
+    server_fault,
+    text_fault,
+)
 
 __all__ = [
+    "FAILED",
     "PROBE",
     "REFUSED",
     "TIMED_OUT",
@@ -92,19 +114,34 @@ class Counterpart:
         msgs = [Message(role="user", content=text)]
         if not self.instructed:
             msgs.insert(0, Message(role="system", content=self.instructions))
+        return await self._turn(Observation(messages=tuple(msgs)))
+
+    async def _turn(self, observation: Observation, again: bool = False) -> Heard:
+        """The model's answer to ``observation`` (``again``: asked once more after a server
+        failure), or why it hangs up (module docstring)."""
         try:
-            turn = await self.policy.act(Observation(messages=tuple(msgs)))
+            turn = await self.policy.act(observation)
         except TranscriptRefused:  # a server policy's own probe: its first request answered
             return Heard("", REFUSED)
+        except TranscriptFailed:  # the same, for a server failure asked twice
+            return Heard("", FAILED)
         except PolicyStopped as stop:  # its context is full (``context_length``)
             return Heard("", stop.reason)
         except InfraError as err:
             reason = text_fault(err)  # may be the agent's (the probe confirms), or None
             if reason is None:
-                raise
+                if not server_fault(err):
+                    raise
+                if not again:  # a failed turn leaves the policy as it was
+                    return await self._turn(observation, again=True)
+                await blame_failure(err, self._without_text)
+                return Heard("", FAILED)
             if not (isinstance(err, TurnTimedOut) and err.answering):
                 await self.probe(err)  # the server's answering is not known yet
             return Heard("", reason)
+        return self._heard(turn)
+
+    def _heard(self, turn: PolicyTurn) -> Heard:
         self.instructed = True
         return Heard(turn.action.text if isinstance(turn.action, Reply) else "")
 
@@ -112,16 +149,16 @@ class Counterpart:
         """Return when the model answers its instructions and :data:`PROBE` alone (the
         agent's text caused ``failure``); else raise ``failure`` (the configuration or the
         server did), or the probe's own server failure (retried)."""
+        await blame_text(failure, self._without_text, _configuration)
+
+    async def _without_text(self) -> None:
+        """The model asked its instructions and :data:`PROBE` alone, restarted for it."""
         first = (
             Message(role="system", content=self.instructions),
             Message(role="user", content=PROBE),
         )
-
-        async def without_text() -> None:
-            await self.policy.start(self.ctx)
-            await self.policy.act(Observation(messages=first))
-
-        await blame_text(failure, without_text, _configuration)
+        await self.policy.start(self.ctx)
+        await self.policy.act(Observation(messages=first))
 
 
 class CounterpartRefused(InfraError):

@@ -216,10 +216,19 @@ def test_a_server_that_refuses_every_request_still_stops_the_run(tmp_path: Path)
 @pytest.mark.parametrize("policy", ["openai:m", "vllm:m"])
 def test_a_first_prompt_refused_too_stops_the_run(tmp_path: Path, policy: str) -> None:
     # the agent's text is refused, and so is the episode's first prompt asked again (a key
-    # blocked after a violation): the configuration's mistake, not the agent's failure
-    with OpenAITestServer(
-        moderated("gateway", prompts(FAILED), refuse=lambda r: r.get("max_tokens") == 1)
-    ) as srv:
+    # blocked after a violation: every request refused from then on, whatever its bound):
+    # the configuration's mistake, not the agent's failure
+    blocked: list[bool] = []
+    model = moderated("gateway", prompts(FAILED), refuse=lambda _r: bool(blocked))
+
+    def respond(request: dict[str, Any]) -> ServedReply | str:
+        try:
+            return model(request)
+        except ServedError:
+            blocked.append(True)
+            raise
+
+    with OpenAITestServer(respond) as srv:
         made = OpenAIPolicyFactory if policy == "openai:m" else VLLMPolicyFactory
         factory = made("m", base_url=srv.base_url, retry=RETRY)
         with pytest.raises(UserError, match=r"without the agent's text too.*guardrail"):

@@ -108,18 +108,22 @@ def turns(kind: str, observations: list[Observation], fail_at: int | None, how: 
 async def fail(policy: Any, obs: Observation, srv: OpenAITestServer, how: str,
                monkeypatch: pytest.MonkeyPatch | None) -> None:  # fmt: skip
     if how == "500s":
-        srv.inject(*["500"] * FAST_RETRY.max_attempts)
+        # after the agent acted, the episode's first prompt is asked for one token too
+        # (rollout.transcript_refusal): failed as well, the turn's failure is raised
+        srv.inject(*["500"] * FAST_RETRY.max_attempts * 2)
         with pytest.raises(PolicyServerError):
             await policy.act(obs)
+        srv.faults.clear()  # a first turn's failure asks nothing more
     elif how == "cancel":
         srv.latency = lambda body: 3.0 if ("prompt" in body or "messages" in body) else 0.0
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(policy.act(obs), 0.5)
         srv.latency = 0.0
     elif how == "context-then-500s":  # the room-resend fails on every attempt
-        srv.inject("context-too-large", *["500"] * FAST_RETRY.max_attempts)
+        srv.inject("context-too-large", *["500"] * FAST_RETRY.max_attempts * 2)
         with pytest.raises(PolicyServerError):
             await policy.act(obs)
+        srv.faults.clear()
     elif how == "after-reply":  # the request succeeded; reading it into a turn failed
         assert monkeypatch is not None
         target = openai_mod if isinstance(policy, openai_mod.OpenAIPolicy) else vllm_mod

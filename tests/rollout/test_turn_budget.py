@@ -291,8 +291,8 @@ def second_request(kind: str, failed: bool) -> dict[str, Any]:
             await policy.start(episode_context(policy, BudgetedLedger(), TASKS[0], 0))
             try:
                 await policy.act(Observation(messages=RESET.messages, tools=(TOOL,), tokens=9))
-                if failed:
-                    srv.inject(*["500"] * FAST_RETRY.max_attempts)
+                if failed:  # the turn's attempts, then the first prompt's, asked for one token
+                    srv.inject(*["500"] * FAST_RETRY.max_attempts * 2)
                     with pytest.raises(PolicyServerError):
                         await policy.act(TOOL_RESULT)
                 await policy.act(TOOL_RESULT)

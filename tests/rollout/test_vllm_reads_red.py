@@ -66,7 +66,7 @@ def test_a_turn_asked_again_after_a_failed_request_keeps_only_the_prompt_it_sent
             await policy.start(episode_context(policy, LedgerEnv(), "t/v1/d1/s1", 0))
             try:
                 await policy.act(reset(copy.deepcopy(TOOL)))
-                srv.inject(*["500"] * FAST_RETRY.max_attempts)
+                srv.inject(*["500"] * FAST_RETRY.max_attempts * 2)  # and the probe's
                 with pytest.raises(PolicyServerError):
                     await policy.act(TOOL_RESULT)
                 try:

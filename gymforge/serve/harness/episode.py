@@ -118,13 +118,14 @@ class HarnessPolicy:
         if kind == "done":
             self.exited = True
             return self._turn(Reply(text=str(a)))
-        raise self._crash(str(a))
+        raise await self._crash(str(a))
 
-    def _crash(self, error: str) -> Exception:
+    async def _crash(self, error: str) -> Exception:
         """What a harness that fell over is: the policy's counted failure once it has acted
-        (a model turn or a step of its own) with its inference server answering; an
-        infrastructure error (retried, never scored) before that, or after the server
-        failed it."""
+        (a model turn or a step of its own) with its inference server answering, or when
+        the server's failure was the model's doing (a failure on its text, a first answer
+        too long to wait for: :mod:`gymforge.serve.proxy.crash`); an infrastructure error
+        (retried, never scored) before that, or after the server failed it."""
         proxy = self.factory.proxy
         message = f"harness {self.factory.target} crashed: {error}"
         failure = proxy.upstream_failure(self.episode_id) if proxy is not None else None
@@ -134,6 +135,9 @@ class HarnessPolicy:
                 turns = len(proxy.transcript(self.episode_id).turns)
         if failure is None and (turns or self.acted):
             return HarnessCrashed(message)
+        why = await proxy.judge_crash(self.episode_id) if proxy is not None else None
+        if why is not None:
+            return HarnessCrashed(f"{message} ({why})")
         return InfraError(message if failure is None else f"{message} ({failure})")
 
     def _launch(self, observation: Observation, proxy: ProxyServer, bridge: HarnessBridge) -> None:

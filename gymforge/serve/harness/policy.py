@@ -38,7 +38,10 @@ environment wants more after the final message, the episode ends truncated
 (``harness_exited``). A harness that raises or exits non-zero after it acted (a model turn
 through its proxy, or a step) is the policy's counted failure, truncated
 (``harness_crashed``); before that, or after its inference server failed it (unreachable,
-429, 5xx), it is an infrastructure error: retried, never scored.
+429, 5xx), it is an infrastructure error: retried, never scored, unless the failure was
+the model's doing (:mod:`~gymforge.serve.proxy.crash`: a server that fails on the model's
+text but answers the episode's first request, a first answer too long for the harness to
+wait for), which is counted as ``harness_crashed`` too.
 
 What a run shares (the spec, the proxy, the bridge) is :mod:`~gymforge.serve.harness.run`;
 one episode is :mod:`~gymforge.serve.harness.episode`.

@@ -26,7 +26,7 @@ from gymforge.serve.proxy.continuation import Continuation
 from gymforge.serve.proxy.transcript import EpisodeTranscript, ProxyTurn
 
 if TYPE_CHECKING:
-    from gymforge.serve.proxy.server import ProxyConfig
+    from gymforge.serve.proxy.config import ProxyConfig
 
 
 class Forwarder:

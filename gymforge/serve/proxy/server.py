@@ -49,42 +49,18 @@ import aiohttp
 from aiohttp import web
 
 from gymforge.core.errors import InfraError, UserError
-from gymforge.serve.config import auth_problem, check_binding
+from gymforge.serve.config import auth_problem
 from gymforge.serve.loop_thread import LoopThread, start_site
+from gymforge.serve.proxy.config import ProxyConfig
 from gymforge.serve.proxy.continuation import Continuation
+from gymforge.serve.proxy.crash import Asked, judge
 from gymforge.serve.proxy.forward import Forwarder
 from gymforge.serve.proxy.request import chat_problem
 from gymforge.serve.proxy.transcript import EpisodeTranscript
 
+__all__ = ["EPISODE_ID", "ProxyConfig", "ProxyServer"]
+
 EPISODE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
-
-
-@dataclass(frozen=True)
-class ProxyConfig:
-    """The proxy's upstream, auth and limits (module docstring)."""
-
-    upstream: str
-    upstream_api_key: str | None = None
-    token: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 0
-    max_episodes: int = 1024
-    max_body_bytes: int = 8 * 2**20
-    request_timeout: float = 600.0
-    tokenizer: str | None = None
-    token_in: bool = True
-    idle_timeout: float = 300.0
-
-    def __post_init__(self) -> None:
-        if not self.upstream.startswith(("http://", "https://")):
-            raise UserError(f"--upstream must be an http(s) base URL, not {self.upstream!r}")
-        if self.idle_timeout <= 0:
-            raise UserError("--idle-timeout must be > 0 seconds (the reaper cannot be disabled)")
-        if self.max_episodes < 1 or self.max_body_bytes < 1024 or self.request_timeout <= 0:
-            raise UserError("proxy limits must be positive (max body >= 1024 bytes)")
-        if self.token is not None and len(self.token) < 8:
-            raise UserError("the token must be at least 8 characters")
-        check_binding(self.host, self.token)
 
 
 def _error(status: int, message: str, code: str) -> web.Response:
@@ -100,6 +76,7 @@ class _Episode:
     last: float = field(default_factory=time.monotonic)  # the last request's arrival
     upstream_failure: str | None = None  # the last infrastructure failure it was answered with
     model: str | None = None  # the only model its requests may name (None: any)
+    asked: Asked | None = None  # its last chat request, until answered (proxy.crash)
 
 
 class ProxyServer:
@@ -249,6 +226,18 @@ class ProxyServer:
             ep = self._episodes.get(episode_id)
         return None if ep is None else ep.upstream_failure
 
+    async def judge_crash(self, episode_id: str) -> str | None:
+        """Why a harness's crash in ``episode_id`` after the upstream failed it (or while
+        its first request was unanswered) is the policy's own, or None
+        (:mod:`~gymforge.serve.proxy.crash`); awaited from any loop, run on the proxy's."""
+        with self._guard:
+            ep = self._episodes.get(episode_id)
+        loop, http = self._loop.loop, self._http
+        if ep is None or loop is None or http is None:
+            return None
+        found = judge(http, self.config.upstream, ep.transcript, ep.asked)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(found, loop))
+
     def transcript(self, episode_id: str) -> EpisodeTranscript:
         with self._guard:
             ep = self._episodes.get(episode_id)
@@ -379,6 +368,7 @@ class ProxyServer:
         messages = body["messages"]
         detail = ""  # the failure's text names the upstream: the run's, never the harness's
         async with ep.lock:
+            ep.asked = Asked(body)  # kept if the harness gives up on it
             try:
                 response = await self._forward.chat(request, ep.transcript, body, messages)
             except (InfraError, UserError, ValueError) as err:  # a bad answer upstream
@@ -390,6 +380,9 @@ class ProxyServer:
                 detail, response = f": {err}", _error(502, "upstream unreachable", "upstream")
             if response.status == 429 or response.status >= 500:
                 ep.upstream_failure = f"the inference server answered {response.status}{detail}"
+                ep.asked.status = response.status
+            else:  # answered, or refused (the harness's crash on that is counted)
+                ep.asked = None
             return response
 
 

@@ -1,0 +1,112 @@
+"""Whether a harness that fell over on its inference server's failure fell over on its own
+model's doing: the rule the server policies' turns are judged by, for a harness's requests.
+
+A harness falls over when a model call fails it, and such a crash was infrastructure
+(retried, never scored) whenever the proxy had answered the harness with the upstream's
+failure (:mod:`gymforge.serve.harness.episode`). Two such failures are the policy's own,
+and a policy that could make them on the tasks it fails would take those out of the count:
+
+- **the agent's text failed on.** Once a turn was answered, the harness's requests hold the
+  model's output; a server that fails on that text (a 5xx, a cut connection, a 504 of its
+  own, on each of the harness's attempts) fails it again. As for a server policy's turn
+  (:func:`gymforge.kit.blame.blame_failure`, ``rollout.transcript_refusal``), the episode's
+  first request (the first turn's messages and tools, none of the model's output) is asked
+  for one token: answered, the harness's failed request is sent once more, as it was sent,
+  and a failure of that (not a 429: load) is the policy's counted failure. A first request
+  failed too, or the request answered when asked again, is an outage, retried as before.
+- **a first answer too long to wait for.** The harness's first request not answered when it
+  fell over (its own client gave up, or the proxy's ``request_timeout`` answered 504): as a
+  server policy's first turn (``rollout.liveness``), the same request for one token is
+  asked; answered, the server was generating, and the length of the answer was the model's.
+
+Only the harness's last request counts (the proxy keeps it until it is answered,
+``Asked``), and these requests are made by the proxy on its own loop
+(:meth:`~gymforge.serve.proxy.server.ProxyServer.judge_crash`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from gymforge.core.errors import InfraError
+from gymforge.kit.blame import RATE_LIMITED, blame_failure
+from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, refused_for_bound
+from gymforge.rollout.server import TIMEOUT_STATUS
+from gymforge.serve.proxy.transcript import EpisodeTranscript
+
+__all__ = ["Asked", "judge"]
+
+
+@dataclass
+class Asked:
+    """The harness's last chat request, kept until it is answered: ``status`` is what the
+    proxy answered it with when that was a failure (None: not answered at all, the harness
+    gave up first)."""
+
+    body: dict[str, Any]
+    status: int | None = None
+
+
+async def judge(
+    http: aiohttp.ClientSession, upstream: str, transcript: EpisodeTranscript, asked: Asked | None
+) -> str | None:
+    """Why a harness's crash is the policy's counted failure (the module docstring's two
+    cases), or None: infrastructure, as before."""
+    if asked is None or asked.status == RATE_LIMITED:
+        return None
+    url = upstream.rstrip("/") + "/chat/completions"
+    if not transcript.turns:  # nothing answered yet: a first answer too long to wait for?
+        if asked.status is not None and asked.status not in TIMEOUT_STATUS:
+            return None
+        if await _small(http, url, asked.body) != 200:
+            return None
+        return "its first request, asked again for one token, is answered: a long answer"
+    if asked.status is None:
+        return None  # the harness gave up on its own after it acted: counted already
+    first = transcript.turns[0]
+    opening = {"model": asked.body.get("model"), "messages": first.messages}
+    if first.tools:
+        opening["tools"] = first.tools
+
+    async def without_text() -> None:
+        status = await _small(http, url, opening)
+        if status != 200:
+            raise InfraError(f"the episode's first request, for one token: {status}")
+
+    try:
+        await blame_failure(InfraError(f"answered {asked.status}"), without_text)
+    except InfraError:
+        return None
+    again = await _status(http, url, {**asked.body, "stream": False})
+    if again in (200, RATE_LIMITED):
+        return None
+    return (
+        f"the upstream failed its request ({asked.status}, and {again} sent once more) and "
+        "answered the episode's first request for one token: it fails on the model's text"
+    )
+
+
+async def _small(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
+    """The upstream's status for ``body`` asking one token; refused for so small a bound (a
+    minimum ``max_tokens``), asked again for ``SMALL_TOKENS`` (``rollout.liveness``)."""
+    sent = {k: v for k, v in body.items() if k not in ("max_completion_tokens", "stream_options")}
+    status = await _status(http, url, {**sent, "max_tokens": PROBE_TOKENS, "stream": False})
+    if refused_for_bound(status):
+        status = await _status(http, url, {**sent, "max_tokens": SMALL_TOKENS, "stream": False})
+    return status
+
+
+async def _status(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
+    """The upstream's status for ``body`` (502 when it is unreachable or cuts the
+    connection, 504 past the session's timeout)."""
+    try:
+        async with http.post(url, json=body) as r:
+            await r.read()
+            return r.status
+    except TimeoutError:
+        return 504
+    except aiohttp.ClientError:
+        return 502
