@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_harness_upstream_fails_on_agent_text as harness
 import test_policy_server_refuses_agent_text as refusal
 from moderation import TRIGGER
 from test_policy_server_fails_on_agent_text import holds_trigger, responder
@@ -32,6 +33,7 @@ from gymforge.rollout.context_full import is_context_full
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory
 from gymforge.testing import OpenAITestServer
 from gymforge.testing.openai_server import ServedError, ServedReply
+from tests.serve.harness_agents import AGENTS, run_harness
 
 TASKS, FAILED, RETRY = refusal.TASKS, refusal.FAILED, refusal.RETRY
 
@@ -78,4 +80,17 @@ def test_a_429_of_load_is_still_retried() -> None:
     assert is_context_full(429, TOO_LARGE, "rate_limit_exceeded")
     assert not is_context_full(429, LOAD, "rate_limit_exceeded")
     assert not is_context_full(429, "Too Many Requests")
-    assert TRIGGER  # the shared trigger the responder writes
+
+
+def test_through_a_harness_the_crash_on_it_is_counted(tmp_path: Path) -> None:
+    # the proxy relays the upstream's 429 to the harness, which falls over on it: a crash
+    # after a refusal of the transcript, as after a 413, counted (harness_crashed), never an
+    # upstream failure retried and left unscored
+    def upstream_model(request: dict[str, Any]) -> ServedReply | str:
+        if TRIGGER in json.dumps(request.get("messages") or []):
+            raise ServedError(429, TOO_LARGE, "rate_limit_exceeded")
+        return harness.respond(request)
+
+    with OpenAITestServer(upstream_model) as upstream:
+        result = run_harness(f"harness:{AGENTS}:tool_agent", upstream, tmp_path, max_retries=1)
+    harness.assert_counted(tmp_path, result)
