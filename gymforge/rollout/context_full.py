@@ -19,7 +19,12 @@ the only test of it (:func:`gymforge.rollout.server.call_with_retries` uses it):
 - ``413 Request Entity Too Large``, whatever the message (:data:`TOO_LARGE`): a body limit
   in front of the server (a gateway's, ``gymforge proxy --max-body-bytes``) is a context
   limit in bytes, and what outgrows it is the transcript, the policy's own output among it
-  (tests/redteam/test_policy_transcript_too_large.py).
+  (tests/redteam/test_policy_transcript_too_large.py);
+- OpenAI's 429 "Request too large for MODEL ... on tokens per min (TPM): Limit L, Requested
+  R" (:data:`OVER_BUDGET`): one request asking more than a minute's whole token budget,
+  which no wait makes room for, unlike the 429s of load ("Rate limit reached ... Please try
+  again in ...") that are retried: a context limit in tokens per minute
+  (tests/redteam/test_policy_request_too_large_429.py).
 
 :func:`room` reads how many tokens a completion may still have from such a message (the
 context length minus the prompt's tokens), so a request that only asked for too many can be
@@ -49,6 +54,10 @@ TOO_LARGE = 413
 """The HTTP status of a request body over the server's (or its gateway's) limit: the
 transcript no longer fits, as a full context."""
 
+RATE_LIMITED = 429
+OVER_BUDGET = re.compile(r"\brequest too large\b", re.I)
+"""A 429's message that says the request alone is over the per-minute budget."""
+
 _FULL = re.compile("|".join(f"(?:{w})" for w in WORDINGS), re.I)
 # vLLM >= 0.10: "your prompt contains [at least ]N input tokens", "your request has N input
 # tokens"; older vLLM and OpenAI: "(N in the messages, ...)", "your messages resulted in N".
@@ -61,9 +70,12 @@ _LIMIT = re.compile(r"maximum context length is (\d+) tokens", re.I)
 
 def is_context_full(status: int, message: str, code: object = None) -> bool:
     """Whether an HTTP ``status`` refusal with ``message`` (and error ``code``) says the
-    context is full (a 413 always does: module docstring)."""
+    context is full (a 413 always does, a 429 when the request alone is over the budget:
+    module docstring)."""
     if status == TOO_LARGE:
         return True
+    if status == RATE_LIMITED:
+        return OVER_BUDGET.search(message) is not None
     return status == 400 and (code in CODES or _FULL.search(message) is not None)
 
 

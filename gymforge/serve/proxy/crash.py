@@ -30,14 +30,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from aiohttp import web
 
 from gymforge.core.errors import InfraError
 from gymforge.kit.blame import RATE_LIMITED, blame_failure
+from gymforge.rollout.context_full import is_context_full
 from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, refused_for_bound
 from gymforge.rollout.server import TIMEOUT_STATUS
 from gymforge.serve.proxy.transcript import EpisodeTranscript
 
-__all__ = ["Asked", "judge"]
+__all__ = ["Asked", "judge", "over_budget"]
 
 
 @dataclass
@@ -110,3 +112,14 @@ async def _status(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -
         return 504
     except aiohttp.ClientError:
         return 502
+
+
+def over_budget(response: web.StreamResponse) -> bool:
+    """Whether ``response``, relayed from the upstream, is a 429 saying the request alone is
+    over its per-minute token budget (``rollout.context_full``): a limit the transcript
+    outgrew, as a 413's, not a failure of the upstream's (a harness's crash on it is the
+    policy's, counted)."""
+    body = getattr(response, "body", None)
+    if response.status != RATE_LIMITED or not isinstance(body, bytes):
+        return False
+    return is_context_full(RATE_LIMITED, body[:4096].decode("utf-8", "replace"))

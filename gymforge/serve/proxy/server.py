@@ -53,7 +53,7 @@ from gymforge.serve.config import auth_problem
 from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy.config import ProxyConfig
 from gymforge.serve.proxy.continuation import Continuation
-from gymforge.serve.proxy.crash import Asked, judge
+from gymforge.serve.proxy.crash import Asked, judge, over_budget
 from gymforge.serve.proxy.forward import Forwarder
 from gymforge.serve.proxy.request import chat_problem
 from gymforge.serve.proxy.transcript import EpisodeTranscript
@@ -378,7 +378,7 @@ class ProxyServer:
                 detail, response = f": {err}", _error(504, "upstream timed out", "upstream")
             except aiohttp.ClientError as err:
                 detail, response = f": {err}", _error(502, "upstream unreachable", "upstream")
-            if response.status == 429 or response.status >= 500:
+            if (response.status == 429 and not over_budget(response)) or response.status >= 500:
                 ep.upstream_failure = f"the inference server answered {response.status}{detail}"
                 ep.asked.status = response.status
             else:  # answered, or refused (the harness's crash on that is counted)
