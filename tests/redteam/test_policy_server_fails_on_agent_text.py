@@ -175,3 +175,32 @@ def test_a_server_that_recovers_plays_the_episode_on(tmp_path: Path) -> None:
     (episode,) = result.episodes
     assert episode["steps"] == 2 and episode["failure_reason"] != TRANSCRIPT_FAILED
     assert len(sent) == 1
+
+
+def test_a_token_in_turn_asked_once_more_is_sent_as_it_was(tmp_path: Path) -> None:
+    # vllm:'s prompt ids grow turn by turn; the turn asked once more after the probe must
+    # send the ids a server that never failed would get (no tool result rendered twice)
+    def records(out: Path, fail: bool) -> list[Any]:
+        respond = responder([])
+        with OpenAITestServer(respond) as srv:
+            turns: list[int] = []
+
+            def flaky(request: dict[str, Any]) -> ServedReply | str:
+                if request.get("max_tokens") != 1:
+                    turns.append(1)
+                if fail and len(turns) > 1 and not refusal.probes(srv):  # once it acted
+                    raise ServedError(500, "the engine restarted")
+                return respond(request)
+
+            srv.responder = flaky
+            factory = VLLMPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
+            result = refusal.play(out, factory, TASKS[:1], policy="vllm:m")
+            sent = [r["prompt"] for r in srv.requests if r.get("max_tokens") != 1]
+            assert len(refusal.probes(srv)) == fail  # judged: the first prompt asked
+        assert not result.errors
+        (episode,) = result.episodes
+        assert episode["steps"] == 2 and episode["failure_reason"] != TRANSCRIPT_FAILED
+        [log] = read_episodes(out / "trajectories.jsonl")
+        return [s.policy for s in log.steps] + [sent[-1]]
+
+    assert records(tmp_path / "failed", True) == records(tmp_path / "clean", False)
