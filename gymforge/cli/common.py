@@ -28,7 +28,7 @@ from gymforge.rollout import failures
 from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 from gymforge.verify.services import active
-from gymforge.wording import plural, times
+from gymforge.wording import plural, times, visible
 
 __all__ = [
     "EnvHandle",
@@ -153,7 +153,10 @@ def one_of(flag: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(Text.assemble(("error:", "bold red"), " ", message), highlight=False, soft_wrap=True)
+    """Print ``error: message`` (its control characters as escapes: it may quote a file,
+    a server or an agent) and exit with ``code``."""
+    shown = visible(message)
+    err.print(Text.assemble(("error:", "bold red"), " ", shown), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
