@@ -49,3 +49,21 @@ def test_failure_messages_show_control_characters_as_escapes(
     assert out.exit_code == 1, out.stderr
     assert "\x1b" not in out.stderr, repr(out.stderr)
     assert "integrity check failed" in out.stderr and "\\x1b[2K" in out.stderr, out.stderr
+
+
+def test_log_warnings_show_control_characters_as_escapes() -> None:
+    """The runner's warnings quote a server's error body, which may echo the agent's text:
+    printed by the CLI, its escape sequences are shown, not obeyed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, gymforge.cli as cli; cli.visible_logs(); "
+        "logging.getLogger('gymforge.runner').warning("
+        "'job 3: attempt 1 failed: %s', 'HTTP 500: ' + chr(27) + '[2K' + chr(27) + '[1Gok')"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
+    )
+    assert done.stderr == "job 3: attempt 1 failed: HTTP 500: \\x1b[2K\\x1b[1Gok\n"
