@@ -4,6 +4,7 @@ dataset)."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 import sys
 import threading
@@ -158,6 +159,25 @@ def fail(message: str, code: int = 2) -> None:
     shown = visible(message)
     err.print(Text.assemble(("error:", "bold red"), " ", shown), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+class _VisibleFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
+
+
+def visible_logs() -> None:
+    """Print gymforge's log warnings as Python's last-resort handler would (the message
+    alone, to stderr), with control characters as escapes (``wording.visible``): a warning
+    may quote a server's error body, which may echo the agent's text. Nothing changes when
+    logging is configured already (a handler on the root or the ``gymforge`` logger)."""
+    logger = logging.getLogger("gymforge")
+    if logger.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_VisibleFormatter())
+    logger.addHandler(handler)
 
 
 SEAL_KEY_HELP = "Seal key file (its exact bytes); default: $GYMFORGE_SEAL_KEY."
