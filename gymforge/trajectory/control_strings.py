@@ -47,11 +47,11 @@ CONTROL_STRINGS = (
     "<|channel|>",
     "<|return|>",
     "<|call|>",
-    # DeepSeek
-    "<｜begin▁of▁sentence｜>",
-    "<｜end▁of▁sentence｜>",
-    "<｜User｜>",
-    "<｜Assistant｜>",
+    # DeepSeek (a fullwidth bar, U+FF5C, and U+2581 for the spaces)
+    "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>",
+    "<\uff5cUser\uff5c>",
+    "<\uff5cAssistant\uff5c>",
 )
 """Strings that open or close a turn (or a sequence) in the common chat templates."""
 
