@@ -33,3 +33,23 @@ def decimal(value: float | None, digits: int = DECIMAL_DIGITS, sign: bool = Fals
 def times(count: int) -> str:
     """``"once"``, ``"twice"``, ``"3 times"``."""
     return {1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+_HIDDEN = {
+    c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    for c in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
+        *range(0x2066, 0x206A),  # bidirectional isolates
+    )
+    if chr(c) not in "\n\t"
+}
+
+
+def visible(text: str) -> str:
+    """``text`` as a terminal shows it literally: every control character but newline and
+    tab (ESC and its sequences, carriage return, backspace, the C1 range) and every
+    bidirectional override written as its escape (``\\x1b``), so text from a file or a
+    server cannot move the cursor, erase or hide a line, or reorder what is shown."""
+    return text if text.isprintable() else text.translate(_HIDDEN)

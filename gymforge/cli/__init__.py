@@ -26,7 +26,7 @@ from gymforge.cli import llm_judge as _llm_judge  # noqa: F401  (registers `gymf
 from gymforge.cli import proxy as _proxy  # noqa: F401  (registers `gymforge proxy`)
 from gymforge.cli import tasks as _tasks  # noqa: F401  (registers `gymforge tasks`)
 from gymforge.cli import view as _view  # noqa: F401  (registers `gymforge view`)
-from gymforge.cli.common import app, err
+from gymforge.cli.common import app, err, visible_logs
 from gymforge.cli.sandbox_flags import close_command_services
 from gymforge.cli.stops import exit_code, install, stopped_by
 from gymforge.version import __version__
@@ -80,6 +80,7 @@ tidy_help(app)
 
 def main() -> None:
     install()  # SIGTERM and SIGHUP stop a command like Ctrl-C
+    visible_logs()  # a warning quoting a server (or the agent through it) cannot steer the terminal
     try:
         app()
     except KeyboardInterrupt:

@@ -4,6 +4,7 @@ dataset)."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 import sys
 import threading
@@ -28,7 +29,7 @@ from gymforge.rollout import failures
 from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 from gymforge.verify.services import active
-from gymforge.wording import plural, times
+from gymforge.wording import plural, times, visible
 
 __all__ = [
     "EnvHandle",
@@ -153,8 +154,30 @@ def one_of(flag: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(Text.assemble(("error:", "bold red"), " ", message), highlight=False, soft_wrap=True)
+    """Print ``error: message`` (its control characters as escapes: it may quote a file,
+    a server or an agent) and exit with ``code``."""
+    shown = visible(message)
+    err.print(Text.assemble(("error:", "bold red"), " ", shown), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+class _VisibleFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
+
+
+def visible_logs() -> None:
+    """Print gymforge's log warnings as Python's last-resort handler would (the message
+    alone, to stderr), with control characters as escapes (``wording.visible``): a warning
+    may quote a server's error body, which may echo the agent's text. Nothing changes when
+    logging is configured already (a handler on the root or the ``gymforge`` logger)."""
+    logger = logging.getLogger("gymforge")
+    if logger.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_VisibleFormatter())
+    logger.addHandler(handler)
 
 
 SEAL_KEY_HELP = "Seal key file (its exact bytes); default: $GYMFORGE_SEAL_KEY."
