@@ -23,10 +23,18 @@ functions. Here every prompt becomes one gymforge episode:
    ``gymforge.trajectory.export.trl_row``: the server's exact tokens, environment tokens
    between turns masked out.
 
-**One bad episode never stops training.** An episode that cannot be trained on is skipped,
-as the TRL export skips it, with its reason: ``prefix_mismatch`` (turn k+1's prompt does
-not extend turn k's prompt + completion: a chat policy whose server re-tokenised the
-transcript; use ``vllm:``), ``below_tokens_capture``, ``logprobs_length_mismatch``, or
+**An inexact episode is trained on as far as it is exact.** An episode whose turn k+1's
+prompt does not extend turn k's prompt + completion (a chat policy whose server rendered
+the transcript again and tokenised the model's text otherwise: use ``vllm:``) is cut to its
+turns before turn k+1, and a harness's rewritten history to the branch of its last turn
+(``trl_row``'s ``cut``). The row keeps the episode's reward and its place in its group's
+statistics: skipped, as the TRL export skips such episodes, a failing episode made inexact
+on purpose escaped its penalty (tests/redteam/test_trl_rollout_refusal_escapes_penalty.py).
+Every call logs ``gymforge/cut`` and ``gymforge/cut/<reason>``; :attr:`GymforgeRollout.cut`
+counts them over the run.
+
+**One bad episode never stops training.** An episode that cannot be trained on at all is
+skipped, with its reason: ``below_tokens_capture``, ``logprobs_length_mismatch``, or
 ``infra_error`` (failed after the runner's retries). TRL needs one row per prompt, so its
 row is a **placeholder**: the episode's first prompt ids (or the EOS), one EOS completion
 token, ``env_mask`` all zeros (so its completion mask is all zero and it adds nothing to the
@@ -78,6 +86,7 @@ OUTPUT_KEYS = (
     "env_refused",
 )
 REFUSED_METRIC = "gymforge/refused"
+CUT_METRIC = "gymforge/cut"
 
 
 def prompt_key(prompt: Any) -> str:
@@ -132,9 +141,11 @@ class GymforgeRollout:
         self.calls = 0
         self.played = 0  # rollouts numbered so far, on this process
         self.refused: Counter[str] = Counter()
+        self.cut: Counter[str] = Counter()  # episodes trained on in part (module docstring)
         self._rows: dict[str, dict[tuple[str, int], None]] = {}  # ordered sets
         self._turn: dict[str, int] = {}
         self._loop: asyncio.Runner | None = None
+        self._cut: Counter[str] = Counter()  # the last call's
         self.index(rows)
 
     def index(self, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -171,6 +182,10 @@ class GymforgeRollout:
             log(REFUSED_METRIC, float(sum(reasons.values())))
             for reason, count in sorted(reasons.items()):
                 log(f"{REFUSED_METRIC}/{reason}", float(count))
+            if self._cut:
+                log(CUT_METRIC, float(sum(self._cut.values())))
+                for reason, count in sorted(self._cut.items()):
+                    log(f"{CUT_METRIC}/{reason}", float(count))
         for i, ids in enumerate(out["completion_ids"]):
             if not ids:  # TRL reads ids[-1]; an empty completion gets a masked EOS
                 ids.append(eos)
@@ -227,13 +242,16 @@ class GymforgeRollout:
             }
         out: dict[str, list[Any]] = {k: [] for k in OUTPUT_KEYS}
         refused: Counter[str] = Counter()
+        self._cut = Counter()
         for job in jobs:
             log = logs.get(job.key)
-            row: dict[str, Any] | str = trl_row(log) if log is not None else "infra_error"
+            row: dict[str, Any] | str = trl_row(log, cut=True) if log is not None else "infra_error"
             if isinstance(row, str):
                 refused[row] += 1
                 _placeholder(out, log, eos, row)
                 continue
+            if "cut" in row:
+                self._cut[row["cut"]] += 1
             for key in OUTPUT_KEYS[:4]:
                 out[key].append(list(row[key]))
             out["env_reward"].append(float(row["reward"]))
@@ -241,12 +259,12 @@ class GymforgeRollout:
             out["env_success"].append(bool(row["success"]))
             out["env_refused"].append(None)
         self.refused.update(refused)
+        self.cut.update(self._cut)
         if jobs and sum(refused.values()) == len(jobs):
             first = f"; first infrastructure error: {result.errors[0]}" if result.errors else ""
             raise UserError(
                 f"every episode of the batch ({len(jobs)}) was refused for training: "
-                f"{dict(refused)}{first} (a chat policy whose server re-tokenises the "
-                "transcript gives prefix_mismatch: use a vllm:MODEL policy)"
+                f"{dict(refused)}{first}"
             )
         return out
 

@@ -112,11 +112,11 @@ def _version(v: str | None) -> int | None:
         return None
 
 
-def trl_rows(log: EpisodeLog) -> list[dict[str, Any]] | str:
+def trl_rows(log: EpisodeLog, cut: bool = False) -> list[dict[str, Any]] | str:
     """The TRL rows of one episode, or the reason it is refused. One row per branch: an
     episode whose requests form one extending sequence is one row; a harness that rewrote
     its history made more branches (``gymforge.serve.proxy.transcript``), one row each, every
-    row with the episode's reward."""
+    row with the episode's reward. ``cut``: as :func:`trl_row`'s, one row."""
     turns = _turns(log)
     if not turns or any(
         t["capture_level"] not in ("tokens", "logprobs")
@@ -129,9 +129,12 @@ def trl_rows(log: EpisodeLog) -> list[dict[str, Any]] | str:
     branches: dict[int, list[dict[str, Any]]] = {}
     for t in turns:
         branches.setdefault(int(t.get("branch", 0)), []).append(t)
+    if cut and branched:  # the branch of the last turn: the history the harness ended on
+        row = _trl_row(log, branches[int(turns[-1].get("branch", 0))], cut)
+        return row if isinstance(row, str) else [{**row, "cut": "branched_history"}]
     rows = []
     for k, branch in sorted(branches.items()):
-        row = _trl_row(log, branch)
+        row = _trl_row(log, branch, cut)
         if isinstance(row, str):
             return row
         if branched:
@@ -140,26 +143,39 @@ def trl_rows(log: EpisodeLog) -> list[dict[str, Any]] | str:
     return rows
 
 
-def trl_row(log: EpisodeLog) -> dict[str, Any] | str:
+def trl_row(log: EpisodeLog, cut: bool = False) -> dict[str, Any] | str:
     """The one TRL row of an episode (a trainer's ``rollout_func`` needs one per rollout),
-    or the reason it is refused; an episode with several branches is ``branched_history``."""
-    rows = trl_rows(log)
+    or the reason it is refused; an episode with several branches is ``branched_history``.
+
+    ``cut``: an episode that is exact only in part is not refused but cut to that part, the
+    reason in the row's ``cut``: its turns before the first whose prompt does not extend
+    them (``prefix_mismatch``), or the branch of its last turn (``branched_history``). Its
+    reward is the episode's: a trainer keeps the episode in its group's statistics and
+    trains on the turns that are exact (``GymforgeRollout``), so a policy cannot take its
+    failing episodes out of the batch by making them inexact."""
+    rows = trl_rows(log, cut)
     if isinstance(rows, str):
         return rows
     return rows[0] if len(rows) == 1 else "branched_history"
 
 
-def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | str:
+def _trl_row(
+    log: EpisodeLog, turns: list[dict[str, Any]], cut: bool = False
+) -> dict[str, Any] | str:
     prompt = list(turns[0]["prompt_token_ids"])
     ids: list[int] = []
     mask: list[int] = []
     logprobs: list[float | None] = []
+    kept = turns
     for k, t in enumerate(turns):
         if k:
             full = prompt + ids
             nxt = t["prompt_token_ids"]
             if nxt[: len(full)] != full:
-                return "prefix_mismatch"
+                if not cut:
+                    return "prefix_mismatch"
+                kept = turns[:k]
+                break
             env_tokens = nxt[len(full) :]
             ids += env_tokens
             mask += [0] * len(env_tokens)
@@ -175,7 +191,7 @@ def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | s
         logprobs += lp
     end = log.end
     assert end is not None
-    return {
+    row: dict[str, Any] = {
         "task_id": end.task_id,
         "seed": end.seed,
         "rollout": end.rollout,
@@ -189,9 +205,12 @@ def _trl_row(log: EpisodeLog, turns: list[dict[str, Any]]) -> dict[str, Any] | s
         "reward_components": end.reward_components,
         "success": end.success,
         "weight_versions": sorted(
-            {str(t["weight_version"]) for t in turns if t["weight_version"] is not None}
+            {str(t["weight_version"]) for t in kept if t["weight_version"] is not None}
         ),
     }
+    if kept is not turns:
+        row["cut"] = "prefix_mismatch"
+    return row
 
 
 def sft_row(log: EpisodeLog) -> dict[str, Any]:

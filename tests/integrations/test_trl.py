@@ -268,6 +268,22 @@ class DriftingTokenOracle(TokenOracle):
         return turn
 
 
+class ShortLogprobsOracle(TokenOracle):
+    """Like TokenOracle, but the episodes of odd sampling seeds get one logprob too few on
+    turn 2 (which token each belongs to is unknown: the episode cannot be trained on)."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await super().start(ctx)
+        self.short = ctx.rollout % 2 == 1
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        turn = await super().act(observation)
+        if self.short and self.turn == 2:
+            assert turn.logprobs is not None
+            return dataclasses.replace(turn, logprobs=turn.logprobs[:-1])
+        return turn
+
+
 class MetricLog:
     def __init__(self) -> None:
         self.values: dict[str, list[float]] = {}
@@ -279,21 +295,22 @@ class MetricLog:
 def test_rollout_func_skips_bad_episodes_with_placeholders_and_metrics() -> None:
     rows = ledger_rows(2)
     prompts = [r["prompt"] for r in rows for _ in range(4)]
-    rollout = GymforgeRollout(LedgerEnv, rows, policy=DriftingTokenOracle, concurrency=4)
+    rollout = GymforgeRollout(LedgerEnv, rows, policy=ShortLogprobsOracle, concurrency=4)
     trainer = MetricLog()
     out = rollout(prompts, trainer)
     rollout.close()
     assert all(len(v) == len(prompts) for v in out.values())
     refused = [i for i, r in enumerate(out["env_refused"]) if r is not None]
     assert refused == [1, 3, 5, 7]
-    assert {out["env_refused"][i] for i in refused} == {"prefix_mismatch"}
+    assert {out["env_refused"][i] for i in refused} == {"logprobs_length_mismatch"}
     for i in refused:  # well-formed rows that train nothing and have no reward
         assert out["env_mask"][i] == [0] and len(out["completion_ids"][i]) == 1
         assert out["prompt_ids"][i][:1] == [1] and out["env_reward"][i] is None
     for i in set(range(8)) - set(refused):
         assert out["env_refused"][i] is None and out["env_reward"][i] > 0.9
-    assert trainer.values == {"gymforge/refused": [4.0], "gymforge/refused/prefix_mismatch": [4.0]}
-    assert rollout.refused == {"prefix_mismatch": 4}
+    reason = "gymforge/refused/logprobs_length_mismatch"
+    assert trainer.values == {"gymforge/refused": [4.0], reason: [4.0]}
+    assert rollout.refused == {"logprobs_length_mismatch": 4}
 
     # the reward function gives placeholders None: TRL leaves them out of the group statistics
     reward = GymforgeReward(LedgerEnv)
@@ -316,15 +333,36 @@ def test_rollout_func_skips_bad_episodes_with_placeholders_and_metrics() -> None
 def test_rollout_func_errors_only_when_every_episode_is_refused() -> None:
     rows = ledger_rows(1)
 
-    class AlwaysDrift(DriftingTokenOracle):
+    class AlwaysShort(ShortLogprobsOracle):
         async def start(self, ctx: EpisodeContext) -> None:
             await super().start(ctx)
-            self.drift = True
+            self.short = True
 
-    rollout = GymforgeRollout(LedgerEnv, rows, policy=AlwaysDrift)
-    with pytest.raises(UserError, match=r"every episode of the batch \(2\).*prefix_mismatch"):
+    rollout = GymforgeRollout(LedgerEnv, rows, policy=AlwaysShort)
+    with pytest.raises(UserError, match=r"every episode of the batch \(2\).*logprobs_length"):
         rollout([rows[0]["prompt"]] * 2, None)
     rollout.close()
+
+
+def test_rollout_func_trains_an_inexact_episode_as_far_as_it_is_exact() -> None:
+    # a prompt that stops extending the last turn (a chat server's re-tokenisation) cuts the
+    # row there: the exact turns before it, the episode's reward, in its group's statistics
+    rows = ledger_rows(1)
+    rollout = GymforgeRollout(LedgerEnv, rows, policy=DriftingTokenOracle, concurrency=2)
+    trainer = MetricLog()
+    out = rollout([rows[0]["prompt"]] * 2, trainer)
+    rollout.close()
+    assert out["env_refused"] == [None, None]
+    whole, cut = out["completion_ids"]
+    model = [t for t, m in zip(cut, out["env_mask"][1], strict=True) if m]
+    assert model == [501, 601] and len(whole) > len(cut)
+    assert out["env_reward"][1] == out["env_reward"][0] > 0.9  # the drift: only the tokens
+    assert trainer.values == {
+        "gymforge/refused": [0.0],
+        "gymforge/cut": [1.0],
+        "gymforge/cut/prefix_mismatch": [1.0],
+    }
+    assert rollout.cut == {"prefix_mismatch": 1}
 
 
 def served(action: Action) -> ServedReply:

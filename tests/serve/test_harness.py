@@ -209,8 +209,13 @@ def test_rewritten_history_exports_one_row_per_branch(tmp_path: Path) -> None:
     for row, turn in zip(rows, turns, strict=True):
         assert row["prompt_ids"] == turn["prompt_token_ids"]
         assert row["completion_ids"] == turn["completion_token_ids"]
-    # a trainer's rollout_func needs one row per rollout: a branched episode is refused
+    # a trainer's rollout_func needs one row per rollout: a branched episode is refused, or
+    # cut to the branch the harness ended on (GymforgeRollout: its reward stays counted)
     assert trl_row(log) == "branched_history"
+    cut = trl_row(log, cut=True)
+    assert isinstance(cut, dict) and cut["cut"] == "branched_history"
+    assert cut["completion_ids"] == turns[-1]["completion_token_ids"]
+    assert cut["reward"] == log.end.reward and "branch" not in cut  # type: ignore[union-attr]
 
 
 def test_the_harness_flags_reach_the_policy_and_other_policies_refuse_them(
