@@ -39,8 +39,8 @@ def test_a_blank_gold_is_refused_by_the_verifier(gold: str) -> None:
 @pytest.mark.parametrize("gold", ["$ $", "\\text{ }", "\\boxed{}"])
 def test_a_blank_gold_row_is_refused_with_its_line(tmp_path: Path, gold: str) -> None:
     plain = tmp_path / "p.jsonl"
-    plain.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"question": "2+2?", "answer": "4"}, {"question": "q?", "answer": gold}]))  # fmt: skip
+    rows = [{"question": "2+2?", "answer": "4"}, {"question": "q?", "answer": gold}]
+    plain.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(ConfigError, match=r"p\.jsonl:2: answer: .*no content"):
         MathEnv().load_dataset(plain)
     math = tmp_path / "m.jsonl"

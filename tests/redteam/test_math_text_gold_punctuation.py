@@ -42,8 +42,7 @@ RIGHT = [
     ("Evelyn", "\\text{Evelyn}"),
     ("\\text{EVELYN}", "\\text{Evelyn}"),
     ("\\text{x}", "x"),
-    ("\\text{a necessary, but not a sufficient, condition}",
-     "\\text{a necessary but not a sufficient condition}"),  # fmt: skip
+    ("\\text{necessary, but not sufficient.}", "\\text{necessary but not sufficient}"),
     ("\\text{x-axis}", "\\text{x axis}"),
     ("-3b^4+13b^3-7b^2-", "-3 b^{4}+13 b^{3}-7 b^{2}-"),
 ]
