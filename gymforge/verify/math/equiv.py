@@ -2,7 +2,8 @@
 
 The rules, in the order they apply:
 
-- **Text golds** (``\\text{(B)}``, words, or a gold this parser cannot read, such as ``52_8``)
+- **Text golds** (``\\text{(B)}``, plain words such as ``Monday``, or a gold this parser
+  cannot read, such as ``52_8``)
   compare as text, case-insensitively, ignoring spaces, braces, brackets and punctuation but
   not signs, ``_``, ``^`` or ``/`` (``text.norm_text``: ``528`` is not ``52_8``). A gold with no
   content (``$$``) equals nothing.
@@ -56,7 +57,7 @@ from gymforge.verify.math.lexer import ParseError, TooLarge
 from gymforge.verify.math.numeric import PROBE_TOL, Opts, expr_equal, proportional
 from gymforge.verify.math.parser import parse
 from gymforge.verify.math.sets import direction, lone, rel_to_set, sets_equal
-from gymforge.verify.math.text import BLANK_GOLD, blank_gold, norm_text
+from gymforge.verify.math.text import BLANK_GOLD, blank_gold, norm_text, word_gold
 from gymforge.verify.math.values import (
     Bracket,
     Coll,
@@ -131,6 +132,8 @@ def is_equivalent(
 def parse_gold(gold: str) -> Value:
     """The gold's value (cached per worker: golds repeat across a group of rollouts). A gold
     this parser cannot read becomes ``Text`` and compares as text."""
+    if word_gold(gold):  # Monday: a word, not the product M*o*n*d*a*y
+        return Text(gold)
     text = gold.replace(",", "") if _THOUSANDS.fullmatch(gold) else gold
     try:
         return build(parse(text))
