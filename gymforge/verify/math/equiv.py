@@ -3,10 +3,9 @@
 The rules, in the order they apply:
 
 - **Text golds** (``\\text{(B)}``, plain words such as ``Monday``, or a gold this parser
-  cannot read, such as ``52_8``)
-  compare as text, case-insensitively, ignoring spaces, braces, brackets and punctuation but
-  not signs, ``_``, ``^`` or ``/`` (``text.norm_text``: ``528`` is not ``52_8``). A gold with no
-  content (``$$``) equals nothing.
+  cannot read, such as ``52_8``) compare as text, case-insensitively, ignoring spaces,
+  braces, brackets and punctuation but not signs, ``_``, ``^`` or ``/`` (``text.norm_text``:
+  ``528`` is not ``52_8``). A gold with no content (``$$``) equals nothing.
 - **Relations.** ``x = 2`` answers gold ``2`` (the left side is a lone variable) and
   ``x \\in S`` answers ``S``; any other equation must hold for every side: ``5=2`` fails gold 2.
   Two equations are equivalent when ``lhs - rhs`` of one is a nonzero constant multiple of

@@ -43,7 +43,7 @@ def blank_gold(gold: str) -> bool:
     if norm_text(gold):
         return False
     try:
-        return parse(gold)[0] == "text"
+        return bool(parse(gold)[0] == "text")
     except (ParseError, TooLarge):
         return True
 
