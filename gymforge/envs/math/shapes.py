@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from gymforge.envs.math.truth import Form, MathTruth
 from gymforge.tasks.dataset import MathRow, RowShape
 from gymforge.verify.math.extract import boxed_contents, precheck
+from gymforge.verify.math.text import blank_gold
 
 _HASHES = re.compile(r"^[ \t]*####[ \t]*(.*?)[ \t]*$", re.M)
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:/\d+)?")
@@ -55,6 +56,8 @@ def math_gold(solution: str, answer: str | None) -> str:
 
 def _checked(gold: str) -> str:
     why = precheck(gold)
+    if why is None and blank_gold(gold):
+        why = "it has no content (nothing to answer)"
     if why is not None:
         raise ValueError(f"gold answer is not gradable: {why}")
     return gold

@@ -2,8 +2,10 @@
 
 The rules, in the order they apply:
 
-- **Text golds** (``\\text{(B)}``, words, or a gold this parser cannot read) compare as text,
-  case-insensitively, ignoring spaces and punctuation.
+- **Text golds** (``\\text{(B)}``, plain words such as ``Monday``, or a gold this parser
+  cannot read, such as ``52_8``) compare as text, case-insensitively, ignoring spaces,
+  braces, brackets and punctuation but not signs, ``_``, ``^`` or ``/`` (``text.norm_text``:
+  ``528`` is not ``52_8``). A gold with no content (``$$``) equals nothing.
 - **Relations.** ``x = 2`` answers gold ``2`` (the left side is a lone variable) and
   ``x \\in S`` answers ``S``; any other equation must hold for every side: ``5=2`` fails gold 2.
   Two equations are equivalent when ``lhs - rhs`` of one is a nonzero constant multiple of
@@ -54,6 +56,7 @@ from gymforge.verify.math.lexer import ParseError, TooLarge
 from gymforge.verify.math.numeric import PROBE_TOL, Opts, expr_equal, proportional
 from gymforge.verify.math.parser import parse
 from gymforge.verify.math.sets import direction, lone, rel_to_set, sets_equal
+from gymforge.verify.math.text import BLANK_GOLD, blank_gold, norm_text, word_gold
 from gymforge.verify.math.values import (
     Bracket,
     Coll,
@@ -94,11 +97,13 @@ def is_equivalent(
     """
     if not rel_tol >= 0:
         raise ValueError("rel_tol must be >= 0")
+    if blank_gold(gold):
+        return Outcome(False, "parse_error", BLANK_GOLD)
     if _squash(answer) == _squash(gold):
         return EQ
     g = parse_gold(gold)
     if isinstance(g, Text):
-        return EQ if _norm_text(answer) == _norm_text(g.text) else NE
+        return EQ if norm_text(answer) == norm_text(g.text) else NE
     if _THOUSANDS.fullmatch(answer) and not isinstance(g, Coll | Bracket | Matrix):
         answer = answer.replace(",", "")
     try:
@@ -126,6 +131,8 @@ def is_equivalent(
 def parse_gold(gold: str) -> Value:
     """The gold's value (cached per worker: golds repeat across a group of rollouts). A gold
     this parser cannot read becomes ``Text`` and compares as text."""
+    if word_gold(gold):  # Monday: a word, not the product M*o*n*d*a*y
+        return Text(gold)
     text = gold.replace(",", "") if _THOUSANDS.fullmatch(gold) else gold
     try:
         return build(parse(text))
@@ -166,11 +173,6 @@ def _squash(s: str) -> str:
     return re.sub(r"\s+|\\[,;:! ]|\\left|\\right", "", s).replace("dfrac", "frac")
 
 
-def _norm_text(s: str, fold_case: bool = True) -> str:
-    s = re.sub(r"\\(text|textbf|textit|mathrm|mathbf|textrm|mbox)\b", "", s)
-    return re.sub(r"[^0-9a-zA-Z]+", "", s.lower() if fold_case else s)
-
-
 def _texts(a: Value, g: Value) -> Outcome:
     """Text against text or a lone symbol: ``\\text{(B)}`` answers ``B``. Case is ignored
     only when the gold is text: a symbol gold ``x`` is not answered by ``\\text{X}``."""
@@ -178,9 +180,9 @@ def _texts(a: Value, g: Value) -> Outcome:
 
     def text_of(v: Value) -> str | None:
         if isinstance(v, Text):
-            return _norm_text(v.text, fold)
+            return norm_text(v.text, fold)
         if isinstance(v, Scalar) and v.unit is None and v.expr.is_Symbol:
-            return _norm_text(str(v.expr), fold)
+            return norm_text(str(v.expr), fold)
         return None
 
     ta, tg = text_of(a), text_of(g)
@@ -254,6 +256,8 @@ def _equations(a: Rel, g: Rel, o: Opts, positive: bool) -> Outcome:
 
 
 def _collections(a: Value, g: Coll, o: Opts) -> Outcome:
+    if isinstance(a, SetVal) and g.kind == "set":  # \varnothing answers \{\}
+        return EQ if sets_equal(a, g, o) else NE
     if not isinstance(a, Coll):
         if len(g.items) == 1:  # "3" answers {3}: one root of a double root, say
             return compare(a, g.items[0], o)
@@ -275,6 +279,8 @@ def _collections(a: Value, g: Coll, o: Opts) -> Outcome:
 
 
 def _answer_collection(a: Coll, g: Value, o: Opts) -> Outcome:
+    if a.kind == "set" and isinstance(g, SetVal):  # \{\} answers \emptyset
+        return EQ if sets_equal(a, g, o) else NE
     if a.kind == "set":
         return compare(a.items[0], g, o) if len(a.items) == 1 else NE
     if (

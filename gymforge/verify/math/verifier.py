@@ -16,6 +16,7 @@ from gymforge.verify.math.extract import (
 )
 from gymforge.verify.math.form import FORMS
 from gymforge.verify.math.pool import JobResult, MathPool
+from gymforge.verify.math.text import BLANK_GOLD, blank_gold
 from gymforge.verify.services import current
 
 VERSION = "1.1.0"
@@ -100,7 +101,7 @@ class MathVerifier:
     nothing is cached across calls but parsed golds. Facts other than ``latency_ms`` and
     ``queue_ms`` are deterministic; ``Verdict.split_timing`` separates the two for a step's
     ``timing``. Raises ``InfraError`` only if no worker can be started at all, ``ValueError``
-    for a gold over 10,000 characters or an unknown form.
+    for a gold over 10,000 characters, a gold with no content (``$$``) or an unknown form.
 
     ``cache_gold=False`` clears the workers' parsed-gold cache before each job (to measure
     cold latency). ``on_crash="raise"`` raises ``VerifierError`` instead of returning a
@@ -185,6 +186,8 @@ class MathVerifier:
         started = time.perf_counter()
         if not isinstance(response, str) or not isinstance(gold, str):
             raise TypeError("response and gold must be strings")
+        if blank_gold(gold):
+            raise ValueError(BLANK_GOLD)
         ex = extract_answer(response, accept_answer_line=call.accept_answer_line)
         facts: dict[str, Any] = {
             "extracted": None if ex.answer is None else ex.answer[:_FACT_CHARS],

@@ -54,7 +54,8 @@ CHANGES = frozenset({
     "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion",
     "billions", "trillion", "dozen", "dozens", "half", "halves", "third", "thirds",
     "quarter", "quarters", "fourth", "fourths", "tenth", "tenths", "hundredth", "hundredths",
-    "thousandth", "thousandths", "squared", "cubed", "percentile", "per",
+    "thousandth", "thousandths", "squared", "cubed", "percentile", "per", "lakh", "lakhs",
+    "crore", "crores", "tens", "bn", "mn", "reciprocal", "inverse",
     # arithmetic and comparison ("5 more", "3 times" only name what was counted)
     "plus", "minus", "over", "divided", "than", "least", "most",
     "greater", "smaller", "larger", "above", "below", "under", "exceed", "exceeds",
