@@ -1,0 +1,94 @@
+"""Attack: through a harness, make one request fail, then fall over later, and take the
+episode out of the count.
+
+A harness's crash is infrastructure (retried, never scored) when the proxy answered it with
+the upstream's failure, unless the proxy judges that failure the model's (``proxy.crash``).
+The proxy kept the *last* failure an episode ever saw, and judged only its *last* request:
+
+- a harness that, having acted, sends one request the upstream fails on (what it writes
+  is its own), then a request that is answered (its history without that text), and then
+  falls over by itself, was judged on the answered request: none, so its crash was an
+  infrastructure error;
+- a harness that, after that failure, falls over while its next request is in flight was
+  judged on a request with no status: none either.
+
+Success of the attack is the episode missing from the summary: a policy failing a task
+takes it out of the count whenever it likes. The defence: the upstream's failure the
+proxy keeps is the one of the episode's current request; a request answered (or sent
+anew) forgets the one before, so a crash after it is the harness's own, counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import openai
+import test_policy_server_fails_on_agent_text as failing
+from moderation import TRIGGER
+from test_harness_upstream_fails_on_agent_text import assert_counted
+
+from gymforge.serve.harness.context import HarnessContext
+from tests.serve.harness_agents import run_harness
+
+HERE = "test_harness_stale_upstream_failure"
+
+
+def respond(request: dict[str, Any]) -> str:
+    return "an answer"
+
+
+async def _acted_then_failed(ctx: HarnessContext) -> tuple[openai.AsyncOpenAI, list[Any]]:
+    """One turn answered, then one request holding what the upstream fails on (its
+    text is the harness's own)."""
+    model = openai.AsyncOpenAI(base_url=ctx.base_url, api_key=ctx.api_key, max_retries=0)
+    messages: list[Any] = list(ctx.messages)
+    r = await model.chat.completions.create(model=ctx.model, messages=messages)
+    messages.append(r.choices[0].message.model_dump(exclude_none=True))
+    with contextlib.suppress(openai.InternalServerError):  # what it came for
+        await model.chat.completions.create(
+            model=ctx.model, messages=[{"role": "user", "content": TRIGGER}]
+        )  # a conversation of its own: passed through, failed at once
+    return model, messages
+
+
+async def answered_then_crash(ctx: HarnessContext) -> str:
+    """Fails one request, has the next one answered, then falls over by itself."""
+    model, messages = await _acted_then_failed(ctx)
+    await model.chat.completions.create(model=ctx.model, messages=messages)
+    await model.close()
+    raise RuntimeError("fell over by itself")
+
+
+async def in_flight_then_crash(ctx: HarnessContext) -> str:
+    """Fails one request, then falls over while its next request is in flight."""
+    model, messages = await _acted_then_failed(ctx)
+    pending = asyncio.ensure_future(
+        model.chat.completions.create(
+            model=ctx.model, messages=[*messages, {"role": "user", "content": "slow"}]
+        )
+    )
+    await asyncio.sleep(0.1)  # the request reached the proxy (the upstream answers in 0.5 s)
+    pending.cancel()
+    await model.close()
+    raise RuntimeError("fell over while waiting")
+
+
+def test_a_crash_after_an_answered_request_is_counted(tmp_path: Path) -> None:
+    with failing.FailsOnTrigger(respond) as upstream:
+        result = run_harness(
+            f"harness:{HERE}:answered_then_crash", upstream, tmp_path, max_retries=1
+        )
+    assert_counted(tmp_path, result)
+
+
+def test_a_crash_with_a_request_in_flight_after_a_failure_is_counted(tmp_path: Path) -> None:
+    with failing.FailsOnTrigger(respond) as upstream:
+        upstream.latency = lambda body: 0.5 if "slow" in json.dumps(body) else 0.0
+        result = run_harness(
+            f"harness:{HERE}:in_flight_then_crash", upstream, tmp_path, max_retries=1
+        )
+    assert_counted(tmp_path, result)
