@@ -12,10 +12,16 @@ The proxy kept the *last* failure an episode ever saw, and judged only its *last
 - a harness that, after that failure, falls over while its next request is in flight was
   judged on a request with no status: none either.
 
-Success of the attack is the episode missing from the summary: a policy failing a task
+- a harness that hangs up on a streamed request before its answer comes: the proxy's write
+  to the closed connection raised a client error, answered (to no one) as the upstream
+  unreachable, a 502 marking the episode's server failed; its crash after that was judged
+  on that request, answered when the proxy sent it once more: infrastructure.
+
+Success of the attack is the episode missing from the summary (or retried: a fresh roll): a policy failing a task
 takes it out of the count whenever it likes. The defence: the upstream's failure the
 proxy keeps is the one of the episode's current request; a request answered (or sent
-anew) forgets the one before, so a crash after it is the harness's own, counted.
+anew) forgets the one before, so a crash after it is the harness's own, counted; a request
+the harness hung up on is one it gave up on, not one the upstream failed.
 """
 
 from __future__ import annotations
@@ -90,5 +96,31 @@ def test_a_crash_with_a_request_in_flight_after_a_failure_is_counted(tmp_path: P
         upstream.latency = lambda body: 0.5 if "slow" in json.dumps(body) else 0.0
         result = run_harness(
             f"harness:{HERE}:in_flight_then_crash", upstream, tmp_path, max_retries=1
+        )
+    assert_counted(tmp_path, result)
+
+
+async def hang_up_then_crash(ctx: HarnessContext) -> str:
+    """Has one turn answered, then asks a streamed answer and hangs up before it comes
+    (its own client's timeout); falls over."""
+    model = openai.AsyncOpenAI(base_url=ctx.base_url, api_key=ctx.api_key, max_retries=0)
+    messages: list[Any] = list(ctx.messages)
+    r = await model.chat.completions.create(model=ctx.model, messages=messages)
+    messages.append(r.choices[0].message.model_dump(exclude_none=True))
+    messages.append({"role": "user", "content": "slow"})
+    with contextlib.suppress(openai.APITimeoutError):
+        await model.chat.completions.create(
+            model=ctx.model, messages=messages, stream=True, timeout=0.1
+        )
+    await model.close()
+    await asyncio.sleep(0.5)  # the proxy wrote the answer to a closed connection
+    raise RuntimeError("fell over")
+
+
+def test_a_harness_hanging_up_is_not_the_upstream_failing(tmp_path: Path) -> None:
+    with failing.FailsOnTrigger(respond) as upstream:
+        upstream.latency = lambda body: 0.3 if "slow" in json.dumps(body) else 0.0
+        result = run_harness(
+            f"harness:{HERE}:hang_up_then_crash", upstream, tmp_path, max_retries=1
         )
     assert_counted(tmp_path, result)
