@@ -17,11 +17,12 @@ The proxy kept the *last* failure an episode ever saw, and judged only its *last
   unreachable, a 502 marking the episode's server failed; its crash after that was judged
   on that request, answered when the proxy sent it once more: infrastructure.
 
-Success of the attack is the episode missing from the summary (or retried: a fresh roll): a policy failing a task
-takes it out of the count whenever it likes. The defence: the upstream's failure the
-proxy keeps is the one of the episode's current request; a request answered (or sent
-anew) forgets the one before, so a crash after it is the harness's own, counted; a request
-the harness hung up on is one it gave up on, not one the upstream failed.
+Success of the attack is the episode missing from the summary (or retried: a fresh roll):
+a policy failing a task takes it out of the count whenever it likes. The defence: the
+upstream's failure the proxy keeps is the one of the episode's current request; a request
+answered (or sent anew) forgets the one before, so a crash after it is the harness's own,
+counted; a request the harness hung up on is one it gave up on, not one the upstream
+failed.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ and a policy that could make them on the tasks it fails would take those out of 
   asked; answered, the server was generating, and the length of the answer was the model's.
 
 Only the harness's last request counts (the proxy keeps it until it is answered,
-``Asked``), and these requests are made by the proxy on its own loop
+``Asked``; a failure of an earlier one is forgotten when the next is sent, and a request
+the harness hung up on is one it gave up on, :func:`hung_up`, never the upstream's
+failure), and these requests are made by the proxy on its own loop
 (:meth:`~gymforge.serve.proxy.server.ProxyServer.judge_crash`).
 """
 
@@ -39,7 +41,7 @@ from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, refused_for_bo
 from gymforge.rollout.server import TIMEOUT_STATUS
 from gymforge.serve.proxy.transcript import EpisodeTranscript
 
-__all__ = ["Asked", "judge", "over_budget"]
+__all__ = ["Asked", "hung_up", "judge", "over_budget"]
 
 
 @dataclass
@@ -123,3 +125,11 @@ def over_budget(response: web.StreamResponse) -> bool:
     if response.status != RATE_LIMITED or not isinstance(body, bytes):
         return False
     return is_context_full(RATE_LIMITED, body[:4096].decode("utf-8", "replace"))
+
+
+def hung_up(request: web.Request) -> bool:
+    """Whether the harness closed the connection of ``request``: a request it gave up on,
+    whatever the proxy's write to it then raised (aiohttp's ``ClientConnectionResetError``
+    is a ``ClientError``, as the upstream unreachable is), never the upstream's failure."""
+    transport = request.transport
+    return transport is None or transport.is_closing()

@@ -53,7 +53,7 @@ from gymforge.serve.config import auth_problem
 from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy.config import ProxyConfig
 from gymforge.serve.proxy.continuation import Continuation
-from gymforge.serve.proxy.crash import Asked, judge, over_budget
+from gymforge.serve.proxy.crash import Asked, hung_up, judge, over_budget
 from gymforge.serve.proxy.forward import Forwarder
 from gymforge.serve.proxy.request import chat_problem
 from gymforge.serve.proxy.transcript import EpisodeTranscript
@@ -370,8 +370,7 @@ class ProxyServer:
         messages = body["messages"]
         detail = ""  # the failure's text names the upstream: the run's, never the harness's
         async with ep.lock:
-            # kept if the harness gives up on it; a failure before it is no longer what a
-            # crash is judged by (answered or pending, the harness moved on from it)
+            # kept if the harness gives up on it; an earlier failure is no longer judged
             ep.asked, ep.upstream_failure = Asked(body), None
             try:
                 response = await self._forward.chat(request, ep.transcript, body, messages)
@@ -382,6 +381,8 @@ class ProxyServer:
                 detail, response = f": {err}", _error(504, "upstream timed out", "upstream")
             except aiohttp.ClientError as err:
                 detail, response = f": {err}", _error(502, "upstream unreachable", "upstream")
+            if hung_up(request):  # given up on: neither answered nor the upstream's failure
+                return response
             if (response.status == 429 and not over_budget(response)) or response.status >= 500:
                 ep.upstream_failure = f"the inference server answered {response.status}{detail}"
                 ep.asked.status = response.status
