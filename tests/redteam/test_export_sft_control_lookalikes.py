@@ -73,8 +73,8 @@ def test_the_check_folds_what_it_matches() -> None:
     from gymforge.trajectory.control_strings import control_string
 
     assert [control_string({"content": t}) for t in LOOKALIKES] == [
-        "<|im_end|>",
-        "<|im_end|>",
+        "<|im_start|>",
+        "<|im_start|>",
         "[INST]",
     ]
     assert control_string({"content": "\uff1cim\uff1e plain fullwidth, no marker"}) is None
