@@ -23,6 +23,11 @@ upstream's failure the proxy keeps is the one of the episode's current request; 
 answered (or sent anew) forgets the one before, so a crash after it is the harness's own,
 counted; a request the harness hung up on is one it gave up on, not one the upstream
 failed.
+
+Turned around: an outage that failed a streamed request with ``stream_options`` and ended
+before the proxy sent it once more had that resend (without ``stream``) refused for its
+streaming options, a 400, read as the request failing again: the harness's crash on an
+outage was counted as the policy's.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any
 
 import openai
 import test_policy_server_fails_on_agent_text as failing
+from aiohttp import web
 from moderation import TRIGGER
 from test_harness_upstream_fails_on_agent_text import assert_counted
 
@@ -125,3 +131,50 @@ def test_a_harness_hanging_up_is_not_the_upstream_failing(tmp_path: Path) -> Non
             f"harness:{HERE}:hang_up_then_crash", upstream, tmp_path, max_retries=1
         )
     assert_counted(tmp_path, result)
+
+
+class StrictStreamOptions(failing.FailsOnTrigger):
+    """Refuses ``stream_options`` without ``stream``, as vLLM and OpenAI do (a 400); fails
+    the first streamed request (an outage that then ends)."""
+
+    outage = 1
+
+    async def _handle(self, request: web.Request, required: str, build: Any) -> Any:
+        body = json.loads(await request.read())
+        if body.get("stream_options") and not body.get("stream"):
+            error = {"message": "Stream options can only be defined when stream=True."}
+            return web.json_response({"error": error}, status=400)
+        if body.get("stream") and self.outage:
+            self.outage -= 1
+            return web.json_response({"error": {"message": "overloaded"}}, status=503)
+        return await super()._handle(request, required, build)
+
+
+async def streams_with_usage(ctx: HarnessContext) -> str:
+    """Streams its answers with usage (``stream_options``); falls over when one fails."""
+    model = openai.AsyncOpenAI(base_url=ctx.base_url, api_key=ctx.api_key, max_retries=0)
+    messages: list[Any] = list(ctx.messages)
+    r = await model.chat.completions.create(model=ctx.model, messages=messages)
+    assert r.choices[0].message.content
+    stream = await model.chat.completions.create(  # a new conversation: passed through
+        model=ctx.model,
+        messages=[{"role": "user", "content": "go on"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+    await model.close()
+    return text
+
+
+def test_an_outage_of_a_streamed_request_stays_infrastructure(tmp_path: Path) -> None:
+    # the upstream fails the streamed request once (an outage), then answers everything: the
+    # proxy's resend of that request must not be refused for its streaming options
+    with StrictStreamOptions(respond) as upstream:
+        result = run_harness(
+            f"harness:{HERE}:streams_with_usage", upstream, tmp_path, max_retries=1
+        )
+    assert not result.errors, result.errors
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["infra_retries"] == 1, summary  # the outage: retried, never counted
+    assert "harness_crashed" not in (summary.get("failure_reasons") or {}), summary
