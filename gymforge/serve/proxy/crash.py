@@ -84,7 +84,7 @@ async def judge(
         await blame_failure(InfraError(f"answered {asked.status}"), without_text)
     except InfraError:
         return None
-    again = await _status(http, url, {**asked.body, "stream": False})
+    again = await _status(http, url, _unstreamed(asked.body))
     if again in (200, RATE_LIMITED):
         return None
     return (
@@ -93,13 +93,19 @@ async def judge(
     )
 
 
+def _unstreamed(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` answered whole: without ``stream`` and ``stream_options`` (which a server
+    refuses without ``stream``, a 400 that would read as the request failing again)."""
+    return {**{k: v for k, v in body.items() if k != "stream_options"}, "stream": False}
+
+
 async def _small(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
     """The upstream's status for ``body`` asking one token; refused for so small a bound (a
     minimum ``max_tokens``), asked again for ``SMALL_TOKENS`` (``rollout.liveness``)."""
-    sent = {k: v for k, v in body.items() if k not in ("max_completion_tokens", "stream_options")}
-    status = await _status(http, url, {**sent, "max_tokens": PROBE_TOKENS, "stream": False})
+    sent = {k: v for k, v in _unstreamed(body).items() if k != "max_completion_tokens"}
+    status = await _status(http, url, {**sent, "max_tokens": PROBE_TOKENS})
     if refused_for_bound(status):
-        status = await _status(http, url, {**sent, "max_tokens": SMALL_TOKENS, "stream": False})
+        status = await _status(http, url, {**sent, "max_tokens": SMALL_TOKENS})
     return status
 
 
