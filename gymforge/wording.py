@@ -40,16 +40,27 @@ _HIDDEN = {
     for c in (
         *range(0x20),
         *range(0x7F, 0xA0),
+        0x061C,  # the Arabic letter mark
+        0x200E,  # left-to-right and right-to-left marks
+        0x200F,
         *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
         *range(0x2066, 0x206A),  # bidirectional isolates
+        0x2028,  # Unicode's line and paragraph separators (line breaks to many viewers)
+        0x2029,
     )
-    if chr(c) not in "\n\t"
-}
+    if c != 0x09
+} | {0x0A: "\\n"}
+_LINES = {k: v for k, v in _HIDDEN.items() if k != 0x0A}
 
 
-def visible(text: str) -> str:
-    """``text`` as a terminal shows it literally: every control character but newline and
-    tab (ESC and its sequences, carriage return, backspace, the C1 range) and every
-    bidirectional override written as its escape (``\\x1b``), so text from a file or a
-    server cannot move the cursor, erase or hide a line, or reorder what is shown."""
-    return text if text.isprintable() else text.translate(_HIDDEN)
+def visible(text: str, lines: bool = False) -> str:
+    """``text`` as a terminal shows it literally: every control character but tab (ESC and
+    its sequences, carriage return, backspace, the C1 range), every bidirectional override
+    and mark, and every line break (a line feed as ``\\n``, Unicode's line and paragraph
+    separators) written as its escape, so text from a file or a server cannot move the
+    cursor, erase, hide or forge a line (a pass printed at a line's start after the error
+    was pushed off the screen), or reorder what is shown. ``lines``: line feeds are kept
+    (a traceback's lines, none of them a message's)."""
+    if text.isprintable():  # none of them is printable
+        return text
+    return text.translate(_LINES if lines else _HIDDEN)

@@ -154,16 +154,24 @@ def one_of(flag: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
 
 
 def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` (its control characters as escapes: it may quote a file,
-    a server or an agent) and exit with ``code``."""
+    """Print ``error: message`` on one line (its control characters and line breaks as
+    escapes: it may quote a file, a server or an agent) and exit with ``code``."""
     shown = visible(message)
     err.print(Text.assemble(("error:", "bold red"), " ", shown), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
 class _VisibleFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return visible(super().format(record))
+    """A warning's message on one line; a traceback's lines kept, each shown literally."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return visible(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return visible(super().formatException(ei), lines=True)
+
+    def formatStack(self, stack_info: str) -> str:
+        return visible(super().formatStack(stack_info), lines=True)
 
 
 def visible_logs() -> None:

@@ -150,7 +150,7 @@ def _build(project: Project, outdir: Path, isolation: bool) -> list[Path]:
             raise UserError(f"python -m build took over {BUILD_TIMEOUT_S:.0f} s") from None
         if proc.returncode != 0:
             tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-12:]
-            raise UserError("python -m build failed:\n  " + "\n  ".join(tail))
+            raise UserError("python -m build failed: " + " | ".join(tail))
         outdir.mkdir(parents=True, exist_ok=True)
         built = []
         for made in sorted(Path(tmp).iterdir()):

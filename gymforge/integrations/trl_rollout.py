@@ -27,7 +27,9 @@ functions. Here every prompt becomes one gymforge episode:
 prompt does not extend turn k's prompt + completion (a chat policy whose server rendered
 the transcript again and tokenised the model's text otherwise: use ``vllm:``) is cut to its
 turns before turn k+1, and a harness's rewritten history to the branch of its last turn
-(``trl_row``'s ``cut``). The row keeps the episode's reward and its place in its group's
+(``trl_row``'s ``cut``); an episode that ended, counted, before its first model turn was
+answered (a first answer too long to wait for: ``turn_timeout``) is a row with no model
+token (``no_model_turn``). The row keeps the episode's reward and its place in its group's
 statistics: skipped, as the TRL export skips such episodes, a failing episode made inexact
 on purpose escaped its penalty (tests/redteam/test_trl_rollout_refusal_escapes_penalty.py).
 Every call logs ``gymforge/cut`` and ``gymforge/cut/<reason>``; :attr:`GymforgeRollout.cut`
@@ -254,6 +256,8 @@ class GymforgeRollout:
                 self._cut[row["cut"]] += 1
             for key in OUTPUT_KEYS[:4]:
                 out[key].append(list(row[key]))
+            if not out["prompt_ids"][-1]:  # no_model_turn: no prompt ids were recorded
+                out["prompt_ids"][-1].append(eos)
             out["env_reward"].append(float(row["reward"]))
             out["env_reward_components"].append(dict(row["reward_components"]))
             out["env_success"].append(bool(row["success"]))

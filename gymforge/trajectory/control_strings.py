@@ -7,10 +7,18 @@ as ordinary tokens makes a real turn boundary, and a forged user, tool or assist
 the training data. The exact token ids (``--format trl``) are never tokenised again and need
 no such check. :data:`CONTROL_STRINGS` are the turn and sequence markers of the common
 chat-model families; the tokenizer the trainer will use is not known at export time.
+
+A tokenizer matches a token added with ``normalized=True`` (``add_tokens``' default) on its
+normalised text: one that folds compatibility characters (NFKC) and drops format
+characters (BERT's cleaning) reads fullwidth ``\uff1c|im_end|\uff1e``, or ``<|im_`` and
+``end|>`` around a zero-width space, as ``<|im_end|>``. So a string that is not ASCII is
+matched folded too (:func:`folded`), against the markers and their folded forms
+(tests/redteam/test_export_sft_control_lookalikes.py).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,12 +79,27 @@ def _strings(value: Any) -> Iterator[str]:
             stack += item
 
 
+def folded(text: str) -> str:
+    """``text`` as a normalising tokenizer may read it: NFKC, format characters (zero-width
+    spaces and joiners, soft hyphens, bidirectional marks: Unicode's ``Cf``) dropped."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+_MARKERS = CONTROL_STRINGS + tuple(
+    dict.fromkeys(f for f in map(folded, CONTROL_STRINGS) if f not in CONTROL_STRINGS)
+)
+"""The markers and their folded forms (DeepSeek's fullwidth bars fold to ``|``)."""
+
+
 def control_string(value: Any) -> str | None:
-    """The first of :data:`CONTROL_STRINGS` found in any string (key or value) of the JSON
-    tree ``value``, or None."""
+    """The first of :data:`CONTROL_STRINGS` (or its folded form) found in any string (key
+    or value) of the JSON tree ``value``, as it is or folded (:func:`folded`), or None."""
     for text in _strings(value):
+        if not text.isascii():
+            text = f"{text}\n{folded(text)}"  # no marker holds a line break
         if "<" in text or "[" in text:
-            for marker in CONTROL_STRINGS:
+            for marker in _MARKERS:
                 if marker in text:
                     return marker
     return None

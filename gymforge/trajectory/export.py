@@ -118,6 +118,8 @@ def trl_rows(log: EpisodeLog, cut: bool = False) -> list[dict[str, Any]] | str:
     its history made more branches (``gymforge.serve.proxy.transcript``), one row each, every
     row with the episode's reward. ``cut``: as :func:`trl_row`'s, one row."""
     turns = _turns(log)
+    if cut and len(log.steps) == 1:  # ended, counted, before its first turn was answered
+        return [{**_row(log, [], [], [], [], []), "cut": "no_model_turn"}]
     if not turns or any(
         t["capture_level"] not in ("tokens", "logprobs")
         or not t["prompt_token_ids"]
@@ -149,7 +151,9 @@ def trl_row(log: EpisodeLog, cut: bool = False) -> dict[str, Any] | str:
 
     ``cut``: an episode that is exact only in part is not refused but cut to that part, the
     reason in the row's ``cut``: its turns before the first whose prompt does not extend
-    them (``prefix_mismatch``), or the branch of its last turn (``branched_history``). Its
+    them (``prefix_mismatch``), or the branch of its last turn (``branched_history``); an
+    episode that ended (counted: a first answer too long to wait for, a full context)
+    before its first turn was answered is a row with no token (``no_model_turn``). Its
     reward is the episode's: a trainer keeps the episode in its group's statistics and
     trains on the turns that are exact (``GymforgeRollout``), so a policy cannot take its
     failing episodes out of the batch by making them inexact."""
@@ -189,9 +193,23 @@ def _trl_row(
         ids += completion
         mask += [1] * len(completion)
         logprobs += lp
+    row = _row(log, prompt, ids, mask, logprobs, kept)
+    if kept is not turns:
+        row["cut"] = "prefix_mismatch"
+    return row
+
+
+def _row(
+    log: EpisodeLog,
+    prompt: list[int],
+    ids: list[int],
+    mask: list[int],
+    logprobs: list[float | None],
+    kept: list[dict[str, Any]],
+) -> dict[str, Any]:
     end = log.end
     assert end is not None
-    row: dict[str, Any] = {
+    return {
         "task_id": end.task_id,
         "seed": end.seed,
         "rollout": end.rollout,
@@ -208,9 +226,6 @@ def _trl_row(
             {str(t["weight_version"]) for t in kept if t["weight_version"] is not None}
         ),
     }
-    if kept is not turns:
-        row["cut"] = "prefix_mismatch"
-    return row
 
 
 def sft_row(log: EpisodeLog) -> dict[str, Any]:

@@ -20,7 +20,9 @@ and a policy that could make them on the tasks it fails would take those out of 
   asked; answered, the server was generating, and the length of the answer was the model's.
 
 Only the harness's last request counts (the proxy keeps it until it is answered,
-``Asked``), and these requests are made by the proxy on its own loop
+``Asked``; a failure of an earlier one is forgotten when the next is sent, and a request
+the harness hung up on is one it gave up on, :func:`hung_up`, never the upstream's
+failure), and these requests are made by the proxy on its own loop
 (:meth:`~gymforge.serve.proxy.server.ProxyServer.judge_crash`).
 """
 
@@ -39,7 +41,7 @@ from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, refused_for_bo
 from gymforge.rollout.server import TIMEOUT_STATUS
 from gymforge.serve.proxy.transcript import EpisodeTranscript
 
-__all__ = ["Asked", "judge", "over_budget"]
+__all__ = ["Asked", "hung_up", "judge", "over_budget"]
 
 
 @dataclass
@@ -82,7 +84,7 @@ async def judge(
         await blame_failure(InfraError(f"answered {asked.status}"), without_text)
     except InfraError:
         return None
-    again = await _status(http, url, {**asked.body, "stream": False})
+    again = await _status(http, url, _unstreamed(asked.body))
     if again in (200, RATE_LIMITED):
         return None
     return (
@@ -91,13 +93,19 @@ async def judge(
     )
 
 
+def _unstreamed(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` answered whole: without ``stream`` and ``stream_options`` (which a server
+    refuses without ``stream``, a 400 that would read as the request failing again)."""
+    return {**{k: v for k, v in body.items() if k != "stream_options"}, "stream": False}
+
+
 async def _small(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
     """The upstream's status for ``body`` asking one token; refused for so small a bound (a
     minimum ``max_tokens``), asked again for ``SMALL_TOKENS`` (``rollout.liveness``)."""
-    sent = {k: v for k, v in body.items() if k not in ("max_completion_tokens", "stream_options")}
-    status = await _status(http, url, {**sent, "max_tokens": PROBE_TOKENS, "stream": False})
+    sent = {k: v for k, v in _unstreamed(body).items() if k != "max_completion_tokens"}
+    status = await _status(http, url, {**sent, "max_tokens": PROBE_TOKENS})
     if refused_for_bound(status):
-        status = await _status(http, url, {**sent, "max_tokens": SMALL_TOKENS, "stream": False})
+        status = await _status(http, url, {**sent, "max_tokens": SMALL_TOKENS})
     return status
 
 
@@ -123,3 +131,11 @@ def over_budget(response: web.StreamResponse) -> bool:
     if response.status != RATE_LIMITED or not isinstance(body, bytes):
         return False
     return is_context_full(RATE_LIMITED, body[:4096].decode("utf-8", "replace"))
+
+
+def hung_up(request: web.Request) -> bool:
+    """Whether the harness closed the connection of ``request``: a request it gave up on,
+    whatever the proxy's write to it then raised (aiohttp's ``ClientConnectionResetError``
+    is a ``ClientError``, as the upstream unreachable is), never the upstream's failure."""
+    transport = request.transport
+    return transport is None or transport.is_closing()

@@ -53,7 +53,7 @@ from gymforge.serve.config import auth_problem
 from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy.config import ProxyConfig
 from gymforge.serve.proxy.continuation import Continuation
-from gymforge.serve.proxy.crash import Asked, judge, over_budget
+from gymforge.serve.proxy.crash import Asked, hung_up, judge, over_budget
 from gymforge.serve.proxy.forward import Forwarder
 from gymforge.serve.proxy.request import chat_problem
 from gymforge.serve.proxy.transcript import EpisodeTranscript
@@ -74,7 +74,7 @@ class _Episode:
     lock: asyncio.Lock
     token: str
     last: float = field(default_factory=time.monotonic)  # the last request's arrival
-    upstream_failure: str | None = None  # the last infrastructure failure it was answered with
+    upstream_failure: str | None = None  # the infrastructure failure its last request got
     model: str | None = None  # the only model its requests may name (None: any)
     asked: Asked | None = None  # its last chat request, until answered (proxy.crash)
 
@@ -219,9 +219,11 @@ class ProxyServer:
         return ep.token
 
     def upstream_failure(self, episode_id: str) -> str | None:
-        """The last failure of the inference server (unreachable, timed out, a bad answer,
-        429 or 5xx) this episode's requests were answered with, or None: what tells a
-        harness that fell over because the server did from one that fell over by itself."""
+        """The failure of the inference server (unreachable, timed out, a bad answer, 429 or
+        5xx) this episode's last request was answered with, or None: what tells a harness
+        that fell over because the server did from one that fell over by itself. A request
+        sent after a failure forgets it: a harness that moved on from a failure and fell
+        over later (its next request answered, or still in flight) fell over by itself."""
         with self._guard:
             ep = self._episodes.get(episode_id)
         return None if ep is None else ep.upstream_failure
@@ -368,7 +370,8 @@ class ProxyServer:
         messages = body["messages"]
         detail = ""  # the failure's text names the upstream: the run's, never the harness's
         async with ep.lock:
-            ep.asked = Asked(body)  # kept if the harness gives up on it
+            # kept if the harness gives up on it; an earlier failure is no longer judged
+            ep.asked, ep.upstream_failure = Asked(body), None
             try:
                 response = await self._forward.chat(request, ep.transcript, body, messages)
             except (InfraError, UserError, ValueError) as err:  # a bad answer upstream
@@ -378,6 +381,8 @@ class ProxyServer:
                 detail, response = f": {err}", _error(504, "upstream timed out", "upstream")
             except aiohttp.ClientError as err:
                 detail, response = f": {err}", _error(502, "upstream unreachable", "upstream")
+            if hung_up(request):  # given up on: neither answered nor the upstream's failure
+                return response
             if (response.status == 429 and not over_budget(response)) or response.status >= 500:
                 ep.upstream_failure = f"the inference server answered {response.status}{detail}"
                 ep.asked.status = response.status
