@@ -42,7 +42,7 @@ from gymforge.testing.openai_server import (
     ServedToolCall,
     fake_detokenize,
 )
-from gymforge.trajectory.reader import read_episodes, verify_chain
+from gymforge.trajectory.reader import read_episodes
 
 TASKS, FAILED, RETRY = refusal.TASKS, refusal.FAILED, refusal.RETRY
 FAULTS = ("500", "502", "503", "reset")
@@ -100,18 +100,7 @@ def responder(failing: Sequence[str]) -> Callable[[dict[str, Any]], ServedReply 
 
 
 def assert_counted(out: Path, result: Any) -> None:
-    for log in read_episodes(out / "trajectories.jsonl"):
-        verify_chain(log)
-    assert not result.errors, result.errors
-    assert result.summary["episodes"] == len(TASKS)
-    by_task = {e["task_id"]: e for e in result.episodes}
-    assert sorted(by_task) == sorted(TASKS)
-    for task_id, episode in by_task.items():
-        if task_id in FAILED:
-            assert episode["steps"] == 1 and episode["truncated"] and not episode["success"]
-            assert episode["failure_reason"] == TRANSCRIPT_FAILED
-        else:
-            assert episode["steps"] == 2 and episode["failure_reason"] != TRANSCRIPT_FAILED
+    refusal.assert_counted(out, result, TRANSCRIPT_FAILED)
 
 
 def test_the_reason_is_a_policy_stop() -> None:

@@ -112,21 +112,21 @@ def play(
     return asyncio.run(run(spec, executor))
 
 
-def assert_counted(out: Path, result: Any) -> None:
-    """Every task scored; the failed ones truncated after one step, ``transcript_refused``,
-    in a file whose every episode passes the reader's checks."""
+def assert_counted(out: Path, result: Any, reason: str = TRANSCRIPT_REFUSED) -> None:
+    """Every task scored; the failed ones truncated after one step, ``reason``, in a file
+    whose every episode passes the reader's checks."""
     for log in read_episodes(out / "trajectories.jsonl"):
         verify_chain(log)
-    assert not result.errors
+    assert not result.errors, result.errors
     assert result.summary["episodes"] == len(TASKS)
     by_task = {e["task_id"]: e for e in result.episodes}
     assert sorted(by_task) == sorted(TASKS)
     for task_id, episode in by_task.items():
         if task_id in FAILED:
             assert episode["steps"] == 1 and episode["truncated"] and not episode["success"]
-            assert episode["failure_reason"] == TRANSCRIPT_REFUSED
+            assert episode["failure_reason"] == reason
         else:
-            assert episode["steps"] == 2 and episode["failure_reason"] != TRANSCRIPT_REFUSED
+            assert episode["steps"] == 2 and episode["failure_reason"] != reason
 
 
 def probes(srv: OpenAITestServer) -> list[dict[str, Any]]:

@@ -17,14 +17,12 @@ token (a masked EOS) and the episode's reward, counted in ``gymforge/cut`` as
 
 from __future__ import annotations
 
-from typing import Any
+from test_trl_rollout_refusal_escapes_penalty import FAILING, play_scored
 
 from gymforge.core.errors import TurnTimedOut
 from gymforge.core.types import Observation
-from gymforge.envs.ledger import LedgerEnv
-from gymforge.integrations.trl import GymforgeRollout
 from gymforge.rollout import EpisodeContext, PolicyTurn
-from tests.integrations.test_trl import MetricLog, TokenOracle, ledger_rows
+from tests.integrations.test_trl import TokenOracle
 
 
 class AnswersAtLength(TokenOracle):
@@ -43,19 +41,8 @@ class AnswersAtLength(TokenOracle):
 
 
 def test_a_first_answer_too_long_stays_in_its_groups_statistics() -> None:
-    rows = ledger_rows(2)
-    prompts = [r["prompt"] for r in rows for _ in range(4)]
-    rollout = GymforgeRollout(LedgerEnv, rows, policy=AnswersAtLength, concurrency=4)
-    trainer = MetricLog()
-    out: dict[str, list[Any]] = rollout(prompts, trainer)
-    rollout.close()
-    failing = [1, 3, 5, 7]
-    assert all(len(v) == len(prompts) for v in out.values())
-    for i in range(len(prompts)):
-        assert out["env_refused"][i] is None  # every row scored, in its group's statistics
-        assert out["env_reward"][i] is not None
-    for i in failing:
-        assert not out["env_success"][i] and out["env_reward"][i] < 0.5
+    out, trainer, rollout = play_scored(AnswersAtLength)
+    for i in FAILING:
         assert out["env_mask"][i] == [0] and len(out["completion_ids"][i]) == 1  # no token
         assert out["prompt_ids"][i]
     assert trainer.values["gymforge/cut/no_model_turn"] == [4.0]

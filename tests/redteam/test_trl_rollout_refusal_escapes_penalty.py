@@ -45,25 +45,34 @@ class GivesUpAndDrifts(TokenOracle):
         return turn
 
 
-def test_a_failing_episode_made_untrainable_still_carries_its_penalty() -> None:
+FAILING = [1, 3, 5, 7]
+"""The rows of odd rollouts: the episodes the policy fails."""
+
+
+def play_scored(policy: Any) -> tuple[dict[str, list[Any]], MetricLog, GymforgeRollout]:
+    """Two groups of four rollouts by ``policy``; every row scored (none refused, each
+    with its reward, in its group's statistics), the odd rollouts' failed."""
     rows = ledger_rows(2)
     prompts = [r["prompt"] for r in rows for _ in range(4)]
-    rollout = GymforgeRollout(LedgerEnv, rows, policy=GivesUpAndDrifts, concurrency=4)
+    rollout = GymforgeRollout(LedgerEnv, rows, policy=policy, concurrency=4)
     trainer = MetricLog()
     out: dict[str, list[Any]] = rollout(prompts, trainer)
     rollout.close()
-    failing = [1, 3, 5, 7]
     assert all(len(v) == len(prompts) for v in out.values())
     for i in range(len(prompts)):
-        assert out["env_refused"][i] is None  # every row scored, in its group's statistics
-        assert out["env_reward"][i] is not None
-    for i in failing:
-        assert not out["env_success"][i] and out["env_reward"][i] < 0.5
+        assert out["env_refused"][i] is None and out["env_reward"][i] is not None
+        failed = i in FAILING
+        assert out["env_success"][i] is not failed
+        assert out["env_reward"][i] < 0.5 if failed else out["env_reward"][i] > 0.9
+    return out, trainer, rollout
+
+
+def test_a_failing_episode_made_untrainable_still_carries_its_penalty() -> None:
+    out, trainer, rollout = play_scored(GivesUpAndDrifts)
+    for i in FAILING:
         # the exact turn before the mismatch is trained on, with the episode's reward
         model = [t for t, m in zip(out["completion_ids"][i], out["env_mask"][i], strict=True) if m]
         assert model == [501, 601]
-    for i in set(range(8)) - set(failing):
-        assert out["env_success"][i] and out["env_reward"][i] > 0.9
     assert trainer.values["gymforge/cut"] == [4.0]
     assert trainer.values["gymforge/cut/prefix_mismatch"] == [4.0]
     assert rollout.cut == {"prefix_mismatch": 4}
