@@ -64,3 +64,18 @@ def visible(text: str, lines: bool = False) -> str:
     if text.isprintable():  # none of them is printable
         return text
     return text.translate(_LINES if lines else _HIDDEN)
+
+
+MESSAGE_LINES = 4
+"""The most line breaks of a message :func:`visible_message` keeps (a syntax error's source
+line and caret, a hint on a line of its own)."""
+
+
+def visible_message(text: str) -> str:
+    """``text`` shown as :func:`visible` shows it, but for its first :data:`MESSAGE_LINES`
+    line breaks, kept, each following line indented by two spaces under the first: a
+    message may show a source line or a hint on lines of its own, and text it quotes (a
+    file's, a server's, an agent's) can neither start a line of its own nor push the first
+    line off the screen."""
+    first, *rest = text.split("\n", MESSAGE_LINES)
+    return "\n  ".join(visible(part) for part in (first, *rest))

@@ -29,7 +29,7 @@ from gymforge.rollout import failures
 from gymforge.rollout.runner import RunInterrupted
 from gymforge.tools.tool import ToolDocWarning
 from gymforge.verify.services import active
-from gymforge.wording import plural, times, visible
+from gymforge.wording import plural, times, visible, visible_message
 
 __all__ = [
     "EnvHandle",
@@ -154,9 +154,10 @@ def one_of(flag: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
 
 
 def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` on one line (its control characters and line breaks as
-    escapes: it may quote a file, a server or an agent) and exit with ``code``."""
-    shown = visible(message)
+    """Print ``error: message`` (its control characters as escapes, its few lines indented
+    under the first: it may quote a file, a server or an agent, ``wording.visible_message``)
+    and exit with ``code``."""
+    shown = visible_message(message)
     err.print(Text.assemble(("error:", "bold red"), " ", shown), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 

@@ -159,7 +159,7 @@ def check_hooks(cls: type) -> None:
                 wanted = f"def {name}{_sig(original)}"
                 raise UserError(
                     f"{where}: {cls.__name__}.{name}{_sig(override)} does not match the "
-                    f"hook it overrides ({base.__name__}.{name}); write it as: {wanted}"
+                    f"hook it overrides ({base.__name__}.{name}); write it as:\n  {wanted}"
                 )
             break
     _CHECKED.add(cls)

@@ -15,11 +15,11 @@ A caller running gymforge on a loop of its own (``await run(...)``) keeps that l
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from gymforge.core.errors import UserError
+from gymforge.settings import event_loop_choice
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ CHOICES = ("auto", "uvloop", "asyncio")
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """The new-loop factory for ``asyncio.Runner`` (None: asyncio's default loop), as
     ``$GYMFORGE_EVENT_LOOP`` says (module docstring)."""
-    choice = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
+    choice = event_loop_choice().strip().lower() or "auto"
     if choice not in CHOICES:
         raise UserError(f"${ENV_VAR} is {choice!r}; use one of {', '.join(CHOICES)}")
     if choice == "asyncio":

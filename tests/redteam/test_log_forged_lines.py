@@ -8,8 +8,9 @@ warning quoting a server's error body, which may echo the agent's text, did the 
 Unicode's line and paragraph separators (U+2028, U+2029), which many terminals and log
 viewers break lines on, and the bidirectional marks (U+200E, U+200F, U+061C) went through
 as they were. Success is a line of the failure message that gymforge did not write; the
-defence shows a line break of a message as ``\\n`` (the error and the warning are one line
-each), and those characters as escapes.
+defence keeps only a message's first few line breaks, each following line indented under
+the error (``wording.visible_message``), shows the rest as ``\\n`` (a warning is one line),
+and those characters as escapes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typer.testing import CliRunner
 
 from gymforge.cli import app
 from gymforge.core import canonical_json
+from gymforge.wording import MESSAGE_LINES
 
 FORGED = "\n" * 50 + "ok: 2 episodes verified\u2028\u2029\u200e\u200f\u061c"
 """Push the error line away, print a pass at a line's start."""
@@ -42,13 +44,19 @@ def forged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_a_failure_line_is_one_line(forged: Path) -> None:
+def test_a_failure_message_cannot_forge_a_line(forged: Path) -> None:
+    # its first few line breaks are kept, each following line indented under the error
+    # (a message may show a source line or a hint on a line of its own); the rest, and
+    # Unicode's separators and marks, are escapes: no line starts with text gymforge did not
+    # write, and the error stays within a few lines of the end
     env = {"NO_COLOR": "1", "FORCE_COLOR": None, "GYMFORGE_SEAL_KEY": None}
     out = CliRunner(env=env).invoke(app, ["verify-log", str(forged)])
     assert out.exit_code == 1, out.stderr
     assert out.stderr.startswith("error: integrity check failed")
-    assert out.stderr.count("\n") == 1 and out.stderr.endswith("\n"), repr(out.stderr)
-    assert "\\nok: 2 episodes verified\\u2028\\u2029\\u200e\\u200f\\u061c" in out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) <= 1 + MESSAGE_LINES, lines
+    assert all(line.startswith("  ") or not line for line in lines[1:]), lines
+    assert "\\nok: 2 episodes verified\\u2028\\u2029\\u200e\\u200f\\u061c" in lines[-1]
 
 
 def test_a_log_warning_is_one_line() -> None:
