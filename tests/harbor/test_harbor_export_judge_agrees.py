@@ -62,7 +62,9 @@ def gymforge_components(judge: CodeJudge, truth: dict[str, Any], solution: str) 
 def test_the_exported_verifier_scores_as_the_code_judge(
     answer: str, judge: CodeJudge, exported: list[tuple[dict[str, Any], Path]]
 ) -> None:
-    for truth, task_dir in exported:
+    # the answer that waits out the judges' time limit on one task, the others on all three:
+    # the limit is each judge's, not the task's (times_out took 12 s over the three)
+    for truth, task_dir in exported[:1] if answer == "times_out" else exported:
         solution = BATTERY[answer](str(truth["entry_point"]), str(truth["reference"]))
         got = script_components(task_dir, solution)
         want = gymforge_components(judge, truth, solution)

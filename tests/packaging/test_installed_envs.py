@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from budget import QUICK_QA
 from package_site import REPO, Site
 
 from gymforge.registry.installed import InstalledEnv, sort_entries
@@ -51,7 +52,8 @@ def test_installed_package_lists_runs_and_passes_qa(
     first = json.loads((out / "trajectories.jsonl").read_text().splitlines()[0])
     assert first["env_id"] == "stockroom"
 
-    qa = site.gymforge("qa", "stockroom", "--json")
+    # the default run's QA episodes (a third of qa's default; every check still runs)
+    qa = site.gymforge("qa", "stockroom", "--episodes", str(QUICK_QA.episodes), "--json")
     assert qa.returncode == 0, qa.stderr[-3000:]
     report = json.loads(qa.stdout)
     assert report["env"] == "stockroom" and report["passed"]

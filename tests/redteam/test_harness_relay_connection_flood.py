@@ -14,7 +14,7 @@ from redteam_harness import Accomplice, attack_command, attacker_dir, run_attack
 
 from gymforge.serve.harness.netrelay import MAX_CONNECTIONS
 
-HELD = 1500
+HELD = 500
 
 
 def test_a_harness_cannot_hold_the_runners_files(tmp_path: Path) -> None:

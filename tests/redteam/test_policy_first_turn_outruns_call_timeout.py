@@ -152,32 +152,36 @@ def test_a_first_turn_held_while_the_server_answers_others_is_counted(
 
 
 def test_a_long_first_turn_with_nothing_else_in_flight_is_counted(tmp_path: Path) -> None:
-    tasks = TASKS[:4]
+    tasks = TASKS[1:4]  # one held turn (each waits out two attempts), two answered ones
     with OpenAITestServer(latency=held_on(prompts(FAILED), one_token_answered=True)) as srv:
         factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
         result = play(tmp_path, factory, tasks, concurrency=1)
         probes = [r for r in srv.requests if r.get("max_tokens") == 1]
     assert_counted(tmp_path, result, tasks, FAILED)
-    assert len(probes) == len(FAILED)  # one one-token request per timed-out turn, no more
+    assert len(probes) == 1  # one one-token request for the timed-out turn, none for others
 
 
 def test_a_long_token_in_first_turn_is_counted(tmp_path: Path) -> None:
     # vllm: sends token ids to /completions; every turn runs long, one token does not
+    # one task: every turn is held, so a second would wait out the same two attempts again
     with OpenAITestServer(latency=held_on(None, one_token_answered=True)) as srv:
         factory = VLLMPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
-        result = play(tmp_path, factory, FAILED, concurrency=1, policy="vllm:m")
-    assert_counted(tmp_path, result, FAILED, FAILED)
+        result = play(tmp_path, factory, FAILED[:1], concurrency=1, policy="vllm:m")
+    assert_counted(tmp_path, result, FAILED[:1], FAILED[:1])
 
 
 @pytest.mark.parametrize("concurrency", [1, len(FAILED)])
 def test_a_server_that_answers_nothing_is_still_infrastructure(
     tmp_path: Path, concurrency: int
 ) -> None:
+    # as many silent turns as run at once: alone (its one-token request the only evidence
+    # asked for), or in flight together (each the other's evidence: none)
+    tasks = FAILED[:concurrency]
     with OpenAITestServer(latency=held_on(None, one_token_answered=False)) as srv:
         factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
-        result = play(tmp_path, factory, FAILED, concurrency, max_retries=0)
+        result = play(tmp_path, factory, tasks, concurrency, max_retries=0)
     assert result.summary["episodes"] == 0
-    assert len(result.errors) == len(FAILED)
+    assert len(result.errors) == len(tasks)
     assert all("no response within" in e for e in result.errors)
 
 

@@ -18,6 +18,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gymforge.core.errors import TURN_TIMEOUT
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout import LocalExecutor, RunSpec, run
@@ -69,6 +71,9 @@ def test_a_turn_past_the_call_timeout_after_acting_is_a_counted_failure(tmp_path
         assert episode["failure_reason"] == TURN_TIMEOUT
 
 
+@pytest.mark.slow  # the default run has this case on a 1 s call timeout: a silent server's
+# first turns are retried (test_policy_first_turn_outruns_call_timeout.py's
+# test_a_server_that_answers_nothing_is_still_infrastructure); here it waits out 6 s
 def test_a_first_turn_past_the_call_timeout_is_still_retried(tmp_path: Path) -> None:
     result = play(tmp_path, long_from=0, max_retries=0)
     assert result.summary["episodes"] == 0

@@ -10,7 +10,10 @@ The child skips the oracle probe of building the environment class (``oracle_gap
 reasoning-gym's n_queens datasets up to the top level: 15 to 60 s on a loaded 2-core machine;
 the other n_queens attacks build the real class in the test process). The probe only
 decides whether the class offers an oracle and which QA checks apply; the judging path the
-attack goes through (``verify``, the scorer sandbox, its limits) is the environment's own.
+attack goes through (``verify``, the scorer sandbox) is the environment's own. Its scoring
+jobs get the production limits but a 5 s ``call_timeout`` instead of 20 s: the endless answer
+outlasts either, and the grading process running it would still never answer (the child's
+own 240 s timeout fails the test).
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ import sys
 from rg_attack import ROOT, SCORER_UID_BASE, exec_answer
 
 CHILD = """
-import json
+import functools, json
 import gymforge.envs.reasoning_gym.env as rg_env
+import gymforge.envs.third_party_scoring as tps
+limits = tps.LIMITS.model_copy(update={{"call_timeout": 5.0}})  # it never ends: not 20 s
+tps.scoring_job = functools.partial(tps.scoring_job, limits=limits)
 rg_env.oracle_gap = lambda family, strict=True: (None, None)  # n_queens stores its answers
 from rg_attack import rg_task, judge
 print(json.dumps(judge(rg_task(), {answer!r})))

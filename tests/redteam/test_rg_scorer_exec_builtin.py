@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rg_attack import exec_answer, judge, rg_task, use_test_uids
+
+# the in-process n_queens attacks on one worker: each process builds the environment class
+# once (its oracle probe generates n_queens datasets: several seconds), not once per worker
+pytestmark = pytest.mark.xdist_group("rg-n-queens")
 
 
 def test_exec_in_the_answer_never_runs_in_the_grading_process(

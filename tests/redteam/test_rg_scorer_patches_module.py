@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from rg_attack import exec_answer, judge, rg_task, use_test_uids
+
+# the in-process n_queens attacks on one worker: each process builds the environment class
+# once (its oracle probe generates n_queens datasets: several seconds), not once per worker
+pytestmark = pytest.mark.xdist_group("rg-n-queens")
 
 PATCH = (
     "import sys\n"

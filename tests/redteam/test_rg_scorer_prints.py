@@ -13,6 +13,10 @@ from typing import Any
 import pytest
 from rg_attack import exec_answer, judge, rg_task, use_test_uids
 
+# the in-process n_queens attacks on one worker: each process builds the environment class
+# once (its oracle probe generates n_queens datasets: several seconds), not once per worker
+pytestmark = pytest.mark.xdist_group("rg-n-queens")
+
 
 def test_scorer_output_stays_out_of_gymforge_streams(
     capfd: pytest.CaptureFixture[str], monkeypatch: Any

@@ -6,6 +6,14 @@ SIGKILLed. The run must stop with exit code 3, having written only whole, succes
 episodes (none scored as a policy failure for the dead server). Then, with a new server on
 the same port, ``--resume`` runs just the missing episodes: every (task, rollout) appears
 once, the episodes written before the crash are untouched, and ``verify-log`` passes.
+
+Marked ``slow`` (``make test-slow``): about 12 s of its 19 are the ``openai:`` policy's
+default retries of each call cut by the kill (six attempts, backing off to 8 s), which the
+CLI gives no flag to shorten. The default run keeps each part fast:
+``tests/test_runner.py::test_a_dead_server_stops_the_run_and_resume_runs_the_rest`` (the
+run stops with only whole, successful episodes; resume runs the rest, once each),
+``tests/rollout/test_openai_policy.py::test_dead_server_is_infra_error`` and
+``tests/cli/test_exit_codes.py`` (exit 3 naming ``--resume``).
 """
 
 from __future__ import annotations
@@ -141,6 +149,7 @@ def episodes_in(path: Path) -> dict[tuple[str, int], list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_a_run_whose_server_dies_midway_resumes_cleanly(
     tmp_path: Path, procs: list[subprocess.Popen[str]]
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from swe_helpers import call, play, result
 
+import gymforge.envs.swe.env as swe_env
 from gymforge.envs.swe.env import RUN_LIMITS, SweEnv
 from gymforge.sandbox.doctor import bwrap_works
 
@@ -130,7 +131,12 @@ def test_a_failing_test_is_reported_with_its_assert() -> None:
 
 
 @needs_sandbox
-def test_run_command_keeps_files_has_no_network_and_states_its_limits() -> None:
+def test_run_command_keeps_files_has_no_network_and_states_its_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the endless command below is stopped by a 2 s CPU limit, not RUN_LIMITS' 8 s (which it
+    # would burn whole): the same limit enforced and stated, the other fields as deployed
+    monkeypatch.setattr(swe_env, "RUN_LIMITS", RUN_LIMITS.model_copy(update={"cpu_time": 2.0}))
     _, steps = play(
         TID,
         [
