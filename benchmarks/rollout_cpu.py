@@ -23,10 +23,6 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
 - ``gymforge``: ``run()`` on the ``math`` environment with ``openai:bench``, writing
   ``trajectories.jsonl`` as the CLI does (no seal key), on the policy's default request path
   (``"auto"``: gymforge's own JSON client where it does what the SDK would, here);
-  It plays on the event loop ``gymforge run`` plays on (``rollout.event_loop``: uvloop where
-  installed, as gymforge's dependencies ask for), as ``gymforge-sdk`` does;
-- ``gymforge-asyncio``: the same on asyncio's own loop (``GYMFORGE_EVENT_LOOP=asyncio``),
-  what a caller awaiting ``run`` on a loop of its own pays;
 - ``gymforge-sdk``: the same with ``request_path="fast"`` (the request through the SDK's
   generic ``client.post``);
 - ``bare``: the same requests with no environment and no records: the body gymforge sends
@@ -38,12 +34,6 @@ thread, the trajectory writer's included) over ``--rollouts`` single-turn episod
   ``bare`` is the SDK and httpx rather than the calls themselves;
 - ``verifiers``: ``SingleTurnEnv.evaluate`` over the same prompts with its defaults (its
   requests ask for no token ids), a parser and an exact-match rubric, results in memory.
-
-The anchors (``bare``, ``lean``, ``verifiers``) run on asyncio's loop, as their users run
-them by default. On uvloop the bare and lean calls cost the same: bare 0.741 ms per episode
-on uvloop against 0.728 on asyncio, lean 0.142 against 0.145 (medians of three reps, 2-core
-x86_64, load average 2 to 3 with other work running, 2026-12-05); the loop's saving is in
-gymforge's own work between the calls.
 
 Workers take turns (each side in turn, ``--reps`` times, 5 by default: on the 2-core VM a
 single rep of one side varied by up to 1.5x within a run) so a change in the machine's load
@@ -91,11 +81,10 @@ INTEROP_PYTHON = HERE.parent / ".venv-interop" / "bin" / "python"
 
 
 def gymforge_worker(
-    args: argparse.Namespace, prompts: list[dict[str, Any]], sdk: bool = False, loop: str = ""
+    args: argparse.Namespace, prompts: list[dict[str, Any]], sdk: bool = False
 ) -> float:
     from gymforge.registry.handle import open_env
     from gymforge.rollout import run
-    from gymforge.rollout.event_loop import ENV_VAR, run_on_loop
     from gymforge.rollout.executors import LocalExecutor
     from gymforge.rollout.openai_policy import OpenAIPolicyFactory
     from gymforge.rollout.spec import RunSpec
@@ -127,9 +116,7 @@ def gymforge_worker(
         await factory.aclose()
         return cpu
 
-    if loop:
-        os.environ[ENV_VAR] = loop
-    return run_on_loop(main())  # the loop `gymforge run` plays on (run_sync's)
+    return asyncio.run(main())
 
 
 def bare_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) -> float:
@@ -252,7 +239,6 @@ def verifiers_worker(args: argparse.Namespace, prompts: list[dict[str, Any]]) ->
 
 WORKERS = {
     "gymforge": gymforge_worker,
-    "gymforge-asyncio": lambda args, prompts: gymforge_worker(args, prompts, loop="asyncio"),
     "gymforge-sdk": lambda args, prompts: gymforge_worker(args, prompts, sdk=True),
     "bare": bare_worker,
     "lean": lean_worker,
@@ -318,7 +304,7 @@ def main() -> None:
 
     from openai_concurrency import start_server  # the same test server, its own process
 
-    sides = ["gymforge", "gymforge-asyncio", "gymforge-sdk", "bare", "lean"]
+    sides = ["gymforge", "gymforge-sdk", "bare", "lean"]
     if INTEROP_PYTHON.exists() and not args.no_verifiers:
         sides.append("verifiers")
     else:
@@ -359,11 +345,6 @@ def main() -> None:
         f"bare / lean {ms['bare'] / ms['lean']:.2f}x"
     )
     print(
-        f"gymforge on asyncio's loop: {ms['gymforge-asyncio']:.3f} ms per episode, "
-        f"{ms['gymforge-asyncio'] / ms['gymforge']:.2f}x its cost on the loop `gymforge run` "
-        "uses (uvloop where installed)"
-    )
-    print(
         f"gymforge / lean calls: {ms['gymforge'] / ms['lean']:.2f}x "
         f"(gymforge adds {ms['gymforge'] - ms['lean']:.3f} ms per episode)"
     )
@@ -373,7 +354,7 @@ def main() -> None:
             f"Verifiers / bare SDK calls: {ms['verifiers'] / ms['bare']:.2f}x (the carry-over "
             f"of the Verifiers-free claim assumes >= {VERIFIERS_OVER_BARE})"
         )
-        for side in ("gymforge", "gymforge-asyncio", "gymforge-sdk"):
+        for side in ("gymforge", "gymforge-sdk"):
             verdicts.append(
                 _verdict(f"{side} / Verifiers", cpu[side], cpu["verifiers"], TARGET_VS_VERIFIERS)
             )

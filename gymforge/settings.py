@@ -46,8 +46,6 @@ Facts about this host, read where they are used (:func:`host_tool` and the funct
 - ``GYMFORGE_SANDBOX_CACHE``: the directory of the sandbox's compiled artefacts.
 - ``GYMFORGE_CHECK_TRUSTED``: ``1`` validates every truth a family builds ``trusted`` as
   well, refusing a difference (``gymforge.tasks.trusted``; read once, at import).
-- ``GYMFORGE_EVENT_LOOP``: the event loop of the runs gymforge starts, ``auto`` (uvloop where
-  it imports), ``uvloop`` or ``asyncio`` (``gymforge.rollout.event_loop``).
 - ``OPENAI_API_KEY``, ``WANDB_PROJECT``, ``XDG_CACHE_HOME``, ``PYTHONHASHSEED``: their usual
   meanings.
 
@@ -212,11 +210,6 @@ def container_cli() -> str | None:
 def check_trusted_truth() -> bool:
     """``$GYMFORGE_CHECK_TRUSTED`` is ``1``: validate trusted truth builds as well."""
     return os.environ.get("GYMFORGE_CHECK_TRUSTED", "") == "1"
-
-
-def event_loop_choice() -> str:
-    """``$GYMFORGE_EVENT_LOOP`` as given ("" when unset): ``rollout.event_loop`` reads it."""
-    return os.environ.get("GYMFORGE_EVENT_LOOP", "")
 
 
 def sandbox_image() -> str | None:

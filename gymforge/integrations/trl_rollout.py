@@ -68,7 +68,6 @@ from gymforge.core.errors import UserError
 from gymforge.core.policy import Policy
 from gymforge.core.seeding import canonical_json
 from gymforge.integrations.trl_common import env_factory
-from gymforge.rollout.event_loop import new_runner
 from gymforge.rollout.executors import LocalExecutor
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.runner import run
@@ -175,7 +174,7 @@ class GymforgeRollout:
         """Play one episode per prompt; return the TRL rollout dict (see module docstring)."""
         policy = self.policy or self._default_policy(trainer)
         if self._loop is None:  # one loop for the run: the policy's HTTP client is reused
-            self._loop = new_runner()
+            self._loop = asyncio.Runner()
         eos = _eos_id(trainer)
         out = self._loop.run(self.rollout(prompts, policy, eos, process_of(trainer)))
         log = getattr(trainer, "_log_metric", None)  # TRL's log_metric behind reward funcs

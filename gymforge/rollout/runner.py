@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import InfraError
-from gymforge.rollout.event_loop import run_on_loop
 from gymforge.rollout.executors.base import Executor, ExecutorDown
 from gymforge.rollout.failures import as_mistake, retryable
 from gymforge.rollout.gcpace import paced_collections
@@ -99,11 +98,11 @@ def run_sync(
     on_episode: OnEpisode | None = None,
     on_resumed: OnResumed | None = None,
 ) -> RunResult:
-    """``run`` on a fresh event loop (uvloop where installed: ``rollout.event_loop``).
-    Interrupted (Ctrl-C), it still writes ``summary.json`` over the episodes that finished
-    and raises ``RunInterrupted`` carrying it; ``--resume`` continues from there."""
+    """``run`` on a fresh event loop. Interrupted (Ctrl-C), it still writes ``summary.json``
+    over the episodes that finished and raises ``RunInterrupted`` carrying it; ``--resume``
+    continues from there."""
     try:
-        return run_on_loop(run(spec, executor, on_episode=on_episode, on_resumed=on_resumed))
+        return asyncio.run(run(spec, executor, on_episode=on_episode, on_resumed=on_resumed))
     except KeyboardInterrupt:
         summary = interrupted_summary(spec.out, spec.summary_config(), spec.seal_key)
         raise RunInterrupted(spec.out, summary) from None

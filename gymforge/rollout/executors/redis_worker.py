@@ -34,7 +34,6 @@ from typing import Any
 
 from gymforge.core.errors import InfraError, UserError
 from gymforge.registry.handle import EnvHandle, open_env
-from gymforge.rollout.event_loop import run_on_loop
 from gymforge.rollout.executors.base import play_attempt
 from gymforge.rollout.failures import worker_report
 from gymforge.rollout.jobs import Job
@@ -393,4 +392,4 @@ def worker_main(
             stop_event=stop,
         )
 
-    return run_on_loop(main())
+    return asyncio.run(main())
