@@ -18,25 +18,19 @@ judged as any other. A server that fails the greeting too is down: raised as bef
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from moderation import TRIGGER
+from test_user_sim_refuses_agent_text import TASKS, Provoker, play_desk
 
-from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Observation, Reply
-from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.kit.blame import FAILED
-from gymforge.rollout import LocalExecutor, RunSpec, run
-from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Retry
-from gymforge.testing import OpenAITestServer
+from gymforge.rollout.openai_policy import Retry
 from gymforge.testing.openai_server import ServedError
 from gymforge.world.counterpart import PROBE
 
-TASKS = SupportDeskEnv.tasks.sample(3, 5, "train")
 RETRY = Retry(max_attempts=2, call_timeout=10.0, base_delay=0.01, max_delay=0.01)
 
 
@@ -47,40 +41,12 @@ def failing(request: dict[str, Any]) -> str:
     return "I'm not sure what you mean."
 
 
-class Provoker:
-    """The agent: says the failed-on text on its turn ``at`` (1 or 2), else keeps talking."""
-
-    name = checkpoint = "provoker"
-    at = 1
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        self.turns = 0
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        self.turns += 1
-        text = f"Hello. {TRIGGER}" if self.turns == self.at else "Is there anything else?"
-        return PolicyTurn(Reply(text=text))
-
-
 class LateProvoker(Provoker):
     at = 2
 
 
 def _run(responder: Any, out: Path, agent: type[Provoker]) -> Any:
-    with OpenAITestServer(responder) as srv:
-        factory = OpenAIPolicyFactory("customer", base_url=srv.base_url, retry=RETRY)
-        spec = RunSpec(
-            env="support-desk",
-            policy="provoker",
-            jobs=[(t, 0) for t in TASKS],
-            out=out,
-            max_retries=0,
-        )
-        executor = LocalExecutor(lambda: SupportDeskEnv(user_policy=factory), agent)
-        try:
-            return asyncio.run(run(spec, executor)), srv.requests
-        finally:
-            asyncio.run(factory.aclose())
+    return play_desk(responder, out, agent, retry=RETRY)
 
 
 @pytest.mark.parametrize("agent", [Provoker, LateProvoker])

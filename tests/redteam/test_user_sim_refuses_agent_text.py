@@ -56,22 +56,27 @@ def moderated(kind: str) -> Any:
 
 
 class Provoker:
-    """The agent: says the refused text first, then keeps talking."""
+    """The agent: says the provoking text on its turn ``at`` (1, first), else keeps talking."""
 
     name = checkpoint = "provoker"
+    at = 1
 
     async def start(self, ctx: EpisodeContext) -> None:
         self.turns = 0
 
     async def act(self, observation: Observation) -> PolicyTurn:
         self.turns += 1
-        text = f"Hello. {TRIGGER}" if self.turns == 1 else "Is there anything else?"
+        text = f"Hello. {TRIGGER}" if self.turns == self.at else "Is there anything else?"
         return PolicyTurn(Reply(text=text))
 
 
-def _run(responder: Any, out: Path) -> Any:
+def play_desk(
+    responder: Any, out: Path, agent: type[Provoker] = Provoker, **options: Any
+) -> tuple[Any, list[dict[str, Any]]]:
+    """``agent`` plays ``TASKS`` of support-desk with its customer on a test server answering
+    as ``responder`` (``options``: the customer policy's); the result and the requests."""
     with OpenAITestServer(responder) as srv:
-        factory = OpenAIPolicyFactory("customer", base_url=srv.base_url)
+        factory = OpenAIPolicyFactory("customer", base_url=srv.base_url, **options)
         spec = RunSpec(
             env="support-desk",
             policy="provoker",
@@ -79,7 +84,7 @@ def _run(responder: Any, out: Path) -> Any:
             out=out,
             max_retries=0,
         )
-        executor = LocalExecutor(lambda: SupportDeskEnv(user_policy=factory), Provoker)
+        executor = LocalExecutor(lambda: SupportDeskEnv(user_policy=factory), agent)
         try:
             return asyncio.run(run(spec, executor)), srv.requests
         finally:
@@ -87,8 +92,8 @@ def _run(responder: Any, out: Path) -> Any:
 
 
 @pytest.mark.parametrize("kind", sorted(REFUSALS))
-def test_a_refused_agent_text_ends_the_episode_not_the_run(kind: str, tmp_path: Path) -> None:
-    result, requests = _run(moderated(kind), tmp_path)
+def test_a_refused_agent_text_ends_the_episode_not_theplay_desk(kind: str, tmp_path: Path) -> None:
+    result, requests = play_desk(moderated(kind), tmp_path)
     probes = [r["messages"] for r in requests if r["messages"][-1]["content"] == PROBE]
     assert len(probes) == len(TASKS)  # one per refusal: the instructions and a greeting
     assert all(len(p) == 2 and TRIGGER not in json.dumps(p) for p in probes)
@@ -112,11 +117,11 @@ def _moderate_all(request: dict[str, Any]) -> str:
 
 
 @pytest.mark.parametrize("responder", [_refuse_all, _moderate_all])
-def test_a_model_that_refuses_without_the_agents_text_stops_the_run(
+def test_a_model_that_refuses_without_the_agents_text_stops_theplay_desk(
     responder: Any, tmp_path: Path
 ) -> None:
     with pytest.raises(UserError, match="without the agent's text too") as err:
-        _run(responder, tmp_path)
+        play_desk(responder, tmp_path)
     assert "check its model name, key and instructions" in str(err.value)
 
 
