@@ -1,4 +1,5 @@
-"""How numbers read in every message and table: one rounding, one plural rule.
+"""How numbers read in every message and table: one rounding, one plural rule; and how
+text from elsewhere is shown (:func:`visible`) or read past its disguises (:func:`plain`).
 
 The progress bar, the run's summary table, the eval tables and the one-line messages all
 format a rate with :func:`percent`, a mean with :func:`decimal`, and a count of things with
@@ -7,6 +8,8 @@ format a rate with :func:`percent`, a mean with :func:`decimal`, and a count of 
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 PERCENT_DIGITS = 1
 DECIMAL_DIGITS = 3
@@ -79,3 +82,12 @@ def visible_message(text: str) -> str:
     line off the screen."""
     first, *rest = text.split("\n", MESSAGE_LINES)
     return "\n  ".join(visible(part) for part in (first, *rest))
+
+
+def plain(text: str) -> str:
+    """``text`` with its compatibility forms as their plain ones (NFKC: full-width letters,
+    a no-break space, a long s) and its format characters (Unicode's ``Cf``: zero-width
+    spaces and joiners, soft hyphens, bidirectional marks) dropped: what a reader that
+    normalises (a tokenizer, a model repeating it) takes it to say."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")

@@ -146,7 +146,6 @@ class GymforgeRollout:
         self._rows: dict[str, dict[tuple[str, int], None]] = {}  # ordered sets
         self._turn: dict[str, int] = {}
         self._loop: asyncio.Runner | None = None
-        self._cut: Counter[str] = Counter()  # the last call's
         self.index(rows)
 
     def index(self, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -176,16 +175,18 @@ class GymforgeRollout:
         if self._loop is None:  # one loop for the run: the policy's HTTP client is reused
             self._loop = asyncio.Runner()
         eos = _eos_id(trainer)
+        before = self.cut.copy()
         out = self._loop.run(self.rollout(prompts, policy, eos, process_of(trainer)))
+        cut = self.cut - before  # this call's
         log = getattr(trainer, "_log_metric", None)  # TRL's log_metric behind reward funcs
         if callable(log):
             reasons = Counter(r for r in out["env_refused"] if r is not None)
             log(REFUSED_METRIC, float(sum(reasons.values())))
             for reason, count in sorted(reasons.items()):
                 log(f"{REFUSED_METRIC}/{reason}", float(count))
-            if self._cut:
-                log(CUT_METRIC, float(sum(self._cut.values())))
-                for reason, count in sorted(self._cut.items()):
+            if cut:
+                log(CUT_METRIC, float(sum(cut.values())))
+                for reason, count in sorted(cut.items()):
                     log(f"{CUT_METRIC}/{reason}", float(count))
         for i, ids in enumerate(out["completion_ids"]):
             if not ids:  # TRL reads ids[-1]; an empty completion gets a masked EOS
@@ -243,7 +244,6 @@ class GymforgeRollout:
             }
         out: dict[str, list[Any]] = {k: [] for k in OUTPUT_KEYS}
         refused: Counter[str] = Counter()
-        self._cut = Counter()
         for job in jobs:
             log = logs.get(job.key)
             row: dict[str, Any] | str = trl_row(log, cut=True) if log is not None else "infra_error"
@@ -252,7 +252,7 @@ class GymforgeRollout:
                 _placeholder(out, log, eos, row)
                 continue
             if "cut" in row:
-                self._cut[row["cut"]] += 1
+                self.cut[row["cut"]] += 1
             for key in OUTPUT_KEYS[:4]:
                 out[key].append(list(row[key]))
             if not out["prompt_ids"][-1]:  # no_model_turn: no prompt ids were recorded
@@ -262,7 +262,6 @@ class GymforgeRollout:
             out["env_success"].append(bool(row["success"]))
             out["env_refused"].append(None)
         self.refused.update(refused)
-        self.cut.update(self._cut)
         if jobs and sum(refused.values()) == len(jobs):
             first = f"; first infrastructure error: {result.errors[0]}" if result.errors else ""
             raise UserError(

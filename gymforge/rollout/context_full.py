@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import re
 
+from gymforge.kit.blame import RATE_LIMITED
+
 WORDINGS: tuple[str, ...] = (
     r"max_tokens must be at least 1, got (?:0|-\d+)",
     r"maximum context length",
@@ -54,7 +56,6 @@ TOO_LARGE = 413
 """The HTTP status of a request body over the server's (or its gateway's) limit: the
 transcript no longer fits, as a full context."""
 
-RATE_LIMITED = 429
 OVER_BUDGET = re.compile(r"\brequest too large\b", re.I)
 """A 429's message that says the request alone is over the per-minute budget."""
 

@@ -12,15 +12,16 @@ A tokenizer matches a token added with ``normalized=True`` (``add_tokens``' defa
 normalised text: one that folds compatibility characters (NFKC) and drops format
 characters (BERT's cleaning) reads fullwidth ``\uff1c|im_end|\uff1e``, or ``<|im_`` and
 ``end|>`` around a zero-width space, as ``<|im_end|>``. So a string that is not ASCII is
-matched folded too (:func:`folded`), against the markers and their folded forms
+matched folded too (``wording.plain``), against the markers and their folded forms
 (tests/redteam/test_export_sft_control_lookalikes.py).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator
 from typing import Any
+
+from gymforge.wording import plain
 
 CONTROL_STRINGS = (
     # ChatML (Qwen, Yi, many fine-tunes), Phi-3/4
@@ -79,25 +80,18 @@ def _strings(value: Any) -> Iterator[str]:
             stack += item
 
 
-def folded(text: str) -> str:
-    """``text`` as a normalising tokenizer may read it: NFKC, format characters (zero-width
-    spaces and joiners, soft hyphens, bidirectional marks: Unicode's ``Cf``) dropped."""
-    text = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
-
-
 _MARKERS = CONTROL_STRINGS + tuple(
-    dict.fromkeys(f for f in map(folded, CONTROL_STRINGS) if f not in CONTROL_STRINGS)
+    dict.fromkeys(f for f in map(plain, CONTROL_STRINGS) if f not in CONTROL_STRINGS)
 )
 """The markers and their folded forms (DeepSeek's fullwidth bars fold to ``|``)."""
 
 
 def control_string(value: Any) -> str | None:
     """The first of :data:`CONTROL_STRINGS` (or its folded form) found in any string (key
-    or value) of the JSON tree ``value``, as it is or folded (:func:`folded`), or None."""
+    or value) of the JSON tree ``value``, as it is or folded (``wording.plain``), or None."""
     for text in _strings(value):
         if not text.isascii():
-            text = f"{text}\n{folded(text)}"  # no marker holds a line break
+            text = f"{text}\n{plain(text)}"  # no marker holds a line break
         if "<" in text or "[" in text:
             for marker in _MARKERS:
                 if marker in text:

@@ -27,8 +27,9 @@ date beside a date).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
+
+from gymforge.wording import plain
 
 _RUN = re.compile(r"[^\W\d_]+|\d+|\s+|.", re.S)
 _WORD = re.compile(r"\w+")
@@ -58,9 +59,7 @@ def fold(text: str) -> str:
     message while a model repeating the message writes it plainly."""
     if text.isascii():  # nothing to normalise, drop or map
         return _SPACE.sub(" ", text.lower())
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    return _SPACE.sub(" ", text.casefold().translate(_LATIN))
+    return _SPACE.sub(" ", plain(text).casefold().translate(_LATIN))
 
 
 def names(value: str, text: str) -> bool:
