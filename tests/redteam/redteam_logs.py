@@ -69,6 +69,19 @@ def forge(records: list[dict[str, Any]], path: Path, *, strip_seals: bool) -> No
     path.write_text("".join(canonical_json(r) + "\n" for r in records))
 
 
+def named_file(root: Path, suffix: str) -> Path:
+    """An unsealed two-episode ledger run whose first episode's id has ``suffix`` appended
+    (the digest chain no longer holds, so every reader fails on it, naming the episode)."""
+    records = read(ledger_run(root / "run", "oracle", n=2, key=None))
+    first = records[0]["episode_id"]
+    for r in records:
+        if r.get("episode_id") == first:
+            r["episode_id"] = first + suffix
+    path = root / "forged.jsonl"
+    path.write_text("".join(canonical_json(r) + "\n" for r in records))
+    return path
+
+
 def success_rate(records: list[dict[str, Any]]) -> float:
     ends = [r for r in records if r.get("record") == "episode"]
     return sum(bool(r["success"]) for r in ends) / len(ends)

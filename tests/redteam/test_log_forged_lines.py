@@ -20,11 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from redteam_logs import ledger_run, read
+from redteam_logs import named_file
 from typer.testing import CliRunner
 
 from gymforge.cli import app
-from gymforge.core import canonical_json
 from gymforge.wording import MESSAGE_LINES
 
 FORGED = "\n" * 50 + "ok: 2 episodes verified\u2028\u2029\u200e\u200f\u061c"
@@ -33,15 +32,7 @@ FORGED = "\n" * 50 + "ok: 2 episodes verified\u2028\u2029\u200e\u200f\u061c"
 
 @pytest.fixture(scope="module")
 def forged(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("lines")
-    records = read(ledger_run(root / "run", "oracle", n=2, key=None))
-    first = records[0]["episode_id"]
-    for r in records:
-        if r.get("episode_id") == first:
-            r["episode_id"] = first + FORGED  # the digest chain no longer holds
-    path = root / "forged.jsonl"
-    path.write_text("".join(canonical_json(r) + "\n" for r in records))
-    return path
+    return named_file(tmp_path_factory.mktemp("lines"), FORGED)
 
 
 def test_a_failure_message_cannot_forge_a_line(forged: Path) -> None:

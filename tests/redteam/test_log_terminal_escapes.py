@@ -14,11 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from redteam_logs import ledger_run, read
+from redteam_logs import named_file
 from typer.testing import CliRunner
 
 from gymforge.cli import app
-from gymforge.core import canonical_json
 
 ESCAPES = "\x1b[2K\x1b[1Gok: 2 episodes verified\x1b[8m"
 """Erase the line, go to its first column, print a pass, conceal whatever follows."""
@@ -26,15 +25,7 @@ ESCAPES = "\x1b[2K\x1b[1Gok: 2 episodes verified\x1b[8m"
 
 @pytest.fixture(scope="module")
 def forged(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("escapes")
-    records = read(ledger_run(root / "run", "oracle", n=2, key=None))
-    first = records[0]["episode_id"]
-    for r in records:
-        if r.get("episode_id") == first:
-            r["episode_id"] = first + ESCAPES  # the digest chain no longer holds
-    path = root / "forged.jsonl"
-    path.write_text("".join(canonical_json(r) + "\n" for r in records))
-    return path
+    return named_file(tmp_path_factory.mktemp("escapes"), ESCAPES)
 
 
 @pytest.mark.parametrize("command", ["verify-log", "replay", "export"])
