@@ -29,6 +29,7 @@ from typing import Any
 
 import openai
 import test_policy_server_fails_on_agent_text as failing
+from aiohttp import web
 from moderation import TRIGGER
 
 from gymforge.serve.harness.context import HarnessContext
@@ -89,4 +90,38 @@ def test_a_first_answer_too_long_for_the_harness_is_counted(tmp_path: Path) -> N
         result = run_harness(f"harness:{HERE}:impatient_agent", upstream, tmp_path, max_retries=1)
         sent = probes(upstream)
     assert_counted(tmp_path, result)
+    assert len(sent) == 1
+
+
+class FailsOnOtherFirstAnswers(OpenAITestServer):
+    """A server that answers the first prompt it sees and fails every full-length first
+    request of any other (500): what the model generates there is what it cannot return.
+    One token of the same request is answered."""
+
+    async def _handle(self, request: Any, required: str, build: Any) -> Any:
+        body = json.loads(await request.read())
+        messages = body.get("messages") or []
+        prompt = json.dumps(messages[:2])
+        first_turn = not any(m.get("role") == "assistant" for m in messages)
+        self.seen = getattr(self, "seen", None) or prompt
+        if first_turn and body.get("max_tokens") != 1 and prompt != self.seen:
+            error = {"message": "tool call parser failed", "type": "InternalServerError"}
+            return web.json_response({"error": error}, status=500)
+        return await super()._handle(request, required, build)
+
+
+def test_a_first_answer_the_server_fails_is_counted(tmp_path: Path) -> None:
+    # the first episode is answered (the upstream answers whole turns); the second one's
+    # first answer fails on every attempt while its first request for one token is answered
+    def answer(request: dict[str, Any]) -> ServedReply | str:
+        return "done"
+
+    with FailsOnOtherFirstAnswers(answer) as upstream:
+        policy = f"harness:{AGENTS}:tool_agent"
+        result = run_harness(policy, upstream, tmp_path, n=2, max_retries=1, concurrency=1)
+        sent = probes(upstream)
+    assert not result.errors, result.errors
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["episodes"] == 2 and summary["infra_errors"] == 0
+    assert summary["failure_reasons"].get("harness_crashed") == 1, summary
     assert len(sent) == 1
