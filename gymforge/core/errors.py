@@ -81,11 +81,11 @@ agent's text (:class:`TranscriptRefused`): the transcript is the policy's output
 
 TRANSCRIPT_FAILED = "transcript_failed"
 """The failure reason of an episode whose policy's own server failed a turn on every
-attempt after the agent acted (a 5xx, a cut connection, a bad answer) while it answers the
-episode's first prompt, none of the agent's text, and fails the turn again when it is asked
-once more (:class:`TranscriptFailed`): a server that fails only on what the agent wrote;
-the transcript is the policy's output, so, as ``TRANSCRIPT_REFUSED``, the episode's counted
-failure."""
+attempt (a 5xx, a cut connection, a bad answer) while it answers the episode's first
+prompt, none of the agent's text, for one token, and fails the turn again when it is asked
+once more (:class:`TranscriptFailed`): a server that fails only on what the agent wrote or,
+on the first turn, on the answer it generates; both are the policy's output, so, as
+``TRANSCRIPT_REFUSED``, the episode's counted failure."""
 
 POLICY_STOP_REASONS = (
     frozenset(
@@ -150,8 +150,8 @@ class TranscriptRefused(PolicyStopped):
 
 
 class TranscriptFailed(PolicyStopped):
-    """The policy's server failed a turn on every attempt after the agent acted, answers the
-    episode's first prompt, and failed the turn again when asked once more
+    """The policy's server failed a turn on every attempt, answers the episode's first
+    prompt for one token, and failed the turn again when asked once more
     (``TRANSCRIPT_FAILED``): the policy's counted failure, never an infrastructure error
     retried and left unwritten (``gymforge.rollout.transcript_refusal``)."""
 

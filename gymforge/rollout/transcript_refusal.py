@@ -38,13 +38,24 @@ was), and its answer is the turn's, or its server failure the episode's counted 
 (:class:`~gymforge.core.errors.TranscriptFailed`, ``transcript_failed``): failed on both
 sides of an answer without the agent's text, not an outage that ended in between.
 
+The episode's first turn is judged so too: its request holds none of the agent's text, but
+a server can fail on the answer it generates (vLLM's tool-call parser raising on a
+malformed call answers 500; a gateway cuts an answer its filter will not pass), and with
+the same sampling seed on every attempt. Retried as an outage, the episode was given up
+unwritten and a few in a row stopped the run
+(tests/redteam/test_policy_server_fails_on_first_output.py). The probe is then the turn's
+own request for one token: answered, one token is not the answer that fails. Only once
+the server answered a whole turn of the run (``ServerFactory.turns_answered``, in this
+process): a server that fails every answer (a tool-call parser configured for another
+model) fails the configuration, not the policy, and stops the run as before, loud.
+
 Both server policies play each turn through :func:`judged`: any request of the turn counts
 (the completion, and for ``vllm:`` the ``/tokenize`` renderings of the environment's new
 messages, which hold the tool results), and only a refusal the server answered with (a
 ``PolicyRequestRejected`` with an HTTP status: never a configuration the policy refused
 itself, such as no bound for ``max_tokens``). Before the agent acted (no turn of the
 episode answered yet: ``TurnWatch.first``) the requests hold no agent text, and a refusal
-stops the run as it always did.
+stops the run as it always did: a server refuses a request, not the answer it would give.
 """
 
 from __future__ import annotations
@@ -74,18 +85,25 @@ Turn = TypeVar("Turn")
 async def judged(watch: TurnWatch, rng: Backoff, turn: Callable[[], Awaitable[Turn]]) -> Turn:
     """``await turn()`` (a policy's turn, its requests kept in ``watch``; a policy left as
     it was when it fails, so it may be asked again); once the episode's first turn was
-    answered, a refusal of the server's is raised as :func:`judge_refusal` judges it, and a
-    server failure (:func:`~gymforge.kit.blame.server_fault`) as :func:`judge_failure`
-    does, both asking ``watch.opening`` for one token."""
+    answered, a refusal of the server's is raised as :func:`judge_refusal` judges it; a
+    server failure (:func:`~gymforge.kit.blame.server_fault`) of any turn, the first too, as
+    :func:`judge_failure` does; both ask ``watch.opening`` for one token."""
     try:
         return await turn()
     except PolicyRequestRejected as err:
         raise await _refusal(watch, rng, err) from err
     except PolicyServerError as err:
-        if watch.first or watch.opening is None or not server_fault(err):
+        if watch.opening is None or not server_fault(err) or not _answers_turns(watch):
             raise
         failure = err
     return await judge_failure(watch, rng, failure, turn)
+
+
+def _answers_turns(watch: TurnWatch) -> bool:
+    """Whether the server is known to answer whole turns: the agent acted (a turn of this
+    episode was answered), or on the episode's first turn another turn of the run was (the
+    factory's count, per process)."""
+    return not watch.first or watch.factory.turns_answered > 0
 
 
 async def _refusal(watch: TurnWatch, rng: Backoff, err: PolicyRequestRejected) -> Exception:
@@ -116,11 +134,12 @@ async def judge_failure(
     watch: TurnWatch, rng: Backoff, failure: PolicyServerError, turn: Callable[[], Awaitable[Turn]]
 ) -> Turn:
     """The turn's answer, or its counted end, once the server failed it on every attempt
-    after the agent acted (a 5xx, a cut connection, a bad answer): ``failure`` raised as it
-    is (retried) unless the server answers the episode's first prompt for one token; then
-    the turn is asked once more, and a server failure of that is the agent's text's doing,
-    the episode's counted end (:class:`~gymforge.core.errors.TranscriptFailed`)."""
-    factory = watch.factory
+    (a 5xx, a cut connection, a bad answer): ``failure`` raised as it is (retried) unless
+    the server answers the episode's first prompt for one token; then the turn is asked
+    once more, and a server failure of that is the agent's doing (its text, or on the first
+    turn the answer it generates), the episode's counted end
+    (:class:`~gymforge.core.errors.TranscriptFailed`)."""
+    factory, first = watch.factory, watch.first
     await blame_failure(failure, lambda: ask_opening(watch, rng))
     try:
         return await turn()
@@ -129,14 +148,16 @@ async def judge_failure(
     except PolicyServerError as err:
         if not server_fault(err):
             raise
+        done = "what the agent generates" if first else "the agent's text"
         log.info(
-            "%s: a turn the server failed after the agent acted, the episode's first prompt "
-            "answered, failed again: the agent's text is failed on, counted",
+            "%s: a turn the server failed, the episode's first prompt answered for one token, "
+            "failed again: the server fails on %s, counted",
             factory.model,
+            done,
         )
         raise TranscriptFailed(
-            f"{err} (after the agent acted, asked twice; the episode's first prompt, without "
-            "the agent's text, is answered in between: the server fails on the agent's text)"
+            f"{err} (asked twice; the episode's first prompt, for one token, is answered in "
+            f"between: the server fails on {done})"
         ) from err
 
 

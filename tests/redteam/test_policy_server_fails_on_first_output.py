@@ -15,7 +15,9 @@ connection) and answers their first prompt for one token, as a server whose fail
 answer's does. The defence: the first turn is judged as any later one
 (``rollout.transcript_refusal.judged``): the first prompt for one token answered, the turn
 asked once more and failed again, the episode is the policy's counted ``transcript_failed``
-with no step. A server failing the one-token request too is down: retried, never counted.
+with no step, once the server answered a whole turn of the run. A server failing the
+one-token request too is down, and one that never answered a whole turn may fail every
+answer (its configuration): both retried, never counted, the run stopped as before.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from gymforge.testing.openai_server import ServedReply, ServedToolCall, fake_det
 from gymforge.trajectory.reader import read_episodes, verify_chain
 
 TASKS, FAILED, RETRY = refusal.TASKS, refusal.FAILED, refusal.RETRY
+ORDER = [TASKS[2], FAILED[0], TASKS[3], FAILED[1]]
+"""A task the policy solves first: the server is seen answering whole turns."""
 
 
 class FailsOnAnswer(OpenAITestServer):
@@ -88,7 +92,7 @@ def test_a_first_answer_the_server_fails_is_a_counted_failure(
     with serve(fault) as srv:
         made = OpenAIPolicyFactory if policy == "openai:m" else VLLMPolicyFactory
         factory = made("m", base_url=srv.base_url, retry=RETRY)
-        result = refusal.play(tmp_path, factory, TASKS, policy=policy)
+        result = refusal.play(tmp_path, factory, ORDER, policy=policy)
         sent = refusal.probes(srv)
     for log in read_episodes(tmp_path / "trajectories.jsonl"):
         verify_chain(log)
@@ -113,3 +117,15 @@ def test_a_server_failing_the_one_token_request_too_is_retried_not_counted(
         result = refusal.play(tmp_path, factory, interleaved)
     assert sorted(e["task_id"] for e in result.episodes) == sorted(TASKS[2:])
     assert len(result.errors) == len(FAILED)
+
+
+def test_a_server_that_never_answered_a_whole_turn_stops_the_run(tmp_path: Path) -> None:
+    # every answer fails (a parser configured for another model): the configuration's
+    # fault, not the policy's; the run stops as before, nothing counted against the policy
+    with serve() as srv:
+        srv.failing = refusal.prompts(TASKS)
+        factory = OpenAIPolicyFactory("m", base_url=srv.base_url, retry=RETRY)
+        result = refusal.play(tmp_path, factory, TASKS)
+    assert not result.episodes
+    assert result.summary["infra_stopped"]
+    assert not refusal.probes(srv)

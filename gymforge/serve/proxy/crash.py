@@ -14,6 +14,11 @@ and a policy that could make them on the tasks it fails would take those out of 
   for one token: answered, the harness's failed request is sent once more, as it was sent,
   and a failure of that (not a 429: load) is the policy's counted failure. A first request
   failed too, or the request answered when asked again, is an outage, retried as before.
+- **a first answer the server fails on.** Its first request holds none of the model's
+  output, but a server can fail on the answer it generates (a tool-call parser raising, a
+  gateway's filter): the same request for one token answered and the request failed again,
+  sent once more, is the policy's counted failure too, once the proxy has answered a whole
+  turn (of any episode); before that, every answer may fail (the upstream's configuration).
 - **a first answer too long to wait for.** The harness's first request not answered when it
   fell over (its own client gave up, or the proxy's ``request_timeout`` answered 504): as a
   server policy's first turn (``rollout.liveness``), the same request for one token is
@@ -55,25 +60,33 @@ class Asked:
 
 
 async def judge(
-    http: aiohttp.ClientSession, upstream: str, transcript: EpisodeTranscript, asked: Asked | None
+    http: aiohttp.ClientSession,
+    upstream: str,
+    transcript: EpisodeTranscript,
+    asked: Asked | None,
+    answered: int = 0,
 ) -> str | None:
-    """Why a harness's crash is the policy's counted failure (the module docstring's two
-    cases), or None: infrastructure, as before."""
+    """Why a harness's crash is the policy's counted failure (the module docstring's
+    cases), or None: infrastructure, as before. ``answered``: the whole turns the proxy
+    has answered, every episode's."""
     if asked is None or asked.status == RATE_LIMITED:
         return None
     url = upstream.rstrip("/") + "/chat/completions"
-    if not transcript.turns:  # nothing answered yet: a first answer too long to wait for?
-        if asked.status is not None and asked.status not in TIMEOUT_STATUS:
-            return None
-        if await _small(http, url, asked.body) != 200:
+    if not transcript.turns and (asked.status is None or asked.status in TIMEOUT_STATUS):
+        if await _small(http, url, asked.body) != 200:  # a first answer too long to wait for?
             return None
         return "its first request, asked again for one token, is answered: a long answer"
     if asked.status is None:
         return None  # the harness gave up on its own after it acted: counted already
-    first = transcript.turns[0]
-    opening = {"model": asked.body.get("model"), "messages": first.messages}
-    if first.tools:
-        opening["tools"] = first.tools
+    if transcript.turns:
+        first = transcript.turns[0]
+        opening = {"model": asked.body.get("model"), "messages": first.messages}
+        if first.tools:
+            opening["tools"] = first.tools
+    elif answered:  # its first request failed: on the answer the model generates?
+        opening = asked.body
+    else:
+        return None  # never seen answering a whole turn: every answer may fail (configuration)
 
     async def without_text() -> None:
         status = await _small(http, url, opening)
@@ -87,9 +100,10 @@ async def judge(
     again = await _status(http, url, _unstreamed(asked.body))
     if again in (200, RATE_LIMITED):
         return None
+    failed_on = "text" if transcript.turns else "answer"
     return (
         f"the upstream failed its request ({asked.status}, and {again} sent once more) and "
-        "answered the episode's first request for one token: it fails on the model's text"
+        f"answered the episode's first request for one token: it fails on the model's {failed_on}"
     )
 
 

@@ -44,6 +44,7 @@ class Forwarder:
         self.weight_version = weight_version
         self.http: aiohttp.ClientSession | None = None
         self.token_in_disabled: str | None = None  # why token-in was switched off
+        self.answered = 0  # whole turns answered, every episode's (proxy.crash)
 
     async def chat(
         self,
@@ -117,6 +118,7 @@ class Forwarder:
             weight_version=self.weight_version(),
         )
         transcript.add(turn)
+        self.answered += 1
         if not body.get("stream"):
             return web.json_response(response)
         return await sse.respond(request, response, body)
@@ -190,6 +192,7 @@ class Forwarder:
                 weight_version=self.weight_version(),
             )
         )
+        self.answered += 1
 
 
 def strip_added(data: dict[str, Any], ids: bool, logprobs: bool) -> dict[str, Any]:

@@ -237,7 +237,7 @@ class ProxyServer:
         loop, http = self._loop.loop, self._http
         if ep is None or loop is None or http is None:
             return None
-        found = judge(http, self.config.upstream, ep.transcript, ep.asked)
+        found = judge(http, self.config.upstream, ep.transcript, ep.asked, self._forward.answered)
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(found, loop))
 
     def transcript(self, episode_id: str) -> EpisodeTranscript:
