@@ -40,13 +40,34 @@ CONTROL_STRINGS = (
     "<|end_header_id|>",
     "<|eot_id|>",
     "<|eom_id|>",
-    # Llama 2 / Mistral
+    # Llama 4
+    "<|header_start|>",
+    "<|header_end|>",
+    "<|eot|>",
+    # Llama 2 / Mistral (and its later templates' system prompt and tool calls)
     "</s>",
     "[INST]",
     "[/INST]",
     "[TOOL_RESULTS]",
     "[/TOOL_RESULTS]",
     "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_CALLS]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
+    # Command R, Command A
+    "<|START_OF_TURN_TOKEN|>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|SYSTEM_TOKEN|>",
+    "<|USER_TOKEN|>",
+    "<|CHATBOT_TOKEN|>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    # Granite
+    "<|start_of_role|>",
+    "<|end_of_role|>",
+    # GLM
+    "<|observation|>",
     # Gemma
     "<start_of_turn>",
     "<end_of_turn>",
