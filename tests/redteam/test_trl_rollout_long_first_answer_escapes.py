@@ -9,24 +9,38 @@ statistics, advantage 0. A policy answering at length on the tasks it fails (a s
 task's only turn) took those failures out of the batch, its group's mean made of its
 successes alone.
 
-The defence: an episode that ended, counted, before its first model turn was answered has
-no tokens to train on, but its reward stays in its group's statistics: a row with no model
-token (a masked EOS) and the episode's reward, counted in ``gymforge/cut`` as
-``no_model_turn``.
+A first answer the server fails on, judged the policy's (``transcript_failed``), ends the
+episode the same way. The defence: an episode that ended, counted, before its first model
+turn was answered has no tokens to train on, but its reward stays in its group's
+statistics: a row with no model token (a masked EOS) and the episode's reward, counted in
+``gymforge/cut`` as ``no_model_turn``.
 """
 
 from __future__ import annotations
 
+import pytest
 from test_trl_rollout_refusal_escapes_penalty import FAILING, play_scored
 
-from gymforge.core.errors import TurnTimedOut
+from gymforge.core.errors import TranscriptFailed, TurnTimedOut
 from gymforge.core.types import Observation
 from gymforge.rollout import EpisodeContext, PolicyTurn
 from tests.integrations.test_trl import TokenOracle
 
 
-class AnswersAtLength(TokenOracle):
-    """The token oracle; on odd rollouts its first answer is too long to wait for."""
+def long_answer() -> Exception:
+    err = TurnTimedOut("every attempt ran past the call timeout")
+    err.answering = True  # the server answered others meanwhile: a long answer
+    return err
+
+
+def failed_answer() -> Exception:  # judged the policy's (rollout.transcript_refusal)
+    return TranscriptFailed("the server fails on what the agent generates")
+
+
+class FailsFirstTurn(TokenOracle):
+    """The token oracle; on odd rollouts its first turn ends with ``error()``, counted."""
+
+    error = staticmethod(long_answer)
 
     async def start(self, ctx: EpisodeContext) -> None:
         await super().start(ctx)
@@ -34,14 +48,19 @@ class AnswersAtLength(TokenOracle):
 
     async def act(self, observation: Observation) -> PolicyTurn:
         if self.failing:
-            err = TurnTimedOut("every attempt ran past the call timeout")
-            err.answering = True  # the server answered others meanwhile: a long answer
-            raise err
+            raise self.error()
         return await super().act(observation)
 
 
-def test_a_first_answer_too_long_stays_in_its_groups_statistics() -> None:
-    out, trainer, rollout = play_scored(AnswersAtLength)
+class FirstAnswerFailed(FailsFirstTurn):
+    error = staticmethod(failed_answer)
+
+
+@pytest.mark.parametrize("policy", [FailsFirstTurn, FirstAnswerFailed])
+def test_a_first_turn_ended_counted_stays_in_its_groups_statistics(
+    policy: type[TokenOracle],
+) -> None:
+    out, trainer, rollout = play_scored(policy)
     for i in FAILING:
         assert out["env_mask"][i] == [0] and len(out["completion_ids"][i]) == 1  # no token
         assert out["prompt_ids"][i]
