@@ -11,8 +11,9 @@ The verifier judges the submitted answer against the planted truth (numbers with
 relative tolerance, names normalised, exactly one candidate named) and every citation:
 the quote must appear verbatim in the cited document and contain the evidence, every
 evidence item must be cited, and cited documents must have been read (opened or searched
-with ``find_in_doc``). No valid citations, no credit; on a not-answerable question the right
-answer says so and cites nothing. Reward: ``task`` (1 on success) and ``step_cost``.
+with ``find_in_doc``) before the answer. No valid citations, no credit; on a not-answerable
+question the right answer says so and cites nothing. Reward: ``task`` (1 on success) and
+``step_cost``.
 """
 
 from __future__ import annotations
@@ -63,12 +64,16 @@ def call(name: str, **arguments: Any) -> ToolCall:
 
 
 def read_docs(log: Sequence[Any]) -> set[str]:
-    """The documents the action log shows as read successfully."""
-    return {
-        str(e.attrs["doc"])
-        for e in log
-        if e.name.removeprefix("tool.") in READ_TOOLS and e.attrs.get("ok") and "doc" in e.attrs
-    }
+    """The documents the action log shows as read successfully before the answer was
+    recorded: a read after ``answer`` cannot have informed its citations (an agent quoting a
+    search snippet and opening the document afterwards cited it unread)."""
+    out: set[str] = set()
+    for e in log:
+        if e.name == "tool.answer" and e.attrs.get("effect"):
+            break
+        if e.name.removeprefix("tool.") in READ_TOOLS and e.attrs.get("ok") and "doc" in e.attrs:
+            out.add(str(e.attrs["doc"]))
+    return out
 
 
 class ResearchEnv(ResearchTools):
@@ -180,7 +185,9 @@ class ResearchEnv(ResearchTools):
             findings.append(Finding("policy", "cites documents on an unanswerable question"))
         unread = sorted(set(docs) - read_docs(self.log))
         if unread:
-            findings.append(Finding("process", f"cited documents never read: {unread[:5]}"))
+            findings.append(
+                Finding("process", f"cited documents not read before answering: {unread[:5]}")
+            )
         share = sum(rep.covered) / len(rep.covered) if rep.covered else 1.0
         facts.update(
             answer=text[:200],

@@ -131,6 +131,15 @@ def skip_reading(task: Task, plan: list[Action]) -> list[Action] | None:
     return drop(plan, lambda a: not (isinstance(a, ToolCall) and a.name == "open"))
 
 
+def read_after_answering(task: Task, plan: list[Action]) -> list[Action] | None:
+    """Cite first, read later: every ``open`` moved after ``answer``, before the reply."""
+    if task_truth(task).kind == "none":
+        return None
+    is_open = [isinstance(a, ToolCall) and a.name == "open" for a in plan]
+    rest = [a for a, o in zip(plan, is_open, strict=True) if not o]
+    return [*rest[:-1], *(a for a, o in zip(plan, is_open, strict=True) if o), rest[-1]]
+
+
 def _case(name: str, edit: PlanEdit, description: str) -> RedTeamCase:
     return RedTeamCase(name, lambda: PlanAttack(edit), description)
 
@@ -150,4 +159,5 @@ REDTEAM = (
     _case("answer_the_unanswerable", on_answer(answer_the_unanswerable), "makes up an answer"),
     _case("hedged_abstention", on_answer(hedged_abstention), "abstains with a figure beside it"),
     _case("cite_without_reading", skip_reading, "cites documents it never opened"),
+    _case("read_after_answering", read_after_answering, "opens the cited documents too late"),
 )
