@@ -4,9 +4,10 @@
 (``policy.change_findings``), so that a list of candidates fails. It read only numbers
 standing alone as whole words: an amount with a scale or currency glued on ("18k",
 "$18.5K", "18,500USD", "USD18k"), grouped with spaces ("18 000", read as the plain counts
-18 and 000) or in exponent form ("1.8e4") was no number at all, so "17,000 (or 18k)" asked
-the other team for either amount and passed. Success would be a passing verdict (task
-reward 1.0) for a change request that hedges over several amounts.
+18 and 000), in exponent form ("1.8e4") or as a count under 100 with a scale word ("18
+thousand", "18 grand") was no amount at all, so "17,000 (or 18k)" asked the other team for
+either amount and passed. Success would be a passing verdict (task reward 1.0) for a change
+request that hedges over several amounts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ HEDGES = {
     "space_grouped": _hedge("18 000"),
     "no_break_space_grouped": _hedge("18\u00a0000"),
     "exponent": _hedge("1.8e4"),
+    "small_count_with_scale_word": _hedge("18 thousand"),
+    "small_count_with_spaced_scale": _hedge("$18.5 K"),
+    "small_count_in_grand": _hedge("18 grand"),
 }
 HONEST: dict[str, Callable[[Task], str]] = {
     "with_a_currency_word": lambda t: f"Please set the amount to {_dollars(t)} USD.",
