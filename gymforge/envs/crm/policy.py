@@ -159,6 +159,10 @@ NO_AMOUNT = re.compile(r"[^\W\d_]+-\d+|\d{4}-\d{2}-\d{2}|(?<!\w)\d{1,2}(?:st|nd|
 _DIGITS = re.compile(r"\d+")
 
 
+SCALED = re.compile(r"(?<![\w.,-])(\d+)\s*(?:k|thousand|grand|m|mn|million|bn|billion)\b", re.I)
+"""A count with a scale word after it ("18 thousand", "18 k"): an amount, never a count."""
+
+
 def _small_count(number: str) -> bool:
     """A plain number under 100 ("2 emails", "within 5 days"): no amount a deal is for."""
     return number.isdigit() and int(number) < 100
@@ -170,8 +174,8 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
     one) and no other number but the record's current amount and plain counts under 100,
     so that neither a wrong amount that contains the right one ("$117,000" for 17,000) nor
     a list of candidates passes, however its other amounts are written ("18k", "18 000",
-    "1.8e4": any digits but a record id's, a date's or a small ordinal's). Amounts in words
-    ("eighteen thousand") are not read."""
+    "1.8e4", "18 thousand": any digits but a record id's, a date's, a small ordinal's or a
+    plain count's). Amounts in words ("eighteen thousand") are not read."""
     out = []
     for req in diff["change_requests"].added:
         text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), req["change"])
@@ -179,7 +183,7 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
         record = db.get("opportunities", req["record_id"]) or {}
         current = record.get("amount_cents")
         known = set(mentions) | set(amount_spellings(current) if current else ())
-        others = {n for n in said - known if not _small_count(n)}
+        others = {n for n in said - known if not _small_count(n)} | set(SCALED.findall(text))
         # digits no number above holds: an amount with a scale or currency glued on (18k,
         # $18.5K, USD18k, 18,500USD) or in exponent form (1.8e4), beside the right one
         others |= set(_DIGITS.findall(NO_AMOUNT.sub(" ", NUMBER.sub(" ", text))))
