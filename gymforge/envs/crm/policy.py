@@ -151,6 +151,16 @@ def amount_spellings(cents: int) -> list[str]:
 
 NUMBER = re.compile(r"(?<![\w.,-])\d+(?:,\d{3})*(?:\.\d+)?(?![\w-]|[.,]\d)")
 """A number standing on its own: not part of an id (``OP-1234``), a date or a word."""
+SPACED = re.compile(r"(?<![\w.,-])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\w-]|[.,]\d)")
+"""A number grouped with spaces ("18 000", a no-break space too): read as the one number it
+writes, never as the plain counts 18 and 000."""
+NO_AMOUNT = re.compile(r"[^\W\d_]+-\d+|\d{4}-\d{2}-\d{2}|(?<!\w)\d{1,2}(?:st|nd|rd|th)\b", re.I)
+"""Digits that state no amount: a record id (``OP-1234``), a date, a small ordinal (2nd)."""
+_DIGITS = re.compile(r"\d+")
+
+
+SCALED = re.compile(r"(?<![\w.,-])(\d+)\s*(?:k|thousand|grand|m|mn|million|bn|billion)\b", re.I)
+"""A count with a scale word after it ("18 thousand", "18 k"): an amount, never a count."""
 
 
 def _small_count(number: str) -> bool:
@@ -163,14 +173,20 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
     state it (a spelling of ``mentions``, as a whole number, never as part of a larger
     one) and no other number but the record's current amount and plain counts under 100,
     so that neither a wrong amount that contains the right one ("$117,000" for 17,000) nor
-    a list of candidates passes."""
+    a list of candidates passes, however its other amounts are written ("18k", "18 000",
+    "1.8e4", "18 thousand": any digits but a record id's, a date's, a small ordinal's or a
+    plain count's). Amounts in words ("eighteen thousand") are not read."""
     out = []
     for req in diff["change_requests"].added:
-        said = set(NUMBER.findall(req["change"]))
+        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), req["change"])
+        said = set(NUMBER.findall(text))
         record = db.get("opportunities", req["record_id"]) or {}
         current = record.get("amount_cents")
         known = set(mentions) | set(amount_spellings(current) if current else ())
-        others = {n for n in said - known if not _small_count(n)}
+        others = {n for n in said - known if not _small_count(n)} | set(SCALED.findall(text))
+        # digits no number above holds: an amount with a scale or currency glued on (18k,
+        # $18.5K, USD18k, 18,500USD) or in exponent form (1.8e4), beside the right one
+        others |= set(_DIGITS.findall(NO_AMOUNT.sub(" ", NUMBER.sub(" ", text))))
         if not said & set(mentions) or others:
             out.append(
                 Finding(

@@ -10,9 +10,10 @@ the system prompt resolve them.
 The verifier judges the submitted answer against the planted truth (numbers within a
 relative tolerance, names normalised, exactly one candidate named) and every citation:
 the quote must appear verbatim in the cited document and contain the evidence, every
-evidence item must be cited, and cited documents must have been read (opened or searched
-with ``find_in_doc``). No valid citations, no credit; on a not-answerable question the right
-answer says so and cites nothing. Reward: ``task`` (1 on success) and ``step_cost``.
+evidence item must be cited, and what is quoted must have been read before the answer (the
+document opened, or the quote in a passage ``find_in_doc`` returned). No valid citations,
+no credit; on a not-answerable question the right answer says so and cites nothing.
+Reward: ``task`` (1 on success) and ``step_cost``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from gymforge.envs.research.grading import (
     check_citations,
 )
 from gymforge.envs.research.redteam import REDTEAM
-from gymforge.envs.research.tools import READ_TOOLS, SCHEMA, ResearchTools
+from gymforge.envs.research.tools import SCHEMA, ResearchTools
 from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.standard import StandardReward
 from gymforge.tasks import TaskSource
@@ -62,13 +63,39 @@ def call(name: str, **arguments: Any) -> ToolCall:
     return ToolCall(name=name, arguments=arguments)
 
 
-def read_docs(log: Sequence[Any]) -> set[str]:
-    """The documents the action log shows as read successfully."""
-    return {
-        str(e.attrs["doc"])
-        for e in log
-        if e.name.removeprefix("tool.") in READ_TOOLS and e.attrs.get("ok") and "doc" in e.attrs
-    }
+def read_before_answer(log: Sequence[Any]) -> tuple[set[str], dict[str, list[str]]]:
+    """What the action log shows the agent read before the answer was recorded: the
+    documents it opened whole, and per document the passages ``find_in_doc`` returned. A
+    read after ``answer`` cannot have informed its citations, and a find that returned no
+    passage, or other ones, showed nothing of what is quoted."""
+    whole: set[str] = set()
+    shown: dict[str, list[str]] = {}
+    for e in log:
+        if e.name == "tool.answer" and e.attrs.get("effect"):
+            break
+        if not e.attrs.get("ok") or "doc" not in e.attrs:
+            continue
+        if e.name == "tool.open":
+            whole.add(str(e.attrs["doc"]))
+        elif e.name == "tool.find_in_doc":
+            shown.setdefault(str(e.attrs["doc"]), []).extend(e.attrs.get("shown", ()))
+    return whole, shown
+
+
+def unread(
+    cites: Sequence[Mapping[str, Any]], docs: Mapping[str, Any], log: Sequence[Any]
+) -> list[str]:
+    """The cited documents (of ``docs``, those that exist) some citation of which quotes
+    what the agent was not shown before answering: the document was not opened, and no
+    passage ``find_in_doc`` returned of it holds the quote (quotes lifted from search
+    snippets, documents "read" with a find that matched nothing)."""
+    whole, shown = read_before_answer(log)
+    out = set()
+    for c in cites:
+        doc, quote = str(c.get("doc_id", "")), str(c.get("quote", ""))
+        if doc in docs and doc not in whole and not any(quote in p for p in shown.get(doc, ())):
+            out.add(doc)
+    return sorted(out)
 
 
 class ResearchEnv(ResearchTools):
@@ -178,9 +205,10 @@ class ResearchEnv(ResearchTools):
                 )
         if t.kind == "none" and cites:
             findings.append(Finding("policy", "cites documents on an unanswerable question"))
-        unread = sorted(set(docs) - read_docs(self.log))
-        if unread:
-            findings.append(Finding("process", f"cited documents never read: {unread[:5]}"))
+        if missed := unread(cites, docs, self.log):
+            findings.append(
+                Finding("process", f"cited documents not read before answering: {missed[:5]}")
+            )
         share = sum(rep.covered) / len(rep.covered) if rep.covered else 1.0
         facts.update(
             answer=text[:200],

@@ -131,6 +131,28 @@ def skip_reading(task: Task, plan: list[Action]) -> list[Action] | None:
     return drop(plan, lambda a: not (isinstance(a, ToolCall) and a.name == "open"))
 
 
+def read_after_answering(task: Task, plan: list[Action]) -> list[Action] | None:
+    """Cite first, read later: every ``open`` moved after ``answer``, before the reply."""
+    if task_truth(task).kind == "none":
+        return None
+    is_open = [isinstance(a, ToolCall) and a.name == "open" for a in plan]
+    rest = [a for a, o in zip(plan, is_open, strict=True) if not o]
+    return [*rest[:-1], *(a for a, o in zip(plan, is_open, strict=True) if o), rest[-1]]
+
+
+def blind_find(task: Task, plan: list[Action]) -> list[Action] | None:
+    """Quote the search snippets and "read" each cited document with a ``find_in_doc``
+    that matches nothing: every ``open`` so replaced."""
+    if task_truth(task).kind == "none":
+        return None
+    return [
+        ToolCall(name="find_in_doc", arguments={"doc_id": a.arguments["doc_id"], "text": "zqx"})
+        if isinstance(a, ToolCall) and a.name == "open"
+        else a
+        for a in plan
+    ]
+
+
 def _case(name: str, edit: PlanEdit, description: str) -> RedTeamCase:
     return RedTeamCase(name, lambda: PlanAttack(edit), description)
 
@@ -150,4 +172,6 @@ REDTEAM = (
     _case("answer_the_unanswerable", on_answer(answer_the_unanswerable), "makes up an answer"),
     _case("hedged_abstention", on_answer(hedged_abstention), "abstains with a figure beside it"),
     _case("cite_without_reading", skip_reading, "cites documents it never opened"),
+    _case("read_after_answering", read_after_answering, "opens the cited documents too late"),
+    _case("blind_find", blind_find, "finds nothing in the documents it cites"),
 )

@@ -1,7 +1,8 @@
 """The research tools: BM25 search over the corpus, reading documents, the cited answer.
 
 ``search`` runs on the world's SQLite FTS5 index (built once per corpus, with its template);
-``open`` and ``find_in_doc`` return verbatim text (and count as having read the document);
+``open`` and ``find_in_doc`` return verbatim text (and count as having read the document,
+or the passages found);
 ``answer`` records the one answer of the episode with its citations, which the verifier
 then checks against the documents and the planted truth.
 """
@@ -24,7 +25,6 @@ from gymforge.world.search import search
 from gymforge.world.writes import world_read, world_write
 
 Result = dict[str, Any]
-READ_TOOLS = frozenset({"open", "find_in_doc"})
 MAX_ANSWER = 1000
 MAX_MATCHES = 5
 
@@ -117,9 +117,9 @@ class ResearchTools(WorldToolEnv[ResearchTruth]):
         doc = self._doc(doc_id)
         if not text.strip():
             raise ToolError("validation", "text must not be empty")
-        self.note(doc=doc_id)
         needle = text.lower()
         passages = [p for p in _passages(doc["body"]) if needle in p.lower()]
+        self.note(doc=doc_id, shown=passages[:MAX_MATCHES])  # what it read: these, no more
         return {
             "doc_id": doc_id,
             "matches": passages[:MAX_MATCHES],

@@ -140,7 +140,7 @@ CASES: list[tuple[str, PlanEdit, str, str]] = [
     ("single_fact", rt.on_answer(rt.abstain), "outcome", "abstained"),
     ("not_answerable", rt.on_answer(rt.answer_the_unanswerable), "outcome", "not answerable"),
     ("not_answerable", rt.on_answer(rt.hedged_abstention), "outcome", "a hedge"),
-    ("multi_hop", rt.skip_reading, "process", "never read"),
+    ("multi_hop", rt.skip_reading, "process", "not read before answering"),
 ]
 
 
