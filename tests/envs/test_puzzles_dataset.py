@@ -200,3 +200,15 @@ def test_a_gzipped_puzzle_dataset_pins_the_same(tmp_path: Path) -> None:
     packed.write_bytes(gzip.compress("".join(line + "\n" for line in lines).encode()))
     zipped = load_puzzles(packed)
     assert zipped.pin == plain.pin and len(zipped) == len(plain)
+
+
+def test_a_4x4_sudoku_row_with_box_rules_loads(tmp_path: Path) -> None:
+    """A 4x4 puzzle in the layout the generator prints (``|`` and ``-+-`` box rules) is a
+    4x4 puzzle: its rule characters are not cells that made it look like a 9x9 and refused
+    a readable row."""
+    puzzle = "1 . | . 4\n. 4 | 1 .\n----+----\n2 . | . 3\n. 3 | 2 ."
+    row = {"family": "sudoku", "question": "Solve.", "puzzle": puzzle,
+           "answer": "1234/3412/2143/4321"}  # fmt: skip
+    ds = load_puzzles(write(tmp_path / "rules.jsonl", [json.dumps(row)]))
+    assert not ds.errors, ds.errors
+    assert ds.tasks[0].truth["size"] == 4
