@@ -80,6 +80,10 @@ BAD_LINES = [
                  "target": 3}), "answer fails the puzzles.countdown checker: uses_number_twice"),
     (json.dumps({"family": "coloring", "question": "q", "answer": "1=1", "nodes": [1],
                  "edges": [[1, 9]], "colors": 2}), "must join two different known nodes"),
+    # "knave" as the word for knight: an answer in the usual words would be read backwards
+    (json.dumps({"family": "knights_knaves", "question": "q", "answer": "Ann=knave",
+                 "names": ["Ann"], "statements": [["is", 0, "knight"]],
+                 "labels": {"knight": "knave", "knave": "villain"}}), "field 'labels'"),
 ]  # fmt: skip
 
 
