@@ -246,8 +246,14 @@ class KnightsKnavesFamily(PuzzleFamily[KnightsTruth]):
                 and len(labels) == 2
                 and all(isinstance(w, str) and w.isalpha() for w in labels)
                 and labels[0].lower() != labels[1].lower()
+                # the usual words are read too: neither may name the other kind
+                and labels[0].lower() != "knave"
+                and labels[1].lower() != "knight"
             ):
-                raise ValueError("field 'labels' must give two different words: knight, knave")
+                raise ValueError(
+                    "field 'labels' must give two different words: knight, knave (neither the "
+                    "usual word for the other kind)"
+                )
             truth = truth.model_copy(update={"labels": [w.lower() for w in labels]})
         return truth
 
