@@ -65,7 +65,8 @@ MAX_REPLY_CHARS = 400_000
 MAX_VIOLATIONS = 20
 MAX_MISMATCHES = 50
 _MSG_CHARS = 200
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[ \t]*$")
+_FENCE = re.compile(r"[ \t]*```")
+_TAG = re.compile(r"[\w+.-]*")
 _WS = re.compile(r"\s+")
 
 Mode = Literal["exact", "text", "number", "set", "length"]
@@ -82,6 +83,15 @@ class Extracted:
     fenced: bool = False
 
 
+def fence_tag(line: str) -> str | None:
+    """The tag of a fence line (``""`` untagged), or None: blanks, three backticks, a tag between
+    optional blanks; linear, where one expression retried the blanks around an empty tag against
+    each other (quadratic: ``test_extract_fence_line_blanks``)."""
+    m = _FENCE.match(line)
+    tag = None if m is None else line[m.end() :].strip(" \t")
+    return tag if tag is not None and _TAG.fullmatch(tag) else None
+
+
 def extract_block(reply: str, langs: frozenset[str] = frozenset({"json", ""})) -> Extracted:
     """The answer payload of ``reply``: its last fenced block in one of ``langs`` (lower
     case; ``""`` accepts untagged fences), else the whole visible text. Linear time."""
@@ -93,12 +103,12 @@ def extract_block(reply: str, langs: frozenset[str] = frozenset({"json", ""})) -
     open_at: int | None = None
     open_lang = ""
     for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        if m is None:
+        tag = fence_tag(line)
+        if tag is None:
             continue
         if open_at is None:
-            open_at, open_lang = i, m[1].lower()
-        elif not m[1]:
+            open_at, open_lang = i, tag.lower()
+        elif not tag:
             if open_lang in langs:
                 blocks.append(("\n".join(lines[open_at + 1 : i]), i))
             open_at = None

@@ -80,6 +80,10 @@ BAD_LINES = [
                  "target": 3}), "answer fails the puzzles.countdown checker: uses_number_twice"),
     (json.dumps({"family": "coloring", "question": "q", "answer": "1=1", "nodes": [1],
                  "edges": [[1, 9]], "colors": 2}), "must join two different known nodes"),
+    # "knave" as the word for knight: an answer in the usual words would be read backwards
+    (json.dumps({"family": "knights_knaves", "question": "q", "answer": "Ann=knave",
+                 "names": ["Ann"], "statements": [["is", 0, "knight"]],
+                 "labels": {"knight": "knave", "knave": "villain"}}), "field 'labels'"),
 ]  # fmt: skip
 
 
@@ -200,3 +204,15 @@ def test_a_gzipped_puzzle_dataset_pins_the_same(tmp_path: Path) -> None:
     packed.write_bytes(gzip.compress("".join(line + "\n" for line in lines).encode()))
     zipped = load_puzzles(packed)
     assert zipped.pin == plain.pin and len(zipped) == len(plain)
+
+
+def test_a_4x4_sudoku_row_with_box_rules_loads(tmp_path: Path) -> None:
+    """A 4x4 puzzle in the layout the generator prints (``|`` and ``-+-`` box rules) is a
+    4x4 puzzle: its rule characters are not cells that made it look like a 9x9 and refused
+    a readable row."""
+    puzzle = "1 . | . 4\n. 4 | 1 .\n----+----\n2 . | . 3\n. 3 | 2 ."
+    row = {"family": "sudoku", "question": "Solve.", "puzzle": puzzle,
+           "answer": "1234/3412/2143/4321"}  # fmt: skip
+    ds = load_puzzles(write(tmp_path / "rules.jsonl", [json.dumps(row)]))
+    assert not ds.errors, ds.errors
+    assert ds.tasks[0].truth["size"] == 4

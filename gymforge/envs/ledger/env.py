@@ -4,7 +4,9 @@ The agent is a bank clerk. It must find customers by name (distractors share nam
 their accounts, and make the requested transfers, then reply. It exercises every part of the
 contract: several turns, tools over a small world state, seeded faults (every task from
 difficulty 2 up has a forced timeout on ``list_accounts``, plus random faults), success,
-failure (wrong, missing or extra transfers) and truncation (the step budget).
+failure (wrong, missing or extra transfers) and truncation (the step budget). The verdict's
+``score`` is the share of right transfers among those requested or made: a transfer made
+besides the request counts as one missed (``test_ledger_transfer_spray``).
 """
 
 from __future__ import annotations
@@ -275,7 +277,9 @@ class LedgerEnv(ToolEnv[LedgerTruth, World]):
             passed=reason is None,
             reason=reason,
             verifier="ledger.transfers@1",
-            score=(len(wanted) - len(missing)) / len(wanted),
+            # the right transfers among all requested or made: one made besides the request
+            # costs as much as one missing, so spraying look-alike accounts earns no credit
+            score=(len(wanted) - len(missing)) / (len(wanted) + len(extra)),
             facts={
                 "expected": len(wanted),
                 "made": len(made),

@@ -33,7 +33,9 @@ from gymforge.verify.puzzles.answer import Outcome, answer_instruction, fail, ok
 from gymforge.verify.puzzles.base import PuzzleFamily, PuzzleTruth
 from gymforge.verify.puzzles.rows import NAMING, Name, draw_names, edge_list, key_of, names
 
-_SEP = re.compile(r"\s*(?:->|→|-|,)\s*")
+_SEP = re.compile(r"->|→|-|,")
+"""Node separators; the blanks around them are stripped from each node (a pattern taking
+them too retried a run of blanks from each of its positions: quadratic)."""
 
 
 def weights(edges: list[list[Any]]) -> dict[tuple[Name, Name], int]:
@@ -88,6 +90,12 @@ def _hops(adj: Adjacency, source: Name) -> dict[Name, int]:
                     nxt.append(v)
         frontier = nxt
     return hops
+
+
+def steps_of(answer: str) -> list[str]:
+    """The node names of a path answer, upper-cased, in order (an empty one for a doubled
+    or dangling separator)."""
+    return [s.strip().upper() for s in _SEP.split(answer.strip().rstrip("."))]
 
 
 class PathTruth(PuzzleTruth):
@@ -166,7 +174,7 @@ class ShortestPathFamily(PuzzleFamily[PathTruth]):
         )
 
     def check(self, truth: PathTruth, answer: str) -> Outcome:
-        steps = [s.upper() for s in _SEP.split(answer.strip().rstrip("."))]
+        steps = steps_of(answer)
         if any(not s for s in steps):
             return fail("parse_error", error="empty node name")
         nodes = {key_of(v) for v in truth.nodes}

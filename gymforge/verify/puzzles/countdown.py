@@ -291,7 +291,8 @@ class CountdownFamily(PuzzleFamily[CountdownTruth]):
             lhs, _, rhs = text.partition("=")
             if not (_SIGNED if negatives else _INT).fullmatch(rhs.translate(_DASHES)):
                 return fail("parse_error", error="only '= <integer>' may follow the expression")
-            text, claimed = lhs, int(rhs.translate(_DASHES))
+            # blanks may follow the sign, as after a unary minus: int() refuses them
+            text, claimed = lhs, int("".join(rhs.translate(_DASHES).split()))
         try:
             tree = parse_expression(text, unary=negatives)
         except ParseError as err:

@@ -246,8 +246,14 @@ class KnightsKnavesFamily(PuzzleFamily[KnightsTruth]):
                 and len(labels) == 2
                 and all(isinstance(w, str) and w.isalpha() for w in labels)
                 and labels[0].lower() != labels[1].lower()
+                # the usual words are read too: neither may name the other kind
+                and labels[0].lower() != "knave"
+                and labels[1].lower() != "knight"
             ):
-                raise ValueError("field 'labels' must give two different words: knight, knave")
+                raise ValueError(
+                    "field 'labels' must give two different words: knight, knave (neither the "
+                    "usual word for the other kind)"
+                )
             truth = truth.model_copy(update={"labels": [w.lower() for w in labels]})
         return truth
 
@@ -258,7 +264,10 @@ class KnightsKnavesFamily(PuzzleFamily[KnightsTruth]):
         if self.version >= 2 and truth.labels is not None:
             words.update({truth.labels[0]: True, truth.labels[1]: False})
         pattern = _ITEM if self.version < 2 else _ITEM_V2
-        text = answer.strip().rstrip(".").replace(";", ",")
+        # each run of blanks one space: the item patterns read blanks only as \s* or \s+, so
+        # they accept what they accepted, in linear time (on runs of blanks they backtracked
+        # cubically: 20 s for one answer line, test_puzzles_answer_backtracking)
+        text = " ".join(answer.split()).rstrip(".").replace(";", ",")
         items = text.split(",") if self.version < 2 else _AND.split(text)
         given: dict[int, bool] = {}
         for item in items:

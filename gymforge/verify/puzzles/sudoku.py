@@ -86,12 +86,18 @@ def parse_grid(answer: str, size: int) -> list[str] | str:
     return rows
 
 
+def grid_rows(text: str) -> list[str]:
+    """The non-empty rows of a grid in any common layout: lines (or ``/``-separated parts)
+    without their decoration, box-rule lines (``-+-``, ``===``) left out."""
+    lines = [ln for part in text.strip().splitlines() for ln in part.split("/")]
+    rows = [ln.translate(_DECORATION) for ln in lines if not _RULE.fullmatch(ln or " ")]
+    return [r for r in rows if r]
+
+
 def parse_layout(answer: str, size: int) -> list[str] | str:
     """The rows of a grid written in any common layout (see the module doc), or an error
     message. Cells are single characters; blanks are kept as written."""
-    lines = [ln for part in answer.strip().splitlines() for ln in part.split("/")]
-    rows = [ln.translate(_DECORATION) for ln in lines if not _RULE.fullmatch(ln or " ")]
-    rows = [r for r in rows if r]
+    rows = grid_rows(answer)
     cells = "".join(rows)
     if len(cells) == size * size + 1 and cells.endswith("."):  # a sentence's full stop
         cells, rows[-1] = cells[:-1], rows[-1][:-1]
@@ -174,8 +180,8 @@ class SudokuFamily(PuzzleFamily[SudokuTruth]):
             if not all(isinstance(r, list) and all(type(c) is int for c in r) for r in puzzle):
                 raise ValueError("field 'puzzle' as a list must hold rows of integers (0 = blank)")
             puzzle = "/".join("".join(str(c) for c in r) for r in puzzle)
-        cells = len(puzzle.translate(_DECORATION).replace("\n", "").replace("/", ""))
-        size = 4 if cells <= 17 else 9
+        # cells as the grid reader counts them: a 4x4 grid's box rules are not cells
+        size = 4 if sum(map(len, grid_rows(puzzle))) <= 17 else 9
         rows = parse_layout(puzzle, size)
         if isinstance(rows, str):
             raise ValueError(f"field 'puzzle': {rows}")
