@@ -15,7 +15,8 @@ from gymforge.tasks.hard_negatives import HardNegativePool
 from gymforge.tasks.mixture import Mixture
 from gymforge.tasks.source import TRAINING_PATHS, SplitName, TaskSource
 from gymforge.tasks.split import HeldOutError, Split
-from gymforge.tasks.truth import AnswerTruth, UntypedTruth, dump_truth
+from gymforge.tasks.truth import AnswerTruth, UntypedTruth
+from gymforge.tasks.truth_dump import dump_truth
 
 __all__ = [
     "TRAINING_PATHS",

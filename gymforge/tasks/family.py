@@ -27,7 +27,8 @@ from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical
 from gymforge.core.types import Task, task_of
 from gymforge.tasks.draws import choice, randint
 from gymforge.tasks.trusted import validating
-from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
+from gymforge.tasks.truth import TruthT, codec_for, declared_truth, vouch
+from gymforge.tasks.truth_dump import dump_truth
 
 TASK_ID = re.compile(
     r"^(?P<family>[\w.\-]+)/v(?P<version>[0-9]+)/d(?P<difficulty>[0-9]+)/s(?P<seed>[0-9]+)"
