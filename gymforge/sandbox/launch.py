@@ -41,6 +41,7 @@ ZYGOTE_FILES = (
     "pinned_builtins.py",
     "stdvalues.py",
     "child.py",
+    "child_calls.py",
     "jobproc.py",
     "jail.py",
     "callservice.py",
