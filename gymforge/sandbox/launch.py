@@ -49,6 +49,7 @@ ZYGOTE_FILES = (
     "landlock.py",
     "jobdir.py",
     "template.py",
+    "zygote_cleanup.py",
 )
 HERE = Path(__file__).resolve().parent
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
