@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Task
 from gymforge.tasks.dataset import Dataset
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 
 def jsonable(value: Any) -> Any:

@@ -51,7 +51,7 @@ from gymforge.core.env import Environment
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Task
 from gymforge.qa.findings import CheckFailed, first_difference, short
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 
 class TruthEdited(CheckFailed):

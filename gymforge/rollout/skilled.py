@@ -14,7 +14,7 @@ from gymforge.core.errors import UnknownTaskError, UserError
 from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
-from gymforge.tasks.family import parse_task_id
+from gymforge.tasks.task_id import parse_task_id
 
 NONSENSE = "Done. Everything is taken care of."
 """What a ``SkilledPolicy`` says when its coin says fail: a confident, empty claim."""

@@ -39,16 +39,17 @@ from typing import TYPE_CHECKING, Any, NoReturn
 # bare name); the type checker sees the same files as modules of this package.
 if TYPE_CHECKING:
     from gymforge.sandbox import wire
+    from gymforge.sandbox.child_calls import _call, _msg, _name
     from gymforge.sandbox.landlock import restrict_writes
     from gymforge.sandbox.warmup import warm_up
 else:
     import wire
+    from child_calls import _call, _msg, _name
     from landlock import restrict_writes
     from warmup import warm_up
 
 CTL_FD = 3
 CMD_FD = 4
-_MSG_CAP = 2000
 WARM_AFTER = 0.002  # seconds without a job before a pre-forked child warms up
 _RLIMITS = {
     "as": resource.RLIMIT_AS,
@@ -183,22 +184,6 @@ def _exit_code(e: SystemExit) -> int:
     return 1
 
 
-def _name(e: BaseException) -> str:
-    try:
-        n = type(e).__name__
-        return n if type(n) is str else "?"
-    except BaseException:
-        return "?"
-
-
-def _msg(e: BaseException) -> str:
-    try:
-        s = str(e)
-        return s[:_MSG_CAP] if type(s) is str else "?"
-    except BaseException:
-        return "?"
-
-
 def _finish(rc: int, exc: BaseException | None) -> NoReturn:
     """CPython's shutdown order: join non-daemon threads, atexit, flush. Then report."""
     try:
@@ -297,88 +282,6 @@ def run_calls(job: dict[str, Any], source: bytes, jobdir: str) -> NoReturn:
         except wire.FrameError:  # the zygote closed the pipe: the session is over
             _finish(0, None)
         send(*_call(mod, hdr, args, max_bytes, kept))
-
-
-MAX_KEPT = 10_000  # objects a session keeps for the judge to pass back (``keep``)
-
-
-def _call(
-    mod: types.ModuleType,
-    hdr: dict[str, Any],
-    blobs: list[bytes],
-    max_bytes: int,
-    kept: dict[int, Any],
-) -> tuple[dict[str, Any], tuple[bytes, ...]]:
-    """One call. Plain form: ``[args, kwargs]`` of plain data, calling the global ``name``.
-    ``form == "tree"``: the arguments are argument trees (``_build``) and ``target``, if
-    set, names a kept object to call. With ``keep``, a return value that is not plain data
-    stays here and the answer is a handle to it (status ``ref``)."""
-    out: dict[str, Any] = {"ev": "result", "id": hdr.get("id")}
-    try:
-        args, kwargs = wire.loads_plain(blobs[0])
-        if hdr.get("form") == "tree":
-            args = [_build(a, mod, kept) for a in args]
-            kwargs = {str(k): _build(v, mod, kept) for k, v in kwargs.items()}
-        target = hdr.get("target")
-        if target is not None:
-            fn = kept[target]
-        else:
-            name = hdr["name"]
-            if name not in mod.__dict__:
-                raise NameError(f"name {name!r} is not defined")
-            fn = mod.__dict__[name]
-        value = fn(*args, **kwargs)
-    except BaseException as e:
-        out.update(status="exception", etype=_name(e), msg=_msg(e))
-        return out, ()
-    try:
-        data = wire.dumps_plain(value, max_bytes)
-    except BaseException as e:
-        if hdr.get("keep") and len(kept) < MAX_KEPT:
-            kept[len(kept)] = value
-            out.update(status="ref", handle=len(kept) - 1, type=_type_name(value))
-            return out, ()
-        msg = _msg(e) if isinstance(e, wire.Unserialisable) else f"{_name(e)}: {_msg(e)}"
-        out.update(status="unserialisable", msg=msg)
-        return out, ()
-    out["status"] = "ok"
-    return out, (data,)
-
-
-def _type_name(v: Any) -> str:
-    try:
-        n = type(v).__name__
-        return n[:100] if type(n) is str else "?"
-    except BaseException:
-        return "?"
-
-
-def _build(t: Any, mod: types.ModuleType, kept: dict[int, Any]) -> Any:
-    """An argument from the judge's tree: ``["v", plain]``, ``["h", handle]`` (a kept
-    object), ``["g", name]`` (a global of the module), ``["m", name]`` (a module),
-    ``["l"|"t", [trees]]``, ``["d", [[key, value] trees]]``, or ``["x", source, {name:
-    tree}]``: an expression (a test's lambda) evaluated here over the module's globals."""
-    tag, v = t[0], t[1]
-    if tag == "v":
-        return v
-    if tag == "h":
-        return kept[v]
-    if tag == "g":
-        return mod.__dict__[v]
-    if tag == "m":
-        import importlib
-
-        return importlib.import_module(v)
-    if tag in ("l", "t"):
-        items = [_build(x, mod, kept) for x in v]
-        return items if tag == "l" else tuple(items)
-    if tag == "d":
-        return {_build(k, mod, kept): _build(x, mod, kept) for k, x in v}
-    if tag == "x":
-        ns = dict(mod.__dict__)
-        ns.update({k: _build(x, mod, kept) for k, x in t[2].items()})
-        return eval(compile(v, "<judge argument>", "eval"), ns)
-    raise ValueError(f"bad argument tree tag {tag!r}")
 
 
 def main(fds: dict[str, int], jobdir: str) -> NoReturn:

@@ -41,6 +41,7 @@ ZYGOTE_FILES = (
     "pinned_builtins.py",
     "stdvalues.py",
     "child.py",
+    "child_calls.py",
     "jobproc.py",
     "jail.py",
     "callservice.py",
@@ -48,6 +49,7 @@ ZYGOTE_FILES = (
     "landlock.py",
     "jobdir.py",
     "template.py",
+    "zygote_cleanup.py",
 )
 HERE = Path(__file__).resolve().parent
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")

@@ -67,10 +67,11 @@ PINNED = [
 def pin_builtins(ns: dict[str, Any]) -> None:
     """Bind the builtins the harness uses (``PINNED``) as globals of the module whose
     namespace is ``ns``, before any candidate runs. The candidate runs in the same process as
-    the in-sandbox harness (``child``, ``wire``, ``plainvalues``) and may rebind ``builtins.len``,
-    ``builtins.isinstance``, ``builtins.type``...; a module's own globals are looked up before
-    the ``builtins`` module, so the harness keeps the real ones and goes on encoding what the
-    candidate returned, answering calls and reporting, whatever the candidate rebound."""
+    the in-sandbox harness (``child``, ``child_calls``, ``wire``, ``plainvalues``) and may
+    rebind ``builtins.len``, ``builtins.isinstance``, ``builtins.type``...; a module's own
+    globals are looked up before the ``builtins`` module, so the harness keeps the real ones
+    and goes on encoding what the candidate returned, answering calls and reporting, whatever
+    the candidate rebound."""
     for name in PINNED:
         ns.setdefault(name, getattr(builtins, name))
 

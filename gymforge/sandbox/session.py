@@ -102,7 +102,7 @@ class CallSession:
     ) -> CallResult:
         """``call`` with arguments already encoded: plain JSON ``[args, kwargs]``, or with
         ``tree`` argument trees (kept objects, module globals, expressions built in the
-        sandbox; see ``child._build``). ``target`` calls a kept object instead of ``name``.
+        sandbox; see ``child_calls._build``). ``target`` calls a kept object instead of ``name``.
         With ``keep``, a return value that is not plain data stays in the sandbox and the
         result has status ``ref`` and its ``handle``."""
         if self.result is not None or self._ctx is None:

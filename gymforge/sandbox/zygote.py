@@ -9,7 +9,8 @@ bubblewrap the zygote is pid 1 of the worker's pid namespace (``--as-pid-1``), s
 signal it (the kernel drops signals to a namespace's init that it has no handler for) and are
 re-parented to it; it is non-dumpable, so jobs cannot ptrace it. After every job it SIGKILLs
 every other process in the namespace but the template until ``/proc`` shows none, reaps them,
-wipes the job directory, and removes System V IPC objects: nothing of a job survives it.
+wipes the job directory, and removes System V IPC objects: nothing of a job survives it
+(``zygote_cleanup.py``).
 
 Ops (header ``op``): ``run`` (a program: Python in-process or ``execve``), ``calls`` (function-
 call service, batch), ``session`` + ``call``* + ``end`` (the same, interactive), ``ping``,
@@ -23,7 +24,6 @@ import json
 import os
 import signal
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 # Run as a script: its siblings are imported by bare name from its own directory; the type
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from gymforge.sandbox.jobproc import JobProc, Sink
     from gymforge.sandbox.landlock import SCRATCH
     from gymforge.sandbox.template import ForkTemplate, TemplateDown
+    from gymforge.sandbox.zygote_cleanup import JobCleanup
 else:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import jail
@@ -43,6 +44,7 @@ else:
     from jobproc import JobProc, Sink
     from landlock import SCRATCH
     from template import ForkTemplate, TemplateDown
+    from zygote_cleanup import JobCleanup
 
     del sys.path[0]
 
@@ -67,7 +69,7 @@ MAX_EVENTS = 10000
 MAX_IPC_OBJECTS = 256  # System V IPC objects a job may hold (the kernel allows ~68k)
 
 
-class Zygote:
+class Zygote(JobCleanup):
     def __init__(self, cfg: dict[str, Any]) -> None:
         self.jobdir: str = cfg["jobdir"]
         self.pid1 = os.getpid() == 1
@@ -327,67 +329,6 @@ class Zygote:
             return res, blobs
         keep: dict[str, Any] = {k: res[k] for k in ("ev", "id", "name", "wall_time") if k in res}
         return {**keep, "status": "protocol_error", "msg": self.sabotage}, []
-
-    # ------------------------------------------------------------------ cleanup
-    def kill_rest(self) -> int:
-        """SIGKILL and reap every job process; returns how many were found (0 normally)."""
-        found = 0
-        for _ in range(1000):
-            others = self.others()
-            if not others:
-                return found
-            found = max(found, len(others))
-            if self.pid1 and not self.template.alive():  # kill(-1) would spare no one
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(-1, signal.SIGKILL)
-            else:
-                for pid in others:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
-            self.reap_all()
-            if self.others():
-                time.sleep(0.002)
-        return found
-
-    def others(self) -> list[int]:
-        keep = {"1", str(self.template.pid) if self.template.alive() else "1"}
-        if self.pid1:
-            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p not in keep]
-        pids = []
-        for p in os.listdir("/proc"):
-            if not p.isdigit() or int(p) == os.getpid():
-                continue
-            try:
-                with open(f"/proc/{p}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[3]) in self.job_sids:
-                pids.append(int(p))
-        return pids
-
-    def reap_all(self) -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-
-    def cleanup(self) -> bool:
-        """Wipe the job directory (and IPC objects); True when it is empty afterwards."""
-        self.job_sids.clear()
-        try:
-            # (not ours on a Docker tmpfs: then the job cannot chmod it either)
-            with contextlib.suppress(PermissionError):
-                os.chmod(self.jobdir, 0o700)
-            jobdir.wipe(self.jobdir)
-            if self.own_ipc:
-                jail.ipc_cleanup()
-            return True  # wipe raises if anything could not be removed
-        except Exception:
-            return False
 
 
 def main() -> None:

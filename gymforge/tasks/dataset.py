@@ -40,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gymforge.core.errors import ConfigError, UnknownTaskError
 from gymforge.core.types import Task
-from gymforge.tasks.truth import AnswerTruth, dump_truth
+from gymforge.tasks.truth import AnswerTruth
+from gymforge.tasks.truth_dump import dump_truth
 
 MAX_ROW_BYTES = 1_000_000
 MAX_DATASET_BYTES = 4 << 30  # decompressed; a gzip bomb stops here

@@ -4,8 +4,9 @@ A family's ``task_id`` is ``{family}/v{version}/d{difficulty}/s{seed}``: the dif
 picks a region of the ``ParamSpace``, the seed draws params inside it (through a stable-hash
 RNG stream) and then generates the task. A task with explicit params (a curriculum or
 hard-negative variant) appends them: ``{family}/v{version}/d{difficulty}/s{seed}/k=v,k=v``
-with JSON values. ``family.resolve(task_id)`` rebuilds the same task from the id alone, which
-is what makes replay work from a trajectory file.
+with JSON values (``gymforge.tasks.task_id`` parses and writes them). ``family.resolve(task_id)``
+rebuilds the same task from the id alone, which is what makes replay work from a trajectory
+file.
 
 A family is generic over its hidden truth, a pydantic model: ``class Sums(TaskFamily[SumTruth])``
 ``build``s ``(prompt, SumTruth(...))``; ``generate`` dumps it into ``Task.truth`` (the JSON
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,41 +26,13 @@ from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import canonical_json, derive_seed, seed_of_canonical, seeded
 from gymforge.core.types import Task, task_of
 from gymforge.tasks.draws import choice, randint
+from gymforge.tasks.task_id import TaskId, parse_task_id
 from gymforge.tasks.trusted import validating
-from gymforge.tasks.truth import TruthT, codec_for, declared_truth, dump_truth, vouch
-
-TASK_ID = re.compile(
-    r"^(?P<family>[\w.\-]+)/v(?P<version>[0-9]+)/d(?P<difficulty>[0-9]+)/s(?P<seed>[0-9]+)"
-    r"(?:/(?P<params>[^/]+))?$"
-)
-
+from gymforge.tasks.truth import TruthT, codec_for, declared_truth, vouch
+from gymforge.tasks.truth_dump import dump_truth
 
 _SCALARS = frozenset({str, int, bool, type(None)})
 _MEMO = 4096  # params memoised per family before the memo starts again
-
-
-@dataclass(frozen=True)
-class TaskId:
-    """A parsed family task id. ``params`` is None when the seed draws them."""
-
-    family: str
-    version: int
-    difficulty: int
-    seed: int
-    params: dict[str, Any] | None = None
-
-    def __str__(self) -> str:
-        base = f"{self.family}/v{self.version}/d{self.difficulty}/s{self.seed}"
-        if self.params is None:
-            return base
-        return (
-            base
-            + "/"
-            + ",".join(
-                f"{k}={json.dumps(v, separators=(',', ':'))}"
-                for k, v in sorted(self.params.items())
-            )
-        )
 
 
 @dataclass(frozen=True)
@@ -166,68 +138,6 @@ class ParamSpace:
             if name not in params or not knob.contains(params[name]):
                 return False
         return self.constraint is None or self.constraint(dict(params))
-
-
-_LAST_PARSED: list[tuple[str, TaskId]] = []
-"""The last id parsed without params: resolving a task parses its id twice (the source finds
-the family, the family the seed). A ``TaskId`` without params is immutable, so sharing it is
-safe."""
-
-
-def parse_task_id(task_id: str) -> TaskId:
-    """Parse a family task id, or raise UnknownTaskError."""
-    last = _LAST_PARSED[0] if _LAST_PARSED else None
-    if last is not None and last[0] == task_id:
-        return last[1]
-    tid = _parse_task_id(task_id)
-    if tid.params is None:
-        _LAST_PARSED[:] = [(task_id, tid)]
-    return tid
-
-
-def _parse_task_id(task_id: str) -> TaskId:
-    m = TASK_ID.match(task_id)
-    if not m:
-        raise UnknownTaskError(f"not a family task id (family/vN/dN/sN): {task_id[:200]!r}")
-    family, version, difficulty, seed, given = m.groups()
-    params = None
-    if given:
-        params = {}
-        for item in given.split(","):
-            key, eq, raw = item.partition("=")
-            try:
-                params[key] = json.loads(raw)
-            except (json.JSONDecodeError, RecursionError):
-                eq = ""
-            if not eq or not key:
-                raise UnknownTaskError(f"bad params in task id: {task_id[:200]!r}")
-    try:
-        return _task_id(family, int(version), int(difficulty), int(seed), params)
-    except ValueError:  # past int's limit on decimal digits
-        raise UnknownTaskError(f"a number too long in task id: {task_id[:200]!r}") from None
-
-
-def _task_id(
-    family: str, version: int, difficulty: int, seed: int, params: dict[str, Any] | None
-) -> TaskId:
-    """``TaskId(family, version, difficulty, seed, params)``: the instance its frozen
-    dataclass ``__init__`` makes (its fields in its ``__dict__``, in field order, nothing
-    else), without that ``__init__``'s call of ``object.__setattr__`` per field
-    (``tests/tasks/test_generation_fast_paths.py`` holds the two equal)."""
-    tid = _new(TaskId)
-    fields = {
-        "family": family,
-        "version": version,
-        "difficulty": difficulty,
-        "seed": seed,
-        "params": params,
-    }
-    _setattr(tid, "__dict__", fields)
-    return tid
-
-
-_new = object.__new__
-_setattr = object.__setattr__
 
 
 @dataclass

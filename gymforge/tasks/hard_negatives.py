@@ -15,8 +15,8 @@ from pathlib import Path
 
 from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
-from gymforge.tasks.family import parse_task_id
 from gymforge.tasks.source import TRAINING_PATHS, TaskSource
+from gymforge.tasks.task_id import parse_task_id
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS hard_negatives (

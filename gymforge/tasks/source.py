@@ -13,8 +13,9 @@ from gymforge.core.errors import UnknownTaskError
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Task
 from gymforge.tasks.dataset import Dataset
-from gymforge.tasks.family import TaskFamily, parse_task_id
+from gymforge.tasks.family import TaskFamily
 from gymforge.tasks.split import Split
+from gymforge.tasks.task_id import parse_task_id
 from gymforge.tasks.truth import carry_vouch
 
 DATASET_ROW_ID = re.compile(r"@[0-9a-f]{12}/[0-9]+$")

@@ -19,7 +19,7 @@ from pydantic_core import PydanticSerializationError
 
 from gymforge.core.built import built
 from gymforge.settings import check_trusted_truth
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 _M = TypeVar("_M", bound=BaseModel)
 

@@ -39,7 +39,7 @@ from gymforge.core.tokens import TokenCounter
 from gymforge.core.types import JSON, Message, State, Task, ToolCall
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.reward.process import RuleCredit
-from gymforge.tasks.truth import PASSTHROUGH
+from gymforge.tasks.truth_dump import PASSTHROUGH
 from gymforge.tools.result import ToolResult
 from gymforge.tools.toolset import Toolset
 from gymforge.verify.rules import LogEvent

@@ -22,7 +22,7 @@ from gymforge.evaluate.estimators import wilson_interval
 from gymforge.rollout import LocalExecutor, RunSpec
 from gymforge.rollout.runner import run
 from gymforge.rollout.skilled import SkilledPolicy
-from gymforge.tasks.family import parse_task_id
+from gymforge.tasks.task_id import parse_task_id
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SKILL = "skilled:1=1,2=0.5,3=0"

@@ -18,7 +18,7 @@ from gymforge.envs.code import FAMILIES, HELDOUT, CodeEnv
 from gymforge.envs.code.env import answer_language
 from gymforge.envs.code.truth import CodeTruth
 from gymforge.sandbox.doctor import bwrap_works
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 from gymforge.verify.code import strict_equal
 
 UID_BASE = 100_000 + (os.getpid() % 5000) * 100 + 70

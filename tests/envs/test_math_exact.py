@@ -17,7 +17,7 @@ from gymforge.envs.math import arith, exact, rationals
 from gymforge.envs.math.latex import fraction_tex, rational, with_form
 from gymforge.envs.math.truth import MathTruth
 from gymforge.tasks import TaskFamily
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 OPS = {
     "+": lambda a, b: a + b,

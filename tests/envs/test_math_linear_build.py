@@ -15,7 +15,7 @@ from gymforge.core.seeding import derive_seed
 from gymforge.envs.math.latex import linear_expr, rational, tuple_of
 from gymforge.envs.math.linear import FAMILY, VARS, _det
 from gymforge.envs.math.truth import MathTruth
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 from tests.budget import examples
 
 

@@ -20,6 +20,7 @@ import pytest
 from gymforge.core.seeding import derive_seed
 from gymforge.envs.math import arith, counting, linear, modular, rationals, roots
 from gymforge.tasks import TaskFamily, family
+from gymforge.tasks import task_id as task_ids
 
 MODULES = [arith, counting, linear, modular, rationals, roots]
 
@@ -54,8 +55,8 @@ def without_shortcuts() -> Iterator[None]:
                     m.setattr(module, name, fn)
         m.setattr(arith, "OPS", {k: REFERENCE[v.__name__] for k, v in arith.OPS.items()})
         m.setattr(TaskFamily, "_known", lambda self, params, items: (self.difficulty(params), None))
-        m.setattr(family, "_task_id", family.TaskId)
-        m.setattr(family, "_LAST_PARSED", [])
+        m.setattr(task_ids, "_task_id", task_ids.TaskId)
+        m.setattr(task_ids, "_LAST_PARSED", [])
         yield
 
 

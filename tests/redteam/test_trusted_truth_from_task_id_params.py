@@ -15,7 +15,7 @@ import pytest
 
 from gymforge.registry.handle import task_source
 from gymforge.registry.resolve import make_env
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 _IDS = [
     ("expenses", "expenses.batch/v1/d1/s5/"

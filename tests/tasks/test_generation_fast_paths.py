@@ -21,8 +21,9 @@ from gymforge.core.seeding import derive_seed, seed_of_canonical
 from gymforge.core.types import Task, task_of
 from gymforge.envs.puzzles.families import BY_NAME, FAMILIES, family_of
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily, draws
-from gymforge.tasks.family import TaskId, _parse_task_id, parse_task_id
-from gymforge.tasks.truth import AnswerTruth, dump_truth
+from gymforge.tasks.task_id import TaskId, _parse_task_id, parse_task_id
+from gymforge.tasks.truth import AnswerTruth
+from gymforge.tasks.truth_dump import dump_truth
 from gymforge.verify.puzzles.base import RowMark
 from tests.budget import examples
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gymforge.core.errors import UnknownTaskError
-from gymforge.tasks.family import parse_task_id
+from gymforge.tasks.task_id import parse_task_id
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,8 @@ from gymforge.registry.handle import task_source
 from gymforge.registry.resolve import BUILTIN, make_env
 from gymforge.tasks import trusted as truth_mod
 from gymforge.tasks.trusted import check_trusted, trusted
-from gymforge.tasks.truth import dump_truth, vouched
+from gymforge.tasks.truth import vouched
+from gymforge.tasks.truth_dump import dump_truth
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

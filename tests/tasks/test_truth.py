@@ -33,7 +33,8 @@ from gymforge.kit import ToolEnv
 from gymforge.registry.handle import task_source
 from gymforge.registry.resolve import BUILTIN, make_env
 from gymforge.tasks import IntKnob, ParamSpace, TaskFamily, UntypedTruth
-from gymforge.tasks.truth import TruthCodec, dump_truth
+from gymforge.tasks.truth import TruthCodec
+from gymforge.tasks.truth_dump import dump_truth
 from gymforge.verify import Verdict
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel, Field, PlainSerializer, WrapSerializer
 
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 Doubled = Annotated[int, PlainSerializer(lambda v: v * 2)]
 Wrapped = Annotated[int, WrapSerializer(lambda v, handler: handler(v) + 1)]

@@ -59,7 +59,7 @@ from gymforge.kit.redteam import AttackNotApplicable
 from gymforge.qa_profile import RedTeamCase
 from gymforge.sandbox import Limits, SandboxJob, Status
 from gymforge.sandbox.intake import entry_file, take_in
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 from gymforge.tools import tool
 from gymforge.verify.code.extract import canonical_language, extract_code
 

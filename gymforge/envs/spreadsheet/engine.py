@@ -3,11 +3,11 @@ library), over the workbook's cells, within the bounds of ``limits``.
 
 ``compile_formula`` parses a formula once per text (an LRU), admits it (size, nesting, the
 function allow-list: ``limits.admit``) and wraps every function node of the compiled
-formula with ``limits.guard``. ``Recalc`` computes formula cells in dependency order
+formula with ``formula_budget.guard``. ``Recalc`` computes formula cells in dependency order
 without recursion (an explicit stack, so a chain of a thousand cells is as safe as one):
 each formula's inputs (cells, ranges, defined names, as the engine names them) are
 resolved against the workbook, formula cells among them are computed first, and the
-engine's function is called on the values, under one ``limits.Budget`` per
+engine's function is called on the values, under one ``formula_budget.Budget`` per
 recalculation. A reference cycle gives ``#REF!`` in every cell on it. What each formula
 read is kept (``Recalc.reads``), so the verifier can follow a value back to its data. No
 evaluator is written here: parsing, operators, coercion and the functions are the engine's.
@@ -29,7 +29,7 @@ from openpyxl.formula.translate import Translator
 from openpyxl.utils.cell import get_column_letter
 
 from gymforge.core.errors import ToolError
-from gymforge.envs.spreadsheet import limits
+from gymforge.envs.spreadsheet import formula_budget, limits
 from gymforge.envs.spreadsheet.cells import (
     ERRORS,
     Box,
@@ -105,9 +105,9 @@ def _compile(text: str) -> Compiled:
         raise ToolError("validation", f"formula {text[:60]!r}: {_one_line(err)}") from None
     limits.admit(text, tokens)
     for node_id, node in builder.dsp.function_nodes.items():
-        node["function"] = limits.guard(str(node_id), node["function"])
+        node["function"] = formula_budget.guard(str(node_id), node["function"])
     # compiling evaluates the parts without references: under a budget of their own
-    with limits.active(limits.Budget()) as budget:
+    with formula_budget.active(formula_budget.Budget()) as budget:
         try:
             fn = builder.compile()
         except Exception as err:
@@ -182,7 +182,7 @@ class Recalc:
         self.names = {k.upper(): v for k, v in book.names().items()}
         self.done: dict[Key, Value] = {}
         self.busy: set[Key] = set()
-        self.budget = limits.Budget()
+        self.budget = formula_budget.Budget()
         self.reasons: dict[Key, str] = {}
         self.reads: dict[Key, list[Box]] = {}
         self._named: dict[Key, list[Box | None]] = {}
@@ -263,7 +263,7 @@ class Recalc:
                         for d in self._formula_deps(k)
                         if d not in self.done and d not in self.busy
                     ]
-                except limits.Exhausted:
+                except formula_budget.Exhausted:
                     pending = []
                 if pending:
                     stack += pending
@@ -280,7 +280,7 @@ class Recalc:
         result: Value
         if c.reason is not None:
             budget.reason = c.reason
-        with limits.active(budget):
+        with formula_budget.active(budget):
             try:
                 budget.charge(c.work)
                 if c.exhausted:

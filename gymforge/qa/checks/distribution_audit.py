@@ -29,7 +29,7 @@ from gymforge.qa.checks.common import (
     run_async,
 )
 from gymforge.qa.target import QATarget
-from gymforge.tasks.truth import dump_truth
+from gymforge.tasks.truth_dump import dump_truth
 
 NAME = "distribution_audit"
 

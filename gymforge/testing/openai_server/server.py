@@ -2,8 +2,9 @@
 
 ``OpenAITestServer`` is a real HTTP server (aiohttp) on 127.0.0.1 and an ephemeral port,
 running in a background thread with its own event loop, so sync and async tests can both
-drive the real ``openai`` SDK against it. It serves ``POST /v1/chat/completions``,
-``POST /v1/completions`` with token-id prompts, ``POST /tokenize`` and ``/detokenize``
+drive the real ``openai`` SDK against it. It serves ``POST /v1/chat/completions``
+(:mod:`~gymforge.testing.openai_server.chat`), ``POST /v1/completions`` with token-id
+prompts, ``POST /tokenize`` and ``/detokenize``
 (:mod:`~gymforge.testing.openai_server.token_in`) and ``GET /v1/models``, with vLLM's
 documented extra fields:
 
@@ -56,9 +57,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -66,24 +65,16 @@ from aiohttp import web
 
 from gymforge.serve.loop_thread import LoopThread, start_site
 from gymforge.serve.proxy import sse
-from gymforge.testing.openai_server import token_in
+from gymforge.testing.openai_server import chat, token_in
 from gymforge.testing.openai_server.fake import (
     CONTEXT_FAULTS,
     FAULTS,
-    FORCED_TOKENS,
     Responder,
     ServedError,
-    ServedReply,
-    apply_stop,
     context_refusal,
     echo_responder,
-    fake_detokenize,
-    fake_logprob,
     fake_tokenize,
-    forced_tokenize,
-    render_completion,
     render_prompt,
-    vllm_max_tokens,
 )
 
 
@@ -203,7 +194,19 @@ class OpenAITestServer:
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, "messages", self._completion)
+        def build(body: dict[str, Any], malformed: bool) -> dict[str, Any]:
+            return chat.chat_completion(
+                self.responder,
+                body,
+                self.model,
+                self.max_context,
+                malformed,
+                noncanonical_grammar=self.noncanonical_grammar,
+                serve_prompt_ids=self.serve_prompt_ids,
+                serve_completion_ids=self.serve_completion_ids,
+            )
+
+        return await self._handle(request, "messages", build)
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         def build(body: dict[str, Any], malformed: bool) -> dict[str, Any]:
@@ -313,94 +316,6 @@ class OpenAITestServer:
             return len(token_in.prompt_ids(body))
         except ServedError:
             return 1
-
-    def _completion(self, req: dict[str, Any], malformed: bool = False) -> dict[str, Any]:
-        """The vLLM-shaped response for request ``req`` (raises ServedError)."""
-        reply = self.responder(req)
-        if isinstance(reply, str):
-            reply = ServedReply(content=reply)
-        prompt_text = render_prompt(req["messages"], req.get("tools"))
-        prompt_ids = fake_tokenize(prompt_text)
-        asked = req.get("max_tokens") or req.get("max_completion_tokens")
-        max_tokens = vllm_max_tokens(len(prompt_ids), asked, self.max_context, None)
-        digest = hashlib.sha256(prompt_text.encode()).hexdigest()[:16]
-        calls = [
-            {
-                "id": f"chatcmpl-tool-{digest}{k}",
-                "type": "function",
-                "function": {
-                    "name": c.name,
-                    "arguments": (c.arguments_text()[:-1] or "{")
-                    if malformed
-                    else c.arguments_text(),
-                },
-            }
-            for k, c in enumerate(reply.tool_calls)
-        ]
-        content = reply.content
-        if malformed and not calls:
-            content = (content or "") + '<tool_call>{"name": "x", "arguments": {'
-        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
-        stop_reason: str | None = None
-        generated = render_completion(content, calls)
-        if req.get("stop") and not calls:
-            include = bool(req.get("include_stop_str_in_output"))
-            content, cut, stop_reason = apply_stop(generated, req["stop"], include)
-            generated = generated[:cut]  # the stop string's tokens stay in token_ids
-        grammar = self.noncanonical_grammar and calls and "parallel_tool_calls" in req
-        tokenize = forced_tokenize if grammar else fake_tokenize
-        completion_ids = tokenize(generated)
-        if len(completion_ids) > max_tokens:
-            completion_ids = completion_ids[:max_tokens]
-            content = bytes(completion_ids).decode("utf-8", errors="ignore")
-            calls, finish = [], "length"
-        choice: dict[str, Any] = {
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "tool_calls": calls},
-            "logprobs": None,
-            "finish_reason": finish,
-            "stop_reason": stop_reason,
-        }
-        if req.get("logprobs"):
-            choice["logprobs"] = {
-                "content": _logprobs(
-                    completion_ids,
-                    int(req.get("top_logprobs") or 0),
-                    bool(req.get("return_tokens_as_token_ids")),
-                )
-            }
-        out: dict[str, Any] = {
-            "id": f"chatcmpl-{digest}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": req.get("model") or self.model,
-            "choices": [choice],
-            "usage": {
-                "prompt_tokens": len(prompt_ids),
-                "completion_tokens": len(completion_ids),
-                "total_tokens": len(prompt_ids) + len(completion_ids),
-            },
-            "prompt_logprobs": None,
-        }
-        if req.get("return_token_ids") and self.serve_prompt_ids:
-            out["prompt_token_ids"] = prompt_ids
-        if req.get("return_token_ids") and self.serve_completion_ids:
-            choice["token_ids"] = completion_ids
-        return out
-
-
-def _logprobs(ids: list[int], top: int, as_ids: bool) -> list[dict[str, Any]]:
-    forced = FORCED_TOKENS
-
-    def entry(tid: int, pos: int) -> dict[str, Any]:
-        token = f"token_id:{tid}" if as_ids else fake_detokenize([tid])
-        logprob = 0.0 if tid in forced else fake_logprob(tid, pos)  # forced: not sampled
-        return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
-
-    return [
-        {**entry(t, i), "top_logprobs": [entry((t + j) % 256, i) for j in range(top)]}
-        for i, t in enumerate(ids)
-    ]
 
 
 def _error(status: int, message: str, code: str | None = None) -> web.Response:

@@ -152,7 +152,7 @@ def _plain(v: Any) -> bool:
 
 class ArgEncoder:
     """Arguments for one call: plain JSON when they are plain data (the common case, and the
-    same bytes as before), else argument trees (see ``gymforge.sandbox.child._build``)."""
+    same bytes as before), else argument trees (see ``gymforge.sandbox.child_calls._build``)."""
 
     def __init__(self, context: dict[str, Any], gen: Callable[[], int]) -> None:
         self._context = context  # holding the values keeps their ids valid

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gymforge.core.types import Task
 from gymforge.tasks import TaskFamily
-from gymforge.tasks.family import parse_task_id
+from gymforge.tasks.task_id import parse_task_id
 from gymforge.verify.puzzles.answer import Outcome
 
 Region = Callable[[Mapping[str, Any]], bool]
