@@ -2,12 +2,12 @@
 
 Contract (``JsonSchemaVerifier.verify(reply, expected)``):
 
-1. **Extraction** (``extract_block``, shared with the SQL verifier). Reasoning is dropped
-   first (``<think>`` blocks, text before a stray ``</think>``, text after an unclosed
-   ``<think>``). If the visible text holds fenced blocks (```` ```json ```` or untagged),
-   the answer is the last one; several blocks with different contents are a ``hedge``, and
-   anything but whitespace after the last block is ``text_after_answer``. Without a fence,
-   the whole visible text is the answer.
+1. **Extraction** (``answer_block.extract_block``, shared with the SQL verifier).
+   Reasoning is dropped first (``<think>`` blocks, text before a stray ``</think>``, text
+   after an unclosed ``<think>``). If the visible text holds fenced blocks (```` ```json
+   ```` or untagged), the answer is the last one; several blocks with different contents
+   are a ``hedge``, and anything but whitespace after the last block is
+   ``text_after_answer``. Without a fence, the whole visible text is the answer.
 2. **Parsing**, safe on hostile input: at most ``max_chars`` characters and ``max_depth``
    levels of nesting, both checked *before* parsing by a linear scan; duplicate object keys
    (``{"total": 1, "total": 2}``, a hedge), ``NaN``/``Infinity``, non-finite floats and
@@ -41,8 +41,8 @@ from jsonschema import Draft202012Validator
 
 from gymforge.core.seeding import canonical_json
 from gymforge.core.verdict import Verdict
+from gymforge.verify.answer_block import extract_block
 from gymforge.verify.json_unique import Validator
-from gymforge.verify.math.extract import split_reasoning
 
 VERSION = "1.0.0"
 VERIFIER_ID = f"json_schema@{VERSION}"
@@ -60,73 +60,13 @@ REASONS = frozenset(
         "wrong_fields",  # schema-valid, but some field checks fail
     }
 )
-MAX_REPLY_CHARS = 400_000
 """Longest reply scanned at all (before reasoning is stripped)."""
 MAX_VIOLATIONS = 20
 MAX_MISMATCHES = 50
 _MSG_CHARS = 200
-_FENCE = re.compile(r"[ \t]*```")
-_TAG = re.compile(r"[\w+.-]*")
 _WS = re.compile(r"\s+")
 
 Mode = Literal["exact", "text", "number", "set", "length"]
-
-
-# ---- extraction --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Extracted:
-    """``text`` is the answer payload, or None with a ``reason``; ``fenced`` says where it
-    came from."""
-
-    text: str | None
-    reason: str | None = None
-    fenced: bool = False
-
-
-def fence_tag(line: str) -> str | None:
-    """The tag of a fence line (``""`` untagged), or None: blanks, three backticks, a tag between
-    optional blanks; linear, where one expression retried the blanks around an empty tag against
-    each other (quadratic: ``test_extract_fence_line_blanks``)."""
-    m = _FENCE.match(line)
-    tag = None if m is None else line[m.end() :].strip(" \t")
-    return tag if tag is not None and _TAG.fullmatch(tag) else None
-
-
-def extract_block(reply: str, langs: frozenset[str] = frozenset({"json", ""})) -> Extracted:
-    """The answer payload of ``reply``: its last fenced block in one of ``langs`` (lower
-    case; ``""`` accepts untagged fences), else the whole visible text. Linear time."""
-    if len(reply) > MAX_REPLY_CHARS:
-        return Extracted(None, "too_long")
-    visible, _ = split_reasoning(reply)
-    lines = visible.split("\n")
-    blocks: list[tuple[str, int]] = []  # (content, index of the closing line)
-    open_at: int | None = None
-    open_lang = ""
-    for i, line in enumerate(lines):
-        tag = fence_tag(line)
-        if tag is None:
-            continue
-        if open_at is None:
-            open_at, open_lang = i, tag.lower()
-        elif not tag:
-            if open_lang in langs:
-                blocks.append(("\n".join(lines[open_at + 1 : i]), i))
-            open_at = None
-    if open_at is not None and (open_lang in langs or not blocks):
-        return Extracted(None, "unclosed_block")
-    if not blocks:
-        text = visible.strip()
-        if not text:
-            return Extracted(None, "no_answer")
-        return Extracted(text)
-    content, closed = blocks[-1]
-    if "\n".join(lines[closed + 1 :]).strip():
-        return Extracted(None, "text_after_answer", fenced=True)
-    if len({_WS.sub(" ", c.strip()) for c, _ in blocks}) > 1:
-        return Extracted(None, "hedge", fenced=True)
-    if not content.strip():
-        return Extracted(None, "no_answer", fenced=True)
-    return Extracted(content.strip(), fenced=True)
 
 
 # ---- safe parsing ------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Contract (``SqlVerifier.verify(reply, gold_sql, fixtures, ordered=..., match_col
 
 - **Extraction**: the last fenced ```` ```sql ```` (or untagged) block outside reasoning,
   nothing after it, several different blocks a ``hedge``; else the whole visible reply
-  (see ``gymforge.verify.json_schema.extract_block``). A trailing ``;`` is dropped.
+  (see ``gymforge.verify.answer_block.extract_block``). A trailing ``;`` is dropped.
 - **Refused before running** (``reason``): over ``max_sql_chars`` (``too_long``); not
   starting with ``SELECT``, ``WITH`` or ``VALUES`` (``not_a_select``: ``INSERT``,
   ``PRAGMA``, ``ATTACH``...); a ``'now'`` literal or a date function without a time value
@@ -53,7 +53,7 @@ from urllib.parse import quote
 
 from gymforge.core.errors import VerifierError
 from gymforge.core.verdict import Verdict
-from gymforge.verify.json_schema import extract_block
+from gymforge.verify.answer_block import extract_block
 from gymforge.verify.sql_builtin import OverBudget, private_helper
 from gymforge.verify.sql_clock import ClockRead
 from gymforge.verify.sql_clock import install as install_clockless

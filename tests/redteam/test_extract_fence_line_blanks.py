@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from gymforge.verify import json_schema
+from gymforge.verify import answer_block
 
 ROOT = Path(__file__).parents[2]
 CPU_LIMIT_S = 6  # a linear pass takes milliseconds; the quadratic one took about 10 s
@@ -80,4 +80,4 @@ def test_same_fences() -> None:
     lines += ["```json", "  ```  sql  ", "```", "``` json x", "```json\r", "\t```\t"]
     for line in lines:
         old = _OLD.match(line)
-        assert json_schema.fence_tag(line) == (None if old is None else old[1]), repr(line)
+        assert answer_block.fence_tag(line) == (None if old is None else old[1]), repr(line)

@@ -7,11 +7,11 @@ import time
 import pytest
 from jsonschema import SchemaError
 
+from gymforge.verify.answer_block import extract_block
 from gymforge.verify.json_schema import (
     FieldCheck,
     JsonRefused,
     JsonSchemaVerifier,
-    extract_block,
     nesting_depth,
     parse_json,
 )

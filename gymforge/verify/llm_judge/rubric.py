@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gymforge.core.seeding import canonical_json
 from gymforge.core.types import Message
-from gymforge.verify.json_schema import JsonRefused, extract_block, parse_json
+from gymforge.verify.answer_block import extract_block
+from gymforge.verify.json_schema import JsonRefused, parse_json
 from gymforge.verify.math.extract import split_reasoning
 
 PROMPT_VERSION = "1"
