@@ -190,7 +190,7 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     of exact builtins (copied, then checked and converted in one pass in C: the record's own
     lists may be a policy's, which it may change while the writer runs); None when none is.
 
-    The copy is ``msgspec``'s strict conversion (:data:`_EXACT`): for token ids an ``int``
+    The copy is ``msgspec``'s strict conversion (:data:`_LISTS`): for token ids an ``int``
     or an int subclass (an ``IntEnum``), copied as the ``int`` it is; for logprobs a
     ``float`` or an int, copied as a ``float``, every one finite; never a ``bool``, a float
     subclass, a plain enum or any other type (however its metaclass answers ``==``). Those
@@ -200,36 +200,46 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     twin into the same values, converting none: the twin's answer for the record is its
     answer for the rest with the same lists put back, so the writer validates the rest only.
     Any other list (a bool, NaN, a subclass of float) stays in the record for the twin to
-    judge."""
+    judge.
+
+    The step's lists are converted in one call, as the fields of one struct (whose type
+    information ``msgspec`` builds once; for a bare ``list[int]`` it builds it at every
+    call, which was most of the lift's cost); when that refuses one of them, each list is
+    converted on its own, so a list is lifted exactly when its own conversion accepts it.
+    Only the copies are converted, which nothing else holds: a finalizer that runs during
+    the conversion can change the policy's lists, not them."""
     policy = record.get("policy")
     if type(policy) is not dict:
         return None
-    lifted: dict[str, list[Any]] = {}
-    for name, exact in _EXACT.items():
+    copies: dict[str, list[Any]] = {}
+    for name in LIFTABLE:
         value = policy.get(name)
-        if type(value) is not list or not value:
-            continue
-        try:  # of a copy: the conversion reads the list's item array, taken before it
-            value = exact(value.copy())  # allocates (a collection there may run finalizers)
-        except msgspec.ValidationError:
-            continue
-        if name in _FLOATS and not math.isfinite(sum(value)):  # finite iff every one is
-            continue
-        lifted[name] = value
+        if type(value) is list and value:
+            copies[name] = value.copy()  # one C call: no other thread runs during it
+    if not copies:
+        return None
+    lifted: dict[str, list[Any]] = {}
+    try:
+        lists = msgspec.convert(copies, _LISTS, strict=True)
+    except msgspec.ValidationError:  # one of them is not exact: each on its own
+        for name, value in copies.items():
+            try:
+                lifted[name] = msgspec.convert(value, _TARGETS[name], strict=True)
+            except msgspec.ValidationError:
+                continue
+    else:
+        lifted = {name: getattr(lists, name) for name in copies}
+    for name in _FLOATS.intersection(lifted):
+        if not math.isfinite(sum(lifted[name])):  # finite iff every one is
+            del lifted[name]
     if not lifted:
         return None
     return {**record, "policy": {**policy, **{name: [] for name in lifted}}}, lifted
 
 
-def _converter(kind: type) -> Any:
-    target = list[kind]  # type: ignore[valid-type]
-
-    def exact(value: list[Any]) -> list[Any]:
-        return msgspec.convert(value, target, strict=True)
-
-    return exact
-
-
-_EXACT = {name: _converter(kind) for name, kind in LIFTABLE.items()}
-"""Each liftable list's checked copy (:func:`lift_numbers`)."""
+_TARGETS: dict[str, Any] = {name: list[kind] for name, kind in LIFTABLE.items()}  # type: ignore[valid-type]
+_LISTS: Any = msgspec.defstruct(
+    "_Lists", [(name, target | None, None) for name, target in _TARGETS.items()], gc=False
+)
+"""The liftable lists as one struct's fields, for :func:`lift_numbers`'s one conversion."""
 _FLOATS = frozenset(name for name, kind in LIFTABLE.items() if kind is float)
