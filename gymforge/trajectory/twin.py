@@ -207,7 +207,16 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     call, which was most of the lift's cost); when that refuses one of them, each list is
     converted on its own, so a list is lifted exactly when its own conversion accepts it.
     Only the copies are converted, which nothing else holds: a finalizer that runs during
-    the conversion can change the policy's lists, not them."""
+    the conversion can change the policy's lists, not them.
+
+    A copy is made by ``list(value)``, whose one allocation that can start a collection
+    (the new list object) comes before it reads ``value``: it then reads the size and the
+    items with nothing in between that runs code. ``value.copy()`` (``list_slice``) reads
+    the size, allocates the new list (a collection there can run a finalizer that clears
+    ``value``) and then reads the items through the old size: a crash, unless the
+    allocation happened to be served from the interpreter's free list of lists
+    (tests/redteam/test_fast_paths_red10.py crashed so once the copies were kept alive
+    together)."""
     policy = record.get("policy")
     if type(policy) is not dict:
         return None
@@ -215,7 +224,7 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     for name in LIFTABLE:
         value = policy.get(name)
         if type(value) is list and value:
-            copies[name] = value.copy()  # one C call: no other thread runs during it
+            copies[name] = list(value)  # not ``value.copy()`` (docstring)
     if not copies:
         return None
     lifted: dict[str, list[Any]] = {}

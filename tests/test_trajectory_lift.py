@@ -1,0 +1,174 @@
+"""The writer's lift of a step's token ids and logprobs (``twin.lift_numbers``) converts the
+step's lists in one ``msgspec`` call, as one struct's fields, and each list on its own only
+when that call refuses one of them. It lifts exactly the lists, with exactly the values and
+types, that the reference (each list converted on its own, as the lift did before) lifts,
+and the writer's lines and refusals stay the model path's: generated lists of exact and
+hostile numbers (bools, NaN, infinities, ints past 64 bits, int and float subclasses, enums,
+strings), lists that are list subclasses or not lists, and lists changed after the lift."""
+
+from __future__ import annotations
+
+import enum
+import math
+import random
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gymforge.trajectory import episode_encoding, fast_json, twin
+from tests.budget import examples
+from tests.test_trajectory_same_json import KEY, _episode
+from tests.test_trajectory_twin import _model_outcome, _outcome
+
+pytestmark = pytest.mark.skipif(fast_json.orjson is None, reason="orjson not installed")
+
+
+def _reference_lift(
+    record: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    """The lift as it was: each list copied and converted on its own."""
+    policy = record.get("policy")
+    if type(policy) is not dict:
+        return None
+    lifted: dict[str, list[Any]] = {}
+    for name, kind in twin.LIFTABLE.items():
+        value = policy.get(name)
+        if type(value) is not list or not value:
+            continue
+        try:
+            value = msgspec.convert(value.copy(), list[kind], strict=True)  # type: ignore[valid-type]
+        except msgspec.ValidationError:
+            continue
+        if kind is float and not math.isfinite(sum(value)):
+            continue
+        lifted[name] = value
+    if not lifted:
+        return None
+    return {**record, "policy": {**policy, **{name: [] for name in lifted}}}, lifted
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with every number's exact type and text: ``==`` tells neither ``1`` from
+    ``1.0`` or ``True``, nor ``0.0`` from ``-0.0``."""
+    if type(value) is dict:
+        return [(k, _typed(v)) for k, v in value.items()]
+    if type(value) in (list, tuple):
+        return (type(value), [_typed(v) for v in value])
+    return (type(value), repr(value))
+
+
+class _Small(enum.IntEnum):
+    ONE = 1
+
+
+class _Plain(enum.Enum):
+    FIVE = 5
+
+
+class _Float(float):
+    pass
+
+
+class _Int(int):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class _List(list):  # type: ignore[type-arg]
+    pass
+
+
+_HOSTILE = st.sampled_from([
+    True, False, None, "1", float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 5e-324,
+    1e308, 2**63, 2**64, 2**64 - 1, -(2**63) - 1, 10**309, _Small.ONE, _Plain.FIVE,
+    _Float(1.5), _Int(7), [1], {"a": 1},
+])  # fmt: skip
+_NUMBERS = st.one_of(
+    st.integers(-3, 300), st.integers(-(2**70), 2**70), st.floats(), st.floats(-30.0, 0.0), _HOSTILE
+)
+_LIST = st.one_of(
+    st.lists(st.integers(0, 2**20), max_size=6),
+    st.lists(st.floats(-30.0, 0.0), max_size=6),
+    st.lists(_NUMBERS, max_size=6),
+    st.lists(st.integers(0, 9), max_size=3).map(_List),
+    st.lists(st.integers(0, 9), max_size=3).map(tuple),
+    st.none(),
+    _HOSTILE,
+)
+
+
+@examples(1500)
+def test_the_one_call_lift_is_the_reference_lift(examples: int) -> None:
+    """Every combination of the three lists: the same lists lifted, the same values of the
+    same types, the same rest."""
+
+    @settings(max_examples=examples, deadline=None)
+    @given(st.fixed_dictionaries({name: _LIST for name in twin.LIFTABLE}), st.booleans())
+    def check(lists: dict[str, Any], drop: bool) -> None:
+        policy: dict[str, Any] = {"capture_level": "tokens", **lists}
+        if drop:
+            policy.pop("logprobs")
+        record = {"record": "step", "policy": policy}
+        assert _typed(twin.lift_numbers(record)) == _typed(_reference_lift(record))
+
+    check()
+
+
+@examples(600)
+def test_lines_with_generated_lists_are_the_model_paths(examples: int) -> None:
+    """The writer's lines (or refusal) for a step whose lists are generated, hostile values
+    among them, are the model path's, sealed or not."""
+
+    @settings(max_examples=examples, deadline=None)
+    @given(
+        st.fixed_dictionaries({name: _LIST for name in twin.LIFTABLE}), st.sampled_from([None, KEY])
+    )
+    def check(lists: dict[str, Any], key: bytes | None) -> None:
+        step, end = _episode(random.Random(5))
+        step["policy"].update(lists)
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            assert _outcome([step, end], key) == _model_outcome([step, end], key, monkeypatch)
+
+    check()
+
+
+def test_the_lifted_lists_are_copies_the_record_cannot_change() -> None:
+    """The lifted lists are new lists: the policy's own, changed after the lift, change
+    neither them nor the line written from them."""
+    ids, logprobs = [1, 2, 3], [-0.5, -1.5]
+    record = {
+        "policy": {"prompt_token_ids": ids, "completion_token_ids": ids, "logprobs": logprobs}
+    }
+    lift = twin.lift_numbers(record)
+    assert lift is not None
+    rest, lifted = lift
+    assert all(lifted[name] is not record["policy"][name] for name in lifted)
+    ids[0] = "x"
+    logprobs.clear()
+    assert lifted == {
+        "prompt_token_ids": [1, 2, 3],
+        "completion_token_ids": [1, 2, 3],
+        "logprobs": [-0.5, -1.5],
+    }
+    assert rest["policy"] == {"prompt_token_ids": [], "completion_token_ids": [], "logprobs": []}
+
+
+@pytest.mark.parametrize("key", [None, KEY], ids=["unsealed", "sealed"])
+def test_one_refused_list_leaves_the_others_lifted(key: bytes | None) -> None:
+    """A bool among the token ids makes the one call refuse: the other lists are still
+    lifted, each on its own, and the line is the model path's."""
+    step, end = _episode(random.Random(5))
+    step["policy"].update(prompt_token_ids=[1, True], completion_token_ids=[3], logprobs=[-0.5])
+    marked = {**step, "policy": {**episode_encoding._POLICY_UNSET, **step["policy"]}}
+    lift = twin.lift_numbers(marked)
+    assert lift is not None and sorted(lift[1]) == ["completion_token_ids", "logprobs"]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        outcome = _outcome([step, end], key)
+        assert outcome == _model_outcome([step, end], key, monkeypatch)
+    assert isinstance(outcome, list)  # written (the models read the bool as the int 1)
