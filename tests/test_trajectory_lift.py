@@ -11,6 +11,10 @@ from __future__ import annotations
 import enum
 import math
 import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -22,6 +26,8 @@ from gymforge.trajectory import episode_encoding, fast_json, twin
 from tests.budget import examples
 from tests.test_trajectory_same_json import KEY, _episode
 from tests.test_trajectory_twin import _model_outcome, _outcome
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(fast_json.orjson is None, reason="orjson not installed")
 
@@ -172,3 +178,58 @@ def test_one_refused_list_leaves_the_others_lifted(key: bytes | None) -> None:
         outcome = _outcome([step, end], key)
         assert outcome == _model_outcome([step, end], key, monkeypatch)
     assert isinstance(outcome, list)  # written (the models read the bool as the int 1)
+
+
+_COPY_SCRIPT = textwrap.dedent(
+    """
+    import gc
+    from gymforge.trajectory import twin
+
+    victim = list(range(1000, 1064))
+    alive = []
+
+
+    class Finalizer:  # garbage in a cycle: the collector runs its finalizer at an allocation
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            victim.clear()  # the policy reuses its buffer: the item array is freed
+            alive.append([10**6 + i for i in range(64)])  # and its memory reused
+
+
+    for t in range(1, 40):  # a collection at each allocation in turn
+        victim[:] = range(1000, 1064)
+        policy = {"prompt_token_ids": victim}
+        gc.collect()
+        alive.append([[0] for _ in range(200)])  # the free list of lists emptied, none freed
+        Finalizer()
+        gc.set_threshold(t)
+        try:
+            lift = twin.lift_numbers({"policy": policy})
+        finally:
+            gc.set_threshold(700, 10, 10)
+        got = [] if lift is None else lift[1]["prompt_token_ids"]
+        assert got in ([], list(range(1000, 1064))), (t, got[:3])
+    print("ok")
+    """
+)
+
+
+def test_a_list_cleared_by_a_finalizer_while_the_lift_copies_it_never_crashes() -> None:
+    """The copy's one allocation that can start a collection comes before it reads the
+    list (``list(value)``): a finalizer clearing the list there leaves the lift the list as
+    it was or as it became. (``value.copy()`` reads the size, allocates, then reads the
+    items through that size: outside the writer, with the free list of lists emptied, a
+    finalizer clearing the list at that allocation crashes the interpreter, and
+    tests/redteam/test_fast_paths_red10.py's finalizer run crashed so once the lift kept
+    its copies alive together.)"""
+    run = subprocess.run(
+        [sys.executable, "-c", _COPY_SCRIPT],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-500:])
