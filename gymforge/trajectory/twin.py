@@ -190,7 +190,7 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     of exact builtins (copied, then checked and converted in one pass in C: the record's own
     lists may be a policy's, which it may change while the writer runs); None when none is.
 
-    The copy is ``msgspec``'s strict conversion (:data:`_LISTS`): for token ids an ``int``
+    The copy is ``msgspec``'s strict conversion (:data:`_EXACT`): for token ids an ``int``
     or an int subclass (an ``IntEnum``), copied as the ``int`` it is; for logprobs a
     ``float`` or an int, copied as a ``float``, every one finite; never a ``bool``, a float
     subclass, a plain enum or any other type (however its metaclass answers ``==``). Those
@@ -202,53 +202,43 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     Any other list (a bool, NaN, a subclass of float) stays in the record for the twin to
     judge.
 
-    The step's lists are converted in one call, as the fields of one struct (whose type
-    information ``msgspec`` builds once; for a bare ``list[int]`` it builds it at every
-    call, which was most of the lift's cost); when that refuses one of them, each list is
-    converted on its own, so a list is lifted exactly when its own conversion accepts it.
-    Only the copies are converted, which nothing else holds: a finalizer that runs during
-    the conversion can change the policy's lists, not them.
-
     A copy is made by ``list(value)``, whose one allocation that can start a collection
     (the new list object) comes before it reads ``value``: it then reads the size and the
     items with nothing in between that runs code. ``value.copy()`` (``list_slice``) reads
     the size, allocates the new list (a collection there can run a finalizer that clears
-    ``value``) and then reads the items through the old size: a crash, unless the
-    allocation happened to be served from the interpreter's free list of lists
-    (tests/redteam/test_fast_paths_red10.py crashed so once the copies were kept alive
-    together)."""
+    ``value``) and then reads the items through the old size: a crash unless that
+    allocation is served from the interpreter's free list of lists
+    (tests/test_trajectory_lift.py; tests/redteam/test_fast_paths_red10.py crashed so when
+    a version of the lift kept its copies alive together)."""
     policy = record.get("policy")
     if type(policy) is not dict:
         return None
-    copies: dict[str, list[Any]] = {}
-    for name in LIFTABLE:
-        value = policy.get(name)
-        if type(value) is list and value:
-            copies[name] = list(value)  # not ``value.copy()`` (docstring)
-    if not copies:
-        return None
     lifted: dict[str, list[Any]] = {}
-    try:
-        lists = msgspec.convert(copies, _LISTS, strict=True)
-    except msgspec.ValidationError:  # one of them is not exact: each on its own
-        for name, value in copies.items():
-            try:
-                lifted[name] = msgspec.convert(value, _TARGETS[name], strict=True)
-            except msgspec.ValidationError:
-                continue
-    else:
-        lifted = {name: getattr(lists, name) for name in copies}
-    for name in _FLOATS.intersection(lifted):
-        if not math.isfinite(sum(lifted[name])):  # finite iff every one is
-            del lifted[name]
+    for name, exact in _EXACT.items():
+        value = policy.get(name)
+        if type(value) is not list or not value:
+            continue
+        try:  # of a copy (docstring): the conversion reads the list's item array, taken
+            value = exact(list(value))  # before it allocates (a collection may run finalizers)
+        except msgspec.ValidationError:
+            continue
+        if name in _FLOATS and not math.isfinite(sum(value)):  # finite iff every one is
+            continue
+        lifted[name] = value
     if not lifted:
         return None
     return {**record, "policy": {**policy, **{name: [] for name in lifted}}}, lifted
 
 
-_TARGETS: dict[str, Any] = {name: list[kind] for name, kind in LIFTABLE.items()}  # type: ignore[valid-type]
-_LISTS: Any = msgspec.defstruct(
-    "_Lists", [(name, target | None, None) for name, target in _TARGETS.items()], gc=False
-)
-"""The liftable lists as one struct's fields, for :func:`lift_numbers`'s one conversion."""
+def _converter(kind: type) -> Any:
+    target = list[kind]  # type: ignore[valid-type]
+
+    def exact(value: list[Any]) -> list[Any]:
+        return msgspec.convert(value, target, strict=True)
+
+    return exact
+
+
+_EXACT = {name: _converter(kind) for name, kind in LIFTABLE.items()}
+"""Each liftable list's checked copy (:func:`lift_numbers`)."""
 _FLOATS = frozenset(name for name, kind in LIFTABLE.items() if kind is float)
