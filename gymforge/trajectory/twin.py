@@ -200,7 +200,16 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
     twin into the same values, converting none: the twin's answer for the record is its
     answer for the rest with the same lists put back, so the writer validates the rest only.
     Any other list (a bool, NaN, a subclass of float) stays in the record for the twin to
-    judge."""
+    judge.
+
+    A copy is made by ``list(value)``, whose one allocation that can start a collection
+    (the new list object) comes before it reads ``value``: it then reads the size and the
+    items with nothing in between that runs code. ``value.copy()`` (``list_slice``) reads
+    the size, allocates the new list (a collection there can run a finalizer that clears
+    ``value``) and then reads the items through the old size: a crash unless that
+    allocation is served from the interpreter's free list of lists
+    (tests/test_trajectory_lift.py; tests/redteam/test_fast_paths_red10.py crashed so when
+    a version of the lift kept its copies alive together)."""
     policy = record.get("policy")
     if type(policy) is not dict:
         return None
@@ -209,8 +218,8 @@ def lift_numbers(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
         value = policy.get(name)
         if type(value) is not list or not value:
             continue
-        try:  # of a copy: the conversion reads the list's item array, taken before it
-            value = exact(value.copy())  # allocates (a collection there may run finalizers)
+        try:  # of a copy (docstring): the conversion reads the list's item array, taken
+            value = exact(list(value))  # before it allocates (a collection may run finalizers)
         except msgspec.ValidationError:
             continue
         if name in _FLOATS and not math.isfinite(sum(value)):  # finite iff every one is

@@ -190,8 +190,11 @@ _FINALIZER_SCRIPT = textwrap.dedent(
 def test_a_list_cleared_while_the_lift_copies_it_is_written_as_one_reading_of_it() -> None:
     """A policy that reuses its token-id buffer clears it from a finalizer (or from a
     thread the finalizer lets run) while the writer lifts it. The model path and the lift
-    before it (``list.copy``, which reads the items after it allocates) write the list
-    as it was or as it became; nothing else, and the writer never crashes."""
+    before it (``list(value)``, which allocates before it reads the list, then reads its
+    size and items at once) write the list as it was or as it became; nothing else, and the
+    writer never crashes. (A lift copying with ``list.copy``, which reads the size, then
+    allocates, then reads the items through that size, crashed here once its allocation
+    was not served from the free list of lists.)"""
     run = subprocess.run(
         [sys.executable, "-c", _FINALIZER_SCRIPT],
         cwd=ROOT,
