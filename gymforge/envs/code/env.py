@@ -48,6 +48,7 @@ from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.extract import ALIASES, canonical_language, extract_code
+from gymforge.verify.code.names import counted_tests
 from gymforge.verify.code.shared import MAX_CALL_TIMEOUT, MAX_TASK_TIMEOUT
 from gymforge.verify.services import current
 
@@ -130,6 +131,9 @@ class CodeRow(BaseModel):
 def row_to_task(row: BaseModel) -> tuple[str, CodeTruth]:
     assert isinstance(row, CodeRow)
     prompt, truth = _row_to_task(row)
+    if truth.root.kind in ("humaneval", "mbpp") and counted_tests(truth.root.model_dump()) == 0:
+        # every answer would be judged no_tests: refused here, never silently zero
+        raise ValueError("no test reads the answer (an assert that reads no name is not a test)")
     limits = row.limits()
     if limits is not None:
         truth = CodeTruth(truth.root.model_copy(update={"limits": limits}))

@@ -19,7 +19,13 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from gymforge.verify.code.names import BUILTIN_NAMES, bound_names, mbpp_names, tested_builtins
+from gymforge.verify.code.names import (
+    BUILTIN_NAMES,
+    bound_names,
+    mbpp_names,
+    reads_nothing,
+    tested_builtins,
+)
 from gymforge.verify.code.plan import MAX_PLANNED, PlanMiss, PlannedCall, plan_calls
 from gymforge.verify.code.remote import ShipLambdas, Shipped, Unjudgeable
 from gymforge.verify.code.tally import Tally
@@ -41,9 +47,13 @@ __all__ = [
 class CountAsserts(ast.NodeTransformer):
     """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``.
     The rewrite names only ``__gf_`` names (``__gf_Exception`` too), so a name the test's
-    namespace rebinds cannot change what the harness does."""
+    namespace rebinds cannot change what the harness does. An assert that reads no name
+    (``assert True, "This prints..."``) stays a plain assert, never counted: it decides
+    nothing about the answer (``names.reads_nothing``)."""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
+        if reads_nothing(node.test):
+            return node
         body = ast.parse(
             "try:\n    __gf_ok(__X__)\nexcept __gf_Unjudgeable:\n    raise\n"
             "except __gf_Exception:\n    __gf_fail()\n"
@@ -213,6 +223,8 @@ def run_mbpp(
     for name in mbpp_names(truth, tested):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:
+        if _decides_nothing(test):
+            continue
         t.run += 1
         try:
             exec(_compiled(test, "<mbpp test>", True), ns)
@@ -221,6 +233,15 @@ def run_mbpp(
             continue
         t.passed += 1
         t.case(True, test=test)
+
+
+@functools.lru_cache(maxsize=8192)
+def _decides_nothing(test: str) -> bool:
+    """An MBPP test that reads no name (``names.reads_nothing``): not a test of the answer."""
+    try:
+        return reads_nothing(ast.parse(test))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False  # it fails when run, as a test
 
 
 def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str, str]:

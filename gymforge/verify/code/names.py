@@ -11,6 +11,27 @@ from typing import Any
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+def reads_nothing(node: ast.AST) -> bool:
+    """Does this test read no name at all (``assert True, "This prints if this assert fails"``,
+    ``assert 1 == 1``: published HumanEval checks have them)? Such a test decides nothing
+    about the answer, so it is never counted as one: any answer would pass it."""
+    return not any(isinstance(n, ast.Name) for n in ast.walk(node))
+
+
+def counted_tests(truth: dict[str, Any]) -> int:
+    """How many of a HumanEval or MBPP task's tests can tell answers apart (``reads_nothing``
+    of each ``assert`` of the check, or of each MBPP test); -1 when the test code does not
+    parse. A task with none cannot be graded: its loader refuses it."""
+    try:
+        if truth.get("kind") == "humaneval":
+            tree = ast.parse(str(truth.get("test") or ""))
+            asserts = [n.test for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+            return sum(not reads_nothing(a) for a in asserts)
+        return sum(not reads_nothing(ast.parse(t)) for t in truth.get("test_list") or [])
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return -1
+
+
 def bound_names(src: str, top: bool = False) -> set[str]:
     """Names ``src`` binds (``top``: at module level only); empty when it does not parse."""
     try:
