@@ -103,3 +103,40 @@ def mbpp_names(truth: dict[str, Any], tested: frozenset[str] = frozenset()) -> l
             ):
                 names.append(n.id)
     return names
+
+
+def reference_imports(reference: str, truth: dict[str, Any]) -> list[str]:
+    """The module-level imports of an MBPP row's reference that bind a name its asserts read
+    and nothing else provides (task 596: the asserts call ``sys.getsizeof``, the reference
+    imports ``sys``). MBPP's harness runs the asserts in the solution's namespace, where such
+    an import binds the name; read here, it joins the row's ``test_imports`` (the module,
+    never the answer's)."""
+    wanted = set(mbpp_names(truth, tested_builtins({**truth, "reference": reference}, "")))
+    try:
+        tree = ast.parse(reference)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    out: list[str] = []
+    for n in tree.body:
+        if not isinstance(n, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(n, ast.ImportFrom) and (n.level or any(a.name == "*" for a in n.names)):
+            continue
+        if {(a.asname or a.name).split(".")[0] for a in n.names} & wanted:
+            out.append(ast.unparse(n))
+    return out
+
+
+def unreadable_uses(truth: dict[str, Any]) -> list[str]:
+    """``name.attr`` in an MBPP assert where ``name`` is the answer's (``mbpp_names``): the
+    answer's names reach the test as calls into the sandbox, so such a test fails whatever
+    the answer (``sys.getsizeof`` with no import of ``sys`` to read). A row with one cannot
+    be graded as published: its loader refuses it."""
+    names = set(mbpp_names(truth, tested_builtins(truth, "")))
+    found: list[str] = []
+    for test in truth["test_list"]:
+        for n in ast.walk(ast.parse(test)):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id in names and f"{n.value.id}.{n.attr}" not in found:
+                    found.append(f"{n.value.id}.{n.attr}")
+    return found
