@@ -21,9 +21,11 @@ from typing import Any
 
 from gymforge.verify.code.names import (
     BUILTIN_NAMES,
+    DropUndecisive,
     bound_names,
+    humaneval_answer_names,
     mbpp_names,
-    reads_nothing,
+    mbpp_test_decides_nothing,
     tested_builtins,
 )
 from gymforge.verify.code.plan import MAX_PLANNED, PlanMiss, PlannedCall, plan_calls
@@ -47,13 +49,10 @@ __all__ = [
 class CountAsserts(ast.NodeTransformer):
     """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``.
     The rewrite names only ``__gf_`` names (``__gf_Exception`` too), so a name the test's
-    namespace rebinds cannot change what the harness does. An assert that reads no name
-    (``assert True, "This prints..."``) stays a plain assert, never counted: it decides
-    nothing about the answer (``names.reads_nothing``)."""
+    namespace rebinds cannot change what the harness does. An assert that decides nothing
+    about the answer (``names.decides_nothing``) is dropped first (``DropUndecisive``)."""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
-        if reads_nothing(node.test):
-            return node
         body = ast.parse(
             "try:\n    __gf_ok(__X__)\nexcept __gf_Unjudgeable:\n    raise\n"
             "except __gf_Exception:\n    __gf_fail()\n"
@@ -67,8 +66,9 @@ class CountAsserts(ast.NodeTransformer):
 
 # Compiled dataset code is cached (by its text); verdicts never are.
 @functools.lru_cache(maxsize=1024)
-def _check_code(test: str) -> CodeType:
-    tree = ShipLambdas().visit(CountAsserts().visit(ast.parse(test)))
+def _check_code(test: str, entry: str) -> CodeType:
+    tree = DropUndecisive(humaneval_answer_names(test, entry)).visit(ast.parse(test))
+    tree = ShipLambdas().visit(CountAsserts().visit(tree))
     ast.fix_missing_locations(tree)
     return compile(tree, "<humaneval test>", "exec")
 
@@ -187,7 +187,7 @@ def run_humaneval(
               __gf_Exception=Exception)  # fmt: skip
     candidate = proxy_for(entry)
     ns[entry] = candidate
-    exec(_check_code(truth["test"]), ns)  # trusted dataset code, judge side
+    exec(_check_code(truth["test"], entry), ns)  # trusted dataset code, judge side
     ns[entry] = candidate  # the test module may define the name again
     check = ns.get("check")
     if not callable(check):
@@ -223,7 +223,7 @@ def run_mbpp(
     for name in mbpp_names(truth, tested):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:
-        if _decides_nothing(test):
+        if mbpp_test_decides_nothing(test):
             continue
         t.run += 1
         try:
@@ -233,15 +233,6 @@ def run_mbpp(
             continue
         t.passed += 1
         t.case(True, test=test)
-
-
-@functools.lru_cache(maxsize=8192)
-def _decides_nothing(test: str) -> bool:
-    """An MBPP test that reads no name (``names.reads_nothing``): not a test of the answer."""
-    try:
-        return reads_nothing(ast.parse(test))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False  # it fails when run, as a test
 
 
 def candidate_module(truth: dict[str, Any], code: str) -> tuple[str, str, str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
+import functools
 from typing import Any
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -13,21 +15,98 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 
 def reads_nothing(node: ast.AST) -> bool:
     """Does this test read no name at all (``assert True, "This prints if this assert fails"``,
-    ``assert 1 == 1``: published HumanEval checks have them)? Such a test decides nothing
-    about the answer, so it is never counted as one: any answer would pass it."""
+    ``assert 1 == 1``: published HumanEval checks have them)?"""
     return not any(isinstance(n, ast.Name) for n in ast.walk(node))
 
 
+_REFLEXIVE = (ast.Eq, ast.Is, ast.LtE, ast.GtE)
+
+
+class _AsAnswer(ast.NodeTransformer):
+    def __init__(self, aliases: frozenset[str]) -> None:
+        self.aliases = aliases
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(id="__gf_answer__", ctx=ast.Load()) if node.id in self.aliases else node
+
+
+def decides_nothing(test: ast.AST, aliases: frozenset[str] = frozenset()) -> bool:
+    """Is an assert's ``test`` true of every answer, so not a test of the answer? It reads no
+    name, or it compares a value with itself: the same expression on every side of ``==``,
+    ``is``, ``<=`` or ``>=`` once ``aliases``, names of one same function, are one name
+    (HumanEval/33's ``tuple(candidate(x)) == tuple(sort_third(x))``: the check's parameter
+    and the entry point are both the answer). Such an assert is never counted, nor run
+    (``DropUndecisive``)."""
+    if reads_nothing(test):
+        return True
+    if not isinstance(test, ast.Compare) or not all(isinstance(o, _REFLEXIVE) for o in test.ops):
+        return False
+    sides = {
+        ast.dump(_AsAnswer(aliases).visit(copy.deepcopy(o)))
+        for o in [test.left, *test.comparators]
+    }
+    return len(sides) == 1
+
+
+class DropUndecisive(ast.NodeTransformer):
+    """Each ``assert`` that ``decides_nothing`` becomes ``pass``: uncounted, and unable to
+    stop the check (an answer that made its self-comparison fail would cut the tests after
+    it)."""
+
+    def __init__(self, aliases: frozenset[str]) -> None:
+        self.aliases = aliases
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        if decides_nothing(node.test, self.aliases):
+            return ast.copy_location(ast.Pass(), node)
+        return node
+
+
+def humaneval_answer_names(test: str, entry: str) -> frozenset[str]:
+    """The names a HumanEval check calls the answer by: ``check``'s parameter and the entry
+    point's own name (HumanEval/33 uses both)."""
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset({entry})
+    params = {
+        a.arg
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name == "check"
+        for a in n.args.args[:1]
+    }
+    return frozenset({entry, *params})
+
+
+@functools.lru_cache(maxsize=8192)
+def mbpp_test_decides_nothing(test: str) -> bool:
+    """An MBPP test all of whose asserts ``decides_nothing`` (and that does nothing else);
+    an MBPP test's names are all distinct."""
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False  # it fails when run, as a test
+    if reads_nothing(tree):
+        return True
+    return bool(tree.body) and all(
+        isinstance(n, ast.Assert) and decides_nothing(n.test) for n in tree.body
+    )
+
+
 def counted_tests(truth: dict[str, Any]) -> int:
-    """How many of a HumanEval or MBPP task's tests can tell answers apart (``reads_nothing``
-    of each ``assert`` of the check, or of each MBPP test); -1 when the test code does not
-    parse. A task with none cannot be graded: its loader refuses it."""
+    """How many of a HumanEval or MBPP task's tests can tell answers apart (not
+    ``decides_nothing``); -1 when the test code does not parse. A task with none cannot be
+    graded: its loader refuses it."""
     try:
         if truth.get("kind") == "humaneval":
             tree = ast.parse(str(truth.get("test") or ""))
+            names = humaneval_answer_names(str(truth.get("test") or ""), truth["entry_point"])
             asserts = [n.test for n in ast.walk(tree) if isinstance(n, ast.Assert)]
-            return sum(not reads_nothing(a) for a in asserts)
-        return sum(not reads_nothing(ast.parse(t)) for t in truth.get("test_list") or [])
+            return sum(not decides_nothing(a, names) for a in asserts)
+        tests = truth.get("test_list") or []
+        for t in tests:
+            ast.parse(t)
+        return sum(not mbpp_test_decides_nothing(t) for t in tests)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return -1
 
