@@ -136,9 +136,12 @@ def bound_names(src: str, top: bool = False) -> set[str]:
 def tested_builtins(truth: dict[str, Any], code: str) -> frozenset[str]:
     """Builtin names that are the task's own functions in an MBPP test (task 126 tests a
     function named ``sum``): the builtin names the task's reference defines, or, for a task
-    without one, those the candidate defines that every assert calls. Only these are the
-    candidate's in the test; any other builtin the candidate rebinds stays the builtin there,
-    so redefining ``sorted`` or ``len`` cannot change how a test checks a result."""
+    without one, those the candidate defines that every assert calls, when the asserts take
+    no other name from the candidate (a builtin the asserts check another function's result
+    with, ``set(uniq(x)) == set(y)``, is never the candidate's: it would decide both sides).
+    Only these are the candidate's in the test; any other builtin the candidate rebinds stays
+    the builtin there, so redefining ``sorted`` or ``len`` cannot change how a test checks a
+    result."""
     if truth.get("kind") != "mbpp":
         return frozenset()
     reference = truth.get("reference")
@@ -155,6 +158,8 @@ def tested_builtins(truth: dict[str, Any], code: str) -> frozenset[str]:
             for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
         }
+    if own and set(mbpp_names(truth, frozenset(own))) - own:
+        return frozenset()  # the function tested is another name: the builtins check it
     return frozenset(own)
 
 
