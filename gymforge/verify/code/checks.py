@@ -194,8 +194,9 @@ def run_humaneval(
         raise ValueError("the HumanEval test defines no check(candidate)")
     try:
         check(candidate)
-    except Exception as e:  # an error outside an assert ends the check: one more failure
-        t.run += 1
+    except Exception as e:  # an error outside an assert ends the check: one more failure,
+        t.run += 1  # and no partial credit (``tally.verdict``)
+        t.stopped = True
         t.notes.append(f"check stopped: {type(e).__name__}")
 
 

@@ -23,6 +23,7 @@ class Tally:
     limits: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
+    stopped: bool = False  # the check ended on an error outside its asserts (``run_humaneval``)
     call_limit_s: float | None = None  # the per-call limit the task ran under
     slowest_ms: float | None = None  # wall clock: a timing fact, never a fact of the answer
 
@@ -98,9 +99,12 @@ def verdict(
     if t.call_limit_s is not None and t.slowest_ms is not None:  # timing facts (split off)
         facts["slowest_call_ms"] = round(t.slowest_ms, 3)
         facts["call_limit_ms"] = round(t.call_limit_s * 1e3, 3)
+    # a check that stopped early pays no partial credit: the tests it never reached are
+    # unknown, and an answer able to stop it (raising where it would answer wrong) would
+    # choose a short check of the tests it passes
     return Verdict(
         passed=passed,
-        score=(t.passed / t.run) if t.run else 0.0,
+        score=(t.passed / t.run) if t.run and not t.stopped else 0.0,
         reason=None if passed else reason,
         facts=facts,
         verifier=VERIFIER,
