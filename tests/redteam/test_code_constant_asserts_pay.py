@@ -38,8 +38,12 @@ SHAPED = {  # HumanEval/113's shape: three real asserts, one that reads nothing
 }
 MBPP = {
     "kind": "mbpp",
-    "test_list": ["assert double(1) == 2", "assert double(3) == 6", "assert double(0) == 0",
-                  "assert True"],
+    "test_list": [
+        "assert double(1) == 2",
+        "assert double(3) == 6",
+        "assert double(0) == 0",
+        "assert True",
+    ],
     "test_setup_code": "",
     "test_imports": [],
 }

@@ -47,8 +47,7 @@ MBPP = {
 }
 CONSTANT = "```python\ndef sort_third(l):\n    return []\n```"
 RIGHT = (
-    "```python\ndef sort_third(l):\n    l = list(l)\n    l[::3] = sorted(l[::3])\n"
-    "    return l\n```"
+    "```python\ndef sort_third(l):\n    l = list(l)\n    l[::3] = sorted(l[::3])\n    return l\n```"
 )
 # right on the first real test, then a different value on each call: the self-comparison
 # after it fails, which must not end the check before the tests the answer fails

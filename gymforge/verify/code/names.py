@@ -42,8 +42,7 @@ def decides_nothing(test: ast.AST, aliases: frozenset[str] = frozenset()) -> boo
     if not isinstance(test, ast.Compare) or not all(isinstance(o, _REFLEXIVE) for o in test.ops):
         return False
     sides = {
-        ast.dump(_AsAnswer(aliases).visit(copy.deepcopy(o)))
-        for o in [test.left, *test.comparators]
+        ast.dump(_AsAnswer(aliases).visit(copy.deepcopy(o))) for o in [test.left, *test.comparators]
     }
     return len(sides) == 1
 
@@ -220,7 +219,9 @@ def unreadable_uses(truth: dict[str, Any]) -> list[str]:
     found: list[str] = []
     for test in truth["test_list"]:
         for n in ast.walk(ast.parse(test)):
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
-                if n.value.id in names and f"{n.value.id}.{n.attr}" not in found:
-                    found.append(f"{n.value.id}.{n.attr}")
+            if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)):
+                continue
+            use = f"{n.value.id}.{n.attr}"
+            if n.value.id in names and use not in found:
+                found.append(use)
     return found
