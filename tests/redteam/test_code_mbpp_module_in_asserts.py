@@ -60,3 +60,25 @@ def test_a_row_whose_module_no_reference_imports_is_refused(tmp_path: Path) -> N
     assert [t.task_id for t in ds.tasks] == ["596"]
     assert len(ds.errors) == 1 and ds.errors[0].startswith("mbpp.jsonl:2: "), ds.errors
     assert "sys.getsizeof" in ds.errors[0]
+
+
+def test_a_name_the_reference_defines_stays_the_answers(
+    code_judge: CodeJudge, tmp_path: Path
+) -> None:
+    """The reference imports ``gcd`` and then defines its own: the asserts test the answer's
+    ``gcd``, never the library's (reading the import would pass any answer)."""
+    row = {
+        "text": "Write gcd.",
+        "code": "from math import gcd, pi\ndef gcd(a, b):\n    while b:\n        a, b = b, a % b\n"
+        "    return a",
+        "task_id": 900,
+        "test_setup_code": "",
+        "test_list": ["assert gcd(12, 18) == 6", "assert gcd(7, 5) == 1"],
+        "challenge_test_list": [],
+    }
+    ds = _load(tmp_path, row)
+    assert not ds.errors, ds.errors
+    truth = dict(ds.tasks[0].truth)
+    assert not truth["test_imports"], truth["test_imports"]
+    v = code_judge.judge(truth, "```python\ndef gcd(a, b):\n    return 0\n```")
+    assert v.score == 0.0, v.facts
