@@ -199,13 +199,18 @@ def reference_imports(reference: str, truth: dict[str, Any]) -> list[str]:
         tree = ast.parse(reference)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    others = ast.Module(body=[n for n in tree.body if n not in imports], type_ignores=[])
+    wanted -= bound_names(ast.unparse(others), top=True)  # the reference's own: the answer's
     out: list[str] = []
-    for n in tree.body:
-        if not isinstance(n, (ast.Import, ast.ImportFrom)):
+    for n in imports:
+        if isinstance(n, ast.ImportFrom) and n.level:
             continue
-        if isinstance(n, ast.ImportFrom) and (n.level or any(a.name == "*" for a in n.names)):
-            continue
-        if {(a.asname or a.name).split(".")[0] for a in n.names} & wanted:
+        keep = [
+            a for a in n.names if a.name != "*" and (a.asname or a.name).split(".")[0] in wanted
+        ]
+        if keep:
+            n.names = keep
             out.append(ast.unparse(n))
     return out
 
