@@ -133,7 +133,10 @@ def row_to_task(row: BaseModel) -> tuple[str, CodeTruth]:
     prompt, truth = _row_to_task(row)
     if truth.root.kind in ("humaneval", "mbpp") and counted_tests(truth.root.model_dump()) == 0:
         # every answer would be judged no_tests: refused here, never silently zero
-        raise ValueError("no test reads the answer (an assert that reads no name is not a test)")
+        raise ValueError(
+            "no test can tell answers apart (an assert that reads no name, or compares a "
+            "value with itself, is not a test)"
+        )
     limits = row.limits()
     if limits is not None:
         truth = CodeTruth(truth.root.model_copy(update={"limits": limits}))
