@@ -41,10 +41,11 @@ RIGHT = "```python\ndef find_zero(xs):\n    return -xs[0] / xs[1]\n```"
 
 def test_stopping_the_check_pays_no_more_than_answering_wrong(code_judge: CodeJudge) -> None:
     wrong = code_judge.judge(TRUTH, WRONG)
-    assert wrong.score == 1 / 20, wrong.facts
+    assert wrong.facts["tests_passed"] == 1 and wrong.facts["tests_run"] == 20, wrong.facts
     stopped = code_judge.judge(TRUTH, STOPS)
     assert not stopped.passed
     assert (stopped.score or 0.0) <= (wrong.score or 0.0), stopped.facts
+    assert stopped.score == 0.0
 
 
 def test_the_right_answer_still_passes(code_judge: CodeJudge) -> None:
