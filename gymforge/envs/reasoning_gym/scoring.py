@@ -7,6 +7,11 @@ Rules before anything judges it:
 2. Several ``<answer>`` blocks that differ (whitespace collapsed) are a hedge and fail.
 3. An answer longer than the environment's token budget allows (``answer_chars``) fails
    as ``too_long``.
+4. An answer with a number that is not one (``nan``, ``NaN``, ``inf``, ``-Infinity``,
+   ``nanj``: what ``float``, ``complex``, ``Decimal`` and ``json`` read as NaN or infinity)
+   fails as ``not_a_number``, unless the task's stored answer has one too. A scorer that
+   compares numbers reads NaN as within any tolerance (``abs(nan - x) > tol`` is false,
+   ``min(1.0, exp(-nan))`` is 1.0): complex_arithmetic and number_sorting paid ``nan``.
 
 Then one of two judges:
 
@@ -38,6 +43,7 @@ if TYPE_CHECKING:
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 _SPACES = re.compile(r"\s+")
+_NOT_A_NUMBER = re.compile(r"(?<![a-z])[+-]?(?:s?nan|inf(?:inity)?)[ij]?(?![a-z])", re.I)
 
 CHARS_PER_TOKEN = 8
 """``answer_chars`` allows this many characters per token of the budget: more than any
@@ -80,6 +86,9 @@ async def score(
     answer, problem = extract(reply, max_chars)
     if problem is not None or answer is None:
         return problem or fail("no_answer")
+    nan = _NOT_A_NUMBER.search(answer)
+    if nan is not None and not _NOT_A_NUMBER.search(str(entry.get("answer") or "")):
+        return fail("not_a_number", token=nan[0][:20])
     checked = strict_check(family.dataset, entry, answer) if strict else None
     if checked is not None:
         return checked

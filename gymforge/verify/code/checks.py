@@ -19,7 +19,15 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from gymforge.verify.code.names import BUILTIN_NAMES, bound_names, mbpp_names, tested_builtins
+from gymforge.verify.code.names import (
+    BUILTIN_NAMES,
+    DropUndecisive,
+    bound_names,
+    humaneval_answer_names,
+    mbpp_names,
+    mbpp_test_decides_nothing,
+    tested_builtins,
+)
 from gymforge.verify.code.plan import MAX_PLANNED, PlanMiss, PlannedCall, plan_calls
 from gymforge.verify.code.remote import ShipLambdas, Shipped, Unjudgeable
 from gymforge.verify.code.tally import Tally
@@ -41,7 +49,8 @@ __all__ = [
 class CountAsserts(ast.NodeTransformer):
     """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``.
     The rewrite names only ``__gf_`` names (``__gf_Exception`` too), so a name the test's
-    namespace rebinds cannot change what the harness does."""
+    namespace rebinds cannot change what the harness does. An assert that decides nothing
+    about the answer (``names.decides_nothing``) is dropped first (``DropUndecisive``)."""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
         body = ast.parse(
@@ -57,8 +66,9 @@ class CountAsserts(ast.NodeTransformer):
 
 # Compiled dataset code is cached (by its text); verdicts never are.
 @functools.lru_cache(maxsize=1024)
-def _check_code(test: str) -> CodeType:
-    tree = ShipLambdas().visit(CountAsserts().visit(ast.parse(test)))
+def _check_code(test: str, entry: str) -> CodeType:
+    tree = DropUndecisive(humaneval_answer_names(test, entry)).visit(ast.parse(test))
+    tree = ShipLambdas().visit(CountAsserts().visit(tree))
     ast.fix_missing_locations(tree)
     return compile(tree, "<humaneval test>", "exec")
 
@@ -177,15 +187,16 @@ def run_humaneval(
               __gf_Exception=Exception)  # fmt: skip
     candidate = proxy_for(entry)
     ns[entry] = candidate
-    exec(_check_code(truth["test"]), ns)  # trusted dataset code, judge side
+    exec(_check_code(truth["test"], entry), ns)  # trusted dataset code, judge side
     ns[entry] = candidate  # the test module may define the name again
     check = ns.get("check")
     if not callable(check):
         raise ValueError("the HumanEval test defines no check(candidate)")
     try:
         check(candidate)
-    except Exception as e:  # an error outside an assert ends the check: one more failure
-        t.run += 1
+    except Exception as e:  # an error outside an assert ends the check: one more failure,
+        t.run += 1  # and no partial credit (``tally.verdict``)
+        t.stopped = True
         t.notes.append(f"check stopped: {type(e).__name__}")
 
 
@@ -213,6 +224,8 @@ def run_mbpp(
     for name in mbpp_names(truth, tested):
         ns[name] = proxy_for(name)
     for test in truth["test_list"]:
+        if mbpp_test_decides_nothing(test):
+            continue
         t.run += 1
         try:
             exec(_compiled(test, "<mbpp test>", True), ns)

@@ -22,6 +22,7 @@ from gymforge.sandbox import (
     SandboxJob,
     Status,
 )
+from gymforge.verify.code.chance import chance
 from gymforge.verify.code.checks import (
     candidate_module,
     check_namespace,
@@ -186,7 +187,9 @@ def planned(
 def _session_verdict(
     truth: dict[str, Any], t: Tally, r: Result | None, load: LoadInfo | None
 ) -> Verdict:
-    """The verdict of a HumanEval or MBPP check, live or planned, from its tally."""
+    """The verdict of a HumanEval or MBPP check, live or planned, from its tally: partial
+    credit is what a constant answer does not pass (``chance``)."""
+    t.chance = chance(truth)
     t.result(r)
     if load is not None and not load.ok:
         t.notes.append(f"load failed: {load.error_type}")

@@ -23,6 +23,8 @@ class Tally:
     limits: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
+    stopped: bool = False  # the check ended on an error outside its asserts (``run_humaneval``)
+    chance: float = 0.0  # the fraction a constant answer passes (``chance.chance``)
     call_limit_s: float | None = None  # the per-call limit the task ran under
     slowest_ms: float | None = None  # wall clock: a timing fact, never a fact of the answer
 
@@ -57,6 +59,21 @@ def _short(v: Any) -> Any:
     if isinstance(v, str) and len(v) > SHORT:
         return v[:SHORT] + f"... [{len(v) - SHORT} more characters]"
     return v
+
+
+def _score(t: Tally) -> float:
+    """Partial credit: the fraction of tests passed above ``t.chance``, what an answer that
+    ignores its input passes (a constant earns 0, a full pass 1). A check that stopped early
+    pays none: the tests it never reached are unknown, and an answer able to stop it
+    (raising where it would answer wrong) would choose a short check of the tests it passes."""
+    if not t.run or t.stopped:
+        return 0.0
+    raw = t.passed / t.run
+    if raw >= 1.0:
+        return 1.0
+    if t.chance >= 1.0:
+        return 0.0
+    return max(0.0, min(1.0, (raw - t.chance) / (1.0 - t.chance)))
 
 
 def verdict(
@@ -95,12 +112,14 @@ def verdict(
         facts["notes"] = t.notes[:5]
     if t.cases is not None:
         facts["cases"] = t.cases
+    if t.chance:
+        facts["chance"] = round(t.chance, 4)
     if t.call_limit_s is not None and t.slowest_ms is not None:  # timing facts (split off)
         facts["slowest_call_ms"] = round(t.slowest_ms, 3)
         facts["call_limit_ms"] = round(t.call_limit_s * 1e3, 3)
     return Verdict(
         passed=passed,
-        score=(t.passed / t.run) if t.run else 0.0,
+        score=_score(t),
         reason=None if passed else reason,
         facts=facts,
         verifier=VERIFIER,

@@ -1,0 +1,114 @@
+"""What an answer that ignores its input scores on a HumanEval or MBPP task (``chance``).
+
+Partial credit is the fraction of tests passed; on a yes/no task most tests may expect one
+value (seven of HumanEval/40's nine asserts expect ``False``), so ``return False`` passed
+0.78 of them without reading its input. ``chance`` runs the task's own tests here, in the
+judge, against stand-ins of ours that return one constant each: the common ones (``None``,
+``False``, ``True``, ``0``, ``1``, ``""``, ``[]``...) and every literal the asserts compare
+with, and gives the best fraction any of them passes. No answer's code runs: only trusted
+dataset code and our own constants. The verdict's score is then the fraction passed above
+that level (``tally.verdict``), so a constant earns nothing and a full pass still earns 1.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from gymforge.verify.code.checks import check_namespace, run_humaneval, run_mbpp
+from gymforge.verify.code.names import tested_builtins
+from gymforge.verify.code.tally import Tally
+
+COMMON: tuple[Any, ...] = (None, False, True, 0, 1, -1, "", [], (), {}, 0.0)
+MAX_CONSTANTS = 48
+MAX_LITERAL_CHARS = 2_000
+_FIELDS = ("kind", "entry_point", "prompt", "test", "test_list", "test_setup_code",
+           "test_imports", "reference")  # fmt: skip
+
+
+def chance(truth: dict[str, Any]) -> float:
+    """The best fraction of a HumanEval or MBPP task's tests that a constant answer passes
+    (0.0 when none passes any, or the tests loop with ``while``: a constant could keep such
+    a loop going forever)."""
+    key = json.dumps({k: truth.get(k) for k in _FIELDS}, sort_keys=True, default=str)
+    return _chance(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _chance(key: str) -> float:
+    truth: dict[str, Any] = json.loads(key)
+    sources = [str(truth.get("test") or ""), *(truth.get("test_list") or [])]
+    trees = [_parse(s) for s in sources]
+    if any(t is None or any(isinstance(n, ast.While) for n in ast.walk(t)) for t in trees):
+        return 0.0
+    best = 0.0
+    for value in constants([t for t in trees if t is not None]):
+        best = max(best, _score(truth, value))
+        if best >= 1.0:
+            break
+    return best
+
+
+def _score(truth: dict[str, Any], value: Any) -> float:
+    t = Tally()
+
+    def proxy_for(name: str) -> Callable[..., Any]:
+        def constant(*args: Any, **kwargs: Any) -> Any:
+            return copy.deepcopy(value)
+
+        return constant
+
+    try:
+        ns, _ = check_namespace(truth)
+        if truth.get("kind") == "humaneval":
+            run_humaneval(truth, ns, proxy_for, t)
+        else:
+            run_mbpp(truth, ns, proxy_for, t, tested_builtins(truth, ""))
+    except Exception:
+        return 0.0
+    return 0.0 if t.stopped or not t.run else t.passed / t.run
+
+
+def constants(trees: list[ast.AST]) -> list[Any]:
+    """``COMMON``, then every literal the asserts compare with, without repeats."""
+    out: list[Any] = []
+    seen: set[str] = set()
+    literals = (
+        side
+        for tree in trees
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare)
+        for side in (n.left, *n.comparators)
+    )
+    for value in (*COMMON, *(_literal(s) for s in literals)):
+        key = f"{type(value).__name__}:{value!r}"
+        if value is _NOT_LITERAL or key in seen:
+            continue
+        seen.add(key)
+        out.append(value)
+        if len(out) >= MAX_CONSTANTS:
+            break
+    return out
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        if len(ast.unparse(node)) > MAX_LITERAL_CHARS:
+            return _NOT_LITERAL
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+def _parse(src: str) -> ast.AST | None:
+    try:
+        return ast.parse(src)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
