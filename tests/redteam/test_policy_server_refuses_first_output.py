@@ -3,14 +3,14 @@ the run.
 
 A server refuses what the model generates, not only what it is sent. vLLM's chat endpoint
 answers any ``ValueError`` raised while it reads the finished answer with a 400
-``BadRequestError``: a call it cannot read under ``tool_choice: "required"`` (pydantic's
-``ValidationError`` is a ``ValueError``), a parser raising ``json.JSONDecodeError``; a
-gateway's output guardrail (LiteLLM's post-call guardrails) refuses an answer its filter
-will not pass with a 400 too. On the episode's first turn a refusal was read as the
-configuration's mistake (``PolicyRequestRejected``: "a server refuses a request, not the
-answer it would give"), which stops the run: a policy writing such an answer on a task it
-fails (the same seed gives the same answer on every attempt) ended the run, in a trainer
-the batch, with that episode and every one not yet played unscored.
+``BadRequestError`` (a parser's ``json.JSONDecodeError``, pydantic's ``ValidationError`` of
+a call it cannot read); a gateway's output guardrail (LiteLLM's post-call guardrails)
+refuses an answer its filter will not pass with a 400 too. On the episode's first turn a
+refusal was read as the configuration's mistake (``PolicyRequestRejected``: "a server
+refuses a request, not the answer it would give"), which stops the run: a policy writing
+such an answer on a task it fails (the same seed gives the same answer on every attempt)
+ended the run, in a trainer the batch, with that episode and every one not yet played
+unscored.
 
 Here the server refuses every full request of the tasks the policy fails (400, in vLLM's
 and a guardrail's wording) and answers their first prompt for one token. The defence: a
@@ -65,6 +65,7 @@ class RefusesAnswer(OpenAITestServer):
     async def _handle(self, request: web.Request, required: str, build: Any) -> Any:
         body = json.loads(await request.read())
         if self._refuses(body):
+            self.requests.append(body)  # refused, but asked: counted as a request
             message, kind = REFUSALS[self.kind]
             error = {"message": message, "type": kind, "code": 400}
             return web.json_response({"error": error, "object": "error"}, status=400)
@@ -130,8 +131,8 @@ def test_a_first_prompt_refused_for_one_token_too_stops_the_run(
         with pytest.raises(UserError, match="refused"):
             refusal.play(tmp_path, factory_for(policy, srv.base_url), ORDER, policy=policy)
         assert len(refusal.probes(srv)) == 1
-    by_task = {e.task_id for e in read_episodes(tmp_path / "trajectories.jsonl")}
-    assert FAILED[0] not in by_task
+    ends = [log.end for log in read_episodes(tmp_path / "trajectories.jsonl")]
+    assert all(end is None or end.failure_reason != TRANSCRIPT_REFUSED for end in ends)
 
 
 def test_a_server_that_never_answered_a_whole_turn_stops_the_run(tmp_path: Path) -> None:
