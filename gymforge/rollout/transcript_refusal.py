@@ -60,7 +60,10 @@ the finished answer (a parser's) with a 400, an output guardrail refuses with on
 the configuration's mistake, such a first answer stopped the run
 (tests/redteam/test_policy_server_refuses_first_output.py). So a refusal of the first turn
 is judged as its server failure is (:func:`judge_failure`, once the server answered a
-whole turn of the run): its prompt for one token refused too is the configuration's
+whole turn of the run and its bound is known to be accepted,
+``ServerFactory.bound_accepted``, else a bound above a hosted API's maximum, "max_tokens is
+too large", would be counted against the policy): its prompt for one token refused too is
+the configuration's
 mistake, which stops the run (:func:`~gymforge.kit.blame.blame_text`); answered, the turn
 is asked once more, and its refusal is the episode's counted ``transcript_refused``. A
 refusal before the server answered any whole turn stops the run as it always did.
@@ -112,12 +115,14 @@ def _judged_by_asking_again(watch: TurnWatch, err: PolicyServerError) -> bool:
     """Whether the turn's ``err`` is judged by :func:`judge_failure`: a server failure of
     any turn, or the server's refusal of the episode's first turn (which holds none of the
     agent's text: refused for the answer it generates, or for the prompt, which the
-    one-token probe tells apart); only with the episode's first request kept and the
-    server known to answer whole turns."""
+    one-token probe tells apart, or for its bound, which a turn answered asking as many
+    tokens rules out); only with the episode's first request kept and the server known to
+    answer whole turns."""
     if watch.opening is None or not _answers_turns(watch):
         return False
     if isinstance(err, PolicyRequestRejected):
-        return watch.first and err.status is not None
+        bound_accepted = watch.factory.bound_accepted(watch.opening_tokens)
+        return watch.first and err.status is not None and bound_accepted
     return server_fault(err)
 
 

@@ -18,8 +18,10 @@ refusal of the first turn is judged as its server failure is
 (``rollout.transcript_refusal.judged``): once the server answered a whole turn of the run,
 the first prompt for one token answered and the turn refused again when asked once more,
 the episode is the policy's counted ``transcript_refused`` with no step. A first prompt
-refused for one token too (a wrong model name, a task's prompt the moderation refuses), or
-a server never seen answering a whole turn, still stops the run.
+refused for one token too (a wrong model name, a task's prompt the moderation refuses), a
+server never seen answering a whole turn, or a first turn asking a bound no answered turn
+asked (a hosted API's maximum: "max_tokens is too large", which the one-token probe passes)
+still stops the run.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import test_policy_server_refuses_agent_text as refusal
 from aiohttp import web
 
 from gymforge.core.errors import TRANSCRIPT_REFUSED, UserError
-from gymforge.rollout.openai_policy import OpenAIPolicyFactory
+from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Sampling
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing import OpenAITestServer
 from gymforge.testing.openai_server import ServedReply, ServedToolCall, fake_detokenize
@@ -140,5 +142,34 @@ def test_a_server_that_never_answered_a_whole_turn_stops_the_run(tmp_path: Path)
     with serve() as srv:
         with pytest.raises(UserError, match="refused"):
             refusal.play(tmp_path, factory_for("openai:m", srv.base_url), FAILED)
+        assert not refusal.probes(srv)
+    assert not list(read_episodes(tmp_path / "trajectories.jsonl"))
+
+
+class RefusesBound(OpenAITestServer):
+    """A hosted API's maximum completion bound: a request asking more is refused (400),
+    whatever it would generate."""
+
+    async def _handle(self, request: web.Request, required: str, build: Any) -> Any:
+        body = json.loads(await request.read())
+        if (body.get("max_tokens") or 0) > 64:
+            self.requests.append(body)
+            message = "max_tokens is too large: 100. This model supports at most 64 tokens."
+            error = {"message": message, "type": "invalid_request_error", "code": 400}
+            return web.json_response({"error": error}, status=400)
+        return await super()._handle(request, required, build)
+
+
+def test_a_first_turn_refused_for_a_bound_never_answered_stops_the_run(tmp_path: Path) -> None:
+    # turns of the run were answered, all asking 32 tokens at most (another task's budget);
+    # this first turn asks 100, over the server's maximum: the configuration's mistake,
+    # never the policy's counted failure, however its one-token probe fares
+    with RefusesBound(respond) as srv:
+        factory = OpenAIPolicyFactory(
+            "m", base_url=srv.base_url, retry=RETRY, sampling=Sampling(max_tokens=100)
+        )
+        factory.turns_answered, factory.widest_answered = 3, 32
+        with pytest.raises(UserError, match="too large"):
+            refusal.play(tmp_path, factory, FAILED)
         assert not refusal.probes(srv)
     assert not list(read_episodes(tmp_path / "trajectories.jsonl"))
