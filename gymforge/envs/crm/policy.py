@@ -166,9 +166,18 @@ SCALED = re.compile(r"(?<![\w.,-])(\d+)\s*(?:k|thousand|grand|m|mn|million|bn|bi
 """A count with a scale word after it ("18 thousand", "18 k"): an amount, never a count."""
 
 
+CLOCK = re.compile(
+    r"(?<![\d.,:/])(?:\d{1,2}(?::\d{2}){1,2}|\d{1,2}/\d{1,2}(?:/\d{4}|/\d{2})?)(?![\d:/]|[.,]\d)"
+)
+"""A clock time (09:30) or a day and month (01/05, 28/04/2025), a sentence's mark after it
+or not: no amount."""
+
+
 def _small_count(number: str) -> bool:
-    """A plain number under 100 ("2 emails", "within 5 days"): no amount a deal is for."""
-    return number.isdigit() and int(number) < 100
+    """A plain number under 100 ("2 emails", "within 5 days"): no amount a deal is for.
+    Written without a leading zero: "000" or "05" is a group of a larger number ("18'000",
+    "18\u2009000", "18/000": two numbers to the number pattern)."""
+    return number.isdigit() and int(number) < 100 and number == str(int(number))
 
 
 def _unless_record(db: WorldDB, match: re.Match[str]) -> str:
@@ -190,7 +199,7 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
     are not read."""
     out = []
     for req in diff["change_requests"].added:
-        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), req["change"])
+        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), CLOCK.sub(" ", req["change"]))
         said = set(NUMBER.findall(text))
         record = db.get("opportunities", req["record_id"]) or {}
         current = record.get("amount_cents")
