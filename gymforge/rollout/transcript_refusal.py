@@ -63,10 +63,10 @@ is judged as its server failure is (:func:`judge_failure`, once the server answe
 whole turn of the run and its bound is known to be accepted,
 ``ServerFactory.bound_accepted``, else a bound above a hosted API's maximum, "max_tokens is
 too large", would be counted against the policy): its prompt for one token refused too is
-the configuration's
-mistake, which stops the run (:func:`~gymforge.kit.blame.blame_text`); answered, the turn
-is asked once more, and its refusal is the episode's counted ``transcript_refused``. A
-refusal before the server answered any whole turn stops the run as it always did.
+the configuration's mistake, which stops the run (:func:`~gymforge.kit.blame.blame_text`);
+answered, the turn is asked once more, and its refusal is the episode's counted
+``transcript_refused``. A refusal before the server answered any whole turn stops the run
+as it always did.
 """
 
 from __future__ import annotations
@@ -121,9 +121,15 @@ def _judged_by_asking_again(watch: TurnWatch, err: PolicyServerError) -> bool:
     if watch.opening is None or not _answers_turns(watch):
         return False
     if isinstance(err, PolicyRequestRejected):
-        bound_accepted = watch.factory.bound_accepted(watch.opening_tokens)
-        return watch.first and err.status is not None and bound_accepted
+        return watch.first and _answer_refused(watch, err)
     return server_fault(err)
+
+
+def _answer_refused(watch: TurnWatch, err: PolicyRequestRejected) -> bool:
+    """Whether ``err``, refusing the episode's first turn, may be a refusal of the answer
+    it generates: the server's refusal (an HTTP status), the turn's bound known to be
+    accepted (``ServerFactory.bound_accepted``)."""
+    return err.status is not None and watch.factory.bound_accepted(watch.opening_tokens)
 
 
 def _answers_turns(watch: TurnWatch) -> bool:
@@ -177,7 +183,7 @@ async def judge_failure(
     try:
         return await turn()
     except PolicyRequestRejected as err:
-        if not first or err.status is None:
+        if not first or not _answer_refused(watch, err):
             raise await _refusal(watch, rng, err) from err
         log.info(
             "%s: the episode's first turn refused, its prompt answered for one token, "
