@@ -162,8 +162,13 @@ such a record, else digits like any ("USD-18000", "or-18000")."""
 _DIGITS = re.compile(r"\d+")
 
 
-SCALED = re.compile(r"(?<![\w.,-])(\d+)\s*(?:k|thousand|grand|m|mn|million|bn|billion)\b", re.I)
-"""A count with a scale word after it ("18 thousand", "18 k"): an amount, never a count."""
+SCALED = re.compile(
+    r"(?<![\w.,-])(\d+)\s*(?:(?:k|thousand|thou|grand|large|lakh|lac|crore|m|mn|mil|mio|million"
+    r"|bn|billion|tn|trillion)s?(?-i:[A-Z]{3})?\b|[x\u00d7*]\s*10\s*(?:\^|\*\*))",
+    re.I,
+)
+"""A count with a scale after it ("18 thousand", "18 k", "18 thousands", "18 mil", "18
+kUSD", "18 x 10^3"): an amount, never a count."""
 
 
 CLOCK = re.compile(
