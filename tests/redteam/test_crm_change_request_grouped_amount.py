@@ -3,7 +3,7 @@ the check does not read as one.
 
 ``crm.cross_team`` passes a change request that states the requested amount and no other
 (``policy.change_findings``); a plain number under 100 is a count, never an amount. An
-amount grouped by an apostrophe (Swiss "18'000", "18’000"), a thin space (the SI
+amount grouped by an apostrophe (Swiss "18'000", or with a right quote), a thin space (the SI
 separator, U+2009), a middle dot or any other mark between its groups was read as two
 numbers, "18" and "000", both "counts under 100", so "$17,000 (or 18'000 if easier)" asked
 the other team for either amount and passed. Success would be a passing verdict (task
