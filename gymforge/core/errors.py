@@ -76,8 +76,9 @@ TRANSCRIPT_REFUSED = "transcript_refused"
 """The failure reason of an episode whose policy's own server refused a request for what it
 holds after the agent acted (a moderation or content-policy refusal, a guardrail: any 4xx
 not retried and not a full context) while it answers the episode's first prompt, none of the
-agent's text (:class:`TranscriptRefused`): the transcript is the policy's output, so, as
-``context_length``, the episode's counted failure."""
+agent's text, or refused the first turn twice while it answers its prompt for one token
+(the answer the agent generates refused) (:class:`TranscriptRefused`): the transcript is
+the policy's output, so, as ``context_length``, the episode's counted failure."""
 
 TRANSCRIPT_FAILED = "transcript_failed"
 """The failure reason of an episode whose policy's own server failed a turn on every
@@ -142,8 +143,9 @@ class HarnessTimedOut(PolicyStopped):
 
 
 class TranscriptRefused(PolicyStopped):
-    """The policy's server refused a request for the agent's text in it, and answers the
-    episode's first prompt (``TRANSCRIPT_REFUSED``): the policy's counted failure, never the
+    """The policy's server refused a request for the agent's text in it (on the first turn,
+    for the answer it generates: refused twice), and answers the episode's first prompt
+    (``TRANSCRIPT_REFUSED``): the policy's counted failure, never the
     configuration mistake that stops the run (``gymforge.rollout.transcript_refusal``)."""
 
     reason = TRANSCRIPT_REFUSED

@@ -116,8 +116,12 @@ class TurnWatch:
         return attempt
 
     def answered(self) -> None:
-        """The turn in flight was answered: counted, and the next one is not the first."""
-        self.factory.turns_answered += 1
+        """The turn in flight was answered: counted (and its bound, when the widest yet),
+        and the next one is not the first."""
+        factory, tokens = self.factory, self._tokens
+        factory.turns_answered += 1
+        if tokens is not None and tokens > factory.widest_answered:
+            factory.widest_answered = tokens
         self.first, self._send = False, None
 
     def others_answered(self) -> bool:

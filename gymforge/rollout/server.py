@@ -190,6 +190,17 @@ class ServerFactory:
         """The model turns the server answered in this process, a monotonic count: whether
         it answered any while a turn timed out tells a long answer from a stall
         (:mod:`gymforge.rollout.liveness`)."""
+        self.widest_answered = 0
+        """The largest ``max_tokens`` of a model turn answered in this process (0: none
+        with a bound): a first turn refused while asking no more was not refused for its
+        bound (:mod:`gymforge.rollout.transcript_refusal`)."""
+
+    def bound_accepted(self, tokens: int | None) -> bool:
+        """Whether a request asking at most ``tokens`` is known not to be refused for its
+        bound: none asked, or no more than a model turn answered asked
+        (``widest_answered``); a server's maximum bound (a hosted API's "max_tokens is too
+        large") would refuse any answer."""
+        return tokens is None or tokens <= self.widest_answered
 
     PATHS: tuple[RequestPath, ...] = ("auto", "fast", "lean")
     """The request paths this policy has (the chat policy adds ``"typed"``)."""
@@ -291,7 +302,7 @@ class ServerFactory:
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Ray: connections stay behind
         cut = {"_clients": None, "_lean": None, "_path": None, "sdk_reason": None}
-        return {**self.__dict__, **cut, "turns_answered": 0}
+        return {**self.__dict__, **cut, "turns_answered": 0, "widest_answered": 0}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

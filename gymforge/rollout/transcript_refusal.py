@@ -54,8 +54,19 @@ Both server policies play each turn through :func:`judged`: any request of the t
 messages, which hold the tool results), and only a refusal the server answered with (a
 ``PolicyRequestRejected`` with an HTTP status: never a configuration the policy refused
 itself, such as no bound for ``max_tokens``). Before the agent acted (no turn of the
-episode answered yet: ``TurnWatch.first``) the requests hold no agent text, and a refusal
-stops the run as it always did: a server refuses a request, not the answer it would give.
+episode answered yet: ``TurnWatch.first``) the requests hold no agent text, but a server
+refuses the answer it would give too: vLLM answers a ``ValueError`` raised while it reads
+the finished answer (a parser's) with a 400, an output guardrail refuses with one. Read as
+the configuration's mistake, such a first answer stopped the run
+(tests/redteam/test_policy_server_refuses_first_output.py). So a refusal of the first turn
+is judged as its server failure is (:func:`judge_failure`, once the server answered a
+whole turn of the run and its bound is known to be accepted,
+``ServerFactory.bound_accepted``, else a bound above a hosted API's maximum, "max_tokens is
+too large", would be counted against the policy): its prompt for one token refused too is
+the configuration's mistake, which stops the run (:func:`~gymforge.kit.blame.blame_text`);
+answered, the turn is asked once more, and its refusal is the episode's counted
+``transcript_refused``. A refusal before the server answered any whole turn stops the run
+as it always did.
 """
 
 from __future__ import annotations
@@ -86,17 +97,39 @@ async def judged(watch: TurnWatch, rng: Backoff, turn: Callable[[], Awaitable[Tu
     """``await turn()`` (a policy's turn, its requests kept in ``watch``; a policy left as
     it was when it fails, so it may be asked again); once the episode's first turn was
     answered, a refusal of the server's is raised as :func:`judge_refusal` judges it; a
-    server failure (:func:`~gymforge.kit.blame.server_fault`) of any turn, the first too, as
-    :func:`judge_failure` does; both ask ``watch.opening`` for one token."""
+    server failure (:func:`~gymforge.kit.blame.server_fault`) of any turn, and a refusal of
+    the first one, as :func:`judge_failure` does; both ask ``watch.opening`` for one
+    token."""
     try:
         return await turn()
-    except PolicyRequestRejected as err:
-        raise await _refusal(watch, rng, err) from err
     except PolicyServerError as err:
-        if watch.opening is None or not server_fault(err) or not _answers_turns(watch):
+        if not _judged_by_asking_again(watch, err):
+            if isinstance(err, PolicyRequestRejected):
+                raise await _refusal(watch, rng, err) from err
             raise
         failure = err
     return await judge_failure(watch, rng, failure, turn)
+
+
+def _judged_by_asking_again(watch: TurnWatch, err: PolicyServerError) -> bool:
+    """Whether the turn's ``err`` is judged by :func:`judge_failure`: a server failure of
+    any turn, or the server's refusal of the episode's first turn (which holds none of the
+    agent's text: refused for the answer it generates, or for the prompt, which the
+    one-token probe tells apart, or for its bound, which a turn answered asking as many
+    tokens rules out); only with the episode's first request kept and the server known to
+    answer whole turns."""
+    if watch.opening is None or not _answers_turns(watch):
+        return False
+    if isinstance(err, PolicyRequestRejected):
+        return watch.first and _answer_refused(watch, err)
+    return server_fault(err)
+
+
+def _answer_refused(watch: TurnWatch, err: PolicyRequestRejected) -> bool:
+    """Whether ``err``, refusing the episode's first turn, may be a refusal of the answer
+    it generates: the server's refusal (an HTTP status), the turn's bound known to be
+    accepted (``ServerFactory.bound_accepted``)."""
+    return err.status is not None and watch.factory.bound_accepted(watch.opening_tokens)
 
 
 def _answers_turns(watch: TurnWatch) -> bool:
@@ -134,21 +167,37 @@ async def judge_failure(
     watch: TurnWatch, rng: Backoff, failure: PolicyServerError, turn: Callable[[], Awaitable[Turn]]
 ) -> Turn:
     """The turn's answer, or its counted end, once the server failed it on every attempt
-    (a 5xx, a cut connection, a bad answer): ``failure`` raised as it is (retried) unless
-    the server answers the episode's first prompt for one token; then the turn is asked
-    once more, and a server failure of that is the agent's doing (its text, or on the first
-    turn the answer it generates), the episode's counted end
-    (:class:`~gymforge.core.errors.TranscriptFailed`)."""
+    (a 5xx, a cut connection, a bad answer) or refused the episode's first turn: unless the
+    server answers the episode's first prompt for one token, ``failure`` is raised as it is
+    (retried; a refusal stops the run, the probe refused too being the configuration's
+    mistake); then the turn is asked once more, and a server failure or refusal of that is
+    the agent's doing (its text, or on the first turn the answer it generates), the
+    episode's counted end (:class:`~gymforge.core.errors.TranscriptFailed`,
+    :class:`~gymforge.core.errors.TranscriptRefused`)."""
     factory, first = watch.factory, watch.first
-    await blame_failure(failure, lambda: ask_opening(watch, rng))
+    if isinstance(failure, PolicyRequestRejected):
+        await blame_text(failure, lambda: ask_opening(watch, rng), _configuration)
+    else:
+        await blame_failure(failure, lambda: ask_opening(watch, rng))
+    done = "what the agent generates" if first else "the agent's text"
     try:
         return await turn()
     except PolicyRequestRejected as err:
-        raise await _refusal(watch, rng, err) from err
+        if not first or not _answer_refused(watch, err):
+            raise await _refusal(watch, rng, err) from err
+        log.info(
+            "%s: the episode's first turn refused, its prompt answered for one token, "
+            "refused again: the server refuses %s, counted",
+            factory.model,
+            done,
+        )
+        raise TranscriptRefused(
+            f"{err} (the episode's first turn, asked twice; its prompt, for one token, is "
+            f"answered in between: the server refuses {done})"
+        ) from err
     except PolicyServerError as err:
         if not server_fault(err):
             raise
-        done = "what the agent generates" if first else "the agent's text"
         log.info(
             "%s: a turn the server failed, the episode's first prompt answered for one token, "
             "failed again: the server fails on %s, counted",

@@ -148,6 +148,11 @@ class VLLMPolicyFactory(ServerFactory):
             await closer()
         await super().aclose()
 
+    def bound_accepted(self, tokens: int | None) -> bool:
+        """Also any bound once the model's context is known: a turn's bound is then within
+        the room the context leaves, and one past it is refused as a full context."""
+        return self.context_window is not None or super().bound_accepted(tokens)
+
     async def window(self) -> int | None:
         """The model's context length: from ``/tokenize``'s ``max_model_len``, else asked of
         ``/v1/models`` until it answers (:mod:`gymforge.rollout.models_window`: concurrent

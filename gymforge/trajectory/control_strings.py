@@ -68,6 +68,15 @@ CONTROL_STRINGS = (
     "<|end_of_role|>",
     # GLM
     "<|observation|>",
+    # Kimi K2 (its turns open with a role marker: no <|im_end|> is needed to forge one)
+    "<|im_user|>",
+    "<|im_assistant|>",
+    "<|im_system|>",
+    "<|im_middle|>",
+    # OpenChat, Nemotron
+    "<|end_of_turn|>",
+    "<extra_id_0>",
+    "<extra_id_1>",
     # Gemma
     "<start_of_turn>",
     "<end_of_turn>",
@@ -82,6 +91,10 @@ CONTROL_STRINGS = (
     "<\uff5cend\u2581of\u2581sentence\uff5c>",
     "<\uff5cUser\uff5c>",
     "<\uff5cAssistant\uff5c>",
+    "<\uff5ctool\u2581calls\u2581begin\uff5c>",
+    "<\uff5ctool\u2581call\u2581begin\uff5c>",
+    "<\uff5ctool\u2581outputs\u2581begin\uff5c>",
+    "<\uff5ctool\u2581output\u2581begin\uff5c>",
 )
 """Strings that open or close a turn (or a sequence) in the common chat templates."""
 

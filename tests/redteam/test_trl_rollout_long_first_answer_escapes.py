@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 from test_trl_rollout_refusal_escapes_penalty import FAILING, play_scored
 
-from gymforge.core.errors import TranscriptFailed, TurnTimedOut
+from gymforge.core.errors import TranscriptFailed, TranscriptRefused, TurnTimedOut
 from gymforge.core.types import Observation
 from gymforge.rollout import EpisodeContext, PolicyTurn
 from tests.integrations.test_trl import TokenOracle
@@ -52,11 +52,19 @@ class FailsFirstTurn(TokenOracle):
         return await super().act(observation)
 
 
+def refused_answer() -> Exception:  # judged the policy's (rollout.transcript_refusal)
+    return TranscriptRefused("the server refuses what the agent generates")
+
+
 class FirstAnswerFailed(FailsFirstTurn):
     error = staticmethod(failed_answer)
 
 
-@pytest.mark.parametrize("policy", [FailsFirstTurn, FirstAnswerFailed])
+class FirstAnswerRefused(FailsFirstTurn):
+    error = staticmethod(refused_answer)
+
+
+@pytest.mark.parametrize("policy", [FailsFirstTurn, FirstAnswerFailed, FirstAnswerRefused])
 def test_a_first_turn_ended_counted_stays_in_its_groups_statistics(
     policy: type[TokenOracle],
 ) -> None:

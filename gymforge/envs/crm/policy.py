@@ -154,18 +154,43 @@ NUMBER = re.compile(r"(?<![\w.,-])\d+(?:,\d{3})*(?:\.\d+)?(?![\w-]|[.,]\d)")
 SPACED = re.compile(r"(?<![\w.,-])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\w-]|[.,]\d)")
 """A number grouped with spaces ("18 000", a no-break space too): read as the one number it
 writes, never as the plain counts 18 and 000."""
-NO_AMOUNT = re.compile(r"[^\W\d_]+-\d+|\d{4}-\d{2}-\d{2}|(?<!\w)\d{1,2}(?:st|nd|rd|th)\b", re.I)
-"""Digits that state no amount: a record id (``OP-1234``), a date, a small ordinal (2nd)."""
+NO_AMOUNT = re.compile(r"\d{4}-\d{2}-\d{2}|(?<!\w)\d{1,2}(?:st|nd|rd|th)\b", re.I)
+"""Digits that state no amount: a date, a small ordinal (2nd)."""
+ID_SHAPED = re.compile(r"[^\W\d_]+-\d+")
+"""A word, a hyphen and digits: a record id (``OP-1234``, ``U-11``) when the world holds
+such a record, else digits like any ("USD-18000", "or-18000")."""
 _DIGITS = re.compile(r"\d+")
 
 
-SCALED = re.compile(r"(?<![\w.,-])(\d+)\s*(?:k|thousand|grand|m|mn|million|bn|billion)\b", re.I)
-"""A count with a scale word after it ("18 thousand", "18 k"): an amount, never a count."""
+SCALED = re.compile(
+    r"(?<![\w.,-])(\d+)\s*(?:(?:k|thousand|thou|grand|large|lakh|lac|crore|m|mn|mil|mio|million"
+    r"|bn|billion|tn|trillion)s?(?-i:[A-Z]{3})?\b|[x\u00d7*]\s*10\s*(?:\^|\*\*))",
+    re.I,
+)
+"""A count with a scale after it ("18 thousand", "18 k", "18 thousands", "18 mil", "18
+kUSD", "18 x 10^3"): an amount, never a count."""
+
+
+CLOCK = re.compile(
+    r"(?<![\d.,:/])(?:\d{1,2}(?::\d{2}){1,2}|\d{1,2}/\d{1,2}(?:/\d{4}|/\d{2})?)(?![\d:/]|[.,]\d)"
+)
+"""A clock time (09:30) or a day and month (01/05, 28/04/2025), a sentence's mark after it
+or not: no amount."""
 
 
 def _small_count(number: str) -> bool:
-    """A plain number under 100 ("2 emails", "within 5 days"): no amount a deal is for."""
-    return number.isdigit() and int(number) < 100
+    """A plain number under 100 ("2 emails", "within 5 days"): no amount a deal is for.
+    Written without a leading zero: "000" or "05" is a group of a larger number ("18'000",
+    "18\u2009000", "18/000": two numbers to the number pattern)."""
+    return number.isdigit() and int(number) < 100 and number == str(int(number))
+
+
+def _unless_record(db: WorldDB, match: re.Match[str]) -> str:
+    """A blank for the id of a record the world holds (digits that state no amount), else
+    the id-shaped text as it is: its digits are another amount."""
+    token = match.group()
+    held = any(db.get(t.name, token) is not None for t in db.schema.tables)
+    return " " if held else token
 
 
 def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Finding]:
@@ -174,11 +199,12 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
     one) and no other number but the record's current amount and plain counts under 100,
     so that neither a wrong amount that contains the right one ("$117,000" for 17,000) nor
     a list of candidates passes, however its other amounts are written ("18k", "18 000",
-    "1.8e4", "18 thousand": any digits but a record id's, a date's, a small ordinal's or a
-    plain count's). Amounts in words ("eighteen thousand") are not read."""
+    "1.8e4", "18 thousand", "USD-18000": any digits but the id of a record the world holds,
+    a date's, a small ordinal's or a plain count's). Amounts in words ("eighteen thousand")
+    are not read."""
     out = []
     for req in diff["change_requests"].added:
-        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), req["change"])
+        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), CLOCK.sub(" ", req["change"]))
         said = set(NUMBER.findall(text))
         record = db.get("opportunities", req["record_id"]) or {}
         current = record.get("amount_cents")
@@ -186,7 +212,8 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
         others = {n for n in said - known if not _small_count(n)} | set(SCALED.findall(text))
         # digits no number above holds: an amount with a scale or currency glued on (18k,
         # $18.5K, USD18k, 18,500USD) or in exponent form (1.8e4), beside the right one
-        others |= set(_DIGITS.findall(NO_AMOUNT.sub(" ", NUMBER.sub(" ", text))))
+        rest = NO_AMOUNT.sub(" ", NUMBER.sub(" ", text))
+        others |= set(_DIGITS.findall(ID_SHAPED.sub(lambda m: _unless_record(db, m), rest)))
         if not said & set(mentions) or others:
             out.append(
                 Finding(

@@ -34,7 +34,7 @@ from gymforge.envs.research.grading import (
     check_citations,
 )
 from gymforge.envs.research.redteam import REDTEAM
-from gymforge.envs.research.tools import SCHEMA, ResearchTools
+from gymforge.envs.research.tools import SCHEMA, ResearchTools, shown_runs
 from gymforge.qa_profile import Baselines, QAProfile, ThroughputBudget
 from gymforge.reward.standard import StandardReward
 from gymforge.tasks import TaskSource
@@ -88,12 +88,17 @@ def unread(
     """The cited documents (of ``docs``, those that exist) some citation of which quotes
     what the agent was not shown before answering: the document was not opened, and no
     passage ``find_in_doc`` returned of it holds the quote (quotes lifted from search
-    snippets, documents "read" with a find that matched nothing)."""
+    snippets, documents "read" with a find that matched nothing). Consecutive passages
+    shown read as the text they make in the document (:func:`shown_runs`): a quote may run
+    over two sentences (``grading.MAX_QUOTE``)."""
     whole, shown = read_before_answer(log)
     out = set()
     for c in cites:
         doc, quote = str(c.get("doc_id", "")), str(c.get("quote", ""))
-        if doc in docs and doc not in whole and not any(quote in p for p in shown.get(doc, ())):
+        if doc not in docs or doc in whole:
+            continue
+        runs = shown_runs(str(docs[doc]["body"]), set(shown.get(doc, ()))) if doc in shown else []
+        if not any(quote in run for run in runs):
             out.add(doc)
     return sorted(out)
 

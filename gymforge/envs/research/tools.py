@@ -10,6 +10,7 @@ then checks against the documents and the planted truth.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -160,11 +161,37 @@ class ResearchTools(WorldToolEnv[ResearchTruth]):
 
 def _passages(body: str) -> list[str]:
     """A body's sentences (prose) or lines (tables), as written."""
-    if "\n" in body:
-        return body.split("\n")
+    return [body[a:b] for a, b in _spans(body)]
+
+
+def _spans(body: str) -> list[tuple[int, int]]:
+    """Where each passage of ``body`` lies in it (:func:`_passages`), in order."""
     out, start = [], 0
+    if "\n" in body:
+        for line in body.split("\n"):
+            out.append((start, start + len(line)))
+            start += len(line) + 1
+        return out
     for i, ch in enumerate(body):
         if ch == "." and (i + 1 == len(body) or body[i + 1] == " "):
-            out.append(body[start : i + 1])
+            out.append((start, i + 1))
             start = i + 2
     return out
+
+
+def shown_runs(body: str, shown: Collection[str]) -> list[str]:
+    """The text each run of consecutive passages of ``body`` that ``find_in_doc`` showed
+    (``shown``) makes in the body, as written: a quote over two shown sentences lies inside
+    one run, a quote running into a sentence never shown in none."""
+    runs: list[str] = []
+    first: int | None = None
+    last = 0
+    for a, b in _spans(body):
+        if body[a:b] in shown:
+            first, last = a if first is None else first, b
+        elif first is not None:
+            runs.append(body[first:last])
+            first = None
+    if first is not None:
+        runs.append(body[first:last])
+    return runs
