@@ -9,7 +9,6 @@ not lists, and lists changed after the lift or cleared by a finalizer while it c
 
 from __future__ import annotations
 
-import enum
 import math
 import random
 import subprocess
@@ -26,7 +25,7 @@ from hypothesis import strategies as st
 from gymforge.trajectory import episode_encoding, fast_json, twin
 from tests.budget import examples
 from tests.test_trajectory_same_json import KEY, _episode
-from tests.test_trajectory_twin import _model_outcome, _outcome
+from tests.test_trajectory_twin import _Float, _model_outcome, _outcome, _Plain, _Small
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,18 +64,6 @@ def _typed(value: Any) -> Any:
     if type(value) in (list, tuple):
         return (type(value), [_typed(v) for v in value])
     return (type(value), repr(value))
-
-
-class _Small(enum.IntEnum):
-    ONE = 1
-
-
-class _Plain(enum.Enum):
-    FIVE = 5
-
-
-class _Float(float):
-    pass
 
 
 class _Int(int):

@@ -12,25 +12,14 @@ request that hedges over several amounts.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from typing import Any
 
 import pytest
+import test_crm_change_request_amount as amount
 
-from gymforge.core.types import Action, Task, ToolCall
-from gymforge.envs.crm import CrmEnv
-from gymforge.qa.episodes import play
-from gymforge.world.attacks import PlanAttack
+from gymforge.core.types import Task
 
-BASE = {"distractors": 1, "page_size": 10, "fault_rate": 0.0, "team": "T-EAST"}
-TASK = CrmEnv.tasks.families["crm.cross_team"].variant_id(BASE, 3)
-
-
-def _dollars(task: Task) -> str:
-    """The amount as the request words it, "17,000"."""
-    mentions = CrmEnv().truth_of(task).mentions
-    return next(m for m in mentions if "," in m and "." not in m)
+_dollars, _play = amount._dollars, amount._play  # the same task, worded and played alike
 
 
 def _hedge(other: str) -> Callable[[Task], str]:
@@ -59,26 +48,6 @@ HONEST: dict[str, Callable[[Task], str]] = {
         "within 5 days."
     ),
 }
-
-
-def _play(change: Callable[[Task], str]) -> dict[str, Any]:
-    def edit(task: Task, plan: list[Action]) -> list[Action]:
-        return [
-            a.model_copy(update={"arguments": {**a.arguments, "change": change(task)}})
-            if isinstance(a, ToolCall) and a.name == "request_change"
-            else a
-            for a in plan
-        ]
-
-    async def go() -> dict[str, Any]:
-        env = CrmEnv()
-        try:
-            records = await play(env, PlanAttack(edit), TASK, 0)
-        finally:
-            await env.close()
-        return dict(records[-2]["info"]["verdict"])
-
-    return asyncio.run(go())
 
 
 @pytest.mark.parametrize("hedge", sorted(HEDGES))

@@ -40,8 +40,15 @@ def test_turn_markers_of_more_families_are_found(style: str) -> None:
 def test_successful_replies_with_their_turn_boundaries_are_not_exported(
     tmp_path: Path, style: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(base.FORGED, style, FAMILIES[style])
+    assert_not_exported(tmp_path, style, FAMILIES[style], monkeypatch)
+
+
+def assert_not_exported(
+    tmp_path: Path, style: str, forged: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Successful math replies opening with ``forged``: the SFT export refuses them."""
+    monkeypatch.setitem(base.FORGED, style, forged)
     path = base.play(tmp_path / "run", MathEnv, "math", style, "reply")
     code, stderr, rows = base.exported(path, tmp_path / "sft.jsonl", "--only-success")
-    assert FAMILIES[style].split(">")[0] + ">" not in str(rows), rows
+    assert forged.split(">")[0] + ">" not in str(rows), rows
     assert code == 2 and "control string" in stderr, stderr

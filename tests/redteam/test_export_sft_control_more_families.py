@@ -15,9 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_export_sft_control_strings as base
+import test_export_sft_control_families as families
 
-from gymforge.envs.math.env import MathEnv
 from gymforge.trajectory.control_strings import control_string
 
 FAMILIES = {
@@ -42,8 +41,4 @@ def test_turn_markers_of_more_families_are_found(style: str) -> None:
 def test_successful_replies_with_their_turn_boundaries_are_not_exported(
     tmp_path: Path, style: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(base.FORGED, style, FAMILIES[style])
-    path = base.play(tmp_path / "run", MathEnv, "math", style, "reply")
-    code, stderr, rows = base.exported(path, tmp_path / "sft.jsonl", "--only-success")
-    assert FAMILIES[style].split(">")[0] + ">" not in str(rows), rows
-    assert code == 2 and "control string" in stderr, stderr
+    families.assert_not_exported(tmp_path, style, FAMILIES[style], monkeypatch)

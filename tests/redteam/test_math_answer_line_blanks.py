@@ -14,34 +14,20 @@ the bomb runs in a child under a CPU limit far above what a linear pass needs.
 
 from __future__ import annotations
 
-import resource
 import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
+from cpu_capped import run_capped
 
 from gymforge.envs.math.conventions import as_boxed_reply
 from gymforge.verify.math.extract import extract_answer
 
-ROOT = Path(__file__).parents[2]
 BLANKS = 150_000
 CPU_LIMIT_S = 20  # a linear pass takes milliseconds; the quadratic one took about a minute
 
 
 def _run_capped(code: str) -> subprocess.CompletedProcess[str]:
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 1))
-
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        preexec_fn=limit,
-        timeout=600,
-    )
+    return run_capped(code, CPU_LIMIT_S)
 
 
 @pytest.mark.parametrize(

@@ -62,14 +62,20 @@ class FailsOnAnswer(OpenAITestServer):
         return await super()._handle(request, required, build)
 
     def _fails(self, body: dict[str, Any]) -> bool:
-        if body.get("max_tokens") == 1 and not self.probe_fails:
-            return False
-        prompt = body.get("prompt")
-        if isinstance(prompt, list):
-            text = json.dumps(fake_detokenize(prompt), ensure_ascii=False)
-        else:
-            text = json.dumps(body.get("messages") or [], ensure_ascii=False)
-        return any(p in text for p in self.failing)
+        return asks_failing(body, self.failing, probe_spared=not self.probe_fails)
+
+
+def asks_failing(body: dict[str, Any], failing: list[str], probe_spared: bool) -> bool:
+    """Whether request ``body`` (chat messages or token-in prompt ids) is of a task whose
+    reset prompt is in ``failing``; a one-token request never is when ``probe_spared``."""
+    if body.get("max_tokens") == 1 and probe_spared:
+        return False
+    prompt = body.get("prompt")
+    if isinstance(prompt, list):
+        text = json.dumps(fake_detokenize(prompt), ensure_ascii=False)
+    else:
+        text = json.dumps(body.get("messages") or [], ensure_ascii=False)
+    return any(p in text for p in failing)
 
 
 def respond(request: dict[str, Any]) -> ServedReply | str:
@@ -90,11 +96,21 @@ def test_a_first_answer_the_server_fails_is_a_counted_failure(
     tmp_path: Path, fault: str, policy: str
 ) -> None:
     with serve(fault) as srv:
-        made = OpenAIPolicyFactory if policy == "openai:m" else VLLMPolicyFactory
-        factory = made("m", base_url=srv.base_url, retry=RETRY)
-        result = refusal.play(tmp_path, factory, ORDER, policy=policy)
+        result = refusal.play(tmp_path, factory_for(policy, srv.base_url), ORDER, policy=policy)
         sent = refusal.probes(srv)
-    for log in read_episodes(tmp_path / "trajectories.jsonl"):
+    assert_first_turns_counted(tmp_path, result, TRANSCRIPT_FAILED)
+    assert len(sent) == len(FAILED)  # one probe a failed episode: its own first prompt
+
+
+def factory_for(policy: str, base_url: str) -> Any:
+    made = OpenAIPolicyFactory if policy == "openai:m" else VLLMPolicyFactory
+    return made("m", base_url=base_url, retry=RETRY)
+
+
+def assert_first_turns_counted(out: Path, result: Any, reason: str) -> None:
+    """Every task written in a file whose episodes pass the reader's checks; the failed
+    ones ended, counted as ``reason``, before any step."""
+    for log in read_episodes(out / "trajectories.jsonl"):
         verify_chain(log)
     assert not result.errors, result.errors
     by_task = {e["task_id"]: e for e in result.episodes}
@@ -102,10 +118,9 @@ def test_a_first_answer_the_server_fails_is_a_counted_failure(
     for task_id, episode in by_task.items():
         if task_id in FAILED:
             assert episode["steps"] == 0 and episode["truncated"] and not episode["success"]
-            assert episode["failure_reason"] == TRANSCRIPT_FAILED
+            assert episode["failure_reason"] == reason
         else:
-            assert episode["failure_reason"] != TRANSCRIPT_FAILED
-    assert len(sent) == len(FAILED)  # one probe a failed episode: its own first prompt
+            assert episode["failure_reason"] != reason
 
 
 def test_a_server_failing_the_one_token_request_too_is_retried_not_counted(

@@ -31,15 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_policy_server_fails_on_first_output as first_output
 import test_policy_server_refuses_agent_text as refusal
 from aiohttp import web
 
 from gymforge.core.errors import TRANSCRIPT_REFUSED, UserError
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Sampling
-from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.testing import OpenAITestServer
-from gymforge.testing.openai_server import ServedReply, ServedToolCall, fake_detokenize
-from gymforge.trajectory.reader import read_episodes, verify_chain
+from gymforge.trajectory.reader import read_episodes
 
 TASKS, FAILED, RETRY = refusal.TASKS, refusal.FAILED, refusal.RETRY
 ORDER = [TASKS[2], FAILED[0], TASKS[3], FAILED[1]]
@@ -74,31 +73,16 @@ class RefusesAnswer(OpenAITestServer):
         return await super()._handle(request, required, build)
 
     def _refuses(self, body: dict[str, Any]) -> bool:
-        if body.get("max_tokens") == 1 and not self.probe_refused:
-            return False
-        prompt = body.get("prompt")
-        if isinstance(prompt, list):
-            text = json.dumps(fake_detokenize(prompt), ensure_ascii=False)
-        else:
-            text = json.dumps(body.get("messages") or [], ensure_ascii=False)
-        return any(p in text for p in self.failing)
+        return first_output.asks_failing(body, self.failing, probe_spared=not self.probe_refused)
 
 
-def respond(request: dict[str, Any]) -> ServedReply | str:
-    if any(m.get("role") == "assistant" for m in request.get("messages") or []):
-        return "done"
-    return ServedReply(tool_calls=(ServedToolCall("search_customers", {"name": "x"}),))
+respond, factory_for = first_output.respond, first_output.factory_for
 
 
 def serve(kind: str = "vllm", probe_refused: bool = False) -> RefusesAnswer:
     srv = RefusesAnswer(respond)
     srv.kind, srv.failing, srv.probe_refused = kind, refusal.prompts(FAILED), probe_refused
     return srv
-
-
-def factory_for(policy: str, base_url: str) -> Any:
-    made = OpenAIPolicyFactory if policy == "openai:m" else VLLMPolicyFactory
-    return made("m", base_url=base_url, retry=RETRY)
 
 
 @pytest.mark.parametrize("kind", sorted(REFUSALS))
@@ -109,17 +93,7 @@ def test_a_first_answer_the_server_refuses_is_a_counted_failure(
     with serve(kind) as srv:
         result = refusal.play(tmp_path, factory_for(policy, srv.base_url), ORDER, policy=policy)
         sent = refusal.probes(srv)
-    for log in read_episodes(tmp_path / "trajectories.jsonl"):
-        verify_chain(log)
-    assert not result.errors, result.errors
-    by_task = {e["task_id"]: e for e in result.episodes}
-    assert sorted(by_task) == sorted(TASKS)
-    for task_id, episode in by_task.items():
-        if task_id in FAILED:
-            assert episode["steps"] == 0 and episode["truncated"] and not episode["success"]
-            assert episode["failure_reason"] == TRANSCRIPT_REFUSED
-        else:
-            assert episode["failure_reason"] != TRANSCRIPT_REFUSED
+    first_output.assert_first_turns_counted(tmp_path, result, TRANSCRIPT_REFUSED)
     assert len(sent) == len(FAILED)  # one probe a refused episode: its own first prompt
 
 

@@ -18,33 +18,19 @@ from __future__ import annotations
 
 import random
 import re
-import resource
 import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
+from cpu_capped import run_capped
 
 from gymforge.envs.puzzles import shortest_path
 from gymforge.verify.puzzles import knights_knaves
 
-ROOT = Path(__file__).parents[2]
 CPU_LIMIT_S = 8  # a linear pass takes milliseconds; the cubic one took about 20 s
 
 
 def _run_capped(code: str) -> subprocess.CompletedProcess[str]:
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 1))
-
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        preexec_fn=limit,
-        timeout=600,
-    )
+    return run_capped(code, CPU_LIMIT_S)
 
 
 BOMBS = {

@@ -11,16 +11,13 @@ answer whose citations were made before any cited document was read: the
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 import pytest
+import test_research_blind_find_reads as blind
 
 from gymforge.core.types import Action, Task, ToolCall
 from gymforge.envs.research import ResearchEnv
 from gymforge.envs.research.truth import task_truth
-from gymforge.qa.episodes import play
-from gymforge.world.attacks import PlanAttack, PlanEdit
+from gymforge.world.attacks import PlanEdit
 
 BASE = {"size": 8, "corpus": 3, "fault_rate": 0.0}
 TASKS = [
@@ -49,17 +46,7 @@ def _reads_last(read: str) -> PlanEdit:
     return edit
 
 
-def _play(tid: str, edit: PlanEdit) -> dict[str, Any]:
-    """The info of the episode's last step (its verdict, its success)."""
-
-    async def go() -> dict[str, Any]:
-        env = ResearchEnv()
-        try:
-            return dict((await play(env, PlanAttack(edit), tid, 0))[-2]["info"])
-        finally:
-            await env.close()
-
-    return asyncio.run(go())
+_play = blind._play  # the info of the episode's last step (its verdict, its success)
 
 
 @pytest.mark.parametrize("read", ["open", "find_in_doc"])
