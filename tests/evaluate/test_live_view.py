@@ -200,13 +200,20 @@ class Browser:
             stderr=subprocess.DEVNULL,
         )
         port_file = profile / "DevToolsActivePort"
-        port = self._wait(lambda: port_file.exists() and port_file.read_text().split()[0])
+        port = self._wait(lambda: self._port(port_file))
         pages = self._wait(lambda: self._pages(int(port)))
         self.stack = ExitStack()
         self.ws = self.stack.enter_context(
             connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=30)
         )
         self.ids = 0
+
+    @staticmethod
+    def _port(port_file: Path) -> str | None:
+        """The port chromium wrote, or None until it has (the file exists before its
+        first line is written)."""
+        words = port_file.read_text().split() if port_file.exists() else []
+        return words[0] if words and words[0].isdigit() else None
 
     def _pages(self, port: int) -> list[dict[str, Any]] | None:
         try:

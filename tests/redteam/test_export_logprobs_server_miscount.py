@@ -30,7 +30,7 @@ from gymforge.rollout.server import Retry
 from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 from gymforge.serve.proxy.server import ProxyConfig, ProxyServer
 from gymforge.testing import OpenAITestServer, ServedReply, ServedToolCall
-from gymforge.testing.openai_server import server as chat_server
+from gymforge.testing.openai_server import chat as chat_server
 from gymforge.testing.openai_server import token_in
 from gymforge.trajectory.export import export
 from gymforge.trajectory.io import read_episodes
