@@ -115,17 +115,10 @@ def test_an_answer_that_does_no_work_earns_no_partial_credit(
 def test_right_answers_still_earn_full_credit(code_judge: CodeJudge) -> None:
     right_58 = _code("def common(l1, l2):\n    return sorted(set(l1) & set(l2))")
     assert code_judge.judge(TRUTH_58, right_58).score == 1.0
-    right_mbpp = _code(
-        'def first_upper(s):\n    return next((c for c in s if c.isupper()), "")'
-    )
+    right_mbpp = _code('def first_upper(s):\n    return next((c for c in s if c.isupper()), "")')
     assert code_judge.judge(MBPP, right_mbpp).score == 1.0
-    # right on the lists the table does not know, wrong on one it does: still above it
-    partly = _code(
-        "def common(l1, l2):\n"
-        "    return [] if l2 == [3, 2] else sorted(set(l1) & set(l2))"
-    )
-    v = code_judge.judge(TRUTH_58, partly)
-    assert 0.0 < v.score < 1.0, v.facts
+    # a partly right answer keeps its credit above this level: see
+    # test_code_constant_answer_partial_credit.py (HumanEval/40's shape, no shown example)
 
 
 def test_published_humaneval_pays_no_echo(code_judge: CodeJudge) -> None:
