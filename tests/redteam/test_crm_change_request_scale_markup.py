@@ -5,7 +5,7 @@ apart by markup, an invisible character or fullwidth letters.
 (``policy.change_findings``); a number under 100 is a plain count unless a scale word
 follows it, read as the count, whitespace and the word. The request is free text a person
 reads, where "18 **thousand**" (Markdown emphasis), "18\\u200bthousand" (a zero-width
-space), "18 ｋ" (fullwidth letters) and "18 hundred" say another amount as plainly as "18
+space), "18 \\uff4b" (a fullwidth k) and "18 hundred" say another amount as plainly as "18
 thousand" does, and all of them passed beside the right amount. Success would be a passing
 verdict (task reward 1.0) for a change request that asks the other team for either of two
 amounts.
