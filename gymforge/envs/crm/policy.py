@@ -16,6 +16,7 @@ and otherwise let the agent break policy, which the verifier catches two ways:
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -177,8 +178,9 @@ quotes ("18 **thousand**", "18 _k_"): an amount, never a count."""
 def plain_text(text: str) -> str:
     """``text`` as a reader sees it: compatibility forms folded (fullwidth "\uff11\uff18 \uff4b" is
     "18 k") and invisible format characters dropped (a zero-width space, a soft hyphen, a word
-    joiner: "18\u200bthousand" reads "18thousand")."""
-    folded = unicodedata.normalize("NFKC", text)
+    joiner: "18\u200bthousand" reads "18thousand"), HTML character references read as the
+    characters they name ("18&nbsp;thousand")."""
+    folded = unicodedata.normalize("NFKC", html.unescape(text))
     return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
