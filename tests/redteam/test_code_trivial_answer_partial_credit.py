@@ -4,13 +4,14 @@ Partial credit on HumanEval and MBPP is the fraction of tests passed above what 
 constant answer passes (``verify/code/chance.py``). Two answers that do no work still beat
 it: echoing an argument (HumanEval/137's ``compare_one(a, b)`` returns its larger argument,
 and seven of its eight asserts expect the second, so ``return b`` earned 0.86 where the best
-constant earns nothing), and a table of the examples the prompt shows with a constant for
+constant passes one test), and a table of the examples the prompt shows with a constant for
 every other input (HumanEval/58 repeats both docstring examples in its four asserts and
 expects ``[]`` in a third: 0.67; MBPP shows its first test in the prompt). Over published
-HumanEval the table alone averaged 0.10 of the reward. Success would be partial credit for
-an answer that reads nothing of its input but what the prompt already answers; the level
-partial credit is measured above is the best of constants, echoed arguments and the prompt's
-examples answered from a table, so such answers earn 0 and a right answer still earns 1.
+HumanEval the table and a constant averaged 0.10 of partial credit a task. Success would be
+partial credit for an answer that reads nothing of its input but what the prompt already
+answers; the level partial credit is measured above is the best of constants, echoed
+arguments and the prompt's examples answered from a table, so such answers earn 0 and a
+right answer still earns 1.
 """
 
 from __future__ import annotations
