@@ -28,6 +28,7 @@ from test_policy_server_refuses_one_token import MINIMUM, with_minimum
 from gymforge.core.errors import TRANSCRIPT_FAILED, TRANSCRIPT_REFUSED
 from gymforge.rollout.liveness import SMALL_TOKENS
 from gymforge.rollout.openai_policy import OpenAIPolicyFactory, Sampling
+from gymforge.rollout.vllm_policy import VLLMPolicyFactory
 
 FULL = 100  # the turn's own bound; the answer that fails is longer than SMALL_TOKENS
 
@@ -50,15 +51,17 @@ class FailsOnLongAnswer(first_output.FailsOnAnswer):
     ("server", "reason"),
     [(RefusesLongAnswer, TRANSCRIPT_REFUSED), (FailsOnLongAnswer, TRANSCRIPT_FAILED)],
 )
+@pytest.mark.parametrize("policy", ["openai:m", "vllm:m"])
 def test_a_first_answer_refused_on_a_server_with_a_minimum_is_counted(
-    tmp_path: Path, server: Any, reason: str
+    tmp_path: Path, server: Any, reason: str, policy: str
 ) -> None:
     assert MINIMUM <= SMALL_TOKENS < FULL
     srv = server(with_minimum(first_output.respond))
     srv.failing = refusal.prompts(first_refusal.FAILED)
     with srv:
-        factory = OpenAIPolicyFactory(
+        made = OpenAIPolicyFactory if policy == "openai:m" else VLLMPolicyFactory
+        factory = made(
             "m", base_url=srv.base_url, retry=refusal.RETRY, sampling=Sampling(max_tokens=FULL)
         )
-        result = refusal.play(tmp_path, factory, first_refusal.ORDER)
+        result = refusal.play(tmp_path, factory, first_refusal.ORDER, policy=policy)
     first_output.assert_first_turns_counted(tmp_path, result, reason)
