@@ -77,7 +77,7 @@ from typing import Any, TypeVar
 
 from gymforge.core.errors import InfraError, TranscriptFailed, TranscriptRefused
 from gymforge.kit.blame import blame_failure, blame_text, server_fault
-from gymforge.rollout.liveness import PROBE_TOKENS, TurnWatch, refused_for_bound
+from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, TurnWatch, refused_for_bound
 from gymforge.rollout.server import (
     Backoff,
     PolicyRequestRejected,
@@ -151,15 +151,19 @@ async def ask_opening(watch: TurnWatch, rng: Backoff) -> None:
     """Ask the episode's first request (``watch.opening``, none of the agent's text) for one
     token, with the turn's retry policy; refused for so small a bound (a server's minimum
     ``max_tokens``), asked again with the bound it was answered with at the episode's start
-    (``watch.opening_tokens``). Raises as the request failed."""
+    (``watch.opening_tokens``), or on the episode's first turn, whose own request that is
+    (the answer being judged, generated again), for :data:`SMALL_TOKENS` at most (a short
+    answer is not the one that fails). Raises as the request failed."""
     opening, factory, bound = watch.opening, watch.factory, watch.opening_tokens
     assert opening is not None  # judged's guard
+    if watch.first:
+        bound = min(SMALL_TOKENS, bound or SMALL_TOKENS)
     try:
         await call_with_retries(factory, rng, lambda: opening(PROBE_TOKENS))
     except PolicyRequestRejected as err:
         if err.status is None or not refused_for_bound(err.status) or bound == PROBE_TOKENS:
             raise
-        log.info("%s: one token refused (%s); the first prompt as it was asked", factory.model, err)
+        log.info("%s: one token refused (%s); the first prompt for %s", factory.model, err, bound)
         await call_with_retries(factory, rng, lambda: opening(bound))
 
 

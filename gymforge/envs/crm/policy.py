@@ -16,7 +16,9 @@ and otherwise let the agent break policy, which the verifier catches two ways:
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from gymforge.envs.crm.pipeline import REQUIRED, STAGES, allowed, missing
@@ -163,12 +165,23 @@ _DIGITS = re.compile(r"\d+")
 
 
 SCALED = re.compile(
-    r"(?<![\w.,-])(\d+)\s*(?:(?:k|thousand|thou|grand|large|lakh|lac|crore|m|mn|mil|mio|million"
-    r"|bn|billion|tn|trillion)s?(?-i:[A-Z]{3})?\b|[x\u00d7*]\s*10\s*(?:\^|\*\*))",
+    r"(?<![\w.,-])(\d+)[\s*_`~'\"\u2018\u2019\u201c\u201d]*(?:(?:k|hundred|thousand|thou|grand"
+    r"|large|lakh|lac|crore|m|mn|mil|mio|million|bn|billion|tn|trillion)s?(?-i:[A-Z]{3})?"
+    r"(?![^\W_])|[x\u00d7*]\s*10\s*(?:\^|\*\*))",
     re.I,
 )
 """A count with a scale after it ("18 thousand", "18 k", "18 thousands", "18 mil", "18
-kUSD", "18 x 10^3"): an amount, never a count."""
+kUSD", "18 x 10^3", "18 hundred"), set apart by whitespace or the marks of emphasis and
+quotes ("18 **thousand**", "18 _k_"): an amount, never a count."""
+
+
+def plain_text(text: str) -> str:
+    """``text`` as a reader sees it: compatibility forms folded (fullwidth "\uff11\uff18 \uff4b" is
+    "18 k") and invisible format characters dropped (a zero-width space, a soft hyphen, a word
+    joiner: "18\u200bthousand" reads "18thousand"), HTML character references read as the
+    characters they name ("18&nbsp;thousand")."""
+    folded = unicodedata.normalize("NFKC", html.unescape(text))
+    return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
 CLOCK = re.compile(
@@ -204,7 +217,8 @@ def change_findings(db: WorldDB, diff: Diff, mentions: Sequence[str]) -> list[Fi
     are not read."""
     out = []
     for req in diff["change_requests"].added:
-        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), CLOCK.sub(" ", req["change"]))
+        change = plain_text(str(req["change"]))
+        text = SPACED.sub(lambda m: re.sub(r"\D", "", m.group()), CLOCK.sub(" ", change))
         said = set(NUMBER.findall(text))
         record = db.get("opportunities", req["record_id"]) or {}
         current = record.get("amount_cents")

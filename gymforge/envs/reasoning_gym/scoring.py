@@ -12,6 +12,9 @@ Rules before anything judges it:
    fails as ``not_a_number``, unless the task's stored answer has one too. A scorer that
    compares numbers reads NaN as within any tolerance (``abs(nan - x) > tol`` is false,
    ``min(1.0, exp(-nan))`` is 1.0): complex_arithmetic and number_sorting paid ``nan``.
+   The answer is read as scorers may read it (``not_a_number``): as written, without
+   whitespace (complex_arithmetic drops spaces: ``n a n``) and with backslash escapes
+   decoded (number_sorting's ``json.loads`` reads ``"\\u006eaN"`` as ``naN``).
 
 Then one of two judges:
 
@@ -30,6 +33,7 @@ model text never goes there.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from gymforge.envs.reasoning_gym import inside
@@ -44,6 +48,8 @@ if TYPE_CHECKING:
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 _SPACES = re.compile(r"\s+")
 _NOT_A_NUMBER = re.compile(r"(?<![a-z])[+-]?(?:s?nan|inf(?:inity)?)[ij]?(?![a-z])", re.I)
+_HEX = "[0-9a-fA-F]"
+_ESCAPE = re.compile(rf"\\(?:u({_HEX}{{4}})|x({_HEX}{{2}})|U({_HEX}{{8}})|N\{{([^}}]{{1,80}})\}})")
 
 CHARS_PER_TOKEN = 8
 """``answer_chars`` allows this many characters per token of the budget: more than any
@@ -69,6 +75,31 @@ def extract(reply: str, max_chars: int) -> tuple[str | None, Outcome | None]:
     return answers[-1], None
 
 
+def not_a_number(text: str) -> str | None:
+    """The first non-number in ``text`` as a scorer may read it, or None: as written,
+    without whitespace, and with ``\\uXXXX``, ``\\xXX``, ``\\UXXXXXXXX`` and ``\\N{...}``
+    escapes decoded (as ``json`` and Python literals decode them), either way."""
+    plain = _SPACES.sub("", text)
+    for reading in (text, plain, _unescaped(text), _unescaped(plain)):
+        found = _NOT_A_NUMBER.search(reading)
+        if found is not None:
+            return found[0]
+    return None
+
+
+def _unescaped(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        if m[4] is not None:
+            try:
+                return unicodedata.lookup(m[4])
+            except KeyError:
+                return m[0]
+        code = int(m[1] or m[2] or m[3], 16)
+        return chr(code) if code <= 0x10FFFF else m[0]
+
+    return _ESCAPE.sub(one, text)
+
+
 def _outcome(value: float, **facts: Any) -> Outcome:
     return ok(score=value, **facts) if value >= 1.0 else fail("wrong_answer", score=value, **facts)
 
@@ -86,9 +117,9 @@ async def score(
     answer, problem = extract(reply, max_chars)
     if problem is not None or answer is None:
         return problem or fail("no_answer")
-    nan = _NOT_A_NUMBER.search(answer)
-    if nan is not None and not _NOT_A_NUMBER.search(str(entry.get("answer") or "")):
-        return fail("not_a_number", token=nan[0][:20])
+    nan = not_a_number(answer)
+    if nan is not None and not_a_number(str(entry.get("answer") or "")) is None:
+        return fail("not_a_number", token=nan[:20])
     checked = strict_check(family.dataset, entry, answer) if strict else None
     if checked is not None:
         return checked

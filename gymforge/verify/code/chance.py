@@ -1,13 +1,16 @@
-"""What an answer that ignores its input scores on a HumanEval or MBPP task (``chance``).
+"""What an answer that does no work scores on a HumanEval or MBPP task (``chance``).
 
 Partial credit is the fraction of tests passed; on a yes/no task most tests may expect one
 value (seven of HumanEval/40's nine asserts expect ``False``), so ``return False`` passed
 0.78 of them without reading its input. ``chance`` runs the task's own tests here, in the
 judge, against stand-ins of ours that return one constant each: the common ones (``None``,
 ``False``, ``True``, ``0``, ``1``, ``""``, ``[]``...) and every literal the asserts compare
-with, and gives the best fraction any of them passes. No answer's code runs: only trusted
-dataset code and our own constants. The verdict's score is then the fraction passed above
-that level (``tally.verdict``), so a constant earns nothing and a full pass still earns 1.
+with, and gives the best fraction any of them passes. An answer that echoes an argument
+passes as much without work (seven of HumanEval/137's eight asserts expect its second), and
+so does one that looks its input up in the examples the prompt shows (``shown``) and returns
+a constant otherwise: both are stand-ins too. No answer's code runs: only trusted dataset
+code and our own stand-ins. The verdict's score is then the fraction passed above that level
+(``tally.verdict``), so such answers earn nothing and a full pass still earns 1.
 """
 
 from __future__ import annotations
@@ -21,19 +24,22 @@ from typing import Any
 
 from gymforge.verify.code.checks import check_namespace, run_humaneval, run_mbpp
 from gymforge.verify.code.names import tested_builtins
+from gymforge.verify.code.shown import example_key, shown_examples
 from gymforge.verify.code.tally import Tally
 
 COMMON: tuple[Any, ...] = (None, False, True, 0, 1, -1, "", [], (), {}, 0.0)
 MAX_CONSTANTS = 48
+MAX_ECHOED = 3  # stand-ins that return their first, second or third argument
 MAX_LITERAL_CHARS = 2_000
 _FIELDS = ("kind", "entry_point", "prompt", "test", "test_list", "test_setup_code",
            "test_imports", "reference")  # fmt: skip
 
 
 def chance(truth: dict[str, Any]) -> float:
-    """The best fraction of a HumanEval or MBPP task's tests that a constant answer passes
-    (0.0 when none passes any, or the tests loop with ``while``: a constant could keep such
-    a loop going forever)."""
+    """The best fraction of a HumanEval or MBPP task's tests that an answer doing no work
+    passes: a constant, an echoed argument, or the prompt's examples from a table and one of
+    those for other inputs (0.0 when none passes any, or the tests loop with ``while``: a
+    constant could keep such a loop going forever)."""
     key = json.dumps({k: truth.get(k) for k in _FIELDS}, sort_keys=True, default=str)
     return _chance(key)
 
@@ -46,21 +52,46 @@ def _chance(key: str) -> float:
     if any(t is None or any(isinstance(n, ast.While) for n in ast.walk(t)) for t in trees):
         return 0.0
     best = 0.0
-    for value in constants([t for t in trees if t is not None]):
-        best = max(best, _score(truth, value))
+    for answer in stand_ins(truth, [t for t in trees if t is not None]):
+        best = max(best, _score(truth, answer))
         if best >= 1.0:
             break
     return best
 
 
-def _score(truth: dict[str, Any], value: Any) -> float:
+Answer = Callable[[str, tuple[Any, ...], dict[str, Any]], Any]
+
+
+def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
+    """Answers that do no work: each constant, each echoed argument, and each of those behind
+    a table of the prompt's examples."""
+
+    def constant(value: Any) -> Answer:
+        return lambda name, args, kwargs: copy.deepcopy(value)
+
+    def echo(i: int) -> Answer:
+        return lambda name, args, kwargs: copy.deepcopy(args[i])
+
+    def tabled(other: Answer) -> Answer:
+        def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            key = example_key(name, args, kwargs)
+            return copy.deepcopy(table[key]) if key in table else other(name, args, kwargs)
+
+        return answer
+
+    plain = [*map(constant, constants(trees)), *map(echo, range(MAX_ECHOED))]
+    table = shown_examples(truth)
+    return [*plain, *map(tabled, plain)] if table else plain
+
+
+def _score(truth: dict[str, Any], stand_in: Answer) -> float:
     t = Tally()
 
     def proxy_for(name: str) -> Callable[..., Any]:
-        def constant(*args: Any, **kwargs: Any) -> Any:
-            return copy.deepcopy(value)
+        def answer(*args: Any, **kwargs: Any) -> Any:
+            return stand_in(name, args, kwargs)
 
-        return constant
+        return answer
 
     try:
         ns, _ = check_namespace(truth)

@@ -188,7 +188,7 @@ def _session_verdict(
     truth: dict[str, Any], t: Tally, r: Result | None, load: LoadInfo | None
 ) -> Verdict:
     """The verdict of a HumanEval or MBPP check, live or planned, from its tally: partial
-    credit is what a constant answer does not pass (``chance``)."""
+    credit is what an answer doing no work does not pass (``chance``)."""
     t.chance = chance(truth)
     t.result(r)
     if load is not None and not load.ok:

@@ -24,7 +24,7 @@ class Tally:
     notes: list[str] = field(default_factory=list)
     cases: list[dict[str, Any]] | None = None  # per-test detail, when asked for
     stopped: bool = False  # the check ended on an error outside its asserts (``run_humaneval``)
-    chance: float = 0.0  # the fraction a constant answer passes (``chance.chance``)
+    chance: float = 0.0  # the fraction an answer doing no work passes (``chance.chance``)
     call_limit_s: float | None = None  # the per-call limit the task ran under
     slowest_ms: float | None = None  # wall clock: a timing fact, never a fact of the answer
 
@@ -62,8 +62,9 @@ def _short(v: Any) -> Any:
 
 
 def _score(t: Tally) -> float:
-    """Partial credit: the fraction of tests passed above ``t.chance``, what an answer that
-    ignores its input passes (a constant earns 0, a full pass 1). A check that stopped early
+    """Partial credit: the fraction of tests passed above ``t.chance``, what an answer doing
+    no work passes (a constant, an echoed argument or the prompt's examples earn 0, a full
+    pass 1). A check that stopped early
     pays none: the tests it never reached are unknown, and an answer able to stop it
     (raising where it would answer wrong) would choose a short check of the tests it passes."""
     if not t.run or t.stopped:
