@@ -448,7 +448,7 @@ def test_task_id_resolution_is_stable_across_instances(make_sync) -> None:
     "task_id",
     [
         "nope",
-        "ledger.transfer/v2/d1/s1",
+        "ledger.transfer/v3/d1/s1",
         "other.family/v1/d1/s1",
         "ledger.transfer/v1/d9/s1",
         "ledger.transfer/v1/d1/s-1",

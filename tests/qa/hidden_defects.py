@@ -15,8 +15,9 @@ from typing import Any, ClassVar
 from gymforge.core.errors import ToolError
 from gymforge.core.types import Message, Task
 from gymforge.envs.ledger import LedgerEnv
-from gymforge.envs.ledger.env import Customer, Transfer, World
+from gymforge.envs.ledger.env import FAMILY, Customer, Transfer, World
 from gymforge.envs.support_desk import SupportDeskEnv
+from gymforge.tasks import TaskSource
 from gymforge.tools import tool
 from gymforge.verify import Verdict
 from gymforge.world.writes import world_write
@@ -53,8 +54,14 @@ class DatedPromptEnv(LedgerEnv):
 class ClassCacheEnv(LedgerEnv):
     """Defect: ``search_customers`` caches results in a class-level dict keyed by the query,
     so a later episode (of another task) gets the customers of an earlier one. The oracle
-    never reads search results, so the baselines stay green."""
+    never reads search results, so the baselines stay green.
 
+    The cache shows only when two tasks of the check's sample search one name. Its tasks are
+    ``ledger.transfer`` version 1's, the sample this defect was planted on: two of the first
+    four search one name (``test_class_cache_sample_shares_a_searched_name``); about a third
+    of four-task samples do, and version 2's first four do not."""
+
+    tasks = TaskSource.of([FAMILY.at_version(1)], LedgerEnv.tasks.split)
     _cache: ClassVar[dict[str, list[Customer]]] = {}
 
     @tool

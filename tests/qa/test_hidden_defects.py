@@ -20,10 +20,12 @@ from hidden_defects import (
     RestyledPromptEnv,
 )
 
+from gymforge.core.types import ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.envs.support_desk import SupportDeskEnv
 from gymforge.qa import QAOptions, QATarget, run_check
 from gymforge.qa import golden as golden_mod
+from gymforge.qa.checks import reset_isolation
 from gymforge.qa.fresh import CLOCK_SHIFT_S, FreshProcess, FreshProcessError, child_hash_seed
 from gymforge.qa.target import import_ref
 
@@ -51,6 +53,19 @@ def test_planted_defect_is_caught_with_its_evidence(env_cls: type) -> None:
     assert result.passed is False, f"{env_cls.__name__}: {result.details}"
     for fragment in EVIDENCE[env_cls]:
         assert fragment in result.details, f"{fragment!r} not in: {result.details}"
+
+
+def test_class_cache_sample_shares_a_searched_name() -> None:
+    """What ``ClassCacheEnv``'s catch rests on: two tasks of the check's sample search one
+    name, so the second is answered from the first's cache."""
+    target = QATarget.from_factory(ClassCacheEnv)
+    searched: dict[str, set[str]] = {}
+    for task_id, _ in reset_isolation._pairs(target, OPTS):
+        assert task_id.startswith("ledger.transfer/v1/")
+        for action in ClassCacheEnv().oracle_plan(ClassCacheEnv.tasks.resolve(task_id)):
+            if isinstance(action, ToolCall) and action.name == "search_customers":
+                searched.setdefault(action.arguments["name"], set()).add(task_id)
+    assert any(len(ids) > 1 for ids in searched.values()), searched
 
 
 @pytest.mark.parametrize("name", sorted(set(CAUGHT_BY.values())))

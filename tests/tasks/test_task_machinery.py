@@ -27,14 +27,16 @@ SOURCE = LedgerEnv.tasks
 
 
 # ---- ids --------------------------------------------------------------------------------
-def test_param_encoded_ids_roundtrip_and_resolve() -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_param_encoded_ids_roundtrip_and_resolve(version: int) -> None:
+    """At the current version and at an older one (its ids name its own tasks)."""
     params = {"customers": 5, "fault_rate": 0.1, "transfers": 2}
-    vid = FAMILY.variant_id(params, 42)
-    assert vid == "ledger.transfer/v1/d2/s42/customers=5,fault_rate=0.1,transfers=2"
+    vid = FAMILY.at_version(version).variant_id(params, 42)
+    assert vid == f"ledger.transfer/v{version}/d2/s42/customers=5,fault_rate=0.1,transfers=2"
     tid = parse_task_id(vid)
     assert (tid.family, tid.version, tid.difficulty, tid.seed, tid.params) == (
         "ledger.transfer",
-        1,
+        version,
         2,
         42,
         params,
@@ -51,7 +53,7 @@ def test_param_encoded_ids_roundtrip_and_resolve() -> None:
         "ledger.transfer/v1/d2/s42/customers=five",  # not JSON
         "ledger.transfer/v1/d1/s42/customers=5,fault_rate=0.1,transfers=2",  # wrong level
         "ledger.transfer/v1/d2/s42/customers=99,fault_rate=0.1,transfers=2",  # in no level
-        "ledger.transfer/v2/d1/s1",  # wrong version
+        "ledger.transfer/v3/d1/s1",  # a version never made
     ],
 )
 def test_bad_ids_are_refused(bad: str) -> None:

@@ -6,175 +6,51 @@ contract: several turns, tools over a small world state, seeded faults (every ta
 difficulty 2 up has a forced timeout on ``list_accounts``, plus random faults), success,
 failure (wrong, missing or extra transfers) and truncation (the step budget). The verdict's
 ``score`` is the share of right transfers among those requested or made: a transfer made
-besides the request counts as one missed (``test_ledger_transfer_spray``).
+besides the request counts as one missed (``test_ledger_transfer_spray``). The task family,
+its versions and the world it builds: ``gymforge.envs.ledger.tasks``.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import ToolError
 from gymforge.core.types import Action, Reply, Task, ToolCall
+from gymforge.envs.ledger.tasks import (
+    FAMILY,
+    Account,
+    Customer,
+    LedgerTruth,
+    Move,
+    Transfer,
+    TransferFamily,
+    World,
+)
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa_profile import QAProfile, ThroughputBudget
-from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, Split, TaskFamily, TaskSource
-from gymforge.tasks.trusted import trusted
+from gymforge.tasks import Split, TaskSource
 from gymforge.tools import FaultPlan, tool
 from gymforge.verify import Verdict
 
-FIRST = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun"]
-LAST = ["Lopez", "Okafor", "Smith", "Tanaka", "Weber", "Novak"]
-CITIES = ["Lyon", "Osaka", "Lagos", "Quito", "Perth", "Oslo"]
-Kind = Literal["checking", "savings"]
-
-
-class Customer(BaseModel):
-    customer_id: str
-    name: str
-    city: str
-
-
-class Account(BaseModel):
-    account_id: str
-    customer_id: str
-    kind: Kind
-    balance_cents: int
-
-
-class Transfer(BaseModel):
-    transfer_id: str
-    from_account: str
-    to_account: str
-    amount_cents: int
-
-
-class World(BaseModel):
-    customers: list[Customer]
-    accounts: list[Account]
-    transfers: list[Transfer] = []
-
-
-class Move(BaseModel):
-    """One transfer the task asks for (``from`` in ``Task.truth``: a Python keyword here)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True)
-
-    source: str = Field(validation_alias="from", serialization_alias="from")
-    to: str
-    amount: int
-    from_name: str
-    to_name: str
-
-
-class LedgerTruth(BaseModel):
-    """The seed world and the transfers to make."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    world: World
-    moves: list[Move]
-
-
-PEOPLE = tuple((f, la, c) for f in FIRST for la in LAST for c in CITIES)
-"""Every (first, last, city) combination, in a fixed order (sampled per task)."""
-NAMES = {(f, la): f"{f} {la}" for f in FIRST for la in LAST}
-"""Each full name, made once: every task's customers share these strings."""
-CUSTOMER_IDS = tuple(f"C{100 + i}" for i in range(32))
-"""The first customer ids (``C100`` on), made once and shared as ``NAMES`` are."""
-
-
-class TransferFamily(TaskFamily[LedgerTruth]):
-    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, LedgerTruth]:
-        people = r.sample(PEOPLE, params["customers"])
-        # distractors: every second customer shares the previous one's name, in another city
-        for i in range(1, len(people), 2):
-            first, last, _ = people[i - 1]
-            taken = {c for f, la, c in people if (f, la) == (first, last)}
-            people[i] = (first, last, r.choice([c for c in CITIES if c not in taken]))
-        # trusted (here and below): strings and ints this build made, of the declared types
-        # (tests/tasks/test_trusted_truth.py validates every one)
-        customers = [
-            trusted(
-                Customer,
-                customer_id=CUSTOMER_IDS[i] if i < len(CUSTOMER_IDS) else f"C{100 + i}",
-                name=NAMES[f, la],
-                city=c,
-            )
-            for i, (f, la, c) in enumerate(people)
-        ]
-        accounts = [
-            trusted(
-                Account,
-                account_id=f"A{r.randrange(10_000, 99_999)}{k[0].upper()}",
-                customer_id=cu.customer_id,
-                kind=k,
-                balance_cents=r.randrange(50_00, 5_000_00),
-            )
-            for cu in customers
-            for k in ("checking", "savings")
-        ]
-        moves, lines = [], []
-        for _ in range(params["transfers"]):
-            src, dst = r.sample(customers, 2)
-            sk, dk = r.choice(("checking", "savings")), r.choice(("checking", "savings"))
-            amount = r.randrange(1_00, 50_00)
-            a_src = next(a for a in accounts if a.customer_id == src.customer_id and a.kind == sk)
-            a_dst = next(a for a in accounts if a.customer_id == dst.customer_id and a.kind == dk)
-            moves.append(
-                trusted(
-                    Move,
-                    source=a_src.account_id,
-                    to=a_dst.account_id,
-                    amount=amount,
-                    from_name=src.name,
-                    to_name=dst.name,
-                )
-            )
-            lines.append(
-                f"- ${amount / 100:.2f} from {src.name} of {src.city} ({sk}) "
-                f"to {dst.name} of {dst.city} ({dk})"
-            )
-        prompt = (
-            "Make these transfers, each exactly once:\n"
-            + "\n".join(lines)
-            + "\nReply with a short confirmation when all are done."
-        )
-        world = trusted(World, customers=customers, accounts=accounts, transfers=[])
-        return prompt, trusted(LedgerTruth, world=world, moves=moves)
-
-
-def _levels(
-    customers: tuple[int, int], transfers: tuple[int, int], faults: tuple[float, ...]
-) -> ParamSpace:
-    return ParamSpace(
-        {
-            "customers": IntKnob(*customers),
-            "transfers": IntKnob(*transfers),
-            "fault_rate": ChoiceKnob(faults),
-        }
-    )
-
-
-FAMILY = TransferFamily(
-    "ledger.transfer",
-    1,
-    {
-        1: _levels((2, 3), (1, 1), (0.0,)),
-        2: _levels((4, 5), (1, 2), (0.1,)),
-        3: _levels((6, 8), (2, 3), (0.2,)),
-    },
-)
+__all__ = [
+    "FAMILY",
+    "Account",
+    "Customer",
+    "LedgerEnv",
+    "LedgerTruth",
+    "Move",
+    "Transfer",
+    "TransferFamily",
+    "World",
+]
 
 
 class LedgerEnv(ToolEnv[LedgerTruth, World]):
     spec = EnvSpec(
         "ledger",
-        "1.0.0",
+        "1.0.0",  # the family versions its tasks; every recorded episode replays unchanged
         renderer_version="1",
         description="Bank clerk: look up customers and accounts, make transfers.",
     )
