@@ -39,11 +39,15 @@ STEPS: tuple[Callable[[Any], Any], ...] = (  # one builtin step on the first arg
     lambda x: x[0], lambda x: x[-1], lambda x: x[::-1], lambda x: sorted(x, reverse=True),
     lambda x: sorted(set(x)), lambda x: x + 1, lambda x: x - 1, lambda x: _number(x) % 2 == 0,
     lambda x: _number(x) % 2 == 1, lambda x: x.lower(), lambda x: x.upper(), lambda x: x.split(),
+    lambda x: x.swapcase(), lambda x: x.strip(), lambda x: x == x[::-1], lambda x: x[1:],
+    lambda x: x[:-1], lambda x: len(set(x)), lambda x: type(x)(), lambda x: _number(x) // 2,
+    lambda x: _number(x) * 2, lambda x: _number(x) ** 2, lambda x: _number(x) > 0,
 )  # fmt: skip
 # One step on the first two arguments; no ``*`` (a string times a large number fills memory).
 PAIR_STEPS: tuple[Callable[[Any, Any], Any], ...] = (
     operator.add, operator.sub, operator.lt, operator.le, operator.gt, operator.ge,
-    operator.eq, max, min,
+    operator.eq, max, min, operator.contains, lambda a, b: a in b, lambda a, b: a.count(b),
+    lambda a, b: _number(a) % _number(b), lambda a, b: _number(a) // _number(b),
 )  # fmt: skip
 _FIELDS = ("kind", "entry_point", "prompt", "test", "test_list", "test_setup_code",
            "test_imports", "reference")  # fmt: skip
