@@ -2,7 +2,7 @@
 
 The chance level of partial credit counts an answer that looks its input up in the examples
 the prompt shows (``verify/code/shown.py``), but only examples written ``>>> f(x)``, ``f(x)
-➞ y``, ``-> y``, ``=> y``, ``== y``... were read: ten HumanEval prompts write ``f(x) ==> y``
+➞ y``, ``-> y``, ``=> y``, ``== y``... were read: nine HumanEval prompts write ``f(x) ==> y``
 (HumanEval/77, 85, 109, 117, 118, 121, 127, 148, 155) or put the result in a comment
 (``f(x)   # returns "db1111db"`` in /79, ``f(x) # => 'Yes'`` in /141), so a table of their
 examples was no stand-in: it earned 0.6 on HumanEval/121, 0.8 on /117 and 0.67 on /79.
