@@ -13,6 +13,7 @@ its versions and the world it builds: ``gymforge.envs.ledger.tasks``.
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
@@ -137,11 +138,9 @@ class LedgerEnv(ToolEnv[LedgerTruth, World]):
     def verify(self, task: Task, world: World, reply: str) -> Verdict:
         wanted = sorted((m.source, m.to, m.amount) for m in self.truth_of(task).moves)
         made = sorted((t.from_account, t.to_account, t.amount_cents) for t in world.transfers)
-        missing = [m for m in wanted if m not in made]
-        extra = list(made)
-        for m in wanted:
-            if m in extra:
-                extra.remove(m)
+        # as multisets: a transfer the task lists twice is missing if it is made once
+        missing = sorted((Counter(wanted) - Counter(made)).elements())
+        extra = sorted((Counter(made) - Counter(wanted)).elements())
         reason = (
             None
             if not (missing or extra)

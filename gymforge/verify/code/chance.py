@@ -7,8 +7,10 @@ judge, against stand-ins of ours that return one constant each: the common ones 
 ``False``, ``True``, ``0``, ``1``, ``""``, ``[]``...) and every literal the asserts compare
 with, and gives the best fraction any of them passes. An answer that echoes an argument
 passes as much without work (seven of HumanEval/137's eight asserts expect its second), and
-so does one that looks its input up in the examples the prompt shows (``shown``) and returns
-a constant otherwise: both are stand-ins too. No answer's code runs: only trusted dataset
+so does one builtin step on its arguments (``STEPS``: ``str(x)`` passes most of
+HumanEval/44's, ``sorted(x)`` half of HumanEval/88's above the constants), and one that looks
+its input up in the examples the prompt shows (``shown``) and does any of these otherwise: all
+are stand-ins too. No answer's code runs: only trusted dataset
 code and our own stand-ins. The verdict's score is then the fraction passed above that level
 (``tally.verdict``), so such answers earn nothing and a full pass still earns 1.
 """
@@ -19,6 +21,7 @@ import ast
 import copy
 import functools
 import json
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -31,15 +34,30 @@ COMMON: tuple[Any, ...] = (None, False, True, 0, 1, -1, "", [], (), {}, 0.0)
 MAX_CONSTANTS = 48
 MAX_ECHOED = 3  # stand-ins that return their first, second or third argument
 MAX_LITERAL_CHARS = 2_000
+STEPS: tuple[Callable[[Any], Any], ...] = (  # one builtin step on the first argument
+    len, sorted, min, max, sum, abs, str, int, float, bool, operator.not_, operator.neg,
+    lambda x: x[0], lambda x: x[-1], lambda x: x[::-1], lambda x: sorted(x, reverse=True),
+    lambda x: sorted(set(x)), lambda x: x + 1, lambda x: x - 1, lambda x: _number(x) % 2 == 0,
+    lambda x: _number(x) % 2 == 1, lambda x: x.lower(), lambda x: x.upper(), lambda x: x.split(),
+    lambda x: x.swapcase(), lambda x: x.strip(), lambda x: x == x[::-1], lambda x: x[1:],
+    lambda x: x[:-1], lambda x: len(set(x)), lambda x: type(x)(), lambda x: _number(x) // 2,
+    lambda x: _number(x) * 2, lambda x: _number(x) ** 2, lambda x: _number(x) > 0,
+)  # fmt: skip
+# One step on the first two arguments; no ``*`` (a string times a large number fills memory).
+PAIR_STEPS: tuple[Callable[[Any, Any], Any], ...] = (
+    operator.add, operator.sub, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.eq, max, min, operator.contains, lambda a, b: a in b, lambda a, b: a.count(b),
+    lambda a, b: _number(a) % _number(b), lambda a, b: _number(a) // _number(b),
+)  # fmt: skip
 _FIELDS = ("kind", "entry_point", "prompt", "test", "test_list", "test_setup_code",
            "test_imports", "reference")  # fmt: skip
 
 
 def chance(truth: dict[str, Any]) -> float:
     """The best fraction of a HumanEval or MBPP task's tests that an answer doing no work
-    passes: a constant, an echoed argument, or the prompt's examples from a table and one of
-    those for other inputs (0.0 when none passes any, or the tests loop with ``while``: a
-    constant could keep such a loop going forever)."""
+    passes: a constant, an echoed argument, one builtin step on the arguments, or the
+    prompt's examples from a table and one of those for other inputs (0.0 when none passes
+    any, or the tests loop with ``while``: a constant could keep such a loop going forever)."""
     key = json.dumps({k: truth.get(k) for k in _FIELDS}, sort_keys=True, default=str)
     return _chance(key)
 
@@ -63,14 +81,21 @@ Answer = Callable[[str, tuple[Any, ...], dict[str, Any]], Any]
 
 
 def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
-    """Answers that do no work: each constant, each echoed argument, and each of those behind
-    a table of the prompt's examples."""
+    """Answers that do no work: each constant, each echoed argument, each builtin step on
+    the arguments (``STEPS``, ``PAIR_STEPS``), and each of those behind a table of the
+    prompt's examples."""
 
     def constant(value: Any) -> Answer:
         return lambda name, args, kwargs: copy.deepcopy(value)
 
     def echo(i: int) -> Answer:
         return lambda name, args, kwargs: copy.deepcopy(args[i])
+
+    def step(f: Callable[[Any], Any]) -> Answer:
+        return lambda name, args, kwargs: copy.deepcopy(f(args[0]))
+
+    def pair(f: Callable[[Any, Any], Any]) -> Answer:
+        return lambda name, args, kwargs: copy.deepcopy(f(args[0], args[1]))
 
     def tabled(other: Answer) -> Answer:
         def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -79,7 +104,12 @@ def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
 
         return answer
 
-    plain = [*map(constant, constants(trees)), *map(echo, range(MAX_ECHOED))]
+    plain = [
+        *map(constant, constants(trees)),
+        *map(echo, range(MAX_ECHOED)),
+        *map(step, STEPS),
+        *map(pair, PAIR_STEPS),
+    ]
     table = shown_examples(truth)
     return [*plain, *map(tabled, plain)] if table else plain
 
@@ -127,6 +157,13 @@ def constants(trees: list[ast.AST]) -> list[Any]:
 
 
 _NOT_LITERAL = object()
+
+
+def _number(x: Any) -> int | float:
+    """``x`` if it is a number (``%`` on a string formats it, maybe at a width of millions)."""
+    if isinstance(x, (int, float)):
+        return x
+    raise TypeError(type(x).__name__)
 
 
 def _literal(node: ast.AST) -> Any:

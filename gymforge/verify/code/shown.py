@@ -1,11 +1,12 @@
 """The examples a HumanEval or MBPP prompt shows, as a table (``shown_examples``).
 
 HumanEval's docstrings show calls of the entry point with their results (``>>> f(x)`` then
-the result on the next line, or ``f(x) ➞ y``, ``f(x) == y``, ``f(x) -> y``); MBPP's prompt
-shows the row's first test. Hidden tests often repeat them, so an answer that looks its input
-up in this table and returns a constant for every other one passes them without solving the
-task: ``chance`` counts such answers among those partial credit is measured above. Only
-literal calls and literal results are read; trusted dataset text, never the answer's.
+the result on the next line, or ``f(x) ➞ y``, ``== y``, ``==> y``, ``-> y``, ``# returns y``,
+``# => y``); MBPP's prompt shows the row's first test. Hidden tests often repeat them, so
+an answer that looks its input up in this table and returns a constant for every other one
+passes them without solving the task: ``chance`` counts such answers among those partial
+credit is measured above. Only literal calls and literal results are read; trusted dataset
+text, never the answer's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from typing import Any
 
 MAX_EXAMPLES = 64
 MAX_CALL_CHARS = 2_000
-_ARROW = re.compile(r"^\s*(?:➞|→|->|=>|==|=|:|should\s+return|returns?|gives?)?\s*", re.I)
+_WORDS = r"should\s+return|returns?|gives?"
+_ARROW = re.compile(  # ``==>`` before ``==``; a result in a comment after its arrow or word
+    rf"^\s*(?:#\s*(?:==>|=>|->|{_WORDS})|➞|→|==>|->|=>|==|=|:|{_WORDS})?\s*", re.I
+)
 
 
 def example_key(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

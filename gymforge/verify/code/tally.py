@@ -63,8 +63,8 @@ def _short(v: Any) -> Any:
 
 def _score(t: Tally) -> float:
     """Partial credit: the fraction of tests passed above ``t.chance``, what an answer doing
-    no work passes (a constant, an echoed argument or the prompt's examples earn 0, a full
-    pass 1). A check that stopped early
+    no work passes (a constant, an echoed argument, one builtin step on the arguments or the
+    prompt's examples earn 0, a full pass 1). A check that stopped early
     pays none: the tests it never reached are unknown, and an answer able to stop it
     (raising where it would answer wrong) would choose a short check of the tests it passes."""
     if not t.run or t.stopped:
