@@ -18,11 +18,14 @@ code and our own stand-ins. The verdict's score is then the fraction passed abov
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import functools
 import json
 import operator
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 from gymforge.verify.code.checks import check_namespace, run_humaneval, run_mbpp
@@ -34,6 +37,7 @@ COMMON: tuple[Any, ...] = (None, False, True, 0, 1, -1, "", [], (), {}, 0.0)
 MAX_CONSTANTS = 48
 MAX_ECHOED = 3  # stand-ins that return their first, second or third argument
 MAX_LITERAL_CHARS = 2_000
+MAX_LINES = 200_000  # lines a stand-in's check may execute (the published checks: hundreds)
 STEPS: tuple[Callable[[Any], Any], ...] = (  # one builtin step on the first argument
     len, sorted, min, max, sum, abs, str, int, float, bool, operator.not_, operator.neg,
     lambda x: x[0], lambda x: x[-1], lambda x: x[::-1], lambda x: sorted(x, reverse=True),
@@ -125,13 +129,44 @@ def _score(truth: dict[str, Any], stand_in: Answer) -> float:
 
     try:
         ns, _ = check_namespace(truth)
-        if truth.get("kind") == "humaneval":
-            run_humaneval(truth, ns, proxy_for, t)
-        else:
-            run_mbpp(truth, ns, proxy_for, t, tested_builtins(truth, ""))
-    except Exception:
+        with _line_budget(MAX_LINES):
+            if truth.get("kind") == "humaneval":
+                run_humaneval(truth, ns, proxy_for, t)
+            else:
+                run_mbpp(truth, ns, proxy_for, t, tested_builtins(truth, ""))
+    except (Exception, _OverBudget):
         return 0.0
     return 0.0 if t.stopped or not t.run else t.passed / t.run
+
+
+class _OverBudget(BaseException):
+    """A stand-in's check ran past ``MAX_LINES`` (a ``BaseException``: the check's own
+    ``except Exception`` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def _line_budget(lines: int) -> Iterator[None]:
+    """Raise :class:`_OverBudget` in the code run inside once it has executed ``lines``
+    lines (a trace on this thread, the one before restored after). A check's loop runs as
+    long as what the candidate returns says (``range(candidate(10**12))``): a right answer
+    bounds it, a stand-in need not
+    (tests/redteam/test_code_chance_loops_on_a_stand_in.py)."""
+    left = lines
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal left
+        if event == "line":
+            left -= 1
+            if left < 0:
+                raise _OverBudget
+        return trace
+
+    before = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        yield
+    finally:
+        sys.settrace(before)
 
 
 def constants(trees: list[ast.AST]) -> list[Any]:
