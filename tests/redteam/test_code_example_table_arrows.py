@@ -16,6 +16,7 @@ import gzip
 import json
 
 import pytest
+import test_code_one_step_answer_partial_credit as one_step
 
 from gymforge.verify.code import CodeJudge
 
@@ -63,10 +64,7 @@ TRUTH_79 = {  # HumanEval/79's shape: the result in a comment
 }
 
 
-def _code(body: str) -> str:
-    return f"```python\n{body}\n```"
-
-
+_code = one_step._code
 TABLE_121 = _code(
     "def solution(lst):\n    return {(5, 8, 7, 1): 12, (3, 3, 3, 3, 3): 9}.get(tuple(lst), 0)"
 )
@@ -81,10 +79,7 @@ TABLE_79 = _code(
 def test_a_table_of_the_examples_earns_no_partial_credit(
     code_judge: CodeJudge, truth: dict, answer: str
 ) -> None:
-    v = code_judge.judge(truth, answer)
-    assert not v.passed
-    assert v.facts["tests_passed"] >= 2
-    assert v.score == 0.0, v.facts
+    one_step.assert_no_partial_credit(code_judge, truth, answer)
 
 
 def test_right_answers_still_earn_full_credit(code_judge: CodeJudge) -> None:

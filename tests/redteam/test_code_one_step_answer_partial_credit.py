@@ -74,6 +74,11 @@ LEN_MBPP = _code("def count_chars(s):\n    return len(s)")
 def test_a_one_step_answer_earns_no_partial_credit(
     code_judge: CodeJudge, truth: dict, answer: str
 ) -> None:
+    assert_no_partial_credit(code_judge, truth, answer)
+
+
+def assert_no_partial_credit(code_judge: CodeJudge, truth: dict, answer: str) -> None:
+    """``answer`` fails ``truth``, passing at least two of its tests, and earns nothing."""
     v = code_judge.judge(truth, answer)
     assert not v.passed
     assert v.facts["tests_passed"] >= 2
