@@ -98,14 +98,19 @@ class SqlFamily(TaskFamily[SqlTruth]):
         distractors = sorted(f"{t}.{c}" for t, c in picks)
         data_seed = r.randrange(2**31)
         rows = generate_rows(schema, distractors, params["size"], data_seed)
-        main = SqlFixture.from_bytes(build_database(schema, distractors, rows), TABLES[schema.name])
+        # the gold queries are the family's own: their databases need no file (``database``)
+        main = SqlFixture.trusted_in_memory(
+            build_database(schema, distractors, rows), TABLES[schema.name]
+        )
         shadow_seed = r.randrange(2**31)
-        shadow = _database(schema.name, distractors, params["size"], shadow_seed)
+        shadow = _database(schema.name, distractors, params["size"], shadow_seed, trusted=True)
         drawer = Drawer(schema, distractors, rows)
         for attempt in range(MAX_TRIES):
             if attempt and attempt % 16 == 0:  # this pair of databases may agree too often
                 shadow_seed = r.randrange(2**31)
-                shadow = _database(schema.name, distractors, params["size"], shadow_seed)
+                shadow = _database(
+                    schema.name, distractors, params["size"], shadow_seed, trusted=True
+                )
             q = drawer.draw(params["joins"], params["agg"], params["nest"], r)
             if q is None or not self._discriminating(q, main, shadow, len(rows[q.start])):
                 continue
@@ -151,10 +156,17 @@ class SqlFamily(TaskFamily[SqlTruth]):
 TABLES = {name: [t.name for t in s.tables] for name, s in SCHEMAS.items()}
 
 
-def _database(schema_name: str, distractors: list[str], size: int, seed: int) -> SqlFixture:
+def _database(
+    schema_name: str, distractors: list[str], size: int, seed: int, trusted: bool = False
+) -> SqlFixture:
+    """The database of ``seed``: a private file for answers (``SqlFixture.from_bytes``), in
+    memory for the family's own queries only (``trusted``)."""
     schema = SCHEMAS[schema_name]
     rows = generate_rows(schema, distractors, size, seed)
-    return SqlFixture.from_bytes(build_database(schema, distractors, rows), TABLES[schema_name])
+    data = build_database(schema, distractors, rows)
+    if trusted:
+        return SqlFixture.trusted_in_memory(data, TABLES[schema_name])
+    return SqlFixture.from_bytes(data, TABLES[schema_name])
 
 
 def database(truth: SqlTruth, seed: int) -> SqlFixture:
