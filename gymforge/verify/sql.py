@@ -89,10 +89,15 @@ ALLOWED_FUNCTIONS = frozenset(
 """Deterministic, bounded functions a query may call. Everything else is denied."""
 
 _QUOTED_OR_COMMENT = re.compile(
-    r"'(?:[^']|'')*'?|\"(?:[^\"]|\"\")*\"?|--[^\n]*|/\*.*?(?:\*/|\Z)", re.S
+    r"'(?:[^']|'')*'?|\"(?:[^\"]|\"\")*\"?|`(?:[^`]|``)*`?|\[[^\]]*\]?"
+    r"|--[^\n]*|/\*.*?(?:\*/|\Z)",
+    re.S,
 )
-"""A string literal, a quoted identifier, or a comment (each unclosed one running to the
-end). Scanned from the left, a character none of them starts is kept as it is."""
+"""A string literal, an identifier quoted as SQLite quotes them (``"x"``, ```x```, ``[x]``:
+a bracket ends at the first ``]``), or a comment (each unclosed one running to the end).
+Scanned from the left, a character none of them starts is kept as it is. A comment marker
+inside a quoted identifier is no comment (``SELECT 1 AS [--], date()``:
+``tests/redteam/test_sql_quoted_identifier_comment_red18.py``)."""
 _FIRST_WORD = re.compile(r"[\s(]*([A-Za-z]+)")
 _NOW = re.compile(r"'\s*now\s*'", re.I)
 _CLOCK = re.compile(

@@ -33,7 +33,19 @@ def blanked_one_by_one(sql: str) -> str:
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet="'\"-/*\n ;aSELCTnow()xé", max_size=60))
 def test_comments_blanked_as_one_lexeme_at_a_time(sql: str) -> None:
+    """The old lexer's text, wherever no ``[`` or backtick quotes an identifier (the old
+    lexer did not know those quotes: ``test_sql_quoted_identifier_comment_red18.py``)."""
     assert _QUOTED_OR_COMMENT.sub(_blank_comment, sql) == blanked_one_by_one(sql)
+
+
+_ONE_BY_ONE_QUOTES = re.compile(_QUOTED_OR_COMMENT.pattern + "|.", re.S)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="'\"`[]-/*\n ;aSELCTnow()xé", max_size=60))
+def test_one_scan_blanks_as_one_lexeme_at_a_time_with_every_identifier_quote(sql: str) -> None:
+    one_by_one = "".join(_blank_comment(m) for m in _ONE_BY_ONE_QUOTES.finditer(sql))
+    assert _QUOTED_OR_COMMENT.sub(_blank_comment, sql) == one_by_one
 
 
 def test_precheck_still_reads_through_comments_and_literals() -> None:
