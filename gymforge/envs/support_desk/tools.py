@@ -143,7 +143,9 @@ class DeskTools(WorldToolEnv[DeskTruth]):
         )
         fields = ("id", "invoice_id", "amount_cents", "refunded_cents", "method_id", "charged_at")
         items = [view(p, fields) for p in rows]
-        return paginate(items, page, self._page_size(), self.db.now())
+        out = paginate(items, page, self._page_size(), self.db.now())
+        self.note(shown=tuple(p["id"] for p in out["items"]))
+        return out
 
     @tool
     @world_read
