@@ -1,7 +1,8 @@
 """The expenses tools: policy and rates, paginated report lists, decisions, submission.
 
 ``decide_report`` adds the shaped ``report`` reward component when its decision takes
-effect: ``+REPORT_WEIGHT / N`` if it matches the policy, ``-REPORT_WEIGHT / N`` if not.
+effect: ``+REPORT_WEIGHT / N`` if it matches the policy, ``-REPORT_WEIGHT / N * p / (1 - p)``
+if not, ``p`` being the share of the batch's most common right outcome (``report_weights``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,27 @@ SUMMARY = (
     "status",
 )
 DETAIL = (*SUMMARY[:3], "category", *SUMMARY[3:7], "has_receipt", "status", "reason_code")
+
+
+def report_weights(truth: ExpenseTruth) -> tuple[float, float]:
+    """The ``report`` component of one right and of one wrong decision of ``truth``'s batch.
+
+    A wrong decision costs ``p / (1 - p)`` right ones, ``p`` the share of the batch's most
+    common right outcome (decision and reason; approvals, about 70%). A decision that does
+    not depend on the report (approve everything, guess with the batch's mix, decide an
+    arbitrary subset) is right with probability at most ``p``, so it earns at most
+    ``p - (1 - p) * p / (1 - p) = 0`` in expectation, and approving every report for its
+    amount exactly 0; the whole batch right earns ``REPORT_WEIGHT``, the most any episode
+    can. Before, both weighed ``1 / N``: approving every row of the list unread earned about
+    +0.19 a batch (tests/redteam/test_expenses_shaped_approve_all_red18.py)."""
+    counts: dict[tuple[str, str], int] = {}
+    for d in truth.decisions.values():
+        key = (d["decision"], d["reason_code"])
+        counts[key] = counts.get(key, 0) + 1
+    n = len(truth.order)
+    p = max(counts.values()) / n
+    right = REPORT_WEIGHT / n
+    return right, -right * (p / (1 - p) if p < 1 else 1.0)
 
 
 class ExpenseTools(WorldToolEnv[ExpenseTruth]):
@@ -160,8 +182,8 @@ class ExpenseTools(WorldToolEnv[ExpenseTruth]):
             right = (want["decision"], want["reason_code"]) == (decision, reason_code) and (
                 decision != "approve" or want["usd"] == approved_usd_cents
             )
-            n = len(self.truth.order)
-            self.shape("report", (REPORT_WEIGHT if right else -REPORT_WEIGHT) / n)
+            paid, charged = report_weights(self.truth)
+            self.shape("report", paid if right else charged)
         return {"report_id": report_id, "status": STATUS[decision]}
 
     @tool(writes=True)

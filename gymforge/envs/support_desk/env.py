@@ -5,7 +5,8 @@ instead through ``user_policy``), verifies their identity, reads the account thr
 paginated and sometimes faulty tools, confirms each change, makes it with an idempotency
 key, and closes the case with structured outcome codes. The verifier judges the final
 database (expected rows, changed tables, policy facts), the action log (declarative
-process rules) and the outcome codes; never the text of a reply.
+process rules), the outcome codes and the facts read before each (``unread_outcomes``);
+never the text of a reply.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gymforge.envs.support_desk.policy import (
     WRITE_TOOLS,
     outcome_codes,
     policy_checks,
+    unread_outcomes,
 )
 from gymforge.envs.support_desk.redteam import REDTEAM
 from gymforge.envs.support_desk.schema import SCHEMA
@@ -63,7 +65,7 @@ def call(name: str, **arguments: Any) -> ToolCall:
 class SupportDeskEnv(DeskTools):
     spec = EnvSpec(
         "support-desk",
-        "1.1.0",
+        "1.2.0",
         renderer_version=RENDERER_VERSION,
         description="Billing disputes: identity, refunds, credits, escalations, fraud holds.",
     )
@@ -242,6 +244,7 @@ class SupportDeskEnv(DeskTools):
         findings += policy_checks(world, diff, t.now)
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
         codes = outcome_codes(world.get("cases", t.case_id))
+        findings += unread_outcomes(self.log, codes, t.account_id, t.issues)
         if codes != sorted(t.codes):
             findings.append(
                 Finding("outcome", f"outcome codes {codes}, expected {sorted(t.codes)}")

@@ -8,15 +8,17 @@ tools let an agent break policy and an audit catches it:
   method, an over-limit or second goodwill credit in a year, any action under a fraud hold);
 - ``PROCESS_RULES``: declarative rules over the action log (identity before disclosure and
   before any change, one confirmation per change, no duplicate submissions, nothing after
-  closing, no action once the hold was seen).
+  closing, no action once the hold was seen);
+- ``unread_outcomes``: each outcome the case is closed with rests on facts the agent read
+  first (the account's holds, its credit history, the charge).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gymforge.verify.rules import AtMost, Match, NeverAfter, RequiresPrior, Rule
+from gymforge.verify.rules import AtMost, Event, Match, NeverAfter, RequiresPrior, Rule
 from gymforge.world.clock import epoch
 from gymforge.world.db import Diff, WorldDB
 from gymforge.world.render import money
@@ -192,3 +194,52 @@ def _case_accounts(db: WorldDB, diff: Diff) -> set[str]:
 def outcome_codes(row: Mapping[str, Any] | None) -> list[str]:
     raw = (row or {}).get("outcome_codes") or ""
     return sorted(c for c in str(raw).split(",") if c)
+
+
+CHARGE_OUTCOMES = frozenset({"duplicate_refunded", "refund_issued", "refund_denied_window"})
+TOLD_CHARGE = frozenset({"refund_issued", "refund_denied_window"})  # the customer says which
+
+
+def unread_outcomes(
+    log: Sequence[Event], codes: Sequence[str], account_id: str, issues: Sequence[Mapping[str, Any]]
+) -> list[Finding]:
+    """The outcomes ``codes`` the agent closed with before reading the facts they rest on:
+    the account's holds (``get_account``) for any outcome of a verified caller, its credit
+    history (``list_credits``) for a goodwill outcome, the charge (a ``list_payments`` page
+    that showed it, or, for a refund asked for, the customer naming it) for a refund
+    outcome. A read counts when it answered without a fault, before the case was closed.
+    Without this, closing with a decline guessed from the case's subject passed
+    (tests/redteam/test_support_desk_unread_outcome_red18.py)."""
+    seen: list[Event] = []
+    for e in log:
+        if e.name == "tool.close_case" and e.attrs.get("effect"):
+            break
+        if e.name.startswith("user.") or (e.attrs.get("ok") and not e.attrs.get("fault")):
+            seen.append(e)
+
+    def read(name: str, **attrs: Any) -> bool:
+        return any(
+            e.name == name and all(e.attrs.get(k) == v for k, v in attrs.items()) for e in seen
+        )
+
+    def shown(payment: Any) -> bool:
+        return any(
+            e.name == "tool.list_payments" and payment in e.attrs.get("shown", ()) for e in seen
+        )
+
+    out: list[Finding] = []
+
+    def unread(code: str, what: str) -> None:
+        out.append(Finding("process", f"{code} without {what} read first", rule="outcome_unread"))
+
+    for code in sorted(set(codes) - {"identity_not_verified"}):
+        if not read("tool.get_account", account=account_id):
+            unread(code, "the account's holds")
+        if code.startswith("goodwill_") and not read("tool.list_credits", account=account_id):
+            unread(code, "the credit history")
+        if code in CHARGE_OUTCOMES:
+            told = code in TOLD_CHARGE and read("user.reveal", slot="charge")
+            paid = [i.get("payment_id") for i in issues if i["code"] == code]
+            if not told and not all(shown(p) for p in paid):
+                unread(code, "the charge")
+    return out

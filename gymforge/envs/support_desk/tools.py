@@ -143,7 +143,9 @@ class DeskTools(WorldToolEnv[DeskTruth]):
         )
         fields = ("id", "invoice_id", "amount_cents", "refunded_cents", "method_id", "charged_at")
         items = [view(p, fields) for p in rows]
-        return paginate(items, page, self._page_size(), self.db.now())
+        out = paginate(items, page, self._page_size(), self.db.now())
+        self.note(shown=tuple(p["id"] for p in out["items"]))
+        return out
 
     @tool
     @world_read
@@ -253,7 +255,14 @@ class DeskTools(WorldToolEnv[DeskTruth]):
         )
         left = pay["amount_cents"] - done
         if not 0 < amount_cents <= left:
-            raise ToolError("validation", f"amount must be between 1 and {left} cents")
+            # no amount named: the refusal reached callers never verified (list_payments
+            # shows what is left, after the identity check; tests/redteam/
+            # test_support_desk_refund_error_leak_red18.py)
+            raise ToolError(
+                "validation",
+                "amount_cents must be positive and at most what is left to refund of the "
+                "payment (its amount_cents less refunded_cents in list_payments)",
+            )
         row: dict[str, Any] = {
             "id": self.db.new_id("RF"),
             "case_id": case_id,
