@@ -36,6 +36,10 @@ from gymforge.verify.code.tally import Tally
 COMMON: tuple[Any, ...] = (None, False, True, 0, 1, -1, "", [], (), {}, 0.0)
 MAX_CONSTANTS = 48
 MAX_ECHOED = 3  # stand-ins that return their first, second or third argument
+MAX_STEPPED = 2  # ``STEPS`` are taken on the first and on the second argument
+# A literal inside one of these on a compared side is a constant too (``tuple([1, 2])``).
+CONVERSIONS = frozenset({"tuple", "list", "set", "frozenset", "sorted", "str", "int", "float",
+                         "abs", "round", "dict", "bool"})  # fmt: skip
 MAX_LITERAL_CHARS = 2_000
 MAX_LINES = 200_000  # lines of test code a stand-in's check may execute (``budget``)
 MAX_INT_BITS = 1 << 16  # a step's result past these sizes fails its call (``_bounded``)
@@ -97,8 +101,8 @@ def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
     def echo(i: int) -> Answer:
         return lambda name, args, kwargs: copy.deepcopy(args[i])
 
-    def step(f: Callable[[Any], Any]) -> Answer:
-        return lambda name, args, kwargs: _bounded(f(args[0]))
+    def step(f: Callable[[Any], Any], i: int = 0) -> Answer:
+        return lambda name, args, kwargs: _bounded(f(args[i]))
 
     def pair(f: Callable[[Any, Any], Any]) -> Answer:
         return lambda name, args, kwargs: _bounded(f(args[0], args[1]))
@@ -113,7 +117,7 @@ def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
     plain = [
         *map(constant, constants(trees)),
         *map(echo, range(MAX_ECHOED)),
-        *map(step, STEPS),
+        *(step(f, i) for i in range(MAX_STEPPED) for f in STEPS),
         *map(pair, PAIR_STEPS),
     ]
     table = shown_examples(truth)
@@ -146,11 +150,12 @@ def constants(trees: list[ast.AST]) -> list[Any]:
     out: list[Any] = []
     seen: set[str] = set()
     literals = (
-        side
+        node
         for tree in trees
         for n in ast.walk(tree)
         if isinstance(n, ast.Compare)
         for side in (n.left, *n.comparators)
+        for node in (side, *_converted(side))
     )
     for value in (*COMMON, *(_literal(s) for s in literals)):
         key = f"{type(value).__name__}:{value!r}"
@@ -164,6 +169,13 @@ def constants(trees: list[ast.AST]) -> list[Any]:
 
 
 _NOT_LITERAL = object()
+
+
+def _converted(side: ast.AST) -> list[ast.AST]:
+    """The arguments of a conversion a compared side is (``tuple([1, 2])``'s ``[1, 2]``)."""
+    if isinstance(side, ast.Call) and isinstance(side.func, ast.Name):
+        return list(side.args) if side.func.id in CONVERSIONS else []
+    return []
 
 
 def _bounded(x: Any) -> Any:
