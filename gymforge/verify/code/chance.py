@@ -10,24 +10,24 @@ passes as much without work (seven of HumanEval/137's eight asserts expect its s
 so does one builtin step on its arguments (``STEPS``: ``str(x)`` passes most of
 HumanEval/44's, ``sorted(x)`` half of HumanEval/88's above the constants), and one that looks
 its input up in the examples the prompt shows (``shown``) and does any of these otherwise: all
-are stand-ins too. No answer's code runs: only trusted dataset
-code and our own stand-ins. The verdict's score is then the fraction passed above that level
-(``tally.verdict``), so such answers earn nothing and a full pass still earns 1.
+are stand-ins too. Each stand-in's check runs under a budget of lines of test code
+(``budget``), and a step's result past a size bound fails its call. No answer's code runs:
+only trusted dataset code and our own stand-ins. The verdict's score is then the fraction
+passed above that level (``tally.verdict``), so such answers earn nothing and a full pass
+still earns 1.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
 import copy
 import functools
 import json
 import operator
-import sys
-from collections.abc import Callable, Iterator
-from types import FrameType
+from collections.abc import Callable
 from typing import Any
 
+from gymforge.verify.code.budget import OverBudget, line_budget
 from gymforge.verify.code.checks import check_namespace, run_humaneval, run_mbpp
 from gymforge.verify.code.names import tested_builtins
 from gymforge.verify.code.shown import example_key, shown_examples
@@ -36,8 +36,14 @@ from gymforge.verify.code.tally import Tally
 COMMON: tuple[Any, ...] = (None, False, True, 0, 1, -1, "", [], (), {}, 0.0)
 MAX_CONSTANTS = 48
 MAX_ECHOED = 3  # stand-ins that return their first, second or third argument
+MAX_STEPPED = 2  # ``STEPS`` are taken on the first and on the second argument
+# A literal inside one of these on a compared side is a constant too (``tuple([1, 2])``).
+CONVERSIONS = frozenset({"tuple", "list", "set", "frozenset", "sorted", "str", "int", "float",
+                         "abs", "round", "dict", "bool"})  # fmt: skip
 MAX_LITERAL_CHARS = 2_000
-MAX_LINES = 200_000  # lines a stand-in's check may execute (the published checks: hundreds)
+MAX_LINES = 200_000  # lines of test code a stand-in's check may execute (``budget``)
+MAX_INT_BITS = 1 << 16  # a step's result past these sizes fails its call (``_bounded``)
+MAX_ITEMS = 100_000
 STEPS: tuple[Callable[[Any], Any], ...] = (  # one builtin step on the first argument
     len, sorted, min, max, sum, abs, str, int, float, bool, operator.not_, operator.neg,
     lambda x: x[0], lambda x: x[-1], lambda x: x[::-1], lambda x: sorted(x, reverse=True),
@@ -95,11 +101,11 @@ def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
     def echo(i: int) -> Answer:
         return lambda name, args, kwargs: copy.deepcopy(args[i])
 
-    def step(f: Callable[[Any], Any]) -> Answer:
-        return lambda name, args, kwargs: copy.deepcopy(f(args[0]))
+    def step(f: Callable[[Any], Any], i: int = 0) -> Answer:
+        return lambda name, args, kwargs: _bounded(f(args[i]))
 
     def pair(f: Callable[[Any, Any], Any]) -> Answer:
-        return lambda name, args, kwargs: copy.deepcopy(f(args[0], args[1]))
+        return lambda name, args, kwargs: _bounded(f(args[0], args[1]))
 
     def tabled(other: Answer) -> Answer:
         def answer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -111,7 +117,7 @@ def stand_ins(truth: dict[str, Any], trees: list[ast.AST]) -> list[Answer]:
     plain = [
         *map(constant, constants(trees)),
         *map(echo, range(MAX_ECHOED)),
-        *map(step, STEPS),
+        *(step(f, i) for i in range(MAX_STEPPED) for f in STEPS),
         *map(pair, PAIR_STEPS),
     ]
     table = shown_examples(truth)
@@ -129,44 +135,14 @@ def _score(truth: dict[str, Any], stand_in: Answer) -> float:
 
     try:
         ns, _ = check_namespace(truth)
-        with _line_budget(MAX_LINES):
+        with line_budget(MAX_LINES):
             if truth.get("kind") == "humaneval":
                 run_humaneval(truth, ns, proxy_for, t)
             else:
                 run_mbpp(truth, ns, proxy_for, t, tested_builtins(truth, ""))
-    except (Exception, _OverBudget):
+    except (Exception, OverBudget):
         return 0.0
     return 0.0 if t.stopped or not t.run else t.passed / t.run
-
-
-class _OverBudget(BaseException):
-    """A stand-in's check ran past ``MAX_LINES`` (a ``BaseException``: the check's own
-    ``except Exception`` cannot swallow it)."""
-
-
-@contextlib.contextmanager
-def _line_budget(lines: int) -> Iterator[None]:
-    """Raise :class:`_OverBudget` in the code run inside once it has executed ``lines``
-    lines (a trace on this thread, the one before restored after). A check's loop runs as
-    long as what the candidate returns says (``range(candidate(10**12))``): a right answer
-    bounds it, a stand-in need not
-    (tests/redteam/test_code_chance_loops_on_a_stand_in.py)."""
-    left = lines
-
-    def trace(frame: FrameType, event: str, arg: Any) -> Any:
-        nonlocal left
-        if event == "line":
-            left -= 1
-            if left < 0:
-                raise _OverBudget
-        return trace
-
-    before = sys.gettrace()
-    sys.settrace(trace)
-    try:
-        yield
-    finally:
-        sys.settrace(before)
 
 
 def constants(trees: list[ast.AST]) -> list[Any]:
@@ -174,11 +150,12 @@ def constants(trees: list[ast.AST]) -> list[Any]:
     out: list[Any] = []
     seen: set[str] = set()
     literals = (
-        side
+        node
         for tree in trees
         for n in ast.walk(tree)
         if isinstance(n, ast.Compare)
         for side in (n.left, *n.comparators)
+        for node in (side, *_converted(side))
     )
     for value in (*COMMON, *(_literal(s) for s in literals)):
         key = f"{type(value).__name__}:{value!r}"
@@ -192,6 +169,24 @@ def constants(trees: list[ast.AST]) -> list[Any]:
 
 
 _NOT_LITERAL = object()
+
+
+def _converted(side: ast.AST) -> list[ast.AST]:
+    """The arguments of a conversion a compared side is (``tuple([1, 2])``'s ``[1, 2]``)."""
+    if isinstance(side, ast.Call) and isinstance(side.func, ast.Name):
+        return list(side.args) if side.func.id in CONVERSIONS else []
+    return []
+
+
+def _bounded(x: Any) -> Any:
+    """A copy of ``x``, a step's result, if it is within the sizes a step may make: a check
+    feeding the answer its own result would grow it in C, where no line is counted
+    (``tests/redteam/test_code_chance_step_grows_red18.py``)."""
+    if isinstance(x, int) and x.bit_length() > MAX_INT_BITS:
+        raise OverflowError("a step's value past the size bound")
+    if isinstance(x, (str, bytes, list, tuple, dict, set, frozenset)) and len(x) > MAX_ITEMS:
+        raise OverflowError("a step's value past the size bound")
+    return copy.deepcopy(x)
 
 
 def _number(x: Any) -> int | float:

@@ -22,6 +22,7 @@ from gymforge.sandbox import (
     SandboxJob,
     Status,
 )
+from gymforge.verify.code.budget import MAX_CHECK_LINES, OverBudget, line_budget
 from gymforge.verify.code.chance import chance
 from gymforge.verify.code.checks import (
     candidate_module,
@@ -72,7 +73,9 @@ def _run_check(
     truth: dict[str, Any], t: Tally, transport: Transport, tested: frozenset[str]
 ) -> None:
     """Run the dataset's test code here, each candidate name a proxy over ``transport``;
-    values that are not plain data stay in the sandbox (``remote``)."""
+    values that are not plain data stay in the sandbox (``remote``). The test code runs
+    under a budget of executed lines (``budget``): its loops may run as long as the
+    answer's values say (``test_code_check_loops_on_the_answer_red18.py``)."""
     ns, context = check_namespace(truth)
     gen = [0]  # bumped when the candidate process is replaced: its kept objects are gone
     encoder = ArgEncoder(context, lambda: gen[0])
@@ -110,10 +113,16 @@ def _run_check(
         proxy.__gf_remote_name__ = name  # type: ignore[attr-defined]
         return proxy
 
-    if kind_is(truth, "humaneval"):
-        run_humaneval(truth, ns, proxy_for, t)
-    else:
-        run_mbpp(truth, ns, proxy_for, t, tested)
+    try:
+        with line_budget(MAX_CHECK_LINES):
+            if kind_is(truth, "humaneval"):
+                run_humaneval(truth, ns, proxy_for, t)
+            else:
+                run_mbpp(truth, ns, proxy_for, t, tested)
+    except OverBudget:  # the answer's values drove the check's loops: stopped, no credit
+        t.run += 1
+        t.stopped = True
+        t.notes.append(f"check stopped: more than {MAX_CHECK_LINES} lines of test code")
 
 
 def in_session(
