@@ -19,7 +19,7 @@ import pytest
 from cpu_capped import run_capped
 
 from gymforge.verify.code.budget import OverBudget, line_budget
-from gymforge.verify.code.checks import _compiled
+from gymforge.verify.code.checks import _compiled, check_namespace
 
 CPU_LIMIT_S = 30
 
@@ -92,7 +92,7 @@ MODULE = (
 @pytest.mark.parametrize("how", sorted(SWALLOWERS))
 def test_the_budget_outlives_a_handler_that_swallows_it(how: str) -> None:
     src = MODULE + SWALLOWERS[how] + "    spin()\n    spin()\n    return 'ran on'\n"
-    ns: dict[str, object] = {}
+    ns, _ = check_namespace({"kind": "humaneval", "prompt": ""})  # the check's namespace
     exec(_compiled(src, "<humaneval test>"), ns)  # our own test code
     start = time.process_time()
     with pytest.raises(OverBudget), line_budget(10_000):

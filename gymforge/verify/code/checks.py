@@ -19,6 +19,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
+from gymforge.verify.code.budget import GUARD, Guards, guard
 from gymforge.verify.code.names import (
     BUILTIN_NAMES,
     DropUndecisive,
@@ -68,16 +69,18 @@ class CountAsserts(ast.NodeTransformer):
 @functools.lru_cache(maxsize=1024)
 def _check_code(test: str, entry: str) -> CodeType:
     tree = DropUndecisive(humaneval_answer_names(test, entry)).visit(ast.parse(test))
-    tree = ShipLambdas().visit(CountAsserts().visit(tree))
+    tree = ShipLambdas().visit(CountAsserts().visit(Guards().visit(tree)))
     ast.fix_missing_locations(tree)
     return compile(tree, "<humaneval test>", "exec")
 
 
 @functools.lru_cache(maxsize=8192)
 def _compiled(src: str, filename: str, ship: bool = False) -> CodeType:
-    if not ship:
-        return compile(src, filename, "exec")
-    tree = ShipLambdas().visit(ast.parse(src))
+    """Dataset code compiled with the line budget's guards (``budget.Guards``), its
+    lambdas shipped when ``ship``."""
+    tree = Guards().visit(ast.parse(src))
+    if ship:
+        tree = ShipLambdas().visit(tree)
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
 
@@ -138,6 +141,7 @@ def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
 
     bns = dict(builtins.__dict__)
     bns["__import__"] = imp
+    bns[GUARD] = guard  # the line budget's guards (``budget.Guards``)
     ns: dict[str, Any] = {"__name__": "__gymforge_check__", "__builtins__": bns}
     for src in context_sources(truth):
         exec(_compiled(src, "<task module>"), ns)  # trusted dataset code, judge side
