@@ -5,12 +5,12 @@ reads and decides each one (approve for the converted USD amount, reject as a du
 for a missing receipt, escalate over the limit), then submits the batch: 70 to 150 steps.
 
 Reward components: ``report`` (shaped, on each decision that takes effect: +0.5 / N for a
-right decision, -0.5 / N * p / (1 - p) for a wrong one, ``p`` the share of the batch's most
-common outcome, so deciding without looking earns nothing in expectation and the shaped
-total is at most 0.5: ``tools.report_weights``), ``task`` (sparse: the whole batch right and
-submitted, under the process rules) and ``step_cost``. Each episode gets a step and a token
-budget sized to its batch; running out is truncation, and the ``report`` components
-earned so far stay in the log.
+right decision on a report read first, -0.5 / N * p / (1 - p) for a wrong one, ``p`` the
+share of the batch's most common outcome, so deciding without looking earns nothing in
+expectation and the shaped total is at most 0.5: ``tools.report_weights``), ``task``
+(sparse: the whole batch right and submitted, under the process rules) and ``step_cost``.
+Each episode gets a step and a token budget sized to its batch; running out is truncation,
+and the ``report`` components earned so far stay in the log.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def call(name: str, **arguments: Any) -> ToolCall:
 class ExpensesEnv(ExpenseTools):
     spec = EnvSpec(
         "expenses",
-        "1.1.0",
+        "1.2.0",
         renderer_version=RENDERER_VERSION,
         description="Process a batch of 30-60 expense reports against a written policy.",
     )

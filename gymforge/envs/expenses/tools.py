@@ -1,8 +1,10 @@
 """The expenses tools: policy and rates, paginated report lists, decisions, submission.
 
 ``decide_report`` adds the shaped ``report`` reward component when its decision takes
-effect: ``+REPORT_WEIGHT / N`` if it matches the policy, ``-REPORT_WEIGHT / N * p / (1 - p)``
-if not, ``p`` being the share of the batch's most common right outcome (``report_weights``).
+effect: ``+REPORT_WEIGHT / N`` if it matches the policy and the report was read first
+(``get_report``, answered without a fault), ``-REPORT_WEIGHT / N * p / (1 - p)`` if it does
+not match, ``p`` being the share of the batch's most common right outcome
+(``report_weights``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ class ExpenseTools(WorldToolEnv[ExpenseTruth]):
         if batch is None:
             raise ToolError("not_found", f"no batch {batch_id[:60]!r}")
         return batch
+
+    def _read(self, report_id: str) -> bool:
+        """Did a ``get_report`` of ``report_id`` answer, without a fault, in this episode?"""
+        return any(
+            e.name == "tool.get_report"
+            and e.attrs.get("report") == report_id
+            and e.attrs.get("ok")
+            and not e.attrs.get("fault")
+            for e in self.log
+        )
 
     @tool
     @world_read
@@ -183,7 +195,14 @@ class ExpenseTools(WorldToolEnv[ExpenseTruth]):
                 decision != "approve" or want["usd"] == approved_usd_cents
             )
             paid, charged = report_weights(self.truth)
-            self.shape("report", paid if right else charged)
+            # a right decision pays only on a report read first: the list alone (duplicates,
+            # a merchant's category, amounts against the limits) decided ~93% of reports
+            # right unread, as much shaped reward as reading every report and deciding 90%
+            # right (tests/redteam/test_expenses_list_only_red18b.py)
+            if not right:
+                self.shape("report", charged)
+            elif self._read(report_id):
+                self.shape("report", paid)
         return {"report_id": report_id, "status": STATUS[decision]}
 
     @tool(writes=True)

@@ -65,7 +65,7 @@ def call(name: str, **arguments: Any) -> ToolCall:
 class SupportDeskEnv(DeskTools):
     spec = EnvSpec(
         "support-desk",
-        "1.2.0",
+        "1.3.0",
         renderer_version=RENDERER_VERSION,
         description="Billing disputes: identity, refunds, credits, escalations, fraud holds.",
     )
@@ -244,7 +244,7 @@ class SupportDeskEnv(DeskTools):
         findings += policy_checks(world, diff, t.now)
         findings += from_violations(check_rules(PROCESS_RULES, self.log))
         codes = outcome_codes(world.get("cases", t.case_id))
-        findings += unread_outcomes(self.log, codes, t.account_id, t.issues)
+        findings += unread_outcomes(self.log, codes, t.account_id, t.issues, t.customer_id)
         if codes != sorted(t.codes):
             findings.append(
                 Finding("outcome", f"outcome codes {codes}, expected {sorted(t.codes)}")

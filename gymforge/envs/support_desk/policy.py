@@ -201,10 +201,17 @@ TOLD_CHARGE = frozenset({"refund_issued", "refund_denied_window"})  # the custom
 
 
 def unread_outcomes(
-    log: Sequence[Event], codes: Sequence[str], account_id: str, issues: Sequence[Mapping[str, Any]]
+    log: Sequence[Event],
+    codes: Sequence[str],
+    account_id: str,
+    issues: Sequence[Mapping[str, Any]],
+    customer_id: str,
 ) -> list[Finding]:
     """The outcomes ``codes`` the agent closed with before reading the facts they rest on:
-    the account's holds (``get_account``) for any outcome of a verified caller, its credit
+    for ``identity_not_verified``, ``verify_identity`` of the case's customer with the details
+    the caller gave (checking made-up ones, or another customer, always hears ``False``:
+    tests/redteam/test_support_desk_identity_unchecked_red18b.py); the account's holds
+    (``get_account``) for any outcome of a verified caller, its credit
     history (``list_credits``) for a goodwill outcome, the charge (a ``list_payments`` page
     that showed it, or, for a refund asked for, the customer naming it) for a refund
     outcome. A read counts when it answered without a fault, before the case was closed.
@@ -232,6 +239,11 @@ def unread_outcomes(
     def unread(code: str, what: str) -> None:
         out.append(Finding("process", f"{code} without {what} read first", rule="outcome_unread"))
 
+    if "identity_not_verified" in codes and not read(
+        "tool.verify_identity", customer=customer_id, verified=False, as_told=True
+    ):
+        msg = "identity_not_verified without the caller's own details checked for the customer"
+        out.append(Finding("process", msg, rule="outcome_unread"))
     for code in sorted(set(codes) - {"identity_not_verified"}):
         if not read("tool.get_account", account=account_id):
             unread(code, "the account's holds")

@@ -73,6 +73,12 @@ class DeskTools(WorldToolEnv[DeskTruth]):
         cust = self._row("customers", customer_id, "customer")
         ok = email.strip().lower() == cust["email"] and zip_code.strip() == cust["zip"]
         self.note(customer=customer_id, verified=ok)
+        if self.task is not None:  # the details the caller gives (``unread_outcomes``)
+            said = self.truth.identity
+            self.note(
+                as_told=email.strip().lower() == said["email"].strip().lower()
+                and zip_code.strip() == said["zip"].strip()
+            )
         return {"customer_id": customer_id, "verified": ok}
 
     @tool

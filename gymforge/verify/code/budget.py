@@ -9,14 +9,24 @@ code. Only those lines count: the judge's own work (compiling the check, encodin
 decoding values, the stand-ins' copies) is bounded by itself, and counting it made the
 budget of a long check run out before its asserts (``test_code_chance_large_check_red18``).
 
+CPython turns tracing off for the thread once a trace function raises, so a check that
+catches ``OverBudget`` (a bare ``except:``, ``except BaseException``, a ``with`` whose
+``__exit__`` swallows it) would run on untraced, as long as the answer says. The dataset's
+code is compiled with guards (:class:`Guards`): every handler, ``finally`` block, loop body
+and function body starts with ``__gf_budget__()``, and every ``with`` statement is followed by
+one, which raises ``OverBudget`` again once the budget is spent
+(``test_code_budget_swallowed_red18b``).
+
 **Not bounded:** a loop in C over an answer's value (``sum(range(candidate(n)))``) executes
 no line of test code.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import sys
+import threading
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -31,10 +41,30 @@ class OverBudget(BaseException):
     ``except Exception`` cannot swallow it)."""
 
 
+# the name the guards call, bound to ``guard`` by ``check_namespace`` (a dunder name: one
+# starting with two underscores only is mangled in a class body)
+GUARD = "__gf_budget__"
+
+
+class _Spent(threading.local):
+    spent = False  # the innermost budget of this thread has run out
+
+
+_state = _Spent()
+
+
+def guard() -> None:
+    """Raise :class:`OverBudget` if the budget the dataset's code runs under is spent (the
+    guards of :class:`Guards` call it)."""
+    if _state.spent:
+        raise OverBudget
+
+
 @contextlib.contextmanager
 def line_budget(lines: int) -> Iterator[None]:
     """Raise :class:`OverBudget` in the dataset's code run inside once it has executed
-    ``lines`` lines (a trace on this thread; the one before is restored after)."""
+    ``lines`` lines (a trace on this thread; the one before is restored after), and again
+    at each of its guards after (``Guards``: tracing is off once the trace has raised)."""
     left = lines
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:
@@ -42,15 +72,50 @@ def line_budget(lines: int) -> Iterator[None]:
         if event == "line":
             left -= 1
             if left < 0:
+                _state.spent = True
                 raise OverBudget
         return local
 
     def on_call(frame: FrameType, event: str, arg: Any) -> Any:
         return local if frame.f_code.co_filename in DATASET_FILES else None
 
-    before = sys.gettrace()
+    before, spent = sys.gettrace(), _state.spent
+    _state.spent = False
     sys.settrace(on_call)
     try:
         yield
     finally:
         sys.settrace(before)
+        _state.spent = spent
+
+
+def _call_guard() -> ast.stmt:
+    return ast.Expr(ast.Call(func=ast.Name(id=GUARD, ctx=ast.Load()), args=[], keywords=[]))
+
+
+class Guards(ast.NodeTransformer):
+    """Dataset code with a ``__gf_budget__()`` guard first in every handler, ``finally`` block,
+    loop body and function body, and after every ``with`` statement: a spent budget is
+    raised again wherever the code could go on after swallowing it."""
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        if isinstance(node, (ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While)):
+            node.body.insert(0, _call_guard())
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            at = int(bool(ast.get_docstring(node, clean=False)))
+            node.body.insert(at, _call_guard())
+        if isinstance(node, (ast.Try, ast.TryStar)) and node.finalbody:
+            node.finalbody.insert(0, _call_guard())
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and any(
+                isinstance(s, (ast.With, ast.AsyncWith)) for s in block
+            ):
+                out: list[ast.AST] = []
+                for stmt in block:
+                    out.append(stmt)
+                    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+                        out.append(_call_guard())
+                setattr(node, name, out)
+        return node

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
+from gymforge.verify.code.budget import GUARD, Guards, guard
 from gymforge.verify.code.names import (
     BUILTIN_NAMES,
     DropUndecisive,
@@ -47,15 +48,18 @@ __all__ = [
 
 
 class CountAsserts(ast.NodeTransformer):
-    """``assert X, m`` -> ``try: __gf_ok(X) except Unjudgeable: raise except: __gf_fail()``.
-    The rewrite names only ``__gf_`` names (``__gf_Exception`` too), so a name the test's
-    namespace rebinds cannot change what the harness does. An assert that decides nothing
-    about the answer (``names.decides_nothing``) is dropped first (``DropUndecisive``)."""
+    """``assert X, m`` -> ``try: __gf_ok__(X) except Unjudgeable: raise except:
+    __gf_fail__()``. The rewrite names only ``__gf_`` names (``__gf_Exception__`` too), so a
+    name the test's namespace rebinds cannot change what the harness does; each ends in two
+    underscores, so an assert in a class's method is not mangled (``_Case__gf_ok``, a
+    ``NameError``: tests/redteam/test_code_check_class_mangles_harness_red18b.py). An
+    assert that decides nothing about the answer (``names.decides_nothing``) is dropped
+    first (``DropUndecisive``)."""
 
     def visit_Assert(self, node: ast.Assert) -> Any:
         body = ast.parse(
-            "try:\n    __gf_ok(__X__)\nexcept __gf_Unjudgeable:\n    raise\n"
-            "except __gf_Exception:\n    __gf_fail()\n"
+            "try:\n    __gf_ok__(__X__)\nexcept __gf_Unjudgeable__:\n    raise\n"
+            "except __gf_Exception__:\n    __gf_fail__()\n"
         ).body[0]
         assert isinstance(body, ast.Try)
         call = body.body[0]
@@ -68,16 +72,18 @@ class CountAsserts(ast.NodeTransformer):
 @functools.lru_cache(maxsize=1024)
 def _check_code(test: str, entry: str) -> CodeType:
     tree = DropUndecisive(humaneval_answer_names(test, entry)).visit(ast.parse(test))
-    tree = ShipLambdas().visit(CountAsserts().visit(tree))
+    tree = ShipLambdas().visit(CountAsserts().visit(Guards().visit(tree)))
     ast.fix_missing_locations(tree)
     return compile(tree, "<humaneval test>", "exec")
 
 
 @functools.lru_cache(maxsize=8192)
 def _compiled(src: str, filename: str, ship: bool = False) -> CodeType:
-    if not ship:
-        return compile(src, filename, "exec")
-    tree = ShipLambdas().visit(ast.parse(src))
+    """Dataset code compiled with the line budget's guards (``budget.Guards``), its
+    lambdas shipped when ``ship``."""
+    tree = Guards().visit(ast.parse(src))
+    if ship:
+        tree = ShipLambdas().visit(tree)
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
 
@@ -138,6 +144,7 @@ def check_namespace(truth: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
 
     bns = dict(builtins.__dict__)
     bns["__import__"] = imp
+    bns[GUARD] = guard  # the line budget's guards (``budget.Guards``)
     ns: dict[str, Any] = {"__name__": "__gymforge_check__", "__builtins__": bns}
     for src in context_sources(truth):
         exec(_compiled(src, "<task module>"), ns)  # trusted dataset code, judge side
@@ -183,8 +190,8 @@ def run_humaneval(
         t.run += 1
 
     entry = truth["entry_point"]
-    ns.update(__gf_ok=ok, __gf_fail=fail, __gf_Unjudgeable=Unjudgeable, __gf_ship=_ship,
-              __gf_Exception=Exception)  # fmt: skip
+    ns.update(__gf_ok__=ok, __gf_fail__=fail, __gf_Unjudgeable__=Unjudgeable,
+              __gf_ship__=_ship, __gf_Exception__=Exception)  # fmt: skip
     candidate = proxy_for(entry)
     ns[entry] = candidate
     exec(_check_code(truth["test"], entry), ns)  # trusted dataset code, judge side
@@ -214,7 +221,7 @@ def run_mbpp(
     there. When it could not run here (it builds objects of the solution's classes, MBPP
     tasks 367 and 927), every name it binds is a proxy: a set-up object passed to the
     candidate is sent as its name in the sandbox."""
-    ns["__gf_ship"] = _ship
+    ns["__gf_ship__"] = _ship
     for name in sorted(bound_names(truth.get("test_setup_code") or "")):
         if name not in ns:  # the set-up code could not run here
             ns[name] = proxy_for(name)

@@ -115,13 +115,14 @@ class Shipped:
 
 
 class ShipLambdas(ast.NodeTransformer):
-    """``lambda ...: ...`` -> ``__gf_ship(lambda ...: ..., "lambda ...: ...")``."""
+    """``lambda ...: ...`` -> ``__gf_ship__(lambda ...: ..., "lambda ...: ...")`` (names
+    ending in two underscores are never mangled in a class body)."""
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
         src = ast.unparse(_named_defaults(node))  # before the children change
         self.generic_visit(node)
         call = ast.Call(
-            func=ast.Name(id="__gf_ship", ctx=ast.Load()),
+            func=ast.Name(id="__gf_ship__", ctx=ast.Load()),
             args=[node, ast.Constant(value=src)],
             keywords=[],
         )
@@ -129,7 +130,7 @@ class ShipLambdas(ast.NodeTransformer):
 
 
 def _named_defaults(node: ast.Lambda) -> ast.Lambda:
-    """A copy whose default values are names (``__gf_d0``...) bound to the defaults the
+    """A copy whose default values are names (``__gf_d0__``...) bound to the defaults the
     judge's lambda was built with: ``lambda x, k=k: ...`` needs no ``k`` in the sandbox."""
     copy = ast.parse(ast.unparse(node), mode="eval").body
     assert isinstance(copy, ast.Lambda)
@@ -137,7 +138,7 @@ def _named_defaults(node: ast.Lambda) -> ast.Lambda:
     for seq in (a.defaults, a.kw_defaults):
         for j, d in enumerate(seq):
             if d is not None:
-                seq[j] = ast.Name(id=f"__gf_d{i}", ctx=ast.Load())
+                seq[j] = ast.Name(id=f"__gf_d{i}__", ctx=ast.Load())
                 i += 1
     return copy
 
@@ -225,7 +226,7 @@ class ArgEncoder:
         defaults = [*(getattr(fn, "__defaults__", None) or ())]
         defaults += [kwd[n] for n in code.co_varnames[code.co_argcount :] if n in kwd]
         for i, value in enumerate(defaults):
-            out[f"__gf_d{i}"] = self.tree(value, depth + 1)
+            out[f"__gf_d{i}__"] = self.tree(value, depth + 1)
         glb = getattr(fn, "__globals__", {})
         for name in _global_loads(code):
             if name in glb and name not in out and not name.startswith("__gf_"):

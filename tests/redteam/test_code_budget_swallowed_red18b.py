@@ -1,0 +1,100 @@
+"""Attack on the code judge: a check that swallows the line budget's exception runs on unbounded.
+
+The real check runs under a budget of executed lines of test code (``budget.line_budget``):
+past it, the trace function raises ``OverBudget`` in the check. But CPython turns tracing off
+for the thread once a trace function raises, and a check with a bare ``except:`` (or
+``except BaseException``, or a ``finally``, or a ``with`` whose ``__exit__`` swallows) catches
+it: from there on the check runs untraced, as long as the answer's value says. A check that
+retries after any error, around a loop over ``candidate(10**12)``, held the judge's process
+at full CPU (killed at the test's CPU limit) for ``return n``. Success is the judge not
+returning; the defence: every handler, ``finally`` and ``with`` of the dataset's code
+re-raises ``OverBudget`` once the budget is spent, so the check stops and the answer fails.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from cpu_capped import run_capped
+
+from gymforge.verify.code.budget import OverBudget, line_budget
+from gymforge.verify.code.checks import _compiled, check_namespace
+
+CPU_LIMIT_S = 30
+
+CHILD = """
+import os
+from gymforge.sandbox import Limits
+from gymforge.sandbox.doctor import bwrap_works
+from gymforge.sandbox.local import LocalBackend
+from gymforge.verify.code import CodeJudge, JudgeConfig
+
+if not bwrap_works()[0]:
+    print("skip")
+    raise SystemExit(0)
+limits = Limits(wall_time=6, cpu_time=4, memory_bytes=256 << 20, call_timeout=3.0)
+backend = LocalBackend(workers=1, uid_base=100_000 + (os.getpid() % 5000) * 100 + 63)
+judge = CodeJudge(backend, JudgeConfig(limits=limits, stdio_limits=limits))
+truth = {
+    "kind": "humaneval",
+    "entry_point": "digits",
+    "prompt": "def digits(n: int) -> int:\\n    \\"\\"\\"How many digits n has.\\"\\"\\"\\n",
+    "test": (
+        "def check(candidate):\\n"
+        "    total = 0\\n"
+        "    n = candidate(10**12)\\n"
+        "    while total < n:  # count on after any error\\n"
+        "        try:\\n"
+        "            for _ in range(n - total):\\n"
+        "                total += 1\\n"
+        "        except:\\n"
+        "            pass\\n"
+        "    assert total == 13\\n"
+        "    assert candidate(5) == 1\\n"
+        "    assert candidate(12345) == 5\\n"
+    ),
+}
+try:
+    for body in ("return len(str(n))", "return n"):
+        v = judge.judge(truth, "```python\\ndef digits(n):\\n    " + body + "\\n```")
+        print(v.passed, v.score, flush=True)
+finally:
+    backend.close()
+"""
+
+
+def test_a_check_swallowing_the_budget_cannot_hold_the_judge() -> None:
+    done = run_capped(CHILD, CPU_LIMIT_S)
+    assert done.returncode == 0, done.stderr[-2000:]
+    if done.stdout.strip() == "skip":
+        return
+    right, echo = done.stdout.split("\n")[:2]
+    assert right == "True 1.0"
+    assert echo == "False 0.0"
+
+
+SWALLOWERS = {
+    "bare_except": "    try:\n        spin()\n    except:\n        pass\n",
+    "base_exception": "    try:\n        spin()\n    except BaseException:\n        pass\n",
+    "finally": "    try:\n        spin()\n    finally:\n        spin()\n",
+    "with_that_swallows": "    with Quiet():\n        spin()\n",
+}
+MODULE = (
+    "class Quiet:\n"
+    "    def __enter__(self):\n        return self\n"
+    "    def __exit__(self, *a):\n        return True\n"
+    "def spin():\n    i = 0\n    while i < 20_000_000:\n        i += 1\n"
+    "def check():\n"
+)
+
+
+@pytest.mark.parametrize("how", sorted(SWALLOWERS))
+def test_the_budget_outlives_a_handler_that_swallows_it(how: str) -> None:
+    src = MODULE + SWALLOWERS[how] + "    spin()\n    spin()\n    return 'ran on'\n"
+    ns, _ = check_namespace({"kind": "humaneval", "prompt": ""})  # the check's namespace
+    exec(_compiled(src, "<humaneval test>"), ns)  # our own test code
+    start = time.process_time()
+    with pytest.raises(OverBudget), line_budget(10_000):
+        ns["check"]()  # type: ignore[operator]
+    assert time.process_time() - start < 0.5
