@@ -15,7 +15,9 @@ catches ``OverBudget`` (a bare ``except:``, ``except BaseException``, a ``with``
 code is compiled with guards (:class:`Guards`): every handler, ``finally`` block, loop body
 and function body starts with ``__gf_budget__()``, and every ``with`` statement is followed by
 one, which raises ``OverBudget`` again once the budget is spent
-(``test_code_budget_swallowed_red18b``).
+(``test_code_budget_swallowed_red18b``); so do each comprehension's conditions and each
+lambda's body, loops with no statement body that ran on untraced after a ``__del__``
+swallowed the budget (``test_code_budget_swallowed_no_body_red18c``).
 
 **Not bounded:** a loop in C over an answer's value (``sum(range(candidate(n)))``) executes
 no line of test code.
@@ -89,22 +91,47 @@ def line_budget(lines: int) -> Iterator[None]:
         _state.spent = spent
 
 
+def _guard_call() -> ast.expr:
+    return ast.Call(func=ast.Name(id=GUARD, ctx=ast.Load()), args=[], keywords=[])
+
+
 def _call_guard() -> ast.stmt:
-    return ast.Expr(ast.Call(func=ast.Name(id=GUARD, ctx=ast.Load()), args=[], keywords=[]))
+    return ast.Expr(_guard_call())
+
+
+def _guarded(expr: ast.expr) -> ast.expr:
+    """``__gf_budget__() or expr``: the guard, then ``expr``'s value (the guard is None)."""
+    return ast.copy_location(ast.BoolOp(op=ast.Or(), values=[_guard_call(), expr]), expr)
+
+
+def _has_docstring(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    first = node.body[0] if node.body else None
+    return (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
 
 
 class Guards(ast.NodeTransformer):
     """Dataset code with a ``__gf_budget__()`` guard first in every handler, ``finally`` block,
     loop body and function body, and after every ``with`` statement: a spent budget is
-    raised again wherever the code could go on after swallowing it."""
+    raised again wherever the code could go on after swallowing it. Loops with no statement
+    body have one too: first in each comprehension's conditions and each lambda's body (a
+    ``__del__`` swallows what it raises, and a generator expression freeing such an object
+    in each turn ran on untraced: ``test_code_budget_swallowed_no_body_red18c``). Lambdas
+    are shipped before (``ShipLambdas``: the sandbox has no guard)."""
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         super().generic_visit(node)
         if isinstance(node, (ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While)):
             node.body.insert(0, _call_guard())
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            at = int(bool(ast.get_docstring(node, clean=False)))
-            node.body.insert(at, _call_guard())
+            node.body.insert(int(_has_docstring(node)), _call_guard())
+        elif isinstance(node, ast.comprehension):
+            node.ifs.insert(0, _guarded(ast.Constant(value=True)))
+        elif isinstance(node, ast.Lambda):
+            node.body = _guarded(node.body)
         if isinstance(node, (ast.Try, ast.TryStar)) and node.finalbody:
             node.finalbody.insert(0, _call_guard())
         for name in ("body", "orelse", "finalbody"):
