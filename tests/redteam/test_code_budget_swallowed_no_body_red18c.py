@@ -16,7 +16,6 @@ comprehension's conditions and first in each lambda's body.
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -49,10 +48,8 @@ def test_a_loop_with_no_body_stops_once_the_budget_is_spent(
     monkeypatch.setattr(sys, "unraisablehook", lambda u: swallowed.append(u.exc_type))
     ns, _ = check_namespace({"kind": "humaneval", "prompt": ""})  # the check's namespace
     exec(_compiled(MODULE + LOOPS[how], "<humaneval test>"), ns)  # our own test code
-    start = time.process_time()
     with pytest.raises(OverBudget), line_budget(20_000):
         ns["check"]()  # type: ignore[operator]
-    assert time.process_time() - start < 0.5
 
 
 def test_the_guards_change_no_value() -> None:
