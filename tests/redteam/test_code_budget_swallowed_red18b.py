@@ -14,62 +14,29 @@ re-raises ``OverBudget`` once the budget is spent, so the check stops and the an
 from __future__ import annotations
 
 import pytest
-from cpu_capped import run_capped
+from judged_digits import judge_right_and_echo
 
 from gymforge.verify.code.budget import OverBudget, line_budget
 from gymforge.verify.code.checks import _compiled, check_namespace
 
-CPU_LIMIT_S = 30
-
-CHILD = """
-import os
-from gymforge.sandbox import Limits
-from gymforge.sandbox.doctor import bwrap_works
-from gymforge.sandbox.local import LocalBackend
-from gymforge.verify.code import CodeJudge, JudgeConfig
-
-if not bwrap_works()[0]:
-    print("skip")
-    raise SystemExit(0)
-limits = Limits(wall_time=6, cpu_time=4, memory_bytes=256 << 20, call_timeout=3.0)
-backend = LocalBackend(workers=1, uid_base=100_000 + (os.getpid() % 5000) * 100 + 63)
-judge = CodeJudge(backend, JudgeConfig(limits=limits, stdio_limits=limits))
-truth = {
-    "kind": "humaneval",
-    "entry_point": "digits",
-    "prompt": "def digits(n: int) -> int:\\n    \\"\\"\\"How many digits n has.\\"\\"\\"\\n",
-    "test": (
-        "def check(candidate):\\n"
-        "    total = 0\\n"
-        "    n = candidate(10**12)\\n"
-        "    while total < n:  # count on after any error\\n"
-        "        try:\\n"
-        "            for _ in range(n - total):\\n"
-        "                total += 1\\n"
-        "        except:\\n"
-        "            pass\\n"
-        "    assert total == 13\\n"
-        "    assert candidate(5) == 1\\n"
-        "    assert candidate(12345) == 5\\n"
-    ),
-}
-try:
-    for body in ("return len(str(n))", "return n"):
-        v = judge.judge(truth, "```python\\ndef digits(n):\\n    " + body + "\\n```")
-        print(v.passed, v.score, flush=True)
-finally:
-    backend.close()
-"""
+CHECK = (
+    "def check(candidate):\n"
+    "    total = 0\n"
+    "    n = candidate(10**12)\n"
+    "    while total < n:  # count on after any error\n"
+    "        try:\n"
+    "            for _ in range(n - total):\n"
+    "                total += 1\n"
+    "        except:\n"
+    "            pass\n"
+    "    assert total == 13\n"
+    "    assert candidate(5) == 1\n"
+    "    assert candidate(12345) == 5\n"
+)
 
 
 def test_a_check_swallowing_the_budget_cannot_hold_the_judge() -> None:
-    done = run_capped(CHILD, CPU_LIMIT_S)
-    assert done.returncode == 0, done.stderr[-2000:]
-    if done.stdout.strip() == "skip":
-        return
-    right, echo = done.stdout.split("\n")[:2]
-    assert right == "True 1.0"
-    assert echo == "False 0.0"
+    assert judge_right_and_echo(CHECK, uid_slot=63) == ("True 1.0", "False 0.0")
 
 
 SWALLOWERS = {

@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tool_calls import call_retrying
 
-from gymforge.core import Reply, SyncEnvironment, ToolCall
+from gymforge.core import Reply, StepResult, SyncEnvironment
 from gymforge.envs.expenses import ExpensesEnv
 from gymforge.envs.expenses.policy import usd
 from gymforge.envs.expenses.scenarios import MERCHANTS
@@ -40,17 +41,12 @@ def play(env: SyncEnvironment, tid: str, seed: int, *, sure_only: bool, read: bo
     env.reset(tid, seed)
     earned = 0.0
 
-    def call(name: str, **args: Any) -> Any:
+    def count(result: StepResult) -> None:
         nonlocal earned
-        for _ in range(6):  # retry faults and timeouts with the same key
-            r = env.step(ToolCall(name=name, arguments=args))
-            earned += r.reward_components.get("report", 0.0)
-            tr = r.info["tool_result"]
-            if tr["ok"] and not tr["fault"]:
-                return tr["content"]
-            if not (tr["error"] or {}).get("retryable", True):
-                return None
-        return None
+        earned += result.reward_components.get("report", 0.0)
+
+    def call(name: str, **args: Any) -> Any:
+        return call_retrying(env, name, args, count)
 
     policy = call("get_policy")
     rates = call("get_rates")["usd_micros"]
