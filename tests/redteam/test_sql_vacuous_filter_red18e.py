@@ -6,9 +6,11 @@ order items whose quantity is at most 7" over order items whose quantities are a
 at most 7, or "the lowest duration of the flights from airports with at least 2 terminals"
 where the shortest flight leaves from such an airport anyway: the gold query without its
 ``WHERE`` gave the gold result on both databases, and was paid. So was the filter read
-with the wrong strictness (``>`` for "at least"). Measured over 108 tasks (seeds
-9000-9011, every family and level): dropping the filter passed on 2 of 45 tasks where it
-is a wrong query, flipping ``>=``/``<=`` on 3 of 21.
+with the wrong strictness (``>`` for "at least"), in the question or in its ``NOT IN``
+subquery, and a list or count without ``DISTINCT`` where a parent is reached through
+several children. Measured over 360 tasks (seeds 20000-20039, every family and level),
+counting only misreadings that are wrong on some other database: dropping the filter was
+paid on 4 of 170 tasks, the wrong strictness on 5 of 57, no ``DISTINCT`` on 2 of 63.
 """
 
 from __future__ import annotations
@@ -18,34 +20,48 @@ import re
 import pytest
 
 from gymforge.envs.sql import FAMILIES
-from gymforge.envs.sql.family import SqlTruth, fixtures
+from gymforge.envs.sql.family import SqlTruth, _database, fixtures
 from gymforge.envs.sql.redteam import fenced
-from gymforge.verify.sql import SqlVerifier
+from gymforge.verify.sql import QueryRefused, SqlVerifier, compare_results, run_query
 
 VERIFIER = SqlVerifier()
-FILTERED = frozenset({"list", "count", "agg_num"})
 
 
-def _near_misses(sql: str) -> dict[str, str]:
-    out = {"no_filter": re.sub(r" WHERE .*?(?= ORDER BY|$)", "", sql)}
+def _misreadings(truth: SqlTruth) -> dict[str, str]:
+    sql, out = truth.sql, {}
+    if truth.kind in ("list", "count", "agg_num"):
+        out["no_filter"] = re.sub(r" WHERE .*?(?= ORDER BY|$)", "", sql)
+        out["no_distinct"] = sql.replace("DISTINCT t0.id", "t0.id").replace("DISTINCT ", "")
+    if truth.kind == "not_in":
+        out["no_filter"] = re.sub(r" WHERE (?!t0\.id NOT IN)[^)]*\)", ")", sql)
     flipped = re.sub(r" (>=|<=) (?=-?\d)", lambda m: f" {m[1][0]} ", sql)
-    if flipped != sql:
+    if truth.kind in ("list", "count", "agg_num", "not_in") and flipped != sql:
         out["wrong_strictness"] = flipped
-    return out
+    return {name: q for name, q in out.items() if q != sql}
+
+
+def _wrong_somewhere(truth: SqlTruth, sql: str) -> bool:
+    """Whether ``sql`` differs from the gold on some database of the task's kind."""
+    for seed in range(1, 9):
+        db = _database(truth.schema_name, truth.distractors, truth.size, seed)
+        try:
+            got = run_query(db, sql)
+        except QueryRefused:
+            return True
+        if compare_results(got, run_query(db, truth.sql), ordered=truth.ordered) is not None:
+            return True
+    return False
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
-def test_a_query_ignoring_the_filter_is_not_paid(family) -> None:
+def test_a_query_misreading_the_filter_is_not_paid(family) -> None:
     paid = []
     for level in sorted(family.levels):
-        for seed in range(9000, 9012):
+        for seed in range(20000, 20014):
             truth = SqlTruth.model_validate(family.task(level, seed).truth)
-            if truth.kind not in FILTERED:
-                continue
-            for name, sql in _near_misses(truth.sql).items():
-                verdict = VERIFIER.verify(
-                    fenced(sql), truth.sql, fixtures(truth), ordered=truth.ordered
-                )
-                if verdict.passed:
+            for name, sql in _misreadings(truth).items():
+                reply = fenced(sql)
+                verdict = VERIFIER.verify(reply, truth.sql, fixtures(truth), ordered=truth.ordered)
+                if verdict.passed and _wrong_somewhere(truth, sql):
                     paid.append((level, seed, name, sql))
     assert not paid
