@@ -65,3 +65,32 @@ def test_a_query_misreading_the_filter_is_not_paid(family) -> None:
                 if verdict.passed and _wrong_somewhere(truth, sql):
                     paid.append((level, seed, name, sql))
     assert not paid
+
+
+def _unscoped(truth: SqlTruth) -> str | None:
+    """An ``above_avg`` question's average taken over the whole table, not its scope."""
+    if truth.kind != "above_avg":
+        return None
+    sql = re.sub(
+        r"\(SELECT AVG\(s0\.(\w+)\) FROM (\w+) AS s0 WHERE [^)]*\)",
+        r"(SELECT AVG(\1) FROM \2)",
+        truth.sql,
+    )
+    return None if sql == truth.sql else sql
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_an_average_over_the_wrong_scope_is_not_paid(family) -> None:
+    """ "Above the average price of the products whose category is 'toys'" read as the
+    average of all products: paid on 2 of 7 tasks where it is wrong (seeds 40000-40039)."""
+    paid = []
+    for level in sorted(family.levels):
+        for seed in range(40000, 40040):
+            truth = SqlTruth.model_validate(family.task(level, seed).truth)
+            sql = _unscoped(truth)
+            if sql is None:
+                continue
+            verdict = VERIFIER.verify(fenced(sql), truth.sql, fixtures(truth))
+            if verdict.passed and _wrong_somewhere(truth, sql):
+                paid.append((level, seed, sql))
+    assert not paid
