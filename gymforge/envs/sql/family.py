@@ -10,7 +10,9 @@ the same three regions, so that no training family's level is also a held-out on
 schema and first rows the prompt shows), then questions until one is *discriminating*:
 its gold result on the main database is non-empty, has no NULL, is at most ``MAX_ROWS``
 rows and is not every row of the table it lists; a **shadow** database (same schema,
-other rows, its own seed) gives a different gold result; and no near miss of the question
+other rows, its own seed) gives a different gold result, informative by the same rules (a
+query can tell the shown database by its row counts, and answer nothing or 0 elsewhere:
+``tests/redteam/test_sql_degenerate_shadow_red18e.py``); and no near miss of the question
 (``Question.near_misses``: its filter dropped, an inclusive bound read as strict) gives
 the gold result on both databases (a filter that decides nothing on them would pay a
 query that ignores it: ``tests/redteam/test_sql_vacuous_filter_red18e.py``). The verifier
@@ -90,11 +92,12 @@ class SqlTruth(BaseModel):
 
 @dataclass
 class SqlFamily(TaskFamily[SqlTruth]):
-    """Tasks over the schema named by the family (``sql.<schema>``). ``misreadings``: a
-    question some near miss answers on both databases is drawn again (from version 2;
-    version 1's task ids still resolve to the tasks it drew without that check)."""
+    """Tasks over the schema named by the family (``sql.<schema>``). ``strict`` (from
+    version 2; version 1's task ids still resolve to the tasks it drew without it): the
+    shadow's gold result must be informative too, and no near miss may give the gold
+    result on both databases."""
 
-    misreadings: bool = field(default=True, kw_only=True)
+    strict: bool = field(default=True, kw_only=True)
 
     @property
     def schema(self) -> SqlSchema:
@@ -144,17 +147,15 @@ class SqlFamily(TaskFamily[SqlTruth]):
             other = run_query(shadow, q.sql)
         except QueryRefused:
             return False
-        cells = [c for row in want.rows for c in row]
-        if not want.rows or len(want.rows) > MAX_ROWS or any(c is None for c in cells):
-            return False
-        if q.kind in LIST_KINDS and len(want.rows) >= table_rows:
-            return False
-        if len(want.rows) == 1 and want.rows[0][0] == 0:
+        if not _informative(q, want, table_rows):
             return False
         if compare_results(other, want, ordered=q.ordered) is None:
             return False
-        if not self.misreadings:
+        if not self.strict:
             return True
+        shadow_rows = run_query(shadow, f"SELECT COUNT(*) FROM {q.start}").rows[0][0]
+        if not _informative(q, other, shadow_rows):
+            return False
         return not any(_agrees(sql, q, (main, want), (shadow, other)) for sql in q.near_misses)
 
     @staticmethod
@@ -164,6 +165,17 @@ class SqlFamily(TaskFamily[SqlTruth]):
             f"{ddl(schema, distractors)}\n\n{sample_rows(schema, distractors, rows)}\n\n"
             f"Question: {q.text}\n\n{INSTRUCTIONS}"
         )
+
+
+def _informative(q: Question, result: Any, table_rows: int) -> bool:
+    """Whether ``result`` tells a right query from an empty or constant one: rows, at most
+    ``MAX_ROWS``, no NULL, not a lone 0, and for a list not every row of its table."""
+    rows = result.rows
+    if not rows or len(rows) > MAX_ROWS or any(c is None for row in rows for c in row):
+        return False
+    if q.kind in LIST_KINDS and len(rows) >= table_rows:
+        return False
+    return not (len(rows) == 1 and rows[0][0] == 0)
 
 
 def _agrees(sql: str, q: Question, *runs: tuple[SqlFixture, Any]) -> bool:
@@ -207,7 +219,7 @@ def fixtures(truth: SqlTruth) -> list[SqlFixture]:
 
 def _family(name: str, space: dict[int, ParamSpace]) -> SqlFamily:
     """Version 2 (near misses must fail), with version 1 for its task ids."""
-    v1 = SqlFamily(name, 1, space, misreadings=False)
+    v1 = SqlFamily(name, 1, space, strict=False)
     return SqlFamily(name, 2, space, older={1: v1})
 
 
