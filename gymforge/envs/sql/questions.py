@@ -44,8 +44,9 @@ class Question:
     """The table whose rows the answer is about (T0)."""
     near_misses: tuple[str, ...] = ()
     """Wrong readings of the question that the task's databases must tell from the gold
-    (``SqlFamily.build``): its filter dropped, an inclusive bound read as strict, and
-    ``DISTINCT`` left out where a key walked from parent to children repeats rows."""
+    (``SqlFamily.build``): its filter dropped (an average's scope too), an inclusive bound
+    read as strict, and ``DISTINCT`` left out where a key walked from parent to children
+    repeats rows."""
 
 
 @dataclass(frozen=True)
@@ -315,9 +316,12 @@ class Drawer:
         col, lab = r.choice(nums), t.label
         scope, inner = f"all {t.plural}", f"SELECT AVG({col.name}) FROM {t.name}"
         cond = self.condition(t, "s0", r)
+        misread: tuple[str, ...] = ()
         if cond is not None and r.random() < 0.5 and not cond[1].startswith(f"s0.{col.name} "):
             scope = f"the {t.plural} {cond[0]}"
-            inner = f"SELECT AVG(s0.{col.name}) FROM {t.name} AS s0 WHERE {cond[1]}"
+            head = f"SELECT AVG(s0.{col.name}) FROM {t.name} AS s0"
+            inner = f"{head} WHERE {cond[1]}"
+            misread = self.misreadings(head, cond[1])
         where = f"t0.{col.name} > ({inner})"
         average = f"the average {col.phrase} of {scope}"
         if agg:
@@ -327,7 +331,8 @@ class Drawer:
             assert lab is not None
             text = f"List the {lab.phrase}s of {t.plural} whose {col.phrase} is above {average}."
             sql = f"SELECT t0.{lab.name} FROM {t.name} AS t0 WHERE {where}"
-        return Question(text, sql, False, "above_avg", t.name)
+        near = tuple(sql.replace(inner, q) for q in misread)
+        return Question(text, sql, False, "above_avg", t.name, near)
 
     def _not_in(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r)
