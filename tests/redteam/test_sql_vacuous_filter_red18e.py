@@ -94,3 +94,20 @@ def test_an_average_over_the_wrong_scope_is_not_paid(family) -> None:
             if verdict.passed and _wrong_somewhere(truth, sql):
                 paid.append((level, seed, sql))
     assert not paid
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_at_least_k_children_read_as_more_than_k_is_not_paid(family) -> None:
+    """ "Customers with at least 3 orders" read as ``HAVING COUNT(*) > 3``: paid on 1 of 10
+    tasks where it is wrong (seeds 60000-60039)."""
+    paid = []
+    for level in sorted(family.levels):
+        for seed in range(60000, 60040):
+            truth = SqlTruth.model_validate(family.task(level, seed).truth)
+            if truth.kind != "having":
+                continue
+            sql = truth.sql.replace("HAVING COUNT(*) >=", "HAVING COUNT(*) >")
+            verdict = VERIFIER.verify(fenced(sql), truth.sql, fixtures(truth))
+            if verdict.passed and _wrong_somewhere(truth, sql):
+                paid.append((level, seed, sql))
+    assert not paid
