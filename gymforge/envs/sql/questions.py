@@ -292,7 +292,8 @@ class Drawer:
             f"SELECT t0.{lab.name} FROM {t.name} AS t0 JOIN {step.dst.name} AS t1 ON "
             f"{step.on('t0', 't1')} GROUP BY t0.id HAVING COUNT(*) >= {k}"
         )
-        return Question(text, sql, False, "having", t.name)
+        near = (sql.replace(f"COUNT(*) >= {k}", f"COUNT(*) > {k}"),)
+        return Question(text, sql, False, "having", t.name, near)
 
     def _top_count(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         step = self._children(t, r)
