@@ -9,15 +9,21 @@ the same three regions, so that no training family's level is also a held-out on
 ``build`` draws the distractor columns and a seed for the **main** database (the one whose
 schema and first rows the prompt shows), then questions until one is *discriminating*:
 its gold result on the main database is non-empty, has no NULL, is at most ``MAX_ROWS``
-rows and is not every row of the table it lists; and a **shadow** database (same schema,
-other rows, its own seed) gives a different gold result. The verifier runs the answer on
-both, so a query that hard-codes the main database's answer fails on the shadow.
+rows and is not every row of the table it lists; a **shadow** database (same schema,
+other rows, its own seed) gives a different gold result, informative by the same rules (a
+query can tell the shown database by its row counts, and answer nothing or 0 elsewhere:
+``tests/redteam/test_sql_degenerate_shadow_red18e.py``); and no near miss of the question
+(``Question.near_misses``: its filter dropped, an inclusive bound read as strict) gives
+the gold result on both databases (a filter that decides nothing on them would pay a
+query that ignores it: ``tests/redteam/test_sql_vacuous_filter_red18e.py``). The verifier
+runs the answer on both, so a query that hard-codes the main database's answer fails on
+the shadow.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -86,7 +92,12 @@ class SqlTruth(BaseModel):
 
 @dataclass
 class SqlFamily(TaskFamily[SqlTruth]):
-    """Tasks over the schema named by the family (``sql.<schema>``)."""
+    """Tasks over the schema named by the family (``sql.<schema>``). ``strict`` (from
+    version 2; version 1's task ids still resolve to the tasks it drew without it): the
+    shadow's gold result must be informative too, and no near miss may give the gold
+    result on both databases."""
+
+    strict: bool = field(default=True, kw_only=True)
 
     @property
     def schema(self) -> SqlSchema:
@@ -128,21 +139,24 @@ class SqlFamily(TaskFamily[SqlTruth]):
             return self.prompt(schema, distractors, rows, q), truth
         raise RuntimeError(f"{self.name}: no discriminating question for {params}")
 
-    @staticmethod
-    def _discriminating(q: Question, main: SqlFixture, shadow: SqlFixture, table_rows: int) -> bool:
+    def _discriminating(
+        self, q: Question, main: SqlFixture, shadow: SqlFixture, table_rows: int
+    ) -> bool:
         try:
             want = run_query(main, q.sql)
             other = run_query(shadow, q.sql)
         except QueryRefused:
             return False
-        cells = [c for row in want.rows for c in row]
-        if not want.rows or len(want.rows) > MAX_ROWS or any(c is None for c in cells):
+        if not _informative(q, want, table_rows):
             return False
-        if q.kind in LIST_KINDS and len(want.rows) >= table_rows:
+        if compare_results(other, want, ordered=q.ordered) is None:
             return False
-        if len(want.rows) == 1 and want.rows[0][0] == 0:
+        if not self.strict:
+            return True
+        shadow_rows = run_query(shadow, f"SELECT COUNT(*) FROM {q.start}").rows[0][0]
+        if not _informative(q, other, shadow_rows):
             return False
-        return compare_results(other, want, ordered=q.ordered) is not None
+        return not any(_agrees(sql, q, (main, want), (shadow, other)) for sql in q.near_misses)
 
     @staticmethod
     def prompt(schema: SqlSchema, distractors: list[str], rows: Any, q: Question) -> str:
@@ -151,6 +165,30 @@ class SqlFamily(TaskFamily[SqlTruth]):
             f"{ddl(schema, distractors)}\n\n{sample_rows(schema, distractors, rows)}\n\n"
             f"Question: {q.text}\n\n{INSTRUCTIONS}"
         )
+
+
+def _informative(q: Question, result: Any, table_rows: int) -> bool:
+    """Whether ``result`` tells a right query from an empty or constant one: rows, at most
+    ``MAX_ROWS``, no NULL, not a lone 0, and for a list not every row of its table."""
+    rows = result.rows
+    if not rows or len(rows) > MAX_ROWS or any(c is None for row in rows for c in row):
+        return False
+    if q.kind in LIST_KINDS and len(rows) >= table_rows:
+        return False
+    return not (len(rows) == 1 and rows[0][0] == 0)
+
+
+def _agrees(sql: str, q: Question, *runs: tuple[SqlFixture, Any]) -> bool:
+    """Whether the near miss ``sql`` gives the gold result on every database of ``runs``
+    (``(database, gold result)``): then the question, on these databases, pays it."""
+    for fixture, want in runs:
+        try:
+            got = run_query(fixture, sql)
+        except QueryRefused:
+            return False
+        if compare_results(got, want, ordered=q.ordered) is not None:
+            return False
+    return True
 
 
 TABLES = {name: [t.name for t in s.tables] for name, s in SCHEMAS.items()}
@@ -179,9 +217,15 @@ def fixtures(truth: SqlTruth) -> list[SqlFixture]:
     return [database(truth, truth.data_seed), database(truth, truth.shadow_seed)]
 
 
+def _family(name: str, space: dict[int, ParamSpace]) -> SqlFamily:
+    """Version 2 (near misses must fail), with version 1 for its task ids."""
+    v1 = SqlFamily(name, 1, space, strict=False)
+    return SqlFamily(name, 2, space, older={1: v1})
+
+
 FAMILIES: tuple[SqlFamily, ...] = (
-    SqlFamily("sql.shop", 1, levels()),
-    SqlFamily("sql.school", 1, levels()),
-    SqlFamily("sql.flights", 1, levels(offset=3)),
+    _family("sql.shop", levels()),
+    _family("sql.school", levels()),
+    _family("sql.flights", levels(offset=3)),
 )
 HELD_OUT_FAMILY = "sql.flights"

@@ -42,6 +42,11 @@ class Question:
     kind: str
     start: str
     """The table whose rows the answer is about (T0)."""
+    near_misses: tuple[str, ...] = ()
+    """Wrong readings of the question that the task's databases must tell from the gold
+    (``SqlFamily.build``): its filter dropped (an average's scope too), an inclusive bound
+    read as strict, and ``DISTINCT`` left out where a key walked from parent to children
+    repeats rows."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,16 @@ class Drawer:
             sql += f" JOIN {s.dst.name} AS {b} ON {s.on(a, b)}"
         return phrase, sql, f"{prefix}{len(path)}"
 
+    @staticmethod
+    def misreadings(head: str, cond: str, tail: str = "") -> tuple[str, ...]:
+        """``head WHERE cond tail`` read wrongly: without the filter, and an inclusive
+        bound (``>=``, ``<=``) read as strict."""
+        out = [f"{head}{tail}"]
+        for op in (">=", "<="):
+            if f" {op} " in cond:
+                out.append(f"{head} WHERE {cond.replace(f' {op} ', f' {op[0]} ')}{tail}")
+        return tuple(out)
+
     # ---- kinds --------------------------------------------------------------------------
     def draw(self, joins: int, agg: int, nest: int, r: random.Random) -> Question | None:
         if nest:
@@ -183,11 +198,15 @@ class Drawer:
         text = f"List the distinct {lab.phrase}s of {t.plural} {phrase} {cond[0]}.".replace(
             "  ", " "
         )
-        sql = f"SELECT DISTINCT t0.{lab.name} FROM {src} WHERE {cond[1]}"
+        head = f"SELECT DISTINCT t0.{lab.name} FROM {src}"
+        tail = f" ORDER BY t0.{lab.name}" if ordered else ""
         if ordered:
             text += f" Sort them by {lab.phrase} in alphabetical order."
-            sql += f" ORDER BY t0.{lab.name}"
-        return Question(text, sql, ordered, "list", t.name)
+        sql = f"{head} WHERE {cond[1]}{tail}"
+        near = self.misreadings(head, cond[1], tail)
+        if any(not s.forward for s in path):  # a parent's children repeat it
+            near += (sql.replace("SELECT DISTINCT ", "SELECT ", 1),)
+        return Question(text, sql, ordered, "list", t.name, near)
 
     def _top_k(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         nums = self.numbers(t)
@@ -213,8 +232,11 @@ class Drawer:
         if cond is None:
             return None
         text = f"How many distinct {t.plural} {phrase} {cond[0]} are there? Return one number."
-        sql = f"SELECT COUNT(DISTINCT t0.id) FROM {src} WHERE {cond[1]}"
-        return Question(text.replace("  ", " "), sql, False, "count", t.name)
+        head = f"SELECT COUNT(DISTINCT t0.id) FROM {src}"
+        sql, near = f"{head} WHERE {cond[1]}", self.misreadings(head, cond[1])
+        if any(not s.forward for s in path):  # a parent's children repeat it
+            near += (sql.replace("COUNT(DISTINCT t0.id)", "COUNT(*)", 1),)
+        return Question(text.replace("  ", " "), sql, False, "count", t.name, near)
 
     def _agg_num(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         nums = self.numbers(t)
@@ -230,8 +252,9 @@ class Drawer:
             f"What is the {AGG_WORDS[fn]} {col.phrase} of the {t.plural} {phrase} {cond[0]}? "
             "Return one number."
         )
-        sql = f"SELECT {fn}(t0.{col.name}) FROM {src} WHERE {cond[1]}"
-        return Question(text.replace("  ", " "), sql, False, "agg_num", t.name)
+        head = f"SELECT {fn}(t0.{col.name}) FROM {src}"
+        sql, near = f"{head} WHERE {cond[1]}", self.misreadings(head, cond[1])
+        return Question(text.replace("  ", " "), sql, False, "agg_num", t.name, near)
 
     def _group_count(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r, fwd=True)
@@ -269,7 +292,8 @@ class Drawer:
             f"SELECT t0.{lab.name} FROM {t.name} AS t0 JOIN {step.dst.name} AS t1 ON "
             f"{step.on('t0', 't1')} GROUP BY t0.id HAVING COUNT(*) >= {k}"
         )
-        return Question(text, sql, False, "having", t.name)
+        near = (sql.replace(f"COUNT(*) >= {k}", f"COUNT(*) > {k}"),)
+        return Question(text, sql, False, "having", t.name, near)
 
     def _top_count(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         step = self._children(t, r)
@@ -293,9 +317,12 @@ class Drawer:
         col, lab = r.choice(nums), t.label
         scope, inner = f"all {t.plural}", f"SELECT AVG({col.name}) FROM {t.name}"
         cond = self.condition(t, "s0", r)
+        misread: tuple[str, ...] = ()
         if cond is not None and r.random() < 0.5 and not cond[1].startswith(f"s0.{col.name} "):
             scope = f"the {t.plural} {cond[0]}"
-            inner = f"SELECT AVG(s0.{col.name}) FROM {t.name} AS s0 WHERE {cond[1]}"
+            head = f"SELECT AVG(s0.{col.name}) FROM {t.name} AS s0"
+            inner = f"{head} WHERE {cond[1]}"
+            misread = self.misreadings(head, cond[1])
         where = f"t0.{col.name} > ({inner})"
         average = f"the average {col.phrase} of {scope}"
         if agg:
@@ -305,7 +332,8 @@ class Drawer:
             assert lab is not None
             text = f"List the {lab.phrase}s of {t.plural} whose {col.phrase} is above {average}."
             sql = f"SELECT t0.{lab.name} FROM {t.name} AS t0 WHERE {where}"
-        return Question(text, sql, False, "above_avg", t.name)
+        near = tuple(sql.replace(inner, q) for q in misread)
+        return Question(text, sql, False, "above_avg", t.name, near)
 
     def _not_in(self, t: SqlTable, joins: int, agg: int, r: random.Random) -> Question | None:
         path = self._path(t, joins, r)
@@ -316,6 +344,7 @@ class Drawer:
         if cond is None:
             return None
         where = f"t0.id NOT IN (SELECT s0.id FROM {src} WHERE {cond[1]})"
+        inner = self.misreadings(f"SELECT s0.id FROM {src}", cond[1])
         among = f"not among the {t.plural} {phrase} {cond[0]}"
         if agg or t.label is None:
             text = f"How many {t.plural} are {among}? Return one number."
@@ -324,4 +353,5 @@ class Drawer:
             lab = t.label
             text = f"List the {lab.phrase}s of {t.plural} that are {among}."
             sql = f"SELECT t0.{lab.name} FROM {t.name} AS t0 WHERE {where}"
-        return Question(text, sql, False, "not_in", t.name)
+        near = tuple(sql.replace(where, f"t0.id NOT IN ({q})") for q in inner)
+        return Question(text, sql, False, "not_in", t.name, near)
