@@ -29,7 +29,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gymforge.envs.sql.questions import Drawer, Question
-from gymforge.envs.sql.schema import SqlSchema, build_database, ddl, generate_rows, sample_rows
+from gymforge.envs.sql.schema import (
+    Rows,
+    SqlSchema,
+    build_database,
+    ddl,
+    generate_rows,
+    sample_rows,
+)
 from gymforge.envs.sql.schemas import SCHEMAS
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
 from gymforge.verify.sql import QueryRefused, SqlFixture, compare_results, run_query
@@ -108,22 +115,19 @@ class SqlFamily(TaskFamily[SqlTruth]):
         picks = r.sample(schema.distractor_columns(), params["distractors"])
         distractors = sorted(f"{t}.{c}" for t, c in picks)
         data_seed = r.randrange(2**31)
-        rows = generate_rows(schema, distractors, params["size"], data_seed)
-        # the gold queries are the family's own: their databases need no file (``database``)
-        main = SqlFixture.trusted_in_memory(
-            build_database(schema, distractors, rows), TABLES[schema.name]
-        )
+        main, rows = _drawn(schema, distractors, params["size"], data_seed)
         shadow_seed = r.randrange(2**31)
-        shadow = _database(schema.name, distractors, params["size"], shadow_seed, trusted=True)
+        shadow, shadow_rows = _drawn(schema, distractors, params["size"], shadow_seed)
         drawer = Drawer(schema, distractors, rows)
         for attempt in range(MAX_TRIES):
             if attempt and attempt % 16 == 0:  # this pair of databases may agree too often
                 shadow_seed = r.randrange(2**31)
-                shadow = _database(
-                    schema.name, distractors, params["size"], shadow_seed, trusted=True
-                )
+                shadow, shadow_rows = _drawn(schema, distractors, params["size"], shadow_seed)
             q = drawer.draw(params["joins"], params["agg"], params["nest"], r)
-            if q is None or not self._discriminating(q, main, shadow, len(rows[q.start])):
+            if q is None:
+                continue
+            sizes = (len(rows[q.start]), len(shadow_rows[q.start]))
+            if not self._discriminating(q, main, shadow, sizes):
                 continue
             truth = SqlTruth(
                 schema=schema.name,
@@ -140,21 +144,22 @@ class SqlFamily(TaskFamily[SqlTruth]):
         raise RuntimeError(f"{self.name}: no discriminating question for {params}")
 
     def _discriminating(
-        self, q: Question, main: SqlFixture, shadow: SqlFixture, table_rows: int
+        self, q: Question, main: SqlFixture, shadow: SqlFixture, table_rows: tuple[int, int]
     ) -> bool:
+        """Whether ``q`` tells right answers from wrong ones on ``main`` and ``shadow``,
+        whose ``q.start`` tables hold ``table_rows`` rows (module docstring)."""
         try:
             want = run_query(main, q.sql)
             other = run_query(shadow, q.sql)
         except QueryRefused:
             return False
-        if not _informative(q, want, table_rows):
+        if not _informative(q, want, table_rows[0]):
             return False
         if compare_results(other, want, ordered=q.ordered) is None:
             return False
         if not self.strict:
             return True
-        shadow_rows = run_query(shadow, f"SELECT COUNT(*) FROM {q.start}").rows[0][0]
-        if not _informative(q, other, shadow_rows):
+        if not _informative(q, other, table_rows[1]):
             return False
         return not any(_agrees(sql, q, (main, want), (shadow, other)) for sql in q.near_misses)
 
@@ -194,17 +199,20 @@ def _agrees(sql: str, q: Question, *runs: tuple[SqlFixture, Any]) -> bool:
 TABLES = {name: [t.name for t in s.tables] for name, s in SCHEMAS.items()}
 
 
-def _database(
-    schema_name: str, distractors: list[str], size: int, seed: int, trusted: bool = False
-) -> SqlFixture:
-    """The database of ``seed``: a private file for answers (``SqlFixture.from_bytes``), in
-    memory for the family's own queries only (``trusted``)."""
-    schema = SCHEMAS[schema_name]
+def _drawn(
+    schema: SqlSchema, distractors: list[str], size: int, seed: int
+) -> tuple[SqlFixture, Rows]:
+    """The database of ``seed`` and its rows, for the family's own queries only: in memory
+    (an answer's databases are private files: ``database``)."""
     rows = generate_rows(schema, distractors, size, seed)
     data = build_database(schema, distractors, rows)
-    if trusted:
-        return SqlFixture.trusted_in_memory(data, TABLES[schema_name])
-    return SqlFixture.from_bytes(data, TABLES[schema_name])
+    return SqlFixture.trusted_in_memory(data, TABLES[schema.name]), rows
+
+
+def _database(schema_name: str, distractors: list[str], size: int, seed: int) -> SqlFixture:
+    schema = SCHEMAS[schema_name]
+    rows = generate_rows(schema, distractors, size, seed)
+    return SqlFixture.from_bytes(build_database(schema, distractors, rows), TABLES[schema_name])
 
 
 def database(truth: SqlTruth, seed: int) -> SqlFixture:
