@@ -41,7 +41,6 @@ Failure ``reason``s: ``REASONS``. Facts: ``reason``, ``fixtures`` (checked), ``r
 
 from __future__ import annotations
 
-import itertools
 import re
 import sqlite3
 import time
@@ -133,9 +132,6 @@ class QueryRefused(Exception):
         self.reason, self.detail = reason, detail[:_DETAIL]
 
 
-_MEMDB_NAMES = itertools.count()
-
-
 class SqlFixture:
     """A read-only database, always opened through a ``mode=ro`` URI: a file, or serialized
     bytes saved once to a private file (``sql_files``: ``mode=ro&immutable=1``, deleted with
@@ -161,26 +157,6 @@ class SqlFixture:
         return cls(f"file:{quote(str(copy.path))}?mode=ro&immutable=1", tables, copy)
 
     @classmethod
-    def trusted_in_memory(cls, data: bytes, tables: Sequence[str] | None = None) -> SqlFixture:
-        """``from_bytes`` for queries the caller wrote itself (a task family's gold queries
-        while it draws a task), never an answer: ``data`` is loaded into a process-private
-        database of SQLite's ``memdb`` VFS that lives as long as the fixture, and no file is
-        written (about 0.3 ms a fixture). There a query's temporary files (sorts,
-        ``DISTINCT``, ``GROUP BY``) grow in the heap: an answer's fixtures are files."""
-        name = f"/gymforge-sql-trusted-{next(_MEMDB_NAMES)}"
-        holder = sqlite3.connect(f"file:{name}?vfs=memdb", uri=True, check_same_thread=False)
-        loader = sqlite3.connect(":memory:")
-        try:
-            loader.deserialize(data)
-            loader.backup(holder)
-        except BaseException:
-            holder.close()
-            raise
-        finally:
-            loader.close()
-        return cls(f"file:{name}?vfs=memdb&mode=ro", tables, holder)
-
-    @classmethod
     def from_connection(
         cls, conn: sqlite3.Connection, tables: Sequence[str] | None = None
     ) -> SqlFixture:
@@ -189,8 +165,9 @@ class SqlFixture:
 
 
 @dataclass
-class _Guard:
-    """The authorizer and progress handler of one query, with what they saw."""
+class Guard:
+    """The authorizer and progress handler of one query, with what they saw (a new one
+    for every query: ``run_guarded``)."""
 
     tables: frozenset[str]
     limits: SqlLimits
@@ -259,6 +236,12 @@ def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connecti
     """A connection to ``fixture`` that can only read (see the module docstring); the
     authorizer and progress handler are installed per query by ``run_query``."""
     conn = sqlite3.connect(fixture.uri, uri=True, check_same_thread=False)
+    restrict(conn, limits)
+    return conn
+
+
+def restrict(conn: sqlite3.Connection, limits: SqlLimits) -> None:
+    """``conn`` made query-only, with sorts spilled to files and SQLite's limits capped."""
     conn.execute("PRAGMA query_only=ON")
     conn.execute("PRAGMA temp_store=FILE")  # sorts and temporary b-trees spill to disk
     caps = {"ATTACHED": 0, "LENGTH": limits.max_cell_bytes, "EXPR_DEPTH": 100,
@@ -267,7 +250,6 @@ def connect_readonly(fixture: SqlFixture, limits: SqlLimits) -> sqlite3.Connecti
             "COLUMN": limits.max_columns}  # fmt: skip
     for name, value in caps.items():
         conn.setlimit(getattr(sqlite3, f"SQLITE_LIMIT_{name}"), value)
-    return conn
 
 
 def _tables(conn: sqlite3.Connection) -> frozenset[str]:
@@ -305,32 +287,41 @@ def run_query(fixture: SqlFixture, sql: str, limits: SqlLimits | None = None) ->
     limits = limits or SqlLimits()
     sql = precheck(sql, limits)
     conn = connect_readonly(fixture, limits)
-    guard = _Guard(frozenset(), limits)
+    guard = Guard(frozenset(), limits)
     helper = private_helper(conn)
     budget = (guard.charge, guard.saw_raise)
     install_clockless(conn, helper, budget)
     install_charged(conn, helper, budget)
     try:
         guard.tables = fixture.tables or _tables(conn)
-        guard.deadline = time.monotonic() + limits.wall_s
-        conn.set_authorizer(guard.authorize)
-        conn.set_progress_handler(guard.progress, limits.op_chunk)
-        try:
-            cur = conn.execute(sql)
-            rows = _fetch(cur, limits)
-        except sqlite3.ProgrammingError as err:
-            if "one statement" in str(err):
-                raise QueryRefused("multiple_statements") from None
-            raise QueryRefused("sql_error", str(err)) from None
-        except sqlite3.Error as err:
-            raise _classify(err, guard) from None
-        if len(rows) > limits.max_rows:
-            raise QueryRefused("too_many_rows", f"more than {limits.max_rows} rows")
-        columns = tuple(str(d[0]) for d in cur.description or ())
-        return QueryResult(columns, tuple(tuple(r) for r in rows))
+        return run_guarded(conn, guard, sql)
     finally:
         conn.close()
         helper.close()
+
+
+def run_guarded(conn: sqlite3.Connection, guard: Guard, sql: str) -> QueryResult:
+    """``sql`` (as ``precheck`` returned it) on ``conn`` (``restrict``-ed, its overridden
+    functions charging ``guard``) with ``guard`` as its authorizer and progress handler;
+    ``QueryRefused`` if refused or stopped. ``run_query``'s steps once its connection is
+    open, shared by ``sql_trusted``."""
+    limits = guard.limits
+    guard.deadline = time.monotonic() + limits.wall_s
+    conn.set_authorizer(guard.authorize)
+    conn.set_progress_handler(guard.progress, limits.op_chunk)
+    try:
+        cur = conn.execute(sql)
+        rows = _fetch(cur, limits)
+    except sqlite3.ProgrammingError as err:
+        if "one statement" in str(err):
+            raise QueryRefused("multiple_statements") from None
+        raise QueryRefused("sql_error", str(err)) from None
+    except sqlite3.Error as err:
+        raise _classify(err, guard) from None
+    if len(rows) > limits.max_rows:
+        raise QueryRefused("too_many_rows", f"more than {limits.max_rows} rows")
+    columns = tuple(str(d[0]) for d in cur.description or ())
+    return QueryResult(columns, tuple(tuple(r) for r in rows))
 
 
 def _fetch(cur: sqlite3.Cursor, limits: SqlLimits) -> list[Any]:
@@ -346,7 +337,7 @@ def _fetch(cur: sqlite3.Cursor, limits: SqlLimits) -> list[Any]:
     return rows
 
 
-def _classify(err: sqlite3.Error, guard: _Guard) -> QueryRefused:
+def _classify(err: sqlite3.Error, guard: Guard) -> QueryRefused:
     text = str(err)
     if guard.stopped is not None:
         return QueryRefused("too_slow", guard.stopped)

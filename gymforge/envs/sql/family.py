@@ -23,6 +23,7 @@ the shadow.
 from __future__ import annotations
 
 import random
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,12 +35,14 @@ from gymforge.envs.sql.schema import (
     SqlSchema,
     build_database,
     ddl,
+    fill_database,
     generate_rows,
     sample_rows,
 )
 from gymforge.envs.sql.schemas import SCHEMAS
 from gymforge.tasks import ChoiceKnob, IntKnob, ParamSpace, TaskFamily
-from gymforge.verify.sql import QueryRefused, SqlFixture, compare_results, run_query
+from gymforge.verify.sql import QueryRefused, SqlFixture, compare_results
+from gymforge.verify.sql_trusted import TrustedDatabase
 
 MAX_ROWS = 25
 MAX_TRIES = 80
@@ -144,13 +147,17 @@ class SqlFamily(TaskFamily[SqlTruth]):
         raise RuntimeError(f"{self.name}: no discriminating question for {params}")
 
     def _discriminating(
-        self, q: Question, main: SqlFixture, shadow: SqlFixture, table_rows: tuple[int, int]
+        self,
+        q: Question,
+        main: TrustedDatabase,
+        shadow: TrustedDatabase,
+        table_rows: tuple[int, int],
     ) -> bool:
         """Whether ``q`` tells right answers from wrong ones on ``main`` and ``shadow``,
         whose ``q.start`` tables hold ``table_rows`` rows (module docstring)."""
         try:
-            want = run_query(main, q.sql)
-            other = run_query(shadow, q.sql)
+            want = main.query(q.sql)
+            other = shadow.query(q.sql)
         except QueryRefused:
             return False
         if not _informative(q, want, table_rows[0]):
@@ -183,12 +190,12 @@ def _informative(q: Question, result: Any, table_rows: int) -> bool:
     return not (len(rows) == 1 and rows[0][0] == 0)
 
 
-def _agrees(sql: str, q: Question, *runs: tuple[SqlFixture, Any]) -> bool:
+def _agrees(sql: str, q: Question, *runs: tuple[TrustedDatabase, Any]) -> bool:
     """Whether the near miss ``sql`` gives the gold result on every database of ``runs``
     (``(database, gold result)``): then the question, on these databases, pays it."""
-    for fixture, want in runs:
+    for db, want in runs:
         try:
-            got = run_query(fixture, sql)
+            got = db.query(sql)
         except QueryRefused:
             return False
         if compare_results(got, want, ordered=q.ordered) is not None:
@@ -201,12 +208,16 @@ TABLES = {name: [t.name for t in s.tables] for name, s in SCHEMAS.items()}
 
 def _drawn(
     schema: SqlSchema, distractors: list[str], size: int, seed: int
-) -> tuple[SqlFixture, Rows]:
-    """The database of ``seed`` and its rows, for the family's own queries only: in memory
-    (an answer's databases are private files: ``database``)."""
+) -> tuple[TrustedDatabase, Rows]:
+    """The database of ``seed`` and its rows, for the family's own queries only: in memory,
+    one connection for all of them (``sql_trusted``; an answer's databases are private
+    files that ``run_query`` opens: ``database``)."""
     rows = generate_rows(schema, distractors, size, seed)
-    data = build_database(schema, distractors, rows)
-    return SqlFixture.trusted_in_memory(data, TABLES[schema.name]), rows
+
+    def fill(conn: sqlite3.Connection) -> None:
+        fill_database(conn, schema, distractors, rows)
+
+    return TrustedDatabase(fill, TABLES[schema.name]), rows
 
 
 def _database(schema_name: str, distractors: list[str], size: int, seed: int) -> SqlFixture:

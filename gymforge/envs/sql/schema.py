@@ -161,15 +161,23 @@ def build_database(schema: SqlSchema, distractors: Sequence[str], rows: Rows) ->
     """A serialized SQLite database holding ``rows``."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.executescript(ddl(schema, distractors))
-        for table in schema.tables:
-            width = len(schema.visible(table, distractors))
-            marks = ",".join("?" * width)
-            conn.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
-        conn.commit()
+        fill_database(conn, schema, distractors, rows)
         return conn.serialize()
     finally:
         conn.close()
+
+
+def fill_database(
+    conn: sqlite3.Connection, schema: SqlSchema, distractors: Sequence[str], rows: Rows
+) -> None:
+    """Create the tables in ``conn``'s empty main database and insert ``rows``, committed
+    (``build_database``'s, and a family's own in-memory ones: ``SqlFamily.build``)."""
+    conn.executescript(ddl(schema, distractors))
+    for table in schema.tables:
+        width = len(schema.visible(table, distractors))
+        marks = ",".join("?" * width)
+        conn.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
+    conn.commit()
 
 
 def sample_rows(schema: SqlSchema, distractors: Sequence[str], rows: Rows, k: int = 3) -> str:
