@@ -17,6 +17,9 @@ A citation ``{doc_id, quote}`` is valid when the document exists, the quote (at 
 it supports an evidence item when its document is one of that item's alternatives and the
 quote contains the alternative's phrase. Every evidence item must be supported, and every
 citation must be valid: one fabricated citation sinks the answer.
+
+The verdict's partial ``score`` (:func:`partial_score`) pays no answer without evidence:
+half for the answer and half for the evidence share, only where some evidence is cited.
 """
 
 from __future__ import annotations
