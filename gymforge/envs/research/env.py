@@ -32,6 +32,7 @@ from gymforge.envs.research.grading import (
     MAX_QUOTE,
     check_answer,
     check_citations,
+    partial_score,
 )
 from gymforge.envs.research.redteam import REDTEAM
 from gymforge.envs.research.tools import SCHEMA, ResearchTools, shown_runs
@@ -106,7 +107,7 @@ def unread(
 class ResearchEnv(ResearchTools):
     spec = EnvSpec(
         "research",
-        "1.0.0",
+        "1.1.0",
         renderer_version=RENDERER_VERSION,
         description="Multi-step retrieval over a seeded corpus; answers with verbatim citations.",
     )
@@ -214,12 +215,12 @@ class ResearchEnv(ResearchTools):
             findings.append(
                 Finding("process", f"cited documents not read before answering: {missed[:5]}")
             )
-        share = sum(rep.covered) / len(rep.covered) if rep.covered else 1.0
         facts.update(
             answer=text[:200],
             answer_right=right,
             citations=rep.checked,
             covered=rep.covered,
         )
-        score = (0.5 * right + 0.5 * share) if rep.all_valid else 0.0
+        sound = not extra and not missed and not (t.kind == "none" and cites)
+        score = partial_score(t, right, rep) if sound else 0.0
         return verdict_of(findings, verifier="research.answer@1", facts=facts, score=score)

@@ -17,6 +17,9 @@ A citation ``{doc_id, quote}`` is valid when the document exists, the quote (at 
 it supports an evidence item when its document is one of that item's alternatives and the
 quote contains the alternative's phrase. Every evidence item must be supported, and every
 citation must be valid: one fabricated citation sinks the answer.
+
+The verdict's partial ``score`` (:func:`partial_score`) pays no answer without evidence:
+half for the answer and half for the evidence share, only where some evidence is cited.
 """
 
 from __future__ import annotations
@@ -136,3 +139,17 @@ def check_citations(
             {"doc_id": doc_id[:40], "valid": not problem, "problem": problem, "supports": supports}
         )
     return rep
+
+
+def partial_score(t: ResearchTruth, right: bool, rep: CitationReport) -> float:
+    """The verdict's partial credit, for citations that are all valid and were read before
+    the answer (the caller gives 0 otherwise): half for the right answer and half for the
+    share of evidence items cited, and nothing without evidence, as the answer must rest on
+    it; a question the corpus cannot answer has nothing to cite, so its answer is all of it.
+    No citation: no credit, however right the answer."""
+    if not rep.all_valid:
+        return 0.0
+    if t.kind == "none":
+        return float(right)
+    share = sum(rep.covered) / len(rep.covered)
+    return 0.5 * right + 0.5 * share if share else 0.0
