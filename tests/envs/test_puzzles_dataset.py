@@ -84,6 +84,11 @@ BAD_LINES = [
     (json.dumps({"family": "knights_knaves", "question": "q", "answer": "Ann=knave",
                  "names": ["Ann"], "statements": [["is", 0, "knight"]],
                  "labels": {"knight": "knave", "knave": "villain"}}), "field 'labels'"),
+    # 1 - 3 twice: the distance takes the lighter edge, a checker one weight per pair, so the
+    # right answer "1 -> 3" would fail where the row's own (1 -> 2 -> 3) passes
+    (json.dumps({"family": "shortest_path", "question": "q", "answer": "1 -> 2 -> 3",
+                 "nodes": [1, 2, 3], "edges": [[1, 2, 1], [2, 3, 1], [1, 3, 2], [3, 1, 5]],
+                 "source": 1, "target": 3}), "listed with weights 2 and 5"),
 ]  # fmt: skip
 
 

@@ -12,7 +12,8 @@ accepted.
 
 Version 2 names nodes by letters or by integers (knob ``naming``); names match
 case-insensitively. Dataset rows (``from_row``): ``nodes`` (strings or integers), ``edges``
-(``[u, v, weight]``, positive integer weights), ``source``, ``target``.
+(``[u, v, weight]``, positive integer weights; a pair of nodes joined twice only with one
+weight), ``source``, ``target``.
 
 Failure reasons: ``parse_error``, ``unknown_node``, ``wrong_start``, ``wrong_end``,
 ``not_a_path``, ``not_shortest``.
@@ -44,6 +45,20 @@ def weights(edges: list[list[Any]]) -> dict[tuple[Name, Name], int]:
     for u, v, w in edges:
         out[u, v] = out[v, u] = w
     return out
+
+
+def _one_weight_per_pair(edges: list[list[Any]]) -> None:
+    """ValueError when two edges join the same two nodes with different weights: the
+    shortest distance takes the lighter and ``check`` the one listed last, so a right path
+    over the lighter edge would fail (a row is refused rather than judged wrongly)."""
+    seen: dict[frozenset[str], int] = {}
+    for u, v, w in edges:
+        pair = frozenset((key_of(u), key_of(v)))
+        if seen.setdefault(pair, w) != w:
+            raise ValueError(
+                f"field 'edges': {u} - {v} is listed with weights {seen[pair]} and {w}; "
+                "keep one edge per pair of nodes"
+            )
 
 
 Adjacency = dict[Name, list[tuple[Name, int]]]
@@ -159,6 +174,7 @@ class ShortestPathFamily(PuzzleFamily[PathTruth]):
     def from_row(self, row: Mapping[str, Any]) -> PathTruth:
         nodes = names(row, "nodes")
         edges = edge_list(row, "edges", nodes, True)
+        _one_weight_per_pair(edges)
         known = {key_of(v): v for v in nodes}
         ends = []
         for key in ("source", "target"):
