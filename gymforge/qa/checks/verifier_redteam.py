@@ -79,13 +79,27 @@ async def run_attack(
     return out
 
 
+MAX_SOURCES_COVERED = 12
+"""Up to this many task sources (families and datasets), the check draws one task from each
+at least: an attack written for one family (a ``RedTeamCase`` that is not applicable
+elsewhere) then runs on it. Sampling visits the sources in turn, so four tasks of five
+puzzle families never held a colouring, and its three cases never ran."""
+
+
+def _tasks_wanted(target: QATarget, opts: QAOptions) -> int:
+    n = max(3, opts.episodes // 6)
+    tasks = target.tasks
+    sources = 0 if tasks is None else len(tasks.families) + len(tasks.datasets)
+    return max(n, sources) if sources <= MAX_SOURCES_COVERED else n
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     need_oracle(target)
     profile = target.profile
     attacks = attacks_for(profile.verifier_kinds) + case_attacks(profile.redteam)
     if not attacks:
         raise NothingToTest("declare QAProfile.verifier_kinds and/or redteam cases")
-    pairs = jobs(target, max(3, opts.episodes // 6), opts.seed + 3, "all")
+    pairs = jobs(target, _tasks_wanted(target, opts), opts.seed + 3, "all")
     exercised, episodes, breached, unused = 0, 0, {}, []
     crashed: dict[str, list[str]] = {}
     for attack in attacks:
