@@ -98,3 +98,9 @@ def test_computations_fail_when_a_number_is_asked(answer: str) -> None:
         v = MathVerifier().verify(f"\\boxed{{{answer}}}", "3", form=form)
         assert not v.passed and v.reason == "unevaluated", (answer, form, v.facts)
     assert MathVerifier().verify(f"\\boxed{{{answer}}}", "3").passed  # no form: a value
+
+
+def test_a_modular_power_left_to_the_floor_function_is_not_paid() -> None:
+    """``a^e - m \\lfloor a^e / m \\rfloor`` is ``a^e mod m`` computed by the verifier."""
+    v = MathVerifier().verify("\\boxed{7^{5} - 11\\lfloor 7^{5}/11 \\rfloor}", "10", form="integer")
+    assert not v.passed and v.reason == "unevaluated", v.facts
