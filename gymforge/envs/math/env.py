@@ -14,7 +14,9 @@ one of the shapes of ``shapes``: plain ``{"task_id"?, "question", "answer", "for
   ``math.modular`` from v2; a dataset row's ``form``). The verdict then reports ``form_ok``
   and the reward has a ``form`` component (0, or -0.5 when the form is not met); the
   ``task`` component and ``passed`` stay about the value. ``MathEnv(require_form=True)``
-  also makes success require the form.
+  also makes success require the form. A task that asks for a number (``integer``,
+  ``reduced_fraction``) needs one written out: a computation of the gold's value (the
+  question's expression copied into the box) fails as ``unevaluated`` (from 1.2.0).
 - **Budget.** An episode may use ``max_tokens`` (default 40,960: the prompt and a 32k-token
   chain of thought with room to spare), counted by the environment's token counter. A
   reply over it is not read: its verdict is ``passed: false``, reason ``over_budget``, and
@@ -56,7 +58,7 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
 
     spec = EnvSpec(
         "math",
-        "1.1.0",
+        "1.2.0",
         renderer_version="1",
         description="Single-turn math with exact, hack-resistant answer checking.",
     )

@@ -14,6 +14,12 @@
 
 An answer ``x = ...`` is judged by its right side, and trailing words or units are ignored
 (the value check judges them). ``check_form`` returns ``(ok, why_not)``.
+
+``written_number`` says whether an answer is a number written out at all (a numeral, a
+decimal, one fraction of two numerals, a mixed number, ``d \\times 10^{k}``), whatever its
+notation: what a task that demands ``integer`` or ``reduced_fraction`` (``NUMBER_FORMS``)
+needs before its value counts. Anything else (``1 + 2``, ``2^3``, the question's expression
+copied) leaves the task's computation to the verifier.
 """
 
 from __future__ import annotations
@@ -27,8 +33,12 @@ from gymforge.verify.math.lexer import ParseError, TooLarge
 from gymforge.verify.math.parser import Node, parse
 
 FORMS = frozenset({"integer", "reduced_fraction", "simplest_radical"})
+NUMBER_FORMS = frozenset({"integer", "reduced_fraction"})
+"""Forms that ask for a number: an answer to such a task must be ``written_number``."""
 MAX_RADICAND = 10**12
 _THOUSANDS = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+\s*")
+_GROUPED = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*")  # as the value check reads
+_LITERALS = frozenset({"num", "repdec", "mixed"})
 
 
 class _NotForm(Exception):
@@ -50,6 +60,43 @@ def check_form(answer: str, form: str) -> tuple[bool, str | None]:
     except _NotForm as err:
         return False, str(err)
     return True, None
+
+
+def written_number(answer: str) -> bool:
+    """Whether ``answer`` (its subject: ``x = ...`` and trailing words dropped) is one number
+    written out, with at most one sign: a numeral or decimal (``12``, ``0.75``, ``1.2e3``,
+    ``0.\\overline{3}``), a mixed number, one fraction of two such (``\\frac{6}{8}``,
+    ``-3/4``) or ``d \\times 10^{k}``. Read on the parse tree, never evaluated."""
+    text = answer.replace(",", "") if _GROUPED.fullmatch(answer) else answer
+    try:
+        node = _subject(parse(text))
+    except (ParseError, TooLarge):
+        return False
+    body = _one_sign(node)
+    if _literal(body):
+        return True
+    if body[0] != "prod" or len(body[1]) != 2:
+        return False
+    (op1, a), (op2, b) = body[1]
+    if op1 != "*" or not _literal(_one_sign(a)):
+        return False
+    if op2 == "/":
+        return _literal(_one_sign(b))
+    return op2 == "*" and b[0] == "pow" and b[1] == ("num", "10") and _int_of(b[2]) is not None
+
+
+def _one_sign(node: Node) -> Node:
+    """``node`` less one leading sign (``-3``, ``+3``); a second sign is arithmetic."""
+    inner: Node = node
+    if node[0] == "neg":
+        inner = node[1]
+    elif node[0] == "sum" and len(node[1]) == 1:
+        inner = node[1][0][1]
+    return inner
+
+
+def _literal(node: Node) -> bool:
+    return node[0] in _LITERALS
 
 
 def _subject(node: Node) -> Node:

@@ -152,7 +152,8 @@ def _cap(items: list[Any]) -> list[Any]:
 
 
 def as_set(v: Value) -> Any:
-    """A value read as a sympy set (operands of ``\\cup``): intervals, finite sets."""
+    """A value read as a sympy set (operands of ``\\cup``): intervals (ascending, see
+    ``_ascending``), finite sets."""
     if isinstance(v, SetVal):
         return v.set
     if isinstance(v, Coll) and v.kind == "set":
@@ -161,8 +162,19 @@ def as_set(v: Value) -> Any:
         lo, hi = (_scalar(x) for x in v.items)
         if not (_is_real_number(lo) and _is_real_number(hi)):
             raise ParseError("interval endpoints must be real numbers")
+        if not _ascending(lo, hi, v.open == "[" and v.close == "]"):
+            raise ParseError("an interval runs from a smaller number to a larger one")
         return sympy.Interval(lo, hi, v.open == "(", v.close == ")")
     raise ParseError("not a set")
+
+
+def _ascending(lo: Any, hi: Any, closed: bool) -> bool:
+    """Whether ``lo`` to ``hi`` is an interval as written: ``lo < hi``, or ``[a, a]`` (one
+    point). A pair written backwards (``(8, -4)``, a tuple) or ``(a, a)`` would be the empty
+    interval, which every empty answer (``\\varnothing``) equals."""
+    if closed and (lo == hi) is True:
+        return True
+    return (hi - lo).is_extended_positive is True
 
 
 def _scalar(v: Value) -> Any:

@@ -19,13 +19,14 @@ from gymforge.verify.math.pool import JobResult, MathPool
 from gymforge.verify.math.text import BLANK_GOLD, blank_gold
 from gymforge.verify.services import current
 
-VERSION = "1.1.0"
+VERSION = "1.2.0"
 VERIFIER_ID = f"math@{VERSION}"
 REASONS = frozenset(
     {
         "no_answer",  # no final answer outside the reasoning
         "hedged",  # several values in the answer, or (strict) different final answers
         "not_equal",  # an answer, not equivalent to the gold
+        "unevaluated",  # a number is asked (integer, reduced fraction); a computation given
         "unit_mismatch",  # a unit unlike the gold's, a unit on a unitless gold, scale words
         "parse_error",  # the answer is not mathematics this verifier reads
         "too_large",  # beyond a size limit (length, digits, nesting, power, factorial)
@@ -91,6 +92,10 @@ class MathVerifier:
     ``simplest_radical``): when a task demands a form, the verdict also reports ``form``
     and ``form_ok`` (with ``form_detail`` when it fails). ``passed`` stays a statement about
     the value: ``\\frac{2}{4}`` for a reduced-fraction task passes with ``form_ok: false``.
+    A task that asks for a number (``integer``, ``reduced_fraction``) needs one written out
+    (``form.written_number``): a computation of the gold's value (``1 + 2``, the question's
+    own expression copied) fails as ``unevaluated``, the verifier never doing the task's
+    arithmetic.
 
     ``verify``/``averify`` return a ``Verdict`` whose ``facts`` hold ``extracted`` and
     ``gold`` (both cut to 200 characters), ``latency_ms`` (extraction plus dispatch to
