@@ -48,6 +48,10 @@ from gymforge.verify import Verdict
 from gymforge.verify.math import MathVerifier
 
 MODULES = (arith, linear, rationals, roots, modular, counting)
+ASKS_NUMBER = frozenset({arith.FAMILY.name, rationals.FAMILY.name, modular.FAMILY.name})
+"""Families whose questions ask for a number, declared as a form only from version 2 on:
+their version-1 tasks (ids issued before, which still resolve) need a number written out
+too, or the question's own expression copied into the box would be paid (1.2.0)."""
 MAX_TOKENS = 40_960
 
 
@@ -101,25 +105,30 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
     async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
         truth = self.truth_of(task)
         read = as_boxed_reply(reply, self.answer_convention)
-        return await self.verifier.averify(read, truth.answer, **self._options(truth))
+        return await self.verifier.averify(read, truth.answer, **self._options(task, truth))
 
     def over_budget_verdict(self, task: Task, action: Action, tokens: int) -> Verdict:
         budget = self.budget.max_tokens or 0
         truth = self.truth_of(task)
-        return self.verifier.over_budget(tokens, budget, truth.answer, **self._options(truth))
+        opts = self._options(task, truth)
+        return self.verifier.over_budget(tokens, budget, truth.answer, **opts)
 
     def succeeded(self, verdict: Verdict | None) -> bool:
         if verdict is None or not verdict.passed:
             return False
         return not self.require_form or verdict.facts.get("form_ok", True) is True
 
-    def _options(self, truth: MathTruth) -> dict[str, Any]:
-        """The verifier's options for a task of ``truth``: its tolerance and form, if set."""
+    def _options(self, task: Task, truth: MathTruth) -> dict[str, Any]:
+        """The verifier's options for ``task`` of ``truth``: its tolerance and form, if set;
+        a task of a family that asks for a number but declared no form yet (``ASKS_NUMBER``)
+        needs a number written out all the same."""
         opts: dict[str, Any] = {"strict": self.strict}
         if truth.rel_tol is not None:
             opts["rel_tol"] = truth.rel_tol
         if truth.form is not None:
             opts["form"] = truth.form
+        elif task.family in ASKS_NUMBER:
+            opts["number"] = True
         return opts
 
     def oracle_plan(self, task: Task) -> list[Action]:

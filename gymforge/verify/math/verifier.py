@@ -48,6 +48,9 @@ class _Call(NamedTuple):
     timeout_s: float
     strict: bool
     form: str | None
+    number: bool = False
+    """The task asks for a number though it declares no form (families before forms):
+    ``unevaluated`` as for a number form, with no form facts."""
 
 
 _OPTIONS = frozenset(_Call._fields)
@@ -142,8 +145,8 @@ class MathVerifier:
 
     def verify(self, response: str, gold: str, **options: Any) -> Verdict:
         """Judge ``response`` against ``gold``. Keyword options (``rel_tol``,
-        ``accept_answer_line``, ``approx_gold``, ``timeout_s``, ``strict``, ``form``) override
-        the instance's for this call (per-task settings). Blocks until the verdict."""
+        ``accept_answer_line``, ``approx_gold``, ``timeout_s``, ``strict``, ``form``, ``number``)
+        override the instance's for this call (per-task settings). Blocks until the verdict."""
         p = self._prepare(response, gold, self._call(options))
         if isinstance(p, Verdict):
             return p
@@ -185,6 +188,7 @@ class MathVerifier:
             float(self.timeout_s if timeout_s is None else timeout_s),
             bool(self.strict if strict is None else strict),
             form,
+            bool(get("number")),
         )
 
     def _prepare(self, response: str, gold: str, call: _Call) -> _Pending | Verdict:
@@ -225,6 +229,7 @@ class MathVerifier:
             "approx_gold": call.approx_gold,
             "cache_gold": self.cache_gold,
             "form": call.form,
+            "number": call.number,
         }
         return _Pending(facts, payload, call, started, (time.perf_counter() - started) * 1e3)
 

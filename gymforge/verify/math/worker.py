@@ -54,8 +54,9 @@ UNEVALUATED = "the task asks for a number; the answer is a computation left to t
 def verify_job(job: dict[str, Any]) -> dict[str, Any]:
     """Run one ``verify`` job: the form of the answer when ``form`` names one, the check
     that the other final answers (strict mode sends them) agree with it, then the answer.
-    When ``form`` asks for a number (``form.NUMBER_FORMS``), an answer of the gold's value
-    that is not a number written out (``form.written_number``) is ``unevaluated``."""
+    When ``form`` asks for a number (``form.NUMBER_FORMS``), or ``number`` says the task
+    does, an answer of the gold's value that is not a number written out
+    (``form.written_number``) is ``unevaluated``."""
     from gymforge.verify.math.equiv import is_equivalent, parse_gold
     from gymforge.verify.math.form import NUMBER_FORMS, check_form, written_number
 
@@ -78,7 +79,8 @@ def verify_job(job: dict[str, Any]) -> dict[str, Any]:
                 detail = "different final answers (strict)"
                 return {**out, "equal": False, "reason": "hedged", "detail": detail}
         r = is_equivalent(last, gold, rel_tol, approx_gold=approx)
-        if r.equal and job.get("form") in NUMBER_FORMS and not written_number(last):
+        asks_number = job.get("form") in NUMBER_FORMS or job.get("number") is True
+        if r.equal and asks_number and not written_number(last):
             return {**out, "equal": False, "reason": "unevaluated", "detail": UNEVALUATED}
         return {**out, "equal": r.equal, "reason": r.reason, "detail": r.detail}
     except (MemoryError, RecursionError):
