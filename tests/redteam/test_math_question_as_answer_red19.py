@@ -9,6 +9,11 @@ mean reward for solving nothing. The defence: when a task demands an integer or 
 fraction, the answer must be a number written out (a numeral, a decimal, one fraction of two
 numerals, a mixed number), else it fails as ``unevaluated``; a number in another notation
 than the one asked (``\\frac{6}{8}``, ``0.75``) still passes with ``form_ok: false``.
+
+The version-1 tasks of these families (and of ``math.modular``) declare no form, and their
+ids still resolve: there the copied question was still paid (120 of 120 arith and rationals
+tasks, reward 0.99, no form component to lose) until the environment asked the verifier for
+a number on every version of them (``envs.math.env.ASKS_NUMBER``, the ``number`` option).
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ def env():
     e.close()
 
 
-def _tasks():
+def _tasks(families=FAMILIES, version=None):
     source = MathEnv.tasks
-    for name in FAMILIES:
+    for name in families:
         family = source.families[name]
+        family = family if version is None else family.at_version(version)
         for level in sorted(family.levels):
             for seed in SEEDS:
                 yield family.task(level, seed)
@@ -44,7 +50,12 @@ def _tasks():
 def _question(prompt: str) -> str:
     m = re.search(r"\$(.*?)\$", prompt)
     assert m is not None, prompt
-    return m.group(1)
+    q = m.group(1)
+    power = re.fullmatch(r"(\d+)\^\{(\d+)\} \\bmod (\d+)", q)
+    if power is not None:  # a^{e} \bmod m: the remainder as a computation
+        a, e, m_ = power.groups()
+        return f"{a}^{{{e}}} - {m_} \\left\\lfloor \\frac{{{a}^{{{e}}}}}{{{m_}}} \\right\\rfloor"
+    return q
 
 
 def test_the_question_copied_into_the_box_is_not_paid(env) -> None:
@@ -104,3 +115,27 @@ def test_a_modular_power_left_to_the_floor_function_is_not_paid() -> None:
     """``a^e - m \\lfloor a^e / m \\rfloor`` is ``a^e mod m`` computed by the verifier."""
     v = MathVerifier().verify("\\boxed{7^{5} - 11\\lfloor 7^{5}/11 \\rfloor}", "10", form="integer")
     assert not v.passed and v.reason == "unevaluated", v.facts
+
+
+def test_the_question_copied_on_a_version_1_task_is_not_paid(env) -> None:
+    paid, reasons, judged = [], set(), 0
+    for task in _tasks((*FAMILIES, "math.modular"), version=1):
+        assert "/v1/" in task.task_id
+        if "\\pmod" in task.prompt:  # a congruence: no expression of the answer to copy
+            continue
+        env.reset(task.task_id, 0)
+        r = env.step(Reply(text=f"\\boxed{{{_question(task.prompt)}}}"))
+        judged += 1
+        if r.info["success"] or r.reward > 0:
+            paid.append((task.task_id, r.reward))
+        reasons.add(r.info["verdict"]["reason"])
+    assert judged >= 60
+    assert not paid, paid[:5]
+    assert reasons <= {"unevaluated", "too_large"}, reasons  # a power's huge value: too_large
+
+
+def test_a_version_1_oracle_is_still_paid_with_no_form_component(env) -> None:
+    for task in _tasks((*FAMILIES, "math.modular"), version=1):
+        env.reset(task.task_id, 0)
+        r = env.step(Reply(text=f"So \\boxed{{{task.truth['answer']}}}."))
+        assert r.info["success"] and "form" not in r.reward_components, task.task_id
