@@ -14,7 +14,8 @@ saboteur, its success over counted rows 1.0 (100 of its 100 failures refused).
 
 The defence: a harness step with no model request of its own adds no turn (its action came
 from an earlier turn, which the row holds); such an episode is one row with its reward, in
-its group's statistics, as the plain failer's.
+its group's statistics, as the plain failer's (200 rollouts: the saboteur's counted mean
+0.475, its extra step's cost below the plain failer's 0.48; none refused).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def test_two_calls_in_one_answer_do_not_take_a_failure_out_of_the_batch(tmp_path
         group = sabotaged["env_reward"][i : i + GROUP]
         assert None not in group
         assert sum(sabotaged["env_success"][i : i + GROUP]) == GROUP // 2
-    assert counted_mean(sabotaged) == counted_mean(honest)
+    assert counted_mean(sabotaged) <= counted_mean(honest)  # its extra step costs too
     assert sum(sabotaged["env_success"]) == sum(honest["env_success"])
     # the failures' model turns are trained on: tokens under the mask
     for ids, mask in zip(sabotaged["completion_ids"], sabotaged["env_mask"], strict=True):
