@@ -1,6 +1,6 @@
-"""A word-lookup environment and a fake model for the ``GymforgeRollout`` attacks on harness
-episodes (``test_trl_rollout_parallel_calls_escape_red19.py``; plain importable code, not a
-test).
+"""A word-lookup environment and a fake model for the attacks on harness episodes'
+accounting (``test_trl_rollout_parallel_calls_escape_red19.py``,
+``test_harness_deep_arguments_unwritten_red19.py``; plain importable code, not a test).
 
 ``LookupEnv`` has one tool, ``lookup``, that reads the task's secret word (and echoes its
 ``plan`` argument); the reply is judged by equality. The fake model (:class:`Model`) plays
@@ -9,7 +9,8 @@ calls ``lookup`` with a ``plan`` saying whether this conversation will solve the
 conversations of each task alternate: solve, fail, solve, ...), and its second turn replies
 with the word read, or gives up. The saboteur's failing conversations call ``lookup`` twice
 in their first turn (two tool calls in one answer), so the harness takes two steps on one
-model turn.
+model turn; or (``deep_arguments``) send one call whose arguments nest past what an action
+may hold.
 """
 
 from __future__ import annotations
@@ -56,11 +57,12 @@ class LookupEnv(ToolEnv[AnswerTruth, dict[str, Any]]):
         return {}
 
     @tool
-    def lookup(self, plan: str = "") -> str:
+    def lookup(self, plan: str = "", notes: Any = None) -> str:
         """Read the secret word.
 
         Args:
             plan: Anything (echoed).
+            notes: Anything.
         """
         return f"{self.truth.answer} (plan: {plan})"
 
@@ -69,12 +71,19 @@ class LookupEnv(ToolEnv[AnswerTruth, dict[str, Any]]):
         return Verdict(passed=passed, reason="ok" if passed else "wrong", facts={})
 
 
-class Model:
-    """The fake model (module docstring); ``saboteur`` makes its failing first turns two
-    tool calls. Counts the conversations it started per task prompt (thread-safe)."""
+DEEP = 150
+"""How deep the ``deep_arguments`` trick nests its tool call's arguments: past the 100
+levels an action may hold (``core.types.MAX_NESTING``), within what JSON parsers take."""
 
-    def __init__(self, saboteur: bool) -> None:
-        self.saboteur = saboteur
+
+class Model:
+    """The fake model (module docstring). ``saboteur`` (True: ``two_calls``) is what its
+    failing first turns do: ``two_calls``, two tool calls in one answer; ``deep_arguments``,
+    one call whose arguments nest ``DEEP`` lists deep. Counts the conversations it started
+    per task prompt (thread-safe)."""
+
+    def __init__(self, saboteur: bool | str) -> None:
+        self.saboteur = "two_calls" if saboteur is True else saboteur or None
         self.started: Counter[str] = Counter()
         self.lock = threading.Lock()
 
@@ -88,8 +97,11 @@ class Model:
                 self.started[first_user] += 1
             plan = "solve" if n % 2 == 0 else "fail"
             call = ServedToolCall("lookup", {"plan": plan})
-            if plan == "fail" and self.saboteur:
+            if plan == "fail" and self.saboteur == "two_calls":
                 return ServedReply(tool_calls=(call, ServedToolCall("lookup", {"plan": "again"})))
+            if plan == "fail" and self.saboteur == "deep_arguments":
+                deep = '{"plan": "fail", "notes": ' + "[" * DEEP + "]" * DEEP + "}"
+                return ServedReply(tool_calls=(ServedToolCall("lookup", deep),))
             return ServedReply(tool_calls=(call,))
         looked_up = next(str(m.get("content")) for m in messages if m.get("role") == "tool")
         found = WORD.search(looked_up)
