@@ -92,13 +92,19 @@ REFUSALS = {
 
 
 def _turns(log: EpisodeLog) -> list[dict[str, Any]]:
-    """The episode's model turns in order: each step's policy output, or the model requests
-    behind it when a harness made them (``model_turns``, each with its ``branch``)."""
+    """The episode's model turns in order: each step's policy output, or, for a harness
+    (whose steps record ``model_turns``, each with its ``branch``), the model requests
+    behind each step. A harness step with none adds no turn: its action came from an
+    earlier request's answer (a second tool call of one answer, which a harness runs as a
+    second step) or from no request at all (a briefing step before the harness started).
+    Read as a turn below token capture, it refused the whole episode, and a model that
+    answered its failing tasks with two tool calls at once took those failures out of a
+    trainer's batch (tests/redteam/test_trl_rollout_parallel_calls_escape_red19.py)."""
     out: list[dict[str, Any]] = []
     for s in log.steps[1:]:
         if s.policy is None:
             continue
-        if s.policy.model_turns:
+        if s.policy.model_turns is not None:
             out += s.policy.model_turns
         else:
             out.append(s.policy.model_dump())
@@ -118,7 +124,7 @@ def trl_rows(log: EpisodeLog, cut: bool = False) -> list[dict[str, Any]] | str:
     its history made more branches (``gymforge.serve.proxy.transcript``), one row each, every
     row with the episode's reward. ``cut``: as :func:`trl_row`'s, one row."""
     turns = _turns(log)
-    if cut and len(log.steps) == 1:  # ended, counted, before its first turn was answered
+    if cut and not turns:  # ended, counted, before its first turn was answered
         return [{**_row(log, [], [], [], [], []), "cut": "no_model_turn"}]
     if not turns or any(
         t["capture_level"] not in ("tokens", "logprobs")
@@ -153,7 +159,8 @@ def trl_row(log: EpisodeLog, cut: bool = False) -> dict[str, Any] | str:
     reason in the row's ``cut``: its turns before the first whose prompt does not extend
     them (``prefix_mismatch``), or the branch of its last turn (``branched_history``); an
     episode that ended (counted: a first answer too long to wait for, a full context)
-    before its first turn was answered is a row with no token (``no_model_turn``). Its
+    before its first turn was answered (a harness's too, after steps of its own) is a row
+    with no token (``no_model_turn``). Its
     reward is the episode's: a trainer keeps the episode in its group's statistics and
     trains on the turns that are exact (``GymforgeRollout``), so a policy cannot take its
     failing episodes out of the batch by making them inexact."""

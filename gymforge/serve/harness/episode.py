@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import secrets
 import time
 from typing import Any
 
 import mcp_types as types
+from pydantic import ValidationError
 
 from gymforge.core.errors import (
     HarnessCrashed,
@@ -22,8 +24,9 @@ from gymforge.core.errors import (
     UserError,
 )
 from gymforge.core.policy import EpisodeContext, PolicyTurn
-from gymforge.core.types import Observation, Reply, ToolCall
+from gymforge.core.types import Invalid, Observation, Reply, ToolCall
 from gymforge.rollout.capture import CapturedTurn
+from gymforge.rollout.parsing import MAX_ERROR_CHARS
 from gymforge.serve.harness.bridge import Channel, HarnessBridge, mcp_tool_list
 from gymforge.serve.harness.command import ConfinedCommand
 from gymforge.serve.harness.context import HarnessContext
@@ -31,6 +34,34 @@ from gymforge.serve.harness.run import HarnessRun
 from gymforge.serve.proxy.server import ProxyServer
 
 RESULT_LIMIT = 64_000
+
+
+def call_action(name: Any, arguments: Any, call_id: str) -> ToolCall | Invalid:
+    """The action of a tool call the harness made. Its name and arguments are the model's
+    (the harness read them from the model's answer), so a call that cannot be an action
+    (arguments nested past ``core.types.MAX_NESTING``, which the JSON parsers on the way
+    take) is the model's malformed output: an ``Invalid`` the environment judges as any
+    policy's, never an exception out of the turn, which was an infrastructure error, retried
+    as a fresh sample or left unwritten
+    (tests/redteam/test_harness_deep_arguments_unwritten_red19.py)."""
+    args = arguments if isinstance(arguments, dict) else {}
+    try:
+        return ToolCall(name=str(name), arguments=args, call_id=call_id)
+    except ValidationError as err:
+        errors = err.errors()
+        reason = str(errors[0].get("msg")) if errors else str(err)
+        error = f"tool call refused: {reason}"[:MAX_ERROR_CHARS]
+        return Invalid(raw=_call_text(name, args), error=error)
+
+
+def _call_text(name: Any, arguments: dict[str, Any]) -> str:
+    """The call as text (what it counts against the token budget): its JSON, else its
+    name alone (arguments past what ``json`` can write)."""
+    try:
+        body = json.dumps(arguments, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        body = "{}"
+    return f'<tool_call>{{"name": {json.dumps(str(name))}, "arguments": {body}}}</tool_call>'
 
 
 class HarnessPolicy:
@@ -105,8 +136,7 @@ class HarnessPolicy:
             self.pending = answer
             self.calls += 1
             self.acted = True
-            action = ToolCall(name=str(a), arguments=dict(b), call_id=f"call_{self.calls}")
-            return self._turn(action)
+            return self._turn(call_action(a, b, f"call_{self.calls}"))
         if kind == "shell" and shell is not None:
             self.pending = answer
             self.calls += 1
@@ -184,7 +214,7 @@ class HarnessPolicy:
         else:
             self.channel.events.put_nowait(("crashed", f"{type(err).__name__}: {err}", None, None))
 
-    def _turn(self, action: ToolCall | Reply) -> CapturedTurn:
+    def _turn(self, action: ToolCall | Reply | Invalid) -> CapturedTurn:
         proxy = self.factory.proxy
         launched = self.task is not None  # briefing steps come before the proxy episode
         turns = proxy.transcript(self.episode_id).turns if proxy and launched else []
@@ -233,6 +263,7 @@ def _result_of(observation: Observation) -> types.CallToolResult:
     text = observation.text()[:RESULT_LIMIT]
     tool_result = observation.data.get("tool_result")
     failed = isinstance(tool_result, dict) and tool_result.get("ok") is False
+    failed = failed or "parse_error" in observation.data  # a call that was no action
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content={"tool_result": tool_result} if isinstance(tool_result, dict) else None,

@@ -39,7 +39,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gymforge.core.errors import UserError
+from gymforge.core.blame import FAILED, blame_failure, blame_text, server_fault, text_fault
+from gymforge.core.errors import InfraError, UserError
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import derive_seed
 from gymforge.core.types import Observation, Reply
@@ -55,6 +56,8 @@ from gymforge.verify.llm_judge.rubric import (
 from gymforge.verify.math.extract import split_reasoning
 
 VERSION = "1.0.0"
+PROBE_ANSWER = "(no answer)"
+"""The answer in the rubric prompt a judge model is probed with, none of the agent's text."""
 MASTER_KEYS = frozenset(
     {
         "thought process",
@@ -215,9 +218,10 @@ class RubricJudge:
         reasons: dict[str, str] = {}
         key = f"judge/{derive_seed('judge', self.version, question, visible, reference):016x}"
         for i in range(self.samples):
-            policy = self.policy_factory()
-            await policy.start(EpisodeContext(key, 0, sampling_seed=i, rollout=i))
-            turn = await policy.act(obs)
+            asked = await self._ask(obs, key, i, question, reference)
+            if isinstance(asked, Verdict):
+                return asked
+            turn = asked
             text = turn.text if turn.text is not None else getattr(turn.action, "text", "")
             parsed = parse_scores(text or "", self.rubric)
             if parsed.error is not None:
@@ -233,6 +237,51 @@ class RubricJudge:
             "samples": self.samples,
         }
         return self._verdict(passed, score, None if passed else "below_threshold", facts)
+
+    async def _sample(self, obs: Observation, key: str, i: int) -> PolicyTurn:
+        policy = self.policy_factory()
+        await policy.start(EpisodeContext(key, 0, sampling_seed=i, rollout=i))
+        return await policy.act(obs)
+
+    async def _ask(
+        self, obs: Observation, key: str, i: int, question: str, reference: str | None
+    ) -> PolicyTurn | Verdict:
+        """Sample ``i`` of the judge model on ``obs`` (the prompt holding the answer), or
+        the failed verdict of an answer the model will not grade. A judge model that stalls
+        on the prompt (every attempt past its call timeout), refuses it, or fails on it on
+        two tries while it answers the same rubric prompt with none of the agent's text
+        (``PROBE_ANSWER``) failed on the answer: ``judge_timed_out``, ``judge_refused``,
+        ``judge_failed`` (``gymforge.core.blame``). Raised instead, an ``InfraError`` out of
+        the verifier had the episode retried (a fresh sample of the answer) or stopped the
+        run: tests/redteam/test_rubric_judge_stalled_by_answer_red19.py. A probe that fails
+        too leaves the failure as it was: the judge's server (retried) or its configuration
+        (the run stops)."""
+        try:
+            return await self._sample(obs, key, i)
+        except InfraError as err:
+            failure = err
+        probe_obs = Observation(
+            messages=tuple(render_prompt(self.rubric, question, PROBE_ANSWER, reference))
+        )
+
+        async def probe() -> PolicyTurn:
+            return await self._sample(probe_obs, f"{key}/probe", i)
+
+        fault = text_fault(failure)
+        if fault is None:
+            if not server_fault(failure):
+                raise failure
+            await blame_failure(failure, probe)
+            try:  # answered without the text: the prompt holding it, asked once more
+                return await self._sample(obs, key, i)
+            except InfraError as again:
+                if not server_fault(again):
+                    raise
+                failure, fault = again, FAILED
+        else:
+            await blame_text(failure, probe, lambda original: original)
+        detail = f"{type(failure).__name__}: {str(failure)[:300]}"
+        return self._verdict(False, 0.0, f"judge_{fault}", {"detail": detail})
 
     def _verdict(
         self, passed: bool, score: float, reason: str | None, extra: dict[str, Any]
