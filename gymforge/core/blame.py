@@ -35,6 +35,7 @@ from gymforge.core.errors import InfraError, PolicyStopped, TurnTimedOut
 
 __all__ = [
     "FAILED",
+    "RATE_LIMITED",
     "REFUSED",
     "TIMED_OUT",
     "TextFault",

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from gymforge.kit.blame import RATE_LIMITED
+from gymforge.core.blame import RATE_LIMITED
 
 WORDINGS: tuple[str, ...] = (
     r"max_tokens must be at least 1, got (?:0|-\d+)",

@@ -12,7 +12,7 @@ trips on (tests/redteam/test_policy_server_refuses_agent_text.py).
 
 So a refusal after the agent acted (a full context is not one: it is counted already,
 ``context_length``) is judged by the rule a counterpart's model is judged by
-(:func:`gymforge.kit.blame.blame_text`): the same server is asked the episode's first
+(:func:`gymforge.core.blame.blame_text`): the same server is asked the episode's first
 prompt (the reset observation, before any agent action: the first turn's own request, on
 its endpoint, request path and format) for one token, with the turn's retry policy (each
 attempt bounded by ``call_timeout``):
@@ -31,7 +31,7 @@ text's doing as well: a prompt the engine's template or tokenizer fails on, a ga
 answers 502 or resets for a body its filter will not pass. Retried as a failing server, the
 episode was given up unwritten and a few in a row stopped the run
 (tests/redteam/test_policy_server_fails_on_agent_text.py). So it is judged by
-:func:`~gymforge.kit.blame.blame_failure` (:func:`judge_failure`): the episode's first
+:func:`~gymforge.core.blame.blame_failure` (:func:`judge_failure`): the episode's first
 prompt, for one token, with the turn's retry policy; failed in any way, the turn's failure
 is raised as it was (retried); answered, the turn is asked once more (the policy left as it
 was), and its answer is the turn's, or its server failure the episode's counted end
@@ -63,7 +63,7 @@ is judged as its server failure is (:func:`judge_failure`, once the server answe
 whole turn of the run and its bound is known to be accepted,
 ``ServerFactory.bound_accepted``, else a bound above a hosted API's maximum, "max_tokens is
 too large", would be counted against the policy): its prompt for one token refused too is
-the configuration's mistake, which stops the run (:func:`~gymforge.kit.blame.blame_text`);
+the configuration's mistake, which stops the run (:func:`~gymforge.core.blame.blame_text`);
 answered, the turn is asked once more, and its refusal is the episode's counted
 ``transcript_refused``. A refusal before the server answered any whole turn stops the run
 as it always did.
@@ -75,8 +75,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from gymforge.core.blame import blame_failure, blame_text, server_fault
 from gymforge.core.errors import InfraError, TranscriptFailed, TranscriptRefused
-from gymforge.kit.blame import blame_failure, blame_text, server_fault
 from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, TurnWatch, refused_for_bound
 from gymforge.rollout.server import (
     Backoff,
@@ -97,7 +97,7 @@ async def judged(watch: TurnWatch, rng: Backoff, turn: Callable[[], Awaitable[Tu
     """``await turn()`` (a policy's turn, its requests kept in ``watch``; a policy left as
     it was when it fails, so it may be asked again); once the episode's first turn was
     answered, a refusal of the server's is raised as :func:`judge_refusal` judges it; a
-    server failure (:func:`~gymforge.kit.blame.server_fault`) of any turn, and a refusal of
+    server failure (:func:`~gymforge.core.blame.server_fault`) of any turn, and a refusal of
     the first one, as :func:`judge_failure` does; both ask ``watch.opening`` for one
     token."""
     try:

@@ -20,7 +20,7 @@ whole run (a refusal: not retryable) or leave the episode unscored (retried):
 
 The last two are the agent's only when the same model, asked without any of the agent's
 text (its instructions and :data:`PROBE`, as before the agent said anything), answers:
-the probe restarts the policy and sends that alone (:func:`gymforge.kit.blame.blame_text`,
+the probe restarts the policy and sends that alone (:func:`gymforge.core.blame.blame_text`,
 the rule the policy's own server is judged by too). A stall its policy already saw the
 server answer through (``TurnTimedOut.answering``, ``gymforge.rollout.liveness``) needs no
 probe, nor does a refusal a server policy judged itself after the counterpart's first
@@ -31,10 +31,10 @@ instructions the moderation refuses, a server that stalls): a refusal stops the 
 (:class:`CounterpartRefused`, with the server's message) and a stall is raised as it was
 (retried).
 A server failure (a 5xx, a dropped connection, after the policy's retries) can be the
-agent's text's doing too (``kit.blame.server_fault``: a server that fails on that text
+agent's text's doing too (``core.blame.server_fault``: a server that fails on that text
 only), and retried it would leave the episode unwritten: the agent's text is asked once
 more (the policy is left as it was by a failed turn), and a server failure of that too is
-probed the same way (:func:`gymforge.kit.blame.blame_failure`): answered, the counterpart
+probed the same way (:func:`gymforge.core.blame.blame_failure`): answered, the counterpart
 hangs up (``failed``); failed in any way, the failure is raised as it was (retried). A
 server policy that judged it itself after the counterpart's first answer
 (``TranscriptFailed``, ``gymforge.rollout.transcript_refusal``) hangs up ``failed`` too. A
@@ -45,6 +45,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gymforge.core.blame import (
+    FAILED,
+    REFUSED,
+    TIMED_OUT,
+    blame_failure,
+    blame_text,
+    server_fault,
+    text_fault,
+)
 from gymforge.core.errors import (
     InfraError,
     PolicyStopped,
@@ -54,15 +63,6 @@ from gymforge.core.errors import (
 )
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.types import Message, Observation, Reply
-from gymforge.kit.blame import (
-    FAILED,
-    REFUSED,
-    TIMED_OUT,
-    blame_failure,
-    blame_text,
-    server_fault,
-    text_fault,
-)
 
 __all__ = [
     "FAILED",

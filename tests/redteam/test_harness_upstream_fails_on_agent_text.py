@@ -12,7 +12,7 @@ retried, and, the retries spent, left unscored. Two ways a policy decides that:
   gives up and falls over before it acted, which was a stalled start (retried).
 
 Success of the attack is the episode missing from the summary. The defence judges such a
-crash as the server policies judge their turns (``kit.blame``,
+crash as the server policies judge their turns (``core.blame``,
 ``rollout.transcript_refusal``, ``rollout.liveness``): a server failure after the harness
 had a turn answered is the policy's counted failure (``harness_crashed``) when the
 upstream answers the episode's first request for one token and fails the harness's failed

@@ -8,7 +8,7 @@ the episode retried, then given up unwritten, and a few in a row stopped the run
 failing a task could take it out of the count by writing what the customer's server fails
 on. Success of the attack is an episode missing from the summary.
 
-The defence, the rule of ``kit.blame`` (``blame_failure``) the policy's own server is judged
+The defence, the rule of ``core.blame`` (``blame_failure``) the policy's own server is judged
 by: a server failure of the customer's model on the agent's text is asked once more, and,
 failed again, the customer's model is asked its instructions and a greeting alone; answered,
 the failure was the agent's text's doing and the customer hangs up (``failed``), the episode
@@ -26,7 +26,7 @@ import pytest
 from moderation import TRIGGER
 from test_user_sim_refuses_agent_text import TASKS, Provoker, play_desk
 
-from gymforge.kit.blame import FAILED
+from gymforge.core.blame import FAILED
 from gymforge.rollout.openai_policy import Retry
 from gymforge.testing.openai_server import ServedError
 from gymforge.world.counterpart import PROBE

@@ -9,7 +9,7 @@ and a policy that could make them on the tasks it fails would take those out of 
 - **the agent's text failed on.** Once a turn was answered, the harness's requests hold the
   model's output; a server that fails on that text (a 5xx, a cut connection, a 504 of its
   own, on each of the harness's attempts) fails it again. As for a server policy's turn
-  (:func:`gymforge.kit.blame.blame_failure`, ``rollout.transcript_refusal``), the episode's
+  (:func:`gymforge.core.blame.blame_failure`, ``rollout.transcript_refusal``), the episode's
   first request (the first turn's messages and tools, none of the model's output) is asked
   for one token: answered, the harness's failed request is sent once more, as it was sent,
   and a failure of that (not a 429: load) is the policy's counted failure. A first request
@@ -39,8 +39,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from gymforge.core.blame import RATE_LIMITED, blame_failure
 from gymforge.core.errors import InfraError
-from gymforge.kit.blame import RATE_LIMITED, blame_failure
 from gymforge.rollout.context_full import is_context_full
 from gymforge.rollout.liveness import PROBE_TOKENS, SMALL_TOKENS, refused_for_bound
 from gymforge.rollout.server import TIMEOUT_STATUS

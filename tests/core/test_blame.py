@@ -1,4 +1,4 @@
-"""``kit.blame``: a failure on the agent's text is the agent's only when the same model
+"""``core.blame``: a failure on the agent's text is the agent's only when the same model
 answers without it; a probe failing as text could make it is the configuration's mistake;
 the probe's own server failure is raised as it is."""
 
@@ -8,8 +8,7 @@ import asyncio
 
 import pytest
 
-from gymforge.core.errors import ContextLengthExceeded, InfraError, TurnTimedOut
-from gymforge.kit.blame import (
+from gymforge.core.blame import (
     REFUSED,
     TIMED_OUT,
     blame_failure,
@@ -17,6 +16,7 @@ from gymforge.kit.blame import (
     server_fault,
     text_fault,
 )
+from gymforge.core.errors import ContextLengthExceeded, InfraError, TurnTimedOut
 
 
 class Refused(InfraError):
