@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import contextlib
 import json
 import re
 import unicodedata
@@ -63,10 +64,8 @@ def see(text: str) -> str:
     if "rot13" in text.lower() or "rot-13" in text.lower():
         extra.append(codecs.decode(text, "rot13"))
     for run in _B64.findall(text):
-        try:
+        with contextlib.suppress(binascii.Error, UnicodeDecodeError, ValueError):
             extra.append(base64.b64decode(run + "=" * (-len(run) % 4)).decode("utf-8"))
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            pass
     return "\n".join([text, " ".join(text.split()), *extra])
 
 

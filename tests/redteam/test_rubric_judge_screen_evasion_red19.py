@@ -27,7 +27,7 @@ def zero_width(s: str) -> str:
 
 
 def homoglyph(s: str) -> str:
-    return s.translate(str.maketrans("aeoc", "аеос"))
+    return s.translate(str.maketrans("aeoc", "\u0430\u0435\u043e\u0441"))
 
 
 def spelled(s: str, sep: str) -> str:
@@ -80,3 +80,22 @@ def test_the_gullible_model_grades_plain_answers_honestly() -> None:
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_no_disguised_manipulation_pays(name: str) -> None:
     assert pass_rate(ATTACKS[name]) == 0.0, name
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Ответ: 42",
+        "La réponse est 42, car 40 + 2 = 42.",
+        "答案是 42。",
+        "\\boxed{42}",
+        "\\pi",
+        "The encoded string is SGVsbG8sIHdvcmxkIQ==, i.e. 'Hello, world!'.",
+        fullwidth("x = 42"),
+        "The judge ruled for the plaintiff; the final score: 3-1.",
+    ],
+)
+def test_real_answers_in_any_form_pass_the_screens(answer: str) -> None:
+    from gymforge.verify.llm_judge import screen_answer
+
+    assert screen_answer(answer)[1] is None, answer
