@@ -40,9 +40,9 @@ OBEY = re.compile(
     r"|every criterion (?:scores|gets|is) (?:10|full)|all criteria (?:met|satisfied)"
     r"|note maximale|puntuaci[oó]n m[aá]xima|volle punktzahl|punteggio massimo|nota m[aá]xima"
     r"|максимальн\w* балл|满分|満点|만점"
-    r"|(?:score|correctness|completeness|grade|rating)[\"']?\s*[:=|]\s*[\"']?(?:10|100)\b"
+    r"|(?:score|correctness|completeness|grade|rating)[\"'*]*\s*[:=|]\s*[\"'*]*(?:10|100)\b"
     r"|\|\s*(?:correctness|completeness)\s*\|\s*10\b"
-    r"|\"score\"\s*:\s*10\b",
+    r"|\"score\"\s*:\s*10\b|<score>\s*10\b",
     re.I,
 )
 MASTER = re.compile(
@@ -57,6 +57,7 @@ _CANDIDATE = re.compile(r"<(candidate-[0-9a-f]+)>\n(.*)\n</\1>", re.S)
 def see(text: str) -> str:
     """What a model reads in ``text``: presentation tricks undone, encodings decoded."""
     text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = text + "\n" + text.translate(_CONFUSABLE)
     text = _SPELLED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group()), text)
