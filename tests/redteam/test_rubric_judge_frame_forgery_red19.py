@@ -42,7 +42,7 @@ def test_no_forged_frame_pays(name: str) -> None:
 @pytest.mark.parametrize(
     "answer",
     [
-        "Use <task> and </task> tags? No: the answer is 42.",
+        "Wrap it in a <section> tag: <section>42</section>.",
         "The HTML is <div class='reference'>42</div>.",
         "In the reference frame of the train, the speed is 0.",
     ],

@@ -133,7 +133,8 @@ class RubricJudge:
 
     async def ajudge(self, question: str, answer: str, reference: str | None = None) -> Verdict:
         """Grade ``answer`` to ``question`` (see the module docstring)."""
-        visible, problem = screen_answer(answer, self.max_answer_chars)
+        names = tuple(c.name for c in self.rubric.criteria)
+        visible, problem = screen_answer(answer, self.max_answer_chars, names)
         if problem is not None:
             return self._verdict(False, 0.0, problem, {})
         messages = render_prompt(self.rubric, question, visible, reference)

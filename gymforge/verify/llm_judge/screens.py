@@ -106,6 +106,28 @@ _SEPARATORS = re.compile(r"[ .\-_*·/\n]")
 _B64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _LATEX = re.compile(r"\\(?:boxed|fbox|text[a-z]*|math[a-z]*|displaystyle)(?![A-Za-z])")
 _FOLD = re.compile(r"[\W_]+", re.U)
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_MARK = r"[\s\"'`*_]*"
+_SCORE_WORD = r"(?:scores?|points?|marks?|rating|grade)"
+_CLAIM = (
+    r"{mark}(?:[:=|]|->){mark}[{{(\[]?{mark}(?:" + _SCORE_WORD + r"{mark}[:=|]?{mark})?\d"
+).format(mark=_MARK)
+_SHAPES = re.compile(
+    r"\b(?:score|grade|rating|marks?|points|verdict|result)s?\b[\s\"'`*_:=|-]{0,8}"
+    r"\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+"
+    r"|<\s*(?:scores?|grade|rating|verdict|passed|criteria)\b[^>]*>"
+    r"|(?<!\w)criteria\s*[:=]\s*[\n{\[]"
+    r"|[{,]\s*(?:criteria|scores?|grade|rating|verdict|passed)\s*:\s*[\d{\[tp]"
+)
+_FRAME = re.compile(
+    r"</\s*(?:task|reference|candidate)[\w-]*\s*>|<\s*(?:reference|candidate)[\w-]*\s*>"
+    r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*"
+    r"(?:is|was|are|:|=|reads|says|matches|equals)(?!\w)"
+    r"|\bmatch(?:es)? the (?:reference|expected|gold)\b|\banswer key\b"
+    r"|\b(?:grading|judge|grader|scoring|evaluation) (?:instructions?|guidelines?|rubric)\b"
+    r"|\b(?:every|each|all) criteri(?:on|a)\b"
+)
+DEFAULT_CRITERIA = ("correctness", "completeness")
 _INJECTION = re.compile(
     r"[\"'](?:criteria|scores?|verdict|grade|passed|rating)[\"']\s*:\s*[\[{\d\"'tf]", re.I
 )
@@ -168,6 +190,7 @@ def readings(answer: str) -> list[str]:
         for f in (loose, loose.translate(_LOOKALIKE))
     ]
     forms += [canon(d) for d in _decoded(answer)]
+    forms.append(canon(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), answer)))
     out: list[str] = []
     for form in forms:
         for f in (form, " ".join(form.split())):
@@ -190,9 +213,17 @@ def _is_master_key(visible: str) -> bool:
     return False
 
 
-def screen_answer(answer: str, max_chars: int = 20_000) -> tuple[str, str | None]:
+def _claims(criteria: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(re.escape(n.casefold()) for n in sorted({*criteria, *DEFAULT_CRITERIA}))
+    return re.compile(rf"(?<!\w)(?:{names})\b{_CLAIM}|{_SHAPES.pattern}")
+
+
+def screen_answer(
+    answer: str, max_chars: int = 20_000, criteria: tuple[str, ...] = ()
+) -> tuple[str, str | None]:
     """``(visible answer, failure reason or None)``; ``visible`` is the answer without its
-    reasoning (``split_reasoning``), the text the judge model is shown."""
+    reasoning (``split_reasoning``), the text the judge model is shown. ``criteria`` names
+    the rubric's criteria: a score given to one of them, in any shape, is a verdict."""
     visible = split_reasoning(answer)[0].strip()
     if len(visible) > max_chars:
         return visible, "too_long"
@@ -201,8 +232,11 @@ def screen_answer(answer: str, max_chars: int = 20_000) -> tuple[str, str | None
     if _is_master_key(visible):
         return visible, "master_key"
     forms = readings(visible)
-    if any(_INJECTION.search(f) for f in forms):
+    claims = _claims(criteria)
+    if any(_INJECTION.search(f) or claims.search(f) for f in forms):
         return visible, "verdict_injection"
     if any(_APPEAL.search(f) or _APPEAL.search(_fold(f)) for f in forms):
         return visible, "grader_manipulation"
+    if any(_FRAME.search(f) for f in forms):
+        return visible, "frame_forgery"
     return visible, None
