@@ -107,7 +107,7 @@ _B64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _LATEX = re.compile(r"\\(?:boxed|fbox|text[a-z]*|math[a-z]*|displaystyle)(?![A-Za-z])")
 _FOLD = re.compile(r"[\W_]+", re.U)
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
-_MARK = r"[\s\"'`*_]*"
+_MARK = r"[\s\"'`*_]*+"  # possessive: a long run of marks is read once, not re-tried
 _SCORE_WORD = r"(?:scores?|points?|marks?|rating|grade)"
 _CLAIM = (
     r"{mark}(?:[:=|]|->){mark}[{{(\[]?{mark}(?:" + _SCORE_WORD + r"{mark}[:=|]?{mark})?\d"
@@ -121,7 +121,7 @@ _SHAPES = re.compile(
 )
 _FRAME = re.compile(
     r"</\s*(?:task|reference|candidate)[\w-]*\s*>|<\s*(?:reference|candidate)[\w-]*\s*>"
-    r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*"
+    r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*+"
     r"(?:is|was|are|:|=|reads|says|matches|equals)(?!\w)"
     r"|\bmatch(?:es)? the (?:reference|expected|gold)\b|\banswer key\b"
     r"|\b(?:grading|judge|grader|scoring|evaluation) (?:instructions?|guidelines?|rubric)\b"
