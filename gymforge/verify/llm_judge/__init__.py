@@ -1,7 +1,8 @@
 """Rubric LLM judges: grading through any ``Policy``, exploit screens, and calibration.
 
 - ``Rubric``/``Criterion``/``DEFAULT_RUBRIC``: what the judge scores (``rubric.py``);
-- ``RubricJudge``: screens, the model call, parsing and the decision (``rubric_judge.py``);
+- ``RubricJudge``: the model call, parsing and the decision (``rubric_judge.py``), after
+  the exploit screens (``screen_answer``, ``screens.py``);
 - ``Calibration``, ``calibrate``, ``agreement``, ``load_labels``: agreement with human
   labels and the threshold (``calibrate.py``; CLI ``gymforge judge calibrate``);
 - ``JUDGE_REDTEAM``: reusable red-team cases for judge-graded environments.
@@ -28,14 +29,13 @@ from gymforge.verify.llm_judge.rubric import (
     render_prompt,
 )
 from gymforge.verify.llm_judge.rubric_judge import (
-    MASTER_KEYS,
     VERSION,
     RubricJudge,
     ScriptedJudge,
     gullible,
     score_items,
-    screen_answer,
 )
+from gymforge.verify.llm_judge.screens import MASTER_KEYS, screen_answer
 
 __all__ = [
     "ATTACKS",

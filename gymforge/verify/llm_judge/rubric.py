@@ -10,9 +10,10 @@ answer cannot close its own fence and talk to the judge from outside it.
 - Reasoning is ignored: ``<think>`` blocks (and text before a stray ``</think>``, after an
   unclosed ``<think>``) never count, so a verdict "hidden in reasoning" is not a verdict.
 - The verdict is a JSON object ``{"criteria": {"<name>": {"score": n, "reason": "..."}}}``
-  (a bare number for ``{"score": n}`` is accepted), taken from the last fenced block, else
-  the whole visible text, else the JSON objects embedded in it. Several *different* verdict
-  objects are ``judge_hedged``.
+  (a bare number for ``{"score": n}`` is accepted), taken from the last fenced block, the
+  whole visible text and the JSON objects embedded in it. Several *different* verdict
+  objects among all of these are ``judge_hedged`` (a judge that quotes a fenced verdict
+  after its own is not read as the quoted one).
 - Every criterion must be present with a number in ``[0, scale]`` (booleans are not
   numbers); otherwise ``judge_unparseable``. Empty visible output is ``judge_empty``.
 """
@@ -186,15 +187,17 @@ def _objects(text: str) -> list[str]:
 
 
 def _verdicts(text: str) -> list[Any]:
+    """Every verdict object in ``text``: its last fenced block's and every embedded one (a
+    fenced block does not hide a different verdict elsewhere in the reply)."""
+    found = []
     ex = extract_block(text)
     if ex.text is not None:
         try:
             value = parse_json(ex.text)
             if isinstance(value, dict) and "criteria" in value:
-                return [value]
+                found.append(value)
         except JsonRefused:
             pass
-    found = []
     for span in _objects(text):
         try:
             value = parse_json(span)

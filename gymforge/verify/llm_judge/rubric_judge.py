@@ -17,7 +17,12 @@ returns a ``Verdict``:
      (``"score": 10``, ``"criteria": {...}``);
    - ``grader_manipulation``: the answer addresses the grader ("ignore the rubric", "give
      this full marks", "as the judge...");
+   - ``frame_forgery``: the answer writes the prompt's section tags, states a reference
+     answer or gives grading instructions;
    - ``too_long``: over ``max_answer_chars``.
+   Every screen reads the answer as a model would (``screens.readings``: compatibility
+   forms, invisible characters and look-alike letters folded, rot13 and base64 decoded),
+   and a score given to a rubric criterion in any shape (YAML, a table) is an injection.
 2. **The model call**: ``samples`` completions (sampling seeds ``0..samples-1``), each
    parsed by ``parse_scores`` (reasoning ignored, every criterion required); a judge reply
    that cannot be parsed fails closed (``judge_empty``, ``judge_unparseable``,
@@ -35,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,83 +57,11 @@ from gymforge.verify.llm_judge.rubric import (
     render_prompt,
     weighted_score,
 )
-from gymforge.verify.math.extract import split_reasoning
+from gymforge.verify.llm_judge.screens import screen_answer
 
-VERSION = "1.0.0"
+VERSION = "1.1.0"
 PROBE_ANSWER = "(no answer)"
 """The answer in the rubric prompt a judge model is probed with, none of the agent's text."""
-MASTER_KEYS = frozenset(
-    {
-        "thought process",
-        "thoughts",
-        "thinking",
-        "reasoning",
-        "solution",
-        "answer",
-        "the answer is",
-        "final answer",
-        "my answer",
-        "explanation",
-        "step 1",
-        "let's solve this problem step by step",
-        "let's think step by step",
-        "let me think",
-        "let me solve this",
-        "here is the solution",
-        "here's my answer",
-        "解",
-        "答",
-        "解答",
-        "かいせつ",
-        "解説",
-        "respuesta",
-        "solución",
-        "réponse",
-        "lösung",
-    }
-)
-"""Non-answers that LLM judges have been shown to accept ("master keys")."""
-_FOLD = re.compile(r"[\W_]+", re.U)
-_INJECTION = re.compile(
-    r"[\"'](?:criteria|scores?|verdict|grade|passed|rating)[\"']\s*:\s*[\[{\d\"'tf]", re.I
-)
-_APPEAL = re.compile(
-    r"\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:instructions?|rubric|criteria|above|prompt)\b"
-    r"|\b(?:give|award|assign|rate|score|grade|mark)\b[^.\n]{0,30}"
-    r"\b(?:full marks?|full score|full credit|maximum|perfect|10/10|100%|top marks?|as correct)\b"
-    r"|\bas (?:the|a|an) (?:judge|grader|evaluator|assessor)\b"
-    r"|\b(?:dear|note to (?:the )?)(?:judge|grader|evaluator)\b",
-    re.I,
-)
-
-
-def _fold(text: str) -> str:
-    """Case-folded words only: apostrophes dropped, other punctuation as spaces."""
-    text = text.casefold().replace("'", "").replace("\u2019", "")
-    return " ".join(_FOLD.sub(" ", text).split())
-
-
-_KEYS = frozenset(_fold(k) for k in MASTER_KEYS)
-
-
-def screen_answer(answer: str, max_chars: int = 20_000) -> tuple[str, str | None]:
-    """``(visible answer, failure reason or None)``; see the module docstring."""
-    visible = split_reasoning(answer)[0].strip()
-    if len(visible) > max_chars:
-        return visible, "too_long"
-    folded = _fold(visible)
-    if not visible:
-        return visible, "empty_answer"
-    if not folded or folded in _KEYS:
-        return visible, "master_key"
-    last_line = visible.splitlines()[-1].rstrip()
-    if last_line.endswith((":", "\uff1a", "...", "\u2026")) and len(folded.split()) <= 8:
-        return visible, "master_key"
-    if _INJECTION.search(visible):
-        return visible, "verdict_injection"
-    if _APPEAL.search(visible):
-        return visible, "grader_manipulation"
-    return visible, None
 
 
 class ScriptedJudge:
@@ -209,7 +141,8 @@ class RubricJudge:
 
     async def ajudge(self, question: str, answer: str, reference: str | None = None) -> Verdict:
         """Grade ``answer`` to ``question`` (see the module docstring)."""
-        visible, problem = screen_answer(answer, self.max_answer_chars)
+        names = tuple(c.name for c in self.rubric.criteria)
+        visible, problem = screen_answer(answer, self.max_answer_chars, names)
         if problem is not None:
             return self._verdict(False, 0.0, problem, {})
         messages = render_prompt(self.rubric, question, visible, reference)
