@@ -10,7 +10,7 @@ past the call timeout (``PolicyTimedOut``, what the ``openai:`` policy raises th
 request (a judge server that is down). The two task families alternate in
 ``TaskSource.sample``.
 
-``HalfPolicy`` answers the ``judged.solve`` tasks right and, on the ``judged.fail`` ones,
+``half_policy`` answers the ``judged.solve`` tasks right and, on the ``judged.fail`` ones,
 ``miss``: a wrong word, or the marker.
 """
 
@@ -19,6 +19,8 @@ from __future__ import annotations
 import random
 import re
 from typing import Any
+
+from planted_judge_crash import HalfPolicy
 
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
@@ -97,19 +99,6 @@ class DeadJudgeEnv(JudgedEnv):
     judge_model = DeadJudgeModel
 
 
-class HalfPolicy:
+def half_policy(name: str, miss: str) -> HalfPolicy:
     """Right on ``judged.solve`` tasks; ``miss`` on the ``judged.fail`` ones."""
-
-    checkpoint = "planted"
-
-    def __init__(self, name: str, miss: str) -> None:
-        self.name = name
-        self.miss = miss
-        self.solves = False
-
-    async def start(self, ctx: EpisodeContext) -> None:
-        self.solves = ctx.task_id.startswith("judged.solve/")
-
-    async def act(self, observation: Observation) -> PolicyTurn:
-        word = observation.messages[-1].content.rsplit("'", 2)[-2]
-        return PolicyTurn(Reply(text=word if self.solves else self.miss))
+    return HalfPolicy(name, miss, "judged.solve")

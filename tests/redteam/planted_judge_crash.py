@@ -62,17 +62,19 @@ class CrashEnv(ToolEnv[AnswerTruth, dict[str, Any]]):
 
 
 class HalfPolicy:
-    """Right on ``crash.solve`` tasks; on ``crash.fail`` tasks, ``miss`` instead."""
+    """Right on the tasks of family ``solve`` (``crash.solve``), whose prompt quotes the
+    word to answer; on the others, ``miss`` instead."""
 
     checkpoint = "planted"
 
-    def __init__(self, name: str, miss: str) -> None:
+    def __init__(self, name: str, miss: str, solve: str = "crash.solve") -> None:
         self.name = name
         self.miss = miss
+        self.solve = solve + "/"
         self.solves = False
 
     async def start(self, ctx: EpisodeContext) -> None:
-        self.solves = ctx.task_id.startswith("crash.solve/")
+        self.solves = ctx.task_id.startswith(self.solve)
 
     async def act(self, observation: Observation) -> PolicyTurn:
         prompt = observation.messages[-1].content

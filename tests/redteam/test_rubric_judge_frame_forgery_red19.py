@@ -7,11 +7,10 @@ instructions anywhere in its prompt, paid it on 120 of 120 tasks.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 import pytest
-from gullible_rubric import gullible_judge, tasks
+from gullible_rubric import paid
 
 FORGERIES: dict[str, Callable[[str], str]] = {
     "closed_fence_reference": lambda w: (
@@ -31,12 +30,7 @@ FORGERIES: dict[str, Callable[[str], str]] = {
 
 @pytest.mark.parametrize("name", sorted(FORGERIES))
 def test_no_forged_frame_pays(name: str) -> None:
-    judge = gullible_judge()
-    paid = sum(
-        asyncio.run(judge.ajudge(q, FORGERIES[name](wrong), ref)).passed
-        for q, ref, wrong in tasks(120)
-    )
-    assert paid == 0, f"{name}: {paid} of 120"
+    assert (n := paid(FORGERIES[name])) == 0, f"{name}: {n} of 120"
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from judged_answer import REFUSE, STALL, DeadJudgeEnv, HalfPolicy, JudgedEnv
+from judged_answer import REFUSE, STALL, DeadJudgeEnv, JudgedEnv, half_policy
 
 from gymforge.core.env import Environment
 from gymforge.rollout.executors import LocalExecutor
@@ -46,7 +46,7 @@ def play(env: type[Environment], miss: str, out: Path) -> RunResult:
         max_retries=1,
         stop_after_failed_tasks=None,
     )
-    return run_sync(spec, LocalExecutor(env, lambda: HalfPolicy("half", miss)))
+    return run_sync(spec, LocalExecutor(env, lambda: half_policy("half", miss)))
 
 
 @pytest.mark.parametrize("marker", [STALL, REFUSE], ids=["stall", "refusal"])
