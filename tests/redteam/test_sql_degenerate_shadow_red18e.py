@@ -17,7 +17,8 @@ import pytest
 from gymforge.envs.sql import FAMILIES
 from gymforge.envs.sql.family import SqlTruth, fixtures
 from gymforge.envs.sql.redteam import fenced
-from gymforge.verify.sql import SqlVerifier, run_query
+from gymforge.verify.sql import run_query
+from gymforge.verify.sql_verifier import SqlVerifier
 
 VERIFIER = SqlVerifier()
 

@@ -23,7 +23,8 @@ import pytest
 
 from gymforge.envs.sql.family import FAMILIES, fixtures
 from gymforge.envs.sql.redteam import fenced
-from gymforge.verify.sql import QueryRefused, SqlLimits, SqlVerifier, precheck
+from gymforge.verify.sql import QueryRefused, SqlLimits, precheck
+from gymforge.verify.sql_verifier import SqlVerifier
 
 HIDDEN_CLOCK_READS = [
     "SELECT 1 AS [--], date()",

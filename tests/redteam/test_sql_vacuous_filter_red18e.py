@@ -22,7 +22,8 @@ import pytest
 from gymforge.envs.sql import FAMILIES
 from gymforge.envs.sql.family import SqlTruth, _database, fixtures
 from gymforge.envs.sql.redteam import fenced
-from gymforge.verify.sql import QueryRefused, SqlVerifier, compare_results, run_query
+from gymforge.verify.sql import QueryRefused, compare_results, run_query
+from gymforge.verify.sql_verifier import SqlVerifier
 
 VERIFIER = SqlVerifier()
 

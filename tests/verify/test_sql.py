@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 
 from gymforge.core.errors import VerifierError
-from gymforge.verify.sql import (
-    QueryRefused,
-    SqlFixture,
-    SqlLimits,
-    SqlVerifier,
-    compare_results,
-    run_query,
-)
+from gymforge.verify.sql import QueryRefused, SqlFixture, SqlLimits, compare_results, run_query
+from gymforge.verify.sql_verifier import SqlVerifier
 
 DDL = """
 CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, city TEXT, age INTEGER);

@@ -232,7 +232,7 @@ def test_an_answer_is_judged_by_run_query_on_files_never_on_a_trusted_database(
     from gymforge.core import Reply, SyncEnvironment
     from gymforge.envs.sql import SqlEnv
     from gymforge.envs.sql.redteam import fenced
-    from gymforge.verify import sql as judge
+    from gymforge.verify import sql_verifier as judge
 
     family = FAMILIES[0]
     task_id = family.task_id(2, 4)

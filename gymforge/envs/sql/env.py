@@ -14,7 +14,7 @@ judged on a shadow database the agent never sees, so an exploring agent could no
 shortcut by copying results anyway. A tool-using variant can subclass this environment
 and expose ``gymforge.verify.sql.run_query`` on the main database as a read-only tool.
 
-Verification (``gymforge.verify.sql.SqlVerifier``): the reply's last ```` ```sql ```` block
+Verification (``gymforge.verify.sql_verifier.SqlVerifier``): the reply's last ```` ```sql ```` block
 (or the whole reply) runs read-only, with an operation budget and row caps, on the main
 and the shadow database; its rows must equal the gold query's on both, as a multiset, or
 in order when the question asks for one. Column names are ignored; column order is free.
@@ -37,7 +37,7 @@ from gymforge.envs.sql.redteam import CASES, fenced
 from gymforge.kit.tool_env import ToolEnv
 from gymforge.qa_profile import QAProfile, ThroughputBudget
 from gymforge.tasks import Split, TaskSource
-from gymforge.verify.sql import SqlVerifier
+from gymforge.verify.sql_verifier import SqlVerifier
 
 VERIFIER = SqlVerifier()
 
