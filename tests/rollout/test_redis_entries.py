@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
 from gymforge.core.errors import (
@@ -81,3 +84,56 @@ def test_an_entry_without_a_kind_is_read_from_retryable(retryable: str) -> None:
     err = remote_failure({**head(), "error": "old worker", "retryable": retryable})
     assert isinstance(err, InfraError)
     assert isinstance(err, Refused) == (retryable == "0")
+
+
+BROKEN_ENV = '''
+from gymforge.core.errors import VerifierError
+from gymforge.envs.ledger import LedgerEnv
+
+
+class Broken(LedgerEnv):
+    """The ledger, broken where WHERE says: its constructor, its reset or its step."""
+
+    def __init__(self, *args, **kwargs):
+        if WHERE == "init":
+            raise RuntimeError("broken constructor")
+        super().__init__(*args, **kwargs)
+
+    async def reset(self, task_id, seed):
+        if WHERE == "reset":
+            raise VerifierError("this task cannot be judged")
+        return await super().reset(task_id, seed)
+
+    async def step(self, action):
+        if WHERE == "step":
+            raise ZeroDivisionError("broken step")
+        return await super().step(action)
+'''
+
+
+@pytest.mark.parametrize(
+    ("where", "kind", "error"),
+    [
+        ("init", "bug", "RuntimeError: broken constructor"),
+        ("step", "bug", "ZeroDivisionError: broken step"),
+        ("reset", "mistake", "VerifierError: this task cannot be judged"),
+    ],
+)
+def test_a_worker_reports_what_the_jobs_code_raised(
+    tmp_path: Path, where: str, kind: str, error: str
+) -> None:
+    """``run_task`` returns the failure of whatever the attempt's code raised (before, an
+    exception not gymforge's own left it and ended the worker)."""
+    from gymforge.envs.ledger import LedgerEnv
+    from gymforge.rollout.executors.redis_worker import run_task
+
+    source = tmp_path / f"broken_{where}.py"
+    source.write_text(f"WHERE = {where!r}\n" + BROKEN_ENV)
+    [job] = expand([(LedgerEnv.tasks.sample(1, 0)[0], 0)], 1)
+    fields = task_fields(
+        job, 0, env_ref=f"{source}:Broken", policy_spec="oracle", run_id="r", result_stream="s"
+    )
+    report = asyncio.run(run_task(fields))
+    assert report["kind"] == kind and report["error"] == error, report
+    assert report["retryable"] == "0" and "records" not in report
+    assert ("traceback" in report) == (kind == "bug")

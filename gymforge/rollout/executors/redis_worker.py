@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
@@ -181,15 +182,12 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
     job = Job(int(fields["index"]), fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
     result = result_head(fields)
     timeout = float(fields["episode_timeout_s"]) if fields.get("episode_timeout_s") else None
-    try:
+    env: Environment | None = None
+    try:  # resolving the env and policy too: locally a bug there is one as well
         handle = await res.env(fields["env"], fields.get("dataset"))
         options = fields.get("policy_options")
         source = await res.policy(fields["policy"], fields.get("base_url"), options, handle)
-    except Exception as err:  # a bad env or policy: every attempt would fail the same way
-        error = f"{type(err).__name__}: {err}"
-        return {**result, "error": error, "kind": "mistake", "retryable": "0"}
-    env = handle.factory()
-    try:
+        env = handle.factory()
         policy = source.factory()
         records = await play_attempt(env, policy, job.keys(run_id, env, policy), timeout)
         return {**result, "records": json.dumps(records)}
@@ -201,8 +199,9 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
             log.warning("%s: attempt failed: %s", job.label, failure["error"])
         return failure
     finally:
-        with contextlib.suppress(Exception):
-            await env.close()
+        if env is not None:
+            with contextlib.suppress(Exception):
+                await env.close()
 
 
 async def _deliveries(r: Any, streams: Streams, group: str, entry_id: str) -> int:
