@@ -328,13 +328,28 @@ def worker(
     reclaim_idle: float = typer.Option(
         60.0, "--reclaim-idle", help="Seconds before a dead worker's tasks are taken over."
     ),
+    max_reclaims: int = typer.Option(
+        2,
+        "--max-reclaims",
+        min=0,
+        help="Takeovers of one task whose workers died; the next worker gives it up.",
+    ),
 ) -> None:
     """Process --backend redis episodes until interrupted (SIGINT/SIGTERM finish in-flight).
+
+    A task whose own code raises is that task's result (a bug stops the run with its
+    traceback, as on the local backend); a task whose workers die each time they take it
+    is given up after --max-reclaims takeovers.
 
     Workers never need the seal key: the coordinator (`gymforge run --backend redis`) is the
     only writer of the trajectories, and it seals them."""
     from gymforge.rollout.executors.redis_worker import worker_main
 
     use_settings()  # this worker's own settings (its environment), for its whole life
-    n = worker_main(redis, concurrency, reclaim_idle_ms=int(reclaim_idle * 1000))
+    n = worker_main(
+        redis,
+        concurrency,
+        reclaim_idle_ms=int(reclaim_idle * 1000),
+        max_reclaims=max_reclaims,
+    )
     err.print(f"processed {plural(n, 'task')}")

@@ -13,12 +13,16 @@ and the CLI (the message and the exit code) all ask this module, so the rule liv
   scored, and the command exits ``INFRA_EXIT`` (3) advising ``--resume``, which runs just
   those. ``ExecutorDown`` (no workers, a lost cluster) ends the run at once, but is transient
   all the same: the finished episodes are kept, and ``--resume`` continues once it is back.
+  ``Abandoned`` (a Redis task whose workers died each time they took it, past the reclaims
+  allowed) is transient too, but its job is given up at once, never retried.
 - **Integrity**: a trajectory file or document failed its digest chain, schema or seal
   (``IntegrityError``): ``INTEGRITY_EXIT`` (1).
 - **A stop**: Ctrl-C, SIGTERM or SIGHUP: the finished episodes and ``summary.json`` are kept,
   the resume command is printed, and the exit code is ``128 + the signal number``
   (``stop_exit``: 130, 143, 129; ``gymforge.cli.stops``).
 - Anything else is a bug (in gymforge or the environment): it keeps its traceback (exit 1).
+  Raised inside an episode it stops the run, never retried, on every executor: a remote
+  worker reports it with its traceback and serves on (``executors.redis_entries``).
 """
 
 from __future__ import annotations
@@ -65,9 +69,11 @@ def kind_of(err: BaseException) -> Kind:
 
 
 def _run_ending(err: InfraError) -> bool:
-    from gymforge.rollout.executors.base import ExecutorDown  # base imports this module
+    """Not retryable, yet not the input's fault: the executor is gone (``ExecutorDown``), or
+    gave an attempt up after its own re-plays (``Abandoned``)."""
+    from gymforge.rollout.executors.base import Abandoned, ExecutorDown  # base imports this
 
-    return isinstance(err, ExecutorDown)
+    return isinstance(err, (ExecutorDown, Abandoned))
 
 
 def _reported(err: InfraError) -> bool:

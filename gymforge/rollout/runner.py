@@ -17,7 +17,10 @@ every executor:
   which the same input always hits (a ``UserError``: the oracle on a task without a
   reference solution, ``recorded:R`` without the episode; a refused request), is never
   retried: it stops the run as a ``UserError``. ``ExecutorDown`` (no workers, a lost
-  cluster) is raised as it is.
+  cluster) is raised as it is. ``Abandoned`` (an attempt the executor re-played as often as
+  it allows: a Redis task whose workers kept dying) gives the job up at once. Any other
+  exception from ``play`` is a bug in the job's code: it stops the run with its traceback,
+  never retried, on every executor.
 - **Stop after failures.** When jobs of ``spec.stop_after_failed_tasks`` different tasks
   have used up their retries with no episode finishing in between, the infrastructure is
   down: the run stops (the attempts in flight are cut short) and reports every job it did
@@ -48,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.errors import InfraError
-from gymforge.rollout.executors.base import Executor, ExecutorDown
+from gymforge.rollout.executors.base import Abandoned, Executor, ExecutorDown
 from gymforge.rollout.failures import as_mistake, retryable
 from gymforge.rollout.gcpace import paced_collections
 from gymforge.rollout.jobs import Job
@@ -245,6 +248,10 @@ class _Run:
                 return []
             except ExecutorDown:
                 raise
+            except Abandoned as err:  # re-played by the executor already: never again
+                log.error("%s: given up: %s", job.label, err)
+                self.give_up(job, err)
+                return []
             except InfraError as err:
                 if not retryable(err):  # every attempt would fail the same way
                     raise as_mistake(err) from err

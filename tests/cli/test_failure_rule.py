@@ -7,7 +7,8 @@ import pytest
 
 from gymforge.core.errors import InfraError, IntegrityError, NoOracle, UserError
 from gymforge.rollout import failures
-from gymforge.rollout.executors.base import ExecutorDown, Refused
+from gymforge.rollout.executors.base import Abandoned, ExecutorDown, Refused
+from gymforge.rollout.executors.redis_entries import WorkerBug
 from gymforge.rollout.server import PolicyRequestRejected
 
 RULE: list[tuple[BaseException, failures.Kind, int]] = [
@@ -18,8 +19,10 @@ RULE: list[tuple[BaseException, failures.Kind, int]] = [
     (Refused("a worker's report"), "mistake", 2),
     (InfraError("connection refused"), "transient", 3),
     (ExecutorDown("no workers"), "transient", 3),
+    (Abandoned("its workers kept dying"), "transient", 3),
     (IntegrityError("digest chain broken"), "integrity", 1),
     (ValueError("an internal invariant"), "bug", 1),
+    (WorkerBug("a Redis worker's episode raised"), "bug", 1),
 ]
 
 

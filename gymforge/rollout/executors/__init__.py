@@ -3,7 +3,8 @@
 - ``LocalExecutor`` (``local.py``): this process's event loop;
 - ``RayExecutor`` (``ray.py``): async Ray actors, on one machine or a cluster;
 - ``RedisExecutor`` (``redis.py``): ``gymforge worker`` processes behind a Redis stream
-  (the workers: ``redis_worker.py``).
+  (the workers: ``redis_worker.py``; the stream entries and the failures they report:
+  ``redis_entries.py``).
 
 ``executor_for`` picks one by a spec's ``backend``, as the CLI does. The Ray and Redis
 modules import their client libraries only when used (the ``ray`` / ``redis`` extras).

@@ -7,7 +7,11 @@ retries, the stop-after-failures rule and the writer, once for every executor.
 ``play(job)`` plays one attempt and returns its records, or raises ``InfraError`` (the
 runner retries it, or gives up) — a non-retryable one (a refused request) stops the run,
 and ``ExecutorDown`` (the executor itself cannot go on: no workers, a lost cluster) ends the
-run at once. Cancelling ``play`` abandons the attempt; nothing it returns later is used.
+run at once. ``Abandoned`` (an attempt the executor already re-played as often as it
+allows) is given up without a retry. Any other exception is a bug in the job's code (the
+environment, its verifier, the policy's): it stops the run with its traceback, and a remote
+executor raises it so too (``redis_entries.WorkerBug``), never retried. Cancelling ``play``
+abandons the attempt; nothing it returns later is used.
 """
 
 from __future__ import annotations
@@ -27,6 +31,15 @@ Records = list[dict[str, Any]]
 
 class ExecutorDown(InfraError):
     """The executor cannot play any further job (its workers or cluster are gone)."""
+
+    retryable = False
+
+
+class Abandoned(InfraError):
+    """The executor gave up on an attempt after its own bounded re-plays (a Redis task whose
+    workers died each time they took it): the runner gives the job up at once, an
+    infrastructure error that is never queued again as a fresh attempt (``--resume`` plays
+    it once more)."""
 
     retryable = False
 

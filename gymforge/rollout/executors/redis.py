@@ -19,6 +19,11 @@ workers have answered but not yet deleted, one per worker slot). The client's po
 ``concurrency + 1`` connections (the reader's blocking read; XADDs wait for a free one),
 never one per queued task.
 
+A failed attempt is raised as the local executor would have raised it
+(``redis_entries.remote_failure``): a retryable ``InfraError``, a mistake (``Refused``), a
+bug in the job's code (``WorkerBug``, with the worker's traceback: the run stops, the job is
+never played again), or a task its workers kept dying with (``Abandoned``: given up).
+
 ``--concurrency`` of a Redis run is the number of episodes it keeps going across all its
 workers: the total of the workers' ``-c``. ``idle_timeout_s`` without any result while
 attempts wait, or ``timeout_s`` in all, ends the run with ``ExecutorDown``.
@@ -34,7 +39,8 @@ import time
 from typing import Any
 
 from gymforge.core.errors import ConfigError, InfraError
-from gymforge.rollout.executors.base import ExecutorDown, Records, Refused
+from gymforge.rollout.executors.base import ExecutorDown, Records
+from gymforge.rollout.executors.redis_entries import job_key, remote_failure, task_fields
 from gymforge.rollout.executors.redis_worker import (
     DEFAULT_PREFIX,
     DONE_TTL_S,
@@ -42,8 +48,6 @@ from gymforge.rollout.executors.redis_worker import (
     Streams,
     connect,
     ensure_group,
-    job_key,
-    task_fields,
 )
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.spec import RunSpec
@@ -131,9 +135,8 @@ class RedisExecutor:
             fields = await fut
         finally:
             self._waiting.pop((*job.key, n), None)
-        if "error" in fields:
-            error = fields["error"]
-            raise InfraError(error) if fields.get("retryable") == "1" else Refused(error)
+        if "error" in fields:  # as the local executor would have raised it
+            raise remote_failure(fields)
         records: Records = json.loads(fields["records"])
         del self._attempts[job.key]  # done: the runner never plays a finished job again
         return records

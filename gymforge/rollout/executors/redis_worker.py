@@ -6,10 +6,16 @@ Layout (``prefix`` defaults to ``gymforge``):
 - ``{prefix}:tasks`` — one entry per attempt of a job (env ref, policy spec, task, seed,
   rollout, index, attempt, run id, result stream), read by workers through the consumer
   group ``{prefix}:workers`` (XREADGROUP). A worker plays the attempt, XADDs its records (or
-  its infrastructure error) to the run's result stream, then XACKs (and XDELs) the task.
+  its failure) to the run's result stream, then XACKs (and XDELs) the task.
   Entries a dead worker took and never acked are taken over by the others with XAUTOCLAIM
   once idle for ``reclaim_idle_ms``; a live worker keeps its running entry fresh with a
-  JUSTID XCLAIM heartbeat.
+  JUSTID XCLAIM heartbeat (which leaves the entry's delivery count alone). An entry taken
+  over ``max_reclaims`` times (default ``MAX_RECLAIMS``, 2) is given up by the next worker
+  that takes it: it posts an ``abandoned`` result and acks, so a job that kills every worker
+  playing it costs at most ``max_reclaims + 1`` of them. An exception the attempt's own code
+  raises never ends a worker: it is the attempt's result, judged by the one rule
+  (``redis_entries``: a bug stops the run with its traceback, as on the local executor),
+  and the entry is acked, never reclaimed.
 - ``{prefix}:results:{run_id}`` — one entry per finished attempt, read by the executor.
 - ``{prefix}:done:{run_id}`` — set when a run is over, so workers skip its leftover tasks.
 
@@ -32,10 +38,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.errors import InfraError, UserError
+from gymforge.core.env import Environment
+from gymforge.core.errors import UserError
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
-from gymforge.rollout.failures import worker_report
+from gymforge.rollout.executors.redis_entries import (
+    MAX_RECLAIMS,
+    abandoned_fields,
+    failure_fields,
+    job_key,
+    result_head,
+    task_fields,
+)
 from gymforge.rollout.jobs import Job
 from gymforge.rollout.resolve import PolicySource, resolve_policy, with_harness_shell
 
@@ -50,6 +64,7 @@ __all__ = [
     "CONNECTIONS_PER_WORKER",
     "DEFAULT_PREFIX",
     "DONE_TTL_S",
+    "MAX_RECLAIMS",
     "RedisError",
     "Streams",
     "connect",
@@ -119,10 +134,6 @@ async def ensure_group(r: Any, stream: str, group: str) -> None:
             raise
 
 
-def job_key(fields: dict[str, Any]) -> tuple[str, int, int]:
-    return (fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
-
-
 class _Resources:
     """Env handles and policy sources, resolved once per worker process."""
 
@@ -161,78 +172,43 @@ class _Resources:
                     await source.close()
 
 
-def task_fields(
-    job: Job,
-    attempt: int,
-    *,
-    env_ref: str,
-    policy_spec: str,
-    run_id: str,
-    result_stream: str,
-    dataset: str | None = None,
-    policy_options: dict[str, Any] | None = None,
-    episode_timeout_s: float | None = None,
-) -> dict[str, str]:
-    """The task entry of one attempt at ``job``. ``policy_options`` (sampling and token-in
-    settings, ``base_url`` among them) are plain JSON scalars."""
-    fields = {
-        "run_id": run_id,
-        "env": env_ref,
-        "policy": policy_spec,
-        "task_id": job.task_id,
-        "seed": str(job.seed),
-        "rollout": str(job.rollout),
-        "index": str(job.index),
-        "attempt": str(attempt),
-        "result_stream": result_stream,
-    }
-    if dataset:
-        fields["dataset"] = dataset
-    options = dict(policy_options or {})
-    base_url = options.pop("base_url", None)
-    if base_url:
-        fields["base_url"] = base_url
-    if options:
-        fields["policy_options"] = json.dumps(options, sort_keys=True)
-    if episode_timeout_s is not None:
-        fields["episode_timeout_s"] = repr(float(episode_timeout_s))
-    return fields
-
-
 async def run_task(fields: dict[str, Any], resources: _Resources | None = None) -> dict[str, str]:
-    """Play the attempt a task entry describes; return the result entry's fields (the
-    records as JSON, or ``error`` and ``retryable`` after an infrastructure failure)."""
+    """Play the attempt a task entry describes; return the result entry's fields: the
+    records as JSON, or the failure (``error``, ``kind``: ``redis_entries``). Whatever the
+    attempt's own code raises is its result, judged by the one rule, never the worker's end:
+    an exception that is not gymforge's own is a ``bug``, reported with its traceback."""
     res = resources or _Resources()
     run_id = fields["run_id"]
     job = Job(int(fields["index"]), fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
-    result = {
-        "run_id": run_id,
-        "task_id": job.task_id,
-        "seed": str(job.seed),
-        "rollout": str(job.rollout),
-        "index": str(job.index),
-        "attempt": str(fields.get("attempt", "0")),
-        "worker": f"{socket.gethostname()}:{os.getpid()}",
-    }
+    result = result_head(fields)
     timeout = float(fields["episode_timeout_s"]) if fields.get("episode_timeout_s") else None
-    try:
+    env: Environment | None = None
+    try:  # resolving the env and policy too: locally a bug there is one as well
         handle = await res.env(fields["env"], fields.get("dataset"))
         options = fields.get("policy_options")
         source = await res.policy(fields["policy"], fields.get("base_url"), options, handle)
-    except Exception as err:  # a bad env or policy: every attempt would fail the same way
-        return {**result, "error": f"{type(err).__name__}: {err}", "retryable": "0"}
-    env = handle.factory()
-    try:
+        env = handle.factory()
         policy = source.factory()
         records = await play_attempt(env, policy, job.keys(run_id, env, policy), timeout)
         return {**result, "records": json.dumps(records)}
-    except (InfraError, UserError) as err:  # retried, or a mistake that stops the run
-        log.warning("%s: attempt failed: %s", job.label, err)
-        message, again = worker_report(err)
-        return {**result, "error": message, "retryable": "1" if again else "0"}
+    except Exception as err:  # retried, a mistake that stops the run, or a bug that does
+        failure = failure_fields(err, result)
+        if failure["kind"] == "bug":
+            log.error("%s: attempt raised: %s", job.label, failure["error"], exc_info=err)
+        else:
+            log.warning("%s: attempt failed: %s", job.label, failure["error"])
+        return failure
     finally:
-        with contextlib.suppress(Exception):
-            await env.close()
+        if env is not None:
+            with contextlib.suppress(Exception):
+                await env.close()
+
+
+async def _deliveries(r: Any, streams: Streams, group: str, entry_id: str) -> int:
+    """How many times ``entry_id`` was handed to a worker (its first read and each takeover;
+    the heartbeat's JUSTID claims do not count); 0 once it is acked."""
+    rows = await r.xpending_range(streams.tasks, group, min=entry_id, max=entry_id, count=1)
+    return int(rows[0]["times_delivered"]) if rows else 0
 
 
 async def _heartbeat(
@@ -257,11 +233,14 @@ async def worker(
     max_jobs: int | None = None,
     resources: _Resources | None = None,
     client: Any = None,
+    max_reclaims: int = MAX_RECLAIMS,
 ) -> int:
     """Process task entries until ``stop_event`` is set or ``max_jobs`` are done; return the
     number processed. Every wait is bounded by ``block_ms``, so a set ``stop_event`` is seen
     within that time. Entries idle longer than ``reclaim_idle_ms`` (a dead worker's) are
-    taken over with XAUTOCLAIM, checked every ``reclaim_idle_ms / 2`` and whenever idle.
+    taken over with XAUTOCLAIM, checked every ``reclaim_idle_ms / 2`` and whenever idle; one
+    already taken over ``max_reclaims`` times is given up (an ``abandoned`` result), not
+    played. Whatever an attempt raises is its result (``run_task``), never the worker's end.
     ``client`` (shared, left open) or a client of its own: a worker uses at most
     ``CONNECTIONS_PER_WORKER`` connections (its blocking read or episode, its heartbeat)."""
     streams = Streams(prefix)
@@ -275,18 +254,26 @@ async def worker(
     last_reclaim = 0.0
     reclaim_every = min(max(reclaim_idle_ms / 2000, 0.05), block_ms / 1000 + 1)
 
-    async def process(entry_id: str, fields: dict[str, Any]) -> None:
+    async def play(entry_id: str, fields: dict[str, Any]) -> dict[str, str]:
+        beat = asyncio.create_task(
+            _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
+        )
+        try:
+            return await run_task(fields, res)
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+
+    async def process(entry_id: str, fields: dict[str, Any], taken_over: bool = False) -> None:
         nonlocal done
         if fields and not await r.exists(streams.done(fields.get("run_id", ""))):
-            beat = asyncio.create_task(
-                _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
-            )
-            try:
-                result = await run_task(fields, res)
-            finally:
-                beat.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await beat
+            handed = await _deliveries(r, streams, group, entry_id) if taken_over else 1
+            if handed > max_reclaims + 1:  # every worker that took it died: not another
+                log.error("%s gives up task %s: taken %d times", consumer, entry_id, handed)
+                result = abandoned_fields(result_head(fields), handed, max_reclaims)
+            else:
+                result = await play(entry_id, fields)
             await r.xadd(fields["result_stream"], result)
         # result first, then ack: a crash in between repeats the job (deduplicated later)
         await r.xack(streams.tasks, group, entry_id)
@@ -309,7 +296,7 @@ async def worker(
                 for entry_id, fields in claimed:
                     if fields:
                         log.warning("%s took over abandoned task %s", consumer, entry_id)
-                    await process(entry_id, fields or {})
+                    await process(entry_id, fields or {}, taken_over=True)
                 if claimed:
                     continue
             reply = await r.xreadgroup(
@@ -334,6 +321,7 @@ async def serve_workers(
     block_ms: int = 1000,
     reclaim_idle_ms: int = 60_000,
     stop_event: asyncio.Event | None = None,
+    max_reclaims: int = MAX_RECLAIMS,
 ) -> int:
     """``concurrency`` workers in one process (one episode each in flight), sharing env
     handles, policy sources and one client whose pool is sized from ``concurrency``;
@@ -355,6 +343,7 @@ async def serve_workers(
                     stop_event=stop,
                     resources=res,
                     client=client,
+                    max_reclaims=max_reclaims,
                 )
                 for i in range(slots)
             )
@@ -372,6 +361,7 @@ def worker_main(
     prefix: str = DEFAULT_PREFIX,
     block_ms: int = 1000,
     reclaim_idle_ms: int = 60_000,
+    max_reclaims: int = MAX_RECLAIMS,
 ) -> int:
     """The ``gymforge worker --redis URL`` entry point: serve until SIGINT/SIGTERM, then
     finish the episodes in flight and exit. Returns the number of tasks processed."""
@@ -390,6 +380,7 @@ def worker_main(
             block_ms=block_ms,
             reclaim_idle_ms=reclaim_idle_ms,
             stop_event=stop,
+            max_reclaims=max_reclaims,
         )
 
     return asyncio.run(main())
