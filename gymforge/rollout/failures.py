@@ -104,7 +104,11 @@ def as_mistake(err: BaseException) -> UserError:
         return err
     if isinstance(err, InfraError) and _reported(err):
         return UserError(str(err))  # a remote worker's report, already worded
-    return UserError(f"the policy's requests are refused: {err}")
+    from gymforge.rollout.server import PolicyRequestRejected  # imports the SDK: only here
+
+    if isinstance(err, PolicyRequestRejected):
+        return UserError(f"the policy's requests are refused: {err}")
+    return UserError(f"{type(err).__name__}: {err}")
 
 
 def policy_failure(policy: str, what: str, err: Exception) -> GymforgeError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gymforge.core.errors import InfraError, IntegrityError, NoOracle, UserError
+from gymforge.core.errors import InfraError, IntegrityError, NoOracle, UserError, VerifierError
 from gymforge.rollout import failures
 from gymforge.rollout.executors.base import Abandoned, ExecutorDown, Refused
 from gymforge.rollout.executors.redis_entries import WorkerBug
@@ -33,3 +33,20 @@ def test_the_rule_names_each_failure_and_its_exit_code(
     assert failures.kind_of(error) == kind
     assert failures.exit_code(kind) == code
     assert failures.retryable(error) == (kind == "transient" and error.__class__ is InfraError)
+
+
+@pytest.mark.parametrize(
+    ("error", "printed"),
+    [
+        (PolicyRequestRejected("401 bad key", status=401), "the policy's requests are refused: "),
+        (UserError("bad flag"), "bad flag"),
+        (Refused("worker: env x is not installed"), "worker: env x is not installed"),
+        (VerifierError("the gold query failed"), "VerifierError: the gold query failed"),
+        (NoOracle("no reference solution"), "no reference solution"),
+    ],
+    ids=lambda x: type(x).__name__,
+)
+def test_a_mistake_is_printed_as_what_it_is(error: BaseException, printed: str) -> None:
+    """Only a policy server's refusal is worded as one: a verifier's error escaping a run was
+    printed as "the policy's requests are refused"."""
+    assert str(failures.as_mistake(error)).startswith(printed)
