@@ -21,7 +21,7 @@ restarted, at capacity) is still infrastructure, retried.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,24 +35,23 @@ pytestmark = needs("openenv")
 
 HERE = Path(__file__).parent
 TRAP = "hint:anything"
-TASKS = 20
+TASKS = 100
 
 
-@contextlib.contextmanager
-def trap_server(where: Path) -> Iterator[str]:
-    env_dir = openenv_init("trap_env", where)
+@pytest.fixture(scope="module")
+def env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    env_dir = openenv_init("trap_env", tmp_path_factory.mktemp("openenv"))
     shutil.copy(HERE / "trap_env_environment.py", env_dir / "server" / "trap_env_environment.py")
     app = env_dir / "server" / "app.py"
     text = app.read_text()
     assert "max_concurrent_envs=1," in text
     app.write_text(text.replace("max_concurrent_envs=1,", "max_concurrent_envs=4,"))
-    with serve(env_dir) as url:
-        yield url
+    return env_dir
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with trap_server(tmp_path_factory.mktemp("openenv")) as url:
+def server(env_dir: Path) -> Iterator[str]:
+    with serve(env_dir) as url:
         yield url
 
 
@@ -111,18 +110,20 @@ def test_an_action_the_server_fails_on_is_a_counted_failure(server: str, tmp_pat
         "env_failed_on_action": TASKS // 2,
         "no_success_signal": TASKS // 2,
     }
-    failed = [e for e in trapped.episodes if e["reward"] == 0.0]
+    lines = (tmp_path / "trap" / "trajectories.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    verdicts = [r["info"]["verdict"] for r in records if "verdict" in r.get("info", {})]
+    failed = [v for v in verdicts if v["reason"] == "env_failed_on_action"]
     assert len(failed) == TASKS // 2
-    for episode in failed:
-        facts = episode["steps"][-1]["info"]["verdict"]["facts"]
-        assert "KeyError" in facts["server_error"], facts
+    for verdict in failed:  # the template's server names the KeyError by its key
+        assert "'anything'" in verdict["facts"]["server_error"], verdict
 
 
 def test_a_hint_it_knows_goes_on(server: str) -> None:
     from gymforge.core.types import Reply
     from gymforge.envs.openenv_adapter.env import env_class
 
-    async def play_one() -> tuple[str, float, bool]:
+    async def play_one() -> tuple[float, bool]:
         env = env_class(server)()
         task_id = env.tasks.datasets[0].tasks[3].task_id
         obs = await env.reset(task_id, 0)
@@ -133,22 +134,58 @@ def test_a_hint_it_knows_goes_on(server: str) -> None:
         )
         result = await env.step(Reply(text=word))
         await env.close()
-        return word, result.reward, result.terminated
+        return result.reward, result.terminated
 
-    word, reward, terminated = asyncio.run(play_one())
+    reward, terminated = asyncio.run(play_one())
     assert reward == 1.0 and terminated
 
 
-def test_a_server_gone_mid_episode_is_still_infrastructure(tmp_path: Path) -> None:
+def test_the_episode_replayed_fails_on_the_action_again(server: str) -> None:
+    from gymforge.core.types import Reply
+    from gymforge.envs.openenv_adapter.env import env_class
+
+    async def play_one() -> list[Any]:
+        env = env_class(server)()
+        await env.reset(env.tasks.datasets[0].tasks[60].task_id, 0)
+        results = [await env.step(Reply(text=say)) for say in ("hint:length", TRAP)]
+        await env.close()
+        return results
+
+    hint, failed = asyncio.run(play_one())
+    assert not hint.terminated
+    assert failed.terminated and failed.reward == 0.0 and not failed.info["success"]
+    verdict = failed.info["verdict"]
+    assert verdict["reason"] == "env_failed_on_action"
+    assert "EXECUTION_ERROR" in verdict["facts"]["server_error"]
+
+
+def test_a_passing_fault_goes_on_on_a_new_session(server: str) -> None:
+    from gymforge.core.types import Reply
+    from gymforge.envs.openenv_adapter.env import env_class
+
+    async def play_one() -> list[Any]:
+        env = env_class(server)()
+        obs = await env.reset(env.tasks.datasets[0].tasks[7].task_id, 0)
+        word = obs.messages[0].content.split("Say the word ")[1].split('"')[0]
+        says = ("hint:length", "hint:flaky", word)
+        results = [await env.step(Reply(text=say)) for say in says]
+        await env.close()
+        return [word, *results]
+
+    word, hint, flaky, said = asyncio.run(play_one())
+    assert not hint.terminated and not flaky.terminated
+    assert f'"echoed_message":"{word[-1]}"' in flaky.observation.messages[0].content
+    assert said.terminated and said.reward == 1.0
+
+
+def test_a_server_gone_mid_episode_is_still_infrastructure(env_dir: Path) -> None:
     from gymforge.core.errors import InfraError
     from gymforge.core.types import Reply
     from gymforge.envs.openenv_adapter.env import env_class
 
-    with contextlib.ExitStack() as stack:
-        url = stack.enter_context(trap_server(tmp_path))
+    with serve(env_dir) as url:  # a second server of the same environment, stopped below
         env = env_class(url)()
-        task_id = env.tasks.datasets[0].tasks[15].task_id
-        asyncio.run(env.reset(task_id, 0))
+        asyncio.run(env.reset(env.tasks.datasets[0].tasks[75].task_id, 0))
     # the server is stopped: the step and the probe both fail
 
     async def step() -> None:
@@ -157,3 +194,4 @@ def test_a_server_gone_mid_episode_is_still_infrastructure(tmp_path: Path) -> No
     with pytest.raises(InfraError) as raised:
         asyncio.run(step())
     assert raised.value.retryable
+    assert "failed on step" in str(raised.value)

@@ -6,7 +6,9 @@ Task ``(train, index)`` names a word; the agent must say it (reward 1.0, else 0.
 or a wrong word ends the episode). ``hint:TOPIC`` answers a hint and goes on, but only for
 the topics it knows: any other topic raises ``KeyError`` out of ``step``, the kind of bug in
 a served environment that a policy's action can reach. The environment is deterministic:
-the same reset and the same actions give the same answers and the same failure.
+the same reset and the same actions give the same answers and the same failure, except
+``hint:flaky``, which fails the first time a server process is asked it (a passing fault
+of the server's) and answers a hint after that.
 """
 
 from typing import Any
@@ -19,7 +21,8 @@ try:
 except ImportError:
     from models import TrapAction, TrapObservation
 
-WORDS = [f"{a}{b}" for a in ("red", "blue", "green", "gold") for b in "abcde"]
+WORDS = [f"{a}{b}" for a in ("red", "blue", "green", "gold") for b in "abcdefghijklmnopqrstuvwxy"]
+FLAKED: set[str] = set()
 
 
 class TrapEnvironment(Environment):
@@ -56,8 +59,11 @@ class TrapEnvironment(Environment):
     def step(self, action: TrapAction) -> TrapObservation:  # type: ignore[override]
         self._state.step_count += 1
         text = action.message.strip()
+        if text == "hint:flaky" and text not in FLAKED:
+            FLAKED.add(text)
+            raise RuntimeError("a passing fault")
         if text.startswith("hint:"):
-            hints = {"length": f"{len(self._word)} letters", "first": self._word[0]}
+            hints = {"length": f"{len(self._word)} letters", "flaky": self._word[-1]}
             hint = hints[text[len("hint:") :]]  # KeyError: a topic it does not expect
             return TrapObservation(echoed_message=hint, done=False, reward=0.0)
         return TrapObservation(
