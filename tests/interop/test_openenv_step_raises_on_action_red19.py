@@ -34,7 +34,8 @@ from openenv_server import openenv_init, serve
 pytestmark = needs("openenv")
 
 HERE = Path(__file__).parent
-TRAP = "hint:anything"
+TRAP = "hint:anything"  # step raises
+MARK = "mark:x"  # step answers; state raises after it
 TASKS = 100
 
 
@@ -97,11 +98,16 @@ def play(url: str, miss: str, out: Path) -> Any:
     return run_sync(spec, LocalExecutor(env, lambda: KnowsHalf(miss)))
 
 
-def test_an_action_the_server_fails_on_is_a_counted_failure(server: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("trap", "detail"), [(TRAP, "'anything'"), (MARK, "invalid literal")], ids=["step", "state"]
+)
+def test_an_action_the_server_fails_on_is_a_counted_failure(
+    server: str, tmp_path: Path, trap: str, detail: str
+) -> None:
     honest = play(server, "nope", tmp_path / "honest")
     assert not honest.errors and honest.summary["episodes"] == TASKS
     assert honest.summary["mean_reward"] == 0.5
-    trapped = play(server, TRAP, tmp_path / "trap")
+    trapped = play(server, trap, tmp_path / "trap")
     assert not trapped.errors, trapped.errors
     assert trapped.summary["infra_retries"] == 0
     assert trapped.summary["episodes"] == TASKS
@@ -115,8 +121,8 @@ def test_an_action_the_server_fails_on_is_a_counted_failure(server: str, tmp_pat
     verdicts = [r["info"]["verdict"] for r in records if "verdict" in r.get("info", {})]
     failed = [v for v in verdicts if v["reason"] == "env_failed_on_action"]
     assert len(failed) == TASKS // 2
-    for verdict in failed:  # the template's server names the KeyError by its key
-        assert "'anything'" in verdict["facts"]["server_error"], verdict
+    for verdict in failed:  # the server's error: the KeyError's key, the ValueError's text
+        assert detail in verdict["facts"]["server_error"], verdict
 
 
 def test_a_hint_it_knows_goes_on(server: str) -> None:

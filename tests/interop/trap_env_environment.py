@@ -8,7 +8,9 @@ the topics it knows: any other topic raises ``KeyError`` out of ``step``, the ki
 a served environment that a policy's action can reach. The environment is deterministic:
 the same reset and the same actions give the same answers and the same failure, except
 ``hint:flaky``, which fails the first time a server process is asked it (a passing fault
-of the server's) and answers a hint after that.
+of the server's) and answers a hint after that. ``mark:N`` notes a number and goes on; its
+``state`` reads the number as an ``int``, so after ``mark:`` of something else ``state``
+raises ``ValueError`` (the step itself answered).
 """
 
 from typing import Any
@@ -31,6 +33,7 @@ class TrapEnvironment(Environment):
     def __init__(self) -> None:
         self._state = State(episode_id=None, step_count=0)
         self._word = ""
+        self._mark = ""
 
     def list_splits(self) -> list[Any]:
         return [{"name": "train", "type": "train"}]
@@ -54,6 +57,7 @@ class TrapEnvironment(Environment):
     ) -> TrapObservation:
         self._state = State(episode_id=episode_id, step_count=0)
         self._word = WORDS[index]
+        self._mark = ""
         return TrapObservation(echoed_message=f"Say the word {self._word}", done=False, reward=0.0)
 
     def step(self, action: TrapAction) -> TrapObservation:  # type: ignore[override]
@@ -62,6 +66,9 @@ class TrapEnvironment(Environment):
         if text == "hint:flaky" and text not in FLAKED:
             FLAKED.add(text)
             raise RuntimeError("a passing fault")
+        if text.startswith("mark:"):
+            self._mark = text[len("mark:") :]
+            return TrapObservation(echoed_message="noted", done=False, reward=0.0)
         if text.startswith("hint:"):
             hints = {"length": f"{len(self._word)} letters", "flaky": self._word[-1]}
             hint = hints[text[len("hint:") :]]  # KeyError: a topic it does not expect
@@ -72,4 +79,6 @@ class TrapEnvironment(Environment):
 
     @property
     def state(self) -> State:
+        if self._mark:  # ValueError: a mark it does not expect
+            return State(**self._state.model_dump(), mark=int(self._mark))
         return self._state
