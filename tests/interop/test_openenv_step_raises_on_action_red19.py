@@ -5,17 +5,20 @@ The OpenEnv adapter (``openenv:URL``) read any failure of the server's ``step`` 
 server's (``InfraError``: retried, unscored). But the step carries the policy's action, and
 a served environment can have a bug an action reaches: here ``step`` raises ``KeyError`` on
 a hint topic it does not expect (``trap_env_environment.py``, an ``openenv init`` template
-with its environment module replaced, served by the template's own uvicorn app). A policy
-that says the word on the 10 tasks it knows and asks ``hint:anything`` on the 10 it does not
-had only its successes written (10 episodes, mean reward 1.0, every failure retried and
-given up), against the plain failer's 20 episodes and mean reward 0.5.
+with its environment module replaced, served by the template's own uvicorn app). Over its
+100 word tasks, a policy that says the word on the 50 it knows and asks ``hint:anything``
+on the rest had only its successes written (50 episodes, mean reward 1.0, every failure
+retried and given up), against the plain failer's 100 episodes and mean reward 0.5. An
+action after which the environment's ``state`` raises (``mark:x``: the runner snapshots
+after every step) did the same.
 
-The defence (``OpenEnvEnv``, the rule of ``gymforge.core.blame``): a failed step is probed
-on a new session with the episode's own reset (none of the agent's actions); when the
-server answers it, the episode is replayed there and the action sent once more, and a
-second failure is the agent's: the episode ends, counted (``env_failed_on_action``, the
-server's error in the verdict's facts). A server that does not answer the probe (down,
-restarted, at capacity) is still infrastructure, retried.
+The defence (``OpenEnvEnv``, the rule of ``gymforge.core.blame``): a failed step (or the
+``state`` after it, now read within the step) is probed on a new session with the
+episode's own reset (none of the agent's actions); when the server answers it, the episode
+is replayed there and the action sent once more, and a second failure is the agent's: the
+episode ends, counted (``env_failed_on_action``, the server's error in the verdict's
+facts). A failure that does not recur goes on, on the new session; a server that does not
+answer the probe (down, restarted, at capacity) is still infrastructure, retried.
 """
 
 from __future__ import annotations
