@@ -15,12 +15,27 @@ episode ends (OpenEnv's sessions are capped per server: ``max_concurrent_envs``)
   that is not such an object gets a recoverable error, and no step is sent.
 - **Episode ends.** OpenEnv's ``done`` terminates; gymforge's budget truncates (OpenEnv has
   no truncation flag of its own).
+- **Failures.** A failing ``reset``, or ``state`` right after it (no agent action in either),
+  is the server's: ``InfraError``, the episode retried. A failing ``step`` carries the
+  agent's action, which can be its cause (a served environment that raises on a value it
+  does not expect), and so does the ``state`` after it (asked within the step when the
+  episode goes on; ``snapshot``, which the runner calls after every step, hands it back).
+  Either is judged by the rule of ``gymforge.core.blame``: the probe is the episode's own
+  reset on a new session (none of the agent's actions); answered, the episode's earlier
+  actions are replayed there and the action sent once more. Failing again, it is the
+  agent's outcome: the episode ends, counted, with a failed verdict ``env_failed_on_action``
+  naming the server's error (``facts["server_error"]``), the reward so far kept. Answered,
+  the failure did not recur, and the episode goes on, on the new session. A probe or a
+  replay that fails leaves the failure the server's (retried): a dead server, a restarted
+  one, one at capacity. Read as the server failing, any step the agent could make fail was
+  retried as a fresh sample and given up unwritten (the policy's failures uncounted):
+  ``tests/interop/test_openenv_step_raises_on_action_red19.py``.
 - **Reward.** Each step's OpenEnv reward is the component ``openenv.reward``. OpenEnv has no
   success criterion, so no episode is a success, and no oracle: the checks that need one are
   declared not applicable ("not supplied by the framework").
-- **State.** ``snapshot`` is the server's ``state``. The episode id sent with ``reset`` is
-  derived from ``(task_id, seed)``, so the template's otherwise random ``uuid4`` does not make
-  every state differ.
+- **State.** ``snapshot`` is the server's ``state`` (after a step, the one the step read). The
+  episode id sent with ``reset`` is derived from ``(task_id, seed)``, so the template's
+  otherwise random ``uuid4`` does not make every state differ.
 """
 
 from __future__ import annotations
@@ -36,6 +51,7 @@ from typing import Any
 from openenv.core.generic_client import GenericEnvClient
 from pydantic import BaseModel, ConfigDict
 
+from gymforge.core.blame import blame_failure
 from gymforge.core.env import EnvSpec
 from gymforge.core.episode import Budget
 from gymforge.core.errors import InfraError
@@ -53,6 +69,7 @@ OPENENV_VERSION = version("openenv")
 FRAMEWORK = f"OpenEnv {OPENENV_VERSION}"
 ORACLE_CHECKS = ("scripted_baselines", "verifier_redteam", "error_paths")
 REWARD = "openenv.reward"
+FAILED_ON_ACTION = "env_failed_on_action"
 CAPACITY_WAIT_S = 15.0
 CAPACITY_POLL_S = 0.05
 
@@ -108,6 +125,10 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         self.reward = self.channel = ChannelReward()
         self.client: GenericEnvClient | None = None
         self.first = ""
+        self.reset_kwargs: dict[str, Any] = {}
+        self.sent: list[dict[str, Any]] = []  # the episode's actions the server answered
+        self.server_error: str | None = None  # the step failure that ended the episode
+        self.state_now: State | None = None  # the server's state after the last step
 
     def init_world(self, task: Task, r: random.Random) -> dict[str, Any]:
         return {}
@@ -160,6 +181,8 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
             kwargs.update(split=truth.split, index=truth.index, seed=seed)
         else:
             kwargs["seed"] = truth.seed
+        self.reset_kwargs, self.sent, self.server_error = kwargs, [], None
+        self.state_now = None
         result = await self._call("reset", self._reset_when_free(kwargs))
         self.first = render(result.observation, result.reward, bool(result.done))
 
@@ -168,17 +191,70 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         if isinstance(action, str):
             return [Message(role="user", content=action)]
         assert self.client is not None
-        result = await self._call("step", self.client.step(action))
+        try:
+            result = await self._advance(action)
+        except Exception as err:
+            result = await self._step_again(action, err)
+            if result is None:  # the agent's action fails it: the episode ends, counted
+                self.channel.last = 0.0
+                return None
+        self.sent.append(action)
         self.channel.last = float(result.reward or 0.0)
         message = Message(role="user", content=render(result.observation, result.reward, False))
         return None if result.done else [message]
 
+    async def _advance(self, action: dict[str, Any]) -> Any:
+        """``step(action)``'s result, and the server's state after it when the episode goes
+        on (what ``snapshot`` hands back): a ``state`` that fails after the agent's action is
+        that action's step failing, judged as one (``_step_again``)."""
+        assert self.client is not None
+        result = await self.client.step(action)
+        if not result.done:
+            self.state_now = await self.client.state()
+        return result
+
+    async def _step_again(self, action: dict[str, Any], err: Exception) -> Any:
+        """After ``step(action)`` failed with ``err``: the step's result on a new session
+        where the episode is replayed, or None (``server_error`` set) when the server answers
+        the episode's reset (the probe: none of the agent's actions) and fails on ``action``
+        once more; else the failure, an ``InfraError`` (retried). Module docstring."""
+        failure = InfraError(
+            f"OpenEnv server {self.server.url} failed on step: {type(err).__name__}: {err}"
+        )
+        await self._disconnect()
+
+        async def without_actions() -> None:
+            self.client = GenericEnvClient(base_url=self.server.url, connect_timeout_s=10.0)
+            await self._call("reset", self._reset_when_free(self.reset_kwargs))
+
+        await blame_failure(failure, without_actions)  # raises failure when it fails
+        assert self.client is not None
+        try:
+            for earlier in self.sent:  # answered before: a failure now is the server's
+                await self._call("step", self.client.step(earlier))
+        except InfraError as replay:
+            raise failure from replay
+        try:
+            return await self._advance(action)
+        except Exception as again:
+            await self._disconnect()
+            self.server_error = f"{type(again).__name__}: {str(again)[:500]}"
+            return None
+
     async def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+        verifier = f"openenv:{self.server.env_name}@{OPENENV_VERSION}"
+        if self.server_error is not None:
+            return Verdict(
+                passed=False,
+                reason=FAILED_ON_ACTION,
+                facts={"done": False, "server_error": self.server_error, "last_reward": 0.0},
+                verifier=verifier,
+            )
         return Verdict(
             passed=False,
             reason="no_success_signal",
             facts={"done": True, "last_reward": self.channel.last},
-            verifier=f"openenv:{self.server.env_name}@{OPENENV_VERSION}",
+            verifier=verifier,
         )
 
     async def on_end(self) -> None:
@@ -188,8 +264,9 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         await super().snapshot()  # refuses before reset
         if self.client is None:
             return {"closed": True}
-        state: State = await self._call("state", self.client.state())
-        return state
+        if self.state_now is None:  # after reset: no action of the agent's in it
+            self.state_now = await self._call("state", self.client.state())
+        return self.state_now
 
     async def close(self) -> None:
         await self._disconnect()
@@ -249,7 +326,7 @@ def env_class(url: str) -> type[OpenEnvEnv]:
         "server": server,
         "spec": EnvSpec(
             f"openenv:{server.url}",
-            "1.0.0",
+            "1.1.0",  # 1.1.0: a step that fails on the agent's action again is its failure
             renderer_version="1",
             description=f"{FRAMEWORK} environment {server.env_name} {server.version} at {url}.",
         ),
