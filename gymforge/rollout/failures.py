@@ -104,11 +104,9 @@ def as_mistake(err: BaseException) -> UserError:
         return err
     if isinstance(err, InfraError) and _reported(err):
         return UserError(str(err))  # a remote worker's report, already worded
-    from gymforge.rollout.server import PolicyRequestRejected  # imports the SDK: only here
-
-    if isinstance(err, PolicyRequestRejected):
+    if isinstance(err, InfraError):  # not retryable, out of an attempt: its requests
         return UserError(f"the policy's requests are refused: {err}")
-    return UserError(f"{type(err).__name__}: {err}")
+    return UserError(f"{type(err).__name__}: {err}")  # another of gymforge's own errors
 
 
 def policy_failure(policy: str, what: str, err: Exception) -> GymforgeError:

@@ -47,6 +47,7 @@ def test_the_rule_names_each_failure_and_its_exit_code(
     ids=lambda x: type(x).__name__,
 )
 def test_a_mistake_is_printed_as_what_it_is(error: BaseException, printed: str) -> None:
-    """Only a policy server's refusal is worded as one: a verifier's error escaping a run was
-    printed as "the policy's requests are refused"."""
+    """Only an attempt's request that cannot succeed (an ``InfraError`` not retried) is
+    worded as a refusal: a verifier's error escaping a run was printed as "the policy's
+    requests are refused"."""
     assert str(failures.as_mistake(error)).startswith(printed)

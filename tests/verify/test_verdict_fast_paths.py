@@ -134,8 +134,10 @@ def test_verdict_of_is_the_validating_constructor(
 
 
 def reference_call(verifier: MathVerifier, options: dict[str, Any]) -> dict[str, Any]:
-    """``MathVerifier._call`` as first written (its fields, as a dict)."""
-    fields = ("rel_tol", "accept_answer_line", "approx_gold", "timeout_s", "strict", "form")
+    """``MathVerifier._call`` as first written (its fields, as a dict), and ``number``
+    (math 1.2.0) as the option given, False when not."""
+    fields = ("rel_tol", "accept_answer_line", "approx_gold", "timeout_s", "strict", "form",
+              "number")  # fmt: skip
     unknown = set(options) - set(fields)
     if unknown:
         raise TypeError(f"unknown verify options: {', '.join(sorted(unknown))}")
@@ -148,12 +150,22 @@ def reference_call(verifier: MathVerifier, options: dict[str, Any]) -> dict[str,
         return getattr(verifier, name) if value is None else value
 
     values = (get("rel_tol"), bool(get("accept_answer_line")), bool(get("approx_gold")),
-              float(get("timeout_s")), bool(get("strict")), form)  # fmt: skip
+              float(get("timeout_s")), bool(get("strict")), form,
+              bool(options.get("number")))  # fmt: skip
     return dict(zip(fields, values, strict=True))
 
 
 _OPTION = st.sampled_from(
-    ["rel_tol", "accept_answer_line", "approx_gold", "timeout_s", "strict", "form", "nope"]
+    [
+        "rel_tol",
+        "accept_answer_line",
+        "approx_gold",
+        "timeout_s",
+        "strict",
+        "form",
+        "number",
+        "nope",
+    ]
 )
 _OPTION_VALUE = st.one_of(
     st.none(),
