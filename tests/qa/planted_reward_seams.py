@@ -1,0 +1,63 @@
+"""Reward defects planted in the honest stock-lookup environment (``planted_rl_bugs.StockEnv``)
+that an earlier ``gymforge qa`` passed: each pays a policy that does not solve the task,
+where no check looked. Importable as ``planted_reward_seams:<Name>`` under pytest.
+
+- ``HedgePaidEnv``: a failed answer is paid through the verdict's partial ``score``; the
+  red-team attacks that earn it were judged only on ``success``.
+- ``HeldOutBlindEnv``: the verifier's defect lives in the held-out region alone, which the
+  red-team sample seldom drew (and the baselines, on training tasks, never do).
+- ``VerbosePaidEnv``: a long reply is paid whatever it says; no baseline wrote one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from planted_rl_bugs import HELD_OUT, StockEnv, World
+
+from gymforge.authoring import Task, Verdict
+from gymforge.reward.standard import StandardReward
+
+
+class HedgePaidEnv(StockEnv):
+    """Defect: partial credit for "the right number is somewhere in the reply": the verdict
+    fails (the reply is not the number alone) but its ``score`` is 0.8, and the reward pays
+    the score (``StandardReward(partial_credit=True)``). "12 or 13" earns 0.8 of a solve on
+    every task; the near-miss baseline's scrambled number never contains the right one."""
+
+    reward = StandardReward(partial_credit=True)
+
+    def verify(self, task: Task, world: World, reply: str) -> Verdict:
+        answer = str(self.truth_of(task).answer)
+        passed = reply.strip() == answer
+        mentioned = answer in re.findall(r"\d+", reply)
+        return Verdict(
+            passed=passed,
+            score=1.0 if passed else (0.8 if mentioned else 0.0),
+            reason=None if passed else "wrong_answer",
+            verifier="stock.mentions@1",
+        )
+
+
+class HeldOutBlindEnv(StockEnv):
+    """Defect: on the long product lists (11 or more products: the held-out region) the
+    verifier checks that the answer *starts with* the reply, so the empty reply (and any
+    leading digit) passes: the held-out evaluation reports solves nobody made. Training tasks
+    are judged exactly, so every baseline and most red-team samples see an honest verifier."""
+
+    def judge(self, task: Task, reply: str) -> bool:
+        truth = self.truth_of(task)
+        if HELD_OUT.is_heldout(task.family, task.params):
+            return str(truth.answer).startswith(reply.strip())
+        return super().judge(task, reply)
+
+
+class VerbosePaidEnv(StockEnv):
+    """Defect: a ``reasoning`` bonus of 0.3 for any reply of 400 characters or more ("it
+    showed its work"), paid whatever the reply says: a long wrong answer earns 0.3. The
+    oracle, the near miss and the random agent all reply briefly, so none was ever paid."""
+
+    def verify(self, task: Task, world: World, reply: str) -> Verdict:
+        if len(reply) >= 400:
+            self.shape("reasoning", 0.3)
+        return super().verify(task, world, reply)
