@@ -64,6 +64,11 @@ class Baselines:
     bad_policy: str = "random"
     noop_reward_max: float = 0.0
     bad_reward_max: float = 0.0
+    redteam_reward_max: float | None = None
+    """The most a red-team attack may earn, on average, on the episodes it fails
+    (``verifier_redteam``); None: ``bad_reward_max``. An attack is a near miss built to be
+    close (one field of a record swapped for its distractor): a reward that pays partial
+    credit by design pays it more than the random agent, and declares what it can justify."""
     constant_max: float = 0.9
     """The most the constant-answer agent may solve: another task's oracle actions, carrying
     the answer most common over the sampled tasks, replayed on the others. The default fails

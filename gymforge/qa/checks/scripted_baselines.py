@@ -14,7 +14,11 @@ bonus that pays a wrong answer in the right form is seen on tool environments to
 random agent seldom replies in that form (without tools the random agent already answers
 in the oracle's form, scrambled, and is that near miss). It runs where the environment pays
 no near miss by design (``bad_reward_max`` 0); a declared ceiling was measured on the
-declared bad agent, which keeps judging it. And solving must pay more than
+declared bad agent, which keeps judging it. A verbose near miss (``verbose_near_miss``:
+the same, its answer behind ~600 characters of neutral prose) runs everywhere, held to
+``bad_reward_max`` as well: every other agent replies briefly, so a reward that pays a long
+reply whatever it says (a "showed its work" bonus from some length on) was never paid to
+one. And solving must pay more than
 not: the oracle's mean reward (the episode's total, costs included) must exceed the noop's
 and the bad agent's, or an environment whose costs or penalties fall on success (a fee per
 passed verdict, step costs that outweigh the task reward on the oracle's path) teaches
@@ -84,6 +88,22 @@ def near_miss() -> Policy:
     return CraftedReply(lambda text: scramble(text, random.Random(derive_seed("near-miss", text))))
 
 
+PADDING = "Let me work through this carefully, checking each step before I answer. " * 8
+"""What the verbose near miss writes before its scrambled answer: ~600 characters of neutral
+prose, no digits, no claim of success (about 120 tokens, inside every built-in budget)."""
+
+
+def verbose_near_miss() -> Policy:
+    """The near miss written at length: ``PADDING``, then the scrambled answer. A reward that
+    pays a long reply (a "showed its work" bonus from some length on) pays this failure;
+    every other baseline replies briefly."""
+    return CraftedReply(
+        lambda text: (
+            PADDING + "\n\n" + scramble(text, random.Random(derive_seed("near-miss", text)))
+        )
+    )
+
+
 def has_tools(target: QATarget) -> bool:
     """Whether the environment offers tools: without them, the random agent replies in the
     oracle's form already (``gymforge.rollout.scripted``), so it is the near miss."""
@@ -120,6 +140,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         ("bad", b.bad_policy),
         ("noop", "noop"),
         *((("near_miss", near_miss),) if b.bad_reward_max == 0 and has_tools(target) else ()),
+        ("verbose_near_miss", verbose_near_miss),
     )
     for label, policy in policies:
         episodes = run_async(play_many(target, policy, pairs))
@@ -145,6 +166,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         "noop_mean_task": noop_task,
         "bad_mean_earned_failed": paid["bad"],
         "near_miss_mean_earned_failed": paid.get("near_miss"),
+        "verbose_near_miss_mean_earned_failed": paid["verbose_near_miss"],
         "noop_mean_earned_failed": paid["noop"],
         "noop_reward_max": b.noop_reward_max,
         "bad_reward_max": b.bad_reward_max,
@@ -168,8 +190,13 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             f"noop success {rates['noop']:.0%} / mean task reward {noop_task:.3f} > {b.noop_max}"
         )
     ceilings = {"noop": b.noop_reward_max, "bad": b.bad_reward_max}
-    ceilings["near_miss"] = b.bad_reward_max
-    for label, name in (("noop", "noop"), ("bad", b.bad_policy), ("near_miss", "near_miss")):
+    ceilings["near_miss"] = ceilings["verbose_near_miss"] = b.bad_reward_max
+    for label, name in (
+        ("noop", "noop"),
+        ("bad", b.bad_policy),
+        ("near_miss", "near_miss"),
+        ("verbose_near_miss", "verbose_near_miss"),
+    ):
         if label in paid and paid[label] > ceilings[label] + 1e-9:
             problems.append(
                 f"{name} earned {paid[label]:.3f} per failed episode beyond costs > its "
@@ -197,6 +224,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         f"(<= {b.noop_max:.0%}); earned per failed episode: noop {paid['noop']:.3f} "
         f"(<= {b.noop_reward_max}), {b.bad_policy} {paid['bad']:.3f} (<= {b.bad_reward_max})"
         + (f", near_miss {paid['near_miss']:.3f}" if "near_miss" in paid else "")
+        + f", verbose_near_miss {paid['verbose_near_miss']:.3f}"
         + (f"; constant answer {constant:.0%} (<= {b.constant_max:.0%})" if donor else "")
         + f" over {len(pairs)} training tasks"
     )
