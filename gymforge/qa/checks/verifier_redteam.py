@@ -134,8 +134,9 @@ def _draw(target: QATarget, seed: int, split: Any, levels: Any, family: str) -> 
 
 def strata(target: QATarget, pairs: list[tuple[str, int]], seed: int) -> list[tuple[str, int]]:
     """``pairs`` plus, while fewer than ``MAX_STRATA``, a held-out task of every family the
-    pairs hold none of (when it holds any out), then a task of every (family, level) they
-    lack; each drawn with its own seed, deterministically."""
+    pairs hold none of (when it holds any out; of a level they lack where it can, so that
+    one task covers both), then a task of every (family, level) they still lack; each drawn
+    with its own seed, deterministically."""
     tasks = target.tasks
     if tasks is None or len(pairs) >= MAX_STRATA:
         return list(pairs)
@@ -143,22 +144,27 @@ def strata(target: QATarget, pairs: list[tuple[str, int]], seed: int) -> list[tu
     seen = [tasks.resolve(t) for t, _ in pairs]
     held = {t.family for t in seen if t.split == "heldout"}
     levels = {(t.family, t.difficulty) for t in seen}
-    wanted: list[tuple[str, Any, Any]] = [
-        (f, "heldout", None) for f in sorted(tasks.families) if f not in held
-    ]
-    wanted += [
-        (f, "all", [d])
-        for f, fam in sorted(tasks.families.items())
-        for d in sorted(fam.levels)
-        if (f, d) not in levels
-    ]
-    for family, split, level in wanted:
-        if len(out) >= MAX_STRATA:
-            break
-        stratum_seed = derive_seed("qa-redteam-stratum", family, split, str(level), seed) % 2**31
-        task_id = _draw(target, stratum_seed, split, level, family)
-        if task_id is not None and all(task_id != t for t, _ in out):
-            out.append((task_id, derive_seed("qa-episode", task_id, seed) % 2**31))
+
+    def add(family: str, split: Any, level: int | None) -> bool:
+        stratum_seed = derive_seed("qa-redteam-stratum", family, split, str(level), seed)
+        wanted = None if level is None else [level]
+        task_id = _draw(target, stratum_seed % 2**31, split, wanted, family)
+        if task_id is None or any(task_id == t for t, _ in out):
+            return False
+        out.append((task_id, derive_seed("qa-episode", task_id, seed) % 2**31))
+        levels.add((family, tasks.resolve(task_id).difficulty))
+        return True
+
+    for family, fam in sorted(tasks.families.items()):
+        if family in held or len(out) >= MAX_STRATA:
+            continue
+        lacking = [d for d in sorted(fam.levels) if (family, d) not in levels]
+        if not any(add(family, "heldout", d) for d in lacking):
+            add(family, "heldout", None)
+    for family, fam in sorted(tasks.families.items()):
+        for d in sorted(fam.levels):
+            if (family, d) not in levels and len(out) < MAX_STRATA:
+                add(family, "all", d)
     return out
 
 
