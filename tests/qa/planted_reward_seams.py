@@ -7,6 +7,8 @@ where no check looked. Importable as ``planted_reward_seams:<Name>`` under pytes
 - ``HeldOutBlindEnv``: the verifier's defect lives in the held-out region alone, which the
   red-team sample seldom drew (and the baselines, on training tasks, never do).
 - ``VerbosePaidEnv``: a long reply is paid whatever it says; no baseline wrote one.
+- ``CutOffPaidEnv``: a reply the token budget cuts off is paid through a component other
+  than ``task``, the only one ``truncation_accounting`` read.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import re
 
 from planted_rl_bugs import HELD_OUT, StockEnv, World
 
-from gymforge.authoring import Task, Verdict
+from gymforge.authoring import Budget, Task, Verdict
+from gymforge.envs.digits import DigitsEnv
 from gymforge.reward.standard import StandardReward
 
 
@@ -61,3 +64,17 @@ class VerbosePaidEnv(StockEnv):
         if len(reply) >= 400:
             self.shape("reasoning", 0.3)
         return super().verify(task, world, reply)
+
+
+class CutOffPaidEnv(DigitsEnv):
+    """Defect: a reply the token budget cuts off is paid an ``effort`` bonus of 0.3 ("it was
+    reasoning at length"), though it is never judged: a policy that writes past the budget
+    earns 0.3 on every task. Every baseline replies within the budget (512 tokens here, so
+    the verbose near miss's ~150 do too); the staller of ``truncation_accounting`` overruns
+    it, but that check read only the ``task`` component."""
+
+    budget = Budget(max_steps=2, max_tokens=512)
+
+    def extra_reward(self) -> dict[str, float]:
+        over = self.counters.tokens > (self.budget.max_tokens or 0)
+        return {"effort": 0.3} if over else {}

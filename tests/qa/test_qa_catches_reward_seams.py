@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from planted_reward_seams import HedgePaidEnv, HeldOutBlindEnv, VerbosePaidEnv
+from planted_reward_seams import CutOffPaidEnv, HedgePaidEnv, HeldOutBlindEnv, VerbosePaidEnv
 from planted_rl_bugs import StockEnv
 
 from gymforge.core.types import Reply
@@ -70,7 +70,20 @@ def test_a_paid_long_reply_fails_baselines() -> None:
     assert "verbose_near_miss earned 0.300 per failed episode" in result.details
 
 
-@pytest.mark.parametrize("name", ["verifier_redteam", "scripted_baselines"])
+def test_a_paid_cut_off_reply_fails_truncation_accounting() -> None:
+    env = CutOffPaidEnv()
+    task_id = CutOffPaidEnv.tasks.sample(1, 3, "train")[0]
+    ok, parts = asyncio.run(_closing(env, task_id, "z " * 4096))
+    assert not ok and parts["effort"] == 0.3  # paid, never judged
+    result = run_check("truncation_accounting", QATarget.from_factory(CutOffPaidEnv), OPTS)
+    assert result.passed is False, result.details
+    assert "earned 0.300 beyond costs" in result.details
+    assert "effort" in result.details
+
+
+@pytest.mark.parametrize(
+    "name", ["verifier_redteam", "scripted_baselines", "truncation_accounting"]
+)
 def test_the_honest_reference_passes(name: str) -> None:
     result = run_check(name, QATarget.from_factory(StockEnv), OPTS)
     assert result.passed, result.details
