@@ -11,7 +11,13 @@ import asyncio
 from typing import Any
 
 import pytest
-from planted_reward_seams import CutOffPaidEnv, HedgePaidEnv, HeldOutBlindEnv, VerbosePaidEnv
+from planted_reward_seams import (
+    CutOffPaidEnv,
+    HedgePaidEnv,
+    HeldOutBlindEnv,
+    VerbosePaidEnv,
+    VerdictCacheEnv,
+)
 from planted_rl_bugs import StockEnv
 
 from gymforge.core.types import Reply
@@ -79,6 +85,21 @@ def test_a_paid_cut_off_reply_fails_truncation_accounting() -> None:
     assert result.passed is False, result.details
     assert "earned 0.300 beyond costs" in result.details
     assert "effort" in result.details
+
+
+def test_an_answer_paid_once_is_paid_on_every_later_task_of_the_instance() -> None:
+    env = VerdictCacheEnv()
+    first, *rest = VerdictCacheEnv.tasks.sample(41, 5, "train")
+    gold = str(VerdictCacheEnv.tasks.resolve(first).truth["answer"])
+    assert asyncio.run(_closing(env, first, gold))[0]
+    assert all(asyncio.run(_closing(env, task_id, gold))[0] for task_id in rest)
+    fresh = [asyncio.run(_closing(VerdictCacheEnv(), task_id, gold))[0] for task_id in rest]
+    assert sum(fresh) <= 2  # a fresh instance judges it honestly (a gold shared by chance)
+    result = run_check("scripted_baselines", QATarget.from_factory(VerdictCacheEnv), OPTS)
+    assert result.passed is False, result.details
+    assert "an earlier episode's answer is paid on later ones" in result.details
+    assert result.metrics["constant"] == 1.0
+    assert result.metrics["constant_fresh"] < 0.5
 
 
 @pytest.mark.parametrize(
