@@ -119,10 +119,23 @@ def constant_rate(
     target: QATarget, donor: Donor | None, pairs: Sequence[tuple[str, int]]
 ) -> float | None:
     """The constant-answer agent's success rate on the tasks other than the donor's
-    (``gymforge.qa.checks.constant_answer``); None when there is no donor or no other task."""
+    (``gymforge.qa.checks.constant_answer``); None when there is no donor or no other task.
+    They are played on one instance right after the donor's own task (its oracle actions,
+    solved), as a trainer reuses instances: a verdict that survives ``reset`` (a memo keyed
+    by the reply) pays the donor's answer on every later task there."""
     if donor is None or not (rest := others(pairs, donor)):
         return None
-    return success_rate(run_async(play_many(target, partial(ReplayActions, donor.actions), rest)))
+    mine = (donor.task_id, pairs[donor.index][1])
+    played = run_async(play_many(target, partial(ReplayActions, donor.actions), [mine, *rest]))
+    return success_rate(played[1:])
+
+
+def fresh_constant_rate(target: QATarget, donor: Donor, pairs: Sequence[tuple[str, int]]) -> float:
+    """The same replays, each on an instance of its own (played only to tell a constant
+    answer from one an earlier episode made right)."""
+    make = partial(ReplayActions, donor.actions)
+    played = [run_async(play_many(target, make, [p]))[0] for p in others(pairs, donor)]
+    return success_rate(played)
 
 
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
@@ -211,13 +224,24 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
                 f"{rewards[label]:.3f}: solving must pay more than not solving"
             )
     if donor is not None and constant is not None and constant > b.constant_max:
-        problems.append(
-            f"constant answer {short(donor.answer, 60)} (the oracle's answer on {donor.count} "
-            f"of {donor.sampled} sampled tasks), replayed with task {donor.task_id}'s oracle "
-            f"actions, solved {constant:.0%} of the other tasks > {b.constant_max:.0%}: the "
-            "correct answer does not depend on the task (declare a higher "
-            "baselines.constant_max only where most tasks share one answer by design)"
-        )
+        fresh = fresh_constant_rate(target, donor, pairs)
+        metrics["constant_fresh"] = fresh
+        if fresh <= b.constant_max:
+            problems.append(
+                f"answer {short(donor.answer, 60)}, right on task {donor.task_id}, replayed with "
+                f"its oracle actions on the same instance right after, solved {constant:.0%} "
+                f"of the other tasks, {fresh:.0%} on fresh instances: an earlier episode's "
+                "answer is paid on later ones (a verdict or cache that survives reset)"
+            )
+        else:
+            problems.append(
+                f"constant answer {short(donor.answer, 60)} (the oracle's answer on "
+                f"{donor.count} of {donor.sampled} sampled tasks), replayed with task "
+                f"{donor.task_id}'s oracle actions, solved {constant:.0%} of the other tasks "
+                f"> {b.constant_max:.0%}: the correct answer does not depend on the task "
+                "(declare a higher baselines.constant_max only where most tasks share one "
+                "answer by design)"
+            )
     summary = (
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "
         f"{rates['bad']:.0%} (<= {b.bad_max:.0%}), noop {rates['noop']:.0%} "
