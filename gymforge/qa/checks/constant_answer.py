@@ -17,7 +17,13 @@ single-turn environment that is exactly "reply with the most common answer"; on 
 environment it is the analogue: another task's lookups and writes, then its reply. So an
 environment judged on world state is not paid for the reply (the oracle's own path would
 have made the state right: that would be a false positive), and one that judges only the
-reply is paid exactly when the constant is right. Its success rate on the other tasks must
+reply is paid exactly when the constant is right. The replays run on one instance right
+after the donor's own task, replayed there first (it is the oracle's episode, solved), as
+a trainer reuses instances: a verdict memo keyed by the reply that ``reset`` never clears
+pays the donor's answer on every later task, which a fresh instance never showed. When the
+rate is over the ceiling, the replays are played again on fresh instances to tell the two
+apart (a leak between episodes when only the reused instance pays). Its success rate on
+the other tasks must
 stay at or below ``Baselines.constant_max`` (default 0.9: a constant right on (nearly) every
 task, never one right by chance).
 
