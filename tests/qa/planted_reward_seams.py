@@ -9,6 +9,7 @@ where no check looked. Importable as ``planted_reward_seams:<Name>`` under pytes
 - ``VerbosePaidEnv``: a long reply is paid whatever it says; no baseline wrote one.
 - ``VerdictCacheEnv``: a verdict memo that survives ``reset`` pays an answer on a reused
   instance because it passed an earlier task there.
+- ``OneFamilyConstantEnv``: one family's answer is a constant, a quarter of all tasks.
 - ``CutOffPaidEnv``: a reply the token budget cuts off is paid through a component other
   than ``task``, the only one ``truncation_accounting`` read.
 """
@@ -18,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from planted_rl_bugs import HELD_OUT, StockEnv, World
+from planted_rl_bugs import HELD_OUT, LEVELS, ConstantGoldFamily, StockEnv, StockFamily, World
 
-from gymforge.authoring import Budget, Task, Verdict
+from gymforge.authoring import Budget, Split, Task, TaskSource, Verdict
 from gymforge.envs.digits import DigitsEnv
 from gymforge.reward.standard import StandardReward
 
@@ -99,3 +100,23 @@ class VerdictCacheEnv(StockEnv):
         if key not in self._memo:
             self._memo[key] = super().verify(task, world, reply)
         return self._memo[key]
+
+
+FAMILIES = ("stock.count", "stock.recount", "stock.tally", "stock.reserved")
+
+
+class OneFamilyConstantEnv(StockEnv):
+    """Defect: one family of four (``stock.reserved``) stocks the asked-for product with 42
+    units on every task, so "42" solves that family; the others' answers vary. Over all
+    families the constant is right on a quarter of the tasks, far under the constant
+    ceiling, so the constant-answer baseline (which pooled the families) passed it."""
+
+    tasks = TaskSource.of(
+        [
+            StockFamily("stock.count", 1, LEVELS),
+            StockFamily("stock.recount", 1, LEVELS),
+            StockFamily("stock.tally", 1, LEVELS),
+            ConstantGoldFamily("stock.reserved", 1, LEVELS),
+        ],
+        Split(regions={f: HELD_OUT.regions["stock.count"] for f in FAMILIES}),
+    )

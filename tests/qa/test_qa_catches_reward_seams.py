@@ -15,6 +15,7 @@ from planted_reward_seams import (
     CutOffPaidEnv,
     HedgePaidEnv,
     HeldOutBlindEnv,
+    OneFamilyConstantEnv,
     VerbosePaidEnv,
     VerdictCacheEnv,
 )
@@ -108,3 +109,14 @@ def test_an_answer_paid_once_is_paid_on_every_later_task_of_the_instance() -> No
 def test_the_honest_reference_passes(name: str) -> None:
     result = run_check(name, QATarget.from_factory(StockEnv), OPTS)
     assert result.passed, result.details
+
+
+def test_a_constant_answer_of_one_family_fails_baselines() -> None:
+    fam = OneFamilyConstantEnv.tasks.families["stock.reserved"]
+    ids = OneFamilyConstantEnv.tasks.sample(40, 9, "train", None, [fam.name])
+    assert all(asyncio.run(_closing(OneFamilyConstantEnv(), t, "42"))[0] for t in ids)
+    result = run_check("scripted_baselines", QATarget.from_factory(OneFamilyConstantEnv), OPTS)
+    assert result.passed is False, result.details
+    assert "family stock.reserved" in result.details
+    assert "'42'" in result.details
+    assert result.metrics["family_constants"]["stock.reserved"] == 1.0
