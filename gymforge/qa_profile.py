@@ -76,6 +76,11 @@ class Baselines:
     answer space is right on about half the tasks, a few-valued one on a sampled share that
     can reach a half on a quick run's 8 tasks. An environment whose answers should be
     diverse may declare it lower, to a little above its most common gold's share."""
+    constant_families: tuple[str, ...] = ()
+    """Families whose answer is one by design (an "unanswerable" family's abstention) and
+    whose prompts do not tell them from another family's, so that a policy cannot know the
+    constant applies without doing the work: the per-family constant-answer baseline leaves
+    them alone (the pooled one still counts them)."""
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,19 @@ where no check looked. Importable as ``planted_reward_seams:<Name>`` under pytes
 
 from __future__ import annotations
 
+import random
 import re
 from typing import Any
 
-from planted_rl_bugs import HELD_OUT, LEVELS, ConstantGoldFamily, StockEnv, StockFamily, World
+from planted_rl_bugs import (
+    HELD_OUT,
+    LEVELS,
+    ConstantGoldFamily,
+    StockEnv,
+    StockFamily,
+    StockTruth,
+    World,
+)
 
 from gymforge.authoring import Budget, Split, Task, TaskSource, Verdict
 from gymforge.envs.digits import DigitsEnv
@@ -105,18 +114,25 @@ class VerdictCacheEnv(StockEnv):
 FAMILIES = ("stock.count", "stock.recount", "stock.tally", "stock.reserved")
 
 
+class ReservedFamily(ConstantGoldFamily):
+    def build(self, params: dict[str, Any], r: random.Random) -> tuple[str, StockTruth]:
+        prompt, truth = super().build(params, r)
+        return prompt.replace("are in stock", "are reserved"), truth
+
+
 class OneFamilyConstantEnv(StockEnv):
-    """Defect: one family of four (``stock.reserved``) stocks the asked-for product with 42
-    units on every task, so "42" solves that family; the others' answers vary. Over all
-    families the constant is right on a quarter of the tasks, far under the constant
-    ceiling, so the constant-answer baseline (which pooled the families) passed it."""
+    """Defect: one family of four (``stock.reserved``, its prompt asks how many units "are
+    reserved") has 42 as the answer of every task, so "42" solves every task whose prompt
+    says "reserved"; the others' answers vary. Over all families the constant is right on a
+    quarter of the tasks, far under the constant ceiling, so the constant-answer baseline
+    (which pooled the families) passed it."""
 
     tasks = TaskSource.of(
         [
             StockFamily("stock.count", 1, LEVELS),
             StockFamily("stock.recount", 1, LEVELS),
             StockFamily("stock.tally", 1, LEVELS),
-            ConstantGoldFamily("stock.reserved", 1, LEVELS),
+            ReservedFamily("stock.reserved", 1, LEVELS),
         ],
         Split(regions={f: HELD_OUT.regions["stock.count"] for f in FAMILIES}),
     )

@@ -8,6 +8,7 @@ defect; the honest ``StockEnv`` passes the same checks.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from planted_rl_bugs import StockEnv
 
 from gymforge.core.types import Reply
 from gymforge.qa import QAOptions, QATarget, run_check
+from gymforge.qa_profile import Baselines
 
 OPTS = QAOptions(episodes=12, fuzz_examples=20)
 DEFAULT = QAOptions()
@@ -120,3 +122,17 @@ def test_a_constant_answer_of_one_family_fails_baselines() -> None:
     assert "family stock.reserved" in result.details
     assert "'42'" in result.details
     assert result.metrics["family_constants"]["stock.reserved"] == 1.0
+
+
+def test_a_family_constant_by_design_is_declared() -> None:
+    """An unanswerable family whose prompts look like another's: declared, left alone."""
+
+    class Declared(OneFamilyConstantEnv):
+        qa = dataclasses.replace(
+            OneFamilyConstantEnv.qa,
+            baselines=Baselines(constant_families=("stock.reserved",)),
+        )
+
+    result = run_check("scripted_baselines", QATarget.from_factory(Declared), OPTS)
+    assert result.passed, result.details
+    assert result.metrics["family_constants"] == {}

@@ -57,7 +57,16 @@ from gymforge.qa.checks.common import (
     short,
     success_rate,
 )
-from gymforge.qa.checks.constant_answer import Donor, ReplayActions, choose_donor, others
+from gymforge.qa.checks.constant_answer import (
+    FAMILY_CONFIRM,
+    FAMILY_MIN,
+    Donor,
+    FamilyConstant,
+    ReplayActions,
+    by_family,
+    choose_donor,
+    others,
+)
 from gymforge.qa.target import QATarget
 from gymforge.rollout.scripted import scramble
 
@@ -138,6 +147,43 @@ def fresh_constant_rate(target: QATarget, donor: Donor, pairs: Sequence[tuple[st
     return success_rate(played)
 
 
+def family_constants(
+    target: QATarget,
+    oracle: Sequence[Sequence[dict[str, Any]]],
+    pairs: Sequence[tuple[str, int]],
+    ceiling: float,
+    seed: int,
+) -> list[FamilyConstant]:
+    """Per family (two or more families, ``FAMILY_MIN`` sampled tasks or more): its own most
+    common oracle answer replayed on its other sampled tasks; above ``ceiling`` there, on
+    ``FAMILY_CONFIRM`` fresh training tasks of the family too. A constant confined to one
+    family is right on a small share of the pooled sample, so the pooled baseline misses it."""
+    tasks = target.tasks
+    if tasks is None or len(tasks.families) < 2:
+        return []
+    families = [tasks.resolve(task_id).family for task_id, _ in pairs]
+    found = []
+    for family, where in sorted(by_family(families, oracle).items()):
+        if len(where) < FAMILY_MIN or family in target.profile.baselines.constant_families:
+            continue
+        donor = choose_donor([oracle[i] for i in where])
+        mine = [pairs[i] for i in where]
+        if donor is None or not (rest := others(mine, donor)):
+            continue
+        replay = partial(ReplayActions, donor.actions)
+        rate = success_rate(run_async(play_many(target, replay, rest)))
+        if rate <= ceiling:
+            continue
+        sampled = {task_id for task_id, _ in pairs}
+        drawn = tasks.sample(FAMILY_CONFIRM + len(where), seed, "train", None, [family])
+        fresh = [t for t in drawn if t not in sampled][:FAMILY_CONFIRM]
+        more = [(t, derive_seed("qa-episode", t, seed) % 2**31) for t in fresh]
+        confirmed = success_rate(run_async(play_many(target, replay, more)))
+        if confirmed > ceiling:
+            found.append(FamilyConstant(family, donor, rate, confirmed, len(more)))
+    return found
+
+
 def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     need_oracle(target)
     b = target.profile.baselines
@@ -148,6 +194,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
     noop_task = 0.0
     oracle_misses: list[str] = []
     donor: Donor | None = None
+    oracle_eps: list[list[dict[str, Any]]] = []
     policies: tuple[tuple[str, str | Callable[[], Policy]], ...] = (
         ("oracle", "oracle"),
         ("bad", b.bad_policy),
@@ -161,6 +208,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         paid[label] = mean_earned_when_failed(episodes)
         rewards[label] = mean_reward(episodes)
         if label == "oracle":
+            oracle_eps = episodes
             oracle_misses = [
                 f"{e[-1].get('failure_reason')} on {e[-1].get('task_id')}"
                 for e in episodes
@@ -172,6 +220,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
                 episodes
             )
     constant = constant_rate(target, donor, pairs)
+    per_family = family_constants(target, oracle_eps, pairs, b.constant_max, opts.seed + 2)
     metrics = {
         "oracle": rates["oracle"],
         "bad": rates["bad"],
@@ -191,6 +240,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         "constant_answer": donor.answer if donor is not None else None,
         "constant_answer_share": donor.share if donor is not None else None,
         "constant_max": b.constant_max,
+        "family_constants": {f.family: f.confirmed_rate for f in per_family},
     }
     problems = []
     if rates["oracle"] < b.oracle_min:
@@ -242,6 +292,14 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
                 "(declare a higher baselines.constant_max only where most tasks share one "
                 "answer by design)"
             )
+    for f in per_family:
+        problems.append(
+            f"family {f.family}: constant answer {short(f.donor.answer, 60)} (the oracle's "
+            f"answer on {f.donor.count} of its {f.donor.sampled} sampled tasks), replayed with "
+            f"task {f.donor.task_id}'s oracle actions, solved {f.sampled_rate:.0%} of its other "
+            f"sampled tasks and {f.confirmed_rate:.0%} of {f.confirmed_on} more > "
+            f"{b.constant_max:.0%}: that family's correct answer does not depend on the task"
+        )
     summary = (
         f"oracle {rates['oracle']:.0%} (>= {b.oracle_min:.0%}), {b.bad_policy} "
         f"{rates['bad']:.0%} (<= {b.bad_max:.0%}), noop {rates['noop']:.0%} "
