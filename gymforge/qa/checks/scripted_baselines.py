@@ -15,10 +15,10 @@ random agent seldom replies in that form (without tools the random agent already
 in the oracle's form, scrambled, and is that near miss). It runs where the environment pays
 no near miss by design (``bad_reward_max`` 0); a declared ceiling was measured on the
 declared bad agent, which keeps judging it. A verbose near miss (``verbose_near_miss``:
-the same, its answer behind ~600 characters of neutral prose) runs everywhere, held to
-``bad_reward_max`` as well: every other agent replies briefly, so a reward that pays a long
-reply whatever it says (a "showed its work" bonus from some length on) was never paid to
-one. And solving must pay more than
+the same answers behind ~600 characters of neutral prose) runs everywhere, and may earn no
+more than ``bad_reward_max`` or the same answers written briefly, whichever is more: every
+other agent replies briefly, so a reward that pays a long reply whatever it says (a
+"showed its work" bonus from some length on) was never paid to one. And solving must pay more than
 not: the oracle's mean reward (the episode's total, costs included) must exceed the noop's
 and the bad agent's, or an environment whose costs or penalties fall on success (a fee per
 passed verdict, step costs that outweigh the task reward on the oracle's path) teaches
@@ -199,9 +199,10 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         ("oracle", "oracle"),
         ("bad", b.bad_policy),
         ("noop", "noop"),
-        *((("near_miss", near_miss),) if b.bad_reward_max == 0 and has_tools(target) else ()),
+        ("near_miss", near_miss),
         ("verbose_near_miss", verbose_near_miss),
     )
+    judge_near_miss = b.bad_reward_max == 0 and has_tools(target)
     for label, policy in policies:
         episodes = run_async(play_many(target, policy, pairs))
         rates[label] = success_rate(episodes)
@@ -253,20 +254,24 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             f"noop success {rates['noop']:.0%} / mean task reward {noop_task:.3f} > {b.noop_max}"
         )
     ceilings = {"noop": b.noop_reward_max, "bad": b.bad_reward_max}
-    ceilings["near_miss"] = ceilings["verbose_near_miss"] = b.bad_reward_max
-    for label, name in (
-        ("noop", "noop"),
-        ("bad", b.bad_policy),
-        ("near_miss", "near_miss"),
-        ("verbose_near_miss", "verbose_near_miss"),
-    ):
-        if label in paid and paid[label] > ceilings[label] + 1e-9:
+    ceilings["near_miss"] = b.bad_reward_max
+    judged = [("noop", "noop"), ("bad", b.bad_policy)]
+    judged += [("near_miss", "near_miss")] if judge_near_miss else []
+    for label, name in judged:
+        if paid[label] > ceilings[label] + 1e-9:
             problems.append(
                 f"{name} earned {paid[label]:.3f} per failed episode beyond costs > its "
                 f"ceiling {ceilings[label]} (failing must not pay; declare baselines."
                 f"{'noop' if label == 'noop' else 'bad'}_reward_max only for a near miss "
                 "the reward pays by design)"
             )
+    verbose, brief = paid["verbose_near_miss"], paid["near_miss"]
+    if verbose > max(b.bad_reward_max, brief) + 1e-9:
+        problems.append(
+            f"verbose_near_miss earned {verbose:.3f} per failed episode beyond costs > the "
+            f"same answers written briefly ({brief:.3f}) and bad_reward_max "
+            f"{b.bad_reward_max}: a long reply is paid for its length, whatever it says"
+        )
     for label, name in (("noop", "noop"), ("bad", b.bad_policy)):
         if rewards["oracle"] <= rewards[label]:
             problems.append(
@@ -305,7 +310,7 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
         f"{rates['bad']:.0%} (<= {b.bad_max:.0%}), noop {rates['noop']:.0%} "
         f"(<= {b.noop_max:.0%}); earned per failed episode: noop {paid['noop']:.3f} "
         f"(<= {b.noop_reward_max}), {b.bad_policy} {paid['bad']:.3f} (<= {b.bad_reward_max})"
-        + (f", near_miss {paid['near_miss']:.3f}" if "near_miss" in paid else "")
+        + f", near_miss {paid['near_miss']:.3f}"
         + f", verbose_near_miss {paid['verbose_near_miss']:.3f}"
         + (f"; constant answer {constant:.0%} (<= {b.constant_max:.0%})" if donor else "")
         + f" over {len(pairs)} training tasks"
