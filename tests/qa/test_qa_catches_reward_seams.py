@@ -16,13 +16,14 @@ from planted_reward_seams import (
     CutOffPaidEnv,
     HedgePaidEnv,
     HeldOutBlindEnv,
+    LongEpisodeEnv,
     OneFamilyConstantEnv,
     VerbosePaidEnv,
     VerdictCacheEnv,
 )
 from planted_rl_bugs import StockEnv
 
-from gymforge.core.types import Reply
+from gymforge.core.types import Reply, ToolCall
 from gymforge.qa import QAOptions, QATarget, run_check
 from gymforge.qa_profile import Baselines
 
@@ -136,3 +137,18 @@ def test_a_family_constant_by_design_is_declared() -> None:
     result = run_check("scripted_baselines", QATarget.from_factory(Declared), OPTS)
     assert result.passed, result.details
     assert result.metrics["family_constants"] == {}
+
+
+def test_success_by_step_count_fails_redteam() -> None:
+    async def stall_then_reply(env: Any, task_id: str) -> bool:
+        await env.reset(task_id, 7)
+        for _ in range(5):
+            await env.step(ToolCall(name="find_product", arguments={"query": "x"}))
+        result = await env.step(Reply(text="done"))
+        return bool(result.info["success"])
+
+    ids = LongEpisodeEnv.tasks.sample(40, 13, "train")
+    assert all(asyncio.run(stall_then_reply(LongEpisodeEnv(), t)) for t in ids)
+    result = run_check("verifier_redteam", QATarget.from_factory(LongEpisodeEnv), OPTS)
+    assert result.passed is False, result.details
+    assert "stall_then_claim passed" in result.details
