@@ -24,6 +24,11 @@ sample lacks (``strata``; at most ``MAX_STRATA`` tasks in all). A verifier defec
 to the held-out region or one level (a held-out judge that passes the empty reply) was
 drawn by chance before, and the baselines, on training tasks, never see held-out ones.
 
+The ``stall_then_claim`` attack (``gymforge.kit.stall``) reads harmlessly until one step of
+the budget is left, then claims: a verdict that depends on how long the episode ran (any
+reply from the sixth step on) passed every other attack, each replying within the
+oracle's few steps.
+
 What it cannot catch: attacks nobody wrote. The generic ones (including the ``claim_echo``
 family, which echoes the task back as a claim) find verifiers that trust replies or skip
 state; a shortcut specific to the domain needs its own ``RedTeamCase``.
