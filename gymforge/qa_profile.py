@@ -64,6 +64,11 @@ class Baselines:
     bad_policy: str = "random"
     noop_reward_max: float = 0.0
     bad_reward_max: float = 0.0
+    redteam_reward_max: float | None = None
+    """The most a red-team attack may earn, on average, on the episodes it fails
+    (``verifier_redteam``); None: ``bad_reward_max``. An attack is a near miss built to be
+    close (one field of a record swapped for its distractor): a reward that pays partial
+    credit by design pays it more than the random agent, and declares what it can justify."""
     constant_max: float = 0.9
     """The most the constant-answer agent may solve: another task's oracle actions, carrying
     the answer most common over the sampled tasks, replayed on the others. The default fails
@@ -71,6 +76,11 @@ class Baselines:
     answer space is right on about half the tasks, a few-valued one on a sampled share that
     can reach a half on a quick run's 8 tasks. An environment whose answers should be
     diverse may declare it lower, to a little above its most common gold's share."""
+    constant_families: tuple[str, ...] = ()
+    """Families whose answer is one by design (an "unanswerable" family's abstention) and
+    whose prompts do not tell them from another family's, so that a policy cannot know the
+    constant applies without doing the work: the per-family constant-answer baseline leaves
+    them alone (the pooled one still counts them)."""
 
 
 @dataclass(frozen=True)

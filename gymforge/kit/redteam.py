@@ -18,6 +18,8 @@ environment's oracle and rewrite the text of its final reply.
   words, the prompt itself with success words, and (for ``state`` verifiers whose oracle
   writes, so that the reply is not the answer) the oracle's own final reply. A verifier that
   trusts a reply naming the task's own order id as "shipped" falls to these.
+- every kind (``stall_then_claim``, ``gymforge.kit.stall``): harmless reads until the step
+  budget is nearly spent, then a claim: a verdict that depends on the episode's length.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from functools import partial
 
 from gymforge.core.capabilities import ORACLE, ORACLE_PLAN, TASK, TOOLSET, require, supported
 from gymforge.core.env import Environment, SupportsOracle
-from gymforge.core.policy import EpisodeContext, PolicyTurn, scripted_env
+from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn, scripted_env
 from gymforge.core.seeding import fingerprint
 from gymforge.core.types import Action, Observation, Reply, Task, ToolCall
+from gymforge.kit.stall import StallThenClaim
 from gymforge.qa_profile import RedTeamCase, VerifierKind
 
 CLAIMS = (
@@ -349,7 +352,7 @@ def _match_attacks() -> dict[str, Callable[[str], str | None]]:
 class Attack:
     name: str
     kind: VerifierKind
-    make_policy: Callable[[], _Attack]
+    make_policy: Callable[[], Policy]
 
 
 def attacks_for(kinds: tuple[VerifierKind, ...]) -> list[Attack]:
@@ -378,8 +381,9 @@ def attacks_for(kinds: tuple[VerifierKind, ...]) -> list[Attack]:
             Attack(f"abstain.{name}", kinds[0], partial(ClaimWithoutAction, text))
             for name, text in ABSTENTIONS
         ]
+        out.append(Attack("stall_then_claim", kinds[0], partial(StallThenClaim, CLAIMS[0])))
     return out
 
 
 def case_attacks(cases: tuple[RedTeamCase, ...]) -> list[Attack]:
-    return [Attack(f"env.{c.name}", "state", c.make_policy) for c in cases]  # type: ignore[arg-type]
+    return [Attack(f"env.{c.name}", "state", c.make_policy) for c in cases]

@@ -69,7 +69,9 @@ class CrmEnv(CrmTools):
     qa = QAProfile(
         verifier_kinds=("state",),
         redteam=REDTEAM,
-        baselines=Baselines(oracle_min=0.95, bad_max=0.05, noop_max=0.0),
+        # the first question that resolves an ambiguity is paid +0.1 (``clarify``) whatever
+        # follows: the red team's attacks that follow the oracle's path ask it too
+        baselines=Baselines(oracle_min=0.95, bad_max=0.05, noop_max=0.0, redteam_reward_max=0.1),
         # QA times cold resets (each a fresh task to generate and load); warm resets are
         # well under 1 ms (benchmarks/crm.py)
         throughput=ThroughputBudget(reset_p50_ms=10.0, steps_per_s=800.0),

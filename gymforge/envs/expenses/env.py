@@ -61,7 +61,9 @@ class ExpensesEnv(ExpenseTools):
     qa = QAProfile(
         verifier_kinds=("state",),
         redteam=REDTEAM,
-        baselines=Baselines(oracle_min=0.99, bad_max=0.05, noop_max=0.0),
+        # the shaped ``report`` component pays each right decision, at most 0.5 a batch, also
+        # to an attack that decides every report and then fails the batch (a repeated write)
+        baselines=Baselines(oracle_min=0.99, bad_max=0.05, noop_max=0.0, redteam_reward_max=0.5),
         # QA times cold resets (each a fresh 30-60 report batch to generate and load) under
         # ~12-step random episodes; warm resets and long episodes: benchmarks/world_reset.py
         throughput=ThroughputBudget(reset_p50_ms=15.0, steps_per_s=400.0),

@@ -66,7 +66,9 @@ class ExtractEnv(ToolEnv[ExtractTruth, dict[str, Any]]):
         # a near miss keeping about half its fields (0.505 measured), which partial credit
         # pays by design; keeping three quarters of them on average would mean the scramble
         # no longer reaches the fields the grade counts
-        baselines=Baselines(bad_reward_max=0.75),
+        # the red team's distractor swap is the record with one field wrong, and per-field
+        # credit pays the others by design (0.883 measured at the default sample)
+        baselines=Baselines(bad_reward_max=0.75, redteam_reward_max=0.95),
         family_weights={f.name: 1.0 for f in FAMILIES if f.name != HELD_OUT_FAMILY},
     )
     system_prompt = (

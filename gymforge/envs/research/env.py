@@ -120,7 +120,14 @@ class ResearchEnv(ResearchTools):
     qa = QAProfile(
         verifier_kinds=("state",),
         redteam=REDTEAM,
-        baselines=Baselines(oracle_min=0.95, bad_max=0.05, noop_max=0.0),
+        # the unanswerable family's answer is always the abstention, by design; its prompts
+        # are single_fact's (revenue, headcount, CEO of a company), so only searching tells
+        baselines=Baselines(
+            oracle_min=0.95,
+            bad_max=0.05,
+            noop_max=0.0,
+            constant_families=("research.not_answerable",),
+        ),
         throughput=ThroughputBudget(reset_p50_ms=5.0, steps_per_s=400.0),
         family_weights={f: 1.0 for f in TRAIN_FAMILIES},
     )

@@ -89,7 +89,11 @@ class SweEnv(ToolEnv[SweTruth, ws.Repo]):
     qa = QAProfile(
         verifier_kinds=("state",),
         redteam=REDTEAM,
-        baselines=Baselines(oracle_min=0.95, bad_max=0.05, noop_max=0.0),
+        # ``hidden_tests`` pays the fraction of hidden tests passed (weight 0.3) by design,
+        # also to an attack one write short of the fix (0.24 on one refactor task)
+        baselines=Baselines(
+            oracle_min=0.95, bad_max=0.05, noop_max=0.0, redteam_reward_max=SweReward().tests_weight
+        ),
         throughput=ThroughputBudget(reset_p50_ms=30.0, steps_per_s=30.0, concurrency=4),
         family_weights={f: 1.0 for f in TRAIN_FAMILIES},
     )

@@ -17,7 +17,13 @@ single-turn environment that is exactly "reply with the most common answer"; on 
 environment it is the analogue: another task's lookups and writes, then its reply. So an
 environment judged on world state is not paid for the reply (the oracle's own path would
 have made the state right: that would be a false positive), and one that judges only the
-reply is paid exactly when the constant is right. Its success rate on the other tasks must
+reply is paid exactly when the constant is right. The replays run on one instance right
+after the donor's own task, replayed there first (it is the oracle's episode, solved), as
+a trainer reuses instances: a verdict memo keyed by the reply that ``reset`` never clears
+pays the donor's answer on every later task, which a fresh instance never showed. When the
+rate is over the ceiling, the replays are played again on fresh instances to tell the two
+apart (a leak between episodes when only the reused instance pays). Its success rate on
+the other tasks must
 stay at or below ``Baselines.constant_max`` (default 0.9: a constant right on (nearly) every
 task, never one right by chance).
 
@@ -27,6 +33,14 @@ verdict out of three, single-digit sums) is right by chance on up to about half 
 sample, which the default leaves alone, as it does every public dataset of such answers the
 adapters read; an environment whose answers should be diverse may declare a lower ceiling
 (a little above its most common gold's share over its tasks) to be held to it.
+
+Per family too (``scripted_baselines.family_constants``, two families or more): a family's
+own most common answer, replayed on its other sampled tasks (``FAMILY_MIN`` at least), and
+above the ceiling there, on ``FAMILY_CONFIRM`` fresh training tasks of the family, must stay
+at or below ``constant_max``. A family whose answer is 42 on every task, one of four, is
+right on a quarter of the pooled sample and passed; its prompts tell a policy when to say
+42. A family whose answer is one by design and whose prompts look like another family's
+(research's unanswerable questions) is declared in ``Baselines.constant_families``.
 
 What it cannot catch: a constant that no sampled task's oracle gives (a verifier that also
 accepts "42" on every task while each gold differs: ``verifier_redteam`` attacks that),
@@ -142,3 +156,32 @@ def choose_donor(oracle_episodes: Sequence[Sequence[dict[str, Any]]]) -> Donor |
 def others(pairs: Sequence[tuple[str, int]], donor: Donor) -> list[tuple[str, int]]:
     """The sampled pairs the donor's actions are replayed on: all but the donor's task."""
     return [p for p in pairs if p[0] != donor.task_id]
+
+
+FAMILY_MIN = 3
+"""The fewest sampled tasks of one family its own constant is looked for on."""
+FAMILY_CONFIRM = 12
+"""Fresh training tasks of a family a suspected constant is replayed on before it fails: a
+yes/no family's sampled tasks can all share one answer by chance (1 in 4 for three), twelve
+more right too by chance 1 in 4096."""
+
+
+@dataclass(frozen=True)
+class FamilyConstant:
+    """A family whose own most common answer solved more of its tasks than the ceiling."""
+
+    family: str
+    donor: Donor
+    sampled_rate: float
+    confirmed_rate: float
+    confirmed_on: int
+
+
+def by_family(
+    families: Sequence[str], episodes: Sequence[Sequence[dict[str, Any]]]
+) -> dict[str, list[int]]:
+    """The positions of the sampled episodes, per family (``families[i]`` is episode i's)."""
+    out: dict[str, list[int]] = {}
+    for i, family in enumerate(families):
+        out.setdefault(family, []).append(i)
+    return out

@@ -3,12 +3,16 @@
 A staller policy that never finishes (it keeps calling a read-only tool that does not end
 the episode, or, without tools, sends a reply larger than the token budget) must end every
 episode truncated, with an ``end_reason`` naming the budget, no success and no positive
-``task`` reward. Across ordinary episodes too, no step may set both flags, and the episode
-record must carry the last step's flags.
+``task`` reward; and what the stalled episodes *earned* (every positive component total,
+costs left out: ``scripted_baselines.earned``) must stay within ``baselines.noop_reward_max``
+(default 0: stalling does nothing). An ``effort`` bonus paid to a reply the token budget
+cut off, never judged, earned 0.3 on every task while only ``task`` was read. Across
+ordinary episodes too, no step may set both flags, and the episode record must carry the
+last step's flags.
 
 What it cannot catch: budgets the environment enforces outside ``Budget`` (its own step
-caps or wall-clock limits), or a truncation that is rewarded through a shaped component
-other than ``task``.
+caps or wall-clock limits), and pay for a budget end that the staller's way of stalling
+(one harmless read repeated, or one reply far over the token budget) does not reach.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from gymforge.qa.checks.common import (
     play_many,
     run_async,
 )
+from gymforge.qa.checks.scripted_baselines import earned
 from gymforge.qa.target import QATarget
 
 NAME = "truncation_accounting"
@@ -115,10 +120,24 @@ def run(target: QATarget, opts: QAOptions) -> tuple[str, dict[str, Any]]:
             )
         if end["success"] or end["reward_components"].get("task", 0.0) > 0:
             raise CheckFailed(f"{end['task_id']}: a truncated episode was rewarded as a success")
+    ceiling = target.profile.baselines.noop_reward_max
+    paid = sum(earned(e) for e in stalled) / len(stalled)
+    if paid > ceiling + 1e-9:
+        parts = sorted({k for e in stalled for k, v in e[-1]["reward_components"].items() if v > 0})
+        raise CheckFailed(
+            f"the stalled episodes earned {paid:.3f} beyond costs on average (components: "
+            f"{', '.join(parts)}) > baselines.noop_reward_max {ceiling}: a budget end, "
+            "reached by doing nothing, must not pay"
+        )
     others = run_async(play_many(target, "random", pairs))
     steps = _flags_consistent(stalled + others)
     reasons = sorted({e[-2]["info"]["end_reason"] for e in stalled})
-    metrics = {"stalled_episodes": len(stalled), "steps_checked": steps, "reasons": reasons}
+    metrics = {
+        "stalled_episodes": len(stalled),
+        "steps_checked": steps,
+        "reasons": reasons,
+        "stalled_mean_earned": paid,
+    }
     return (
         f"{len(stalled)} stalled episodes all truncated ({', '.join(reasons)}), never "
         f"terminated; flags consistent over {steps} steps",
