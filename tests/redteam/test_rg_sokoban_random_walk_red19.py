@@ -1,0 +1,47 @@
+"""Attack: answer reasoning-gym's sokoban with a random walk.
+
+reasoning-gym's sokoban scorer plays the answer's characters on the board, skips every
+character that is not a move and every move that bumps into a wall or an immovable box, and
+pays when all boxes are on goals at the end. A random string of 200 ``L R U D`` solved 24 of
+60 tasks of levels 1 to 3 (40%; 2,000 moves: 25 of 60), with no look at the board. Success
+means a random walk is judged a solution; the adapter judges sokoban with gymforge's strict
+checker (``gymforge/envs/reasoning_gym/sokoban.py``: legal moves only, solved exactly at the
+last move), which the stored answers pass.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from rg_attack import judge, use_test_uids
+
+pytest.importorskip("reasoning_gym")
+ENV_ID = "reasoning-gym:sokoban"
+TASKS = 8
+
+
+def _tasks() -> list[Any]:
+    from gymforge.registry.resolve import make_env
+
+    family = make_env(ENV_ID).family  # type: ignore[attr-defined]
+    return [family.task(1 + s % 3, s) for s in range(TASKS)]
+
+
+def test_a_random_walk_is_not_a_solution(monkeypatch: Any) -> None:
+    use_test_uids(monkeypatch)
+    r = random.Random(0)
+    paid = []
+    for task in _tasks():
+        walk = "".join(r.choice("LRUD") for _ in range(200))
+        if judge(task, walk, ENV_ID)["passed"]:
+            paid.append(task.task_id)
+    assert not paid, f"a random walk of 200 moves solved {len(paid)} of {TASKS}: {paid}"
+
+
+def test_the_stored_answers_still_pass(monkeypatch: Any) -> None:
+    use_test_uids(monkeypatch)
+    for task in _tasks():
+        verdict = judge(task, str(task.truth["answer"]), ENV_ID)
+        assert verdict["passed"] is True, (task.task_id, verdict)
