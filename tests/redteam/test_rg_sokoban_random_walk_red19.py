@@ -45,3 +45,32 @@ def test_the_stored_answers_still_pass(monkeypatch: Any) -> None:
     for task in _tasks():
         verdict = judge(task, str(task.truth["answer"]), ENV_ID)
         assert verdict["passed"] is True, (task.task_id, verdict)
+
+
+def test_qa_red_team_tries_a_random_walk_and_reasoning_gyms_scorer_pays_it(
+    monkeypatch: Any,
+) -> None:
+    import asyncio
+
+    from gymforge.envs.reasoning_gym import env_class
+    from gymforge.envs.reasoning_gym.env import DEFAULT_TOKENS
+    from gymforge.envs.reasoning_gym.redteam import cases_for
+    from gymforge.envs.reasoning_gym.scoring import answer_chars, score
+
+    use_test_uids(monkeypatch)
+    family = env_class(ENV_ID.split(":")[1]).family
+    case = next(c for c in cases_for(family) if c.name == "random_walk")
+    craft = case.make_policy().from_task  # type: ignore[attr-defined]
+    outcomes = {True: 0, False: 0}
+    for task in _tasks():
+        reply = craft(task)
+        assert reply is not None and len(reply) > 200, reply
+        entry = family.entry(task.truth["level"], task.truth["item_seed"])
+        for strict in (True, False):
+            out = asyncio.run(
+                score(
+                    family, task.truth["level"], entry, reply, answer_chars(DEFAULT_TOKENS), strict
+                )
+            )
+            outcomes[strict] += out.passed
+    assert outcomes[True] == 0 and outcomes[False] > 0, outcomes
