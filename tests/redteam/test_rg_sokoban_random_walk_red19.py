@@ -29,6 +29,26 @@ def _tasks() -> list[Any]:
     return [family.task(1 + s % 3, s) for s in range(TASKS)]
 
 
+# A corridor: the player, a box, a goal. R solves it; reasoning-gym's scorer would also pay
+# any walk that bumps the walls on its way to the same end.
+CORRIDOR = {"metadata": {"gamestr": "+ + + + +\n+ * @ X +\n+ + + + +"}}
+
+
+def test_the_strict_checker_on_a_corridor() -> None:
+    from gymforge.envs.reasoning_gym.sokoban import check
+
+    assert check(CORRIDOR, "R").passed
+    assert check(CORRIDOR, " R, ").passed
+    assert check(CORRIDOR, "LR").reason == "illegal_move"  # a bump is no plan
+    assert check(CORRIDOR, "UR").reason == "illegal_move"
+    assert check(CORRIDOR, "RL").reason == "moves_after_solved"
+    assert check(CORRIDOR, "Solution: R").reason == "not_moves"
+    r = random.Random(0)
+    walks = ["".join(r.choice("LRUD") for _ in range(200)) for _ in range(50)]
+    assert not any(check(CORRIDOR, w).passed for w in walks)
+
+
+@pytest.mark.slow  # builds reasoning-gym's sokoban tasks: half a minute; the corridor above
 def test_a_random_walk_is_not_a_solution(monkeypatch: Any) -> None:
     use_test_uids(monkeypatch)
     r = random.Random(0)
@@ -40,6 +60,7 @@ def test_a_random_walk_is_not_a_solution(monkeypatch: Any) -> None:
     assert not paid, f"a random walk of 200 moves solved {len(paid)} of {TASKS}: {paid}"
 
 
+@pytest.mark.slow
 def test_the_stored_answers_still_pass(monkeypatch: Any) -> None:
     use_test_uids(monkeypatch)
     for task in _tasks():
@@ -47,6 +68,7 @@ def test_the_stored_answers_still_pass(monkeypatch: Any) -> None:
         assert verdict["passed"] is True, (task.task_id, verdict)
 
 
+@pytest.mark.slow
 def test_qa_red_team_tries_a_random_walk_and_reasoning_gyms_scorer_pays_it(
     monkeypatch: Any,
 ) -> None:
