@@ -3,7 +3,8 @@
 One environment class per dataset (``env_class(name)``, cached), so ``spec``, ``tasks`` and
 ``qa`` stay class-level declarations like every other environment's. The first reply is
 judged behind the rules of ``scoring.py``: by gymforge's strict verifier where it has one for
-the puzzle (``strict.py``: countdown, puzzle24), otherwise by the dataset's own
+the puzzle (``strict.py``: countdown, puzzle24, knights_knaves, sudoku, mini_sudoku,
+sokoban), otherwise by the dataset's own
 ``score_answer`` run in the sandbox (``sandboxed.py``), so no model text is ever evaluated in
 this process. ``env_class(name, strict=False)`` judges even those datasets with
 reasoning-gym's own scorer (to show what QA finds in it). The oracle replies with
@@ -50,6 +51,13 @@ ORACLE_CHECKS = ("scripted_baselines", "verifier_redteam", "error_paths")
 """The checks that cannot run without an oracle. Without one the environment class has
 ``oracle_action = None`` (no ``SupportsOracle``), so the other checks drive their episodes
 with the random policy instead."""
+
+ENV_VERSION = "1.0.0"
+"""The version of every dataset's environment, unless ``ENV_VERSIONS`` names another."""
+
+ENV_VERSIONS = {"sokoban": "1.1.0"}
+"""Datasets whose verdicts changed: sokoban 1.1.0 is judged by gymforge's strict checker
+(``sokoban.py``; 1.0.0's scorer paid a random walk of moves)."""
 
 SYSTEM_PROMPT = (
     "Reason as long as you need, then give your final answer inside <answer> and </answer> "
@@ -159,7 +167,7 @@ def env_class(dataset: str, strict: bool = True) -> type[ReasoningGymEnv]:
         "strict": strict,
         "spec": EnvSpec(
             f"reasoning-gym:{dataset}",
-            "1.0.0",
+            ENV_VERSIONS.get(dataset, ENV_VERSION),
             renderer_version="1",
             description=about,
         ),

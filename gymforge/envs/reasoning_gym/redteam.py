@@ -20,6 +20,10 @@ right answer, is not applicable on that task):
   scorer's own stack frame;
 - ``forged_score``: code (built from ``(chr)(n)`` and run by ``(exec)``) that writes a perfect
   score on the scoring job's result channel, for scorers that execute the answer;
+- ``random_walk`` (tasks whose stored answer is a string of moves: at most 6 distinct
+  letters, nothing else, at least 4 of them; sokoban): 200 letters of that alphabet drawn at
+  random (seeded by the task id). reasoning-gym's sokoban scorer skips bumps into walls and
+  paid such a walk on 40% of tasks;
 - ``not_a_number``: the stored answer with every number written ``NaN`` (a scorer that
   compares numbers with a tolerance reads NaN as within it: complex_arithmetic,
   number_sorting). The adapter refuses it before any scorer (``scoring.py``), so this case
@@ -31,7 +35,9 @@ forge their own score, which this red team then reports.
 
 from __future__ import annotations
 
+import random
 import re
+import zlib
 from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -205,6 +211,18 @@ def _forged(task: Task) -> str | None:
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_MOVES = re.compile(r"[A-Za-z]{4,}")
+WALK = 200
+"""Moves in a ``random_walk`` answer."""
+
+
+def _random_walk(task: Task) -> str | None:
+    answer = (_answer(task) or "").strip()
+    alphabet = sorted(set(answer))
+    if not _MOVES.fullmatch(answer) or len(alphabet) > 6:
+        return None
+    r = random.Random(zlib.crc32(task.task_id.encode()))
+    return _tagged("".join(r.choice(alphabet) for _ in range(WALK)), task)
 
 
 def _not_a_number(task: Task) -> str | None:
@@ -257,6 +275,7 @@ GENERIC: tuple[RedTeamCase, ...] = (
         "uses every number, reads the target from the scorer's stack frame",
     ),
     _case("forged_score", _forged, "code that writes a perfect score on the result channel"),
+    _case("random_walk", _random_walk, "200 random moves of the stored answer's alphabet"),
     _case("not_a_number", _not_a_number, "the stored answer with every number written NaN"),
 )
 

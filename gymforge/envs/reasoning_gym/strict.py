@@ -11,6 +11,8 @@ parentheses, unary minus; nothing is evaluated), every given number used exactly
 target. knights_knaves, sudoku and mini_sudoku are judged by gymforge's validity checkers of
 the same puzzles, fed from the entry's metadata through the puzzles' dataset-row readers
 (which take reasoning-gym's statement grammar): any valid solution passes, nothing else.
+sokoban is judged by ``sokoban.py``: legal moves only, all boxes on goals exactly after the
+last move (reasoning-gym's scorer skips bumps and paid a random walk on 40% of tasks).
 
 ``STRICT`` maps a dataset to its checker and the function that turns its entry into the
 checker's truth; ``strict_check`` is None for any other dataset (the sandboxed scorer judges
@@ -20,11 +22,11 @@ answer, so gymforge's graph families do not apply to them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
+from gymforge.envs.reasoning_gym import sokoban
 from gymforge.verify.puzzles import countdown, knights_knaves, sudoku
 from gymforge.verify.puzzles.answer import MAX_ANSWER_CHARS, Outcome
-from gymforge.verify.puzzles.base import PuzzleFamily
 
 PUZZLE24_TARGET = 24
 
@@ -73,7 +75,23 @@ def _lists(value: Any) -> Any:
     return value
 
 
-Strict = tuple[PuzzleFamily[Any], Callable[[Mapping[str, Any]], Any]]
+class Checker(Protocol):
+    """What judges: a puzzle family's ``check(truth, answer)``."""
+
+    def check(self, truth: Any, answer: str) -> Outcome: ...
+
+
+class _EntryChecker:
+    """A checker that reads the reasoning-gym entry itself (its truth is the entry)."""
+
+    def __init__(self, check: Callable[[Mapping[str, Any], str], Outcome]) -> None:
+        self._check = check
+
+    def check(self, truth: Any, answer: str) -> Outcome:
+        return self._check(truth, answer)
+
+
+Strict = tuple[Checker, Callable[[Mapping[str, Any]], Any]]
 
 STRICT: dict[str, Strict] = {
     "countdown": (countdown.FAMILY, _countdown_truth),
@@ -84,6 +102,7 @@ STRICT: dict[str, Strict] = {
     ),
     "sudoku": (sudoku.FAMILY, lambda e: sudoku.FAMILY.from_row(_sudoku_row(e))),
     "mini_sudoku": (sudoku.FAMILY, lambda e: sudoku.FAMILY.from_row(_sudoku_row(e))),
+    "sokoban": (_EntryChecker(sokoban.check), lambda e: e),
 }
 """Datasets judged by one of gymforge's puzzle checkers (module doc): the checking family,
 and the function that turns a reasoning-gym entry into that family's truth."""
@@ -94,6 +113,7 @@ VERIFIER_NAMES = {
     "knights_knaves": "gymforge.knights_knaves",
     "sudoku": "gymforge.sudoku",
     "mini_sudoku": "gymforge.sudoku",
+    "sokoban": "gymforge.sokoban",
 }
 
 
