@@ -66,3 +66,16 @@ def redis_server(workdir: Path) -> Iterator[str]:
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+async def unacked(url: str) -> int:
+    """How many tasks of the run's stream the workers' group has taken and not yet acked."""
+    from gymforge.rollout.executors.redis_worker import Streams, connect
+
+    r = connect(url)
+    try:
+        streams = Streams()
+        info = await r.xpending(streams.tasks, streams.group)
+        return int(info["pending"])
+    finally:
+        await r.aclose()

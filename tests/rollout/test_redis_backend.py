@@ -15,7 +15,7 @@ import pytest
 
 redis = pytest.importorskip("redis")
 
-from redis_helpers import REDIS_SERVER, redis_server  # noqa: E402
+from redis_helpers import REDIS_SERVER, redis_server, unacked  # noqa: E402
 
 from gymforge.envs.ledger import LedgerEnv  # noqa: E402
 from gymforge.rollout.executors.redis import RedisExecutor  # noqa: E402
@@ -77,16 +77,6 @@ def check_output(out: Path, n: int) -> None:
         verify_chain(log)
 
 
-async def _pending(url: str) -> int:
-    r = connect(url)
-    try:
-        streams = Streams()
-        info = await r.xpending(streams.tasks, streams.group)
-        return int(info["pending"])
-    finally:
-        await r.aclose()
-
-
 def test_forty_jobs_through_two_workers(redis_url: str, tmp_path: Path) -> None:
     async def main() -> tuple[dict, list[int], int]:
         stop = asyncio.Event()
@@ -111,7 +101,7 @@ def test_forty_jobs_through_two_workers(redis_url: str, tmp_path: Path) -> None:
         finally:
             stop.set()
             counts = await asyncio.wait_for(asyncio.gather(*workers), 10)
-        return result.summary, counts, await _pending(redis_url)
+        return result.summary, counts, await unacked(redis_url)
 
     summary, counts, pending = asyncio.run(main())
     assert summary["episodes"] == 40 and summary["success_rate"] == 1.0
@@ -167,7 +157,7 @@ def test_dead_workers_job_is_reclaimed(
         finally:
             stop.set()
             counts = await asyncio.wait_for(asyncio.gather(*workers), 10)
-        return result.summary, counts, await _pending(redis_url), taken_ids
+        return result.summary, counts, await unacked(redis_url), taken_ids
 
     summary, counts, pending, taken = asyncio.run(main())
     reclaimed = {r.args[1] for r in caplog.records if "took over" in r.getMessage()}

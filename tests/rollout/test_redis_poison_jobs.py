@@ -15,12 +15,12 @@ import pytest
 
 redis = pytest.importorskip("redis")
 
-from redis_helpers import REDIS_SERVER, redis_server  # noqa: E402
+from redis_helpers import REDIS_SERVER, redis_server, unacked  # noqa: E402
 
 from gymforge.core.errors import GymforgeError  # noqa: E402
 from gymforge.envs.ledger import LedgerEnv  # noqa: E402
 from gymforge.rollout.executors.redis import RedisExecutor  # noqa: E402
-from gymforge.rollout.executors.redis_worker import Streams, connect, worker  # noqa: E402
+from gymforge.rollout.executors.redis_worker import worker  # noqa: E402
 from gymforge.rollout.jobs import Job, expand  # noqa: E402
 from gymforge.rollout.runner import RunResult, run  # noqa: E402
 from gymforge.rollout.spec import RunSpec  # noqa: E402
@@ -76,16 +76,6 @@ def spec_for(env_ref: str, jobs: list[Job], out: Path) -> RunSpec:
     return RunSpec(env=env_ref, policy="oracle", backend="redis", jobs=jobs, out=out, concurrency=1)
 
 
-async def _pending(url: str) -> int:
-    r = connect(url)
-    try:
-        streams = Streams()
-        info = await r.xpending(streams.tasks, streams.group)
-        return int(info["pending"])
-    finally:
-        await r.aclose()
-
-
 JOBS = expand([(t, 3) for t in LedgerEnv.tasks.sample(3, 0)], group=1)
 
 
@@ -117,7 +107,7 @@ def test_a_job_whose_environment_raises_stops_the_run_once(redis_url: str, tmp_p
             alive = [not w.done() for w in workers]
             stop.set()
             ended = await asyncio.wait_for(asyncio.gather(*workers, return_exceptions=True), 10)
-        return failure, alive, ended, await _pending(redis_url)
+        return failure, alive, ended, await unacked(redis_url)
 
     failure, alive, ended, pending = asyncio.run(main())
     assert failure is not None, "the run ended as if nothing failed"
