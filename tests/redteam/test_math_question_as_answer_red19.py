@@ -139,3 +139,15 @@ def test_a_version_1_oracle_is_still_paid_with_no_form_component(env) -> None:
         env.reset(task.task_id, 0)
         r = env.step(Reply(text=f"So \\boxed{{{task.truth['answer']}}}."))
         assert r.info["success"] and "form" not in r.reward_components, task.task_id
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [("1 000", "1000"), ("-1 000", "-1000"), ("1 234 567", "1234567"), ("185 000", "185000")],
+)
+def test_thousands_set_off_by_spaces_are_a_number_written_out(answer: str, gold: str) -> None:
+    """SI and French write ``1 000``: a number, not a computation (a false fail found after
+    the defence, 5 of 585 honest episodes in that notation)."""
+    v = MathVerifier().verify(f"\\boxed{{{answer}}}", gold, form="integer")
+    assert v.passed, (answer, v.reason, v.facts)
+    assert MathVerifier().verify("\\boxed{1 00}", "100", form="integer").reason == "unevaluated"

@@ -43,6 +43,9 @@ def test_the_strict_checker_on_a_corridor() -> None:
     assert check(CORRIDOR, "UR").reason == "illegal_move"
     assert check(CORRIDOR, "RL").reason == "moves_after_solved"
     assert check(CORRIDOR, "Solution: R").reason == "not_moves"
+    for written in ("R.", "[R]", '"R"', "`R`", "R;", "['R']", "R ->"):  # as the scorer skips
+        assert check(CORRIDOR, written).passed, written
+    assert check(CORRIDOR, "r").reason == "not_moves"
     r = random.Random(0)
     walks = ["".join(r.choice("LRUD") for _ in range(200)) for _ in range(50)]
     assert not any(check(CORRIDOR, w).passed for w in walks)

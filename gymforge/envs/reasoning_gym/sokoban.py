@@ -8,7 +8,8 @@ This checker plays the same board by the same rules (``+`` wall, ``-`` floor, ``
 ``@`` box, ``$`` box on a goal, ``*`` player, ``%`` player on a goal; a move pushes one box
 into a free floor or goal cell) and asks what a solution is:
 
-- the answer is moves only: ``L R U D``, optionally separated by whitespace or commas;
+- the answer is moves only: ``L R U D``, optionally separated by anything but letters
+  (spaces, commas, arrows, brackets, quotes);
 - every move is legal (a move into a wall, or pushing a box into a wall or another box, is
   ``illegal_move``: a walk that bumps is not a plan);
 - the boxes are all on goals after the last move and not before it (``moves_after_solved``);
@@ -26,7 +27,9 @@ from typing import Any
 from gymforge.verify.puzzles.answer import Outcome, fail, ok
 
 MOVES = {"L": (0, -1), "R": (0, 1), "U": (-1, 0), "D": (1, 0)}
-_SEPARATORS = re.compile(r"[\s,]+")
+_SEPARATORS = re.compile(r"[^A-Za-z]+")
+"""Anything but letters: spaces, commas, arrows, brackets, quotes, a final period (as
+reasoning-gym's scorer skips them); letters other than ``L R U D`` are refused."""
 _ONLY_MOVES = re.compile(r"[LRUD]*")
 
 BOXES = "@$"

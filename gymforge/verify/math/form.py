@@ -38,6 +38,7 @@ NUMBER_FORMS = frozenset({"integer", "reduced_fraction"})
 MAX_RADICAND = 10**12
 _THOUSANDS = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+\s*")
 _GROUPED = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*")  # as the value check reads
+_SPACED = re.compile(r"\s*[-+]?\d{1,3}( \d{3})+(\.\d+)?\s*")  # SI: 1 000 000
 _LITERALS = frozenset({"num", "repdec", "mixed"})
 
 
@@ -67,7 +68,11 @@ def written_number(answer: str) -> bool:
     written out, with at most one sign: a numeral or decimal (``12``, ``0.75``, ``1.2e3``,
     ``0.\\overline{3}``), a mixed number, one fraction of two such (``\\frac{6}{8}``,
     ``-3/4``) or ``d \\times 10^{k}``. Read on the parse tree, never evaluated."""
-    text = answer.replace(",", "") if _GROUPED.fullmatch(answer) else answer
+    text = answer
+    if _GROUPED.fullmatch(answer):
+        text = answer.replace(",", "")
+    elif _SPACED.fullmatch(answer):  # thousands set off by spaces (SI, French): one number
+        text = answer.replace(" ", "")
     try:
         node = _subject(parse(text))
     except (ParseError, TooLarge):
