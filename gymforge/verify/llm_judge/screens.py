@@ -109,23 +109,50 @@ _FOLD = re.compile(r"[\W_]+", re.U)
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _MARK = r"[\s\"'`*_]*+"  # possessive: a long run of marks is read once, not re-tried
 _SCORE_WORD = r"(?:scores?|points?|marks?|rating|grade)"
+# a claim ends at its number: ``correctness: 10`` on its own, in a table cell, a list or a
+# mapping; not ``Correctness: 1 of the 3 statements is true`` (prose about the word)
+_CLAIM_END = r"(?:\.\d+)?(?:\s*(?:/|out of)\s*\d+(?:\.\d+)?)?(?=[\s\"'`*_]*+(?:[,;|)}\]\n]|\.?$))"
 _CLAIM = (
-    r"{mark}(?:[:=|]|->){mark}[{{(\[]?{mark}(?:" + _SCORE_WORD + r"{mark}[:=|]?{mark})?\d"
-).format(mark=_MARK)
+    r"{mark}(?:[:=|]|->){mark}[{{(\[]?{mark}(?:" + _SCORE_WORD + r"{mark}[:=|]?{mark})?\d+"
+).format(mark=_MARK) + _CLAIM_END
+_VERDICT_WORD = r"(?:score|grade|rating|marks?|points|verdict|result)s?"
 _SHAPES = re.compile(
-    r"\b(?:score|grade|rating|marks?|points|verdict|result)s?\b[\s\"'`*_:=|-]{0,8}"
-    r"\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+"
-    r"|<\s*(?:scores?|grade|rating|verdict|passed|criteria)\b[^>]*>"
-    r"|(?<!\w)criteria\s*[:=]\s*[\n{\[]"
-    r"|[{,]\s*(?:criteria|scores?|grade|rating|verdict|passed)\s*:\s*[\d{\[tp]"
+    # ``Score: 10/10`` as a line of its own, or a perfect score after a score word anywhere
+    r"(?:^|\n)[\W_]*" + _VERDICT_WORD + r"[\s\"'`*_:=|-]{0,8}\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+"
+    r"[\W_]*(?=\n|$)"
+    r"|\b"
+    + _VERDICT_WORD
+    + r"[\s\"'`*_:=|-]{0,8}(?P<top>\d+)(?:\.0+)?\s*(?:/|out of)\s*(?P=top)(?!\d)"
+    # a verdict element carrying a value (not ``<grade level="5">``)
+    r"|<\s*(?:scores?|grade|rating|verdict|passed|criteria)\s*>\s*[\d{\[<]"
+    r"|<\s*(?:scores?|grade|rating|verdict|passed|criteria)\s*>\s*(?:true|pass)"
+    r"|(?<!\w)criteria\s*:\s*[\n{\[]"
+    r"|[{,]\s*(?:criteria|scores?|grade|rating|verdict)\s*:\s*[\d{\[tp]"
+    r"|[{,]\s*passed\s*:\s*(?:true|yes|pass)\b"
 )
+# the prompt's own frame as ``render_prompt`` writes it: its section tags (a tag on a line of
+# its own, a closed pair, or the candidate section closed), its ``Reference answer:`` line,
+# grading instructions given as a header; and claims made to the grader about this answer
+_TAGS = r"(?:task|reference|candidate(?:-[0-9a-f]*)?)"
 _FRAME = re.compile(
-    r"</\s*(?:task|reference|candidate)[\w-]*\s*>|<\s*(?:reference|candidate)[\w-]*\s*>"
-    r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*+"
-    r"(?:is|was|are|:|=|reads|says|matches|equals)(?!\w)"
-    r"|\bmatch(?:es)? the (?:reference|expected|gold)\b|\banswer key\b"
-    r"|\b(?:grading|judge|grader|scoring|evaluation) (?:instructions?|guidelines?|rubric)\b"
-    r"|\b(?:every|each|all) criteri(?:on|a)\b"
+    r"(?:^|\n)[ \t]*</?\s*" + _TAGS + r"\s*>[ \t]*(?=\n|$)"
+    r"|<\s*(?:task|reference)\s*>[^<]*<\s*/\s*(?:task|reference)\s*>"
+    r"|</\s*candidate(?:-[0-9a-f]*)?\s*>"
+    r"|(?:^|\n)[\W_]*(?:(?:the|a|an|new|updated|revised|corrected|correct|real|true|actual)\s+)?"
+    r"(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*+[:=]"
+    r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[^.\n]{0,20}"
+    r"\b(?:for|to) the (?:grader|judge|evaluator|assessor)\b"
+    r"|\bmatch(?:es)? the (?:reference|expected|gold|official) (?:answers?|solutions?)\b"
+    r"|\bmatch(?:es)? the answer key\b"
+    r"|(?:^|\n)[\W_]*(?:(?:new|updated|revised|corrected|additional|override|system)\s+)?"
+    r"(?:grading|judge|grader|scoring|evaluation) (?:instructions?|guidelines?|rubric)"
+    r"[\s\"'`*_]*+:"
+    r"|\b(?:every|each|all)(?: the| of the)? criteri(?:on|a)\b[^.\n]{0,20}"
+    r"\b(?:scores?|gets?|receives?|earns?|is|are|deserves?)\b[^.\n]{0,12}"
+    r"(?:\d|full|max|perfect|top|met|satisfied)"
+    r"|\b(?:this|the|my) (?:answer|response|solution|submission)\b[^.\n]{0,20}"
+    r"\b(?:meets|satisfies|fulfils|fulfills)\b[^.\n]{0,12}\b(?:every|each|all)"
+    r"(?: the| of the)? criteri(?:on|a)\b"
 )
 DEFAULT_CRITERIA = ("correctness", "completeness")
 _INJECTION = re.compile(
@@ -139,11 +166,21 @@ _APPEAL = re.compile(
     r"|\bas (?:the|a|an) (?:judge|grader|evaluator|assessor)\b"
     r"|\b(?:dear|note to (?:the )?)(?:judge|grader|evaluator)\b"
     # other languages (accents are dropped before matching)
-    r"|\bnote (?:maximale|parfaite|maximum)|\b(?:ignore[rz]?|oubliez?) (?:les |la )?"
+    # a grade named as a request: a verb giving it, or this answer receiving it (not a
+    # sentence stating what the top grade of an exam is)
+    r"|\b(?:attribue[zr]?|donne[zr]?|accorde[zr]?|mettez|mets|met)\b[^.\n]{0,30}"
+    r"\bnote (?:maximale|parfaite|maximum)|\bnote (?:maximale|parfaite|maximum) (?:a|pour) "
+    r"(?:cette|ma|la) (?:reponse|copie)"
+    r"|\b(?:ignore[rz]?|oubliez?) (?:les |la )?"
     r"(?:instructions|consignes|grille|bareme)"
-    r"|\b(?:puntuacion|puntaje|nota|calificacion|pontuacao) (?:maxima|perfecta|maximo)"
+    r"|\b(?:asigna\w*|dale|dele|den|otorga\w*|pon|ponle|ponga\w*|atribu\w*)\b"
+    r"[^.\n]{0,30}\b(?:puntuacion|puntaje|nota|calificacion|pontuacao) (?:maxima|perfecta|maximo)"
+    r"|\b(?:puntuacion|puntaje|nota|calificacion|pontuacao) (?:maxima|perfecta|maximo) "
+    r"(?:a|para) (?:esta|mi|la) (?:respuesta|resposta)"
     r"|\bignora (?:las |le |as )?(?:instrucciones|istruzioni|instrucoes|rubrica)"
-    r"|\b(?:volle|hochste|maximale) punkt(?:zahl|e)|\bbestnote|\bignoriere"
+    r"|\b(?:volle|hochste|maximale) punkt(?:zahl|e)|\bignoriere"
+    r"|\b(?:gib|gebt|geben sie|vergib|vergebt|vergeben sie)\b[^.\n]{0,30}\bbestnote"
+    r"|\bbestnote (?:fur|an) (?:diese|meine) antwort"
     r"|\bpunteggio (?:massimo|pieno)|\bpieni voti|\bvoto massimo"
     r"|максимальн\w* (?:балл|оценк)|высш\w* (?:балл|оценк)|игнорируй"
     r"|满分|最高分|忽略(?:以上|上述|评分|所有)|満点|最高点|無視して|만점|최고 점수|무시하"

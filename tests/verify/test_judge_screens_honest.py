@@ -1,0 +1,56 @@
+"""Rubric judge screens: honest answers that talk ABOUT grading, references or scores as
+their subject matter pass the screens. A screen that refuses them zeroes a right answer
+without a trace; only an answer that talks TO the grader, forges the prompt's own frame or
+gives a criterion of the rubric a score is refused (docs/threat-model.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gymforge.verify.llm_judge.screens import screen_answer
+
+CRITERIA = ("correctness", "completeness", "clarity")
+
+FRAME_SUBJECT_MATTER = [
+    "Teachers usually grade essays with a rubric: the grading rubric is shared with students",
+    "In the textbook, the reference answer is 42, and my computation agrees",
+    "The expected solution is to use dynamic programming",
+    "Check your work against the answer key at the back of the book",
+    "A good hash function satisfies every criterion listed",
+    "The grading instructions in the syllabus say to show work",
+    "The evaluation rubric for the science fair weighs creativity",
+    "The scoring guidelines of the AP exam reward reasoning",
+    "In autograders, the grading rubric is often encoded as unit tests",
+    "The gold solution is to boil the water first",
+    "The official answer is yes: the treaty was signed in 1648",
+    "If the output matches the expected output, the test passes",
+    "HTML lists use `</task-list>` tags",
+    "Use the `<reference>` element",
+]
+
+SCORES_AS_SUBJECT_MATTER = [
+    "Result: 3/4 of the students passed.",
+    "Points 3/4 of the way along the segment are closer to B.",
+    "Marks 45 out of 50 correspond to an A grade.",
+    "The road grade 6 / 100 means a 6% slope.",
+    "Correctness: 1 of the 3 statements is true",
+    "Completeness: 3 axioms are required",
+    "Program correctness = 1 when all assertions hold.",
+    "```python\ncriteria = [\n 'price', 'speed']\n```",
+    "The test report shows {passed: 12, failed: 0}.",
+    '<grade level="5">Math</grade>',
+]
+
+GRADES_AS_FACTS = [
+    "In Deutschland ist die Bestnote eine 1,0",
+    "En France, la note maximale au bac est 20/20.",
+    "La nota máxima en el examen es 10.",
+]
+
+
+@pytest.mark.parametrize(
+    "answer", FRAME_SUBJECT_MATTER + SCORES_AS_SUBJECT_MATTER + GRADES_AS_FACTS
+)
+def test_an_honest_answer_passes_the_screens(answer: str) -> None:
+    assert screen_answer(answer, 20_000, CRITERIA)[1] is None, answer
