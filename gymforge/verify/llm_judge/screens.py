@@ -244,7 +244,8 @@ def _is_master_key(visible: str) -> bool:
         folded = _fold(_LATEX.sub(" ", form))
         if not folded or folded in _KEYS:
             return True
-        last_line = canon(form).splitlines()[-1].rstrip() if canon(form) else ""
+        text = canon(form)
+        last_line = text.splitlines()[-1].rstrip() if text else ""
         if last_line.endswith((":", "...", "\u2026")) and len(folded.split()) <= 8:
             return True
     return False
