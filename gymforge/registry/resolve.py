@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -170,8 +171,14 @@ def known_ids() -> str:
     )
 
 
+_FILE_LOADS = threading.RLock()
+
+
 def load_module(module_name: str) -> ModuleType:
-    """Import ``package.module`` (the current directory importable) or ``path/to/file.py``."""
+    """Import ``package.module`` (the current directory importable) or ``path/to/file.py``.
+    Thread-safe: a file being executed by one thread is waited for, never returned half-run
+    (workers resolve environments with ``asyncio.to_thread``); a file whose body raises is
+    not left in ``sys.modules``."""
     if module_name.endswith(".py"):
         path = Path(module_name).resolve()
         if not path.is_file():
@@ -179,11 +186,16 @@ def load_module(module_name: str) -> ModuleType:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {module_name}")
-        module = sys.modules.get(path.stem)
-        if module is None or getattr(module, "__file__", None) != str(path):
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[path.stem] = module
-            spec.loader.exec_module(module)
+        with _FILE_LOADS:  # a module is in sys.modules while its body runs: one loader
+            module = sys.modules.get(path.stem)
+            if module is None or getattr(module, "__file__", None) != str(path):
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[path.stem] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(path.stem, None)
+                    raise
         return module
     cwd_importable()
     return importlib.import_module(module_name)
