@@ -16,7 +16,9 @@ one of the shapes of ``shapes``: plain ``{"task_id"?, "question", "answer", "for
   ``task`` component and ``passed`` stay about the value. ``MathEnv(require_form=True)``
   also makes success require the form. A task that asks for a number (``integer``,
   ``reduced_fraction``) needs one written out: a computation of the gold's value (the
-  question's expression copied into the box) fails as ``unevaluated`` (from 1.2.0).
+  question's expression copied into the box) fails as ``unevaluated`` (from 1.2.0); an
+  equation chain ending in the number written out (``3 \\cdot 4 = 12``) and a residue with
+  its modulus (``5 \\pmod{7}``) read as that number (from 1.3.0; docs/math.md).
 - **Budget.** An episode may use ``max_tokens`` (default 40,960: the prompt and a 32k-token
   chain of thought with room to spare), counted by the environment's token counter. A
   reply over it is not read: its verdict is ``passed: false``, reason ``over_budget``, and
@@ -62,7 +64,7 @@ class MathEnv(ToolEnv[MathTruth, dict[str, Any]]):
 
     spec = EnvSpec(
         "math",
-        "1.2.0",
+        "1.3.0",
         renderer_version="1",
         description="Single-turn math with exact, hack-resistant answer checking.",
     )

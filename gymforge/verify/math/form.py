@@ -12,7 +12,9 @@
   in lowest terms (``\\frac{3\\sqrt2}{4}``, ``\\frac{1+\\sqrt5}{2}``, ``2\\sqrt3 - 1``); not
   ``\\sqrt{8}``, ``\\frac{1}{\\sqrt2}``, ``\\frac{2+2\\sqrt5}{4}`` or ``\\sqrt4``.
 
-An answer ``x = ...`` is judged by its right side, and trailing words or units are ignored
+An answer ``x = ...`` is judged by its right side, an equation chain ``a = b = c`` by its
+last side (from math 1.3.0: ``3 \\cdot 4 = 12`` is 12, ``\\frac{6}{8} = \\frac{3}{4}`` is 3/4;
+the value check holds every side to the gold), and trailing words or units are ignored
 (the value check judges them). ``check_form`` returns ``(ok, why_not)``.
 
 ``written_number`` says whether an answer is a number written out at all (a numeral, a
@@ -36,9 +38,9 @@ FORMS = frozenset({"integer", "reduced_fraction", "simplest_radical"})
 NUMBER_FORMS = frozenset({"integer", "reduced_fraction"})
 """Forms that ask for a number: an answer to such a task must be ``written_number``."""
 MAX_RADICAND = 10**12
-_THOUSANDS = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+\s*")
 _GROUPED = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*")  # as the value check reads
-_SPACED = re.compile(r"\s*[-+]?\d{1,3}( \d{3})+(\.\d+)?\s*")  # SI: 1 000 000
+_SPACED = re.compile(r"\s*[-+]?\d{1,3}([ \u00a0\u2009\u202f]\d{3})+(\.\d+)?\s*")
+"""SI and French thousands: ``1 000 000`` by a space, a no-break or a thin space."""
 _LITERALS = frozenset({"num", "repdec", "mixed"})
 
 
@@ -50,9 +52,8 @@ def check_form(answer: str, form: str) -> tuple[bool, str | None]:
     """Whether ``answer`` is written in ``form`` (one of ``FORMS``), and if not, why."""
     if form not in FORMS:
         raise ValueError(f"unknown answer form {form!r}")
-    text = answer.replace(",", "") if _THOUSANDS.fullmatch(answer) else answer
     try:
-        node = _subject(parse(text))
+        node = _subject(parse(_ungrouped(answer)))
         {"integer": _integer, "reduced_fraction": _fraction, "simplest_radical": _radical}[form](
             node
         )
@@ -68,13 +69,8 @@ def written_number(answer: str) -> bool:
     written out, with at most one sign: a numeral or decimal (``12``, ``0.75``, ``1.2e3``,
     ``0.\\overline{3}``), a mixed number, one fraction of two such (``\\frac{6}{8}``,
     ``-3/4``) or ``d \\times 10^{k}``. Read on the parse tree, never evaluated."""
-    text = answer
-    if _GROUPED.fullmatch(answer):
-        text = answer.replace(",", "")
-    elif _SPACED.fullmatch(answer):  # thousands set off by spaces (SI, French): one number
-        text = answer.replace(" ", "")
     try:
-        node = _subject(parse(text))
+        node = _subject(parse(_ungrouped(answer)))
     except (ParseError, TooLarge):
         return False
     body = _one_sign(node)
@@ -88,6 +84,16 @@ def written_number(answer: str) -> bool:
     if op2 == "/":
         return _literal(_one_sign(b))
     return op2 == "*" and b[0] == "pow" and b[1] == ("num", "10") and _int_of(b[2]) is not None
+
+
+def _ungrouped(answer: str) -> str:
+    """``answer`` with its thousands separators dropped when it is one grouped number
+    (``1,000``, ``1 000``, ``1\u2009000``), as the value check reads it; else as written."""
+    if _GROUPED.fullmatch(answer):
+        return answer.replace(",", "")
+    if _SPACED.fullmatch(answer):  # thousands set off by spaces (SI, French): one number
+        return re.sub(r"[ \u00a0\u2009\u202f]", "", answer)
+    return answer
 
 
 def _one_sign(node: Node) -> Node:
@@ -105,9 +111,11 @@ def _literal(node: Node) -> bool:
 
 
 def _subject(node: Node) -> Node:
-    """The part of the answer whose form counts: ``x = 3/4`` is 3/4, ``5 \\text{ ways}`` 5."""
-    if node[0] == "rel" and len(node[1]) == 2 and node[2] == ["="] and node[1][0][0] == "sym":
-        node = node[1][1]
+    """The part of the answer whose form counts: ``x = 3/4`` is 3/4, ``5 \\text{ ways}`` 5,
+    an equation chain its last side (``\\frac{6}{8} = \\frac{3}{4}`` is 3/4; the value check
+    holds every side to the gold's value, so the chain says nothing its last side does not)."""
+    if node[0] == "rel" and set(node[2]) == {"="}:
+        node = node[1][-1]
     while node[0] in ("unit", "deg", "pct"):
         node = node[1]
     return node

@@ -75,9 +75,13 @@ _UNICODE = {
     "\u00b2": "^{2}", "\u00b3": "^{3}",
 }  # fmt: skip
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
-# LaTeX thousands separators ``1{,}000`` and ``1\,000``: joined before lexing.
-_THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|\\!|\\ )(?=\d{3}(?!\d))")
+# LaTeX thousands separators ``1{,}000``, ``1\,000`` and ``1~000``: joined before lexing.
+_THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|\\!|\\ |~)(?=\d{3}(?!\d))")
 _SPACE_CMDS = {",", ";", ":", "!", " ", ">"}
+# An en dash where only a sign can stand (first, or after an operator or an opening bracket,
+# spaces aside) is the minus sign: ``\u2013 12``, ``x = \u2013 3``. After a number, a
+# letter or a closing bracket it may be a range (``3\u20135``) and is left unread.
+_EN_DASH_SIGN = re.compile(r"(?:^|(?<=[^\w)\]}.\s]))(\s*)\u2013")
 _DIGITS = frozenset("0123456789")
 _NUM_RE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+(?![a-zA-Z]))?")
 _LETTERS_RE = re.compile(r"[a-zA-Z]+")
@@ -90,6 +94,8 @@ def normalize(text: str) -> str:
     """Unicode math symbols to LaTeX, LaTeX thousands separators joined, outer ``$`` and a
     trailing full stop removed."""
     s = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
+    if "\u2013" in s:
+        s = _EN_DASH_SIGN.sub(r"\1-", s)
     s = _THOUSANDS_RE.sub("", s).strip()
     if s.startswith("$") and s.endswith("$"):
         s = s.strip("$").strip()

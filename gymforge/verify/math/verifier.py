@@ -19,7 +19,7 @@ from gymforge.verify.math.pool import JobResult, MathPool
 from gymforge.verify.math.text import BLANK_GOLD, blank_gold
 from gymforge.verify.services import current
 
-VERSION = "1.2.0"
+VERSION = "1.3.0"
 VERIFIER_ID = f"math@{VERSION}"
 REASONS = frozenset(
     {
@@ -98,7 +98,8 @@ class MathVerifier:
     A task that asks for a number (``integer``, ``reduced_fraction``) needs one written out
     (``form.written_number``): a computation of the gold's value (``1 + 2``, the question's
     own expression copied) fails as ``unevaluated``, the verifier never doing the task's
-    arithmetic.
+    arithmetic; an equation chain whose last side is the number written out reads as it
+    (``3 \\cdot 4 = 12``), as does a residue with its modulus (``residue.residue_of``).
 
     ``verify``/``averify`` return a ``Verdict`` whose ``facts`` hold ``extracted`` and
     ``gold`` (both cut to 200 characters), ``latency_ms`` (extraction plus dispatch to

@@ -56,14 +56,16 @@ def verify_job(job: dict[str, Any]) -> dict[str, Any]:
     that the other final answers (strict mode sends them) agree with it, then the answer.
     When ``form`` asks for a number (``form.NUMBER_FORMS``), or ``number`` says the task
     does, an answer of the gold's value that is not a number written out
-    (``form.written_number``) is ``unevaluated``."""
+    (``form.written_number``) is ``unevaluated``. A residue written with its modulus
+    (``5 \\pmod{7}``) is read as the residue (``residue.residue_of``)."""
     from gymforge.verify.math.equiv import is_equivalent, parse_gold
     from gymforge.verify.math.form import NUMBER_FORMS, check_form, written_number
+    from gymforge.verify.math.residue import residue_of
 
     if not job.get("cache_gold", True):
         parse_gold.cache_clear()
-    answers: list[str] = job["answers"]
     gold: str = job["gold"]
+    answers: list[str] = [residue_of(a, gold) for a in job["answers"]]
     rel_tol = float(job.get("rel_tol", 1e-9))
     approx = bool(job.get("approx_gold", False))
     out: dict[str, Any] = {}
