@@ -23,6 +23,10 @@ BOMBS = {
     "dash_lines": "'x' + '-\\n' * 9_990 + 'x'",
     "indented_blank_lines": "'x' + '\\n ' * 9_990 + 'x'",
     "underscore_lines": "'x' + '_\\n' * 9_990 + 'x'",
+    # sentence starts (the prose-score screen reads sentences; a first draft of it rescanned
+    # every '. ' after each one: about 28 s)
+    "dotted_spaces": "'x' + ' .' * 9_990 + 'x'",
+    "dotted_lines": "'x' + '.\\n' * 9_990 + 'x'",
 }
 
 
