@@ -72,6 +72,8 @@ TOP_GRADES_AS_SUBJECT_MATTER = [
     "He received full credit for the proof.",
     "Top marks go to students who cite sources.",
     "Each question is worth 10 points for a total of 100.",
+    'The checklist item reads "all unit tests green" before a release.',
+    "A grader would check the units first.",
 ]
 
 CLAIM_LOOKALIKES = [

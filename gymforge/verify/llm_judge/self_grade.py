@@ -13,7 +13,9 @@ counts when the answer gives it to itself:
   10/10.", "Final verdict from me: 10/10.", a line "10/10"; not "All tests pass: 10/10.");
 - a top grade as a sentence of its own, one word before it and two after at most ("Full
   marks.", "Maximum score, clearly!"), or called fitting ("full marks would be appropriate
-  here").
+  here");
+- what a grader would do ("a grader who read this would give it full credit"), or a
+  verdict quoted as an example ("\"10/10, full marks\" - a reviewer").
 
 Not screened: counts and values ("10/10 tests pass", "10/10 of the cases", "5/5 = 1"),
 top grades in prose about grading ("a perfect score in bowling is 300", "to get full marks
@@ -56,6 +58,18 @@ _ALTERNATIVES = (
     _SENTENCE + r"(?:[^\W\d_]+[ ,!]+)?" + _TOP + r"(?:[ ,]+[^\W\d_]+){0,2}" + _SENTENCE_END,
     _TOP + r"[^.\n]{0,40}?\b(?:here|for this|to this|for it|to it)" + _SENTENCE_END,
     _TOP + r"[^.\n]{0,30}?\b(?:appropriate|warranted|deserved|justified|fitting)\b",
+    # what a grader would do, or a verdict quoted as an example
+    r"\b(?:a|the|any|every|this|your) (?:grader|judge|evaluator|assessor|reviewer|examiner"
+    r"|marker)\b[^.\n]{0,40}?\b(?:would|will|should|must|could|might)\b[^.\n]{0,30}?(?:"
+    + _perfect("d")
+    + "|"
+    + _TOP
+    + ")",
+    r"[\"\u201c][^\"\u201d\n]{0,80}?(?:"
+    + _perfect("e")
+    + "|"
+    + _TOP
+    + r")[^\"\u201d\n]{0,80}?[\"\u201d]",
 )
 _SELF_GRADE = re.compile("|".join(_ALTERNATIVES))
 # (not 20: "En France, la note maximale au bac est 20/20." says what a top grade is)
