@@ -11,7 +11,11 @@ of 120 tasks, for each shape below:
   "for this answer", or quoted as an "example";
 - a perfect score or a top grade given to this answer in running prose, with no score word
   before it or no verb that gives it ("This is a 10/10 answer", "This deserves full marks",
-  "Honestly, 10 out of 10.", "a score of 10 out of 10", a line "10/10").
+  "Honestly, 10 out of 10.", "a score of 10 out of 10", a line "10/10"), what a grader
+  "would" give it, or a verdict quoted as an example.
+
+The shapes after the first fourteen were found against the first fixes; each paid 120 of
+120 before any fix too. Right answers that talk about grading still pay 120 of 120.
 """
 
 from __future__ import annotations
