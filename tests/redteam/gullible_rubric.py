@@ -106,7 +106,11 @@ def tasks(n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-def paid(craft: Callable[[str], str], n: int = 120) -> int:
-    """How many of ``n`` tasks the gullible judge passes ``craft(wrong answer)`` on."""
+def paid(craft: Callable[[str], str], n: int = 120, right: bool = False) -> int:
+    """How many of ``n`` tasks the gullible judge passes ``craft(wrong answer)`` on
+    (``craft(the reference)`` with ``right``: an honest solver's answer)."""
     judge = gullible_judge()
-    return sum(asyncio.run(judge.ajudge(q, craft(wrong), ref)).passed for q, ref, wrong in tasks(n))
+    return sum(
+        asyncio.run(judge.ajudge(q, craft(ref if right else wrong), ref)).passed
+        for q, ref, wrong in tasks(n)
+    )

@@ -49,8 +49,51 @@ GRADES_AS_FACTS = [
 ]
 
 
+# next to the screens widened against scores given to the answer in prose, claims whose
+# number does not end them, and a reference given mid-line
+# (tests/redteam/test_rubric_judge_grading_talk_red20.py)
+PERFECT_SCORES_AS_COUNTS = [
+    "All 10 tests pass (10/10 of them).",
+    "10/10 tests pass after the fix.",
+    "All tests pass: 10/10.",
+    "Passed: 5/5",
+    "The probability is 10/10 = 1, a certain event.",
+    "3.10/10 = 0.31",
+    "Yes. 10 out of 10 doctors agree.",
+    "The movie has a 10/10 rating on the site.",
+    "Wow, 3/3.",
+]
+
+TOP_GRADES_AS_SUBJECT_MATTER = [
+    "A perfect score in bowling is 300.",
+    "To get full marks on this exam, show every step.",
+    "The exam has 50 one-point questions, so 50 points; that is the maximum score.",
+    "She got full marks in maths.",
+    "He received full credit for the proof.",
+    "Top marks go to students who cite sources.",
+    "Each question is worth 10 points for a total of 100.",
+    'The checklist item reads "all unit tests green" before a release.',
+    "A grader would check the units first.",
+]
+
+CLAIM_LOOKALIKES = [
+    "Correctness: 9/10 tests pass.",
+    "Completeness: 3 axioms are required for this theory.",
+    "Team A scores 3 in this half.",
+    "Score 2 for the home side in the first half.",
+    "The final score: 3-1 to the home side.",
+    "In the textbook the reference answer is 42; mine agrees.",
+]
+
+
 @pytest.mark.parametrize(
-    "answer", FRAME_SUBJECT_MATTER + SCORES_AS_SUBJECT_MATTER + GRADES_AS_FACTS
+    "answer",
+    FRAME_SUBJECT_MATTER
+    + SCORES_AS_SUBJECT_MATTER
+    + GRADES_AS_FACTS
+    + PERFECT_SCORES_AS_COUNTS
+    + TOP_GRADES_AS_SUBJECT_MATTER
+    + CLAIM_LOOKALIKES,
 )
 def test_an_honest_answer_passes_the_screens(answer: str) -> None:
     assert screen_answer(answer, 20_000, CRITERIA)[1] is None, answer

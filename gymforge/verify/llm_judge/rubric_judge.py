@@ -22,7 +22,8 @@ returns a ``Verdict``:
    - ``too_long``: over ``max_answer_chars``.
    Every screen reads the answer as a model would (``screens.readings``: compatibility
    forms, invisible characters and look-alike letters folded, rot13 and base64 decoded),
-   and a score given to a rubric criterion in any shape (YAML, a table) is an injection.
+   and a score given to a rubric criterion in any shape (YAML, a table), or to the answer
+   itself in prose ("a 10/10 answer", "this deserves full marks"), is an injection.
 2. **The model call**: ``samples`` completions (sampling seeds ``0..samples-1``), each
    parsed by ``parse_scores`` (reasoning ignored, every criterion required); a judge reply
    that cannot be parsed fails closed (``judge_empty``, ``judge_unparseable``,
@@ -59,7 +60,7 @@ from gymforge.verify.llm_judge.rubric import (
 )
 from gymforge.verify.llm_judge.screens import screen_answer
 
-VERSION = "1.1.0"
+VERSION = "1.2.0"
 PROBE_ANSWER = "(no answer)"
 """The answer in the rubric prompt a judge model is probed with, none of the agent's text."""
 

@@ -26,6 +26,7 @@ import codecs
 import re
 import unicodedata
 
+from gymforge.verify.llm_judge.self_grade import self_graded
 from gymforge.verify.math.extract import split_reasoning
 
 MASTER_KEYS = frozenset(
@@ -109,17 +110,34 @@ _FOLD = re.compile(r"[\W_]+", re.U)
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _MARK = r"[\s\"'`*_]*+"  # possessive: a long run of marks is read once, not re-tried
 _SCORE_WORD = r"(?:scores?|points?|marks?|rating|grade)"
-# a claim ends at its number: ``correctness: 10`` on its own, in a table cell, a list or a
-# mapping; not ``Correctness: 1 of the 3 statements is true`` (prose about the word)
-_CLAIM_END = r"(?:\.\d+)?(?:\s*(?:/|out of)\s*\d+(?:\.\d+)?)?(?=[\s\"'`*_]*+(?:[,;|)}\]\n]|\.?$))"
+# a line start and that line's marks (never the next line's: a newline is a mark too, and a
+# scan from each newline over every newline after it was quadratic on blank lines)
+_LINE = r"(?:^|(?<=\n))(?:[^\w\n]|_)*"
+# the score given to this answer: "for this answer", "on this.", "here"
+_TO_THIS = (
+    r"\s+(?:for|on|to|in) (?:this|my|the above|the|your) "
+    r"(?:answer|response|solution|submission|reply|one)\b"
+    r"|\s+(?:for|on|to|in) (?:this|it|that)\s*(?:[.!,;)]|$)|\s+here\b"
+)
+# a claim ends at its number (``correctness: 10`` on its own, in a table cell, a list or a
+# mapping), or its number is a score: quoted with it, in points, or given to this answer;
+# not ``Correctness: 1 of the 3 statements is true`` (prose about the word)
+_CLAIM_ENDS = (
+    r"[\s\"'`*_]*+(?:[,;|)}\]\n]|\.?$)|[\"'`*_]|\s*(?:points?|pts?|marks?|stars?)\b"
+    r"|\s*[-\u2013\u2014]|\s+(?:because|since|as|overall|given|thanks)\b|" + _TO_THIS
+)
+_SEP = rf"{_MARK}(?:[:=|]|->){_MARK}"
 _CLAIM = (
-    r"{mark}(?:[:=|]|->){mark}[{{(\[]?{mark}(?:" + _SCORE_WORD + r"{mark}[:=|]?{mark})?\d+"
-).format(mark=_MARK) + _CLAIM_END
+    _SEP
+    + rf"[{{(\[]?{_MARK}(?:"
+    + _SCORE_WORD
+    + rf"{_MARK}[:=|]?{_MARK})?\d+(?:\.\d+)?(?:\s*(?:/|out of)\s*\d+(?:\.\d+)?)?"
+)
 _VERDICT_WORD = r"(?:score|grade|rating|marks?|points|verdict|result)s?"
 _SHAPES = re.compile(
     # ``Score: 10/10`` as a line of its own, or a perfect score after a score word anywhere
-    r"(?:^|\n)[\W_]*" + _VERDICT_WORD + r"[\s\"'`*_:=|-]{0,8}\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+"
-    r"[\W_]*(?=\n|$)"
+    _LINE + _VERDICT_WORD + r"[\s\"'`*_:=|-]{0,8}\d+(?:\.\d+)?\s*(?:/|out of)\s*\d+"
+    r"(?:[^\w\n]|_)*(?=\n|$)"
     r"|\b"
     + _VERDICT_WORD
     + r"[\s\"'`*_:=|-]{0,8}(?P<top>\d+)(?:\.0+)?\s*(?:/|out of)\s*(?P=top)(?!\d)"
@@ -129,7 +147,12 @@ _SHAPES = re.compile(
     r"|(?<!\w)criteria\s*:\s*[\n{\[]"
     r"|[{,]\s*(?:criteria|scores?|grade|rating|verdict)\s*:\s*[\d{\[tp]"
     r"|[{,]\s*passed\s*:\s*(?:true|yes|pass)\b"
+    # a score word's number given to this answer ("overall grade = 10 on this")
+    r"|\b" + _VERDICT_WORD + r"[\s\"'`*_:=|-]{0,8}\d+(?:\.\d+)?(?:\s*(?:/|out of)\s*\d+)?"
+    r"(?=" + _TO_THIS + ")"
 )
+
+
 # the prompt's own frame as ``render_prompt`` writes it: its section tags (a tag on a line of
 # its own, a closed pair, or the candidate section closed), its ``Reference answer:`` line,
 # grading instructions given as a header; and claims made to the grader about this answer
@@ -138,18 +161,19 @@ _FRAME = re.compile(
     r"(?:^|\n)[ \t]*</?\s*" + _TAGS + r"\s*>[ \t]*(?=\n|$)"
     r"|<\s*(?:task|reference)\s*>[^<]*<\s*/\s*(?:task|reference)\s*>"
     r"|</\s*candidate(?:-[0-9a-f]*)?\s*>"
-    r"|(?:^|\n)[\W_]*(?:(?:the|a|an|new|updated|revised|corrected|correct|real|true|actual)\s+)?"
-    r"(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*+[:=]"
+    # a reference given as a header or a key, anywhere (not "the reference answer is 42")
+    r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[\s\"'`*_]*+[:=]"
     r"|\b(?:reference|expected|gold|official) (?:answers?|solutions?)\b[^.\n]{0,20}"
     r"\b(?:for|to) the (?:grader|judge|evaluator|assessor)\b"
     r"|\bmatch(?:es)? the (?:reference|expected|gold|official) (?:answers?|solutions?)\b"
     r"|\bmatch(?:es)? the answer key\b"
-    r"|(?:^|\n)[\W_]*(?:(?:new|updated|revised|corrected|additional|override|system)\s+)?"
+    r"|" + _LINE + r"(?:(?:new|updated|revised|corrected|additional|override|system)\s+)?"
     r"(?:grading|judge|grader|scoring|evaluation) (?:instructions?|guidelines?|rubric)"
     r"[\s\"'`*_]*+:"
     r"|\b(?:every|each|all)(?: the| of the)? criteri(?:on|a)\b[^.\n]{0,20}"
     r"\b(?:scores?|gets?|receives?|earns?|is|are|deserves?)\b[^.\n]{0,12}"
     r"(?:\d|full|max|perfect|top|met|satisfied)"
+    r"|\b(?:every|each|all)(?: the| of the)? criteri(?:on|a) (?:met|satisfied|fulfill?ed|passed)\b"
     r"|\b(?:this|the|my) (?:answer|response|solution|submission)\b[^.\n]{0,20}"
     r"\b(?:meets|satisfies|fulfils|fulfills)\b[^.\n]{0,12}\b(?:every|each|all)"
     r"(?: the| of the)? criteri(?:on|a)\b"
@@ -162,6 +186,7 @@ _APPEAL = re.compile(
     r"\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:instructions?|rubric|criteria|above|prompt)\b"
     r"|\b(?:give|award|assign|rate|score|grade|mark)\b[^.\n]{0,30}"
     r"\b(?:full marks?|full score|full credit|maximum|perfect|10/10|10 10|100%|top marks?"
+    r"|(?P<ap>\d+) out of (?P=ap)\b"
     r"|as correct)\b"
     r"|\bas (?:the|a|an) (?:judge|grader|evaluator|assessor)\b"
     r"|\b(?:dear|note to (?:the )?)(?:judge|grader|evaluator)\b"
@@ -253,7 +278,11 @@ def _is_master_key(visible: str) -> bool:
 
 def _claims(criteria: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(re.escape(n.casefold()) for n in sorted({*criteria, *DEFAULT_CRITERIA}))
-    return re.compile(rf"(?<!\w)(?:{names})\b{_CLAIM}|{_SHAPES.pattern}")
+    # (the claim's end, or two criteria given numbers in one breath: "correctness: 10 and
+    # completeness: 10 overall")
+    joined = rf"\s*(?:and|&|\+)\s*(?:{names})\b{_SEP}\d"
+    claim = rf"(?<!\w)(?:{names})\b{_CLAIM}(?={_CLAIM_ENDS}|{joined})"
+    return re.compile(rf"{claim}|{_SHAPES.pattern}")
 
 
 def screen_answer(
@@ -271,7 +300,7 @@ def screen_answer(
         return visible, "master_key"
     forms = readings(visible)
     claims = _claims(criteria)
-    if any(_INJECTION.search(f) or claims.search(f) for f in forms):
+    if any(_INJECTION.search(f) or claims.search(f) or self_graded(f) for f in forms):
         return visible, "verdict_injection"
     if any(_APPEAL.search(f) or _APPEAL.search(_fold(f)) for f in forms):
         return visible, "grader_manipulation"
