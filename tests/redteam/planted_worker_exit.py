@@ -1,0 +1,46 @@
+"""A planted environment whose judge ends the process on a marker in the agent's answer, and
+the policy that exploits it on the Redis backend (for ``test_redis_worker_death_escapes_red20.py``;
+workers import this module by name, so it is plain importable code, not a test).
+
+``ExitEnv`` is ``planted_judge_crash.CrashEnv`` (a secret word, judged by equality) whose
+verifier calls ``sys.exit`` when the reply contains ``MARKER``: the stand-in for every
+environment bug a crafted action reaches that ends the worker process rather than raising
+(``sys.exit`` in library code, an ``argparse`` of the agent's command line, an extension
+that aborts, exhausted memory). On a ``gymforge worker`` the ``SystemExit`` leaves the
+attempt's ``except Exception`` and ends the process with the task unacked.
+
+``half_exiter`` answers the ``crash.solve`` tasks right and sends the marker on the
+``crash.fail`` tasks, where it has no answer; ``half_honest`` sends a wrong word there.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from planted_judge_crash import CrashEnv, HalfPolicy
+
+from gymforge.core.env import EnvSpec
+from gymforge.core.types import Task
+from gymforge.core.verdict import Verdict
+
+MARKER = "<<worker-exit>>"
+
+
+class ExitEnv(CrashEnv):
+    """One reply, judged by equality; the judge ends the process on ``MARKER``."""
+
+    spec = EnvSpec("planted-worker-exit", "1.0.0")
+
+    def verify(self, task: Task, world: dict[str, Any], reply: str) -> Verdict:
+        if MARKER in reply:
+            sys.exit(f"cannot go on with the reply {reply[:40]!r}")
+        return super().verify(task, world, reply)
+
+
+def half_exiter() -> HalfPolicy:
+    return HalfPolicy("half_exiter", f"no idea {MARKER}")
+
+
+def half_honest() -> HalfPolicy:
+    return HalfPolicy("half_honest", "no idea")
