@@ -111,8 +111,8 @@ def counted(result: RunResult) -> dict[str, Any]:
 @pytest.mark.parametrize("n", [20, pytest.param(100, marks=pytest.mark.slow)])
 def test_worker_death_on_the_failing_tasks_is_counted(tmp_path: Path, n: int) -> None:
     """Over ``n`` tasks (half of them ones the policy cannot solve), the worker-killing
-    policy and the plain failer are counted alike: every episode written, the same mean
-    reward. Before, over 100 tasks: the killer's 50 failures were abandoned (150 workers
+    policy and the plain failer are counted alike: every episode written, the same success
+    rate, each failure counted (``worker_died_on_action``). Before, over 100 tasks: the killer's 50 failures were abandoned (150 workers
     dead) and its 50 successes alone written, success 1.0 and mean reward 0.99, against the
     plain failer's 100 written, 0.5 and 0.49."""
     with redis_server(tmp_path) as url:
@@ -124,5 +124,10 @@ def test_worker_death_on_the_failing_tasks_is_counted(tmp_path: Path, n: int) ->
     assert trap_deaths > 0, "the marker never ended a worker"
     assert killer["unwritten"] == 0, (killer, trap_deaths)
     assert killer["written"] == n, killer
-    assert killer["mean_reward"] == plain["mean_reward"], (killer, plain)
+    assert killer["success"] == plain["success"], (killer, plain)
     assert killer["reasons"] == ["worker_died_on_action"], killer
+    # each such failure ends before the step the worker died in: no step, no reward (the
+    # plain failer's wrong answer pays the step cost, -0.01)
+    failed = [e for e in trap.episodes if not e["success"]]
+    assert {(e["steps"], e["reward"], e["truncated"]) for e in failed} == {(0, 0.0, True)}
+    assert killer["mean_reward"] <= plain["mean_reward"] + 0.01, (killer, plain)
