@@ -24,8 +24,10 @@ from test_rubric_judge_stalled_by_answer_red19 import TASKS, play
 def test_a_judge_failing_the_answer_twice_in_two_ways_is_a_counted_failure(
     tmp_path: Path,
 ) -> None:
-    """8 tasks, 4 the policy cannot solve. Before: the 4 failures were retried and given up
-    (4 written, success 1.0, the plain failer's 8 at 0.5)."""
+    """8 tasks, 4 the policy cannot solve: every episode written, the failures
+    ``judge_timed_out``. Before: the 4 failures were retried and given up (4 written,
+    success 1.0, the plain failer's 8 at 0.5; over 100 tasks 50 written at 1.0 and mean
+    reward 0.99 against 100 at 0.5 and 0.49)."""
     honest = play(JudgedEnv, "no idea", tmp_path / "honest")
     assert not honest.errors and honest.summary["episodes"] == TASKS
     JudgeModel.flaky_asks = 0
