@@ -9,8 +9,10 @@ environment bug a crafted action reaches that ends the worker process rather tha
 that aborts, exhausted memory). On a ``gymforge worker`` the ``SystemExit`` leaves the
 attempt's ``except Exception`` and ends the process with the task unacked.
 
-``half_exiter`` answers the ``crash.solve`` tasks right and sends the marker on the
-``crash.fail`` tasks, where it has no answer; ``half_honest`` sends a wrong word there.
+``half_exiter`` answers the ``crash.solve`` tasks right and, on the ``crash.fail`` tasks,
+where it has no answer, first calls a tool the environment does not have (an invalid call:
+its penalty and the step's cost, -0.11) and then sends the marker; ``half_honest`` calls the
+same tool and then sends a wrong word.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any
 from planted_judge_crash import CrashEnv, HalfPolicy
 
 from gymforge.core.env import EnvSpec
-from gymforge.core.types import Task
+from gymforge.core.policy import EpisodeContext, PolicyTurn
+from gymforge.core.types import Observation, Task, ToolCall
 from gymforge.core.verdict import Verdict
 
 MARKER = "<<worker-exit>>"
@@ -38,9 +41,28 @@ class ExitEnv(CrashEnv):
         return super().verify(task, world, reply)
 
 
+class LooksThenMisses(HalfPolicy):
+    """``HalfPolicy`` that, on a task it cannot solve, calls a tool first, then misses."""
+
+    async def start(self, ctx: EpisodeContext) -> None:
+        await super().start(ctx)
+        self.looked = False
+
+    async def act(self, observation: Observation) -> PolicyTurn:
+        if self.solves or self.looked:
+            return await super().act(observation) if self.solves else self.missed()
+        self.looked = True
+        return PolicyTurn(ToolCall(name="lookup", arguments={"word": "?"}))
+
+    def missed(self) -> PolicyTurn:
+        from gymforge.core.types import Reply
+
+        return PolicyTurn(Reply(text=self.miss))
+
+
 def half_exiter() -> HalfPolicy:
-    return HalfPolicy("half_exiter", f"no idea {MARKER}")
+    return LooksThenMisses("half_exiter", f"no idea {MARKER}")
 
 
 def half_honest() -> HalfPolicy:
-    return HalfPolicy("half_honest", "no idea")
+    return LooksThenMisses("half_honest", "no idea")

@@ -112,9 +112,12 @@ def counted(result: RunResult) -> dict[str, Any]:
 def test_worker_death_on_the_failing_tasks_is_counted(tmp_path: Path, n: int) -> None:
     """Over ``n`` tasks (half of them ones the policy cannot solve), the worker-killing
     policy and the plain failer are counted alike: every episode written, the same success
-    rate, each failure counted (``worker_died_on_action``). Before, over 100 tasks: the killer's 50 failures were abandoned (150 workers
-    dead) and its 50 successes alone written, success 1.0 and mean reward 0.99, against the
-    plain failer's 100 written, 0.5 and 0.49."""
+    rate, each failure counted (``worker_died_on_action``) with the reward of its steps
+    before the one its worker died in. Before, over 100 tasks: the killer's 50 failures
+    were abandoned (150 workers dead) and its 50 successes alone written, success 1.0 and
+    mean reward 0.99, against the plain failer's 100 written, 0.5 and 0.49; counted with no
+    step, each failure earned 0 where the plain failer's earned -0.12 (its invalid call and
+    its wrong answer): mean 0.495 against 0.435."""
     with redis_server(tmp_path) as url:
         honest, honest_deaths = play(url, HONEST, n, tmp_path / "honest")
     with redis_server(tmp_path) as url:
@@ -126,8 +129,10 @@ def test_worker_death_on_the_failing_tasks_is_counted(tmp_path: Path, n: int) ->
     assert killer["written"] == n, killer
     assert killer["success"] == plain["success"], (killer, plain)
     assert killer["reasons"] == ["worker_died_on_action"], killer
-    # each such failure ends before the step the worker died in: no step, no reward (the
-    # plain failer's wrong answer pays the step cost, -0.01)
+    # each such failure keeps the steps before the one its worker died in (the invalid
+    # call: -0.11), not that step (the plain failer's wrong answer costs -0.01 more)
     failed = [e for e in trap.episodes if not e["success"]]
-    assert {(e["steps"], e["reward"], e["truncated"]) for e in failed} == {(0, 0.0, True)}
-    assert killer["mean_reward"] <= plain["mean_reward"] + 0.01, (killer, plain)
+    assert {(e["steps"], round(e["reward"], 6), e["truncated"]) for e in failed} == {
+        (1, -0.11, True)
+    }
+    assert killer["mean_reward"] <= plain["mean_reward"] + 0.005, (killer, plain)
