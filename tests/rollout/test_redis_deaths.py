@@ -9,10 +9,10 @@ import asyncio
 import pytest
 
 from gymforge.core.errors import POLICY_STOP_REASONS, WORKER_DIED_ON_ACTION, WorkerDiedOnAction
-from gymforge.core.types import ToolCall
+from gymforge.core.types import Action, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout.episode import run_episode
-from gymforge.rollout.executors.redis_deaths import StoppedPolicy, died_on_action, mark_first_step
+from gymforge.rollout.executors.redis_deaths import StoppedPolicy, died_on_action, record_steps
 from gymforge.rollout.jobs import expand
 from gymforge.rollout.scripted import scripted_policy
 
@@ -27,35 +27,45 @@ def test_only_takers_that_all_died_after_the_agent_acted_blame_it(
     assert died_on_action(handed, acted) is agents
 
 
-def test_the_mark_comes_once_before_the_first_step() -> None:
+def test_each_action_is_recorded_before_its_step() -> None:
     env = LedgerEnv()
     [task] = LedgerEnv.tasks.sample(1, 0)
     events: list[str] = []
 
-    async def mark() -> None:
-        events.append("mark")
+    async def record(action: Action) -> None:
+        events.append(f"record {action.name}")  # type: ignore[union-attr]
 
     async def main() -> None:
         await env.reset(task, 0)
-        mark_first_step(env, mark)
+        record_steps(env, record)
         assert events == []  # the reset is no action
-        await env.step(ToolCall(name="no_such_tool"))  # an error answered; the episode goes on
-        await env.step(ToolCall(name="no_such_tool"))
+        for name in ("first", "second"):  # errors answered; the episode goes on
+            result = await env.step(ToolCall(name=name))
+            events.append(f"stepped {len(result.observation.messages)}")
 
     asyncio.run(main())
-    assert events == ["mark"]
+    assert [e.split()[0] for e in events] == ["record", "stepped", "record", "stepped"]
+    assert events[0] == "record first" and events[2] == "record second"
 
 
-def test_the_probe_ends_the_episode_counted_at_its_reset() -> None:
-    """The episode the probe plays: the job's reset and no step, truncated, a failure whose
-    reason is the policy's stop (so the trajectory reader accepts it); the policy's identity
-    kept, the policy never asked."""
+def test_the_probe_replays_the_actions_then_ends_the_episode_counted() -> None:
+    """The episode the probe plays: the job's reset, the recorded actions (their steps and
+    costs), then its end, truncated, a failure whose reason is the policy's stop (so the
+    trajectory reader accepts it); the policy's identity kept, the policy never asked."""
     [job] = expand([(LedgerEnv.tasks.sample(1, 0)[0], 3)])
-    env, policy = LedgerEnv(), StoppedPolicy(scripted_policy("oracle")())
+    env = LedgerEnv()
+    actions: list[Action] = [ToolCall(name="no_such_tool")]
+    policy = StoppedPolicy(scripted_policy("oracle")(), actions)
     records = asyncio.run(run_episode(env, policy, job.keys("run", env, policy)))
     end = records[-1]
-    assert [(r["record"], r.get("step")) for r in records] == [("step", 0), ("episode", None)]
-    assert (end["steps"], end["success"], end["truncated"], end["reward"]) == (0, False, True, 0)
+    assert [(r["record"], r.get("step")) for r in records] == [
+        ("step", 0),
+        ("step", 1),
+        ("episode", None),
+    ]
+    assert records[1]["action"]["name"] == "no_such_tool"
+    assert (end["steps"], end["success"], end["truncated"]) == (1, False, True)
+    assert end["reward"] == records[1]["reward"] < 0  # the step's costs paid
     assert end["failure_reason"] == WORKER_DIED_ON_ACTION in POLICY_STOP_REASONS
     assert end["policy_checkpoint"] == policy.checkpoint
     assert WorkerDiedOnAction().reason == WORKER_DIED_ON_ACTION

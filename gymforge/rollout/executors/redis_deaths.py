@@ -9,15 +9,17 @@ out of the count, three workers apiece. The rule is the one of ``gymforge.core.b
 failure the agent's actions may cause is the agent's outcome when the same job without them
 does not fail.
 
-- Every worker marks, before the agent's first action reaches the environment, that the
-  attempt it plays got that far (``mark_first_step``: a count under ``acted_key``, kept
-  until the task is acked).
-- A task taken more often than the reclaims allow, whose every earlier taker died after the
-  agent acted (``died_on_action``), is played once more up to the agent's first action
-  (``StoppedPolicy``): the probe, the job's own reset with none of the agent's actions.
-  Survived, the episode ends there, counted, truncated, with no step
-  (``WORKER_DIED_ON_ACTION``). If the probe kills this worker too, the next finds one taker
-  that never acted and gives the task up.
+- Every taker records in Redis (``Takers``) each action of the agent before it reaches the
+  environment: the first counts the taker as one whose agent acted; the actions are kept
+  per taker (its delivery number).
+- A task taken more often than the reclaims allow, whose every earlier taker died after
+  the agent acted (``died_on_action``), is played once more by the next worker as the
+  probe: the job's reset, the last taker's actions but its last (the one whose step it died
+  in) replayed, none of the policy asked (``StoppedPolicy``). Survived, the episode ends
+  there, counted, truncated (``WORKER_DIED_ON_ACTION``), with the reward of the steps
+  replayed: the steps' costs the dead attempt paid are paid. A probe that dies too (a death
+  that came later than its action) is followed by one without the replay; that dying too,
+  the task is given up.
 - A task a worker died with before the agent acted (its reset, a stalled start, a node lost
   early) is given up as before: ``Abandoned``, infrastructure.
 """
@@ -27,19 +29,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from gymforge.core.env import Environment
 from gymforge.core.errors import WorkerDiedOnAction
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.types import Action, Observation
 
-__all__ = [
-    "StoppedPolicy",
-    "acted_key",
-    "acted_marker",
-    "deliveries",
-    "died_on_action",
-    "mark_first_step",
-]
+ACTION: TypeAdapter[Action] = TypeAdapter(Action)
+
+__all__ = ["StoppedPolicy", "Takers", "deliveries", "died_on_action", "record_steps"]
 
 
 async def deliveries(r: Any, tasks: str, group: str, entry_id: str) -> int:
@@ -49,53 +48,84 @@ async def deliveries(r: Any, tasks: str, group: str, entry_id: str) -> int:
     return int(rows[0]["times_delivered"]) if rows else 0
 
 
-def acted_key(prefix: str, entry_id: str) -> str:
-    """The count of a task entry's takers whose agent acted."""
-    return f"{prefix}:acted:{entry_id}"
-
-
-def acted_marker(r: Any, key: str, ttl_s: int) -> Callable[[], Awaitable[None]]:
-    """The ``mark`` of one taker: counts it under ``key`` (deleted once the task is acked;
-    else kept ``ttl_s``)."""
-
-    async def mark() -> None:
-        await r.incr(key)
-        await r.expire(key, ttl_s)
-
-    return mark
-
-
 def died_on_action(handed: int, acted: int) -> bool:
     """Whether each of the ``handed - 1`` takers before this one (all gone without a result)
-    got as far as the agent's first action: ``acted`` of them did."""
+    got as far as the agent's first action (or was a probe): ``acted`` of them did."""
     return handed > 1 and acted >= handed - 1
 
 
-def mark_first_step(env: Environment, mark: Callable[[], Awaitable[Any]]) -> None:
-    """Await ``mark`` once, before ``env``'s first step runs (where the agent's first action
-    reaches the environment), so a death in that step is known to follow it."""
-    step = env.step
-    marked = False
+class Takers:
+    """What the takers of task entry ``entry_id`` leave in Redis (under ``prefix``; each key
+    kept ``ttl_s`` at most, deleted once the task is acked): how many acted, how many were
+    probes, and each taker's actions."""
 
-    async def first_marked(action: Action) -> Any:
-        nonlocal marked
-        if not marked:
-            marked = True
-            await mark()
+    def __init__(self, r: Any, prefix: str, entry_id: str, ttl_s: int) -> None:
+        self.r, self.ttl_s = r, ttl_s
+        self.base = f"{prefix}:taken:{entry_id}"
+
+    def actions_key(self, delivery: int) -> str:
+        return f"{self.base}:actions:{delivery}"
+
+    def recorder(self, delivery: int) -> Callable[[Action], Awaitable[None]]:
+        """What taker ``delivery`` awaits before each action reaches the environment."""
+        first = True
+
+        async def record(action: Action) -> None:
+            nonlocal first
+            if first:
+                first = False
+                await self._count("acted")
+            key = self.actions_key(delivery)
+            await self.r.rpush(key, action.model_dump_json())
+            await self.r.expire(key, self.ttl_s)
+
+        return record
+
+    async def probe(self, handed: int) -> list[Action] | None:
+        """The actions the probe of taker ``handed`` replays (the last taker's but its
+        last; none when a probe died already), or None: the task is given up."""
+        acted, probes = (int(n or 0) for n in await self.r.mget(*self._keys("acted", "probes")))
+        if probes >= 2 or not died_on_action(handed, acted + probes):
+            return None
+        raw = [] if probes else await self.r.lrange(self.actions_key(handed - 1), 0, -1)
+        await self._count("probes")
+        return [ACTION.validate_json(a) for a in raw[:-1]]
+
+    async def clear(self, handed: int) -> None:
+        keys = [self.actions_key(n) for n in range(1, handed + 1)]
+        await self.r.delete(*self._keys("acted", "probes"), *keys)
+
+    def _keys(self, *names: str) -> list[str]:
+        return [f"{self.base}:{name}" for name in names]
+
+    async def _count(self, name: str) -> None:
+        [key] = self._keys(name)
+        await self.r.incr(key)
+        await self.r.expire(key, self.ttl_s)
+
+
+def record_steps(env: Environment, record: Callable[[Action], Awaitable[Any]]) -> None:
+    """Await ``record(action)`` before each of ``env``'s steps runs (where the agent's
+    action reaches the environment), so a death in that step is known to follow it."""
+    step = env.step
+
+    async def recorded(action: Action) -> Any:
+        await record(action)
         return await step(action)
 
-    env.step = first_marked  # type: ignore[method-assign]
+    env.step = recorded  # type: ignore[method-assign]
 
 
 class StoppedPolicy:
-    """``policy``'s identity (name, checkpoint, weight version) for the probe's episode,
-    which it ends before the agent's first action (``WorkerDiedOnAction``); the policy itself
-    is never started or asked."""
+    """``policy``'s identity (name, checkpoint, weight version) for the probe's episode:
+    it sends ``actions`` (the agent's, recorded) and then ends the episode
+    (``WorkerDiedOnAction``); the policy itself is never started or asked."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, actions: list[Action] | None = None) -> None:
         self.name = policy.name
         self.checkpoint = policy.checkpoint
         self._policy = policy
+        self._actions = list(actions or ())
 
     def weight_version(self) -> Any:
         version = getattr(self._policy, "weight_version", None)
@@ -105,6 +135,8 @@ class StoppedPolicy:
         return None
 
     async def act(self, observation: Observation) -> PolicyTurn:
+        if self._actions:
+            return PolicyTurn(self._actions.pop(0), capture_level="none")
         raise WorkerDiedOnAction(
             "the workers playing this task died each time after the agent acted"
         )

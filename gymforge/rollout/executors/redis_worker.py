@@ -13,8 +13,9 @@ Layout (``prefix`` defaults to ``gymforge``):
   over ``max_reclaims`` times (default ``MAX_RECLAIMS``, 2) is given up by the next worker
   that takes it: it posts an ``abandoned`` result and acks, so a job that kills every worker
   playing it costs at most ``max_reclaims + 1`` of them; unless every one of them died after
-  the agent acted (``{prefix}:acted:{entry id}``, ``redis_deaths``), when the job's reset is
-  played as the probe and the episode ends there, counted. An exception the attempt's own code
+  the agent acted (``{prefix}:taken:{entry id}:*``, ``redis_deaths``), when the job is
+  played as the probe (its reset, the last taker's actions but the one it died on) and the
+  episode ends there, counted. An exception the attempt's own code
   raises never ends a worker: it is the attempt's result, judged by the one rule
   (``redis_entries``: a bug stops the run with its traceback, as on the local executor),
   and the entry is acked, never reclaimed.
@@ -43,15 +44,14 @@ from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
+from gymforge.core.types import Action
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
 from gymforge.rollout.executors.redis_deaths import (
     StoppedPolicy,
-    acted_key,
-    acted_marker,
+    Takers,
     deliveries,
-    died_on_action,
-    mark_first_step,
+    record_steps,
 )
 from gymforge.rollout.executors.redis_entries import (
     MAX_RECLAIMS,
@@ -187,15 +187,16 @@ async def run_task(
     fields: dict[str, Any],
     resources: _Resources | None = None,
     *,
-    mark: Callable[[], Awaitable[Any]] | None = None,
-    probe: bool = False,
+    record: Callable[[Action], Awaitable[Any]] | None = None,
+    probe: list[Action] | None = None,
 ) -> dict[str, str]:
     """Play the attempt a task entry describes; return the result entry's fields: the
     records as JSON, or the failure (``error``, ``kind``: ``redis_entries``). Whatever the
     attempt's own code raises is its result, judged by the one rule, never the worker's end:
     an exception that is not gymforge's own is a ``bug``, reported with its traceback.
-    ``mark`` is awaited before the agent's first action reaches the environment; ``probe``
-    plays the task up to that action only and ends it there, counted (``redis_deaths``)."""
+    ``record`` is awaited with each action before it reaches the environment; ``probe``
+    plays the task with those actions instead of the policy's and ends it there, counted
+    (``redis_deaths``)."""
     res = resources or _Resources()
     run_id = fields["run_id"]
     job = Job(int(fields["index"]), fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
@@ -208,10 +209,10 @@ async def run_task(
         source = await res.policy(fields["policy"], fields.get("base_url"), options, handle)
         env = handle.factory()
         policy = source.factory()
-        if probe:
-            policy = StoppedPolicy(policy)
-        elif mark is not None:
-            mark_first_step(env, mark)
+        if probe is not None:
+            policy = StoppedPolicy(policy, probe)
+        elif record is not None:
+            record_steps(env, record)
         records = await play_attempt(env, policy, job.keys(run_id, env, policy), timeout)
         return {**result, "records": json.dumps(records)}
     except Exception as err:  # retried, a mistake that stops the run, or a bug that does
@@ -270,13 +271,15 @@ async def worker(
     last_reclaim = 0.0
     reclaim_every = min(max(reclaim_idle_ms / 2000, 0.05), block_ms / 1000 + 1)
 
-    async def play(entry_id: str, fields: dict[str, Any], probe: bool = False) -> dict[str, str]:
+    async def play(
+        entry_id: str, fields: dict[str, Any], handed: int, probe: list[Action] | None = None
+    ) -> dict[str, str]:
         beat = asyncio.create_task(
             _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
         )
-        mark = acted_marker(r, acted_key(prefix, entry_id), DONE_TTL_S)
+        record = Takers(r, prefix, entry_id, DONE_TTL_S).recorder(handed)
         try:
-            return await run_task(fields, res, mark=mark, probe=probe)
+            return await run_task(fields, res, record=record, probe=probe)
         finally:
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -284,22 +287,24 @@ async def worker(
 
     async def process(entry_id: str, fields: dict[str, Any], taken_over: bool = False) -> None:
         nonlocal done
+        handed = 1
+        takers = Takers(r, prefix, entry_id, DONE_TTL_S)
         if fields and not await r.exists(streams.done(fields.get("run_id", ""))):
             handed = await deliveries(r, streams.tasks, group, entry_id) if taken_over else 1
-            acted = int(await r.get(acted_key(prefix, entry_id)) or 0) if taken_over else 0
-            if handed > max_reclaims + 1 and died_on_action(handed, acted):  # the agent's
+            probe = await takers.probe(handed) if handed > max_reclaims + 1 else None
+            if probe is not None:  # every taker died after the agent acted: its failure
                 log.error("%s ends task %s: died on the agent's action", consumer, entry_id)
-                result = await play(entry_id, fields, probe=True)
+                result = await play(entry_id, fields, handed, probe)
             elif handed > max_reclaims + 1:  # every worker that took it died: not another
                 log.error("%s gives up task %s: taken %d times", consumer, entry_id, handed)
                 result = abandoned_fields(result_head(fields), handed, max_reclaims)
             else:
-                result = await play(entry_id, fields)
+                result = await play(entry_id, fields, handed)
             await r.xadd(fields["result_stream"], result)
         # result first, then ack: a crash in between repeats the job (deduplicated later)
         await r.xack(streams.tasks, group, entry_id)
         await r.xdel(streams.tasks, entry_id)
-        await r.delete(acted_key(prefix, entry_id))
+        await takers.clear(handed)
         done += 1
 
     try:
