@@ -5,6 +5,7 @@ server (the rule, the mark, the probe's episode); the run against a real one is
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -12,9 +13,15 @@ from gymforge.core.errors import POLICY_STOP_REASONS, WORKER_DIED_ON_ACTION, Wor
 from gymforge.core.types import Action, ToolCall
 from gymforge.envs.ledger import LedgerEnv
 from gymforge.rollout.episode import run_episode
-from gymforge.rollout.executors.redis_deaths import StoppedPolicy, died_on_action, record_steps
+from gymforge.rollout.executors.redis_deaths import (
+    StoppedPolicy,
+    Takers,
+    died_on_action,
+    record_steps,
+)
 from gymforge.rollout.jobs import expand
 from gymforge.rollout.scripted import scripted_policy
+from tests.rollout.redis_helpers import REDIS_SERVER, redis_server
 
 
 @pytest.mark.parametrize(
@@ -69,3 +76,38 @@ def test_the_probe_replays_the_actions_then_ends_the_episode_counted() -> None:
     assert end["failure_reason"] == WORKER_DIED_ON_ACTION in POLICY_STOP_REASONS
     assert end["policy_checkpoint"] == policy.checkpoint
     assert WorkerDiedOnAction().reason == WORKER_DIED_ON_ACTION
+
+
+@pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
+def test_a_probe_that_dies_is_followed_by_a_bare_one_then_the_task_is_given_up(
+    tmp_path: Path,
+) -> None:
+    """Three takers died after acting (the third's actions recorded): the probe replays its
+    actions but the last; that probe dying, the next is bare (the job's reset alone); that
+    dying too, the task is given up. A taker that died before acting gives it up at once."""
+    pytest.importorskip("redis")
+    from gymforge.rollout.executors.redis_worker import connect
+
+    lookup, answer = ToolCall(name="lookup"), ToolCall(name="answer")
+
+    async def main() -> list[list[Action] | None]:
+        r = connect(url)
+        try:
+            takers = Takers(r, "t", "1-0", 60)
+            for delivery in (1, 2, 3):
+                record = takers.recorder(delivery)
+                await record(lookup)
+                await record(answer)  # the action each died on
+            seen = [await takers.probe(4), await takers.probe(5), await takers.probe(6)]
+            early = Takers(r, "t", "2-0", 60)
+            await early.recorder(1)(lookup)  # the first acted; the second died before
+            seen.append(await early.probe(3))
+            await takers.clear(6)
+            assert not await r.keys("t:taken:1-0:*")
+            return seen
+        finally:
+            await r.aclose()
+
+    with redis_server(tmp_path) as url:
+        replayed, bare, given_up, early_given_up = asyncio.run(main())
+    assert replayed == [lookup] and bare == [] and given_up is None and early_given_up is None
