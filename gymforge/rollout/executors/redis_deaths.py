@@ -70,14 +70,18 @@ class Takers:
         """What taker ``delivery`` awaits before each action reaches the environment."""
         first = True
 
-        async def record(action: Action) -> None:
+        async def record(action: Action) -> None:  # one round trip
             nonlocal first
-            if first:
-                first = False
-                await self._count("acted")
             key = self.actions_key(delivery)
-            await self.r.rpush(key, action.model_dump_json())
-            await self.r.expire(key, self.ttl_s)
+            async with self.r.pipeline(transaction=False) as pipe:
+                if first:
+                    first = False
+                    [acted] = self._keys("acted")
+                    pipe.incr(acted)
+                    pipe.expire(acted, self.ttl_s)
+                pipe.rpush(key, action.model_dump_json())
+                pipe.expire(key, self.ttl_s)
+                await pipe.execute()
 
         return record
 
