@@ -41,6 +41,7 @@ __all__ = [
     "TextFault",
     "blame_failure",
     "blame_text",
+    "repeated_fault",
     "server_fault",
     "text_fault",
 ]
@@ -92,6 +93,16 @@ def server_fault(err: InfraError) -> bool:
         and not isinstance(err, TurnTimedOut)
         and getattr(err, "status", None) != RATE_LIMITED
     )
+
+
+def repeated_fault(err: InfraError) -> TextFault | None:
+    """How the request holding the agent's text failed when asked once more, after it failed
+    (a :func:`server_fault`) and the probe was answered: a stall or a refusal
+    (:func:`text_fault`) is the text's as much as a server failure again (``FAILED``), since
+    the same model answered without the text in between; None for a rate limit (load),
+    raised as it is. A model that ends each ask on a long answer in one of two ways (a
+    gateway's 502 or the caller's timeout, whichever comes first) was otherwise retried."""
+    return text_fault(err) or (FAILED if server_fault(err) else None)
 
 
 async def blame_failure(failure: InfraError, without_text: Callable[[], Awaitable[object]]) -> None:

@@ -88,6 +88,13 @@ once more (:class:`TranscriptFailed`): a server that fails only on what the agen
 on the first turn, on the answer it generates; both are the policy's output, so, as
 ``TRANSCRIPT_REFUSED``, the episode's counted failure."""
 
+WORKER_DIED_ON_ACTION = "worker_died_on_action"
+"""The failure reason of a Redis task whose workers died each time they took it, every one
+after the agent's first action reached the environment, while the job's reset (none of the
+agent's actions) is played without dying (:class:`WorkerDiedOnAction`): an environment that
+ends the process on what the agent did, as one that raises on it, is the agent's outcome,
+counted (``gymforge.rollout.executors.redis_deaths``)."""
+
 POLICY_STOP_REASONS = (
     frozenset(
         {
@@ -99,6 +106,7 @@ POLICY_STOP_REASONS = (
             TURN_TIMEOUT,
             TRANSCRIPT_REFUSED,
             TRANSCRIPT_FAILED,
+            WORKER_DIED_ON_ACTION,
         }
     )
     | SERVED_STOP_REASONS
@@ -158,6 +166,14 @@ class TranscriptFailed(PolicyStopped):
     retried and left unwritten (``gymforge.rollout.transcript_refusal``)."""
 
     reason = TRANSCRIPT_FAILED
+
+
+class WorkerDiedOnAction(PolicyStopped):
+    """The workers playing a Redis task died each time after the agent acted, and its reset
+    was played without dying (``WORKER_DIED_ON_ACTION``): the agent's counted failure,
+    never a task given up as infrastructure (``gymforge.rollout.executors.redis_deaths``)."""
+
+    reason = WORKER_DIED_ON_ACTION
 
 
 class ContextLengthExceeded(PolicyStopped):

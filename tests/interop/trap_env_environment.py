@@ -10,7 +10,10 @@ the same reset and the same actions give the same answers and the same failure, 
 ``hint:flaky``, which fails the first time a server process is asked it (a passing fault
 of the server's) and answers a hint after that. ``mark:N`` notes a number and goes on; its
 ``state`` reads the number as an ``int``, so after ``mark:`` of something else ``state``
-raises ``ValueError`` (the step itself answered).
+raises ``ValueError`` (the step itself answered). ``claim:NAME`` claims a name and goes on,
+once per server process: the names live in the process (as in a store its sessions share),
+so claiming one already claimed, on any session, raises ``ValueError``: an action that does
+not replay as it first ran.
 """
 
 from typing import Any
@@ -25,6 +28,7 @@ except ImportError:
 
 WORDS = [f"{a}{b}" for a in ("red", "blue", "green", "gold") for b in "abcdefghijklmnopqrstuvwxy"]
 FLAKED: set[str] = set()
+CLAIMED: set[str] = set()
 
 
 class TrapEnvironment(Environment):
@@ -66,6 +70,12 @@ class TrapEnvironment(Environment):
         if text == "hint:flaky" and text not in FLAKED:
             FLAKED.add(text)
             raise RuntimeError("a passing fault")
+        if text.startswith("claim:"):
+            name = text[len("claim:") :]
+            if name in CLAIMED:  # ValueError: claimed already, on this or another session
+                raise ValueError(f"{name!r} is claimed already")
+            CLAIMED.add(name)
+            return TrapObservation(echoed_message="claimed", done=False, reward=0.0)
         if text.startswith("mark:"):
             self._mark = text[len("mark:") :]
             return TrapObservation(echoed_message="noted", done=False, reward=0.0)

@@ -6,7 +6,9 @@ reply against it. Its judge model (:class:`JudgeModel`) rates a reply holding th
 any other 1, and, as a hosted judge behind a moderation filter or a judge talked into
 reasoning at length would, fails on a reply holding a marker: ``STALL`` runs every attempt
 past the call timeout (``PolicyTimedOut``, what the ``openai:`` policy raises then),
-``REFUSE`` is refused (``PolicyRequestRejected``, a 400). ``dead`` makes it stall on every
+``REFUSE`` is refused (``PolicyRequestRejected``, a 400), ``FLAKY`` is answered at length
+behind a gateway whose read timeout is near the call timeout, so its asks end in turn as the
+gateway's 502 (``PolicyServerError``) and as a stall. ``dead`` makes it stall on every
 request (a judge server that is down). The two task families alternate in
 ``TaskSource.sample``.
 
@@ -28,12 +30,13 @@ from gymforge.core.policy import EpisodeContext, PolicyTurn
 from gymforge.core.types import Observation, Reply, Task
 from gymforge.core.verdict import Verdict
 from gymforge.kit.tool_env import ToolEnv
-from gymforge.rollout.server import PolicyRequestRejected, PolicyTimedOut
+from gymforge.rollout.server import PolicyRequestRejected, PolicyServerError, PolicyTimedOut
 from gymforge.tasks import AnswerTruth, ChoiceKnob, ParamSpace, TaskFamily, TaskSource
 from gymforge.verify.llm_judge import DEFAULT_RUBRIC, RubricJudge
 
 STALL = "<<a text the judge answers at length>>"
 REFUSE = "<<a text the judge's moderation refuses>>"
+FLAKY = "<<a text the judge answers at length behind a gateway>>"
 _CANDIDATE = re.compile(r"<(candidate-[0-9a-f]+)>\n(.*)\n</\1>", re.S)
 _REFERENCE = re.compile(r"<reference>\n(.*)\n</reference>", re.S)
 WORDS = ("amber", "basalt", "cobalt", "dune", "ember", "fjord")
@@ -54,6 +57,8 @@ class JudgeModel:
 
     name = checkpoint = "planted-judge"
     dead = False
+    flaky_asks = 0
+    """Requests holding ``FLAKY`` seen so far, by every instance (one is made per request)."""
 
     async def start(self, ctx: EpisodeContext) -> None:
         return None
@@ -61,6 +66,11 @@ class JudgeModel:
     async def act(self, observation: Observation) -> PolicyTurn:
         prompt = observation.text()
         if self.dead or STALL in prompt:
+            raise PolicyTimedOut("judge: failed 2 attempts; last: no response within 1.0 s")
+        if FLAKY in prompt:
+            JudgeModel.flaky_asks += 1
+            if JudgeModel.flaky_asks % 2:
+                raise PolicyServerError("judge: failed 2 attempts; last: 502", status=502)
             raise PolicyTimedOut("judge: failed 2 attempts; last: no response within 1.0 s")
         if REFUSE in prompt:
             raise PolicyRequestRejected("judge refused the request (400): flagged", status=400)

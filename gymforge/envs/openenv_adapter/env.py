@@ -25,10 +25,14 @@ episode ends (OpenEnv's sessions are capped per server: ``max_concurrent_envs``)
   actions are replayed there and the action sent once more. Failing again, it is the
   agent's outcome: the episode ends, counted, with a failed verdict ``env_failed_on_action``
   naming the server's error (``facts["server_error"]``), the reward so far kept. Answered,
-  the failure did not recur, and the episode goes on, on the new session. A probe or a
-  replay that fails leaves the failure the server's (retried): a dead server, a restarted
-  one, one at capacity. Read as the server failing, any step the agent could make fail was
-  retried as a fresh sample and given up unwritten (the policy's failures uncounted):
+  the failure did not recur, and the episode goes on, on the new session. A probe that
+  fails leaves the failure the server's (retried): a dead server, a restarted one, one at
+  capacity. A replay that fails is probed once more the same way: the server answering a
+  reset again, the agent's own earlier actions are what it fails on (one that does not
+  replay as it first ran: a name claimed in a store its sessions share), counted alike
+  (``tests/interop/test_openenv_replay_fails_red20.py``); not answering, retried. Read as
+  the server failing, any step the agent could make fail was retried as a fresh sample and
+  given up unwritten (the policy's failures uncounted):
   ``tests/interop/test_openenv_step_raises_on_action_red19.py``.
 - **Reward.** Each step's OpenEnv reward is the component ``openenv.reward``. OpenEnv has no
   success criterion, so no episode is a success, and no oracle: the checks that need one are
@@ -230,10 +234,13 @@ class OpenEnvEnv(ToolEnv[OeTruth, dict[str, Any]]):
         await blame_failure(failure, without_actions)  # raises failure when it fails
         assert self.client is not None
         try:
-            for earlier in self.sent:  # answered before: a failure now is the server's
+            for earlier in self.sent:  # the agent's actions, answered before
                 await self._call("step", self.client.step(earlier))
-        except InfraError as replay:
-            raise failure from replay
+        except InfraError as replay:  # theirs too while the server answers a reset again
+            await blame_failure(failure, without_actions)
+            await self._disconnect()
+            self.server_error = f"replaying the episode's actions: {str(replay)[:460]}"
+            return None
         try:
             return await self._advance(action)
         except Exception as again:

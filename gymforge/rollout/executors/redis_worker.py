@@ -12,7 +12,10 @@ Layout (``prefix`` defaults to ``gymforge``):
   JUSTID XCLAIM heartbeat (which leaves the entry's delivery count alone). An entry taken
   over ``max_reclaims`` times (default ``MAX_RECLAIMS``, 2) is given up by the next worker
   that takes it: it posts an ``abandoned`` result and acks, so a job that kills every worker
-  playing it costs at most ``max_reclaims + 1`` of them. An exception the attempt's own code
+  playing it costs at most ``max_reclaims + 1`` of them; unless every one of them died after
+  the agent acted (``{prefix}:taken:{entry id}:*``, ``redis_deaths``), when the job is
+  played as the probe (its reset, the last taker's actions but the one it died on) and the
+  episode ends there, counted. An exception the attempt's own code
   raises never ends a worker: it is the attempt's result, judged by the one rule
   (``redis_entries``: a bug stops the run with its traceback, as on the local executor),
   and the entry is acked, never reclaimed.
@@ -34,14 +37,22 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gymforge.core.env import Environment
 from gymforge.core.errors import UserError
+from gymforge.core.types import Action
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
+from gymforge.rollout.executors.redis_deaths import (
+    StoppedPolicy,
+    Takers,
+    deliveries,
+    record_steps,
+)
 from gymforge.rollout.executors.redis_entries import (
     MAX_RECLAIMS,
     abandoned_fields,
@@ -172,11 +183,20 @@ class _Resources:
                     await source.close()
 
 
-async def run_task(fields: dict[str, Any], resources: _Resources | None = None) -> dict[str, str]:
+async def run_task(
+    fields: dict[str, Any],
+    resources: _Resources | None = None,
+    *,
+    record: Callable[[Action], Awaitable[Any]] | None = None,
+    probe: list[Action] | None = None,
+) -> dict[str, str]:
     """Play the attempt a task entry describes; return the result entry's fields: the
     records as JSON, or the failure (``error``, ``kind``: ``redis_entries``). Whatever the
     attempt's own code raises is its result, judged by the one rule, never the worker's end:
-    an exception that is not gymforge's own is a ``bug``, reported with its traceback."""
+    an exception that is not gymforge's own is a ``bug``, reported with its traceback.
+    ``record`` is awaited with each action before it reaches the environment; ``probe``
+    plays the task with those actions instead of the policy's and ends it there, counted
+    (``redis_deaths``)."""
     res = resources or _Resources()
     run_id = fields["run_id"]
     job = Job(int(fields["index"]), fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
@@ -189,6 +209,10 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
         source = await res.policy(fields["policy"], fields.get("base_url"), options, handle)
         env = handle.factory()
         policy = source.factory()
+        if probe is not None:
+            policy = StoppedPolicy(policy, probe)
+        elif record is not None:
+            record_steps(env, record)
         records = await play_attempt(env, policy, job.keys(run_id, env, policy), timeout)
         return {**result, "records": json.dumps(records)}
     except Exception as err:  # retried, a mistake that stops the run, or a bug that does
@@ -202,13 +226,6 @@ async def run_task(fields: dict[str, Any], resources: _Resources | None = None) 
         if env is not None:
             with contextlib.suppress(Exception):
                 await env.close()
-
-
-async def _deliveries(r: Any, streams: Streams, group: str, entry_id: str) -> int:
-    """How many times ``entry_id`` was handed to a worker (its first read and each takeover;
-    the heartbeat's JUSTID claims do not count); 0 once it is acked."""
-    rows = await r.xpending_range(streams.tasks, group, min=entry_id, max=entry_id, count=1)
-    return int(rows[0]["times_delivered"]) if rows else 0
 
 
 async def _heartbeat(
@@ -254,12 +271,15 @@ async def worker(
     last_reclaim = 0.0
     reclaim_every = min(max(reclaim_idle_ms / 2000, 0.05), block_ms / 1000 + 1)
 
-    async def play(entry_id: str, fields: dict[str, Any]) -> dict[str, str]:
+    async def play(
+        entry_id: str, fields: dict[str, Any], handed: int, probe: list[Action] | None = None
+    ) -> dict[str, str]:
         beat = asyncio.create_task(
             _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
         )
+        record = Takers(r, prefix, entry_id, DONE_TTL_S).recorder(handed)
         try:
-            return await run_task(fields, res)
+            return await run_task(fields, res, record=record, probe=probe)
         finally:
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -267,17 +287,24 @@ async def worker(
 
     async def process(entry_id: str, fields: dict[str, Any], taken_over: bool = False) -> None:
         nonlocal done
+        handed = 1
+        takers = Takers(r, prefix, entry_id, DONE_TTL_S)
         if fields and not await r.exists(streams.done(fields.get("run_id", ""))):
-            handed = await _deliveries(r, streams, group, entry_id) if taken_over else 1
-            if handed > max_reclaims + 1:  # every worker that took it died: not another
+            handed = await deliveries(r, streams.tasks, group, entry_id) if taken_over else 1
+            probe = await takers.probe(handed) if handed > max_reclaims + 1 else None
+            if probe is not None:  # every taker died after the agent acted: its failure
+                log.error("%s ends task %s: died on the agent's action", consumer, entry_id)
+                result = await play(entry_id, fields, handed, probe)
+            elif handed > max_reclaims + 1:  # every worker that took it died: not another
                 log.error("%s gives up task %s: taken %d times", consumer, entry_id, handed)
                 result = abandoned_fields(result_head(fields), handed, max_reclaims)
             else:
-                result = await play(entry_id, fields)
+                result = await play(entry_id, fields, handed)
             await r.xadd(fields["result_stream"], result)
         # result first, then ack: a crash in between repeats the job (deduplicated later)
         await r.xack(streams.tasks, group, entry_id)
         await r.xdel(streams.tasks, entry_id)
+        await takers.clear(handed)
         done += 1
 
     try:

@@ -44,7 +44,13 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gymforge.core.blame import FAILED, blame_failure, blame_text, server_fault, text_fault
+from gymforge.core.blame import (
+    blame_failure,
+    blame_text,
+    repeated_fault,
+    server_fault,
+    text_fault,
+)
 from gymforge.core.errors import InfraError, UserError
 from gymforge.core.policy import EpisodeContext, Policy, PolicyTurn
 from gymforge.core.seeding import derive_seed
@@ -183,9 +189,10 @@ class RubricJudge:
         """Sample ``i`` of the judge model on ``obs`` (the prompt holding the answer), or
         the failed verdict of an answer the model will not grade. A judge model that stalls
         on the prompt (every attempt past its call timeout), refuses it, or fails on it on
-        two tries while it answers the same rubric prompt with none of the agent's text
-        (``PROBE_ANSWER``) failed on the answer: ``judge_timed_out``, ``judge_refused``,
-        ``judge_failed`` (``gymforge.core.blame``). Raised instead, an ``InfraError`` out of
+        two tries (the second failing in any of those ways) while it answers the same
+        rubric prompt with none of the agent's text (``PROBE_ANSWER``) failed on the
+        answer: ``judge_timed_out``, ``judge_refused``, ``judge_failed``
+        (``gymforge.core.blame``). Raised instead, an ``InfraError`` out of
         the verifier had the episode retried (a fresh sample of the answer) or stopped the
         run: tests/redteam/test_rubric_judge_stalled_by_answer_red19.py. A probe that fails
         too leaves the failure as it was: the judge's server (retried) or its configuration
@@ -208,10 +215,11 @@ class RubricJudge:
             await blame_failure(failure, probe)
             try:  # answered without the text: the prompt holding it, asked once more
                 return await self._sample(obs, key, i)
-            except InfraError as again:
-                if not server_fault(again):
+            except InfraError as again:  # a stall or refusal now is the answer's too
+                fault = repeated_fault(again)
+                if fault is None:
                     raise
-                failure, fault = again, FAILED
+                failure = again
         else:
             await blame_text(failure, probe, lambda original: original)
         detail = f"{type(failure).__name__}: {str(failure)[:300]}"
