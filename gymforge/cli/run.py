@@ -343,7 +343,7 @@ def worker(
 
     Workers never need the seal key: the coordinator (`gymforge run --backend redis`) is the
     only writer of the trajectories, and it seals them."""
-    from gymforge.rollout.executors.redis_worker import worker_main
+    from gymforge.rollout.executors.redis_serve import worker_main
 
     use_settings()  # this worker's own settings (its environment), for its whole life
     n = worker_main(

@@ -281,7 +281,7 @@ def test_cli_run_with_redis_backend_and_a_worker_process(redis_url: str, tmp_pat
 def test_task_entries_carry_the_policy_settings_to_the_worker() -> None:
     """--max-tokens/--temperature/--top-p and the token-in options reach a redis worker's
     policy, not only the local and Ray runners' (they were silently dropped)."""
-    from gymforge.rollout.executors.redis_worker import _Resources, task_fields
+    from gymforge.rollout.executors.redis_worker import WorkerResources, task_fields
 
     options = {"max_tokens": 7, "temperature": 0.5, "tool_format": "hermes"}
     [job] = expand([("t", 0)], 1)
@@ -297,7 +297,7 @@ def test_task_entries_carry_the_policy_settings_to_the_worker() -> None:
     from gymforge.registry.handle import open_env
 
     source = asyncio.run(
-        _Resources().policy(
+        WorkerResources().policy(
             fields["policy"], fields["base_url"], fields["policy_options"], open_env("ledger")
         )
     )

@@ -51,6 +51,7 @@ from gymforge.rollout.executors.redis_deaths import (
     StoppedPolicy,
     Takers,
     deliveries,
+    keeps_actions,
     record_steps,
 )
 from gymforge.rollout.executors.redis_entries import (
@@ -78,14 +79,13 @@ __all__ = [
     "MAX_RECLAIMS",
     "RedisError",
     "Streams",
+    "WorkerResources",
     "connect",
     "ensure_group",
     "job_key",
     "run_task",
-    "serve_workers",
     "task_fields",
     "worker",
-    "worker_main",
 ]
 
 log = logging.getLogger("gymforge.redis")
@@ -145,7 +145,7 @@ async def ensure_group(r: Any, stream: str, group: str) -> None:
             raise
 
 
-class _Resources:
+class WorkerResources:
     """Env handles and policy sources, resolved once per worker process."""
 
     def __init__(self) -> None:
@@ -185,7 +185,7 @@ class _Resources:
 
 async def run_task(
     fields: dict[str, Any],
-    resources: _Resources | None = None,
+    resources: WorkerResources | None = None,
     *,
     record: Callable[[Action], Awaitable[Any]] | None = None,
     probe: list[Action] | None = None,
@@ -197,7 +197,7 @@ async def run_task(
     ``record`` is awaited with each action before it reaches the environment; ``probe``
     plays the task with those actions instead of the policy's and ends it there, counted
     (``redis_deaths``)."""
-    res = resources or _Resources()
+    res = resources or WorkerResources()
     run_id = fields["run_id"]
     job = Job(int(fields["index"]), fields["task_id"], int(fields["seed"]), int(fields["rollout"]))
     result = result_head(fields)
@@ -248,7 +248,7 @@ async def worker(
     reclaim_idle_ms: int = 60_000,
     stop_event: asyncio.Event | None = None,
     max_jobs: int | None = None,
-    resources: _Resources | None = None,
+    resources: WorkerResources | None = None,
     client: Any = None,
     max_reclaims: int = MAX_RECLAIMS,
 ) -> int:
@@ -263,7 +263,7 @@ async def worker(
     streams = Streams(prefix)
     group = group or streams.group
     consumer = consumer or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    res = resources or _Resources()
+    res = resources or WorkerResources()
     own_resources = resources is None
     r = client if client is not None else connect(url, CONNECTIONS_PER_WORKER)
     done = 0
@@ -277,7 +277,8 @@ async def worker(
         beat = asyncio.create_task(
             _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
         )
-        record = Takers(r, prefix, entry_id, DONE_TTL_S).recorder(handed)
+        keep = keeps_actions(handed, max_reclaims)
+        record = Takers(r, prefix, entry_id, DONE_TTL_S).recorder(handed, keep)
         try:
             return await run_task(fields, res, record=record, probe=probe)
         finally:
@@ -301,10 +302,13 @@ async def worker(
             else:
                 result = await play(entry_id, fields, handed)
             await r.xadd(fields["result_stream"], result)
-        # result first, then ack: a crash in between repeats the job (deduplicated later)
-        await r.xack(streams.tasks, group, entry_id)
-        await r.xdel(streams.tasks, entry_id)
-        await takers.clear(handed)
+        # result first, then ack (with the takers' keys, one round trip): a crash in between
+        # repeats the job (deduplicated later)
+        async with r.pipeline(transaction=False) as pipe:
+            pipe.xack(streams.tasks, group, entry_id)
+            pipe.xdel(streams.tasks, entry_id)
+            pipe.delete(*takers.keys(handed))
+            await pipe.execute()
         done += 1
 
     try:
@@ -338,76 +342,3 @@ async def worker(
         if client is None:
             await r.aclose()
     return done
-
-
-async def serve_workers(
-    url: str,
-    concurrency: int = 1,
-    *,
-    prefix: str = DEFAULT_PREFIX,
-    block_ms: int = 1000,
-    reclaim_idle_ms: int = 60_000,
-    stop_event: asyncio.Event | None = None,
-    max_reclaims: int = MAX_RECLAIMS,
-) -> int:
-    """``concurrency`` workers in one process (one episode each in flight), sharing env
-    handles, policy sources and one client whose pool is sized from ``concurrency``;
-    returns when ``stop_event`` is set."""
-    stop = stop_event or asyncio.Event()
-    res = _Resources()
-    base = f"{socket.gethostname()}-{os.getpid()}"
-    slots = max(1, concurrency)
-    client = connect(url, CONNECTIONS_PER_WORKER * slots)
-    try:
-        counts = await asyncio.gather(
-            *(
-                worker(
-                    url,
-                    consumer=f"{base}-{i}",
-                    prefix=prefix,
-                    block_ms=block_ms,
-                    reclaim_idle_ms=reclaim_idle_ms,
-                    stop_event=stop,
-                    resources=res,
-                    client=client,
-                    max_reclaims=max_reclaims,
-                )
-                for i in range(slots)
-            )
-        )
-    finally:
-        await res.close()
-        await client.aclose()
-    return sum(counts)
-
-
-def worker_main(
-    url: str,
-    concurrency: int = 1,
-    *,
-    prefix: str = DEFAULT_PREFIX,
-    block_ms: int = 1000,
-    reclaim_idle_ms: int = 60_000,
-    max_reclaims: int = MAX_RECLAIMS,
-) -> int:
-    """The ``gymforge worker --redis URL`` entry point: serve until SIGINT/SIGTERM, then
-    finish the episodes in flight and exit. Returns the number of tasks processed."""
-    import signal
-
-    async def main() -> int:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
-        return await serve_workers(
-            url,
-            concurrency,
-            prefix=prefix,
-            block_ms=block_ms,
-            reclaim_idle_ms=reclaim_idle_ms,
-            stop_event=stop,
-            max_reclaims=max_reclaims,
-        )
-
-    return asyncio.run(main())
