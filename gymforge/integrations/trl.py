@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -173,8 +174,12 @@ class GymforgeReward:
         self.concurrency = max(1, concurrency)
         self.prefix = prefix
         self.__name__ = f"{prefix}_reward"
-        self._pools: dict[int, asyncio.Queue[Environment]] = {}
-        self._made: dict[int, int] = {}
+        # by the loop itself, never its id: a new loop may get the id of one that ended
+        self._pools: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Queue[Environment]
+        ] = weakref.WeakKeyDictionary()
+        self._made: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int]
+        self._made = weakref.WeakKeyDictionary()
 
     async def __call__(
         self,
@@ -230,8 +235,9 @@ class GymforgeReward:
         return reward, components, success
 
     def _pool(self) -> asyncio.Queue[Environment]:
-        """This event loop's pool of environments (TRL calls from its own loop thread)."""
-        key = id(asyncio.get_running_loop())
+        """This event loop's pool of environments (TRL calls from its own loop thread); no
+        other loop is ever handed one of them."""
+        key = asyncio.get_running_loop()
         pool = self._pools.get(key)
         if pool is None:
             pool = self._pools[key] = asyncio.Queue()
@@ -241,7 +247,7 @@ class GymforgeReward:
     async def _grade(
         self, pool: asyncio.Queue[Environment], task_id: str, seed: int, text: str
     ) -> tuple[float, dict[str, float], bool, bool]:
-        key = id(asyncio.get_running_loop())
+        key = asyncio.get_running_loop()
         if pool.empty() and self._made[key] < self.concurrency:
             self._made[key] += 1
             env = self.factory()
@@ -272,7 +278,7 @@ class GymforgeReward:
 
     async def aclose(self) -> None:
         """Close this loop's pooled environments."""
-        pool = self._pools.pop(id(asyncio.get_running_loop()), None)
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
         while pool is not None and not pool.empty():
             await pool.get_nowait().close()
 

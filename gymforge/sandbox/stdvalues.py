@@ -257,12 +257,25 @@ def _enum_class(spec: str, base: str, name: str, members: list[tuple[str, Any]])
         return cls
 
 
-@functools.lru_cache(maxsize=256)
+_DATACLASSES: dict[tuple[Any, ...], Any] = {}  # one class per dataclass shape, at most 256
+_DATACLASSES_LOCK = _thread.allocate_lock()
+
+
 def _dataclass_class(
     name: str, fields: tuple[str, ...], eq: bool, order: bool, frozen: bool
 ) -> Any:
-    import dataclasses
+    """The one class of this shape: a generated ``__eq__`` is False for an instance of
+    another class, so two decodes of equal values must share it. Made under a lock (two
+    judge threads decoding a new shape at once each made one under ``lru_cache``)."""
+    key = (name, fields, eq, order, frozen)
+    with _DATACLASSES_LOCK:
+        cls = _DATACLASSES.get(key)
+        if cls is None:
+            import dataclasses
 
-    return dataclasses.make_dataclass(
-        name, list(fields), eq=eq, order=order and eq, frozen=frozen, namespace={}
-    )
+            if len(_DATACLASSES) >= 256:
+                _DATACLASSES.clear()
+            cls = _DATACLASSES[key] = dataclasses.make_dataclass(
+                name, list(fields), eq=eq, order=order and eq, frozen=frozen, namespace={}
+            )
+        return cls

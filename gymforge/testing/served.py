@@ -12,6 +12,12 @@ import threading
 import time
 from pathlib import Path
 
+STARTUP_TIMEOUT_S = 120.0
+"""How long a server may take to start before it is taken for hung. A bound, not a
+budget: ``gymforge serve math`` (it imports sympy and forks its verifier's workers) starts in
+about 5 s on a two-core machine with some load, 17 s with six starting at once, and it took
+over 30 s (the old bound) there beside a busy test run; a server that hangs still fails."""
+
 
 class ServeProcess:
     """``gymforge serve ARGS --port 0`` in a subprocess (``env`` and ``cwd`` as given); the
@@ -24,7 +30,7 @@ class ServeProcess:
     def __init__(
         self,
         *args: str,
-        timeout: float = 30.0,
+        timeout: float = STARTUP_TIMEOUT_S,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         banner: str = WS_BANNER,

@@ -146,7 +146,11 @@ def test_dead_workers_job_is_reclaimed(
                     redis_url,
                     consumer=f"live{i}",
                     block_ms=100,
-                    reclaim_idle_ms=500,
+                    # Only the dead worker's jobs may be taken over: a live worker's heartbeat
+                    # (every third of this) must never be missed for all of it. At 500 ms, a
+                    # test process stalled for half a second on a busy machine had one live
+                    # worker take over the other's running job ("took over" a third id).
+                    reclaim_idle_ms=3000,
                     stop_event=stop,
                 )
             )

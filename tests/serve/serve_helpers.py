@@ -60,7 +60,7 @@ class Raw:
 REPO = HERE.parents[1]
 
 
-def ServeProcess(*args: str, timeout: float = 30.0) -> served.ServeProcess:
+def ServeProcess(*args: str, timeout: float = served.STARTUP_TIMEOUT_S) -> served.ServeProcess:
     """``gymforge serve ARGS`` from this checkout (``gymforge.testing.served``)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)

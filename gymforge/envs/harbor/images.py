@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import tempfile
+import weakref
 from pathlib import Path
 
 from gymforge.core.errors import InfraError, UserError
@@ -89,14 +90,24 @@ def image_tag(task: HarborTask) -> str:
     return f"gymforge-harbor-{task.name.lower()}:{digest.hexdigest()[:12]}"
 
 
-_locks: dict[str, asyncio.Lock] = {}
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]
+_locks = weakref.WeakKeyDictionary()
+
+
+def _build_lock(tag: str) -> asyncio.Lock:
+    """The running loop's lock for building ``tag``: the episodes of one loop wait for one
+    build. One per loop, never shared: an ``asyncio.Lock`` waited on in one loop is bound
+    to it, and a wait in another loop (a second ``asyncio.run`` in the process) raised
+    ``RuntimeError``. Two loops that need one tag at the same moment may both build it (the
+    same image, tagged twice); a loop's locks go with it."""
+    return _locks.setdefault(asyncio.get_running_loop(), {}).setdefault(tag, asyncio.Lock())
 
 
 async def ensure_image(task: HarborTask) -> str:
     """The task's image, built now unless an image of that tag exists; ``UserError`` when a
     base is missing, ``InfraError`` when the build fails (its output's tail attached)."""
     tag = image_tag(task)
-    lock = _locks.setdefault(tag, asyncio.Lock())
+    lock = _build_lock(tag)
     async with lock:
         if await asyncio.to_thread(_exists, tag):
             return tag

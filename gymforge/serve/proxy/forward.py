@@ -148,15 +148,22 @@ class Forwarder:
             await out.prepare(request)
             chunks: list[dict[str, Any]] = []
             unchanged = asked_ids and asked_lp
+            recorded = False
             async for line in r.content:
                 parsed = list(sse.decode_lines([line]))
                 chunks.extend(parsed)
+                if not recorded and (line.strip() == sse.DONE.strip() or _finishes(parsed)):
+                    # before the harness has the whole reply: it may act on it at once (its
+                    # next request, a tool call the runner pairs with this turn)
+                    self._record(transcript, body, sse.merge_chunks(chunks), stream)
+                    recorded = True
                 if unchanged or not parsed:
                     if unchanged or line.strip():
                         await out.write(line)
                     continue
                 await out.write(sse.encode(strip_added(parsed[0], asked_ids, asked_lp)))
-            self._record(transcript, body, sse.merge_chunks(chunks), stream)
+            if not recorded:  # a stream that ended without a finish reason or [DONE]
+                self._record(transcript, body, sse.merge_chunks(chunks), stream)
             await out.write_eof()
             return out
 
@@ -193,6 +200,18 @@ class Forwarder:
             )
         )
         self.answered += 1
+
+
+def _finishes(chunks: list[dict[str, Any]]) -> bool:
+    """Whether one of ``chunks`` ends the reply's first choice (a finish reason: its last
+    chunk with content; only a usage chunk follows it). A streamed turn is recorded then,
+    before that chunk goes on, so it is in the transcript before the harness can act on
+    the whole reply."""
+    return any(
+        c.get("index", 0) == 0 and c.get("finish_reason") is not None
+        for chunk in chunks
+        for c in chunk.get("choices") or []
+    )
 
 
 def strip_added(data: dict[str, Any], ids: bool, logprobs: bool) -> dict[str, Any]:

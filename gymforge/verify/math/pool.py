@@ -213,12 +213,16 @@ class MathPool:
 
     # ---- submitting ---------------------------------------------------------------------
     def submit(self, payload: dict[str, Any], timeout_s: float = 1.0) -> Future[JobResult]:
-        """Queue one job; the future resolves to a ``JobResult``."""
+        """Queue one job; the future resolves to a ``JobResult`` (or ``InfraError``, also
+        when the pool shuts down with it queued: checked and queued under the lock that
+        ``shutdown`` closes the pool with, so it is queued before the shutdown fails what is
+        left, or refused)."""
         if not self._started:
             self.start()
-        self._check_usable()
         fut: Future[JobResult] = Future()
-        self._jobs.put(_Job(payload, timeout_s, fut, time.perf_counter()))
+        with self._lock:
+            self._check_usable()
+            self._jobs.put(_Job(payload, timeout_s, fut, time.perf_counter()))
         return fut
 
     def run(self, payload: dict[str, Any], timeout_s: float = 1.0) -> JobResult:
