@@ -1,6 +1,6 @@
 """A job submitted while the math verifier pool shuts down is answered: run, or failed with
 ``InfraError``, never left waiting. ``submit`` checked that the pool was open and queued the
-job after, outside the lock ``shutdown`` closes it under: a shutdown that ran in between (a
+job after, outside the lock ``shutdown`` marks it closed under: a shutdown that ran in between (a
 run's services closed while an episode was still verifying) had already failed what was
 queued, so the job came after the last look and its future never resolved (``run`` waited
 forever). Here the shutdown is run to its end between the check and the queueing."""
@@ -19,7 +19,7 @@ from gymforge.verify.math import MathPool
 
 class _ShutdownFirst:
     """The pool's job queue, except that the first job put starts ``shutdown`` on another
-    thread and, unless the putter holds the pool's lock (then the shutdown waits for the
+    thread and, unless the putter holds the pool's submit lock (then the shutdown waits for the
     job), lets it finish before the job goes in."""
 
     def __init__(self, pool: MathPool) -> None:
@@ -28,7 +28,7 @@ class _ShutdownFirst:
     def put(self, job: Any) -> None:
         if job is not None and self.armed:
             self.armed = False
-            held = self.pool._lock.locked()  # by this submit: the shutdown cannot pass it
+            held = self.pool._submit_lock.locked()  # by this submit: the shutdown cannot pass it
             closer = threading.Thread(target=self.pool.shutdown)
             closer.start()
             if not held:

@@ -135,6 +135,7 @@ class MathPool:
         self.max_jobs_per_worker = max_jobs_per_worker
         self.test_hooks = test_hooks
         self._lock = threading.Lock()
+        self._submit_lock = threading.Lock()  # held only to check and queue, or to close
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         procs = [_MathWorker(i, self) for i in range(self.size)]
         self._workers = WorkerPool(procs, _NAME, lifo=True)  # (no work between jobs)
@@ -178,7 +179,8 @@ class MathPool:
         with self._lock:
             if self.closed or os.getpid() != self._pid:
                 return
-            self.closed = True
+            with self._submit_lock:  # a job queued from now on is refused, or failed below
+                self.closed = True
             started = self._started
         atexit.unregister(self.shutdown)
         if not started:
@@ -215,12 +217,14 @@ class MathPool:
     def submit(self, payload: dict[str, Any], timeout_s: float = 1.0) -> Future[JobResult]:
         """Queue one job; the future resolves to a ``JobResult`` (or ``InfraError``, also
         when the pool shuts down with it queued: checked and queued under the lock that
-        ``shutdown`` closes the pool with, so it is queued before the shutdown fails what is
-        left, or refused)."""
+        ``shutdown`` marks the pool closed under, so it is queued before the shutdown fails
+        what is left, or refused). That lock is never held for longer than a put: the
+        pool's own lock is held while a dead zygote is replaced (a process start), which
+        would hold every submit, and so the event loop that calls it."""
         if not self._started:
             self.start()
         fut: Future[JobResult] = Future()
-        with self._lock:
+        with self._submit_lock:
             self._check_usable()
             self._jobs.put(_Job(payload, timeout_s, fut, time.perf_counter()))
         return fut
