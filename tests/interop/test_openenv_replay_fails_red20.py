@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from interop_helpers import needs
-from test_openenv_step_raises_on_action_red19 import TASKS, TRAP, KnowsHalf, env_dir, server
+from test_openenv_step_raises_on_action_red19 import TASKS, TRAP, KnowsHalf, env_dir, play, server
 
 pytestmark = needs("openenv")
 __all__ = ["env_dir", "server"]  # the red19 test's fixtures: its trap environment's server
@@ -55,26 +55,6 @@ class ClaimsThenTraps(KnowsHalf):
             return turn
         self.claimed = True
         return PolicyTurn(Reply(text=f"claim:n{next(NAMES)}"))
-
-
-def play(url: str, policy: Any, out: Path) -> Any:
-    from gymforge.envs.openenv_adapter.env import env_class
-    from gymforge.rollout.executors.local import LocalExecutor
-    from gymforge.rollout.jobs import Job
-    from gymforge.rollout.runner import run_sync
-    from gymforge.rollout.spec import RunSpec
-
-    env = env_class(url)
-    ids = [task.task_id for ds in env().tasks.datasets for task in ds]
-    spec = RunSpec(
-        env=f"openenv:{url}",
-        policy="knows-half",
-        jobs=[Job(i, task_id, 7, 0) for i, task_id in enumerate(ids)],
-        out=out,
-        max_retries=1,
-        stop_after_failed_tasks=None,
-    )
-    return run_sync(spec, LocalExecutor(env, policy))
 
 
 def test_an_action_that_does_not_replay_is_a_counted_failure(server: str, tmp_path: Path) -> None:

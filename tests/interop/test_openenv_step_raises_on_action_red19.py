@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,8 @@ class KnowsHalf:
         return PolicyTurn(Reply(text=word if knows else self.miss))
 
 
-def play(url: str, miss: str, out: Path) -> Any:
+def play(url: str, policy: Callable[[], Any], out: Path) -> Any:
+    """A run of every task of the trap server at ``url`` with ``policy()``'s episodes."""
     from gymforge.envs.openenv_adapter.env import env_class
     from gymforge.rollout.executors.local import LocalExecutor
     from gymforge.rollout.jobs import Job
@@ -98,7 +99,7 @@ def play(url: str, miss: str, out: Path) -> Any:
         max_retries=1,
         stop_after_failed_tasks=None,
     )
-    return run_sync(spec, LocalExecutor(env, lambda: KnowsHalf(miss)))
+    return run_sync(spec, LocalExecutor(env, policy))
 
 
 @pytest.mark.parametrize(
@@ -107,10 +108,10 @@ def play(url: str, miss: str, out: Path) -> Any:
 def test_an_action_the_server_fails_on_is_a_counted_failure(
     server: str, tmp_path: Path, trap: str, detail: str
 ) -> None:
-    honest = play(server, "nope", tmp_path / "honest")
+    honest = play(server, lambda: KnowsHalf("nope"), tmp_path / "honest")
     assert not honest.errors and honest.summary["episodes"] == TASKS
     assert honest.summary["mean_reward"] == 0.5
-    trapped = play(server, trap, tmp_path / "trap")
+    trapped = play(server, lambda: KnowsHalf(trap), tmp_path / "trap")
     assert not trapped.errors, trapped.errors
     assert trapped.summary["infra_retries"] == 0
     assert trapped.summary["episodes"] == TASKS
