@@ -99,6 +99,7 @@ bench: setup
 	PYTHONPATH=. $(VENV)/python benchmarks/serve_load.py --sessions 256 1024 --reps 1
 	PYTHONPATH=. $(VENV)/python benchmarks/rollout_cpu.py
 	PYTHONPATH=. $(VENV)/python benchmarks/adversarial_answers.py
+	PYTHONPATH=. $(VENV)/python benchmarks/redis_worker_cpu.py
 
 # Re-record every built-in environment's golden renderings (after an intended renderer change).
 golden: setup
