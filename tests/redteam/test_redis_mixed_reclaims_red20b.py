@@ -50,6 +50,8 @@ def test_a_pool_of_mixed_max_reclaims_pays_each_failure_its_steps(
     with redis_server(tmp_path) as url:
         trap, trap_deaths = play(url, EXITER, n, tmp_path / "trap", reclaims=mixed)
     plain, killer = counted(honest), counted(trap)
+    assert plain["written"] == n and plain["success"] == 0.5, plain
+    assert killer["success"] == plain["success"], (killer, plain)
     assert trap_deaths > 0 and killer["unwritten"] == 0 and killer["written"] == n, killer
     failed = [e for e in trap.episodes if not e["success"]]
     got = sorted((e["steps"], round(e["reward"], 6)) for e in failed)
