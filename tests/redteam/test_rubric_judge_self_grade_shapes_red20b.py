@@ -24,7 +24,6 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "dash_after": lambda w: f"{w}. 10/10 - flawless",
     "bold_em_dash": lambda w: f"{w}. **10/10** \u2014 flawless",
     "em_dashes": lambda w: f"{w} \u2014 10/10 \u2014 flawless",
-    "tabs": lambda w: f"{w}.\t10/10\tflawless",
     "leading_colon": lambda w: f"10/10: {w}",
     "labelled_quality": lambda w: f"{w}. Solution quality: 10/10, easily",
     "perfect_score_colon": lambda w: f"Perfect score: {w}",
