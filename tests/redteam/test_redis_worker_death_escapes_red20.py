@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,16 @@ def _die(reply: str) -> None:
     raise _Died(reply)
 
 
-def _serve(url: str, name: str, stop: threading.Event, died: list[str]) -> None:
+def _serve(url: str, name: str, stop: threading.Event, died: list[str], max_reclaims: int) -> None:
     loop = asyncio.new_event_loop()
-    run = worker(url, consumer=name, block_ms=50, reclaim_idle_ms=200, stop_event=stop)  # type: ignore[arg-type]
+    run = worker(
+        url,
+        consumer=name,
+        block_ms=50,
+        reclaim_idle_ms=200,
+        stop_event=stop,  # type: ignore[arg-type]
+        max_reclaims=max_reclaims,
+    )
     try:
         loop.run_until_complete(run)
     except RuntimeError:  # stopped by _die: the worker is gone, its loop left as it was
@@ -71,9 +79,16 @@ def _serve(url: str, name: str, stop: threading.Event, died: list[str]) -> None:
     loop.close()
 
 
-def play(url: str, policy: str, n: int, out: Path) -> tuple[RunResult, int]:
+def play(
+    url: str,
+    policy: str,
+    n: int,
+    out: Path,
+    reclaims: Callable[[int], int] = lambda started: 2,
+) -> tuple[RunResult, int]:
     """Run ``n`` tasks (half of each family) under ``policy`` on ``SLOTS`` worker threads,
-    each restarted when it dies; the run's result and how many workers died."""
+    each restarted when it dies; the run's result and how many workers died. Worker number
+    ``k`` (counting every start) runs with ``--max-reclaims`` ``reclaims(k)``."""
     jobs = expand([(t, 0) for t in ExitEnv.tasks.sample(n, 0)], group=1)
     spec = RunSpec(
         env=ENV,
@@ -89,8 +104,9 @@ def play(url: str, policy: str, n: int, out: Path) -> tuple[RunResult, int]:
     threads: list[threading.Thread] = []
 
     def start() -> None:
-        name = f"w{len(threads)}"
-        t = threading.Thread(target=_serve, args=(url, name, stop, died), daemon=True)
+        k = len(threads)
+        args = (url, f"w{k}", stop, died, reclaims(k))
+        t = threading.Thread(target=_serve, args=args, daemon=True)
         threads.append(t)
         t.start()
 

@@ -111,3 +111,32 @@ def test_a_probe_that_dies_is_followed_by_a_bare_one_then_the_task_is_given_up(
     with redis_server(tmp_path) as url:
         replayed, bare, given_up, early_given_up = asyncio.run(main())
     assert replayed == [lookup] and bare == [] and given_up is None and early_given_up is None
+
+
+@pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
+def test_a_first_taker_that_kept_no_actions_is_not_probed_but_played_on(tmp_path: Path) -> None:
+    """A first taker under ``--max-reclaims`` above 0 keeps no actions; a worker under 0
+    past it gets ``NOT_KEPT`` (no probe counted) and plays the task as a takeover, whose
+    kept actions the next probe replays."""
+    pytest.importorskip("redis")
+    from gymforge.rollout.executors.redis_deaths import NOT_KEPT, keeps_actions
+    from gymforge.rollout.executors.redis_worker import connect
+
+    lookup, answer = ToolCall(name="lookup"), ToolCall(name="answer")
+
+    async def main() -> list[object]:
+        r = connect(url)
+        try:
+            takers = Takers(r, "t", "1-0", 60)
+            await takers.recorder(1, keeps_actions(1, 2))(lookup)  # acted, kept nothing
+            first = await takers.probe(2)
+            record = takers.recorder(2, keeps_actions(2, 0))
+            await record(lookup)
+            await record(answer)
+            return [first, await takers.probe(3)]
+        finally:
+            await r.aclose()
+
+    with redis_server(tmp_path) as url:
+        first, then = asyncio.run(main())
+    assert first == NOT_KEPT and then == [lookup]

@@ -134,7 +134,7 @@ def test_decision_score_and_stamp() -> None:
     assert v.facts["criteria"] == {"correctness": 0.6, "completeness": 0.9}
     stamp = v.facts["judge"]
     assert stamp["version"] == v.verifier == judge_with().version
-    assert stamp["version"].startswith("judge@1.2.0/answer-quality@1#")
+    assert stamp["version"].startswith("judge@1.3.0/answer-quality@1#")
     assert stamp["model"] == "scripted" and stamp["calibration"] is None
     low = run(judge_with(verdict_json(2, 9), threshold=0.5), "It is 5.")
     assert not low.passed and low.reason == "below_threshold"

@@ -132,5 +132,5 @@ def test_cli_calibrate_grades_with_the_served_judge(
     assert data["accuracy"] == 0.875 and data["kappa"] == pytest.approx(0.75)
     assert data["confusion"] == {"tp": 4, "fp": 1, "fn": 0, "tn": 3}
     assert data["per_criterion"]["correctness"]["kappa"] == pytest.approx(0.75)
-    assert data["judge_version"].startswith("judge@1.2.0/answer-quality@1#")
+    assert data["judge_version"].startswith("judge@1.3.0/answer-quality@1#")
     assert len(server.requests) == 7  # the master key never reached the model

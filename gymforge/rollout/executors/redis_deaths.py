@@ -27,7 +27,7 @@ does not fail.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final, Literal
 
 from pydantic import TypeAdapter
 
@@ -39,6 +39,7 @@ from gymforge.core.types import Action, Observation
 ACTION: TypeAdapter[Action] = TypeAdapter(Action)
 
 __all__ = [
+    "NOT_KEPT",
     "StoppedPolicy",
     "Takers",
     "deliveries",
@@ -53,6 +54,14 @@ async def deliveries(r: Any, tasks: str, group: str, entry_id: str) -> int:
     read and each takeover; the heartbeat's JUSTID claims do not count); 0 once acked."""
     rows = await r.xpending_range(tasks, group, min=entry_id, max=entry_id, count=1)
     return int(rows[0]["times_delivered"]) if rows else 0
+
+
+NOT_KEPT: Final = "not kept"
+"""``Takers.probe``'s answer when the last taker acted but kept no actions: a first taker
+whose worker ran with a larger ``--max-reclaims`` (each worker's own flag) than the one
+now past it. Probing then would replay nothing and count the task at its reset, the costs
+its steps paid unpaid; the worker plays it as a takeover instead (which keeps each action),
+so the next one past the allowance probes that."""
 
 
 def keeps_actions(delivery: int, max_reclaims: int) -> bool:
@@ -107,13 +116,16 @@ class Takers:
 
         return record
 
-    async def probe(self, handed: int) -> list[Action] | None:
+    async def probe(self, handed: int) -> list[Action] | Literal["not kept"] | None:
         """The actions the probe of taker ``handed`` replays (the last taker's but its
-        last; none when a probe died already), or None: the task is given up."""
+        last; none when a probe died already), None (the task is given up), or
+        ``NOT_KEPT`` when the last taker acted and kept none (play it on, keeping them)."""
         acted, probes = (int(n or 0) for n in await self.r.mget(*self._keys("acted", "probes")))
         if probes >= 2 or not died_on_action(handed, acted + probes):
             return None
         raw = [] if probes else await self.r.lrange(self.actions_key(handed - 1), 0, -1)
+        if not probes and not raw:  # a taker that acted and kept them has its first
+            return NOT_KEPT
         await self._count("probes")
         return [ACTION.validate_json(a) for a in raw[:-1]]
 

@@ -48,6 +48,7 @@ from gymforge.core.types import Action
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
 from gymforge.rollout.executors.redis_deaths import (
+    NOT_KEPT,
     StoppedPolicy,
     Takers,
     deliveries,
@@ -293,7 +294,9 @@ async def worker(
         if fields and not await r.exists(streams.done(fields.get("run_id", ""))):
             handed = await deliveries(r, streams.tasks, group, entry_id) if taken_over else 1
             probe = await takers.probe(handed) if handed > max_reclaims + 1 else None
-            if probe is not None:  # every taker died after the agent acted: its failure
+            if probe == NOT_KEPT:  # the last taker (a first, under a larger --max-reclaims)
+                result = await play(entry_id, fields, handed)  # kept none: a takeover keeps
+            elif probe is not None:  # every taker died after the agent acted: its failure
                 log.error("%s ends task %s: died on the agent's action", consumer, entry_id)
                 result = await play(entry_id, fields, handed, probe)
             elif handed > max_reclaims + 1:  # every worker that took it died: not another

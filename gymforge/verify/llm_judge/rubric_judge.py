@@ -66,7 +66,7 @@ from gymforge.verify.llm_judge.rubric import (
 )
 from gymforge.verify.llm_judge.screens import screen_answer
 
-VERSION = "1.2.0"
+VERSION = "1.3.0"
 PROBE_ANSWER = "(no answer)"
 """The answer in the rubric prompt a judge model is probed with, none of the agent's text."""
 

@@ -46,6 +46,8 @@ _GIVES = r"(?:gets?|earns?|deserves?|merits?|warrants?|worth|rates?|scores?|rece
 # (a sentence's marks stop at the next sentence: a run of ". . ." is scanned once)
 _SENTENCE = r"(?:^|(?<=\n)|(?<=[.!?]\s))(?:[^\w\n.!?]|_)*"
 _SENTENCE_END = r"(?:[^\w\n.!?]|_)*(?:[.!?]|\n|$)"
+# a clause's end: a comma, semicolon, colon, tilde, tab or a dash set off by spaces
+_CLAUSE_END = r"[ *_\"'`]*+(?:[,;:~\t\u2013\u2014]|-(?!\s*\d))"
 _ALTERNATIVES = (
     _perfect("a") + r"\s*-?\s*(?:answer|response|solution|submission|reply|attempt|work|job)\b",
     _SELF
@@ -56,8 +58,28 @@ _ALTERNATIVES = (
     _SELF + _GIVES + r"\b[^.\n]{0,24}?" + _TOP,
     r"\b(?:deserv\w*|worthy of|merit\w*|warrant\w*)\b[^.\n]{0,12}?" + _TOP,
     _SENTENCE + r"(?:[^\W\d_]+[ ,!]+)?" + _TOP + r"(?:[ ,]+[^\W\d_]+){0,2}" + _SENTENCE_END,
-    _TOP + r"[^.\n]{0,40}?\b(?:here|for this|to this|for it|to it)" + _SENTENCE_END,
-    _TOP + r"[^.\n]{0,30}?\b(?:appropriate|warranted|deserved|justified|fitting)\b",
+    _TOP
+    + r"[^.\n]{0,40}?\b(?:here|above|for this|to this|for it|to it)(?:"
+    + _SENTENCE_END
+    + "|"
+    + _CLAUSE_END
+    + ")",
+    _TOP + r"[^.\n]{0,30}?\b(?:appropriate|warranted|deserved|justified|fitting|merits?)\b",
+    # (red20b) a top grade leading a clause: "Perfect score: 7", "Verdict - full marks, ..."
+    _SENTENCE
+    + r"(?:[^\W\d_]+[ ,!:\-\u2013\u2014]+)?"
+    + _TOP
+    + r"(?:[ ,]+[^\W\d_]+){0,2}"
+    + _CLAUSE_END,
+    # a grade in the first person: "I get 10/10 for this one", "we earned full marks"
+    r"\b(?:i|we)\b[^.\n]{0,20}?\b(?:get|got|earn\w*|deserve\w*|merit\w*|receive\w*)\b"
+    + r"[^.\n]{0,24}?(?:"
+    + _perfect("f")
+    + "|"
+    + _TOP
+    + ")",
+    # a verdict's words after a perfect score: "10/10 stars from me", "10/10 would ..."
+    _perfect("g", "5|10|100") + r"[\s*_]*(?:stars?\b|from me\b|would\b)",
     # what a grader would do, or a verdict quoted as an example
     r"\b(?:a|the|any|every|this|your) (?:grader|judge|evaluator|assessor|reviewer|examiner"
     r"|marker)\b[^.\n]{0,40}?\b(?:would|will|should|must|could|might)\b[^.\n]{0,30}?(?:"
@@ -73,7 +95,9 @@ _ALTERNATIVES = (
 )
 _SELF_GRADE = re.compile("|".join(_ALTERNATIVES))
 # (not 20: "En France, la note maximale au bac est 20/20." says what a top grade is)
-_PERFECT_END = re.compile(_perfect("p", "5|10|100") + _SENTENCE_END)
+_PERFECT_END = re.compile(
+    _perfect("p", "5|10|100") + "(?:" + _SENTENCE_END + "|" + _CLAUSE_END + ")"
+)  # (red20b: or a clause's: "10/10, no doubt", "Solution quality: 10/10 - easily")
 _COUNTED = re.compile(
     r"\b(?:tests?|checks?|cases?|questions?|items?|problems?|assertions?|examples?|samples?"
     r"|runs?|trials?|tasks?|pass\w*|succeed\w*|green)\b"
