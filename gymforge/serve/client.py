@@ -231,11 +231,23 @@ class RemoteEnvironment:
     async def reset(self, task_id: str, seed: int) -> Observation:
         if self._closed:
             raise EpisodeStateError("reset() on a closed environment")
-        if not self._chan.usable:
+        fresh = not self._chan.usable
+        if fresh:
             await self._chan.open()
         message = {"type": "reset", "task_id": task_id, "seed": seed, "state": self._prefetch}
         self._started = True
-        reply = await self._request(message)
+        pending = dict(self._pending)
+        try:
+            reply = await self._request(message)
+        except SessionLost:
+            if fresh:
+                raise
+            # the session was lost (reaped, closed) before this reset reached it, its notice
+            # not read yet: a reset starts afresh, so on a new session
+            self._chan.drop()
+            await self._chan.open()
+            self._pending = pending
+            reply = await self._request(message)
         view = reply.get("task")
         self.task = Task.model_validate(view) if view is not None else None
         self._state = reply.get("state")

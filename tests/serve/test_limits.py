@@ -174,6 +174,35 @@ def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
     asyncio.run(main())
 
 
+def test_a_reset_whose_session_was_reaped_unseen_reconnects(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client resets on a connection the server has reaped before the client read the
+    notice (a loaded machine): the reset is answered on a new session, not raised as the
+    old session's loss. The notice is kept unread here by taking the connection for open
+    while it exists."""
+    server = start(idle_timeout=2.0)
+    env = remote_factory(server.url)()
+
+    async def main() -> None:
+        try:
+            await env.reset(TASK, 0)
+            first = env.session_id
+            deadline = time.monotonic() + 20
+            m = server.hub.metrics
+            while m.sessions_reaped < 1 or m.sessions_open:
+                assert time.monotonic() < deadline, "the idle session was never reaped"
+                await asyncio.sleep(0.02)
+            chan = type(env._chan)  # type: ignore[attr-defined]
+            monkeypatch.setattr(chan, "usable", property(lambda self: self.ws is not None))
+            await env.reset(TASK, 0)
+            assert env.session_id != first
+        finally:
+            await env.close()
+
+    asyncio.run(main())
+
+
 def test_metrics_json_and_prometheus(start: Start) -> None:
     server = start()
     with Raw(server, token=None) as raw:

@@ -272,7 +272,9 @@ def test_a_client_that_sends_without_reading_holds_bounded_memory(start: Start) 
         # reading stopped: what waits is at most one socket read's frames (asyncio and
         # uvloop read 256 KiB at a time), as under uvicorn's own protocol, and stays put
         waiting = proto.queue.qsize()
-        assert INBOX_MESSAGES <= waiting <= 2**18 // len(request) + INBOX_MESSAGES
+        # (the session may have taken some off the inbox after reading paused, before its
+        # writes blocked: the bound is what waits at most, not at least)
+        assert 0 < waiting <= 2**18 // len(request) + INBOX_MESSAGES
         time.sleep(0.3)
         assert proto.queue.qsize() == waiting and proto.read_paused
         high = proto.transport.get_write_buffer_limits()[1]
