@@ -150,6 +150,15 @@ def test_a_client_that_stops_reading_is_dropped(start: Start) -> None:
         wait_for(lambda: CountingEnv.live() == before and server.hub.metrics.sessions_open == 0)
 
 
+async def _until_reaped(server: ServerThread) -> None:
+    """Wait (20 s at most) until ``server`` has reaped an idle session and closed it."""
+    deadline = time.monotonic() + 20
+    m = server.hub.metrics
+    while m.sessions_reaped < 1 or m.sessions_open:
+        assert time.monotonic() < deadline, "the idle session was never reaped"
+        await asyncio.sleep(0.02)
+
+
 def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
     # long enough that the new session's reset-then-step never idles out on a loaded machine
     server = start(idle_timeout=2.0)
@@ -159,11 +168,7 @@ def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
         try:
             await env.reset(TASK, 0)
             first = env.session_id
-            deadline = time.monotonic() + 20
-            m = server.hub.metrics
-            while m.sessions_reaped < 1 or m.sessions_open:  # reaped and closed meanwhile
-                assert time.monotonic() < deadline, "the idle session was never reaped"
-                await asyncio.sleep(0.02)
+            await _until_reaped(server)
             await env.reset(TASK, 0)
             assert env.session_id != first
             result = await env.step(ToolCall(name="search_customers", arguments={"name": "a"}))
@@ -188,11 +193,7 @@ def test_a_reset_whose_session_was_reaped_unseen_reconnects(
         try:
             await env.reset(TASK, 0)
             first = env.session_id
-            deadline = time.monotonic() + 20
-            m = server.hub.metrics
-            while m.sessions_reaped < 1 or m.sessions_open:
-                assert time.monotonic() < deadline, "the idle session was never reaped"
-                await asyncio.sleep(0.02)
+            await _until_reaped(server)
             chan = type(env._chan)  # type: ignore[attr-defined]
             monkeypatch.setattr(chan, "usable", property(lambda self: self.ws is not None))
             await env.reset(TASK, 0)
