@@ -129,9 +129,6 @@ class Takers:
         await self._count("probes")
         return [ACTION.validate_json(a) for a in raw[:-1]]
 
-    async def clear(self, handed: int) -> None:
-        await self.r.delete(*self.keys(handed))
-
     def keys(self, handed: int) -> list[str]:
         """Every key the takers of the entry, up to taker ``handed``, may have left."""
         actions = [self.actions_key(n) for n in range(1, handed + 1)]

@@ -273,13 +273,17 @@ async def worker(
     reclaim_every = min(max(reclaim_idle_ms / 2000, 0.05), block_ms / 1000 + 1)
 
     async def play(
-        entry_id: str, fields: dict[str, Any], handed: int, probe: list[Action] | None = None
+        entry_id: str,
+        fields: dict[str, Any],
+        takers: Takers,
+        handed: int,
+        probe: list[Action] | None = None,
     ) -> dict[str, str]:
         beat = asyncio.create_task(
             _heartbeat(r, streams, consumer, entry_id, max(reclaim_idle_ms / 3000, 0.05))
         )
         keep = keeps_actions(handed, max_reclaims)
-        record = Takers(r, prefix, entry_id, DONE_TTL_S).recorder(handed, keep)
+        record = takers.recorder(handed, keep)
         try:
             return await run_task(fields, res, record=record, probe=probe)
         finally:
@@ -295,15 +299,15 @@ async def worker(
             handed = await deliveries(r, streams.tasks, group, entry_id) if taken_over else 1
             probe = await takers.probe(handed) if handed > max_reclaims + 1 else None
             if probe == NOT_KEPT:  # the last taker (a first, under a larger --max-reclaims)
-                result = await play(entry_id, fields, handed)  # kept none: a takeover keeps
+                result = await play(entry_id, fields, takers, handed)  # kept none: a takeover keeps
             elif probe is not None:  # every taker died after the agent acted: its failure
                 log.error("%s ends task %s: died on the agent's action", consumer, entry_id)
-                result = await play(entry_id, fields, handed, probe)
+                result = await play(entry_id, fields, takers, handed, probe)
             elif handed > max_reclaims + 1:  # every worker that took it died: not another
                 log.error("%s gives up task %s: taken %d times", consumer, entry_id, handed)
                 result = abandoned_fields(result_head(fields), handed, max_reclaims)
             else:
-                result = await play(entry_id, fields, handed)
+                result = await play(entry_id, fields, takers, handed)
             await r.xadd(fields["result_stream"], result)
         # result first, then ack (with the takers' keys, one round trip): a crash in between
         # repeats the job (deduplicated later)
