@@ -64,6 +64,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -272,9 +273,12 @@ def math_prompts(rollouts: int) -> list[dict[str, Any]]:
     return asyncio.run(resets())
 
 
-def run_worker(side: str, args: argparse.Namespace, prompts_file: str, base_url: str) -> float:
+def run_worker(
+    side: str, args: argparse.Namespace, prompts_file: str, base_url: str, script: str = __file__
+) -> float:
+    """``side``'s CPU seconds over the prompts, from a fresh ``script --worker side``."""
     python = str(INTEROP_PYTHON) if side == "verifiers" else sys.executable
-    cmd = [python, __file__, "--worker", side, "--prompts", prompts_file, "--base-url", base_url]
+    cmd = [python, script, "--worker", side, "--prompts", prompts_file, "--base-url", base_url]
     cmd += ["--concurrency", str(args.concurrency)]
     env = {**os.environ, "TQDM_DISABLE": "1"}
     if side == "verifiers":
@@ -286,55 +290,73 @@ def run_worker(side: str, args: argparse.Namespace, prompts_file: str, base_url:
     return float(lines[-1].split()[1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rollouts", type=int, default=2000)
-    ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--warm-reps", type=int, default=1, help="turns of every side, discarded")
-    ap.add_argument("--no-verifiers", action="store_true", help="skip Verifiers even if present")
-    ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
-    ap.add_argument("--prompts", help=argparse.SUPPRESS)
-    ap.add_argument("--base-url", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.worker:
-        prompts = json.loads(Path(args.prompts).read_text())
-        print(f"CPU {WORKERS[args.worker](args, prompts):.6f}", flush=True)
-        return
-
+def interleaved(
+    sides: list[str], args: argparse.Namespace, run: Callable[[str, str, str], float]
+) -> dict[str, list[float]]:
+    """Each side's CPU seconds per rep: ``run(side, prompts_file, base_url)`` for every side
+    in turn (load changes hit every side alike), ``args.warm_reps`` turns discarded, then
+    ``args.reps`` kept, against one test server in its own process; prints the run's
+    header (the machine's load before and after)."""
     from openai_concurrency import start_server  # the same test server, its own process
 
-    sides = ["gymforge", "gymforge-sdk", "bare", "lean"]
-    if INTEROP_PYTHON.exists() and not args.no_verifiers:
-        sides.append("verifiers")
-    else:
-        print("Verifiers side skipped (no .venv-interop: `make test-interop` builds it)")
+    load0 = os.getloadavg()[0]
+
     prompts = math_prompts(args.rollouts)
     # room for every side's requests (their bodies differ), warm-up batches included
     proc, base_url = start_server(0.0, len(sides) * (args.rollouts + args.concurrency) + 1024)
     cpu: dict[str, list[float]] = {s: [] for s in sides}
-    load0 = os.getloadavg()[0]
     try:
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
             json.dump(prompts, f)
             f.flush()
             for rep in range(args.warm_reps + args.reps):
-                for side in sides:  # interleaved: load changes hit every side alike
-                    spent = run_worker(side, args, f.name, base_url)
+                for side in sides:
+                    spent = run(side, f.name, base_url)
                     if rep >= args.warm_reps:
                         cpu[side].append(spent)
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait(timeout=10)
+    print(
+        f"{args.rollouts} single-turn math rollouts at concurrency {args.concurrency}, "
+        f"zero-latency server in its own process; {os.cpu_count()} cores, load average "
+        f"{load0:.2f} -> {os.getloadavg()[0]:.2f}; median of {args.reps} interleaved reps "
+        f"after {args.warm_reps} discarded, every answer from the server's cache"
+    )
+    return cpu
+
+
+def parser(description: str, workers: list[str]) -> argparse.ArgumentParser:
+    """The options of a run of ``interleaved`` sides (and of a worker, ``workers``)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--rollouts", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--warm-reps", type=int, default=1, help="turns of every side, discarded")
+    ap.add_argument("--worker", choices=workers, help=argparse.SUPPRESS)
+    ap.add_argument("--prompts", help=argparse.SUPPRESS)
+    ap.add_argument("--base-url", help=argparse.SUPPRESS)
+    return ap
+
+
+def main() -> None:
+    ap = parser(__doc__.splitlines()[0], sorted(WORKERS))
+    ap.add_argument("--no-verifiers", action="store_true", help="skip Verifiers even if present")
+    args = ap.parse_args()
+    if args.worker:
+        prompts = json.loads(Path(args.prompts).read_text())
+        print(f"CPU {WORKERS[args.worker](args, prompts):.6f}", flush=True)
+        return
+
+    sides = ["gymforge", "gymforge-sdk", "bare", "lean"]
+    if INTEROP_PYTHON.exists() and not args.no_verifiers:
+        sides.append("verifiers")
+    else:
+        print("Verifiers side skipped (no .venv-interop: `make test-interop` builds it)")
+    cpu = interleaved(sides, args, lambda side, f, url: run_worker(side, args, f, url))
     n = args.rollouts
     ms = {s: statistics.median(v) / n * 1e3 for s, v in cpu.items()}
-    print(
-        f"{n} single-turn math rollouts at concurrency {args.concurrency}, zero-latency server "
-        f"in its own process; {os.cpu_count()} cores, load average {load0:.2f} -> "
-        f"{os.getloadavg()[0]:.2f}; median of {args.reps} interleaved reps after "
-        f"{args.warm_reps} discarded, every answer from the server's cache"
-    )
     print(f"{'side':<14}{'CPU ms/episode':>16}   reps (ms/episode)")
     for s in sides:
         reps = ", ".join(f"{c / n * 1e3:.3f}" for c in cpu[s])

@@ -29,11 +29,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +41,9 @@ from rollout_cpu import (  # noqa: E402  (a sibling script)
     INTEROP_PYTHON,
     TARGET_VS_VERIFIERS,
     WORKERS,
-    math_prompts,
+    interleaved,
+    parser,
+    run_worker,
 )
 
 GYMFORGE_SIDES = ("gymforge", "unvalidated", "predrawn", "neither")
@@ -97,64 +96,24 @@ def worker(side: str, args: argparse.Namespace, prompts: list[dict[str, Any]]) -
     return cpu
 
 
-def run_worker(side: str, args: argparse.Namespace, prompts_file: str, base_url: str) -> float:
-    python = str(INTEROP_PYTHON) if side == "verifiers" else sys.executable
-    script = HERE / ("rollout_cpu.py" if side in ("verifiers", "bare") else Path(__file__).name)
-    cmd = [python, str(script), "--worker", side, "--prompts", prompts_file]
-    cmd += ["--base-url", base_url, "--concurrency", str(args.concurrency)]
-    env = {**os.environ, "TQDM_DISABLE": "1"}
-    if side == "verifiers":
-        env.pop("PYTHONPATH", None)  # the interop venv has its own packages
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("CPU ")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"{side} worker failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return float(lines[-1].split()[1])
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rollouts", type=int, default=2000)
-    ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--warm-reps", type=int, default=1)
-    ap.add_argument("--worker", choices=GYMFORGE_SIDES, help=argparse.SUPPRESS)
-    ap.add_argument("--prompts", help=argparse.SUPPRESS)
-    ap.add_argument("--base-url", help=argparse.SUPPRESS)
+    ap = parser(__doc__.splitlines()[0], list(GYMFORGE_SIDES))
     args = ap.parse_args()
     if args.worker:
         prompts = json.loads(Path(args.prompts).read_text())
         print(f"CPU {worker(args.worker, args, prompts):.6f}", flush=True)
         return
 
-    from openai_concurrency import start_server
-
     anchor = "verifiers" if INTEROP_PYTHON.exists() else "bare"
     sides = [*GYMFORGE_SIDES, anchor]
-    prompts = math_prompts(args.rollouts)
-    proc, base_url = start_server(0.0, len(sides) * (args.rollouts + args.concurrency) + 1024)
-    cpu: dict[str, list[float]] = {s: [] for s in sides}
-    load0 = os.getloadavg()[0]
-    try:
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-            json.dump(prompts, f)
-            f.flush()
-            for rep in range(args.warm_reps + args.reps):
-                for side in sides:
-                    spent = run_worker(side, args, f.name, base_url)
-                    if rep >= args.warm_reps:
-                        cpu[side].append(spent)
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=10)
+
+    def run(side: str, prompts_file: str, base_url: str) -> float:
+        script = str(HERE / "rollout_cpu.py") if side == anchor else __file__
+        return run_worker(side, args, prompts_file, base_url, script)
+
+    cpu = interleaved(sides, args, run)
     n = args.rollouts
     ms = {s: statistics.median(v) / n * 1e3 for s, v in cpu.items()}
-    print(
-        f"{n} single-turn math rollouts at concurrency {args.concurrency}; {os.cpu_count()} "
-        f"cores, load average {load0:.2f} -> {os.getloadavg()[0]:.2f}; median of {args.reps} "
-        f"interleaved reps after {args.warm_reps} discarded"
-    )
     print(f"{'side':<14}{'CPU ms/episode':>16}{'/ ' + anchor:>16}   reps (ms/episode)")
     for s in sides:
         reps = ", ".join(f"{c / n * 1e3:.3f}" for c in cpu[s])
