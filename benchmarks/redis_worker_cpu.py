@@ -12,10 +12,14 @@ Method: a real ``redis-server`` on 127.0.0.1 (``--save ""``), the coordinator
 (``RedisExecutor``) and one worker in one process, ``ledger`` (about 9.5 steps an episode)
 played by the oracle; CPU (``time.process_time``: the coordinator, the worker and the
 writer; not the server's) over ``--episodes`` episodes after a discarded warm-up, each
-variant in a fresh process, the variants taking turns ``--reps`` times; medians.
+variant in a fresh process, the variants taking turns ``--reps`` times. The verdict is on
+each variant's lowest rep: on the shared VM one variant's reps spread by up to 1.5x in one
+run (5.89 to 9.07 ms), and other work only ever adds CPU time to a rep, so the lowest is
+the variant's own cost; the medians of 3 reps put one build at 1.081x and then at 0.896x
+(7 reps), where the lowest reps gave 1.006x and 0.964x. Medians are printed beside it.
 Needs ``redis-server`` (``apt-get install redis-server``).
 
-Run: python benchmarks/redis_worker_cpu.py [--episodes 300] [--reps 3]
+Run: python benchmarks/redis_worker_cpu.py [--episodes 300] [--reps 5]
 """
 
 from __future__ import annotations
@@ -90,20 +94,28 @@ def measure(variant: str, episodes: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=300)
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
     figures: dict[str, list[float]] = {"none": [], "as built": [], "every": []}
     for _ in range(args.reps):
         for variant, runs in figures.items():
             runs.append(measure(variant, args.episodes))
-    med = {v: statistics.median(runs) for v, runs in figures.items()}
+    low = {v: min(runs) for v, runs in figures.items()}
     for variant, runs in figures.items():
         shown = ", ".join(f"{x:.2f}" for x in runs)
-        print(f"{variant:12s} {med[variant]:.2f} ms CPU an episode (reps {shown})")
-    ratio = med["as built"] / med["none"]
+        median = statistics.median(runs)
+        print(
+            f"{variant:12s} {low[variant]:.2f} ms CPU an episode, "
+            f"median {median:.2f} (reps {shown})"
+        )
+    ratio = low["as built"] / low["none"]
     verdict = "PASS" if ratio <= TARGET else "FAIL"
-    print(f"the rule as built / no action recorded: x{ratio:.3f} (target <= {TARGET}) {verdict}")
-    print(f"every action kept / no action recorded: x{med['every'] / med['none']:.3f}")
+    medians = statistics.median(figures["as built"]) / statistics.median(figures["none"])
+    print(
+        f"the rule as built / no action recorded: x{ratio:.3f} (lowest reps; medians "
+        f"x{medians:.3f}; target <= {TARGET}) {verdict}"
+    )
+    print(f"every action kept / no action recorded: x{low['every'] / low['none']:.3f}")
 
 
 if __name__ == "__main__":
