@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from aiohttp import web
@@ -115,3 +116,22 @@ def test_a_streamed_turn_is_recorded_before_the_harness_has_all_of_it(
         finally:
             upstream.release.set()
             client.close()
+
+
+def test_done_ends_its_event_when_the_proxy_rewrites_the_stream(upstream: HeldUpstream) -> None:
+    """A harness that asks for no token ids gets the stream rewritten (the ids and logprobs
+    the proxy added taken out): the upstream's ``data: [DONE]`` line was passed on without
+    the blank line after it, so an event-stream reader that dispatches an event only at its
+    blank line (as the format says) never saw ``[DONE]``."""
+    upstream.release.set()  # the upstream ends its stream after [DONE]
+    with ProxyServer(ProxyConfig(upstream=upstream.base_url, token=TOKEN)) as proxy:
+        base_url = proxy.open_episode("rewritten")
+        body = {"model": "m", "messages": [{"role": "user", "content": "Hi."}], "stream": True}
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        r = httpx.post(base_url + "/chat/completions", json=body, headers=headers, timeout=60)
+        assert r.status_code == 200
+        events = r.content.split(b"\n\n")
+        assert events[-1] == b"", r.content[-80:]  # every event ended by its blank line
+        assert events[-2] == b"data: [DONE]"
+        assert all(e.startswith(b"data: {") for e in events[:-2])
+        assert b'"token_ids"' not in r.content  # rewritten: what the proxy added taken out

@@ -149,6 +149,7 @@ class Forwarder:
             chunks: list[dict[str, Any]] = []
             unchanged = asked_ids and asked_lp
             recorded = False
+            open_event = False  # a line passed on as it came, its event not yet ended
             async for line in r.content:
                 parsed = list(sse.decode_lines([line]))
                 chunks.extend(parsed)
@@ -158,10 +159,14 @@ class Forwarder:
                     self._record(transcript, body, sse.merge_chunks(chunks), stream)
                     recorded = True
                 if unchanged or not parsed:
-                    if unchanged or line.strip():
+                    # a rewritten chunk ends its own event: the upstream's blank line after
+                    # it is dropped, the one after a line passed on (``[DONE]``) kept
+                    if unchanged or line.strip() or open_event:
                         await out.write(line)
+                    open_event = not unchanged and bool(line.strip())
                     continue
                 await out.write(sse.encode(strip_added(parsed[0], asked_ids, asked_lp)))
+                open_event = False
             if not recorded:  # a stream that ended without a finish reason or [DONE]
                 self._record(transcript, body, sse.merge_chunks(chunks), stream)
             await out.write_eof()
