@@ -9,8 +9,10 @@ fsync), and the same side with each of two guarantees taken out, patched into th
 process only (the library is never changed):
 
 - ``unvalidated``: each record written as its sorted orjson text with the digest chain,
-  without the schema's validation (``trajectory.episode_encoding.seal_lines``: the strict
-  JSON, the schema twin's decode and comparison, the depth check, the canonical text);
+  encoded twice (the digest over the text, then the line with it: a bare writer could do
+  with one encoding, so this floor is a little high), without the schema's validation
+  (``trajectory.episode_encoding.seal_lines``: the strict JSON, the schema twin's decode
+  and comparison, the depth check, the canonical text);
 - ``predrawn``: every task drawn before the measured window and handed to ``reset`` from
   a dict, instead of drawn from its id at the reset (``TaskSource.resolve``), as Verifiers
   is handed its prompts ready made;
