@@ -10,6 +10,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -159,7 +160,9 @@ async def _until_reaped(server: ServerThread) -> None:
         await asyncio.sleep(0.02)
 
 
-def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
+def _reset_after_reap(start: Start, before_reset: Callable[[Any], None]) -> None:
+    """Reset, wait until the server reaps the idle session, call ``before_reset(env)``, then
+    reset again: answered on a new session, which then steps."""
     # long enough that the new session's reset-then-step never idles out on a loaded machine
     server = start(idle_timeout=2.0)
     env = remote_factory(server.url)()
@@ -169,6 +172,7 @@ def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
             await env.reset(TASK, 0)
             first = env.session_id
             await _until_reaped(server)
+            before_reset(env)
             await env.reset(TASK, 0)
             assert env.session_id != first
             result = await env.step(ToolCall(name="search_customers", arguments={"name": "a"}))
@@ -179,6 +183,10 @@ def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
     asyncio.run(main())
 
 
+def test_client_reconnects_on_reset_after_being_reaped(start: Start) -> None:
+    _reset_after_reap(start, lambda env: None)
+
+
 def test_a_reset_whose_session_was_reaped_unseen_reconnects(
     start: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -186,22 +194,12 @@ def test_a_reset_whose_session_was_reaped_unseen_reconnects(
     notice (a loaded machine): the reset is answered on a new session, not raised as the
     old session's loss. The notice is kept unread here by taking the connection for open
     while it exists."""
-    server = start(idle_timeout=2.0)
-    env = remote_factory(server.url)()
 
-    async def main() -> None:
-        try:
-            await env.reset(TASK, 0)
-            first = env.session_id
-            await _until_reaped(server)
-            chan = type(env._chan)  # type: ignore[attr-defined]
-            monkeypatch.setattr(chan, "usable", property(lambda self: self.ws is not None))
-            await env.reset(TASK, 0)
-            assert env.session_id != first
-        finally:
-            await env.close()
+    def unread_notice(env: Any) -> None:
+        chan = type(env._chan)
+        monkeypatch.setattr(chan, "usable", property(lambda self: self.ws is not None))
 
-    asyncio.run(main())
+    _reset_after_reap(start, unread_notice)
 
 
 def test_metrics_json_and_prometheus(start: Start) -> None:

@@ -48,7 +48,6 @@ from gymforge.core.types import Action
 from gymforge.registry.handle import EnvHandle, open_env
 from gymforge.rollout.executors.base import play_attempt
 from gymforge.rollout.executors.redis_deaths import (
-    NOT_KEPT,
     StoppedPolicy,
     Takers,
     deliveries,
@@ -298,15 +297,14 @@ async def worker(
         if fields and not await r.exists(streams.done(fields.get("run_id", ""))):
             handed = await deliveries(r, streams.tasks, group, entry_id) if taken_over else 1
             probe = await takers.probe(handed) if handed > max_reclaims + 1 else None
-            if probe == NOT_KEPT:  # the last taker (a first, under a larger --max-reclaims)
-                result = await play(entry_id, fields, takers, handed)  # kept none: a takeover keeps
-            elif probe is not None:  # every taker died after the agent acted: its failure
+            if isinstance(probe, list):  # every taker died after the agent acted: its failure
                 log.error("%s ends task %s: died on the agent's action", consumer, entry_id)
                 result = await play(entry_id, fields, takers, handed, probe)
-            elif handed > max_reclaims + 1:  # every worker that took it died: not another
+            elif probe is None and handed > max_reclaims + 1:  # every taker died: no other
                 log.error("%s gives up task %s: taken %d times", consumer, entry_id, handed)
                 result = abandoned_fields(result_head(fields), handed, max_reclaims)
-            else:
+            else:  # within the reclaims; or NOT_KEPT (a first taker under a larger
+                # --max-reclaims kept no actions): played on as a takeover, which keeps them
                 result = await play(entry_id, fields, takers, handed)
             await r.xadd(fields["result_stream"], result)
         # result first, then ack (with the takers' keys, one round trip): a crash in between

@@ -39,8 +39,9 @@ NUMBER_FORMS = frozenset({"integer", "reduced_fraction"})
 """Forms that ask for a number: an answer to such a task must be ``written_number``."""
 MAX_RADICAND = 10**12
 _GROUPED = re.compile(r"\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*")  # as the value check reads
-_SPACED = re.compile(r"\s*[-+]?\d{1,3}([ \u00a0\u2009\u202f]\d{3})+(\.\d+)?\s*")
-"""SI and French thousands: ``1 000 000`` by a space, a no-break or a thin space."""
+_SPACE_MARK = re.compile("[ \u00a0\u2009\u202f]")  # a space, a no-break or a thin space
+_SPACED = re.compile(rf"\s*[-+]?\d{{1,3}}({_SPACE_MARK.pattern}\d{{3}})+(\.\d+)?\s*")
+"""SI and French thousands: ``1 000 000`` set off by any of ``_SPACE_MARK``."""
 _LITERALS = frozenset({"num", "repdec", "mixed"})
 
 
@@ -92,7 +93,7 @@ def _ungrouped(answer: str) -> str:
     if _GROUPED.fullmatch(answer):
         return answer.replace(",", "")
     if _SPACED.fullmatch(answer):  # thousands set off by spaces (SI, French): one number
-        return re.sub(r"[ \u00a0\u2009\u202f]", "", answer)
+        return _SPACE_MARK.sub("", answer)
     return answer
 
 
