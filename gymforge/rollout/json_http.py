@@ -120,8 +120,9 @@ class JsonHttp:
     def _loop_pool(self) -> _Pool:
         """The running loop's connections (the last loop's are kept at hand)."""
         loop = asyncio.get_running_loop()
-        if self._last is not None and self._last[0]() is loop:
-            return self._last[1]
+        last = self._last  # read once: another thread's loop may replace it at any moment
+        if last is not None and last[0]() is loop:
+            return last[1]
         pool = self._idle.get(loop)
         if pool is None:
             cap = self.max_connections

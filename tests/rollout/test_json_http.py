@@ -204,3 +204,34 @@ def test_a_root_naming_no_http_server_is_refused(root: str) -> None:
     """Never a connection to a default host in its place (it was 127.0.0.1:80)."""
     with pytest.raises(ValueError, match="http"):
         JsonHttp(root, {})
+
+
+def test_a_loop_is_never_handed_the_pool_another_thread_just_cached() -> None:
+    """``_loop_pool`` kept the last loop's pool at hand and read that cache twice: checked
+    it named the running loop, then returned its pool. A thread on another loop that
+    replaced the cache in between handed this loop that loop's pool, whose slots (an
+    ``asyncio.Semaphore``) are bound to the other loop: "is bound to a different event
+    loop" (seen once in a full run of ``test_two_event_loops_in_two_threads_share_one_client``).
+    Here the cache's check itself replaces it, as that thread would at that moment."""
+    import weakref
+
+    http = JsonHttp("http://127.0.0.1:9", {}, max_connections=1)
+    other_pool = object()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        own = http._loop_pool()
+        other_loop = asyncio.new_event_loop()
+        try:
+            other = (weakref.ref(other_loop), other_pool)
+
+            def ref() -> asyncio.AbstractEventLoop:
+                http._last = other  # type: ignore[assignment]  # the other thread, meanwhile
+                return loop
+
+            http._last = (ref, own)  # type: ignore[assignment]
+            assert http._loop_pool() is own, "handed the other loop's pool"
+        finally:
+            other_loop.close()
+
+    asyncio.run(main())
